@@ -1,0 +1,80 @@
+//===- Passes.td - lowerings of the flash dialect -----------*- tablegen -*-===//
+#ifndef FLASHFUSE_CONVERSION_PASSES_TD
+#define FLASHFUSE_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FlashLowerNaive : Pass<"flash-lower-naive"> {
+  let summary = "Lower flash ops to a materialised reference in linalg";
+  let description = [{
+    Slow but inspectable: materialises the full [B, Hq, Sq, Sk] score tensor,
+    applies scale, softcap, bias, score_mod and every mask, takes a
+    numerically safe softmax in f32 and multiplies by V, all as
+    linalg.generic on tensors. flash.attention_grad is lowered the same way
+    (P from LSE, dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP − rowsum(dO ∘ O)),
+    dQ = dS K · scale, dK = dSᵀ Q · scale). Runs on the CPU after
+    bufferization; the reference every other lowering is checked against.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
+  let summary = "Lower flash ops to tiled loops with an online softmax";
+  let description = [{
+    The FlashAttention algorithm on scf/linalg/tensor, target independent and
+    CPU-runnable: for each (batch, head, block of `block-m` query rows) a loop
+    over blocks of `block-n` keys keeps the running row maximum m and sum l in
+    f32 and rescales the f32 accumulator, so nothing of size Sq x Sk is ever
+    built. Lengths need not be multiples of the tiles; key blocks wholly
+    outside the causal or window band are skipped by the loop bounds.
+    flash.attention_grad walks the key blocks, recomputes P from the saved
+    LSE, and accumulates dQ, dK and dV.
+  }];
+  let options = [
+    Option<"blockM", "block-m", "int64_t", /*default=*/"64",
+           "Query rows per tile">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"64",
+           "Keys per tile">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate an NVPTX attention kernel for each flash.attention";
+  let description = [{
+    Builds one gpu.func per distinct variant, following the recipe of the
+    op's `config` (run flash-select-config first): recipe `sm80` is the
+    FlashAttention-2 schedule (Q tile in registers; K and V tiles streamed
+    through shared memory with cp.async in a multistage pipeline; ldmatrix,
+    transposed for V; mma.sync m16n8k16 with f32 accumulation; the online
+    softmax in registers with exp2 and log2(e) folded into the scale; P
+    re-packed in registers as the A operand of the second matmul; causal and
+    window tiles skipped; O and LSE written in the epilogue). Batch, heads,
+    lengths and strides are kernel arguments; head dim, dtype and variant are
+    compiled in. Each op is replaced by a gpu.launch_func on its buffers.
+    Variants a recipe cannot serve are reported as errors.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The chip the gpu.module is targeted at (nvvm target)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+#endif // FLASHFUSE_CONVERSION_PASSES_TD

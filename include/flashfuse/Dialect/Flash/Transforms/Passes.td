@@ -1,0 +1,49 @@
+//===- Passes.td - flash dialect transformations ------------*- tablegen -*-===//
+#ifndef FLASHFUSE_DIALECT_FLASH_TRANSFORMS_PASSES_TD
+#define FLASHFUSE_DIALECT_FLASH_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FlashRaiseAttention : Pass<"flash-raise-attention"> {
+  let summary = "Find attention subgraphs and rewrite each into one flash.attention";
+  let description = [{
+    Matches Q·Kᵀ → scale → (softcap, bias, score modifications, masks) →
+    softmax → (dropout) → ·V in linalg-on-tensors (as torch-mlir emits it)
+    and TOSA, looking through reshapes, transposes, broadcasts of K/V heads
+    (GQA) and f32 up-casts, and replaces the subgraph by one flash.attention.
+    Causal and sliding-window masks built from iota/compare or constant
+    triangular tensors become attributes; other elementwise functions of
+    (score, b, h, q, k) become a score_mod region or a bias operand. Nothing
+    else in the module changes. With `explain=true`, each candidate that
+    almost matched gets a remark naming the step that failed and why.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every near-miss, naming the failed step">
+  ];
+  let dependentDialects = ["::mlir::flash::FlashDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def FlashSelectConfig : Pass<"flash-select-config"> {
+  let summary = "Choose a kernel recipe and tile sizes for each attention op";
+  let description = [{
+    Reads a target description (a named GPU or a `#flash.target<...>`
+    attribute on the module under `flash.target`) and sets the `config`
+    attribute of every flash.attention and flash.attention_grad that has
+    none: recipe, block_m, block_n, warps and pipeline stages. Tiles are
+    sized so that the Q tile, the K/V pipeline stages and the epilogue fit
+    in the target's shared memory per block and the accumulators in the
+    register file; ops the recipes cannot serve get an error naming why.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Named target: a100 (sm_80), l4 (sm_89), h100 or h200 (sm_90); "
+           "empty reads the module's flash.target attribute">
+  ];
+  let dependentDialects = ["::mlir::flash::FlashDialect"];
+}
+
+#endif // FLASHFUSE_DIALECT_FLASH_TRANSFORMS_PASSES_TD

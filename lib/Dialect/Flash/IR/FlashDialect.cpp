@@ -1,0 +1,59 @@
+//===- FlashDialect.cpp - dialect registration and attributes -------------===//
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.cpp.inc"
+#include "flashfuse/Dialect/Flash/IR/FlashEnums.cpp.inc"
+#include "flashfuse/Dialect/Flash/IR/FlashInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "flashfuse/Dialect/Flash/IR/FlashAttrs.cpp.inc"
+
+void FlashDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "flashfuse/Dialect/Flash/IR/FlashOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "flashfuse/Dialect/Flash/IR/FlashAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult
+TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                   StringRef name, int64_t arch, int64_t sms,
+                   int64_t smemPerBlock, int64_t regsPerSm) {
+  if (arch < 70)
+    return emitError() << "target '" << name << "': arch " << arch
+                       << " is below sm_70; tensor-core recipes need sm_80+";
+  if (sms <= 0 || smemPerBlock <= 0 || regsPerSm <= 0)
+    return emitError() << "target '" << name
+                       << "': sms, smem_per_block and regs_per_sm must be "
+                          "positive";
+  return success();
+}
+
+LogicalResult
+KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         Recipe recipe, int64_t blockM, int64_t blockN,
+                         int64_t warps, int64_t stages) {
+  if (blockM <= 0 || blockM % 16 != 0)
+    return emitError() << "block_m must be a positive multiple of 16, got "
+                       << blockM;
+  if (blockN <= 0 || blockN % 16 != 0)
+    return emitError() << "block_n must be a positive multiple of 16, got "
+                       << blockN;
+  if (!llvm::is_contained({1, 2, 4, 8, 12, 16}, warps))
+    return emitError() << "warps must be one of 1, 2, 4, 8, 12, 16, got "
+                       << warps;
+  if (stages < 1 || stages > 8)
+    return emitError() << "stages must be in [1, 8], got " << stages;
+  return success();
+}

@@ -1,0 +1,311 @@
+//===- FlashOps.cpp - verifiers of flash.attention and its gradient -------===//
+//
+// The verifiers name the offending operand and print the shape it must have,
+// in the operand's own dimension order, with `?` for sizes left free.
+//
+//===----------------------------------------------------------------------===//
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+SmallVector<int64_t, 4> mlir::flash::permOrIdentity(DenseI64ArrayAttr perm) {
+  if (!perm)
+    return {0, 1, 2, 3};
+  return SmallVector<int64_t, 4>(perm.asArrayRef());
+}
+
+SmallVector<int64_t, 4> mlir::flash::applyPerm(ArrayRef<int64_t> logical,
+                                               ArrayRef<int64_t> perm) {
+  SmallVector<int64_t, 4> shape(logical.size(), kDyn);
+  for (auto [logicalDim, operandDim] : llvm::enumerate(perm))
+    shape[operandDim] = logical[logicalDim];
+  return shape;
+}
+
+/// Logical [B, H, S, D] of a rank-4 tensor type under `perm`.
+static SmallVector<int64_t, 4> logicalShape(Type type, ArrayRef<int64_t> perm) {
+  auto shape = cast<RankedTensorType>(type).getShape();
+  SmallVector<int64_t, 4> logical;
+  for (int64_t operandDim : perm)
+    logical.push_back(shape[operandDim]);
+  return logical;
+}
+
+AttentionSizes mlir::flash::getAttentionSizes(Type q, Type k, Type v,
+                                              ArrayRef<int64_t> qPerm,
+                                              ArrayRef<int64_t> kPerm,
+                                              ArrayRef<int64_t> vPerm) {
+  auto ql = logicalShape(q, qPerm), kl = logicalShape(k, kPerm),
+       vl = logicalShape(v, vPerm);
+  // Prefer whichever operand knows a size statically.
+  auto pick = [](int64_t a, int64_t b) { return a != kDyn ? a : b; };
+  return {pick(ql[0], kl[0]), ql[1],           kl[1], ql[2],
+          pick(kl[2], vl[2]), pick(ql[3], kl[3]), vl[3]};
+}
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (d == kDyn)
+      os << "?";
+    else
+      os << d;
+  });
+  os << "]";
+  return s;
+}
+
+/// Sizes agree when either is dynamic or both are equal.
+static bool compatible(int64_t a, int64_t b) {
+  return a == kDyn || b == kDyn || a == b;
+}
+
+static bool compatibleShape(ArrayRef<int64_t> got, ArrayRef<int64_t> want) {
+  return got.size() == want.size() &&
+         llvm::all_of(llvm::zip(got, want), [](auto p) {
+           return compatible(std::get<0>(p), std::get<1>(p));
+         });
+}
+
+namespace {
+/// Shared verification of everything the variant interface describes.
+struct VariantVerifier {
+  Operation *op;
+  AttentionVariantInterface iface;
+  SmallVector<int64_t, 4> qPerm, kPerm, vPerm;
+  AttentionSizes sz{};
+
+  InFlightDiagnostic error() { return op->emitOpError(); }
+
+  LogicalResult verifyPerm(StringRef name, DenseI64ArrayAttr perm) {
+    if (!perm)
+      return success();
+    SmallVector<int64_t> sorted(perm.asArrayRef());
+    llvm::sort(sorted);
+    if (sorted != SmallVector<int64_t>{0, 1, 2, 3})
+      return error() << "'" << name
+                     << "' must be a permutation of [0, 1, 2, 3], got "
+                     << shapeStr(perm.asArrayRef());
+    return success();
+  }
+
+  LogicalResult verifyRank4(StringRef name, Value v, StringRef logical) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 4)
+      return error() << "'" << name << "' must have rank 4 (logical "
+                     << logical << "), got " << t;
+    return success();
+  }
+
+  /// `v` must have operand shape applyPerm(logical, perm).
+  LogicalResult expectShape(StringRef name, Value v,
+                            ArrayRef<int64_t> logical, ArrayRef<int64_t> perm,
+                            StringRef what) {
+    auto want = applyPerm(logical, perm);
+    auto got = cast<RankedTensorType>(v.getType()).getShape();
+    if (!compatibleShape(got, want))
+      return error() << "'" << name << "' must have shape " << shapeStr(want)
+                     << " (" << what << "), got " << shapeStr(got);
+    return success();
+  }
+
+  /// Bias and mask: rank 4, each dimension 1 or the logical [B, Hq, Sq, Sk].
+  LogicalResult verifyBroadcastable(StringRef name, Value v) {
+    if (!v)
+      return success();
+    auto got = cast<RankedTensorType>(v.getType()).getShape();
+    SmallVector<int64_t, 4> want = {sz.batch, sz.headsQ, sz.seqQ, sz.seqK};
+    bool ok = got.size() == 4;
+    for (unsigned i = 0; ok && i < 4; ++i)
+      ok = got[i] == 1 || compatible(got[i], want[i]);
+    if (!ok)
+      return error() << "'" << name << "' must be broadcastable to "
+                     << shapeStr(want)
+                     << " ([B, Hq, Sq, Sk], each dimension that size or 1), got "
+                     << shapeStr(got);
+    return success();
+  }
+
+  LogicalResult verify() {
+    auto attrOf = [&](StringRef n) {
+      return op->getAttrOfType<DenseI64ArrayAttr>(n);
+    };
+    if (failed(verifyPerm("q_perm", attrOf("q_perm"))) ||
+        failed(verifyPerm("k_perm", attrOf("k_perm"))) ||
+        failed(verifyPerm("v_perm", attrOf("v_perm"))))
+      return failure();
+    qPerm = iface.getQueryPerm();
+    kPerm = iface.getKeyPerm();
+    vPerm = iface.getValuePerm();
+
+    auto qkv = iface.getQKV();
+    if (failed(verifyRank4("query", qkv[0], "[B, Hq, Sq, D]")) ||
+        failed(verifyRank4("key", qkv[1], "[B, Hkv, Sk, D]")) ||
+        failed(verifyRank4("value", qkv[2], "[B, Hkv, Sk, Dv]")))
+      return failure();
+
+    Type elt = getElementTypeOrSelf(qkv[0]);
+    for (auto [name, v] : {std::pair<StringRef, Value>{"key", qkv[1]},
+                           {"value", qkv[2]}})
+      if (getElementTypeOrSelf(v) != elt)
+        return error() << "'" << name << "' element type "
+                       << getElementTypeOrSelf(v)
+                       << " must match 'query' element type " << elt;
+
+    auto ql = logicalShape(qkv[0].getType(), qPerm);
+    auto kl = logicalShape(qkv[1].getType(), kPerm);
+    sz = iface.getSizes();
+    if (failed(expectShape("key", qkv[1], {ql[0], kDyn, kDyn, ql[3]}, kPerm,
+                           "logical [B, Hkv, Sk, D] with B and D of 'query'")) ||
+        failed(expectShape("value", qkv[2], {ql[0], kl[1], kl[2], kDyn}, vPerm,
+                           "logical [B, Hkv, Sk, Dv] with B, Hkv, Sk of 'key'")))
+      return failure();
+    if (sz.headsQ != kDyn && sz.headsKV != kDyn &&
+        (sz.headsKV == 0 || sz.headsQ % sz.headsKV != 0))
+      return error() << "query heads (" << sz.headsQ
+                     << ") must be a multiple of key/value heads ("
+                     << sz.headsKV << ")";
+
+    if (failed(verifyBroadcastable("bias", iface.getBiasOperand())) ||
+        failed(verifyBroadcastable("mask", iface.getMaskOperand())))
+      return failure();
+
+    auto f32Attr = [&](StringRef n) { return op->getAttrOfType<FloatAttr>(n); };
+    if (auto s = f32Attr("scale"); s && !std::isfinite(s.getValueAsDouble()))
+      return error() << "'scale' must be finite";
+    if (!f32Attr("scale") && sz.d == kDyn)
+      return error() << "'scale' must be given when the head dim D is dynamic";
+    if (auto c = f32Attr("softcap"); c && !(c.getValueAsDouble() > 0.0))
+      return error() << "'softcap' must be positive, got "
+                     << c.getValueAsDouble();
+    double p = 0.0;
+    if (auto d = f32Attr("dropout_p")) {
+      p = d.getValueAsDouble();
+      if (!(p >= 0.0 && p < 1.0))
+        return error() << "'dropout_p' must be in [0, 1), got " << p;
+    }
+    if (p > 0.0 && !iface.getSeedOperand())
+      return error() << "dropout_p > 0 needs a 'seed' operand";
+    if (p == 0.0 && iface.getSeedOperand())
+      return error() << "'seed' is given but dropout_p is not positive";
+    for (StringRef n : {"window_left", "window_right"})
+      if (auto w = op->getAttrOfType<IntegerAttr>(n); w && w.getInt() < 0)
+        return error() << "'" << n << "' must be non-negative, got "
+                       << w.getInt();
+    return success();
+  }
+
+  /// Logical output [B, Hq, Sq, Dv] in the layout of Q.
+  LogicalResult verifyOutputLike(StringRef name, Value v) {
+    Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
+    if (getElementTypeOrSelf(v) != elt)
+      return error() << "'" << name << "' element type "
+                     << getElementTypeOrSelf(v)
+                     << " must match 'query' element type " << elt;
+    if (cast<RankedTensorType>(v.getType()).getRank() != 4)
+      return error() << "'" << name << "' must have rank 4, got "
+                     << v.getType();
+    return expectShape(name, v, {sz.batch, sz.headsQ, sz.seqQ, sz.dv}, qPerm,
+                       "logical [B, Hq, Sq, Dv] in the layout of 'query'");
+  }
+
+  LogicalResult verifyLse(StringRef name, Value v) {
+    SmallVector<int64_t> want = {sz.batch, sz.headsQ, sz.seqQ};
+    auto got = cast<RankedTensorType>(v.getType()).getShape();
+    if (!compatibleShape(got, want))
+      return error() << "'" << name << "' must have shape " << shapeStr(want)
+                     << " ([B, Hq, Sq]), got " << shapeStr(got);
+    return success();
+  }
+
+  LogicalResult verifySameType(StringRef name, Value v, StringRef otherName,
+                               Value other) {
+    if (v.getType() != other.getType())
+      return error() << "'" << name << "' must have the type of '" << otherName
+                     << "' " << other.getType() << ", got " << v.getType();
+    return success();
+  }
+};
+
+/// score_mod: (f32, index, index, index, index) -> f32;
+/// mask_mod: (index, index, index, index) -> i1.
+LogicalResult verifyModRegion(Operation *op, Region &region, StringRef name,
+                              ArrayRef<Type> argTypes, Type yieldType) {
+  if (region.empty())
+    return success();
+  if (!region.hasOneBlock())
+    return op->emitOpError() << "'" << name << "' region must have one block";
+  Block &block = region.front();
+  if (block.getArgumentTypes() != TypeRange(argTypes)) {
+    std::string want;
+    llvm::raw_string_ostream os(want);
+    llvm::interleaveComma(argTypes, os);
+    return op->emitOpError() << "'" << name << "' region must take (" << want
+                             << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield || yield.getValues().size() != 1 ||
+      yield.getValues()[0].getType() != yieldType)
+    return op->emitOpError() << "'" << name
+                             << "' region must end in flash.yield of one "
+                             << yieldType;
+  return success();
+}
+
+template <typename OpT>
+LogicalResult verifyRegions(OpT op) {
+  Builder b(op.getContext());
+  Type idx = b.getIndexType();
+  if (failed(verifyModRegion(op, op.getScoreMod(), "score_mod",
+                             {b.getF32Type(), idx, idx, idx, idx},
+                             b.getF32Type())))
+    return failure();
+  return verifyModRegion(op, op.getMaskMod(), "mask_mod", {idx, idx, idx, idx},
+                         b.getI1Type());
+}
+} // namespace
+
+LogicalResult AttentionOp::verify() {
+  VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
+  if (failed(v.verify()) || failed(v.verifyOutputLike("output", getOutput())))
+    return failure();
+  if (getLse())
+    return v.verifyLse("lse", getLse());
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() { return ::verifyRegions(*this); }
+
+LogicalResult AttentionGradOp::verify() {
+  VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
+  if (failed(v.verify()) || failed(v.verifyOutputLike("output", getOutput())) ||
+      failed(v.verifySameType("grad_output", getGradOutput(), "output",
+                              getOutput())) ||
+      failed(v.verifyLse("lse", getLse())) ||
+      failed(v.verifySameType("grad_query", getGradQuery(), "query",
+                              getQuery())) ||
+      failed(v.verifySameType("grad_key", getGradKey(), "key", getKey())) ||
+      failed(v.verifySameType("grad_value", getGradValue(), "value",
+                              getValue())))
+    return failure();
+  if (getGradBias()) {
+    if (!getBias())
+      return emitOpError() << "'grad_bias' is requested but there is no 'bias'";
+    return v.verifySameType("grad_bias", getGradBias(), "bias", getBias());
+  }
+  return success();
+}
+
+LogicalResult AttentionGradOp::verifyRegions() { return ::verifyRegions(*this); }
+
+#define GET_OP_CLASSES
+#include "flashfuse/Dialect/Flash/IR/FlashOps.cpp.inc"

@@ -1,0 +1,21 @@
+//===- flashfuse-opt.cpp - mlir-opt with the flash dialect and passes -----===//
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "flashfuse/Pipelines/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::flash::registerFlashPassesAndPipelines();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::flash::FlashDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "FlashFuse optimizer driver\n", registry));
+}
