@@ -1,5 +1,20 @@
-//===- RaiseAttention.cpp ------------------------------------------------------===//
+//===- RaiseAttention.cpp - the flash-raise-attention pass ----------------===//
+//
+// Every attention has exactly one softmax, so the pass collects softmax
+// anchors first (linalg.softmax and max reductions, in either input form),
+// then matches and rewrites each. A candidate whose softmax matched but whose
+// surroundings did not is a near-miss: with explain=true it gets a remark
+// naming the failed step and the reason. The matcher itself lives in
+// RaiseAttention/, one file per concern.
+//
+//===----------------------------------------------------------------------===//
+#include "RaiseAttention/Match.h"
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir::flash {
 #define GEN_PASS_DEF_FLASHRAISEATTENTION
@@ -7,13 +22,43 @@ namespace mlir::flash {
 } // namespace mlir::flash
 
 using namespace mlir;
+using namespace mlir::flash::raise;
 
 namespace {
-struct FlashRaiseAttention : flash::impl::FlashRaiseAttentionBase<FlashRaiseAttention> {
+struct FlashRaiseAttention
+    : flash::impl::FlashRaiseAttentionBase<FlashRaiseAttention> {
   using FlashRaiseAttentionBase::FlashRaiseAttentionBase;
+
   void runOnOperation() override {
-    getOperation()->emitError("FlashRaiseAttention: not implemented yet");
-    signalPassFailure();
+    SmallVector<Operation *> anchors;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<linalg::SoftmaxOp>(op)) {
+        anchors.push_back(op);
+        return;
+      }
+      if (auto r = matchReduction(op); r && r->kind == ReductionKind::Max)
+        anchors.push_back(op);
+    });
+    DenseSet<Operation *> erased;
+    for (Operation *anchor : anchors) {
+      if (erased.contains(anchor))
+        continue;
+      Explainer why;
+      auto m = matchAttention(anchor, why);
+      if (succeeded(m) && succeeded(rewriteAttention(**m, erased, why)))
+        continue;
+      if (explain && why.softmaxFound && why.why)
+        report(anchor, *why.why);
+    }
+  }
+
+  static void report(Operation *anchor, const Why &w) {
+    auto diag = anchor->emitRemark()
+                << "flash-raise-attention: found a softmax but not an "
+                   "attention: "
+                << w.step << ": " << w.reason;
+    if (w.at && w.at != anchor)
+      diag << " (at '" << w.at->getName() << "')";
   }
 };
 } // namespace

@@ -1,0 +1,293 @@
+//===- AttentionRewrite.cpp - build flash.attention for a match -----------===//
+//
+// Operands become rank-4 views with tensor.expand_shape only (splitting the
+// merged batch*heads dim, adding unit dims), never copies; the output is
+// collapsed back to the shape of the P·V result it replaces. Bias and mask
+// tensors that are projections of [B, H, Sq, Sk] become operands; every
+// other modification becomes a score_mod / mask_mod region.
+//
+//===----------------------------------------------------------------------===//
+#include "Match.h"
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::raise;
+
+static constexpr StringLiteral kStep = "rewrite";
+
+/// Expands `v` to rank 4 with the logical dims in the order its own dims
+/// hold them; `perm` receives the operand dim of each logical dim.
+static Value toRank4(OpBuilder &b, Location loc, const OperandView &v,
+                     int64_t batch, SmallVectorImpl<int64_t> &perm) {
+  auto ty = cast<RankedTensorType>(v.base.getType());
+  perm.assign(4, -1);
+  bool addBH = v.perm[0] < 0 && v.perm[1] < 0 && v.bhMerged < 0;
+  if (!addBH && v.bhMerged < 0) {
+    perm.assign(v.perm, v.perm + 4);
+    return v.base;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t i = 0; i < ty.getRank(); ++i) {
+    ReassociationIndices group;
+    auto add = [&](unsigned logical, int64_t size) {
+      perm[logical] = shape.size();
+      group.push_back(shape.size());
+      shape.push_back(size);
+    };
+    if (addBH && i == 0) {
+      add(0, 1);
+      add(1, 1);
+    }
+    if (i == v.bhMerged) {
+      add(0, batch);
+      add(1, ty.getDimSize(i) / batch);
+    } else {
+      for (unsigned l = 0; l < 4; ++l)
+        if (v.perm[l] == i)
+          add(l, ty.getDimSize(i));
+    }
+    reassoc.push_back(group);
+  }
+  auto resTy = RankedTensorType::get(shape, ty.getElementType());
+  return b.create<tensor::ExpandShapeOp>(loc, resTy, v.base, reassoc);
+}
+
+/// A Read whose position is a projection of (b, h, q, k) in order, expanded
+/// to rank 4 so the op can broadcast it; null when it is not one.
+static Value projectTo4(OpBuilder &b, Location loc, const Expr *e,
+                        const AttentionMatch &m) {
+  e = stripFloatCasts(e);
+  if (e->kind != Expr::Read)
+    return nullptr;
+  auto ty = cast<RankedTensorType>(e->tensor.getType());
+  if (ty.getRank() > 4 || ty.getRank() == 0)
+    return nullptr;
+  LinExpr bh = LinExpr::dim(kB) * m.headsQ + LinExpr::dim(kH);
+  SmallVector<SmallVector<unsigned, 2>> covers;
+  for (auto [i, l] : llvm::enumerate(e->at)) {
+    int64_t size = ty.getDimSize(i);
+    if (l == LinExpr::constant(0) && size == 1)
+      covers.push_back({});
+    else if (auto d = l.asDim(); d && size == m.ext.e[*d])
+      covers.push_back({*d});
+    else if (l == bh && size == m.batch * m.headsQ)
+      covers.push_back({kB, kH});
+    else
+      return nullptr;
+  }
+  // Assign logical dims to groups in order; uncovered ones become units.
+  SmallVector<int64_t> shape(4, 1);
+  SmallVector<ReassociationIndices> reassoc;
+  unsigned next = 0;
+  for (auto [t, cov] : llvm::enumerate(covers)) {
+    ReassociationIndices group;
+    if (cov.empty()) {
+      // A unit dim takes the next logical dim no later tensor dim covers.
+      bool coveredLater = false;
+      for (unsigned u = t + 1; u < covers.size(); ++u)
+        coveredLater |= llvm::is_contained(covers[u], next);
+      if (next >= 4 || coveredLater)
+        return nullptr;
+      group.push_back(next++);
+    } else {
+      if (cov.front() < next)
+        return nullptr;
+      while (next < cov.front())
+        group.push_back(next++);
+      for (unsigned d : cov) {
+        if (d != next)
+          return nullptr;
+        shape[d] = m.ext.e[d];
+        group.push_back(next++);
+      }
+    }
+    reassoc.push_back(group);
+  }
+  while (next < 4)
+    reassoc.back().push_back(next++);
+  if (ty.getRank() == 4 && llvm::equal(ty.getShape(), shape))
+    return e->tensor;
+  auto resTy = RankedTensorType::get(shape, ty.getElementType());
+  return b.create<tensor::ExpandShapeOp>(loc, resTy, e->tensor, reassoc);
+}
+
+/// Expands BH into (B, H) in a role list.
+static SmallVector<Role> splitRoles(ArrayRef<Role> roles) {
+  SmallVector<Role> out;
+  for (Role r : roles) {
+    if (r == Role::BH) {
+      out.push_back(Role::B);
+      out.push_back(Role::H);
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+/// Erases ops left without users, starting at `root`, and records them.
+static void eraseDead(Operation *root, DenseSet<Operation *> &erased) {
+  SmallVector<Operation *> work = {root};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value o : op->getOperands())
+      if (Operation *def = o.getDefiningOp())
+        work.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+FailureOr<Operation *>
+mlir::flash::raise::rewriteAttention(AttentionMatch &m,
+                                     DenseSet<Operation *> &erased,
+                                     Explainer &why) {
+  // The output keeps Q's layout, which must be the P·V result's up to unit
+  // and merged batch/head dims.
+  SmallVector<Role> qRoles(5, Role::D), outRoles = splitRoles(m.outRoles);
+  {
+    auto rank = cast<ShapedType>(m.q.base.getType()).getRank();
+    qRoles.assign(rank, Role::D);
+    const Role names[4] = {Role::B, Role::H, Role::S, Role::D};
+    for (unsigned l = 0; l < 4; ++l)
+      if (m.q.perm[l] >= 0)
+        qRoles[m.q.perm[l]] = names[l];
+    if (m.q.bhMerged >= 0)
+      qRoles[m.q.bhMerged] = Role::BH;
+    qRoles = splitRoles(qRoles);
+    if (qRoles.size() == 2)
+      qRoles.insert(qRoles.begin(), {Role::B, Role::H});
+  }
+  SmallVector<Role> outFull = outRoles;
+  if (outFull.size() == 2)
+    outFull.insert(outFull.begin(), {Role::B, Role::H});
+  if (qRoles != outFull)
+    return why.fail(kStep,
+                    "the output of P·V is not laid out like Q; a transpose "
+                    "would be needed",
+                    m.pv.op);
+
+  Operation *pvOp = m.pv.op;
+  Location loc = pvOp->getLoc();
+  OpBuilder b(pvOp);
+  SmallVector<int64_t> qPerm, kPerm, vPerm;
+  Value q = toRank4(b, loc, m.q, m.batch, qPerm);
+  Value k = toRank4(b, loc, m.k, m.batch, kPerm);
+  Value v = toRank4(b, loc, m.v, m.batch, vPerm);
+
+  // Bias: one projectable tensor becomes the operand; the rest score_mod.
+  Value bias;
+  SmallVector<Expr *> modTerms;
+  for (Expr *t : m.parts.biasTerms) {
+    Value asOperand = (!bias && !m.parts.residual) ? projectTo4(b, loc, t, m)
+                                                   : Value();
+    if (asOperand)
+      bias = asOperand;
+    else
+      modTerms.push_back(t);
+  }
+  Value mask;
+  SmallVector<Expr *> maskConds;
+  for (Expr *c : m.masks.rest) {
+    Value asOperand =
+        !mask && c->type.isInteger(1) ? projectTo4(b, loc, c, m) : Value();
+    if (asOperand)
+      mask = asOperand;
+    else
+      maskConds.push_back(c);
+  }
+  Value seed;
+  FloatAttr dropout;
+  if (m.dropoutP) {
+    // The model's RNG stream is not reproducible by the kernel anyway; a
+    // fixed seed keeps forward and backward consistent.
+    seed = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+    dropout = b.getF32FloatAttr(*m.dropoutP);
+  }
+
+  Type elt = cast<ShapedType>(m.q.base.getType()).getElementType();
+  auto vShape = cast<ShapedType>(v.getType()).getShape();
+  SmallVector<int64_t, 4> logicalOut = {m.batch, m.headsQ, m.seqQ,
+                                        vShape[vPerm[3]]};
+  auto oTy = RankedTensorType::get(applyPerm(logicalOut, qPerm), elt);
+  auto permAttr = [&](ArrayRef<int64_t> p) {
+    return llvm::equal(p, ArrayRef<int64_t>{0, 1, 2, 3})
+               ? DenseI64ArrayAttr()
+               : b.getDenseI64ArrayAttr(p);
+  };
+  auto i64 = [&](std::optional<int64_t> x) {
+    return x ? b.getI64IntegerAttr(*x) : IntegerAttr();
+  };
+  CausalAlignmentAttr causal;
+  if (m.masks.causalBottomRight)
+    causal = CausalAlignmentAttr::get(
+        b.getContext(), *m.masks.causalBottomRight ? CausalAlignment::BottomRight
+                                                   : CausalAlignment::TopLeft);
+  auto op = b.create<AttentionOp>(
+      loc, oTy, /*lse=*/Type(), q, k, v, bias, mask, seed,
+      b.getF32FloatAttr(m.parts.scale), causal, i64(m.masks.windowLeft),
+      i64(m.masks.windowRight),
+      m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
+      dropout, permAttr(qPerm), permAttr(kPerm), permAttr(vPerm),
+      KernelConfigAttr());
+
+  Type f32 = b.getF32Type(), idx = b.getIndexType();
+  if (m.parts.residual || !modTerms.empty()) {
+    Block *body = b.createBlock(&op.getScoreMod(), {}, {f32, idx, idx, idx, idx},
+                                SmallVector<Location>(5, loc));
+    DenseMap<const Expr *, Value> memo;
+    SmallVector<Value> ids(body->getArguments().drop_front());
+    Value s = body->getArgument(0);
+    Value r = m.parts.residual
+                  ? emitExpr(b, loc, m.parts.residual, s, ids, memo)
+                  : s;
+    for (Expr *t : modTerms)
+      r = b.create<arith::AddFOp>(loc, r, emitExpr(b, loc, t, s, ids, memo));
+    b.create<YieldOp>(loc, r);
+  }
+  if (!maskConds.empty()) {
+    Block *body = b.createBlock(&op.getMaskMod(), {}, {idx, idx, idx, idx},
+                                SmallVector<Location>(4, loc));
+    DenseMap<const Expr *, Value> memo;
+    SmallVector<Value> ids(body->getArguments());
+    Value c;
+    for (Expr *e : maskConds) {
+      Value x = emitExpr(b, loc, e, Value(), ids, memo);
+      c = c ? b.create<arith::AndIOp>(loc, c, x).getResult() : x;
+    }
+    b.create<YieldOp>(loc, c);
+  }
+
+  // Back to the P·V result's shape: merge (B, H) or drop the unit ones.
+  b.setInsertionPoint(pvOp);
+  Value out = op.getOutput();
+  auto resTy = cast<RankedTensorType>(m.pv.result.getType());
+  if (resTy != oTy) {
+    SmallVector<ReassociationIndices> reassoc;
+    unsigned o = 0;
+    unsigned lead = 4 - splitRoles(m.outRoles).size(); // unit B, H added
+    for (auto [i, r] : llvm::enumerate(m.outRoles)) {
+      ReassociationIndices g;
+      if (i == 0)
+        for (unsigned u = 0; u < lead; ++u)
+          g.push_back(o++);
+      g.push_back(o++);
+      if (r == Role::BH)
+        g.push_back(o++);
+      reassoc.push_back(g);
+    }
+    out = b.create<tensor::CollapseShapeOp>(loc, resTy, out, reassoc);
+  }
+  m.pv.result.replaceAllUsesWith(out);
+  eraseDead(pvOp, erased);
+  return op.getOperation();
+}

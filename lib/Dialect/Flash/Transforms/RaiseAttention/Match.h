@@ -1,0 +1,364 @@
+//===- Match.h - shared vocabulary of the attention matcher -----*- C++ -*-===//
+//
+// flash-raise-attention recognises attention in two input forms (linalg on
+// tensors, TOSA) with one matcher. The form-specific files turn ops into the
+// neutral views declared here (elementwise function, reduction, contraction,
+// reshape); everything else (softmax anchor, score analysis, operand layouts,
+// rewrite) only sees those views, so each rule is written once.
+//
+// Index bookkeeping: every tensor on the score path is read at a position
+// given as a LinExpr per dimension over the logical attention dimensions
+// (b, h, q, k), e.g. a [B*H, Sq, Sk] batch_matmul result is read at
+// (b*H + h, q, k).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_DIALECT_FLASH_TRANSFORMS_RAISEATTENTION_MATCH_H
+#define FLASHFUSE_LIB_DIALECT_FLASH_TRANSFORMS_RAISEATTENTION_MATCH_H
+
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Allocator.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::flash::raise {
+
+//===----------------------------------------------------------------------===//
+// Failure reporting
+//===----------------------------------------------------------------------===//
+
+/// Why a candidate was not rewritten: the matcher step and the reason.
+struct Why {
+  std::string step;
+  std::string reason;
+  Operation *at = nullptr;
+};
+
+/// Records the first failure; `fail(...)` returns failure() so matchers can
+/// `return why.fail("step", "reason")`.
+struct Explainer {
+  std::optional<Why> why;
+  /// Set once a softmax matched: later failures are near-misses.
+  bool softmaxFound = false;
+  LogicalResult fail(llvm::StringRef step, const llvm::Twine &reason,
+                     Operation *at = nullptr) {
+    if (!why)
+      why = Why{step.str(), reason.str(), at};
+    return failure();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Linear index expressions over (b, h, q, k)
+//===----------------------------------------------------------------------===//
+
+enum LogicalDim : unsigned { kB = 0, kH = 1, kQ = 2, kK = 3, kNumLogical = 4 };
+
+/// c[b]*b + c[h]*h + c[q]*q + c[k]*k + cst.
+struct LinExpr {
+  int64_t c[kNumLogical] = {0, 0, 0, 0};
+  int64_t cst = 0;
+
+  static LinExpr dim(unsigned d) {
+    LinExpr e;
+    e.c[d] = 1;
+    return e;
+  }
+  static LinExpr constant(int64_t v) {
+    LinExpr e;
+    e.cst = v;
+    return e;
+  }
+  LinExpr operator+(const LinExpr &o) const;
+  LinExpr operator-(const LinExpr &o) const;
+  LinExpr operator*(int64_t f) const;
+  bool operator==(const LinExpr &o) const;
+  bool operator!=(const LinExpr &o) const { return !(*this == o); }
+  bool isConstant() const { return !c[0] && !c[1] && !c[2] && !c[3]; }
+  bool uses(unsigned d) const { return c[d] != 0; }
+  /// The dimension when this is exactly `1 * d`.
+  std::optional<unsigned> asDim() const;
+  int64_t eval(const int64_t idx[kNumLogical]) const;
+};
+using LinIndex = llvm::SmallVector<LinExpr, 4>;
+
+/// Extents of (b, h, q, k); needed to simplify div/mod of a mixed-radix index.
+struct Extents {
+  int64_t e[kNumLogical];
+};
+
+/// e floordiv m / e mod m when e is a mixed-radix index whose low part stays
+/// in [0, m); nullopt otherwise.
+std::optional<LinExpr> floorDivBy(const LinExpr &e, int64_t m,
+                                  const Extents &ext);
+std::optional<LinExpr> modBy(const LinExpr &e, int64_t m, const Extents &ext);
+
+/// Composes an affine map (from loop dims to tensor dims) with the positions
+/// of the loop dims; nullopt for non-affine-linear results.
+std::optional<LinIndex> applyMap(AffineMap map, llvm::ArrayRef<LinExpr> loops,
+                                 const Extents &ext);
+
+/// The loop positions given the result positions through a permutation map.
+std::optional<LinIndex> invertPermutation(AffineMap map,
+                                          llvm::ArrayRef<LinExpr> result);
+
+/// The source position of a reshape (expand or collapse) read at `result`.
+std::optional<LinIndex>
+reshapeSourceIndex(llvm::ArrayRef<ReassociationIndices> reassoc, bool expand,
+                   llvm::ArrayRef<int64_t> srcShape,
+                   llvm::ArrayRef<int64_t> resShape,
+                   llvm::ArrayRef<LinExpr> result, const Extents &ext);
+/// The result position of a reshape whose source is read at `src`.
+std::optional<LinIndex>
+reshapeResultIndex(llvm::ArrayRef<ReassociationIndices> reassoc, bool expand,
+                   llvm::ArrayRef<int64_t> srcShape,
+                   llvm::ArrayRef<int64_t> resShape,
+                   llvm::ArrayRef<LinExpr> src, const Extents &ext);
+
+//===----------------------------------------------------------------------===//
+// Neutral views of the ops of both input forms
+//===----------------------------------------------------------------------===//
+
+/// Scalar operations of elementwise bodies (linalg) and elementwise ops
+/// (TOSA). Comparisons carry the arith predicate; casts the target type.
+enum class ScalarKind {
+  Add, Sub, Mul, Div, Neg, Max, Min, Exp, Tanh, Abs, Log, Sqrt, Rsqrt,
+  Select, CmpF, CmpI, And, Or, Xor, Not, Cast,
+  /// Passes its only input through (transposes, broadcasts of TOSA).
+  Copy,
+  /// 1 / x (tosa.reciprocal).
+  Recip
+};
+
+/// One elementwise op in the neutral form: `inputs[i]` is read at
+/// `inputMaps[i]` (loop dims -> input dims), the result at `outputMap`
+/// (a permutation). The scalar function is given either by a linalg body
+/// (`body`, yielding result 0) or by one ScalarKind over all inputs (TOSA).
+struct ElementwiseView {
+  Operation *op = nullptr;
+  llvm::SmallVector<Value> inputs;
+  llvm::SmallVector<AffineMap> inputMaps;
+  AffineMap outputMap;
+  Block *body = nullptr;
+  ScalarKind kind = ScalarKind::Add;
+  int64_t predicate = 0; // CmpF / CmpI
+  Type castTo;           // Cast
+  bool castUnsigned = false;
+};
+
+enum class ReductionKind { Max, Sum, And };
+struct ReductionView {
+  Operation *op = nullptr;
+  ReductionKind kind;
+  Value input;
+  unsigned axis = 0;
+  /// Whether the result keeps the reduced dimension with size 1.
+  bool keepDim = false;
+};
+
+/// out[batch..., m, n] = sum_r lhs[...] * rhs[...] over the loop dims of
+/// `maps` (lhs, rhs, out).
+struct ContractionView {
+  Operation *op = nullptr;
+  Value lhs, rhs, result;
+  llvm::SmallVector<AffineMap, 3> maps;
+  llvm::SmallVector<unsigned> batchDims;
+  unsigned mDim = 0, nDim = 0, rDim = 0;
+};
+
+struct ReshapeView {
+  Value source;
+  llvm::SmallVector<ReassociationIndices> reassoc;
+  bool expand = false; // source rank < result rank
+};
+
+/// Matchers of one input form; each returns nullopt when the op is not of
+/// that kind in this form.
+std::optional<ElementwiseView> linalgElementwise(Operation *op);
+std::optional<ReductionView> linalgReduction(Operation *op);
+std::optional<ContractionView> linalgContraction(Operation *op);
+std::optional<ReshapeView> tensorReshape(Operation *op);
+std::optional<Attribute> splatConstant(Value v);
+
+std::optional<ElementwiseView> tosaElementwise(Operation *op);
+std::optional<ReductionView> tosaReduction(Operation *op);
+std::optional<ContractionView> tosaContraction(Operation *op);
+std::optional<ReshapeView> tosaReshape(Operation *op);
+
+/// Both forms.
+std::optional<ElementwiseView> matchElementwise(Operation *op);
+std::optional<ReductionView> matchReduction(Operation *op);
+std::optional<ContractionView> matchContraction(Operation *op);
+std::optional<ReshapeView> matchReshape(Operation *op);
+/// A dense constant (arith.constant / tosa.const), splat or not.
+std::optional<Attribute> denseConstant(Value v);
+
+//===----------------------------------------------------------------------===//
+// Scalar expression trees
+//===----------------------------------------------------------------------===//
+
+/// The value of a tensor at one logical position, as a tree of scalar ops.
+/// Leaves: the raw Q·Kᵀ score, constants, linear functions of (b, h, q, k)
+/// and reads of tensors that are not elementwise functions of anything.
+struct Expr {
+  enum Kind { Score, Const, Index, Read, Op } kind;
+  Type type;                 // scalar type in the source IR
+  double fval = 0;           // Const (float or integer value)
+  bool isFloat = false;      // Const
+  LinExpr index;             // Index
+  Value tensor;              // Read
+  LinIndex at;               // Read
+  ScalarKind op = ScalarKind::Add;
+  int64_t predicate = 0;
+  bool castUnsigned = false;
+  llvm::SmallVector<Expr *, 3> operands;
+
+  bool dependsOnScore() const { return hasScore; }
+  bool hasScore = false;
+};
+
+/// Owns the nodes of one match and builds trees from IR.
+class ExprBuilder {
+public:
+  ExprBuilder(Value score, LinIndex scoreAt, Extents ext)
+      : score(score), scoreAt(std::move(scoreAt)), ext(ext) {}
+
+  /// The tree of `v` read at `at`; values in `stops` are leaves (Read).
+  /// Fails (with `why`) on reads of the score at another position, index
+  /// maps that are not linear and trees over the size budget.
+  FailureOr<Expr *> build(Value v, llvm::ArrayRef<LinExpr> at,
+                          Explainer &why);
+  llvm::DenseSet<Value> stops;
+
+  Expr *constant(double v, Type t);
+  Expr *op(ScalarKind k, llvm::ArrayRef<Expr *> ops, Type t);
+  const Extents &extents() const { return ext; }
+
+private:
+  FailureOr<Expr *> buildBody(const ElementwiseView &ew, Value scalar,
+                              llvm::ArrayRef<LinExpr> loops,
+                              llvm::DenseMap<Value, Expr *> &memo,
+                              Explainer &why);
+  Expr *make(Expr::Kind k, Type t);
+
+  Value score;
+  LinIndex scoreAt;
+  Extents ext;
+  llvm::SpecificBumpPtrAllocator<Expr> alloc;
+  unsigned budget = 2048;
+};
+
+/// Structural equality of two trees.
+bool sameExpr(const Expr *a, const Expr *b);
+/// Strips casts between float types (f32 upcasts of f16 models).
+const Expr *stripFloatCasts(const Expr *e);
+/// True for a constant <= -6e4 (float16 lowest and beyond, -inf included):
+/// such an additive value zeroes the probability like -inf does.
+bool isMaskingConstant(const Expr *e);
+bool isConstant(const Expr *e, double v);
+
+//===----------------------------------------------------------------------===//
+// Steps of the match
+//===----------------------------------------------------------------------===//
+
+/// The softmax found at an anchor: P = softmax(X) along `axis`.
+struct SoftmaxMatch {
+  Value input;  // X
+  Value output; // P
+  unsigned axis;
+  Operation *anchor;
+  llvm::SmallVector<Operation *> ops;
+};
+/// linalg.softmax, or max/sub/exp/sum/div in either form, anchored at a max
+/// reduction or a linalg.softmax.
+FailureOr<SoftmaxMatch> matchSoftmax(Operation *anchor, Explainer &why);
+
+/// A rank-4 logical view [B, H, S, D] of an attention operand.
+struct OperandView {
+  Value base;             // the tensor the op will read (before splitting)
+  int64_t perm[4];        // base dim of logical (B, H, S, D); -1: absent
+  int64_t bhMerged = -1;  // base dim holding b*H + h when B, H are merged
+  int64_t kvGroups = 1;   // GQA: each base head serves kvGroups query heads
+  double scale = 1.0;     // constant factor peeled off the operand
+};
+
+/// Roles of the dims of a contraction operand.
+enum class Role { B, H, BH, S, D };
+
+/// Walks up from a contraction operand through transposes, reshapes of the
+/// batch dims, constant scalings and (K/V) head broadcasts.
+/// `allowTranspose` is off for Q: its layout is the output's, and the
+/// output must keep the layout the model had.
+FailureOr<OperandView> traceOperand(Value v, llvm::ArrayRef<Role> roles,
+                                    bool allowTranspose, bool allowGqa,
+                                    Explainer &why);
+
+/// The classified parts of the score expression.
+struct ScoreParts {
+  double scale = 1.0;
+  std::optional<double> softcap;
+  /// Additive terms independent of the score (bias).
+  llvm::SmallVector<Expr *> biasTerms;
+  /// Function of the scaled (and softcapped) score, when not the identity;
+  /// its Score leaves stand for that value.
+  Expr *residual = nullptr;
+  /// Keep-conditions (i1 trees); all must hold.
+  llvm::SmallVector<Expr *> keep;
+};
+/// Splits the softmax input's tree into scale, softcap, bias, masks and a
+/// residual score_mod.
+LogicalResult decomposeScore(Expr *x, ExprBuilder &b, ScoreParts &parts,
+                             Explainer &why);
+
+/// Masks as attributes where they are bands of k - q.
+struct MaskAttrs {
+  std::optional<bool> causalBottomRight; // set: causal with that alignment
+  std::optional<int64_t> windowLeft, windowRight;
+  /// Conditions that are not bands (kept as a mask_mod region or operand).
+  llvm::SmallVector<Expr *> rest;
+};
+LogicalResult analyzeMasks(llvm::ArrayRef<Expr *> keep, const Extents &ext,
+                           MaskAttrs &out, Explainer &why);
+
+/// Emits `e` as scalar ops at `b`'s insertion point; Score leaves become
+/// `scoreArg`, index leaves use `idx` (b, h, q, k). Floats are f32.
+Value emitExpr(OpBuilder &b, Location loc, const Expr *e, Value scoreArg,
+               llvm::ArrayRef<Value> idx, llvm::DenseMap<const Expr *, Value> &memo);
+
+//===----------------------------------------------------------------------===//
+// The whole match
+//===----------------------------------------------------------------------===//
+
+/// Everything the rewrite needs, found by matchAttention.
+struct AttentionMatch {
+  SoftmaxMatch softmax;
+  ContractionView qk, pv;
+  OperandView q, k, v;
+  int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 0, seqK = 0;
+  Extents ext;
+  ScoreParts parts;
+  MaskAttrs masks;
+  std::optional<double> dropoutP;
+  /// Roles of the dims of the P·V result, which the output must take.
+  llvm::SmallVector<Role> outRoles;
+  std::unique_ptr<ExprBuilder> builder; // owns the trees in parts/masks
+};
+
+FailureOr<std::unique_ptr<AttentionMatch>> matchAttention(Operation *anchor,
+                                                          Explainer &why);
+/// Replaces the matched subgraph by one flash.attention; returns it.
+/// Ops it erases are added to `erased`.
+FailureOr<Operation *> rewriteAttention(AttentionMatch &m,
+                                        llvm::DenseSet<Operation *> &erased,
+                                        Explainer &why);
+
+} // namespace mlir::flash::raise
+
+#endif
