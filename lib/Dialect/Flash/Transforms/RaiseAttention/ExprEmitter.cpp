@@ -21,7 +21,7 @@ static Type normalise(Type t) {
 
 static Value emitLin(OpBuilder &b, Location loc, const LinExpr &l,
                      ArrayRef<Value> idx) {
-  Value acc = b.create<arith::ConstantIndexOp>(loc, l.cst);
+  Value acc;
   for (unsigned d = 0; d < kNumLogical; ++d) {
     if (!l.c[d])
       continue;
@@ -29,9 +29,11 @@ static Value emitLin(OpBuilder &b, Location loc, const LinExpr &l,
     if (l.c[d] != 1)
       term = b.create<arith::MulIOp>(
           loc, term, b.create<arith::ConstantIndexOp>(loc, l.c[d]));
-    acc = l.cst == 0 && acc.getDefiningOp<arith::ConstantIndexOp>()
-              ? term
-              : b.create<arith::AddIOp>(loc, acc, term).getResult();
+    acc = acc ? b.create<arith::AddIOp>(loc, acc, term).getResult() : term;
+  }
+  if (l.cst != 0 || !acc) {
+    Value c = b.create<arith::ConstantIndexOp>(loc, l.cst);
+    acc = acc ? b.create<arith::AddIOp>(loc, acc, c).getResult() : c;
   }
   return acc;
 }

@@ -128,11 +128,8 @@ struct GridEval {
     case Expr::Score:
       return false;
     case Expr::Index:
-      return !e->index.uses(kB) && !e->index.uses(kH);
+      return true;
     case Expr::Read: {
-      for (const LinExpr &l : e->at)
-        if (l.uses(kB) || l.uses(kH))
-          return false;
       auto c = denseConstant(e->tensor);
       auto dense = c ? dyn_cast<DenseElementsAttr>(*c) : nullptr;
       if (!dense)
@@ -251,29 +248,36 @@ struct GridEval {
 };
 } // namespace
 
-/// The band a grid-evaluated keep set forms, if it is one.
+/// The band a grid-evaluated keep set forms, if it is one. Conditions that
+/// read b or h (a padding mask indexed by b * Sq + q, say) are evaluated for
+/// every (b, h) and must give the same band for each.
 static std::optional<Band> gridBand(const Expr *cond, GridEval &g,
                                     const Extents &ext) {
-  int64_t sq = ext.e[kQ], sk = ext.e[kK];
-  if (sq == ShapedType::kDynamic || sk == ShapedType::kDynamic ||
-      sq * sk > (int64_t(1) << 22) || !g.evaluable(cond))
+  int64_t total = 1;
+  for (int64_t e : ext.e) {
+    if (e == ShapedType::kDynamic)
+      return std::nullopt;
+    total *= e;
+  }
+  if (total > (int64_t(1) << 22) || !g.evaluable(cond))
     return std::nullopt;
-  // Per diagonal d = k - q, the keep value must be the same on the whole
-  // diagonal, and the kept diagonals contiguous.
+  int64_t sq = ext.e[kQ], sk = ext.e[kK];
+  // Per diagonal d = k - q, the keep value must be the same everywhere,
+  // and the kept diagonals contiguous.
   SmallVector<int8_t> diag(sq + sk - 1, -1);
-  int64_t idx[kNumLogical] = {0, 0, 0, 0};
-  for (int64_t q = 0; q < sq; ++q)
-    for (int64_t k = 0; k < sk; ++k) {
-      idx[kQ] = q;
-      idx[kK] = k;
-      int8_t keep = g.eval(cond, idx) != 0;
-      if (!g.ok)
-        return std::nullopt;
-      int8_t &d = diag[k - q + sq - 1];
-      if (d >= 0 && d != keep)
-        return std::nullopt;
-      d = keep;
-    }
+  int64_t idx[kNumLogical];
+  for (idx[kB] = 0; idx[kB] < ext.e[kB]; ++idx[kB])
+    for (idx[kH] = 0; idx[kH] < ext.e[kH]; ++idx[kH])
+      for (idx[kQ] = 0; idx[kQ] < sq; ++idx[kQ])
+        for (idx[kK] = 0; idx[kK] < sk; ++idx[kK]) {
+          int8_t keep = g.eval(cond, idx) != 0;
+          if (!g.ok)
+            return std::nullopt;
+          int8_t &d = diag[idx[kK] - idx[kQ] + sq - 1];
+          if (d >= 0 && d != keep)
+            return std::nullopt;
+          d = keep;
+        }
   Band band;
   int64_t first = -1, last = -1;
   for (int64_t i = 0; i < int64_t(diag.size()); ++i)
@@ -329,6 +333,9 @@ LogicalResult mlir::flash::raise::analyzeMasks(ArrayRef<Expr *> keep,
       out.rest.push_back(c);
       continue;
     }
+    // An unbounded band keeps everything (e.g. a padding mask of ones).
+    if (b->lo == Band().lo && b->hi == Band().hi)
+      continue;
     band.lo = std::max(band.lo, b->lo);
     band.hi = std::min(band.hi, b->hi);
     anyBand = true;

@@ -18,7 +18,8 @@ using namespace mlir::flash::raise;
 
 static constexpr StringLiteral kStep = "operand layout";
 
-/// A copy whose result reads its input at `map` (result dims -> input dims).
+/// A copy: input dim j is read at map.getResult(j), an expression of the
+/// result dims.
 static std::optional<std::pair<Value, AffineMap>> copyOf(Operation *op) {
   auto ew = matchElementwise(op);
   if (!ew || ew->inputs.size() != 1)
@@ -48,8 +49,10 @@ static std::optional<std::pair<Value, double>> scaledBy(Operation *op) {
     ext.e[d] = shape[d];
   }
   ExprBuilder b(Value(), id, ext);
+  // Constant inputs must fold into the tree; the tensor input stays a leaf.
   for (Value in : ew->inputs)
-    b.stops.insert(in);
+    if (!splatConstant(in))
+      b.stops.insert(in);
   Explainer local;
   auto t = b.build(op->getResult(0), id, local);
   if (failed(t))
@@ -166,10 +169,10 @@ FailureOr<OperandView> mlir::flash::raise::traceOperand(Value v,
       auto [in, map] = *copy;
       if (!allowTranspose || !map.isPermutation())
         break;
-      // Result dim i is input dim map(i).
+      // Input dim j holds result dim map(j).
       SmallVector<Role> next(cur.size());
-      for (unsigned i = 0; i < cur.size(); ++i)
-        next[cast<AffineDimExpr>(map.getResult(i)).getPosition()] = cur[i];
+      for (unsigned j = 0; j < cur.size(); ++j)
+        next[j] = cur[cast<AffineDimExpr>(map.getResult(j)).getPosition()];
       cur = next;
       v = in;
       continue;

@@ -143,7 +143,8 @@ LogicalResult mlir::flash::raise::decomposeScore(Expr *x, ExprBuilder &b,
       flattenSum(e, 1.0, terms);
       Expr *scoreTerm = nullptr;
       double scoreSign = 1.0;
-      for (auto [t, sign] : terms) {
+      for (auto [term, sign] : terms) {
+        Expr *t = term;
         if (t->hasScore) {
           if (scoreTerm)
             return why.fail(kStep, "the scores appear in two added terms");
@@ -154,6 +155,17 @@ LogicalResult mlir::flash::raise::decomposeScore(Expr *x, ExprBuilder &b,
         if (Expr *cond = maskTermCondition(t, b); cond && sign > 0 && m > 0) {
           parts.keep.push_back(cond);
           continue;
+        }
+        // A bias masked in place, select(c, bias, -inf): mask c, bias.
+        if (isOp(t, ScalarKind::Select) && sign > 0 && m > 0) {
+          Expr *c = t->operands[0], *x = t->operands[1], *y = t->operands[2];
+          if (isMaskingConstant(y) && !isMaskingConstant(x)) {
+            parts.keep.push_back(c);
+            t = x;
+          } else if (isMaskingConstant(x) && !isMaskingConstant(y)) {
+            parts.keep.push_back(b.op(ScalarKind::Not, {c}, c->type));
+            t = y;
+          }
         }
         double f = sign * m;
         parts.biasTerms.push_back(

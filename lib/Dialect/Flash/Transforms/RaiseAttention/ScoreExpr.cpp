@@ -118,9 +118,22 @@ FailureOr<Expr *> ExprBuilder::build(Value v, ArrayRef<LinExpr> at,
   if (!loops)
     return leaf();
   if (ew->body) {
+    // A side input (bias, mask) may use ops the tree does not model; it is
+    // then read as a tensor instead. Only the score's own path must be
+    // understood op by op.
     DenseMap<Value, Expr *> memo;
-    return buildBody(*ew, ew->body->getTerminator()->getOperand(0), *loops,
-                     memo, why);
+    Explainer local;
+    unsigned saved = budget;
+    auto e = buildBody(*ew, ew->body->getTerminator()->getOperand(0), *loops,
+                       memo, local);
+    if (succeeded(e))
+      return e;
+    unsigned depBudget = 256;
+    if (!score || !dependsOn(v, score, depBudget)) {
+      budget = saved;
+      return leaf();
+    }
+    return why.fail(local.why->step, local.why->reason, local.why->at);
   }
   SmallVector<Expr *> ops;
   for (auto [in, map] : llvm::zip(ew->inputs, ew->inputMaps)) {
