@@ -85,6 +85,122 @@ def models():
     return m
 
 
+
+# --- Small cases: one attention form each (test/models/cases/) -------------
+B, H, HKV, S, D = 2, 4, 2, 16, 16
+
+
+def qkv(hk=H, s_q=S, dtype=torch.float32):
+    return (torch.randn(B, H, s_q, D, dtype=dtype),
+            torch.randn(B, hk, S, D, dtype=dtype),
+            torch.randn(B, hk, S, D, dtype=dtype))
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def scores(q, k):
+    return torch.matmul(q, k.transpose(-1, -2))
+
+
+def causal_iota(s_q, s_k):
+    i = torch.arange(s_q).unsqueeze(-1)
+    j = torch.arange(s_k).unsqueeze(0)
+    return j <= i
+
+
+def alibi(q, k, v):
+    slopes = torch.tensor([2.0 ** -(i + 1) for i in range(H)]).view(1, H, 1, 1)
+    rel = (torch.arange(S).view(1, S) - torch.arange(S).view(S, 1)).float()
+    s = scores(q, k) / 4.0 + slopes * rel
+    return torch.matmul(torch.softmax(s, -1), v)
+
+
+def repeat_kv(x, n):
+    b, h, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, h, n, s, d).reshape(b, h * n, s, d)
+
+
+def cases():
+    """name -> (fn, inputs, output types)."""
+    F = torch.nn.functional
+    both = ["linalg-on-tensors", "tosa"]
+    lin = ["linalg-on-tensors"]
+    mask_f = torch.randn(1, 1, S, S)
+    mask_b = torch.rand(B, 1, S, S) > 0.2
+    c = {
+        # F.scaled_dot_product_attention in its variants.
+        "sdpa_plain": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v), qkv(), both),
+        "sdpa_causal": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), qkv(), both),
+        "sdpa_scale": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3), qkv(), both),
+        "sdpa_mask_add": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), qkv() + (mask_f,), both),
+        "sdpa_mask_bool": (lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m), qkv() + (mask_b,), both),
+        "sdpa_gqa": (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), qkv(HKV), both),
+        # Attention written out in model code.
+        "eager_div": (lambda q, k, v: torch.matmul(torch.softmax(scores(q, k) / 4.0, -1), v), qkv(), both),
+        "eager_mul": (lambda q, k, v: torch.matmul(torch.softmax(scores(q, k) * 0.25, -1), v), qkv(), both),
+        "eager_scale_q": (lambda q, k, v: torch.matmul(torch.softmax(scores(q * 0.25, k), -1), v), qkv(), both),
+        "eager_scale_after_bias": (lambda q, k, v, m: torch.matmul(torch.softmax((scores(q, k) + m) / 4.0, -1), v), qkv() + (mask_f,), lin),
+        "eager_decomposed": (lambda q, k, v: torch.matmul(
+            (lambda s: (lambda e: e / e.sum(-1, keepdim=True))(torch.exp(s - s.amax(-1, keepdim=True))))(scores(q, k) / 4.0), v), qkv(), both),
+        "eager_f16_upcast": (lambda q, k, v: torch.matmul(torch.softmax((scores(q, k) / 4.0).float(), -1).to(torch.float16), v), qkv(dtype=torch.float16), lin),
+        "eager_causal_iota": (lambda q, k, v: torch.matmul(torch.softmax(
+            (scores(q, k) / 4.0).masked_fill(~causal_iota(S, S), float("-inf")), -1), v), qkv(), both),
+        "eager_causal_tril": (lambda q, k, v: torch.matmul(torch.softmax(
+            torch.where(torch.tril(torch.ones(S, S, dtype=torch.bool)), scores(q, k) / 4.0, torch.tensor(float("-inf"))), -1), v), qkv(), lin),
+        "eager_causal_bottom_right": (lambda q, k, v: torch.matmul(torch.softmax(
+            (scores(q, k) / 4.0).masked_fill(torch.arange(S).view(1, S) > torch.arange(8).view(8, 1) + (S - 8), float("-inf")), -1), v), qkv(s_q=8), lin),
+        "eager_window": (lambda q, k, v: torch.matmul(torch.softmax(
+            (scores(q, k) / 4.0).masked_fill(~(causal_iota(S, S) & (torch.arange(S).view(S, 1) - torch.arange(S).view(1, S) < 4)), float("-inf")), -1), v), qkv(), lin),
+        "eager_where_bool": (lambda q, k, v, m: torch.matmul(torch.softmax(
+            torch.where(m, scores(q, k) / 4.0, torch.tensor(float("-inf"))), -1), v), qkv() + (mask_b,), both),
+        "eager_gqa_repeat": (lambda q, k, v: torch.matmul(torch.softmax(
+            scores(q, repeat_kv(k, H // HKV)) / 4.0, -1), repeat_kv(v, H // HKV)), qkv(HKV), both),
+        "eager_bshd": (lambda q, k, v: torch.matmul(torch.softmax(
+            scores(q.transpose(1, 2), k.transpose(1, 2)) / 4.0, -1), v.transpose(1, 2)).transpose(1, 2),
+            tuple(t.transpose(1, 2).contiguous() for t in qkv()), both),
+        "eager_3d": (lambda q, k, v: torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)) / 4.0, -1), v),
+            tuple(t.reshape(B * H, S, D) for t in qkv()), both),
+        # Score modifications.
+        "mod_alibi": (alibi, qkv(), lin),
+        "mod_softcap": (lambda q, k, v: torch.matmul(torch.softmax(
+            torch.tanh(scores(q, k) / 4.0 / 30.0) * 30.0, -1), v), qkv(), both),
+        "mod_relbias": (lambda q, k, v, bias: torch.matmul(torch.softmax(
+            scores(q, k) + bias, -1), v), qkv() + (torch.randn(H, S, S),), both),
+        "mod_square": (lambda q, k, v: torch.matmul(torch.softmax(
+            (lambda s: s * s.abs())(scores(q, k) / 4.0), -1), v), qkv(), lin),
+        "dropout": (lambda q, k, v, keep: torch.matmul(
+            torch.softmax(scores(q, k) / 4.0, -1) * keep.float() / 0.9, v), qkv() + (torch.rand(B, H, S, S) < 0.9,), lin),
+        # Not attention: must not be rewritten.
+        "neg_classifier": (lambda x, w: torch.softmax(torch.matmul(x, w), -1), (torch.randn(B, D), torch.randn(D, 10)), both),
+        "neg_unrelated_matmuls": (lambda a, b, c, d: torch.matmul(a, b) + torch.softmax(torch.matmul(c, d), -1),
+            (torch.randn(S, D), torch.randn(D, S), torch.randn(S, D), torch.randn(D, S)), lin),
+        "neg_no_pv": (lambda q, k: torch.softmax(scores(q, k) / 4.0, -1), qkv()[:2], both),
+        "neg_wrong_axis": (lambda q, k, v: torch.matmul(torch.softmax(scores(q, k) / 4.0, -2), v), qkv(), both),
+        "neg_data_mask": (lambda q, k, v: torch.matmul(torch.softmax(
+            (lambda s: s.masked_fill(s < s.mean(-1, keepdim=True), float("-inf")))(scores(q, k) / 4.0), -1), v), qkv(), lin),
+    }
+    return c
+
+
+def export_case(name, fn, args, kinds):
+    for kind in kinds:
+        m = fx.export_and_import(Fn(fn), *args, output_type=kind, func_name=name)
+        suffix = "linalg" if kind == "linalg-on-tensors" else kind
+        path = os.path.join(OUT, "cases", f"{name}.{suffix}.mlir")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(f"// Generated by scripts/export_models.py ({name}, {kind}).\n")
+            f.write(mend(m.operation.get_asm()))
+        print(path, os.path.getsize(path))
+
+
 def mend(text):
     """Rewrites what a newer MLIR prints and MLIR 22 does not parse."""
     # Weights arrive as dense_resource blobs in a trailing resource section;
@@ -117,9 +233,12 @@ def export(name, make):
 
 
 if __name__ == "__main__":
-    all_models = models()
-    for name in sys.argv[1:] or all_models:
+    all_models, all_cases = models(), cases()
+    for name in sys.argv[1:] or list(all_models) + list(all_cases):
         try:
-            export(name, all_models[name])
-        except Exception as e:  # keep going: report every failing model
+            if name in all_models:
+                export(name, all_models[name])
+            else:
+                export_case(name, *all_cases[name])
+        except Exception as e:  # keep going: report every failing export
             print(f"{name}: FAILED {type(e).__name__}: {str(e)[:400]}")

@@ -365,9 +365,35 @@ mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
                                     : Role::BH);
   }
   Type elt = getElementTypeOrSelf(q->base.getType());
+  // f16 models accumulate P·V in f32 and truncate: the truncation is the
+  // attention's output.
+  m->output = pv->result;
+  if (getElementTypeOrSelf(pv->result.getType()) != elt &&
+      pv->result.hasOneUse()) {
+    Operation *user = *pv->result.getUsers().begin();
+    auto shape = cast<ShapedType>(pv->result.getType()).getShape();
+    LinIndex id;
+    for (unsigned d = 0; d < shape.size(); ++d)
+      id.push_back(LinExpr::dim(d));
+    ExprBuilder cb(Value(), {}, m->ext);
+    cb.stops.insert(pv->result);
+    Explainer local;
+    auto t = user->getNumResults() == 1 && matchElementwise(user) &&
+                     shape.size() <= 4
+                 ? cb.build(user->getResult(0), id, local)
+                 : FailureOr<Expr *>(failure());
+    if (succeeded(t) && (*t)->kind == Expr::Op &&
+        (*t)->op == ScalarKind::Cast && isa<FloatType>((*t)->type) &&
+        (*t)->operands[0]->kind == Expr::Read &&
+        (*t)->operands[0]->tensor == pv->result &&
+        (*t)->operands[0]->at == id &&
+        user->getResult(0).getType() ==
+            cast<ShapedType>(pv->result.getType()).clone(elt))
+      m->output = user->getResult(0);
+  }
   if (getElementTypeOrSelf(k->base.getType()) != elt ||
       getElementTypeOrSelf(v->base.getType()) != elt ||
-      getElementTypeOrSelf(pv->result.getType()) != elt)
+      getElementTypeOrSelf(m->output.getType()) != elt)
     return why.fail("operand layout",
                     "Q, K, V and the output do not share one element type",
                     pv->op);

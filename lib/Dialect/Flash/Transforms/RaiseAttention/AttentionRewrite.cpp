@@ -270,7 +270,7 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
   // Back to the P·V result's shape: merge (B, H) or drop the unit ones.
   b.setInsertionPoint(pvOp);
   Value out = op.getOutput();
-  auto resTy = cast<RankedTensorType>(m.pv.result.getType());
+  auto resTy = cast<RankedTensorType>(m.output.getType());
   if (resTy != oTy) {
     SmallVector<ReassociationIndices> reassoc;
     unsigned o = 0;
@@ -287,7 +287,8 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
     }
     out = b.create<tensor::CollapseShapeOp>(loc, resTy, out, reassoc);
   }
-  m.pv.result.replaceAllUsesWith(out);
-  eraseDead(pvOp, erased);
+  Operation *replaced = m.output.getDefiningOp();
+  m.output.replaceAllUsesWith(out);
+  eraseDead(replaced, erased);
   return op.getOperation();
 }

@@ -346,6 +346,8 @@ struct AttentionMatch {
   ScoreParts parts;
   MaskAttrs masks;
   std::optional<double> dropoutP;
+  /// The value the op replaces: the P·V result, or its cast to Q's type.
+  Value output;
   /// Roles of the dims of the P·V result, which the output must take.
   llvm::SmallVector<Role> outRoles;
   std::unique_ptr<ExprBuilder> builder; // owns the trees in parts/masks

@@ -79,6 +79,46 @@ static std::optional<std::pair<Value, double>> scaledBy(Operation *op) {
   return std::nullopt;
 }
 
+/// The K/V tensor before a head broadcast: `src` copies its input along
+/// `gDim`, reading it at 0 (a unit dim from an unsqueeze) or not at all.
+static std::optional<Value> peelHeadBroadcast(Value src, int64_t gDim) {
+  Operation *def = src.getDefiningOp();
+  auto copy = def ? copyOf(def) : std::nullopt;
+  if (!copy)
+    return std::nullopt;
+  auto [in, map] = *copy;
+  auto shape = cast<ShapedType>(src.getType()).getShape();
+  auto inShape = cast<ShapedType>(in.getType()).getShape();
+  MLIRContext *ctx = map.getContext();
+  bool readsAtZero = map.getNumResults() == shape.size() &&
+                     map.getResult(gDim) == getAffineConstantExpr(0, ctx) &&
+                     inShape[gDim] == 1;
+  bool drops = map.getNumResults() + 1 == shape.size() &&
+               !map.isFunctionOfDim(gDim);
+  if (!readsAtZero && !drops)
+    return std::nullopt;
+  // Every other input dim reads the same result dim.
+  unsigned r = 0;
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    if (d == unsigned(gDim)) {
+      r += readsAtZero;
+      continue;
+    }
+    if (map.getResult(r++) != getAffineDimExpr(d, ctx))
+      return std::nullopt;
+  }
+  if (drops)
+    return in;
+  // The unit dim came from an unsqueeze (expand_shape); read the tensor
+  // before it.
+  auto un = in.getDefiningOp() ? matchReshape(in.getDefiningOp()) : std::nullopt;
+  if (!un || !un->expand ||
+      cast<ShapedType>(un->source.getType()).getRank() + 1 !=
+          int64_t(inShape.size()))
+    return std::nullopt;
+  return un->source;
+}
+
 FailureOr<OperandView> mlir::flash::raise::traceOperand(Value v,
                                                         ArrayRef<Role> roles,
                                                         bool allowTranspose,
@@ -100,10 +140,24 @@ FailureOr<OperandView> mlir::flash::raise::traceOperand(Value v,
       // Undo the merge of B and H into one batch dim.
       int64_t bh = indexOf(Role::BH);
       auto shape = cast<ShapedType>(rs->source.getType()).getShape();
-      bool othersSingle = llvm::all_of(llvm::enumerate(rs->reassoc), [&](auto g) {
-        return int64_t(g.index()) == bh || g.value().size() == 1;
-      });
-      if (bh >= 0 && othersSingle && rs->reassoc[bh].size() == 2) {
+      // Only the group of `dim` may merge source dims.
+      auto othersSingle = [&](int64_t dim) {
+        return llvm::all_of(llvm::enumerate(rs->reassoc), [&](auto g) {
+          return int64_t(g.index()) == dim || g.value().size() == 1;
+        });
+      };
+      // (B, Hkv, G) collapsed at once into the batch dim, G a broadcast.
+      Value src = rs->source;
+      if (allowGqa && bh >= 0 && othersSingle(bh) &&
+          rs->reassoc[bh].size() == 3) {
+        int64_t gDim = rs->reassoc[bh][2];
+        if (auto base = peelHeadBroadcast(rs->source, gDim)) {
+          view.kvGroups *= shape[gDim];
+          src = *base;
+        }
+      }
+      if (bh >= 0 && othersSingle(bh) &&
+          (rs->reassoc[bh].size() == 2 || src != rs->source)) {
         SmallVector<Role> next;
         for (auto [i, g] : llvm::enumerate(rs->reassoc)) {
           if (int64_t(i) == bh) {
@@ -114,53 +168,17 @@ FailureOr<OperandView> mlir::flash::raise::traceOperand(Value v,
           }
         }
         cur = next;
-        v = rs->source;
+        v = src;
         continue;
       }
       // GQA: heads = (kv heads, G) where the G dim is a broadcast.
       int64_t h = indexOf(Role::H);
-      if (allowGqa && h >= 0 && othersSingle && rs->reassoc[h].size() == 2 &&
-          rs->source.getDefiningOp()) {
+      if (allowGqa && h >= 0 && othersSingle(h) && rs->reassoc[h].size() == 2) {
         int64_t gDim = rs->reassoc[h][1];
-        auto copy = copyOf(rs->source.getDefiningOp());
-        if (copy) {
-          auto [in, map] = *copy;
-          auto inShape = cast<ShapedType>(in.getType()).getShape();
-          // The broadcast reads G at 0 (unit dim) or not at all (dropped).
-          bool readsAtZero = map.getNumResults() == shape.size() &&
-                             map.getResult(gDim) == getAffineConstantExpr(0, map.getContext()) &&
-                             inShape[gDim] == 1;
-          bool drops = map.getNumResults() + 1 == shape.size() &&
-                       !map.isFunctionOfDim(gDim);
-          bool restIdentity = true;
-          unsigned r = 0;
-          for (unsigned d = 0; d < shape.size(); ++d) {
-            if (d == unsigned(gDim)) {
-              r += readsAtZero;
-              continue;
-            }
-            restIdentity &= map.getResult(r++) == getAffineDimExpr(d, map.getContext());
-          }
-          if ((readsAtZero || drops) && restIdentity) {
-            view.kvGroups *= shape[gDim];
-            Value base = in;
-            if (readsAtZero) {
-              // The unit dim came from an unsqueeze (expand_shape); read the
-              // tensor before it.
-              auto un = base.getDefiningOp() ? matchReshape(base.getDefiningOp())
-                                             : std::nullopt;
-              if (!un || !un->expand ||
-                  cast<ShapedType>(un->source.getType()).getRank() + 1 !=
-                      int64_t(inShape.size()))
-                return why.fail(kStep,
-                                "K/V heads are broadcast from a unit dim that "
-                                "is not an unsqueeze",
-                                def);
-              base = un->source;
-            }
-            v = base;
-            continue;
-          }
+        if (auto base = peelHeadBroadcast(rs->source, gDim)) {
+          view.kvGroups *= shape[gDim];
+          v = *base;
+          continue;
         }
       }
       break;
