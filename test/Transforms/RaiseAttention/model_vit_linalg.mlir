@@ -1,0 +1,8 @@
+// ViT (2 layers, 17 tokens): bidirectional attention over patches and the class token.
+// Exactly the model's attentions are found, the result verifies (it is
+// parsed again), and no attention matmul (or, in TOSA, exp) is left behind.
+// RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/vit.linalg.mlir \
+// RUN:   | flashfuse-opt | FileCheck %s --implicit-check-not=linalg.batch_matmul
+
+// CHECK-COUNT-2: = flash.attention {{.*}}tensor<1x4x17x16xf32>
+// CHECK-NOT: = flash.attention
