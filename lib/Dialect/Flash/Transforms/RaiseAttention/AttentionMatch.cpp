@@ -372,9 +372,7 @@ mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
       pv->result.hasOneUse()) {
     Operation *user = *pv->result.getUsers().begin();
     auto shape = cast<ShapedType>(pv->result.getType()).getShape();
-    LinIndex id;
-    for (unsigned d = 0; d < shape.size(); ++d)
-      id.push_back(LinExpr::dim(d));
+    LinIndex id = identityIndex(shape.size());
     ExprBuilder cb(Value(), {}, m->ext);
     cb.stops.insert(pv->result);
     Explainer local;

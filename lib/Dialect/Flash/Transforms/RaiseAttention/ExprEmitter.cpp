@@ -73,6 +73,15 @@ static Value convert(OpBuilder &b, Location loc, Value v, Type to,
                                : b.create<arith::ExtSIOp>(loc, to, v).getResult();
 }
 
+/// The float or the integer form of a binary arith op.
+template <typename FloatOp, typename IntOp>
+static Value binary(OpBuilder &b, Location loc, bool isFloat,
+                    ArrayRef<Value> a) {
+  if (isFloat)
+    return b.create<FloatOp>(loc, a[0], a[1]);
+  return b.create<IntOp>(loc, a[0], a[1]);
+}
+
 Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
                                    Value scoreArg, ArrayRef<Value> idx,
                                    DenseMap<const Expr *, Value> &memo) {
@@ -111,20 +120,22 @@ Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
     bool f = isa<FloatType>(ty);
     switch (e->op) {
     case ScalarKind::Add:
-      result = f ? b.create<arith::AddFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::AddIOp>(loc, a[0], a[1]).getResult();
+      result = binary<arith::AddFOp, arith::AddIOp>(b, loc, f, a);
       break;
     case ScalarKind::Sub:
-      result = f ? b.create<arith::SubFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::SubIOp>(loc, a[0], a[1]).getResult();
+      result = binary<arith::SubFOp, arith::SubIOp>(b, loc, f, a);
       break;
     case ScalarKind::Mul:
-      result = f ? b.create<arith::MulFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::MulIOp>(loc, a[0], a[1]).getResult();
+      result = binary<arith::MulFOp, arith::MulIOp>(b, loc, f, a);
       break;
     case ScalarKind::Div:
-      result = f ? b.create<arith::DivFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::DivSIOp>(loc, a[0], a[1]).getResult();
+      result = binary<arith::DivFOp, arith::DivSIOp>(b, loc, f, a);
+      break;
+    case ScalarKind::Max:
+      result = binary<arith::MaximumFOp, arith::MaxSIOp>(b, loc, f, a);
+      break;
+    case ScalarKind::Min:
+      result = binary<arith::MinimumFOp, arith::MinSIOp>(b, loc, f, a);
       break;
     case ScalarKind::Recip:
       result = b.create<arith::DivFOp>(
@@ -135,14 +146,6 @@ Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
                  : b.create<arith::SubIOp>(
                         loc, b.create<arith::ConstantOp>(loc, b.getZeroAttr(ty)),
                         a[0]).getResult();
-      break;
-    case ScalarKind::Max:
-      result = f ? b.create<arith::MaximumFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::MaxSIOp>(loc, a[0], a[1]).getResult();
-      break;
-    case ScalarKind::Min:
-      result = f ? b.create<arith::MinimumFOp>(loc, a[0], a[1]).getResult()
-                 : b.create<arith::MinSIOp>(loc, a[0], a[1]).getResult();
       break;
     case ScalarKind::Exp:
       result = b.create<math::ExpOp>(loc, a[0]);

@@ -7,27 +7,29 @@
 using namespace mlir;
 using namespace mlir::flash::raise;
 
+/// The linalg view if the op has one, else the TOSA view.
+template <typename View>
+static std::optional<View> either(std::optional<View> (*linalgForm)(Operation *),
+                                  std::optional<View> (*tosaForm)(Operation *),
+                                  Operation *op) {
+  if (auto v = linalgForm(op))
+    return v;
+  return tosaForm(op);
+}
+
 std::optional<ElementwiseView>
 mlir::flash::raise::matchElementwise(Operation *op) {
-  if (auto v = linalgElementwise(op))
-    return v;
-  return tosaElementwise(op);
+  return either(linalgElementwise, tosaElementwise, op);
 }
 std::optional<ReductionView> mlir::flash::raise::matchReduction(Operation *op) {
-  if (auto v = linalgReduction(op))
-    return v;
-  return tosaReduction(op);
+  return either(linalgReduction, tosaReduction, op);
 }
 std::optional<ContractionView>
 mlir::flash::raise::matchContraction(Operation *op) {
-  if (auto v = linalgContraction(op))
-    return v;
-  return tosaContraction(op);
+  return either(linalgContraction, tosaContraction, op);
 }
 std::optional<ReshapeView> mlir::flash::raise::matchReshape(Operation *op) {
-  if (auto v = tensorReshape(op))
-    return v;
-  return tosaReshape(op);
+  return either(tensorReshape, tosaReshape, op);
 }
 std::optional<Attribute> mlir::flash::raise::denseConstant(Value v) {
   Attribute a;

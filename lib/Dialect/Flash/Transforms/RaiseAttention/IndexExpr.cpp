@@ -55,6 +55,20 @@ int64_t LinExpr::eval(const int64_t idx[kNumLogical]) const {
   return v;
 }
 
+LinIndex mlir::flash::raise::identityIndex(unsigned rank) {
+  LinIndex id;
+  for (unsigned d = 0; d < rank; ++d)
+    id.push_back(LinExpr::dim(d));
+  return id;
+}
+
+Extents mlir::flash::raise::extentsOf(ArrayRef<int64_t> shape) {
+  Extents ext{{1, 1, 1, 1}};
+  for (unsigned d = 0; d < shape.size() && d < kNumLogical; ++d)
+    ext.e[d] = shape[d];
+  return ext;
+}
+
 /// Splits e into m*hi + lo where lo holds the terms whose coefficient m does
 /// not divide; valid when lo stays in [0, m) over the extents.
 static std::optional<std::pair<LinExpr, LinExpr>>

@@ -251,8 +251,21 @@ struct GridEval {
 /// The band a grid-evaluated keep set forms, if it is one. Conditions that
 /// read b or h (a padding mask indexed by b * Sq + q, say) are evaluated for
 /// every (b, h) and must give the same band for each.
+static bool usesDim(const Expr *e, unsigned d) {
+  if (e->kind == Expr::Index)
+    return e->index.uses(d);
+  if (e->kind == Expr::Read)
+    return llvm::any_of(e->at, [&](const LinExpr &l) { return l.uses(d); });
+  return llvm::any_of(e->operands,
+                      [&](const Expr *o) { return usesDim(o, d); });
+}
+
 static std::optional<Band> gridBand(const Expr *cond, GridEval &g,
-                                    const Extents &ext) {
+                                    Extents ext) {
+  // Batch and head loops only matter when the condition reads them.
+  for (unsigned d : {kB, kH})
+    if (!usesDim(cond, d))
+      ext.e[d] = 1;
   int64_t total = 1;
   for (int64_t e : ext.e) {
     if (e == ShapedType::kDynamic)
@@ -316,6 +329,7 @@ LogicalResult mlir::flash::raise::analyzeMasks(ArrayRef<Expr *> keep,
     conjuncts(k, parts);
   Band band;
   bool anyBand = false;
+  SmallVector<Expr *> bandConds;
   GridEval grid;
   for (Expr *c : parts) {
     if (c->hasScore)
@@ -339,12 +353,22 @@ LogicalResult mlir::flash::raise::analyzeMasks(ArrayRef<Expr *> keep,
     band.lo = std::max(band.lo, b->lo);
     band.hi = std::min(band.hi, b->hi);
     anyBand = true;
+    bandConds.push_back(c);
   }
   if (!anyBand)
     return success();
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   int64_t sq = ext.e[kQ], sk = ext.e[kK];
   int64_t off = 0;
+  // A band the attributes cannot place (e.g. strictly below the diagonal,
+  // j < i) still is a valid mask: it goes to mask_mod instead.
+  auto asMaskMod = [&]() {
+    out.causalBottomRight.reset();
+    out.windowLeft.reset();
+    out.windowRight.reset();
+    out.rest.append(bandConds.begin(), bandConds.end());
+    return success();
+  };
   if (band.hi == 0) {
     out.causalBottomRight = false;
   } else if (band.hi != kNone && sq != ShapedType::kDynamic &&
@@ -353,14 +377,12 @@ LogicalResult mlir::flash::raise::analyzeMasks(ArrayRef<Expr *> keep,
     off = sk - sq;
   } else if (band.hi != kNone) {
     if (band.hi < 0)
-      return why.fail(kStep, "the mask keeps only keys strictly left of the "
-                             "diagonal, which no attribute expresses");
+      return asMaskMod();
     out.windowRight = band.hi;
   }
   if (band.lo != std::numeric_limits<int64_t>::min()) {
     if (off - band.lo < 0)
-      return why.fail(kStep, "the mask keeps only keys right of the "
-                             "diagonal, which no attribute expresses");
+      return asMaskMod();
     out.windowLeft = off - band.lo;
   }
   return success();

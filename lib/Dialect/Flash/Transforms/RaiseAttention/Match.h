@@ -94,6 +94,11 @@ struct Extents {
   int64_t e[kNumLogical];
 };
 
+/// A tensor of rank <= 4 read at its own position: dim i is logical dim i.
+LinIndex identityIndex(unsigned rank);
+/// Extents of such a tensor's dims (1 for the missing ones).
+Extents extentsOf(llvm::ArrayRef<int64_t> shape);
+
 /// e floordiv m / e mod m when e is a mixed-radix index whose low part stays
 /// in [0, m); nullopt otherwise.
 std::optional<LinExpr> floorDivBy(const LinExpr &e, int64_t m,

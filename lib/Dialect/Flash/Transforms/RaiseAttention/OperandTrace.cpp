@@ -42,12 +42,8 @@ static std::optional<std::pair<Value, double>> scaledBy(Operation *op) {
   auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
   if (shape.size() > 4 || ew->inputs.empty())
     return std::nullopt;
-  LinIndex id;
-  Extents ext{{1, 1, 1, 1}};
-  for (unsigned d = 0; d < shape.size(); ++d) {
-    id.push_back(LinExpr::dim(d));
-    ext.e[d] = shape[d];
-  }
+  LinIndex id = identityIndex(shape.size());
+  Extents ext = extentsOf(shape);
   ExprBuilder b(Value(), id, ext);
   // Constant inputs must fold into the tree; the tensor input stays a leaf.
   for (Value in : ew->inputs)

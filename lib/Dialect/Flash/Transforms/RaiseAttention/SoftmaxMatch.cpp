@@ -22,20 +22,7 @@ static constexpr StringLiteral kStep = "softmax";
 /// A builder over X's own dimensions: X is the "score", read at identity.
 static ExprBuilder localBuilder(Value x) {
   auto shape = cast<ShapedType>(x.getType()).getShape();
-  LinIndex id;
-  Extents ext{{1, 1, 1, 1}};
-  for (unsigned d = 0; d < shape.size(); ++d) {
-    id.push_back(LinExpr::dim(d));
-    ext.e[d] = shape[d];
-  }
-  return ExprBuilder(x, id, ext);
-}
-
-static LinIndex identity(unsigned rank) {
-  LinIndex id;
-  for (unsigned d = 0; d < rank; ++d)
-    id.push_back(LinExpr::dim(d));
-  return id;
+  return ExprBuilder(x, identityIndex(shape.size()), extentsOf(shape));
 }
 
 /// The position a reduction's result is read at for element `id` of its
@@ -93,7 +80,7 @@ FailureOr<SoftmaxMatch> mlir::flash::raise::matchSoftmax(Operation *anchor,
   if (rank > 4)
     return why.fail(kStep, "softmax input has rank > 4", anchor);
   Value maxResult = anchor->getResult(0);
-  LinIndex id = identity(rank);
+  LinIndex id = identityIndex(rank);
   LinIndex redAt = reducedIndex(*max, rank);
 
   // e = exp(x - max): the tree every later step must agree on.
