@@ -106,3 +106,10 @@ module {
   }
 }
 
+{-#
+  dialect_resources: {
+    builtin: {
+      torch_tensor_4_torch.float32: "0x040000000000003F0000803E0000003E0000803D"
+    }
+  }
+#-}
