@@ -113,9 +113,9 @@ mlir::flash::raise::linalgReduction(Operation *op) {
   } else {
     return std::nullopt;
   }
-  // A max must start at -inf (or the lowest float), a sum at 0, an and at
-  // true; otherwise the init changes the value.
-  bool okInit = (v.kind == ReductionKind::Max && *init0 <= -3.0e38) ||
+  // A max must start at -inf (or a lowest float, f16's -65504 included), a
+  // sum at 0, an and at true; otherwise the init changes the value.
+  bool okInit = (v.kind == ReductionKind::Max && *init0 <= -6.0e4) ||
                 (v.kind == ReductionKind::Sum && *init0 == 0.0) ||
                 (v.kind == ReductionKind::And && *init0 == 1.0);
   if (!okInit)

@@ -154,7 +154,6 @@ struct ElementwiseView {
   Block *body = nullptr;
   ScalarKind kind = ScalarKind::Add;
   int64_t predicate = 0; // CmpF / CmpI
-  Type castTo;           // Cast
   bool castUnsigned = false;
 };
 
@@ -225,7 +224,8 @@ struct Expr {
   bool castUnsigned = false;
   llvm::SmallVector<Expr *, 3> operands;
 
-  bool dependsOnScore() const { return hasScore; }
+  /// Whether the tree reads the Q·Kᵀ scores (directly or through a tensor
+  /// computed from them).
   bool hasScore = false;
 };
 
@@ -244,7 +244,6 @@ public:
 
   Expr *constant(double v, Type t);
   Expr *op(ScalarKind k, llvm::ArrayRef<Expr *> ops, Type t);
-  const Extents &extents() const { return ext; }
 
 private:
   FailureOr<Expr *> buildBody(const ElementwiseView &ew, Value scalar,
@@ -279,7 +278,6 @@ struct SoftmaxMatch {
   Value output; // P
   unsigned axis;
   Operation *anchor;
-  llvm::SmallVector<Operation *> ops;
 };
 /// linalg.softmax, or max/sub/exp/sum/div in either form, anchored at a max
 /// reduction or a linalg.softmax.

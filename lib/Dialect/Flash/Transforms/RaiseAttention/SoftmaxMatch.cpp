@@ -70,7 +70,7 @@ FailureOr<SoftmaxMatch> mlir::flash::raise::matchSoftmax(Operation *anchor,
                                                          Explainer &why) {
   if (auto sm = dyn_cast<linalg::SoftmaxOp>(anchor))
     return SoftmaxMatch{sm.getInput(), sm.getResult()[0],
-                        unsigned(sm.getDimension()), anchor, {anchor}};
+                        unsigned(sm.getDimension()), anchor};
 
   auto max = matchReduction(anchor);
   if (!max || max->kind != ReductionKind::Max)
@@ -162,7 +162,7 @@ FailureOr<SoftmaxMatch> mlir::flash::raise::matchSoftmax(Operation *anchor,
                     "exp(x - max) by the sum",
                     anchor);
 
-  SoftmaxMatch m{x, p, max->axis, anchor, {anchor, sum->op}};
+  SoftmaxMatch m{x, p, max->axis, anchor};
   // The fully-masked-row guard: select(all(x == -inf along axis), 0, P).
   for (Operation *user : p.getUsers()) {
     if (user->getNumResults() != 1 || !matchElementwise(user))
@@ -196,7 +196,6 @@ FailureOr<SoftmaxMatch> mlir::flash::raise::matchSoftmax(Operation *anchor,
         stripFloatCasts(cmp->operands[0])->kind == Expr::Score &&
         isConstant(cmp->operands[1], -INFINITY)) {
       m.output = user->getResult(0);
-      m.ops.push_back(all->op);
       break;
     }
   }

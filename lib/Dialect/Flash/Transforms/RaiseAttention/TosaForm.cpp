@@ -119,7 +119,6 @@ mlir::flash::raise::tosaElementwise(Operation *op) {
           .Case<ReciprocalOp>([&](auto) { return unary(ScalarKind::Recip); })
           .Case<LogicalNotOp>([&](auto) { return unary(ScalarKind::Not); })
           .Case<CastOp>([&](CastOp c) {
-            v.castTo = outTy.getElementType();
             v.castUnsigned =
                 getElementTypeOrSelf(c.getInput().getType()).isInteger(1);
             return unary(ScalarKind::Cast);
