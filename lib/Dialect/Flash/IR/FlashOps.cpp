@@ -11,6 +11,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::flash;
 
@@ -68,6 +70,14 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   });
   os << "]";
   return s;
+}
+
+/// A float as a person writes it (0.5, -3, inf, nan): diagnostics otherwise
+/// print doubles in scientific notation.
+static std::string num(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", d);
+  return buf;
 }
 
 /// Sizes agree when either is dynamic or both are equal.
@@ -209,18 +219,18 @@ struct VariantVerifier {
 
     auto f32Attr = [&](StringRef n) { return op->getAttrOfType<FloatAttr>(n); };
     if (auto s = f32Attr("scale"); s && !std::isfinite(s.getValueAsDouble()))
-      return error() << "'scale' must be finite, got " << s.getValueAsDouble();
+      return error() << "'scale' must be finite, got " << num(s.getValueAsDouble());
     if (!f32Attr("scale") && sz.d == kDyn)
       return error() << "'scale' must be given when the head dim D is dynamic";
     if (auto c = f32Attr("softcap");
         c && !(c.getValueAsDouble() > 0.0 && std::isfinite(c.getValueAsDouble())))
       return error() << "'softcap' must be positive and finite, got "
-                     << c.getValueAsDouble();
+                     << num(c.getValueAsDouble());
     double p = 0.0;
     if (auto d = f32Attr("dropout_p")) {
       p = d.getValueAsDouble();
       if (!(p >= 0.0 && p < 1.0))
-        return error() << "'dropout_p' must be in [0, 1), got " << p;
+        return error() << "'dropout_p' must be in [0, 1), got " << num(p);
     }
     if (p > 0.0 && !iface.getSeedOperand())
       return error() << "dropout_p > 0 needs a 'seed' operand";
