@@ -179,12 +179,13 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
 extern "C" flashfuse_status flashfuse_kernel_launch(flashfuse_kernel *kernel,
                                                     const flashfuse_arg *args,
                                                     int32_t num_args,
+                                                    int32_t allow_unused,
                                                     void *stream) {
   return flashfuse::guarded([&] {
     if (!kernel)
       return flashfuse::fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                              "kernel is NULL");
     return flashfuse::launchNamed(*kernel, args, num_args, stream,
-                                  /*strict=*/true);
+                                  /*strict=*/allow_unused == 0);
   });
 }

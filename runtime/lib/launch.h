@@ -26,7 +26,7 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
                             std::vector<ParamSlot> &slots);
 
 // Binds the parameters, checks the grid against the device's limits and
-// launches. The public generic launch is strict (an unknown name is most
+// launches. The public generic launch is strict unless asked (an unknown name is most
 // likely misspelt); the forward entry point passes every name any forward
 // variant may take, so it is not.
 flashfuse_status launchNamed(flashfuse_kernel &kernel,

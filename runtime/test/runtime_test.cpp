@@ -304,7 +304,7 @@ void testNullArguments() {
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
   EXPECT(flashfuse_attention_forward(nullptr, nullptr, nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
-  EXPECT(flashfuse_kernel_launch(nullptr, nullptr, 0, nullptr) ==
+  EXPECT(flashfuse_kernel_launch(nullptr, nullptr, 0, 0, nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
   flashfuse_manifest_close(nullptr);
   flashfuse_context_destroy(nullptr);

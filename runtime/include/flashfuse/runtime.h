@@ -230,10 +230,13 @@ typedef struct flashfuse_arg {
  * arguments batch, heads_q and seq_q (seq_k for backward kernels). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
- * flashfuse_attention_forward are the caller's job here. */
+ * flashfuse_attention_forward are the caller's job here. An argument the
+ * kernel does not take is an error (a misspelt name) unless allow_unused is
+ * nonzero, which lets a caller pass every name a family of variants may
+ * take. */
 FLASHFUSE_API flashfuse_status
 flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
-                        int32_t num_args, void *stream);
+                        int32_t num_args, int32_t allow_unused, void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -89,9 +89,11 @@ public:
   void forward(const flashfuse_forward_args &args, void *stream) const {
     check(flashfuse_attention_forward(k_, &args, stream));
   }
-  void launch(const std::vector<flashfuse_arg> &args, void *stream) const {
+  void launch(const std::vector<flashfuse_arg> &args, void *stream,
+              bool allowUnused = false) const {
     check(flashfuse_kernel_launch(k_, args.data(),
-                                  static_cast<int32_t>(args.size()), stream));
+                                  static_cast<int32_t>(args.size()),
+                                  allowUnused ? 1 : 0, stream));
   }
   flashfuse_kernel *get() const { return k_; }
 
