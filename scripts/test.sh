@@ -40,6 +40,8 @@ lit_log=$(mktemp)
 trap 'rm -f "$lit_log"' EXIT
 run_lit() { ninja -C "$BUILD" check-flashfuse 2>&1 | tee "$lit_log"; }
 step lit run_lit
+# The generated reference pages in docs/reference/ must match the .td files.
+step docs "$ROOT/docs/generate.sh" --check "$BUILD"
 
 # --- Hook: the runtime's and the Python package's no-GPU tests. ------------
 # Each script below is owned by the runtime/Python side and is run when it
