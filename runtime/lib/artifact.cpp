@@ -4,8 +4,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 using namespace flashfuse;
@@ -13,16 +11,6 @@ using namespace flashfuse;
 namespace {
 
 constexpr size_t kJitLogBytes = 1 << 16;
-
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  out = bytes.str();
-  return true;
-}
 
 std::string trimLog(const char *log) {
   std::string s(log);
@@ -34,7 +22,7 @@ std::string trimLog(const char *log) {
 flashfuse_status loadCubin(flashfuse_context &c, const std::string &path,
                            cu::CUmodule &module) {
   std::string image;
-  if (!readFile(path, image))
+  if (!readWholeFile(path, image))
     return fail(FLASHFUSE_ERROR_MANIFEST, concat("cannot read cubin ", path));
   return checkCu(*c.api, c.api->cuModuleLoadData(&module, image.data()),
                  concat("loading cubin ", path));
@@ -46,7 +34,7 @@ flashfuse_status loadCubin(flashfuse_context &c, const std::string &path,
 flashfuse_status loadPtx(flashfuse_context &c, const std::string &path,
                          cu::CUmodule &module) {
   std::string ptx;
-  if (!readFile(path, ptx))
+  if (!readWholeFile(path, ptx))
     return fail(FLASHFUSE_ERROR_MANIFEST, concat("cannot read PTX ", path));
   std::vector<char> errorLog(kJitLogBytes, '\0');
   std::vector<char> infoLog(kJitLogBytes, '\0');

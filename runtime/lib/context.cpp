@@ -22,13 +22,13 @@ flashfuse_status queryDevice(flashfuse_context &c) {
       {cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, &c.maxGrid[1]},
       {cu::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, &c.maxGrid[2]},
   };
-  for (const Query &q : queries)
-    if (auto s = checkCu(api, api.cuDeviceGetAttribute(q.out, q.attribute,
-                                                       c.device),
-                         concat("querying attribute ", q.attribute,
-                                " of CUDA device ", c.ordinal));
-        s != FLASHFUSE_SUCCESS)
-      return s;
+  for (const Query &q : queries) {
+    cu::CUresult r = api.cuDeviceGetAttribute(q.out, q.attribute, c.device);
+    if (r != cu::CUDA_SUCCESS)
+      return checkCu(api, r,
+                     concat("querying attribute ", q.attribute,
+                            " of CUDA device ", c.ordinal));
+  }
   return FLASHFUSE_SUCCESS;
 }
 

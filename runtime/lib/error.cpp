@@ -17,6 +17,20 @@ void clearError() { tlsLastError.clear(); }
 
 const char *lastError() { return tlsLastError.c_str(); }
 
+bool readWholeFile(const std::string &path, std::string &out) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return false;
+  out.clear();
+  char buffer[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
+    out.append(buffer, n);
+  bool ok = !std::ferror(f);
+  std::fclose(f);
+  return ok;
+}
+
 } // namespace flashfuse
 
 extern "C" const char *flashfuse_last_error(void) {

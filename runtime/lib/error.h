@@ -4,8 +4,10 @@
 
 #include "flashfuse/runtime.h"
 
-#include <sstream>
+#include <cstdint>
+#include <cstdio>
 #include <string>
+#include <type_traits>
 
 namespace flashfuse {
 
@@ -19,12 +21,42 @@ void clearError();
 
 const char *lastError();
 
-// Builds a message from streamable parts: fail(S, concat("x=", x)).
-template <typename... Parts> std::string concat(const Parts &...parts) {
-  std::ostringstream out;
-  (out << ... << parts);
-  return out.str();
+// Message building deliberately avoids iostreams: a host process (Python
+// with PyTorch and other extensions loaded) may carry a global C++ locale
+// created by another copy of libstdc++, and formatting through it crashes.
+namespace detail {
+inline void append(std::string &s, const std::string &x) { s += x; }
+inline void append(std::string &s, const char *x) { s += x ? x : "(null)"; }
+inline void append(std::string &s, char c) { s += c; }
+template <typename T>
+std::enable_if_t<std::is_integral_v<T>> append(std::string &s, T x) {
+  s += std::to_string(x);
 }
+inline void append(std::string &s, double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", x);
+  s += buffer;
+}
+inline void append(std::string &s, float x) { append(s, double(x)); }
+} // namespace detail
+
+// Builds a message from parts: fail(S, concat("x=", x)).
+template <typename... Parts> std::string concat(const Parts &...parts) {
+  std::string s;
+  (detail::append(s, parts), ...);
+  return s;
+}
+
+// "0x1234abcd"
+inline std::string hexAddress(std::uintptr_t address) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "0x%llx",
+                static_cast<unsigned long long>(address));
+  return buffer;
+}
+
+// Reads a whole file; false if it cannot be opened or read.
+bool readWholeFile(const std::string &path, std::string &out);
 
 } // namespace flashfuse
 

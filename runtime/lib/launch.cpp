@@ -95,9 +95,9 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
       if (!a->ptr)
         return bad(concat("buffer '", p.name, "' is a null pointer"));
       if (address % 16 != 0)
-        return bad(concat("buffer '", p.name, "' at 0x", std::hex, address,
-                          std::dec, " is not 16-byte aligned (the kernels "
-                          "copy 16 bytes at a time)"));
+        return bad(concat("buffer '", p.name, "' at ", hexAddress(address),
+                          " is not 16-byte aligned (the kernels copy 16 "
+                          "bytes at a time)"));
       if (a->numel <= 0)
         return bad(concat("buffer '", p.name, "' has ", a->numel,
                           " elements"));

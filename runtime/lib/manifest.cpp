@@ -3,19 +3,28 @@
 #include "error.h"
 
 #include <charconv>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace flashfuse {
 
 namespace {
 
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
 std::vector<std::string> tokenize(const std::string &line) {
   std::vector<std::string> tokens;
-  std::istringstream in(line);
-  for (std::string t; in >> t;)
-    tokens.push_back(t);
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && isSpace(line[i]))
+      ++i;
+    size_t start = i;
+    while (i < line.size() && !isSpace(line[i]))
+      ++i;
+    if (i > start)
+      tokens.push_back(line.substr(start, i - start));
+  }
   return tokens;
 }
 
@@ -58,12 +67,15 @@ public:
   Parser(const std::string &source, Manifest &out) : source_(source), m_(out) {}
 
   flashfuse_status run(const std::string &text) {
-    std::istringstream in(text);
-    std::string line;
     bool sawHeader = false;
     KernelSpec *open = nullptr;
     std::set<std::string> seenKeys;
-    while (std::getline(in, line)) {
+    for (size_t pos = 0; pos < text.size();) {
+      size_t eol = text.find('\n', pos);
+      if (eol == std::string::npos)
+        eol = text.size();
+      std::string line = text.substr(pos, eol - pos);
+      pos = eol + 1;
       ++lineNo_;
       if (auto hash = line.find('#'); hash != std::string::npos)
         line.erase(hash);
@@ -263,15 +275,13 @@ flashfuse_status parseManifest(const std::string &text,
 
 flashfuse_status readManifest(const std::string &dir, Manifest &out) {
   std::string path = dir + "/manifest.txt";
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  std::string text;
+  if (!readWholeFile(path, text))
     return fail(FLASHFUSE_ERROR_MANIFEST,
                 concat("cannot read ", path,
                        " (is this a flashfuse-compile artifact directory?)"));
-  std::ostringstream text;
-  text << in.rdbuf();
   out.dir = dir;
-  return parseManifest(text.str(), path, out);
+  return parseManifest(text, path, out);
 }
 
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
