@@ -9,18 +9,6 @@ from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
 
 
-def _aligned(t):
-    """Whether the kernels can read t in place: last dim contiguous, 16-byte
-    aligned base, and every walked row starting on a 16-byte boundary."""
-    elem = t.element_size()
-    if t.shape[-1] > 1 and t.stride(-1) != 1:
-        return False
-    if t.data_ptr() % 16:
-        return False
-    return all(n == 1 or (s * elem) % 16 == 0
-               for n, s in zip(t.shape[:-1], t.stride()[:-1]))
-
-
 def _check_inputs(q, k, v, enable_gqa):
     # Structure first, device last: every mistake but the device is then
     # reported the same way on machines with and without a GPU.
@@ -88,8 +76,6 @@ def _score_operand(attn_mask, q, k):
     if m is None:
         raise ValueError(f"attn_mask of shape {tuple(attn_mask.shape)} does "
                          f"not broadcast to {shape}")
-    if m.data_ptr() % 16:
-        m = m.contiguous()
     return (None, m) if attn_mask.dtype == torch.bool else (m, None)
 
 
@@ -113,8 +99,6 @@ class _Attention(torch.autograd.Function):
             raise NotImplementedError(
                 "flashfuse: the gradient with respect to a float attn_mask "
                 "is not supported")
-        if not _aligned(dout):
-            dout = dout.contiguous()
         dq, dk, dv = torch.ops.flashfuse.attention_bwd(
             dout, q, k, v, o, lse, bias, mask, *ctx.options)
         return dq, dk, dv, None, None, None, None, None, None, None, None, None
@@ -126,7 +110,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
     float16/bfloat16 tensors with any strides (views of BSHD memory are read
-    in place; other layouts are copied). Beyond SDPA: `is_causal` may also be
+    in place; a non-contiguous last dim or misaligned rows are copied). Beyond SDPA: `is_causal` may also be
     "top_left" (what True means) or "bottom_right"; `window=(left, right)`
     restricts each query to keys within that distance of its diagonal (-1 =
     unbounded); `softcap` applies softcap * tanh(score / softcap). Returns O
@@ -150,13 +134,11 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     bias, mask = _score_operand(attn_mask, query, key)
-    q, k, v = (t if _aligned(t) else t.contiguous()
-               for t in (query, key, value))
     # One seed per call, drawn from torch's generator so torch.manual_seed
     # makes dropout reproducible; the backward pass reuses it.
     seed = (int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0
             else 0)
-    o, _ = _Attention.apply(q, k, v, bias, mask, _CAUSAL[is_causal],
+    o, _ = _Attention.apply(query, key, value, bias, mask, _CAUSAL[is_causal],
                             float(scale), int(window[0]), int(window[1]),
                             softcap, float(dropout_p), seed)
     return o

@@ -35,6 +35,31 @@ def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
         bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0)
 
 
+def _aligned(t):
+    """Whether the kernels can read t in place: last dim contiguous, 16-byte
+    aligned base, and every walked row starting on a 16-byte boundary."""
+    elem = t.element_size()
+    if t.shape[-1] > 1 and t.stride(-1) != 1:
+        return False
+    if t.data_ptr() % 16:
+        return False
+    return all(n == 1 or (s * elem) % 16 == 0
+               for n, s in zip(t.shape[:-1], t.stride()[:-1]))
+
+
+def _readable(t):
+    """t, or a contiguous copy where the kernels cannot read it in place.
+    Done inside the ops, on real tensors: data pointers do not exist while
+    torch.compile traces."""
+    if t is None or _aligned(t):
+        return t
+    if t.dtype in (torch.float32, torch.int8):
+        # Bias/mask: a 0-stride broadcast view needs only an aligned base.
+        if t.data_ptr() % 16 == 0:
+            return t
+    return t.contiguous()
+
+
 def _poison(*tensors):
     """With FLASHFUSE_POISON_OUTPUTS=1, fill outputs with NaN before a launch
     so that elements a kernel fails to write cannot pass a test by holding
@@ -63,7 +88,8 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
                        window_left, window_right, softcap, dropout_p)
     kernel = _kernels.kernel(q.device.index, variant)
-    o = _output_like(q, v.shape[-1])
+    o = _output_like(q, v.shape[-1])  # before any copy: the fake's layout
+    q, k, v, bias, mask = (_readable(t) for t in (q, k, v, bias, mask))
     b, hq, sq, d = q.shape
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
@@ -124,6 +150,8 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     pre, kernel = _backward_kernels(
         q.device.index, (q, k, v, bias, mask, causal, window_left,
                          window_right, softcap, dropout_p))
+    dout, q, k, v, out, bias, mask = (
+        _readable(t) for t in (dout, q, k, v, out, bias, mask))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32

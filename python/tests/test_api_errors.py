@@ -64,7 +64,7 @@ def test_custom_op_is_registered_with_a_fake():
 
 
 def test_option_validation_before_device():
-    from flashfuse.functional import _aligned
+    from flashfuse.ops import _aligned
     t = torch.zeros(2, 3, 5, 8, dtype=torch.float16)
     assert _aligned(t)
     assert not _aligned(t[..., 1:])
