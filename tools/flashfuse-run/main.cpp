@@ -269,25 +269,7 @@ int runKernel(const Options &o) {
     std::printf("numerics not checked: dropout_p > 0 draws random numbers "
                 "the reference cannot reproduce (run with --dropout 0)\n");
   } else {
-    Problem p{};
-    p.type = type;
-    p.batch = o.batch;
-    p.headsQ = o.headsQ;
-    p.headsKv = o.headsKv;
-    p.seqQ = o.seqQ;
-    p.seqK = o.seqK;
-    p.headDim = var.head_dim;
-    p.headDimV = var.head_dim_v;
-    std::copy(lq.stride, lq.stride + 4, p.qStride);
-    std::copy(lk.stride, lk.stride + 4, p.kStride);
-    std::copy(lv.stride, lv.stride + 4, p.vStride);
-    p.scale = args.scale;
-    p.causal = var.causal;
-    p.windowLeft = args.window_left;
-    p.windowRight = args.window_right;
-    p.softcap = args.softcap;
-    p.bias = args.bias;
-    p.mask = args.mask;
+    Problem p{type, var.causal, args};
     DeviceBuffer refOut(lo.elements() * sizeof(float)),
         lowOut(lo.elements() * sizeof(float));
     DeviceBuffer refLse(rows * sizeof(float)), lowLse(rows * sizeof(float));

@@ -32,14 +32,14 @@ template <> __device__ float roundTo<__nv_bfloat16>(float x) {
 // FlashAttention.
 __device__ bool keyAllowed(const Problem &p, int64_t b, int64_t h, int64_t i,
                            int64_t j) {
-  int64_t diagonal = p.causal == 1 ? i : i + p.seqK - p.seqQ;
+  int64_t diagonal = p.causal == 1 ? i : i + p.a.seq_k - p.a.seq_q;
   if (p.causal != 0 && j > diagonal)
     return false;
-  if (p.windowLeft >= 0 && j < diagonal - p.windowLeft)
+  if (p.a.window_left >= 0 && j < diagonal - p.a.window_left)
     return false;
-  if (p.windowRight >= 0 && j > diagonal + p.windowRight)
+  if (p.a.window_right >= 0 && j > diagonal + p.a.window_right)
     return false;
-  if (p.mask && p.mask[((b * p.headsQ + h) * p.seqQ + i) * p.seqK + j] == 0)
+  if (p.a.mask && p.a.mask[((b * p.a.heads_q + h) * p.a.seq_q + i) * p.a.seq_k + j] == 0)
     return false;
   return true;
 }
@@ -48,18 +48,18 @@ template <typename T, bool Low>
 __device__ float score(const Problem &p, const float *qRow, const T *kRow,
                        int64_t b, int64_t h, int64_t i, int64_t j) {
   float s = 0.f;
-  for (int64_t d = 0; d < p.headDim; ++d)
+  for (int64_t d = 0; d < p.a.head_dim; ++d)
     s += qRow[d] * toFloat(kRow[d]);
   // In low precision q was pre-scaled and rounded, as `(q * scale) @ k^T`
   // in the kernel's dtype would be.
-  s = Low ? roundTo<T>(s) : s * p.scale;
-  if (p.softcap > 0.f) {
-    s = p.softcap * tanhf(s / p.softcap);
+  s = Low ? roundTo<T>(s) : s * p.a.scale;
+  if (p.a.softcap > 0.f) {
+    s = p.a.softcap * tanhf(s / p.a.softcap);
     if (Low)
       s = roundTo<T>(s);
   }
-  if (p.bias) {
-    s += p.bias[((b * p.headsQ + h) * p.seqQ + i) * p.seqK + j];
+  if (p.a.bias) {
+    s += p.a.bias[((b * p.a.heads_q + h) * p.a.seq_q + i) * p.a.seq_k + j];
     if (Low)
       s = roundTo<T>(s);
   }
@@ -90,61 +90,61 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ float probs[kThreads];
   __shared__ float scratch[kThreads / 32];
   const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const int64_t hk = h / (p.headsQ / p.headsKv);
-  const T *qPtr = q + b * p.qStride[0] + h * p.qStride[1] + i * p.qStride[2];
-  for (int64_t d = threadIdx.x; d < p.headDim; d += kThreads) {
+  const int64_t hk = h / (p.a.heads_q / p.a.heads_kv);
+  const T *qPtr = q + b * p.a.q_stride[0] + h * p.a.q_stride[1] + i * p.a.q_stride[2];
+  for (int64_t d = threadIdx.x; d < p.a.head_dim; d += kThreads) {
     float x = toFloat(qPtr[d]);
-    qRow[d] = Low ? roundTo<T>(x * p.scale) : x;
+    qRow[d] = Low ? roundTo<T>(x * p.a.scale) : x;
   }
   __syncthreads();
-  const T *kBase = k + b * p.kStride[0] + hk * p.kStride[1];
-  const T *vBase = v + b * p.vStride[0] + hk * p.vStride[1];
-  const int64_t row = (b * p.headsQ + h) * p.seqQ + i;
+  const T *kBase = k + b * p.a.k_stride[0] + hk * p.a.k_stride[1];
+  const T *vBase = v + b * p.a.v_stride[0] + hk * p.a.v_stride[1];
+  const int64_t row = (b * p.a.heads_q + h) * p.a.seq_q + i;
 
   float m = -INFINITY;
-  for (int64_t j = threadIdx.x; j < p.seqK; j += kThreads)
+  for (int64_t j = threadIdx.x; j < p.a.seq_k; j += kThreads)
     if (keyAllowed(p, b, h, i, j))
-      m = fmaxf(m, score<T, Low>(p, qRow, kBase + j * p.kStride[2], b, h, i, j));
+      m = fmaxf(m, score<T, Low>(p, qRow, kBase + j * p.a.k_stride[2], b, h, i, j));
   m = blockReduce<true>(m, scratch);
   if (m == -INFINITY) {
-    for (int64_t d = threadIdx.x; d < p.headDimV; d += kThreads)
-      out[row * p.headDimV + d] = 0.f;
+    for (int64_t d = threadIdx.x; d < p.a.head_dim_v; d += kThreads)
+      out[row * p.a.head_dim_v + d] = 0.f;
     if (threadIdx.x == 0)
       lse[row] = -INFINITY;
     return;
   }
 
   float l = 0.f;
-  for (int64_t j = threadIdx.x; j < p.seqK; j += kThreads)
+  for (int64_t j = threadIdx.x; j < p.a.seq_k; j += kThreads)
     if (keyAllowed(p, b, h, i, j))
-      l += expf(score<T, Low>(p, qRow, kBase + j * p.kStride[2], b, h, i, j) - m);
+      l += expf(score<T, Low>(p, qRow, kBase + j * p.a.k_stride[2], b, h, i, j) - m);
   l = blockReduce<false>(l, scratch);
 
   float acc[kMaxColumnsPerThread] = {};
-  for (int64_t j0 = 0; j0 < p.seqK; j0 += kThreads) {
+  for (int64_t j0 = 0; j0 < p.a.seq_k; j0 += kThreads) {
     int64_t j = j0 + threadIdx.x;
     float pj = 0.f;
-    if (j < p.seqK && keyAllowed(p, b, h, i, j)) {
-      pj = expf(score<T, Low>(p, qRow, kBase + j * p.kStride[2], b, h, i, j) - m) / l;
+    if (j < p.a.seq_k && keyAllowed(p, b, h, i, j)) {
+      pj = expf(score<T, Low>(p, qRow, kBase + j * p.a.k_stride[2], b, h, i, j) - m) / l;
       if (Low)
         pj = roundTo<T>(pj);
     }
     __syncthreads(); // previous chunk's probabilities are consumed
     probs[threadIdx.x] = pj;
     __syncthreads();
-    int64_t chunk = p.seqK - j0 < kThreads ? p.seqK - j0 : kThreads;
+    int64_t chunk = p.a.seq_k - j0 < kThreads ? p.a.seq_k - j0 : kThreads;
     for (int c = 0; c < kMaxColumnsPerThread; ++c) {
       int64_t d = threadIdx.x + c * kThreads;
-      if (d >= p.headDimV)
+      if (d >= p.a.head_dim_v)
         break;
       for (int64_t jj = 0; jj < chunk; ++jj)
-        acc[c] += probs[jj] * toFloat(vBase[(j0 + jj) * p.vStride[2] + d]);
+        acc[c] += probs[jj] * toFloat(vBase[(j0 + jj) * p.a.v_stride[2] + d]);
     }
   }
   for (int c = 0; c < kMaxColumnsPerThread; ++c) {
     int64_t d = threadIdx.x + c * kThreads;
-    if (d < p.headDimV)
-      out[row * p.headDimV + d] = Low ? roundTo<T>(acc[c]) : acc[c];
+    if (d < p.a.head_dim_v)
+      out[row * p.a.head_dim_v + d] = Low ? roundTo<T>(acc[c]) : acc[c];
   }
   if (threadIdx.x == 0)
     lse[row] = m + logf(l);
@@ -153,11 +153,11 @@ __global__ void __launch_bounds__(kThreads)
 template <typename T>
 const char *launch(const Problem &p, const void *q, const void *k,
                    const void *v, float *out, float *lse, bool low) {
-  if (p.headDimV > kThreads * kMaxColumnsPerThread)
+  if (p.a.head_dim_v > kThreads * kMaxColumnsPerThread)
     return "reference: head_dim_v too large";
-  dim3 grid(static_cast<unsigned>(p.seqQ), static_cast<unsigned>(p.headsQ),
-            static_cast<unsigned>(p.batch));
-  size_t smem = p.headDim * sizeof(float);
+  dim3 grid(static_cast<unsigned>(p.a.seq_q), static_cast<unsigned>(p.a.heads_q),
+            static_cast<unsigned>(p.a.batch));
+  size_t smem = p.a.head_dim * sizeof(float);
   auto qt = static_cast<const T *>(q);
   auto kt = static_cast<const T *>(k);
   auto vt = static_cast<const T *>(v);
@@ -176,7 +176,7 @@ const char *launch(const Problem &p, const void *q, const void *k,
 const char *referenceAttention(const Problem &p, const void *q, const void *k,
                                const void *v, float *out, float *lse,
                                bool lowPrecision) {
-  if (p.headsQ > 65535 || p.batch > 65535)
+  if (p.a.heads_q > 65535 || p.a.batch > 65535)
     return "reference: heads or batch beyond the grid limit";
   return p.type == ElementType::F16
              ? launch<__half>(p, q, k, v, out, lse, lowPrecision)
