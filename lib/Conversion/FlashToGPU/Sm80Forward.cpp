@@ -109,8 +109,11 @@ private:
 
   using Frags = SmallVector<Value>;
   /// S = Q Kᵀ for one key block: [mt][nTile] accumulators. `qRegs` holds
-  /// the A operands of Q, [m * D/16 + kk].
+  /// the A operands of Q, [m * D/16 + kk], or is empty when Q is re-read
+  /// from shared memory (KernelSpec::qInRegisters).
   SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage);
+  /// The A operand of Q for m-tile m and k-step kk, from shared memory.
+  Frags loadQOperand(int64_t m, int64_t kk);
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
   Value elementMaskPredicate(Value row, Value col);
@@ -285,21 +288,41 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
       arith::RemUIOp::create(b, arith::DivUIOp::create(b, lane, cIdx(b, 8)),
                              cIdx(b, 2)),
       cIdx(b, 8));
-  for (int64_t kk = 0; kk < s.headDim / 16; ++kk) {
+  for (int64_t kk = 0; kk < nTilesD; ++kk) {
+    SmallVector<Frags> qa(mt);
+    for (int64_t m = 0; m < mt; ++m)
+      qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
     Value col = arith::AddIOp::create(b, colHalf, cIdx(b, kk * 16));
     for (int64_t p = 0; p < nTilesN / 2; ++p) {
       Value row = arith::AddIOp::create(b, rowInPair, cIdx(b, p * 16));
       Regs kf = ldmatrixX4(b, sK, stage, row, col, s.elementType,
                            /*transpose=*/false);
       for (int64_t m = 0; m < mt; ++m) {
-        ArrayRef<Value> qa = qRegs[m * nTilesD + kk];
-        sc[m][2 * p] = mma(b, qa, {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
+        sc[m][2 * p] = mma(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
         sc[m][2 * p + 1] =
-            mma(b, qa, {kf[2], kf[3]}, sc[m][2 * p + 1], s.elementType);
+            mma(b, qa[m], {kf[2], kf[3]}, sc[m][2 * p + 1], s.elementType);
       }
     }
   }
   return sc;
+}
+
+Sm80ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
+                                                           int64_t kk) {
+  // Lane l addresses row 16m + l%16 of its warp's rows and column
+  // 16kk + 8(l/16): matrices (rows 0-7 | 8-15) x (d 0-7 | 8-15) in A order.
+  Value warpRow = arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
+  Value row = arith::AddIOp::create(
+      b, warpRow,
+      arith::AddIOp::create(b, arith::RemUIOp::create(b, lane, cIdx(b, 16)),
+                            cIdx(b, 16 * m)));
+  Value col = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, arith::DivUIOp::create(b, lane, cIdx(b, 16)),
+                               cIdx(b, 8)),
+      cIdx(b, 16 * kk));
+  Regs r = ldmatrixX4(b, sQ, ValueRange{}, row, col, s.elementType,
+                      /*transpose=*/false);
+  return Frags(r.begin(), r.end());
 }
 
 Value Sm80ForwardBuilder::rowOf(int64_t m, int64_t i) {
@@ -447,23 +470,13 @@ void Sm80ForwardBuilder::build() {
                                    b.getI32IntegerAttr(std::max<int64_t>(s.stages - 2, 0)));
   gpu::BarrierOp::create(b);
 
-  // Q fragments: lane l addresses row 16m + l%16, column 16kk + 8(l/16).
-  SmallVector<Frags> qOps; // [m * D/16 + kk], live across the key loop
-  {
-    Value warpRow = arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
-    Value laneRow = arith::AddIOp::create(b, warpRow,
-                                          arith::RemUIOp::create(b, lane, cIdx(b, 16)));
-    Value laneCol = arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, lane, cIdx(b, 16)), cIdx(b, 8));
+  // Q's A operands live in registers for the whole key loop when they fit;
+  // otherwise they are re-read from shared memory at every k-step.
+  SmallVector<Frags> qOps; // [m * D/16 + kk]
+  if (s.qInRegisters())
     for (int64_t m = 0; m < mt; ++m)
-      for (int64_t kk = 0; kk < nTilesD; ++kk) {
-        Regs r = ldmatrixX4(b, sQ, ValueRange{},
-                            arith::AddIOp::create(b, laneRow, cIdx(b, 16 * m)),
-                            arith::AddIOp::create(b, laneCol, cIdx(b, 16 * kk)),
-                            s.elementType, /*transpose=*/false);
-        qOps.push_back(Frags(r.begin(), r.end()));
-      }
-  }
+      for (int64_t kk = 0; kk < nTilesD; ++kk)
+        qOps.push_back(loadQOperand(m, kk));
 
   // Loop-carried state: O accumulators [mt][Dv/8], row max m and partial row
   // sum l for rows g and g+8 of each m-tile (log2 domain).

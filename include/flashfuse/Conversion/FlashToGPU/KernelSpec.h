@@ -35,7 +35,11 @@ struct KernelSpec {
   int64_t threads() const { return warps * 32; }
   /// 16-row m-tiles each warp owns.
   int64_t mTilesPerWarp() const { return blockM / (16 * warps); }
-  int64_t elementBytes() const { return 2; }
+  /// Q's A operands take mTilesPerWarp * D / 4 registers per thread; kept
+  /// for the whole key loop only while that is at most 32, which leaves the
+  /// accumulators and scores room under 255 registers (ptxas reports for
+  /// D = 128 with two m-tiles: 64 Q registers spill).
+  bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
   int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
   int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
   int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }
