@@ -20,6 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -117,6 +118,10 @@ private:
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
   Value elementMaskPredicate(Value row, Value col);
+  /// No softcap, bias or score_mod: scores stay raw until the exponent,
+  /// where scale * log2(e) folds into one FFMA (FlashAttention-2's trick).
+  bool isPlainScore() const { return !s.softcap && !s.bias && !s.scoreMod; }
+  Value scoreFactor; // scale * log2(e), for plain scores
   /// Offset of element (batch, head, row, col) of the bias or mask operand,
   /// clamped into range so that loads for masked-out elements stay inside.
   Value broadcastOperandOffset(StringRef prefix, Value row, Value col);
@@ -401,9 +406,7 @@ void Sm80ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
                                             Value kvStart, bool masked) {
   const float log2e = float(M_LOG2E);
   Value scale = arg.lookup("scale");
-  bool plain = !s.softcap && !s.bias && !s.scoreMod;
-  // Without score modifications, scale and log2(e) fold into one multiply.
-  Value scaleLog2 = arith::MulFOp::create(b, scale, cF32(b, log2e));
+  bool plain = isPlainScore();
   Value negInf = cF32(b, -INFINITY);
   Value kvStart32 = i32(kvStart);
   for (int64_t m = 0; m < mt; ++m)
@@ -421,9 +424,7 @@ void Sm80ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
                     b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                     cIdx(b, 8 * n + j))));
           }
-          if (plain) {
-            v = arith::MulFOp::create(b, v, scaleLog2);
-          } else {
+          if (!plain) {
             v = arith::MulFOp::create(b, v, scale);
             if (s.softcap) {
               Value cap = arg.lookup("softcap");
@@ -456,6 +457,8 @@ void Sm80ForwardBuilder::build() {
   readArguments();
   carveSharedMemory();
   auto [nStart, nEnd] = keyBlockRange();
+  scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"),
+                                      cF32(b, float(M_LOG2E)));
 
   // Prologue: Q and the first stages-1 key blocks in flight. Out-of-range
   // blocks are fetched as zeros (src-size 0), keeping the group count
@@ -555,16 +558,26 @@ void Sm80ForwardBuilder::build() {
         for (int64_t n = 0; n < nTilesN; ++n)
           for (int64_t jj = 0; jj < 2; ++jj)
             local = arith::MaximumFOp::create(b, local, accGet(b, sc[m][n], i, jj));
-        Value mNew = arith::MaximumFOp::create(b, mx, quadReduceMax(b, local));
+        // Plain scores are still raw: their max scales by scale * log2(e)
+        // (> 0, checked by the runtime), and each exponent below is one FFMA.
+        Value localMax = quadReduceMax(b, local);
+        if (isPlainScore())
+          localMax = arith::MulFOp::create(b, localMax, scoreFactor);
+        Value mNew = arith::MaximumFOp::create(b, mx, localMax);
         // A row with every key masked so far keeps m = -inf; subtract 0
         // instead so that exp2 sees -inf - 0 = -inf, not NaN.
         Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf);
         Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
         alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
+        Value negMUse = arith::NegFOp::create(b, mUse);
         Value sum = cF32(b, 0.0f);
         for (int64_t n = 0; n < nTilesN; ++n)
           for (int64_t jj = 0; jj < 2; ++jj) {
-            Value p = exp2Approx(b, arith::SubFOp::create(b, accGet(b, sc[m][n], i, jj), mUse));
+            Value x = accGet(b, sc[m][n], i, jj);
+            Value p = exp2Approx(
+                b, isPlainScore()
+                       ? Value(math::FmaOp::create(b, x, scoreFactor, negMUse))
+                       : Value(arith::SubFOp::create(b, x, mUse)));
             sc[m][n] = accSet(b, sc[m][n], p, i, jj);
             sum = arith::AddFOp::create(b, sum, p);
           }
