@@ -27,6 +27,42 @@ static Value multiplyAccumulate(OpBuilder &b, Location loc, ValueRange a) {
   return arith::AddFOp::create(b, loc, a[2], prod);
 }
 
+/// `t` with its head dimension `headDim` (of size Hq) split into
+/// [Hkv, G]: query head h = hk * G + g. A reshape, not a copy, so the GQA
+/// sums below are plain reduction loops with invertible maps.
+static Value splitHeads(NaiveContext &c, Value t, unsigned headDim) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (unsigned d = 0; d < type.getRank(); ++d) {
+    ReassociationIndices group = {int64_t(shape.size())};
+    if (d == headDim) {
+      shape.append({c.sz.headsKV, c.groupSize});
+      group.push_back(int64_t(shape.size()) - 1);
+    } else {
+      shape.push_back(type.getDimSize(d));
+    }
+    groups.push_back(group);
+  }
+  return tensor::ExpandShapeOp::create(
+      c.b, c.loc, RankedTensorType::get(shape, type.getElementType()), t, groups);
+}
+
+/// The operand-order exprs of a head-split operand of layout `perm` at
+/// logical (b, [hk, g], s, e).
+static SmallVector<AffineExpr> splitHeadExprs(ArrayRef<int64_t> perm, AffineExpr b,
+                                              AffineExpr hk, AffineExpr g,
+                                              AffineExpr s, AffineExpr e) {
+  SmallVector<AffineExpr> logical = {b, hk, s, e}, exprs;
+  for (unsigned operandDim = 0; operandDim < 4; ++operandDim) {
+    unsigned l = llvm::find(perm, int64_t(operandDim)) - perm.begin();
+    exprs.push_back(logical[l]);
+    if (l == 1)
+      exprs.push_back(g);
+  }
+  return exprs;
+}
+
 /// result[b, hk, j, e] = sum_{g, i} A[b, hk*G+g, i, j] * Y[b, hk*G+g, i, e]
 /// for A a 4-D score tensor and Y an operand of Q's layout; the result is
 /// f32 in the layout `outPerm` with logical shape [B, Hkv, Sk, E].
@@ -34,16 +70,17 @@ static Value reduceOverQueries(NaiveContext &c, Value scoresLike, Value y,
                                int64_t e, ArrayRef<int64_t> outPerm) {
   // Loops (b, hk, j, e, g, i); g and i are reductions.
   auto d = [&](unsigned n) { return c.dim(n); };
-  AffineExpr head = d(1) * c.groupSize + d(4);
-  AffineMap aMap = c.map(6, {d(0), head, d(5), d(2)});
-  AffineMap yMap = c.map(
-      6, toOperandOrder<AffineExpr>({d(0), head, d(5), d(3)}, c.op.getQueryPerm()));
+  auto qPerm = c.op.getQueryPerm();
+  Value a = splitHeads(c, scoresLike, 1);
+  Value ySplit = splitHeads(c, y, qPerm[1]);
+  AffineMap aMap = c.map(6, {d(0), d(1), d(4), d(5), d(2)});
+  AffineMap yMap = c.map(6, splitHeadExprs(qPerm, d(0), d(1), d(4), d(5), d(3)));
   AffineMap outMap =
       c.map(6, toOperandOrder<AffineExpr>({d(0), d(1), d(2), d(3)}, outPerm));
   Value init = buildFilledF32(
       c.b, c.loc,
       c.sizes(applyPerm({c.sz.batch, c.sz.headsKV, c.sz.seqK, e}, outPerm)), 0.0f);
-  return buildGeneric(c.b, c.loc, {scoresLike, y}, init, {aMap, yMap, outMap},
+  return buildGeneric(c.b, c.loc, {a, ySplit}, init, {aMap, yMap, outMap},
                       parallelThenReduction(4, 2), multiplyAccumulate);
 }
 
