@@ -32,7 +32,10 @@ std::string flashfuse::numerics::cpuLoweringPipeline(const std::string &lowering
   // "builtin.module(...)" wrapper that parsePassPipeline(..., pm) adds.
   return "func.func(" + flash +
          "), canonicalize, cse, "
-         "one-shot-bufferize{bufferize-function-boundaries}, "
+         // The loops lowering yields freshly computed tiles (the rescaled
+         // accumulator, the new row max) from its key loop.
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "allow-return-allocs-from-loops}, "
          "buffer-deallocation-pipeline, func.func(convert-linalg-to-loops), "
          "scf-forall-to-for, convert-scf-to-cf, expand-strided-metadata, "
          "lower-affine, convert-math-to-libm, convert-math-to-llvm, "
@@ -94,6 +97,9 @@ llvm::Error CaseJit::run(const std::string &source, const std::string &pipeline,
   mlir::ExecutionEngineOptions options;
   options.transformer = mlir::makeOptimizingTransformer(
       /*optLevel=*/2, /*sizeLevel=*/0, /*targetMachine=*/nullptr);
+  // memrefCopy (copies of strided buffers) lives in the C runner utils.
+  llvm::StringRef runnerUtils = FLASHFUSE_C_RUNNER_UTILS;
+  options.sharedLibPaths = runnerUtils;
   auto engine = mlir::ExecutionEngine::create(*module, options);
   if (!engine)
     return fail(llvm::toString(engine.takeError()));

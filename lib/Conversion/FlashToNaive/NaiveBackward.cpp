@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "NaiveSteps.h"
 
+#include "flashfuse/Conversion/Common/BackwardPreprocess.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
@@ -162,12 +163,7 @@ LogicalResult mlir::flash::naive::lowerAttentionGrad(AttentionGradOp op) {
       {doMap, vMap, c.map(5, {d(0), d(1), d(2), d(3)})},
       parallelThenReduction(4, 1), multiplyAccumulate);
 
-  // D[b,h,i] = sum_e dO∘O; loops (b, h, i, e).
-  AffineMap rowsOfQ = c.map(4, toOperandOrder<AffineExpr>({d(0), d(1), d(2), d(3)}, qPerm));
-  Value delta = buildGeneric(
-      b, c.loc, {op.getGradOutput(), op.getOutput()},
-      buildFilledF32(b, c.loc, c.sizes({c.sz.batch, c.sz.headsQ, c.sz.seqQ}), 0.0f),
-      {rowsOfQ, rowsOfQ, row}, parallelThenReduction(3, 1), multiplyAccumulate);
+  Value delta = buildGradOutputDotOutput(b, c.loc, op);
 
   // dS = P∘(dP∘Z - D): the gradient with respect to the final score.
   Value dS = buildGeneric(
