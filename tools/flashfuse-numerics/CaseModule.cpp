@@ -56,9 +56,14 @@ std::string attributes(const CaseSpec &c) {
     attrs.push_back("softcap = " + f32Attr(*c.softcap));
   if (c.dropout > 0)
     attrs.push_back("dropout_p = " + f32Attr(c.dropout));
-  if (c.bshd)
+  if (c.layout != "bhsd") {
+    auto perm = c.perm();
+    std::string value = "array<i64: " + std::to_string(perm[0]) + ", " +
+                        std::to_string(perm[1]) + ", " + std::to_string(perm[2]) +
+                        ", " + std::to_string(perm[3]) + ">";
     for (const char *p : {"q_perm", "k_perm", "v_perm"})
-      attrs.push_back(std::string(p) + " = array<i64: 0, 2, 1, 3>");
+      attrs.push_back(std::string(p) + " = " + value);
+  }
   std::string s = "{";
   for (size_t i = 0; i < attrs.size(); ++i)
     s += (i ? ", " : "") + attrs[i];

@@ -27,8 +27,10 @@ double CaseSpec::effectiveScale() const {
 }
 
 std::array<int64_t, 4> CaseSpec::perm() const {
-  if (bshd)
+  if (layout == "bshd")
     return {0, 2, 1, 3};
+  if (layout == "bhds")
+    return {0, 1, 3, 2};
   return {0, 1, 2, 3};
 }
 
@@ -87,8 +89,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.dv = i64();
     else if (key == "dtype" && (val == "f32" || val == "f16" || val == "bf16"))
       c.dtype = val;
-    else if (key == "layout" && (val == "bhsd" || val == "bshd"))
-      c.bshd = val == "bshd";
+    else if (key == "layout" && (val == "bhsd" || val == "bshd" || val == "bhds"))
+      c.layout = val;
     else if (key == "scale")
       c.scale = f64();
     else if (key == "causal" && (val == "tl" || val == "br"))
@@ -145,7 +147,7 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
 
 const char *flashfuse::numerics::caseKeysHelp() {
   return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16\n"
-         "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd   scale=\n"
+         "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd|bhds   scale=\n"
          "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"
          "  dbias=0|1   masked_row=I (mask hides row I)\n"

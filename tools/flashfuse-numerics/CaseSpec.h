@@ -22,7 +22,9 @@ struct CaseSpec {
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
           dv = -1; // dv < 0: same as d
   std::string dtype = "f32"; // f32 | f16 | bf16
-  bool bshd = false;         // layout=bshd: Q, K, V (and O) are [B, S, H, D]
+  /// layout=bhsd (default) | bshd | bhds: the order Q, K, V (and O) store
+  /// the logical [B, H, S, D] dimensions in.
+  std::string layout = "bhsd";
   std::optional<double> scale;
   std::string causal; // "" | tl | br
   std::optional<int64_t> windowLeft, windowRight;
