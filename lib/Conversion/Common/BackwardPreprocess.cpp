@@ -27,9 +27,5 @@ Value mlir::flash::buildGradOutputDotOutput(OpBuilder &b, Location loc,
                               0.0f);
   return buildGeneric(b, loc, {op.getGradOutput(), op.getOutput()}, init,
                       {rowsOfQ, rowsOfQ, row}, parallelThenReduction(3, 1),
-                      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                        Value prod = arith::MulFOp::create(
-                            b, loc, castToF32(b, loc, a[0]), castToF32(b, loc, a[1]));
-                        return arith::AddFOp::create(b, loc, a[2], prod);
-                      });
+                      multiplyAccumulateF32);
 }

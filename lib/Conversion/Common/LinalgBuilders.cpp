@@ -3,6 +3,7 @@
 
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -29,6 +30,16 @@ Value mlir::flash::buildGeneric(OpBuilder &b, Location loc, ValueRange inputs,
         linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
       });
   return generic.getResult(0);
+}
+
+Value mlir::flash::multiplyAccumulateF32(OpBuilder &b, Location loc,
+                                         ValueRange args) {
+  // One statement per op: C++ leaves the order of argument evaluation open,
+  // and the IR must not depend on the compiler.
+  Value lhs = castToF32(b, loc, args[0]);
+  Value rhs = castToF32(b, loc, args[1]);
+  Value prod = arith::MulFOp::create(b, loc, lhs, rhs);
+  return arith::AddFOp::create(b, loc, args[2], prod);
 }
 
 SmallVector<utils::IteratorType>

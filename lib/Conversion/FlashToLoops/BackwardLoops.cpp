@@ -59,12 +59,6 @@ struct BackwardContext {
 /// dQ is accumulated in logical [B, Hq, Sq, D] order.
 static constexpr int64_t kIdentityPerm[4] = {0, 1, 2, 3};
 
-static Value multiplyAccumulate(OpBuilder &b, Location loc, ValueRange a) {
-  Value prod = arith::MulFOp::create(b, loc, castToF32(b, loc, a[0]),
-                                     castToF32(b, loc, a[1]));
-  return arith::AddFOp::create(b, loc, a[2], prod);
-}
-
 /// The [m] slice of a [B, Hq, Sq] row statistic.
 static Value extractRowStat(LoopContext &c, Value stat, Value batch, Value head,
                             Value q0, Value m) {
@@ -116,7 +110,7 @@ static KeyBlockState visitQueryBlock(BackwardContext &bc, KeyBlockState s,
                                      Value qEnd) {
   LoopContext &c = bc.c;
   auto qPerm = c.op.getQueryPerm();
-  Value m = c.min(c.index(c.blockM), arith::SubIOp::create(c.b, c.loc, qEnd, q0));
+  Value m = c.tileExtent(c.blockM, q0, qEnd);
   Value qTile = extractRows(c, bc.op.getQuery(), {qPerm, batch, head, q0, m});
   Value doTile = extractRows(c, bc.op.getGradOutput(), {qPerm, batch, head, q0, m});
   Value lse = extractRowStat(c, bc.op.getLse(), batch, head, q0, m);
@@ -146,13 +140,13 @@ static KeyBlockState visitQueryBlock(BackwardContext &bc, KeyBlockState s,
   s.gradValue = buildGeneric(
       c.b, c.loc, {dropped, doTile}, s.gradValue,
       {c.map(3, {d2, d0}), rowsMap(c, qPerm, d2, d1, 3), c.map(3, {d0, d1})},
-      parallelThenReduction(2, 1), multiplyAccumulate);
+      parallelThenReduction(2, 1), multiplyAccumulateF32);
   // dP = dO_blk V_blkᵀ; loops (i, j, e).
   Value dP = buildGeneric(
       c.b, c.loc, {doTile, bc.vTile}, filledTile(c, tileSizes(m, bc.n), 0.0f),
       {rowsMap(c, qPerm, d0, d2, 3), rowsMap(c, c.op.getValuePerm(), d1, d2, 3),
        c.map(3, {d0, d1})},
-      parallelThenReduction(2, 1), multiplyAccumulate);
+      parallelThenReduction(2, 1), multiplyAccumulateF32);
   // dS = P∘(dP∘Z - D).
   SmallVector<Value> dsInputs = {probs, dP, delta};
   SmallVector<AffineMap> dsMaps = {tile, tile, row};
@@ -184,14 +178,14 @@ static KeyBlockState visitQueryBlock(BackwardContext &bc, KeyBlockState s,
   s.gradKey = buildGeneric(
       c.b, c.loc, {dX, qTile}, s.gradKey,
       {c.map(3, {d2, d0}), rowsMap(c, qPerm, d2, d1, 3), c.map(3, {d0, d1})},
-      parallelThenReduction(2, 1), multiplyAccumulate);
+      parallelThenReduction(2, 1), multiplyAccumulateF32);
   // dQ[b, h, blk] += dX K_blk; loops (i, d, j).
   RowSlice dqRows{ArrayRef<int64_t>(kIdentityPerm), batch, head, q0, m};
   Value dqTile = extractRows(c, s.gradQuery, dqRows);
   dqTile = buildGeneric(
       c.b, c.loc, {dX, bc.kTile}, dqTile,
       {c.map(3, {d0, d2}), rowsMap(c, c.op.getKeyPerm(), d2, d1, 3), c.map(3, {d0, d1})},
-      parallelThenReduction(2, 1), multiplyAccumulate);
+      parallelThenReduction(2, 1), multiplyAccumulateF32);
   s.gradQuery = insertRows(c, dqTile, s.gradQuery, dqRows);
   return s;
 }
@@ -237,8 +231,7 @@ LogicalResult mlir::flash::loops::lowerAttentionGrad(AttentionGradOp op,
         [&](Value kvHead, ValueRange a1) {
           return buildForLoop(c, c.index(0), c.index(sz.seqK), c.index(blockN), a1,
             [&](Value k0, ValueRange a2) -> SmallVector<Value> {
-              Value n = c.min(c.index(blockN),
-                              arith::SubIOp::create(b, loc, c.index(sz.seqK), k0));
+              Value n = c.tileExtent(blockN, k0, c.index(sz.seqK));
               bc.k0 = k0;
               bc.n = n;
               bc.kTile = extractRows(c, op.getKey(), {kPerm, batch, kvHead, k0, n});

@@ -40,7 +40,7 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
                                              const OnlineSoftmaxState &state,
                                              Value qTile, Value m, Value k0,
                                              Value kEnd, const TileOrigin &at) {
-  Value n = c.min(c.index(c.blockN), arith::SubIOp::create(c.b, c.loc, kEnd, k0));
+  Value n = c.tileExtent(c.blockN, k0, kEnd);
   Value kvHead = arith::DivUIOp::create(c.b, c.loc, at.head, c.index(c.group));
   Value kTile = extractRows(
       c, c.op.getQKV()[1], {c.op.getKeyPerm(), at.batch, kvHead, k0, n});
@@ -111,10 +111,7 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
       {c.map(3, {c.dim(0), jj}), rowsMap(c, c.op.getValuePerm(), jj, e, 3),
        c.map(3, {c.dim(0), e})},
       parallelThenReduction(2, 1),
-      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(b, loc, a[0], castToF32(b, loc, a[1]));
-        return arith::AddFOp::create(b, loc, a[2], prod);
-      });
+      multiplyAccumulateF32);
   return {newMax, newSum, newAcc};
 }
 
@@ -144,7 +141,7 @@ LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
     auto ivs = forall.getInductionVars();
     Value batch = ivs[0], head = ivs[1];
     Value q0 = arith::MulIOp::create(b, loc, ivs[2], c.index(blockM));
-    Value m = c.min(c.index(blockM), arith::SubIOp::create(b, loc, c.index(c.sz.seqQ), q0));
+    Value m = c.tileExtent(blockM, q0, c.index(c.sz.seqQ));
     Value qTile = extractRows(c, c.op.getQKV()[0], {qPerm, batch, head, q0, m});
 
     // The key loop runs over the band only: blocks that every query of this

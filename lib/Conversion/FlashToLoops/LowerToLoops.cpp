@@ -34,7 +34,7 @@ struct FlashLowerToLoops
     if (blockM <= 0 || blockN <= 0) {
       getOperation()->emitError()
           << "flash-lower-to-loops: block-m and block-n must be positive, got "
-          << blockM << " and " << blockN;
+          << int64_t(blockM) << " and " << int64_t(blockN);
       return signalPassFailure();
     }
     SmallVector<Operation *> ops;

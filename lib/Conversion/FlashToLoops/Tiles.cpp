@@ -29,6 +29,10 @@ Value LoopContext::add(Value a, int64_t c) {
 Value LoopContext::add(Value a, Value c) {
   return arith::AddIOp::create(b, loc, a, c);
 }
+Value LoopContext::tileExtent(int64_t block, Value start, Value end) {
+  Value rest = arith::SubIOp::create(b, loc, end, start);
+  return min(index(block), rest);
+}
 
 void mlir::flash::loops::rowSliceGeometry(LoopContext &c, const RowSlice &rows,
                                           int64_t featureSize,
@@ -127,11 +131,7 @@ Value mlir::flash::loops::buildRawDotTile(LoopContext &c, Value qTile,
                       filledTile(c, tileSizes(m, n), 0.0f),
                       {qMap, kMap, c.map(3, {i, j})},
                       parallelThenReduction(2, 1),
-                      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                        Value prod = arith::MulFOp::create(
-                            b, loc, castToF32(b, loc, a[0]), castToF32(b, loc, a[1]));
-                        return arith::AddFOp::create(b, loc, a[2], prod);
-                      });
+                      multiplyAccumulateF32);
 }
 
 ScoreIndex mlir::flash::loops::tileScoreIndex(LoopContext &c, OpBuilder &b,
@@ -166,10 +166,9 @@ Value mlir::flash::loops::buildScoreTile(LoopContext &c, Value rawDots,
       c.b, c.loc, rawDots, init, {id, id}, parallelThenReduction(2, 0),
       [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         ScoreIndex idx = tileScoreIndex(c, b, loc, at, 0, 1);
-        return buildMaskedScore(b, loc, c.op, c.band, a[0],
-                                readBroadcast(b, loc, c.op.getBiasOperand(), idx),
-                                readBroadcast(b, loc, c.op.getMaskOperand(), idx),
-                                idx);
+        Value bias = readBroadcast(b, loc, c.op.getBiasOperand(), idx);
+        Value mask = readBroadcast(b, loc, c.op.getMaskOperand(), idx);
+        return buildMaskedScore(b, loc, c.op, c.band, a[0], bias, mask, idx);
       });
 }
 

@@ -33,6 +33,9 @@ struct LoopContext {
   Value max(Value a, Value c);
   Value add(Value a, int64_t c);
   Value add(Value a, Value c);
+  /// min(block, end - start): the extent of the tile starting at `start`,
+  /// smaller than `block` for the tail.
+  Value tileExtent(int64_t block, Value start, Value end);
 };
 
 /// A run of rows [start, start + size) of one (batch, head) of a 4-D

@@ -22,12 +22,6 @@ using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::naive;
 
-static Value multiplyAccumulate(OpBuilder &b, Location loc, ValueRange a) {
-  Value prod = arith::MulFOp::create(b, loc, castToF32(b, loc, a[0]),
-                                     castToF32(b, loc, a[1]));
-  return arith::AddFOp::create(b, loc, a[2], prod);
-}
-
 /// `t` with its head dimension `headDim` (of size Hq) split into
 /// [Hkv, G]: query head h = hk * G + g. A reshape, not a copy, so the GQA
 /// sums below are plain reduction loops with invertible maps.
@@ -82,7 +76,7 @@ static Value reduceOverQueries(NaiveContext &c, Value scoresLike, Value y,
       c.b, c.loc,
       c.sizes(applyPerm({c.sz.batch, c.sz.headsKV, c.sz.seqK, e}, outPerm)), 0.0f);
   return buildGeneric(c.b, c.loc, {a, ySplit}, init, {aMap, yMap, outMap},
-                      parallelThenReduction(4, 2), multiplyAccumulate);
+                      parallelThenReduction(4, 2), multiplyAccumulateF32);
 }
 
 /// dBias: dS summed over the dimensions the bias broadcasts, then cast to
@@ -161,7 +155,7 @@ LogicalResult mlir::flash::naive::lowerAttentionGrad(AttentionGradOp op) {
       buildFilledF32(b, c.loc,
                      c.sizes({c.sz.batch, c.sz.headsQ, c.sz.seqQ, c.sz.seqK}), 0.0f),
       {doMap, vMap, c.map(5, {d(0), d(1), d(2), d(3)})},
-      parallelThenReduction(4, 1), multiplyAccumulate);
+      parallelThenReduction(4, 1), multiplyAccumulateF32);
 
   Value delta = buildGradOutputDotOutput(b, c.loc, op);
 
@@ -202,7 +196,7 @@ LogicalResult mlir::flash::naive::lowerAttentionGrad(AttentionGradOp op) {
                      c.sizes(applyPerm({c.sz.batch, c.sz.headsQ, c.sz.seqQ, c.sz.d},
                                        qPerm)),
                      0.0f),
-      {dxMap, kMap, dqMap}, parallelThenReduction(4, 1), multiplyAccumulate);
+      {dxMap, kMap, dqMap}, parallelThenReduction(4, 1), multiplyAccumulateF32);
 
   // dK = scale · dXᵀ Q, summed over the query heads of each kv head.
   Value dK = reduceOverQueries(c, dX, op.getQuery(), c.sz.d, kPerm);

@@ -92,10 +92,7 @@ LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
   Value oAcc = buildGeneric(
       b, c.loc, {probs, op.getValue()}, oInit, {pMap, vMap, oMap},
       parallelThenReduction(4, 1),
-      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        Value prod = arith::MulFOp::create(b, loc, a[0], castToF32(b, loc, a[1]));
-        return arith::AddFOp::create(b, loc, a[2], prod);
-      });
+      multiplyAccumulateF32);
   Value out = buildCastTensor(c, oAcc, op.getOutput().getType().getElementType());
 
   SmallVector<Value> results = {out};

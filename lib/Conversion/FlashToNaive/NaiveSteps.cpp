@@ -33,11 +33,7 @@ Value mlir::flash::naive::buildRawDots(NaiveContext &c) {
       c.b, c.loc, c.sizes({c.sz.batch, c.sz.headsQ, c.sz.seqQ, c.sz.seqK}), 0.0f);
   return buildGeneric(c.b, c.loc, {qkv[0], qkv[1]}, init, {qMap, kMap, outMap},
                       parallelThenReduction(4, 1),
-                      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                        Value prod = arith::MulFOp::create(
-                            b, loc, castToF32(b, loc, a[0]), castToF32(b, loc, a[1]));
-                        return arith::AddFOp::create(b, loc, a[2], prod);
-                      });
+                      multiplyAccumulateF32);
 }
 
 Value mlir::flash::naive::buildScores(NaiveContext &c, Value rawDots) {

@@ -29,6 +29,10 @@ Value buildGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
                    ArrayRef<AffineMap> maps,
                    ArrayRef<utils::IteratorType> iterators, GenericBody body);
 
+/// The body of a contraction: out + f32(a) * f32(b) for block arguments
+/// (a, b, out), inputs of any float type widened to f32.
+Value multiplyAccumulateF32(OpBuilder &b, Location loc, ValueRange args);
+
 /// Iterator types: `numParallel` parallel loops then `numReduction`
 /// reduction loops.
 SmallVector<utils::IteratorType> parallelThenReduction(unsigned numParallel,
