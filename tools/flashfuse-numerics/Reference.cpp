@@ -147,8 +147,10 @@ BackwardOutputs flashfuse::numerics::referenceBackward(const CaseSpec &c,
   out.gradQuery = HostTensor(in.q.shape);
   out.gradKey = HostTensor(in.k.shape);
   out.gradValue = HostTensor(in.v.shape);
-  if (!in.bias.empty())
+  if (!in.bias.empty()) {
     out.gradBias = HostTensor(in.bias.shape);
+    out.gradBiasTermMagnitude = HostTensor(in.bias.shape);
+  }
   const int64_t dv = c.headDimV(), g = pb.group;
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.headsQ; ++h)
@@ -169,8 +171,10 @@ BackwardOutputs flashfuse::numerics::referenceBackward(const CaseSpec &c,
             out.gradValue.atLogical(pb.perm, {b, h / g, j, e}) += p[j] * z * go;
           }
           double dS = p[j] * (dp * z - delta);
-          if (!out.gradBias.empty())
+          if (!out.gradBias.empty()) {
             out.gradBias.atBroadcast({b, h, i, j}) += dS;
+            out.gradBiasTermMagnitude.atBroadcast({b, h, i, j}) += dS * dS;
+          }
           double dX = dS; // with respect to scale * dot
           if (c.softcap) {
             double t = std::tanh(row.scaledDot[j] / *c.softcap);
@@ -184,5 +188,7 @@ BackwardOutputs flashfuse::numerics::referenceBackward(const CaseSpec &c,
           }
         }
       }
+  for (double &m : out.gradBiasTermMagnitude.data)
+    m = std::sqrt(m);
   return out;
 }

@@ -27,6 +27,12 @@ struct ForwardOutputs {
 
 struct BackwardOutputs {
   HostTensor gradQuery, gradKey, gradValue, gradBias;
+  /// Per dBias entry, the L2 norm of the dS terms it sums: the scale of its
+  /// f32 rounding error (about eps * sqrt(N) * norm for N terms). A dBias
+  /// summed over keys cancels to ~0 (each row of dS sums to zero), so its
+  /// own magnitude says nothing about its error; a missing tile, though,
+  /// shifts it by a sizeable fraction of the norm.
+  HostTensor gradBiasTermMagnitude;
 };
 
 /// Philox4x32-10 keep test of Philox.h, in plain C++.
