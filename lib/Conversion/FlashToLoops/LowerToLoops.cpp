@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "LoopsLowering.h"
 
-#include "flashfuse/Conversion/Common/Layout.h"
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Passes.h"
 
 namespace mlir::flash {
@@ -37,25 +37,14 @@ struct FlashLowerToLoops
           << int64_t(blockM) << " and " << int64_t(blockN);
       return signalPassFailure();
     }
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, AttentionGradOp>(op))
-        ops.push_back(op);
-    });
-    bool failedAny = false;
-    for (Operation *op : ops) {
-      if (failed(requireStaticShapes(op, "flash-lower-to-loops"))) {
-        failedAny = true;
-        continue;
-      }
-      LogicalResult result =
-          isa<AttentionOp>(op)
-              ? loops::lowerAttention(cast<AttentionOp>(op), blockM, blockN)
-              : loops::lowerAttentionGrad(cast<AttentionGradOp>(op), blockM,
-                                          blockN);
-      failedAny |= failed(result);
-    }
-    if (failedAny)
+    if (failed(lowerEachFlashOp(
+            getOperation(), "flash-lower-to-loops",
+            [&](AttentionOp op) {
+              return loops::lowerAttention(op, blockM, blockN);
+            },
+            [&](AttentionGradOp op) {
+              return loops::lowerAttentionGrad(op, blockM, blockN);
+            })))
       signalPassFailure();
   }
 };

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "NaiveSteps.h"
 
-#include "flashfuse/Conversion/Common/Layout.h"
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Passes.h"
 
 namespace mlir::flash {
@@ -22,23 +22,9 @@ namespace {
 struct FlashLowerNaive : flash::impl::FlashLowerNaiveBase<FlashLowerNaive> {
   using FlashLowerNaiveBase::FlashLowerNaiveBase;
   void runOnOperation() override {
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<AttentionOp, AttentionGradOp>(op))
-        ops.push_back(op);
-    });
-    bool failedAny = false;
-    for (Operation *op : ops) {
-      if (failed(requireStaticShapes(op, "flash-lower-naive"))) {
-        failedAny = true;
-        continue;
-      }
-      LogicalResult result =
-          isa<AttentionOp>(op) ? naive::lowerAttention(cast<AttentionOp>(op))
-                               : naive::lowerAttentionGrad(cast<AttentionGradOp>(op));
-      failedAny |= failed(result);
-    }
-    if (failedAny)
+    if (failed(lowerEachFlashOp(getOperation(), "flash-lower-naive",
+                                naive::lowerAttention,
+                                naive::lowerAttentionGrad)))
       signalPassFailure();
   }
 };
