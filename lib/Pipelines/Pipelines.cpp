@@ -8,7 +8,27 @@
 #include "flashfuse/Conversion/Passes.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+/// nvgpu → nvvm first (ldmatrix, cp.async), then the structured ops, then
+/// gpu → nvvm; the NVPTX backend serialises the result to PTX ("isa").
+static constexpr llvm::StringLiteral kKernelsToPtx =
+    "gpu.module(convert-nvgpu-to-nvvm,convert-scf-to-cf,convert-nvvm-to-llvm,"
+    "expand-strided-metadata,lower-affine,convert-vector-to-llvm,"
+    "convert-gpu-to-nvvm,canonicalize,cse),"
+    "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}";
+
+LogicalResult mlir::flash::buildKernelsToPtxPipeline(OpPassManager &pm) {
+  return parsePassPipeline(kKernelsToPtx, pm);
+}
+
 void mlir::flash::registerFlashPassesAndPipelines() {
   registerFlashTransformsPasses();
   registerFlashConversionPasses();
+  PassPipelineRegistration<>(
+      "flash-kernels-to-ptx",
+      "Lower the gpu.modules built by flash-lower-to-gpu to PTX (gpu.binary)",
+      [](OpPassManager &pm) { (void)buildKernelsToPtxPipeline(pm); });
 }

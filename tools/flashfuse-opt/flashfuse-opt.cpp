@@ -6,6 +6,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -15,6 +16,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // Translations to LLVM IR, so that gpu-module-to-binary can serialise
+  // gpu.modules to PTX.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::flash::FlashDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FlashFuse optimizer driver\n", registry));

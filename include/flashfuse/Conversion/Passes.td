@@ -14,6 +14,21 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     (P from LSE, dV = Pᵀ dO, dP = dO Vᵀ, dS = P ∘ (dP − rowsum(dO ∘ O)),
     dQ = dS K · scale, dK = dSᵀ Q · scale). Runs on the CPU after
     bufferization; the reference every other lowering is checked against.
+
+    The whole variant set is handled: operand layouts (q/k/v_perm) and GQA
+    through indexing maps (no copies; the GQA sums of dK and dV reduce over
+    a [Hkv, G] reshape of the heads), causal (both alignments) and window
+    bands, softcap (with its 1 - tanh² chain rule), broadcast bias (dBias
+    summed over the broadcast dimensions) and mask, score_mod and mask_mod
+    bodies cloned into the score generic, dropout by the counter-based
+    Philox keep test of flashfuse/Conversion/Common/Philox.h, the optional
+    LSE (+inf for a fully masked row, whose O is 0). Statistics and
+    accumulations are f32 for f16, bf16 and f32 inputs.
+
+    Refused with an error: dynamic shapes, and in flash.attention_grad a
+    score_mod whose derivative with respect to the score is not provably 1
+    (only `score`, `score + f(b, h, q, k)` and `score - f(...)` are
+    differentiated).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -29,10 +44,18 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
     CPU-runnable: for each (batch, head, block of `block-m` query rows) a loop
     over blocks of `block-n` keys keeps the running row maximum m and sum l in
     f32 and rescales the f32 accumulator, so nothing of size Sq x Sk is ever
-    built. Lengths need not be multiples of the tiles; key blocks wholly
-    outside the causal or window band are skipped by the loop bounds.
-    flash.attention_grad walks the key blocks, recomputes P from the saved
-    LSE, and accumulates dQ, dK and dV.
+    built. Lengths need not be multiples of the tiles (tail tiles are
+    dynamically sized slices); key blocks wholly outside the causal or
+    window band are skipped by the loop bounds. The (batch, head, query
+    block) nest is an scf.forall; the key loop an scf.for carrying m, l and
+    the accumulator.
+    flash.attention_grad follows FlashAttention-2: D = rowsum(dO ∘ O) first,
+    then for each (batch, kv head, key block) a loop over the query heads of
+    the group and the query blocks in the band, recomputing P from the saved
+    LSE, accumulating dK and dV per key block and dQ (in f32) across key
+    blocks.
+    Variants, refusals and numerics are those of flash-lower-naive; both
+    lowerings build scores, masks and dropout from the same shared code.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",

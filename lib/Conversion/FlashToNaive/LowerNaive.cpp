@@ -1,4 +1,13 @@
-//===- LowerNaive.cpp ------------------------------------------------------===//
+//===- LowerNaive.cpp - the flash-lower-naive pass -------------------------===//
+//
+// Replaces every flash.attention and flash.attention_grad with the
+// whole-tensor linalg reference built in NaiveForward.cpp and
+// NaiveBackward.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "NaiveSteps.h"
+
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Passes.h"
 
 namespace mlir::flash {
@@ -7,13 +16,16 @@ namespace mlir::flash {
 } // namespace mlir::flash
 
 using namespace mlir;
+using namespace mlir::flash;
 
 namespace {
 struct FlashLowerNaive : flash::impl::FlashLowerNaiveBase<FlashLowerNaive> {
   using FlashLowerNaiveBase::FlashLowerNaiveBase;
   void runOnOperation() override {
-    getOperation()->emitError("FlashLowerNaive: not implemented yet");
-    signalPassFailure();
+    if (failed(lowerEachFlashOp(getOperation(), "flash-lower-naive",
+                                naive::lowerAttention,
+                                naive::lowerAttentionGrad)))
+      signalPassFailure();
   }
 };
 } // namespace

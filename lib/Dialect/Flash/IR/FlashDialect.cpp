@@ -30,13 +30,22 @@ LogicalResult
 TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                    StringRef name, int64_t arch, int64_t sms,
                    int64_t smemPerBlock, int64_t regsPerSm) {
+  // The name is what diagnostics and artifact manifests call the target.
+  if (name.empty())
+    return emitError() << "target name must not be empty";
+  // A description of an older GPU is well-formed (it is a fact about a
+  // chip); flash-select-config is where a recipe refuses it. Below sm_70
+  // there are no tensor cores at all, so such a target is surely a typo.
   if (arch < 70)
     return emitError() << "target '" << name << "': arch " << arch
-                       << " is below sm_70; tensor-core recipes need sm_80+";
-  if (sms <= 0 || smemPerBlock <= 0 || regsPerSm <= 0)
-    return emitError() << "target '" << name
-                       << "': sms, smem_per_block and regs_per_sm must be "
-                          "positive";
+                       << " is below 70 (sm_70, the first GPU with tensor "
+                          "cores)";
+  for (auto [field, value] : {std::pair<StringRef, int64_t>{"sms", sms},
+                              {"smem_per_block", smemPerBlock},
+                              {"regs_per_sm", regsPerSm}})
+    if (value <= 0)
+      return emitError() << "target '" << name << "': " << field
+                         << " must be positive, got " << value;
   return success();
 }
 

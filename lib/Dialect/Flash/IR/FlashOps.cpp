@@ -11,6 +11,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::flash;
 
@@ -45,10 +47,16 @@ AttentionSizes mlir::flash::getAttentionSizes(Type q, Type k, Type v,
                                               ArrayRef<int64_t> vPerm) {
   auto ql = logicalShape(q, qPerm), kl = logicalShape(k, kPerm),
        vl = logicalShape(v, vPerm);
-  // Prefer whichever operand knows a size statically.
+  // Prefer whichever operand knows a size statically: B is shared by all
+  // three, Hkv and Sk by K and V, D by Q and K.
   auto pick = [](int64_t a, int64_t b) { return a != kDyn ? a : b; };
-  return {pick(ql[0], kl[0]), ql[1],           kl[1], ql[2],
-          pick(kl[2], vl[2]), pick(ql[3], kl[3]), vl[3]};
+  return {pick(pick(ql[0], kl[0]), vl[0]),
+          ql[1],
+          pick(kl[1], vl[1]),
+          ql[2],
+          pick(kl[2], vl[2]),
+          pick(ql[3], kl[3]),
+          vl[3]};
 }
 
 static std::string shapeStr(ArrayRef<int64_t> shape) {
@@ -62,6 +70,14 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   });
   os << "]";
   return s;
+}
+
+/// A float as a person writes it (0.5, -3, inf, nan): diagnostics otherwise
+/// print doubles in scientific notation.
+static std::string num(double d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", d);
+  return buf;
 }
 
 /// Sizes agree when either is dynamic or both are equal.
@@ -166,11 +182,23 @@ struct VariantVerifier {
     sz = iface.getSizes();
     if (failed(expectShape("key", qkv[1], {ql[0], kDyn, kDyn, ql[3]}, kPerm,
                            "logical [B, Hkv, Sk, D] with B and D of 'query'")) ||
-        failed(expectShape("value", qkv[2], {ql[0], kl[1], kl[2], kDyn}, vPerm,
+        failed(expectShape("value", qkv[2],
+                           {ql[0] != kDyn ? ql[0] : kl[0], kl[1], kl[2], kDyn},
+                           vPerm,
                            "logical [B, Hkv, Sk, Dv] with B, Hkv, Sk of 'key'")))
       return failure();
+    // The default scale is 1/sqrt(D), and a kernel cannot tile a zero-width
+    // head; zero-sized B, H or S are legal (an empty batch is still a batch).
+    if (sz.d == 0)
+      return error() << "head dim D of 'query' and 'key' must be positive, "
+                        "got 0";
+    if (sz.dv == 0)
+      return error() << "head dim Dv of 'value' must be positive, got 0";
+    if (sz.headsKV == 0)
+      return error() << "'key' and 'value' must have at least one head, got "
+                        "Hkv = 0";
     if (sz.headsQ != kDyn && sz.headsKV != kDyn &&
-        (sz.headsKV == 0 || sz.headsQ % sz.headsKV != 0))
+        sz.headsQ % sz.headsKV != 0)
       return error() << "query heads (" << sz.headsQ
                      << ") must be a multiple of key/value heads ("
                      << sz.headsKV << ")";
@@ -178,20 +206,31 @@ struct VariantVerifier {
     if (failed(verifyBroadcastable("bias", iface.getBiasOperand())) ||
         failed(verifyBroadcastable("mask", iface.getMaskOperand())))
       return failure();
+    // Scores are f32 inside every lowering, so an f32 bias loses nothing;
+    // exported graphs often keep additive masks in f32 next to f16 inputs.
+    // Any other mix (a bf16 bias on f16 inputs) is a conversion the caller
+    // must spell out.
+    if (Value bias = iface.getBiasOperand()) {
+      Type biasElt = getElementTypeOrSelf(bias);
+      if (biasElt != elt && !biasElt.isF32())
+        return error() << "'bias' element type " << biasElt
+                       << " must be f32 or the 'query' element type " << elt;
+    }
 
     auto f32Attr = [&](StringRef n) { return op->getAttrOfType<FloatAttr>(n); };
     if (auto s = f32Attr("scale"); s && !std::isfinite(s.getValueAsDouble()))
-      return error() << "'scale' must be finite";
+      return error() << "'scale' must be finite, got " << num(s.getValueAsDouble());
     if (!f32Attr("scale") && sz.d == kDyn)
       return error() << "'scale' must be given when the head dim D is dynamic";
-    if (auto c = f32Attr("softcap"); c && !(c.getValueAsDouble() > 0.0))
-      return error() << "'softcap' must be positive, got "
-                     << c.getValueAsDouble();
+    if (auto c = f32Attr("softcap");
+        c && !(c.getValueAsDouble() > 0.0 && std::isfinite(c.getValueAsDouble())))
+      return error() << "'softcap' must be positive and finite, got "
+                     << num(c.getValueAsDouble());
     double p = 0.0;
     if (auto d = f32Attr("dropout_p")) {
       p = d.getValueAsDouble();
       if (!(p >= 0.0 && p < 1.0))
-        return error() << "'dropout_p' must be in [0, 1), got " << p;
+        return error() << "'dropout_p' must be in [0, 1), got " << num(p);
     }
     if (p > 0.0 && !iface.getSeedOperand())
       return error() << "dropout_p > 0 needs a 'seed' operand";
@@ -245,19 +284,32 @@ LogicalResult verifyModRegion(Operation *op, Region &region, StringRef name,
   if (!region.hasOneBlock())
     return op->emitOpError() << "'" << name << "' region must have one block";
   Block &block = region.front();
-  if (block.getArgumentTypes() != TypeRange(argTypes)) {
-    std::string want;
-    llvm::raw_string_ostream os(want);
-    llvm::interleaveComma(argTypes, os);
-    return op->emitOpError() << "'" << name << "' region must take (" << want
-                             << ")";
-  }
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  auto typeList = [](TypeRange types) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    llvm::interleaveComma(types, os);
+    return s;
+  };
+  if (block.getArgumentTypes() != TypeRange(argTypes))
+    return op->emitOpError()
+           << "'" << name << "' region must take (" << typeList(argTypes)
+           << "), got (" << typeList(block.getArgumentTypes()) << ")";
+  // The generic verifier has already rejected an empty block or one that
+  // does not end in a terminator, but a region verifier must not rely on
+  // running after it: look at the last op without asserting it terminates.
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield || yield.getValues().size() != 1 ||
-      yield.getValues()[0].getType() != yieldType)
-    return op->emitOpError() << "'" << name
-                             << "' region must end in flash.yield of one "
-                             << yieldType;
+      yield.getValues()[0].getType() != yieldType) {
+    auto diag = op->emitOpError()
+                << "'" << name << "' region must end in flash.yield of one "
+                << yieldType;
+    if (yield)
+      diag << ", got flash.yield of (" << typeList(yield.getValues().getTypes())
+           << ")";
+    else if (!block.empty())
+      diag << ", got " << block.back().getName();
+    return diag;
+  }
   return success();
 }
 

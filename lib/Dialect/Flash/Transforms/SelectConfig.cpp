@@ -1,5 +1,18 @@
-//===- SelectConfig.cpp ------------------------------------------------------===//
+//===- SelectConfig.cpp - kernel recipe and tiles for each attention op ---===//
+//
+// Gives every flash.attention and flash.attention_grad without a `config`
+// the recipe and tiling its GPU kernel is built with. The target comes from
+// the `target` option (a GPU known by name) or else from the nearest
+// enclosing op carrying `flash.target = #flash.target<...>`, normally the
+// module. Everything the kernel builders need to agree on is decided here,
+// from one table, so that the lowerings never guess.
+//
+//===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::flash {
 #define GEN_PASS_DEF_FLASHSELECTCONFIG
@@ -7,13 +20,238 @@ namespace mlir::flash {
 } // namespace mlir::flash
 
 using namespace mlir;
+using namespace mlir::flash;
 
 namespace {
-struct FlashSelectConfig : flash::impl::FlashSelectConfigBase<FlashSelectConfig> {
+
+/// The module attribute naming the target when no option is given.
+constexpr StringLiteral kTargetAttrName = "flash.target";
+
+struct TargetDesc {
+  StringRef name;
+  int64_t arch, sms, smemPerBlock, regsPerSm;
+};
+
+/// GPUs known by name. `smemPerBlock` is the opt-in maximum of shared memory
+/// one block may use (cudaDevAttrMaxSharedMemoryPerBlockOptin), which is what
+/// a kernel launched with a raised dynamic-smem limit gets: 163 KiB on
+/// sm_80, 99 KiB on sm_89, 227 KiB on sm_90.
+constexpr TargetDesc kNamedTargets[] = {
+    {"a100", 80, 108, 166912, 65536},
+    {"l4", 89, 58, 101376, 65536},
+    {"h100", 90, 132, 232448, 65536},
+    {"h200", 90, 132, 232448, 65536},
+};
+
+//===----------------------------------------------------------------------===//
+// The sm80 tile table (FlashAttention-2 schedule)
+//===----------------------------------------------------------------------===//
+//
+// Every warp owns a slab of query rows and runs mma.sync m16n8k16 over it, so
+// block_m is a multiple of 16 * warps; the O accumulator (block_m x Dv, f32)
+// and the S tile (block_m x block_n, f32) live in registers, spread over the
+// 32 * warps threads; K and V tiles stream through `stages` shared-memory
+// buffers filled by cp.async. D must equal Dv (one fragment layout serves
+// both matmuls) and be one of the head dims below, each compiled in.
+
+struct TileRow {
+  int64_t headDim;             // D = Dv
+  int64_t fwdBlockM, fwdBlockN; // flash.attention
+  int64_t bwdBlockM, bwdBlockN; // flash.attention_grad
+};
+
+// Four warps (128 threads) and a two-deep K/V pipeline for every row: two
+// stages already overlap the next tile's cp.async with this tile's math, and
+// more warps would split block_m into slabs thinner than two m16 fragments.
+constexpr int64_t kSm80Warps = 4;
+constexpr int64_t kSm80Stages = 2;
+
+constexpr TileRow kSm80Tiles[] = {
+    // D <= 128, forward: 128 query rows give each warp 32 rows (two m16
+    // fragments), so every K/V tile loaded to shared memory is used twice as
+    // often as with 64 rows; with 64-key tiles the per-thread accumulators
+    // are 128*Dv/128 + 128*64/128 <= 192 f32 registers, under the 255 cap.
+    // Backward: 64x64, because each block also holds dK and dV (block_n x D
+    // each, f32) and the dP tile next to S.
+    {32, 128, 64, 64, 64},
+    {64, 128, 64, 64, 64},
+    {96, 128, 64, 64, 64},
+    {128, 128, 64, 64, 64},
+    // D = 256: at 128 rows the O accumulator alone would be 256 registers per
+    // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
+    // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
+    {256, 64, 32, 64, 32},
+};
+
+/// The smallest block_n the fallback goes to: one k16 step of the second
+/// matmul, below which mma.sync has nothing to chew on.
+constexpr int64_t kMinBlockN = 16;
+
+/// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
+/// buffers of one K tile and one V tile, all 2-byte f16/bf16.
+int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
+                         int64_t d, int64_t dv) {
+  return 2 * (blockM * d + stages * blockN * (d + dv));
+}
+
+std::string knownHeadDims() {
+  return llvm::join(llvm::map_range(kSm80Tiles,
+                                    [](const TileRow &r) {
+                                      return std::to_string(r.headDim);
+                                    }),
+                    ", ");
+}
+
+std::string knownTargetNames() {
+  return llvm::join(llvm::map_range(kNamedTargets,
+                                    [](const TargetDesc &t) {
+                                      return t.name.str();
+                                    }),
+                    ", ");
+}
+
+std::optional<TargetDesc> lookupNamedTarget(StringRef name) {
+  for (const TargetDesc &t : kNamedTargets)
+    if (t.name == name)
+      return t;
+  return std::nullopt;
+}
+
+TargetDesc fromAttr(TargetAttr attr) {
+  return {attr.getName(), attr.getArch(), attr.getSms(),
+          attr.getSmemPerBlock(), attr.getRegsPerSm()};
+}
+
+/// Chooses the sm80 config of one op for `target`, or reports why none
+/// exists. `isGrad` selects the backward columns of the table.
+FailureOr<KernelConfigAttr> selectSm80(Operation *op,
+                                       AttentionVariantInterface iface,
+                                       const TargetDesc &target, bool isGrad) {
+  auto fail = [&]() {
+    return op->emitError() << "no kernel config for target '" << target.name
+                           << "': ";
+  };
+  // Every arch from sm_80 on runs the FA2 schedule: mma.sync, ldmatrix and
+  // cp.async exist on sm_80, sm_86, sm_89 and sm_90 alike. The sm90 recipe
+  // (TMA, wgmma, warp specialisation) is what sm_90 should get; it will be
+  // selected here for arch >= 90 once its builder exists in FlashToGPU.
+  if (target.arch < 80) {
+    fail() << "the sm80 recipe needs sm_80 or newer, target is sm_"
+           << target.arch;
+    return failure();
+  }
+  Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
+  if (!elt.isF16() && !elt.isBF16()) {
+    fail() << "the sm80 recipe needs f16 or bf16 inputs for its tensor cores, "
+              "got "
+           << elt << " (lower f32 attention with flash-lower-to-loops)";
+    return failure();
+  }
+  AttentionSizes sz = iface.getSizes();
+  if (ShapedType::isDynamic(sz.d) || ShapedType::isDynamic(sz.dv)) {
+    auto diag = fail() << "the sm80 recipe compiles the head dim in, but ";
+    diag << (ShapedType::isDynamic(sz.d) ? "D" : "Dv") << " is dynamic";
+    return failure();
+  }
+  if (sz.d != sz.dv) {
+    fail() << "the sm80 recipe needs D == Dv, got D = " << sz.d
+           << ", Dv = " << sz.dv;
+    return failure();
+  }
+  const TileRow *row = llvm::find_if(
+      kSm80Tiles, [&](const TileRow &r) { return r.headDim == sz.d; });
+  if (row == std::end(kSm80Tiles)) {
+    fail() << "the sm80 recipe serves head dims " << knownHeadDims()
+           << ", got " << sz.d;
+    return failure();
+  }
+
+  int64_t blockM = isGrad ? row->bwdBlockM : row->fwdBlockM;
+  int64_t blockN = isGrad ? row->bwdBlockN : row->fwdBlockN;
+  int64_t stages = kSm80Stages;
+  auto smem = [&] {
+    return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv);
+  };
+  // Too little shared memory: narrower K/V tiles first, since a shallower
+  // pipeline exposes the full global-memory latency of every tile; keeping
+  // block_m keeps the K/V traffic per query row unchanged.
+  while (smem() > target.smemPerBlock && blockN > kMinBlockN)
+    blockN /= 2;
+  if (smem() > target.smemPerBlock)
+    stages = 1;
+  if (smem() > target.smemPerBlock) {
+    fail() << "the sm80 recipe needs " << smem()
+           << " bytes of shared memory per block at its smallest tiles "
+              "(block_m = "
+           << blockM << ", block_n = " << blockN << ", stages = " << stages
+           << ", D = " << sz.d << "), the target has " << target.smemPerBlock;
+    return failure();
+  }
+  return KernelConfigAttr::get(op->getContext(), Recipe::Sm80, blockM, blockN,
+                               kSm80Warps, stages);
+}
+
+struct FlashSelectConfig
+    : flash::impl::FlashSelectConfigBase<FlashSelectConfig> {
   using FlashSelectConfigBase::FlashSelectConfigBase;
+
   void runOnOperation() override {
-    getOperation()->emitError("FlashSelectConfig: not implemented yet");
-    signalPassFailure();
+    std::optional<TargetDesc> named;
+    if (!target.empty()) {
+      named = lookupNamedTarget(target);
+      if (!named) {
+        getOperation()->emitError()
+            << "unknown target '" << target << "'; known targets are "
+            << knownTargetNames();
+        return signalPassFailure();
+      }
+    }
+
+    bool failedAny = false;
+    getOperation()->walk([&](Operation *op) {
+      auto iface = dyn_cast<AttentionVariantInterface>(op);
+      // A config already there was chosen by a person or a tuner: keep it.
+      if (!iface || iface.getKernelConfig())
+        return;
+      std::optional<TargetDesc> desc = named;
+      if (!desc && failed(findTarget(op, desc))) {
+        failedAny = true;
+        return;
+      }
+      FailureOr<KernelConfigAttr> config =
+          selectSm80(op, iface, *desc, isa<AttentionGradOp>(op));
+      if (failed(config)) {
+        failedAny = true;
+        return;
+      }
+      op->setAttr("config", *config);
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  /// The nearest enclosing `flash.target`; an error on `op` when there is
+  /// none or it is not a #flash.target. Reading an ancestor's attribute is
+  /// safe here: nothing in this pass writes one.
+  LogicalResult findTarget(Operation *op, std::optional<TargetDesc> &desc) {
+    for (Operation *p = op->getParentOp(); p; p = p->getParentOp()) {
+      Attribute attr = p->getAttr(kTargetAttrName);
+      if (!attr)
+        continue;
+      if (auto t = dyn_cast<TargetAttr>(attr)) {
+        desc = fromAttr(t);
+        return success();
+      }
+      return op->emitError() << "'" << kTargetAttrName << "' on '"
+                             << p->getName()
+                             << "' must be a #flash.target<...>, got "
+                             << attr;
+    }
+    return op->emitError() << "no target: pass target=<" << knownTargetNames()
+                           << "> to flash-select-config or set '"
+                           << kTargetAttrName
+                           << " = #flash.target<...>' on the module";
   }
 };
+
 } // namespace

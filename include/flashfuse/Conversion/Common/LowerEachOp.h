@@ -1,0 +1,20 @@
+//===- LowerEachOp.h - the driver loop every flash lowering shares -*- C++ -*-===//
+#ifndef FLASHFUSE_CONVERSION_COMMON_LOWEREACHOP_H
+#define FLASHFUSE_CONVERSION_COMMON_LOWEREACHOP_H
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+
+namespace mlir::flash {
+
+/// Replaces every flash.attention and flash.attention_grad under `root`
+/// with `lowerForward` / `lowerBackward`, after requireStaticShapes (named
+/// `lowering` in its diagnostic). Every op is tried, so all refusals are
+/// reported in one run; fails when any op was refused.
+LogicalResult
+lowerEachFlashOp(Operation *root, StringRef lowering,
+                 function_ref<LogicalResult(AttentionOp)> lowerForward,
+                 function_ref<LogicalResult(AttentionGradOp)> lowerBackward);
+
+} // namespace mlir::flash
+
+#endif

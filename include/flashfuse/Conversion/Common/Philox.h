@@ -1,0 +1,61 @@
+//===- Philox.h - counter-based dropout generator from arith ops -*- C++ -*-===//
+//
+// Dropout must drop the same entries in the forward pass, in the backward
+// pass and in every lowering (naive, loops, GPU), without storing a mask.
+// It is therefore a pure function of (seed, b, h, q_idx, kv_idx), computed
+// with Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+// 1, 2, 3", SC'11) from plain arith ops, so that a GPU lowering emits the
+// very same function.
+//
+// THE KEEP TEST (every implementation must reproduce it bit for bit):
+//   key     = (k0, k1) = (low 32 bits of seed, high 32 bits of seed)
+//   counter = (c0, c1, c2, c3) = (kv_idx, q_idx, h, b), each truncated to
+//             32 bits; h is the query head, all indices logical (after the
+//             q/k/v permutations), q_idx and kv_idx absolute in [0, Sq) and
+//             [0, Sk).
+//   (r0, r1, r2, r3) = Philox4x32-10(counter, key), with the round
+//     (c0, c1, c2, c3) <- (hi(M1*c2) ^ c1 ^ k0, lo(M1*c2),
+//                          hi(M0*c0) ^ c3 ^ k1, lo(M0*c0))
+//     M0 = 0xD2511F53, M1 = 0xCD9E8D57, and the key bumped by
+//     (W0, W1) = (0x9E3779B9, 0xBB67AE85) between rounds (10 rounds,
+//     9 bumps; products are full 64-bit products of two u32).
+//   threshold = (uint32_t)(p * 2^32), with p the f32 value of dropout_p;
+//     the product is exact in f32 (a power-of-two scaling) and below 2^32
+//     because p < 1.
+//   keep      = r0 >= threshold  (unsigned compare; only r0 is used).
+//   A kept probability is multiplied by 1 / (1 - p), computed in f32.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_CONVERSION_COMMON_PHILOX_H
+#define FLASHFUSE_CONVERSION_COMMON_PHILOX_H
+
+#include "mlir/IR/Builders.h"
+
+#include <array>
+#include <cstdint>
+
+namespace mlir::flash {
+
+/// Emits Philox4x32-10 on four i32 counter words and two i32 key words and
+/// returns the four i32 output words.
+std::array<Value, 4> buildPhilox4x32x10(OpBuilder &b, Location loc,
+                                        std::array<Value, 4> counter,
+                                        std::array<Value, 2> key);
+
+/// The u32 threshold of the keep test for dropout probability `p`.
+uint32_t dropoutThreshold(double p);
+
+/// Emits the keep test above: an i1 that is true when the probability at
+/// (b, h, qIdx, kvIdx) (index values) survives dropout with probability `p`
+/// under `seed` (i64).
+Value buildDropoutKeep(OpBuilder &b, Location loc, Value seed, Value batch,
+                       Value head, Value qIdx, Value kvIdx, double p);
+
+/// Emits the f32 factor dropout applies to a probability: 1 / (1 - p) when
+/// kept, 0 when dropped.
+Value buildDropoutFactor(OpBuilder &b, Location loc, Value seed, Value batch,
+                         Value head, Value qIdx, Value kvIdx, double p);
+
+} // namespace mlir::flash
+
+#endif // FLASHFUSE_CONVERSION_COMMON_PHILOX_H

@@ -1,0 +1,65 @@
+//===- KernelSpec.h - what one generated attention kernel computes -*- C++ -*-===//
+//
+// A KernelSpec is everything compiled into a kernel: dtype, head dims, tile
+// configuration and the variant. Sizes, strides and scalar parameters are
+// kernel arguments (docs/KERNEL_ABI.md). Ops with equal specs share a kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_CONVERSION_FLASHTOGPU_KERNELSPEC_H
+#define FLASHFUSE_CONVERSION_FLASHTOGPU_KERNELSPEC_H
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "mlir/IR/Region.h"
+
+#include <string>
+
+namespace mlir::flash {
+
+struct KernelSpec {
+  Type elementType;          // f16 or bf16
+  int64_t headDim = 0;       // D
+  int64_t headDimV = 0;      // Dv
+  int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;
+  enum class Causal { None, TopLeft, BottomRight } causal = Causal::None;
+  bool window = false, softcap = false, bias = false, mask = false;
+  /// Regions are cloned into the kernel; a kernel with a region is unique
+  /// to its op (`uniqueId` tells such kernels apart).
+  Region *scoreMod = nullptr, *maskMod = nullptr;
+  int64_t uniqueId = -1;
+
+  /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so
+  /// that the 8 rows one ldmatrix phase reads fall in 8 different 16-byte
+  /// bank groups (row pitch = 16 bytes mod 128 for every supported D).
+  static constexpr int64_t kRowPad = 8;
+
+  int64_t threads() const { return warps * 32; }
+  /// 16-row m-tiles each warp owns.
+  int64_t mTilesPerWarp() const { return blockM / (16 * warps); }
+  /// Q's A operands take mTilesPerWarp * D / 4 registers per thread; kept
+  /// for the whole key loop only while that is at most 32, which leaves the
+  /// accumulators and scores room under 255 registers (ptxas reports for
+  /// D = 128 with two m-tiles: 64 Q registers spill).
+  bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
+  int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
+  int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
+  int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }
+  int64_t smemBytes() const {
+    return qTileBytes() + stages * (kStageBytes() + vStageBytes());
+  }
+  std::string dtypeName() const;
+  std::string causalName() const;
+  /// A readable symbol name that encodes the spec.
+  std::string kernelName() const;
+  /// The ABI parameter list, `kind:name` entries in order.
+  SmallVector<std::string> params() const;
+
+  bool operator==(const KernelSpec &o) const;
+};
+
+/// Reads the spec of `op` from its types, attributes and `config`. Fails
+/// with a diagnostic on `op` for a variant the sm80 recipe does not serve.
+FailureOr<KernelSpec> getKernelSpec(AttentionOp op);
+
+} // namespace mlir::flash
+
+#endif

@@ -1,0 +1,30 @@
+//===- LowerEachOp.cpp - the driver loop every flash lowering shares ------===//
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
+
+#include "flashfuse/Conversion/Common/Layout.h"
+
+using namespace mlir;
+
+LogicalResult mlir::flash::lowerEachFlashOp(
+    Operation *root, StringRef lowering,
+    function_ref<LogicalResult(AttentionOp)> lowerForward,
+    function_ref<LogicalResult(AttentionGradOp)> lowerBackward) {
+  // Collected first: lowering replaces the ops being walked.
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<AttentionOp, AttentionGradOp>(op))
+      ops.push_back(op);
+  });
+  bool refused = false;
+  for (Operation *op : ops) {
+    if (failed(requireStaticShapes(op, lowering))) {
+      refused = true;
+      continue;
+    }
+    if (auto forward = dyn_cast<AttentionOp>(op))
+      refused |= failed(lowerForward(forward));
+    else
+      refused |= failed(lowerBackward(cast<AttentionGradOp>(op)));
+  }
+  return failure(refused);
+}

@@ -1,0 +1,145 @@
+//===- Fragments.cpp - mma.sync fragments, ldmatrix, quad reductions ------===//
+#include "Fragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+
+Value frag::cIdx(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+
+Value frag::cF32(ImplicitLocOpBuilder &b, float v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v));
+}
+
+frag::Regs frag::ldmatrixX4(ImplicitLocOpBuilder &b, Value smem,
+                            ValueRange leadingIdx, Value row, Value col,
+                            Type elementType, bool transpose) {
+  SmallVector<Value> idx(leadingIdx.begin(), leadingIdx.end());
+  idx.push_back(row);
+  idx.push_back(col);
+  auto vecTy = VectorType::get({4, 2}, elementType);
+  Value m = nvgpu::LdMatrixOp::create(b, vecTy, smem, idx, transpose,
+                                      /*numTiles=*/4u);
+  // ldmatrix is type-agnostic: view each 2 x 16-bit row as one register.
+  auto i32x1 = VectorType::get({4, 1}, b.getI32Type());
+  Value asI32 = vector::BitCastOp::create(b, i32x1, m);
+  Regs regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(vector::ExtractOp::create(b, asI32, ArrayRef<int64_t>{i, 0}));
+  return regs;
+}
+
+Value frag::mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
+                Value c, Type elementType) {
+  // nvvm.mma.sync rather than nvgpu.mma.sync: the latter cannot type bf16
+  // operands in MLIR 22, and one path for both dtypes is simpler.
+  auto ptxType = elementType.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  SmallVector<Value, 4> cVals;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      cVals.push_back(accGet(b, c, i, j));
+  // The NVVM op types f16 operands as vector<2xf16> and bf16 ones as i32.
+  SmallVector<Value, 4> aOps(a.begin(), a.end()), bOps(bOp.begin(), bOp.end());
+  if (elementType.isF16()) {
+    auto asHalves = [&](Value r) {
+      Value v = vector::FromElementsOp::create(
+          b, VectorType::get({1}, b.getI32Type()), ValueRange{r});
+      return Value(vector::BitCastOp::create(
+          b, VectorType::get({2}, elementType), v));
+    };
+    for (Value &r : aOps)
+      r = asHalves(r);
+    for (Value &r : bOps)
+      r = asHalves(r);
+  }
+  Type f32 = b.getF32Type();
+  auto resTy = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  std::array<int64_t, 3> shape = {16, 8, 16};
+  std::array<NVVM::MMATypes, 2> types = {ptxType, ptxType};
+  std::array<NVVM::MMALayout, 2> layouts = {NVVM::MMALayout::row, NVVM::MMALayout::col};
+  Value d = NVVM::MmaOp::create(b, b.getLoc(), resTy, aOps, bOps, cVals, shape,
+                                /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+                                types, layouts);
+  Value out = accZero(b);
+  for (int64_t k = 0; k < 4; ++k) {
+    Value e = LLVM::ExtractValueOp::create(b, d, ArrayRef<int64_t>{k});
+    out = accSet(b, out, e, k / 2, k % 2);
+  }
+  return out;
+}
+
+Value frag::packPair(ImplicitLocOpBuilder &b, Value lo, Value hi,
+                     Type elementType) {
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  Value v = vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi});
+  Value h = arith::TruncFOp::create(b, VectorType::get({2}, elementType), v);
+  Value i = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), h);
+  return vector::ExtractOp::create(b, i, ArrayRef<int64_t>{0});
+}
+
+static Value quadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    auto shfl = gpu::ShuffleOp::create(b, v, offset, /*width=*/32,
+                                       gpu::ShuffleMode::XOR);
+    Value other = shfl.getShuffleResult();
+    v = isMax ? Value(arith::MaximumFOp::create(b, v, other))
+              : Value(arith::AddFOp::create(b, v, other));
+  }
+  return v;
+}
+
+Value frag::quadReduceMax(ImplicitLocOpBuilder &b, Value v) {
+  return quadReduce(b, v, /*isMax=*/true);
+}
+Value frag::quadReduceSum(ImplicitLocOpBuilder &b, Value v) {
+  return quadReduce(b, v, /*isMax=*/false);
+}
+
+static Value unaryPtx(ImplicitLocOpBuilder &b, StringRef ptx, Value x) {
+  auto op = NVVM::InlinePtxOp::create(b, TypeRange{b.getF32Type()},
+                                      ValueRange{x}, ValueRange{}, ptx,
+                                      /*predicate=*/Value());
+  return op->getResult(0);
+}
+
+Value frag::exp2Approx(ImplicitLocOpBuilder &b, Value x) {
+  return unaryPtx(b, "ex2.approx.ftz.f32 $0, $1;", x);
+}
+
+Value frag::log2Approx(ImplicitLocOpBuilder &b, Value x) {
+  return unaryPtx(b, "lg2.approx.ftz.f32 $0, $1;", x);
+}
+
+Value frag::tanhApprox(ImplicitLocOpBuilder &b, Value x) {
+  // For large |x| 2^(..) saturates to 0 or inf and the formula gives -1 or
+  // 1 exactly; near 0 the absolute error stays at f32 rounding level.
+  Value twoLog2e = cF32(b, 2.0f * float(M_LOG2E));
+  Value e = exp2Approx(b, arith::MulFOp::create(b, x, twoLog2e));
+  Value one = cF32(b, 1.0f), two = cF32(b, 2.0f);
+  Value q = arith::DivFOp::create(b, two, arith::AddFOp::create(b, one, e));
+  return arith::SubFOp::create(b, one, q);
+}
+
+Value frag::accGet(ImplicitLocOpBuilder &b, Value acc, int64_t i, int64_t j) {
+  return vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{i, j});
+}
+
+Value frag::accSet(ImplicitLocOpBuilder &b, Value acc, Value v, int64_t i,
+                   int64_t j) {
+  return vector::InsertOp::create(b, v, acc, ArrayRef<int64_t>{i, j});
+}
+
+Value frag::accZero(ImplicitLocOpBuilder &b) {
+  auto ty = VectorType::get({2, 2}, b.getF32Type());
+  return arith::ConstantOp::create(b, ty, DenseElementsAttr::get(ty, 0.0f));
+}

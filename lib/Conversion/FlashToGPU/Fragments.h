@@ -1,0 +1,63 @@
+//===- Fragments.h - mma.sync m16n8k16 fragments, shared by recipes -*- C++ -*-===//
+//
+// Register fragments of the warp-level mma.sync.m16n8k16 (f16/bf16 inputs,
+// f32 accumulators), the ldmatrix loads that fill them, and the quad
+// reductions the online softmax needs. Thread `lane` of a warp holds, with
+// g = lane / 4 and t = lane % 4:
+//   accumulator C (16x8, vector<2x2xf32>): [i][j] = C[g + 8i][2t + j]
+//   A operand (16x16, 4 x i32 of two halves): a0 = A[g][2t..], a1 = A[g+8][2t..],
+//       a2 = A[g][2t+8..], a3 = A[g+8][2t+8..]
+//   B operand (16x8, 2 x i32): b0 = B[2t..2t+1][g], b1 = B[2t+8..2t+9][g]
+// so the accumulators of two adjacent 8-column tiles are, after packing to
+// 16 bits, exactly an A operand: P never leaves registers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_FRAGMENTS_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_FRAGMENTS_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::flash::frag {
+
+/// Index-typed constant.
+Value cIdx(ImplicitLocOpBuilder &b, int64_t v);
+/// f32 constant.
+Value cF32(ImplicitLocOpBuilder &b, float v);
+
+/// An A operand (4 registers) or a B operand (2 registers) of packed halves.
+using Regs = SmallVector<Value, 4>;
+
+/// ldmatrix.x4 from a shared-memory tile: lane l supplies the address of row
+/// `rowOf(l)`, column `colOf(l)`; returns the four 8x8 matrices as i32
+/// registers (matrix i in element i).
+Regs ldmatrixX4(ImplicitLocOpBuilder &b, Value smem, ValueRange leadingIdx,
+                Value row, Value col, Type elementType, bool transpose);
+
+/// D = A * B + C for one m16n8k16 tile; C and D are vector<2x2xf32>.
+Value mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
+          Value c, Type elementType);
+
+/// Packs two f32 values into one i32 of two halves of `elementType`
+/// (the first value in the low half, as mma.sync expects).
+Value packPair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType);
+
+/// Max or sum over the 4 lanes of a quad (lanes sharing g), via shuffles.
+Value quadReduceMax(ImplicitLocOpBuilder &b, Value v);
+Value quadReduceSum(ImplicitLocOpBuilder &b, Value v);
+
+/// Fast approximate 2^x and log2(x) (ex2/lg2.approx, as FlashAttention uses).
+Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
+Value log2Approx(ImplicitLocOpBuilder &b, Value x);
+/// tanh through exp2 (no libdevice): 1 - 2 / (1 + 2^(2x log2 e)).
+Value tanhApprox(ImplicitLocOpBuilder &b, Value x);
+
+/// Element [i][j] of a vector<2x2xf32> accumulator, and its update.
+Value accGet(ImplicitLocOpBuilder &b, Value acc, int64_t i, int64_t j);
+Value accSet(ImplicitLocOpBuilder &b, Value acc, Value v, int64_t i, int64_t j);
+Value accZero(ImplicitLocOpBuilder &b);
+
+} // namespace mlir::flash::frag
+
+#endif

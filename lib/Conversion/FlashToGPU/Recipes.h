@@ -1,0 +1,21 @@
+//===- Recipes.h - kernel recipes of flash-lower-to-gpu ---------*- C++ -*-===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_RECIPES_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_RECIPES_H
+
+#include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::flash {
+
+/// The kernel's argument types, in the order of KernelSpec::params(): each
+/// `memref:` a 1-D dynamic memref, scalars as named.
+SmallVector<Type> getKernelArgumentTypes(MLIRContext *ctx,
+                                         const KernelSpec &spec);
+
+/// Fills the empty body of `func` with the FlashAttention-2 forward schedule
+/// (mma.sync m16n8k16, ldmatrix, cp.async pipeline). See Sm80Forward.cpp.
+void buildSm80ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+
+} // namespace mlir::flash
+
+#endif

@@ -1,0 +1,202 @@
+//===- ForwardLoops.cpp - flash.attention as FlashAttention loops ---------===//
+//
+//   scf.forall (b, h, query block) {
+//     m = -inf, l = 0, acc = 0                         [block-m rows, f32]
+//     scf.for key block in band(query block) iter_args(m, l, acc) {
+//       S = score pipeline(Q_blk K_blkᵀ)
+//       m' = max(m, rowmax S); alpha = exp(m - m'); P = exp(S - m')
+//       l' = alpha l + rowsum P; acc' = alpha acc + (P ∘ dropout) V_blk
+//     }
+//     O_blk = acc / l (0 for an empty row); LSE_blk = m + log l (+inf)
+//   }
+// where m' is the safe max (0 instead of -inf), so empty rows never NaN.
+//
+//===----------------------------------------------------------------------===//
+#include "LoopsLowering.h"
+#include "Tiles.h"
+
+#include "flashfuse/Conversion/Common/Layout.h"
+#include "flashfuse/Conversion/Common/LinalgBuilders.h"
+#include "flashfuse/Conversion/Common/SoftmaxMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::loops;
+
+namespace {
+/// The running statistics of one query block.
+struct OnlineSoftmaxState {
+  Value rowMax, rowSum, acc;
+};
+} // namespace
+
+/// One key block's update of the online softmax.
+static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
+                                             const OnlineSoftmaxState &state,
+                                             Value qTile, Value m, Value k0,
+                                             Value kEnd, const TileOrigin &at) {
+  Value n = c.tileExtent(c.blockN, k0, kEnd);
+  Value kvHead = arith::DivUIOp::create(c.b, c.loc, at.head, c.index(c.group));
+  Value kTile = extractRows(
+      c, c.op.getQKV()[1], {c.op.getKeyPerm(), at.batch, kvHead, k0, n});
+  Value vTile = extractRows(
+      c, c.op.getQKV()[2], {c.op.getValuePerm(), at.batch, kvHead, k0, n});
+  Value scores = buildScoreTile(c, buildRawDotTile(c, qTile, kTile, m, n), at);
+
+  AffineExpr i = c.dim(0), j = c.dim(1);
+  AffineMap tile = c.map(2, {i, j}), row = c.map(2, {i});
+  // m' = max(m, rowmax S).
+  Value newMax = buildGeneric(
+      c.b, c.loc, scores, state.rowMax, {tile, row}, parallelThenReduction(1, 1),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+      });
+  // P = exp(S - safe(m')).
+  Value probs = buildGeneric(
+      c.b, c.loc, {scores, newMax},
+      tensor::EmptyOp::create(c.b, c.loc, tileSizes(m, n), c.b.getF32Type()),
+      {tile, row, tile}, parallelThenReduction(2, 0),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value safe = buildSafeRowMax(b, loc, a[1]);
+        return math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, a[0], safe));
+      });
+  Value blockSum = buildGeneric(
+      c.b, c.loc, probs, filledTile(c, {m}, 0.0f), {tile, row},
+      parallelThenReduction(1, 1),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::AddFOp::create(b, loc, a[0], a[1]);
+      });
+  // alpha = exp(m - safe(m')) rescales what was accumulated before: 0 while
+  // the row has seen only masked keys (m = -inf).
+  AffineMap id1 = c.map(1, {c.dim(0)});
+  Value alpha = buildGeneric(
+      c.b, c.loc, {state.rowMax, newMax},
+      tensor::EmptyOp::create(c.b, c.loc, ArrayRef<OpFoldResult>{m}, c.b.getF32Type()),
+      {id1, id1, id1}, parallelThenReduction(1, 0),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value safe = buildSafeRowMax(b, loc, a[1]);
+        return math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, a[0], safe));
+      });
+  Value newSum = buildGeneric(
+      c.b, c.loc, {alpha, state.rowSum, blockSum},
+      tensor::EmptyOp::create(c.b, c.loc, ArrayRef<OpFoldResult>{m}, c.b.getF32Type()),
+      {id1, id1, id1, id1}, parallelThenReduction(1, 0),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, a[0], a[1]),
+                                     a[2]);
+      });
+  Value scaledAcc = buildGeneric(
+      c.b, c.loc, {state.acc, alpha},
+      tensor::EmptyOp::create(c.b, c.loc, tileSizes(m, c.b.getIndexAttr(c.sz.dv)),
+                              c.b.getF32Type()),
+      {tile, row, tile}, parallelThenReduction(2, 0),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MulFOp::create(b, loc, a[0], a[1]);
+      });
+  // Dropout scales the probabilities V is weighted with, not the sum l.
+  if (Value factor = buildDropoutTile(c, probs, at))
+    probs = mapTiles(c, {probs, factor},
+                     [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                       return arith::MulFOp::create(b, loc, a[0], a[1]);
+                     });
+  // acc' = alpha acc + P V; loops (i, e, j).
+  AffineExpr e = c.dim(1), jj = c.dim(2);
+  Value newAcc = buildGeneric(
+      c.b, c.loc, {probs, vTile}, scaledAcc,
+      {c.map(3, {c.dim(0), jj}), rowsMap(c, c.op.getValuePerm(), jj, e, 3),
+       c.map(3, {c.dim(0), e})},
+      parallelThenReduction(2, 1),
+      multiplyAccumulateF32);
+  return {newMax, newSum, newAcc};
+}
+
+LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
+                                                 int64_t blockN) {
+  OpBuilder b(op);
+  LoopContext c = makeLoopContext(b, op, blockM, blockN);
+  Location loc = c.loc;
+  auto qPerm = c.op.getQueryPerm();
+  auto outType = op.getOutput().getType();
+  SmallVector<Value> outs = {
+      tensor::EmptyOp::create(b, loc, outType.getShape(), outType.getElementType())};
+  if (op.getLse())
+    outs.push_back(tensor::EmptyOp::create(b, loc, op.getLse().getType().getShape(),
+                                           b.getF32Type()));
+  int64_t numQueryBlocks = llvm::divideCeil(c.sz.seqQ, blockM);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(c.sz.batch), b.getIndexAttr(c.sz.headsQ),
+                             b.getIndexAttr(numQueryBlocks)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(1)},
+      outs, std::nullopt);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forall.getTerminator());
+    auto ivs = forall.getInductionVars();
+    Value batch = ivs[0], head = ivs[1];
+    Value q0 = arith::MulIOp::create(b, loc, ivs[2], c.index(blockM));
+    Value m = c.tileExtent(blockM, q0, c.index(c.sz.seqQ));
+    Value qTile = extractRows(c, c.op.getQKV()[0], {qPerm, batch, head, q0, m});
+
+    // The key loop runs over the band only: blocks that every query of this
+    // block masks are not visited at all.
+    auto [kStart, kEnd] = keyRangeForQueries(c, q0, m);
+    SmallVector<Value> init = {filledTile(c, {m}, -INFINITY), filledTile(c, {m}, 0.0f),
+                               filledTile(c, tileSizes(m, c.b.getIndexAttr(c.sz.dv)), 0.0f)};
+    auto keyLoop = scf::ForOp::create(b, loc, kStart, kEnd, c.index(blockN), init);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(keyLoop.getBody());
+      auto args = keyLoop.getRegionIterArgs();
+      OnlineSoftmaxState next = updateWithKeyBlock(
+          c, {args[0], args[1], args[2]}, qTile, m, keyLoop.getInductionVar(), kEnd,
+          {batch, head, q0, keyLoop.getInductionVar()});
+      scf::YieldOp::create(b, loc, ValueRange{next.rowMax, next.rowSum, next.acc});
+    }
+    Value rowMax = keyLoop.getResult(0), rowSum = keyLoop.getResult(1),
+          acc = keyLoop.getResult(2);
+
+    // O = acc / l in the output's element type and Q's layout.
+    AffineExpr i = c.dim(0), e = c.dim(1);
+    SmallVector<OpFoldResult> oTileSizes = tileSizes(m, c.b.getIndexAttr(c.sz.dv));
+    if (!seqBeforeHeadDim(qPerm))
+      std::swap(oTileSizes[0], oTileSizes[1]);
+    Type outElt = outType.getElementType();
+    Value oTile = buildGeneric(
+        b, loc, {acc, rowSum}, tensor::EmptyOp::create(b, loc, oTileSizes, outElt),
+        {c.map(2, {i, e}), c.map(2, {i}), rowsMap(c, qPerm, i, e, 2)},
+        parallelThenReduction(2, 0),
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return castFromF32(b, loc, buildNormalizedOutput(b, loc, a[0], a[1]), outElt);
+        });
+    Value lseTile;
+    if (op.getLse()) {
+      AffineMap id1 = c.map(1, {c.dim(0)});
+      lseTile = buildGeneric(
+          b, loc, {rowMax, rowSum},
+          tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{m}, b.getF32Type()),
+          {id1, id1, id1}, parallelThenReduction(1, 0),
+          [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+            return buildLogSumExp(b, loc, buildSafeRowMax(b, loc, a[0]), a[1]);
+          });
+    }
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    auto shared = forall.getRegionIterArgs();
+    parallelInsertRows(c, oTile, shared[0], {qPerm, batch, head, q0, m});
+    if (lseTile) {
+      OpFoldResult one = b.getIndexAttr(1);
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, lseTile, shared[1], ArrayRef<OpFoldResult>{batch, head, q0},
+          ArrayRef<OpFoldResult>{one, one, m}, ArrayRef<OpFoldResult>{one, one, one});
+    }
+  }
+  op->replaceAllUsesWith(forall.getResults());
+  op->erase();
+  return success();
+}

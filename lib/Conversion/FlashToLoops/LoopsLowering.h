@@ -1,0 +1,21 @@
+//===- LoopsLowering.h - entry points of the loops lowering ----*- C++ -*-===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOLOOPS_LOOPSLOWERING_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOLOOPS_LOOPSLOWERING_H
+
+#include "Tiles.h"
+
+namespace mlir::flash::loops {
+
+/// The context of one op, with the builder positioned at the op.
+LoopContext makeLoopContext(OpBuilder &b, AttentionVariantInterface op,
+                            int64_t blockM, int64_t blockN);
+
+/// Replaces `op` by the tiled forward loop nest (ForwardLoops.cpp).
+LogicalResult lowerAttention(AttentionOp op, int64_t blockM, int64_t blockN);
+/// Replaces `op` by the FA2 backward loop nest (BackwardLoops.cpp).
+LogicalResult lowerAttentionGrad(AttentionGradOp op, int64_t blockM,
+                                 int64_t blockN);
+
+} // namespace mlir::flash::loops
+
+#endif

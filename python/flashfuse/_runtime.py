@@ -1,0 +1,319 @@
+"""ctypes binding of libflashfuse_runtime.so (runtime/include/flashfuse/runtime.h).
+
+Needs neither torch nor a GPU: manifests can be parsed anywhere. The
+structures below mirror the C declarations field by field; keep them in step.
+"""
+
+import ctypes
+import os
+import pathlib
+import threading
+
+from .errors import RuntimeLibraryNotFound, error_for_status
+
+LIBRARY_NAME = "libflashfuse_runtime.so"
+
+DTYPE_F16, DTYPE_BF16 = 0, 1
+CAUSAL_NONE, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT = 0, 1, 2
+KIND_FORWARD, KIND_BACKWARD_PREPROCESS, KIND_BACKWARD = 0, 1, 2
+PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
+
+_DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
+_CAUSAL_NAMES = {CAUSAL_NONE: "none", CAUSAL_TOP_LEFT: "top_left",
+                 CAUSAL_BOTTOM_RIGHT: "bottom_right"}
+_KIND_NAMES = {KIND_FORWARD: "forward",
+               KIND_BACKWARD_PREPROCESS: "backward_preprocess",
+               KIND_BACKWARD: "backward"}
+_PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
+                PARAM_F32: "f32"}
+
+
+class Variant(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("dtype", ctypes.c_int),
+                ("head_dim", ctypes.c_int32), ("head_dim_v", ctypes.c_int32),
+                ("causal", ctypes.c_int), ("window", ctypes.c_int32),
+                ("softcap", ctypes.c_int32), ("bias", ctypes.c_int32),
+                ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32)]
+
+    def describe(self):
+        flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
+                 if getattr(self, f)]
+        return " ".join([_KIND_NAMES.get(self.kind, "?"),
+                         _DTYPE_NAMES.get(self.dtype, "?"),
+                         f"D={self.head_dim}", f"Dv={self.head_dim_v}",
+                         f"causal={_CAUSAL_NAMES.get(self.causal, '?')}"]
+                        + flags)
+
+    def key(self):
+        return tuple(getattr(self, name) for name, _ in self._fields_)
+
+
+class KernelInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("variant", Variant),
+                ("block_m", ctypes.c_int32), ("block_n", ctypes.c_int32),
+                ("threads", ctypes.c_int32), ("smem", ctypes.c_int32),
+                ("num_params", ctypes.c_int32)]
+
+
+_I64x4 = ctypes.c_int64 * 4
+
+
+class ForwardArgs(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int),
+                ("q", ctypes.c_void_p), ("k", ctypes.c_void_p),
+                ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p), ("bias", ctypes.c_void_p),
+                ("mask", ctypes.c_void_p),
+                ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64),
+                ("heads_kv", ctypes.c_int64), ("seq_q", ctypes.c_int64),
+                ("seq_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+                ("head_dim_v", ctypes.c_int64),
+                ("q_stride", _I64x4), ("k_stride", _I64x4),
+                ("v_stride", _I64x4), ("o_stride", _I64x4),
+                ("bias_stride", _I64x4), ("mask_stride", _I64x4),
+                ("scale", ctypes.c_float),
+                ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32),
+                ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
+                ("seed", ctypes.c_uint64)]
+
+
+class Arg(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int),
+                ("ptr", ctypes.c_void_p), ("numel", ctypes.c_int64),
+                ("i", ctypes.c_int64), ("f", ctypes.c_double)]
+
+
+def _candidate_paths():
+    env = os.environ.get("FLASHFUSE_RUNTIME_LIB")
+    if env:
+        # An explicit choice is the only candidate: silently falling back to
+        # another build would hide a wrong setting.
+        return [pathlib.Path(env)]
+    here = pathlib.Path(__file__).resolve().parent
+    repo = here.parent.parent
+    return [here / LIBRARY_NAME,                     # installed next to us
+            repo / "build-rt" / "lib" / LIBRARY_NAME,  # runtime-only build
+            repo / "build" / "lib" / LIBRARY_NAME]     # full build
+
+
+_lib = None
+_lib_lock = threading.Lock()
+
+
+def _declare(lib):
+    P = ctypes.POINTER
+    vp = ctypes.c_void_p
+    st = ctypes.c_int
+    sigs = {
+        "flashfuse_last_error": (ctypes.c_char_p, []),
+        "flashfuse_status_name": (ctypes.c_char_p, [st]),
+        "flashfuse_manifest_open": (st, [ctypes.c_char_p, P(vp)]),
+        "flashfuse_manifest_parse": (st, [ctypes.c_char_p, ctypes.c_char_p, P(vp)]),
+        "flashfuse_manifest_close": (None, [vp]),
+        "flashfuse_manifest_arch": (st, [vp, P(ctypes.c_int32)]),
+        "flashfuse_manifest_kernel_count": (st, [vp, P(ctypes.c_int32)]),
+        "flashfuse_manifest_kernel_info": (st, [vp, ctypes.c_int32, P(KernelInfo)]),
+        "flashfuse_manifest_kernel_param": (
+            st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_int),
+                 P(ctypes.c_char_p)]),
+        "flashfuse_manifest_find": (st, [vp, P(Variant), P(ctypes.c_int32)]),
+        "flashfuse_context_create": (st, [ctypes.c_int32, P(vp)]),
+        "flashfuse_context_destroy": (None, [vp]),
+        "flashfuse_context_device": (
+            st, [vp, P(ctypes.c_int32), P(ctypes.c_int32), P(ctypes.c_int32),
+                 P(ctypes.c_int32)]),
+        "flashfuse_artifact_load": (st, [vp, ctypes.c_char_p, P(vp)]),
+        "flashfuse_artifact_manifest": (vp, [vp]),
+        "flashfuse_artifact_uses_cubin": (ctypes.c_int32, [vp]),
+        "flashfuse_artifact_kernel": (st, [vp, ctypes.c_char_p, P(vp)]),
+        "flashfuse_artifact_find_kernel": (st, [vp, P(Variant), P(vp)]),
+        "flashfuse_kernel_get_info": (st, [vp, P(KernelInfo)]),
+        "flashfuse_forward_args_init": (None, [P(ForwardArgs)]),
+        "flashfuse_attention_forward_check": (
+            st, [vp, ctypes.c_int32, P(ForwardArgs)]),
+        "flashfuse_attention_forward": (st, [vp, P(ForwardArgs), vp]),
+        "flashfuse_kernel_launch": (
+            st, [vp, P(Arg), ctypes.c_int32, ctypes.c_int32, vp]),
+    }
+    for name, (restype, argtypes) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+def library():
+    """The loaded runtime library; raises RuntimeLibraryNotFound if absent."""
+    global _lib
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in _candidate_paths():
+            if not path.is_file():
+                tried.append(f"{path} (no such file)")
+                continue
+            try:
+                lib = ctypes.CDLL(str(path))
+                _declare(lib)
+            except (OSError, AttributeError) as e:
+                tried.append(f"{path} ({e})")
+                continue
+            _lib = lib
+            return lib
+        raise RuntimeLibraryNotFound(
+            "flashfuse: cannot load the runtime library " + LIBRARY_NAME
+            + "; build it (cmake -G Ninja -S . -B build-rt "
+            "-DFLASHFUSE_RUNTIME_ONLY=ON && ninja -C build-rt) or set "
+            "FLASHFUSE_RUNTIME_LIB to its path. Tried: " + "; ".join(tried),
+            "FLASHFUSE_ERROR_NO_LIBRARY")
+
+
+def check(status):
+    """Raises the exception for a non-zero runtime status."""
+    if status == 0:
+        return
+    lib = library()
+    name = lib.flashfuse_status_name(status).decode()
+    message = lib.flashfuse_last_error().decode(errors="replace")
+    raise error_for_status(name, f"flashfuse: {message}")
+
+
+class Manifest:
+    """A parsed manifest.txt (no GPU needed)."""
+
+    def __init__(self, handle, owned=True):
+        self._handle = ctypes.c_void_p(handle)
+        self._owned = owned
+
+    @classmethod
+    def open(cls, artifact_dir):
+        h = ctypes.c_void_p()
+        check(library().flashfuse_manifest_open(os.fsencode(artifact_dir),
+                                                ctypes.byref(h)))
+        return cls(h.value)
+
+    @classmethod
+    def parse(cls, text, base_dir=None):
+        h = ctypes.c_void_p()
+        check(library().flashfuse_manifest_parse(
+            text.encode(), os.fsencode(base_dir) if base_dir else None,
+            ctypes.byref(h)))
+        return cls(h.value)
+
+    def __del__(self):
+        if getattr(self, "_owned", False) and self._handle and _lib is not None:
+            _lib.flashfuse_manifest_close(self._handle)
+            self._handle = None
+
+    @property
+    def handle(self):
+        return self._handle
+
+    @property
+    def arch(self):
+        a = ctypes.c_int32()
+        check(library().flashfuse_manifest_arch(self._handle, ctypes.byref(a)))
+        return a.value
+
+    def kernels(self):
+        lib = library()
+        n = ctypes.c_int32()
+        check(lib.flashfuse_manifest_kernel_count(self._handle, ctypes.byref(n)))
+        out = []
+        for i in range(n.value):
+            info = KernelInfo()
+            check(lib.flashfuse_manifest_kernel_info(self._handle, i,
+                                                     ctypes.byref(info)))
+            out.append(info)
+        return out
+
+    def params(self, kernel_index):
+        """[(type name, param name)] of a kernel, in launch order."""
+        lib = library()
+        info = self.kernels()[kernel_index]
+        out = []
+        for p in range(info.num_params):
+            t = ctypes.c_int()
+            name = ctypes.c_char_p()
+            check(lib.flashfuse_manifest_kernel_param(
+                self._handle, kernel_index, p, ctypes.byref(t),
+                ctypes.byref(name)))
+            out.append((_PARAM_NAMES[t.value], name.value.decode()))
+        return out
+
+    def find(self, variant):
+        """Index of the kernel of `variant`; KernelNotFoundError otherwise."""
+        index = ctypes.c_int32()
+        check(library().flashfuse_manifest_find(self._handle,
+                                                ctypes.byref(variant),
+                                                ctypes.byref(index)))
+        return index.value
+
+    def check_forward(self, kernel_index, args):
+        """Validates forward arguments against a kernel, without a GPU."""
+        check(library().flashfuse_attention_forward_check(
+            self._handle, kernel_index, ctypes.byref(args)))
+
+
+class Context:
+    """A runtime context on one GPU (adopts the current CUDA context)."""
+
+    def __init__(self, device=-1):
+        h = ctypes.c_void_p()
+        check(library().flashfuse_context_create(device, ctypes.byref(h)))
+        self._handle = h
+        self._artifacts = {}
+
+    def load(self, artifact_dir):
+        """The artifact's handle, loaded once per directory (C-side cache)."""
+        h = ctypes.c_void_p()
+        check(library().flashfuse_artifact_load(
+            self._handle, os.fsencode(artifact_dir), ctypes.byref(h)))
+        return h
+
+    def find_kernel(self, artifact_dir, variant):
+        k = ctypes.c_void_p()
+        check(library().flashfuse_artifact_find_kernel(
+            self.load(artifact_dir), ctypes.byref(variant), ctypes.byref(k)))
+        return k
+
+    def device(self):
+        d, major, minor, sms = (ctypes.c_int32() for _ in range(4))
+        check(library().flashfuse_context_device(
+            self._handle, ctypes.byref(d), ctypes.byref(major),
+            ctypes.byref(minor), ctypes.byref(sms)))
+        return d.value, major.value * 10 + minor.value, sms.value
+
+
+def forward_args():
+    """A ForwardArgs with the runtime's defaults (optional features off)."""
+    args = ForwardArgs()
+    library().flashfuse_forward_args_init(ctypes.byref(args))
+    return args
+
+
+def attention_forward(kernel, args, stream):
+    check(library().flashfuse_attention_forward(kernel, ctypes.byref(args),
+                                                ctypes.c_void_p(stream)))
+
+
+def kernel_launch(kernel, named, stream, allow_unused=True):
+    """Launches with named arguments: {name: (type, value)} where value is
+    (ptr, numel) for memrefs."""
+    arr = (Arg * len(named))()
+    keep = []
+    for slot, (name, (ptype, value)) in zip(arr, named.items()):
+        encoded = name.encode()
+        keep.append(encoded)
+        slot.name = encoded
+        slot.type = ptype
+        if ptype == PARAM_MEMREF:
+            slot.ptr, slot.numel = value
+        elif ptype == PARAM_F32:
+            slot.f = float(value)
+        else:
+            slot.i = int(value)
+    check(library().flashfuse_kernel_launch(kernel, arr, len(named),
+                                            1 if allow_unused else 0,
+                                            ctypes.c_void_p(stream)))

@@ -1,0 +1,180 @@
+"""Side-by-side forward attention benchmark: `python -m flashfuse.bench`.
+
+FlashFuse kernels against PyTorch SDPA's flash, cuDNN and memory-efficient
+backends and naive attention, on FlashAttention's benchmark shapes (hidden
+2048, batch 16384 / S; ANCHORS.md). Each number is the median of many CUDA
+event timings after a warm-up, cycling through several input sets so that
+no run finds its inputs in L2. FLOPs: 4 * B * H * Sq * Sk * D, halved if
+causal.
+"""
+
+import argparse
+import math
+import statistics
+import sys
+
+import torch
+
+from . import bench_report
+from .errors import FlashFuseError
+
+METHODS = ("flashfuse", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "naive")
+_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _sdpa(backend):
+    from torch.nn.attention import sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention
+
+    def run(q, k, v, causal):
+        with sdpa_kernel(backend):
+            return scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return run
+
+
+def _naive(q, k, v, causal):
+    scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+    if causal:
+        s_q, s_k = q.shape[-2], k.shape[-2]
+        keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+def _flashfuse(q, k, v, causal):
+    from .functional import attention
+    return attention(q, k, v, is_causal=causal)
+
+
+def _runners():
+    from torch.nn.attention import SDPBackend
+    return {"flashfuse": _flashfuse,
+            "sdpa-flash": _sdpa(SDPBackend.FLASH_ATTENTION),
+            "sdpa-cudnn": _sdpa(SDPBackend.CUDNN_ATTENTION),
+            "sdpa-efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION),
+            "naive": _naive}
+
+
+def time_ms(fn, inputs, warmup, reps):
+    """Median milliseconds of fn(*inputs[i % len(inputs)]), one event pair
+    per call."""
+    for i in range(warmup):
+        fn(*inputs[i % len(inputs)])
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        starts[i].record()
+        fn(*inputs[i % len(inputs)])
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def configs(args):
+    for dtype in args.dtypes:
+        for d in args.head_dims:
+            for s in args.seqlens:
+                for causal in args.causal:
+                    yield {"dtype": dtype, "head_dim": d,
+                           "heads": args.hidden // d,
+                           "batch": max(1, args.tokens // s),
+                           "seqlen": s, "causal": causal}
+
+
+def flops(c):
+    f = 4.0 * c["batch"] * c["heads"] * c["seqlen"] ** 2 * c["head_dim"]
+    return f / 2 if c["causal"] else f
+
+
+def bench_config(c, args, runners):
+    dtype = _DTYPES[c["dtype"]]
+    shape = (c["batch"], c["heads"], c["seqlen"], c["head_dim"])
+    inputs = [tuple(torch.randn(shape, device="cuda", dtype=dtype)
+                    for _ in range(3)) + (c["causal"],)
+              for _ in range(args.rotate)]
+    rows = []
+    reference = None
+    for method in args.methods:
+        row = dict(c, method=method, ms=None, tflops=None, error=None)
+        scores_gib = (c["batch"] * c["heads"] * c["seqlen"] ** 2 * 4) / 2**30
+        if method == "naive" and scores_gib > args.naive_max_gib:
+            row["error"] = f"skipped: needs ~{scores_gib:.0f} GiB of scores"
+            rows.append(row)
+            continue
+        try:
+            fn = runners[method]
+            out = fn(*inputs[0])
+            if method == "sdpa-flash":
+                reference = out
+            elif method == "flashfuse" and reference is not None:
+                row["max_abs_diff_vs_sdpa_flash"] = float(
+                    (out.float() - reference.float()).abs().max())
+            del out
+            row["ms"] = time_ms(fn, inputs, args.warmup, args.reps)
+            row["tflops"] = flops(c) / (row["ms"] * 1e-3) / 1e12
+        except (RuntimeError, ValueError, FlashFuseError,
+                NotImplementedError) as e:
+            row["error"] = str(e).strip().splitlines()[0][:200]
+            torch.cuda.empty_cache()
+        rows.append(row)
+    del inputs, reference
+    torch.cuda.empty_cache()
+    return rows
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m flashfuse.bench",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--dtypes", nargs="+", default=["bf16", "fp16"],
+                   choices=sorted(_DTYPES))
+    p.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
+    p.add_argument("--seqlens", nargs="+", type=int,
+                   default=[512, 1024, 2048, 4096, 8192, 16384])
+    p.add_argument("--causal", nargs="+", default=["no", "yes"],
+                   choices=["no", "yes"])
+    p.add_argument("--methods", nargs="+", default=list(METHODS),
+                   choices=METHODS)
+    p.add_argument("--hidden", type=int, default=2048)
+    p.add_argument("--tokens", type=int, default=16384,
+                   help="batch = tokens / seqlen")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--rotate", type=int, default=3,
+                   help="input sets cycled through (defeats L2 reuse)")
+    p.add_argument("--naive-max-gib", type=float, default=16.0)
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
+    args = p.parse_args(argv)
+    args.causal = [c == "yes" for c in args.causal]
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if not torch.cuda.is_available():
+        print("flashfuse.bench: no CUDA GPU available", file=sys.stderr)
+        return 2
+    runners = _runners()
+    todo = list(configs(args))
+    try:
+        from tqdm import tqdm
+        todo_iter = tqdm(todo, desc="configs", file=sys.stderr)
+    except ImportError:
+        todo_iter = todo
+    rows = []
+    for c in todo_iter:
+        rows.extend(bench_config(c, args, runners))
+    meta = {"device": torch.cuda.get_device_name(),
+            "torch": torch.__version__, "warmup": args.warmup,
+            "reps": args.reps, "rotate": args.rotate,
+            "flops": "4*B*H*S*S*D, halved if causal"}
+    print(bench_report.table(rows, args.methods))
+    if args.json:
+        bench_report.write_json(args.json, meta, rows)
+    if args.png:
+        bench_report.plot(args.png, meta, rows, args.methods)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Presenting benchmark rows: a text table, JSON, and a TFLOP/s plot."""
+
+import json
+
+
+def _key(r):
+    return (r["dtype"], r["head_dim"], r["seqlen"], r["causal"])
+
+
+def table(rows, methods):
+    """One line per shape, TFLOP/s per method and the flashfuse/SDPA-flash
+    ratio (n/a where a method did not run)."""
+    by_shape = {}
+    for r in rows:
+        by_shape.setdefault(_key(r), {})[r["method"]] = r
+    head = (f"{'dtype':5} {'D':>4} {'S':>6} {'causal':6} "
+            + " ".join(f"{m:>14}" for m in methods) + f" {'ours/flash':>10}")
+    lines = ["forward TFLOP/s (median)", head, "-" * len(head)]
+    for key in sorted(by_shape):
+        got = by_shape[key]
+        cells = []
+        for m in methods:
+            t = got.get(m, {}).get("tflops")
+            cells.append(f"{t:14.1f}" if t else f"{'n/a':>14}")
+        ours = got.get("flashfuse", {}).get("tflops")
+        flash = got.get("sdpa-flash", {}).get("tflops")
+        ratio = f"{ours / flash:10.2f}" if ours and flash else f"{'n/a':>10}"
+        dtype, d, s, causal = key
+        lines.append(f"{dtype:5} {d:>4} {s:>6} {('yes' if causal else 'no'):6} "
+                     + " ".join(cells) + f" {ratio}")
+    reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
+                      if r.get("error")})
+    if reasons:
+        lines.append("not measured:")
+        lines.extend(f"  {x}" for x in reasons[:20])
+    return "\n".join(lines)
+
+
+def write_json(path, meta, rows):
+    with open(path, "w") as f:
+        json.dump({"meta": meta, "results": rows}, f, indent=1)
+
+
+def plot(path, meta, rows, methods):
+    """One panel per (dtype, D, causal): TFLOP/s against sequence length."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r["dtype"], r["head_dim"], r["causal"]) for r in rows})
+    cols = min(4, len(panels))
+    nrows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.5 * cols, 3.6 * nrows),
+                             squeeze=False)
+    for ax, (dtype, d, causal) in zip(axes.flat, panels):
+        for m in methods:
+            pts = sorted((r["seqlen"], r["tflops"]) for r in rows
+                         if r["method"] == m and r["tflops"]
+                         and (r["dtype"], r["head_dim"], r["causal"])
+                         == (dtype, d, causal))
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=m)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{dtype} D={d} {'causal' if causal else 'non-causal'}")
+        ax.set_xlabel("sequence length")
+        ax.set_ylabel("TFLOP/s")
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    if panels:
+        axes.flat[0].legend(fontsize=8)
+    fig.suptitle(f"forward attention, {meta.get('device', '')}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

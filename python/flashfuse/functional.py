@@ -1,0 +1,144 @@
+"""flashfuse.attention: scaled_dot_product_attention on FlashFuse kernels."""
+
+import math
+
+import torch
+
+from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
+
+_CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
+
+
+def _check_inputs(q, k, v, enable_gqa):
+    # Structure first, device last: every mistake but the device is then
+    # reported the same way on machines with and without a GPU.
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"flashfuse.attention: {name} must be a "
+                            f"torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 4:
+            raise ValueError(f"flashfuse.attention expects [B, H, S, D] "
+                             f"tensors; {name} has shape {tuple(t.shape)}")
+        if t.dtype not in (torch.float16, torch.bfloat16):
+            raise TypeError(f"flashfuse.attention supports float16 and "
+                            f"bfloat16; {name} is {t.dtype}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"query, key and value must have one dtype; got "
+                        f"{q.dtype}, {k.dtype}, {v.dtype}")
+    (b, hq, _, d), (bk, hk, sk, dk), (bv, hv, sv, _) = q.shape, k.shape, v.shape
+    if not (b == bk == bv) or hk != hv or sk != sv or d != dk:
+        raise ValueError(
+            f"mismatched shapes: query {tuple(q.shape)}, key "
+            f"{tuple(k.shape)}, value {tuple(v.shape)} (need equal batch, "
+            "key/value heads and lengths, and query/key head dims)")
+    if hq != hk:
+        if not enable_gqa:
+            raise ValueError(f"query has {hq} heads and key/value {hk}; pass "
+                             "enable_gqa=True for grouped-query attention")
+        if hq % hk:
+            raise ValueError(f"query heads ({hq}) must be a multiple of "
+                             f"key/value heads ({hk})")
+    if 0 in q.shape or 0 in k.shape or 0 in v.shape:
+        raise ValueError("flashfuse.attention does not take empty tensors")
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if t.device.type != "cuda":
+            raise ValueError(
+                f"flashfuse.attention runs on CUDA tensors; {name} is on "
+                f"{t.device}" + ("" if torch.cuda.is_available()
+                                 else " and no CUDA GPU is available"))
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"query, key and value must be on one device; got "
+                         f"{q.device}, {k.device}, {v.device}")
+
+
+def _score_operand(attn_mask, q, k):
+    """attn_mask -> (bias f32, mask i8) broadcast views of [B, Hq, Sq, Sk]."""
+    if attn_mask is None:
+        return None, None
+    if not isinstance(attn_mask, torch.Tensor):
+        raise TypeError("attn_mask must be a torch.Tensor or None")
+    if attn_mask.device != q.device:
+        raise ValueError(f"attn_mask is on {attn_mask.device}, query on "
+                         f"{q.device}")
+    shape = (q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    if attn_mask.dtype == torch.bool:
+        # SDPA: True takes part in attention; the ABI's i8 mask: nonzero keeps.
+        m = attn_mask.to(torch.int8)
+    elif attn_mask.dtype.is_floating_point:
+        m = attn_mask.to(torch.float32)
+    else:
+        raise TypeError(f"attn_mask must be bool or floating point, got "
+                        f"{attn_mask.dtype}")
+    try:
+        m = m.expand(shape) if m.dim() <= 4 else None
+    except RuntimeError:
+        m = None
+    if m is None:
+        raise ValueError(f"attn_mask of shape {tuple(attn_mask.shape)} does "
+                         f"not broadcast to {shape}")
+    return (None, m) if attn_mask.dtype == torch.bool else (m, None)
+
+
+class _Attention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, bias, mask, causal, scale, window_left,
+                window_right, softcap, dropout_p, seed):
+        o, lse = torch.ops.flashfuse.attention_fwd(
+            q, k, v, bias, mask, causal, scale, window_left, window_right,
+            softcap, dropout_p, seed)
+        ctx.save_for_backward(q, k, v, o, lse, bias, mask)
+        ctx.options = (causal, scale, window_left, window_right, softcap,
+                       dropout_p, seed)
+        ctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, dout, _dlse):
+        q, k, v, o, lse, bias, mask = ctx.saved_tensors
+        if bias is not None and ctx.needs_input_grad[3]:
+            raise NotImplementedError(
+                "flashfuse: the gradient with respect to a float attn_mask "
+                "is not supported")
+        dq, dk, dv = torch.ops.flashfuse.attention_bwd(
+            dout, q, k, v, o, lse, bias, mask, *ctx.options)
+        return dq, dk, dv, None, None, None, None, None, None, None, None, None
+
+
+def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
+              enable_gqa=False, window=None, softcap=None, dropout_p=0.0):
+    """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
+
+    query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
+    float16/bfloat16 tensors with any strides (views of BSHD memory are read
+    in place; a non-contiguous last dim or misaligned rows are copied). Beyond SDPA: `is_causal` may also be
+    "top_left" (what True means) or "bottom_right"; `window=(left, right)`
+    restricts each query to keys within that distance of its diagonal (-1 =
+    unbounded); `softcap` applies softcap * tanh(score / softcap). Returns O
+    [B, Hq, Sq, Dv]; the row log-sum-exp is kept for the backward pass.
+    """
+    _check_inputs(query, key, value, enable_gqa)
+    if is_causal not in _CAUSAL:
+        raise ValueError(f"is_causal must be a bool, 'top_left' or "
+                         f"'bottom_right', got {is_causal!r}")
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    if window is None:
+        window = (-1, -1)
+    if (not isinstance(window, (tuple, list)) or len(window) != 2
+            or any(int(w) < -1 for w in window)):
+        raise ValueError(f"window must be (left, right) with entries >= -1, "
+                         f"got {window!r}")
+    softcap = float(softcap or 0.0)
+    if softcap < 0:
+        raise ValueError(f"softcap must be positive, got {softcap}")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    bias, mask = _score_operand(attn_mask, query, key)
+    # One seed per call, drawn from torch's generator so torch.manual_seed
+    # makes dropout reproducible; the backward pass reuses it.
+    seed = (int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0
+            else 0)
+    o, _ = _Attention.apply(query, key, value, bias, mask, _CAUSAL[is_causal],
+                            float(scale), int(window[0]), int(window[1]),
+                            softcap, float(dropout_p), seed)
+    return o

@@ -1,0 +1,55 @@
+"""Shared fixtures. Tests that need no GPU run anywhere the runtime library
+is built; GPU tests (marker `gpu`) skip with the reason when no GPU, torch
+with CUDA or kernel artifact is present."""
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+SAMPLE_ARTIFACT = ROOT / "runtime" / "test" / "data" / "sample"
+
+
+@pytest.fixture
+def rt():
+    """The ctypes binding, skipping when the library is not built."""
+    from flashfuse import _runtime
+    from flashfuse.errors import RuntimeLibraryNotFound
+    try:
+        _runtime.library()
+    except RuntimeLibraryNotFound as e:
+        pytest.skip(f"runtime library not built: {e}")
+    return _runtime
+
+
+@pytest.fixture
+def sample_dir():
+    return SAMPLE_ARTIFACT
+
+
+def cuda_skip_reason():
+    """Why GPU tests cannot run here, or None."""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU (torch.cuda.is_available() is False)"
+    if not os.environ.get("FLASHFUSE_KERNEL_DIR"):
+        from flashfuse import _kernels
+        if not _kernels.artifact_dirs():
+            return "no kernel artifacts (set FLASHFUSE_KERNEL_DIR)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = None
+    for item in items:
+        if "gpu" in item.keywords:
+            reason = reason or cuda_skip_reason() or ""
+            if reason:
+                item.add_marker(pytest.mark.skip(reason=reason))

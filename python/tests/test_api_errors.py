@@ -1,0 +1,99 @@
+"""flashfuse.attention's argument checks, custom-op registration and
+helpers that need torch but no GPU."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+
+
+def _qkv(dtype=torch.float16, shape_q=(1, 4, 16, 64), shape_kv=(1, 4, 16, 64),
+         device="cpu"):
+    return (torch.zeros(shape_q, dtype=dtype, device=device),
+            torch.zeros(shape_kv, dtype=dtype, device=device),
+            torch.zeros(shape_kv, dtype=dtype, device=device))
+
+
+def test_cpu_tensors_are_rejected():
+    with pytest.raises(ValueError, match="runs on CUDA tensors; query is on cpu"):
+        flashfuse.attention(*_qkv())
+
+
+def test_dtype_must_be_half_precision():
+    with pytest.raises(TypeError, match="float16 and bfloat16; query is torch.float32"):
+        flashfuse.attention(*_qkv(dtype=torch.float32))
+    q, k, v = _qkv()
+    with pytest.raises(TypeError, match="one dtype"):
+        flashfuse.attention(q, k.bfloat16(), v)
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError, match="expects \\[B, H, S, D\\]"):
+        flashfuse.attention(torch.zeros(4, 16, 64, dtype=torch.float16),
+                            *_qkv()[1:])
+    with pytest.raises(ValueError, match="mismatched shapes"):
+        flashfuse.attention(*_qkv(shape_kv=(1, 4, 16, 32)))
+    with pytest.raises(ValueError, match="enable_gqa=True"):
+        flashfuse.attention(*_qkv(shape_q=(1, 8, 16, 64)))
+    with pytest.raises(ValueError, match="multiple of key/value heads"):
+        flashfuse.attention(*_qkv(shape_q=(1, 6, 16, 64)), enable_gqa=True)
+    with pytest.raises(TypeError, match="must be a torch.Tensor"):
+        flashfuse.attention([1], *_qkv()[1:])
+
+
+def test_custom_op_is_registered_with_a_fake():
+    # Meta tensors go through the fake implementation, which torch.compile
+    # uses to trace the op without running it.
+    q = torch.empty(2, 8, 100, 128, dtype=torch.bfloat16, device="meta")
+    k = torch.empty(2, 2, 300, 128, dtype=torch.bfloat16, device="meta")
+    v = torch.empty(2, 2, 300, 64, dtype=torch.bfloat16, device="meta")
+    o, lse = torch.ops.flashfuse.attention_fwd(q, k, v, None, None, 1, 0.1,
+                                               -1, -1, 0.0, 0.0, 0)
+    assert o.shape == (2, 8, 100, 64) and o.dtype == torch.bfloat16
+    assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
+    # BSHD-in-memory q gives BSHD-in-memory O.
+    q_bshd = torch.empty(2, 100, 8, 128, dtype=torch.bfloat16,
+                         device="meta").transpose(1, 2)
+    o, _ = torch.ops.flashfuse.attention_fwd(q_bshd, k, v, None, None, 0, 0.1,
+                                             -1, -1, 0.0, 0.0, 0)
+    assert o.transpose(1, 2).is_contiguous()
+    dq, dk, dv = torch.ops.flashfuse.attention_bwd(
+        o, q, k, v, o, lse, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0)
+    assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+
+
+def test_option_validation_before_device():
+    from flashfuse.ops import _aligned
+    t = torch.zeros(2, 3, 5, 8, dtype=torch.float16)
+    assert _aligned(t)
+    assert not _aligned(t[..., 1:])
+    assert not _aligned(t.transpose(-1, -2))
+
+
+def test_hf_register_without_or_with_transformers():
+    import flashfuse.hf
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="needs transformers"):
+            flashfuse.hf.register()
+        return
+    from transformers import AttentionInterface
+    assert flashfuse.hf.register() == "flashfuse"
+    assert "flashfuse" in AttentionInterface._global_mapping
+
+
+def test_bench_table_and_arguments():
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--dtypes", "bf16", "--head-dims", "128",
+                             "--seqlens", "512", "--causal", "yes"])
+    cfgs = list(bench.configs(args))
+    assert cfgs == [{"dtype": "bf16", "head_dim": 128, "heads": 16,
+                     "batch": 32, "seqlen": 512, "causal": True}]
+    assert bench.flops(cfgs[0]) == 4 * 32 * 16 * 512 * 512 * 128 / 2
+    rows = [dict(cfgs[0], method="flashfuse", tflops=150.0, error=None),
+            dict(cfgs[0], method="sdpa-flash", tflops=300.0, error=None),
+            dict(cfgs[0], method="naive", tflops=None, error="skipped")]
+    text = bench_report.table(rows, ["flashfuse", "sdpa-flash", "naive"])
+    assert "0.50" in text and "n/a" in text and "naive: skipped" in text

@@ -1,0 +1,127 @@
+"""The runtime through ctypes, without torch or a GPU: library discovery,
+manifest parsing, variant lookup, argument validation, the no-driver path."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def test_library_not_found_names_the_fix(monkeypatch):
+    from flashfuse import _runtime
+    from flashfuse.errors import RuntimeLibraryNotFound
+    monkeypatch.setenv("FLASHFUSE_RUNTIME_LIB", "/nonexistent/libflashfuse_runtime.so")
+    monkeypatch.setattr(_runtime, "_lib", None)
+    with pytest.raises(RuntimeLibraryNotFound) as e:
+        _runtime.library()
+    assert "FLASHFUSE_RUNTIME_LIB" in str(e.value)
+    assert "/nonexistent/libflashfuse_runtime.so (no such file)" in str(e.value)
+    assert isinstance(e.value, RuntimeError)
+
+
+def test_parse_sample_manifest(rt, sample_dir):
+    m = rt.Manifest.open(sample_dir)
+    assert m.arch == 90
+    kernels = m.kernels()
+    assert [k.name.decode() for k in kernels] == [
+        "flash_fwd_f16_d128", "flash_fwd_bf16_d64_causal_bias",
+        "flash_bwd_f16_d128"]
+    k0 = kernels[0]
+    assert (k0.block_m, k0.block_n, k0.threads, k0.smem) == (128, 64, 128, 49152)
+    assert k0.variant.describe() == "forward f16 D=128 Dv=128 causal=none"
+    assert kernels[1].variant.describe() == (
+        "forward bf16 D=64 Dv=64 causal=top_left window bias")
+    params = m.params(0)
+    assert params[:2] == [("memref", "q"), ("memref", "k")]
+    assert ("f32", "scale") in params and ("i64", "seed") in params
+
+
+def test_manifest_errors_carry_line_numbers(rt):
+    from flashfuse.errors import ManifestError
+    with pytest.raises(ManifestError, match=r"<manifest text>:3: bad arch 'x'"):
+        rt.Manifest.parse("flashfuse-manifest 1\n# c\narch x\n")
+    with pytest.raises(ManifestError, match="manifest version 7"):
+        rt.Manifest.parse("flashfuse-manifest 7\n")
+
+
+def test_missing_artifact_dir(rt, tmp_path):
+    from flashfuse.errors import ManifestError
+    with pytest.raises(ManifestError, match="manifest.txt"):
+        rt.Manifest.open(tmp_path / "nothing-here")
+
+
+def test_find_variant_and_explain_miss(rt, sample_dir):
+    from flashfuse import _kernels
+    from flashfuse.errors import KernelNotFoundError
+    m = rt.Manifest.open(sample_dir)
+    v = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 128, 128)
+    assert m.find(v) == 0
+    miss = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 96, 96)
+    with pytest.raises(KernelNotFoundError) as e:
+        m.find(miss)
+    assert "forward f16 D=96 Dv=96" in str(e.value)
+    assert "flash_fwd_f16_d128" in str(e.value)
+    assert isinstance(e.value, ValueError)
+
+
+def _good_args(rt):
+    a = rt.forward_args()
+    a.dtype = rt.DTYPE_F16
+    a.q, a.k, a.v, a.o, a.lse = (0x1000000 * i for i in range(1, 6))
+    a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_k = 2, 4, 2, 113, 203
+    a.head_dim = a.head_dim_v = 128
+    a.q_stride[:] = a.o_stride[:] = (4 * 113 * 128, 113 * 128, 128, 1)
+    a.k_stride[:] = a.v_stride[:] = (2 * 203 * 128, 203 * 128, 128, 1)
+    a.scale = 0.125
+    return a
+
+
+def test_forward_argument_validation(rt, sample_dir):
+    from flashfuse.errors import InvalidArgumentError
+    m = rt.Manifest.open(sample_dir)
+    m.check_forward(0, _good_args(rt))
+    cases = [
+        (lambda a: setattr(a, "dtype", rt.DTYPE_BF16), "inputs are bf16"),
+        (lambda a: setattr(a, "head_dim", 64), "head dims D=64"),
+        (lambda a: setattr(a, "heads_kv", 3), "not a multiple of heads_kv"),
+        (lambda a: setattr(a, "q", 0), "'q' is a null pointer"),
+        (lambda a: setattr(a, "k", 0x2000002), "not 16-byte aligned"),
+        (lambda a: a.v_stride.__setitem__(3, 2), "must be contiguous"),
+        (lambda a: setattr(a, "softcap", 20.0), "softcap was requested"),
+        (lambda a: setattr(a, "seq_q", 0), "seq_q = 0"),
+    ]
+    for edit, message in cases:
+        a = _good_args(rt)
+        edit(a)
+        with pytest.raises(InvalidArgumentError, match=message):
+            m.check_forward(0, a)
+
+
+def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
+    from flashfuse import _kernels
+    from flashfuse.errors import KernelNotFoundError
+    # A directory of artifacts is searched one level down.
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir.parent))
+    assert _kernels.artifact_dirs() == [str(sample_dir.resolve())]
+    v = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_F16, 128, 128)
+    assert _kernels.locate(v) == (str(sample_dir.resolve()), 2)
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir / "none"))
+    with pytest.raises(KernelNotFoundError, match="no kernel artifacts found"):
+        _kernels.locate(v)
+
+
+def test_no_driver_is_a_clear_error(rt):
+    # The driver is opened once per process, so this runs in a fresh one.
+    code = ("import flashfuse._runtime as rt\n"
+            "try:\n    rt.Context()\n"
+            "except rt.error_for_status('FLASHFUSE_ERROR_NO_DRIVER', '').__class__ as e:\n"
+            "    print('CAUGHT', e)\n")
+    env = dict(os.environ, FLASHFUSE_CUDA_DRIVER="/nonexistent/libcuda.so.1",
+               PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([sys.executable, "-c", code], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "CAUGHT flashfuse: no CUDA driver: could not load" in out.stdout

@@ -1,0 +1,245 @@
+/* FlashFuse runtime: loads the attention kernels that flashfuse-compile
+ * writes (docs/KERNEL_ABI.md) and launches them through the CUDA driver.
+ *
+ * The library has no link-time dependency on CUDA: libcuda.so.1 is opened
+ * when the first context is created. Every function returns a status; on
+ * failure a message describing what was being done and why it failed is kept
+ * per thread and returned by flashfuse_last_error().
+ *
+ * Thread safety: all functions may be called from several threads at once;
+ * a context's caches are protected by a mutex. Handles returned by a context
+ * (artifacts, kernels) stay valid until the context is destroyed.
+ */
+#ifndef FLASHFUSE_RUNTIME_H
+#define FLASHFUSE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define FLASHFUSE_API __attribute__((visibility("default")))
+#else
+#define FLASHFUSE_API
+#endif
+
+typedef enum flashfuse_status {
+  FLASHFUSE_SUCCESS = 0,
+  FLASHFUSE_ERROR_INVALID_ARGUMENT = 1, /* a caller's argument is wrong */
+  FLASHFUSE_ERROR_NO_DRIVER = 2,        /* libcuda missing or unusable */
+  FLASHFUSE_ERROR_NO_DEVICE = 3,        /* driver present, no usable GPU */
+  FLASHFUSE_ERROR_CUDA = 4,             /* a driver call failed */
+  FLASHFUSE_ERROR_MANIFEST = 5,         /* artifact unreadable or malformed */
+  FLASHFUSE_ERROR_NOT_FOUND = 6,        /* no kernel of that name/variant */
+  FLASHFUSE_ERROR_UNSUPPORTED = 7,      /* valid, but beyond this GPU/kernel */
+  FLASHFUSE_ERROR_INTERNAL = 8
+} flashfuse_status;
+
+typedef enum flashfuse_dtype {
+  FLASHFUSE_DTYPE_F16 = 0,
+  FLASHFUSE_DTYPE_BF16 = 1
+} flashfuse_dtype;
+
+typedef enum flashfuse_causal {
+  FLASHFUSE_CAUSAL_NONE = 0,
+  FLASHFUSE_CAUSAL_TOP_LEFT = 1,
+  FLASHFUSE_CAUSAL_BOTTOM_RIGHT = 2
+} flashfuse_causal;
+
+typedef enum flashfuse_kernel_kind {
+  FLASHFUSE_KIND_FORWARD = 0,
+  FLASHFUSE_KIND_BACKWARD_PREPROCESS = 1,
+  FLASHFUSE_KIND_BACKWARD = 2
+} flashfuse_kernel_kind;
+
+typedef enum flashfuse_param_type {
+  FLASHFUSE_PARAM_MEMREF = 0, /* 1-D buffer: ptr, ptr, 0, numel, 1 */
+  FLASHFUSE_PARAM_I32 = 1,
+  FLASHFUSE_PARAM_I64 = 2,
+  FLASHFUSE_PARAM_F32 = 3
+} flashfuse_param_type;
+
+/* What a kernel computes; the key kernels are looked up by. Flags are 0/1. */
+typedef struct flashfuse_variant {
+  flashfuse_kernel_kind kind;
+  flashfuse_dtype dtype;
+  int32_t head_dim;   /* D */
+  int32_t head_dim_v; /* Dv */
+  flashfuse_causal causal;
+  int32_t window;
+  int32_t softcap;
+  int32_t bias;
+  int32_t mask;
+  int32_t dropout;
+} flashfuse_variant;
+
+/* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
+typedef struct flashfuse_kernel_info {
+  const char *name;
+  flashfuse_variant variant;
+  int32_t block_m;
+  int32_t block_n;
+  int32_t threads;
+  int32_t smem; /* dynamic shared memory, bytes */
+  int32_t num_params;
+} flashfuse_kernel_info;
+
+typedef struct flashfuse_manifest flashfuse_manifest;
+typedef struct flashfuse_context flashfuse_context;
+typedef struct flashfuse_artifact flashfuse_artifact;
+typedef struct flashfuse_kernel flashfuse_kernel;
+
+/* ---- errors --------------------------------------------------------- */
+
+/* Message of the last failed call on this thread ("" if none). The pointer
+ * is valid until the next runtime call on the same thread. */
+FLASHFUSE_API const char *flashfuse_last_error(void);
+/* Constant name of a status, e.g. "FLASHFUSE_ERROR_NO_DRIVER". */
+FLASHFUSE_API const char *flashfuse_status_name(flashfuse_status status);
+
+/* ---- manifests (no GPU needed) -------------------------------------- */
+
+/* Parses DIR/manifest.txt. Close with flashfuse_manifest_close. */
+FLASHFUSE_API flashfuse_status
+flashfuse_manifest_open(const char *artifact_dir, flashfuse_manifest **out);
+/* Parses manifest text held in memory; `base_dir` resolves the ptx/cubin
+ * file names (may be NULL). */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_parse(
+    const char *text, const char *base_dir, flashfuse_manifest **out);
+FLASHFUSE_API void flashfuse_manifest_close(flashfuse_manifest *manifest);
+/* SM version the cubin was built for (e.g. 90). */
+FLASHFUSE_API flashfuse_status
+flashfuse_manifest_arch(const flashfuse_manifest *manifest, int32_t *arch);
+FLASHFUSE_API flashfuse_status
+flashfuse_manifest_kernel_count(const flashfuse_manifest *manifest,
+                                int32_t *count);
+FLASHFUSE_API flashfuse_status
+flashfuse_manifest_kernel_info(const flashfuse_manifest *manifest,
+                               int32_t index, flashfuse_kernel_info *out);
+/* Type and name (valid while the manifest lives) of a kernel's param. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_param(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    int32_t param_index, flashfuse_param_type *type, const char **name);
+/* Index of the first kernel whose variant equals *variant, or
+ * FLASHFUSE_ERROR_NOT_FOUND with the available variants in the message. */
+FLASHFUSE_API flashfuse_status
+flashfuse_manifest_find(const flashfuse_manifest *manifest,
+                        const flashfuse_variant *variant, int32_t *index);
+
+/* ---- contexts ------------------------------------------------------- */
+
+/* Binds to a GPU. If a CUDA context is current on the calling thread and
+ * `device` is -1 or that context's device, it is used (PyTorch's primary
+ * context, for example) and left alone on destruction; otherwise the primary
+ * context of `device` (-1 means 0) is retained, and released on destruction.
+ * Fails with FLASHFUSE_ERROR_NO_DRIVER / _NO_DEVICE on machines without. */
+FLASHFUSE_API flashfuse_status flashfuse_context_create(int32_t device,
+                                                        flashfuse_context **out);
+/* Unloads every module the context loaded. */
+FLASHFUSE_API void flashfuse_context_destroy(flashfuse_context *context);
+FLASHFUSE_API flashfuse_status flashfuse_context_device(
+    const flashfuse_context *context, int32_t *device, int32_t *cc_major,
+    int32_t *cc_minor, int32_t *sm_count);
+
+/* ---- artifacts and kernels ------------------------------------------ */
+
+/* Loads (once per path; later calls return the cached artifact) an artifact
+ * directory: the cubin when its arch equals the device's compute capability,
+ * else the PTX, JIT-compiled by the driver (its log is in the error). */
+FLASHFUSE_API flashfuse_status flashfuse_artifact_load(
+    flashfuse_context *context, const char *artifact_dir,
+    flashfuse_artifact **out);
+FLASHFUSE_API const flashfuse_manifest *
+flashfuse_artifact_manifest(const flashfuse_artifact *artifact);
+/* 1 if the module came from the cubin, 0 if from JIT-compiled PTX. */
+FLASHFUSE_API int32_t
+flashfuse_artifact_uses_cubin(const flashfuse_artifact *artifact);
+FLASHFUSE_API flashfuse_status
+flashfuse_artifact_kernel(flashfuse_artifact *artifact, const char *name,
+                          flashfuse_kernel **out);
+FLASHFUSE_API flashfuse_status
+flashfuse_artifact_find_kernel(flashfuse_artifact *artifact,
+                               const flashfuse_variant *variant,
+                               flashfuse_kernel **out);
+FLASHFUSE_API flashfuse_status
+flashfuse_kernel_get_info(const flashfuse_kernel *kernel,
+                          flashfuse_kernel_info *out);
+
+/* ---- launching ------------------------------------------------------ */
+
+/* Arguments of a forward attention. Pointers are device pointers; strides
+ * are in elements, indexed [b, h, s, d] for q/k/v/o and [b, h, q, k] for
+ * bias and mask (0 = broadcast). Initialise with
+ * flashfuse_forward_args_init, which sets the optional fields to "off". */
+typedef struct flashfuse_forward_args {
+  flashfuse_dtype dtype; /* of q, k, v, o */
+  const void *q;         /* [B, Hq, Sq, D] */
+  const void *k;         /* [B, Hkv, Sk, D] */
+  const void *v;         /* [B, Hkv, Sk, Dv] */
+  void *o;               /* [B, Hq, Sq, Dv] */
+  float *lse;            /* [B, Hq, Sq] f32, contiguous */
+  const float *bias;     /* bias kernels only */
+  const int8_t *mask;    /* mask kernels only; nonzero = keep */
+  int64_t batch, heads_q, heads_kv, seq_q, seq_k, head_dim, head_dim_v;
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];
+  int64_t bias_stride[4], mask_stride[4];
+  /* Logical extent of bias/mask per dim ([B or 1, Hq or 1, Sq, Sk]) is
+   * implied by the sizes above; strides say how they are broadcast. */
+  float scale;                      /* softmax scale */
+  int32_t window_left, window_right; /* -1 = unbounded */
+  float softcap;                    /* 0 = off */
+  float dropout_p;                  /* 0 = off */
+  uint64_t seed;
+} flashfuse_forward_args;
+
+FLASHFUSE_API void flashfuse_forward_args_init(flashfuse_forward_args *args);
+
+/* Validates `args` against the kernel's variant and the device, then
+ * launches it on `stream` (a CUstream / cudaStream_t of the context's device;
+ * NULL = legacy default stream). Asynchronous: errors inside the kernel
+ * surface at the next synchronisation. */
+FLASHFUSE_API flashfuse_status
+flashfuse_attention_forward(flashfuse_kernel *kernel,
+                            const flashfuse_forward_args *args, void *stream);
+
+/* Every check of flashfuse_attention_forward that needs no GPU (shapes,
+ * variant, pointers, strides, options, the manifest's params list), against
+ * kernel `kernel_index` of a manifest. */
+FLASHFUSE_API flashfuse_status flashfuse_attention_forward_check(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    const flashfuse_forward_args *args);
+
+/* A named argument for flashfuse_kernel_launch. For MEMREF, `ptr` and
+ * `numel` (elements the kernel may touch from ptr) are used; for I32/I64
+ * `i`; for F32 `f`. */
+typedef struct flashfuse_arg {
+  const char *name;
+  flashfuse_param_type type;
+  const void *ptr;
+  int64_t numel;
+  int64_t i;
+  double f;
+} flashfuse_arg;
+
+/* Launches any kernel of the artifact (forward, backward_preprocess,
+ * backward) by binding each entry of the manifest's `params` list to the
+ * argument of the same name. The grid follows KERNEL_ABI.md from the i32
+ * arguments batch, heads_q and seq_q (seq_k for backward kernels). Checks
+ * that every param is given with the right type, pointers are non-null and
+ * 16-byte aligned, and values fit their types; the shape checks of
+ * flashfuse_attention_forward are the caller's job here. An argument the
+ * kernel does not take is an error (a misspelt name) unless allow_unused is
+ * nonzero, which lets a caller pass every name a family of variants may
+ * take. */
+FLASHFUSE_API flashfuse_status
+flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
+                        int32_t num_args, int32_t allow_unused, void *stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FLASHFUSE_RUNTIME_H */

@@ -1,0 +1,58 @@
+// The small part of the CUDA driver API's types and constants that the runtime
+// uses. The runtime opens libcuda at run time, so it needs the driver's ABI
+// (handle types, enum values, signatures) but not cuda.h: declaring the subset
+// here lets the library build on machines without the CUDA toolkit. The values
+// are part of the driver's stable ABI and do not change between releases.
+#ifndef FLASHFUSE_RUNTIME_CUDA_DRIVER_TYPES_H
+#define FLASHFUSE_RUNTIME_CUDA_DRIVER_TYPES_H
+
+#include <cstdint>
+
+namespace flashfuse::cu {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+
+// CUdevice_attribute
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+// CUfunction_attribute
+constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
+constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+// CUjit_option
+constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
+constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_LOG_VERBOSE = 12;
+
+// CUdriverProcAddress_flags / CUdriverProcAddressQueryResult
+constexpr std::uint64_t CU_GET_PROC_ADDRESS_DEFAULT = 0;
+constexpr int CU_GET_PROC_ADDRESS_SUCCESS = 0;
+
+// The driver API version whose entry-point signatures the table in driver.h
+// is written against; cuGetProcAddress returns the variant of each symbol
+// that matches it (for example cuCtxPushCurrent_v2).
+constexpr int kDriverApiVersion = 12000;
+
+} // namespace flashfuse::cu
+
+#endif // FLASHFUSE_RUNTIME_CUDA_DRIVER_TYPES_H

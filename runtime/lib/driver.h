@@ -1,0 +1,73 @@
+// Run-time binding to the CUDA driver (libcuda.so.1).
+//
+// The library never links libcuda: it is opened with dlopen the first time a
+// context is created, and every entry point is resolved once through
+// cuGetProcAddress (or dlsym of the versioned name on drivers that lack it).
+// On a machine without a driver every call below reports
+// FLASHFUSE_ERROR_NO_DRIVER instead of failing to load or crashing.
+#ifndef FLASHFUSE_RUNTIME_DRIVER_H
+#define FLASHFUSE_RUNTIME_DRIVER_H
+
+#include "cuda_driver_types.h"
+#include "flashfuse/runtime.h"
+
+#include <cstddef>
+#include <string>
+
+namespace flashfuse {
+
+// Function-pointer table of the driver entry points the runtime uses.
+struct DriverApi {
+  cu::CUresult (*cuInit)(unsigned flags);
+  cu::CUresult (*cuDriverGetVersion)(int *version);
+  cu::CUresult (*cuDeviceGetCount)(int *count);
+  cu::CUresult (*cuDeviceGet)(cu::CUdevice *device, int ordinal);
+  cu::CUresult (*cuDeviceGetAttribute)(int *value, int attribute,
+                                       cu::CUdevice device);
+  cu::CUresult (*cuDeviceGetName)(char *name, int length, cu::CUdevice device);
+  cu::CUresult (*cuDevicePrimaryCtxRetain)(cu::CUcontext *ctx,
+                                           cu::CUdevice device);
+  cu::CUresult (*cuDevicePrimaryCtxRelease)(cu::CUdevice device);
+  cu::CUresult (*cuCtxGetCurrent)(cu::CUcontext *ctx);
+  cu::CUresult (*cuCtxGetDevice)(cu::CUdevice *device);
+  cu::CUresult (*cuCtxPushCurrent)(cu::CUcontext ctx);
+  cu::CUresult (*cuCtxPopCurrent)(cu::CUcontext *ctx);
+  cu::CUresult (*cuModuleLoadData)(cu::CUmodule *module, const void *image);
+  cu::CUresult (*cuModuleLoadDataEx)(cu::CUmodule *module, const void *image,
+                                     unsigned num_options, int *options,
+                                     void **option_values);
+  cu::CUresult (*cuModuleUnload)(cu::CUmodule module);
+  cu::CUresult (*cuModuleGetFunction)(cu::CUfunction *function,
+                                      cu::CUmodule module, const char *name);
+  cu::CUresult (*cuFuncGetAttribute)(int *value, int attribute,
+                                     cu::CUfunction function);
+  cu::CUresult (*cuFuncSetAttribute)(cu::CUfunction function, int attribute,
+                                     int value);
+  cu::CUresult (*cuLaunchKernel)(cu::CUfunction function, unsigned grid_x,
+                                 unsigned grid_y, unsigned grid_z,
+                                 unsigned block_x, unsigned block_y,
+                                 unsigned block_z, unsigned shared_bytes,
+                                 cu::CUstream stream, void **params,
+                                 void **extra);
+  cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
+  cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
+};
+
+// Opens the driver and calls cuInit(0) once per process. On success *api
+// points at the resolved table (valid for the life of the process); on
+// failure the thread's last error says why (no libcuda, missing entry point,
+// no device, cuInit failure) and the same status is returned on every call.
+flashfuse_status loadDriver(const DriverApi **api);
+
+// "CUDA_ERROR_X (text)" for a driver result, usable even if the error
+// functions could not be resolved.
+std::string describeCuResult(const DriverApi &api, cu::CUresult result);
+
+// Records "<what>: CUDA_ERROR_X (text)" as the last error when result is not
+// CUDA_SUCCESS. Returns FLASHFUSE_SUCCESS or FLASHFUSE_ERROR_CUDA.
+flashfuse_status checkCu(const DriverApi &api, cu::CUresult result,
+                         const std::string &what);
+
+} // namespace flashfuse
+
+#endif // FLASHFUSE_RUNTIME_DRIVER_H

@@ -1,0 +1,301 @@
+// Forward attention: checks a flashfuse_forward_args against the kernel's
+// compiled variant and turns it into the named arguments of KERNEL_ABI.md.
+#include "launch.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace flashfuse {
+
+namespace {
+
+constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxElements = int64_t(1) << 60;
+
+struct Operand {
+  const char *name;
+  const void *ptr;
+  const int64_t *stride;
+  int64_t size[4];
+};
+
+// Elements reachable from the base pointer: 1 + sum (size-1) * stride. A
+// dimension of size 1 contributes nothing, whatever its stride.
+int64_t span(const int64_t size[4], const int64_t stride[4]) {
+  int64_t n = 1;
+  for (int d = 0; d < 4; ++d)
+    if (size[d] > 1)
+      n += (size[d] - 1) * stride[d];
+  return n;
+}
+
+class ForwardChecker {
+public:
+  ForwardChecker(const KernelSpec &spec, const flashfuse_forward_args &a)
+      : spec_(spec), a_(a) {}
+
+  flashfuse_status bad(const std::string &what) {
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                concat("attention forward with kernel '", spec_.name,
+                       "': ", what));
+  }
+
+  flashfuse_status check() {
+    const flashfuse_variant &v = spec_.variant;
+    if (v.kind != FLASHFUSE_KIND_FORWARD)
+      return bad("not a forward kernel");
+    if (a_.dtype != v.dtype)
+      return bad(concat("inputs are ", dtypeName(a_.dtype),
+                        " but the kernel was compiled for ",
+                        dtypeName(v.dtype)));
+    const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q,
+                             a_.seq_k};
+    const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q",
+                               "seq_k"};
+    for (int i = 0; i < 5; ++i)
+      if (sizes[i] <= 0 || sizes[i] > kMaxI32)
+        return bad(concat(sizeNames[i], " = ", sizes[i],
+                          " (must be in [1, 2^31))"));
+    if (a_.head_dim != v.head_dim || a_.head_dim_v != v.head_dim_v)
+      return bad(concat("head dims D=", a_.head_dim, " Dv=", a_.head_dim_v,
+                        " but the kernel was compiled for D=", v.head_dim,
+                        " Dv=", v.head_dim_v));
+    if (a_.heads_q % a_.heads_kv != 0)
+      return bad(concat("heads_q = ", a_.heads_q,
+                        " is not a multiple of heads_kv = ", a_.heads_kv));
+    if (!std::isfinite(a_.scale))
+      return bad("scale is not finite");
+    if (auto s = checkOptions(); s != FLASHFUSE_SUCCESS)
+      return s;
+    for (const Operand &op : tensors())
+      if (auto s = checkTensor(op); s != FLASHFUSE_SUCCESS)
+        return s;
+    if (!a_.lse)
+      return bad("'lse' is a null pointer");
+    if (v.bias)
+      if (auto s = checkScoreOperand("bias", a_.bias, a_.bias_stride);
+          s != FLASHFUSE_SUCCESS)
+        return s;
+    if (v.mask)
+      if (auto s = checkScoreOperand("mask", a_.mask, a_.mask_stride);
+          s != FLASHFUSE_SUCCESS)
+        return s;
+    return FLASHFUSE_SUCCESS;
+  }
+
+  std::vector<Operand> tensors() const {
+    return {
+        {"q", a_.q, a_.q_stride, {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim}},
+        {"k", a_.k, a_.k_stride, {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim}},
+        {"v", a_.v, a_.v_stride,
+         {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim_v}},
+        {"o", a_.o, a_.o_stride,
+         {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim_v}},
+    };
+  }
+
+private:
+  // Options the variant was not compiled with must be left "off": silently
+  // ignoring a requested window or softcap would compute something else.
+  flashfuse_status checkOptions() {
+    const flashfuse_variant &v = spec_.variant;
+    if (!v.window && (a_.window_left != -1 || a_.window_right != -1))
+      return bad(concat("a window (", a_.window_left, ", ", a_.window_right,
+                        ") was requested but the kernel has none"));
+    if (v.window && (a_.window_left < -1 || a_.window_right < -1))
+      return bad("window sizes must be >= 0, or -1 for unbounded");
+    if (!v.softcap && a_.softcap != 0.0f)
+      return bad("softcap was requested but the kernel has none");
+    if (v.softcap && !(a_.softcap > 0.0f && std::isfinite(a_.softcap)))
+      return bad(concat("softcap = ", a_.softcap, " (must be > 0)"));
+    if (!(a_.dropout_p >= 0.0f && a_.dropout_p < 1.0f))
+      return bad(concat("dropout_p = ", a_.dropout_p, " (must be in [0, 1))"));
+    if (!v.dropout && a_.dropout_p != 0.0f)
+      return bad("dropout was requested but the kernel has none");
+    if (!v.bias && a_.bias)
+      return bad("a bias was given but the kernel takes none");
+    if (!v.mask && a_.mask)
+      return bad("a mask was given but the kernel takes none");
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status checkTensor(const Operand &op) {
+    if (!op.ptr)
+      return bad(concat("'", op.name, "' is a null pointer"));
+    for (int d = 0; d < 4; ++d)
+      if (op.stride[d] < 0)
+        return bad(concat("'", op.name, "' has a negative stride"));
+    if (op.size[3] > 1 && op.stride[3] != 1)
+      return bad(concat("'", op.name, "' has stride ", op.stride[3],
+                        " in its last dimension; it must be contiguous (1)"));
+    // Each row is moved in 16-byte pieces, so every row must start on a
+    // 16-byte boundary: strides of dims that are walked are multiples of 8
+    // 2-byte elements.
+    for (int d = 0; d < 3; ++d)
+      if (op.size[d] > 1 && op.stride[d] % 8 != 0)
+        return bad(concat("'", op.name, "' stride ", op.stride[d],
+                          " in dimension ", d,
+                          " is not a multiple of 8 elements (16 bytes)"));
+    for (int d = 0; d < 4; ++d)
+      if (op.size[d] > 1 && op.stride[d] > kMaxElements / op.size[d])
+        return bad(concat("'", op.name, "' is too large"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status checkScoreOperand(const char *name, const void *ptr,
+                                     const int64_t stride[4]) {
+    if (!ptr)
+      return bad(concat("the kernel takes a ", name,
+                        " but it is a null pointer"));
+    for (int d = 0; d < 4; ++d)
+      if (stride[d] < 0)
+        return bad(concat("'", name, "' has a negative stride"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  const KernelSpec &spec_;
+  const flashfuse_forward_args &a_;
+};
+
+flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = FLASHFUSE_PARAM_MEMREF;
+  a.ptr = ptr;
+  a.numel = numel;
+  return a;
+}
+
+flashfuse_arg integer(const char *name, flashfuse_param_type type,
+                      int64_t value) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = type;
+  a.i = value;
+  return a;
+}
+
+flashfuse_arg real(const char *name, double value) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = FLASHFUSE_PARAM_F32;
+  a.f = value;
+  return a;
+}
+
+// Every name a forward kernel may take (KERNEL_ABI.md, "Parameters").
+std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
+                                     const flashfuse_forward_args &a) {
+  std::vector<flashfuse_arg> out;
+  static const char *strideNames[4][3] = {
+      {"q_stride_b", "q_stride_h", "q_stride_s"},
+      {"k_stride_b", "k_stride_h", "k_stride_s"},
+      {"v_stride_b", "v_stride_h", "v_stride_s"},
+      {"o_stride_b", "o_stride_h", "o_stride_s"}};
+  std::vector<Operand> ops = checker.tensors();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    out.push_back(buffer(ops[i].name, ops[i].ptr, span(ops[i].size, ops[i].stride)));
+    for (int d = 0; d < 3; ++d)
+      out.push_back(integer(strideNames[i][d], FLASHFUSE_PARAM_I64,
+                            ops[i].stride[d]));
+  }
+  out.push_back(buffer("lse", a.lse, a.batch * a.heads_q * a.seq_q));
+  const int64_t scoreSize[4] = {a.batch, a.heads_q, a.seq_q, a.seq_k};
+  static const char *biasNames[4] = {"bias_stride_b", "bias_stride_h",
+                                     "bias_stride_q", "bias_stride_k"};
+  static const char *maskNames[4] = {"mask_stride_b", "mask_stride_h",
+                                     "mask_stride_q", "mask_stride_k"};
+  if (a.bias)
+    out.push_back(buffer("bias", a.bias, span(scoreSize, a.bias_stride)));
+  if (a.mask)
+    out.push_back(buffer("mask", a.mask, span(scoreSize, a.mask_stride)));
+  for (int d = 0; d < 4; ++d) {
+    out.push_back(integer(biasNames[d], FLASHFUSE_PARAM_I64, a.bias_stride[d]));
+    out.push_back(integer(maskNames[d], FLASHFUSE_PARAM_I64, a.mask_stride[d]));
+  }
+  out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a.batch));
+  out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a.heads_q));
+  out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a.heads_kv));
+  out.push_back(integer("seq_q", FLASHFUSE_PARAM_I32, a.seq_q));
+  out.push_back(integer("seq_k", FLASHFUSE_PARAM_I32, a.seq_k));
+  out.push_back(real("scale", a.scale));
+  out.push_back(integer("window_left", FLASHFUSE_PARAM_I32, a.window_left));
+  out.push_back(integer("window_right", FLASHFUSE_PARAM_I32, a.window_right));
+  out.push_back(real("softcap", a.softcap));
+  out.push_back(real("dropout_p", a.dropout_p));
+  // The seed is an opaque 64-bit pattern; i64 carries its bits unchanged.
+  out.push_back(integer("seed", FLASHFUSE_PARAM_I64,
+                        static_cast<int64_t>(a.seed)));
+  return out;
+}
+
+// Everything that can be checked without a GPU, leaving the named
+// arguments ready for launchNamed.
+flashfuse_status prepareForward(const KernelSpec &spec,
+                                const flashfuse_forward_args &args,
+                                std::vector<flashfuse_arg> &named) {
+  ForwardChecker checker(spec, args);
+  if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
+    return s;
+  named = namedArgs(checker, args);
+  // A dry run of the binding catches a manifest whose params list names
+  // something this runtime does not provide, before any launch is tried.
+  std::vector<ParamSlot> slots;
+  return bindParams(spec, named.data(), static_cast<int>(named.size()),
+                    /*strict=*/false, slots);
+}
+
+} // namespace
+
+} // namespace flashfuse
+
+extern "C" {
+
+void flashfuse_forward_args_init(flashfuse_forward_args *args) {
+  if (!args)
+    return;
+  *args = flashfuse_forward_args{};
+  args->dtype = FLASHFUSE_DTYPE_F16;
+  args->scale = 1.0f;
+  args->window_left = -1;
+  args->window_right = -1;
+}
+
+flashfuse_status flashfuse_attention_forward(flashfuse_kernel *kernel,
+                                             const flashfuse_forward_args *args,
+                                             void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!kernel || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "kernel and arguments must not be NULL");
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareForward(*kernel->spec, *args, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    return launchNamed(*kernel, named.data(), static_cast<int>(named.size()),
+                       stream, /*strict=*/false);
+  });
+}
+
+flashfuse_status
+flashfuse_attention_forward_check(const flashfuse_manifest *manifest,
+                                  int32_t kernel_index,
+                                  const flashfuse_forward_args *args) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!manifest || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "manifest and arguments must not be NULL");
+    if (kernel_index < 0 ||
+        static_cast<size_t>(kernel_index) >= manifest->data.kernels.size())
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("kernel index ", kernel_index, " out of range"));
+    std::vector<flashfuse_arg> named;
+    return prepareForward(manifest->data.kernels[kernel_index], *args, named);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,329 @@
+#include "manifest.h"
+
+#include "error.h"
+
+#include <charconv>
+#include <set>
+
+namespace flashfuse {
+
+namespace {
+
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::vector<std::string> tokenize(const std::string &line) {
+  std::vector<std::string> tokens;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && isSpace(line[i]))
+      ++i;
+    size_t start = i;
+    while (i < line.size() && !isSpace(line[i]))
+      ++i;
+    if (i > start)
+      tokens.push_back(line.substr(start, i - start));
+  }
+  return tokens;
+}
+
+bool parseInt(const std::string &text, long long lo, long long hi, int &out) {
+  long long v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+    return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+bool parseEnum(const std::string &text,
+               std::initializer_list<std::pair<const char *, int>> choices,
+               int &out) {
+  for (const auto &[name, value] : choices)
+    if (text == name) {
+      out = value;
+      return true;
+    }
+  return false;
+}
+
+bool parseParamType(const std::string &kind, flashfuse_param_type &out) {
+  int v = 0;
+  if (!parseEnum(kind,
+                 {{"memref", FLASHFUSE_PARAM_MEMREF},
+                  {"i32", FLASHFUSE_PARAM_I32},
+                  {"i64", FLASHFUSE_PARAM_I64},
+                  {"f32", FLASHFUSE_PARAM_F32}},
+                 v))
+    return false;
+  out = static_cast<flashfuse_param_type>(v);
+  return true;
+}
+
+// Parsing state kept together so each helper can report "file:line: ...".
+class Parser {
+public:
+  Parser(const std::string &source, Manifest &out) : source_(source), m_(out) {}
+
+  flashfuse_status run(const std::string &text) {
+    bool sawHeader = false;
+    KernelSpec *open = nullptr;
+    std::set<std::string> seenKeys;
+    for (size_t pos = 0; pos < text.size();) {
+      size_t eol = text.find('\n', pos);
+      if (eol == std::string::npos)
+        eol = text.size();
+      std::string line = text.substr(pos, eol - pos);
+      pos = eol + 1;
+      ++lineNo_;
+      if (auto hash = line.find('#'); hash != std::string::npos)
+        line.erase(hash);
+      std::vector<std::string> t = tokenize(line);
+      if (t.empty())
+        continue;
+      if (!sawHeader) {
+        if (t.size() != 2 || t[0] != "flashfuse-manifest")
+          return error("expected 'flashfuse-manifest 1' as the first line");
+        if (t[1] != "1")
+          return error(concat("manifest version ", t[1],
+                              " is not supported by this runtime (knows 1)"));
+        sawHeader = true;
+        continue;
+      }
+      if (open) {
+        if (t[0] == "end") {
+          if (t.size() != 1)
+            return error("'end' takes no value");
+          if (auto s = finishKernel(*open, seenKeys); s != FLASHFUSE_SUCCESS)
+            return s;
+          open = nullptr;
+          continue;
+        }
+        if (!seenKeys.insert(t[0]).second)
+          return error(concat("key '", t[0], "' given twice in kernel '",
+                              open->name, "'"));
+        if (auto s = kernelKey(*open, t); s != FLASHFUSE_SUCCESS)
+          return s;
+        continue;
+      }
+      if (t[0] == "kernel") {
+        if (t.size() != 2)
+          return error("expected 'kernel <name>'");
+        if (findKernel(m_, t[1]) >= 0)
+          return error(concat("kernel '", t[1], "' defined twice"));
+        m_.kernels.emplace_back();
+        open = &m_.kernels.back();
+        open->name = t[1];
+        seenKeys.clear();
+        kernelLine_ = lineNo_;
+        continue;
+      }
+      if (auto s = topKey(t); s != FLASHFUSE_SUCCESS)
+        return s;
+    }
+    if (!sawHeader)
+      return error("empty manifest (expected 'flashfuse-manifest 1')");
+    if (open)
+      return error(concat("kernel '", open->name, "' (line ", kernelLine_,
+                          ") has no 'end'"));
+    if (m_.arch == 0)
+      return error("no 'arch' line");
+    if (m_.ptx.empty() && m_.cubin.empty())
+      return error("neither 'ptx' nor 'cubin' is given");
+    if (m_.kernels.empty())
+      return error("no kernels");
+    return FLASHFUSE_SUCCESS;
+  }
+
+private:
+  flashfuse_status error(const std::string &what) {
+    return fail(FLASHFUSE_ERROR_MANIFEST,
+                concat(source_, ":", lineNo_, ": ", what));
+  }
+
+  flashfuse_status topKey(const std::vector<std::string> &t) {
+    if (t.size() != 2)
+      return error(concat("expected '", t[0], " <value>'"));
+    if (t[0] == "arch") {
+      if (!parseInt(t[1], 10, 1000, m_.arch))
+        return error(concat("bad arch '", t[1], "' (expected e.g. 90)"));
+    } else if (t[0] == "ptx") {
+      m_.ptx = t[1];
+    } else if (t[0] == "cubin") {
+      m_.cubin = t[1];
+    } else {
+      return error(concat("unknown key '", t[0], "'"));
+    }
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status kernelKey(KernelSpec &k, const std::vector<std::string> &t) {
+    const std::string &key = t[0];
+    if (key == "params") {
+      std::set<std::string> names;
+      for (size_t i = 1; i < t.size(); ++i) {
+        auto colon = t[i].find(':');
+        ParamSpec p;
+        if (colon == std::string::npos || colon + 1 == t[i].size() ||
+            !parseParamType(t[i].substr(0, colon), p.type))
+          return error(concat("bad param '", t[i],
+                              "' (expected memref|i32|i64|f32:NAME)"));
+        p.name = t[i].substr(colon + 1);
+        if (!names.insert(p.name).second)
+          return error(concat("param '", p.name, "' listed twice"));
+        k.params.push_back(std::move(p));
+      }
+      if (k.params.empty())
+        return error("'params' lists no parameters");
+      return FLASHFUSE_SUCCESS;
+    }
+    if (t.size() != 2)
+      return error(concat("expected '", key, " <value>'"));
+    const std::string &value = t[1];
+    flashfuse_variant &v = k.variant;
+    int n = 0;
+    auto number = [&](long long lo, long long hi, int &field) {
+      if (!parseInt(value, lo, hi, field))
+        return error(concat("bad value '", value, "' for '", key,
+                            "' (expected an integer in [", lo, ", ", hi, "])"));
+      return FLASHFUSE_SUCCESS;
+    };
+    if (key == "kind") {
+      if (!parseEnum(value,
+                     {{"forward", FLASHFUSE_KIND_FORWARD},
+                      {"backward_preprocess", FLASHFUSE_KIND_BACKWARD_PREPROCESS},
+                      {"backward", FLASHFUSE_KIND_BACKWARD}},
+                     n))
+        return error(concat("bad kind '", value,
+                            "' (expected forward|backward_preprocess|backward)"));
+      v.kind = static_cast<flashfuse_kernel_kind>(n);
+    } else if (key == "dtype") {
+      if (!parseEnum(value,
+                     {{"f16", FLASHFUSE_DTYPE_F16},
+                      {"bf16", FLASHFUSE_DTYPE_BF16}},
+                     n))
+        return error(concat("bad dtype '", value, "' (expected f16|bf16)"));
+      v.dtype = static_cast<flashfuse_dtype>(n);
+    } else if (key == "causal") {
+      if (!parseEnum(value,
+                     {{"none", FLASHFUSE_CAUSAL_NONE},
+                      {"top_left", FLASHFUSE_CAUSAL_TOP_LEFT},
+                      {"bottom_right", FLASHFUSE_CAUSAL_BOTTOM_RIGHT}},
+                     n))
+        return error(concat("bad causal '", value,
+                            "' (expected none|top_left|bottom_right)"));
+      v.causal = static_cast<flashfuse_causal>(n);
+    } else if (key == "head_dim") {
+      return number(1, 1024, v.head_dim);
+    } else if (key == "head_dim_v") {
+      return number(1, 1024, v.head_dim_v);
+    } else if (key == "block_m") {
+      return number(1, 1 << 16, k.block_m);
+    } else if (key == "block_n") {
+      return number(1, 1 << 16, k.block_n);
+    } else if (key == "threads") {
+      return number(1, 1024, k.threads);
+    } else if (key == "smem") {
+      return number(0, 1 << 30, k.smem);
+    } else if (key == "window") {
+      return number(0, 1, v.window);
+    } else if (key == "softcap") {
+      return number(0, 1, v.softcap);
+    } else if (key == "bias") {
+      return number(0, 1, v.bias);
+    } else if (key == "mask") {
+      return number(0, 1, v.mask);
+    } else if (key == "dropout") {
+      return number(0, 1, v.dropout);
+    } else {
+      return error(concat("unknown key '", key, "' in kernel '", k.name, "'"));
+    }
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status finishKernel(const KernelSpec &k,
+                                const std::set<std::string> &keys) {
+    // The variant flags (window ... dropout) default to 0; everything that
+    // shapes the launch must be stated.
+    for (const char *required : {"kind", "dtype", "head_dim", "head_dim_v",
+                                 "block_m", "block_n", "threads", "smem",
+                                 "causal", "params"})
+      if (!keys.count(required))
+        return error(concat("kernel '", k.name, "' (line ", kernelLine_,
+                            ") lacks '", required, "'"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  const std::string &source_;
+  Manifest &m_;
+  int lineNo_ = 0;
+  int kernelLine_ = 0;
+};
+
+} // namespace
+
+flashfuse_status parseManifest(const std::string &text,
+                               const std::string &source, Manifest &out) {
+  Manifest parsed;
+  parsed.dir = out.dir;
+  if (auto s = Parser(source, parsed).run(text); s != FLASHFUSE_SUCCESS)
+    return s;
+  out = std::move(parsed);
+  return FLASHFUSE_SUCCESS;
+}
+
+flashfuse_status readManifest(const std::string &dir, Manifest &out) {
+  std::string path = dir + "/manifest.txt";
+  std::string text;
+  if (!readWholeFile(path, text))
+    return fail(FLASHFUSE_ERROR_MANIFEST,
+                concat("cannot read ", path,
+                       " (is this a flashfuse-compile artifact directory?)"));
+  out.dir = dir;
+  return parseManifest(text, path, out);
+}
+
+int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
+  for (size_t i = 0; i < manifest.kernels.size(); ++i) {
+    const flashfuse_variant &k = manifest.kernels[i].variant;
+    if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
+        k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
+        k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
+        k.mask == v.mask && k.dropout == v.dropout)
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int findKernel(const Manifest &manifest, const std::string &name) {
+  for (size_t i = 0; i < manifest.kernels.size(); ++i)
+    if (manifest.kernels[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+const char *dtypeName(flashfuse_dtype dtype) {
+  return dtype == FLASHFUSE_DTYPE_BF16 ? "bf16" : "f16";
+}
+
+std::string describeVariant(const flashfuse_variant &v) {
+  static const char *kinds[] = {"forward", "backward_preprocess", "backward"};
+  static const char *causal[] = {"none", "top_left", "bottom_right"};
+  std::string s = concat(kinds[v.kind], " ", dtypeName(v.dtype),
+                         " D=", v.head_dim, " Dv=", v.head_dim_v,
+                         " causal=", causal[v.causal]);
+  if (v.window)
+    s += " window";
+  if (v.softcap)
+    s += " softcap";
+  if (v.bias)
+    s += " bias";
+  if (v.mask)
+    s += " mask";
+  if (v.dropout)
+    s += " dropout";
+  return s;
+}
+
+} // namespace flashfuse

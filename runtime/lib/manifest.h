@@ -1,0 +1,56 @@
+// manifest.txt of a kernel artifact (docs/KERNEL_ABI.md), parsed into plain
+// data. Needs no GPU, so it is unit-tested on any machine.
+#ifndef FLASHFUSE_RUNTIME_MANIFEST_H
+#define FLASHFUSE_RUNTIME_MANIFEST_H
+
+#include "flashfuse/runtime.h"
+
+#include <string>
+#include <vector>
+
+namespace flashfuse {
+
+struct ParamSpec {
+  flashfuse_param_type type;
+  std::string name;
+};
+
+struct KernelSpec {
+  std::string name;
+  flashfuse_variant variant{};
+  int block_m = 0;
+  int block_n = 0;
+  int threads = 0;
+  int smem = 0;
+  std::vector<ParamSpec> params;
+};
+
+struct Manifest {
+  std::string dir;   // artifact directory; ptx/cubin names are relative to it
+  int arch = 0;      // e.g. 90 for sm_90
+  std::string ptx;   // file name, empty if absent
+  std::string cubin; // file name, empty if absent
+  std::vector<KernelSpec> kernels;
+};
+
+// Parses manifest text. `source` names it in messages ("DIR/manifest.txt").
+// On failure records "SOURCE:LINE: what is wrong" and returns
+// FLASHFUSE_ERROR_MANIFEST.
+flashfuse_status parseManifest(const std::string &text,
+                               const std::string &source, Manifest &out);
+
+// Reads and parses DIR/manifest.txt.
+flashfuse_status readManifest(const std::string &dir, Manifest &out);
+
+// Index of the kernel with exactly this variant, or -1.
+int findKernel(const Manifest &manifest, const flashfuse_variant &variant);
+int findKernel(const Manifest &manifest, const std::string &name);
+
+// Human-readable variant, e.g. "forward bf16 D=128 Dv=128 causal=top_left".
+std::string describeVariant(const flashfuse_variant &variant);
+
+const char *dtypeName(flashfuse_dtype dtype);
+
+} // namespace flashfuse
+
+#endif // FLASHFUSE_RUNTIME_MANIFEST_H

@@ -1,0 +1,349 @@
+// Runtime tests that need no GPU: manifest parsing and its error messages,
+// variant lookup, argument validation, and the "no CUDA driver" path.
+//
+// Usage: flashfuse-runtime-test DATA_DIR
+// The driver path is forced to a file that does not exist, so the no-driver
+// test behaves the same on GPU machines.
+#include "flashfuse/runtime.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+std::string dataDir;
+
+#define EXPECT(cond)                                                           \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::fprintf(stderr, "  %s:%d: expected %s\n", __FILE__, __LINE__,       \
+                   #cond);                                                     \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+bool contains(const std::string &haystack, const std::string &needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Runs `body`, expecting a flashfuse::Error with `status` whose message
+// contains `fragment`.
+void expectError(const std::function<void()> &body, flashfuse_status status,
+                 const std::string &fragment, int line) {
+  try {
+    body();
+    std::fprintf(stderr, "  line %d: expected an error containing '%s'\n",
+                 line, fragment.c_str());
+    ++failures;
+  } catch (const flashfuse::Error &e) {
+    if (e.status() != status || !contains(e.what(), fragment)) {
+      std::fprintf(stderr,
+                   "  line %d: expected %s containing '%s', got: %s\n", line,
+                   flashfuse_status_name(status), fragment.c_str(), e.what());
+      ++failures;
+    }
+  }
+}
+#define EXPECT_ERROR(body, status, fragment)                                   \
+  expectError([&] { body; }, status, fragment, __LINE__)
+
+flashfuse::Manifest sample() { return flashfuse::Manifest(dataDir + "/sample"); }
+
+void testParseSample() {
+  flashfuse::Manifest m = sample();
+  EXPECT(m.arch() == 90);
+  std::vector<flashfuse_kernel_info> k = m.kernels();
+  EXPECT(k.size() == 3);
+  EXPECT(std::string(k[0].name) == "flash_fwd_f16_d128");
+  EXPECT(k[0].variant.kind == FLASHFUSE_KIND_FORWARD);
+  EXPECT(k[0].variant.dtype == FLASHFUSE_DTYPE_F16);
+  EXPECT(k[0].variant.head_dim == 128 && k[0].variant.head_dim_v == 128);
+  EXPECT(k[0].block_m == 128 && k[0].block_n == 64 && k[0].threads == 128);
+  EXPECT(k[0].smem == 49152);
+  EXPECT(k[0].num_params == 28);
+  EXPECT(k[1].variant.causal == FLASHFUSE_CAUSAL_TOP_LEFT);
+  EXPECT(k[1].variant.bias == 1 && k[1].variant.window == 1);
+  EXPECT(k[2].variant.kind == FLASHFUSE_KIND_BACKWARD);
+  // Flags left out of a kernel entry default to 0.
+  EXPECT(k[2].variant.window == 0 && k[2].variant.dropout == 0);
+
+  flashfuse_param_type type;
+  const char *name = nullptr;
+  flashfuse::check(flashfuse_manifest_kernel_param(m.get(), 0, 0, &type, &name));
+  EXPECT(type == FLASHFUSE_PARAM_MEMREF && std::string(name) == "q");
+  flashfuse::check(flashfuse_manifest_kernel_param(m.get(), 0, 22, &type, &name));
+  EXPECT(type == FLASHFUSE_PARAM_F32 && std::string(name) == "scale");
+  EXPECT_ERROR(flashfuse::check(flashfuse_manifest_kernel_param(
+                   m.get(), 0, 28, &type, &name)),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT, "out of range");
+}
+
+flashfuse_variant forwardVariant(flashfuse_dtype dtype, int d,
+                                 flashfuse_causal causal) {
+  flashfuse_variant v{};
+  v.kind = FLASHFUSE_KIND_FORWARD;
+  v.dtype = dtype;
+  v.head_dim = d;
+  v.head_dim_v = d;
+  v.causal = causal;
+  return v;
+}
+
+void testFindVariant() {
+  flashfuse::Manifest m = sample();
+  EXPECT(m.find(forwardVariant(FLASHFUSE_DTYPE_F16, 128,
+                               FLASHFUSE_CAUSAL_NONE)) == 0);
+  flashfuse_variant v =
+      forwardVariant(FLASHFUSE_DTYPE_BF16, 64, FLASHFUSE_CAUSAL_TOP_LEFT);
+  v.window = 1;
+  v.bias = 1;
+  EXPECT(m.find(v) == 1);
+  // A miss names what was asked for and lists what exists.
+  EXPECT_ERROR(m.find(forwardVariant(FLASHFUSE_DTYPE_BF16, 128,
+                                     FLASHFUSE_CAUSAL_NONE)),
+               FLASHFUSE_ERROR_NOT_FOUND, "forward bf16 D=128 Dv=128");
+  EXPECT_ERROR(m.find(forwardVariant(FLASHFUSE_DTYPE_BF16, 128,
+                                     FLASHFUSE_CAUSAL_NONE)),
+               FLASHFUSE_ERROR_NOT_FOUND,
+               "flash_fwd_bf16_d64_causal_bias: forward bf16 D=64 Dv=64 "
+               "causal=top_left window bias");
+  flashfuse_variant broken = v;
+  broken.causal = static_cast<flashfuse_causal>(7);
+  EXPECT_ERROR(m.find(broken), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "out-of-range");
+}
+
+const char *kHeader = "flashfuse-manifest 1\narch 90\nptx k.ptx\n";
+const char *kKernelBody =
+    "  kind forward\n  dtype f16\n  head_dim 64\n  head_dim_v 64\n"
+    "  block_m 64\n  block_n 64\n  threads 128\n  smem 0\n  causal none\n"
+    "  params memref:q\n";
+
+void testMalformedManifests() {
+  using flashfuse::Manifest;
+  const std::string kernel = std::string("kernel a\n") + kKernelBody + "end\n";
+  struct Case {
+    std::string text;
+    std::string fragment;
+  } cases[] = {
+      {"", "empty manifest"},
+      {"flashfuse-manifest 2\n", "manifest version 2 is not supported"},
+      {"arch 90\n", "<manifest text>:1: expected 'flashfuse-manifest 1'"},
+      {std::string(kHeader) + "arch sm90\n", ":4: bad arch 'sm90'"},
+      {std::string(kHeader) + "colour blue\n", ":4: unknown key 'colour'"},
+      {"flashfuse-manifest 1\nptx k.ptx\n" + kernel, "no 'arch' line"},
+      {"flashfuse-manifest 1\narch 90\n" + kernel, "neither 'ptx' nor 'cubin'"},
+      {kHeader, "no kernels"},
+      {std::string(kHeader) + "kernel a\n" + kKernelBody,
+       "kernel 'a' (line 4) has no 'end'"},
+      {std::string(kHeader) + kernel + kernel, "kernel 'a' defined twice"},
+      {std::string(kHeader) + "kernel a\n  kind sideways\n",
+       ":5: bad kind 'sideways'"},
+      {std::string(kHeader) + "kernel a\n  dtype f32\n", "bad dtype 'f32'"},
+      {std::string(kHeader) + "kernel a\n  causal yes\n", "bad causal 'yes'"},
+      {std::string(kHeader) + "kernel a\n  head_dim 12x\n",
+       "bad value '12x' for 'head_dim'"},
+      {std::string(kHeader) + "kernel a\n  window 2\n",
+       "bad value '2' for 'window' (expected an integer in [0, 1])"},
+      {std::string(kHeader) + "kernel a\n  threads 2048\n",
+       "bad value '2048' for 'threads'"},
+      {std::string(kHeader) + "kernel a\n  params memref:q f64:x\n",
+       "bad param 'f64:x'"},
+      {std::string(kHeader) + "kernel a\n  params memref:q i32:q\n",
+       "param 'q' listed twice"},
+      {std::string(kHeader) + "kernel a\n  params\n", "lists no parameters"},
+      {std::string(kHeader) + "kernel a\n  smem 1\n  smem 2\n",
+       "key 'smem' given twice"},
+      {std::string(kHeader) + "kernel a\n  tile 3\n", "unknown key 'tile'"},
+      {std::string(kHeader) + "kernel a\n  kind forward\nend\n",
+       "kernel 'a' (line 4) lacks 'dtype'"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
+  EXPECT_ERROR(Manifest(dataDir + "/does-not-exist"), FLASHFUSE_ERROR_MANIFEST,
+               "does-not-exist/manifest.txt");
+  // Comments and blank lines anywhere are fine.
+  Manifest ok = Manifest::fromText(std::string("# c\n\n") + kHeader + "\n" +
+                                   kernel + "# end\n");
+  EXPECT(ok.kernels().size() == 1);
+}
+
+// Arguments for kernel 0 of the sample (f16, D = 128) with plausible,
+// 16-byte-aligned fake device addresses: the check never dereferences them.
+flashfuse_forward_args goodArgs() {
+  flashfuse_forward_args a;
+  flashfuse_forward_args_init(&a);
+  a.dtype = FLASHFUSE_DTYPE_F16;
+  a.q = reinterpret_cast<const void *>(uintptr_t(0x10000000));
+  a.k = reinterpret_cast<const void *>(uintptr_t(0x20000000));
+  a.v = reinterpret_cast<const void *>(uintptr_t(0x30000000));
+  a.o = reinterpret_cast<void *>(uintptr_t(0x40000000));
+  a.lse = reinterpret_cast<float *>(uintptr_t(0x50000000));
+  a.batch = 2;
+  a.heads_q = 8;
+  a.heads_kv = 2;
+  a.seq_q = 113;
+  a.seq_k = 203;
+  a.head_dim = a.head_dim_v = 128;
+  // BSHD memory seen as BHSD, as in many models: strides need not be
+  // row-major for the [B, H, S, D] view.
+  const int64_t q[4] = {113 * 8 * 128, 128, 8 * 128, 1};
+  const int64_t kv[4] = {203 * 2 * 128, 203 * 128, 128, 1};
+  for (int d = 0; d < 4; ++d) {
+    a.q_stride[d] = a.o_stride[d] = q[d];
+    a.k_stride[d] = a.v_stride[d] = kv[d];
+  }
+  a.scale = 0.088f;
+  return a;
+}
+
+void testForwardChecks() {
+  flashfuse::Manifest m = sample();
+  m.checkForward(0, goodArgs());
+  auto expectBad = [&](const std::function<void(flashfuse_forward_args &)> &edit,
+                       const std::string &fragment, int line) {
+    flashfuse_forward_args a = goodArgs();
+    edit(a);
+    expectError([&] { m.checkForward(0, a); },
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+  };
+#define EXPECT_BAD(edit, fragment)                                             \
+  expectBad([](flashfuse_forward_args & a) { edit; }, fragment, __LINE__)
+  EXPECT_BAD(a.dtype = FLASHFUSE_DTYPE_BF16,
+             "inputs are bf16 but the kernel was compiled for f16");
+  EXPECT_BAD(a.head_dim = 64, "head dims D=64 Dv=128");
+  EXPECT_BAD(a.heads_kv = 3, "heads_q = 8 is not a multiple of heads_kv = 3");
+  EXPECT_BAD(a.seq_k = 0, "seq_k = 0");
+  EXPECT_BAD(a.batch = int64_t(1) << 32, "batch = 4294967296");
+  EXPECT_BAD(a.q = nullptr, "'q' is a null pointer");
+  EXPECT_BAD(a.lse = nullptr, "'lse' is a null pointer");
+  EXPECT_BAD(a.v = reinterpret_cast<const void *>(uintptr_t(0x30000008)),
+             "buffer 'v' at 0x30000008 is not 16-byte aligned");
+  EXPECT_BAD(a.k_stride[3] = 2, "'k' has stride 2 in its last dimension");
+  EXPECT_BAD(a.q_stride[2] = 129, "'q' stride 129 in dimension 2");
+  EXPECT_BAD(a.o_stride[0] = -8, "'o' has a negative stride");
+  EXPECT_BAD(a.window_left = 16, "the kernel has none");
+  EXPECT_BAD(a.softcap = 30.0f, "softcap was requested");
+  EXPECT_BAD(a.dropout_p = 0.1f, "dropout was requested");
+  EXPECT_BAD(a.dropout_p = 1.0f, "dropout_p = 1");
+  EXPECT_BAD(a.scale = 1.0f / 0.0f, "scale is not finite");
+  EXPECT_BAD(a.bias = reinterpret_cast<const float *>(uintptr_t(0x60000000)),
+             "a bias was given but the kernel takes none");
+#undef EXPECT_BAD
+
+  // Size-1 dimensions may carry any stride (PyTorch leaves them arbitrary).
+  flashfuse_forward_args one = goodArgs();
+  one.batch = 1;
+  one.q_stride[0] = one.o_stride[0] = 3;
+  m.checkForward(0, one);
+
+  // The bias variant needs the bias, and a bf16 D=64 shape.
+  flashfuse_forward_args b = goodArgs();
+  b.dtype = FLASHFUSE_DTYPE_BF16;
+  b.head_dim = b.head_dim_v = 64;
+  b.window_left = 32;
+  b.window_right = 0;
+  expectError([&] { m.checkForward(1, b); }, FLASHFUSE_ERROR_INVALID_ARGUMENT,
+              "the kernel takes a bias but it is a null pointer", __LINE__);
+  b.bias = reinterpret_cast<const float *>(uintptr_t(0x60000000));
+  b.bias_stride[0] = 0; // broadcast over batch
+  b.bias_stride[1] = 113 * 203;
+  b.bias_stride[2] = 203;
+  b.bias_stride[3] = 1;
+  m.checkForward(1, b);
+  // Backward kernels are launched through the generic entry point.
+  expectError([&] { m.checkForward(2, goodArgs()); },
+              FLASHFUSE_ERROR_INVALID_ARGUMENT, "not a forward kernel",
+              __LINE__);
+}
+
+void testUnknownParamInManifest() {
+  std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
+  text.replace(text.find("params memref:q"), 15,
+               "params memref:q memref:k memref:v memref:o memref:lse "
+               "i32:batch i32:heads_q i32:seq_q f32:temperature");
+  text += "end\n";
+  flashfuse::Manifest m = flashfuse::Manifest::fromText(text);
+  flashfuse_forward_args a = goodArgs();
+  a.head_dim = a.head_dim_v = 64;
+  for (int d = 0; d < 3; ++d) {
+    a.q_stride[d] = a.q_stride[d] / 2;
+    a.o_stride[d] = a.o_stride[d] / 2;
+    a.k_stride[d] = a.k_stride[d] / 2;
+    a.v_stride[d] = a.v_stride[d] / 2;
+  }
+  expectError([&] { m.checkForward(0, a); }, FLASHFUSE_ERROR_INVALID_ARGUMENT,
+              "the kernel takes 'f32:temperature' but no argument of that "
+              "name was given",
+              __LINE__);
+}
+
+void testNoDriver() {
+  // FLASHFUSE_CUDA_DRIVER points at a missing file (set in main), so this is
+  // the path of every machine without an NVIDIA driver.
+  for (int attempt = 0; attempt < 2; ++attempt)
+    EXPECT_ERROR(flashfuse::Context(), FLASHFUSE_ERROR_NO_DRIVER,
+                 "no CUDA driver: could not load");
+  flashfuse_context *c = nullptr;
+  EXPECT(flashfuse_context_create(0, &c) == FLASHFUSE_ERROR_NO_DRIVER);
+  EXPECT(c == nullptr);
+  EXPECT(contains(flashfuse_last_error(), "no CUDA driver"));
+  // A later successful call clears the message.
+  flashfuse::Manifest m = sample();
+  EXPECT(std::string(flashfuse_last_error()).empty());
+}
+
+void testNullArguments() {
+  EXPECT(flashfuse_manifest_open(nullptr, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_attention_forward(nullptr, nullptr, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_kernel_launch(nullptr, nullptr, 0, 0, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  flashfuse_manifest_close(nullptr);
+  flashfuse_context_destroy(nullptr);
+  EXPECT(std::string(flashfuse_status_name(FLASHFUSE_ERROR_CUDA)) ==
+         "FLASHFUSE_ERROR_CUDA");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+    return 2;
+  }
+  dataDir = argv[1];
+  setenv("FLASHFUSE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  struct {
+    const char *name;
+    void (*run)();
+  } tests[] = {{"parse_sample", testParseSample},
+               {"find_variant", testFindVariant},
+               {"malformed_manifests", testMalformedManifests},
+               {"forward_checks", testForwardChecks},
+               {"unknown_param_in_manifest", testUnknownParamInManifest},
+               {"no_driver", testNoDriver},
+               {"null_arguments", testNullArguments}};
+  int passed = 0, failed = 0;
+  for (const auto &t : tests) {
+    int before = failures;
+    try {
+      t.run();
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "  unexpected exception: %s\n", e.what());
+      ++failures;
+    }
+    bool ok = failures == before;
+    std::printf("%s %s\n", ok ? "PASS" : "FAIL", t.name);
+    (ok ? passed : failed)++;
+  }
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

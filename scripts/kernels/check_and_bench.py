@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Checks and times the kernels of an artifact directly through the CUDA driver.
+
+A kernel developer's harness, independent of runtime/: loads manifest.txt and
+kernels.cubin (or .ptx) with ctypes on libcuda, launches each kernel on fresh
+random inputs (outputs poisoned with NaN first), and applies FlashAttention's
+rule: max|out - ref| <= 2 * max|out_pt - ref| + atol, with ref computed in f32
+from up-cast inputs and out_pt the same computation in the kernel's dtype.
+Then times forward attention against PyTorch SDPA (flash, cuDNN) on the shapes
+of ANCHORS.md, CUDA events, median of many runs.
+"""
+import argparse, ctypes, json, math, os, statistics, sys, time
+
+import torch
+import torch.nn.functional as F
+
+# ----------------------------------------------------------------- driver
+cuda = ctypes.CDLL("libcuda.so.1")
+
+def check(res, what):
+    if res != 0:
+        name = ctypes.c_char_p()
+        cuda.cuGetErrorName(res, ctypes.byref(name))
+        raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else res}")
+
+def parse_manifest(path):
+    kernels, top, cur = [], {}, None
+    for raw in open(path):
+        line = raw.split("#")[0].strip()
+        if not line:
+            continue
+        key, _, rest = line.partition(" ")
+        if key == "kernel":
+            cur = {"name": rest}
+        elif key == "end":
+            kernels.append(cur); cur = None
+        elif cur is not None:
+            cur[key] = rest.split() if key == "params" else rest
+        else:
+            top[key] = rest
+    return top, kernels
+
+class Artifact:
+    def __init__(self, directory):
+        self.top, self.kernels = parse_manifest(os.path.join(directory, "manifest.txt"))
+        torch.zeros(1, device="cuda")  # the primary context, current
+        major = torch.cuda.get_device_capability()
+        arch = major[0] * 10 + major[1]
+        use_cubin = "cubin" in self.top and int(self.top["arch"]) == arch
+        blob = open(os.path.join(directory, self.top["cubin" if use_cubin else "ptx"]), "rb").read()
+        if not use_cubin:
+            blob += b"\0"
+        self.module = ctypes.c_void_p()
+        check(cuda.cuModuleLoadData(ctypes.byref(self.module), blob), "cuModuleLoadData")
+        self.funcs = {}
+        for k in self.kernels:
+            f = ctypes.c_void_p()
+            check(cuda.cuModuleGetFunction(ctypes.byref(f), self.module, k["name"].encode()),
+                  "cuModuleGetFunction " + k["name"])
+            smem = int(k["smem"])
+            # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+            check(cuda.cuFuncSetAttribute(f, 8, smem), "cuFuncSetAttribute")
+            self.funcs[k["name"]] = f
+
+    def find(self, dtype, d, causal="none", **flags):
+        for k in self.kernels:
+            if (k["dtype"] == dtype and int(k["head_dim"]) == d and k["causal"] == causal
+                    and all(int(k[f]) == int(flags.get(f, 0)) for f in ("window", "softcap", "bias", "mask"))):
+                return k
+        return None
+
+    def launch(self, k, q, kk, v, o, lse, scale, bias=None, window=(-1, -1), softcap=0.0, stream=None):
+        """q, kk, v, o: [B, H, S, D] views with a contiguous last dim."""
+        B, Hq, Sq, D = q.shape
+        Hkv, Sk = kk.shape[1], kk.shape[2]
+        vals = []
+        bufs = {"q": q, "k": kk, "v": v, "o": o, "lse": lse, "bias": bias}
+        scal = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": Sk,
+                "scale": scale, "window_left": window[0], "window_right": window[1],
+                "softcap": softcap, "dropout_p": 0.0, "seed": 0}
+        for t in ("q", "k", "v", "o"):
+            st = bufs[t].stride()
+            scal.update({f"{t}_stride_b": st[0], f"{t}_stride_h": st[1], f"{t}_stride_s": st[2]})
+        if bias is not None:
+            st = [0 if bias.shape[i] == 1 else bias.stride(i) for i in range(4)]
+            scal.update(dict(zip(("bias_stride_b", "bias_stride_h", "bias_stride_q", "bias_stride_k"), st)))
+        for p in k["params"]:
+            kind, name = p.split(":")
+            if kind == "memref":
+                t = bufs[name]
+                vals += [ctypes.c_void_p(t.data_ptr()), ctypes.c_void_p(t.data_ptr()),
+                         ctypes.c_int64(0), ctypes.c_int64(t.numel()), ctypes.c_int64(1)]
+            elif kind == "i32":
+                vals.append(ctypes.c_int32(int(scal[name])))
+            elif kind == "i64":
+                vals.append(ctypes.c_int64(int(scal[name])))
+            else:
+                vals.append(ctypes.c_float(float(scal[name])))
+        ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+        bm = int(k["block_m"])
+        s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
+        check(cuda.cuLaunchKernel(self.funcs[k["name"]], (Sq + bm - 1) // bm, Hq, B,
+                                  int(k["threads"]), 1, 1, int(k["smem"]), ctypes.c_void_p(s), ptrs, None),
+              "cuLaunchKernel " + k["name"])
+
+# -------------------------------------------------------------- reference
+def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtype=torch.float32):
+    """Attention in `dtype` (f32 for ref, kernel dtype for out_pt)."""
+    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+    G = q.shape[1] // k.shape[1]
+    k = k.repeat_interleave(G, dim=1); v = v.repeat_interleave(G, dim=1)
+    s = (q @ k.transpose(-1, -2)).float() * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    if bias is not None:
+        s = s + bias
+    Sq, Sk = q.shape[2], k.shape[2]
+    i = torch.arange(Sq, device=q.device)[:, None]
+    j = torch.arange(Sk, device=q.device)[None, :]
+    off = (Sk - Sq) if causal == "bottom_right" else 0
+    keep = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device)
+    if causal != "none":
+        keep &= j <= i + off
+    if window:
+        wl, wr = window
+        if wl >= 0: keep &= j >= i + off - wl
+        if wr >= 0: keep &= j <= i + off + wr
+    s = s.masked_fill(~keep, float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
+    o = (p.to(dtype) @ v).float()
+    return o, lse
+
+def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False):
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias)
+    kern = art.find(dtype, d, causal, **flags)
+    if kern is None:
+        return None
+    q = torch.randn(B, Hq, Sq, d, device="cuda", dtype=tdt)
+    k = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
+    v = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
+    bias = torch.randn(1, Hq, Sq, Sk, device="cuda", dtype=torch.float32) if with_bias else None
+    o = torch.full((B, Hq, Sq, d), float("nan"), device="cuda", dtype=tdt)
+    lse = torch.full((B, Hq, Sq), float("nan"), device="cuda", dtype=torch.float32)
+    scale = 1.0 / math.sqrt(d)
+    art.launch(kern, q, k, v, o, lse, scale, bias=bias, window=window or (-1, -1), softcap=softcap or 0.0)
+    torch.cuda.synchronize()
+    ref, ref_lse = reference(q, k, v, scale, causal, window, softcap, bias)
+    pt, _ = reference(q, k, v, scale, causal, window, softcap, bias, dtype=tdt)
+    err = (o.float() - ref).abs().max().item()
+    err_pt = (pt - ref).abs().max().item()
+    finite = torch.isfinite(ref_lse)
+    lse_err = (lse - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
+    lse_inf_ok = bool(torch.all(torch.isinf(lse[~finite]))) if (~finite).any() else True
+    ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and lse_inf_ok
+    return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], causal=causal, err=err,
+                err_pt=err_pt, lse_err=lse_err, ok=ok)
+
+# -------------------------------------------------------------- timing
+def median_ms(fn, iters=30, warmup=5):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iters):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record(); fn(); b.record(); b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    H, B = hidden // d, tokens // S
+    kern = art.find(dtype, d, "top_left" if causal else "none")
+    # Three input sets in rotation so that repeated runs do not hit L2 only.
+    sets = [[torch.randn(B, H, S, d, device="cuda", dtype=tdt) for _ in range(3)] for _ in range(3)]
+    o = torch.empty(B, H, S, d, device="cuda", dtype=tdt)
+    lse = torch.empty(B, H, S, device="cuda", dtype=torch.float32)
+    scale = 1.0 / math.sqrt(d)
+    it = [0]
+    def ours():
+        q, k, v = sets[it[0] % 3]; it[0] += 1
+        art.launch(kern, q, k, v, o, lse, scale)
+    def sdpa(backend):
+        def run():
+            q, k, v = sets[it[0] % 3]; it[0] += 1
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return run
+    flops = 4 * B * H * S * S * d / (2 if causal else 1)
+    res = {"dtype": dtype, "d": d, "S": S, "causal": causal, "B": B, "H": H}
+    for name, fn in (("ours", ours), ("sdpa-flash", sdpa(SDPBackend.FLASH_ATTENTION)),
+                     ("sdpa-cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))):
+        try:
+            res[name] = flops / median_ms(fn) / 1e9
+        except Exception as e:  # a backend unavailable for this shape
+            res[name] = None
+            res[name + "-error"] = str(e)[:200]
+    return res
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("artifact")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
+    args = ap.parse_args()
+    torch.manual_seed(int(time.time()))
+    art = Artifact(args.artifact)
+    print(f"device: {torch.cuda.get_device_name()}  kernels: {len(art.kernels)}", flush=True)
+
+    results, failures = [], 0
+    shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
+              (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
+    for dtype in ("f16", "bf16"):
+        for d in (32, 64, 96, 128, 256):
+            for causal in ("none", "top_left", "bottom_right"):
+                for shp in shapes:
+                    r = check_case(art, dtype, d, causal, *shp)
+                    if r:
+                        results.append(r); failures += not r["ok"]
+        for shp in shapes[2:]:
+            for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
+                r = check_case(art, dtype, 128, "none", *shp, **kw)
+                if r: results.append(r); failures += not r["ok"]
+            r = check_case(art, dtype, 64, "none", *shp, with_bias=True)
+            if r: results.append(r); failures += not r["ok"]
+    for r in results:
+        if not r["ok"]:
+            print("FAIL", json.dumps(r))
+    print(f"numerics: {len(results) - failures}/{len(results)} cases pass FlashAttention's rule", flush=True)
+    json.dump(results, open(os.path.join(args.out, "numerics.json"), "w"), indent=1)
+
+    if args.no_bench:
+        return 1 if failures else 0
+    rows = []
+    for dtype in ("bf16", "f16"):
+        for d in (64, 128):
+            for causal in (False, True):
+                for S in (int(s) for s in args.seqs.split(",")):
+                    r = bench(art, dtype, d, causal, S)
+                    rows.append(r)
+                    print(f"{dtype:4} d={d:3} S={S:5} causal={int(causal)}  ours {r['ours'] or 0:6.1f}  "
+                          f"flash {r['sdpa-flash'] or 0:6.1f}  cudnn {r['sdpa-cudnn'] or 0:6.1f}  "
+                          f"ratio {((r['ours'] or 0) / (r['sdpa-flash'] or 1)):.2f}", flush=True)
+    json.dump(rows, open(os.path.join(args.out, "bench.json"), "w"), indent=1)
+    return 1 if failures else 0
+
+if __name__ == "__main__":
+    sys.exit(main())

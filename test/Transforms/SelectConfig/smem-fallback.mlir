@@ -1,0 +1,94 @@
+// When the table's tiles overflow the target's shared memory per block, the
+// pass halves block_n (down to 16), then drops to one pipeline stage.
+// Shared memory = 2 * (block_m * D + stages * block_n * (D + Dv)) bytes.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config | FileCheck %s
+
+// L4 at D = 256 keeps the table's tiles: 2 * (64*256 + 2*32*512) = 98304
+// bytes, under its 101376.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=l4 | FileCheck %s --check-prefix=L4
+
+// 65536 bytes: D = 128 needs 98304 at block_n = 64, 65536 at block_n = 32.
+// CHECK-LABEL: func.func @half_block_n
+// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// L4-LABEL: func.func @half_block_n
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+module attributes {flash.target = #flash.target<name = "small", arch = 86, sms = 84, smem_per_block = 65536, regs_per_sm = 65536>} {
+  func.func @half_block_n(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
+    %o = flash.attention %x, %x, %x
+        : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
+        -> tensor<1x8x256x128xf16>
+    return %o : tensor<1x8x256x128xf16>
+  }
+}
+
+// -----
+
+// 48 KiB (the default without opt-in): block_n 64 -> 32 -> 16 = 49152 bytes.
+// CHECK-LABEL: func.func @quarter_block_n
+// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 2>
+module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 108, smem_per_block = 49152, regs_per_sm = 65536>} {
+  func.func @quarter_block_n(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
+    %o = flash.attention %x, %x, %x
+        : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
+        -> tensor<1x8x256x128xf16>
+    return %o : tensor<1x8x256x128xf16>
+  }
+}
+
+// -----
+
+// 45000 bytes: block_n = 16 with two stages needs 49152; one stage 40960.
+// CHECK-LABEL: func.func @one_stage
+// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 1>
+module attributes {flash.target = #flash.target<name = "tight", arch = 80, sms = 108, smem_per_block = 45000, regs_per_sm = 65536>} {
+  func.func @one_stage(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
+    %o = flash.attention %x, %x, %x
+        : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
+        -> tensor<1x8x256x128xf16>
+    return %o : tensor<1x8x256x128xf16>
+  }
+}
+
+// -----
+
+// D = 256 on 65536 bytes: forward block_n 32 -> 16 gives 2*(64*256 + 2*16*512)
+// = 65536; backward (block_m = 64 too) the same.
+// CHECK-LABEL: func.func @d256
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 2>
+// L4-LABEL: func.func @d256
+// L4: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+// L4: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+module attributes {flash.target = #flash.target<name = "small", arch = 86, sms = 84, smem_per_block = 65536, regs_per_sm = 65536>} {
+  func.func @d256(%x: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
+    %o = flash.attention %x, %x, %x
+        : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
+        -> tensor<1x2x64x256xf16>
+    %g:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+        : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
+          tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64xf32>
+        -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
+    return
+  }
+}
+
+// -----
+
+// The backward tiles are smaller, so at 40960 bytes the gradient keeps its
+// table tiles at D = 64 (2 * (64*64 + 2*64*128) = 40960) while the forward
+// op (128 rows: 49152) has to halve block_n.
+// CHECK-LABEL: func.func @grad_fits_forward_does_not
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>
+module attributes {flash.target = #flash.target<name = "40k", arch = 80, sms = 108, smem_per_block = 40960, regs_per_sm = 65536>} {
+  func.func @grad_fits_forward_does_not(%x: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>) {
+    %o = flash.attention %x, %x, %x
+        : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+        -> tensor<1x2x64x64xf16>
+    %g:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+        : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>,
+          tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32>
+        -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
+    return
+  }
+}

@@ -1,0 +1,107 @@
+// The sm80 tile table on every named target. All four have enough shared
+// memory for the table's tiles (the largest need is 98304 bytes: D = 128
+// forward and D = 256 forward, under L4's 101376), so each gets them as is.
+// RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s
+// RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s
+// RUN: flashfuse-opt %s --flash-select-config=target=h200 | FileCheck %s
+
+// CHECK-LABEL: func.func @fwd_d32
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+func.func @fwd_d32(%x: tensor<2x8x512x32xf16>) -> tensor<2x8x512x32xf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>
+      -> tensor<2x8x512x32xf16>
+  return %o : tensor<2x8x512x32xf16>
+}
+
+// CHECK-LABEL: func.func @fwd_d64
+// CHECK: flash.attention {{.*}}{causal = #flash.causal<top_left>, config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+func.func @fwd_d64(%x: tensor<1x12x1024x64xbf16>) -> tensor<1x12x1024x64xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<1x12x1024x64xbf16>, tensor<1x12x1024x64xbf16>, tensor<1x12x1024x64xbf16>
+      -> tensor<1x12x1024x64xbf16>
+  return %o : tensor<1x12x1024x64xbf16>
+}
+
+// CHECK-LABEL: func.func @fwd_d96
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>
+      -> tensor<1x4x100x96xf16>
+  return %o : tensor<1x4x100x96xf16>
+}
+
+// Dynamic batch, heads and lengths do not matter: only the head dim is
+// compiled into the kernel.
+// CHECK-LABEL: func.func @fwd_d128_dynamic
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16>)
+    -> (tensor<?x?x?x128xf16>, tensor<?x?x?xf32>) {
+  %o, %lse = flash.attention %q, %kv, %kv
+      : tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16>, tensor<?x?x?x128xf16>
+      -> tensor<?x?x?x128xf16>, tensor<?x?x?xf32>
+  return %o, %lse : tensor<?x?x?x128xf16>, tensor<?x?x?xf32>
+}
+
+// BSHD operands and GQA: the head dim is read through the perms.
+// CHECK-LABEL: func.func @fwd_d128_bshd_gqa
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+func.func @fwd_d128_bshd_gqa(%q: tensor<1x256x32x128xf16>, %kv: tensor<1x256x8x128xf16>)
+    -> tensor<1x256x32x128xf16> {
+  %o = flash.attention %q, %kv, %kv
+      {q_perm = array<i64: 0, 2, 1, 3>, k_perm = array<i64: 0, 2, 1, 3>,
+       v_perm = array<i64: 0, 2, 1, 3>}
+      : tensor<1x256x32x128xf16>, tensor<1x256x8x128xf16>, tensor<1x256x8x128xf16>
+      -> tensor<1x256x32x128xf16>
+  return %o : tensor<1x256x32x128xf16>
+}
+
+// CHECK-LABEL: func.func @fwd_d256
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>}
+func.func @fwd_d256(%x: tensor<1x8x512x256xbf16>) -> tensor<1x8x512x256xbf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>, tensor<1x8x512x256xbf16>
+      -> tensor<1x8x512x256xbf16>
+  return %o : tensor<1x8x512x256xbf16>
+}
+
+// CHECK-LABEL: func.func @grad_d64
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>}
+func.func @grad_d64(%x: tensor<2x4x128x64xf16>, %lse: tensor<2x4x128xf32>) {
+  %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>,
+        tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128xf32>
+      -> tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>, tensor<2x4x128x64xf16>
+  return
+}
+
+// CHECK-LABEL: func.func @grad_d128
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>}
+func.func @grad_d128(%x: tensor<2x4x128x128xbf16>, %lse: tensor<2x4x128xf32>) {
+  %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<2x4x128x128xbf16>, tensor<2x4x128x128xbf16>, tensor<2x4x128x128xbf16>,
+        tensor<2x4x128x128xbf16>, tensor<2x4x128x128xbf16>, tensor<2x4x128xf32>
+      -> tensor<2x4x128x128xbf16>, tensor<2x4x128x128xbf16>, tensor<2x4x128x128xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @grad_d256
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>}
+func.func @grad_d256(%x: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
+  %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
+        tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
+  return
+}
+
+// Functions without attention are untouched, and so is the rest of a body.
+// CHECK-LABEL: func.func @no_attention
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: return
+func.func @no_attention(%a: f32) -> f32 {
+  %0 = arith.addf %a, %a : f32
+  return %0 : f32
+}

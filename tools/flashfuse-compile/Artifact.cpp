@@ -1,0 +1,109 @@
+//===- Artifact.cpp - write a kernel artifact (PTX, cubin, manifest) ------===//
+#include "Artifact.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace flashfuse;
+
+std::string flashfuse::extractPtx(ModuleOp module) {
+  std::string ptx;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute obj : binary.getObjects())
+      if (auto object = dyn_cast<gpu::ObjectAttr>(obj))
+        ptx = object.getObject().str();
+  });
+  return ptx;
+}
+
+bool flashfuse::assemble(llvm::StringRef ptxas, int arch,
+                         llvm::StringRef ptxPath, llvm::StringRef cubinPath,
+                         std::string &log,
+                         std::vector<KernelResources> &resources) {
+  llvm::SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("ptxas", "log", logPath)) {
+    log = "cannot create a temporary file for ptxas's output";
+    return false;
+  }
+  std::string archFlag = "-arch=sm_" + std::to_string(arch);
+  llvm::StringRef args[] = {ptxas, archFlag, "-O3", "-v", ptxPath, "-o", cubinPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                     /*SecondsToWait=*/300, 0, &execError);
+  if (auto buf = llvm::MemoryBuffer::getFile(logPath))
+    log = (*buf)->getBuffer().str();
+  llvm::sys::fs::remove(logPath);
+  if (rc != 0) {
+    if (!execError.empty())
+      log = execError + "\n" + log;
+    return false;
+  }
+  // "Compiling entry function 'NAME' for 'sm_90'", then the frame/spill line
+  // and the register line.
+  llvm::Regex entry("Compiling entry function '([^']+)'");
+  llvm::Regex spills("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, "
+                     "([0-9]+) bytes spill loads");
+  llvm::Regex regs("Used ([0-9]+) registers");
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(log).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    llvm::SmallVector<llvm::StringRef> m;
+    if (entry.match(line, &m)) {
+      resources.push_back({m[1].str()});
+    } else if (!resources.empty() && spills.match(line, &m)) {
+      m[1].getAsInteger(10, resources.back().stackFrame);
+      m[2].getAsInteger(10, resources.back().spillStores);
+      m[3].getAsInteger(10, resources.back().spillLoads);
+    } else if (!resources.empty() && regs.match(line, &m)) {
+      m[1].getAsInteger(10, resources.back().registers);
+    }
+  }
+  return true;
+}
+
+bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
+                              const std::vector<KernelEntry> &kernels,
+                              std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  os << "flashfuse-manifest 1\n";
+  os << "arch " << arch << "\n";
+  os << "ptx kernels.ptx\n";
+  if (haveCubin)
+    os << "cubin kernels.cubin\n";
+  // Field order as in docs/KERNEL_ABI.md; params last.
+  const char *fields[] = {"kind",  "dtype",  "head_dim", "head_dim_v",
+                          "block_m", "block_n", "threads", "smem",
+                          "causal", "window", "softcap", "bias",
+                          "mask",  "dropout"};
+  for (const KernelEntry &k : kernels) {
+    os << "kernel " << k.name << "\n";
+    for (const char *f : fields) {
+      Attribute a = k.manifest.get(f);
+      os << "  " << f << " ";
+      if (auto s = dyn_cast_or_null<StringAttr>(a))
+        os << s.getValue();
+      else if (auto i = dyn_cast_or_null<IntegerAttr>(a))
+        os << i.getInt();
+      os << "\n";
+    }
+    os << "  params";
+    if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
+      for (Attribute p : params)
+        os << " " << cast<StringAttr>(p).getValue();
+    os << "\nend\n";
+  }
+  return true;
+}

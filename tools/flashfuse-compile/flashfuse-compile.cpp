@@ -1,0 +1,200 @@
+//===- flashfuse-compile.cpp - flash.attention to a kernel artifact -------===//
+//
+//   flashfuse-compile model.mlir --target=h100 -o out/
+//
+// Chooses kernel configs for the target (flash-select-config, for ops that
+// have none), generates the kernels (flash-lower-to-gpu), lowers them to PTX
+// (flash-kernels-to-ptx), assembles a cubin with ptxas and writes the
+// artifact of docs/KERNEL_ABI.md: kernels.ptx, kernels.cubin, manifest.txt.
+// ptxas's register, stack and spill figures are printed per kernel; a spill
+// is an error unless --allow-spills.
+//
+//===----------------------------------------------------------------------===//
+#include "Artifact.h"
+
+#include "flashfuse/Conversion/Passes.h"
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "flashfuse/Dialect/Flash/Transforms/Passes.h"
+#include "flashfuse/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input .mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputDir("o", cl::desc("Artifact directory"),
+                                      cl::value_desc("dir"), cl::Required);
+static cl::opt<std::string>
+    targetName("target",
+               cl::desc("a100 (sm_80), l4 (sm_89), h100 or h200 (sm_90)"),
+               cl::init("h100"));
+static cl::opt<std::string> ptxasPath("ptxas",
+                                      cl::desc("ptxas to assemble the cubin "
+                                               "(default: $CUDA_HOME or "
+                                               "/usr/local/cuda)"));
+static cl::opt<bool> noCubin("no-cubin",
+                             cl::desc("Write PTX only (the driver JITs it)"));
+static cl::opt<bool> allowSpills("allow-spills",
+                                 cl::desc("Accept kernels that spill registers"));
+static cl::opt<bool> dumpKernels("dump-kernel-ir",
+                                 cl::desc("Print the generated gpu.module"));
+
+/// The compute capability ptxas targets for a named GPU.
+static std::optional<int> archOf(llvm::StringRef target) {
+  return llvm::StringSwitch<std::optional<int>>(target)
+      .Case("a100", 80)
+      .Case("l4", 89)
+      .Cases("h100", "h200", 90)
+      .Default(std::nullopt);
+}
+
+static std::string defaultPtxas() {
+  if (auto home = llvm::sys::Process::GetEnv("CUDA_HOME"))
+    return *home + "/bin/ptxas";
+  return "/usr/local/cuda/bin/ptxas";
+}
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "flashfuse-compile: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "FlashFuse kernel compiler\n");
+
+  std::optional<int> arch = archOf(targetName);
+  if (!arch)
+    return fail("unknown --target '" + targetName +
+                "'; expected a100, l4, h100 or h200");
+
+  // The PTX pipeline is textual: its upstream passes must be registered.
+  registerAllPasses();
+  flash::registerFlashPassesAndPipelines();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<flash::FlashDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // the parser printed the diagnostic
+
+  // Kernel generation on the whole module.
+  std::string chip = "sm_" + std::to_string(*arch);
+  PassManager pm(&context);
+  bool needsConfig = false;
+  module->walk([&](Operation *op) {
+    if (isa<flash::AttentionOp, flash::AttentionGradOp>(op) &&
+        !op->hasAttr("config"))
+      needsConfig = true;
+  });
+  if (needsConfig) {
+    flash::FlashSelectConfigOptions selectOptions;
+    selectOptions.target = targetName;
+    pm.addPass(flash::createFlashSelectConfig(selectOptions));
+  }
+  flash::FlashLowerToGPUOptions gpuOptions;
+  gpuOptions.chip = chip;
+  pm.addPass(flash::createFlashLowerToGPU(gpuOptions));
+  if (failed(pm.run(*module)))
+    return 1;
+
+  // The kernels, alone in a module of their own, down to PTX.
+  std::vector<flashfuse::KernelEntry> kernels;
+  OwningOpRef<ModuleOp> device = ModuleOp::create(module->getLoc());
+  (*device)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                     UnitAttr::get(&context));
+  OpBuilder builder = OpBuilder::atBlockEnd(device->getBody());
+  module->walk([&](gpu::GPUModuleOp gpuModule) {
+    for (auto func : gpuModule.getOps<gpu::GPUFuncOp>())
+      if (auto manifest = func->getAttrOfType<DictionaryAttr>("flash.manifest"))
+        kernels.push_back({func.getName().str(), manifest});
+    builder.clone(*gpuModule);
+  });
+  if (kernels.empty())
+    return fail("the input has no flash.attention to compile");
+  if (dumpKernels)
+    device->print(llvm::outs());
+
+  PassManager ptxPm(&context);
+  if (failed(flash::buildKernelsToPtxPipeline(ptxPm)) || failed(ptxPm.run(*device)))
+    return fail("lowering the kernels to PTX failed");
+  std::string ptx = flashfuse::extractPtx(*device);
+  if (ptx.empty())
+    return fail("the PTX serialisation produced no output");
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+    return fail("cannot create " + outputDir + ": " + ec.message());
+  llvm::SmallString<256> ptxFile(outputDir), cubinFile(outputDir),
+      manifestFile(outputDir);
+  llvm::sys::path::append(ptxFile, "kernels.ptx");
+  llvm::sys::path::append(cubinFile, "kernels.cubin");
+  llvm::sys::path::append(manifestFile, "manifest.txt");
+  {
+    auto out = openOutputFile(ptxFile, &error);
+    if (!out)
+      return fail(error);
+    out->os() << ptx;
+    out->keep();
+  }
+
+  bool haveCubin = false;
+  if (!noCubin) {
+    std::string ptxas = ptxasPath.empty() ? defaultPtxas() : ptxasPath.getValue();
+    if (!llvm::sys::fs::can_execute(ptxas))
+      return fail("ptxas not found at '" + ptxas +
+                  "' (set --ptxas or CUDA_HOME, or pass --no-cubin)");
+    std::string log;
+    std::vector<flashfuse::KernelResources> resources;
+    if (!flashfuse::assemble(ptxas, *arch, ptxFile, cubinFile, log, resources))
+      return fail("ptxas failed:\n" + log);
+    haveCubin = true;
+    bool spilled = false;
+    for (const auto &r : resources) {
+      llvm::outs() << "ptxas sm_" << *arch << " " << r.name << ": "
+                   << r.registers << " registers, " << r.stackFrame
+                   << " bytes stack, " << r.spillStores << "/" << r.spillLoads
+                   << " bytes spill stores/loads\n";
+      spilled |= r.spillStores > 0 || r.spillLoads > 0;
+    }
+    if (spilled && !allowSpills)
+      return fail("a kernel spills registers (see above); pass --allow-spills "
+                  "to accept it");
+  }
+  if (!flashfuse::writeManifest(manifestFile, *arch, haveCubin, kernels, error))
+    return fail(error);
+  for (const auto &k : kernels)
+    llvm::outs() << "kernel " << k.name << " (smem "
+                 << k.manifest.getAs<IntegerAttr>("smem").getInt()
+                 << " bytes)\n";
+  llvm::outs() << "wrote " << outputDir << "/{kernels.ptx"
+               << (haveCubin ? ", kernels.cubin" : "") << ", manifest.txt}\n";
+  return 0;
+}

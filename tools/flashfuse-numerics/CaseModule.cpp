@@ -1,0 +1,196 @@
+//===- CaseModule.cpp - MLIR source of a numerics case ---------------------===//
+//
+// The case is written as MLIR text: it is the form users write, it is
+// parsed and verified like theirs, and a failing case can be printed and
+// replayed with flashfuse-opt.
+//
+//===----------------------------------------------------------------------===//
+#include "CaseModule.h"
+
+#include "HostTensor.h"
+
+#include <cstring>
+#include <sstream>
+
+using namespace flashfuse::numerics;
+
+namespace {
+struct Operand {
+  std::string name, type;
+};
+
+std::string shapeType(const std::vector<int64_t> &shape, const std::string &elt,
+                      const char *kind) {
+  std::ostringstream os;
+  os << kind << "<";
+  for (int64_t d : shape)
+    os << d << "x";
+  os << elt << ">";
+  return os.str();
+}
+
+/// An f32 attribute written as its bit pattern, so that it round-trips
+/// exactly.
+std::string f32Attr(double v) {
+  float f = float(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  std::ostringstream os;
+  os << "0x" << std::hex << std::uppercase << bits << " : f32";
+  return os.str();
+}
+
+std::string attributes(const CaseSpec &c) {
+  std::vector<std::string> attrs;
+  if (c.scale)
+    attrs.push_back("scale = " + f32Attr(*c.scale));
+  if (c.causal == "tl")
+    attrs.push_back("causal = #flash.causal<top_left>");
+  if (c.causal == "br")
+    attrs.push_back("causal = #flash.causal<bottom_right>");
+  if (c.windowLeft)
+    attrs.push_back("window_left = " + std::to_string(*c.windowLeft) + " : i64");
+  if (c.windowRight)
+    attrs.push_back("window_right = " + std::to_string(*c.windowRight) + " : i64");
+  if (c.softcap)
+    attrs.push_back("softcap = " + f32Attr(*c.softcap));
+  if (c.dropout > 0)
+    attrs.push_back("dropout_p = " + f32Attr(c.dropout));
+  if (c.layout != "bhsd") {
+    auto perm = c.perm();
+    std::string value = "array<i64: " + std::to_string(perm[0]) + ", " +
+                        std::to_string(perm[1]) + ", " + std::to_string(perm[2]) +
+                        ", " + std::to_string(perm[3]) + ">";
+    for (const char *p : {"q_perm", "k_perm", "v_perm"})
+      attrs.push_back(std::string(p) + " = " + value);
+  }
+  std::string s = "{";
+  for (size_t i = 0; i < attrs.size(); ++i)
+    s += (i ? ", " : "") + attrs[i];
+  return s + "}";
+}
+
+/// Region bodies; their SSA names carry a `mod_` prefix because the regions
+/// are not isolated from above and share the function's names.
+std::string regions(const CaseSpec &c) {
+  std::string s;
+  if (c.scoreMod == "alibi")
+    // score + 0.5 / (h + 1) * (j - i): a per-head linear distance bias.
+    s += R"( score_mod {
+  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
+    %mod_c1 = arith.constant 1 : index
+    %mod_h1 = arith.addi %mod_h, %mod_c1 : index
+    %mod_hi = arith.index_cast %mod_h1 : index to i64
+    %mod_hf = arith.sitofp %mod_hi : i64 to f32
+    %mod_half = arith.constant 0.5 : f32
+    %mod_slope = arith.divf %mod_half, %mod_hf : f32
+    %mod_dist = arith.subi %mod_j, %mod_i : index
+    %mod_di = arith.index_cast %mod_dist : index to i64
+    %mod_df = arith.sitofp %mod_di : i64 to f32
+    %mod_bias = arith.mulf %mod_slope, %mod_df : f32
+    %mod_r = arith.addf %mod_s, %mod_bias : f32
+    flash.yield %mod_r : f32
+  })";
+  if (c.maskMod == "document")
+    // Documents of 8 tokens: query i sees key j iff i / 8 == j / 8.
+    s += R"( mask_mod {
+  ^bb0(%mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
+    %mod_c8 = arith.constant 8 : index
+    %mod_qd = arith.divui %mod_i, %mod_c8 : index
+    %mod_kd = arith.divui %mod_j, %mod_c8 : index
+    %mod_same = arith.cmpi eq, %mod_qd, %mod_kd : index
+    flash.yield %mod_same : i1
+  })";
+  if (c.maskMod == "drop_row3")
+    s += R"( mask_mod {
+  ^bb0(%mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
+    %mod_c3 = arith.constant 3 : index
+    %mod_keep = arith.cmpi ne, %mod_i, %mod_c3 : index
+    flash.yield %mod_keep : i1
+  })";
+  return s;
+}
+} // namespace
+
+std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
+  const std::string &elt = c.dtype;
+  std::string qT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, c.perm()), elt, "tensor");
+  std::string kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, c.perm()), elt, "tensor");
+  std::string vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.headDimV()}, c.perm()), elt, "tensor");
+  std::string oT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.headDimV()}, c.perm()), elt, "tensor");
+  std::string lseT = shapeType({c.batch, c.headsQ, c.seqQ}, "f32", "tensor");
+  std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), elt, "tensor");
+  std::string maskT = c.mask.empty() ? "" : shapeType(c.broadcastShape(c.mask), "i1", "tensor");
+
+  std::vector<Operand> ins;
+  if (c.backward)
+    ins.push_back({"do", oT});
+  ins.push_back({"q", qT});
+  ins.push_back({"k", kT});
+  ins.push_back({"v", vT});
+  if (c.backward) {
+    ins.push_back({"o", oT});
+    ins.push_back({"lse", lseT});
+  }
+  if (!biasT.empty())
+    ins.push_back({"bias", biasT});
+  if (!maskT.empty())
+    ins.push_back({"mask", maskT});
+  std::vector<Operand> outs;
+  if (c.backward) {
+    outs = {{"dq", qT}, {"dk", kT}, {"dv", vT}};
+    if (!biasT.empty() && c.gradBias)
+      outs.push_back({"dbias", biasT});
+  } else {
+    outs = {{"o", oT}, {"lse", lseT}};
+  }
+  auto memrefOf = [](const std::string &tensorType) {
+    return "memref" + tensorType.substr(std::strlen("tensor"));
+  };
+
+  std::ostringstream os;
+  os << "func.func @" << kCaseFunction << "(";
+  bool first = true;
+  for (auto &o : ins) {
+    os << (first ? "" : ", ") << "%" << o.name << "_m: " << memrefOf(o.type);
+    first = false;
+  }
+  for (auto &o : outs)
+    os << ", %" << o.name << "_out: " << memrefOf(o.type);
+  os << ") attributes {llvm.emit_c_interface} {\n";
+  for (auto &o : ins)
+    os << "  %" << o.name << " = bufferization.to_tensor %" << o.name
+       << "_m restrict : " << memrefOf(o.type) << " to " << o.type << "\n";
+  if (c.dropout > 0)
+    os << "  %seed = arith.constant " << int64_t(c.dropoutSeed) << " : i64\n";
+
+  os << "  ";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << (i ? ", " : "") << "%r" << i;
+  if (c.backward)
+    os << " = flash.attention_grad %do, %q, %k, %v, %o, %lse";
+  else
+    os << " = flash.attention %q, %k, %v";
+  if (!biasT.empty())
+    os << " bias(%bias : " << biasT << ")";
+  if (!maskT.empty())
+    os << " mask(%mask : " << maskT << ")";
+  if (c.dropout > 0)
+    os << " seed(%seed)";
+  os << " " << attributes(c) << " : ";
+  if (c.backward)
+    os << oT << ", " << qT << ", " << kT << ", " << vT << ", " << oT << ", "
+       << lseT;
+  else
+    os << qT << ", " << kT << ", " << vT;
+  os << " -> ";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << (i ? ", " : "") << outs[i].type;
+  os << regions(c) << "\n";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << "  bufferization.materialize_in_destination %r" << i
+       << " in restrict writable %" << outs[i].name << "_out : ("
+       << outs[i].type << ", " << memrefOf(outs[i].type) << ") -> ()\n";
+  os << "  return\n}\n";
+  return os.str();
+}

@@ -1,0 +1,24 @@
+//===- CaseModule.h - the MLIR function a numerics case runs ---*- C++ -*-===//
+#ifndef FLASHFUSE_TOOLS_NUMERICS_CASEMODULE_H
+#define FLASHFUSE_TOOLS_NUMERICS_CASEMODULE_H
+
+#include "CaseSpec.h"
+
+#include <string>
+
+namespace flashfuse::numerics {
+
+/// Name of the function in the module built by buildCaseModule.
+inline constexpr const char *kCaseFunction = "flash_case";
+
+/// MLIR source of one function `@flash_case` taking every operand and every
+/// result as a memref (results last, written with
+/// bufferization.materialize_in_destination) and computing the case's
+/// flash.attention (dir=fwd) or flash.attention_grad (dir=bwd). Argument
+/// order, forward: Q, K, V, [bias], [mask], O, LSE; backward: dO, Q, K, V,
+/// O, LSE, [bias], [mask], dQ, dK, dV, [dBias].
+std::string buildCaseModule(const CaseSpec &c);
+
+} // namespace flashfuse::numerics
+
+#endif

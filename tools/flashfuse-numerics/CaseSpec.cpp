@@ -1,0 +1,156 @@
+//===- CaseSpec.cpp - parsing numerics cases ------------------------------===//
+#include "CaseSpec.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+using namespace flashfuse::numerics;
+
+double CaseSpec::effectiveTolerance() const {
+  if (tolerance)
+    return *tolerance;
+  // Everything is accumulated in f32, so the error of an f32 case is a few
+  // hundred f32 ulps of the largest value at most (sums over <= a few hundred
+  // keys); f16 / bf16 cases also round their inputs' products into f32 and
+  // their outputs to 11 / 8 significant bits.
+  if (dtype == "f16")
+    return 4e-3;
+  if (dtype == "bf16")
+    return 2e-2;
+  return 1e-4;
+}
+
+double CaseSpec::effectiveScale() const {
+  double s = scale ? *scale : 1.0 / std::sqrt(double(d));
+  return double(float(s));
+}
+
+std::array<int64_t, 4> CaseSpec::perm() const {
+  if (layout == "bshd")
+    return {0, 2, 1, 3};
+  if (layout == "bhds")
+    return {0, 1, 3, 2};
+  return {0, 1, 2, 3};
+}
+
+std::vector<int64_t> CaseSpec::broadcastShape(const std::string &pattern) const {
+  int64_t full[4] = {batch, headsQ, seqQ, seqK};
+  std::vector<int64_t> s;
+  for (int k = 0; k < 4; ++k)
+    s.push_back(pattern[k] == 'x' ? full[k] : 1);
+  return s;
+}
+
+static bool validPattern(const std::string &p) {
+  if (p.size() != 4)
+    return false;
+  for (char c : p)
+    if (c != 'x' && c != '1')
+      return false;
+  return true;
+}
+
+std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
+                                                       std::string &error) {
+  CaseSpec c;
+  std::string normalized = text;
+  for (char &ch : normalized)
+    if (ch == ',')
+      ch = ' ';
+  std::istringstream in(normalized);
+  std::string item;
+  while (in >> item) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      error = "expected key=value, got '" + item + "'";
+      return std::nullopt;
+    }
+    std::string key = item.substr(0, eq), val = item.substr(eq + 1);
+    auto i64 = [&] { return std::strtoll(val.c_str(), nullptr, 0); };
+    auto f64 = [&] { return std::strtod(val.c_str(), nullptr); };
+    if (key == "lowering" && (val == "naive" || val == "loops"))
+      c.lowering = val;
+    else if (key == "dir" && (val == "fwd" || val == "bwd"))
+      c.backward = val == "bwd";
+    else if (key == "B")
+      c.batch = i64();
+    else if (key == "Hq")
+      c.headsQ = i64();
+    else if (key == "Hkv")
+      c.headsKV = i64();
+    else if (key == "Sq")
+      c.seqQ = i64();
+    else if (key == "Sk")
+      c.seqK = i64();
+    else if (key == "D")
+      c.d = i64();
+    else if (key == "Dv")
+      c.dv = i64();
+    else if (key == "dtype" && (val == "f32" || val == "f16" || val == "bf16"))
+      c.dtype = val;
+    else if (key == "layout" && (val == "bhsd" || val == "bshd" || val == "bhds"))
+      c.layout = val;
+    else if (key == "scale")
+      c.scale = f64();
+    else if (key == "causal" && (val == "tl" || val == "br"))
+      c.causal = val;
+    else if (key == "wl")
+      c.windowLeft = i64();
+    else if (key == "wr")
+      c.windowRight = i64();
+    else if (key == "softcap")
+      c.softcap = f64();
+    else if (key == "dropout")
+      c.dropout = f64();
+    else if (key == "dropout_seed")
+      c.dropoutSeed = std::strtoull(val.c_str(), nullptr, 0);
+    else if (key == "bias" && validPattern(val))
+      c.bias = val;
+    else if (key == "dbias")
+      c.gradBias = i64() != 0;
+    else if (key == "mask" && validPattern(val))
+      c.mask = val;
+    else if (key == "masked_row")
+      c.maskedRow = i64();
+    else if (key == "score_mod" && val == "alibi")
+      c.scoreMod = val;
+    else if (key == "mask_mod" && (val == "document" || val == "drop_row3"))
+      c.maskMod = val;
+    else if (key == "seed")
+      c.seed = std::strtoull(val.c_str(), nullptr, 0);
+    else if (key == "input_scale")
+      c.inputScale = f64();
+    else if (key == "block_m")
+      c.blockM = i64();
+    else if (key == "block_n")
+      c.blockN = i64();
+    else if (key == "tol")
+      c.tolerance = f64();
+    else {
+      error = "unknown key or value '" + item + "'";
+      return std::nullopt;
+    }
+  }
+  if (c.maskedRow >= 0 && c.mask.empty())
+    c.mask = "xxxx";
+  if (c.maskedRow >= 0 && c.mask[2] != 'x') {
+    error = "masked_row needs a mask with a full Sq dimension";
+    return std::nullopt;
+  }
+  if (c.headsKV <= 0 || c.headsQ % c.headsKV != 0) {
+    error = "Hq must be a multiple of Hkv";
+    return std::nullopt;
+  }
+  return c;
+}
+
+const char *flashfuse::numerics::caseKeysHelp() {
+  return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16\n"
+         "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd|bhds   scale=\n"
+         "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
+         "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"
+         "  dbias=0|1   masked_row=I (mask hides row I)\n"
+         "  score_mod=alibi   mask_mod=document|drop_row3\n"
+         "  seed= input_scale= block_m= block_n= tol=\n";
+}

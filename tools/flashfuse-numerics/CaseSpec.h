@@ -1,0 +1,66 @@
+//===- CaseSpec.h - one numerics case, parsed from the command line -*- C++ -*-===//
+//
+// A case is one whitespace- or comma-separated list of key=value pairs, e.g.
+//   "lowering=loops dir=bwd B=1 Hq=4 Hkv=2 Sq=113 Sk=203 D=64 causal=br"
+// Keys and defaults are listed by `flashfuse-numerics --help`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_TOOLS_NUMERICS_CASESPEC_H
+#define FLASHFUSE_TOOLS_NUMERICS_CASESPEC_H
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flashfuse::numerics {
+
+struct CaseSpec {
+  std::string lowering = "naive"; // naive | loops
+  bool backward = false;          // dir=fwd | bwd
+  int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
+          dv = -1; // dv < 0: same as d
+  std::string dtype = "f32"; // f32 | f16 | bf16
+  /// layout=bhsd (default) | bshd | bhds: the order Q, K, V (and O) store
+  /// the logical [B, H, S, D] dimensions in.
+  std::string layout = "bhsd";
+  std::optional<double> scale;
+  std::string causal; // "" | tl | br
+  std::optional<int64_t> windowLeft, windowRight;
+  std::optional<double> softcap;
+  double dropout = 0.0;
+  uint64_t dropoutSeed = 0x1234abcd9876ull;
+  /// Bias / mask operand shapes as four characters over [B, Hq, Sq, Sk]:
+  /// 'x' the full size, '1' broadcast; empty: no operand.
+  std::string bias, mask;
+  bool gradBias = true;   // request dBias when there is a bias (backward)
+  int64_t maskedRow = -1; // >= 0: the mask operand hides this whole row
+  std::string scoreMod;   // "" | alibi
+  std::string maskMod;    // "" | document | drop_row3
+  uint64_t seed = 1;      // inputs' random generator
+  double inputScale = 1.0; // Q and K magnitudes (scores grow as its square)
+  int64_t blockM = 16, blockN = 16;
+  std::optional<double> tolerance;
+
+  int64_t headDimV() const { return dv < 0 ? d : dv; }
+  /// The tolerance on max|out - ref| / max|ref| for this case.
+  double effectiveTolerance() const;
+  /// The attention scale: `scale`, else 1/sqrt(D), rounded to f32 like the
+  /// op's attribute.
+  double effectiveScale() const;
+  /// Logical -> operand dimension of Q, K, V (and O, dQ, dK, dV).
+  std::array<int64_t, 4> perm() const;
+  /// Shape of a bias or mask operand with broadcast pattern `pattern`.
+  std::vector<int64_t> broadcastShape(const std::string &pattern) const;
+};
+
+/// Parses `text`; on error returns nullopt and sets `error`.
+std::optional<CaseSpec> parseCase(const std::string &text, std::string &error);
+
+/// The accepted keys, one per line, for --help.
+const char *caseKeysHelp();
+
+} // namespace flashfuse::numerics
+
+#endif

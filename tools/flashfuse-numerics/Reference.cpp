@@ -1,0 +1,194 @@
+//===- Reference.cpp - double-precision attention reference ---------------===//
+#include "Reference.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace flashfuse::numerics;
+
+static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+bool flashfuse::numerics::referenceDropoutKeep(uint64_t seed, int64_t b,
+                                               int64_t h, int64_t i, int64_t j,
+                                               double p) {
+  uint32_t c[4] = {uint32_t(j), uint32_t(i), uint32_t(h), uint32_t(b)};
+  uint32_t k[2] = {uint32_t(seed), uint32_t(seed >> 32)};
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k[0] += 0x9E3779B9u;
+      k[1] += 0xBB67AE85u;
+    }
+    uint64_t p0 = uint64_t(0xD2511F53u) * c[0];
+    uint64_t p1 = uint64_t(0xCD9E8D57u) * c[2];
+    uint32_t n0 = uint32_t(p1 >> 32) ^ c[1] ^ k[0];
+    uint32_t n2 = uint32_t(p0 >> 32) ^ c[3] ^ k[1];
+    c[0] = n0;
+    c[1] = uint32_t(p1);
+    c[2] = n2;
+    c[3] = uint32_t(p0);
+  }
+  uint32_t threshold = uint32_t(double(float(p)) * 4294967296.0);
+  return c[0] >= threshold;
+}
+
+namespace {
+/// One (b, h) row of scores with everything the contract applies.
+struct ScoreRow {
+  std::vector<double> score;     // final score, -inf where masked
+  std::vector<double> scaledDot; // scale * dot, for softcap's derivative
+};
+
+struct Problem {
+  const CaseSpec &c;
+  AttentionInputs &in;
+  std::array<int64_t, 4> perm;
+  int64_t group, off;
+  double scale;
+
+  Problem(const CaseSpec &c, AttentionInputs &in)
+      : c(c), in(in), perm(c.perm()), group(c.headsQ / c.headsKV),
+        off(c.causal == "br" ? c.seqK - c.seqQ : 0),
+        scale(c.effectiveScale()) {}
+
+  bool visible(int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (!in.mask.empty() && in.mask.atBroadcast({b, h, i, j}) == 0.0)
+      return false;
+    if (c.maskMod == "document" && i / 8 != j / 8)
+      return false;
+    if (c.maskMod == "drop_row3" && i == 3)
+      return false;
+    if (!c.causal.empty() && j > i + off)
+      return false;
+    if (c.windowLeft && j < i + off - *c.windowLeft)
+      return false;
+    if (c.windowRight && j > i + off + *c.windowRight)
+      return false;
+    return true;
+  }
+
+  ScoreRow row(int64_t b, int64_t h, int64_t i) {
+    ScoreRow r;
+    for (int64_t j = 0; j < c.seqK; ++j) {
+      double dot = 0;
+      for (int64_t e = 0; e < c.d; ++e)
+        dot += in.q.atLogical(perm, {b, h, i, e}) *
+               in.k.atLogical(perm, {b, h / group, j, e});
+      double s = scale * dot;
+      r.scaledDot.push_back(s);
+      if (c.softcap)
+        s = *c.softcap * std::tanh(s / *c.softcap);
+      if (!in.bias.empty())
+        s += in.bias.atBroadcast({b, h, i, j});
+      if (c.scoreMod == "alibi")
+        s += 0.5 / double(h + 1) * double(j - i);
+      r.score.push_back(visible(b, h, i, j) ? s : kNegInf);
+    }
+    return r;
+  }
+
+  /// Softmax of a score row; all zeros (and lse = +inf) when fully masked.
+  std::vector<double> softmax(const std::vector<double> &s, double &lse) {
+    double m = kNegInf;
+    for (double v : s)
+      m = std::max(m, v);
+    std::vector<double> p(s.size(), 0.0);
+    if (m == kNegInf) {
+      lse = std::numeric_limits<double>::infinity();
+      return p;
+    }
+    double l = 0;
+    for (size_t j = 0; j < s.size(); ++j)
+      l += (p[j] = std::exp(s[j] - m));
+    for (double &v : p)
+      v /= l;
+    lse = m + std::log(l);
+    return p;
+  }
+
+  double dropoutFactor(int64_t b, int64_t h, int64_t i, int64_t j) {
+    if (c.dropout <= 0)
+      return 1.0;
+    if (!referenceDropoutKeep(c.dropoutSeed, b, h, i, j, c.dropout))
+      return 0.0;
+    return 1.0 / (1.0 - double(float(c.dropout)));
+  }
+};
+} // namespace
+
+ForwardOutputs flashfuse::numerics::referenceForward(const CaseSpec &c,
+                                                     AttentionInputs &in) {
+  Problem pb(c, in);
+  ForwardOutputs out;
+  out.output = HostTensor(
+      permutedShape({c.batch, c.headsQ, c.seqQ, c.headDimV()}, pb.perm));
+  out.lse = HostTensor({c.batch, c.headsQ, c.seqQ});
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.headsQ; ++h)
+      for (int64_t i = 0; i < c.seqQ; ++i) {
+        double lse;
+        std::vector<double> p = pb.softmax(pb.row(b, h, i).score, lse);
+        int64_t lseIdx[3] = {b, h, i};
+        out.lse.data[out.lse.offset(lseIdx)] = lse;
+        for (int64_t e = 0; e < c.headDimV(); ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < c.seqK; ++j)
+            acc += p[j] * pb.dropoutFactor(b, h, i, j) *
+                   in.v.atLogical(pb.perm, {b, h / pb.group, j, e});
+          out.output.atLogical(pb.perm, {b, h, i, e}) = acc;
+        }
+      }
+  return out;
+}
+
+BackwardOutputs flashfuse::numerics::referenceBackward(const CaseSpec &c,
+                                                       AttentionInputs &in) {
+  Problem pb(c, in);
+  BackwardOutputs out;
+  out.gradQuery = HostTensor(in.q.shape);
+  out.gradKey = HostTensor(in.k.shape);
+  out.gradValue = HostTensor(in.v.shape);
+  if (!in.bias.empty()) {
+    out.gradBias = HostTensor(in.bias.shape);
+    out.gradBiasTermMagnitude = HostTensor(in.bias.shape);
+  }
+  const int64_t dv = c.headDimV(), g = pb.group;
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t h = 0; h < c.headsQ; ++h)
+      for (int64_t i = 0; i < c.seqQ; ++i) {
+        ScoreRow row = pb.row(b, h, i);
+        double lse;
+        std::vector<double> p = pb.softmax(row.score, lse);
+        double delta = 0; // rowsum(dO ∘ O)
+        for (int64_t e = 0; e < dv; ++e)
+          delta += in.gradOutput.atLogical(pb.perm, {b, h, i, e}) *
+                   in.output.atLogical(pb.perm, {b, h, i, e});
+        for (int64_t j = 0; j < c.seqK; ++j) {
+          double z = pb.dropoutFactor(b, h, i, j);
+          double dp = 0; // dO · V_j, the gradient of the dropped probability
+          for (int64_t e = 0; e < dv; ++e) {
+            double go = in.gradOutput.atLogical(pb.perm, {b, h, i, e});
+            dp += go * in.v.atLogical(pb.perm, {b, h / g, j, e});
+            out.gradValue.atLogical(pb.perm, {b, h / g, j, e}) += p[j] * z * go;
+          }
+          double dS = p[j] * (dp * z - delta);
+          if (!out.gradBias.empty()) {
+            out.gradBias.atBroadcast({b, h, i, j}) += dS;
+            out.gradBiasTermMagnitude.atBroadcast({b, h, i, j}) += dS * dS;
+          }
+          double dX = dS; // with respect to scale * dot
+          if (c.softcap) {
+            double t = std::tanh(row.scaledDot[j] / *c.softcap);
+            dX *= 1.0 - t * t;
+          }
+          for (int64_t e = 0; e < c.d; ++e) {
+            out.gradQuery.atLogical(pb.perm, {b, h, i, e}) +=
+                pb.scale * dX * in.k.atLogical(pb.perm, {b, h / g, j, e});
+            out.gradKey.atLogical(pb.perm, {b, h / g, j, e}) +=
+                pb.scale * dX * in.q.atLogical(pb.perm, {b, h, i, e});
+          }
+        }
+      }
+  for (double &m : out.gradBiasTermMagnitude.data)
+    m = std::sqrt(m);
+  return out;
+}

@@ -1,0 +1,50 @@
+//===- Reference.h - double-precision attention reference ------*- C++ -*-===//
+//
+// Plain loops that follow flash.attention's contract (FlashOps.td) one
+// score at a time, in double precision, written independently of the MLIR
+// lowerings so that the two can disagree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_TOOLS_NUMERICS_REFERENCE_H
+#define FLASHFUSE_TOOLS_NUMERICS_REFERENCE_H
+
+#include "CaseSpec.h"
+#include "HostTensor.h"
+
+namespace flashfuse::numerics {
+
+/// The op's inputs, values already rounded to the case's dtype. Q, K, V,
+/// dO and O are in the case's layout, bias and mask broadcastable
+/// [B, Hq, Sq, Sk] (mask: 1 = keep), LSE [B, Hq, Sq].
+struct AttentionInputs {
+  HostTensor q, k, v, bias, mask;
+  HostTensor gradOutput, output, lse; // backward only
+};
+
+struct ForwardOutputs {
+  HostTensor output, lse;
+};
+
+struct BackwardOutputs {
+  HostTensor gradQuery, gradKey, gradValue, gradBias;
+  /// Per dBias entry, the L2 norm of the dS terms it sums: the scale of its
+  /// f32 rounding error (about eps * sqrt(N) * norm for N terms). A dBias
+  /// summed over keys cancels to ~0 (each row of dS sums to zero), so its
+  /// own magnitude says nothing about its error; a missing tile, though,
+  /// shifts it by a sizeable fraction of the norm.
+  HostTensor gradBiasTermMagnitude;
+};
+
+/// Philox4x32-10 keep test of Philox.h, in plain C++.
+bool referenceDropoutKeep(uint64_t seed, int64_t b, int64_t h, int64_t i,
+                          int64_t j, double p);
+
+ForwardOutputs referenceForward(const CaseSpec &c, AttentionInputs &in);
+
+/// Gradients for the given dO, with D = rowsum(dO ∘ O) taken from the O
+/// in `in` (the value the op is given) and P from the exact softmax.
+BackwardOutputs referenceBackward(const CaseSpec &c, AttentionInputs &in);
+
+} // namespace flashfuse::numerics
+
+#endif

@@ -1,0 +1,223 @@
+//===- flashfuse-numerics.cpp - CPU numerics of the flash lowerings --------===//
+//
+// For each case on the command line: build the case's module, lower it with
+// flash-lower-naive or flash-lower-to-loops and the CPU pipeline, JIT it,
+// feed random inputs, and compare every output with the double-precision
+// reference of Reference.cpp. Prints the error of each output and PASS or
+// FAIL per case; exits 1 when any case fails. Several cases per process
+// amortise the start-up; each case is compiled on its own.
+//
+//===----------------------------------------------------------------------===//
+#include "CaseModule.h"
+#include "CaseSpec.h"
+#include "ElementCodec.h"
+#include "Jit.h"
+#include "Reference.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+using namespace flashfuse::numerics;
+
+namespace {
+/// splitmix64: a small, well-mixed generator, so inputs are reproducible
+/// from the case's seed alone.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state(seed) {}
+  double uniform(double lo, double hi) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return lo + (hi - lo) * double(z >> 11) * 0x1.0p-53;
+  }
+
+private:
+  uint64_t state;
+};
+
+HostTensor randomTensor(Random &rng, std::vector<int64_t> shape,
+                        const std::string &type, double magnitude) {
+  HostTensor t(std::move(shape));
+  for (double &v : t.data)
+    v = roundTo(type, magnitude * rng.uniform(-1.0, 1.0));
+  return t;
+}
+
+AttentionInputs makeInputs(const CaseSpec &c) {
+  Random rng(c.seed);
+  auto perm = c.perm();
+  AttentionInputs in;
+  in.q = randomTensor(rng, permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, perm),
+                      c.dtype, c.inputScale);
+  in.k = randomTensor(rng, permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm),
+                      c.dtype, c.inputScale);
+  in.v = randomTensor(
+      rng, permutedShape({c.batch, c.headsKV, c.seqK, c.headDimV()}, perm),
+      c.dtype, 1.0);
+  if (!c.bias.empty())
+    in.bias = randomTensor(rng, c.broadcastShape(c.bias), c.dtype, 1.0);
+  if (!c.mask.empty()) {
+    in.mask = HostTensor(c.broadcastShape(c.mask));
+    int64_t rowLen = in.mask.shape[3];
+    for (size_t n = 0; n < in.mask.data.size(); ++n) {
+      int64_t row = int64_t(n) / rowLen % in.mask.shape[2];
+      in.mask.data[n] = row == c.maskedRow ? 0.0 : rng.uniform(0, 1) < 0.75;
+    }
+  }
+  return in;
+}
+
+struct Comparison {
+  double maxAbsErr = 0, maxRef = 0;
+  bool nonFiniteMismatch = false;
+  double relative() const {
+    if (nonFiniteMismatch)
+      return std::numeric_limits<double>::infinity();
+    // Outputs that cancel to nearly zero (a dBias summed over keys, say)
+    // are compared against 1e-2 instead of their own tiny magnitude: the
+    // absolute tolerance of FlashAttention's rule.
+    return maxAbsErr / std::max(maxRef, 1e-2);
+  }
+};
+
+/// Infinities must agree exactly (LSE of a fully masked row); NaN never
+/// passes (outputs are poisoned with NaN before the run). `magnitude`, when
+/// given, is a per-element scale of the summed terms that replaces |ref| as
+/// the measure errors are relative to.
+Comparison compare(const std::vector<double> &got, const std::vector<double> &ref,
+                   const HostTensor *magnitude) {
+  Comparison cmp;
+  if (magnitude)
+    for (double m : magnitude->data)
+      cmp.maxRef = std::max(cmp.maxRef, m);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(ref[i]) || !std::isfinite(got[i])) {
+      if (!(got[i] == ref[i]))
+        cmp.nonFiniteMismatch = true;
+      continue;
+    }
+    cmp.maxAbsErr = std::max(cmp.maxAbsErr, std::fabs(got[i] - ref[i]));
+    cmp.maxRef = std::max(cmp.maxRef, std::fabs(ref[i]));
+  }
+  return cmp;
+}
+
+Buffer toBuffer(const HostTensor &t, const std::string &type) {
+  return Buffer{t.shape, encode(type, t.data)};
+}
+
+Buffer poisoned(const std::vector<int64_t> &shape, const std::string &type) {
+  HostTensor t(shape);
+  for (double &v : t.data)
+    v = std::numeric_limits<double>::quiet_NaN();
+  return toBuffer(t, type);
+}
+
+struct NamedOutput {
+  const char *name;
+  std::string type;
+  const HostTensor *reference;
+  const HostTensor *magnitude = nullptr;
+};
+
+/// Runs one case; returns whether it passed.
+bool runCase(CaseJit &jit, const CaseSpec &c) {
+  AttentionInputs in = makeInputs(c);
+  std::vector<Buffer> args;
+  std::vector<NamedOutput> outputs;
+  ForwardOutputs fwd = referenceForward(c, in);
+  BackwardOutputs bwd;
+  if (c.backward) {
+    // The op is given O and LSE as the forward pass would store them.
+    in.output = fwd.output;
+    for (double &v : in.output.data)
+      v = roundTo(c.dtype, v);
+    in.lse = fwd.lse;
+    for (double &v : in.lse.data)
+      v = roundTo("f32", v);
+    Random gradRng(c.seed ^ 0x5EEDull);
+    in.gradOutput = randomTensor(gradRng,
+                                 in.output.shape, c.dtype, 1.0);
+    bwd = referenceBackward(c, in);
+    args.push_back(toBuffer(in.gradOutput, c.dtype));
+  }
+  args.push_back(toBuffer(in.q, c.dtype));
+  args.push_back(toBuffer(in.k, c.dtype));
+  args.push_back(toBuffer(in.v, c.dtype));
+  if (c.backward) {
+    args.push_back(toBuffer(in.output, c.dtype));
+    args.push_back(toBuffer(in.lse, "f32"));
+  }
+  if (!in.bias.empty())
+    args.push_back(toBuffer(in.bias, c.dtype));
+  if (!in.mask.empty())
+    args.push_back(toBuffer(in.mask, "i1"));
+  if (c.backward) {
+    outputs = {{"dQ", c.dtype, &bwd.gradQuery},
+               {"dK", c.dtype, &bwd.gradKey},
+               {"dV", c.dtype, &bwd.gradValue}};
+    if (!in.bias.empty() && c.gradBias)
+      outputs.push_back(
+          {"dBias", c.dtype, &bwd.gradBias, &bwd.gradBiasTermMagnitude});
+  } else {
+    outputs = {{"O", c.dtype, &fwd.output}, {"LSE", "f32", &fwd.lse}};
+  }
+  size_t firstOutput = args.size();
+  for (auto &o : outputs)
+    args.push_back(poisoned(o.reference->shape, o.type));
+
+  std::string source = buildCaseModule(c);
+  if (llvm::Error err =
+          jit.run(source, cpuLoweringPipeline(c.lowering, c.blockM, c.blockN),
+                  kCaseFunction, args)) {
+    std::printf("  error: %s\n  module:\n%s", llvm::toString(std::move(err)).c_str(),
+                source.c_str());
+    return false;
+  }
+  bool pass = true;
+  double tol = c.effectiveTolerance();
+  for (size_t n = 0; n < outputs.size(); ++n) {
+    std::vector<double> got = decode(outputs[n].type, args[firstOutput + n].bytes);
+    Comparison cmp =
+        compare(got, outputs[n].reference->data, outputs[n].magnitude);
+    bool ok = cmp.relative() <= tol;
+    pass &= ok;
+    std::printf("  %-5s max_abs_err %.3e  scale %.3e  rel %.3e%s%s\n",
+                outputs[n].name, cmp.maxAbsErr, cmp.maxRef, cmp.relative(),
+                cmp.nonFiniteMismatch ? "  (inf/nan mismatch)" : "",
+                ok ? "" : "  <-- over tolerance");
+  }
+  std::printf("  tolerance %.1e\n", tol);
+  return pass;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help")) {
+    std::printf("usage: flashfuse-numerics 'CASE' ['CASE' ...]\n"
+                "each CASE is a list of key=value pairs:\n%s",
+                caseKeysHelp());
+    return argc < 2 ? 2 : 0;
+  }
+  CaseJit jit;
+  int passed = 0, total = argc - 1;
+  for (int n = 1; n < argc; ++n) {
+    std::string error;
+    auto spec = parseCase(argv[n], error);
+    std::printf("case %d: %s\n", n, argv[n]);
+    bool ok = false;
+    if (!spec)
+      std::printf("  error: %s\n", error.c_str());
+    else
+      ok = runCase(jit, *spec);
+    std::printf("%s: case %d\n", ok ? "PASS" : "FAIL", n);
+    std::fflush(stdout);
+    passed += ok;
+  }
+  std::printf("%d of %d cases passed\n", passed, total);
+  return passed == total ? 0 : 1;
+}
