@@ -2,29 +2,25 @@
 """Runs a function before and after flash-raise-attention on the same random
 inputs, on the CPU, and compares the results.
 
-    scripts/check_raise_numerics.py [--naive-opt TOOL] FILE.mlir...
+    scripts/check_raise_numerics.py [--opt TOOL] FILE.mlir...
 
 FILE holds one public function over ranked tensors (f32/f16 data, i1 masks,
 i64 token ids), e.g. test/models/cases/*.mlir and test/models/exec_*.mlir.
-"Before" is the file as is; "after" is raised with build/bin/flashfuse-opt and
-then materialised by `--flash-lower-naive` of TOOL (default: the same
-flashfuse-opt; the naive lowering lives on the `lower` branch until it is
-merged). Both run through mlir-opt's bufferisation and LLVM lowering and
-mlir-runner (LLVM 22 tools on PATH, numpy needed, no torch). Dropout cases
-are not comparable (the op draws its own random numbers) and are skipped by
-the caller. Exit status 1 when any file differs by more than --tol.
+"Before" is the file as is; "after" is raised with --opt (flashfuse-opt) and
+then materialised by its `--flash-lower-naive` (or that of --naive-opt).
+Both run through mlir-opt's bufferisation and LLVM lowering and mlir-runner
+(LLVM 22 tools on PATH; plain Python, no numpy or torch, so lit runs it).
+Dropout cases are not comparable (the op draws its own random numbers).
+Exit status 1 when any file differs by more than --tol or raises nothing.
 """
 import argparse
+import math
 import os
+import random
 import re
+import shutil
 import subprocess
 import sys
-
-import numpy as np
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-RAISE = os.path.join(ROOT, "build", "bin", "flashfuse-opt")
-LIB = "/usr/lib/llvm-22/lib"
 TOSA = ("--pass-pipeline=builtin.module(func.func(tosa-to-linalg-named,"
         "tosa-to-linalg,tosa-to-arith,tosa-to-tensor))")
 TO_LLVM = [
@@ -45,17 +41,18 @@ def run(cmd, text):
 
 
 def literal(t, rng):
-    """A flat dense constant for tensor type `t`, expanded to its shape."""
+    """Flat random values for tensor type `t`: its dims, element type, size
+    and the text of a dense literal."""
     dims = [int(d) for d in re.findall(r"(\d+)x", t)]
     elt = t.rsplit("x", 1)[-1].rstrip(">")
-    n = int(np.prod(dims))
+    n = math.prod(dims)
     if elt == "i1":
-        vals = ["true" if x else "false" for x in rng.random(n) > 0.2]
+        vals = ["true" if rng.random() > 0.2 else "false" for _ in range(n)]
     elif elt == "i64":
         # Token ids: below the smallest vocabulary of the fixtures.
-        vals = [str(int(x)) for x in rng.integers(0, 32, n)]
+        vals = [str(rng.randrange(32)) for _ in range(n)]
     else:
-        vals = [f"{float(x):.8e}" for x in rng.standard_normal(n)]
+        vals = [f"{rng.gauss(0.0, 1.0):.8e}" for _ in range(n)]
     return dims, elt, n, ", ".join(vals)
 
 
@@ -94,40 +91,50 @@ def with_main(text, main):
     return text.rstrip().rstrip("}") + main + "}\n" + sep + resources
 
 
-def execute(text):
+def execute(text, lib_dir):
     if "tosa." in text:
         text = run(["mlir-opt", TOSA], text)
     llvm = run(["mlir-opt"] + TO_LLVM, text)
     out = run(["mlir-runner", "-e", "main", "-entry-point-result=void",
-               f"-shared-libs={LIB}/libmlir_runner_utils.so,"
-               f"{LIB}/libmlir_c_runner_utils.so"], llvm)
+               f"-shared-libs={lib_dir}/libmlir_runner_utils.so,"
+               f"{lib_dir}/libmlir_c_runner_utils.so"], llvm)
     data = out.split("\n", 1)[1]  # drop the memref descriptor line
-    return np.array([float(x) for x in re.findall(
-        r"-?\d+\.?\d*(?:e[-+]?\d+)?|-?nan|-?inf", data)])
+    return [float(x) for x in re.findall(
+        r"-?\d+\.?\d*(?:e[-+]?\d+)?|-?nan|-?inf", data)]
 
 
-def check(path, naive):
+def check(path, opt, naive, lib_dir):
+    """Number of attentions raised and the largest difference."""
     text = open(path).read()
-    main = driver(text, np.random.default_rng(0))
-    before = execute(with_main(text, main))
-    raised = run([RAISE, "--flash-raise-attention"], text)
-    after = execute(with_main(run([naive, "--flash-lower-naive"], raised), main))
-    if before.shape != after.shape:
-        return raised.count("= flash.attention"), float("inf")
-    return raised.count("= flash.attention"), float(np.max(np.abs(before - after)))
+    main = driver(text, random.Random(0))
+    before = execute(with_main(text, main), lib_dir)
+    raised = run([opt, "--flash-raise-attention"], text)
+    lowered = run([naive, "--flash-lower-naive"], raised)
+    after = execute(with_main(lowered, main), lib_dir)
+    n = raised.count("= flash.attention")
+    if len(before) != len(after) or not before:
+        return n, math.inf
+    return n, max(abs(a - b) for a, b in zip(before, after))
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--naive-opt", default=RAISE,
-                    help="flashfuse-opt that has --flash-lower-naive")
+    ap.add_argument("--opt", default="flashfuse-opt",
+                    help="flashfuse-opt that raises")
+    ap.add_argument("--naive-opt", help="flashfuse-opt that has "
+                    "--flash-lower-naive (default: --opt)")
+    ap.add_argument("--lib-dir", help="where libmlir_runner_utils.so is "
+                    "(default: the lib/ next to mlir-runner's bin/)")
     ap.add_argument("--tol", type=float, default=2e-3)
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
+    if not a.lib_dir:
+        runner = os.path.realpath(shutil.which("mlir-runner") or "")
+        a.lib_dir = os.path.join(os.path.dirname(os.path.dirname(runner)), "lib")
     bad = 0
     for path in a.files:
         try:
-            n, err = check(path, a.naive_opt)
+            n, err = check(path, a.opt, a.naive_opt or a.opt, a.lib_dir)
         except RuntimeError as e:
             print(f"ERROR {os.path.basename(path)}: {e}")
             bad += 1

@@ -1,0 +1,22 @@
+// Raising preserves the function for each attention form, in every
+// variant the op takes: attributes (causal both alignments, window,
+// softcap, scale), operands (bias, mask, GQA, layouts, 3-D) and regions
+// (ALiBi score_mod), linalg and TOSA. Before and after raising, on the CPU,
+// on the same random inputs.
+// RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
+// RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/sdpa_mask_bool.tosa.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_causal_bottom_right.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_window.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_f16_upcast.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_bshd.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_3d.tosa.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_scale_after_bias.linalg.mlir \
+// RUN:   | FileCheck %s
+
+// CHECK-NOT: {{BAD|ERROR}}
+// CHECK-COUNT-11: OK
+// CHECK-NOT: {{BAD|ERROR}}
