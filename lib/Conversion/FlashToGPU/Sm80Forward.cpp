@@ -101,10 +101,13 @@ private:
   void readArguments();
   void carveSharedMemory();
   /// cp.async `rows` x `cols` elements starting at global row `rowStart` into
-  /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled.
-  Value copyTileAsync(Value gmem, Value base, Value rowStride, Value rowStart,
-                      Value rowLimit, Value tile, ValueRange lead, int64_t rows,
-                      int64_t cols, Value token);
+  /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled. Appends the
+  /// copies' tokens to `tokens`.
+  void copyTileAsync(Value gmem, Value base, Value rowStride, Value rowStart,
+                     Value rowLimit, Value tile, ValueRange lead, int64_t rows,
+                     int64_t cols, SmallVectorImpl<Value> &tokens);
+  /// cp.async.commit_group of the copies issued so far.
+  Value commitGroup(ArrayRef<Value> tokens);
   Value loadKVBlock(Value block, Value stage);
   std::pair<Value, Value> keyBlockRange();
 
@@ -117,7 +120,14 @@ private:
   Frags loadQOperand(int64_t m, int64_t kk);
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
-  Value elementMaskPredicate(Value row, Value col);
+  /// Keep-bit of the mask operand and the mask_mod region at (row, col).
+  Value operandMaskPredicate(Value row, Value col);
+  /// Columns [lo, hi) (relative to colBase) that row `row` may see: the
+  /// key-length tail, the causal diagonal and the window.
+  struct RowBand {
+    Value lo, hi;
+  };
+  RowBand rowBand(Value row, Value colBase);
   /// No softcap, bias or score_mod: scores stay raw until the exponent,
   /// where scale * log2(e) folds into one FFMA (FlashAttention-2's trick).
   bool isPlainScore() const { return !s.softcap && !s.bias && !s.scoreMod; }
@@ -144,6 +154,13 @@ void Sm80ForwardBuilder::readArguments() {
   t = arith::RemUIOp::create(b, lane, cIdx(b, 4));
 
   Value mBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  if (s.causal != KernelSpec::Causal::None) {
+    // Causal blocks near the end of the sequence see the most keys: launch
+    // them first so that the short ones fill the tail of the grid.
+    Value last = arith::SubIOp::create(
+        b, gpu::GridDimOp::create(b, gpu::Dimension::x), cIdx(b, 1));
+    mBlock = arith::SubIOp::create(b, last, mBlock);
+  }
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   batchIdx = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   headsQ = idx("heads_q");
@@ -191,28 +208,27 @@ void Sm80ForwardBuilder::carveSharedMemory() {
             s.qTileBytes() + s.stages * s.kStageBytes());
 }
 
-Value Sm80ForwardBuilder::copyTileAsync(Value gmem, Value base, Value rowStride,
-                                        Value rowStart, Value rowLimit,
-                                        Value tile, ValueRange lead,
-                                        int64_t rows, int64_t cols,
-                                        Value token) {
+void Sm80ForwardBuilder::copyTileAsync(Value gmem, Value base,
+                                       Value rowStride, Value rowStart,
+                                       Value rowLimit, Value tile,
+                                       ValueRange lead, int64_t rows,
+                                       int64_t cols,
+                                       SmallVectorImpl<Value> &tokens) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
   int64_t threads = s.threads();
-  SmallVector<Value> tokens;
-  if (token)
-    tokens.push_back(token);
   for (int64_t first = 0; first < chunks; first += threads) {
     Value chunk = arith::AddIOp::create(b, tid, cIdx(b, first));
-    // Threads past the last chunk (only when chunks % threads != 0) copy
-    // chunk 0 again with src-size 0, which is harmless.
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
                                           cIdx(b, chunks));
     chunk = arith::SelectOp::create(b, inRange, chunk, cIdx(b, 0));
     Value r = arith::DivUIOp::create(b, chunk, cIdx(b, chunksPerRow));
     Value c = arith::MulIOp::create(
         b, arith::RemUIOp::create(b, chunk, cIdx(b, chunksPerRow)), cIdx(b, 8));
+    // A thread with no chunk left still issues a copy (src-size 0, so it
+    // writes 16 zero bytes): aim it at the row padding, which nothing reads.
+    c = arith::SelectOp::create(b, inRange, c, cIdx(b, cols));
     Value row = arith::AddIOp::create(b, rowStart, r);
     Value valid = arith::AndIOp::create(
         b, inRange,
@@ -233,19 +249,24 @@ Value Sm80ForwardBuilder::copyTileAsync(Value gmem, Value base, Value rowStride,
         srcElems, /*bypassL1=*/b.getUnitAttr());
     tokens.push_back(tok);
   }
+}
+
+Value Sm80ForwardBuilder::commitGroup(ArrayRef<Value> tokens) {
   auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokTy, tokens);
 }
 
 Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
-  Value tk = copyTileAsync(arg.lookup("k"), kBase, kStrideS, rowStart, seqK, sK,
-                           stage, s.blockN, s.headDim, Value());
-  (void)tk;
   // K and V of one block form one commit group: the wait before the block is
-  // used covers both.
-  return copyTileAsync(arg.lookup("v"), vBase, vStrideS, rowStart, seqK, sV,
-                       stage, s.blockN, s.headDimV, Value());
+  // used covers both, and the group count per block stays one, which the
+  // wait depths below rely on.
+  SmallVector<Value> tokens;
+  copyTileAsync(arg.lookup("k"), kBase, kStrideS, rowStart, seqK, sK, stage,
+                s.blockN, s.headDim, tokens);
+  copyTileAsync(arg.lookup("v"), vBase, vStrideS, rowStart, seqK, sV, stage,
+                s.blockN, s.headDimV, tokens);
+  return commitGroup(tokens);
 }
 
 std::pair<Value, Value> Sm80ForwardBuilder::keyBlockRange() {
@@ -363,37 +384,13 @@ Value Sm80ForwardBuilder::inlineRegion(Region *region, ArrayRef<Value> args) {
   return map.lookup(body.getTerminator()->getOperand(0));
 }
 
-Value Sm80ForwardBuilder::elementMaskPredicate(Value row, Value col) {
-  // All in i32: this runs for every score element of a masked block.
-  Type i32Ty = b.getI32Type();
-  auto ci = [&](int64_t v) {
-    return Value(arith::ConstantIntOp::create(b, i32Ty, v));
-  };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
-    return Value(arith::CmpIOp::create(b, p, x, y));
-  };
-  Value ok = cmp(arith::CmpIPredicate::slt, col, i32(seqK));
-  Value diag = arith::AddIOp::create(b, row, i32(diagOffset));
-  if (s.causal != KernelSpec::Causal::None)
-    ok = arith::AndIOp::create(b, ok, cmp(arith::CmpIPredicate::sle, col, diag));
-  if (s.window) {
-    Value leftOk = arith::OrIOp::create(
-        b, cmp(arith::CmpIPredicate::slt, windowLeft, ci(0)),
-        cmp(arith::CmpIPredicate::sge, col,
-            arith::SubIOp::create(b, diag, windowLeft)));
-    Value rightOk = arith::OrIOp::create(
-        b, cmp(arith::CmpIPredicate::slt, windowRight, ci(0)),
-        cmp(arith::CmpIPredicate::sle, col,
-            arith::AddIOp::create(b, diag, windowRight)));
-    ok = arith::AndIOp::create(b, ok, arith::AndIOp::create(b, leftOk, rightOk));
-  }
+Value Sm80ForwardBuilder::operandMaskPredicate(Value row, Value col) {
+  Value ok = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
   if (s.mask) {
-    Value m = memref::LoadOp::create(b, arg.lookup("mask"),
-                                     ValueRange{broadcastOperandOffset("mask", row, col)});
-    ok = arith::AndIOp::create(
-        b, ok,
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, m,
-                              arith::ConstantIntOp::create(b, b.getI8Type(), 0)));
+    Value m = memref::LoadOp::create(
+        b, arg.lookup("mask"), ValueRange{broadcastOperandOffset("mask", row, col)});
+    ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, m,
+                               arith::ConstantIntOp::create(b, b.getI8Type(), 0));
   }
   if (s.maskMod)
     ok = arith::AndIOp::create(
@@ -402,28 +399,62 @@ Value Sm80ForwardBuilder::elementMaskPredicate(Value row, Value col) {
   return ok;
 }
 
+Sm80ForwardBuilder::RowBand
+Sm80ForwardBuilder::rowBand(Value row, Value colBase) {
+  // Element (row, colBase + c) is inside the band iff lo <= c < hi, with the
+  // bounds per row; c = 8n + j is a compile-time constant per fragment
+  // element, so the per-element test is two compares against immediates.
+  Type i32Ty = b.getI32Type();
+  auto ci = [&](int64_t v) {
+    return Value(arith::ConstantIntOp::create(b, i32Ty, v));
+  };
+  Value hi = arith::SubIOp::create(b, i32(seqK), colBase);
+  Value lo = ci(0);
+  Value diag = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, row, i32(diagOffset)), colBase);
+  Value one = ci(1);
+  if (s.causal != KernelSpec::Causal::None)
+    hi = arith::MinSIOp::create(b, hi, arith::AddIOp::create(b, diag, one));
+  if (s.window) {
+    Value zero = ci(0);
+    Value hasRight =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, windowRight, zero);
+    Value rightHi = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, diag, windowRight), one);
+    hi = arith::SelectOp::create(b, hasRight,
+                                 arith::MinSIOp::create(b, hi, rightHi), hi);
+    Value hasLeft =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, windowLeft, zero);
+    lo = arith::SelectOp::create(b, hasLeft,
+                                 arith::SubIOp::create(b, diag, windowLeft), lo);
+  }
+  return {lo, hi};
+}
+
 void Sm80ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
                                             Value kvStart, bool masked) {
   const float log2e = float(M_LOG2E);
   Value scale = arg.lookup("scale");
   bool plain = isPlainScore();
+  bool needsCoords = !plain || s.mask || s.maskMod;
   Value negInf = cF32(b, -INFINITY);
-  Value kvStart32 = i32(kvStart);
+  Type i32Ty = b.getI32Type();
+  // Column of fragment element (n, j) = colBase + 8n + j.
+  Value colBase = arith::AddIOp::create(
+      b, i32(kvStart), i32(arith::MulIOp::create(b, t, cIdx(b, 2))));
   for (int64_t m = 0; m < mt; ++m)
-    for (int64_t n = 0; n < nTilesN; ++n)
-      for (int64_t i = 0; i < 2; ++i)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOf(m, i);
+      RowBand band;
+      if (masked)
+        band = rowBand(row, colBase);
+      for (int64_t n = 0; n < nTilesN; ++n)
         for (int64_t j = 0; j < 2; ++j) {
           Value v = accGet(b, sc[m][n], i, j);
-          Value row, col;
-          if (masked || !plain) {
-            row = rowOf(m, i);
-            // kvStart + 8n + 2t + j
-            col = arith::AddIOp::create(
-                b, kvStart32,
-                i32(arith::AddIOp::create(
-                    b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                    cIdx(b, 8 * n + j))));
-          }
+          Value c = arith::ConstantIntOp::create(b, i32Ty, 8 * n + j);
+          Value col;
+          if (needsCoords)
+            col = arith::AddIOp::create(b, colBase, c);
           if (!plain) {
             v = arith::MulFOp::create(b, v, scale);
             if (s.softcap) {
@@ -442,11 +473,17 @@ void Sm80ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
                                             asIndex(col)});
             v = arith::MulFOp::create(b, v, cF32(b, log2e));
           }
-          if (masked)
-            v = arith::SelectOp::create(b, elementMaskPredicate(row, col), v,
-                                        negInf);
+          if (masked) {
+            Value keep = arith::AndIOp::create(
+                b, arith::CmpIOp::create(b, arith::CmpIPredicate::sle, band.lo, c),
+                arith::CmpIOp::create(b, arith::CmpIPredicate::slt, c, band.hi));
+            if (s.mask || s.maskMod)
+              keep = arith::AndIOp::create(b, keep, operandMaskPredicate(row, col));
+            v = arith::SelectOp::create(b, keep, v, negInf);
+          }
           sc[m][n] = accSet(b, sc[m][n], v, i, j);
         }
+    }
 }
 
 void Sm80ForwardBuilder::build() {
@@ -463,9 +500,10 @@ void Sm80ForwardBuilder::build() {
   // Prologue: Q and the first stages-1 key blocks in flight. Out-of-range
   // blocks are fetched as zeros (src-size 0), keeping the group count
   // uniform so that the waits below need no branches.
-  Value qGroup = copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ,
-                               sQ, ValueRange{}, s.blockM, s.headDim, Value());
-  Value lastGroup = qGroup;
+  SmallVector<Value> qTokens;
+  copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, sQ,
+                ValueRange{}, s.blockM, s.headDim, qTokens);
+  Value lastGroup = commitGroup(qTokens);
   for (int64_t st = 0; st + 1 < s.stages; ++st)
     lastGroup = loadKVBlock(arith::AddIOp::create(b, nStart, cIdx(b, st)),
                             cIdx(b, st));
@@ -547,8 +585,13 @@ void Sm80ForwardBuilder::build() {
       for (int64_t n = 0; n < nTilesN; ++n)
         sc[m][n] = ifOp.getResult(m * nTilesN + n);
 
-    // Online softmax, per fragment row (m, i).
+    // Online softmax, per fragment row (m, i). Each probability pair is
+    // packed to 16 bits as soon as it exists ([m][n][i], one register), so
+    // the f32 scores die early: that is what keeps D = 128 with two m-tiles
+    // under 255 registers.
     SmallVector<Value> newMax(2 * mt), newSum(2 * mt);
+    SmallVector<SmallVector<std::array<Value, 2>>> packedP(
+        mt, SmallVector<std::array<Value, 2>>(nTilesN));
     SmallVector<SmallVector<Value>> alpha(mt, SmallVector<Value>(2));
     Value negInf = cF32(b, -INFINITY);
     for (int64_t m = 0; m < mt; ++m)
@@ -571,16 +614,18 @@ void Sm80ForwardBuilder::build() {
         alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
         Value negMUse = arith::NegFOp::create(b, mUse);
         Value sum = cF32(b, 0.0f);
-        for (int64_t n = 0; n < nTilesN; ++n)
+        for (int64_t n = 0; n < nTilesN; ++n) {
+          Value pair[2];
           for (int64_t jj = 0; jj < 2; ++jj) {
             Value x = accGet(b, sc[m][n], i, jj);
-            Value p = exp2Approx(
+            pair[jj] = exp2Approx(
                 b, isPlainScore()
                        ? Value(math::FmaOp::create(b, x, scoreFactor, negMUse))
                        : Value(arith::SubFOp::create(b, x, mUse)));
-            sc[m][n] = accSet(b, sc[m][n], p, i, jj);
-            sum = arith::AddFOp::create(b, sum, p);
+            sum = arith::AddFOp::create(b, sum, pair[jj]);
           }
+          packedP[m][n][i] = packPair(b, pair[0], pair[1], s.elementType);
+        }
         newMax[2 * m + i] = mNew;
         newSum[2 * m + i] = arith::AddFOp::create(
             b, arith::MulFOp::create(b, rowSum[2 * m + i], alpha[m][i]), sum);
@@ -608,13 +653,9 @@ void Sm80ForwardBuilder::build() {
         b, arith::DivUIOp::create(b, lane, cIdx(b, 16)), cIdx(b, 8));
     for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
       SmallVector<Frags> pA(mt);
-      for (int64_t m = 0; m < mt; ++m) {
-        Value c0 = sc[m][2 * kk], c1 = sc[m][2 * kk + 1];
-        pA[m] = {packPair(b, accGet(b, c0, 0, 0), accGet(b, c0, 0, 1), s.elementType),
-                 packPair(b, accGet(b, c0, 1, 0), accGet(b, c0, 1, 1), s.elementType),
-                 packPair(b, accGet(b, c1, 0, 0), accGet(b, c1, 0, 1), s.elementType),
-                 packPair(b, accGet(b, c1, 1, 0), accGet(b, c1, 1, 1), s.elementType)};
-      }
+      for (int64_t m = 0; m < mt; ++m)
+        pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
+                 packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
       Value row = arith::AddIOp::create(b, vRowInPair, cIdx(b, kk * 16));
       for (int64_t p = 0; p < nTilesDv / 2; ++p) {
         Value col = arith::AddIOp::create(b, vColHalf, cIdx(b, p * 16));
