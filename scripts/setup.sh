@@ -67,3 +67,17 @@ if ((${#pip_missing[@]})); then
 else
   log "python packages present"
 fi
+
+# The flashfuse Python package, editable from python/, so that
+# `import flashfuse` works; it finds the runtime and the kernel library in
+# build/ (python/flashfuse/_runtime.py, _kernels.py). No dependencies: torch
+# is an optional extra.
+if ! python3 -c "import flashfuse" >/dev/null 2>&1; then
+  log "pip installing the flashfuse package (editable, from python/)"
+  pkg=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)
+  python3 -m pip install --quiet --no-deps --no-build-isolation -e "$pkg" 2>/dev/null ||
+    python3 -m pip install --quiet --no-deps --no-build-isolation \
+      --break-system-packages -e "$pkg"
+else
+  log "flashfuse package importable"
+fi

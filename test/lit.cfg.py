@@ -19,7 +19,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.flashfuse_tools_dir, config.llvm_tools_dir]
-tools = ["flashfuse-opt", "flashfuse-numerics", "mlir-runner", "mlir-opt"]
+tools = ["flashfuse-opt", "flashfuse-compile", "flashfuse-numerics", "mlir-runner", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU codegen tests need ptxas from the CUDA toolkit.

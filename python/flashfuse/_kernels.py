@@ -1,7 +1,8 @@
 """Finding compiled kernels: artifact directories, variants, per-GPU handles.
 
 Artifacts are looked for in FLASHFUSE_KERNEL_DIR (os.pathsep-separated) or,
-if unset, in the kernels/ directory next to this package. Each entry is an
+if unset, in the kernels/ directory next to this package and then in the
+kernel library of a source build (build/kernels, see python/CMakeLists.txt). Each entry is an
 artifact directory (holding manifest.txt) or a directory of them.
 """
 
@@ -21,8 +22,9 @@ _kernels = {}    # (device index, variant key) -> kernel handle
 def artifact_dirs():
     """Artifact directories in search order."""
     env = os.environ.get("FLASHFUSE_KERNEL_DIR")
+    here = pathlib.Path(__file__).resolve().parent
     roots = ([pathlib.Path(p) for p in env.split(os.pathsep) if p] if env
-             else [pathlib.Path(__file__).resolve().parent / "kernels"])
+             else [here / "kernels", here.parent.parent / "build" / "kernels"])
     found = []
     for root in roots:
         if (root / "manifest.txt").is_file():

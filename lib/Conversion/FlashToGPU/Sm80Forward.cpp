@@ -20,7 +20,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -620,7 +620,7 @@ void Sm80ForwardBuilder::build() {
             Value x = accGet(b, sc[m][n], i, jj);
             pair[jj] = exp2Approx(
                 b, isPlainScore()
-                       ? Value(math::FmaOp::create(b, x, scoreFactor, negMUse))
+                       ? Value(LLVM::FMAOp::create(b, x, scoreFactor, negMUse))
                        : Value(arith::SubFOp::create(b, x, mUse)));
             sum = arith::AddFOp::create(b, sum, pair[jj]);
           }

@@ -1,0 +1,94 @@
+// REQUIRES: ptxas
+// Every kernel of these variants is generated, lowered to PTX and assembled
+// by ptxas for sm_80 (A100) and sm_90 (H100/H200) with zero spill bytes
+// (flashfuse-compile fails on a spill unless --allow-spills), and its PTX
+// uses the tensor-core mma.sync. (SASS, where it shows as HMMA, needs
+// cuobjdump, which the CI image lacks; the GPU script checks it.)
+// Not here: D = 96 and 128 at block_m = 128 (see docs/PERF.md: ptxas spills
+// 4 to 132 bytes at the 255-register cap), and D = 32 causal on sm_80, where
+// ptxas 13.0 spills 8 bytes at 168 registers.
+//
+// RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
+// RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
+// RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=MMA
+// RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
+//
+// A100-COUNT-16: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
+// A100: wrote
+// H100-COUNT-16: ptxas sm_90 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
+// H100: wrote
+// MANIFEST: flashfuse-manifest 1
+// MANIFEST-NEXT: arch 90
+// MANIFEST: kernel flash_fwd_sm80_f16_d64_m128n64w4s2_causalbr
+// MANIFEST-NEXT: kind forward
+// MANIFEST-NEXT: dtype f16
+// MANIFEST-NEXT: head_dim 64
+// MANIFEST: causal bottom_right
+// MANIFEST: params memref:q memref:k memref:v memref:o memref:lse i32:batch
+// MMA: {{[1-9][0-9]+}}
+
+func.func @f16_d32_full(%q: tensor<1x1x128x32xf16>, %k: tensor<1x1x128x32xf16>, %v: tensor<1x1x128x32xf16>) -> (tensor<1x1x128x32xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16> -> tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_full(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_top_left(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d256_full(%q: tensor<1x1x128x256xf16>, %k: tensor<1x1x128x256xf16>, %v: tensor<1x1x128x256xf16>) -> (tensor<1x1x128x256xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16> -> tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d256_top_left(%q: tensor<1x1x128x256xf16>, %k: tensor<1x1x128x256xf16>, %v: tensor<1x1x128x256xf16>) -> (tensor<1x1x128x256xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16> -> tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_bottom_right(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<bottom_right>} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_window(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {window_left = 32 : i64, window_right = 0 : i64} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_softcap(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {softcap = 30.0 : f32} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d32_full(%q: tensor<1x1x128x32xbf16>, %k: tensor<1x1x128x32xbf16>, %v: tensor<1x1x128x32xbf16>) -> (tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16> -> tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x32xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d64_full(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d64_top_left(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d256_full(%q: tensor<1x1x128x256xbf16>, %k: tensor<1x1x128x256xbf16>, %v: tensor<1x1x128x256xbf16>) -> (tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v  : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16> -> tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d256_top_left(%q: tensor<1x1x128x256xbf16>, %k: tensor<1x1x128x256xbf16>, %v: tensor<1x1x128x256xbf16>) -> (tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16> -> tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x256xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d64_bottom_right(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<bottom_right>} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d64_window(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {window_left = 32 : i64, window_right = 0 : i64} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}
+func.func @bf16_d64_softcap(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {softcap = 30.0 : f32} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}

@@ -1,0 +1,59 @@
+// RUN: flashfuse-opt %s --flash-lower-to-gpu --split-input-file --verify-diagnostics
+
+func.func @no_config(%q: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{has no kernel config; run flash-select-config first}}
+  %o = flash.attention %q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16>
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @f32(%q: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
+  // expected-error @+1 {{the sm80 recipe needs f16 or bf16 operands, got 'f32'}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32>, tensor<1x1x64x64xf32> -> tensor<1x1x64x64xf32>
+  return %o : tensor<1x1x64x64xf32>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<1x1x64x80xf16>) -> tensor<1x1x64x80xf16> {
+  // expected-error @+1 {{the sm80 recipe supports D = Dv in {32, 64, 96, 128, 256}, got D = 80, Dv = 80}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16> -> tensor<1x1x64x80xf16>
+  return %o : tensor<1x1x64x80xf16>
+}
+
+// -----
+
+func.func @recipe(%q: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{recipe 'sm90' has no GPU lowering yet; only sm80 does}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm90, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16>
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @warp_shape(%q: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{config block_m = 32 must be a multiple of 16 * warps (64) and block_n = 64 of 16}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16>
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @head_dim_not_innermost(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{'key' must keep the head dim innermost for the GPU recipe (perm[3] == 3)}}
+  %o = flash.attention %q, %k, %q {k_perm = array<i64: 0, 1, 3, 2>, config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16>
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @captured_mod(%q: tensor<1x1x64x64xf16>, %t: f32) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod or mask_mod that reads values from outside its region cannot be compiled into a kernel yet}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %r = arith.addf %s, %t : f32
+    flash.yield %r : f32
+  }
+  return %o : tensor<1x1x64x64xf16>
+}
