@@ -50,6 +50,20 @@ uint32_t mlir::flash::dropoutThreshold(double p) {
   return static_cast<uint32_t>(static_cast<double>(pf) * 4294967296.0);
 }
 
+Value mlir::flash::buildDropoutKeepWords(OpBuilder &b, Location loc,
+                                         Value seed,
+                                         std::array<Value, 4> counterWords,
+                                         Value threshold) {
+  Type i32 = b.getI32Type();
+  Value seedLo = arith::TruncIOp::create(b, loc, i32, seed);
+  Value shift = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32);
+  Value seedHi = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, seed, shift));
+  auto r = buildPhilox4x32x10(b, loc, counterWords, {seedLo, seedHi});
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
+                               threshold);
+}
+
 Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
                                     Value batch, Value head, Value qIdx,
                                     Value kvIdx, double p) {
@@ -57,15 +71,9 @@ Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
   auto word = [&](Value index) {
     return arith::IndexCastOp::create(b, loc, i32, index).getResult();
   };
-  Value seedLo = arith::TruncIOp::create(b, loc, i32, seed);
-  Value shift = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32);
-  Value seedHi = arith::TruncIOp::create(
-      b, loc, i32, arith::ShRUIOp::create(b, loc, seed, shift));
-  auto r = buildPhilox4x32x10(b, loc,
-                              {word(kvIdx), word(qIdx), word(head), word(batch)},
-                              {seedLo, seedHi});
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
-                               constI32(b, loc, dropoutThreshold(p)));
+  return buildDropoutKeepWords(
+      b, loc, seed, {word(kvIdx), word(qIdx), word(head), word(batch)},
+      constI32(b, loc, dropoutThreshold(p)));
 }
 
 Value mlir::flash::buildDropoutFactor(OpBuilder &b, Location loc, Value seed,
