@@ -19,10 +19,14 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.flashfuse_tools_dir, config.llvm_tools_dir]
-tools = ["flashfuse-opt", "flashfuse-numerics", "mlir-runner", "mlir-opt"]
+tools = ["flashfuse-opt", "flashfuse-compile", "flashfuse-numerics", "mlir-runner",
+         "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU codegen tests need ptxas from the CUDA toolkit.
 if os.path.exists(os.path.join(config.cuda_root, "bin", "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_root, "bin", "ptxas")))
+    # flashfuse-compile finds ptxas and libdevice (math.fma lowers to
+    # __nv_fmaf) through CUDA_HOME, which lit does not pass on by itself.
+    config.environment["CUDA_HOME"] = config.cuda_root
