@@ -102,6 +102,31 @@ frag::Regs frag::accPairToA(ImplicitLocOpBuilder &b, Value c0, Value c1,
           packPair(b, accGet(b, c1, 1, 0), accGet(b, c1, 1, 1), elementType)};
 }
 
+SmallVector<SmallVector<Value>>
+frag::warpProductNT(ImplicitLocOpBuilder &b, Value lane, Value aTile,
+                    Value aRow0, Value bTile, ValueRange bLead, int64_t mTiles,
+                    int64_t nTiles, int64_t depth, Type elementType) {
+  SmallVector<SmallVector<Value>> acc(mTiles,
+                                      SmallVector<Value>(nTiles, accZero(b)));
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
+    SmallVector<Regs> a(mTiles);
+    for (int64_t m = 0; m < mTiles; ++m)
+      a[m] = loadA(b, aTile, ValueRange{}, lane,
+                   arith::AddIOp::create(b, aRow0, cIdx(b, 16 * m)),
+                   cIdx(b, 16 * kk), elementType);
+    for (int64_t p = 0; p < nTiles / 2; ++p) {
+      Regs bf = loadBPair(b, bTile, bLead, lane, cIdx(b, 16 * p),
+                          cIdx(b, 16 * kk), elementType);
+      for (int64_t m = 0; m < mTiles; ++m) {
+        acc[m][2 * p] = mma(b, a[m], {bf[0], bf[1]}, acc[m][2 * p], elementType);
+        acc[m][2 * p + 1] =
+            mma(b, a[m], {bf[2], bf[3]}, acc[m][2 * p + 1], elementType);
+      }
+    }
+  }
+  return acc;
+}
+
 Value frag::mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
                 Value c, Type elementType) {
   // nvvm.mma.sync rather than nvgpu.mma.sync: the latter cannot type bf16

@@ -55,6 +55,17 @@ Regs loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
 /// that keeps P (and dS) out of shared memory.
 Regs accPairToA(ImplicitLocOpBuilder &b, Value c0, Value c1, Type elementType);
 
+/// C[m][n] = A · Bᵀ for one warp: A is `mTiles` 16-row tiles of the [m][k]
+/// tile `aTile` from row `aRow0`, B the [n][k] tile `bTile[bLead..]` with
+/// 8 * nTiles rows, over `depth` columns. Returns [mTiles][nTiles]
+/// accumulators (S = Q Kᵀ, dP = dO Vᵀ and their transposes).
+SmallVector<SmallVector<Value>> warpProductNT(ImplicitLocOpBuilder &b,
+                                              Value lane, Value aTile,
+                                              Value aRow0, Value bTile,
+                                              ValueRange bLead, int64_t mTiles,
+                                              int64_t nTiles, int64_t depth,
+                                              Type elementType);
+
 /// D = A * B + C for one m16n8k16 tile; C and D are vector<2x2xf32>.
 Value mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
           Value c, Type elementType);

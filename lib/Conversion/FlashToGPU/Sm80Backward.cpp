@@ -115,24 +115,8 @@ Value Sm80BackwardBuilder::loadQdOBlock(Value block, Value stage) {
 SmallVector<Sm80BackwardBuilder::Frags>
 Sm80BackwardBuilder::productNT(Value aTile, Value bTile, Value stage,
                                int64_t depth) {
-  SmallVector<Frags> acc(mk, Frags(nTilesM, accZero(b)));
-  for (int64_t kk = 0; kk < depth / 16; ++kk) {
-    SmallVector<Regs> a(mk);
-    for (int64_t m = 0; m < mk; ++m)
-      a[m] = loadA(b, aTile, ValueRange{}, lane,
-                   arith::AddIOp::create(b, warpKey0, cIdx(b, 16 * m)),
-                   cIdx(b, 16 * kk), s.elementType);
-    for (int64_t p = 0; p < nTilesM / 2; ++p) {
-      Regs bf = loadBPair(b, bTile, stage, lane, cIdx(b, 16 * p),
-                          cIdx(b, 16 * kk), s.elementType);
-      for (int64_t m = 0; m < mk; ++m) {
-        acc[m][2 * p] = mma(b, a[m], {bf[0], bf[1]}, acc[m][2 * p], s.elementType);
-        acc[m][2 * p + 1] =
-            mma(b, a[m], {bf[2], bf[3]}, acc[m][2 * p + 1], s.elementType);
-      }
-    }
-  }
-  return acc;
+  return warpProductNT(b, lane, aTile, warpKey0, bTile, stage, mk, nTilesM,
+                       depth, s.elementType);
 }
 
 void Sm80BackwardBuilder::accumulateTN(SmallVector<Frags> &acc,

@@ -54,24 +54,8 @@ private:
   /// [mt][block_n / 8] accumulators of A[warp's rows] · B[stage]ᵀ.
   SmallVector<Frags> productNT(Value aTile, Value bTile, Value stage,
                                int64_t depth) {
-    SmallVector<Frags> acc(mt, Frags(nTilesN, accZero(b)));
-    for (int64_t kk = 0; kk < depth / 16; ++kk) {
-      SmallVector<Regs> a(mt);
-      for (int64_t m = 0; m < mt; ++m)
-        a[m] = loadA(b, aTile, ValueRange{}, lane,
-                     arith::AddIOp::create(b, warpRow0, cIdx(b, 16 * m)),
-                     cIdx(b, 16 * kk), s.elementType);
-      for (int64_t p = 0; p < nTilesN / 2; ++p) {
-        Regs bf = loadBPair(b, bTile, stage, lane, cIdx(b, 16 * p),
-                            cIdx(b, 16 * kk), s.elementType);
-        for (int64_t m = 0; m < mt; ++m) {
-          acc[m][2 * p] = mma(b, a[m], {bf[0], bf[1]}, acc[m][2 * p], s.elementType);
-          acc[m][2 * p + 1] =
-              mma(b, a[m], {bf[2], bf[3]}, acc[m][2 * p + 1], s.elementType);
-        }
-      }
-    }
-    return acc;
+    return warpProductNT(b, lane, aTile, warpRow0, bTile, stage, mt, nTilesN,
+                         depth, s.elementType);
   }
   Value loadKV(Value block, Value stage) {
     Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
