@@ -26,3 +26,7 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 if os.path.exists(os.path.join(config.cuda_root, "bin", "ptxas")):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", os.path.join(config.cuda_root, "bin", "ptxas")))
+    # CUDA_HOME stays unset in tests on purpose: the kernels must not need
+    # libdevice, which the PTX serialiser links only when it finds a CUDA
+    # root, so an accidental __nv_* call fails here instead of on a user's
+    # machine. flashfuse-compile's default ptxas is /usr/local/cuda/bin/ptxas.

@@ -53,6 +53,9 @@ static cl::opt<bool> noCubin("no-cubin",
                              cl::desc("Write PTX only (the driver JITs it)"));
 static cl::opt<bool> allowSpills("allow-spills",
                                  cl::desc("Accept kernels that spill registers"));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("Backward kernels without float atomics (bit-identical runs)"));
 static cl::opt<bool> dumpKernels("dump-kernel-ir",
                                  cl::desc("Print the generated gpu.module"));
 
@@ -122,6 +125,7 @@ int main(int argc, char **argv) {
   }
   flash::FlashLowerToGPUOptions gpuOptions;
   gpuOptions.chip = chip;
+  gpuOptions.deterministic = deterministic;
   pm.addPass(flash::createFlashLowerToGPU(gpuOptions));
   if (failed(pm.run(*module)))
     return 1;

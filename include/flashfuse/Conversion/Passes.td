@@ -83,11 +83,26 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     window tiles skipped; O and LSE written in the epilogue). Batch, heads,
     lengths and strides are kernel arguments; head dim, dtype and variant are
     compiled in. Each op is replaced by a gpu.launch_func on its buffers.
-    Variants a recipe cannot serve are reported as errors.
+
+    Each flash.attention_grad becomes the FlashAttention-2 backward
+    (docs/KERNEL_ABI.md, "Backward"): a preprocess kernel (Dsum =
+    rowsum(dO ∘ O), zeroed f32 dQ accumulator), the main kernel (one block
+    per key block and query head; P recomputed from the saved LSE; dV, dK
+    accumulated in registers; dQ by f32 atomics), and a postprocess kernel
+    (dQ to the dtype, dK/dV summed over each GQA group). With
+    `deterministic`, dQ comes from a separate kernel that walks the key
+    blocks of each query block instead of atomics, so two runs give
+    bit-identical gradients.
+
+    Variants a recipe cannot serve are reported as errors (backward: a
+    score_mod region, D > 128, grad_bias of a broadcast bias).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "The chip the gpu.module is targeted at (nvvm target)">
+           "The chip the gpu.module is targeted at (nvvm target)">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "Backward without float atomics: bit-identical gradients across "
+           "runs, at the cost of recomputing S and dP in a dQ kernel">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::nvgpu::NVGPUDialect",

@@ -50,6 +50,25 @@ uint32_t mlir::flash::dropoutThreshold(double p) {
   return static_cast<uint32_t>(static_cast<double>(pf) * 4294967296.0);
 }
 
+/// The Philox key: the low and the high 32 bits of the i64 seed.
+static std::array<Value, 2> splitSeed(OpBuilder &b, Location loc, Value seed) {
+  Type i32 = b.getI32Type();
+  Value lo = arith::TruncIOp::create(b, loc, i32, seed);
+  Value shift = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32);
+  Value hi = arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, seed, shift));
+  return {lo, hi};
+}
+
+Value mlir::flash::buildDropoutKeepWords(OpBuilder &b, Location loc,
+                                         Value seed,
+                                         std::array<Value, 4> counterWords,
+                                         Value threshold) {
+  auto r = buildPhilox4x32x10(b, loc, counterWords, splitSeed(b, loc, seed));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
+                               threshold);
+}
+
 Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
                                     Value batch, Value head, Value qIdx,
                                     Value kvIdx, double p) {
@@ -57,13 +76,9 @@ Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
   auto word = [&](Value index) {
     return arith::IndexCastOp::create(b, loc, i32, index).getResult();
   };
-  Value seedLo = arith::TruncIOp::create(b, loc, i32, seed);
-  Value shift = arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32);
-  Value seedHi = arith::TruncIOp::create(
-      b, loc, i32, arith::ShRUIOp::create(b, loc, seed, shift));
-  auto r = buildPhilox4x32x10(b, loc,
-                              {word(kvIdx), word(qIdx), word(head), word(batch)},
-                              {seedLo, seedHi});
+  std::array<Value, 2> key = splitSeed(b, loc, seed);
+  auto r = buildPhilox4x32x10(
+      b, loc, {word(kvIdx), word(qIdx), word(head), word(batch)}, key);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
                                constI32(b, loc, dropoutThreshold(p)));
 }

@@ -39,6 +39,94 @@ frag::Regs frag::ldmatrixX4(ImplicitLocOpBuilder &b, Value smem,
   return regs;
 }
 
+// Lane l feeds the row address of matrix l / 8 of the x4 load. The four
+// matrices of an A operand are (rows 0-7 | 8-15) x (k 0-7), then x (k 8-15);
+// of a B pair, (k 0-7 | 8-15) of tile n0, then of tile n0 + 8.
+static Value laneDiv(ImplicitLocOpBuilder &b, Value lane, int64_t d) {
+  return arith::DivUIOp::create(b, lane, frag::cIdx(b, d));
+}
+static Value laneRem(ImplicitLocOpBuilder &b, Value lane, int64_t d) {
+  return arith::RemUIOp::create(b, lane, frag::cIdx(b, d));
+}
+static Value add3(ImplicitLocOpBuilder &b, Value x, Value y, Value z) {
+  return arith::AddIOp::create(b, arith::AddIOp::create(b, x, y), z);
+}
+static Value times8(ImplicitLocOpBuilder &b, Value x) {
+  return arith::MulIOp::create(b, x, frag::cIdx(b, 8));
+}
+
+frag::Regs frag::loadA(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+                       Value lane, Value m0, Value k0, Type elementType) {
+  // Row m0 + l % 16, column k0 + 8 (l / 16).
+  Value row = arith::AddIOp::create(b, m0, laneRem(b, lane, 16));
+  Value col = arith::AddIOp::create(b, k0, times8(b, laneDiv(b, lane, 16)));
+  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
+}
+
+frag::Regs frag::loadATransposed(ImplicitLocOpBuilder &b, Value smem,
+                                 ValueRange lead, Value lane, Value m0,
+                                 Value k0, Type elementType) {
+  // Stored row k0 + l % 8 + 8 (l / 16), stored column m0 + 8 ((l / 8) % 2):
+  // matrix i is stored block (k half i / 2, m half i % 2), transposed.
+  Value row = add3(b, k0, laneRem(b, lane, 8), times8(b, laneDiv(b, lane, 16)));
+  Value col = arith::AddIOp::create(
+      b, m0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))));
+  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
+}
+
+frag::Regs frag::loadBPair(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+                           Value lane, Value n0, Value k0, Type elementType) {
+  // Stored row n0 + 8 (l / 16) + l % 8, column k0 + 8 ((l / 8) % 2).
+  Value row = add3(b, n0, times8(b, laneDiv(b, lane, 16)), laneRem(b, lane, 8));
+  Value col = arith::AddIOp::create(
+      b, k0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))));
+  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
+}
+
+frag::Regs frag::loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem,
+                                     ValueRange lead, Value lane, Value n0,
+                                     Value k0, Type elementType) {
+  // Stored row k0 + 8 ((l / 8) % 2) + l % 8, column n0 + 8 (l / 16).
+  Value row = add3(
+      b, k0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))),
+      laneRem(b, lane, 8));
+  Value col = arith::AddIOp::create(b, n0, times8(b, laneDiv(b, lane, 16)));
+  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
+}
+
+frag::Regs frag::accPairToA(ImplicitLocOpBuilder &b, Value c0, Value c1,
+                            Type elementType) {
+  return {packPair(b, accGet(b, c0, 0, 0), accGet(b, c0, 0, 1), elementType),
+          packPair(b, accGet(b, c0, 1, 0), accGet(b, c0, 1, 1), elementType),
+          packPair(b, accGet(b, c1, 0, 0), accGet(b, c1, 0, 1), elementType),
+          packPair(b, accGet(b, c1, 1, 0), accGet(b, c1, 1, 1), elementType)};
+}
+
+SmallVector<SmallVector<Value>>
+frag::warpProductNT(ImplicitLocOpBuilder &b, Value lane, Value aTile,
+                    Value aRow0, Value bTile, ValueRange bLead, int64_t mTiles,
+                    int64_t nTiles, int64_t depth, Type elementType) {
+  SmallVector<SmallVector<Value>> acc(mTiles,
+                                      SmallVector<Value>(nTiles, accZero(b)));
+  for (int64_t kk = 0; kk < depth / 16; ++kk) {
+    SmallVector<Regs> a(mTiles);
+    for (int64_t m = 0; m < mTiles; ++m)
+      a[m] = loadA(b, aTile, ValueRange{}, lane,
+                   arith::AddIOp::create(b, aRow0, cIdx(b, 16 * m)),
+                   cIdx(b, 16 * kk), elementType);
+    for (int64_t p = 0; p < nTiles / 2; ++p) {
+      Regs bf = loadBPair(b, bTile, bLead, lane, cIdx(b, 16 * p),
+                          cIdx(b, 16 * kk), elementType);
+      for (int64_t m = 0; m < mTiles; ++m) {
+        acc[m][2 * p] = mma(b, a[m], {bf[0], bf[1]}, acc[m][2 * p], elementType);
+        acc[m][2 * p + 1] =
+            mma(b, a[m], {bf[2], bf[3]}, acc[m][2 * p + 1], elementType);
+      }
+    }
+  }
+  return acc;
+}
+
 Value frag::mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
                 Value c, Type elementType) {
   // nvvm.mma.sync rather than nvgpu.mma.sync: the latter cannot type bf16

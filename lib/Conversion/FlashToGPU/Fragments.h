@@ -35,6 +35,37 @@ using Regs = SmallVector<Value, 4>;
 Regs ldmatrixX4(ImplicitLocOpBuilder &b, Value smem, ValueRange leadingIdx,
                 Value row, Value col, Type elementType, bool transpose);
 
+/// The four ldmatrix lane patterns of the m16n8k16 operands. `lane` is the
+/// lane id; row/column bases are index values of the shared-memory tile.
+/// A operand of A[m0..m0+16) x [k0..k0+16) from a tile stored [m][k].
+Regs loadA(ImplicitLocOpBuilder &b, Value smem, ValueRange lead, Value lane,
+           Value m0, Value k0, Type elementType);
+/// The same A operand from a tile stored transposed, [k][m] (ldmatrix.trans).
+Regs loadATransposed(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+                     Value lane, Value m0, Value k0, Type elementType);
+/// B operands of the two 8-column tiles n0 and n0 + 8 at k-step k0, from a
+/// tile stored [n][k] (K in Q Kᵀ): {b0, b1} of tile n0, then of tile n0 + 8.
+Regs loadBPair(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+               Value lane, Value n0, Value k0, Type elementType);
+/// The same from a tile stored [k][n] (V in P V), with ldmatrix.trans.
+Regs loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+                         Value lane, Value n0, Value k0, Type elementType);
+/// The A operand formed by the accumulators of two adjacent 8-column tiles
+/// (columns 16kk..16kk+15), packed to `elementType`: the register re-use
+/// that keeps P (and dS) out of shared memory.
+Regs accPairToA(ImplicitLocOpBuilder &b, Value c0, Value c1, Type elementType);
+
+/// C[m][n] = A · Bᵀ for one warp: A is `mTiles` 16-row tiles of the [m][k]
+/// tile `aTile` from row `aRow0`, B the [n][k] tile `bTile[bLead..]` with
+/// 8 * nTiles rows, over `depth` columns. Returns [mTiles][nTiles]
+/// accumulators (S = Q Kᵀ, dP = dO Vᵀ and their transposes).
+SmallVector<SmallVector<Value>> warpProductNT(ImplicitLocOpBuilder &b,
+                                              Value lane, Value aTile,
+                                              Value aRow0, Value bTile,
+                                              ValueRange bLead, int64_t mTiles,
+                                              int64_t nTiles, int64_t depth,
+                                              Type elementType);
+
 /// D = A * B + C for one m16n8k16 tile; C and D are vector<2x2xf32>.
 Value mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
           Value c, Type elementType);

@@ -2,6 +2,7 @@
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -23,9 +24,47 @@ std::string KernelSpec::causalName() const {
   llvm_unreachable("unknown causal alignment");
 }
 
+std::string KernelSpec::kindName() const {
+  switch (kind) {
+  case Kind::Forward:
+    return "forward";
+  case Kind::BackwardPreprocess:
+    return "backward_preprocess";
+  case Kind::Backward:
+    return "backward";
+  case Kind::BackwardDQ:
+    return "backward_dq";
+  case Kind::BackwardPostprocess:
+    return "backward_postprocess";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
+int64_t KernelSpec::smemBytes() const {
+  int64_t qRows = blockM * (headDim + kRowPad) * 2;
+  switch (kind) {
+  case Kind::Forward:
+    return qTileBytes() + stages * (kStageBytes() + vStageBytes());
+  case Kind::Backward:
+    // K and V of the block, a `stages`-deep ring of Q and dO tiles, and the
+    // dS tile the dQ product reads back (not in deterministic mode).
+    return kStageBytes() + vStageBytes() + stages * 2 * qRows +
+           (deterministic ? 0 : dsTileBytes());
+  case Kind::BackwardDQ:
+    // The forward's layout plus the dO tile.
+    return 2 * qRows + stages * (kStageBytes() + vStageBytes());
+  case Kind::BackwardPreprocess:
+  case Kind::BackwardPostprocess:
+    return 0;
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
 std::string KernelSpec::kernelName() const {
-  std::string name = "flash_fwd_sm80_" + dtypeName() + "_d" +
-                     std::to_string(headDim);
+  static const char *prefix[] = {"flash_fwd", "flash_bwd_pre", "flash_bwd",
+                                 "flash_bwd_dq", "flash_bwd_post"};
+  std::string name = std::string(prefix[int(kind)]) + "_sm80_" + dtypeName() +
+                     "_d" + std::to_string(headDim);
   if (headDimV != headDim)
     name += "_dv" + std::to_string(headDimV);
   name += "_m" + std::to_string(blockM) + "n" + std::to_string(blockN) + "w" +
@@ -40,65 +79,139 @@ std::string KernelSpec::kernelName() const {
     name += "_softcap";
   if (bias)
     name += "_bias";
+  if (gradBias)
+    name += "_dbias";
   if (mask)
     name += "_mask";
+  if (dropout)
+    name += "_dropout";
+  if (deterministic)
+    name += "_det";
   if (uniqueId >= 0)
     name += "_mod" + std::to_string(uniqueId);
   return name;
 }
 
 SmallVector<std::string> KernelSpec::params() const {
-  SmallVector<std::string> p = {"memref:q", "memref:k", "memref:v", "memref:o",
-                                "memref:lse"};
-  if (bias)
-    p.push_back("memref:bias");
-  if (mask)
-    p.push_back("memref:mask");
-  for (const char *n : {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"})
-    p.push_back(std::string("i32:") + n);
-  for (const char *t : {"q", "k", "v", "o"})
-    for (const char *d : {"b", "h", "s"})
-      p.push_back(std::string("i64:") + t + "_stride_" + d);
-  if (bias)
-    for (const char *d : {"b", "h", "q", "k"})
-      p.push_back(std::string("i64:bias_stride_") + d);
-  if (mask)
-    for (const char *d : {"b", "h", "q", "k"})
-      p.push_back(std::string("i64:mask_stride_") + d);
-  p.append({"f32:scale", "i32:window_left", "i32:window_right", "f32:softcap",
-            "f32:dropout_p", "i64:seed"});
+  SmallVector<std::string> p;
+  auto memrefs = [&](std::initializer_list<const char *> names) {
+    for (const char *n : names)
+      p.push_back(std::string("memref:") + n);
+  };
+  auto strides = [&](std::initializer_list<const char *> operands) {
+    for (const char *t : operands)
+      for (const char *d : {"b", "h", "s"})
+        p.push_back(std::string("i64:") + t + "_stride_" + d);
+  };
+  auto sizes = [&] {
+    for (const char *n : {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"})
+      p.push_back(std::string("i32:") + n);
+  };
+  // The variant's operands and scalars, shared by forward, backward and dQ.
+  auto biasMaskStrides = [&] {
+    if (bias)
+      for (const char *d : {"b", "h", "q", "k"})
+        p.push_back(std::string("i64:bias_stride_") + d);
+    if (mask)
+      for (const char *d : {"b", "h", "q", "k"})
+        p.push_back(std::string("i64:mask_stride_") + d);
+  };
+  auto biasMask = [&] {
+    if (bias)
+      memrefs({"bias"});
+    if (mask)
+      memrefs({"mask"});
+  };
+  auto scalars = [&] {
+    p.append({"f32:scale", "i32:window_left", "i32:window_right",
+              "f32:softcap", "f32:dropout_p", "i64:seed"});
+  };
+  switch (kind) {
+  case Kind::Forward:
+    memrefs({"q", "k", "v", "o", "lse"});
+    biasMask();
+    sizes();
+    strides({"q", "k", "v", "o"});
+    biasMaskStrides();
+    scalars();
+    break;
+  case Kind::BackwardPreprocess:
+    memrefs({"o", "do", "delta"});
+    if (!deterministic)
+      memrefs({"dq_accum"});
+    sizes();
+    strides({"o", "do"});
+    break;
+  case Kind::Backward:
+    memrefs({"q", "k", "v", "do", "lse", "delta"});
+    if (!deterministic)
+      memrefs({"dq_accum"});
+    memrefs({"dk", "dv"});
+    biasMask();
+    if (gradBias)
+      memrefs({"dbias"});
+    sizes();
+    strides({"q", "k", "v", "do"});
+    biasMaskStrides();
+    scalars();
+    break;
+  case Kind::BackwardDQ:
+    memrefs({"q", "k", "v", "do", "lse", "delta", "grad_q"});
+    biasMask();
+    sizes();
+    strides({"q", "k", "v", "do", "grad_q"});
+    biasMaskStrides();
+    scalars();
+    break;
+  case Kind::BackwardPostprocess:
+    if (!deterministic)
+      memrefs({"dq_accum", "grad_q"});
+    memrefs({"dk", "dv", "grad_k", "grad_v"});
+    sizes();
+    if (!deterministic)
+      strides({"grad_q"});
+    strides({"grad_k", "grad_v"});
+    break;
+  }
   return p;
 }
 
 bool KernelSpec::operator==(const KernelSpec &o) const {
-  return elementType == o.elementType && headDim == o.headDim &&
-         headDimV == o.headDimV && blockM == o.blockM && blockN == o.blockN &&
-         warps == o.warps && stages == o.stages && causal == o.causal &&
-         window == o.window && softcap == o.softcap && bias == o.bias &&
-         mask == o.mask && uniqueId == o.uniqueId;
+  return kind == o.kind && elementType == o.elementType &&
+         headDim == o.headDim && headDimV == o.headDimV &&
+         blockM == o.blockM && blockN == o.blockN && warps == o.warps &&
+         stages == o.stages && causal == o.causal && window == o.window &&
+         softcap == o.softcap && bias == o.bias && mask == o.mask &&
+         dropout == o.dropout && deterministic == o.deterministic &&
+         gradBias == o.gradBias && uniqueId == o.uniqueId;
 }
 
-FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
-  auto iface = cast<AttentionVariantInterface>(op.getOperation());
+/// What flash.attention and flash.attention_grad share: dtype, head dims,
+/// layouts, tiles and the variant.
+static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
+                                            Value bias, Value mask,
+                                            Region &scoreMod, Region &maskMod) {
+  auto iface = cast<AttentionVariantInterface>(op);
   KernelConfigAttr config = iface.getKernelConfig();
   if (!config)
-    return op.emitOpError()
+    return op->emitOpError()
            << "has no kernel config; run flash-select-config first";
   if (config.getRecipe() != Recipe::Sm80)
-    return op.emitOpError() << "recipe '"
-                            << stringifyRecipe(config.getRecipe())
-                            << "' has no GPU lowering yet; only sm80 does";
+    return op->emitOpError() << "recipe '"
+                             << stringifyRecipe(config.getRecipe())
+                             << "' has no GPU lowering yet; only sm80 does";
   KernelSpec s;
-  s.elementType = getElementTypeOrSelf(op.getQuery().getType());
+  s.elementType = getElementTypeOrSelf(query.getType());
   if (!s.elementType.isF16() && !s.elementType.isBF16())
-    return op.emitOpError() << "the sm80 recipe needs f16 or bf16 operands, got "
-                            << s.elementType;
+    return op->emitOpError()
+           << "the sm80 recipe needs f16 or bf16 operands, got "
+           << s.elementType;
   AttentionSizes sz = iface.getSizes();
   s.headDim = sz.d;
   s.headDimV = sz.dv;
   if (!llvm::is_contained({32, 64, 96, 128, 256}, s.headDim) ||
       s.headDimV != s.headDim)
-    return op.emitOpError()
+    return op->emitOpError()
            << "the sm80 recipe supports D = Dv in {32, 64, 96, 128, 256}, got D = "
            << s.headDim << ", Dv = " << s.headDimV;
   for (auto [name, perm] :
@@ -106,30 +219,27 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
         {"key", iface.getKeyPerm()},
         {"value", iface.getValuePerm()}})
     if (perm[3] != 3)
-      return op.emitOpError() << "'" << name
-                              << "' must keep the head dim innermost for the "
-                                 "GPU recipe (perm[3] == 3)";
+      return op->emitOpError() << "'" << name
+                               << "' must keep the head dim innermost for the "
+                                  "GPU recipe (perm[3] == 3)";
   s.blockM = config.getBlockM();
   s.blockN = config.getBlockN();
   s.warps = config.getWarps();
   s.stages = config.getStages();
   if (s.blockM % (16 * s.warps) != 0 || s.blockN % 16 != 0)
-    return op.emitOpError() << "config block_m = " << s.blockM
-                            << " must be a multiple of 16 * warps ("
-                            << 16 * s.warps << ") and block_n = " << s.blockN
-                            << " of 16";
+    return op->emitOpError() << "config block_m = " << s.blockM
+                             << " must be a multiple of 16 * warps ("
+                             << 16 * s.warps << ") and block_n = " << s.blockN
+                             << " of 16";
   if (iface.isCausal())
     s.causal = iface.isBottomRightAligned() ? KernelSpec::Causal::BottomRight
                                             : KernelSpec::Causal::TopLeft;
   s.window = iface.getWindowLeftSize() || iface.getWindowRightSize();
   s.softcap = iface.getSoftcapValue().has_value();
-  s.bias = static_cast<bool>(op.getBias());
-  s.mask = static_cast<bool>(op.getMask());
-  if (iface.hasDropout())
-    return op.emitOpError()
-           << "dropout has no GPU lowering yet (it needs the Philox generator "
-              "shared with the backward kernels)";
-  for (Region *r : {&op.getScoreMod(), &op.getMaskMod()}) {
+  s.bias = static_cast<bool>(bias);
+  s.mask = static_cast<bool>(mask);
+  s.dropout = iface.hasDropout();
+  for (Region *r : {&scoreMod, &maskMod}) {
     if (r->empty())
       continue;
     bool capturesValues = false;
@@ -139,13 +249,63 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
           capturesValues = true;
     });
     if (capturesValues)
-      return op.emitOpError()
+      return op->emitOpError()
              << "a score_mod or mask_mod that reads values from outside its "
                 "region cannot be compiled into a kernel yet";
   }
-  if (!op.getScoreMod().empty())
-    s.scoreMod = &op.getScoreMod();
-  if (!op.getMaskMod().empty())
-    s.maskMod = &op.getMaskMod();
+  if (!scoreMod.empty())
+    s.scoreMod = &scoreMod;
+  if (!maskMod.empty())
+    s.maskMod = &maskMod;
+  return s;
+}
+
+FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
+  return getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
+                        op.getScoreMod(), op.getMaskMod());
+}
+
+FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
+                                                 bool deterministic) {
+  FailureOr<KernelSpec> spec =
+      getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
+                     op.getScoreMod(), op.getMaskMod());
+  if (failed(spec))
+    return failure();
+  KernelSpec &s = *spec;
+  s.kind = KernelSpec::Kind::Backward;
+  s.deterministic = deterministic;
+  if (s.scoreMod)
+    return op.emitOpError()
+           << "a score_mod region has no GPU backward: its derivative is not "
+              "known to the kernel generator (lower it with "
+              "flash-lower-to-loops)";
+  // Each warp owns 16-key m-tiles of the transposed products (Sᵀ, dPᵀ,
+  // dK, dV) and 16-row m-tiles of dQ.
+  if (s.blockN % (16 * s.warps) != 0)
+    return op.emitOpError() << "the sm80 backward needs block_n = " << s.blockN
+                            << " to be a multiple of 16 * warps ("
+                            << 16 * s.warps << ")";
+  if (s.headDim > 128)
+    return op.emitOpError()
+           << "the sm80 backward supports D <= 128 (dK and dV accumulators of "
+              "D = "
+           << s.headDim << " would not fit in registers)";
+  if (op.getGradBias()) {
+    // dBias = dS element by element; a broadcast bias would need dS summed
+    // over its broadcast dimensions across blocks, which no kernel does yet.
+    auto iface = cast<AttentionVariantInterface>(op.getOperation());
+    AttentionSizes sz = iface.getSizes();
+    auto biasTy = cast<RankedTensorType>(op.getBias().getType());
+    SmallVector<int64_t> full = {sz.batch, sz.headsQ, sz.seqQ, sz.seqK};
+    if (biasTy.getShape() != ArrayRef<int64_t>(full) ||
+        ShapedType::isDynamicShape(full))
+      return op.emitOpError()
+             << "the sm80 backward computes 'grad_bias' only for a full-size "
+                "static bias [B, Hq, Sq, Sk] = ["
+             << llvm::interleaved(full, ", ") << "], got " << biasTy
+             << " (broadcast dimensions need a reduction)";
+    s.gradBias = true;
+  }
   return s;
 }

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::flash {
 #define GEN_PASS_DEF_FLASHLOWERTOGPU
@@ -37,7 +38,7 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   for (const std::string &p : s.params())
     params.push_back(b.getStringAttr(p));
   SmallVector<NamedAttribute> f = {
-      b.getNamedAttr("kind", b.getStringAttr("forward")),
+      b.getNamedAttr("kind", b.getStringAttr(s.kindName())),
       b.getNamedAttr("dtype", b.getStringAttr(s.dtypeName())),
       b.getNamedAttr("head_dim", b.getI64IntegerAttr(s.headDim)),
       b.getNamedAttr("head_dim_v", b.getI64IntegerAttr(s.headDimV)),
@@ -50,7 +51,7 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       b.getNamedAttr("softcap", b.getI64IntegerAttr(s.softcap)),
       b.getNamedAttr("bias", b.getI64IntegerAttr(s.bias)),
       b.getNamedAttr("mask", b.getI64IntegerAttr(s.mask)),
-      b.getNamedAttr("dropout", b.getI64IntegerAttr(0)),
+      b.getNamedAttr("dropout", b.getI64IntegerAttr(s.dropout)),
       b.getNamedAttr("params", b.getArrayAttr(params))};
   return b.getDictionaryAttr(f);
 }
@@ -68,6 +69,8 @@ private:
                                    const KernelSpec &spec);
   LogicalResult replaceWithLaunch(AttentionOp op, gpu::GPUFuncOp kernel,
                                   const KernelSpec &spec);
+  void replaceGradWithLaunches(AttentionGradOp op, gpu::GPUModuleOp module,
+                               const KernelSpec &spec);
 
   SmallVector<std::pair<KernelSpec, gpu::GPUFuncOp>> kernels;
   int64_t nextUniqueId = 0;
@@ -99,7 +102,23 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(spec.threads()), 1, 1}));
   func->setAttr("flash.manifest", buildManifestAttr(b, spec));
-  buildSm80ForwardKernel(func, spec);
+  switch (spec.kind) {
+  case KernelSpec::Kind::Forward:
+    buildSm80ForwardKernel(func, spec);
+    break;
+  case KernelSpec::Kind::BackwardPreprocess:
+    buildSm80BackwardPreprocessKernel(func, spec);
+    break;
+  case KernelSpec::Kind::Backward:
+    buildSm80BackwardKernel(func, spec);
+    break;
+  case KernelSpec::Kind::BackwardDQ:
+    buildSm80BackwardDQKernel(func, spec);
+    break;
+  case KernelSpec::Kind::BackwardPostprocess:
+    buildSm80BackwardPostprocessKernel(func, spec);
+    break;
+  }
   kernels.push_back({spec, func});
   return func;
 }
@@ -122,7 +141,18 @@ static SmallVector<Value, 4> contiguousStrides(ImplicitLocOpBuilder &b,
   return strides;
 }
 
-/// The buffer of a rank-4 tensor, flattened to the kernel's memref<?xT>,
+/// `buf` collapsed to the kernels' 1-D memref<?xT>.
+static Value flatten(ImplicitLocOpBuilder &b, Value buf) {
+  auto type = cast<MemRefType>(buf.getType());
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  Value flat = memref::CollapseShapeOp::create(b, buf, all);
+  return memref::CastOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, type.getElementType()), flat);
+}
+
+/// The buffer of a tensor, flattened to the kernel's memref<?xT>,
 /// converting the element type to `elt` first when it differs.
 static Value flatBuffer(ImplicitLocOpBuilder &b, Value tensor, Type elt) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -137,10 +167,23 @@ static Value flatBuffer(ImplicitLocOpBuilder &b, Value tensor, Type elt) {
   auto memTy = MemRefType::get(type.getShape(), elt);
   Value buf = bufferization::ToBufferOp::create(b, b.getLoc(), memTy, tensor,
                                                 /*read_only=*/b.getUnitAttr());
-  SmallVector<ReassociationIndices> all = {{0, 1, 2, 3}};
-  Value flat = memref::CollapseShapeOp::create(b, buf, all);
-  return memref::CastOp::create(
-      b, MemRefType::get({ShapedType::kDynamic}, elt), flat);
+  return flatten(b, buf);
+}
+
+/// The i64 dropout seed, 0 when the op has none (no dropout).
+static Value seedOrZero(ImplicitLocOpBuilder &b, Value seed) {
+  return seed ? seed : Value(arith::ConstantIntOp::create(b, b.getI64Type(), 0));
+}
+
+/// A new buffer of `shape` (static dims kept, dynamic ones from `sizes`)
+/// with elements `elt`.
+static Value allocBuffer(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
+                         ArrayRef<Value> sizes, Type elt) {
+  SmallVector<Value> dyn;
+  for (auto [n, v] : llvm::zip(shape, sizes))
+    if (ShapedType::isDynamic(n))
+      dyn.push_back(v);
+  return memref::AllocOp::create(b, MemRefType::get(shape, elt), dyn);
 }
 
 LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
@@ -179,20 +222,12 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
       lseDyn.push_back(lseSizes[d]);
   Value lseBuf = memref::AllocOp::create(b, MemRefType::get(lseTy.getShape(), f32), lseDyn);
 
-  auto flatOut = [&](Value buf, int64_t rank, Type elt) {
-    SmallVector<ReassociationIndices> all(1);
-    for (int64_t d = 0; d < rank; ++d)
-      all[0].push_back(d);
-    Value flat = memref::CollapseShapeOp::create(b, buf, all);
-    return Value(memref::CastOp::create(
-        b, MemRefType::get({ShapedType::kDynamic}, elt), flat));
-  };
 
   SmallVector<Value> args = {flatBuffer(b, q, spec.elementType),
                              flatBuffer(b, k, spec.elementType),
                              flatBuffer(b, v, spec.elementType),
-                             flatOut(oBuf, 4, spec.elementType),
-                             flatOut(lseBuf, 3, f32)};
+                             flatten(b, oBuf),
+                             flatten(b, lseBuf)};
   if (spec.bias)
     args.push_back(flatBuffer(b, op.getBias(), f32));
   if (spec.mask)
@@ -230,8 +265,8 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   args.push_back(ci(iface.getWindowLeftSize().value_or(-1)));
   args.push_back(ci(iface.getWindowRightSize().value_or(-1)));
   args.push_back(cf(iface.getSoftcapValue().value_or(0.0)));
-  args.push_back(cf(0.0));
-  args.push_back(arith::ConstantIntOp::create(b, i64, 0));
+  args.push_back(cf(iface.getDropoutProbability()));
+  args.push_back(seedOrZero(b, iface.getSeedOperand()));
 
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value gridX = arith::CeilDivUIOp::create(
@@ -253,32 +288,178 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   return success();
 }
 
+void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
+                                              gpu::GPUModuleOp module,
+                                              const KernelSpec &spec) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  auto iface = cast<AttentionVariantInterface>(op.getOperation());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type elt = spec.elementType;
+  auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
+  auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
+  auto qPerm = iface.getQueryPerm(), kPerm = iface.getKeyPerm(),
+       vPerm = iface.getValuePerm();
+  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+  Value batch = dimOf(b, q, qPerm[0]), headsQ = dimOf(b, q, qPerm[1]),
+        seqQ = dimOf(b, q, qPerm[2]), headsKV = dimOf(b, k, kPerm[1]),
+        seqK = dimOf(b, k, kPerm[2]);
+  AttentionSizes sz = iface.getSizes();
+
+  // Every kernel argument by its ABI name; each kernel takes its subset.
+  llvm::StringMap<Value> named;
+  named["q"] = flatBuffer(b, q, elt);
+  named["k"] = flatBuffer(b, k, elt);
+  named["v"] = flatBuffer(b, v, elt);
+  named["o"] = flatBuffer(b, op.getOutput(), elt);
+  named["do"] = flatBuffer(b, op.getGradOutput(), elt);
+  named["lse"] = flatBuffer(b, op.getLse(), f32);
+  if (spec.bias)
+    named["bias"] = flatBuffer(b, op.getBias(), f32);
+  if (spec.mask)
+    named["mask"] = flatBuffer(b, op.getMask(), b.getI8Type());
+  // Scratch: Dsum, the f32 dQ accumulator, dK/dV per query head.
+  Value qRows[] = {batch, headsQ, seqQ}, kRowsD[] = {batch, headsQ, seqK, nullptr};
+  named["delta"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqQ}, qRows, f32));
+  if (!spec.deterministic) {
+    Value dqSizes[] = {batch, headsQ, seqQ, nullptr};
+    named["dq_accum"] = flatten(
+        b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqQ, sz.d}, dqSizes, f32));
+  }
+  named["dk"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqK, sz.d}, kRowsD, elt));
+  named["dv"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqK, sz.dv}, kRowsD, elt));
+  // Results, in the layouts of Q, K, V (and the bias).
+  auto resultBuffer = [&](Value like, Value result) {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(dimOf(b, like, d));
+    return allocBuffer(b, type.getShape(), sizes, type.getElementType());
+  };
+  Value gradQ = resultBuffer(q, op.getGradQuery()),
+        gradK = resultBuffer(k, op.getGradKey()),
+        gradV = resultBuffer(v, op.getGradValue());
+  named["grad_q"] = flatten(b, gradQ);
+  named["grad_k"] = flatten(b, gradK);
+  named["grad_v"] = flatten(b, gradV);
+  Value gradBias;
+  if (spec.gradBias) {
+    auto type = cast<RankedTensorType>(op.getBias().getType());
+    gradBias = memref::AllocOp::create(b, MemRefType::get(type.getShape(), f32));
+    named["dbias"] = flatten(b, gradBias);
+  }
+  const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
+  Value sizeValues[] = {batch, headsQ, headsKV, seqQ, seqK};
+  for (auto [name, size] : llvm::zip(sizeNames, sizeValues))
+    named[name] = toI32(size);
+  auto addStrides = [&](StringRef name, Value tensor, ArrayRef<int64_t> perm) {
+    auto strides = contiguousStrides(b, tensor);
+    const char *dims[] = {"b", "h", "s"};
+    for (int64_t l = 0; l < 3; ++l)
+      named[(name + "_stride_" + dims[l]).str()] = toI64(strides[perm[l]]);
+  };
+  addStrides("q", q, qPerm);
+  addStrides("k", k, kPerm);
+  addStrides("v", v, vPerm);
+  addStrides("o", op.getOutput(), qPerm);
+  addStrides("do", op.getGradOutput(), qPerm);
+  addStrides("grad_q", q, qPerm);
+  addStrides("grad_k", k, kPerm);
+  addStrides("grad_v", v, vPerm);
+  auto addBroadcastStrides = [&](StringRef name, Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto strides = contiguousStrides(b, tensor);
+    const char *dims[] = {"b", "h", "q", "k"};
+    for (int64_t d = 0; d < 4; ++d)
+      named[(name + "_stride_" + dims[d]).str()] =
+          type.getDimSize(d) == 1 ? Value(arith::ConstantIntOp::create(b, i64, 0))
+                                  : toI64(strides[d]);
+  };
+  if (spec.bias)
+    addBroadcastStrides("bias", op.getBias());
+  if (spec.mask)
+    addBroadcastStrides("mask", op.getMask());
+  auto cf = [&](double x) {
+    return Value(arith::ConstantFloatOp::create(b, cast<FloatType>(f32), APFloat(float(x))));
+  };
+  named["scale"] = cf(iface.getEffectiveScale());
+  named["window_left"] = arith::ConstantIntOp::create(b, i32, iface.getWindowLeftSize().value_or(-1));
+  named["window_right"] = arith::ConstantIntOp::create(b, i32, iface.getWindowRightSize().value_or(-1));
+  named["softcap"] = cf(iface.getSoftcapValue().value_or(0.0));
+  named["dropout_p"] = cf(iface.getDropoutProbability());
+  named["seed"] = seedOrZero(b, iface.getSeedOperand());
+
+  Value one = arith::ConstantIndexOp::create(b, 1);
+  auto launch = [&](KernelSpec::Kind kind, Value rows, int64_t rowsPerBlock) {
+    KernelSpec ks = spec;
+    ks.kind = kind;
+    gpu::GPUFuncOp kernel = getOrCreateKernel(module, ks);
+    SmallVector<Value> args;
+    for (const std::string &p : ks.params())
+      args.push_back(named.lookup(StringRef(p).split(':').second));
+    Value gridX = arith::CeilDivUIOp::create(
+        b, rows, arith::ConstantIndexOp::create(b, rowsPerBlock));
+    gpu::KernelDim3 grid{gridX, headsQ, batch};
+    gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, ks.threads()), one, one};
+    Value smem = arith::ConstantIntOp::create(b, i32, ks.smemBytes());
+    gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);
+  };
+  using Kind = KernelSpec::Kind;
+  launch(Kind::BackwardPreprocess, seqQ, spec.blockM);
+  launch(Kind::Backward, seqK, spec.blockN);
+  if (spec.deterministic)
+    launch(Kind::BackwardDQ, seqQ, spec.blockM);
+  launch(Kind::BackwardPostprocess, arith::MaxUIOp::create(b, seqQ, seqK),
+         spec.blockM);
+
+  auto toTensor = [&](Value buf, Value result) {
+    Value t = bufferization::ToTensorOp::create(
+        b, b.getLoc(), memref::getTensorTypeFromMemRefType(buf.getType()), buf,
+        /*restrict=*/true, /*writable=*/true);
+    if (t.getType() != result.getType())
+      t = arith::TruncFOp::create(b, result.getType(), t);
+    result.replaceAllUsesWith(t);
+  };
+  toTensor(gradQ, op.getGradQuery());
+  toTensor(gradK, op.getGradKey());
+  toTensor(gradV, op.getGradValue());
+  if (gradBias)
+    toTensor(gradBias, op.getGradBias());
+  op.erase();
+}
+
 void FlashLowerToGPU::runOnOperation() {
   SmallVector<AttentionOp> ops;
+  SmallVector<AttentionGradOp> gradOps;
   getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
-  if (ops.empty())
+  getOperation().walk([&](AttentionGradOp op) { gradOps.push_back(op); });
+  if (ops.empty() && gradOps.empty())
     return;
   // Check every op first so that a failure leaves the module untouched.
-  SmallVector<KernelSpec> specs;
-  for (AttentionOp op : ops) {
-    FailureOr<KernelSpec> spec = getKernelSpec(op);
-    if (failed(spec))
-      return signalPassFailure();
+  SmallVector<KernelSpec> specs, gradSpecs;
+  bool refused = false;
+  auto collect = [&](FailureOr<KernelSpec> spec, SmallVector<KernelSpec> &out) {
+    if (failed(spec)) {
+      refused = true;
+      return;
+    }
     if (spec->scoreMod || spec->maskMod)
       spec->uniqueId = nextUniqueId++;
-    specs.push_back(*spec);
-  }
+    out.push_back(*spec);
+  };
+  for (AttentionOp op : ops)
+    collect(getKernelSpec(op), specs);
+  for (AttentionGradOp op : gradOps)
+    collect(getKernelSpec(op, deterministic), gradSpecs);
+  if (refused)
+    return signalPassFailure();
   gpu::GPUModuleOp module = getOrCreateKernelModule();
   for (auto [op, spec] : llvm::zip(ops, specs)) {
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, spec);
     if (failed(replaceWithLaunch(op, kernel, spec)))
       return signalPassFailure();
   }
-  getOperation().walk([&](AttentionGradOp op) {
-    op.emitOpError() << "has no GPU lowering yet; lower it with "
-                        "flash-lower-to-loops or flash-lower-naive";
-    signalPassFailure();
-  });
+  for (auto [op, spec] : llvm::zip(gradOps, gradSpecs))
+    replaceGradWithLaunches(op, module, spec);
 }
 
 } // namespace

@@ -16,6 +16,17 @@ SmallVector<Type> getKernelArgumentTypes(MLIRContext *ctx,
 /// (mma.sync m16n8k16, ldmatrix, cp.async pipeline). See Sm80Forward.cpp.
 void buildSm80ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 
+/// The backward kernels (docs/KERNEL_ABI.md, "Backward"): Dsum and the
+/// zeroed dQ accumulator; the main dK/dV (and atomic dQ) kernel; the
+/// deterministic mode's dQ kernel; the conversion of the gradients to the
+/// operands' dtype and layouts with the GQA reduction.
+void buildSm80BackwardPreprocessKernel(gpu::GPUFuncOp func,
+                                       const KernelSpec &spec);
+void buildSm80BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+void buildSm80BackwardDQKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
+                                        const KernelSpec &spec);
+
 } // namespace mlir::flash
 
 #endif

@@ -45,6 +45,11 @@ std::array<Value, 4> buildPhilox4x32x10(OpBuilder &b, Location loc,
 /// The u32 threshold of the keep test for dropout probability `p`.
 uint32_t dropoutThreshold(double p);
 
+/// Emits the keep test above on i32 counter words (kv_idx, q_idx, h, b)
+/// and an i32 `threshold` (a GPU kernel computes it from its runtime p).
+Value buildDropoutKeepWords(OpBuilder &b, Location loc, Value seed,
+                            std::array<Value, 4> counterWords, Value threshold);
+
 /// Emits the keep test above: an i1 that is true when the probability at
 /// (b, h, qIdx, kvIdx) (index values) survives dropout with probability `p`
 /// under `seed` (i64).

@@ -16,12 +16,28 @@
 namespace mlir::flash {
 
 struct KernelSpec {
+  /// The kernels of docs/KERNEL_ABI.md: the forward, and the four of the
+  /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
+  /// dQ kernel, postprocess).
+  enum class Kind {
+    Forward,
+    BackwardPreprocess,
+    Backward,
+    BackwardDQ,
+    BackwardPostprocess
+  } kind = Kind::Forward;
   Type elementType;          // f16 or bf16
   int64_t headDim = 0;       // D
   int64_t headDimV = 0;      // Dv
   int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;
   enum class Causal { None, TopLeft, BottomRight } causal = Causal::None;
-  bool window = false, softcap = false, bias = false, mask = false;
+  bool window = false, softcap = false, bias = false, mask = false,
+       dropout = false;
+  /// Backward only: dQ without float atomics (a BackwardDQ kernel instead
+  /// of the f32 accumulator), so two runs are bit-identical.
+  bool deterministic = false;
+  /// Backward only: dBias = dS is written (full-shape bias only).
+  bool gradBias = false;
   /// Regions are cloned into the kernel; a kernel with a region is unique
   /// to its op (`uniqueId` tells such kernels apart).
   Region *scoreMod = nullptr, *maskMod = nullptr;
@@ -43,9 +59,12 @@ struct KernelSpec {
   int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
   int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
   int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }
-  int64_t smemBytes() const {
-    return qTileBytes() + stages * (kStageBytes() + vStageBytes());
-  }
+  /// Backward: block_n keys per block, block_n / warps per warp.
+  int64_t keyTilesPerWarp() const { return blockN / (16 * warps); }
+  /// dS of one (key block, query block) pair, [block_n][block_m + pad].
+  int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
+  int64_t smemBytes() const;
+  std::string kindName() const;
   std::string dtypeName() const;
   std::string causalName() const;
   /// A readable symbol name that encodes the spec.
@@ -59,6 +78,9 @@ struct KernelSpec {
 /// Reads the spec of `op` from its types, attributes and `config`. Fails
 /// with a diagnostic on `op` for a variant the sm80 recipe does not serve.
 FailureOr<KernelSpec> getKernelSpec(AttentionOp op);
+/// The spec of the main backward kernel of `op` (kind Backward); the other
+/// backward kernels are the same spec with another kind.
+FailureOr<KernelSpec> getKernelSpec(AttentionGradOp op, bool deterministic);
 
 } // namespace mlir::flash
 

@@ -1,0 +1,390 @@
+//===- KernelBuilderBase.cpp - arguments, band, masks, scores, dropout ----===//
+#include "KernelBuilderBase.h"
+#include "Fragments.h"
+
+#include "flashfuse/Conversion/Common/Philox.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+KernelBuilderBase::KernelBuilderBase(gpu::GPUFuncOp func, const KernelSpec &spec)
+    : func(func), s(spec),
+      b(func.getLoc(), OpBuilder::atBlockBegin(&func.getBody().front())) {}
+
+Value KernelBuilderBase::idx(StringRef name) {
+  return arith::IndexCastOp::create(b, b.getIndexType(), arg.lookup(name));
+}
+
+Value KernelBuilderBase::i32(Value index) {
+  return arith::IndexCastOp::create(b, b.getI32Type(), index);
+}
+
+Value KernelBuilderBase::asIndex(Value v) {
+  return arith::IndexCastOp::create(b, b.getIndexType(), v);
+}
+
+void KernelBuilderBase::readArguments() {
+  for (auto [i, p] : llvm::enumerate(s.params()))
+    arg[StringRef(p).split(':').second] = func.getArgument(i);
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value c32 = cIdx(b, 32);
+  lane = arith::RemUIOp::create(b, tid, c32);
+  warp = arith::DivUIOp::create(b, tid, c32);
+  g = arith::DivUIOp::create(b, lane, cIdx(b, 4));
+  t = arith::RemUIOp::create(b, lane, cIdx(b, 4));
+
+  head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  batchIdx = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  headsQ = idx("heads_q");
+  Value group = arith::DivUIOp::create(b, headsQ, idx("heads_kv"));
+  headKV = arith::DivUIOp::create(b, head, group);
+  seqQ = idx("seq_q");
+  seqK = idx("seq_k");
+  diagOffset = s.causal == KernelSpec::Causal::BottomRight
+                   ? Value(arith::SubIOp::create(b, seqK, seqQ))
+                   : cIdx(b, 0);
+  windowLeft = arg.lookup("window_left");
+  windowRight = arg.lookup("window_right");
+  if (s.dropout && arg.count("dropout_p")) {
+    // p * 2^32 is exact in f32 (a power-of-two scaling) and below 2^32; the
+    // conversion truncates like the CPU lowering's static_cast.
+    Value scaled = arith::MulFOp::create(b, arg.lookup("dropout_p"),
+                                         cF32(b, 4294967296.0f));
+    dropoutThreshold = arith::FPToUIOp::create(b, b.getI32Type(), scaled);
+  }
+}
+
+Value KernelBuilderBase::operandBase(StringRef name, Value h) {
+  Value bOff = arith::MulIOp::create(b, batchIdx, idx((name + "_stride_b").str()));
+  Value hOff = arith::MulIOp::create(b, h, idx((name + "_stride_h").str()));
+  return arith::AddIOp::create(b, bOff, hOff);
+}
+
+Value KernelBuilderBase::sharedMemoryBytes() {
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                               MemRefLayoutAttrInterface(), wg);
+  return gpu::DynamicSharedMemoryOp::create(b, bytes);
+}
+
+Value KernelBuilderBase::sharedTile(Value bytes, ArrayRef<int64_t> shape,
+                                    int64_t offset, Type elt) {
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto ty = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), wg);
+  return memref::ViewOp::create(b, ty, bytes, cIdx(b, offset), ValueRange{});
+}
+
+void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
+                                        Value rowStride, Value rowStart,
+                                        Value rowLimit, Value tile,
+                                        ValueRange lead, int64_t rows,
+                                        int64_t cols,
+                                        SmallVectorImpl<Value> &tokens) {
+  // 16-byte chunks, spread over the block's threads row-major so that a warp
+  // reads whole rows: coalesced global reads.
+  int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
+  int64_t threads = s.threads();
+  for (int64_t first = 0; first < chunks; first += threads) {
+    Value chunk = arith::AddIOp::create(b, tid, cIdx(b, first));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                          cIdx(b, chunks));
+    chunk = arith::SelectOp::create(b, inRange, chunk, cIdx(b, 0));
+    Value r = arith::DivUIOp::create(b, chunk, cIdx(b, chunksPerRow));
+    Value c = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, chunk, cIdx(b, chunksPerRow)), cIdx(b, 8));
+    // A thread with no chunk left (chunks % threads != 0) still issues a
+    // copy, with src-size 0, which writes 16 zero bytes: aim it at the row
+    // padding, which nothing reads.
+    c = arith::SelectOp::create(b, inRange, c, cIdx(b, cols));
+    Value row = arith::AddIOp::create(b, rowStart, r);
+    Value valid = arith::AndIOp::create(
+        b, inRange,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rowLimit));
+    // Out-of-range rows read row 0 (always mapped) with src-size 0: the
+    // hardware writes zeros and reads nothing.
+    Value srcRow = arith::SelectOp::create(b, valid, row, cIdx(b, 0));
+    Value src = arith::AddIOp::create(
+        b, base,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, srcRow, rowStride), c));
+    Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 8), cIdx(b, 0));
+    SmallVector<Value> dstIdx(lead.begin(), lead.end());
+    dstIdx.push_back(r);
+    dstIdx.push_back(c);
+    auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    Value tok = nvgpu::DeviceAsyncCopyOp::create(
+        b, tokTy, tile, dstIdx, gmem, ValueRange{src}, b.getIndexAttr(8),
+        srcElems, /*bypassL1=*/b.getUnitAttr());
+    tokens.push_back(tok);
+  }
+}
+
+Value KernelBuilderBase::commitGroup(ArrayRef<Value> tokens) {
+  auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokTy, tokens);
+}
+
+Value KernelBuilderBase::copyTileAsync(Value gmem, Value base, Value rowStride,
+                                       Value rowStart, Value rowLimit,
+                                       Value tile, ValueRange lead,
+                                       int64_t rows, int64_t cols) {
+  SmallVector<Value> tokens;
+  issueTileCopies(gmem, base, rowStride, rowStart, rowLimit, tile, lead, rows,
+                  cols, tokens);
+  return commitGroup(tokens);
+}
+
+std::pair<Value, Value> KernelBuilderBase::keyBlockRange(Value rowStart,
+                                                         int64_t rows,
+                                                         int64_t blockN) {
+  // Keys any row of [rowStart, rowStart + rows) may see: [lo, hi).
+  Value zero = cIdx(b, 0);
+  Value hi = seqK;
+  Value rowEnd = arith::AddIOp::create(b, rowStart, cIdx(b, rows));
+  Value diagEnd = arith::AddIOp::create(b, rowEnd, diagOffset); // exclusive
+  if (s.causal != KernelSpec::Causal::None)
+    hi = arith::MinSIOp::create(b, hi, diagEnd);
+  Value lo = zero;
+  if (s.window) {
+    Value wr = asIndex(windowRight), wl = asIndex(windowLeft);
+    Value wrBound = arith::AddIOp::create(b, diagEnd, wr);
+    Value hasRight = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, wr, zero);
+    hi = arith::SelectOp::create(b, hasRight,
+                                 arith::MinSIOp::create(b, hi, wrBound), hi);
+    Value loBound = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, rowStart, diagOffset), wl);
+    Value hasLeft = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, wl, zero);
+    lo = arith::SelectOp::create(b, hasLeft,
+                                 arith::MaxSIOp::create(b, loBound, zero), zero);
+  }
+  hi = arith::MaxSIOp::create(b, hi, zero);
+  Value bn = cIdx(b, blockN);
+  Value nEnd = arith::CeilDivUIOp::create(b, hi, bn);
+  Value nStart = arith::DivUIOp::create(b, lo, bn);
+  nStart = arith::MinUIOp::create(b, nStart, nEnd);
+  return {nStart, nEnd};
+}
+
+std::pair<Value, Value> KernelBuilderBase::queryBlockRange(Value colStart,
+                                                           int64_t cols,
+                                                           int64_t blockM) {
+  // Row i sees key j only if j <= i + off (causal), j <= i + off + wr and
+  // j >= i + off - wl (window): the rows seeing some key of the block are
+  // [colStart - off (- wr), colEnd - 1 - off + wl].
+  Value zero = cIdx(b, 0);
+  Value lo = zero, hi = seqQ;
+  Value firstDiagRow = arith::SubIOp::create(b, colStart, diagOffset);
+  if (s.causal != KernelSpec::Causal::None)
+    lo = arith::MaxSIOp::create(b, lo, firstDiagRow);
+  if (s.window) {
+    Value wr = asIndex(windowRight), wl = asIndex(windowLeft);
+    Value hasRight = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, wr, zero);
+    lo = arith::SelectOp::create(
+        b, hasRight,
+        arith::MaxSIOp::create(b, lo, arith::SubIOp::create(b, firstDiagRow, wr)),
+        lo);
+    Value hasLeft = arith::CmpIOp::create(b, arith::CmpIPredicate::sge, wl, zero);
+    Value lastRow = arith::AddIOp::create(
+        b, arith::SubIOp::create(b, colStart, diagOffset),
+        arith::AddIOp::create(b, wl, cIdx(b, cols))); // exclusive
+    hi = arith::SelectOp::create(b, hasLeft, arith::MinSIOp::create(b, hi, lastRow),
+                                 hi);
+  }
+  hi = arith::MaxSIOp::create(b, hi, zero);
+  Value bm = cIdx(b, blockM);
+  Value mEnd = arith::CeilDivUIOp::create(b, hi, bm);
+  Value mStart = arith::DivUIOp::create(b, lo, bm);
+  mStart = arith::MinUIOp::create(b, mStart, mEnd);
+  return {mStart, mEnd};
+}
+
+Value KernelBuilderBase::tileNeedsMask(Value rowStart, int64_t rows,
+                                       Value colStart, int64_t cols,
+                                       bool rowTail) {
+  if (s.window || s.mask || s.maskMod)
+    return arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  Value colEnd = arith::AddIOp::create(b, colStart, cIdx(b, cols));
+  Value need = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colEnd, seqK);
+  if (rowTail)
+    need = arith::OrIOp::create(
+        b, need,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                              arith::AddIOp::create(b, rowStart, cIdx(b, rows)),
+                              seqQ));
+  if (s.causal != KernelSpec::Causal::None) {
+    // Some key of the tile is past the diagonal of its first row.
+    Value firstDiag = arith::AddIOp::create(b, rowStart, diagOffset);
+    need = arith::OrIOp::create(
+        b, need,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
+                              arith::SubIOp::create(b, colEnd, cIdx(b, 1)),
+                              firstDiag));
+  }
+  return need;
+}
+
+Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
+                                        Value *tanhOut) {
+  Value v = arith::MulFOp::create(b, raw, arg.lookup("scale"));
+  if (s.softcap) {
+    Value cap = arg.lookup("softcap");
+    Value th = tanhApprox(b, arith::DivFOp::create(b, v, cap));
+    if (tanhOut)
+      *tanhOut = th;
+    v = arith::MulFOp::create(b, cap, th);
+  }
+  if (s.bias)
+    v = arith::AddFOp::create(
+        b, v,
+        memref::LoadOp::create(b, arg.lookup("bias"),
+                               ValueRange{broadcastOperandOffset("bias", row, col)}));
+  if (s.scoreMod)
+    v = inlineRegion(s.scoreMod, {v, batchIdx, head, asIndex(row), asIndex(col)});
+  return v;
+}
+
+KernelBuilderBase::RowBand KernelBuilderBase::rowBand(Value row,
+                                                     Value colBase) {
+  // Element (row, colBase + c) is inside the band iff lo <= c < hi. Written
+  // per row so that a fragment, whose c = 8n + j is a compile-time constant
+  // per element, tests each element with two compares against immediates.
+  Type i32Ty = b.getI32Type();
+  auto ci = [&](int64_t v) {
+    return Value(arith::ConstantIntOp::create(b, i32Ty, v));
+  };
+  Value one = ci(1);
+  Value hi = arith::SubIOp::create(b, i32(seqK), colBase);
+  Value lo = ci(0);
+  Value diag = arith::SubIOp::create(
+      b, arith::AddIOp::create(b, row, i32(diagOffset)), colBase);
+  if (s.causal != KernelSpec::Causal::None)
+    hi = arith::MinSIOp::create(b, hi, arith::AddIOp::create(b, diag, one));
+  if (s.window) {
+    Value zero = ci(0);
+    Value hasRight =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, windowRight, zero);
+    Value rightHi = arith::AddIOp::create(
+        b, arith::AddIOp::create(b, diag, windowRight), one);
+    hi = arith::SelectOp::create(b, hasRight,
+                                 arith::MinSIOp::create(b, hi, rightHi), hi);
+    Value hasLeft =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, windowLeft, zero);
+    lo = arith::SelectOp::create(b, hasLeft,
+                                 arith::SubIOp::create(b, diag, windowLeft), lo);
+  }
+  return {lo, hi};
+}
+
+Value KernelBuilderBase::RowBand::contains(ImplicitLocOpBuilder &b,
+                                           Value c) const {
+  return arith::AndIOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sle, lo, c),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, c, hi));
+}
+
+Value KernelBuilderBase::operandMaskPredicate(Value row, Value col) {
+  Value ok = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  if (s.mask) {
+    Value m = memref::LoadOp::create(
+        b, arg.lookup("mask"), ValueRange{broadcastOperandOffset("mask", row, col)});
+    ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, m,
+                               arith::ConstantIntOp::create(b, b.getI8Type(), 0));
+  }
+  if (s.maskMod)
+    ok = arith::AndIOp::create(
+        b, ok,
+        inlineRegion(s.maskMod, {batchIdx, head, asIndex(row), asIndex(col)}));
+  return ok;
+}
+
+Value KernelBuilderBase::elementMaskPredicate(Value row, Value col) {
+  // The band relative to column 0, then the element operands.
+  Value zero = arith::ConstantIntOp::create(b, b.getI32Type(), 0);
+  Value ok = rowBand(row, zero).contains(b, col);
+  if (s.mask || s.maskMod)
+    ok = arith::AndIOp::create(b, ok, operandMaskPredicate(row, col));
+  return ok;
+}
+
+Value KernelBuilderBase::dropoutFactor(Value row, Value col) {
+  Value keep = buildDropoutKeepWords(
+      b, b.getLoc(), arg.lookup("seed"),
+      {col, row, i32(head), i32(batchIdx)}, dropoutThreshold);
+  Value one = cF32(b, 1.0f);
+  Value kept = arith::DivFOp::create(
+      b, one, arith::SubFOp::create(b, one, arg.lookup("dropout_p")));
+  return arith::SelectOp::create(b, keep, kept, cF32(b, 0.0f));
+}
+
+Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
+                                              Value key, Value negLseLog2,
+                                              Value scoreFactor, bool masked,
+                                              Value *tanhOut) {
+  // A fully masked row has LSE = +inf: the exponent is -inf and P = 0.
+  Value e;
+  if (isPlainScore()) {
+    e = LLVM::FMAOp::create(b, raw, scoreFactor, negLseLog2);
+  } else {
+    Value sc = transformScore(raw, query, key, tanhOut);
+    e = LLVM::FMAOp::create(b, sc, cF32(b, float(M_LOG2E)), negLseLog2);
+  }
+  Value p = exp2Approx(b, e);
+  if (!masked)
+    return p;
+  Value ok = arith::AndIOp::create(
+      b, elementMaskPredicate(query, key),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, query, i32(seqQ)));
+  return arith::SelectOp::create(b, ok, p, cF32(b, 0.0f));
+}
+
+Value KernelBuilderBase::scoreGradient(Value p, Value dp, Value dsum, Value z) {
+  // O used P ∘ Z, so the gradient reaching P is dP ∘ Z; the softmax's
+  // Jacobian then gives dS = P (dP ∘ Z − Dsum), Dsum = Σ P (dP ∘ Z).
+  if (z)
+    dp = arith::MulFOp::create(b, dp, z);
+  return arith::MulFOp::create(b, p, arith::SubFOp::create(b, dp, dsum));
+}
+
+Value KernelBuilderBase::rawScoreGradient(Value ds, Value tanhV) {
+  if (!s.softcap)
+    return ds;
+  // d(cap tanh(x / cap)) / dx = 1 − tanh²(x / cap).
+  return arith::MulFOp::create(
+      b, ds,
+      arith::SubFOp::create(b, cF32(b, 1.0f), arith::MulFOp::create(b, tanhV, tanhV)));
+}
+
+Value KernelBuilderBase::broadcastOperandOffset(StringRef prefix, Value row,
+                                                Value col) {
+  Type i32Ty = b.getI32Type();
+  Value one = arith::ConstantIntOp::create(b, i32Ty, 1);
+  Value r = arith::MinSIOp::create(b, row, arith::SubIOp::create(b, i32(seqQ), one));
+  Value c = arith::MinSIOp::create(b, col, arith::SubIOp::create(b, i32(seqK), one));
+  auto term = [&](Value x, StringRef dim) {
+    return Value(arith::MulIOp::create(b, x, idx((prefix + "_stride_" + dim).str())));
+  };
+  Value off = arith::AddIOp::create(b, term(batchIdx, "b"), term(head, "h"));
+  off = arith::AddIOp::create(b, off, term(asIndex(r), "q"));
+  return arith::AddIOp::create(b, off, term(asIndex(c), "k"));
+}
+
+Value KernelBuilderBase::inlineRegion(Region *region, ArrayRef<Value> args) {
+  IRMapping map;
+  Block &body = region->front();
+  for (auto [blockArg, v] : llvm::zip(body.getArguments(), args))
+    map.map(blockArg, v);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  return map.lookup(body.getTerminator()->getOperand(0));
+}

@@ -1,0 +1,130 @@
+//===- KernelBuilderBase.h - what every sm80 kernel builder shares -*- C++ -*-===//
+//
+// The forward and backward kernels see the same attention: the same
+// arguments, the same band of visible keys, the same score pipeline (scale,
+// softcap, bias, score_mod), the same masks and the same dropout keep test.
+// Those pieces live here, once; the recipes only differ in how fragments
+// map to (query row, key) pairs and in their matmul schedules.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_KERNELBUILDERBASE_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_KERNELBUILDERBASE_H
+
+#include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::flash {
+
+class KernelBuilderBase {
+protected:
+  KernelBuilderBase(gpu::GPUFuncOp func, const KernelSpec &spec);
+
+  gpu::GPUFuncOp func;
+  const KernelSpec &s;
+  ImplicitLocOpBuilder b;
+
+  /// Kernel arguments by ABI name.
+  llvm::StringMap<Value> arg;
+  /// An integer argument as index.
+  Value idx(StringRef name);
+  Value i32(Value index);
+  Value asIndex(Value v);
+
+  // Set by readArguments(): thread coordinates (lane = g * 4 + t), the
+  // block's batch and query head (blockIdx.z, blockIdx.y), its kv head, and
+  // the scalar arguments every kernel reads.
+  Value tid, lane, warp, g, t;
+  Value batchIdx, head, headKV, headsQ, seqQ, seqK;
+  Value diagOffset;              // key j is on the diagonal of row i at j == i + off
+  Value windowLeft, windowRight; // i32, -1 = unbounded
+  void readArguments();
+
+  /// Element offset of (batch, head `h`) in operand `name` (its _stride_b/h).
+  Value operandBase(StringRef name, Value h);
+
+  /// The dynamic shared memory, as bytes, and a `shape` view of it at byte
+  /// `offset` with elements of `elt`.
+  Value sharedMemoryBytes();
+  Value sharedTile(Value bytes, ArrayRef<int64_t> shape, int64_t offset,
+                   Type elt);
+
+  /// cp.async `rows` x `cols` elements starting at global row `rowStart` of
+  /// `gmem` (row pitch `rowStride`, element offset `base`) into
+  /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled. Appends the
+  /// copies' tokens to `tokens`; nothing is committed.
+  void issueTileCopies(Value gmem, Value base, Value rowStride,
+                       Value rowStart, Value rowLimit, Value tile,
+                       ValueRange lead, int64_t rows, int64_t cols,
+                       SmallVectorImpl<Value> &tokens);
+  /// cp.async.commit_group of the copies issued so far; its token.
+  Value commitGroup(ArrayRef<Value> tokens);
+  /// issueTileCopies of one tile as a commit group of its own.
+  Value copyTileAsync(Value gmem, Value base, Value rowStride, Value rowStart,
+                      Value rowLimit, Value tile, ValueRange lead, int64_t rows,
+                      int64_t cols);
+
+  /// Blocks of `blockN` keys that some row of [rowStart, rowStart + rows)
+  /// may see under the causal/window band: [first, end).
+  std::pair<Value, Value> keyBlockRange(Value rowStart, int64_t rows,
+                                        int64_t blockN);
+  /// Blocks of `blockM` query rows that may see some key of
+  /// [colStart, colStart + cols): [first, end).
+  std::pair<Value, Value> queryBlockRange(Value colStart, int64_t cols,
+                                          int64_t blockM);
+  /// Whether the tile rows x cols may hold a masked element: past Sk (and
+  /// past Sq with `rowTail`), across the causal diagonal, any window or an
+  /// element mask.
+  Value tileNeedsMask(Value rowStart, int64_t rows, Value colStart,
+                      int64_t cols, bool rowTail);
+
+  /// No softcap, bias or score_mod: the score is scale * q·k, so scale and
+  /// log2(e) fold into the exponent's FFMA (FlashAttention-2's trick).
+  bool isPlainScore() const { return !s.softcap && !s.bias && !s.scoreMod; }
+  /// The score of one element from its raw dot product (natural domain):
+  /// scale, softcap, bias, score_mod. `row`, `col` are i32. With softcap,
+  /// `*tanhOut` (when given) receives tanh(scale * raw / softcap), which the
+  /// backward's chain rule needs.
+  Value transformScore(Value raw, Value row, Value col, Value *tanhOut = nullptr);
+  /// i1: key `col` is visible to query `row` (i32 both, col < Sk checked).
+  Value elementMaskPredicate(Value row, Value col);
+  /// The columns [colBase + lo, colBase + hi) that query `row` may see under
+  /// the key-length tail, the causal diagonal and the window (i32 all).
+  struct RowBand {
+    Value lo, hi;
+    Value contains(ImplicitLocOpBuilder &b, Value c) const;
+  };
+  RowBand rowBand(Value row, Value colBase);
+  /// i1: the mask operand's and the mask_mod region's keep bit at (row, col).
+  Value operandMaskPredicate(Value row, Value col);
+  /// f32: the dropout factor of (row, col): 1 / (1 - p) when kept, 0 when
+  /// dropped, by the keep test of Conversion/Common/Philox.h.
+  Value dropoutFactor(Value row, Value col);
+  Value dropoutThreshold; // i32, set by readArguments() when s.dropout
+
+  /// Backward: P of one element recomputed from its raw dot product and the
+  /// row's saved −LSE·log2(e) (`negLseLog2`); `scoreFactor` = scale·log2(e).
+  /// With `masked`, elements outside the band/mask or past Sq are 0. With
+  /// softcap, `*tanhOut` receives the tanh the chain rule needs.
+  Value recomputeProbability(Value raw, Value query, Value key,
+                             Value negLseLog2, Value scoreFactor, bool masked,
+                             Value *tanhOut);
+  /// Backward: dS of one element (gradient of the score fed to the softmax,
+  /// before softcap's chain rule) from P, dP = dO·v, the row's Dsum and the
+  /// dropout factor `z` (null without dropout).
+  Value scoreGradient(Value p, Value dp, Value dsum, Value z);
+  /// dS times softcap's 1 − tanh² (no-op without softcap): the gradient of
+  /// the raw, unscaled dot product, up to the factor `scale`.
+  Value rawScoreGradient(Value ds, Value tanhV);
+
+  /// Offset of element (batch, head, row, col) of the bias or mask operand,
+  /// clamped into range so that loads for masked-out elements stay inside.
+  Value broadcastOperandOffset(StringRef prefix, Value row, Value col);
+  /// Clones a score_mod / mask_mod body with its block arguments bound.
+  Value inlineRegion(Region *region, ArrayRef<Value> args);
+};
+
+} // namespace mlir::flash
+
+#endif

@@ -1,0 +1,222 @@
+//===- Sm80BackwardDQ.cpp - dQ without atomics (deterministic backward) ---===//
+//
+// One thread block owns block_m query rows of one (batch, query head) and
+// walks the key blocks the band allows, like the forward: Q_i and dO_i stay
+// in shared memory, K_j and V_j stream through the cp.async ring. Per key
+// block it recomputes S = Q Kᵀ and dP = dO Vᵀ, forms dS exactly as the main
+// backward kernel does, and accumulates dQ += dS K in registers (dS's
+// accumulators are the A operand, K is read with ldmatrix.trans). Every dQ
+// element is summed by one thread in a fixed order, so the result is the
+// same bit for bit on every run; grad_q is written in the dtype.
+//
+//===----------------------------------------------------------------------===//
+#include "Fragments.h"
+#include "KernelBuilderBase.h"
+#include "Recipes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+namespace {
+
+class Sm80BackwardDQBuilder : KernelBuilderBase {
+public:
+  Sm80BackwardDQBuilder(gpu::GPUFuncOp func, const KernelSpec &spec)
+      : KernelBuilderBase(func, spec) {}
+
+  void build();
+
+private:
+  using Frags = SmallVector<Value>;
+  Value mStart, warpRow0, kBase, vBase, sQ, sdO, sK, sV;
+  int64_t mt = 0, nTilesN = 0;
+
+  Value rowOf(int64_t m, int64_t i) { // query row of fragment row (m, i), index
+    return arith::AddIOp::create(
+        b, arith::AddIOp::create(b, mStart, warpRow0),
+        arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
+  }
+  Value colOf(Value kvStart, int64_t n, int64_t j) { // key, i32
+    return i32(arith::AddIOp::create(
+        b, kvStart,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                              cIdx(b, 8 * n + j))));
+  }
+  /// [mt][block_n / 8] accumulators of A[warp's rows] · B[stage]ᵀ.
+  SmallVector<Frags> productNT(Value aTile, Value bTile, Value stage,
+                               int64_t depth) {
+    return warpProductNT(b, lane, aTile, warpRow0, bTile, stage, mt, nTilesN,
+                         depth, s.elementType);
+  }
+  Value loadKV(Value block, Value stage) {
+    Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
+    copyTileAsync(arg.lookup("k"), kBase, idx("k_stride_s"), rowStart, seqK, sK,
+                  stage, s.blockN, s.headDim);
+    return copyTileAsync(arg.lookup("v"), vBase, idx("v_stride_s"), rowStart,
+                         seqK, sV, stage, s.blockN, s.headDimV);
+  }
+};
+
+void Sm80BackwardDQBuilder::build() {
+  readArguments();
+  mt = s.mTilesPerWarp();
+  nTilesN = s.blockN / 8;
+  int64_t nTilesD = s.headDim / 8;
+  mStart = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockM));
+  warpRow0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
+  kBase = operandBase("k", headKV);
+  vBase = operandBase("v", headKV);
+  Value raw = sharedMemoryBytes();
+  int64_t pad = KernelSpec::kRowPad, qRows = s.blockM * (s.headDim + pad) * 2;
+  sQ = sharedTile(raw, {s.blockM, s.headDim + pad}, 0, s.elementType);
+  sdO = sharedTile(raw, {s.blockM, s.headDimV + pad}, qRows, s.elementType);
+  sK = sharedTile(raw, {s.stages, s.blockN, s.headDim + pad}, 2 * qRows,
+                  s.elementType);
+  sV = sharedTile(raw, {s.stages, s.blockN, s.headDimV + pad},
+                  2 * qRows + s.stages * s.kStageBytes(), s.elementType);
+  auto [nStart, nEnd] = keyBlockRange(mStart, s.blockM, s.blockN);
+  const float log2e = float(M_LOG2E);
+  Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
+
+  copyTileAsync(arg.lookup("q"), operandBase("q", head), idx("q_stride_s"),
+                mStart, seqQ, sQ, ValueRange{}, s.blockM, s.headDim);
+  copyTileAsync(arg.lookup("do"), operandBase("do", head), idx("do_stride_s"),
+                mStart, seqQ, sdO, ValueRange{}, s.blockM, s.headDimV);
+  for (int64_t st = 0; st + 1 < s.stages; ++st)
+    loadKV(arith::AddIOp::create(b, nStart, cIdx(b, st)), cIdx(b, st));
+
+  // The rows' saved statistics (rows past Sq read the last row; they are
+  // never written).
+  Value slice = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+  Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+  SmallVector<Value> negLse(2 * mt), dsum(2 * mt);
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value at = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, slice, seqQ),
+          arith::MinSIOp::create(b, rowOf(m, i), lastRow));
+      negLse[2 * m + i] = arith::MulFOp::create(
+          b, memref::LoadOp::create(b, arg.lookup("lse"), ValueRange{at}),
+          cF32(b, -log2e));
+      dsum[2 * m + i] = memref::LoadOp::create(b, arg.lookup("delta"), ValueRange{at});
+    }
+
+  SmallVector<Value> init(mt * nTilesD, accZero(b));
+  auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    Value rel = arith::SubIOp::create(b, j, nStart);
+    Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
+    Value pfStage = arith::RemUIOp::create(
+        b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
+    Value group = loadKV(arith::AddIOp::create(b, j, cIdx(b, s.stages - 1)), pfStage);
+    // Two groups (K, V) per block: all but the stages - 1 blocks
+    // prefetched since have landed (Q and dO with the first).
+    nvgpu::DeviceAsyncWaitOp::create(b, group,
+                                     b.getI32IntegerAttr(2 * (s.stages - 1)));
+    gpu::BarrierOp::create(b);
+
+    SmallVector<Frags> sc = productNT(sQ, sK, stage, s.headDim);
+    SmallVector<Frags> dp = productNT(sdO, sV, stage, s.headDimV);
+    Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+    Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
+                                   /*rowTail=*/false);
+    SmallVector<Type> types(mt * nTilesN, accZero(b).getType());
+    auto ifOp = scf::IfOp::create(b, types, needMask, /*withElse=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
+                                        : &ifOp.getElseRegion().front());
+      SmallVector<Value> flat;
+      for (int64_t m = 0; m < mt; ++m)
+        for (int64_t n = 0; n < nTilesN; ++n) {
+          Value ds = accZero(b);
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t jj = 0; jj < 2; ++jj) {
+              Value query = i32(rowOf(m, i)), key = colOf(kvStart, n, jj);
+              Value tanhV;
+              Value p = recomputeProbability(accGet(b, sc[m][n], i, jj), query,
+                                             key, negLse[2 * m + i], scoreFactor,
+                                             masked, &tanhV);
+              Value z = s.dropout ? dropoutFactor(query, key) : Value();
+              Value d = scoreGradient(p, accGet(b, dp[m][n], i, jj),
+                                      dsum[2 * m + i], z);
+              ds = accSet(b, ds, rawScoreGradient(d, tanhV), i, jj);
+            }
+          flat.push_back(ds);
+        }
+      scf::YieldOp::create(b, flat);
+    }
+    // dQ += dS K.
+    for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
+      SmallVector<Regs> a(mt);
+      for (int64_t m = 0; m < mt; ++m)
+        a[m] = accPairToA(b, ifOp.getResult(m * nTilesN + 2 * kk),
+                          ifOp.getResult(m * nTilesN + 2 * kk + 1), s.elementType);
+      for (int64_t p = 0; p < nTilesD / 2; ++p) {
+        Regs bf = loadBPairTransposed(b, sK, stage, lane, cIdx(b, 16 * p),
+                                      cIdx(b, 16 * kk), s.elementType);
+        for (int64_t m = 0; m < mt; ++m) {
+          Value &a0 = acc[m * nTilesD + 2 * p], &a1 = acc[m * nTilesD + 2 * p + 1];
+          a0 = mma(b, a[m], {bf[0], bf[1]}, a0, s.elementType);
+          a1 = mma(b, a[m], {bf[2], bf[3]}, a1, s.elementType);
+        }
+      }
+    }
+    // The next iteration's prefetch overwrites the stage read here.
+    gpu::BarrierOp::create(b);
+    scf::YieldOp::create(b, acc);
+  }
+
+  // Epilogue: grad_q = dQ · scale in the layout of Q.
+  Value scale = arg.lookup("scale");
+  Value gBase = operandBase("grad_q", head);
+  Value gStride = idx("grad_q_stride_s");
+  auto pairTy = VectorType::get({2}, s.elementType);
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowOf(m, i);
+      auto ifRow = scf::IfOp::create(
+          b, TypeRange{},
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ), false);
+      OpBuilder::InsertionGuard g3(b);
+      b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+      Value rowOff = arith::AddIOp::create(b, gBase, arith::MulIOp::create(b, row, gStride));
+      for (int64_t n = 0; n < nTilesD; ++n) {
+        Value a = loop.getResult(m * nTilesD + n);
+        Value h = arith::TruncFOp::create(
+            b, pairTy,
+            vector::FromElementsOp::create(
+                b, f32x2,
+                ValueRange{arith::MulFOp::create(b, accGet(b, a, i, 0), scale),
+                           arith::MulFOp::create(b, accGet(b, a, i, 1), scale)}));
+        Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                                          cIdx(b, 8 * n));
+        vector::StoreOp::create(b, h, arg.lookup("grad_q"),
+                                ValueRange{arith::AddIOp::create(b, rowOff, col)});
+      }
+    }
+  gpu::ReturnOp::create(b);
+}
+
+} // namespace
+
+void mlir::flash::buildSm80BackwardDQKernel(gpu::GPUFuncOp func,
+                                            const KernelSpec &spec) {
+  Sm80BackwardDQBuilder(func, spec).build();
+}

@@ -1,0 +1,40 @@
+// RUN: flashfuse-opt %s -flash-lower-to-gpu -split-input-file -verify-diagnostics
+
+// A score_mod's derivative is unknown to the kernel generator.
+func.func @score_mod(%do: tensor<1x1x64x64xf16>, %q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod region has no GPU backward}}
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %q, %o, %lse {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %two = arith.constant 2.0 : f32
+    %r = arith.mulf %s, %two : f32
+    flash.yield %r : f32
+  }
+  return %dq : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+// dK and dV of D = 256 do not fit in registers.
+func.func @d256(%do: tensor<1x1x64x256xf16>, %o: tensor<1x1x64x256xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x256xf16> {
+  // expected-error @+1 {{the sm80 backward supports D <= 128}}
+  %dq, %dk, %dv = flash.attention_grad %do, %do, %do, %do, %o, %lse {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>
+  return %dq : tensor<1x1x64x256xf16>
+}
+
+// -----
+
+// Each warp owns 16-key tiles: block_n must be a multiple of 16 * warps.
+func.func @narrow_keys(%do: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{the sm80 backward needs block_n = 32 to be a multiple of 16 * warps (64)}}
+  %dq, %dk, %dv = flash.attention_grad %do, %do, %do, %do, %do, %lse {config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
+  return %dq : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+// grad_bias of a broadcast bias would need a reduction across blocks.
+func.func @broadcast_dbias(%do: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>, %bias: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
+  // expected-error @+1 {{computes 'grad_bias' only for a full-size static bias [B, Hq, Sq, Sk] = [1, 2, 64, 64], got 'tensor<1x1x64x64xf32>'}}
+  %dq, %dk, %dv, %db = flash.attention_grad %do, %do, %do, %do, %do, %lse bias(%bias : tensor<1x1x64x64xf32>) {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32> -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x1x64x64xf32>
+  return %db : tensor<1x1x64x64xf32>
+}

@@ -1,0 +1,21 @@
+// REQUIRES: ptxas
+// RUN: rm -rf %t && flashfuse-compile %s --target=h200 -o %t 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
+
+// The backward kernels assemble for sm_90 without spills (flashfuse-compile
+// fails on a spill), and the manifest lists them with their kinds.
+// CHECK-DAG: ptxas sm_90 flash_bwd_pre_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90 flash_bwd_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90 flash_bwd_post_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// MANIFEST: kernel flash_bwd_pre_sm80_bf16_d64_m64n64w4s2
+// MANIFEST-NEXT: kind backward_preprocess
+// MANIFEST: kernel flash_bwd_sm80_bf16_d64_m64n64w4s2
+// MANIFEST-NEXT: kind backward
+// MANIFEST: smem 64512
+// MANIFEST: params memref:q memref:k memref:v memref:do memref:lse memref:delta memref:dq_accum memref:dk memref:dv
+// MANIFEST: kernel flash_bwd_post_sm80_bf16_d64_m64n64w4s2
+// MANIFEST-NEXT: kind backward_postprocess
+func.func @grad(%do: tensor<2x8x256x64xbf16>, %q: tensor<2x8x256x64xbf16>, %k: tensor<2x8x256x64xbf16>, %v: tensor<2x8x256x64xbf16>, %o: tensor<2x8x256x64xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>
+  return %dq, %dk, %dv : tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>
+}
