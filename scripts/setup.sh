@@ -75,8 +75,8 @@ fi
 if ! python3 -c "import flashfuse" >/dev/null 2>&1; then
   log "pip installing the flashfuse package (editable, from python/)"
   pkg=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)
-  python3 -m pip install --quiet --no-deps --no-build-isolation -e "$pkg" 2>/dev/null ||
-    python3 -m pip install --quiet --no-deps --no-build-isolation \
+  python3 -m pip install --quiet --no-deps -e "$pkg" 2>/dev/null ||
+    python3 -m pip install --quiet --no-deps \
       --break-system-packages -e "$pkg"
 else
   log "flashfuse package importable"

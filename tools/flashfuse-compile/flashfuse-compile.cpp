@@ -64,7 +64,8 @@ static std::optional<int> archOf(llvm::StringRef target) {
   return llvm::StringSwitch<std::optional<int>>(target)
       .Case("a100", 80)
       .Case("l4", 89)
-      .Cases("h100", "h200", 90)
+      .Case("h100", 90)
+      .Case("h200", 90)
       .Default(std::nullopt);
 }
 

@@ -193,19 +193,21 @@ Value frag::quadReduceSum(ImplicitLocOpBuilder &b, Value v) {
   return quadReduce(b, v, /*isMax=*/false);
 }
 
-static Value unaryPtx(ImplicitLocOpBuilder &b, StringRef ptx, Value x) {
-  auto op = NVVM::InlinePtxOp::create(b, TypeRange{b.getF32Type()},
-                                      ValueRange{x}, ValueRange{}, ptx,
-                                      /*predicate=*/Value());
-  return op->getResult(0);
+/// A pure NVVM intrinsic on one f32. Intrinsics, unlike inline PTX (which
+/// MLIR lowers to side-effecting inline asm), leave LLVM free to schedule,
+/// hoist and combine them.
+static Value unaryIntrinsic(ImplicitLocOpBuilder &b, StringRef name, Value x) {
+  return LLVM::CallIntrinsicOp::create(b, b.getLoc(), b.getF32Type(),
+                                       b.getStringAttr(name), ValueRange{x})
+      .getResult(0);
 }
 
 Value frag::exp2Approx(ImplicitLocOpBuilder &b, Value x) {
-  return unaryPtx(b, "ex2.approx.ftz.f32 $0, $1;", x);
+  return unaryIntrinsic(b, "llvm.nvvm.ex2.approx.ftz.f", x);
 }
 
 Value frag::log2Approx(ImplicitLocOpBuilder &b, Value x) {
-  return unaryPtx(b, "lg2.approx.ftz.f32 $0, $1;", x);
+  return unaryIntrinsic(b, "llvm.nvvm.lg2.approx.ftz.f", x);
 }
 
 Value frag::tanhApprox(ImplicitLocOpBuilder &b, Value x) {

@@ -38,14 +38,14 @@
 // Online softmax: quad reductions of the row max, exp2 on the FFMA.
 // CHECK: gpu.shuffle xor
 // CHECK: llvm.intr.fma
-// CHECK: nvvm.inline_ptx "ex2.approx.ftz.f32 $0, $1;"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
 // O += P V, V through ldmatrix.trans: 4 k-steps x 8 dv tiles.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-32: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // Epilogue: O / l and LSE.
-// CHECK: nvvm.inline_ptx "lg2.approx.ftz.f32 $0, $1;"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
 // CHECK: vector.store
 // CHECK: memref.store
 // CHECK: gpu.return
