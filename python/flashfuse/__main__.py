@@ -4,6 +4,7 @@ import sys
 
 from . import _kernels
 from . import _runtime as rt
+from .errors import ManifestError
 
 
 def main():
@@ -12,7 +13,12 @@ def main():
         print("no kernel artifacts found (set FLASHFUSE_KERNEL_DIR)")
         return 1
     for d in dirs:
-        m = rt.Manifest.open(d)
+        try:
+            m = rt.Manifest.open(d)
+        except ManifestError as e:
+            # Say why and go on: the other artifacts are still usable.
+            print(f"{d}: unreadable: {e}")
+            continue
         print(f"{d} (sm_{m.arch})")
         for info in m.kernels():
             print(f"  {info.name.decode()}: {info.variant.describe()}")

@@ -2,8 +2,9 @@
 
 Artifacts are looked for in FLASHFUSE_KERNEL_DIR (os.pathsep-separated) or,
 if unset, in the kernels/ directory next to this package and then in the
-kernel library of a source build (build/kernels, see python/CMakeLists.txt). Each entry is an
-artifact directory (holding manifest.txt) or a directory of them.
+kernel library of a source build (build/kernels, see python/CMakeLists.txt:
+forward kernels in build/kernels/<target>, backward in <target>-bwd). Each
+entry is an artifact directory (holding manifest.txt) or a directory of them.
 """
 
 import os
@@ -11,12 +12,13 @@ import pathlib
 import threading
 
 from . import _runtime as rt
-from .errors import KernelNotFoundError
+from .errors import KernelNotFoundError, ManifestError
 
 _lock = threading.Lock()
-_manifests = {}  # artifact dir -> Manifest
+_manifests = {}  # artifact dir -> Manifest, or the ManifestError it raised
+_params = {}     # (artifact dir, kernel index) -> frozenset of param names
 _contexts = {}   # device index -> Context
-_kernels = {}    # (device index, variant key) -> kernel handle
+_kernels = {}    # (device index, artifact dir, variant key) -> kernel handle
 
 
 def artifact_dirs():
@@ -36,9 +38,15 @@ def artifact_dirs():
 
 
 def _manifest(directory):
+    """The parsed manifest of `directory`, or the ManifestError the runtime
+    raised for it (kept, so a bad directory is parsed once, not per call)."""
     m = _manifests.get(directory)
     if m is None:
-        m = _manifests[directory] = rt.Manifest.open(directory)
+        try:
+            m = rt.Manifest.open(directory)
+        except ManifestError as e:
+            m = e
+        _manifests[directory] = m
     return m
 
 
@@ -50,20 +58,50 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                       int(dropout))
 
 
-def locate(variant):
-    """(artifact dir, kernel index) of the first kernel of `variant`, or
-    KernelNotFoundError listing what the artifacts provide."""
-    dirs = artifact_dirs()
-    available = []
+def _search(variant, directory=None):
+    """([(artifact dir, kernel index)] of every kernel of `variant`, in search
+    order, in `directory` only if given; lines describing what the other
+    kernels are and which manifests the runtime could not read)."""
+    dirs = artifact_dirs() if directory is None else [directory]
+    hits, unreadable, available = [], [], []
     with _lock:
         for d in dirs:
             m = _manifest(d)
+            if isinstance(m, ManifestError):
+                # One unreadable artifact (e.g. kernel kinds newer than this
+                # runtime) must not hide the kernels of the others; listed
+                # first in the error, being the likelier cause of a miss.
+                unreadable.append(f"{d}: unreadable: {m}")
+                continue
             for i, info in enumerate(m.kernels()):
                 if info.variant.key() == variant.key():
-                    return d, i
-                available.append(
-                    f"{d}: {info.name.decode()}: {info.variant.describe()}")
-    if not dirs:
+                    hits.append((d, i))
+                else:
+                    available.append(
+                        f"{d}: {info.name.decode()}: {info.variant.describe()}")
+    return hits, unreadable + available
+
+
+def locate_all(variant):
+    """[(artifact dir, kernel index)] of every kernel of `variant`, first
+    kernel of each directory, in search order (possibly empty)."""
+    hits, _ = _search(variant)
+    seen, out = set(), []
+    for d, i in hits:
+        if d not in seen:
+            seen.add(d)
+            out.append((d, i))
+    return out
+
+
+def locate(variant, directory=None):
+    """(artifact dir, kernel index) of the first kernel of `variant` (in
+    `directory` only, if given), or KernelNotFoundError listing what the
+    artifacts provide."""
+    hits, available = _search(variant, directory)
+    if hits:
+        return hits[0]
+    if directory is None and not artifact_dirs():
         where = os.environ.get("FLASHFUSE_KERNEL_DIR") or str(
             pathlib.Path(__file__).resolve().parent / "kernels")
         raise KernelNotFoundError(
@@ -71,8 +109,20 @@ def locate(variant):
             "FLASHFUSE_KERNEL_DIR to a directory written by flashfuse-compile",
             "FLASHFUSE_ERROR_NOT_FOUND")
     raise KernelNotFoundError(
-        f"flashfuse: no compiled kernel for '{variant.describe()}'. "
-        "Available:\n  " + "\n  ".join(available), "FLASHFUSE_ERROR_NOT_FOUND")
+        f"flashfuse: no compiled kernel for '{variant.describe()}'"
+        + (f" in {directory}" if directory else "") + ". Available:\n  "
+        + "\n  ".join(available), "FLASHFUSE_ERROR_NOT_FOUND")
+
+
+def param_names(directory, index):
+    """The parameter names kernel `index` of an artifact takes."""
+    key = (directory, index)
+    names = _params.get(key)
+    if names is None:
+        with _lock:
+            names = _params[key] = frozenset(
+                name for _, name in _manifest(directory).params(index))
+    return names
 
 
 def context(device_index):
@@ -84,23 +134,20 @@ def context(device_index):
         return c
 
 
-def kernel(device_index, variant):
-    """A launchable kernel handle for `variant` on a GPU."""
-    key = (device_index, variant.key())
+def kernel(device_index, variant, directory=None):
+    """A launchable kernel handle for `variant` on a GPU, from `directory`
+    if given (kernels that share buffers must come from one artifact)."""
+    key = (device_index, directory, variant.key())
     k = _kernels.get(key)
     if k is not None:
         return k
-    directory, _ = locate(variant)
+    found, _ = locate(variant, directory)
     ctx = context(device_index)
-    k = ctx.find_kernel(directory, variant)
+    k = ctx.find_kernel(found, variant)
     with _lock:
         _kernels[key] = k
     return k
 
 
-def has_kernel(variant):
-    try:
-        locate(variant)
-        return True
-    except KernelNotFoundError:
-        return False
+def has_kernel(variant, directory=None):
+    return bool(_search(variant, directory)[0])

@@ -16,6 +16,10 @@ LIBRARY_NAME = "libflashfuse_runtime.so"
 DTYPE_F16, DTYPE_BF16 = 0, 1
 CAUSAL_NONE, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT = 0, 1, 2
 KIND_FORWARD, KIND_BACKWARD_PREPROCESS, KIND_BACKWARD = 0, 1, 2
+# docs/KERNEL_ABI.md's manifest `kind` values, in order; a runtime built
+# before backward_dq/backward_postprocess existed rejects manifests that list
+# them (_kernels.locate reports that per artifact directory).
+KIND_BACKWARD_DQ, KIND_BACKWARD_POSTPROCESS = 3, 4
 PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
 
 _DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
@@ -23,7 +27,9 @@ _CAUSAL_NAMES = {CAUSAL_NONE: "none", CAUSAL_TOP_LEFT: "top_left",
                  CAUSAL_BOTTOM_RIGHT: "bottom_right"}
 _KIND_NAMES = {KIND_FORWARD: "forward",
                KIND_BACKWARD_PREPROCESS: "backward_preprocess",
-               KIND_BACKWARD: "backward"}
+               KIND_BACKWARD: "backward",
+               KIND_BACKWARD_DQ: "backward_dq",
+               KIND_BACKWARD_POSTPROCESS: "backward_postprocess"}
 _PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
                 PARAM_F32: "f32"}
 
@@ -298,14 +304,14 @@ def attention_forward(kernel, args, stream):
                                                 ctypes.c_void_p(stream)))
 
 
-def kernel_launch(kernel, named, stream, allow_unused=True):
-    """Launches with named arguments: {name: (type, value)} where value is
-    (ptr, numel) for memrefs."""
+def pack_args(named):
+    """{name: (type, value)}, value being (ptr, numel) for memrefs, as the
+    runtime's flashfuse_arg array; packed once, launchable many times."""
     arr = (Arg * len(named))()
-    keep = []
+    names = []  # the encoded names must outlive the array
     for slot, (name, (ptype, value)) in zip(arr, named.items()):
         encoded = name.encode()
-        keep.append(encoded)
+        names.append(encoded)
         slot.name = encoded
         slot.type = ptype
         if ptype == PARAM_MEMREF:
@@ -314,6 +320,19 @@ def kernel_launch(kernel, named, stream, allow_unused=True):
             slot.f = float(value)
         else:
             slot.i = int(value)
-    check(library().flashfuse_kernel_launch(kernel, arr, len(named),
+    return arr, names
+
+
+def launch_packed(kernel, packed, stream, allow_unused=True):
+    """Launches a kernel with packed named arguments (pack_args); unused
+    names are allowed by default so that one set serves a kernel sequence."""
+    arr, _ = packed
+    check(library().flashfuse_kernel_launch(kernel, arr, len(arr),
                                             1 if allow_unused else 0,
                                             ctypes.c_void_p(stream)))
+
+
+def kernel_launch(kernel, named, stream, allow_unused=True):
+    """Launches with named arguments: {name: (type, value)} where value is
+    (ptr, numel) for memrefs."""
+    launch_packed(kernel, pack_args(named), stream, allow_unused)

@@ -82,30 +82,30 @@ def _score_operand(attn_mask, q, k):
 class _Attention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, bias, mask, causal, scale, window_left,
-                window_right, softcap, dropout_p, seed):
+                window_right, softcap, dropout_p, seed, deterministic):
         o, lse = torch.ops.flashfuse.attention_fwd(
             q, k, v, bias, mask, causal, scale, window_left, window_right,
             softcap, dropout_p, seed)
         ctx.save_for_backward(q, k, v, o, lse, bias, mask)
+        # The backward regenerates the forward's dropout mask from the same
+        # dropout_p and seed (KERNEL_ABI.md, Dropout).
         ctx.options = (causal, scale, window_left, window_right, softcap,
-                       dropout_p, seed)
+                       dropout_p, seed, deterministic)
         ctx.mark_non_differentiable(lse)
         return o, lse
 
     @staticmethod
     def backward(ctx, dout, _dlse):
         q, k, v, o, lse, bias, mask = ctx.saved_tensors
-        if bias is not None and ctx.needs_input_grad[3]:
-            raise NotImplementedError(
-                "flashfuse: the gradient with respect to a float attn_mask "
-                "is not supported")
-        dq, dk, dv = torch.ops.flashfuse.attention_bwd(
-            dout, q, k, v, o, lse, bias, mask, *ctx.options)
-        return dq, dk, dv, None, None, None, None, None, None, None, None, None
+        grad_bias = bias is not None and ctx.needs_input_grad[3]
+        dq, dk, dv, dbias = torch.ops.flashfuse.attention_bwd(
+            dout, q, k, v, o, lse, bias, mask, *ctx.options, grad_bias)
+        return (dq, dk, dv, dbias if grad_bias else None) + (None,) * 9
 
 
 def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
-              enable_gqa=False, window=None, softcap=None, dropout_p=0.0):
+              enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
+              deterministic=False):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -115,6 +115,13 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     restricts each query to keys within that distance of its diagonal (-1 =
     unbounded); `softcap` applies softcap * tanh(score / softcap). Returns O
     [B, Hq, Sq, Dv]; the row log-sum-exp is kept for the backward pass.
+
+    The backward pass runs FlashFuse's backward kernels (NotImplementedError
+    naming the variant where the artifacts have none). A float attn_mask
+    that requires grad gets dBias where its kernels compute it. With
+    `deterministic=True`, or under torch.use_deterministic_algorithms(True),
+    it uses deterministic artifacts (flashfuse-compile --deterministic: no
+    float atomics, bit-identical gradients) and fails if there are none.
     """
     _check_inputs(query, key, value, enable_gqa)
     if is_causal not in _CAUSAL:
@@ -138,7 +145,10 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     # makes dropout reproducible; the backward pass reuses it.
     seed = (int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0
             else 0)
+    deterministic = bool(deterministic) or (
+        torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled())
     o, _ = _Attention.apply(query, key, value, bias, mask, _CAUSAL[is_causal],
                             float(scale), int(window[0]), int(window[1]),
-                            softcap, float(dropout_p), seed)
+                            softcap, float(dropout_p), seed, deterministic)
     return o

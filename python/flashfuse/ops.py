@@ -66,7 +66,8 @@ def _poison(*tensors):
     an earlier result (the caching allocator reuses blocks)."""
     if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
         for t in tensors:
-            t.fill_(float("nan"))
+            if t is not None:
+                t.fill_(float("nan"))
 
 
 def _span(t):
@@ -121,22 +122,93 @@ def _(q, k, v, bias, mask, causal, scale, window_left, window_right, softcap,
             q.new_empty(b, hq, sq, dtype=torch.float32))
 
 
-def _backward_kernels(device_index, variant_args):
-    """(preprocess kernel or None, backward kernel); NotImplementedError when
-    the artifacts have no backward kernel for the variant."""
-    bwd = _variant(rt.KIND_BACKWARD, *variant_args)
-    try:
-        kernel = _kernels.kernel(device_index, bwd)
-    except KernelNotFoundError as e:
+# The backward launch sequence of docs/KERNEL_ABI.md ("Backward"), in order.
+# backward_dq exists only in deterministic artifacts (flashfuse-compile
+# --deterministic), whose backward kernel then adds no dQ atomically.
+_BACKWARD_SEQUENCE = (rt.KIND_BACKWARD_PREPROCESS, rt.KIND_BACKWARD,
+                      rt.KIND_BACKWARD_DQ, rt.KIND_BACKWARD_POSTPROCESS)
+_backward_plans = {}  # (device, backward variant key, deterministic) -> plan
+
+
+def _no_backward(what, variant, detail=""):
+    return NotImplementedError(
+        f"flashfuse: the kernel artifacts have no {what} for "
+        f"'{variant.describe()}', so this attention cannot be differentiated "
+        "with FlashFuse kernels; compile its flash.attention_grad "
+        "(scripts/kernels/gen_suite.py --backward, flashfuse-compile) or use "
+        "torch SDPA for training." + (f"\n{detail}" if detail else ""))
+
+
+def _backward_plan(device_index, variant_args, deterministic):
+    """[(kernel handle, its param names)] to launch in order, all from one
+    artifact: the kernels share buffers whose meaning depends on how the
+    artifact was compiled (a deterministic backward writes no dq_accum), so
+    they cannot be mixed across artifacts. NotImplementedError names the
+    missing kind."""
+    variants = {kind: _variant(kind, *variant_args)
+                for kind in _BACKWARD_SEQUENCE}
+    bwd = variants[rt.KIND_BACKWARD]
+    key = (device_index, bwd.key(), deterministic)
+    plan = _backward_plans.get(key)
+    if plan is not None:
+        return plan
+    dirs = [d for d, _ in _kernels.locate_all(bwd)]
+    if not dirs:
+        try:
+            _kernels.locate(bwd)  # for its list of what the artifacts hold
+        except KernelNotFoundError as e:
+            raise _no_backward("backward kernel (kind backward)", bwd,
+                               str(e)) from None
+    dq = variants[rt.KIND_BACKWARD_DQ]
+    det_dirs = [d for d in dirs if _kernels.has_kernel(dq, d)]
+    if deterministic and not det_dirs:
         raise NotImplementedError(
-            "flashfuse: the kernel artifacts have no backward kernel (kind "
-            f"backward) for '{bwd.describe()}', so this attention cannot be "
-            "differentiated yet; compile an artifact with backward kernels or "
-            f"use torch SDPA for training.\n{e}") from None
-    pre = _variant(rt.KIND_BACKWARD_PREPROCESS, *variant_args)
-    pre_kernel = (_kernels.kernel(device_index, pre)
-                  if _kernels.has_kernel(pre) else None)
-    return pre_kernel, kernel
+            "flashfuse: deterministic=True, but no artifact has a "
+            f"deterministic backward (kind backward_dq) for '{bwd.describe()}'"
+            "; compile one with flashfuse-compile --deterministic (CMake: "
+            "-DFLASHFUSE_KERNEL_DETERMINISTIC=ON) or pass deterministic=False."
+            " Artifacts with its backward kernel: " + ", ".join(dirs))
+    # Not asked to be deterministic: prefer the atomic-dQ artifact (one
+    # kernel fewer); a deterministic one computes the same gradients.
+    directory = (det_dirs[0] if deterministic else
+                 next((d for d in dirs if d not in det_dirs), det_dirs[0]))
+    plan = []
+    for kind in _BACKWARD_SEQUENCE:
+        v = variants[kind]
+        if kind == rt.KIND_BACKWARD_DQ and directory not in det_dirs:
+            continue
+        try:
+            _, index = _kernels.locate(v, directory)
+        except KernelNotFoundError:
+            raise _no_backward(
+                f"{v.describe().split()[0]} kernel in {directory} (it has "
+                "the backward kernel but not this step of the sequence)",
+                bwd) from None
+        plan.append((_kernels.kernel(device_index, v, directory),
+                     _kernels.param_names(directory, index)))
+    _backward_plans[key] = plan
+    return plan
+
+
+def _grad_like(t):
+    """A gradient buffer with t's layout when the kernels can write that
+    layout (so BSHD-in-memory inputs get BSHD-in-memory gradients), else
+    contiguous. Decided from sizes and strides only, so the fake gives the
+    same layout as the real op."""
+    g = torch.empty_like(t)
+    elem = g.element_size()
+    if (g.shape[-1] > 1 and g.stride(-1) != 1) or any(
+            n > 1 and (st * elem) % 16 for n, st in
+            zip(g.shape[:-1], g.stride()[:-1])):
+        g = torch.empty(t.shape, dtype=t.dtype, device=t.device)
+    return g
+
+
+def _grad_bias_like(q, k):
+    """dBias as the kernels write it: f32 [B, Hq, Sq, Sk] contiguous (the
+    autograd of the caller's broadcast sums it back to the bias's shape)."""
+    b, hq, sq, _ = q.shape
+    return q.new_empty(b, hq, sq, k.shape[2], dtype=torch.float32)
 
 
 @torch.library.custom_op("flashfuse::attention_bwd", mutates_args=(),
@@ -146,31 +218,55 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                   bias: Optional[torch.Tensor], mask: Optional[torch.Tensor],
                   causal: int, scale: float, window_left: int,
                   window_right: int, softcap: float, dropout_p: float,
-                  seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    pre, kernel = _backward_kernels(
+                  seed: int, deterministic: bool, grad_bias: bool
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                             torch.Tensor]:
+    """(dQ, dK, dV, dBias) by the kernel sequence of KERNEL_ABI.md
+    "Backward"; dBias is empty unless grad_bias. dropout_p and seed must be
+    the forward's, so that the kernels regenerate its dropout mask."""
+    plan = _backward_plan(
         q.device.index, (q, k, v, bias, mask, causal, window_left,
-                         window_right, softcap, dropout_p))
+                         window_right, softcap, dropout_p), deterministic)
+    params = frozenset().union(*(names for _, names in plan))
+    if grad_bias and "dbias" not in params:
+        raise NotImplementedError(
+            "flashfuse: the backward kernels for this attention do not "
+            "compute dBias (no 'dbias' param), so a float attn_mask that "
+            "requires grad cannot be differentiated; detach it or compile "
+            "the bias variant's flash.attention_grad with grad_bias")
+    # Outputs in the inputs' layouts, before any copy below (the fake's).
+    grad_q, grad_k, grad_v = _grad_like(q), _grad_like(k), _grad_like(v)
     dout, q, k, v, out, bias, mask = (
         _readable(t) for t in (dout, q, k, v, out, bias, mask))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
-    # KERNEL_ABI.md "Backward": dQ is accumulated atomically in f32; dK/dV
-    # are written per query head and summed over each GQA group here.
+    # The f32 scratch KERNEL_ABI.md asks for: delta = rowsum(dO * O); dQ
+    # accumulated atomically (atomic artifacts); dK/dV one slice per query
+    # head, summed over each GQA group by the postprocess.
     delta = q.new_empty(b, hq, sq, dtype=f32)
-    dq_accum = q.new_zeros(b, hq, sq, d, dtype=f32)
     dk_heads = q.new_empty(b, hq, sk, d)
     dv_heads = q.new_empty(b, hq, sk, dv)
-    _poison(delta, dk_heads, dv_heads)
+    dbias = _grad_bias_like(q, k) if "dbias" in params else None
+    _poison(grad_q, grad_k, grad_v, delta, dk_heads, dv_heads, dbias)
+    dq_accum = None
+    if "dq_accum" in params:
+        if "dq_accum" in plan[0][1]:  # the preprocess zeroes it
+            dq_accum = q.new_empty(b, hq, sq, d, dtype=f32)
+            _poison(dq_accum)
+        else:
+            dq_accum = q.new_zeros(b, hq, sq, d, dtype=f32)
     named = {}
     for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
                     ("lse", lse), ("delta", delta), ("dq_accum", dq_accum),
-                    ("dk", dk_heads), ("dv", dv_heads), ("bias", bias),
-                    ("mask", mask)):
-        if t is None:
-            continue
-        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout)):
+                    ("dk", dk_heads), ("dv", dv_heads), ("dbias", dbias),
+                    ("grad_q", grad_q), ("grad_k", grad_k), ("grad_v", grad_v),
+                    ("bias", bias), ("mask", mask)):
+        if t is not None:
+            named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+    for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
+                    ("grad_q", grad_q), ("grad_k", grad_k),
+                    ("grad_v", grad_v)):
         for axis, suffix in enumerate(("b", "h", "s")):
             named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
     for name, t in (("bias", bias), ("mask", mask)):
@@ -185,21 +281,22 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                         ("dropout_p", dropout_p)):
         named[name] = (rt.PARAM_F32, value)
     named["seed"] = (rt.PARAM_I64, seed)
+    # Every kernel takes the names it lists from this one set (the runtime
+    # binds by name and computes each kind's grid); all on torch's current
+    # stream, so the buffers above are ordered with the launches.
+    args = rt.pack_args(named)
     stream = torch.cuda.current_stream(q.device).cuda_stream
     with torch.cuda.device(q.device):
-        if pre is not None:
-            rt.kernel_launch(pre, named, stream)
-        else:
-            # delta_i = sum_d dO_id * O_id, what the preprocess kernel computes.
-            delta.copy_((dout.to(f32) * out.to(f32)).sum(-1))
-        rt.kernel_launch(kernel, named, stream)
-    group = hq // hkv
-    dk = dk_heads.view(b, hkv, group, sk, d).sum(2, dtype=f32).to(q.dtype)
-    dvv = dv_heads.view(b, hkv, group, sk, dv).sum(2, dtype=f32).to(q.dtype)
-    return dq_accum.to(q.dtype), dk, dvv
+        for kernel, _ in plan:
+            rt.launch_packed(kernel, args, stream)
+    if not grad_bias:
+        dbias = q.new_empty(0, dtype=f32)
+    return grad_q, grad_k, grad_v, dbias
 
 
 @attention_bwd.register_fake
 def _(dout, q, k, v, out, lse, bias, mask, causal, scale, window_left,
-      window_right, softcap, dropout_p, seed):
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+      window_right, softcap, dropout_p, seed, deterministic, grad_bias):
+    return (_grad_like(q), _grad_like(k), _grad_like(v),
+            _grad_bias_like(q, k) if grad_bias
+            else q.new_empty(0, dtype=torch.float32))

@@ -58,9 +58,21 @@ def test_custom_op_is_registered_with_a_fake():
     o, _ = torch.ops.flashfuse.attention_fwd(q_bshd, k, v, None, None, 0, 0.1,
                                              -1, -1, 0.0, 0.0, 0)
     assert o.transpose(1, 2).is_contiguous()
-    dq, dk, dv = torch.ops.flashfuse.attention_bwd(
-        o, q, k, v, o, lse, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0)
+    dq, dk, dv, dbias = torch.ops.flashfuse.attention_bwd(
+        o, q, k, v, o, lse, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0, False,
+        False)
     assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+    assert dbias.numel() == 0
+    bias = torch.empty(2, 1, 100, 300, device="meta").expand(2, 8, 100, 300)
+    *_, dbias = torch.ops.flashfuse.attention_bwd(
+        o, q, k, v, o, lse, bias, None, 0, 0.1, -1, -1, 0.0, 0.0, 0, True,
+        True)
+    assert dbias.shape == (2, 8, 100, 300) and dbias.dtype == torch.float32
+    # Gradients keep BSHD-in-memory layouts, as O does.
+    dq, *_ = torch.ops.flashfuse.attention_bwd(
+        o, q_bshd, k, v, o, lse, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0,
+        False, False)
+    assert dq.transpose(1, 2).is_contiguous()
 
 
 def test_option_validation_before_device():

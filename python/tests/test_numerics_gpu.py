@@ -1,6 +1,7 @@
 """Numerics of flashfuse.attention on a GPU against an f32 reference, with
 FlashAttention's rule: max|out - ref| <= 2 * max|out_lowprec - ref| + atol
-(gradients: 3x). Fresh random inputs on every run; outputs poisoned first."""
+(gradients: 3x, against torch autograd of the reference). Fresh random
+inputs on every run; outputs and scratch buffers poisoned first."""
 
 import math
 
@@ -16,23 +17,48 @@ pytestmark = pytest.mark.gpu
 LENGTHS = [(113, 203), (1, 239), (1023, 1024)]
 
 
-def reference(q, k, v, causal, scale, upcast):
+def keep_mask(sq, sk, causal, window, device):
+    """KERNEL_ABI.md "Semantics": which keys each query row keeps."""
+    i = torch.arange(sq, device=device)[:, None]
+    j = torch.arange(sk, device=device)[None, :]
+    diagonal = i if causal == "top_left" else i + sk - sq
+    keep = torch.ones(sq, sk, dtype=torch.bool, device=device)
+    if causal != "none":
+        keep &= j <= diagonal
+    if window is not None:
+        left, right = window
+        if left >= 0:
+            keep &= j >= diagonal - left
+        if right >= 0:
+            keep &= j <= diagonal + right
+    return keep
+
+
+def reference(q, k, v, causal, scale, upcast, window=None, softcap=0.0,
+              bias=None, drop=None):
     """Attention computed plainly: in f32 from upcast inputs (upcast=True),
-    or in the inputs' dtype as PyTorch would (FlashAttention's out_pt)."""
+    or in the inputs' dtype as PyTorch would (FlashAttention's out_pt).
+    causal: False/True (top-left) or a KERNEL_ABI causal name; drop: the
+    dropout keep mask already scaled by 1 / (1 - p)."""
+    causal = {False: "none", True: "top_left"}.get(causal, causal)
     if upcast:
         q, k, v = q.float(), k.float(), v.float()
     group = q.shape[1] // k.shape[1]
     k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)
     scores = torch.matmul(q * scale, k.transpose(-2, -1))
-    if causal:
-        sq, sk = q.shape[2], k.shape[2]
-        keep = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril()
-        scores = scores.masked_fill(~keep, float("-inf"))
+    if softcap:
+        scores = softcap * torch.tanh(scores / softcap)
+    if bias is not None:
+        scores = scores + bias
+    keep = keep_mask(q.shape[2], k.shape[2], causal, window, q.device)
+    scores = scores.masked_fill(~keep, float("-inf"))
     p = torch.softmax(scores, dim=-1)
     # A fully masked row is 0, never NaN (DESIGN.md).
-    p = torch.nan_to_num(p, nan=0.0).to(v.dtype)
-    return torch.matmul(p, v)
+    p = torch.nan_to_num(p, nan=0.0)
+    if drop is not None:
+        p = p * drop
+    return torch.matmul(p.to(v.dtype), v)
 
 
 def rounding_atol(ref):
@@ -93,26 +119,6 @@ def test_bshd_views_are_read_in_place(dtype):
     assert_close(out, ref, low, 2, "O (BSHD views)")
 
 
-def test_backward_or_clear_not_implemented():
-    dtype, d = torch.bfloat16, 128
-    q, k, v = (torch.randn(2, 4, 255, d, device="cuda", dtype=dtype,
-                           requires_grad=True) for _ in range(3))
-    out = run_or_skip(lambda: flashfuse.attention(q, k, v, is_causal=True))
-    dout = torch.randn_like(out)
-    try:
-        dq, dk, dv = torch.autograd.grad(out, (q, k, v), dout)
-    except NotImplementedError as e:
-        assert "no backward kernel" in str(e)
-        pytest.skip("artifact has no backward kernels: " + str(e).splitlines()[0])
-    scale = 1 / math.sqrt(d)
-    ref = reference(q, k, v, True, scale, upcast=True)
-    low = reference(q, k, v, True, scale, upcast=False)
-    g_ref = torch.autograd.grad(ref, (q, k, v), dout.float())
-    g_low = torch.autograd.grad(low, (q, k, v), dout)
-    for name, g, r, lo in zip("qkv", (dq, dk, dv), g_ref, g_low):
-        assert_close(g, r, lo, 3, f"d{name}")
-
-
 def test_torch_compile_keeps_one_graph():
     q, k, v = (torch.randn(1, 4, 128, 128, device="cuda", dtype=torch.float16)
                for _ in range(3))
@@ -123,3 +129,143 @@ def test_torch_compile_keeps_one_graph():
         return flashfuse.attention(q, k, v) * 2
 
     torch.testing.assert_close(f(q, k, v), eager * 2)
+
+
+# ---- gradients ---------------------------------------------------------
+
+def check_gradients(dtype, head_dim, causal, heads, seqlens, batch=2,
+                    window=None, softcap=0.0, bias_shape=None, dropout_p=0.0,
+                    drop=None, seed=None, deterministic=False):
+    """flashfuse.attention's autograd against torch autograd of the f32
+    reference, FlashAttention's rule with 3x; returns the gradients."""
+    (hq, hkv), (sq, sk) = heads, seqlens
+    q = torch.randn(batch, hq, sq, head_dim, device="cuda", dtype=dtype)
+    k = torch.randn(batch, hkv, sk, head_dim, device="cuda", dtype=dtype)
+    v = torch.randn(batch, hkv, sk, head_dim, device="cuda", dtype=dtype)
+    dout = torch.randn(batch, hq, sq, head_dim, device="cuda", dtype=dtype)
+    bias = (torch.randn(bias_shape, device="cuda") if bias_shape else None)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    if bias is not None:
+        leaves.append(bias.clone().requires_grad_())
+    if seed is not None:
+        torch.manual_seed(seed)  # flashfuse draws its dropout seed from torch
+    out = run_or_skip(lambda: flashfuse.attention(
+        *leaves[:3], attn_mask=leaves[3] if bias is not None else None,
+        is_causal=causal, enable_gqa=hq != hkv, window=window,
+        softcap=softcap or None, dropout_p=dropout_p,
+        deterministic=deterministic))
+    grads = torch.autograd.grad(out, leaves, dout)
+    scale = 1 / math.sqrt(head_dim)
+    names = ["dq", "dk", "dv", "dbias"]
+    refs = []
+    for upcast in (True, False):
+        rl = [t.clone().requires_grad_() for t in (q, k, v)]
+        if bias is not None:
+            rl.append(bias.clone().requires_grad_())
+        ref = reference(*rl[:3], causal, scale, upcast, window, softcap,
+                        rl[3] if bias is not None else None, drop)
+        refs.append(torch.autograd.grad(
+            ref, rl, dout.float() if upcast else dout))
+    for name, g, r, lo, leaf in zip(names, grads, refs[0], refs[1], leaves):
+        assert g.shape == leaf.shape and g.dtype == leaf.dtype, name
+        assert_close(g, r, lo, 3, name)
+    return grads
+
+
+@pytest.mark.parametrize("seqlens", LENGTHS, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("heads", [(4, 4), (8, 2)], ids=["mha", "gqa"])
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_backward_matches_reference(dtype, head_dim, causal, heads, seqlens):
+    check_gradients(dtype, head_dim, causal, heads, seqlens)
+
+
+EXTRA_LENGTHS = [(113, 203), (1023, 1024)]
+
+
+@pytest.mark.parametrize("seqlens", EXTRA_LENGTHS,
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+@pytest.mark.parametrize("feature", ["window", "softcap"])
+def test_backward_window_softcap(feature, dtype, seqlens):
+    # The library's backward variants: window (64, 0) at D = 128, softcap at
+    # D = 64 (scripts/kernels/gen_suite.py --backward).
+    if feature == "window":
+        check_gradients(dtype, 128, False, (8, 2), seqlens, window=(64, 0))
+    else:
+        check_gradients(dtype, 64, False, (8, 2), seqlens, softcap=30.0)
+
+
+@pytest.mark.parametrize("seqlens", EXTRA_LENGTHS,
+                         ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+@pytest.mark.parametrize("broadcast", [False, True],
+                         ids=["full_bias", "head_broadcast_bias"])
+def test_backward_bias_gives_dbias(dtype, seqlens, broadcast):
+    (sq, sk), b, h = seqlens, 2, 4
+    shape = (b, 1 if broadcast else h, sq, sk)
+    check_gradients(dtype, 64, False, (h, h), seqlens, batch=b,
+                    bias_shape=shape)
+
+
+def dropout_keep(dtype, p, seed, b, h, sq, sk):
+    """The forward kernel's kept mask for (seed, p), read back: Q = 0 makes
+    every probability 1/Sk and V = I makes O[i, j] = keep / ((1 - p) Sk)."""
+    q = torch.zeros(b, h, sq, sk, device="cuda", dtype=dtype)
+    k = torch.randn(b, h, sk, sk, device="cuda", dtype=dtype)
+    v = torch.eye(sk, device="cuda", dtype=dtype).expand(b, h, sk, sk)
+    torch.manual_seed(seed)
+    o = run_or_skip(lambda: flashfuse.attention(q, k, v.contiguous(),
+                                                dropout_p=p))
+    return o.float() > 0.5 / ((1 - p) * sk)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_backward_dropout_uses_the_forward_mask(dtype):
+    # Sk = D = 64: the library's dropout variant (D = 64) and V = I square.
+    p, seed, b, h, sq, sk = 0.17, 1234, 2, 4, 203, 64
+    keep = dropout_keep(dtype, p, seed, b, h, sq, sk)
+    dropped = 1 - keep.float().mean().item()
+    assert abs(dropped - p) < 0.02, f"dropped fraction {dropped} for p={p}"
+    # Same seed drawn again, so the same mask: the backward must apply it.
+    check_gradients(dtype, 64, False, (h, h), (sq, sk), batch=b,
+                    dropout_p=p, drop=keep.float() / (1 - p), seed=seed)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_deterministic_backward_is_bit_identical(dtype):
+    try:
+        check_gradients(dtype, 128, "top_left", (8, 2), (1023, 1024),
+                        deterministic=True)
+    except NotImplementedError as e:
+        assert "deterministic" in str(e) and "backward_dq" in str(e)
+        pytest.skip("no deterministic artifact: " + str(e).splitlines()[0])
+    q = torch.randn(1, 8, 777, 128, device="cuda", dtype=dtype,
+                    requires_grad=True)
+    k, v = (torch.randn(1, 2, 777, 128, device="cuda", dtype=dtype,
+                        requires_grad=True) for _ in range(2))
+    dout = torch.randn(1, 8, 777, 128, device="cuda", dtype=dtype)
+    runs = []
+    for _ in range(2):
+        out = flashfuse.attention(q, k, v, is_causal=True, enable_gqa=True,
+                                  deterministic=True)
+        runs.append(torch.autograd.grad(out, (q, k, v), dout))
+    for name, first, second in zip(("dq", "dk", "dv"), *runs):
+        assert torch.equal(first, second), f"{name} differs between two runs"
+
+
+def test_missing_backward_variant_is_a_clear_error():
+    # D = 256 has forward kernels but no backward ones in the library.
+    q, k, v = (torch.randn(1, 2, 64, 256, device="cuda", dtype=torch.float16,
+                           requires_grad=True) for _ in range(3))
+    out = run_or_skip(lambda: flashfuse.attention(q, k, v))
+    with pytest.raises(NotImplementedError,
+                       match=r"no backward kernel .*D=256"):
+        out.sum().backward()

@@ -113,6 +113,34 @@ def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
         _kernels.locate(v)
 
 
+def test_unreadable_artifact_does_not_hide_others(rt, sample_dir, tmp_path,
+                                                  monkeypatch):
+    from flashfuse import _kernels
+    from flashfuse.errors import KernelNotFoundError
+    # E.g. an artifact with kernel kinds newer than the runtime: reported
+    # when nothing else matches, never in the way of the other artifacts.
+    bad = tmp_path / "newer"
+    bad.mkdir()
+    (bad / "manifest.txt").write_text(
+        "flashfuse-manifest 1\narch 90\nptx kernels.ptx\nkernel x\n"
+        "  kind nonsense\nend\n")
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR",
+                       os.pathsep.join([str(bad), str(sample_dir)]))
+    sample = str(sample_dir.resolve())
+    v = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 128, 128)
+    assert _kernels.locate(v) == (sample, 0)
+    assert _kernels.locate_all(v) == [(sample, 0)]
+    assert _kernels.locate(v, sample) == (sample, 0)
+    assert {"q", "lse", "scale"} <= _kernels.param_names(sample, 0)
+    post = _kernels.make_variant(rt.KIND_BACKWARD_POSTPROCESS, rt.DTYPE_F16,
+                                 128, 128)
+    assert post.describe().startswith("backward_postprocess f16 D=128")
+    assert not _kernels.has_kernel(post)
+    with pytest.raises(KernelNotFoundError,
+                       match=r"newer: unreadable: .*bad kind 'nonsense'"):
+        _kernels.locate(post)
+
+
 def test_no_driver_is_a_clear_error(rt):
     # The driver is opened once per process, so this runs in a fresh one.
     code = ("import flashfuse._runtime as rt\n"

@@ -8,10 +8,11 @@ the kernel library that the GPU tests and benchmarks load.
 import argparse
 
 def variant(name, dtype, d, causal=None, window=None, softcap=None, bias=False,
-            block_m=None, block_n=None, warps=4, stages=2, dropout=None):
+            block_m=None, block_n=None, warps=4, stages=2, dropout=None,
+            forward=False):
     return dict(name=name, dtype=dtype, d=d, causal=causal, window=window,
                 softcap=softcap, bias=bias, block_m=block_m, block_n=block_n,
-                warps=warps, stages=stages, dropout=dropout)
+                warps=warps, stages=stages, dropout=dropout, forward=forward)
 
 def default_suite():
     vs = []
@@ -27,7 +28,9 @@ def default_suite():
     return vs
 
 def backward_suite():
-    """flash.attention_grad variants, plus the dropout forwards they pair with."""
+    """flash.attention_grad variants, plus (forward=True) the forwards that
+    the default suite lacks, so that every backward here can be trained
+    with: dropout (forward only here) and softcap at D = 64."""
     vs = []
     for dtype in ("f16", "bf16"):
         for d in (32, 64, 96, 128):
@@ -36,9 +39,11 @@ def backward_suite():
                     continue
                 vs.append(variant(f"{dtype}_d{d}_{causal or 'full'}", dtype, d, causal))
         vs.append(variant(f"{dtype}_d128_window", dtype, 128, window=(64, 0)))
-        vs.append(variant(f"{dtype}_d64_softcap", dtype, 64, softcap=30.0))
+        vs.append(variant(f"{dtype}_d64_softcap", dtype, 64, softcap=30.0,
+                          forward=True))
         vs.append(variant(f"{dtype}_d64_bias", dtype, 64, bias=True))
-        vs.append(variant(f"{dtype}_d64_dropout", dtype, 64, dropout=0.17))
+        vs.append(variant(f"{dtype}_d64_dropout", dtype, 64, dropout=0.17,
+                          forward=True))
     return vs
 
 def attrs_of(v):
@@ -59,7 +64,8 @@ def attrs_of(v):
 
 def emit_backward(v):
     """The gradient op of variant v (bias: full size, with grad_bias), and
-    for dropout also its forward, so that both come from one artifact."""
+    with v["forward"] also its forward, so that both come from one
+    artifact."""
     t, d = v["dtype"], v["d"]
     q = f"tensor<1x1x128x{d}x{t}>"
     lse = "tensor<1x1x128xf32>"
@@ -74,9 +80,9 @@ def emit_backward(v):
     out = (f"func.func @grad_{v['name']}(%do: {q}, %q: {q}, %k: {q}, %v: {q}, %o: {q}, %lse: {lse}{bias_arg}{seed_arg}) -> ({', '.join(res)}) {{\n"
            f"  {', '.join(names)} = flash.attention_grad %do, %q, %k, %v, %o, %lse{bias_use}{seed_use} {attr} : {q}, {q}, {q}, {q}, {q}, {lse} -> {', '.join(res)}\n"
            f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")
-    if v.get("dropout"):
-        out += (f"func.func @fwd_{v['name']}(%q: {q}, %k: {q}, %v: {q}, %s: i64) -> ({q}, {lse}) {{\n"
-                f"  %o, %lse = flash.attention %q, %k, %v seed(%s) {attr} : {q}, {q}, {q} -> {q}, {lse}\n"
+    if v.get("forward"):
+        out += (f"func.func @fwd_{v['name']}(%q: {q}, %k: {q}, %v: {q}{seed_arg}) -> ({q}, {lse}) {{\n"
+                f"  %o, %lse = flash.attention %q, %k, %v{seed_use} {attr} : {q}, {q}, {q} -> {q}, {lse}\n"
                 f"  return %o, %lse : {q}, {lse}\n}}\n")
     return out
 
