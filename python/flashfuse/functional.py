@@ -110,11 +110,13 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
     float16/bfloat16 tensors with any strides (views of BSHD memory are read
-    in place; a non-contiguous last dim or misaligned rows are copied). Beyond SDPA: `is_causal` may also be
-    "top_left" (what True means) or "bottom_right"; `window=(left, right)`
-    restricts each query to keys within that distance of its diagonal (-1 =
-    unbounded); `softcap` applies softcap * tanh(score / softcap). Returns O
-    [B, Hq, Sq, Dv]; the row log-sum-exp is kept for the backward pass.
+    in place; a non-contiguous last dim or misaligned rows are copied).
+    Beyond SDPA: `is_causal` may also be "top_left" (what True means) or
+    "bottom_right"; `window=(left, right)` restricts each query to keys
+    within that distance of its diagonal (-1 = unbounded; the diagonal is
+    j = i, or j = i + Sk - Sq with is_causal="bottom_right"); `softcap`
+    applies softcap * tanh(score / softcap). Returns O [B, Hq, Sq, Dv]; the
+    row log-sum-exp is kept for the backward pass.
 
     The backward pass runs FlashFuse's backward kernels (NotImplementedError
     naming the variant where the artifacts have none). A float attn_mask

@@ -18,10 +18,12 @@ LENGTHS = [(113, 203), (1, 239), (1023, 1024)]
 
 
 def keep_mask(sq, sk, causal, window, device):
-    """KERNEL_ABI.md "Semantics": which keys each query row keeps."""
+    """KERNEL_ABI.md "Semantics": which keys each query row keeps. The
+    diagonal is j = i except for causal bottom_right (a window without
+    causal is top-left aligned, as in the dialect and every lowering)."""
     i = torch.arange(sq, device=device)[:, None]
     j = torch.arange(sk, device=device)[None, :]
-    diagonal = i if causal == "top_left" else i + sk - sq
+    diagonal = i + sk - sq if causal == "bottom_right" else i
     keep = torch.ones(sq, sk, dtype=torch.bool, device=device)
     if causal != "none":
         keep &= j <= diagonal
