@@ -48,8 +48,13 @@ static Value laneDiv(ImplicitLocOpBuilder &b, Value lane, int64_t d) {
 static Value laneRem(ImplicitLocOpBuilder &b, Value lane, int64_t d) {
   return arith::RemUIOp::create(b, lane, frag::cIdx(b, d));
 }
-static Value add3(ImplicitLocOpBuilder &b, Value x, Value y, Value z) {
-  return arith::AddIOp::create(b, arith::AddIOp::create(b, x, y), z);
+/// `lanePart + offset`, in that order: the lane-dependent part is computed
+/// once per kernel and the tile offset (a constant in the unrolled loops)
+/// added last, so that LLVM folds offset * row pitch into the ldmatrix
+/// address as an immediate instead of keeping one address register per
+/// tile (which cost D = 128 registers and spills).
+static Value plusOffset(ImplicitLocOpBuilder &b, Value lanePart, Value offset) {
+  return arith::AddIOp::create(b, lanePart, offset);
 }
 static Value times8(ImplicitLocOpBuilder &b, Value x) {
   return arith::MulIOp::create(b, x, frag::cIdx(b, 8));
@@ -58,8 +63,8 @@ static Value times8(ImplicitLocOpBuilder &b, Value x) {
 frag::Regs frag::loadA(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                        Value lane, Value m0, Value k0, Type elementType) {
   // Row m0 + l % 16, column k0 + 8 (l / 16).
-  Value row = arith::AddIOp::create(b, m0, laneRem(b, lane, 16));
-  Value col = arith::AddIOp::create(b, k0, times8(b, laneDiv(b, lane, 16)));
+  Value row = plusOffset(b, laneRem(b, lane, 16), m0);
+  Value col = plusOffset(b, times8(b, laneDiv(b, lane, 16)), k0);
   return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
 }
 
@@ -68,18 +73,22 @@ frag::Regs frag::loadATransposed(ImplicitLocOpBuilder &b, Value smem,
                                  Value k0, Type elementType) {
   // Stored row k0 + l % 8 + 8 (l / 16), stored column m0 + 8 ((l / 8) % 2):
   // matrix i is stored block (k half i / 2, m half i % 2), transposed.
-  Value row = add3(b, k0, laneRem(b, lane, 8), times8(b, laneDiv(b, lane, 16)));
-  Value col = arith::AddIOp::create(
-      b, m0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))));
+  Value row = plusOffset(
+      b, arith::AddIOp::create(b, laneRem(b, lane, 8), times8(b, laneDiv(b, lane, 16))),
+      k0);
+  Value col = plusOffset(
+      b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))), m0);
   return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
 }
 
 frag::Regs frag::loadBPair(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                            Value lane, Value n0, Value k0, Type elementType) {
   // Stored row n0 + 8 (l / 16) + l % 8, column k0 + 8 ((l / 8) % 2).
-  Value row = add3(b, n0, times8(b, laneDiv(b, lane, 16)), laneRem(b, lane, 8));
-  Value col = arith::AddIOp::create(
-      b, k0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))));
+  Value row = plusOffset(
+      b, arith::AddIOp::create(b, times8(b, laneDiv(b, lane, 16)), laneRem(b, lane, 8)),
+      n0);
+  Value col = plusOffset(
+      b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))), k0);
   return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
 }
 
@@ -87,10 +96,13 @@ frag::Regs frag::loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem,
                                      ValueRange lead, Value lane, Value n0,
                                      Value k0, Type elementType) {
   // Stored row k0 + 8 ((l / 8) % 2) + l % 8, column n0 + 8 (l / 16).
-  Value row = add3(
-      b, k0, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))),
-      laneRem(b, lane, 8));
-  Value col = arith::AddIOp::create(b, n0, times8(b, laneDiv(b, lane, 16)));
+  Value row = plusOffset(
+      b,
+      arith::AddIOp::create(
+          b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))),
+          laneRem(b, lane, 8)),
+      k0);
+  Value col = plusOffset(b, times8(b, laneDiv(b, lane, 16)), n0);
   return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
 }
 
