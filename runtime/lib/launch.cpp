@@ -43,18 +43,29 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     value = a->i;
     return FLASHFUSE_SUCCESS;
   };
-  int64_t batch = 0, heads = 0, seq = 0;
-  bool overKeys = spec.variant.kind == FLASHFUSE_KIND_BACKWARD;
+  int64_t batch = 0, heads = 0, seq = 0, seqK = 0;
+  // KERNEL_ABI.md: `backward` has one block per key block; the postprocess
+  // covers both grad_q's query rows and grad_k/grad_v's key rows.
+  flashfuse_kernel_kind kind = spec.variant.kind;
+  bool overKeys = kind == FLASHFUSE_KIND_BACKWARD;
+  bool overBoth = kind == FLASHFUSE_KIND_BACKWARD_POSTPROCESS;
   if (auto s = get("batch", batch); s != FLASHFUSE_SUCCESS)
     return s;
   if (auto s = get("heads_q", heads); s != FLASHFUSE_SUCCESS)
     return s;
   if (auto s = get(overKeys ? "seq_k" : "seq_q", seq); s != FLASHFUSE_SUCCESS)
     return s;
+  if (overBoth) {
+    if (auto s = get("seq_k", seqK); s != FLASHFUSE_SUCCESS)
+      return s;
+    seq = seq > seqK ? seq : seqK;
+  }
   int64_t block = overKeys ? spec.block_n : spec.block_m;
   int64_t dims[3] = {(seq + block - 1) / block, heads, batch};
-  const char *what[3] = {overKeys ? "key blocks" : "query blocks",
-                                "heads_q", "batch"};
+  const char *what[3] = {overKeys   ? "key blocks"
+                         : overBoth ? "row blocks"
+                                    : "query blocks",
+                         "heads_q", "batch"};
   for (int i = 0; i < 3; ++i) {
     if (dims[i] > c.maxGrid[i])
       return fail(FLASHFUSE_ERROR_UNSUPPORTED,

@@ -193,10 +193,14 @@ private:
       if (!parseEnum(value,
                      {{"forward", FLASHFUSE_KIND_FORWARD},
                       {"backward_preprocess", FLASHFUSE_KIND_BACKWARD_PREPROCESS},
-                      {"backward", FLASHFUSE_KIND_BACKWARD}},
+                      {"backward", FLASHFUSE_KIND_BACKWARD},
+                      {"backward_dq", FLASHFUSE_KIND_BACKWARD_DQ},
+                      {"backward_postprocess",
+                       FLASHFUSE_KIND_BACKWARD_POSTPROCESS}},
                      n))
         return error(concat("bad kind '", value,
-                            "' (expected forward|backward_preprocess|backward)"));
+                            "' (expected forward|backward_preprocess|backward|"
+                            "backward_dq|backward_postprocess)"));
       v.kind = static_cast<flashfuse_kernel_kind>(n);
     } else if (key == "dtype") {
       if (!parseEnum(value,
@@ -308,7 +312,8 @@ const char *dtypeName(flashfuse_dtype dtype) {
 }
 
 std::string describeVariant(const flashfuse_variant &v) {
-  static const char *kinds[] = {"forward", "backward_preprocess", "backward"};
+  static const char *kinds[] = {"forward", "backward_preprocess", "backward",
+                                "backward_dq", "backward_postprocess"};
   static const char *causal[] = {"none", "top_left", "bottom_right"};
   std::string s = concat(kinds[v.kind], " ", dtypeName(v.dtype),
                          " D=", v.head_dim, " Dv=", v.head_dim_v,

@@ -124,6 +124,25 @@ const char *kKernelBody =
     "  block_m 64\n  block_n 64\n  threads 128\n  smem 0\n  causal none\n"
     "  params memref:q\n";
 
+void testBackwardKinds() {
+  // Every kernel kind flash-lower-to-gpu writes parses to its enum value.
+  struct {
+    const char *text;
+    flashfuse_kernel_kind kind;
+  } kinds[] = {{"forward", FLASHFUSE_KIND_FORWARD},
+               {"backward_preprocess", FLASHFUSE_KIND_BACKWARD_PREPROCESS},
+               {"backward", FLASHFUSE_KIND_BACKWARD},
+               {"backward_dq", FLASHFUSE_KIND_BACKWARD_DQ},
+               {"backward_postprocess", FLASHFUSE_KIND_BACKWARD_POSTPROCESS}};
+  for (const auto &k : kinds) {
+    std::string body = kKernelBody;
+    body.replace(body.find("forward"), 7, k.text);
+    flashfuse::Manifest m = flashfuse::Manifest::fromText(
+        std::string(kHeader) + "kernel a\n" + body + "end\n");
+    EXPECT(m.kernels().at(0).variant.kind == k.kind);
+  }
+}
+
 void testMalformedManifests() {
   using flashfuse::Manifest;
   const std::string kernel = std::string("kernel a\n") + kKernelBody + "end\n";
@@ -327,6 +346,7 @@ int main(int argc, char **argv) {
   } tests[] = {{"parse_sample", testParseSample},
                {"find_variant", testFindVariant},
                {"malformed_manifests", testMalformedManifests},
+               {"backward_kinds", testBackwardKinds},
                {"forward_checks", testForwardChecks},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
                {"no_driver", testNoDriver},

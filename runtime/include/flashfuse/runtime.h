@@ -52,7 +52,9 @@ typedef enum flashfuse_causal {
 typedef enum flashfuse_kernel_kind {
   FLASHFUSE_KIND_FORWARD = 0,
   FLASHFUSE_KIND_BACKWARD_PREPROCESS = 1,
-  FLASHFUSE_KIND_BACKWARD = 2
+  FLASHFUSE_KIND_BACKWARD = 2,
+  FLASHFUSE_KIND_BACKWARD_DQ = 3,         /* deterministic artifacts only */
+  FLASHFUSE_KIND_BACKWARD_POSTPROCESS = 4
 } flashfuse_kernel_kind;
 
 typedef enum flashfuse_param_type {
@@ -224,10 +226,10 @@ typedef struct flashfuse_arg {
   double f;
 } flashfuse_arg;
 
-/* Launches any kernel of the artifact (forward, backward_preprocess,
- * backward) by binding each entry of the manifest's `params` list to the
- * argument of the same name. The grid follows KERNEL_ABI.md from the i32
- * arguments batch, heads_q and seq_q (seq_k for backward kernels). Checks
+/* Launches any kernel of the artifact (every kind) by binding each entry of
+ * the manifest's `params` list to the argument of the same name. The grid
+ * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
+ * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
  * flashfuse_attention_forward are the caller's job here. An argument the
