@@ -13,11 +13,13 @@
 using namespace mlir;
 
 /// nvgpu → nvvm first (ldmatrix, cp.async), then the structured ops, then
-/// gpu → nvvm; the NVPTX backend serialises the result to PTX ("isa").
+/// gpu → nvvm, which maps the workgroup address space, and only then the
+/// remaining vector ops (vector → llvm alone cannot type shared-memory
+/// memrefs and reports it); the NVPTX backend serialises to PTX ("isa").
 static constexpr llvm::StringLiteral kKernelsToPtx =
     "gpu.module(convert-nvgpu-to-nvvm,convert-scf-to-cf,convert-nvvm-to-llvm,"
-    "expand-strided-metadata,lower-affine,convert-vector-to-llvm,"
-    "convert-gpu-to-nvvm,canonicalize,cse),"
+    "expand-strided-metadata,lower-affine,convert-gpu-to-nvvm,"
+    "convert-vector-to-llvm,canonicalize,cse),"
     "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}";
 
 LogicalResult mlir::flash::buildKernelsToPtxPipeline(OpPassManager &pm) {
