@@ -18,7 +18,8 @@
 # env:   OUT (results; default ./gpu-out), PYTHON (default python3),
 #        BUILD_DIR (default <repo>/build-rt), BENCH_ARGS (extra arguments
 #        for python -m flashfuse.bench, e.g. "--seqlens 1024 4096"),
-#        RUN_SHAPES (space-separated B,Hq,Hkv,Sq,Sk for flashfuse-run).
+#        RUN_SHAPES (space-separated B,Hq,Hkv,Sq,Sk for flashfuse-run),
+#        EXTRA_KERNEL_DIRS (more artifacts for pytest and the benchmark).
 # Files written under $OUT (at most 8): build.log, kernels.log, pytest.log,
 # bench.log, bench.json, bench.png, summary.txt.
 set -euo pipefail
@@ -31,6 +32,9 @@ if [[ -z "$ARTIFACT" || ! -f "$ARTIFACT/manifest.txt" ]]; then
   exit 2
 fi
 ARTIFACT="$(cd "$ARTIFACT" && pwd)"
+# pytest and the benchmark search the artifact and EXTRA_KERNEL_DIRS (':'-
+# separated, e.g. the backward kernels' artifact) for kernels.
+KERNEL_PATH="$ARTIFACT${EXTRA_KERNEL_DIRS:+:$EXTRA_KERNEL_DIRS}"
 OUT="${OUT:-$PWD/gpu-out}"
 PYTHON="${PYTHON:-python3}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-rt}"
@@ -112,7 +116,7 @@ fi
 
 # 3. Python numerics sweep (GPU tests run against the artifact).
 pytest_sweep() {
-  cd "$ROOT/python" && FLASHFUSE_RUNTIME_LIB="$LIB" FLASHFUSE_KERNEL_DIR="$ARTIFACT" \
+  cd "$ROOT/python" && FLASHFUSE_RUNTIME_LIB="$LIB" FLASHFUSE_KERNEL_DIR="$KERNEL_PATH" \
     "$PYTHON" -m pytest tests -v -rs
 }
 if [[ -f "$LIB" ]]; then
@@ -125,7 +129,7 @@ fi
 bench() {
   cd "$ROOT/python" || return 1
   # shellcheck disable=SC2086
-  FLASHFUSE_RUNTIME_LIB="$LIB" FLASHFUSE_KERNEL_DIR="$ARTIFACT" \
+  FLASHFUSE_RUNTIME_LIB="$LIB" FLASHFUSE_KERNEL_DIR="$KERNEL_PATH" \
     "$PYTHON" -m flashfuse.bench --json "$OUT/bench.json" --png "$OUT/bench.png" \
     ${BENCH_ARGS:-}
 }
