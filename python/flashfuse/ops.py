@@ -170,8 +170,9 @@ def _backward_plan(device_index, variant_args, deterministic):
             " Artifacts with its backward kernel: " + ", ".join(dirs))
     # Not asked to be deterministic: prefer the atomic-dQ artifact (one
     # kernel fewer); a deterministic one computes the same gradients.
-    directory = (det_dirs[0] if deterministic else
-                 next((d for d in dirs if d not in det_dirs), det_dirs[0]))
+    atomic_dirs = [d for d in dirs if d not in det_dirs]
+    directory = (det_dirs[0] if deterministic or not atomic_dirs
+                 else atomic_dirs[0])
     plan = []
     for kind in _BACKWARD_SEQUENCE:
         v = variants[kind]

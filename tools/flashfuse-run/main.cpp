@@ -259,6 +259,10 @@ int runKernel(const Options &o) {
             "creating a stream");
   out.poison();
   lse.poison();
+  // cudaMemset runs on the legacy default stream, which a non-blocking
+  // stream does not wait for: without this the poison could land after the
+  // kernel's writes (seen on an H200 as a flaky LSE at 8x16x2048x256).
+  cudaCheck(cudaDeviceSynchronize(), "poisoning the outputs");
   kernel.forward(args, stream);
   cudaCheck(cudaStreamSynchronize(stream), "running the kernel");
 
