@@ -1,20 +1,25 @@
 """FlashFuse: attention kernels compiled by the FlashFuse MLIR compiler.
 
-`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention.
-Importing the package needs neither torch nor a GPU; the torch parts load on
-first use.
+`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention;
+kernels come from the kernel library or, where flashfuse-compile is found,
+are compiled on demand and cached on disk. `flashfuse.compile_report(model,
+inputs)` shows which attentions FlashFuse finds in a model and which kernels
+it would pick (`report_from_mlir` for a module exported already). Importing
+the package needs neither torch nor a GPU; the torch parts load on first use.
 """
 
-from .errors import (CudaError, FlashFuseError, InvalidArgumentError,
-                     KernelNotFoundError, ManifestError, NoDeviceError,
-                     NoDriverError, RuntimeLibraryNotFound, UnsupportedError)
+from .errors import (CompileError, CudaError, FlashFuseError,
+                     InvalidArgumentError, KernelNotFoundError, ManifestError,
+                     NoDeviceError, NoDriverError, RuntimeLibraryNotFound,
+                     ToolNotFoundError, UnsupportedError)
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "FlashFuseError", "RuntimeLibraryNotFound",
-           "NoDriverError", "NoDeviceError", "InvalidArgumentError",
-           "KernelNotFoundError", "ManifestError", "UnsupportedError",
-           "CudaError"]
+__all__ = ["attention", "compile_report", "report_from_mlir",
+           "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
+           "NoDeviceError", "InvalidArgumentError", "KernelNotFoundError",
+           "ManifestError", "UnsupportedError", "CudaError", "CompileError",
+           "ToolNotFoundError"]
 
 
 def __getattr__(name):
@@ -23,6 +28,9 @@ def __getattr__(name):
     if name == "attention":
         from .functional import attention
         return attention
+    if name in ("compile_report", "report_from_mlir"):
+        from . import report
+        return getattr(report, name)
     if name in ("hf", "bench"):
         import importlib
         return importlib.import_module(f".{name}", __name__)

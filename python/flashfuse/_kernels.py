@@ -5,12 +5,15 @@ if unset, in the kernels/ directory next to this package and then in the
 kernel library of a source build (build/kernels, see python/CMakeLists.txt:
 forward kernels in build/kernels/<target>, backward in <target>-bwd). Each
 entry is an artifact directory (holding manifest.txt) or a directory of them.
+A variant that none of them has is compiled on demand where flashfuse-compile
+is found, given the GPU's compute capability (flashfuse._compile).
 """
 
 import os
 import pathlib
 import threading
 
+from . import _compile
 from . import _runtime as rt
 from .errors import KernelNotFoundError, ManifestError
 
@@ -94,24 +97,34 @@ def locate_all(variant):
     return out
 
 
-def locate(variant, directory=None):
+def locate(variant, directory=None, capability=None):
     """(artifact dir, kernel index) of the first kernel of `variant` (in
-    `directory` only, if given), or KernelNotFoundError listing what the
-    artifacts provide."""
+    `directory` only, if given). Where no artifact has it and `capability`
+    (of the GPU it is for) is given, it is compiled on demand; otherwise, or
+    without a compiler, KernelNotFoundError listing what the artifacts
+    provide."""
     hits, available = _search(variant, directory)
     if hits:
         return hits[0]
+    note = ""
+    if directory is None and capability is not None:
+        try:
+            compiled = _compile.artifact_for(variant, capability)
+        except _compile.Unavailable as e:
+            note = f"\n(not compiled on demand: {e})"
+        else:
+            return locate(variant, compiled)
     if directory is None and not artifact_dirs():
         where = os.environ.get("FLASHFUSE_KERNEL_DIR") or str(
             pathlib.Path(__file__).resolve().parent / "kernels")
         raise KernelNotFoundError(
             f"flashfuse: no kernel artifacts found in {where}; set "
-            "FLASHFUSE_KERNEL_DIR to a directory written by flashfuse-compile",
-            "FLASHFUSE_ERROR_NOT_FOUND")
+            "FLASHFUSE_KERNEL_DIR to a directory written by flashfuse-compile"
+            + note, "FLASHFUSE_ERROR_NOT_FOUND")
     raise KernelNotFoundError(
         f"flashfuse: no compiled kernel for '{variant.describe()}'"
         + (f" in {directory}" if directory else "") + ". Available:\n  "
-        + "\n  ".join(available), "FLASHFUSE_ERROR_NOT_FOUND")
+        + "\n  ".join(available) + note, "FLASHFUSE_ERROR_NOT_FOUND")
 
 
 def param_names(directory, index):
@@ -134,14 +147,15 @@ def context(device_index):
         return c
 
 
-def kernel(device_index, variant, directory=None):
+def kernel(device_index, variant, directory=None, capability=None):
     """A launchable kernel handle for `variant` on a GPU, from `directory`
-    if given (kernels that share buffers must come from one artifact)."""
+    if given (kernels that share buffers must come from one artifact);
+    compiled on demand for `capability` where no artifact has it (locate)."""
     key = (device_index, directory, variant.key())
     k = _kernels.get(key)
     if k is not None:
         return k
-    found, _ = locate(variant, directory)
+    found, _ = locate(variant, directory, capability)
     ctx = context(device_index)
     k = ctx.find_kernel(found, variant)
     with _lock:

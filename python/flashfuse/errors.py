@@ -41,6 +41,16 @@ class CudaError(FlashFuseError):
     """A CUDA driver call failed."""
 
 
+class ToolNotFoundError(FlashFuseError):
+    """A FlashFuse command-line tool (flashfuse-opt, flashfuse-compile) is
+    needed but could not be found."""
+
+
+class CompileError(FlashFuseError):
+    """flashfuse-compile or flashfuse-opt rejected its input; the message
+    holds the tool's own diagnostics."""
+
+
 _BY_STATUS = {
     "FLASHFUSE_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
     "FLASHFUSE_ERROR_NO_DRIVER": NoDriverError,

@@ -5,12 +5,13 @@ ops (with the fake implementations below for shape propagation) instead of
 breaking the graph at a ctypes call.
 """
 
+import functools
 import os
 from typing import Optional
 
 import torch
 
-from . import _kernels
+from . import _compile, _kernels
 from . import _runtime as rt
 from .errors import KernelNotFoundError
 
@@ -33,6 +34,13 @@ def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
         kind, _DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
         bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _capability(device_index):
+    """(major, minor) of a GPU, for kernels compiled on demand; cached, as
+    every launch asks for its kernel."""
+    return torch.cuda.get_device_capability(device_index)
 
 
 def _aligned(t):
@@ -88,7 +96,8 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
                        window_left, window_right, softcap, dropout_p)
-    kernel = _kernels.kernel(q.device.index, variant)
+    kernel = _kernels.kernel(q.device.index, variant,
+                             capability=_capability(q.device.index))
     o = _output_like(q, v.shape[-1])  # before any copy: the fake's layout
     q, k, v, bias, mask = (_readable(t) for t in (q, k, v, bias, mask))
     b, hq, sq, d = q.shape
@@ -139,6 +148,36 @@ def _no_backward(what, variant, detail=""):
         "torch SDPA for training." + (f"\n{detail}" if detail else ""))
 
 
+def _backward_dirs(device_index, bwd, dq, deterministic):
+    """(artifact dirs with the backward kernel of `bwd`, those of them that
+    are deterministic: with a backward_dq kernel). Where none fits,
+    flashfuse-compile (if found) compiles the flash.attention_grad on
+    demand, deterministic if asked, and that artifact is the one."""
+    dirs = [d for d, _ in _kernels.locate_all(bwd)]
+    det_dirs = [d for d in dirs if _kernels.has_kernel(dq, d)]
+    if dirs and (det_dirs or not deterministic):
+        return dirs, det_dirs
+    try:
+        compiled = _compile.artifact_for(bwd, _capability(device_index),
+                                         deterministic)
+        return [compiled], ([compiled] if deterministic else [])
+    except _compile.Unavailable as e:
+        note = f"(not compiled on demand: {e})"
+    if not dirs:
+        try:
+            _kernels.locate(bwd)  # for its list of what the artifacts hold
+        except KernelNotFoundError as e:
+            raise _no_backward("backward kernel (kind backward)", bwd,
+                               f"{e}\n{note}") from None
+    raise NotImplementedError(
+        "flashfuse: deterministic=True, but no artifact has a "
+        f"deterministic backward (kind backward_dq) for '{bwd.describe()}'"
+        "; compile one with flashfuse-compile --deterministic (CMake: "
+        "-DFLASHFUSE_KERNEL_DETERMINISTIC=ON) or pass deterministic=False."
+        " Artifacts with its backward kernel: " + ", ".join(dirs)
+        + f"\n{note}")
+
+
 def _backward_plan(device_index, variant_args, deterministic):
     """[(kernel handle, its param names)] to launch in order, all from one
     artifact: the kernels share buffers whose meaning depends on how the
@@ -152,22 +191,9 @@ def _backward_plan(device_index, variant_args, deterministic):
     plan = _backward_plans.get(key)
     if plan is not None:
         return plan
-    dirs = [d for d, _ in _kernels.locate_all(bwd)]
-    if not dirs:
-        try:
-            _kernels.locate(bwd)  # for its list of what the artifacts hold
-        except KernelNotFoundError as e:
-            raise _no_backward("backward kernel (kind backward)", bwd,
-                               str(e)) from None
-    dq = variants[rt.KIND_BACKWARD_DQ]
-    det_dirs = [d for d in dirs if _kernels.has_kernel(dq, d)]
-    if deterministic and not det_dirs:
-        raise NotImplementedError(
-            "flashfuse: deterministic=True, but no artifact has a "
-            f"deterministic backward (kind backward_dq) for '{bwd.describe()}'"
-            "; compile one with flashfuse-compile --deterministic (CMake: "
-            "-DFLASHFUSE_KERNEL_DETERMINISTIC=ON) or pass deterministic=False."
-            " Artifacts with its backward kernel: " + ", ".join(dirs))
+    dirs, det_dirs = _backward_dirs(device_index, bwd,
+                                    variants[rt.KIND_BACKWARD_DQ],
+                                    deterministic)
     # Not asked to be deterministic: prefer the atomic-dQ artifact (one
     # kernel fewer); a deterministic one computes the same gradients.
     atomic_dirs = [d for d in dirs if d not in det_dirs]

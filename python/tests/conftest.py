@@ -5,6 +5,7 @@ with CUDA or kernel artifact is present."""
 import os
 import pathlib
 import sys
+import tempfile
 
 import pytest
 
@@ -46,6 +47,14 @@ def cuda_skip_reason():
     return None
 
 
+def pytest_configure(config):
+    # Kernels compiled on demand by the tests go to a cache of this run, not
+    # the user's (~/.cache/flashfuse), unless a cache is chosen explicitly.
+    if "FLASHFUSE_CACHE_DIR" not in os.environ:
+        os.environ["FLASHFUSE_CACHE_DIR"] = tempfile.mkdtemp(
+            prefix="flashfuse-test-cache-")
+
+
 def pytest_collection_modifyitems(config, items):
     reason = None
     for item in items:
@@ -53,3 +62,23 @@ def pytest_collection_modifyitems(config, items):
             reason = reason or cuda_skip_reason() or ""
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _built_tool(name):
+    """build/bin/<name> of this checkout, or a skip saying it is not built
+    (the tests that run the compiler's tools need a full build)."""
+    path = ROOT / "build" / "bin" / name
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.skip(f"{name} is not built ({path} missing); build FlashFuse "
+                    f"(ninja -C build {name})")
+    return path
+
+
+@pytest.fixture
+def opt_tool():
+    return _built_tool("flashfuse-opt")
+
+
+@pytest.fixture
+def compile_tool():
+    return _built_tool("flashfuse-compile")

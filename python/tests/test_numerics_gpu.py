@@ -263,11 +263,30 @@ def test_deterministic_backward_is_bit_identical(dtype):
         assert torch.equal(first, second), f"{name} differs between two runs"
 
 
-def test_missing_backward_variant_is_a_clear_error():
-    # D = 256 has forward kernels but no backward ones in the library.
+def test_missing_backward_variant_is_a_clear_error(monkeypatch):
+    # D = 256 has forward kernels but no backward ones in the library; with
+    # no flashfuse-compile to make them on demand, that is the error.
+    from flashfuse import _compile
+    monkeypatch.setattr(_compile, "find_compiler", lambda: None)
     q, k, v = (torch.randn(1, 2, 64, 256, device="cuda", dtype=torch.float16,
                            requires_grad=True) for _ in range(3))
     out = run_or_skip(lambda: flashfuse.attention(q, k, v))
     with pytest.raises(NotImplementedError,
-                       match=r"no backward kernel .*D=256"):
+                       match=r"(?s)no backward kernel .*D=256.*not compiled "
+                             r"on demand: no flashfuse-compile"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_variant_outside_the_library_is_compiled_on_demand(
+        dtype, compile_tool, monkeypatch, tmp_path):
+    # Softcap with bottom-right causal at D = 64: neither suite has its
+    # forward or backward, so both are compiled into this cache.
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path))
+    check_gradients(dtype, 64, "bottom_right", (8, 2), (113, 203),
+                    softcap=30.0)
+    target_dirs = list(tmp_path.iterdir())
+    assert len(target_dirs) == 1
+    assert len(list(target_dirs[0].glob("*/manifest.txt"))) == 2

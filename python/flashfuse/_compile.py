@@ -1,0 +1,159 @@
+"""Kernels compiled on demand: a variant that no artifact of the kernel
+library has is emitted (flashfuse.variants), compiled by flashfuse-compile
+for the current GPU and cached on disk, one artifact directory per variant:
+
+    $FLASHFUSE_CACHE_DIR/<target>/<hash>/    (default root:
+    ${XDG_CACHE_HOME:-~/.cache}/flashfuse/kernels)
+
+holding manifest.txt, kernels.{ptx,cubin}, variant.mlir and compile.log.
+<hash> covers everything the artifact depends on (the emitted IR, the
+compile flags and the compiler binary), so a rebuilt compiler or a changed
+emitter gets fresh kernels rather than stale ones. Needs neither torch nor a
+GPU: the caller passes the GPU's compute capability.
+"""
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import tempfile
+import threading
+
+from . import _tools, variants
+from .errors import UnsupportedError
+
+COMPILER = "flashfuse-compile"
+COMPILER_ENV = "FLASHFUSE_COMPILE"
+
+# torch.cuda.get_device_capability -> flashfuse-compile --target. h200 is
+# sm_90 like h100 and gets the same code, so h100 stands for both.
+TARGETS = {(8, 0): "a100", (8, 9): "l4", (9, 0): "h100"}
+
+# Bumped when the layout of a cache entry changes, so old entries are
+# ignored instead of misread.
+_CACHE_FORMAT = 1
+
+_locks_lock = threading.Lock()
+_locks = {}  # cache entry -> threading.Lock: one compile per entry at a time
+
+
+class Unavailable(UnsupportedError):
+    """Kernels cannot be compiled on demand here: no flashfuse-compile, or
+    a GPU it has no target for. Callers that have another way (or a better
+    error) catch it and say why nothing was compiled."""
+
+    def __init__(self, message):
+        super().__init__(message, "FLASHFUSE_ERROR_UNSUPPORTED")
+
+
+def target_for_capability(capability):
+    """The flashfuse-compile target of a GPU of compute capability
+    (major, minor); Unavailable for GPUs it has no target for."""
+    target = TARGETS.get(tuple(capability))
+    if target is None:
+        major, minor = capability
+        known = ", ".join(f"{t} (sm_{a}{b})" for (a, b), t in TARGETS.items())
+        raise Unavailable(f"flashfuse-compile has no target for "
+                          f"sm_{major}{minor}; it targets {known}")
+    return target
+
+
+def find_compiler():
+    """flashfuse-compile's path ($FLASHFUSE_COMPILE, the repository's
+    build/bin, PATH), or None."""
+    return _tools.find_tool(COMPILER, COMPILER_ENV)
+
+
+def cache_root():
+    env = os.environ.get("FLASHFUSE_CACHE_DIR")
+    if env:
+        return pathlib.Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(base) / "flashfuse" / "kernels"
+
+
+def _compiler_identity(compiler):
+    # Path, size and modification time: cheap, and a rebuild changes them
+    # (hashing the binary's bytes would cost a read of it per process).
+    st = os.stat(compiler)
+    return [str(compiler), st.st_size, st.st_mtime_ns]
+
+
+class Job:
+    """What compiling one runtime variant for one target involves: the IR,
+    the flashfuse-compile flags and the cache entry they determine."""
+
+    def __init__(self, variant, target, compiler, deterministic=False):
+        kernel_variant, backward = variants.from_runtime(variant)
+        self.description = variant.describe()
+        self.target = target
+        self.compiler = compiler
+        # The header names the op, not the requested kind: every kind of
+        # the backward sequence is one compile of the gradient op, so they
+        # share one entry.
+        op = "flash.attention_grad" if backward else "flash.attention"
+        self.mlir = variants.emit_module(
+            [kernel_variant], backward=backward,
+            header=f"// flashfuse on-demand kernel: {op} {kernel_variant.name}"
+                   f"{' (deterministic)' if deterministic else ''}\n")
+        # --allow-spills as for the kernel library (python/CMakeLists.txt):
+        # D = 96 and 128 spill a few bytes at the register cap.
+        self.flags = [f"--target={target}", "--allow-spills"] + (
+            ["--deterministic"] if deterministic else [])
+        digest = hashlib.sha256(json.dumps(
+            [_CACHE_FORMAT, self.mlir, self.flags,
+             _compiler_identity(compiler)]).encode()).hexdigest()
+        self.directory = cache_root() / target / digest[:24]
+
+    def cached(self):
+        return (self.directory / "manifest.txt").is_file()
+
+    def run(self):
+        """Compiles into a temporary directory beside the entry and renames
+        it into place, so that no reader ever sees a half-written artifact;
+        when another process finished first, its artifact is kept. Returns
+        the entry's path; CompileError with the compiler's message."""
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = pathlib.Path(tempfile.mkdtemp(
+            prefix=f".{self.directory.name}.", dir=self.directory.parent))
+        try:
+            source = tmp / "variant.mlir"
+            source.write_text(self.mlir)
+            cmd = [self.compiler, str(source), *self.flags, "-o", str(tmp)]
+            proc = _tools.run(cmd, what=COMPILER)
+            if proc.returncode != 0:
+                # The IR goes into the message: its file is removed below.
+                error = _tools.failure(
+                    cmd, proc, f"compiling '{self.description}' on demand")
+                raise type(error)(f"{error}\nThe variant's IR:\n{self.mlir}")
+            (tmp / "compile.log").write_text(proc.stdout + proc.stderr)
+            try:
+                os.rename(tmp, self.directory)
+            except OSError:
+                if not self.cached():
+                    raise
+                # Lost the race to another process: its artifact is the
+                # same, ours is discarded below.
+            return self.directory
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def artifact_for(variant, capability, deterministic=False):
+    """The artifact directory holding `variant` (a _runtime.Variant) for a
+    GPU of `capability`: a cached one, or one compiled now. Unavailable
+    when no flashfuse-compile is found or it has no target for the GPU;
+    CompileError with the compiler's message when it fails."""
+    compiler = find_compiler()
+    if compiler is None:
+        raise Unavailable(
+            f"no {COMPILER} found in "
+            f"{_tools.where_searched(COMPILER, COMPILER_ENV)}")
+    job = Job(variant, target_for_capability(capability), compiler,
+              deterministic)
+    with _locks_lock:
+        lock = _locks.setdefault(job.directory, threading.Lock())
+    with lock:
+        return str(job.directory if job.cached() else job.run())

@@ -1,0 +1,218 @@
+"""MLIR for one kernel variant: a flash.attention or flash.attention_grad in
+a function of its own, ready for flashfuse-compile.
+
+The one emitter of variant IR: scripts/kernels/gen_suite.py builds the kernel
+library from it, and flashfuse._compile compiles a variant that no artifact
+has on demand. Shapes in the IR fix only the dtype and the head dims D, Dv
+(batch, heads, lengths and strides are kernel arguments, docs/KERNEL_ABI.md);
+window sizes, the softcap and dropout_p are run-time parameters too, so the
+values written here only switch those features on. Needs neither torch nor
+the runtime library.
+"""
+
+import dataclasses
+import math
+import re
+from typing import Optional, Tuple
+
+from . import _runtime as rt
+
+DTYPES = tuple(rt._DTYPE_NAMES.values())
+CAUSAL = (None, "top_left", "bottom_right")
+
+# Lengths the IR is written with: any value compiles to the same kernel.
+_SEQ = 128
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelVariant:
+    """One kernel variant. `window` is (left, right), -1 leaving that side
+    unbounded; `tiles` is (block_m, block_n, warps, stages) to force a
+    #flash.config instead of letting flash-select-config choose;
+    `with_forward` (backward variants) also emits the forward op, so that
+    both come from one artifact."""
+
+    name: str
+    dtype: str
+    head_dim: int
+    head_dim_v: Optional[int] = None  # None: equal to head_dim
+    causal: Optional[str] = None
+    window: Optional[Tuple[int, int]] = None
+    softcap: Optional[float] = None
+    bias: bool = False
+    mask: bool = False
+    dropout: Optional[float] = None
+    tiles: Optional[Tuple[int, int, int, int]] = None
+    with_forward: bool = False
+
+    def __post_init__(self):
+        # Rejected here rather than by the MLIR parser, whose message would
+        # point into generated text the caller never wrote.
+        if not _NAME.match(self.name):
+            raise ValueError(f"variant name {self.name!r} is not an MLIR "
+                             "symbol name")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"variant dtype must be one of {DTYPES}, got "
+                             f"{self.dtype!r}")
+        if self.head_dim_v is None:
+            object.__setattr__(self, "head_dim_v", self.head_dim)
+        for field in ("head_dim", "head_dim_v"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or value <= 0:
+                raise ValueError(f"variant {field} must be a positive int, "
+                                 f"got {value!r}")
+        if self.causal not in CAUSAL:
+            raise ValueError(f"variant causal must be one of {CAUSAL}, got "
+                             f"{self.causal!r}")
+        if self.window is not None and (
+                len(self.window) != 2
+                or any(not isinstance(w, int) or w < -1 for w in self.window)):
+            raise ValueError("variant window must be (left, right) ints >= -1,"
+                             f" got {self.window!r}")
+        if self.softcap is not None and not (
+                math.isfinite(self.softcap) and self.softcap > 0):
+            raise ValueError(f"variant softcap must be positive and finite, "
+                             f"got {self.softcap!r}")
+        if self.dropout is not None and not 0 < self.dropout < 1:
+            raise ValueError(f"variant dropout must be in (0, 1), got "
+                             f"{self.dropout!r}")
+        if self.tiles is not None and (
+                len(self.tiles) != 4
+                or any(not isinstance(t, int) or t <= 0 for t in self.tiles)):
+            raise ValueError("variant tiles must be four positive ints "
+                             "(block_m, block_n, warps, stages), got "
+                             f"{self.tiles!r}")
+
+
+def _float(x):
+    """An MLIR float literal: MLIR needs a '.', which repr omits for some
+    values (1e-05)."""
+    text = repr(float(x))
+    return text if "." in text else f"{float(x):.9e}"
+
+
+def attributes(v):
+    """The attribute dictionary of v's op ('' when there is none)."""
+    attrs = []
+    if v.causal:
+        attrs.append(f"causal = #flash.causal<{v.causal}>")
+    if v.window:
+        # The op has no "unbounded" value: an absent side is unbounded.
+        for side, size in zip(("left", "right"), v.window):
+            if size >= 0:
+                attrs.append(f"window_{side} = {size} : i64")
+    if v.softcap:
+        attrs.append(f"softcap = {_float(v.softcap)} : f32")
+    if v.dropout:
+        attrs.append(f"dropout_p = {_float(v.dropout)} : f32")
+    if v.tiles:
+        bm, bn, w, s = v.tiles
+        attrs.append(f"config = #flash.config<sm80, block_m = {bm}, "
+                     f"block_n = {bn}, warps = {w}, stages = {s}>")
+    return ("{" + ", ".join(attrs) + "}") if attrs else ""
+
+
+class _Types:
+    """The tensor types of v's operands and results."""
+
+    def __init__(self, v):
+        t = v.dtype
+        self.q = f"tensor<1x1x{_SEQ}x{v.head_dim}x{t}>"  # Q, K, dQ, dK
+        self.v = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{t}>"  # V, O, dV, dO
+        self.lse = f"tensor<1x1x{_SEQ}xf32>"
+        self.bias = f"tensor<1x1x{_SEQ}x{_SEQ}xf32>"
+        self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
+
+
+def _optional_operands(v, ty):
+    """(function arguments, the op's optional operand clauses) for bias,
+    mask and the dropout seed."""
+    args, uses = [], []
+    if v.bias:
+        args.append(f"%b: {ty.bias}")
+        uses.append(f"bias(%b : {ty.bias})")
+    if v.mask:
+        args.append(f"%m: {ty.mask}")
+        uses.append(f"mask(%m : {ty.mask})")
+    if v.dropout:
+        args.append("%s: i64")
+        uses.append("seed(%s)")
+    return args, uses
+
+
+def _op(head, uses, attrs, signature):
+    return " ".join([head] + uses + ([attrs] if attrs else [])
+                    + [":", signature])
+
+
+def emit_forward(v, symbol=None):
+    """func @symbol (default v.name) computing v's flash.attention."""
+    ty = _Types(v)
+    args, uses = _optional_operands(v, ty)
+    params = ", ".join([f"%q: {ty.q}", f"%k: {ty.q}", f"%v: {ty.v}"] + args)
+    results = f"{ty.v}, {ty.lse}"
+    op = _op("%o, %lse = flash.attention %q, %k, %v", uses, attributes(v),
+             f"{ty.q}, {ty.q}, {ty.v} -> {results}")
+    return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
+            f"  {op}\n"
+            f"  return %o, %lse : {results}\n}}\n")
+
+
+def emit_backward(v):
+    """func @grad_<name> computing v's flash.attention_grad (with a bias:
+    full size, and dBias requested so that the kernels compute it), and
+    with v.with_forward also @fwd_<name>, its forward."""
+    ty = _Types(v)
+    args, uses = _optional_operands(v, ty)
+    params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
+                        f"%v: {ty.v}", f"%o: {ty.v}", f"%lse: {ty.lse}"]
+                       + args)
+    res = [ty.q, ty.q, ty.v] + ([ty.bias] if v.bias else [])
+    names = ["%dq", "%dk", "%dv"] + (["%db"] if v.bias else [])
+    op = _op(f"{', '.join(names)} = flash.attention_grad "
+             "%do, %q, %k, %v, %o, %lse", uses, attributes(v),
+             f"{ty.v}, {ty.q}, {ty.q}, {ty.v}, {ty.v}, {ty.lse} -> "
+             + ", ".join(res))
+    out = (f"func.func @grad_{v.name}({params}) -> ({', '.join(res)}) {{\n"
+           f"  {op}\n"
+           f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")
+    if v.with_forward:
+        out += emit_forward(v, symbol=f"fwd_{v.name}")
+    return out
+
+
+def emit_module(variants, backward=False, header=""):
+    """The module of `variants`: their forward ops, or with `backward` their
+    gradient ops (and the forwards they ask for)."""
+    emit = emit_backward if backward else emit_forward
+    return header + "".join(emit(v) for v in variants)
+
+
+# --- Variants of the runtime's kernel lookup -------------------------------
+
+def from_runtime(variant):
+    """(KernelVariant, backward) for a _runtime.Variant: the forward op for
+    kind forward, the gradient op for the backward kinds (compiling it gives
+    every kernel of the backward sequence). Flags become representative
+    values; the kernels take the real ones as parameters."""
+    dtype = rt._DTYPE_NAMES.get(variant.dtype)
+    causal = rt._CAUSAL_NAMES.get(variant.causal)
+    if dtype is None or causal is None:
+        raise ValueError(f"not a kernel variant: {variant.describe()}")
+    flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
+             if getattr(variant, f)]
+    dims = [f"d{variant.head_dim}"] + (
+        [f"dv{variant.head_dim_v}"]
+        if variant.head_dim_v != variant.head_dim else [])
+    v = KernelVariant(
+        name="_".join([dtype] + dims
+                      + [causal if causal != "none" else "full"] + flags),
+        dtype=dtype, head_dim=variant.head_dim,
+        head_dim_v=variant.head_dim_v,
+        causal=None if causal == "none" else causal,
+        window=(0, 0) if variant.window else None,
+        softcap=1.0 if variant.softcap else None,
+        bias=bool(variant.bias), mask=bool(variant.mask),
+        dropout=0.5 if variant.dropout else None)
+    return v, variant.kind != rt.KIND_FORWARD

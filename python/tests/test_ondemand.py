@@ -1,0 +1,182 @@
+"""Kernels compiled on demand (flashfuse._compile): the GPU -> target map,
+where the cache lives, what its key covers, and compiling variants with the
+built flashfuse-compile into a temporary cache. No GPU needed: the GPU's
+compute capability is passed in."""
+
+import os
+import pathlib
+
+import pytest
+
+from flashfuse import _compile, _kernels
+from flashfuse import _runtime as rt
+from flashfuse.errors import (CompileError, KernelNotFoundError,
+                              ToolNotFoundError, UnsupportedError)
+
+H100 = (9, 0)
+# Causal with a mask: a variant the kernel library does not build.
+MASKED = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64, 64, rt.CAUSAL_TOP_LEFT,
+                    0, 0, 0, 1, 0)
+BACKWARD = rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 64, 64,
+                      rt.CAUSAL_BOTTOM_RIGHT, 0, 0, 0, 1, 0)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(root))
+    return root
+
+
+@pytest.fixture
+def compiler(compile_tool, monkeypatch):
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    return str(compile_tool)
+
+
+def manifest_kernels(directory):
+    """{kernel name: {key: value}} from a manifest.txt, read as text."""
+    kernels, current = {}, None
+    for line in (pathlib.Path(directory) / "manifest.txt").read_text().splitlines():
+        words = line.split("#")[0].split()
+        if words[:1] == ["kernel"]:
+            current = kernels[words[1]] = {}
+        elif current is not None and len(words) >= 2:
+            current[words[0]] = " ".join(words[1:])
+    return kernels
+
+
+def test_targets_of_gpus():
+    assert _compile.target_for_capability((8, 0)) == "a100"
+    assert _compile.target_for_capability((8, 9)) == "l4"
+    assert _compile.target_for_capability((9, 0)) == "h100"
+    with pytest.raises(UnsupportedError, match="no target for sm_75; it "
+                       "targets a100 \\(sm_80\\), l4 \\(sm_89\\), h100"):
+        _compile.target_for_capability((7, 5))
+
+
+def test_cache_root(monkeypatch, tmp_path):
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "mine"))
+    assert _compile.cache_root() == tmp_path / "mine"
+    monkeypatch.delenv("FLASHFUSE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert _compile.cache_root() == tmp_path / "xdg" / "flashfuse" / "kernels"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert _compile.cache_root() == (tmp_path / "home" / ".cache" / "flashfuse"
+                                     / "kernels")
+
+
+def test_cache_entry_covers_variant_flags_target_and_compiler(cache, tmp_path):
+    fake = tmp_path / "flashfuse-compile"
+    fake.write_text("#!/bin/sh\n")
+    job = _compile.Job(MASKED, "h100", str(fake))
+    assert job.directory.parent == cache / "h100"
+    assert job.directory == _compile.Job(MASKED, "h100", str(fake)).directory
+    others = [
+        _compile.Job(MASKED, "a100", str(fake)).directory,
+        _compile.Job(MASKED, "h100", str(fake), deterministic=True).directory,
+        _compile.Job(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64, 64,
+                                rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0),
+                     "h100", str(fake)).directory,
+    ]
+    assert others[0].parent == cache / "a100"
+    assert len({job.directory, *others}) == 4
+    # A rebuilt compiler gets fresh kernels, not the old one's.
+    os.utime(fake, ns=(1, 1))
+    assert _compile.Job(MASKED, "h100", str(fake)).directory != job.directory
+    # Every kind of the backward sequence is one compile of the grad op.
+    kinds = {_compile.Job(rt.Variant(kind, *list(BACKWARD.key())[1:]), "h100",
+                          str(fake)).directory
+             for kind in (rt.KIND_BACKWARD_PREPROCESS, rt.KIND_BACKWARD,
+                          rt.KIND_BACKWARD_POSTPROCESS)}
+    assert len(kinds) == 1
+    assert "flash.attention_grad" not in job.mlir
+    assert "flash.attention_grad" in _compile.Job(BACKWARD, "h100",
+                                                  str(fake)).mlir
+
+
+def test_explicit_compiler_setting_must_exist(monkeypatch, tmp_path):
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(tmp_path / "nope"))
+    with pytest.raises(ToolNotFoundError, match="FLASHFUSE_COMPILE=.*nope is "
+                       "not an executable file"):
+        _compile.find_compiler()
+
+
+def test_compile_one_variant_into_a_temp_cache(cache, compiler, monkeypatch):
+    directory = _compile.artifact_for(MASKED, H100)
+    assert pathlib.Path(directory).parent == cache / "h100"
+    kernels = manifest_kernels(directory)
+    assert len(kernels) == 1
+    (name, k), = kernels.items()
+    assert name.startswith("flash_fwd_sm80_f16_d64_")
+    assert (k["kind"], k["dtype"], k["head_dim"], k["causal"], k["mask"]) == (
+        "forward", "f16", "64", "top_left", "1")
+    assert "arch 90" in (pathlib.Path(directory) / "manifest.txt").read_text()
+    assert (pathlib.Path(directory) / "variant.mlir").is_file()
+    # Nothing half-written is left beside it.
+    assert os.listdir(cache / "h100") == [pathlib.Path(directory).name]
+
+    # A second request is a cache hit: nothing is compiled.
+    def no_compile(self):
+        raise AssertionError("compiled again despite the cached artifact")
+    monkeypatch.setattr(_compile.Job, "run", no_compile)
+    assert _compile.artifact_for(MASKED, H100) == directory
+
+
+def test_compile_deterministic_backward(cache, compiler):
+    directory = _compile.artifact_for(BACKWARD, H100, deterministic=True)
+    kinds = sorted(k["kind"] for k in manifest_kernels(directory).values())
+    assert kinds == ["backward", "backward_dq", "backward_postprocess",
+                     "backward_preprocess"]
+    assert all(k["causal"] == "bottom_right" and k["mask"] == "1"
+               for k in manifest_kernels(directory).values())
+
+
+def test_losing_the_race_keeps_the_winner(cache, compiler):
+    job = _compile.Job(MASKED, "h100", compiler)
+    first = job.run()
+    stamp = (first / "manifest.txt").stat().st_mtime_ns
+    # Another process's compile that finishes second: its rename fails,
+    # the first artifact stays and the loser's temporary directory goes.
+    assert job.run() == first
+    assert (first / "manifest.txt").stat().st_mtime_ns == stamp
+    assert os.listdir(cache / "h100") == [first.name]
+
+
+def test_compiler_errors_carry_its_message(cache, compiler):
+    unsupported = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 48, 48, 0, 0, 0,
+                             0, 0, 0)
+    with pytest.raises(CompileError, match="(?s)compiling 'forward f16 D=48 "
+                       ".*exit status 1.*the sm80 recipe serves head dims "
+                       "32, 64, 96, 128, 256, got 48"):
+        _compile.artifact_for(unsupported, H100)
+    assert not list((cache / "h100").iterdir())  # no partial entry
+
+
+def test_locate_compiles_what_no_artifact_has(rt, cache, compiler,
+                                              monkeypatch, tmp_path):
+    # No library at all: the compiled artifact is the only source.
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(tmp_path / "empty"))
+    directory, index = _kernels.locate(MASKED, capability=H100)
+    assert pathlib.Path(directory).parent == cache / "h100"
+    info = rt.Manifest.open(directory).kernels()[index]
+    assert info.variant.key() == MASKED.key()
+
+
+def test_locate_says_why_nothing_was_compiled(rt, cache, compiler,
+                                             monkeypatch, tmp_path):
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(tmp_path / "empty"))
+    # A GPU flashfuse-compile has no target for.
+    with pytest.raises(KernelNotFoundError, match="not compiled on demand: "
+                       "flashfuse-compile has no target for sm_75"):
+        _kernels.locate(MASKED, capability=(7, 5))
+    # No compiler.
+    monkeypatch.setattr(_compile, "find_compiler", lambda: None)
+    with pytest.raises(KernelNotFoundError, match="not compiled on demand: "
+                       "no flashfuse-compile found in \\$FLASHFUSE_COMPILE"):
+        _kernels.locate(MASKED, capability=H100)
+    # Without a capability (a caller that cannot say which GPU) nothing is
+    # compiled either.
+    with pytest.raises(KernelNotFoundError, match="no kernel artifacts"):
+        _kernels.locate(MASKED)

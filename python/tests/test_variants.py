@@ -1,0 +1,124 @@
+"""The variant -> MLIR emitter (flashfuse.variants): every feature it writes
+parses and verifies with flashfuse-opt, and scripts/kernels/gen_suite.py
+writes the kernel library's suites through it."""
+
+import dataclasses
+import importlib.util
+import itertools
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from flashfuse import _runtime as rt
+from flashfuse.variants import KernelVariant, emit_module, from_runtime
+
+GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
+
+# One variant per feature, and features combined.
+FEATURES = [
+    KernelVariant("plain", "f16", 64),
+    KernelVariant("dv", "bf16", 64, head_dim_v=128),
+    KernelVariant("causal_br", "bf16", 128, causal="bottom_right"),
+    KernelVariant("window_left_only", "f16", 128, window=(64, -1)),
+    KernelVariant("window_both", "f16", 128, window=(8, 0)),
+    KernelVariant("softcap", "f16", 64, softcap=30.0),
+    KernelVariant("tiny_dropout", "f16", 64, dropout=1e-05),
+    KernelVariant("everything", "bf16", 96, causal="top_left", window=(16, 0),
+                  softcap=50.0, bias=True, mask=True, dropout=0.1,
+                  tiles=(64, 32, 4, 1), with_forward=True),
+]
+
+
+def verify(opt, text):
+    """flashfuse-opt parses and verifies `text`; returns its output."""
+    proc = subprocess.run([str(opt), "-"], input=text, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, f"flashfuse-opt rejected:\n{text}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_every_feature_parses(opt_tool, backward):
+    out = verify(opt_tool, emit_module(FEATURES, backward=backward))
+    op = "flash.attention_grad" if backward else "flash.attention"
+    assert out.count(f"{op} ") == len(FEATURES)
+    # Every optional operand and attribute made it into the ops.
+    for needle in ("bias(", "mask(", "seed(", "#flash.causal<bottom_right>",
+                   "window_left = 64", "softcap", "dropout_p",
+                   "#flash.config<sm80, block_m = 64, block_n = 32, warps = 4,"
+                   " stages = 1>"):
+        assert needle in out, needle
+
+
+def test_every_runtime_variant_parses(opt_tool):
+    """The IR compiled on demand: all kinds, dtypes, causal modes and flags
+    of the runtime's Variant."""
+    forward, backward = [], []
+    flags = itertools.product((0, 1), repeat=5)
+    for kind, dtype, causal, (window, softcap, bias, mask, dropout) in \
+            itertools.product((rt.KIND_FORWARD, rt.KIND_BACKWARD),
+                              (rt.DTYPE_F16, rt.DTYPE_BF16),
+                              (0, 1, 2), flags):
+        v, is_backward = from_runtime(rt.Variant(
+            kind, dtype, 64, 64, causal, window, softcap, bias, mask,
+            dropout))
+        assert is_backward == (kind != rt.KIND_FORWARD)
+        (backward if is_backward else forward).append(v)
+    names = [v.name for v in forward]
+    assert len(set(names)) == len(names)  # one function per variant
+    verify(opt_tool, emit_module(forward))
+    verify(opt_tool, emit_module(backward, backward=True))
+
+
+def test_runtime_variant_mapping():
+    v, backward = from_runtime(rt.Variant(rt.KIND_BACKWARD_DQ, rt.DTYPE_BF16,
+                                          128, 64, rt.CAUSAL_BOTTOM_RIGHT, 1,
+                                          0, 1, 0, 1))
+    assert backward
+    assert (v.dtype, v.head_dim, v.head_dim_v, v.causal) == (
+        "bf16", 128, 64, "bottom_right")
+    assert v.window and v.bias and v.dropout and not v.softcap and not v.mask
+    assert v.name == "bf16_d128_dv64_bottom_right_window_bias_dropout"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(dtype="f32"), "dtype"),
+    (dict(head_dim=0), "head_dim"),
+    (dict(causal=True), "causal"),
+    (dict(window=(64, -2)), "window"),
+    (dict(softcap=float("inf")), "softcap"),
+    (dict(dropout=1.0), "dropout"),
+    (dict(tiles=(64, 64, 4)), "tiles"),
+    (dict(name="has space"), "symbol name"),
+])
+def test_invalid_variants_are_rejected(kwargs, message):
+    args = dict(name="v", dtype="f16", head_dim=64)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        KernelVariant(**args)
+
+
+def _gen_suite():
+    spec = importlib.util.spec_from_file_location("gen_suite", GEN_SUITE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("flags", [[], ["--backward"],
+                                   ["--tiles", "64,32,4,1"]])
+def test_gen_suite_writes_through_the_package(opt_tool, tmp_path, flags):
+    gen = _gen_suite()
+    # No emitter of its own: the library and on-demand kernels share one.
+    assert gen.emit_module is emit_module
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out)] + flags,
+                   check=True)
+    text = out.read_text()
+    suite = gen.backward_suite() if "--backward" in flags else gen.default_suite()
+    if "--tiles" in flags:
+        suite = [dataclasses.replace(v, tiles=(64, 32, 4, 1)) for v in suite]
+    assert text.endswith(emit_module(suite, backward="--backward" in flags))
+    verify(opt_tool, text)
