@@ -7,8 +7,8 @@ inputs, on the CPU, and compares the results.
 FILE holds one public function over ranked tensors (f32/f16 data, i1 masks,
 i64 token ids), e.g. test/models/cases/*.mlir and test/models/exec_*.mlir.
 "Before" is the file as is; "after" is raised with --opt (flashfuse-opt) and
-then materialised by its `--flash-lower-naive` (or that of --naive-opt).
-Both run through mlir-opt's bufferisation and LLVM lowering and mlir-runner
+then materialised by `--flash-cpu-pipeline=lowering=naive` (of --naive-opt,
+default --opt), which also bufferises and lowers to LLVM for mlir-runner
 (LLVM 22 tools on PATH; plain Python, no numpy or torch, so lit runs it).
 Dropout cases are not comparable (the op draws its own random numbers).
 Exit status 1 when any file differs by more than --tol or raises nothing.
@@ -23,14 +23,10 @@ import subprocess
 import sys
 TOSA = ("--pass-pipeline=builtin.module(func.func(tosa-to-linalg-named,"
         "tosa-to-linalg,tosa-to-arith,tosa-to-tensor))")
-TO_LLVM = [
-    "--one-shot-bufferize=bufferize-function-boundaries",
-    "--buffer-deallocation-pipeline", "--convert-linalg-to-loops",
-    "--convert-scf-to-cf", "--expand-strided-metadata", "--lower-affine",
-    "--finalize-memref-to-llvm", "--convert-math-to-llvm",
-    "--convert-math-to-libm", "--convert-arith-to-llvm",
-    "--convert-index-to-llvm", "--convert-func-to-llvm",
-    "--convert-cf-to-llvm", "--reconcile-unrealized-casts"]
+# The project's CPU flow (lib/Pipelines): flash-lower-naive, bufferization
+# and the lowering to LLVM, defined once; a module without flash ops only
+# goes through the latter.
+TO_LLVM = ["--flash-cpu-pipeline=lowering=naive"]
 
 
 def run(cmd, text):
@@ -91,10 +87,10 @@ def with_main(text, main):
     return text.rstrip().rstrip("}") + main + "}\n" + sep + resources
 
 
-def execute(text, lib_dir):
+def execute(text, lowering_opt, lib_dir):
     if "tosa." in text:
-        text = run(["mlir-opt", TOSA], text)
-    llvm = run(["mlir-opt"] + TO_LLVM, text)
+        text = run([lowering_opt, TOSA], text)
+    llvm = run([lowering_opt] + TO_LLVM, text)
     out = run(["mlir-runner", "-e", "main", "-entry-point-result=void",
                f"-shared-libs={lib_dir}/libmlir_runner_utils.so,"
                f"{lib_dir}/libmlir_c_runner_utils.so"], llvm)
@@ -107,10 +103,9 @@ def check(path, opt, naive, lib_dir):
     """Number of attentions raised and the largest difference."""
     text = open(path).read()
     main = driver(text, random.Random(0))
-    before = execute(with_main(text, main), lib_dir)
+    before = execute(with_main(text, main), naive, lib_dir)
     raised = run([opt, "--flash-raise-attention"], text)
-    lowered = run([naive, "--flash-lower-naive"], raised)
-    after = execute(with_main(lowered, main), lib_dir)
+    after = execute(with_main(raised, main), naive, lib_dir)
     n = raised.count("= flash.attention")
     if len(before) != len(after) or not before:
         return n, math.inf

@@ -10,6 +10,8 @@
 
 #include "mlir/Pass/PassRegistry.h"
 
+#include <string>
+
 using namespace mlir;
 
 /// nvgpu → nvvm first (ldmatrix, cp.async), then the structured ops, then
@@ -26,9 +28,50 @@ LogicalResult mlir::flash::buildKernelsToPtxPipeline(OpPassManager &pm) {
   return parsePassPipeline(kKernelsToPtx, pm);
 }
 
+std::string mlir::flash::cpuPipelineText(StringRef lowering, int64_t blockM,
+                                         int64_t blockN) {
+  std::string flash =
+      lowering == "loops"
+          ? "flash-lower-to-loops{block-m=" + std::to_string(blockM) +
+                " block-n=" + std::to_string(blockN) + "}"
+          : "flash-lower-naive";
+  return "func.func(" + flash +
+         "), canonicalize, cse, "
+         // The loops lowering yields freshly computed tiles (the rescaled
+         // accumulator, the new row max) from its key loop.
+         "one-shot-bufferize{bufferize-function-boundaries "
+         "allow-return-allocs-from-loops}, "
+         "buffer-deallocation-pipeline, func.func(convert-linalg-to-loops), "
+         "scf-forall-to-for, convert-scf-to-cf, expand-strided-metadata, "
+         "lower-affine, convert-math-to-llvm, convert-math-to-libm, "
+         "finalize-memref-to-llvm, convert-arith-to-llvm, "
+         "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, "
+         "reconcile-unrealized-casts";
+}
+
+namespace {
+struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> lowering{*this, "lowering",
+                               llvm::cl::desc("naive or loops"),
+                               llvm::cl::init("loops")};
+  Option<int64_t> blockM{*this, "block-m", llvm::cl::desc("Query rows per tile"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockN{*this, "block-n", llvm::cl::desc("Keys per tile"),
+                         llvm::cl::init(64)};
+};
+} // namespace
+
 void mlir::flash::registerFlashPassesAndPipelines() {
   registerFlashTransformsPasses();
   registerFlashConversionPasses();
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "flash-cpu-pipeline",
+      "Lower flash ops (naive or tiled loops), bufferize and lower to the LLVM "
+      "dialect, ready for mlir-runner or the ExecutionEngine",
+      [](OpPassManager &pm, const CpuPipelineOptions &o) {
+        (void)parsePassPipeline(cpuPipelineText(o.lowering, o.blockM, o.blockN),
+                                pm);
+      });
   PassPipelineRegistration<>(
       "flash-kernels-to-ptx",
       "Lower the gpu.modules built by flash-lower-to-gpu to PTX (gpu.binary)",

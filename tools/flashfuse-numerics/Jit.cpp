@@ -23,25 +23,7 @@ using namespace flashfuse::numerics;
 std::string flashfuse::numerics::cpuLoweringPipeline(const std::string &lowering,
                                                      int64_t blockM,
                                                      int64_t blockN) {
-  std::string flash =
-      lowering == "loops"
-          ? "flash-lower-to-loops{block-m=" + std::to_string(blockM) +
-                " block-n=" + std::to_string(blockN) + "}"
-          : "flash-lower-naive";
-  // The passes of a pipeline anchored on builtin.module, without the
-  // "builtin.module(...)" wrapper that parsePassPipeline(..., pm) adds.
-  return "func.func(" + flash +
-         "), canonicalize, cse, "
-         // The loops lowering yields freshly computed tiles (the rescaled
-         // accumulator, the new row max) from its key loop.
-         "one-shot-bufferize{bufferize-function-boundaries "
-         "allow-return-allocs-from-loops}, "
-         "buffer-deallocation-pipeline, func.func(convert-linalg-to-loops), "
-         "scf-forall-to-for, convert-scf-to-cf, expand-strided-metadata, "
-         "lower-affine, convert-math-to-libm, convert-math-to-llvm, "
-         "finalize-memref-to-llvm, convert-arith-to-llvm, "
-         "convert-index-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, "
-         "reconcile-unrealized-casts";
+  return mlir::flash::cpuPipelineText(lowering, blockM, blockN);
 }
 
 CaseJit::CaseJit() {
