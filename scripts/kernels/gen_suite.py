@@ -41,7 +41,7 @@ def backward_suite():
         vs.append(variant(f"{dtype}_d64_dropout", dtype, 64, dropout=0.17))
     return vs
 
-def attrs_of(v):
+def attrs_of(v, with_config=True):
     attrs = []
     if v["causal"]:
         attrs.append(f"causal = #flash.causal<{v['causal']}>")
@@ -52,7 +52,7 @@ def attrs_of(v):
         attrs.append(f"softcap = {v['softcap']} : f32")
     if v.get("dropout"):
         attrs.append(f"dropout_p = {v['dropout']} : f32")
-    if v["block_m"]:
+    if v["block_m"] and with_config:
         attrs.append(f"config = #flash.config<sm80, block_m = {v['block_m']}, "
                      f"block_n = {v['block_n']}, warps = {v['warps']}, stages = {v['stages']}>")
     return ("{" + ", ".join(attrs) + "}") if attrs else ""
@@ -75,8 +75,12 @@ def emit_backward(v):
            f"  {', '.join(names)} = flash.attention_grad %do, %q, %k, %v, %o, %lse{bias_use}{seed_use} {attr} : {q}, {q}, {q}, {q}, {q}, {lse} -> {', '.join(res)}\n"
            f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")
     if v.get("dropout"):
+        # The forward that makes the dropout mask keeps its own default tiles:
+        # the keep test is per element, and --tiles may be backward-only
+        # shapes (more warps than block_m has 16-row slabs).
+        fwd_attr = attrs_of(v, with_config=False)
         out += (f"func.func @fwd_{v['name']}(%q: {q}, %k: {q}, %v: {q}, %s: i64) -> ({q}, {lse}) {{\n"
-                f"  %o, %lse = flash.attention %q, %k, %v seed(%s) {attr} : {q}, {q}, {q} -> {q}, {lse}\n"
+                f"  %o, %lse = flash.attention %q, %k, %v seed(%s) {fwd_attr} : {q}, {q}, {q} -> {q}, {lse}\n"
                 f"  return %o, %lse : {q}, {lse}\n}}\n")
     return out
 
