@@ -87,19 +87,25 @@ def attention(q, k, v, scale, causal, window, softcap, bias, drop, dtype):
     return (p.to(dtype) @ v), lse
 
 
-def run_backward(art, kerns, t, scale, window, softcap, p, seed):
-    """Launches the backward kernels on dict t of tensors; returns grads."""
+def run_backward(art, kerns, t, scale, window, softcap, p, seed, poison=True,
+                 only=None):
+    """Launches the backward kernels on dict t of tensors; returns grads.
+    Outputs are NaN-poisoned for the checks; timing passes poison=False so
+    that the fills (as much memory traffic as the postprocess) are not
+    billed to the kernels. `only` limits the launches to those kernel roles
+    ("pre", "bwd", "dq", "post"), for per-kernel timing."""
     q, k, v = t["q"], t["k"], t["v"]
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     f32 = torch.float32
     named = dict(t)
-    named.update(delta=torch.full((B, Hq, Sq), float("nan"), device="cuda", dtype=f32),
-                 dq_accum=torch.full((B, Hq, Sq, D), float("nan"), device="cuda", dtype=f32),
-                 dk=torch.full((B, Hq, Sk, D), float("nan"), device="cuda", dtype=q.dtype),
-                 dv=torch.full((B, Hq, Sk, D), float("nan"), device="cuda", dtype=q.dtype),
-                 grad_q=torch.full_like(q, float("nan")), grad_k=torch.full_like(k, float("nan")),
-                 grad_v=torch.full_like(v, float("nan")))
+    def out(shape, dtype):
+        return (torch.full(shape, float("nan"), device="cuda", dtype=dtype) if poison
+                else torch.empty(shape, device="cuda", dtype=dtype))
+    named.update(delta=out((B, Hq, Sq), f32), dq_accum=out((B, Hq, Sq, D), f32),
+                 dk=out((B, Hq, Sk, D), q.dtype), dv=out((B, Hq, Sk, D), q.dtype),
+                 grad_q=out(q.shape, q.dtype), grad_k=out(k.shape, k.dtype),
+                 grad_v=out(v.shape, v.dtype))
     if "bias" in t:
         named["dbias"] = torch.full_like(t["bias"], float("nan"))
         st = t["bias"].stride()
@@ -111,11 +117,11 @@ def run_backward(art, kerns, t, scale, window, softcap, p, seed):
         st = named[n].stride()
         named.update({f"{n}_stride_b": st[0], f"{n}_stride_h": st[1], f"{n}_stride_s": st[2]})
     bm, bn = int(kerns["pre"]["block_m"]), int(kerns["bwd"]["block_n"])
-    launch(art, kerns["pre"], named, ((Sq + bm - 1) // bm, Hq, B))
-    launch(art, kerns["bwd"], named, ((Sk + bn - 1) // bn, Hq, B))
-    if kerns.get("dq"):
-        launch(art, kerns["dq"], named, ((Sq + bm - 1) // bm, Hq, B))
-    launch(art, kerns["post"], named, ((max(Sq, Sk) + bm - 1) // bm, Hq, B))
+    grids = dict(pre=((Sq + bm - 1) // bm, Hq, B), bwd=((Sk + bn - 1) // bn, Hq, B),
+                 dq=((Sq + bm - 1) // bm, Hq, B), post=((max(Sq, Sk) + bm - 1) // bm, Hq, B))
+    for role in ("pre", "bwd", "dq", "post"):
+        if kerns.get(role) and (only is None or role in only):
+            launch(art, kerns[role], named, grids[role])
     return named
 
 
@@ -211,7 +217,7 @@ def check_dropout(art, dtype, results):
     results.append(r)
 
 
-def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
+def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384, with_sdpa=True):
     from torch.nn.attention import sdpa_kernel, SDPBackend
     tdt = TDT[dtype]
     H, B = hidden // d, tokens // S
@@ -227,16 +233,21 @@ def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
     lse = torch.ops.aten._scaled_dot_product_flash_attention(
         q, k, v, 0.0, causal, False, scale=1 / math.sqrt(d))[1]
     t = dict(q=q, k=k, v=v, o=o.detach().contiguous(), do=do, lse=lse.float().contiguous())
-    def ours():
-        run_backward(art, kerns, t, 1 / math.sqrt(d), (-1, -1), 0.0, 0.0, 0)
+    def ours(only=None):
+        run_backward(art, kerns, t, 1 / math.sqrt(d), (-1, -1), 0.0, 0.0, 0,
+                     poison=False, only=only)
     flops = 2.5 * 4 * B * H * S * S * d / (2 if causal else 1)
     res = dict(dtype=dtype, d=d, S=S, causal=causal)
-    for name, fn in (("ours", ours), ("sdpa-flash", sdpa)):
+    for name, fn in (("ours", ours), ("sdpa-flash", sdpa))[:2 if with_sdpa else 1]:
         try:
             res[name] = flops / median_ms(fn, iters=10, warmup=2) / 1e9
         except Exception as e:
             res[name] = None
             res[name + "-error"] = str(e)[:200]
+    # Milliseconds of each launch alone (the inputs the previous launches
+    # left are valid for the next): where the time goes.
+    res["ms"] = {role: median_ms(lambda: ours({role}), iters=10, warmup=2)
+                 for role in ("pre", "bwd", "dq", "post") if kerns.get(role)}
     return res
 
 
@@ -246,6 +257,11 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--deterministic", action="store_true")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--no-check", action="store_true",
+                    help="skip the numerics (tile exploration; never for a result)")
+    ap.add_argument("--no-sdpa", action="store_true",
+                    help="do not time SDPA-flash (already timed in the same run)")
+    ap.add_argument("--bench-dtypes", default="bf16,f16")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
@@ -253,7 +269,7 @@ def main():
     results = []
     shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
               (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
-    for dtype in ("f16", "bf16"):
+    for dtype in () if args.no_check else ("f16", "bf16"):
         for d in (32, 64, 96, 128):
             for causal in ("none", "top_left", "bottom_right"):
                 for shp in shapes:
@@ -277,15 +293,16 @@ def main():
     json.dump(results, open(os.path.join(args.out, "numerics_bwd.json"), "w"), indent=1)
     if args.bench:
         rows = []
-        for dtype in ("bf16", "f16"):
+        for dtype in args.bench_dtypes.split(","):
             for d in (64, 128):
                 for causal in (False, True):
                     for S in (2048, 8192):
-                        r = bench(art, dtype, d, causal, S)
+                        r = bench(art, dtype, d, causal, S, with_sdpa=not args.no_sdpa)
                         rows.append(r)
                         print(f"bwd {dtype:4} d={d:3} S={S:5} causal={int(causal)}  ours {r['ours'] or 0:6.1f}  "
-                              f"flash {r['sdpa-flash'] or 0:6.1f}  ratio "
-                              f"{(r['ours'] or 0) / (r['sdpa-flash'] or 1):.2f}", flush=True)
+                              f"flash {r.get('sdpa-flash') or 0:6.1f}  ratio "
+                              f"{(r['ours'] or 0) / (r.get('sdpa-flash') or 1):.2f}  ms "
+                              + " ".join(f"{k} {v:.3f}" for k, v in r["ms"].items()), flush=True)
         json.dump(rows, open(os.path.join(args.out, "bench_bwd.json"), "w"), indent=1)
     return 1 if fails else 0
 

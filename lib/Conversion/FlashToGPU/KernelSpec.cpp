@@ -226,11 +226,6 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   s.blockN = config.getBlockN();
   s.warps = config.getWarps();
   s.stages = config.getStages();
-  if (s.blockM % (16 * s.warps) != 0 || s.blockN % 16 != 0)
-    return op->emitOpError() << "config block_m = " << s.blockM
-                             << " must be a multiple of 16 * warps ("
-                             << 16 * s.warps << ") and block_n = " << s.blockN
-                             << " of 16";
   if (iface.isCausal())
     s.causal = iface.isBottomRightAligned() ? KernelSpec::Causal::BottomRight
                                             : KernelSpec::Causal::TopLeft;
@@ -261,8 +256,18 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
 }
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
-  return getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
-                        op.getScoreMod(), op.getMaskMod());
+  FailureOr<KernelSpec> spec =
+      getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
+                     op.getScoreMod(), op.getMaskMod());
+  if (failed(spec))
+    return failure();
+  // The forward's warps each own 16-row slabs of the query block.
+  if (spec->blockM % (16 * spec->warps) != 0 || spec->blockN % 16 != 0)
+    return op->emitOpError() << "config block_m = " << spec->blockM
+                             << " must be a multiple of 16 * warps ("
+                             << 16 * spec->warps << ") and block_n = "
+                             << spec->blockN << " of 16";
+  return spec;
 }
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
@@ -286,6 +291,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     return op.emitOpError() << "the sm80 backward needs block_n = " << s.blockN
                             << " to be a multiple of 16 * warps ("
                             << 16 * s.warps << ")";
+  // dQ (block_m x D) is split over the warps by 16-row slabs, then by
+  // column groups of a multiple of 16 when the warps outnumber the slabs.
+  // The deterministic dQ kernel runs min(warps, block_m / 16) warps.
+  if (s.blockM % 16 != 0 || s.dqColumnGroups() == 0)
+    return op.emitOpError()
+           << "the sm80 backward needs block_m = " << s.blockM
+           << " to be a multiple of 16 whose 16-row slabs the " << s.warps
+           << " warps divide, or divide with column groups of D = "
+           << s.headDim << " that are multiples of 16";
   if (s.headDim > 128)
     return op.emitOpError()
            << "the sm80 backward supports D <= 128 (dK and dV accumulators of "

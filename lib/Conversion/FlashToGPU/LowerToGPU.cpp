@@ -392,6 +392,10 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   auto launch = [&](KernelSpec::Kind kind, Value rows, int64_t rowsPerBlock) {
     KernelSpec ks = spec;
     ks.kind = kind;
+    // The dQ kernel's warps own 16-row slabs of the query block like the
+    // forward's; the main kernel may run more warps than block_m has slabs.
+    if (kind == KernelSpec::Kind::BackwardDQ)
+      ks.warps = std::min(ks.warps, ks.blockM / 16);
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, ks);
     SmallVector<Value> args;
     for (const std::string &p : ks.params())

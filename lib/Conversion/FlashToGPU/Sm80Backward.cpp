@@ -154,10 +154,18 @@ Value Sm80BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
 }
 
 void Sm80BackwardBuilder::computeDQ(Value qStart) {
-  // dQ_i[q][d] = sum_k dS[q][k] K[k][d]: warps split the block's query rows;
-  // A = dS read transposed from dSᵀ, B = K read transposed.
-  int64_t mq = s.blockM / (16 * s.warps);
-  Value warpRow0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mq));
+  // dQ_i[q][d] = sum_k dS[q][k] K[k][d]: warps split the block's 16-row
+  // query slabs and, with more warps than slabs (block_n wider than
+  // block_m), the columns too; A = dS read transposed from dSᵀ, B = K read
+  // transposed.
+  int64_t groups = s.dqColumnGroups();
+  int64_t slabWarps = s.warps / groups;
+  int64_t mq = s.blockM / (16 * slabWarps);
+  int64_t groupTiles = s.dqGroupColumns() / 8;
+  Value warpRow0 = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, warp, cIdx(b, slabWarps)), cIdx(b, 16 * mq));
+  Value groupTile0 = arith::MulIOp::create(
+      b, arith::DivUIOp::create(b, warp, cIdx(b, slabWarps)), cIdx(b, groupTiles));
   Value scale = arg.lookup("scale");
   Value dq = arg.lookup("dq_accum");
   // Column chunks of kDQChunk tiles: the dQ accumulators live next to the
@@ -166,16 +174,21 @@ void Sm80BackwardBuilder::computeDQ(Value qStart) {
   constexpr int64_t kDQChunk = 4;
   for (int64_t m = 0; m < mq; ++m) {
     Value row0 = arith::AddIOp::create(b, warpRow0, cIdx(b, 16 * m));
-    for (int64_t c0 = 0; c0 < nTilesD; c0 += kDQChunk) {
-      int64_t chunk = std::min(kDQChunk, nTilesD - c0);
+    for (int64_t c0 = 0; c0 < groupTiles; c0 += kDQChunk) {
+      int64_t chunk = std::min(kDQChunk, groupTiles - c0);
+      // First 8-column tile of the chunk in the block's dQ.
+      Value tile0 = arith::AddIOp::create(b, groupTile0, cIdx(b, c0));
       Frags acc(chunk, accZero(b));
       for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
         Regs a = loadATransposed(b, sdS, ValueRange{}, lane, row0,
                                  cIdx(b, 16 * kk), s.elementType);
         for (int64_t p = 0; p < chunk / 2; ++p) {
-          Regs bf = loadBPairTransposed(b, sK, ValueRange{}, lane,
-                                        cIdx(b, 8 * c0 + 16 * p),
-                                        cIdx(b, 16 * kk), s.elementType);
+          Regs bf = loadBPairTransposed(
+              b, sK, ValueRange{}, lane,
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, tile0, cIdx(b, 8)),
+                  cIdx(b, 16 * p)),
+              cIdx(b, 16 * kk), s.elementType);
           acc[2 * p] = mma(b, a, {bf[0], bf[1]}, acc[2 * p], s.elementType);
           acc[2 * p + 1] =
               mma(b, a, {bf[2], bf[3]}, acc[2 * p + 1], s.elementType);
@@ -195,8 +208,11 @@ void Sm80BackwardBuilder::computeDQ(Value qStart) {
         for (int64_t n = 0; n < chunk; ++n)
           for (int64_t j = 0; j < 2; ++j) {
             Value col = arith::AddIOp::create(
-                b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                cIdx(b, 8 * (c0 + n) + j));
+                b,
+                arith::MulIOp::create(
+                    b, arith::AddIOp::create(b, tile0, cIdx(b, n)), cIdx(b, 8)),
+                arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                                      cIdx(b, j)));
             Value v = arith::MulFOp::create(b, accGet(b, acc[n], i, j), scale);
             memref::AtomicRMWOp::create(
                 b, arith::AtomicRMWKind::addf, v, dq,

@@ -61,6 +61,19 @@ struct KernelSpec {
   int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }
   /// Backward: block_n keys per block, block_n / warps per warp.
   int64_t keyTilesPerWarp() const { return blockN / (16 * warps); }
+  /// Backward dQ product (block_m x D per query block): the warps split its
+  /// 16-row slabs and, when there are more warps than slabs, its columns
+  /// too, into this many groups of dqGroupColumns() columns each. 0 when the
+  /// warps do not divide the tile (getKernelSpec refuses such configs).
+  int64_t dqColumnGroups() const {
+    int64_t slabs = blockM / 16;
+    if (slabs % warps == 0)
+      return 1;
+    if (warps % slabs != 0 || headDim % (16 * (warps / slabs)) != 0)
+      return 0;
+    return warps / slabs;
+  }
+  int64_t dqGroupColumns() const { return headDim / dqColumnGroups(); }
   /// dS of one (key block, query block) pair, [block_n][block_m + pad].
   int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
   int64_t smemBytes() const;

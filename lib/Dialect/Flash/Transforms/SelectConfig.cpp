@@ -58,9 +58,11 @@ struct TileRow {
   int64_t headDim;             // D = Dv
   int64_t fwdBlockM, fwdBlockN; // flash.attention
   int64_t bwdBlockM, bwdBlockN; // flash.attention_grad
+  int64_t bwdWarps;
 };
 
-// Four warps (128 threads) and a two-deep K/V pipeline for every row: two
+// Four warps (128 threads) for the forward (the backward's are per row) and a
+// two-deep K/V pipeline for every row: two
 // stages already overlap the next tile's cp.async with this tile's math, and
 // more warps would split block_m into slabs thinner than two m16 fragments.
 constexpr int64_t kSm80Warps = 4;
@@ -71,16 +73,22 @@ constexpr TileRow kSm80Tiles[] = {
     // fragments), so every K/V tile loaded to shared memory is used twice as
     // often as with 64 rows; with 64-key tiles the per-thread accumulators
     // are 128*Dv/128 + 128*64/128 <= 192 f32 registers, under the 255 cap.
-    // Backward: 64x64, because each block also holds dK and dV (block_n x D
-    // each, f32) and the dP tile next to S.
-    {32, 128, 64, 64, 64},
-    {64, 128, 64, 64, 64},
-    {96, 128, 64, 64, 64},
-    {128, 128, 64, 64, 64},
+    // Backward: each block also holds dK and dV (block_n x D each, f32)
+    // and the dP tile next to S. Half of its time at 64x64 went to the dQ
+    // atomics (one red.add per element per key block; docs/PERF.md), so
+    // the measured rows take 128 keys per block, halving them. D = 64:
+    // 32 keys per warp (two m16 tiles: each ldmatrix'd Q/dO fragment feeds
+    // twice the mmas) with 32 query rows, so that S, dP, dK and dV fit in
+    // 255 registers; D = 128: 16 keys per warp over 8 warps, as dK and dV
+    // alone take 128 registers. D = 32, 96 keep the unmeasured 64x64.
+    {32, 128, 64, 64, 64, 4},
+    {64, 128, 64, 32, 128, 4},
+    {96, 128, 64, 64, 64, 4},
+    {128, 128, 64, 64, 128, 8},
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
-    {256, 64, 32, 64, 32},
+    {256, 64, 32, 64, 32, 4},
 };
 
 /// The smallest block_n the fallback goes to: one k16 step of the second
@@ -168,6 +176,10 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 
   int64_t blockM = isGrad ? row->bwdBlockM : row->fwdBlockM;
   int64_t blockN = isGrad ? row->bwdBlockN : row->fwdBlockN;
+  int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
+  // The backward's warps each own 16-key tiles of block_n: a row with more
+  // warps than the forward's may not go below them.
+  int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
   auto smem = [&] {
     return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv);
@@ -175,7 +187,12 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // Too little shared memory: narrower K/V tiles first, since a shallower
   // pipeline exposes the full global-memory latency of every tile; keeping
   // block_m keeps the K/V traffic per query row unchanged.
-  while (smem() > target.smemPerBlock && blockN > kMinBlockN)
+  // Where such a row's tile does not fit, four warps let block_n shrink.
+  if (isGrad && smem() > target.smemPerBlock && warps > kSm80Warps) {
+    warps = kSm80Warps;
+    minBlockN = kMinBlockN;
+  }
+  while (smem() > target.smemPerBlock && blockN > minBlockN)
     blockN /= 2;
   if (smem() > target.smemPerBlock)
     stages = 1;
@@ -188,7 +205,7 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
     return failure();
   }
   return KernelConfigAttr::get(op->getContext(), Recipe::Sm80, blockM, blockN,
-                               kSm80Warps, stages);
+                               warps, stages);
 }
 
 struct FlashSelectConfig
