@@ -178,7 +178,12 @@ def emit_backward(v):
            f"  {op}\n"
            f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")
     if v.with_forward:
-        out += emit_forward(v, symbol=f"fwd_{v.name}")
+        # The forward keeps the tiles flash-select-config gives it: the
+        # variant's tiles may be a backward-only shape (more warps than
+        # block_m has 16-row slabs), and the dropout keep test is per
+        # element, independent of tiling.
+        out += emit_forward(dataclasses.replace(v, tiles=None),
+                            symbol=f"fwd_{v.name}")
     return out
 
 
