@@ -38,8 +38,16 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     return out.transpose(1, 2).contiguous(), None
 
 
+# transformers >= 5 takes every attn_implementation whose name contains
+# "flash" for a flash-attention kernel to import from its hub, so there the
+# implementation is also registered, and returned, under this name.
+HUB_SAFE_NAME = "ffuse"
+
+
 def register(name=NAME):
-    """Registers `attention_forward` with transformers' AttentionInterface."""
+    """Registers `attention_forward` with transformers' AttentionInterface
+    and returns the name to pass as attn_implementation: `name`, or, where
+    transformers reserves names containing "flash", HUB_SAFE_NAME."""
     try:
         from transformers import AttentionInterface
     except ImportError as e:
@@ -47,4 +55,16 @@ def register(name=NAME):
             "flashfuse.hf.register() needs transformers (pip install "
             "transformers), which provides AttentionInterface") from e
     AttentionInterface.register(name, attention_forward)
+    try:
+        from transformers.utils.generic import is_flash_attention_requested
+    except ImportError:
+        return name
+    if is_flash_attention_requested(requested_attention_implementation=name):
+        import warnings
+        warnings.warn(
+            f"this transformers version treats attn_implementation={name!r} "
+            "as a hub flash-attention kernel; use "
+            f"attn_implementation={HUB_SAFE_NAME!r} (registered too)")
+        AttentionInterface.register(HUB_SAFE_NAME, attention_forward)
+        return HUB_SAFE_NAME
     return name

@@ -1,7 +1,11 @@
-"""Hugging Face transformers with attn_implementation="flashfuse": small
+"""Hugging Face transformers with attn_implementation="flashfuse" (or the
+name flashfuse.hf.register() returns, where transformers reserves names
+containing "flash"): small
 random-weight Llama (GQA) and GPT-2 models give the logits of the eager
 implementation, under FlashAttention's rule against an f32 eager run:
 max|ours - f32| <= 2 * max|eager_bf16 - f32| + atol."""
+
+import copy
 
 import pytest
 
@@ -24,8 +28,10 @@ def _config(arch):
 
 
 def _model(cfg, impl, dtype, state=None):
+    # A private config each: transformers records the implementation in the
+    # config, which models built from one object would otherwise share.
     m = transformers.AutoModelForCausalLM.from_config(
-        cfg, attn_implementation=impl)
+        copy.deepcopy(cfg), attn_implementation=impl)
     if state is not None:
         m.load_state_dict(state)
     return m.to("cuda", dtype).eval()
@@ -35,12 +41,12 @@ def _model(cfg, impl, dtype, state=None):
 def test_logits_match_eager(arch):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    flashfuse.hf.register()
+    impl = flashfuse.hf.register()
     cfg = _config(arch)
     eager32 = _model(cfg, "eager", torch.float32)
     state = eager32.state_dict()
     eager16 = _model(cfg, "eager", torch.bfloat16, state)
-    ours = _model(cfg, "flashfuse", torch.bfloat16, state)
+    ours = _model(cfg, impl, torch.bfloat16, state)
     ids = torch.randint(0, cfg.vocab_size, (2, 200), device="cuda")
     with torch.no_grad():
         ref = eager32(ids).logits.float()
