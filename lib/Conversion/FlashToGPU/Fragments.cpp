@@ -5,6 +5,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -212,6 +213,29 @@ static Value unaryIntrinsic(ImplicitLocOpBuilder &b, StringRef name, Value x) {
   return LLVM::CallIntrinsicOp::create(b, b.getLoc(), b.getF32Type(),
                                        b.getStringAttr(name), ValueRange{x})
       .getResult(0);
+}
+
+void frag::atomicAddPair(ImplicitLocOpBuilder &b, Value memory, Value index,
+                         Value lo, Value hi, bool vectorRed) {
+  if (!vectorRed) {
+    Value next = arith::AddIOp::create(b, index, cIdx(b, 1));
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, lo, memory,
+                                ValueRange{index});
+    memref::AtomicRMWOp::create(b, arith::AtomicRMWKind::addf, hi, memory,
+                                ValueRange{next});
+    return;
+  }
+  // The element's generic address; kernel arguments point to global memory,
+  // which red.global addresses after cvta.to.global.
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, memory);
+  Value addr = arith::AddIOp::create(
+      b, base, arith::MulIOp::create(b, index, cIdx(b, 4)));
+  Value addr64 = arith::IndexCastOp::create(b, b.getI64Type(), addr);
+  NVVM::InlinePtxOp::create(
+      b, TypeRange{}, ValueRange{addr64, lo, hi}, ValueRange{},
+      "{ .reg .u64 ga; cvta.to.global.u64 ga, $0; "
+      "red.global.add.v2.f32 [ga], {$1, $2}; }",
+      /*predicate=*/Value());
 }
 
 Value frag::exp2Approx(ImplicitLocOpBuilder &b, Value x) {

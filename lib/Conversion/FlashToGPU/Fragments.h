@@ -78,6 +78,12 @@ Value packPair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType);
 Value quadReduceMax(ImplicitLocOpBuilder &b, Value v);
 Value quadReduceSum(ImplicitLocOpBuilder &b, Value v);
 
+/// memory[index] += lo, memory[index + 1] += hi (f32, global, atomic per
+/// element). With `vectorRed` (sm_90) one red.global.add.v2.f32 does both,
+/// halving the reduction instructions; `index` must then be even.
+void atomicAddPair(ImplicitLocOpBuilder &b, Value memory, Value index,
+                   Value lo, Value hi, bool vectorRed);
+
 /// Fast approximate 2^x and log2(x) (ex2/lg2.approx, as FlashAttention uses).
 Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
 Value log2Approx(ImplicitLocOpBuilder &b, Value x);

@@ -83,8 +83,11 @@ gpu::GPUModuleOp FlashLowerToGPU::getOrCreateKernelModule() {
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(module.getContext()));
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  // PTX 8.1 for sm_90: the dQ reduction uses red.global.add.v2.f32. 8.0
+  // elsewhere, which every driver that runs sm_80 code JITs.
+  StringRef ptx = StringRef(chip).starts_with("sm_9") ? "+ptx81" : "+ptx80";
   auto target = NVVM::NVVMTargetAttr::get(module.getContext(), /*optLevel=*/3,
-                                          "nvptx64-nvidia-cuda", chip, "+ptx80");
+                                          "nvptx64-nvidia-cuda", chip, ptx);
   return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName,
                                   b.getArrayAttr({target}));
 }
@@ -448,6 +451,9 @@ void FlashLowerToGPU::runOnOperation() {
     }
     if (spec->scoreMod || spec->maskMod)
       spec->uniqueId = nextUniqueId++;
+    // "sm_90" -> 90; an unparsable chip keeps the sm_80 baseline.
+    StringRef digits = StringRef(chip).drop_front(3).take_while(llvm::isDigit);
+    (void)digits.getAsInteger(10, spec->arch);
     out.push_back(*spec);
   };
   for (AttentionOp op : ops)

@@ -205,19 +205,19 @@ void Sm80BackwardBuilder::computeDQ(Value qStart) {
         b.setInsertionPointToStart(&ifRow.getThenRegion().front());
         Value rowOff = arith::MulIOp::create(
             b, arith::AddIOp::create(b, rowBaseLse, q), cIdx(b, s.headDim));
-        for (int64_t n = 0; n < chunk; ++n)
-          for (int64_t j = 0; j < 2; ++j) {
-            Value col = arith::AddIOp::create(
-                b,
-                arith::MulIOp::create(
-                    b, arith::AddIOp::create(b, tile0, cIdx(b, n)), cIdx(b, 8)),
-                arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                      cIdx(b, j)));
-            Value v = arith::MulFOp::create(b, accGet(b, acc[n], i, j), scale);
-            memref::AtomicRMWOp::create(
-                b, arith::AtomicRMWKind::addf, v, dq,
-                ValueRange{arith::AddIOp::create(b, rowOff, col)});
-          }
+        for (int64_t n = 0; n < chunk; ++n) {
+          // Columns 8 (tile0 + n) + 2t and the next: an even, 8-byte aligned
+          // pair (dq_accum rows have D, a multiple of 8, elements).
+          Value col = arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(
+                  b, arith::AddIOp::create(b, tile0, cIdx(b, n)), cIdx(b, 8)),
+              arith::MulIOp::create(b, t, cIdx(b, 2)));
+          atomicAddPair(b, dq, arith::AddIOp::create(b, rowOff, col),
+                        arith::MulFOp::create(b, accGet(b, acc[n], i, 0), scale),
+                        arith::MulFOp::create(b, accGet(b, acc[n], i, 1), scale),
+                        /*vectorRed=*/s.arch >= 90);
+        }
       }
     }
   }

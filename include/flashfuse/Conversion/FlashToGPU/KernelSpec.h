@@ -36,6 +36,9 @@ struct KernelSpec {
   /// Backward only: dQ without float atomics (a BackwardDQ kernel instead
   /// of the f32 accumulator), so two runs are bit-identical.
   bool deterministic = false;
+  /// Compute capability of the chip the kernels are built for (80, 89,
+  /// 90): sm_90 has vector float reductions for the dQ accumulation.
+  int64_t arch = 80;
   /// Backward only: dBias = dS is written (full-shape bias only).
   bool gradBias = false;
   /// Regions are cloned into the kernel; a kernel with a region is unique
