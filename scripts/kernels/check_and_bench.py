@@ -104,8 +104,22 @@ class Artifact:
               "cuLaunchKernel " + k["name"])
 
 # -------------------------------------------------------------- reference
-def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtype=torch.float32):
-    """Attention in `dtype` (f32 for ref, kernel dtype for out_pt)."""
+def keep_mask(Sq, Sk, causal, window, device):
+    i = torch.arange(Sq, device=device)[:, None]
+    j = torch.arange(Sk, device=device)[None, :]
+    off = (Sk - Sq) if causal == "bottom_right" else 0
+    keep = torch.ones(Sq, Sk, dtype=torch.bool, device=device)
+    if causal != "none":
+        keep &= j <= i + off
+    if window:
+        wl, wr = window
+        if wl >= 0: keep &= j >= i + off - wl
+        if wr >= 0: keep &= j <= i + off + wr
+    return keep
+
+
+def attention(q, k, v, scale, causal, window, softcap, bias, drop, dtype):
+    """O and LSE computed in `dtype` (f32 for the reference), differentiable."""
     q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
     G = q.shape[1] // k.shape[1]
     k = k.repeat_interleave(G, dim=1); v = v.repeat_interleave(G, dim=1)
@@ -114,22 +128,20 @@ def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtyp
         s = softcap * torch.tanh(s / softcap)
     if bias is not None:
         s = s + bias
-    Sq, Sk = q.shape[2], k.shape[2]
-    i = torch.arange(Sq, device=q.device)[:, None]
-    j = torch.arange(Sk, device=q.device)[None, :]
-    off = (Sk - Sq) if causal == "bottom_right" else 0
-    keep = torch.ones(Sq, Sk, dtype=torch.bool, device=q.device)
-    if causal != "none":
-        keep &= j <= i + off
-    if window:
-        wl, wr = window
-        if wl >= 0: keep &= j >= i + off - wl
-        if wr >= 0: keep &= j <= i + off + wr
+    keep = keep_mask(q.shape[2], k.shape[2], causal, window, q.device)
     s = s.masked_fill(~keep, float("-inf"))
     lse = torch.logsumexp(s, dim=-1)
     p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    o = (p.to(dtype) @ v).float()
-    return o, lse
+    if drop is not None:
+        p = p * drop
+    return (p.to(dtype) @ v), lse
+
+
+def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtype=torch.float32):
+    """Attention in `dtype` (f32 for ref, kernel dtype for out_pt): O as f32
+    and LSE."""
+    o, lse = attention(q, k, v, scale, causal, window, softcap, bias, None, dtype)
+    return o.float(), lse
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False):
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]

@@ -18,7 +18,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_and_bench import Artifact, check, cuda, median_ms  # noqa: E402
+from check_and_bench import (Artifact, attention, check, cuda,  # noqa: E402
+                             median_ms)
 
 TDT = {"f16": torch.float16, "bf16": torch.bfloat16}
 
@@ -52,39 +53,6 @@ def find(art, kind, dtype, d, causal="none", **flags):
                         for f in ("window", "softcap", "bias", "mask", "dropout"))):
             return k
     return None
-
-
-def keep_mask_ref(Sq, Sk, causal, window, device):
-    i = torch.arange(Sq, device=device)[:, None]
-    j = torch.arange(Sk, device=device)[None, :]
-    off = (Sk - Sq) if causal == "bottom_right" else 0
-    keep = torch.ones(Sq, Sk, dtype=torch.bool, device=device)
-    if causal != "none":
-        keep &= j <= i + off
-    if window:
-        wl, wr = window
-        if wl >= 0: keep &= j >= i + off - wl
-        if wr >= 0: keep &= j <= i + off + wr
-    return keep
-
-
-def attention(q, k, v, scale, causal, window, softcap, bias, drop, dtype):
-    """O and LSE computed in `dtype` (f32 for the reference), differentiable."""
-    q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
-    G = q.shape[1] // k.shape[1]
-    k = k.repeat_interleave(G, dim=1); v = v.repeat_interleave(G, dim=1)
-    s = (q @ k.transpose(-1, -2)).float() * scale
-    if softcap:
-        s = softcap * torch.tanh(s / softcap)
-    if bias is not None:
-        s = s + bias
-    keep = keep_mask_ref(q.shape[2], k.shape[2], causal, window, q.device)
-    s = s.masked_fill(~keep, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    if drop is not None:
-        p = p * drop
-    return (p.to(dtype) @ v), lse
 
 
 def run_backward(art, kerns, t, scale, window, softcap, p, seed, poison=True,
