@@ -1,6 +1,18 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && flashfuse-compile %s --target=h200 -o %t 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
+// RUN: FileCheck %s --check-prefix=SM90 < %t/kernels.ptx
+// RUN: flashfuse-compile %s --target=a100 -o %t/a100 > /dev/null
+// RUN: FileCheck %s --check-prefix=SM80 < %t/a100/kernels.ptx
+
+// dQ accumulates through reductions of f32 pairs on sm_90 (PTX 8.1), one
+// element at a time (atomics) on sm_80.
+// SM90: .version 8.1
+// SM90: red.global.add.v2.f32
+// SM90-NOT: atom.global.add.f32
+// SM80: .version 8.0
+// SM80-NOT: red.global.add.v2.f32
+// SM80: atom.global.add.f32
 
 // The backward kernels assemble for sm_90 without spills (flashfuse-compile
 // fails on a spill), and the manifest lists them with their kinds.
