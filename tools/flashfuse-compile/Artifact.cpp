@@ -22,7 +22,7 @@ std::string flashfuse::extractPtx(ModuleOp module) {
   return ptx;
 }
 
-bool flashfuse::assemble(llvm::StringRef ptxas, int arch,
+bool flashfuse::assemble(llvm::StringRef ptxas, llvm::StringRef chip,
                          llvm::StringRef ptxPath, llvm::StringRef cubinPath,
                          std::string &log,
                          std::vector<KernelResources> &resources) {
@@ -31,7 +31,7 @@ bool flashfuse::assemble(llvm::StringRef ptxas, int arch,
     log = "cannot create a temporary file for ptxas's output";
     return false;
   }
-  std::string archFlag = "-arch=sm_" + std::to_string(arch);
+  std::string archFlag = ("-arch=" + chip).str();
   llvm::StringRef args[] = {ptxas, archFlag, "-O3", "-v", ptxPath, "-o", cubinPath};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
                                                 logPath.str()};

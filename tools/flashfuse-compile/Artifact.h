@@ -28,9 +28,9 @@ struct KernelResources {
 /// The PTX held by the (single) gpu.binary of `module`, or an empty string.
 std::string extractPtx(mlir::ModuleOp module);
 
-/// Runs `ptxas -arch=sm_<arch> -O3 -v` on `ptxPath`; returns false with the
+/// Runs `ptxas -arch=<chip> -O3 -v` on `ptxPath`; returns false with the
 /// tool's output in `log` on failure. Fills `resources` from the -v report.
-bool assemble(llvm::StringRef ptxas, int arch, llvm::StringRef ptxPath,
+bool assemble(llvm::StringRef ptxas, llvm::StringRef chip, llvm::StringRef ptxPath,
               llvm::StringRef cubinPath, std::string &log,
               std::vector<KernelResources> &resources);
 

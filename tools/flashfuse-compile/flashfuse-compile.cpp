@@ -56,6 +56,11 @@ static cl::opt<bool> allowSpills("allow-spills",
 static cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("Backward kernels without float atomics (bit-identical runs)"));
+static cl::opt<std::string> recipeName(
+    "recipe",
+    cl::desc("Forward recipe for ops without a config: auto (sm90 on sm_90 "
+             "where it applies), sm80 or sm90"),
+    cl::init("auto"));
 static cl::opt<bool> dumpKernels("dump-kernel-ir",
                                  cl::desc("Print the generated gpu.module"));
 
@@ -111,7 +116,9 @@ int main(int argc, char **argv) {
     return 1; // the parser printed the diagnostic
 
   // Kernel generation on the whole module.
-  std::string chip = "sm_" + std::to_string(*arch);
+  // sm_90 kernels are built for sm_90a: the sm90 recipe's wgmma exists only
+  // there, and sm_90a code runs on every sm_90 GPU (H100, H200).
+  std::string chip = "sm_" + std::to_string(*arch) + (*arch == 90 ? "a" : "");
   PassManager pm(&context);
   bool needsConfig = false;
   module->walk([&](Operation *op) {
@@ -122,6 +129,7 @@ int main(int argc, char **argv) {
   if (needsConfig) {
     flash::FlashSelectConfigOptions selectOptions;
     selectOptions.target = targetName;
+    selectOptions.recipe = recipeName;
     pm.addPass(flash::createFlashSelectConfig(selectOptions));
   }
   flash::FlashLowerToGPUOptions gpuOptions;
@@ -178,12 +186,12 @@ int main(int argc, char **argv) {
                   "' (set --ptxas or CUDA_HOME, or pass --no-cubin)");
     std::string log;
     std::vector<flashfuse::KernelResources> resources;
-    if (!flashfuse::assemble(ptxas, *arch, ptxFile, cubinFile, log, resources))
+    if (!flashfuse::assemble(ptxas, chip, ptxFile, cubinFile, log, resources))
       return fail("ptxas failed:\n" + log);
     haveCubin = true;
     bool spilled = false;
     for (const auto &r : resources) {
-      llvm::outs() << "ptxas sm_" << *arch << " " << r.name << ": "
+      llvm::outs() << "ptxas " << chip << " " << r.name << ": "
                    << r.registers << " registers, " << r.stackFrame
                    << " bytes stack, " << r.spillStores << "/" << r.spillLoads
                    << " bytes spill stores/loads\n";

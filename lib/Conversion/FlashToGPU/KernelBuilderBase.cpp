@@ -1,6 +1,7 @@
 //===- KernelBuilderBase.cpp - arguments, band, masks, scores, dropout ----===//
 #include "KernelBuilderBase.h"
 #include "Fragments.h"
+#include "Recipes.h"
 
 #include "flashfuse/Conversion/Common/Philox.h"
 
@@ -92,6 +93,19 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
                                         ValueRange lead, int64_t rows,
                                         int64_t cols,
                                         SmallVectorImpl<Value> &tokens) {
+  issueCopies(gmem, base, rowStride, rowStart, rowLimit, tile, rows, cols,
+              tokens, [&](Value r, Value c) {
+                SmallVector<Value> idx(lead.begin(), lead.end());
+                idx.push_back(r);
+                idx.push_back(c);
+                return idx;
+              });
+}
+
+void KernelBuilderBase::issueCopies(
+    Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
+    Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
+    function_ref<SmallVector<Value>(Value r, Value c)> dstIndex) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
@@ -106,7 +120,7 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
         b, arith::RemUIOp::create(b, chunk, cIdx(b, chunksPerRow)), cIdx(b, 8));
     // A thread with no chunk left (chunks % threads != 0) still issues a
     // copy, with src-size 0, which writes 16 zero bytes: aim it at the row
-    // padding, which nothing reads.
+    // padding, which nothing reads. Unpadded layouts must not leave chunks.
     c = arith::SelectOp::create(b, inRange, c, cIdx(b, cols));
     Value row = arith::AddIOp::create(b, rowStart, r);
     Value valid = arith::AndIOp::create(
@@ -119,12 +133,9 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
         b, base,
         arith::AddIOp::create(b, arith::MulIOp::create(b, srcRow, rowStride), c));
     Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 8), cIdx(b, 0));
-    SmallVector<Value> dstIdx(lead.begin(), lead.end());
-    dstIdx.push_back(r);
-    dstIdx.push_back(c);
     auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     Value tok = nvgpu::DeviceAsyncCopyOp::create(
-        b, tokTy, tile, dstIdx, gmem, ValueRange{src}, b.getIndexAttr(8),
+        b, tokTy, tile, dstIndex(r, c), gmem, ValueRange{src}, b.getIndexAttr(8),
         srcElems, /*bypassL1=*/b.getUnitAttr());
     tokens.push_back(tok);
   }
@@ -387,4 +398,32 @@ Value KernelBuilderBase::inlineRegion(Region *region, ArrayRef<Value> args) {
   for (Operation &op : body.without_terminator())
     b.clone(op, map);
   return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
+                                                      const KernelSpec &spec) {
+  Builder b(ctx);
+  auto memref1d = [&](Type t) {
+    return MemRefType::get({ShapedType::kDynamic}, t);
+  };
+  SmallVector<Type> types;
+  for (const std::string &p : spec.params()) {
+    StringRef kind = StringRef(p).split(':').first;
+    StringRef name = StringRef(p).split(':').second;
+    if (kind == "memref") {
+      Type elt = spec.elementType;
+      if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias"}, name))
+        elt = b.getF32Type();
+      else if (name == "mask")
+        elt = b.getI8Type();
+      types.push_back(memref1d(elt));
+    } else if (kind == "i32") {
+      types.push_back(b.getI32Type());
+    } else if (kind == "i64") {
+      types.push_back(b.getI64Type());
+    } else {
+      types.push_back(b.getF32Type());
+    }
+  }
+  return types;
 }

@@ -58,6 +58,14 @@ protected:
                        Value rowStart, Value rowLimit, Value tile,
                        ValueRange lead, int64_t rows, int64_t cols,
                        SmallVectorImpl<Value> &tokens);
+  /// The same with the destination index of row r, column c (index
+  /// values, c a multiple of 8) given by `dstIndex`: other layouts, such as
+  /// the swizzled tiles of wgmma. `rows * cols / 8` must then be a multiple
+  /// of the block's threads.
+  void issueCopies(Value gmem, Value base, Value rowStride, Value rowStart,
+                   Value rowLimit, Value tile, int64_t rows, int64_t cols,
+                   SmallVectorImpl<Value> &tokens,
+                   function_ref<SmallVector<Value>(Value r, Value c)> dstIndex);
   /// cp.async.commit_group of the copies issued so far; its token.
   Value commitGroup(ArrayRef<Value> tokens);
   /// issueTileCopies of one tile as a commit group of its own.

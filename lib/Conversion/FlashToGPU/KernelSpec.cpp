@@ -44,6 +44,9 @@ int64_t KernelSpec::smemBytes() const {
   int64_t qRows = blockM * (headDim + kRowPad) * 2;
   switch (kind) {
   case Kind::Forward:
+    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles
+      return kSm90AlignSlack +
+             2 * (blockM * headDim + stages * blockN * (headDim + headDimV));
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
     // K and V of the block, a `stages`-deep ring of Q and dO tiles, and the
@@ -63,7 +66,8 @@ int64_t KernelSpec::smemBytes() const {
 std::string KernelSpec::kernelName() const {
   static const char *prefix[] = {"flash_fwd", "flash_bwd_pre", "flash_bwd",
                                  "flash_bwd_dq", "flash_bwd_post"};
-  std::string name = std::string(prefix[int(kind)]) + "_sm80_" + dtypeName() +
+  std::string name = std::string(prefix[int(kind)]) + "_" +
+                     stringifyRecipe(recipe).str() + "_" + dtypeName() +
                      "_d" + std::to_string(headDim);
   if (headDimV != headDim)
     name += "_dv" + std::to_string(headDimV);
@@ -177,7 +181,7 @@ SmallVector<std::string> KernelSpec::params() const {
 }
 
 bool KernelSpec::operator==(const KernelSpec &o) const {
-  return kind == o.kind && elementType == o.elementType &&
+  return kind == o.kind && recipe == o.recipe && elementType == o.elementType &&
          headDim == o.headDim && headDimV == o.headDimV &&
          blockM == o.blockM && blockN == o.blockN && warps == o.warps &&
          stages == o.stages && causal == o.causal && window == o.window &&
@@ -196,11 +200,14 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   if (!config)
     return op->emitOpError()
            << "has no kernel config; run flash-select-config first";
-  if (config.getRecipe() != Recipe::Sm80)
-    return op->emitOpError() << "recipe '"
-                             << stringifyRecipe(config.getRecipe())
-                             << "' has no GPU lowering yet; only sm80 does";
+  if (config.getRecipe() == Recipe::Decode)
+    return op->emitOpError() << "recipe 'decode' has no GPU lowering yet";
+  if (config.getRecipe() == Recipe::Sm90 && !isa<AttentionOp>(op))
+    return op->emitOpError()
+           << "recipe 'sm90' builds forward kernels only; the backward's "
+              "recipe is sm80";
   KernelSpec s;
+  s.recipe = config.getRecipe();
   s.elementType = getElementTypeOrSelf(query.getType());
   if (!s.elementType.isF16() && !s.elementType.isBF16())
     return op->emitOpError()
@@ -261,6 +268,24 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                      op.getScoreMod(), op.getMaskMod());
   if (failed(spec))
     return failure();
+  if (spec->recipe == Recipe::Sm90) {
+    // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
+    // the swizzled tiles hold whole 64-element rows; every thread copies the
+    // same number of 16-byte chunks; S is one wgmma of N = block_n <= 256.
+    const KernelSpec &s = *spec;
+    int64_t threads = s.threads();
+    if (s.warps % 4 != 0 || s.blockM != 16 * s.warps || s.blockN % 16 != 0 ||
+        s.blockN > 256 || s.headDim % 64 != 0 || s.headDim > 128 ||
+        (s.blockM * s.headDim / 8) % threads != 0 ||
+        (s.blockN * s.headDim / 8) % threads != 0)
+      return op->emitOpError()
+             << "the sm90 recipe needs warps a multiple of 4, block_m = 16 * "
+                "warps, block_n a multiple of 16 up to 256, D in {64, 128} and "
+                "tiles whose 16-byte chunks the threads divide; got block_m = "
+             << s.blockM << ", block_n = " << s.blockN << ", warps = "
+             << s.warps << ", D = " << s.headDim;
+    return spec;
+  }
   // The forward's warps each own 16-row slabs of the query block.
   if (spec->blockM % (16 * spec->warps) != 0 || spec->blockN % 16 != 0)
     return op->emitOpError() << "config block_m = " << spec->blockM

@@ -107,7 +107,10 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   func->setAttr("flash.manifest", buildManifestAttr(b, spec));
   switch (spec.kind) {
   case KernelSpec::Kind::Forward:
-    buildSm80ForwardKernel(func, spec);
+    if (spec.recipe == Recipe::Sm90)
+      buildSm90ForwardKernel(func, spec);
+    else
+      buildSm80ForwardKernel(func, spec);
     break;
   case KernelSpec::Kind::BackwardPreprocess:
     buildSm80BackwardPreprocessKernel(func, spec);
@@ -456,8 +459,15 @@ void FlashLowerToGPU::runOnOperation() {
     (void)digits.getAsInteger(10, spec->arch);
     out.push_back(*spec);
   };
-  for (AttentionOp op : ops)
+  for (AttentionOp op : ops) {
     collect(getKernelSpec(op), specs);
+    // wgmma exists only in the architecture-specific sm_90a.
+    if (!refused && specs.back().recipe == Recipe::Sm90 && chip != "sm_90a") {
+      op.emitOpError() << "recipe 'sm90' needs chip=sm_90a (wgmma), got chip="
+                       << chip;
+      refused = true;
+    }
+  }
   for (AttentionGradOp op : gradOps)
     collect(getKernelSpec(op, deterministic), gradSpecs);
   if (refused)

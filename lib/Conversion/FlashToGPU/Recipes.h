@@ -16,6 +16,9 @@ SmallVector<Type> getKernelArgumentTypes(MLIRContext *ctx,
 /// (mma.sync m16n8k16, ldmatrix, cp.async pipeline). See Sm80Forward.cpp.
 void buildSm80ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 
+/// The same schedule on wgmma (sm_90a), with 128-byte-swizzled tiles. See
+/// Sm90Forward.cpp.
+void buildSm90ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The backward kernels (docs/KERNEL_ABI.md, "Backward"): Dsum and the
 /// zeroed dQ accumulator; the main dK/dV (and atomic dQ) kernel; the
 /// deterministic mode's dQ kernel; the conversion of the gradients to the

@@ -1,122 +1,40 @@
-//===- Sm80Forward.cpp - the FlashAttention-2 forward kernel --------------===//
+//===- Sm80Forward.cpp - the sm80 recipe's forward matrix engine ----------===//
 //
-// One thread block computes block_m query rows of one (batch, head); its
-// warps split the rows, 16 * mTilesPerWarp each. Per block:
-//   1. cp.async the Q tile into shared memory, then ldmatrix it into
-//      registers once (A operands of every Q·Kᵀ mma);
-//   2. walk the key blocks the causal/window band allows, K and V tiles
-//      streamed through a `stages`-deep cp.async ring;
-//   3. S = Q·Kᵀ with mma.sync, score pipeline and masks on the fragments,
-//      online softmax in f32 with exp2 and log2(e) folded into the scale;
-//   4. P re-packed in registers as the A operand of O += P·V, V read with
-//      ldmatrix.trans;
-//   5. epilogue: O / l and LSE written straight from the fragments.
-// Rows past Sq and keys past Sk are zero-filled by cp.async (src-size 0) and
-// masked, so any Sq and Sk work.
+// The FlashAttention-2 forward (ForwardBuilder.cpp) on mma.sync m16n8k16:
+// Q, K and V tiles in shared memory with padded rows, copied by cp.async;
+// Q's A operands ldmatrix'd into registers once when they fit; K read with
+// ldmatrix and V with ldmatrix.trans as B operands.
 //
 //===----------------------------------------------------------------------===//
+#include "ForwardBuilder.h"
 #include "Fragments.h"
-#include "KernelBuilderBase.h"
 #include "Recipes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
 
-SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
-                                                      const KernelSpec &spec) {
-  Builder b(ctx);
-  auto memref1d = [&](Type t) {
-    return MemRefType::get({ShapedType::kDynamic}, t);
-  };
-  SmallVector<Type> types;
-  for (const std::string &p : spec.params()) {
-    StringRef kind = StringRef(p).split(':').first;
-    StringRef name = StringRef(p).split(':').second;
-    if (kind == "memref") {
-      Type elt = spec.elementType;
-      if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias"}, name))
-        elt = b.getF32Type();
-      else if (name == "mask")
-        elt = b.getI8Type();
-      types.push_back(memref1d(elt));
-    } else if (kind == "i32") {
-      types.push_back(b.getI32Type());
-    } else if (kind == "i64") {
-      types.push_back(b.getI64Type());
-    } else {
-      types.push_back(b.getF32Type());
-    }
-  }
-  return types;
-}
-
 namespace {
 
-/// Builds one forward kernel. Loops over fragments are unrolled here, in
-/// C++, so every fragment is an SSA value the backend keeps in registers.
-class Sm80ForwardBuilder : KernelBuilderBase {
+class Sm80ForwardBuilder : public ForwardBuilder {
 public:
-  Sm80ForwardBuilder(gpu::GPUFuncOp func, const KernelSpec &spec)
-      : KernelBuilderBase(func, spec) {}
-
-  void build();
+  using ForwardBuilder::ForwardBuilder;
 
 private:
-  // Block-invariant values.
-  Value qBase, kBase, vBase, oBase, qStrideS, kStrideS, vStrideS, oStrideS;
-  Value mStart;       // first query row of this block
-  Value sQ, sK, sV;   // shared-memory tiles
-  int64_t mt = 0, nTilesN = 0, nTilesD = 0, nTilesDv = 0;
+  Value sQ, sK, sV; // [block_m][D + pad], [stages][block_n][D + pad] (and Dv)
 
-  void readForwardArguments();
-  void carveSharedMemory();
-  Value loadKVBlock(Value block, Value stage);
-
-  using Frags = SmallVector<Value>;
-  /// S = Q Kᵀ for one key block: [mt][nTile] accumulators. `qRegs` holds
-  /// the A operands of Q, [m * D/16 + kk], or is empty when Q is re-read
-  /// from shared memory (KernelSpec::qInRegisters).
-  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage);
-  /// The A operand of Q for m-tile m and k-step kk, from shared memory.
-  Frags loadQOperand(int64_t m, int64_t kk);
-  /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
-  void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
-  Value scoreFactor; // scale * log2(e), for plain scores
-  Value rowOf(int64_t m, int64_t i); // query row of fragment row (m, i), i32
-  Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
+  void carveSharedMemory() override;
+  Value loadQTile() override;
+  Value loadKVBlock(Value block, Value stage) override;
+  bool keepsQInRegisters() override { return s.qInRegisters(); }
+  Frags loadQOperand(int64_t m, int64_t kk) override;
+  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
+  void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
+                        Value stage) override;
 };
-
-void Sm80ForwardBuilder::readForwardArguments() {
-  readArguments();
-  Value mBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
-  if (s.causal != KernelSpec::Causal::None) {
-    // Causal blocks near the end of the sequence see the most keys: launch
-    // them first so that the short ones fill the tail of the grid.
-    Value last = arith::SubIOp::create(
-        b, gpu::GridDimOp::create(b, gpu::Dimension::x), cIdx(b, 1));
-    mBlock = arith::SubIOp::create(b, last, mBlock);
-  }
-  mStart = arith::MulIOp::create(b, mBlock, cIdx(b, s.blockM));
-  qBase = operandBase("q", head);
-  kBase = operandBase("k", headKV);
-  vBase = operandBase("v", headKV);
-  oBase = operandBase("o", head);
-  qStrideS = idx("q_stride_s");
-  kStrideS = idx("k_stride_s");
-  vStrideS = idx("v_stride_s");
-  oStrideS = idx("o_stride_s");
-}
 
 void Sm80ForwardBuilder::carveSharedMemory() {
   Value raw = sharedMemoryBytes();
@@ -141,7 +59,12 @@ Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
   return commitGroup(tokens);
 }
 
-SmallVector<Sm80ForwardBuilder::Frags>
+Value Sm80ForwardBuilder::loadQTile() {
+  return copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, sQ,
+                       ValueRange{}, s.blockM, s.headDim);
+}
+
+SmallVector<ForwardBuilder::Frags>
 Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
   SmallVector<Frags> sc(mt, Frags(nTilesN, accZero(b)));
   for (int64_t kk = 0; kk < nTilesD; ++kk) {
@@ -161,7 +84,7 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
   return sc;
 }
 
-Sm80ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
+ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
                                                            int64_t kk) {
   Value row = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)), cIdx(b, 16 * m));
@@ -169,275 +92,26 @@ Sm80ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
   return Frags(r.begin(), r.end());
 }
 
-Value Sm80ForwardBuilder::rowOf(int64_t m, int64_t i) {
-  // mStart + warp * 16 * mt + 16 m + g + 8 i
-  Value r = arith::AddIOp::create(
-      b, arith::AddIOp::create(b, mStart,
-                               arith::MulIOp::create(b, warp, cIdx(b, 16 * mt))),
-      arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
-  return i32(r);
-}
-
-Value Sm80ForwardBuilder::colOf(Value kvStart32, int64_t n, int64_t j) {
-  // kvStart + 8n + 2t + j
-  return arith::AddIOp::create(
-      b, kvStart32,
-      i32(arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                cIdx(b, 8 * n + j))));
-}
-
-void Sm80ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
-                                            Value kvStart, bool masked) {
-  bool plain = isPlainScore();
-  Value negInf = cF32(b, -INFINITY);
-  Value kvStart32 = i32(kvStart);
-  // Column of fragment element (n, j) = colBase + 8n + j.
-  Value colBase = colOf(kvStart32, 0, 0);
-  for (int64_t m = 0; m < mt; ++m)
-    for (int64_t i = 0; i < 2; ++i) {
-      Value row = rowOf(m, i);
-      RowBand band;
-      if (masked)
-        band = rowBand(row, colBase);
-      for (int64_t n = 0; n < nTilesN; ++n)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value v = accGet(b, sc[m][n], i, j);
-          Value c = arith::ConstantIntOp::create(b, b.getI32Type(), 8 * n + j);
-          Value col;
-          if (!plain || s.mask || s.maskMod)
-            col = arith::AddIOp::create(b, colBase, c);
-          if (!plain)
-            v = arith::MulFOp::create(b, transformScore(v, row, col),
-                                      cF32(b, float(M_LOG2E)));
-          if (masked) {
-            Value keep = band.contains(b, c);
-            if (s.mask || s.maskMod)
-              keep = arith::AndIOp::create(b, keep, operandMaskPredicate(row, col));
-            v = arith::SelectOp::create(b, keep, v, negInf);
-          }
-          sc[m][n] = accSet(b, sc[m][n], v, i, j);
-        }
-    }
-}
-
-void Sm80ForwardBuilder::build() {
-  mt = s.mTilesPerWarp();
-  nTilesN = s.blockN / 8;
-  nTilesD = s.headDim / 16;
-  nTilesDv = s.headDimV / 8;
-  readForwardArguments();
-  carveSharedMemory();
-  auto [nStart, nEnd] = keyBlockRange(mStart, s.blockM, s.blockN);
-  scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"),
-                                      cF32(b, float(M_LOG2E)));
-
-  // Prologue: Q and the first stages-1 key blocks in flight. Out-of-range
-  // blocks are fetched as zeros (src-size 0), keeping the group count
-  // uniform so that the waits below need no branches.
-  Value qGroup = copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ,
-                               sQ, ValueRange{}, s.blockM, s.headDim);
-  Value lastGroup = qGroup;
-  for (int64_t st = 0; st + 1 < s.stages; ++st)
-    lastGroup = loadKVBlock(arith::AddIOp::create(b, nStart, cIdx(b, st)),
-                            cIdx(b, st));
-  nvgpu::DeviceAsyncWaitOp::create(b, lastGroup,
-                                   b.getI32IntegerAttr(std::max<int64_t>(s.stages - 2, 0)));
-  gpu::BarrierOp::create(b);
-
-  // Q's A operands live in registers for the whole key loop when they fit;
-  // otherwise they are re-read from shared memory at every k-step.
-  SmallVector<Frags> qOps; // [m * D/16 + kk]
-  if (s.qInRegisters())
+void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
+                                          const PackedP &packedP, Value stage) {
+  // O += P V: P's packed pairs of key tiles 2kk, 2kk+1 form the A operand,
+  // V ([key][dv] in shared memory) is read with ldmatrix.trans.
+  for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
+    SmallVector<Regs> pA(mt);
     for (int64_t m = 0; m < mt; ++m)
-      for (int64_t kk = 0; kk < nTilesD; ++kk)
-        qOps.push_back(loadQOperand(m, kk));
-
-  // Loop-carried state: O accumulators [mt][Dv/8], row max m and partial row
-  // sum l for rows g and g+8 of each m-tile (log2 domain).
-  SmallVector<Value> init;
-  for (int64_t m = 0; m < mt; ++m)
-    for (int64_t n = 0; n < nTilesDv; ++n)
-      init.push_back(accZero(b));
-  for (int64_t k = 0; k < 2 * mt; ++k)
-    init.push_back(cF32(b, -INFINITY));
-  for (int64_t k = 0; k < 2 * mt; ++k)
-    init.push_back(cF32(b, 0.0f));
-
-  auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    auto iter = loop.getRegionIterArgs();
-    SmallVector<Value> acc(iter.begin(), iter.begin() + mt * nTilesDv);
-    SmallVector<Value> rowMax(iter.begin() + mt * nTilesDv,
-                              iter.begin() + mt * nTilesDv + 2 * mt);
-    SmallVector<Value> rowSum(iter.begin() + mt * nTilesDv + 2 * mt, iter.end());
-
-    Value rel = arith::SubIOp::create(b, j, nStart);
-    Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
-    Value pfBlock = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
-    Value pfStage = arith::RemUIOp::create(
-        b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-    Value group = loadKVBlock(pfBlock, pfStage);
-    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
-    gpu::BarrierOp::create(b);
-
-    SmallVector<Frags> sc = computeScores(qOps, stage);
-
-    // Masks only where the block can contain masked elements: the tail of
-    // Sk, the causal diagonal, window edges, or a mask operand/region.
-    Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
-    Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
-                                   /*rowTail=*/false);
-    SmallVector<Type> fragTypes(mt * nTilesN, sc[0][0].getType());
-    auto ifOp = scf::IfOp::create(b, fragTypes, needMask, /*withElse=*/true);
-    for (bool masked : {true, false}) {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
-                                        : &ifOp.getElseRegion().front());
-      SmallVector<Frags> copy = sc;
-      applyScorePipeline(copy, kvStart, masked);
-      SmallVector<Value> flat;
-      for (auto &row : copy)
-        flat.append(row.begin(), row.end());
-      scf::YieldOp::create(b, flat);
-    }
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t n = 0; n < nTilesN; ++n)
-        sc[m][n] = ifOp.getResult(m * nTilesN + n);
-
-    // Online softmax, per fragment row (m, i). Each probability pair is
-    // packed to 16 bits as soon as it exists ([m][n][i], one register): the
-    // f32 scores die early, which register pressure at D = 128 needs.
-    SmallVector<Value> newMax(2 * mt), newSum(2 * mt);
-    SmallVector<SmallVector<std::array<Value, 2>>> packedP(
-        mt, SmallVector<std::array<Value, 2>>(nTilesN));
-    Value kvStart32 = i32(kvStart);
-    SmallVector<SmallVector<Value>> alpha(mt, SmallVector<Value>(2));
-    Value negInf = cF32(b, -INFINITY);
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t i = 0; i < 2; ++i) {
-        Value mx = rowMax[2 * m + i];
-        Value local = negInf;
-        for (int64_t n = 0; n < nTilesN; ++n)
-          for (int64_t jj = 0; jj < 2; ++jj)
-            local = arith::MaximumFOp::create(b, local, accGet(b, sc[m][n], i, jj));
-        // Plain scores are still raw: their max scales by scale * log2(e)
-        // (> 0, checked by the runtime), and each exponent below is one FFMA.
-        Value localMax = quadReduceMax(b, local);
-        if (isPlainScore())
-          localMax = arith::MulFOp::create(b, localMax, scoreFactor);
-        Value mNew = arith::MaximumFOp::create(b, mx, localMax);
-        // A row with every key masked so far keeps m = -inf; subtract 0
-        // instead so that exp2 sees -inf - 0 = -inf, not NaN.
-        Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf);
-        Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
-        alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
-        Value negMUse = arith::NegFOp::create(b, mUse);
-        Value sum = cF32(b, 0.0f);
-        for (int64_t n = 0; n < nTilesN; ++n) {
-          Value pair[2];
-          for (int64_t jj = 0; jj < 2; ++jj) {
-            Value x = accGet(b, sc[m][n], i, jj);
-            pair[jj] = exp2Approx(
-                b, isPlainScore()
-                       ? Value(LLVM::FMAOp::create(b, x, scoreFactor, negMUse))
-                       : Value(arith::SubFOp::create(b, x, mUse)));
-            sum = arith::AddFOp::create(b, sum, pair[jj]);
-            // Dropout scales P after it entered the row sum: the softmax
-            // normalises over every key, dropout then zeroes some of P.
-            if (s.dropout)
-              pair[jj] = arith::MulFOp::create(
-                  b, pair[jj],
-                  dropoutFactor(rowOf(m, i), colOf(kvStart32, n, jj)));
-          }
-          packedP[m][n][i] = packPair(b, pair[0], pair[1], s.elementType);
-        }
-        newMax[2 * m + i] = mNew;
-        newSum[2 * m + i] = arith::AddFOp::create(
-            b, arith::MulFOp::create(b, rowSum[2 * m + i], alpha[m][i]), sum);
-      }
-    // Rescale the accumulators.
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t n = 0; n < nTilesDv; ++n) {
-        Value a = acc[m * nTilesDv + n];
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t jj = 0; jj < 2; ++jj)
-            a = accSet(b, a, arith::MulFOp::create(b, accGet(b, a, i, jj), alpha[m][i]), i, jj);
-        acc[m * nTilesDv + n] = a;
-      }
-    // O += P V: P's packed pairs of key tiles 2kk, 2kk+1 form the A operand,
-    // V ([key][dv] in shared memory) is read with ldmatrix.trans.
-    for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
-      SmallVector<Regs> pA(mt);
-      for (int64_t m = 0; m < mt; ++m)
-        pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
-                 packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
-      for (int64_t p = 0; p < nTilesDv / 2; ++p) {
-        Regs vf = loadBPairTransposed(b, sV, stage, lane, cIdx(b, p * 16),
-                                      cIdx(b, kk * 16), s.elementType);
-        for (int64_t m = 0; m < mt; ++m) {
-          Value &a0 = acc[m * nTilesDv + 2 * p];
-          Value &a1 = acc[m * nTilesDv + 2 * p + 1];
-          a0 = mma(b, pA[m], {vf[0], vf[1]}, a0, s.elementType);
-          a1 = mma(b, pA[m], {vf[2], vf[3]}, a1, s.elementType);
-        }
+      pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
+               packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
+    for (int64_t p = 0; p < nTilesDv / 2; ++p) {
+      Regs vf = loadBPairTransposed(b, sV, stage, lane, cIdx(b, p * 16),
+                                    cIdx(b, kk * 16), s.elementType);
+      for (int64_t m = 0; m < mt; ++m) {
+        Value &a0 = acc[m * nTilesDv + 2 * p];
+        Value &a1 = acc[m * nTilesDv + 2 * p + 1];
+        a0 = mma(b, pA[m], {vf[0], vf[1]}, a0, s.elementType);
+        a1 = mma(b, pA[m], {vf[2], vf[3]}, a1, s.elementType);
       }
     }
-    // The next iteration's prefetch overwrites the stage read here.
-    gpu::BarrierOp::create(b);
-    SmallVector<Value> yields = acc;
-    yields.append(newMax.begin(), newMax.end());
-    yields.append(newSum.begin(), newSum.end());
-    scf::YieldOp::create(b, yields);
   }
-
-  // Epilogue: O = acc / l, LSE = (m + log2 l) ln 2; l == 0 (every key
-  // masked) gives O = 0 and LSE = +inf.
-  auto results = loop.getResults();
-  Value lse = arg.lookup("lse"), out = arg.lookup("o");
-  Value lseRowBase = arith::MulIOp::create(
-      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
-      seqQ);
-  Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, cIdx(b, 0));
-  for (int64_t m = 0; m < mt; ++m)
-    for (int64_t i = 0; i < 2; ++i) {
-      Value l = quadReduceSum(b, results[mt * nTilesDv + 2 * mt + 2 * m + i]);
-      Value mx = results[mt * nTilesDv + 2 * m + i];
-      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
-      Value inv = arith::SelectOp::create(
-          b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));
-      Value lseVal = arith::SelectOp::create(
-          b, positive,
-          arith::MulFOp::create(b, arith::AddFOp::create(b, mx, log2Approx(b, l)),
-                                cF32(b, float(M_LN2))),
-          cF32(b, INFINITY));
-      Value row = arith::IndexCastOp::create(b, b.getIndexType(), rowOf(m, i));
-      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ);
-      auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, /*withElse=*/false);
-      OpBuilder::InsertionGuard g3(b);
-      b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-      Value oRow = arith::AddIOp::create(b, oBase, arith::MulIOp::create(b, row, oStrideS));
-      auto pairTy = VectorType::get({2}, s.elementType);
-      auto f32x2 = VectorType::get({2}, b.getF32Type());
-      for (int64_t n = 0; n < nTilesDv; ++n) {
-        Value a = results[m * nTilesDv + n];
-        Value v = vector::FromElementsOp::create(
-            b, f32x2,
-            ValueRange{arith::MulFOp::create(b, accGet(b, a, i, 0), inv),
-                       arith::MulFOp::create(b, accGet(b, a, i, 1), inv)});
-        Value h = arith::TruncFOp::create(b, pairTy, v);
-        Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                          cIdx(b, 8 * n));
-        vector::StoreOp::create(b, h, out, ValueRange{arith::AddIOp::create(b, oRow, col)});
-      }
-      auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
-      b.setInsertionPointToStart(&ifLead.getThenRegion().front());
-      memref::StoreOp::create(b, lseVal, lse,
-                              ValueRange{arith::AddIOp::create(b, lseRowBase, row)});
-    }
-  gpu::ReturnOp::create(b);
 }
 
 } // namespace

@@ -16,9 +16,9 @@
 
 // The backward kernels assemble for sm_90 without spills (flashfuse-compile
 // fails on a spill), and the manifest lists them with their kinds.
-// CHECK-DAG: ptxas sm_90 flash_bwd_pre_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
-// CHECK-DAG: ptxas sm_90 flash_bwd_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
-// CHECK-DAG: ptxas sm_90 flash_bwd_post_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_pre_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_post_sm80_bf16_d64_m64n64w4s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 // MANIFEST: kernel flash_bwd_pre_sm80_bf16_d64_m64n64w4s2
 // MANIFEST-NEXT: kind backward_preprocess
 // MANIFEST: kernel flash_bwd_sm80_bf16_d64_m64n64w4s2

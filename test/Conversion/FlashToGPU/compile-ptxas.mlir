@@ -1,23 +1,31 @@
 // REQUIRES: ptxas
 // Every kernel of these variants is generated, lowered to PTX and assembled
-// by ptxas for sm_80 (A100) and sm_90 (H100/H200) with zero spill bytes
+// by ptxas for sm_80 (A100) and sm_90a (H100/H200) with zero spill bytes
 // (flashfuse-compile fails on a spill unless --allow-spills), and its PTX
-// uses the tensor-core mma.sync. (SASS, where it shows as HMMA, needs
+// uses the tensor-core mma.sync (the sm80 recipe) or, for the forwards the
+// sm90 recipe takes on H100 (D = 64), wgmma. (SASS, where it shows as HMMA, needs
 // cuobjdump, which the CI image lacks; the GPU script checks it.)
 // Not here: D = 96 and 128 at block_m = 128 (see docs/PERF.md: ptxas spills
 // 4 to 132 bytes at the 255-register cap), and D = 32 causal on sm_80, where
 // ptxas 13.0 spills 8 bytes at 168 registers.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
-// RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm80 -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=MMA
+// RUN: flashfuse-compile %s --target=h100 -o %t/h100-auto | FileCheck %s --check-prefix=AUTO
+// RUN: grep -c "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
 //
 // A100-COUNT-16: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote
-// H100-COUNT-16: ptxas sm_90 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
+// H100-COUNT-16: ptxas sm_90a flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // H100: wrote
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n128w8s2: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n128w8s2_causal: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d64_m128n128w8s2_softcap: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm80_f16_d32_m128n64w4s2: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO: wrote
 // MANIFEST: flashfuse-manifest 1
 // MANIFEST-NEXT: arch 90
 // MANIFEST: kernel flash_fwd_sm80_f16_d64_m128n64w4s2_causalbr

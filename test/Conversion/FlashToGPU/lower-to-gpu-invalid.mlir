@@ -25,7 +25,7 @@ func.func @head_dim(%q: tensor<1x1x64x80xf16>) -> tensor<1x1x64x80xf16> {
 // -----
 
 func.func @recipe(%q: tensor<1x1x64x64xf16>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{recipe 'sm90' has no GPU lowering yet; only sm80 does}}
+  // expected-error @+1 {{recipe 'sm90' needs chip=sm_90a (wgmma), got chip=sm_80}}
   %o = flash.attention %q, %q, %q {config = #flash.config<sm90, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16>
   return %o : tensor<1x1x64x64xf16>
 }

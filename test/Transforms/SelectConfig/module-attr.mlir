@@ -1,6 +1,6 @@
 // The target from a `flash.target` attribute, and the option overriding it.
 // RUN: flashfuse-opt %s --flash-select-config | FileCheck %s --check-prefix=ATTR
-// RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefix=OPTION
+// RUN: flashfuse-opt %s --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefix=OPTION
 
 // The module names a GPU with 48 KiB per block; the option's H100 has 227 KiB.
 module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 108, smem_per_block = 49152, regs_per_sm = 65536>} {

@@ -4,8 +4,8 @@
 // backward's 147456 does not fit the L4.
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4
-// RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefixes=CHECK,A100
-// RUN: flashfuse-opt %s --flash-select-config=target=h200 | FileCheck %s --check-prefixes=CHECK,A100
+// RUN: flashfuse-opt %s --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
+// RUN: flashfuse-opt %s --flash-select-config="target=h200 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
 
 // CHECK-LABEL: func.func @fwd_d32
 // CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}

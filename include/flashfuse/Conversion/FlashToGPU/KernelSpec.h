@@ -26,6 +26,9 @@ struct KernelSpec {
     BackwardDQ,
     BackwardPostprocess
   } kind = Kind::Forward;
+  /// The schedule the kernel is built with (#flash.config's recipe): sm80
+  /// (mma.sync) for every kernel, sm90 (wgmma) for the forward on sm_90a.
+  Recipe recipe = Recipe::Sm80;
   Type elementType;          // f16 or bf16
   int64_t headDim = 0;       // D
   int64_t headDimV = 0;      // Dv
@@ -59,6 +62,9 @@ struct KernelSpec {
   /// accumulators and scores room under 255 registers (ptxas reports for
   /// D = 128 with two m-tiles: 64 Q registers spill).
   bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
+  /// sm90: the tiles start at a 1024-byte boundary (the 128-byte swizzle),
+  /// which the dynamic shared memory's own alignment does not give.
+  static constexpr int64_t kSm90AlignSlack = 1024;
   int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
   int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
   int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }

@@ -140,9 +140,8 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
                            << "': ";
   };
   // Every arch from sm_80 on runs the FA2 schedule: mma.sync, ldmatrix and
-  // cp.async exist on sm_80, sm_86, sm_89 and sm_90 alike. The sm90 recipe
-  // (TMA, wgmma, warp specialisation) is what sm_90 should get; it will be
-  // selected here for arch >= 90 once its builder exists in FlashToGPU.
+  // cp.async exist on sm_80, sm_86, sm_89 and sm_90 alike. sm_90 forwards
+  // the sm90 recipe serves never get here (unless recipe=sm80 asks).
   if (target.arch < 80) {
     fail() << "the sm80 recipe needs sm_80 or newer, target is sm_"
            << target.arch;
@@ -208,6 +207,40 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
                                warps, stages);
 }
 
+//===----------------------------------------------------------------------===//
+// The sm90 forward (wgmma on 128-byte-swizzled tiles)
+//===----------------------------------------------------------------------===//
+//
+// Two warpgroups (8 warps) of 64 query rows each and 128-key tiles: per
+// thread S is 64 f32 registers and O Dv / 2, well under the register cap at
+// one block per SM, and each K/V tile feeds 128 rows. Shared memory at
+// D = 128: 32 KiB of Q and 2 x 64 KiB of K/V stages.
+
+constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90BlockN = 128,
+                  kSm90Stages = 2;
+
+/// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
+std::string sm90Refusal(AttentionVariantInterface iface,
+                        const TargetDesc &target) {
+  // wgmma is an sm_90a instruction: later architectures do not run it.
+  if (target.arch != 90)
+    return "wgmma needs sm_90, target is sm_" + std::to_string(target.arch);
+  Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
+  if (!elt.isF16() && !elt.isBF16())
+    return "it needs f16 or bf16 inputs";
+  AttentionSizes sz = iface.getSizes();
+  if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128))
+    return "it serves D = Dv in {64, 128}, got D = " +
+           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+  int64_t smem = 1024 + 2 * (kSm90BlockM * sz.d +
+                             kSm90Stages * kSm90BlockN * (sz.d + sz.dv));
+  if (smem > target.smemPerBlock)
+    return "it needs " + std::to_string(smem) +
+           " bytes of shared memory, the target has " +
+           std::to_string(target.smemPerBlock);
+  return "";
+}
+
 struct FlashSelectConfig
     : flash::impl::FlashSelectConfigBase<FlashSelectConfig> {
   using FlashSelectConfigBase::FlashSelectConfigBase;
@@ -234,6 +267,27 @@ struct FlashSelectConfig
       if (!desc && failed(findTarget(op, desc))) {
         failedAny = true;
         return;
+      }
+      if (recipe != "auto" && recipe != "sm80" && recipe != "sm90") {
+        op->emitError() << "unknown recipe '" << recipe
+                        << "'; expected auto, sm80 or sm90";
+        failedAny = true;
+        return;
+      }
+      if (recipe != "sm80" && isa<AttentionOp>(op)) {
+        std::string why = sm90Refusal(iface, *desc);
+        if (why.empty()) {
+          op->setAttr("config", KernelConfigAttr::get(
+                                    op->getContext(), Recipe::Sm90, kSm90BlockM,
+                                    kSm90BlockN, kSm90Warps, kSm90Stages));
+          return;
+        }
+        if (recipe == "sm90") {
+          op->emitError() << "no kernel config for target '" << desc->name
+                          << "': the sm90 recipe cannot serve this op: " << why;
+          failedAny = true;
+          return;
+        }
       }
       FailureOr<KernelConfigAttr> config =
           selectSm80(op, iface, *desc, isa<AttentionGradOp>(op));

@@ -41,7 +41,11 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "Named target: a100 (sm_80), l4 (sm_89), h100 or h200 (sm_90); "
-           "empty reads the module's flash.target attribute">
+           "empty reads the module's flash.target attribute">,
+    Option<"recipe", "recipe", "std::string", /*default=*/"\"auto\"",
+           "Forward recipe: auto (sm90 where the target and the variant "
+           "allow it, else sm80), sm80 or sm90 (an error where it cannot "
+           "serve an op)">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect"];
 }

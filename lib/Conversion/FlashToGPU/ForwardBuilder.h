@@ -1,0 +1,81 @@
+//===- ForwardBuilder.h - the forward schedule, shared by recipes -*- C++ -*-===//
+//
+// FlashAttention's forward, once: the walk over the key blocks of the
+// causal/window band, the K/V pipeline through shared memory, the score
+// pipeline and masks on the fragments, the online softmax (exp2, running max
+// and sum), P re-packed in registers, and the O/LSE epilogue. Every warp owns
+// 16 * mt consecutive query rows and holds its scores and output in the
+// accumulator layout of mma.sync m16n8 (Fragments.h), which is also the
+// layout of a warp's slice of a wgmma m64nN accumulator.
+//
+// What differs between recipes is the matrix engine and the shared-memory
+// layout it reads: the hooks below. The sm80 recipe (Sm80Forward.cpp) uses
+// ldmatrix + mma.sync on padded tiles; the sm90 recipe (Sm90Forward.cpp)
+// uses wgmma on 128-byte-swizzled tiles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_FORWARDBUILDER_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_FORWARDBUILDER_H
+
+#include "KernelBuilderBase.h"
+
+#include <array>
+
+namespace mlir::flash {
+
+class ForwardBuilder : protected KernelBuilderBase {
+public:
+  ForwardBuilder(gpu::GPUFuncOp func, const KernelSpec &spec)
+      : KernelBuilderBase(func, spec) {}
+  virtual ~ForwardBuilder() = default;
+
+  void build();
+
+protected:
+  using Frags = SmallVector<Value>;
+  /// P of one key block, packed to 16 bits: [m][n][i] holds columns
+  /// 8n + 2t, 8n + 2t + 1 of fragment row (m, i).
+  using PackedP = SmallVector<SmallVector<std::array<Value, 2>>>;
+
+  // Block-invariant values.
+  Value qBase, kBase, vBase, oBase, qStrideS, kStrideS, vStrideS, oStrideS;
+  Value mStart; // first query row of this block
+  int64_t mt = 0, nTilesN = 0, nTilesD = 0, nTilesDv = 0;
+
+  //===--- The recipe's hooks --------------------------------------------===//
+  /// Lays out the Q tile and the `stages` K/V buffers in shared memory.
+  virtual void carveSharedMemory() = 0;
+  /// Starts the copy of the block's Q tile; its commit-group token.
+  virtual Value loadQTile() = 0;
+  /// Starts the copies of key block `block` into buffer `stage`, as one
+  /// commit group; its token.
+  virtual Value loadKVBlock(Value block, Value stage) = 0;
+  /// Called by every thread after its copies have landed, before the
+  /// barrier that publishes them to the block.
+  virtual void publishTiles() {}
+  /// Whether Q's A operands are read into registers once, before the loop.
+  virtual bool keepsQInRegisters() { return false; }
+  /// The A operand of Q for m-tile m and k-step kk (keepsQInRegisters()).
+  virtual Frags loadQOperand(int64_t m, int64_t kk) { return {}; }
+  /// S = Q Kᵀ for one key block: [mt][nTilesN] accumulators. `qRegs` holds
+  /// the A operands of Q, [m * D/16 + kk], when keepsQInRegisters().
+  virtual SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs,
+                                          Value stage) = 0;
+  /// acc[m * nTilesDv + n] += P · V for one key block in buffer `stage`.
+  virtual void accumulateOutput(SmallVector<Value> &acc, const PackedP &p,
+                                Value stage) = 0;
+
+  //===--- Shared pieces -------------------------------------------------===//
+  void readForwardArguments();
+  /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
+  void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
+  Value scoreFactor; // scale * log2(e), for plain scores
+  Value rowOf(int64_t m, int64_t i); // query row of fragment row (m, i), i32
+  Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
+  /// O = acc / l and LSE from the key loop's final state.
+  void writeEpilogue(ValueRange results);
+};
+
+} // namespace mlir::flash
+
+#endif

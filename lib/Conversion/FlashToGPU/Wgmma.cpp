@@ -1,0 +1,186 @@
+//===- Wgmma.cpp - warpgroup MMA (sm_90a) on swizzled tiles ---------------===//
+#include "Wgmma.h"
+#include "Fragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::wgmma;
+
+Value wgmma::swizzledOffset(ImplicitLocOpBuilder &b, Value row, Value col,
+                            int64_t rows) {
+  using frag::cIdx;
+  // Column block, 16-byte chunk within the block's 128-byte row, and the
+  // chunk's swizzled position: chunk ^ (row % 8).
+  Value block = arith::DivUIOp::create(b, col, cIdx(b, 64));
+  Value chunk = arith::DivUIOp::create(
+      b, arith::RemUIOp::create(b, col, cIdx(b, 64)), cIdx(b, 8));
+  Value swizzled = arith::XOrIOp::create(
+      b, chunk, arith::RemUIOp::create(b, row, cIdx(b, 8)));
+  Value blockStart = arith::MulIOp::create(b, block, cIdx(b, rows * 64));
+  Value rowStart = arith::MulIOp::create(b, row, cIdx(b, 64));
+  return arith::AddIOp::create(
+      b, blockStart,
+      arith::AddIOp::create(b, rowStart,
+                            arith::MulIOp::create(b, swizzled, cIdx(b, 8))));
+}
+
+/// Descriptor fields (PTX ISA, "Matrix Descriptor Format"): start address
+/// >> 4 in bits 0-13, leading-dimension byte offset >> 4 in 16-29, stride
+/// byte offset >> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 bytes).
+static Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t leading,
+                        int64_t stride) {
+  Type i64 = b.getI64Type();
+  auto c = [&](int64_t v) {
+    return Value(arith::ConstantIntOp::create(b, i64, v));
+  };
+  uint64_t fields = (uint64_t(leading >> 4) << 16) |
+                    (uint64_t(stride >> 4) << 32) | (uint64_t(1) << 62);
+  Value start = arith::AndIOp::create(
+      b, arith::ShRUIOp::create(b, addr, c(4)), c(0x3FFF));
+  return arith::OrIOp::create(b, start, c(int64_t(fields)));
+}
+
+Value wgmma::kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr) {
+  // Swizzled K-major layouts do not use the leading offset; it is 1 by
+  // convention.
+  return descriptor(b, addr, 16, kSwizzleAtomBytes);
+}
+
+Value wgmma::mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
+                               int64_t blockBytes) {
+  return descriptor(b, addr, blockBytes, kSwizzleAtomBytes);
+}
+
+Value wgmma::advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes) {
+  if (bytes == 0)
+    return desc;
+  return arith::AddIOp::create(
+      b, desc, arith::ConstantIntOp::create(b, b.getI64Type(), bytes >> 4));
+}
+
+/// The `{$first, ..., $first+count-1}` operand list of an asm string.
+static std::string registerList(int64_t first, int64_t count) {
+  std::string s = "{";
+  for (int64_t i = 0; i < count; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+/// Emits one wgmma.mma_async as inline PTX. The N/2 accumulators are
+/// outputs tied to inputs; `aOperand` is "$k" for a descriptor or a
+/// register list; `extra` are the operands after the accumulators.
+static SmallVector<Value> emitMma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                                  ArrayRef<Value> extra,
+                                  StringRef extraConstraints, int64_t n,
+                                  Type elementType, bool accumulate,
+                                  bool registerA, bool transposeB) {
+  int64_t regs = n / 2;
+  Type f32 = b.getF32Type();
+  SmallVector<Value> inputs;
+  if (acc.empty()) {
+    // Without `accumulate` the hardware ignores D's old value.
+    Value undef = LLVM::UndefOp::create(b, f32);
+    inputs.assign(regs, undef);
+  } else {
+    assert(int64_t(acc.size()) == regs && "wrong accumulator count");
+    inputs.append(acc.begin(), acc.end());
+  }
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += extraConstraints.str();
+  inputs.append(extra.begin(), extra.end());
+
+  // Operands after the tied accumulators: A (descriptor or four registers),
+  // the B descriptor.
+  int64_t next = 2 * regs;
+  std::string aOperand = registerA ? registerList(next, 4)
+                                   : "$" + std::to_string(next);
+  next += registerA ? 4 : 1;
+  std::string bOperand = "$" + std::to_string(next);
+  StringRef ty = elementType.isBF16() ? "bf16" : "f16";
+  // scale-d is a predicate: 0 makes D = A·B.
+  std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, " +
+                    std::to_string(accumulate ? 1 : 0) + ", 0;\n" +
+                    "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                    "k16.f32." + ty.str() + "." + ty.str() + " " +
+                    registerList(0, regs) + ", " + aOperand + ", " + bOperand +
+                    ", p, 1, 1, " + (registerA ? "" : "0, ") +
+                    (transposeB ? "1" : "0") + ";\n}";
+  SmallVector<Type> fields(regs, f32);
+  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, resultTy, inputs, ptx, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < regs; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{i}));
+  return out;
+}
+
+SmallVector<Value> wgmma::mmaShared(ImplicitLocOpBuilder &b,
+                                    ArrayRef<Value> acc, Value descA,
+                                    Value descB, int64_t n, Type elementType,
+                                    bool accumulate, bool transposeB) {
+  return emitMma(b, accumulate ? acc : ArrayRef<Value>{}, {descA, descB},
+                 "l,l", n, elementType, accumulate, /*registerA=*/false,
+                 transposeB);
+}
+
+SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
+                                       ArrayRef<Value> acc,
+                                       ArrayRef<Value> aRegs, Value descB,
+                                       int64_t n, Type elementType,
+                                       bool accumulate, bool transposeB) {
+  assert(aRegs.size() == 4 && "A takes four registers");
+  SmallVector<Value> extra(aRegs.begin(), aRegs.end());
+  extra.push_back(descB);
+  return emitMma(b, accumulate ? acc : ArrayRef<Value>{}, extra, "r,r,r,r,l",
+                 n, elementType, accumulate, /*registerA=*/true, transposeB);
+}
+
+void wgmma::fence(ImplicitLocOpBuilder &b) { NVVM::WgmmaFenceAlignedOp::create(b); }
+
+void wgmma::commitGroup(ImplicitLocOpBuilder &b) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+}
+
+void wgmma::waitGroup(ImplicitLocOpBuilder &b, int64_t pending) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+}
+
+SmallVector<Value> wgmma::pinRegisters(ImplicitLocOpBuilder &b,
+                                       ArrayRef<Value> values) {
+  if (values.empty())
+    return {};
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    types.push_back(v.getType());
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, resultTy, values, "", constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  SmallVector<Value> out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{int64_t(i)}));
+  return out;
+}

@@ -1,0 +1,80 @@
+//===- Wgmma.h - warpgroup MMA (sm_90a) on swizzled tiles --------*- C++ -*-===//
+//
+// wgmma.mma_async m64nNk16 with f16/bf16 inputs and f32 accumulators, issued
+// by a warpgroup (4 consecutive warps). B, and A unless it comes from
+// registers, are read from shared memory through 64-bit matrix descriptors.
+//
+// Shared-memory layout (the 128-byte swizzle, the one layout both operand
+// majors read here): a tile of R rows x C columns (C a multiple of 64
+// 16-bit elements) is stored as C / 64 column blocks of R rows x 128 bytes,
+// one after the other; within a block row r starts at r * 128 and its
+// 16-byte chunk c sits at chunk position c ^ (r % 8). Tiles start at
+// 1024-byte boundaries, as the swizzle is a function of the address bits.
+//
+// Accumulator layout: warp w of the warpgroup holds rows 16w..16w+15; with
+// g = lane / 4, t = lane % 4, the N/2 registers are, per 8-column tile n,
+// {[g][8n+2t], [g][8n+2t+1], [g+8][8n+2t], [g+8][8n+2t+1]}: a warp's slice is
+// exactly N/8 mma.sync m16n8 accumulators (Fragments.h), and P packed from
+// them is the register A operand, as with mma.sync.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_WGMMA_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_WGMMA_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::flash::wgmma {
+
+/// Bytes of one swizzle atom row and of one 8-row atom.
+constexpr int64_t kSwizzleRowBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 1024;
+
+/// Element offset, inside a swizzled tile of `rows` rows, of the 8 elements
+/// of row `row` from column `col` (a multiple of 8). Index values.
+Value swizzledOffset(ImplicitLocOpBuilder &b, Value row, Value col,
+                     int64_t rows);
+
+/// The descriptor of a K-major operand (rows of the operand are the M or N
+/// dimension, each row's K elements contiguous) whose first element is at
+/// shared address `addr` (i64 bytes): 8-row groups 1024 bytes apart.
+Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr);
+/// The descriptor of an MN-major B operand (K rows, each holding N
+/// contiguous elements): 8-row K groups 1024 bytes apart, 64-column N
+/// blocks `blockBytes` apart.
+Value mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr, int64_t blockBytes);
+/// `desc` moved by `bytes` (a multiple of 16) in shared memory.
+Value advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes);
+
+/// D = A · B (+ D when `accumulate`) for one m64nNk16 step, A from shared
+/// memory. `acc` holds the N/2 accumulator registers (ignored, may be
+/// empty, without `accumulate`); returns the new ones. Asynchronous: the
+/// results are valid after commitGroup() and waitGroup().
+SmallVector<Value> mmaShared(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                             Value descA, Value descB, int64_t n,
+                             Type elementType, bool accumulate,
+                             bool transposeB);
+/// The same with A from registers: four i32 of packed halves per thread.
+SmallVector<Value> mmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
+                                ArrayRef<Value> aRegs, Value descB, int64_t n,
+                                Type elementType, bool accumulate,
+                                bool transposeB);
+
+/// wgmma.fence: orders this thread's earlier register writes before the
+/// asynchronous matrix reads of the next mma.
+void fence(ImplicitLocOpBuilder &b);
+/// Commits the mmas issued so far as one group.
+void commitGroup(ImplicitLocOpBuilder &b);
+/// Waits until at most `pending` groups are in flight.
+void waitGroup(ImplicitLocOpBuilder &b, int64_t pending);
+/// Passes `values` through an empty side-effecting asm. The registers an
+/// asynchronous mma reads or writes are plain SSA values to LLVM, which
+/// could move their producers past a fence or their users before a wait:
+/// routing them through this pins them in program order against those
+/// (also side-effecting) operations. Emits no instruction.
+SmallVector<Value> pinRegisters(ImplicitLocOpBuilder &b, ArrayRef<Value> values);
+
+} // namespace mlir::flash::wgmma
+
+#endif

@@ -1,0 +1,55 @@
+// The sm90 recipe: chosen for forwards on sm_90 targets where it applies
+// (f16/bf16, D = Dv in {64, 128}); everything else keeps the sm80 table.
+// recipe=sm80 forces the FA2 schedule; recipe=sm90 makes a refusal an error.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 | FileCheck %s --check-prefix=A100
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=FORCED
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm7" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+
+// CHECK-LABEL: func.func @d128
+// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// A100-LABEL: func.func @d128
+// A100: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+// FORCED: error: no kernel config for target 'a100': the sm90 recipe cannot serve this op: wgmma needs sm_90, target is sm_80
+// UNKNOWN: error: unknown recipe 'sm7'; expected auto, sm80 or sm90
+func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d64
+// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @d64(%x: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>
+      -> tensor<2x8x512x64xf16>
+  return %o : tensor<2x8x512x64xf16>
+}
+
+// -----
+
+// Head dims the sm90 recipe does not serve fall back to sm80.
+// CHECK-LABEL: func.func @d32
+// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+func.func @d32(%x: tensor<2x8x512x32xf16>) -> tensor<2x8x512x32xf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>
+      -> tensor<2x8x512x32xf16>
+  return %o : tensor<2x8x512x32xf16>
+}
+
+// -----
+
+// The backward is sm80's (the recipe option chooses the forward's).
+// CHECK-LABEL: func.func @grad
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 128, warps = 8, stages = 2>
+func.func @grad(%x: tensor<1x4x256x128xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
+  return %dq, %dk, %dv : tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
+}
