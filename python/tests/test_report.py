@@ -93,7 +93,7 @@ def test_configs_chosen_per_attention(opt_tool):
     by_fn = {a.function: a for a in r.attentions}
     assert set(by_fn) == {"causal", "odd_head_dim", "rich", "grad_grad"}
     causal, odd, rich = by_fn["causal"], by_fn["odd_head_dim"], by_fn["rich"]
-    assert causal.config.recipe == "sm80" and causal.config.block_m > 0
+    assert causal.config.recipe == "sm90" and causal.config.block_m > 0  # h100: wgmma
     assert odd.config is None and "serves head dims" in odd.config_error
     assert rich.config is not None
     assert (rich.window, rich.softcap, rich.dropout) == ((32, 0), 20.0, 0.25)

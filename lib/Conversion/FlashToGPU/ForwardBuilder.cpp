@@ -116,15 +116,16 @@ void ForwardBuilder::build() {
   scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"),
                                       cF32(b, float(M_LOG2E)));
 
-  // Prologue: Q and the first stages-1 key blocks in flight. Out-of-range
-  // blocks are fetched as zeros (src-size 0), keeping the group count
-  // uniform so that the waits below need no branches.
+  // Prologue: Q and the first prefetchDistance() key blocks in flight.
+  // Out-of-range blocks are fetched as zeros (src-size 0), keeping the group
+  // count uniform so that the waits below need no branches.
   Value lastGroup = loadQTile();
-  for (int64_t st = 0; st + 1 < s.stages; ++st)
+  int64_t ahead = prefetchDistance();
+  for (int64_t st = 0; st < ahead; ++st)
     lastGroup = loadKVBlock(arith::AddIOp::create(b, nStart, cIdx(b, st)),
                             cIdx(b, st));
   nvgpu::DeviceAsyncWaitOp::create(b, lastGroup,
-                                   b.getI32IntegerAttr(std::max<int64_t>(s.stages - 2, 0)));
+                                   b.getI32IntegerAttr(std::max<int64_t>(ahead - 1, 0)));
   publishTiles();
   gpu::BarrierOp::create(b);
 
@@ -138,132 +139,160 @@ void ForwardBuilder::build() {
 
   // Loop-carried state: O accumulators [mt][Dv/8], row max m and partial row
   // sum l for rows g and g+8 of each m-tile (log2 domain).
-  SmallVector<Value> init;
+  SoftmaxState init;
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t n = 0; n < nTilesDv; ++n)
-      init.push_back(accZero(b));
-  for (int64_t k = 0; k < 2 * mt; ++k)
-    init.push_back(cF32(b, -INFINITY));
-  for (int64_t k = 0; k < 2 * mt; ++k)
-    init.push_back(cF32(b, 0.0f));
-
-  auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value j = loop.getInductionVar();
-    auto iter = loop.getRegionIterArgs();
-    SmallVector<Value> acc(iter.begin(), iter.begin() + mt * nTilesDv);
-    SmallVector<Value> rowMax(iter.begin() + mt * nTilesDv,
-                              iter.begin() + mt * nTilesDv + 2 * mt);
-    SmallVector<Value> rowSum(iter.begin() + mt * nTilesDv + 2 * mt, iter.end());
-
-    Value rel = arith::SubIOp::create(b, j, nStart);
-    Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
-    Value pfBlock = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
-    Value pfStage = arith::RemUIOp::create(
-        b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-    Value group = loadKVBlock(pfBlock, pfStage);
-    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
-    publishTiles();
-    gpu::BarrierOp::create(b);
-
-    SmallVector<Frags> sc = computeScores(qOps, stage);
-
-    // Masks only where the block can contain masked elements: the tail of
-    // Sk, the causal diagonal, window edges, or a mask operand/region.
-    Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
-    Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
-                                   /*rowTail=*/false);
-    SmallVector<Type> fragTypes(mt * nTilesN, sc[0][0].getType());
-    auto ifOp = scf::IfOp::create(b, fragTypes, needMask, /*withElse=*/true);
-    for (bool masked : {true, false}) {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
-                                        : &ifOp.getElseRegion().front());
-      SmallVector<Frags> copy = sc;
-      applyScorePipeline(copy, kvStart, masked);
-      SmallVector<Value> flat;
-      for (auto &row : copy)
-        flat.append(row.begin(), row.end());
-      scf::YieldOp::create(b, flat);
-    }
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t n = 0; n < nTilesN; ++n)
-        sc[m][n] = ifOp.getResult(m * nTilesN + n);
-
-    // Online softmax, per fragment row (m, i). Each probability pair is
-    // packed to 16 bits as soon as it exists ([m][n][i], one register): the
-    // f32 scores die early, which register pressure at D = 128 needs.
-    SmallVector<Value> newMax(2 * mt), newSum(2 * mt);
-    PackedP packedP(mt, SmallVector<std::array<Value, 2>>(nTilesN));
-    Value kvStart32 = i32(kvStart);
-    SmallVector<SmallVector<Value>> alpha(mt, SmallVector<Value>(2));
-    Value negInf = cF32(b, -INFINITY);
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t i = 0; i < 2; ++i) {
-        Value mx = rowMax[2 * m + i];
-        Value local = negInf;
-        for (int64_t n = 0; n < nTilesN; ++n)
-          for (int64_t jj = 0; jj < 2; ++jj)
-            local = arith::MaximumFOp::create(b, local, accGet(b, sc[m][n], i, jj));
-        // Plain scores are still raw: their max scales by scale * log2(e)
-        // (> 0, checked by the runtime), and each exponent below is one FFMA.
-        Value localMax = quadReduceMax(b, local);
-        if (isPlainScore())
-          localMax = arith::MulFOp::create(b, localMax, scoreFactor);
-        Value mNew = arith::MaximumFOp::create(b, mx, localMax);
-        // A row with every key masked so far keeps m = -inf; subtract 0
-        // instead so that exp2 sees -inf - 0 = -inf, not NaN.
-        Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf);
-        Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
-        alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
-        Value negMUse = arith::NegFOp::create(b, mUse);
-        Value sum = cF32(b, 0.0f);
-        for (int64_t n = 0; n < nTilesN; ++n) {
-          Value pair[2];
-          for (int64_t jj = 0; jj < 2; ++jj) {
-            Value x = accGet(b, sc[m][n], i, jj);
-            pair[jj] = exp2Approx(
-                b, isPlainScore()
-                       ? Value(LLVM::FMAOp::create(b, x, scoreFactor, negMUse))
-                       : Value(arith::SubFOp::create(b, x, mUse)));
-            sum = arith::AddFOp::create(b, sum, pair[jj]);
-            // Dropout scales P after it entered the row sum: the softmax
-            // normalises over every key, dropout then zeroes some of P.
-            if (s.dropout)
-              pair[jj] = arith::MulFOp::create(
-                  b, pair[jj],
-                  dropoutFactor(rowOf(m, i), colOf(kvStart32, n, jj)));
-          }
-          packedP[m][n][i] = packPair(b, pair[0], pair[1], s.elementType);
-        }
-        newMax[2 * m + i] = mNew;
-        newSum[2 * m + i] = arith::AddFOp::create(
-            b, arith::MulFOp::create(b, rowSum[2 * m + i], alpha[m][i]), sum);
-      }
-    // Rescale the accumulators.
-    for (int64_t m = 0; m < mt; ++m)
-      for (int64_t n = 0; n < nTilesDv; ++n) {
-        Value a = acc[m * nTilesDv + n];
-        for (int64_t i = 0; i < 2; ++i)
-          for (int64_t jj = 0; jj < 2; ++jj)
-            a = accSet(b, a, arith::MulFOp::create(b, accGet(b, a, i, jj), alpha[m][i]), i, jj);
-        acc[m * nTilesDv + n] = a;
-      }
-    accumulateOutput(acc, packedP, stage);
-    // The next iteration's prefetch overwrites the stage read here.
-    gpu::BarrierOp::create(b);
-    SmallVector<Value> yields = acc;
-    yields.append(newMax.begin(), newMax.end());
-    yields.append(newSum.begin(), newSum.end());
-    scf::YieldOp::create(b, yields);
-  }
-
-  writeEpilogue(loop.getResults());
+      init.acc.push_back(accZero(b));
+  init.rowMax.assign(2 * mt, cF32(b, -INFINITY));
+  init.rowSum.assign(2 * mt, cF32(b, 0.0f));
+  SoftmaxState final = buildKeyLoop(qOps, nStart, nEnd, init, lastGroup);
+  writeEpilogue(final);
 }
 
-void ForwardBuilder::writeEpilogue(ValueRange results) {
+SmallVector<Value> ForwardBuilder::SoftmaxState::flat() const {
+  SmallVector<Value> v(acc);
+  v.append(rowMax.begin(), rowMax.end());
+  v.append(rowSum.begin(), rowSum.end());
+  return v;
+}
+
+ForwardBuilder::SoftmaxState
+ForwardBuilder::unflatten(ValueRange values) const {
+  SoftmaxState st;
+  int64_t nAcc = mt * nTilesDv;
+  st.acc.assign(values.begin(), values.begin() + nAcc);
+  st.rowMax.assign(values.begin() + nAcc, values.begin() + nAcc + 2 * mt);
+  st.rowSum.assign(values.begin() + nAcc + 2 * mt,
+                   values.begin() + nAcc + 4 * mt);
+  return st;
+}
+
+ForwardBuilder::SoftmaxState
+ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
+                             const SoftmaxState &init, Value anyGroup) {
+  auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init.flat());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value j = loop.getInductionVar();
+  SoftmaxState st = unflatten(loop.getRegionIterArgs());
+
+  Value rel = arith::SubIOp::create(b, j, nStart);
+  Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
+  Value pfBlock = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
+  Value pfStage = arith::RemUIOp::create(
+      b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
+  Value group = loadKVBlock(pfBlock, pfStage);
+  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
+  publishTiles();
+  gpu::BarrierOp::create(b);
+
+  SmallVector<Frags> sc = computeScores(qOps, stage);
+  Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+  maskScores(sc, kvStart);
+  SoftmaxStep step = onlineSoftmax(sc, st, kvStart);
+  rescale(st.acc, step.alpha);
+  accumulateOutput(st.acc, step.p, stage);
+  // The next iteration's prefetch overwrites the stage read here.
+  gpu::BarrierOp::create(b);
+  st.rowMax = step.rowMax;
+  st.rowSum = step.rowSum;
+  scf::YieldOp::create(b, st.flat());
+  return unflatten(loop.getResults());
+}
+
+void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart) {
+  // Masks only where the block can contain masked elements: the tail of
+  // Sk, the causal diagonal, window edges, or a mask operand/region.
+  Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
+                                 /*rowTail=*/false);
+  SmallVector<Type> fragTypes(mt * nTilesN, sc[0][0].getType());
+  auto ifOp = scf::IfOp::create(b, fragTypes, needMask, /*withElse=*/true);
+  for (bool masked : {true, false}) {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
+                                      : &ifOp.getElseRegion().front());
+    SmallVector<Frags> copy = sc;
+    applyScorePipeline(copy, kvStart, masked);
+    SmallVector<Value> flat;
+    for (auto &row : copy)
+      flat.append(row.begin(), row.end());
+    scf::YieldOp::create(b, flat);
+  }
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t n = 0; n < nTilesN; ++n)
+      sc[m][n] = ifOp.getResult(m * nTilesN + n);
+}
+
+ForwardBuilder::SoftmaxStep
+ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
+                              Value kvStart) {
+  // Per fragment row (m, i). Each probability pair is packed to 16 bits as
+  // soon as it exists ([m][n][i], one register): the f32 scores die early,
+  // which register pressure at D = 128 needs.
+  SoftmaxStep step;
+  step.rowMax.resize(2 * mt);
+  step.rowSum.resize(2 * mt);
+  step.p.assign(mt, SmallVector<std::array<Value, 2>>(nTilesN));
+  step.alpha.assign(mt, SmallVector<Value>(2));
+  Value kvStart32 = i32(kvStart);
+  Value negInf = cF32(b, -INFINITY);
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value mx = st.rowMax[2 * m + i];
+      Value local = negInf;
+      for (int64_t n = 0; n < nTilesN; ++n)
+        for (int64_t jj = 0; jj < 2; ++jj)
+          local = arith::MaximumFOp::create(b, local, accGet(b, sc[m][n], i, jj));
+      // Plain scores are still raw: their max scales by scale * log2(e)
+      // (> 0, checked by the runtime), and each exponent below is one FFMA.
+      Value localMax = quadReduceMax(b, local);
+      if (isPlainScore())
+        localMax = arith::MulFOp::create(b, localMax, scoreFactor);
+      Value mNew = arith::MaximumFOp::create(b, mx, localMax);
+      // A row with every key masked so far keeps m = -inf; subtract 0
+      // instead so that exp2 sees -inf - 0 = -inf, not NaN.
+      Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf);
+      Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
+      step.alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
+      Value negMUse = arith::NegFOp::create(b, mUse);
+      Value sum = cF32(b, 0.0f);
+      for (int64_t n = 0; n < nTilesN; ++n) {
+        Value pair[2];
+        for (int64_t jj = 0; jj < 2; ++jj) {
+          Value x = accGet(b, sc[m][n], i, jj);
+          pair[jj] = exp2Approx(
+              b, isPlainScore()
+                     ? Value(LLVM::FMAOp::create(b, x, scoreFactor, negMUse))
+                     : Value(arith::SubFOp::create(b, x, mUse)));
+          sum = arith::AddFOp::create(b, sum, pair[jj]);
+          // Dropout scales P after it entered the row sum: the softmax
+          // normalises over every key, dropout then zeroes some of P.
+          if (s.dropout)
+            pair[jj] = arith::MulFOp::create(
+                b, pair[jj], dropoutFactor(rowOf(m, i), colOf(kvStart32, n, jj)));
+        }
+        step.p[m][n][i] = packPair(b, pair[0], pair[1], s.elementType);
+      }
+      step.rowMax[2 * m + i] = mNew;
+      step.rowSum[2 * m + i] = arith::AddFOp::create(
+          b, arith::MulFOp::create(b, st.rowSum[2 * m + i], step.alpha[m][i]), sum);
+    }
+  return step;
+}
+
+void ForwardBuilder::rescale(SmallVector<Value> &acc,
+                             ArrayRef<SmallVector<Value>> alpha) {
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t n = 0; n < nTilesDv; ++n) {
+      Value a = acc[m * nTilesDv + n];
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t jj = 0; jj < 2; ++jj)
+          a = accSet(b, a, arith::MulFOp::create(b, accGet(b, a, i, jj), alpha[m][i]), i, jj);
+      acc[m * nTilesDv + n] = a;
+    }
+}
+
+void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   // Epilogue: O = acc / l, LSE = (m + log2 l) ln 2; l == 0 (every key
   // masked) gives O = 0 and LSE = +inf.
   Value lse = arg.lookup("lse"), out = arg.lookup("o");
@@ -273,8 +302,8 @@ void ForwardBuilder::writeEpilogue(ValueRange results) {
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, cIdx(b, 0));
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
-      Value l = quadReduceSum(b, results[mt * nTilesDv + 2 * mt + 2 * m + i]);
-      Value mx = results[mt * nTilesDv + 2 * m + i];
+      Value l = quadReduceSum(b, final.rowSum[2 * m + i]);
+      Value mx = final.rowMax[2 * m + i];
       Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
       Value inv = arith::SelectOp::create(
           b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));
@@ -292,7 +321,7 @@ void ForwardBuilder::writeEpilogue(ValueRange results) {
       auto pairTy = VectorType::get({2}, s.elementType);
       auto f32x2 = VectorType::get({2}, b.getF32Type());
       for (int64_t n = 0; n < nTilesDv; ++n) {
-        Value a = results[m * nTilesDv + n];
+        Value a = final.acc[m * nTilesDv + n];
         Value v = vector::FromElementsOp::create(
             b, f32x2,
             ValueRange{arith::MulFOp::create(b, accGet(b, a, i, 0), inv),

@@ -65,7 +65,41 @@ protected:
   virtual void accumulateOutput(SmallVector<Value> &acc, const PackedP &p,
                                 Value stage) = 0;
 
+  /// How many key blocks the prologue starts before the loop (the loop
+  /// keeps that many in flight).
+  virtual int64_t prefetchDistance() { return s.stages - 1; }
+
+  /// What the key loop carries: O accumulators [mt * nTilesDv], the running
+  /// row max m and partial row sum l of rows g and g+8 of each m-tile
+  /// ([2 * mt], log2 domain).
+  struct SoftmaxState {
+    SmallVector<Value> acc, rowMax, rowSum;
+    SmallVector<Value> flat() const;
+  };
+  SoftmaxState unflatten(ValueRange values) const;
+  /// One key block's softmax update: the new m and l, the factor alpha
+  /// ([mt][2]) that rescales O, and P packed for the second matmul.
+  struct SoftmaxStep {
+    SmallVector<Value> rowMax, rowSum;
+    SmallVector<SmallVector<Value>> alpha;
+    PackedP p;
+  };
+  /// The walk over key blocks [nStart, nEnd); returns the final state.
+  /// FlashAttention-2's order: per block, wait for its K/V, S = Q Kᵀ,
+  /// softmax, O = alpha O + P V. `anyGroup` is a commit-group token.
+  virtual SoftmaxState buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
+                                    Value nEnd, const SoftmaxState &init,
+                                    Value anyGroup);
+
   //===--- Shared pieces -------------------------------------------------===//
+  /// The score pipeline and masks, inside a branch taken only by blocks
+  /// that can hold masked elements.
+  void maskScores(SmallVector<Frags> &sc, Value kvStart);
+  /// The online-softmax update of state `st` by the scores of one block.
+  SoftmaxStep onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
+                            Value kvStart);
+  /// acc[m][n] *= alpha[m][row of the element].
+  void rescale(SmallVector<Value> &acc, ArrayRef<SmallVector<Value>> alpha);
   void readForwardArguments();
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
@@ -73,7 +107,7 @@ protected:
   Value rowOf(int64_t m, int64_t i); // query row of fragment row (m, i), i32
   Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
   /// O = acc / l and LSE from the key loop's final state.
-  void writeEpilogue(ValueRange results);
+  void writeEpilogue(const SoftmaxState &final);
 };
 
 } // namespace mlir::flash

@@ -9,9 +9,12 @@
 // cp.async; a proxy fence makes those generic-proxy writes visible to the
 // tensor cores' async-proxy reads before the barrier that publishes a tile.
 //
-// Each wgmma chain is committed and waited for before its results are used;
-// the two warpgroups of a block (and the blocks of an SM) overlap one
-// another's softmax and matrix work.
+// With three or more K/V stages the key loop overlaps the softmax with the
+// tensor cores (FlashAttention-3's intra-warpgroup pipelining): iteration j
+// issues S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} as two asynchronous groups,
+// waits for S_j only, runs the softmax of block j while the P·V product is
+// still in flight, then waits for it and rescales O. With two stages the
+// shared FlashAttention-2 order is used.
 //
 //===----------------------------------------------------------------------===//
 #include "ForwardBuilder.h"
@@ -22,6 +25,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::flash;
@@ -46,6 +51,29 @@ private:
   SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
   void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
                         Value stage) override;
+  int64_t prefetchDistance() override {
+    return overlapped() ? s.stages - 2 : s.stages - 1;
+  }
+  SoftmaxState buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
+                            const SoftmaxState &init, Value anyGroup) override;
+
+  /// The overlapped loop keeps V_{j-1} while K_j is read and K/V_{j+1} is
+  /// copied: three stages at least.
+  bool overlapped() const { return s.stages >= 3; }
+  /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;
+  /// the block_n / 2 accumulators are valid after its wait.
+  SmallVector<Value> issueScores(Value stage);
+  /// Issues O += P V of the block in `stage` (o: Dv / 2 accumulators, p:
+  /// block_n / 4 packed registers) and commits it as one group.
+  SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
+                                 Value stage);
+  /// Between the warp-slice accumulators (nTilesN or nTilesDv m16n8
+  /// fragments) and the wgmma register list, and P to its register list.
+  SmallVector<Frags> toFragments(ArrayRef<Value> regs);
+  SmallVector<Value> fromFragments(ArrayRef<Value> frags);
+  SmallVector<Value> packedRegisters(const PackedP &p);
+  /// The ring buffer of key block `block`.
+  Value stageOf(Value block, Value nStart);
 
   /// Element offsets of the K and V tiles of `stage`.
   Value kOffset(Value stage);
@@ -145,65 +173,196 @@ void Sm90ForwardBuilder::publishTiles() {
       NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
 }
 
-SmallVector<ForwardBuilder::Frags>
-Sm90ForwardBuilder::computeScores(ArrayRef<Frags>, Value stage) {
+SmallVector<Value> Sm90ForwardBuilder::issueScores(Value stage) {
   Value kDesc = wgmma::kMajorDescriptor(b, addressOf(kOffset(stage)));
   SmallVector<Value> acc;
-  wgmma::fence(b);
   for (int64_t kk = 0; kk < nTilesD; ++kk)
     acc = wgmma::mmaShared(
         b, acc, wgmma::advance(b, qDesc, kStepBytes(kk, s.blockM)),
         wgmma::advance(b, kDesc, kStepBytes(kk, s.blockN)), s.blockN,
         s.elementType, /*accumulate=*/kk > 0, /*transposeB=*/false);
   wgmma::commitGroup(b);
-  wgmma::waitGroup(b, 0);
-  acc = wgmma::pinRegisters(b, acc);
-  // The warp's slice: nTilesN m16n8 accumulators of one m-tile.
-  SmallVector<Frags> sc(1, Frags(nTilesN));
-  for (int64_t n = 0; n < nTilesN; ++n) {
-    Value f = accZero(b);
-    for (int64_t e = 0; e < 4; ++e)
-      f = accSet(b, f, acc[4 * n + e], e / 2, e % 2);
-    sc[0][n] = f;
-  }
-  return sc;
+  return acc;
 }
 
-void Sm90ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
-                                          const PackedP &packedP, Value stage) {
+SmallVector<Value> Sm90ForwardBuilder::issueOutput(ArrayRef<Value> o,
+                                                   ArrayRef<Value> p,
+                                                   Value stage) {
   // V is [key][dv]: an N-major B operand whose 64-column blocks are a
   // tile of block_n rows apart; k-step kk starts 16 rows (2 atoms) further.
   Value vDesc = wgmma::mnMajorDescriptor(
       b, addressOf(vOffset(stage)), s.blockN * wgmma::kSwizzleRowBytes);
-  SmallVector<Value> o;
-  for (int64_t n = 0; n < nTilesDv; ++n)
-    for (int64_t e = 0; e < 4; ++e)
-      o.push_back(accGet(b, acc[n], e / 2, e % 2));
-  SmallVector<Value> p;
-  for (int64_t n = 0; n < nTilesN; ++n)
-    for (int64_t i = 0; i < 2; ++i)
-      p.push_back(packedP[0][n][i]);
-  // The rescaled O and the packed P are written by ordinary instructions:
-  // they must be in their registers before the fence.
-  o = wgmma::pinRegisters(b, o);
-  p = wgmma::pinRegisters(b, p);
-  wgmma::fence(b);
+  SmallVector<Value> acc(o);
   for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
     // Key tiles 2kk and 2kk+1 of P form the A operand of k-step kk.
     Value a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
-    o = wgmma::mmaRegisterA(
-        b, o, a, wgmma::advance(b, vDesc, kk * 16 * wgmma::kSwizzleRowBytes),
+    acc = wgmma::mmaRegisterA(
+        b, acc, a, wgmma::advance(b, vDesc, kk * 16 * wgmma::kSwizzleRowBytes),
         s.headDimV, s.elementType, /*accumulate=*/true, /*transposeB=*/true);
   }
   wgmma::commitGroup(b);
-  wgmma::waitGroup(b, 0);
-  o = wgmma::pinRegisters(b, o);
-  for (int64_t n = 0; n < nTilesDv; ++n) {
-    Value f = acc[n];
+  return acc;
+}
+
+SmallVector<ForwardBuilder::Frags>
+Sm90ForwardBuilder::toFragments(ArrayRef<Value> regs) {
+  SmallVector<Frags> sc(1);
+  for (size_t n = 0; n < regs.size() / 4; ++n) {
+    Value f = accZero(b);
     for (int64_t e = 0; e < 4; ++e)
-      f = accSet(b, f, o[4 * n + e], e / 2, e % 2);
-    acc[n] = f;
+      f = accSet(b, f, regs[4 * n + e], e / 2, e % 2);
+    sc[0].push_back(f);
   }
+  return sc;
+}
+
+SmallVector<Value> Sm90ForwardBuilder::fromFragments(ArrayRef<Value> frags) {
+  SmallVector<Value> regs;
+  for (Value f : frags)
+    for (int64_t e = 0; e < 4; ++e)
+      regs.push_back(accGet(b, f, e / 2, e % 2));
+  return regs;
+}
+
+SmallVector<Value> Sm90ForwardBuilder::packedRegisters(const PackedP &p) {
+  SmallVector<Value> regs;
+  for (int64_t n = 0; n < nTilesN; ++n)
+    for (int64_t i = 0; i < 2; ++i)
+      regs.push_back(p[0][n][i]);
+  return regs;
+}
+
+Value Sm90ForwardBuilder::stageOf(Value block, Value nStart) {
+  return arith::RemUIOp::create(b, arith::SubIOp::create(b, block, nStart),
+                                cIdx(b, s.stages));
+}
+
+SmallVector<ForwardBuilder::Frags>
+Sm90ForwardBuilder::computeScores(ArrayRef<Frags>, Value stage) {
+  wgmma::fence(b);
+  SmallVector<Value> acc = issueScores(stage);
+  wgmma::waitGroup(b, 0);
+  return toFragments(wgmma::pinRegisters(b, acc));
+}
+
+void Sm90ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
+                                          const PackedP &packedP, Value stage) {
+  // The rescaled O and the packed P are written by ordinary instructions:
+  // they must be in their registers before the fence.
+  SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(acc));
+  SmallVector<Value> p = wgmma::pinRegisters(b, packedRegisters(packedP));
+  wgmma::fence(b);
+  o = issueOutput(o, p, stage);
+  wgmma::waitGroup(b, 0);
+  acc = toFragments(wgmma::pinRegisters(b, o))[0];
+}
+
+ForwardBuilder::SoftmaxState
+Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
+                                 Value nEnd, const SoftmaxState &init,
+                                 Value anyGroup) {
+  if (!overlapped())
+    return ForwardBuilder::buildKeyLoop(qOps, nStart, nEnd, init, anyGroup);
+  int64_t ahead = prefetchDistance();
+  auto prefetch = [&](Value block) {
+    Value next = arith::AddIOp::create(b, block, cIdx(b, ahead));
+    loadKVBlock(next, stageOf(next, nStart));
+  };
+  auto kvStartOf = [&](Value block) {
+    return arith::MulIOp::create(b, block, cIdx(b, s.blockN));
+  };
+
+  // A block with no visible key block skips everything (the epilogue then
+  // writes O = 0, LSE = +inf).
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nStart, nEnd);
+  SmallVector<Value> initFlat = init.flat();
+  auto ifAny = scf::IfOp::create(b, ValueRange(initFlat).getTypes(), any,
+                                 /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifAny.getElseRegion().front());
+    scf::YieldOp::create(b, initFlat);
+  }
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifAny.getThenRegion().front());
+
+  // The first block (published by the prologue): S and softmax only.
+  prefetch(nStart);
+  wgmma::fence(b);
+  SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
+  wgmma::waitGroup(b, 0);
+  SmallVector<Frags> sc = toFragments(wgmma::pinRegisters(b, s0));
+  maskScores(sc, kvStartOf(nStart));
+  SoftmaxStep first = onlineSoftmax(sc, init, kvStartOf(nStart));
+
+  // Blocks nStart+1 .. nEnd-1: carries O (scaled to the running max), m, l
+  // and the previous block's packed P, whose P·V is still to be done.
+  SoftmaxState st0 = init;
+  st0.rowMax = first.rowMax;
+  st0.rowSum = first.rowSum;
+  SmallVector<Value> carried = st0.flat();
+  SmallVector<Value> p0 = packedRegisters(first.p);
+  int64_t nState = carried.size();
+  carried.append(p0.begin(), p0.end());
+  auto loop = scf::ForOp::create(b, arith::AddIOp::create(b, nStart, cIdx(b, 1)),
+                                 nEnd, cIdx(b, 1), carried);
+  {
+    OpBuilder::InsertionGuard gl(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    auto iter = loop.getRegionIterArgs();
+    SoftmaxState st = unflatten(iter.take_front(nState));
+    SmallVector<Value> pPrev(iter.drop_front(nState));
+
+    // Block j's K/V landed (at most ahead - 1 younger groups pending);
+    // every thread is past iteration j-1, so the stage of block j-2 is free.
+    nvgpu::DeviceAsyncWaitOp::create(b, anyGroup, b.getI32IntegerAttr(ahead - 1));
+    publishTiles();
+    gpu::BarrierOp::create(b);
+    prefetch(j);
+
+    SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(st.acc));
+    pPrev = wgmma::pinRegisters(b, pPrev);
+    wgmma::fence(b);
+    SmallVector<Value> sj = issueScores(stageOf(j, nStart));
+    Value prev = arith::SubIOp::create(b, j, cIdx(b, 1));
+    o = issueOutput(o, pPrev, stageOf(prev, nStart));
+    // S_j is ready once at most the P·V group is pending.
+    wgmma::waitGroup(b, 1);
+    SmallVector<Frags> scj = toFragments(wgmma::pinRegisters(b, sj));
+    maskScores(scj, kvStartOf(j));
+    SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
+    wgmma::waitGroup(b, 0);
+    // P_{j-1} is read by the P·V product until this wait: keep it alive.
+    SmallVector<Value> pinned(o);
+    pinned.append(pPrev.begin(), pPrev.end());
+    pinned = wgmma::pinRegisters(b, pinned);
+    SoftmaxState next;
+    next.acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
+    rescale(next.acc, step.alpha);
+    next.rowMax = step.rowMax;
+    next.rowSum = step.rowSum;
+    SmallVector<Value> yields = next.flat();
+    SmallVector<Value> pj = packedRegisters(step.p);
+    yields.append(pj.begin(), pj.end());
+    scf::YieldOp::create(b, yields);
+  }
+  // The last block's P·V.
+  auto results = loop.getResults();
+  SoftmaxState last = unflatten(results.take_front(nState));
+  SmallVector<Value> pLast(results.drop_front(nState));
+  SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(last.acc));
+  pLast = wgmma::pinRegisters(b, pLast);
+  wgmma::fence(b);
+  Value lastBlock = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
+  o = issueOutput(o, pLast, stageOf(lastBlock, nStart));
+  wgmma::waitGroup(b, 0);
+  SmallVector<Value> pinned(o);
+  pinned.append(pLast.begin(), pLast.end());
+  pinned = wgmma::pinRegisters(b, pinned);
+  last.acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
+  scf::YieldOp::create(b, last.flat());
+  return unflatten(ifAny.getResults());
 }
 
 } // namespace

@@ -14,16 +14,16 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=MMA
 // RUN: flashfuse-compile %s --target=h100 -o %t/h100-auto | FileCheck %s --check-prefix=AUTO
-// RUN: grep -c "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
+// RUN: grep -c "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
 //
 // A100-COUNT-16: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote
 // H100-COUNT-16: ptxas sm_90a flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // H100: wrote
-// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n128w8s2: {{.*}}, 0/0 bytes spill stores/loads
-// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n128w8s2_causal: {{.*}}, 0/0 bytes spill stores/loads
-// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d64_m128n128w8s2_softcap: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n64w8s3: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n64w8s3_causal: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d64_m128n64w8s3_softcap: {{.*}}, 0/0 bytes spill stores/loads
 // AUTO-DAG: ptxas sm_90a flash_fwd_sm80_f16_d32_m128n64w4s2: {{.*}}, 0/0 bytes spill stores/loads
 // AUTO: wrote
 // MANIFEST: flashfuse-manifest 1

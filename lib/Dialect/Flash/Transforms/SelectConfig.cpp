@@ -211,13 +211,29 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // The sm90 forward (wgmma on 128-byte-swizzled tiles)
 //===----------------------------------------------------------------------===//
 //
-// Two warpgroups (8 warps) of 64 query rows each and 128-key tiles: per
-// thread S is 64 f32 registers and O Dv / 2, well under the register cap at
-// one block per SM, and each K/V tile feeds 128 rows. Shared memory at
-// D = 128: 32 KiB of Q and 2 x 64 KiB of K/V stages.
+// Two warpgroups (8 warps) of 64 query rows each, so that each K/V tile
+// feeds 128 rows, and three K/V stages: the key loop then overlaps the
+// softmax of block j with the P·V product of block j-1 (Sm90Forward.cpp).
+// Measured on an H200 (docs/PERF.md, run 26): D = 64 takes 64-key tiles
+// (124 registers: two blocks per SM), D = 128 takes 128-key tiles (214
+// registers, one block per SM, 225 KiB of shared memory).
 
-constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90BlockN = 128,
-                  kSm90Stages = 2;
+struct Sm90Tile {
+  int64_t headDim, blockN;
+};
+constexpr Sm90Tile kSm90Tiles[] = {{64, 64}, {128, 128}};
+constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90Stages = 3;
+
+int64_t sm90SharedMemory(int64_t d, int64_t blockN) {
+  return 1024 + 2 * (kSm90BlockM * d + kSm90Stages * blockN * 2 * d);
+}
+
+std::optional<int64_t> sm90BlockN(int64_t d) {
+  for (const Sm90Tile &t : kSm90Tiles)
+    if (t.headDim == d)
+      return t.blockN;
+  return std::nullopt;
+}
 
 /// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
 std::string sm90Refusal(AttentionVariantInterface iface,
@@ -229,11 +245,10 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128))
+  if (sz.d != sz.dv || !sm90BlockN(sz.d))
     return "it serves D = Dv in {64, 128}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
-  int64_t smem = 1024 + 2 * (kSm90BlockM * sz.d +
-                             kSm90Stages * kSm90BlockN * (sz.d + sz.dv));
+  int64_t smem = sm90SharedMemory(sz.d, *sm90BlockN(sz.d));
   if (smem > target.smemPerBlock)
     return "it needs " + std::to_string(smem) +
            " bytes of shared memory, the target has " +
@@ -277,9 +292,10 @@ struct FlashSelectConfig
       if (recipe != "sm80" && isa<AttentionOp>(op)) {
         std::string why = sm90Refusal(iface, *desc);
         if (why.empty()) {
+          int64_t blockN = *sm90BlockN(iface.getSizes().d);
           op->setAttr("config", KernelConfigAttr::get(
                                     op->getContext(), Recipe::Sm90, kSm90BlockM,
-                                    kSm90BlockN, kSm90Warps, kSm90Stages));
+                                    blockN, kSm90Warps, kSm90Stages));
           return;
         }
         if (recipe == "sm90") {
