@@ -72,6 +72,10 @@ private:
   SmallVector<Frags> toFragments(ArrayRef<Value> regs);
   SmallVector<Value> fromFragments(ArrayRef<Value> frags);
   SmallVector<Value> packedRegisters(const PackedP &p);
+  /// O += P V of the block in `stage`, issued and waited for (acc: the
+  /// nTilesDv fragments, pRegs: P's register list).
+  void outputAndWait(SmallVector<Value> &acc, ArrayRef<Value> pRegs,
+                     Value stage);
   /// The ring buffer of key block `block`.
   Value stageOf(Value block, Value nStart);
 
@@ -247,14 +251,23 @@ Sm90ForwardBuilder::computeScores(ArrayRef<Frags>, Value stage) {
 
 void Sm90ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
                                           const PackedP &packedP, Value stage) {
+  outputAndWait(acc, packedRegisters(packedP), stage);
+}
+
+void Sm90ForwardBuilder::outputAndWait(SmallVector<Value> &acc,
+                                       ArrayRef<Value> pRegs, Value stage) {
   // The rescaled O and the packed P are written by ordinary instructions:
   // they must be in their registers before the fence.
   SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(acc));
-  SmallVector<Value> p = wgmma::pinRegisters(b, packedRegisters(packedP));
+  SmallVector<Value> p = wgmma::pinRegisters(b, pRegs);
   wgmma::fence(b);
   o = issueOutput(o, p, stage);
   wgmma::waitGroup(b, 0);
-  acc = toFragments(wgmma::pinRegisters(b, o))[0];
+  // P is read by the product until the wait: keep it alive up to there.
+  SmallVector<Value> pinned(o);
+  pinned.append(p.begin(), p.end());
+  pinned = wgmma::pinRegisters(b, pinned);
+  acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
 }
 
 ForwardBuilder::SoftmaxState
@@ -350,17 +363,9 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   // The last block's P·V.
   auto results = loop.getResults();
   SoftmaxState last = unflatten(results.take_front(nState));
-  SmallVector<Value> pLast(results.drop_front(nState));
-  SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(last.acc));
-  pLast = wgmma::pinRegisters(b, pLast);
-  wgmma::fence(b);
   Value lastBlock = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
-  o = issueOutput(o, pLast, stageOf(lastBlock, nStart));
-  wgmma::waitGroup(b, 0);
-  SmallVector<Value> pinned(o);
-  pinned.append(pLast.begin(), pLast.end());
-  pinned = wgmma::pinRegisters(b, pinned);
-  last.acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
+  outputAndWait(last.acc, SmallVector<Value>(results.drop_front(nState)),
+                stageOf(lastBlock, nStart));
   scf::YieldOp::create(b, last.flat());
   return unflatten(ifAny.getResults());
 }
