@@ -1,0 +1,290 @@
+//===- BackwardBuilder.cpp - the backward schedule, shared by recipes -----===//
+#include "BackwardBuilder.h"
+#include "Fragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+void BackwardBuilder::setUp() {
+  readArguments();
+  mk = s.keyTilesPerWarp();
+  nTilesM = s.blockM / 8;
+  nTilesD = s.headDim / 8;
+  nTilesDv = s.headDimV / 8;
+  kStart = arith::MulIOp::create(
+      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockN));
+  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  qBase = operandBase("q", head);
+  doBase = operandBase("do", head);
+  kBase = operandBase("k", headKV);
+  vBase = operandBase("v", headKV);
+  rowBaseLse = arith::MulIOp::create(
+      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
+      seqQ);
+  carveSharedMemory();
+}
+
+Value BackwardBuilder::keyOf(int64_t m, int64_t i) {
+  // kStart + warp * 16 mk + 16 m + g + 8 i
+  return i32(arith::AddIOp::create(
+      b, arith::AddIOp::create(b, kStart, warpKey0),
+      arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i))));
+}
+
+Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
+  // qStart + 8 n + 2 t + j
+  return arith::AddIOp::create(
+      b, qStart32,
+      i32(arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                                cIdx(b, 8 * n + j))));
+}
+
+void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
+                                   Value firstTile) {
+  Value scale = arg.lookup("scale");
+  Value dq = arg.lookup("dq_accum");
+  for (int64_t i = 0; i < 2; ++i) {
+    Value q = arith::AddIOp::create(b, firstRow,
+                                    arith::AddIOp::create(b, g, cIdx(b, 8 * i)));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, seqQ);
+    auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+    Value rowOff = arith::MulIOp::create(
+        b, arith::AddIOp::create(b, rowBaseLse, q), cIdx(b, s.headDim));
+    for (int64_t n = 0; n < int64_t(acc.size()); ++n) {
+      // Columns 8 (firstTile + n) + 2t and the next: an even, 8-byte aligned
+      // pair (dq_accum rows have D, a multiple of 8, elements).
+      Value col = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, arith::AddIOp::create(b, firstTile, cIdx(b, n)), cIdx(b, 8)),
+          arith::MulIOp::create(b, t, cIdx(b, 2)));
+      atomicAddPair(b, dq, arith::AddIOp::create(b, rowOff, col),
+                    arith::MulFOp::create(b, accGet(b, acc[n], i, 0), scale),
+                    arith::MulFOp::create(b, accGet(b, acc[n], i, 1), scale),
+                    /*vectorRed=*/s.arch >= 90);
+    }
+  }
+}
+
+void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
+                                int64_t n, Value factor, int64_t width) {
+  // Rows i = 0, 1 of accumulator tile (m, n) into the contiguous
+  // [B, Hq, Sk, width] slice `name`, as pairs of halves.
+  auto pairTy = VectorType::get({2}, s.elementType);
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  for (int64_t i = 0; i < 2; ++i) {
+    Value key = asIndex(keyOf(m, i));
+    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, seqK);
+    auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+    Value slice = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+    Value rowOff = arith::MulIOp::create(
+        b, arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqK), key),
+        cIdx(b, width));
+    Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                                      cIdx(b, 8 * n));
+    Value x0 = accGet(b, acc, i, 0), x1 = accGet(b, acc, i, 1);
+    if (factor) {
+      x0 = arith::MulFOp::create(b, x0, factor);
+      x1 = arith::MulFOp::create(b, x1, factor);
+    }
+    Value h = arith::TruncFOp::create(
+        b, pairTy, vector::FromElementsOp::create(b, f32x2, ValueRange{x0, x1}));
+    vector::StoreOp::create(b, h, arg.lookup(name),
+                            ValueRange{arith::AddIOp::create(b, rowOff, col)});
+  }
+}
+
+void BackwardBuilder::build() {
+  setUp();
+  auto [mFirst, mEnd] = queryBlockRange(kStart, s.blockN, s.blockM);
+  const float log2e = float(M_LOG2E);
+  Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
+
+  // Prologue: K_j and V_j, then the first stages - 1 query blocks. Blocks
+  // past Sq are fetched as zeros (src-size 0) so that every iteration
+  // commits the same number of groups and the waits need no branches.
+  loadKeyValueTiles();
+  for (int64_t st = 0; st + 1 < s.stages; ++st)
+    loadQdOBlock(arith::AddIOp::create(b, mFirst, cIdx(b, st)), cIdx(b, st));
+
+  SmallVector<Value> init = zeroGradient(nTilesD);
+  int64_t nDK = init.size();
+  SmallVector<Value> zeroV = zeroGradient(nTilesDv);
+  init.append(zeroV.begin(), zeroV.end());
+  auto loop = scf::ForOp::create(b, mFirst, mEnd, cIdx(b, 1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    auto iter = loop.getRegionIterArgs();
+    SmallVector<Value> dK(iter.take_front(nDK)), dV(iter.drop_front(nDK));
+    Value rel = arith::SubIOp::create(b, i, mFirst);
+    Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
+    Value pfStage = arith::RemUIOp::create(
+        b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
+    Value group = loadQdOBlock(arith::AddIOp::create(b, i, cIdx(b, s.stages - 1)),
+                               pfStage);
+    // Two groups (Q, dO) per block: everything older than the stages - 1
+    // blocks prefetched since, this block included, has landed.
+    nvgpu::DeviceAsyncWaitOp::create(b, group,
+                                     b.getI32IntegerAttr(2 * (s.stages - 1)));
+    publishTiles();
+    gpu::BarrierOp::create(b);
+
+    Value qStart = arith::MulIOp::create(b, i, cIdx(b, s.blockM));
+    Value qStart32 = i32(qStart);
+    SmallVector<Frags> sT = computeScoresT(stage);
+
+    // The saved statistics of query column (n, j), loaded where used
+    // rather than held across the tile: 2 * block_m / 8 live registers each
+    // made D = 128 spill. Rows past Sq read the last row; they are masked.
+    Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+    auto statAt = [&](StringRef name, int64_t n, int64_t j) {
+      Value q = arith::MinSIOp::create(b, asIndex(queryOf(qStart32, n, j)), lastRow);
+      Value at = arith::AddIOp::create(b, rowBaseLse, q);
+      return Value(memref::LoadOp::create(b, arg.lookup(name), ValueRange{at}));
+    };
+
+    // P (and tanh for softcap) with or without masking, like the forward:
+    // only tiles at the Sq/Sk tails, across the diagonal or under an
+    // element mask pay for the predicate.
+    Value needMask = tileNeedsMask(qStart, s.blockM, kStart, s.blockN,
+                                   /*rowTail=*/true);
+    int64_t perSet = mk * nTilesM;
+    int64_t sets = s.softcap ? 2 : 1;
+    SmallVector<Type> types(perSet * sets, accZero(b).getType());
+    auto ifOp = scf::IfOp::create(b, types, needMask, /*withElse=*/true);
+    for (bool masked : {true, false}) {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
+                                        : &ifOp.getElseRegion().front());
+      SmallVector<Frags> p = sT, th = sT;
+      for (int64_t n = 0; n < nTilesM; ++n)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value negLse = arith::MulFOp::create(b, statAt("lse", n, j),
+                                               cF32(b, -log2e));
+          for (int64_t m = 0; m < mk; ++m)
+            for (int64_t ii = 0; ii < 2; ++ii) {
+              Value raw = accGet(b, sT[m][n], ii, j);
+              Value key, query;
+              if (masked || !isPlainScore()) {
+                key = keyOf(m, ii);
+                query = queryOf(qStart32, n, j);
+              }
+              Value tanhV;
+              Value pv = recomputeProbability(raw, query, key, negLse,
+                                              scoreFactor, masked, &tanhV);
+              if (s.softcap)
+                th[m][n] = accSet(b, th[m][n], tanhV, ii, j);
+              p[m][n] = accSet(b, p[m][n], pv, ii, j);
+            }
+        }
+      SmallVector<Value> flat;
+      for (auto &row : p)
+        flat.append(row.begin(), row.end());
+      if (s.softcap)
+        for (auto &row : th)
+          flat.append(row.begin(), row.end());
+      scf::YieldOp::create(b, flat);
+    }
+    SmallVector<Frags> pT(mk, Frags(nTilesM)), tanhT(mk, Frags(nTilesM));
+    for (int64_t m = 0; m < mk; ++m)
+      for (int64_t n = 0; n < nTilesM; ++n) {
+        pT[m][n] = ifOp.getResult(m * nTilesM + n);
+        if (s.softcap)
+          tanhT[m][n] = ifOp.getResult(perSet + m * nTilesM + n);
+      }
+
+    // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after
+    // this, so that an engine that computes it here need not hold Sᵀ's and
+    // dPᵀ's fragments together (with both, the sm80 D = 128 kernel spilled).
+    SmallVector<Frags> pdT = pT;
+    if (s.dropout)
+      for (int64_t m = 0; m < mk; ++m)
+        for (int64_t n = 0; n < nTilesM; ++n)
+          for (int64_t ii = 0; ii < 2; ++ii)
+            for (int64_t j = 0; j < 2; ++j)
+              pdT[m][n] = accSet(
+                  b, pdT[m][n],
+                  arith::MulFOp::create(
+                      b, accGet(b, pT[m][n], ii, j),
+                      dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii))),
+                  ii, j);
+    accumulateDV(dV, pdT, stage);
+    SmallVector<Frags> dpT = computeDPT(stage);
+
+    // dSᵀ = Pᵀ ∘ (dPᵀ ∘ Z − Dsum).
+    SmallVector<Frags> dsT = pT;
+    for (int64_t n = 0; n < nTilesM; ++n)
+      for (int64_t j = 0; j < 2; ++j) {
+        Value dsum = statAt("delta", n, j);
+        for (int64_t m = 0; m < mk; ++m)
+          for (int64_t ii = 0; ii < 2; ++ii) {
+            Value pv = accGet(b, pT[m][n], ii, j);
+            Value z = s.dropout ? dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii))
+                                : Value();
+            Value ds = scoreGradient(pv, accGet(b, dpT[m][n], ii, j),
+                                     dsum, z);
+            if (s.gradBias) {
+              // dBias = dS: each (query, key) belongs to one block pair, so
+              // a plain store suffices.
+              Value q = queryOf(qStart32, n, j), k = keyOf(m, ii);
+              Value ok = arith::AndIOp::create(
+                  b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, i32(seqQ)),
+                  arith::CmpIOp::create(b, arith::CmpIPredicate::slt, k, i32(seqK)));
+              auto ifIn = scf::IfOp::create(b, TypeRange{}, ok, false);
+              OpBuilder::InsertionGuard g3(b);
+              b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+              Value at = arith::AddIOp::create(
+                  b,
+                  arith::MulIOp::create(b, arith::AddIOp::create(b, rowBaseLse, asIndex(q)),
+                                        seqK),
+                  asIndex(k));
+              memref::StoreOp::create(b, ds, arg.lookup("dbias"), ValueRange{at});
+            }
+            if (s.softcap)
+              ds = rawScoreGradient(ds, accGet(b, tanhT[m][n], ii, j));
+            dsT[m][n] = accSet(b, dsT[m][n], ds, ii, j);
+          }
+      }
+
+    accumulateDK(dK, dsT, stage);
+    if (!s.deterministic)
+      accumulateDQ(dsT, qStart);
+    finishQueryBlock(dK, dV);
+    // The next iteration's prefetch overwrites the stage read here (and
+    // the dS tile).
+    gpu::BarrierOp::create(b);
+    SmallVector<Value> yields(dK);
+    yields.append(dV.begin(), dV.end());
+    scf::YieldOp::create(b, yields);
+  }
+
+  // Epilogue: dK · scale and dV, per query head. A block no query sees
+  // writes zeros.
+  auto results = loop.getResults();
+  SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
+  Value scale = arg.lookup("scale");
+  for (int64_t m = 0; m < mk; ++m) {
+    for (int64_t n = 0; n < nTilesD; ++n)
+      storeRows(gradientTile(dK, m, n, nTilesD), "dk", m, n, scale, s.headDim);
+    for (int64_t n = 0; n < nTilesDv; ++n)
+      storeRows(gradientTile(dV, m, n, nTilesDv), "dv", m, n, Value(),
+                s.headDimV);
+  }
+  gpu::ReturnOp::create(b);
+}

@@ -1,0 +1,110 @@
+//===- BackwardBuilder.h - the backward schedule, shared by recipes -*- C++ -*-===//
+//
+// FlashAttention-2's backward main kernel, once. One thread block owns
+// block_n keys of one (batch, query head): K_j and V_j stay in shared
+// memory while the block walks the query blocks the causal/window band lets
+// see them, Q_i and dO_i streamed through a `stages`-deep ring. Each warp
+// owns 16 * keyTilesPerWarp keys and computes the transposed products, so
+// that every intermediate is already the A operand of the next matmul:
+//   Sᵀ  = K_j Q_iᵀ
+//   Pᵀ  = exp2(Sᵀ scale log2e − LSE log2e)   (saved LSE; +inf ⇒ P = 0)
+//   dV += (Pᵀ ∘ Z) dO_i         (A = Pᵀ from registers)
+//   dPᵀ = V_j dO_iᵀ
+//   dSᵀ = Pᵀ ∘ (dPᵀ ∘ Z − Dsum)  [∘ (1 − tanh²) with softcap]
+//   dK += dSᵀ Q_i               (A = dSᵀ from registers)
+//   dQ_i += dS K_j              (dSᵀ through shared memory; f32 reductions
+//                                into dq_accum)
+// Z is the dropout factor (1/(1-p) or 0, Philox keep test), Dsum = rowsum(dO ∘ O)
+// from the preprocess kernel. scale is applied to dK and dQ once, at the
+// end. dK and dV of the block's query head are written in the epilogue, one
+// slice per query head; the postprocess kernel sums GQA groups. In
+// deterministic mode the dQ product is left to the BackwardDQ kernel, so
+// the main kernel issues no float atomics.
+//
+// Every warp's slice of Sᵀ, dPᵀ, dK and dV is in the accumulator layout of
+// mma.sync m16n8 (Fragments.h), which is also a warp's slice of a wgmma
+// m64nN accumulator; the recipes differ in the matrix engine and the
+// shared-memory layout it reads: the hooks below. The sm80 recipe
+// (Sm80Backward.cpp) uses ldmatrix + mma.sync on padded tiles, the sm90
+// recipe (Sm90Backward.cpp) wgmma on 128-byte-swizzled tiles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BACKWARDBUILDER_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BACKWARDBUILDER_H
+
+#include "KernelBuilderBase.h"
+
+namespace mlir::flash {
+
+class BackwardBuilder : protected KernelBuilderBase {
+public:
+  BackwardBuilder(gpu::GPUFuncOp func, const KernelSpec &spec)
+      : KernelBuilderBase(func, spec) {}
+  virtual ~BackwardBuilder() = default;
+
+  void build();
+
+protected:
+  using Frags = SmallVector<Value>;
+
+  // Block-invariant values.
+  Value kStart;   // first key of the block
+  Value warpKey0; // first key row of this warp in the block
+  Value qBase, doBase, kBase, vBase;
+  Value rowBaseLse; // (batch * Hq + head) * Sq
+  int64_t mk = 0, nTilesM = 0, nTilesD = 0, nTilesDv = 0;
+
+  //===--- The recipe's hooks --------------------------------------------===//
+  /// Lays out K, V, the Q/dO ring and the dS tile in shared memory.
+  virtual void carveSharedMemory() = 0;
+  /// Starts the copies of the block's K and V tiles (prologue).
+  virtual void loadKeyValueTiles() = 0;
+  /// Starts the copies of query block `block` (Q, then dO: two commit
+  /// groups) into ring buffer `stage`; the last group's token.
+  virtual Value loadQdOBlock(Value block, Value stage) = 0;
+  /// Called by every thread after its copies have landed, before the
+  /// barrier that publishes them to the block.
+  virtual void publishTiles() {}
+  /// The loop-carried dK (dV) accumulators of the warp: `tiles` m16n8
+  /// fragments per m-tile, in the recipe's register form, zeroed.
+  virtual SmallVector<Value> zeroGradient(int64_t tiles) = 0;
+  /// Fragment (m, n) of such an accumulator list.
+  virtual Value gradientTile(ArrayRef<Value> acc, int64_t m, int64_t n,
+                             int64_t tiles) = 0;
+  /// Sᵀ = K Q_iᵀ of the query block in `stage`: [mk][nTilesM] fragments.
+  virtual SmallVector<Frags> computeScoresT(Value stage) = 0;
+  /// dV += pdT dO_i (pdT = Pᵀ ∘ Z).
+  virtual void accumulateDV(SmallVector<Value> &dV, ArrayRef<Frags> pdT,
+                            Value stage) = 0;
+  /// dPᵀ = V dO_iᵀ: [mk][nTilesM] fragments.
+  virtual SmallVector<Frags> computeDPT(Value stage) = 0;
+  /// dK += dSᵀ Q_i.
+  virtual void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
+                            Value stage) = 0;
+  /// dq_accum[query block at qStart] += scale · dS K (not in deterministic
+  /// mode).
+  virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) = 0;
+  /// The end of one query block's products: asynchronous engines wait for
+  /// dK and dV here.
+  virtual void finishQueryBlock(SmallVector<Value> &dK,
+                                SmallVector<Value> &dV) {}
+
+  //===--- Shared pieces -------------------------------------------------===//
+  Value keyOf(int64_t m, int64_t i);                   // i32
+  Value queryOf(Value qStart32, int64_t n, int64_t j); // i32
+  /// dq_accum[row][col..col+1] += scale · acc, for the rows g and g + 8 of
+  /// query `firstRow` (absolute, index) and the 8-column tiles from
+  /// `firstTile` (index) of `acc`'s fragments; rows past Sq are skipped.
+  void addToDQAccum(ArrayRef<Value> acc, Value firstRow, Value firstTile);
+
+private:
+  void setUp();
+  /// Rows i = 0, 1 of fragment `acc` (m-tile m, 8-column tile n) into the
+  /// contiguous [B, Hq, Sk, width] gradient `name`, times `factor`.
+  void storeRows(Value acc, StringRef name, int64_t m, int64_t n, Value factor,
+                 int64_t width);
+};
+
+} // namespace mlir::flash
+
+#endif
