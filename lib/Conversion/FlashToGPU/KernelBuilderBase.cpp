@@ -2,11 +2,13 @@
 #include "KernelBuilderBase.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "Wgmma.h"
 
 #include "flashfuse/Conversion/Common/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -139,6 +141,48 @@ void KernelBuilderBase::issueCopies(
         srcElems, /*bypassL1=*/b.getUnitAttr());
     tokens.push_back(tok);
   }
+}
+
+void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
+  // The swizzle is a function of address bits 4-9: tiles start at 1024-byte
+  // boundaries. The dynamic shared memory's start is only 16-byte aligned,
+  // so round up.
+  Value raw = sharedMemoryBytes();
+  Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, raw);
+  Value align = cIdx(b, wgmma::kSwizzleAtomBytes);
+  Value pad = arith::RemUIOp::create(
+      b, arith::SubIOp::create(b, align, arith::RemUIOp::create(b, addr, align)),
+      align);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto ty = MemRefType::get({elements}, s.elementType,
+                            MemRefLayoutAttrInterface(), wg);
+  swizzledTiles = memref::ViewOp::create(b, ty, raw, pad, ValueRange{});
+  swizzledBase = arith::IndexCastOp::create(
+      b, b.getI64Type(), arith::AddIOp::create(b, addr, pad));
+}
+
+Value KernelBuilderBase::swizzledAddress(Value offset) {
+  Value bytes = arith::IndexCastOp::create(
+      b, b.getI64Type(), arith::MulIOp::create(b, offset, cIdx(b, 2)));
+  return arith::AddIOp::create(b, swizzledBase, bytes);
+}
+
+void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
+                                     Value rowStart, Value rowLimit,
+                                     Value offset, int64_t rows, int64_t cols,
+                                     SmallVectorImpl<Value> &tokens) {
+  issueCopies(gmem, base, rowStride, rowStart, rowLimit, swizzledTiles, rows,
+              cols, tokens, [&](Value r, Value c) {
+                return SmallVector<Value>{arith::AddIOp::create(
+                    b, offset, wgmma::swizzledOffset(b, r, c, rows))};
+              });
+}
+
+void KernelBuilderBase::fenceGenericToAsyncProxy() {
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
 }
 
 Value KernelBuilderBase::commitGroup(ArrayRef<Value> tokens) {

@@ -66,6 +66,24 @@ protected:
                    Value rowLimit, Value tile, int64_t rows, int64_t cols,
                    SmallVectorImpl<Value> &tokens,
                    function_ref<SmallVector<Value>(Value r, Value c)> dstIndex);
+  /// sm90: the 128-byte-swizzled tiles of wgmma (Wgmma.h), `elements`
+  /// 16-bit elements in one 1-D view `swizzledTiles` from the first
+  /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
+  /// kSm90AlignSlack bytes for the rounding).
+  void carveSwizzledTiles(int64_t elements);
+  Value swizzledTiles;
+  Value swizzledBase; // i64 shared-memory address of swizzledTiles
+  /// i64 shared-memory address of element `offset` (index) of swizzledTiles.
+  Value swizzledAddress(Value offset);
+  /// issueCopies of `rows` x `cols` elements into the swizzled tile of
+  /// `rows` rows at element `offset` of swizzledTiles.
+  void copySwizzled(Value gmem, Value base, Value rowStride, Value rowStart,
+                    Value rowLimit, Value offset, int64_t rows, int64_t cols,
+                    SmallVectorImpl<Value> &tokens);
+  /// fence.proxy.async: cp.async and st.shared write through the generic
+  /// proxy, wgmma reads through the async proxy; each writing thread orders
+  /// its writes before the barrier that publishes them.
+  void fenceGenericToAsyncProxy();
   /// cp.async.commit_group of the copies issued so far; its token.
   Value commitGroup(ArrayRef<Value> tokens);
   /// issueTileCopies of one tile as a commit group of its own.

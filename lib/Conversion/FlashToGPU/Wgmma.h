@@ -44,6 +44,13 @@ Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr);
 /// contiguous elements): 8-row K groups 1024 bytes apart, 64-column N
 /// blocks `blockBytes` apart.
 Value mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr, int64_t blockBytes);
+/// Byte offset of k-step kk (16 columns) inside a K-major swizzled tile of
+/// `rows` rows: 4 k-steps per 64-column block, 32 bytes apart.
+constexpr int64_t kStepBytes(int64_t kk, int64_t rows) {
+  return (kk / 4) * rows * kSwizzleRowBytes + (kk % 4) * 32;
+}
+/// Byte offset of k-step kk (16 rows, 2 atoms) inside an MN-major tile.
+constexpr int64_t mnStepBytes(int64_t kk) { return kk * 2 * kSwizzleAtomBytes; }
 /// `desc` moved by `bytes` (a multiple of 16) in shared memory.
 Value advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes);
 
