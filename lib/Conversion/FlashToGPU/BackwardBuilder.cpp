@@ -48,6 +48,17 @@ Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
                                 cIdx(b, 8 * n + j))));
 }
 
+Value BackwardBuilder::loadRowStatistic(StringRef name, Value qStart32,
+                                        Value, int64_t n, int64_t j) {
+  // Loaded where used rather than held across the tile: 2 * block_m / 8
+  // live registers each made D = 128 spill. Rows past Sq read the last
+  // row; they are masked.
+  Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+  Value q = arith::MinSIOp::create(b, asIndex(queryOf(qStart32, n, j)), lastRow);
+  Value at = arith::AddIOp::create(b, rowBaseLse, q);
+  return memref::LoadOp::create(b, arg.lookup(name), ValueRange{at});
+}
+
 void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
                                    Value firstTile) {
   Value scale = arg.lookup("scale");
@@ -132,6 +143,8 @@ void BackwardBuilder::build() {
     Value i = loop.getInductionVar();
     auto iter = loop.getRegionIterArgs();
     SmallVector<Value> dK(iter.take_front(nDK)), dV(iter.drop_front(nDK));
+    auto coords = std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0);
+    enterQueryLoop();
     Value rel = arith::SubIOp::create(b, i, mFirst);
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
     Value pfStage = arith::RemUIOp::create(
@@ -149,14 +162,8 @@ void BackwardBuilder::build() {
     Value qStart32 = i32(qStart);
     SmallVector<Frags> sT = computeScoresT(stage);
 
-    // The saved statistics of query column (n, j), loaded where used
-    // rather than held across the tile: 2 * block_m / 8 live registers each
-    // made D = 128 spill. Rows past Sq read the last row; they are masked.
-    Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
     auto statAt = [&](StringRef name, int64_t n, int64_t j) {
-      Value q = arith::MinSIOp::create(b, asIndex(queryOf(qStart32, n, j)), lastRow);
-      Value at = arith::AddIOp::create(b, rowBaseLse, q);
-      return Value(memref::LoadOp::create(b, arg.lookup(name), ValueRange{at}));
+      return loadRowStatistic(name, qStart32, stage, n, j);
     };
 
     // P (and tanh for softcap) with or without masking, like the forward:
@@ -272,6 +279,7 @@ void BackwardBuilder::build() {
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
+    std::tie(tid, lane, warp, g, t, kStart, warpKey0) = coords;
   }
 
   // Epilogue: dK · scale and dV, per query head. A block no query sees

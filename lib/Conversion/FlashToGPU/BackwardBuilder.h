@@ -84,6 +84,15 @@ protected:
   /// dq_accum[query block at qStart] += scale · dS K (not in deterministic
   /// mode).
   virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) = 0;
+  /// The saved statistic `name` ("lse" or "delta", i.e. Dsum) of query
+  /// column (n, j) of the block at qStart32 (i32) in ring buffer `stage`.
+  /// By default a global load where it is used.
+  virtual Value loadRowStatistic(StringRef name, Value qStart32, Value stage,
+                                 int64_t n, int64_t j);
+  /// Called at the top of the query loop's body; the thread coordinates
+  /// (tid, lane, warp, g, t, kStart, warpKey0) are restored after the loop.
+  /// An engine may replace them by loop-local copies here.
+  virtual void enterQueryLoop() {}
   /// The end of one query block's products: asynchronous engines wait for
   /// dK and dV here.
   virtual void finishQueryBlock(SmallVector<Value> &dK,

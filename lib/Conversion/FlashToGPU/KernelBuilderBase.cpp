@@ -158,6 +158,7 @@ void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
   auto ty = MemRefType::get({elements}, s.elementType,
                             MemRefLayoutAttrInterface(), wg);
   swizzledTiles = memref::ViewOp::create(b, ty, raw, pad, ValueRange{});
+  swizzledPad = pad;
   swizzledBase = arith::IndexCastOp::create(
       b, b.getI64Type(), arith::AddIOp::create(b, addr, pad));
 }

@@ -73,6 +73,7 @@ protected:
   void carveSwizzledTiles(int64_t elements);
   Value swizzledTiles;
   Value swizzledBase; // i64 shared-memory address of swizzledTiles
+  Value swizzledPad;  // byte offset of swizzledTiles in the dynamic smem
   /// i64 shared-memory address of element `offset` (index) of swizzledTiles.
   Value swizzledAddress(Value offset);
   /// issueCopies of `rows` x `cols` elements into the swizzled tile of

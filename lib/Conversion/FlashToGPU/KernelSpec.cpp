@@ -49,6 +49,11 @@ int64_t KernelSpec::smemBytes() const {
              2 * (blockM * headDim + stages * blockN * (headDim + headDimV));
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
+    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum
+      return kSm90AlignSlack +
+             2 * ((blockN + stages * blockM) * (headDim + headDimV) +
+                  2 * blockN * blockM) +
+             4 * stages * 2 * blockM;
     // K and V of the block, a `stages`-deep ring of Q and dO tiles, and the
     // dS tile the dQ product reads back (not in deterministic mode).
     return kStageBytes() + vStageBytes() + stages * 2 * qRows +
@@ -202,10 +207,6 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
            << "has no kernel config; run flash-select-config first";
   if (config.getRecipe() == Recipe::Decode)
     return op->emitOpError() << "recipe 'decode' has no GPU lowering yet";
-  if (config.getRecipe() == Recipe::Sm90 && !isa<AttentionOp>(op))
-    return op->emitOpError()
-           << "recipe 'sm90' builds forward kernels only; the backward's "
-              "recipe is sm80";
   KernelSpec s;
   s.recipe = config.getRecipe();
   s.elementType = getElementTypeOrSelf(query.getType());
@@ -330,6 +331,28 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
            << "the sm80 backward supports D <= 128 (dK and dV accumulators of "
               "D = "
            << s.headDim << " would not fit in registers)";
+  if (s.recipe == Recipe::Sm90) {
+    // Warpgroups own 64 keys each (one wgmma m64 per product), the query
+    // block is the N of Sᵀ and dPᵀ, and the warpgroups split dQ into 64-row
+    // blocks and 64-column-aligned slices.
+    int64_t groups = s.warps / 4, rowBlocks = s.blockM / 64;
+    int64_t threads = s.threads();
+    bool ok = s.warps % 4 == 0 && s.blockN == 16 * s.warps &&
+              s.blockM % 64 == 0 && s.blockM <= 256 && s.headDim % 64 == 0 &&
+              s.headDim <= 128 && groups % rowBlocks == 0 &&
+              (s.headDim * rowBlocks / groups) % 64 == 0 &&
+              (s.blockM * s.headDim / 8) % threads == 0 &&
+              (s.blockN * s.headDim / 8) % threads == 0;
+    if (!ok)
+      return op.emitOpError()
+             << "the sm90 backward needs warps a multiple of 4, block_n = 16 "
+                "* warps, block_m a multiple of 64 up to 256 whose 64-row "
+                "blocks split the warpgroups into 64-column slices of D, D in "
+                "{64, 128} and tiles whose 16-byte chunks the threads divide; "
+                "got block_m = "
+             << s.blockM << ", block_n = " << s.blockN << ", warps = "
+             << s.warps << ", D = " << s.headDim;
+  }
   if (op.getGradBias()) {
     // dBias = dS element by element; a broadcast bias would need dS summed
     // over its broadcast dimensions across blocks, which no kernel does yet.
@@ -340,7 +363,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     if (biasTy.getShape() != ArrayRef<int64_t>(full) ||
         ShapedType::isDynamicShape(full))
       return op.emitOpError()
-             << "the sm80 backward computes 'grad_bias' only for a full-size "
+             << "the GPU backward computes 'grad_bias' only for a full-size "
                 "static bias [B, Hq, Sq, Sk] = ["
              << llvm::interleaved(full, ", ") << "], got " << biasTy
              << " (broadcast dimensions need a reduction)";

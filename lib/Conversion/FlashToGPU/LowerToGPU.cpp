@@ -116,7 +116,10 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     buildSm80BackwardPreprocessKernel(func, spec);
     break;
   case KernelSpec::Kind::Backward:
-    buildSm80BackwardKernel(func, spec);
+    if (spec.recipe == Recipe::Sm90)
+      buildSm90BackwardKernel(func, spec);
+    else
+      buildSm80BackwardKernel(func, spec);
     break;
   case KernelSpec::Kind::BackwardDQ:
     buildSm80BackwardDQKernel(func, spec);
@@ -459,17 +462,22 @@ void FlashLowerToGPU::runOnOperation() {
     (void)digits.getAsInteger(10, spec->arch);
     out.push_back(*spec);
   };
-  for (AttentionOp op : ops) {
-    collect(getKernelSpec(op), specs);
-    // wgmma exists only in the architecture-specific sm_90a.
-    if (!refused && specs.back().recipe == Recipe::Sm90 && chip != "sm_90a") {
-      op.emitOpError() << "recipe 'sm90' needs chip=sm_90a (wgmma), got chip="
-                       << chip;
+  // wgmma exists only in the architecture-specific sm_90a.
+  auto checkChip = [&](Operation *op, const SmallVector<KernelSpec> &out) {
+    if (!refused && out.back().recipe == Recipe::Sm90 && chip != "sm_90a") {
+      op->emitOpError() << "recipe 'sm90' needs chip=sm_90a (wgmma), got chip="
+                        << chip;
       refused = true;
     }
+  };
+  for (AttentionOp op : ops) {
+    collect(getKernelSpec(op), specs);
+    checkChip(op, specs);
   }
-  for (AttentionGradOp op : gradOps)
+  for (AttentionGradOp op : gradOps) {
     collect(getKernelSpec(op, deterministic), gradSpecs);
+    checkChip(op, gradSpecs);
+  }
   if (refused)
     return signalPassFailure();
   gpu::GPUModuleOp module = getOrCreateKernelModule();

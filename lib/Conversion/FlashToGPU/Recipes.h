@@ -26,6 +26,8 @@ void buildSm90ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardPreprocessKernel(gpu::GPUFuncOp func,
                                        const KernelSpec &spec);
 void buildSm80BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// The main backward kernel on wgmma (sm_90a). See Sm90Backward.cpp.
+void buildSm90BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardDQKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
                                         const KernelSpec &spec);

@@ -141,7 +141,8 @@ SmallVector<Value> Sm90ForwardBuilder::issueScores(Value stage) {
     acc = wgmma::mmaShared(
         b, acc, wgmma::advance(b, qDesc, wgmma::kStepBytes(kk, s.blockM)),
         wgmma::advance(b, kDesc, wgmma::kStepBytes(kk, s.blockN)), s.blockN,
-        s.elementType, /*accumulate=*/kk > 0, /*transposeB=*/false);
+        s.elementType, /*accumulate=*/kk > 0, /*transposeA=*/false,
+        /*transposeB=*/false);
   wgmma::commitGroup(b);
   return acc;
 }
@@ -167,22 +168,11 @@ SmallVector<Value> Sm90ForwardBuilder::issueOutput(ArrayRef<Value> o,
 
 SmallVector<ForwardBuilder::Frags>
 Sm90ForwardBuilder::toFragments(ArrayRef<Value> regs) {
-  SmallVector<Frags> sc(1);
-  for (size_t n = 0; n < regs.size() / 4; ++n) {
-    Value f = accZero(b);
-    for (int64_t e = 0; e < 4; ++e)
-      f = accSet(b, f, regs[4 * n + e], e / 2, e % 2);
-    sc[0].push_back(f);
-  }
-  return sc;
+  return {wgmma::toFragments(b, regs)};
 }
 
 SmallVector<Value> Sm90ForwardBuilder::fromFragments(ArrayRef<Value> frags) {
-  SmallVector<Value> regs;
-  for (Value f : frags)
-    for (int64_t e = 0; e < 4; ++e)
-      regs.push_back(accGet(b, f, e / 2, e % 2));
-  return regs;
+  return wgmma::fromFragments(b, frags);
 }
 
 SmallVector<Value> Sm90ForwardBuilder::packedRegisters(const PackedP &p) {

@@ -79,7 +79,8 @@ static SmallVector<Value> emitMma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                   ArrayRef<Value> extra,
                                   StringRef extraConstraints, int64_t n,
                                   Type elementType, bool accumulate,
-                                  bool registerA, bool transposeB) {
+                                  bool registerA, bool transposeA,
+                                  bool transposeB) {
   int64_t regs = n / 2;
   Type f32 = b.getF32Type();
   SmallVector<Value> inputs;
@@ -113,7 +114,7 @@ static SmallVector<Value> emitMma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
                     "k16.f32." + ty.str() + "." + ty.str() + " " +
                     registerList(0, regs) + ", " + aOperand + ", " + bOperand +
-                    ", p, 1, 1, " + (registerA ? "" : "0, ") +
+                    ", p, 1, 1, " + (registerA ? "" : transposeA ? "1, " : "0, ") +
                     (transposeB ? "1" : "0") + ";\n}";
   SmallVector<Type> fields(regs, f32);
   auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
@@ -132,10 +133,11 @@ static SmallVector<Value> emitMma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
 SmallVector<Value> wgmma::mmaShared(ImplicitLocOpBuilder &b,
                                     ArrayRef<Value> acc, Value descA,
                                     Value descB, int64_t n, Type elementType,
-                                    bool accumulate, bool transposeB) {
+                                    bool accumulate, bool transposeA,
+                                    bool transposeB) {
   return emitMma(b, accumulate ? acc : ArrayRef<Value>{}, {descA, descB},
                  "l,l", n, elementType, accumulate, /*registerA=*/false,
-                 transposeB);
+                 transposeA, transposeB);
 }
 
 SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
@@ -147,7 +149,29 @@ SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
   SmallVector<Value> extra(aRegs.begin(), aRegs.end());
   extra.push_back(descB);
   return emitMma(b, accumulate ? acc : ArrayRef<Value>{}, extra, "r,r,r,r,l",
-                 n, elementType, accumulate, /*registerA=*/true, transposeB);
+                 n, elementType, accumulate, /*registerA=*/true,
+                 /*transposeA=*/false, transposeB);
+}
+
+SmallVector<Value> wgmma::toFragments(ImplicitLocOpBuilder &b,
+                                      ArrayRef<Value> regs) {
+  SmallVector<Value> frags;
+  for (size_t n = 0; n < regs.size() / 4; ++n) {
+    Value f = frag::accZero(b);
+    for (int64_t e = 0; e < 4; ++e)
+      f = frag::accSet(b, f, regs[4 * n + e], e / 2, e % 2);
+    frags.push_back(f);
+  }
+  return frags;
+}
+
+SmallVector<Value> wgmma::fromFragments(ImplicitLocOpBuilder &b,
+                                        ArrayRef<Value> frags) {
+  SmallVector<Value> regs;
+  for (Value f : frags)
+    for (int64_t e = 0; e < 4; ++e)
+      regs.push_back(frag::accGet(b, f, e / 2, e % 2));
+  return regs;
 }
 
 void wgmma::fence(ImplicitLocOpBuilder &b) { NVVM::WgmmaFenceAlignedOp::create(b); }

@@ -40,8 +40,8 @@ Value swizzledOffset(ImplicitLocOpBuilder &b, Value row, Value col,
 /// dimension, each row's K elements contiguous) whose first element is at
 /// shared address `addr` (i64 bytes): 8-row groups 1024 bytes apart.
 Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr);
-/// The descriptor of an MN-major B operand (K rows, each holding N
-/// contiguous elements): 8-row K groups 1024 bytes apart, 64-column N
+/// The descriptor of an MN-major operand (K rows, each holding M or N
+/// contiguous elements): 8-row K groups 1024 bytes apart, 64-column M/N
 /// blocks `blockBytes` apart.
 Value mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr, int64_t blockBytes);
 /// Byte offset of k-step kk (16 columns) inside a K-major swizzled tile of
@@ -55,18 +55,26 @@ constexpr int64_t mnStepBytes(int64_t kk) { return kk * 2 * kSwizzleAtomBytes; }
 Value advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes);
 
 /// D = A · B (+ D when `accumulate`) for one m64nNk16 step, A from shared
-/// memory. `acc` holds the N/2 accumulator registers (ignored, may be
-/// empty, without `accumulate`); returns the new ones. Asynchronous: the
-/// results are valid after commitGroup() and waitGroup().
+/// memory: K-major, or M-major (mnMajorDescriptor) with `transposeA`; B
+/// K-major, or N-major with `transposeB`. `acc` holds the N/2 accumulator
+/// registers (ignored, may be empty, without `accumulate`); returns the new
+/// ones. Asynchronous: the results are valid after commitGroup() and
+/// waitGroup().
 SmallVector<Value> mmaShared(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                              Value descA, Value descB, int64_t n,
                              Type elementType, bool accumulate,
-                             bool transposeB);
+                             bool transposeA, bool transposeB);
 /// The same with A from registers: four i32 of packed halves per thread.
 SmallVector<Value> mmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                 ArrayRef<Value> aRegs, Value descB, int64_t n,
                                 Type elementType, bool accumulate,
                                 bool transposeB);
+
+/// A warp's slice of an accumulator list as m16n8 fragments (vector<2x2xf32>,
+/// Fragments.h), 4 registers each, and back.
+SmallVector<Value> toFragments(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
+SmallVector<Value> fromFragments(ImplicitLocOpBuilder &b,
+                                 ArrayRef<Value> frags);
 
 /// wgmma.fence: orders this thread's earlier register writes before the
 /// asynchronous matrix reads of the next mma.

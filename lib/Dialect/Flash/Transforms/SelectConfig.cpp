@@ -208,36 +208,58 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 }
 
 //===----------------------------------------------------------------------===//
-// The sm90 forward (wgmma on 128-byte-swizzled tiles)
+// The sm90 recipe (wgmma on 128-byte-swizzled tiles)
 //===----------------------------------------------------------------------===//
 //
-// Two warpgroups (8 warps) of 64 query rows each, so that each K/V tile
-// feeds 128 rows, and three K/V stages: the key loop then overlaps the
-// softmax of block j with the P·V product of block j-1 (Sm90Forward.cpp).
-// Measured on an H200 (docs/PERF.md, run 26): D = 64 takes 64-key tiles
-// (124 registers: two blocks per SM), D = 128 takes 128-key tiles (214
-// registers, one block per SM, 225 KiB of shared memory).
+// Two warpgroups (8 warps) of 64 rows each.
+// Forward: 128 query rows, so that each K/V tile feeds 128 rows, and three
+// K/V stages: the key loop then overlaps the softmax of block j with the
+// P·V product of block j-1 (Sm90Forward.cpp). Measured on an H200
+// (docs/PERF.md, run 26): D = 64 takes 64-key tiles (124 registers: two
+// blocks per SM), D = 128 takes 128-key tiles (214 registers, one block per
+// SM, 225 KiB of shared memory).
+// Backward: 128 keys (64 per warpgroup, whose dK and dV stay in registers:
+// 2 * D / 2 each) and a two-deep Q/dO ring. The query block is Sᵀ's and
+// dPᵀ's N: 128 at D = 64; 64 at D = 128, where dK and dV already take 128
+// registers (FlashAttention-3's tiles for these head dims).
 
 struct Sm90Tile {
-  int64_t headDim, blockN;
+  int64_t headDim, fwdBlockN, bwdBlockM;
 };
-constexpr Sm90Tile kSm90Tiles[] = {{64, 64}, {128, 128}};
+constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 128}, {128, 128, 64}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90Stages = 3;
+constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
-int64_t sm90SharedMemory(int64_t d, int64_t blockN) {
-  return 1024 + 2 * (kSm90BlockM * d + kSm90Stages * blockN * 2 * d);
-}
-
-std::optional<int64_t> sm90BlockN(int64_t d) {
+const Sm90Tile *sm90Tile(int64_t d) {
   for (const Sm90Tile &t : kSm90Tiles)
     if (t.headDim == d)
-      return t.blockN;
-  return std::nullopt;
+      return &t;
+  return nullptr;
+}
+
+/// The sm90 config of a forward (`isGrad` false) or backward op with head
+/// dim `d`, which kSm90Tiles must hold.
+KernelConfigAttr sm90Config(MLIRContext *ctx, int64_t d, bool isGrad) {
+  const Sm90Tile *t = sm90Tile(d);
+  if (isGrad)
+    return KernelConfigAttr::get(ctx, Recipe::Sm90, t->bwdBlockM,
+                                 kSm90BwdBlockN, kSm90Warps, kSm90BwdStages);
+  return KernelConfigAttr::get(ctx, Recipe::Sm90, kSm90BlockM, t->fwdBlockN,
+                               kSm90Warps, kSm90Stages);
+}
+
+/// Shared memory of an sm90 config (KernelSpec::smemBytes, D = Dv, with
+/// the backward's dS tile).
+int64_t sm90SharedMemory(KernelConfigAttr c, int64_t d, bool isGrad) {
+  int64_t m = c.getBlockM(), n = c.getBlockN(), st = c.getStages();
+  if (isGrad)
+    return 1024 + 2 * ((n + st * m) * 2 * d + 2 * n * m) + 8 * st * m;
+  return 1024 + 2 * (m * d + st * n * 2 * d);
 }
 
 /// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
 std::string sm90Refusal(AttentionVariantInterface iface,
-                        const TargetDesc &target) {
+                        const TargetDesc &target, bool isGrad) {
   // wgmma is an sm_90a instruction: later architectures do not run it.
   if (target.arch != 90)
     return "wgmma needs sm_90, target is sm_" + std::to_string(target.arch);
@@ -245,10 +267,11 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || !sm90BlockN(sz.d))
+  if (sz.d != sz.dv || !sm90Tile(sz.d))
     return "it serves D = Dv in {64, 128}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
-  int64_t smem = sm90SharedMemory(sz.d, *sm90BlockN(sz.d));
+  int64_t smem = sm90SharedMemory(
+      sm90Config(iface->getContext(), sz.d, isGrad), sz.d, isGrad);
   if (smem > target.smemPerBlock)
     return "it needs " + std::to_string(smem) +
            " bytes of shared memory, the target has " +
@@ -289,13 +312,12 @@ struct FlashSelectConfig
         failedAny = true;
         return;
       }
-      if (recipe != "sm80" && isa<AttentionOp>(op)) {
-        std::string why = sm90Refusal(iface, *desc);
+      bool isGrad = isa<AttentionGradOp>(op);
+      if (recipe != "sm80") {
+        std::string why = sm90Refusal(iface, *desc, isGrad);
         if (why.empty()) {
-          int64_t blockN = *sm90BlockN(iface.getSizes().d);
-          op->setAttr("config", KernelConfigAttr::get(
-                                    op->getContext(), Recipe::Sm90, kSm90BlockM,
-                                    blockN, kSm90Warps, kSm90Stages));
+          op->setAttr("config", sm90Config(op->getContext(),
+                                           iface.getSizes().d, isGrad));
           return;
         }
         if (recipe == "sm90") {
@@ -306,7 +328,7 @@ struct FlashSelectConfig
         }
       }
       FailureOr<KernelConfigAttr> config =
-          selectSm80(op, iface, *desc, isa<AttentionGradOp>(op));
+          selectSm80(op, iface, *desc, isGrad);
       if (failed(config)) {
         failedAny = true;
         return;

@@ -1,0 +1,371 @@
+//===- Sm90Backward.cpp - the sm90 recipe's backward matrix engine --------===//
+//
+// The backward schedule of BackwardBuilder.cpp on Hopper's warpgroup MMA.
+// Each warpgroup (4 warps) owns 64 of the block's keys, so every transposed
+// product is one chain of wgmma m64nNk16 with both operands in shared
+// memory:
+//   Sᵀ  = K Qᵀ,  dPᵀ = V dOᵀ   K-major A and B, issued together;
+//   dV += Pᵀ dO, dK += dSᵀ Q   A = Pᵀ (dSᵀ) stored by the warpgroup as a
+//                              [key][query] tile (K-major), B N-major;
+//   dQ  = dS K                 the dSᵀ tile read M-major, B = K N-major.
+// Warpgroup w takes rows 64 (w mod block_m/64) and a 64-column slice of dQ,
+// reduced into dq_accum with red.global.add.v2.f32 after the products.
+// The accumulators of dK and dV stay in the wgmma register form across the
+// query loop. K, V, the Q/dO ring, Pᵀ and dSᵀ live in 128-byte-swizzled
+// tiles (Wgmma.h) filled by cp.async or st.shared, each writer fencing its
+// generic-proxy writes before the barrier that publishes them to wgmma.
+//
+// Registers, not tensor-core time, bound this kernel: dK and dV (D
+// registers per thread) stay in them for the whole loop, next to Pᵀ and dPᵀ
+// in f32. Pᵀ and dSᵀ therefore go through shared memory rather than being
+// packed into register A operands, which would have to stay alive until
+// their products complete (that layout spilled at every head dim).
+// Overlap: Sᵀ and dPᵀ are in flight together and P is recomputed while dPᵀ
+// finishes; dV runs while dS is computed; dK and dQ together.
+//
+//===----------------------------------------------------------------------===//
+#include "BackwardBuilder.h"
+#include "Fragments.h"
+#include "Recipes.h"
+#include "Wgmma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+namespace {
+
+class Sm90BackwardBuilder : public BackwardBuilder {
+public:
+  using BackwardBuilder::BackwardBuilder;
+
+private:
+  int64_t kElems = 0, vElems = 0, qElems = 0, doElems = 0; // one tile
+  Value wgIdx;        // this thread's warpgroup
+  Value kDesc, vDesc; // the warpgroup's 64 keys of K and V, k-step 0
+  /// dPᵀ's accumulators, issued with Sᵀ and collected by computeDPT().
+  SmallVector<Value> pendingDPT;
+  /// LSE and Dsum of the query blocks of the ring, [stage][2][block_m] f32,
+  /// after the swizzled tiles.
+  Value statTile;
+
+  void carveSharedMemory() override;
+  void loadKeyValueTiles() override;
+  Value loadQdOBlock(Value block, Value stage) override;
+  void publishTiles() override { fenceGenericToAsyncProxy(); }
+  SmallVector<Value> zeroGradient(int64_t tiles) override {
+    return SmallVector<Value>(4 * tiles, cF32(b, 0.0f));
+  }
+  Value gradientTile(ArrayRef<Value> acc, int64_t m, int64_t n,
+                     int64_t tiles) override {
+    return wgmma::toFragments(b, acc.slice(4 * n, 4))[0];
+  }
+  SmallVector<Frags> computeScoresT(Value stage) override;
+  void accumulateDV(SmallVector<Value> &dV, ArrayRef<Frags> pdT,
+                    Value stage) override;
+  SmallVector<Frags> computeDPT(Value stage) override;
+  void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
+                    Value stage) override;
+  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) override;
+  void finishQueryBlock(SmallVector<Value> &dK,
+                        SmallVector<Value> &dV) override;
+  /// Everything derived from the thread coordinates alone (descriptors and
+  /// their per-k-step advances, tile offsets, copy addresses) is
+  /// loop-invariant; hoisted out of the query loop it holds registers (a
+  /// 64-bit pair per k-step descriptor). Loop-local opaque copies of the
+  /// coordinates keep that arithmetic (a few integer ops per use) inside.
+  void enterQueryLoop() override;
+  /// From statTile: global loads of the block_m / 4 values a thread needs
+  /// are hoisted by ptxas to the top of the loop, where they held 64
+  /// registers at block_m = 128 and made every kernel spill.
+  Value loadRowStatistic(StringRef name, Value qStart32, Value stage,
+                         int64_t n, int64_t j) override;
+
+  /// A chain of K-major products over `depth` columns: this warpgroup's
+  /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
+  SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);
+  /// Stores the warp's rows of Xᵀ (16 keys x block_m queries, `x`) to the
+  /// [block_n][block_m] tile at element `offset`, as 16-bit values.
+  void storeKeyQueryTile(ArrayRef<Frags> x, int64_t offset);
+  /// acc += (this warpgroup's 64 rows of the [key][query] tile at
+  /// `aOffset`) · (the block_m x n N-major tile at `bOffset`), issued as
+  /// one group.
+  void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
+                            Value bOffset, int64_t n);
+  /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
+  void warpgroupBarrier();
+
+  // Element offsets of the tiles in swizzledTiles.
+  int64_t vOffset() const { return kElems; }
+  Value qOffset(Value stage) {
+    return arith::AddIOp::create(b, cIdx(b, kElems + vElems),
+                                 arith::MulIOp::create(b, stage, cIdx(b, qElems)));
+  }
+  Value doOffset(Value stage) {
+    return arith::AddIOp::create(
+        b, cIdx(b, kElems + vElems + s.stages * qElems),
+        arith::MulIOp::create(b, stage, cIdx(b, doElems)));
+  }
+  int64_t pOffset() const {
+    return kElems + vElems + s.stages * (qElems + doElems);
+  }
+  int64_t dsOffset() const { return pOffset() + s.blockN * s.blockM; }
+};
+
+void Sm90BackwardBuilder::carveSharedMemory() {
+  kElems = s.blockN * s.headDim;
+  vElems = s.blockN * s.headDimV;
+  qElems = s.blockM * s.headDim;
+  doElems = s.blockM * s.headDimV;
+  int64_t elements = dsOffset() + s.blockN * s.blockM;
+  carveSwizzledTiles(elements);
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto ty = MemRefType::get({s.stages * 2 * s.blockM}, b.getF32Type(),
+                            MemRefLayoutAttrInterface(), wg);
+  statTile = memref::ViewOp::create(
+      b, ty, sharedMemoryBytes(),
+      arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements)),
+      ValueRange{});
+}
+
+Value Sm90BackwardBuilder::loadRowStatistic(StringRef name, Value qStart32,
+                                            Value stage, int64_t n,
+                                            int64_t j) {
+  Value col = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+      cIdx(b, 8 * n + j + (name == "delta" ? s.blockM : 0)));
+  Value at = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), col);
+  return memref::LoadOp::create(b, statTile, ValueRange{at});
+}
+
+void Sm90BackwardBuilder::enterQueryLoop() {
+  SmallVector<Value> c = wgmma::pinRegisters(b, {i32(tid), i32(kStart)});
+  tid = asIndex(c[0]);
+  kStart = asIndex(c[1]);
+  warp = arith::DivUIOp::create(b, tid, cIdx(b, 32));
+  lane = arith::RemUIOp::create(b, tid, cIdx(b, 32));
+  g = arith::DivUIOp::create(b, lane, cIdx(b, 4));
+  t = arith::RemUIOp::create(b, lane, cIdx(b, 4));
+  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  // Warpgroup w's keys start 64 rows (8 swizzle atoms) into each column
+  // block of K and V.
+  wgIdx = arith::DivUIOp::create(b, warp, cIdx(b, 4));
+  Value wgRows = arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * 64));
+  kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
+  vDesc = wgmma::kMajorDescriptor(
+      b, swizzledAddress(arith::AddIOp::create(b, wgRows, cIdx(b, vOffset()))));
+}
+
+void Sm90BackwardBuilder::loadKeyValueTiles() {
+  SmallVector<Value> kTokens, vTokens;
+  copySwizzled(arg.lookup("k"), kBase, idx("k_stride_s"), kStart, seqK,
+               cIdx(b, 0), s.blockN, s.headDim, kTokens);
+  commitGroup(kTokens);
+  copySwizzled(arg.lookup("v"), vBase, idx("v_stride_s"), kStart, seqK,
+               cIdx(b, vOffset()), s.blockN, s.headDimV, vTokens);
+  commitGroup(vTokens);
+}
+
+Value Sm90BackwardBuilder::loadQdOBlock(Value block, Value stage) {
+  Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockM));
+  SmallVector<Value> qTokens, doTokens;
+  copySwizzled(arg.lookup("q"), qBase, idx("q_stride_s"), rowStart, seqQ,
+               qOffset(stage), s.blockM, s.headDim, qTokens);
+  // LSE and Dsum of the block, one 4-byte cp.async per thread (their rows
+  // need not be 16-byte aligned); rows past Sq are zero-filled. They join
+  // Q's group.
+  Value which = arith::DivUIOp::create(b, tid, cIdx(b, s.blockM));
+  Value col = arith::RemUIOp::create(b, tid, cIdx(b, s.blockM));
+  Value q = arith::AddIOp::create(b, rowStart, col);
+  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, seqQ);
+  Value src = arith::AddIOp::create(
+      b, rowBaseLse, arith::SelectOp::create(b, valid, q, cIdx(b, 0)));
+  Value dst = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), tid);
+  Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 1), cIdx(b, 0));
+  auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  const StringRef stats[] = {"lse", "delta"};
+  for (int64_t k = 0; k < 2; ++k) {
+    Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, which,
+                                       cIdx(b, k));
+    auto ifMine = scf::IfOp::create(b, TypeRange{}, mine, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifMine.getThenRegion().front());
+    // Committed with Q's copies (commit_group covers every earlier copy of
+    // the thread; the token stays in this region).
+    nvgpu::DeviceAsyncCopyOp::create(b, tokTy, statTile, ValueRange{dst},
+                                     arg.lookup(stats[k]), ValueRange{src},
+                                     b.getIndexAttr(1), srcElems,
+                                     /*bypassL1=*/UnitAttr());
+  }
+  commitGroup(qTokens);
+  copySwizzled(arg.lookup("do"), doBase, idx("do_stride_s"), rowStart, seqQ,
+               doOffset(stage), s.blockM, s.headDimV, doTokens);
+  return commitGroup(doTokens);
+}
+
+SmallVector<Value> Sm90BackwardBuilder::issueProductNT(Value aDesc,
+                                                       Value bOffset,
+                                                       int64_t depth) {
+  Value bDesc = wgmma::kMajorDescriptor(b, swizzledAddress(bOffset));
+  SmallVector<Value> acc;
+  for (int64_t kk = 0; kk < depth / 16; ++kk)
+    acc = wgmma::mmaShared(
+        b, acc, wgmma::advance(b, aDesc, wgmma::kStepBytes(kk, s.blockN)),
+        wgmma::advance(b, bDesc, wgmma::kStepBytes(kk, s.blockM)), s.blockM,
+        s.elementType, /*accumulate=*/kk > 0, /*transposeA=*/false,
+        /*transposeB=*/false);
+  wgmma::commitGroup(b);
+  return acc;
+}
+
+SmallVector<BackwardBuilder::Frags>
+Sm90BackwardBuilder::computeScoresT(Value stage) {
+  wgmma::fence(b);
+  SmallVector<Value> sT = issueProductNT(kDesc, qOffset(stage), s.headDim);
+  pendingDPT = issueProductNT(vDesc, doOffset(stage), s.headDimV);
+  // Sᵀ is ready once at most dPᵀ's group is pending.
+  wgmma::waitGroup(b, 1);
+  return {wgmma::toFragments(b, wgmma::pinRegisters(b, sT))};
+}
+
+SmallVector<BackwardBuilder::Frags> Sm90BackwardBuilder::computeDPT(Value) {
+  // In flight: dPᵀ, then dV (issued since).
+  wgmma::waitGroup(b, 1);
+  return {wgmma::toFragments(b, wgmma::pinRegisters(b, pendingDPT))};
+}
+
+void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
+                                            int64_t offset) {
+  auto pairTy = VectorType::get({2}, s.elementType);
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
+  for (int64_t n = 0; n < nTilesM; ++n)
+    for (int64_t ii = 0; ii < 2; ++ii) {
+      Value row = arith::AddIOp::create(
+          b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 8 * ii)));
+      Value at = arith::AddIOp::create(
+          b, cIdx(b, offset),
+          arith::AddIOp::create(
+              b, wgmma::swizzledOffset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
+      Value h = arith::TruncFOp::create(
+          b, pairTy,
+          vector::FromElementsOp::create(
+              b, f32x2,
+              ValueRange{accGet(b, x[0][n], ii, 0), accGet(b, x[0][n], ii, 1)}));
+      vector::StoreOp::create(b, h, swizzledTiles, ValueRange{at});
+    }
+  fenceGenericToAsyncProxy();
+}
+
+void Sm90BackwardBuilder::warpgroupBarrier() {
+  Value id = i32(arith::AddIOp::create(b, wgIdx, cIdx(b, 1)));
+  NVVM::BarrierOp::create(b, TypeRange{}, id,
+                          arith::ConstantIntOp::create(b, b.getI32Type(), 128),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
+                                               int64_t aOffset, Value bOffset,
+                                               int64_t n) {
+  // A: this warpgroup's 64 keys of the [key][query] tile, K-major (the
+  // queries are the reduction); B: [query][n], N-major, its 64-column
+  // blocks a tile of block_m rows apart.
+  Value aDesc = wgmma::kMajorDescriptor(
+      b, swizzledAddress(arith::AddIOp::create(
+             b, cIdx(b, aOffset),
+             arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * 64)))));
+  Value bDesc = wgmma::mnMajorDescriptor(b, swizzledAddress(bOffset),
+                                         s.blockM * wgmma::kSwizzleRowBytes);
+  // The loop-carried accumulators are in their registers before the fence.
+  acc = wgmma::pinRegisters(b, acc);
+  wgmma::fence(b);
+  for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
+    acc = wgmma::mmaShared(
+        b, acc, wgmma::advance(b, aDesc, wgmma::kStepBytes(kk, s.blockN)),
+        wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)), n, s.elementType,
+        /*accumulate=*/true, /*transposeA=*/false, /*transposeB=*/true);
+  wgmma::commitGroup(b);
+}
+
+void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
+                                       ArrayRef<Frags> pdT, Value stage) {
+  // Each warpgroup reads only its own keys' rows of Pᵀ.
+  storeKeyQueryTile(pdT, pOffset());
+  warpgroupBarrier();
+  issueKeyQueryProduct(dV, pOffset(), doOffset(stage), s.headDimV);
+}
+
+void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
+                                       ArrayRef<Frags> dsT, Value stage) {
+  // dQ reads every warpgroup's rows of dSᵀ: a block barrier.
+  storeKeyQueryTile(dsT, dsOffset());
+  gpu::BarrierOp::create(b);
+  issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
+}
+
+void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
+  // Warpgroup w: query rows 64 (w mod rowBlocks), the 64-column slice
+  // w / rowBlocks of dQ (getKernelSpec checks that the slices cover D).
+  int64_t rowBlocks = s.blockM / 64;
+  int64_t cols = s.headDim * rowBlocks / (s.warps / 4);
+  Value rowBlock = arith::RemUIOp::create(b, wgIdx, cIdx(b, rowBlocks));
+  Value colBlock = arith::DivUIOp::create(b, wgIdx, cIdx(b, rowBlocks));
+  int64_t blockBytes = s.blockN * wgmma::kSwizzleRowBytes;
+  Value aDesc = wgmma::mnMajorDescriptor(
+      b,
+      swizzledAddress(arith::AddIOp::create(
+          b, cIdx(b, dsOffset()),
+          arith::MulIOp::create(b, rowBlock, cIdx(b, s.blockN * 64)))),
+      blockBytes);
+  Value bDesc = wgmma::mnMajorDescriptor(
+      b,
+      swizzledAddress(arith::MulIOp::create(
+          b, colBlock, cIdx(b, s.blockN * cols))),
+      blockBytes);
+  wgmma::fence(b);
+  SmallVector<Value> dq;
+  for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
+    dq = wgmma::mmaShared(b, dq,
+                          wgmma::advance(b, aDesc, wgmma::mnStepBytes(kk)),
+                          wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
+                          cols, s.elementType, /*accumulate=*/kk > 0,
+                          /*transposeA=*/true, /*transposeB=*/true);
+  wgmma::commitGroup(b);
+  wgmma::waitGroup(b, 0);
+  Value firstRow = arith::AddIOp::create(
+      b, qStart,
+      arith::AddIOp::create(
+          b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
+          arith::MulIOp::create(
+              b, arith::RemUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 16))));
+  addToDQAccum(wgmma::toFragments(b, wgmma::pinRegisters(b, dq)), firstRow,
+               arith::MulIOp::create(b, colBlock, cIdx(b, cols / 8)));
+}
+
+void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
+                                           SmallVector<Value> &dV) {
+  // dV and dK (already waited for with dQ unless in deterministic mode).
+  wgmma::waitGroup(b, 0);
+  SmallVector<Value> both(dK);
+  both.append(dV.begin(), dV.end());
+  both = wgmma::pinRegisters(b, both);
+  dK.assign(both.begin(), both.begin() + dK.size());
+  dV.assign(both.begin() + dK.size(), both.end());
+}
+
+} // namespace
+
+void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
+                                          const KernelSpec &spec) {
+  Sm90BackwardBuilder(func, spec).build();
+}
