@@ -3,8 +3,10 @@
 // The backward's per-row correction term Dsum_i = Σ_e dO[i,e] O[i,e] (f32,
 // [B, Hq, Sq]), computed once before the main kernel visits any key, as
 // FlashAttention-2's preprocessing does; with the atomic dQ it also zeroes
-// the f32 accumulator. A warp per row: each lane reads D / 32 columns
-// (coalesced), then a butterfly sum over the warp.
+// the f32 accumulator. Memory-bound: each thread takes one 16-byte chunk of
+// a row of O and dO (8 elements; rows are 16-byte aligned, docs/KERNEL_ABI.md),
+// the Dv / 8 lanes of a row sum their products with shuffles, and the same
+// lanes zero the row of dq_accum with 16-byte stores.
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
@@ -14,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::flash;
@@ -34,48 +37,83 @@ public:
     Value oStride = idx("o_stride_s"), doStride = idx("do_stride_s");
     Value slice = arith::AddIOp::create(
         b, arith::MulIOp::create(b, batchIdx, headsQ), head);
-    auto loop = scf::ForOp::create(b, warp, cIdx(b, s.blockM), cIdx(b, s.warps));
+    // Lanes per row: Dv / 8 rounded up to a power of two (the shuffle
+    // tree's width; D = 96 leaves 4 of 16 idle); rows a pass covers.
+    int64_t lanesPerRow = llvm::PowerOf2Ceil(s.headDimV / 8);
+    int64_t rowsPerPass = s.threads() / lanesPerRow;
+    Value chunk = arith::RemUIOp::create(b, tid, cIdx(b, lanesPerRow));
+    Value rowInPass = arith::DivUIOp::create(b, tid, cIdx(b, lanesPerRow));
+    Value col = arith::MulIOp::create(b, chunk, cIdx(b, 8));
+    Value hasChunk = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                           cIdx(b, s.headDimV / 8));
+    auto vecTy = VectorType::get({8}, s.elementType);
+    auto f32x8 = VectorType::get({8}, b.getF32Type());
+    auto f32x4 = VectorType::get({4}, b.getF32Type());
+    Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+
+    auto loop = scf::ForOp::create(b, cIdx(b, 0), cIdx(b, s.blockM),
+                                   cIdx(b, rowsPerPass));
     b.setInsertionPointToStart(loop.getBody());
-    Value row = arith::AddIOp::create(b, rowStart, loop.getInductionVar());
-    auto ifRow = scf::IfOp::create(
-        b, TypeRange{},
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ), false);
-    b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-    Value oRow = arith::AddIOp::create(b, oBase, arith::MulIOp::create(b, row, oStride));
-    Value doRow =
-        arith::AddIOp::create(b, doBase, arith::MulIOp::create(b, row, doStride));
-    Value at = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqQ), row);
-    Value sum = cF32(b, 0.0f);
-    for (int64_t c = 0; c < s.headDimV / 32; ++c) {
-      Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * c));
-      auto load = [&](StringRef name, Value rowOff) {
-        Value v = memref::LoadOp::create(
-            b, arg.lookup(name), ValueRange{arith::AddIOp::create(b, rowOff, col)});
-        return Value(arith::ExtFOp::create(b, b.getF32Type(), v));
-      };
-      sum = arith::AddFOp::create(
-          b, sum, arith::MulFOp::create(b, load("o", oRow), load("do", doRow)));
-    }
-    for (int32_t offset : {16, 8, 4, 2, 1})
+    Value rowInBlock = arith::AddIOp::create(b, loop.getInductionVar(), rowInPass);
+    Value row = arith::AddIOp::create(b, rowStart, rowInBlock);
+    Value inRange = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowInBlock,
+                              cIdx(b, s.blockM)));
+    Value valid = arith::AndIOp::create(b, hasChunk, inRange);
+    // Every lane loads (a clamped row and column) so that the shuffles below
+    // see a full warp; invalid lanes contribute 0.
+    Value safeRow = arith::MinSIOp::create(b, row, lastRow);
+    Value safeCol = arith::SelectOp::create(b, hasChunk, col, cIdx(b, 0));
+    auto load = [&](StringRef name, Value base, Value stride) {
+      Value at = arith::AddIOp::create(
+          b, base,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, safeRow, stride),
+                                safeCol));
+      Value v = vector::LoadOp::create(b, vecTy, arg.lookup(name), ValueRange{at},
+                                       /*nontemporal=*/false, llvm::Align(16));
+      return Value(arith::ExtFOp::create(b, f32x8, v));
+    };
+    Value prod = arith::MulFOp::create(b, load("o", oBase, oStride),
+                                       load("do", doBase, doStride));
+    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, prod);
+    sum = arith::SelectOp::create(b, valid, sum, cF32(b, 0.0f));
+    for (int64_t offset = lanesPerRow / 2; offset >= 1; offset /= 2)
       sum = arith::AddFOp::create(
           b, sum,
           gpu::ShuffleOp::create(b, sum, offset, 32, gpu::ShuffleMode::XOR)
               .getShuffleResult());
+    Value at = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqQ), row);
     auto ifLead = scf::IfOp::create(
         b, TypeRange{},
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cIdx(b, 0)), false);
+        arith::AndIOp::create(
+            b, inRange,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, cIdx(b, 0))),
+        false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifLead.getThenRegion().front());
       memref::StoreOp::create(b, sum, arg.lookup("delta"), ValueRange{at});
     }
     if (!s.deterministic) {
-      Value dqRow = arith::MulIOp::create(b, at, cIdx(b, s.headDim));
-      for (int64_t c = 0; c < s.headDim / 32; ++c)
-        memref::StoreOp::create(
-            b, cF32(b, 0.0f), arg.lookup("dq_accum"),
-            ValueRange{arith::AddIOp::create(
-                b, dqRow, arith::AddIOp::create(b, lane, cIdx(b, 32 * c)))});
+      // dq_accum rows hold D floats: each of the D / 8 lanes zeroes 8.
+      Value lanesD = cIdx(b, s.headDim / 8);
+      auto ifZero = scf::IfOp::create(
+          b, TypeRange{},
+          arith::AndIOp::create(
+              b, inRange,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk, lanesD)),
+          false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifZero.getThenRegion().front());
+      Value dqAt = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, at, cIdx(b, s.headDim)), col);
+      Value zero = arith::ConstantOp::create(
+          b, f32x4, DenseElementsAttr::get(f32x4, b.getF32FloatAttr(0.0f)));
+      for (int64_t h = 0; h < 2; ++h)
+        vector::StoreOp::create(b, zero, arg.lookup("dq_accum"),
+                                ValueRange{arith::AddIOp::create(b, dqAt, cIdx(b, 4 * h))},
+                                /*nontemporal=*/false, llvm::Align(16));
     }
     b.setInsertionPointAfter(loop);
     gpu::ReturnOp::create(b);

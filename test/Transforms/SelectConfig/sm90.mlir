@@ -1,10 +1,12 @@
-// The sm90 recipe: chosen for forwards on sm_90 targets where it applies
-// (f16/bf16, D = Dv in {64, 128}); everything else keeps the sm80 table.
-// recipe=sm80 forces the FA2 schedule; recipe=sm90 makes a refusal an error.
+// The sm90 recipe: chosen for forwards and backwards on sm_90 targets where
+// it applies (f16/bf16, D = Dv in {64, 128}); everything else keeps the sm80
+// table. recipe=sm80 forces the FA2 schedule; recipe=sm90 makes a refusal an
+// error.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 | FileCheck %s --check-prefix=A100
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm7" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefix=SM80
 
 // CHECK-LABEL: func.func @d128
 // CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>
@@ -44,12 +46,37 @@ func.func @d32(%x: tensor<2x8x512x32xf16>) -> tensor<2x8x512x32xf16> {
 
 // -----
 
-// The backward is sm80's (the recipe option chooses the forward's).
+// The backward: 64 query rows x 128 keys at D = 128, 128 x 128 at D = 64.
 // CHECK-LABEL: func.func @grad
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// SM80-LABEL: func.func @grad
+// SM80: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 128, warps = 8, stages = 2>
 func.func @grad(%x: tensor<1x4x256x128xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>) {
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
       : tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256xf32>
       -> tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
   return %dq, %dk, %dv : tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad_d64
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @grad_d64(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+}
+
+// -----
+
+// D = 32: the sm80 table's backward.
+// CHECK-LABEL: func.func @grad_d32
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>
+func.func @grad_d32(%x: tensor<1x4x256x32xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>
+  return %dq, %dk, %dv : tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>, tensor<1x4x256x32xf16>
 }
