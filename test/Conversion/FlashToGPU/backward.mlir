@@ -15,11 +15,15 @@
 // DET: gpu.launch_func @flash_kernels::@flash_bwd_dq_sm80_f16_d64_m64n64w4s2_causal_det
 // DET: gpu.launch_func @flash_kernels::@flash_bwd_post_sm80_f16_d64_m64n64w4s2_causal_det
 
-// Preprocess: Dsum by a butterfly over the warp, the dQ accumulator zeroed.
+// Preprocess: 16-byte chunks of O and dO, Dsum by a butterfly over the
+// D / 8 = 8 lanes of a row, the dQ accumulator zeroed with 16-byte stores.
 // CHECK-LABEL: gpu.func @flash_bwd_pre_sm80_f16_d64_m64n64w4s2_causal
 // CHECK-SAME: kind = "backward_preprocess"
-// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK-COUNT-3: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
 // CHECK: memref.store {{.*}} : memref<?xf32>
+// CHECK-COUNT-2: vector.store {{.*}} {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
 
 // Main kernel: one loop over the query blocks of the band; per block 5
 // products of 32 mma.sync each (Sᵀ, dV, dPᵀ, dK, dQ: (64/16) x (64/16) x 2
@@ -40,7 +44,9 @@
 
 // CHECK-LABEL: gpu.func @flash_bwd_post_sm80_f16_d64_m64n64w4s2_causal
 // CHECK-SAME: kind = "backward_postprocess"
-// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf32>, vector<8xf32>
+// CHECK: arith.truncf {{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
 
 // Deterministic: the main kernel computes 4 products and no atomics; the dQ
 // kernel walks key blocks (3 products: S, dP, dQ) and stores grad_q.
