@@ -38,43 +38,20 @@ public:
         b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockM));
     Value headsKV = idx("heads_kv");
     Value group = arith::DivUIOp::create(b, headsQ, headsKV);
-    int64_t d = s.headDim;
-    auto loop = scf::ForOp::create(b, tid, cIdx(b, s.blockM * d / 8),
-                                   cIdx(b, s.threads()));
-    b.setInsertionPointToStart(loop.getBody());
-    Value e = loop.getInductionVar();
-    Value row = arith::AddIOp::create(
-        b, rowStart, arith::DivUIOp::create(b, e, cIdx(b, d / 8)));
-    Value col = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, e, cIdx(b, d / 8)), cIdx(b, 8));
+    int64_t d = s.headDim, rowChunks = d / 8;
+    int64_t chunks = s.blockM * rowChunks;
+    int64_t steps = llvm::divideCeil(chunks, s.threads());
     auto vecTy = VectorType::get({8}, s.elementType);
     auto f32x8 = VectorType::get({8}, b.getF32Type());
-    auto load = [&](Type ty, StringRef name, Value at) {
-      return Value(vector::LoadOp::create(b, cast<VectorType>(ty),
-                                          arg.lookup(name), ValueRange{at},
-                                          /*nontemporal=*/false, llvm::Align(16)));
-    };
-    auto store = [&](Value v, StringRef name, Value at) {
-      vector::StoreOp::create(b, arith::TruncFOp::create(b, vecTy, v),
-                              arg.lookup(name), ValueRange{at},
-                              /*nontemporal=*/false, llvm::Align(16));
-    };
-    auto when = [&](Value cond, function_ref<void()> body) {
-      auto ifOp = scf::IfOp::create(b, TypeRange{}, cond, false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      body();
-    };
     auto slt = [&](Value x, Value y) {
       return Value(arith::CmpIOp::create(b, arith::CmpIPredicate::slt, x, y));
     };
-    auto at = [&](Value base, StringRef strideName) {
-      return Value(arith::AddIOp::create(
-          b, base,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, row, idx(strideName)), col)));
+    auto load = [&](VectorType ty, StringRef name, Value at) {
+      return Value(vector::LoadOp::create(b, ty, arg.lookup(name), ValueRange{at},
+                                          /*nontemporal=*/false, llvm::Align(16)));
     };
     // Offset of (slice, row, col) in a contiguous [.., seq, d] buffer.
-    auto packed = [&](Value slice, Value seq) {
+    auto packed = [&](Value slice, Value seq, Value row, Value col) {
       return Value(arith::AddIOp::create(
           b,
           arith::MulIOp::create(
@@ -82,40 +59,98 @@ public:
               cIdx(b, d)),
           col));
     };
-    if (!s.deterministic)
-      when(slt(row, seqQ), [&] {
-        Value slice = arith::AddIOp::create(
-            b, arith::MulIOp::create(b, batchIdx, headsQ), head);
-        store(load(f32x8, "dq_accum", packed(slice, seqQ)), "grad_q",
-              at(operandBase("grad_q", head), "grad_q_stride_s"));
-      });
-    Value kvRow = arith::AndIOp::create(b, slt(head, headsKV), slt(row, seqK));
-    when(kvRow, [&] {
-      // The group's first query-head slice.
-      Value first =
-          arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ),
-                                arith::MulIOp::create(b, head, group));
-      for (StringRef name : {"dk", "dv"}) {
-        Value zero = arith::ConstantOp::create(
-            b, f32x8, DenseElementsAttr::get(f32x8, b.getF32FloatAttr(0.0f)));
-        auto sum = scf::ForOp::create(b, cIdx(b, 0), group, cIdx(b, 1),
-                                      ValueRange{zero});
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(sum.getBody());
-          Value slice = arith::AddIOp::create(b, first, sum.getInductionVar());
-          Value v = load(vecTy, name, packed(slice, seqK));
-          scf::YieldOp::create(
-              b, ValueRange{arith::AddFOp::create(
-                     b, sum.getRegionIterArgs()[0],
-                     arith::ExtFOp::create(b, f32x8, v))});
+    Value qSlice = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+    // Blocks of query heads past Hkv only convert dQ; their dK/dV loads
+    // read kv head Hkv - 1 (in range) and are not stored.
+    Value kvHead = arith::MinUIOp::create(
+        b, head, arith::SubIOp::create(b, headsKV, cIdx(b, 1)));
+    Value firstSlice =
+        arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ),
+                              arith::MulIOp::create(b, kvHead, group));
+    Value lastQ = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+    Value lastK = arith::SubIOp::create(b, seqK, cIdx(b, 1));
+
+    // Every step's loads first (the steps are unrolled; consecutive threads
+    // take consecutive chunks): a thread has all its reads in flight at
+    // once, which a memory-bound kernel needs. Loads use clamped rows;
+    // the stores are predicated.
+    struct Step {
+      Value row, col, valid, dq, dk, dv;
+    };
+    SmallVector<Step> st(steps);
+    for (int64_t k = 0; k < steps; ++k) {
+      Value e = arith::AddIOp::create(b, tid, cIdx(b, k * s.threads()));
+      st[k].valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
+                                          cIdx(b, chunks));
+      e = arith::SelectOp::create(b, st[k].valid, e, cIdx(b, 0));
+      st[k].row = arith::AddIOp::create(
+          b, rowStart, arith::DivUIOp::create(b, e, cIdx(b, rowChunks)));
+      st[k].col = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, e, cIdx(b, rowChunks)), cIdx(b, 8));
+      if (!s.deterministic)
+        st[k].dq = load(f32x8, "dq_accum",
+                        packed(qSlice, seqQ,
+                               arith::MinSIOp::create(b, st[k].row, lastQ),
+                               st[k].col));
+      Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+      st[k].dk = arith::ExtFOp::create(
+          b, f32x8, load(vecTy, "dk", packed(firstSlice, seqK, kRow, st[k].col)));
+      st[k].dv = arith::ExtFOp::create(
+          b, f32x8, load(vecTy, "dv", packed(firstSlice, seqK, kRow, st[k].col)));
+    }
+    // GQA: the group's other query-head slices, all steps per slice.
+    SmallVector<Value> sums;
+    for (Step &x : st)
+      sums.append({x.dk, x.dv});
+    auto loop = scf::ForOp::create(b, cIdx(b, 1), group, cIdx(b, 1), sums);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value slice = arith::AddIOp::create(b, firstSlice, loop.getInductionVar());
+      SmallVector<Value> next;
+      for (int64_t k = 0; k < steps; ++k) {
+        Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+        for (int64_t w = 0; w < 2; ++w) {
+          Value v = load(vecTy, w ? "dv" : "dk",
+                         packed(slice, seqK, kRow, st[k].col));
+          next.push_back(arith::AddFOp::create(
+              b, loop.getRegionIterArgs()[2 * k + w],
+              arith::ExtFOp::create(b, f32x8, v)));
         }
-        std::string out = name == "dk" ? "grad_k" : "grad_v";
-        store(sum.getResult(0), out,
-              at(operandBase(out, head), out + "_stride_s"));
       }
-    });
-    b.setInsertionPointAfter(loop);
+      scf::YieldOp::create(b, next);
+    }
+
+    auto when = [&](Value cond, function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(b, TypeRange{}, cond, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      body();
+    };
+    auto store = [&](Value v, StringRef name, Value row, Value col) {
+      Value at = arith::AddIOp::create(
+          b, operandBase(name, head),
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, row, idx((name + "_stride_s").str())),
+              col));
+      vector::StoreOp::create(b, arith::TruncFOp::create(b, vecTy, v),
+                              arg.lookup(name), ValueRange{at},
+                              /*nontemporal=*/false, llvm::Align(16));
+    };
+    Value isKVHead = slt(head, headsKV);
+    for (int64_t k = 0; k < steps; ++k) {
+      if (!s.deterministic)
+        when(arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqQ)), [&] {
+          store(st[k].dq, "grad_q", st[k].row, st[k].col);
+        });
+      Value kvRow = arith::AndIOp::create(
+          b, st[k].valid, arith::AndIOp::create(b, isKVHead, slt(st[k].row, seqK)));
+      when(kvRow, [&] {
+        store(loop.getResult(2 * k), "grad_k", st[k].row, st[k].col);
+        store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
+      });
+    }
     gpu::ReturnOp::create(b);
   }
 };

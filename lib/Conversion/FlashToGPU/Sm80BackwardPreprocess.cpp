@@ -41,81 +41,94 @@ public:
     // tree's width; D = 96 leaves 4 of 16 idle); rows a pass covers.
     int64_t lanesPerRow = llvm::PowerOf2Ceil(s.headDimV / 8);
     int64_t rowsPerPass = s.threads() / lanesPerRow;
+    int64_t passes = llvm::divideCeil(s.blockM, rowsPerPass);
     Value chunk = arith::RemUIOp::create(b, tid, cIdx(b, lanesPerRow));
     Value rowInPass = arith::DivUIOp::create(b, tid, cIdx(b, lanesPerRow));
     Value col = arith::MulIOp::create(b, chunk, cIdx(b, 8));
     Value hasChunk = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
                                            cIdx(b, s.headDimV / 8));
+    Value safeCol = arith::SelectOp::create(b, hasChunk, col, cIdx(b, 0));
     auto vecTy = VectorType::get({8}, s.elementType);
     auto f32x8 = VectorType::get({8}, b.getF32Type());
     auto f32x4 = VectorType::get({4}, b.getF32Type());
     Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
 
-    auto loop = scf::ForOp::create(b, cIdx(b, 0), cIdx(b, s.blockM),
-                                   cIdx(b, rowsPerPass));
-    b.setInsertionPointToStart(loop.getBody());
-    Value rowInBlock = arith::AddIOp::create(b, loop.getInductionVar(), rowInPass);
-    Value row = arith::AddIOp::create(b, rowStart, rowInBlock);
-    Value inRange = arith::AndIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowInBlock,
-                              cIdx(b, s.blockM)));
-    Value valid = arith::AndIOp::create(b, hasChunk, inRange);
-    // Every lane loads (a clamped row and column) so that the shuffles below
-    // see a full warp; invalid lanes contribute 0.
-    Value safeRow = arith::MinSIOp::create(b, row, lastRow);
-    Value safeCol = arith::SelectOp::create(b, hasChunk, col, cIdx(b, 0));
-    auto load = [&](StringRef name, Value base, Value stride) {
-      Value at = arith::AddIOp::create(
-          b, base,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, safeRow, stride),
-                                safeCol));
-      Value v = vector::LoadOp::create(b, vecTy, arg.lookup(name), ValueRange{at},
-                                       /*nontemporal=*/false, llvm::Align(16));
-      return Value(arith::ExtFOp::create(b, f32x8, v));
-    };
-    Value prod = arith::MulFOp::create(b, load("o", oBase, oStride),
-                                       load("do", doBase, doStride));
-    Value sum = vector::ReductionOp::create(b, vector::CombiningKind::ADD, prod);
-    sum = arith::SelectOp::create(b, valid, sum, cF32(b, 0.0f));
-    for (int64_t offset = lanesPerRow / 2; offset >= 1; offset /= 2)
-      sum = arith::AddFOp::create(
-          b, sum,
-          gpu::ShuffleOp::create(b, sum, offset, 32, gpu::ShuffleMode::XOR)
-              .getShuffleResult());
-    Value at = arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqQ), row);
-    auto ifLead = scf::IfOp::create(
-        b, TypeRange{},
-        arith::AndIOp::create(
-            b, inRange,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, cIdx(b, 0))),
-        false);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifLead.getThenRegion().front());
-      memref::StoreOp::create(b, sum, arg.lookup("delta"), ValueRange{at});
+    // Every pass's loads first (the passes are unrolled): a thread then has
+    // all its reads in flight at once, which a memory-bound kernel needs;
+    // loads cannot move above the stores of an earlier pass by themselves,
+    // as the operands may alias for all the compiler knows. Every lane
+    // loads (a clamped row and column) so that the shuffles see a full
+    // warp; invalid lanes contribute 0.
+    SmallVector<Value> rows, inRange, prods;
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      Value rowInBlock = arith::AddIOp::create(b, rowInPass,
+                                               cIdx(b, pass * rowsPerPass));
+      Value row = arith::AddIOp::create(b, rowStart, rowInBlock);
+      rows.push_back(row);
+      inRange.push_back(arith::AndIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, rowInBlock,
+                                cIdx(b, s.blockM))));
+      Value safeRow = arith::MinSIOp::create(b, row, lastRow);
+      auto load = [&](StringRef name, Value base, Value stride) {
+        Value at = arith::AddIOp::create(
+            b, base,
+            arith::AddIOp::create(b, arith::MulIOp::create(b, safeRow, stride),
+                                  safeCol));
+        Value v = vector::LoadOp::create(b, vecTy, arg.lookup(name),
+                                         ValueRange{at},
+                                         /*nontemporal=*/false, llvm::Align(16));
+        return Value(arith::ExtFOp::create(b, f32x8, v));
+      };
+      prods.push_back(arith::MulFOp::create(b, load("o", oBase, oStride),
+                                            load("do", doBase, doStride)));
     }
-    if (!s.deterministic) {
+    Value zero = arith::ConstantOp::create(
+        b, f32x4, DenseElementsAttr::get(f32x4, b.getF32FloatAttr(0.0f)));
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      Value sum =
+          vector::ReductionOp::create(b, vector::CombiningKind::ADD, prods[pass]);
+      sum = arith::SelectOp::create(
+          b, arith::AndIOp::create(b, hasChunk, inRange[pass]), sum,
+          cF32(b, 0.0f));
+      for (int64_t offset = lanesPerRow / 2; offset >= 1; offset /= 2)
+        sum = arith::AddFOp::create(
+            b, sum,
+            gpu::ShuffleOp::create(b, sum, offset, 32, gpu::ShuffleMode::XOR)
+                .getShuffleResult());
+      Value at = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, slice, seqQ), rows[pass]);
+      auto ifLead = scf::IfOp::create(
+          b, TypeRange{},
+          arith::AndIOp::create(
+              b, inRange[pass],
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, chunk, cIdx(b, 0))),
+          false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifLead.getThenRegion().front());
+        memref::StoreOp::create(b, sum, arg.lookup("delta"), ValueRange{at});
+      }
+      if (s.deterministic)
+        continue;
       // dq_accum rows hold D floats: each of the D / 8 lanes zeroes 8.
-      Value lanesD = cIdx(b, s.headDim / 8);
       auto ifZero = scf::IfOp::create(
           b, TypeRange{},
           arith::AndIOp::create(
-              b, inRange,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk, lanesD)),
+              b, inRange[pass],
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                    cIdx(b, s.headDim / 8))),
           false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifZero.getThenRegion().front());
       Value dqAt = arith::AddIOp::create(
           b, arith::MulIOp::create(b, at, cIdx(b, s.headDim)), col);
-      Value zero = arith::ConstantOp::create(
-          b, f32x4, DenseElementsAttr::get(f32x4, b.getF32FloatAttr(0.0f)));
       for (int64_t h = 0; h < 2; ++h)
-        vector::StoreOp::create(b, zero, arg.lookup("dq_accum"),
-                                ValueRange{arith::AddIOp::create(b, dqAt, cIdx(b, 4 * h))},
-                                /*nontemporal=*/false, llvm::Align(16));
+        vector::StoreOp::create(
+            b, zero, arg.lookup("dq_accum"),
+            ValueRange{arith::AddIOp::create(b, dqAt, cIdx(b, 4 * h))},
+            /*nontemporal=*/false, llvm::Align(16));
     }
-    b.setInsertionPointAfter(loop);
     gpu::ReturnOp::create(b);
   }
 };

@@ -15,15 +15,19 @@
 // DET: gpu.launch_func @flash_kernels::@flash_bwd_dq_sm80_f16_d64_m64n64w4s2_causal_det
 // DET: gpu.launch_func @flash_kernels::@flash_bwd_post_sm80_f16_d64_m64n64w4s2_causal_det
 
-// Preprocess: 16-byte chunks of O and dO, Dsum by a butterfly over the
-// D / 8 = 8 lanes of a row, the dQ accumulator zeroed with 16-byte stores.
+// Preprocess: 16-byte chunks of O and dO, 16 rows per pass (128 threads,
+// D / 8 = 8 lanes a row), the 4 passes' loads first; Dsum by a butterfly
+// over the lanes of a row, the dQ accumulator zeroed with 16-byte stores.
 // CHECK-LABEL: gpu.func @flash_bwd_pre_sm80_f16_d64_m64n64w4s2_causal
 // CHECK-SAME: kind = "backward_preprocess"
-// CHECK-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK-COUNT-8: vector.load {{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK-NOT: vector.load
 // CHECK-COUNT-3: gpu.shuffle xor
-// CHECK-NOT: gpu.shuffle
 // CHECK: memref.store {{.*}} : memref<?xf32>
 // CHECK-COUNT-2: vector.store {{.*}} {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-9: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.return
 
 // Main kernel: one loop over the query blocks of the band; per block 5
 // products of 32 mma.sync each (Sᵀ, dV, dPᵀ, dK, dQ: (64/16) x (64/16) x 2
