@@ -171,14 +171,19 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
 
 # -------------------------------------------------------------- timing
 def median_ms(fn, iters=30, warmup=5):
+    """Median milliseconds of fn(), one event pair per call and no
+    synchronisation between calls (as python -m flashfuse.bench): the host
+    runs ahead, so the Python argument packing of the ctypes launches is
+    hidden behind the GPU work instead of being timed with it (a per-call
+    synchronise billed it to every call, ~0.1-0.3 ms at short S)."""
     for _ in range(warmup):
         fn()
-    times = []
-    for _ in range(iters):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record(); fn(); b.record(); b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
+    for a, b in zip(starts, ends):
+        a.record(); fn(); b.record()
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, ends))
 
 def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
     from torch.nn.attention import sdpa_kernel, SDPBackend

@@ -208,13 +208,13 @@ def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384, with_sdpa=True):
     res = dict(dtype=dtype, d=d, S=S, causal=causal)
     for name, fn in (("ours", ours), ("sdpa-flash", sdpa))[:2 if with_sdpa else 1]:
         try:
-            res[name] = flops / median_ms(fn, iters=10, warmup=2) / 1e9
+            res[name] = flops / median_ms(fn, iters=20, warmup=3) / 1e9
         except Exception as e:
             res[name] = None
             res[name + "-error"] = str(e)[:200]
     # Milliseconds of each launch alone (the inputs the previous launches
     # left are valid for the next): where the time goes.
-    res["ms"] = {role: median_ms(lambda: ours({role}), iters=10, warmup=2)
+    res["ms"] = {role: median_ms(lambda: ours({role}), iters=20, warmup=3)
                  for role in ("pre", "bwd", "dq", "post") if kerns.get(role)}
     return res
 
