@@ -1,7 +1,7 @@
 // The sm80 tile table on every named target. All four have enough shared
-// memory for the forward tiles (the largest need is 98304 bytes: D = 128
-// and D = 256, under L4's 101376), so each gets them as is; the D = 128
-// backward's 147456 does not fit the L4.
+// memory for the forward tiles (the largest need is 98304 bytes, D = 256,
+// under L4's 101376), so each gets them as is; the D = 128 backward's
+// 147456 does not fit the L4.
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4
 // RUN: flashfuse-opt %s --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
@@ -26,7 +26,7 @@ func.func @fwd_d64(%x: tensor<1x12x1024x64xbf16>) -> tensor<1x12x1024x64xbf16> {
 }
 
 // CHECK-LABEL: func.func @fwd_d96
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
 func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
   %o = flash.attention %x, %x, %x
       : tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>
@@ -37,7 +37,7 @@ func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
 // Dynamic batch, heads and lengths do not matter: only the head dim is
 // compiled into the kernel.
 // CHECK-LABEL: func.func @fwd_d128_dynamic
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
 func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16>)
     -> (tensor<?x?x?x128xf16>, tensor<?x?x?xf32>) {
   %o, %lse = flash.attention %q, %kv, %kv
@@ -48,7 +48,7 @@ func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16
 
 // BSHD operands and GQA: the head dim is read through the perms.
 // CHECK-LABEL: func.func @fwd_d128_bshd_gqa
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 func.func @fwd_d128_bshd_gqa(%q: tensor<1x256x32x128xf16>, %kv: tensor<1x256x8x128xf16>)
     -> tensor<1x256x32x128xf16> {
   %o = flash.attention %q, %kv, %kv

@@ -81,10 +81,15 @@ constexpr TileRow kSm80Tiles[] = {
     // twice the mmas) with 32 query rows, so that S, dP, dK and dV fit in
     // 255 registers; D = 128: 16 keys per warp over 8 warps, as dK and dV
     // alone take 128 registers. D = 32, 96 keep the unmeasured 64x64.
+    // D = 96 and 128 forwards take 32-key tiles: at 128 x 64 ptxas (13.0)
+    // spills 24-132 bytes at the 255-register cap on sm_80 and sm_90a; 32
+    // keys halve S (16 registers per m-tile fewer), which removes every
+    // spill (214-255 registers), as FlashAttention-2 takes 128 x 32 for
+    // its sm8x D = 128 forward.
     {32, 128, 64, 64, 64, 4},
     {64, 128, 64, 32, 128, 4},
-    {96, 128, 64, 64, 64, 4},
-    {128, 128, 64, 64, 128, 8},
+    {96, 128, 32, 64, 64, 4},
+    {128, 128, 32, 64, 128, 8},
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
