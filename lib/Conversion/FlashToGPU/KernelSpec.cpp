@@ -334,22 +334,27 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   if (s.recipe == Recipe::Sm90) {
     // Warpgroups own 64 keys each (one wgmma m64 per product), the query
     // block is the N of Sᵀ and dPᵀ, and the warpgroups split dQ into 64-row
-    // blocks and 64-column-aligned slices.
+    // blocks and column slices of 32 or a multiple of 64.
     int64_t groups = s.warps / 4, rowBlocks = s.blockM / 64;
     int64_t threads = s.threads();
+    int64_t dqCols = rowBlocks > 0 && groups % rowBlocks == 0
+                         ? s.headDim * rowBlocks / groups
+                         : 0;
     bool ok = s.warps % 4 == 0 && s.blockN == 16 * s.warps &&
-              s.blockM % 64 == 0 && s.blockM <= 256 && s.headDim % 64 == 0 &&
+              s.blockM % 64 == 0 && s.headDim % 64 == 0 &&
               s.headDim <= 128 && groups % rowBlocks == 0 &&
-              (s.headDim * rowBlocks / groups) % 64 == 0 &&
+              (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
-              (s.blockN * s.headDim / 8) % threads == 0;
+              (s.blockN * s.headDim / 8) % threads == 0 &&
+              2 * s.blockM <= threads;
     if (!ok)
       return op.emitOpError()
              << "the sm90 backward needs warps a multiple of 4, block_n = 16 "
-                "* warps, block_m a multiple of 64 up to 256 whose 64-row "
-                "blocks split the warpgroups into 64-column slices of D, D in "
-                "{64, 128} and tiles whose 16-byte chunks the threads divide; "
-                "got block_m = "
+                "* warps, block_m a multiple of 64 and at most threads / 2 (one "
+                "LSE or Dsum copy per thread) whose 64-row blocks split the "
+                "warpgroups into dQ slices of 32 or a multiple of 64 columns, "
+                "D in {64, 128} and tiles whose 16-byte chunks the threads "
+                "divide; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", D = " << s.headDim;
   }

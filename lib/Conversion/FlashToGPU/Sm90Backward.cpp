@@ -314,8 +314,10 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
 }
 
 void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
-  // Warpgroup w: query rows 64 (w mod rowBlocks), the 64-column slice
-  // w / rowBlocks of dQ (getKernelSpec checks that the slices cover D).
+  // Warpgroup w: query rows 64 (w mod rowBlocks), the column slice
+  // w / rowBlocks of dQ: 64 columns or more, or 32 (half a swizzled column
+  // block, read from a 64-byte offset into its rows, as the K-major k-steps
+  // are); getKernelSpec checks that the slices cover D.
   int64_t rowBlocks = s.blockM / 64;
   int64_t cols = s.headDim * rowBlocks / (s.warps / 4);
   Value rowBlock = arith::RemUIOp::create(b, wgIdx, cIdx(b, rowBlocks));
@@ -327,10 +329,15 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
           b, cIdx(b, dsOffset()),
           arith::MulIOp::create(b, rowBlock, cIdx(b, s.blockN * 64)))),
       blockBytes);
+  Value firstCol = arith::MulIOp::create(b, colBlock, cIdx(b, cols));
   Value bDesc = wgmma::mnMajorDescriptor(
       b,
-      swizzledAddress(arith::MulIOp::create(
-          b, colBlock, cIdx(b, s.blockN * cols))),
+      swizzledAddress(arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, arith::DivUIOp::create(b, firstCol, cIdx(b, 64)),
+              cIdx(b, s.blockN * 64)),
+          arith::RemUIOp::create(b, firstCol, cIdx(b, 64)))),
       blockBytes);
   wgmma::fence(b);
   SmallVector<Value> dq;
