@@ -11,9 +11,11 @@
 
 // CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
 // CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
 
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90_f16_d64_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90_f16_d64_m64n128w8s2_softcap: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_pre_sm90_bf16_d128_m64n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_post_sm90_f16_d64_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 
@@ -41,6 +43,10 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1;
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1;
 
+// D = 64 at 64 query rows: each warpgroup's dQ slice is 32 columns.
+// PTX-LABEL: .entry flash_bwd_sm90_f16_d64_m64n128w8s2_softcap(
+// PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1;
+
 // CHIP: error: 'flash.attention_grad' op recipe 'sm90' needs chip=sm_90a (wgmma), got chip=sm_90
 func.func @grad128(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, %k: tensor<2x8x256x128xbf16>, %v: tensor<2x8x256x128xbf16>, %o: tensor<2x8x256x128xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256xf32> -> tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
@@ -49,5 +55,10 @@ func.func @grad128(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, 
 
 func.func @grad64(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<top_left>} : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+  return %dq, %dk, %dv : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+}
+
+func.func @grad64_softcap(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {softcap = 30.0 : f32} : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
   return %dq, %dk, %dv : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
 }

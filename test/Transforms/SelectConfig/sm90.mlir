@@ -73,6 +73,19 @@ func.func @grad_d64(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>) -> (
 
 // -----
 
+// D = 64 with softcap (likewise bias, dropout): 64 query rows, where 128
+// spill.
+// CHECK-LABEL: func.func @grad_d64_softcap
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+func.func @grad_d64_softcap(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse {softcap = 30.0 : f32}
+      : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+}
+
+// -----
+
 // D = 32: the sm80 table's backward.
 // CHECK-LABEL: func.func @grad_d32
 // CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>

@@ -226,12 +226,16 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // Backward: 128 keys (64 per warpgroup, whose dK and dV stay in registers:
 // 2 * D / 2 each) and a two-deep Q/dO ring. The query block is Sᵀ's and
 // dPᵀ's N: 128 at D = 64; 64 at D = 128, where dK and dV already take 128
-// registers (FlashAttention-3's tiles for these head dims).
+// registers (FlashAttention-3's tiles for these head dims). Measured on an
+// H200 (docs/PERF.md, run 35): 128 query rows at D = 64 are 8% faster than
+// 64 for plain and causal ops, but the softcap (tanh kept for the chain
+// rule), bias+dBias and dropout (Philox) variants spill 176-472 bytes there
+// and none (dropout 60) at 64 rows, which they take.
 
 struct Sm90Tile {
-  int64_t headDim, fwdBlockN, bwdBlockM;
+  int64_t headDim, fwdBlockN, bwdBlockM, bwdBlockMHeavy;
 };
-constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 128}, {128, 128, 64}};
+constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 128, 64}, {128, 128, 64, 64}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90Stages = 3;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
@@ -242,13 +246,20 @@ const Sm90Tile *sm90Tile(int64_t d) {
   return nullptr;
 }
 
-/// The sm90 config of a forward (`isGrad` false) or backward op with head
-/// dim `d`, which kSm90Tiles must hold.
-KernelConfigAttr sm90Config(MLIRContext *ctx, int64_t d, bool isGrad) {
+/// The sm90 config of a forward (`isGrad` false) or backward op, whose head
+/// dim kSm90Tiles must hold.
+KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
+  MLIRContext *ctx = iface->getContext();
+  int64_t d = iface.getSizes().d;
   const Sm90Tile *t = sm90Tile(d);
-  if (isGrad)
-    return KernelConfigAttr::get(ctx, Recipe::Sm90, t->bwdBlockM,
+  if (isGrad) {
+    // Variants whose per-element work holds more registers (see above).
+    bool heavy = iface.getSoftcapValue().has_value() ||
+                 iface.getBiasOperand() || iface.hasDropout();
+    return KernelConfigAttr::get(ctx, Recipe::Sm90,
+                                 heavy ? t->bwdBlockMHeavy : t->bwdBlockM,
                                  kSm90BwdBlockN, kSm90Warps, kSm90BwdStages);
+  }
   return KernelConfigAttr::get(ctx, Recipe::Sm90, kSm90BlockM, t->fwdBlockN,
                                kSm90Warps, kSm90Stages);
 }
@@ -275,8 +286,7 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (sz.d != sz.dv || !sm90Tile(sz.d))
     return "it serves D = Dv in {64, 128}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
-  int64_t smem = sm90SharedMemory(
-      sm90Config(iface->getContext(), sz.d, isGrad), sz.d, isGrad);
+  int64_t smem = sm90SharedMemory(sm90Config(iface, isGrad), sz.d, isGrad);
   if (smem > target.smemPerBlock)
     return "it needs " + std::to_string(smem) +
            " bytes of shared memory, the target has " +
@@ -321,8 +331,7 @@ struct FlashSelectConfig
       if (recipe != "sm80") {
         std::string why = sm90Refusal(iface, *desc, isGrad);
         if (why.empty()) {
-          op->setAttr("config", sm90Config(op->getContext(),
-                                           iface.getSizes().d, isGrad));
+          op->setAttr("config", sm90Config(iface, isGrad));
           return;
         }
         if (recipe == "sm90") {
