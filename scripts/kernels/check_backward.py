@@ -101,7 +101,10 @@ def kernels_for(art, dtype, d, causal, **flags):
 
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None,
-               with_bias=False, p=0.0, drop=None, seed=0, twice=False):
+               with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None):
+    """alibi: the artifact's kernels compile in the score_mod
+    score + alibi * (kv_idx - q_idx); the references add it as a constant
+    bias."""
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
                  dropout=p > 0)
     kerns = kernels_for(art, dtype, d, causal, **flags)
@@ -116,13 +119,18 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     scale = 1.0 / math.sqrt(d)
     leaves = [x.float().requires_grad_() for x in (q, k, v)] + \
              ([bias.clone().requires_grad_()] if with_bias else [])
+    ref_bias = leaves[3] if with_bias else None
+    if alibi is not None:
+        rel = (torch.arange(Sk, device="cuda")[None, :] -
+               torch.arange(Sq, device="cuda")[:, None]).float()
+        ref_bias = (alibi * rel).expand(B, Hq, Sq, Sk)
     o_ref, lse_ref = attention(*leaves[:3], scale, causal, window, softcap,
-                               leaves[3] if with_bias else None, drop, torch.float32)
+                               ref_bias, drop, torch.float32)
     g_ref = torch.autograd.grad(o_ref, leaves, do.float())
     leaves_pt = [x.detach().clone().requires_grad_() for x in (q, k, v)] + \
                 ([bias.clone().requires_grad_()] if with_bias else [])
     o_pt, _ = attention(*leaves_pt[:3], scale, causal, window, softcap,
-                        leaves_pt[3] if with_bias else None, drop, tdt)
+                        leaves_pt[3] if with_bias else ref_bias, drop, tdt)
     g_pt = torch.autograd.grad(o_pt, leaves_pt, do)
     t = dict(q=q, k=k, v=v, o=o_pt.detach().to(tdt).contiguous(), do=do,
              lse=lse_ref.detach().float().contiguous())
@@ -230,6 +238,9 @@ def main():
     ap.add_argument("--no-sdpa", action="store_true",
                     help="do not time SDPA-flash (already timed in the same run)")
     ap.add_argument("--bench-dtypes", default="bf16,f16")
+    ap.add_argument("--alibi", type=float,
+                    help="the artifact's kernels add score_mod "
+                         "ALIBI * (kv_idx - q_idx) (checked as a bias)")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
@@ -241,7 +252,8 @@ def main():
         for d in (32, 64, 96, 128):
             for causal in ("none", "top_left", "bottom_right"):
                 for shp in shapes:
-                    r = check_case(art, dtype, d, causal, *shp, twice=args.deterministic)
+                    r = check_case(art, dtype, d, causal, *shp, twice=args.deterministic,
+                                   alibi=args.alibi)
                     if r: results.append(r)
         for shp in shapes[2:]:
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),

@@ -1,5 +1,6 @@
 //===- KernelSpec.cpp - the compiled-in part of an attention kernel -------===//
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "flashfuse/Conversion/Common/ScorePipeline.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -306,11 +307,14 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   KernelSpec &s = *spec;
   s.kind = KernelSpec::Kind::Backward;
   s.deterministic = deterministic;
-  if (s.scoreMod)
-    return op.emitOpError()
-           << "a score_mod region has no GPU backward: its derivative is not "
-              "known to the kernel generator (lower it with "
-              "flash-lower-to-loops)";
+  // The kernels recompute P through the score_mod region and take dS as
+  // the gradient of its result: right for the additive forms (derivative
+  // 1, e.g. ALiBi or relative-position biases); anything else is refused
+  // here, as by the CPU lowerings.
+  if (s.scoreMod &&
+      failed(checkScoreModHasUnitDerivative(
+          cast<AttentionVariantInterface>(op.getOperation()))))
+    return failure();
   // Each warp owns 16-key m-tiles of the transposed products (Sᵀ, dPᵀ,
   // dK, dV) and 16-row m-tiles of dQ.
   if (s.blockN % (16 * s.warps) != 0)
