@@ -92,10 +92,13 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     (dQ to the dtype, dK/dV summed over each GQA group). With
     `deterministic`, dQ comes from a separate kernel that walks the key
     blocks of each query block instead of atomics, so two runs give
-    bit-identical gradients.
+    bit-identical gradients. grad_bias is written full-size by the main
+    kernel and summed over a broadcast bias' size-1 dimensions after the
+    launches (linalg.reduce on the host side, like the dtype conversions).
 
     Variants a recipe cannot serve are reported as errors (backward: a
-    score_mod region, D > 128, grad_bias of a broadcast bias).
+    score_mod that is not additive, D > 128, grad_bias with a dynamic
+    [B, Hq, Sq, Sk]).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
@@ -112,7 +115,9 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // FLASHFUSE_CONVERSION_PASSES_TD

@@ -363,19 +363,28 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
              << s.warps << ", D = " << s.headDim;
   }
   if (op.getGradBias()) {
-    // dBias = dS element by element; a broadcast bias would need dS summed
-    // over its broadcast dimensions across blocks, which no kernel does yet.
+    // dBias = dS element by element, written full-size by the kernel; the
+    // launch sequence sums it over a broadcast bias' size-1 dimensions
+    // (LowerToGPU.cpp). Both need the full shape statically.
     auto iface = cast<AttentionVariantInterface>(op.getOperation());
     AttentionSizes sz = iface.getSizes();
     auto biasTy = cast<RankedTensorType>(op.getBias().getType());
     SmallVector<int64_t> full = {sz.batch, sz.headsQ, sz.seqQ, sz.seqK};
-    if (biasTy.getShape() != ArrayRef<int64_t>(full) ||
-        ShapedType::isDynamicShape(full))
+    bool broadcastable = biasTy.getRank() == 4;
+    for (int64_t d = 0; broadcastable && d < 4; ++d)
+      broadcastable = biasTy.getDimSize(d) == full[d] || biasTy.getDimSize(d) == 1;
+    if (!broadcastable || ShapedType::isDynamicShape(full))
       return op.emitOpError()
-             << "the GPU backward computes 'grad_bias' only for a full-size "
-                "static bias [B, Hq, Sq, Sk] = ["
-             << llvm::interleaved(full, ", ") << "], got " << biasTy
-             << " (broadcast dimensions need a reduction)";
+             << "the GPU backward computes 'grad_bias' for a static bias of "
+                "shape [B, Hq, Sq, Sk] = ["
+             << llvm::interleaved(llvm::map_range(full,
+                                                  [](int64_t n) {
+                                                    return ShapedType::isDynamic(n)
+                                                               ? std::string("?")
+                                                               : std::to_string(n);
+                                                  }),
+                                  ", ")
+             << "] or a broadcast of it (size-1 dimensions), got " << biasTy;
     s.gradBias = true;
   }
   return s;

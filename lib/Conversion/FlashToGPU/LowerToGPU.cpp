@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -195,6 +196,60 @@ static Value allocBuffer(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
   return memref::AllocOp::create(b, MemRefType::get(shape, elt), dyn);
 }
 
+/// Replaces the uses of `result` (grad_bias, the bias' type) by the
+/// full-size f32 dBias in `full`, summed over the dimensions the bias
+/// broadcasts (size 1 in the bias, larger in [B, Hq, Sq, Sk]) and converted
+/// to the bias' element type.
+static void replaceGradBias(ImplicitLocOpBuilder &b, Value full, Value result) {
+  auto fullTy = cast<MemRefType>(full.getType());
+  auto type = cast<RankedTensorType>(result.getType());
+  Type f32 = b.getF32Type();
+  Value t = bufferization::ToTensorOp::create(
+      b, b.getLoc(), memref::getTensorTypeFromMemRefType(fullTy), full,
+      /*restrict=*/true, /*writable=*/true);
+  SmallVector<int64_t> reduced, kept;
+  for (int64_t d = 0; d < 4; ++d) {
+    if (type.getDimSize(d) == 1 && fullTy.getDimSize(d) != 1)
+      reduced.push_back(d);
+    else
+      kept.push_back(fullTy.getDimSize(d));
+  }
+  if (!reduced.empty()) {
+    Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0.0f));
+    Value init = linalg::FillOp::create(
+                     b, ValueRange{zero},
+                     ValueRange{tensor::EmptyOp::create(b, kept, f32)})
+                     .getResult(0);
+    t = linalg::ReduceOp::create(
+            b, ValueRange{t}, ValueRange{init}, reduced,
+            [](OpBuilder &nb, Location loc, ValueRange args) {
+              Value sum = arith::AddFOp::create(nb, loc, args[0], args[1]);
+              linalg::YieldOp::create(nb, loc, sum);
+            })
+            .getResult(0);
+    // Back to rank 4: each reduced dimension joins the group of the kept
+    // dimension before it (leading ones that of the first kept one).
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices leading;
+    for (int64_t d = 0; d < 4; ++d) {
+      if (!llvm::is_contained(reduced, d)) {
+        groups.push_back(leading);
+        groups.back().push_back(d);
+        leading.clear();
+      } else if (groups.empty()) {
+        leading.push_back(d);
+      } else {
+        groups.back().push_back(d);
+      }
+    }
+    t = tensor::ExpandShapeOp::create(
+        b, RankedTensorType::get(type.getShape(), f32), t, groups);
+  }
+  if (t.getType() != result.getType())
+    t = arith::TruncFOp::create(b, result.getType(), t);
+  result.replaceAllUsesWith(t);
+}
+
 LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
                                                  gpu::GPUFuncOp kernel,
                                                  const KernelSpec &spec) {
@@ -350,10 +405,11 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   named["grad_q"] = flatten(b, gradQ);
   named["grad_k"] = flatten(b, gradK);
   named["grad_v"] = flatten(b, gradV);
+  // dBias as the kernel writes it: f32, full-size [B, Hq, Sq, Sk].
   Value gradBias;
   if (spec.gradBias) {
-    auto type = cast<RankedTensorType>(op.getBias().getType());
-    gradBias = memref::AllocOp::create(b, MemRefType::get(type.getShape(), f32));
+    gradBias = memref::AllocOp::create(
+        b, MemRefType::get({sz.batch, sz.headsQ, sz.seqQ, sz.seqK}, f32));
     named["dbias"] = flatten(b, gradBias);
   }
   const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
@@ -436,7 +492,7 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   toTensor(gradK, op.getGradKey());
   toTensor(gradV, op.getGradValue());
   if (gradBias)
-    toTensor(gradBias, op.getGradBias());
+    replaceGradBias(b, gradBias, op.getGradBias());
   op.erase();
 }
 

@@ -8,8 +8,10 @@
 //   dV += Pᵀ dO, dK += dSᵀ Q   A = Pᵀ (dSᵀ) stored by the warpgroup as a
 //                              [key][query] tile (K-major), B N-major;
 //   dQ  = dS K                 the dSᵀ tile read M-major, B = K N-major.
-// Warpgroup w takes rows 64 (w mod block_m/64) and a 64-column slice of dQ,
-// reduced into dq_accum with red.global.add.v2.f32 after the products.
+// Warpgroup w takes rows 64 (w mod block_m/64) and a slice of 32 or 64
+// columns of dQ, reduced into dq_accum with red.global.add.v2.f32 after the
+// products. LSE and Dsum of each query block are staged in shared memory
+// with its Q tile.
 // The accumulators of dK and dV stay in the wgmma register form across the
 // query loop. K, V, the Q/dO ring, Pᵀ and dSᵀ live in 128-byte-swizzled
 // tiles (Wgmma.h) filled by cp.async or st.shared, each writer fencing its

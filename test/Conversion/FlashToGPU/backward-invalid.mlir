@@ -33,11 +33,12 @@ func.func @narrow_keys(%do: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> 
 
 // -----
 
-// grad_bias of a broadcast bias would need a reduction across blocks.
-func.func @broadcast_dbias(%do: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>, %bias: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
-  // expected-error @+1 {{computes 'grad_bias' only for a full-size static bias [B, Hq, Sq, Sk] = [1, 2, 64, 64], got 'tensor<1x1x64x64xf32>'}}
-  %dq, %dk, %dv, %db = flash.attention_grad %do, %do, %do, %do, %do, %lse bias(%bias : tensor<1x1x64x64xf32>) {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64xf32> -> tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x1x64x64xf32>
-  return %db : tensor<1x1x64x64xf32>
+// grad_bias needs the full [B, Hq, Sq, Sk] statically (the kernel writes it
+// full-size before the broadcast dimensions are summed).
+func.func @dynamic_dbias(%do: tensor<?x2x64x64xf16>, %lse: tensor<?x2x64xf32>, %bias: tensor<?x2x64x64xf32>) -> tensor<?x2x64x64xf32> {
+  // expected-error @+1 {{the GPU backward computes 'grad_bias' for a static bias of shape [B, Hq, Sq, Sk] = [?, 2, 64, 64] or a broadcast of it (size-1 dimensions), got 'tensor<?x2x64x64xf32>'}}
+  %dq, %dk, %dv, %db = flash.attention_grad %do, %do, %do, %do, %do, %lse bias(%bias : tensor<?x2x64x64xf32>) {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64xf32> -> tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64x64xf16>, tensor<?x2x64x64xf32>
+  return %db : tensor<?x2x64x64xf32>
 }
 
 // -----

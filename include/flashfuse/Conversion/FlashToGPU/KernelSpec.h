@@ -42,7 +42,8 @@ struct KernelSpec {
   /// Compute capability of the chip the kernels are built for (80, 89,
   /// 90): sm_90 has vector float reductions for the dQ accumulation.
   int64_t arch = 80;
-  /// Backward only: dBias = dS is written (full-shape bias only).
+  /// Backward only: dBias = dS is written, full-size [B, Hq, Sq, Sk] (a
+  /// broadcast bias' sum is taken after the launches).
   bool gradBias = false;
   /// Regions are cloned into the kernel; a kernel with a region is unique
   /// to its op (`uniqueId` tells such kernels apart).
