@@ -45,8 +45,14 @@ struct FlashRaiseAttention
         continue;
       Explainer why;
       auto m = matchAttention(anchor, why);
-      if (succeeded(m) && succeeded(rewriteAttention(**m, erased, why)))
+      FailureOr<Operation *> raised = failure();
+      if (succeeded(m))
+        raised = rewriteAttention(**m, erased, why);
+      if (succeeded(raised)) {
+        if (narrowUpcasts)
+          narrowUpcastAttention(cast<flash::AttentionOp>(*raised));
         continue;
+      }
       if (explain && why.softmaxFound && why.why)
         report(anchor, *why.why);
     }

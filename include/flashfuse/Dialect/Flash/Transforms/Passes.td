@@ -16,10 +16,20 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     (score, b, h, q, k) become a score_mod region or a bias operand. Nothing
     else in the module changes. With `explain=true`, each candidate that
     almost matched gets a remark naming the step that failed and why.
+
+    A 16-bit attention computed in f32 (Q, K and V up-cast from one f16 or
+    bf16 type, the output cast back, as PyTorch's CPU decomposition of
+    scaled_dot_product_attention does) is raised at the 16-bit type, the
+    way FlashAttention-enabled frameworks run it: the kernels accumulate in
+    f32 and round only P to 16 bits for P·V. `narrow-upcasts=false` keeps
+    such attentions in f32.
   }];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
-           "Emit a remark for every near-miss, naming the failed step">
+           "Emit a remark for every near-miss, naming the failed step">,
+    Option<"narrowUpcasts", "narrow-upcasts", "bool", /*default=*/"true",
+           "Raise a 16-bit attention computed on f32 up-casts at the 16-bit "
+           "type">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect",
                            "::mlir::tensor::TensorDialect",

@@ -15,6 +15,7 @@
 #ifndef FLASHFUSE_LIB_DIALECT_FLASH_TRANSFORMS_RAISEATTENTION_MATCH_H
 #define FLASHFUSE_LIB_DIALECT_FLASH_TRANSFORMS_RAISEATTENTION_MATCH_H
 
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
@@ -363,6 +364,10 @@ FailureOr<std::unique_ptr<AttentionMatch>> matchAttention(Operation *anchor,
 FailureOr<Operation *> rewriteAttention(AttentionMatch &m,
                                         llvm::DenseSet<Operation *> &erased,
                                         Explainer &why);
+/// An f32 attention whose Q, K, V are up-casts from one 16-bit type and
+/// whose output only reaches (through reshapes) a down-cast to it, rebuilt
+/// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.
+Operation *narrowUpcastAttention(flash::AttentionOp op);
 
 } // namespace mlir::flash::raise
 
