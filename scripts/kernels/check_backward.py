@@ -238,6 +238,7 @@ def main():
     ap.add_argument("--no-sdpa", action="store_true",
                     help="do not time SDPA-flash (already timed in the same run)")
     ap.add_argument("--bench-dtypes", default="bf16,f16")
+    ap.add_argument("--bench-seqs", default="2048,8192")
     ap.add_argument("--alibi", type=float,
                     help="the artifact's kernels add score_mod "
                          "ALIBI * (kv_idx - q_idx) (checked as a bias)")
@@ -276,7 +277,7 @@ def main():
         for dtype in args.bench_dtypes.split(","):
             for d in (64, 128):
                 for causal in (False, True):
-                    for S in (2048, 8192):
+                    for S in (int(x) for x in args.bench_seqs.split(",")):
                         r = bench(art, dtype, d, causal, S, with_sdpa=not args.no_sdpa)
                         rows.append(r)
                         print(f"bwd {dtype:4} d={d:3} S={S:5} causal={int(causal)}  ours {r['ours'] or 0:6.1f}  "
