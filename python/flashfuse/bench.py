@@ -1,11 +1,13 @@
-"""Side-by-side forward attention benchmark: `python -m flashfuse.bench`.
+"""Side-by-side attention benchmark: `python -m flashfuse.bench`.
 
 FlashFuse kernels against PyTorch SDPA's flash, cuDNN and memory-efficient
 backends and naive attention, on FlashAttention's benchmark shapes (hidden
 2048, batch 16384 / S; ANCHORS.md). Each number is the median of many CUDA
 event timings after a warm-up, cycling through several input sets so that
 no run finds its inputs in L2. FLOPs: 4 * B * H * Sq * Sk * D, halved if
-causal.
+causal; with --backward the backward pass alone is timed
+(torch.autograd.grad of each method's own forward) and counts 2.5 times
+that.
 """
 
 import argparse
@@ -81,9 +83,25 @@ def configs(args):
                            "seqlen": s, "causal": causal}
 
 
-def flops(c):
+def flops(c, backward=False):
     f = 4.0 * c["batch"] * c["heads"] * c["seqlen"] ** 2 * c["head_dim"]
-    return f / 2 if c["causal"] else f
+    f = f / 2 if c["causal"] else f
+    return 2.5 * f if backward else f
+
+
+def _grads(out, q, k, v, dout):
+    return torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+
+
+def _backward_inputs(fn, inputs):
+    """Per input set: the method's forward output (graph kept), its leaves
+    and an upstream gradient, for _grads."""
+    sets = []
+    for q, k, v, causal in inputs:
+        q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+        out = fn(q, k, v, causal)
+        sets.append((out, q, k, v, torch.randn_like(out)))
+    return sets
 
 
 def bench_config(c, args, runners):
@@ -97,21 +115,28 @@ def bench_config(c, args, runners):
     for method in args.methods:
         row = dict(c, method=method, ms=None, tflops=None, error=None)
         scores_gib = (c["batch"] * c["heads"] * c["seqlen"] ** 2 * 4) / 2**30
+        if args.backward:  # every input set's graph keeps S, P and dS
+            scores_gib *= 3 * args.rotate
         if method == "naive" and scores_gib > args.naive_max_gib:
             row["error"] = f"skipped: needs ~{scores_gib:.0f} GiB of scores"
             rows.append(row)
             continue
         try:
-            fn = runners[method]
-            out = fn(*inputs[0])
+            fn, timed = runners[method], inputs
+            if args.backward:
+                timed, fn = _backward_inputs(fn, inputs), _grads
+                out = fn(*timed[0])[0]  # dQ of the first set
+            else:
+                out = fn(*inputs[0])
             if method == "sdpa-flash":
                 reference = out
             elif method == "flashfuse" and reference is not None:
                 row["max_abs_diff_vs_sdpa_flash"] = float(
                     (out.float() - reference.float()).abs().max())
             del out
-            row["ms"] = time_ms(fn, inputs, args.warmup, args.reps)
-            row["tflops"] = flops(c) / (row["ms"] * 1e-3) / 1e12
+            row["ms"] = time_ms(fn, timed, args.warmup, args.reps)
+            del timed
+            row["tflops"] = flops(c, args.backward) / (row["ms"] * 1e-3) / 1e12
         except (RuntimeError, ValueError, FlashFuseError,
                 NotImplementedError) as e:
             row["error"] = str(e).strip().splitlines()[0][:200]
@@ -142,6 +167,8 @@ def parse_args(argv):
     p.add_argument("--rotate", type=int, default=3,
                    help="input sets cycled through (defeats L2 reuse)")
     p.add_argument("--naive-max-gib", type=float, default=16.0)
+    p.add_argument("--backward", action="store_true",
+                   help="time the backward pass (2.5x the forward FLOPs)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
     args = p.parse_args(argv)
@@ -167,12 +194,14 @@ def main(argv=None):
     meta = {"device": torch.cuda.get_device_name(),
             "torch": torch.__version__, "warmup": args.warmup,
             "reps": args.reps, "rotate": args.rotate,
-            "flops": "4*B*H*S*S*D, halved if causal"}
-    print(bench_report.table(rows, args.methods))
+            "flops": "4*B*H*S*S*D, halved if causal"
+                     + (", x2.5 (backward)" if args.backward else "")}
+    pass_name = "backward" if args.backward else "forward"
+    print(bench_report.table(rows, args.methods, pass_name))
     if args.json:
         bench_report.write_json(args.json, meta, rows)
     if args.png:
-        bench_report.plot(args.png, meta, rows, args.methods)
+        bench_report.plot(args.png, meta, rows, args.methods, pass_name)
     return 0
 
 

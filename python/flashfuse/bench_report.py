@@ -7,7 +7,7 @@ def _key(r):
     return (r["dtype"], r["head_dim"], r["seqlen"], r["causal"])
 
 
-def table(rows, methods):
+def table(rows, methods, pass_name="forward"):
     """One line per shape, TFLOP/s per method and the flashfuse/SDPA-flash
     ratio (n/a where a method did not run)."""
     by_shape = {}
@@ -15,7 +15,7 @@ def table(rows, methods):
         by_shape.setdefault(_key(r), {})[r["method"]] = r
     head = (f"{'dtype':5} {'D':>4} {'S':>6} {'causal':6} "
             + " ".join(f"{m:>14}" for m in methods) + f" {'ours/flash':>10}")
-    lines = ["forward TFLOP/s (median)", head, "-" * len(head)]
+    lines = [f"{pass_name} TFLOP/s (median)", head, "-" * len(head)]
     for key in sorted(by_shape):
         got = by_shape[key]
         cells = []
@@ -41,7 +41,7 @@ def write_json(path, meta, rows):
         json.dump({"meta": meta, "results": rows}, f, indent=1)
 
 
-def plot(path, meta, rows, methods):
+def plot(path, meta, rows, methods, pass_name="forward"):
     """One panel per (dtype, D, causal): TFLOP/s against sequence length."""
     import matplotlib
     matplotlib.use("Agg")
@@ -69,7 +69,7 @@ def plot(path, meta, rows, methods):
         ax.axis("off")
     if panels:
         axes.flat[0].legend(fontsize=8)
-    fig.suptitle(f"forward attention, {meta.get('device', '')}")
+    fig.suptitle(f"{pass_name} attention, {meta.get('device', '')}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

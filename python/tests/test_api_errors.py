@@ -111,3 +111,9 @@ def test_bench_table_and_arguments():
             dict(cfgs[0], method="naive", tflops=None, error="skipped")]
     text = bench_report.table(rows, ["flashfuse", "sdpa-flash", "naive"])
     assert "0.50" in text and "n/a" in text and "naive: skipped" in text
+    assert text.startswith("forward TFLOP/s")
+    # --backward: FlashAttention's 2.5x count, and the table says so.
+    assert bench.parse_args(["--backward"]).backward
+    assert bench.flops(cfgs[0], backward=True) == 2.5 * bench.flops(cfgs[0])
+    assert bench_report.table(rows, ["flashfuse"], "backward").startswith(
+        "backward TFLOP/s")
