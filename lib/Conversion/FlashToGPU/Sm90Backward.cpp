@@ -219,15 +219,8 @@ SmallVector<Value> Sm90BackwardBuilder::issueProductNT(Value aDesc,
                                                        Value bOffset,
                                                        int64_t depth) {
   Value bDesc = wgmma::kMajorDescriptor(b, swizzledAddress(bOffset));
-  SmallVector<Value> acc;
-  for (int64_t kk = 0; kk < depth / 16; ++kk)
-    acc = wgmma::mmaShared(
-        b, acc, wgmma::advance(b, aDesc, wgmma::kStepBytes(kk, s.blockN)),
-        wgmma::advance(b, bDesc, wgmma::kStepBytes(kk, s.blockM)), s.blockM,
-        s.elementType, /*accumulate=*/kk > 0, /*transposeA=*/false,
-        /*transposeB=*/false);
-  wgmma::commitGroup(b);
-  return acc;
+  return wgmma::productKMajor(b, aDesc, s.blockN, bDesc, s.blockM, depth,
+                              s.elementType);
 }
 
 SmallVector<BackwardBuilder::Frags>

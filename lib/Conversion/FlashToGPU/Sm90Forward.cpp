@@ -136,15 +136,8 @@ Value Sm90ForwardBuilder::loadKVBlock(Value block, Value stage) {
 
 SmallVector<Value> Sm90ForwardBuilder::issueScores(Value stage) {
   Value kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(kOffset(stage)));
-  SmallVector<Value> acc;
-  for (int64_t kk = 0; kk < nTilesD; ++kk)
-    acc = wgmma::mmaShared(
-        b, acc, wgmma::advance(b, qDesc, wgmma::kStepBytes(kk, s.blockM)),
-        wgmma::advance(b, kDesc, wgmma::kStepBytes(kk, s.blockN)), s.blockN,
-        s.elementType, /*accumulate=*/kk > 0, /*transposeA=*/false,
-        /*transposeB=*/false);
-  wgmma::commitGroup(b);
-  return acc;
+  return wgmma::productKMajor(b, qDesc, s.blockM, kDesc, s.blockN, s.headDim,
+                              s.elementType);
 }
 
 SmallVector<Value> Sm90ForwardBuilder::issueOutput(ArrayRef<Value> o,

@@ -153,6 +153,19 @@ SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
                  /*transposeA=*/false, transposeB);
 }
 
+SmallVector<Value> wgmma::productKMajor(ImplicitLocOpBuilder &b, Value descA,
+                                        int64_t aRows, Value descB, int64_t n,
+                                        int64_t depth, Type elementType) {
+  SmallVector<Value> acc;
+  for (int64_t kk = 0; kk < depth / 16; ++kk)
+    acc = mmaShared(b, acc, advance(b, descA, kStepBytes(kk, aRows)),
+                    advance(b, descB, kStepBytes(kk, n)), n, elementType,
+                    /*accumulate=*/kk > 0, /*transposeA=*/false,
+                    /*transposeB=*/false);
+  commitGroup(b);
+  return acc;
+}
+
 SmallVector<Value> wgmma::toFragments(ImplicitLocOpBuilder &b,
                                       ArrayRef<Value> regs) {
   SmallVector<Value> frags;

@@ -76,6 +76,13 @@ SmallVector<Value> toFragments(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
 SmallVector<Value> fromFragments(ImplicitLocOpBuilder &b,
                                  ArrayRef<Value> frags);
 
+/// A = (a tile of `aRows` rows) · Bᵀ (a tile of `n` rows) over `depth`
+/// columns, both K-major and 128-byte-swizzled (descriptors at k-step 0):
+/// depth / 16 chained m64nNk16 steps, committed as one group.
+SmallVector<Value> productKMajor(ImplicitLocOpBuilder &b, Value descA,
+                                 int64_t aRows, Value descB, int64_t n,
+                                 int64_t depth, Type elementType);
+
 /// wgmma.fence: orders this thread's earlier register writes before the
 /// asynchronous matrix reads of the next mma.
 void fence(ImplicitLocOpBuilder &b);
