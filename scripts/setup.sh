@@ -68,6 +68,30 @@ else
   log "python packages present"
 fi
 
+# cuobjdump and nvdisasm (which cuobjdump runs), for the lit test that
+# reads the kernels' SASS (HMMA/HGMMA): the CUDA image has ptxas but neither
+# of them; PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (6 MB) put
+# both under the `nvidia` namespace package, where test/lit.cfg.py looks.
+has_sass_tools() {
+  command -v nvdisasm >/dev/null 2>&1 && command -v cuobjdump >/dev/null 2>&1 && return
+  [[ -x /usr/local/cuda/bin/nvdisasm && -x /usr/local/cuda/bin/cuobjdump ]] && return
+  python3 - <<'PY' 2>/dev/null
+import importlib.util, os, sys
+spec = importlib.util.find_spec("nvidia")
+dirs = [os.path.join(p, "cu13", "bin") for p in (spec.submodule_search_locations if spec else [])]
+sys.exit(not any(all(os.access(os.path.join(d, t), os.X_OK) for t in ("cuobjdump", "nvdisasm"))
+                 for d in dirs))
+PY
+}
+if ! has_sass_tools; then
+  log "pip installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm"
+  python3 -m pip install --quiet nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages \
+      nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+else
+  log "cuobjdump and nvdisasm present"
+fi
+
 # The flashfuse Python package, editable from python/, so that
 # `import flashfuse` works; it finds the runtime and the kernel library in
 # build/ (python/flashfuse/_runtime.py, _kernels.py). No dependencies: torch

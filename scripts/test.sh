@@ -48,7 +48,11 @@ step docs "$ROOT/docs/generate.sh" --check "$BUILD"
 # exists, with the build directory as its argument; it must exit non-zero on
 # a failure (and treat pytest's exit 5, "no tests collected", as it sees
 # fit). Add a script here rather than inlining its commands.
-for hook in "$ROOT/scripts/test-runtime.sh" "$ROOT/scripts/test-python.sh"; do
+# test-python.sh runs the Python tests without torch (the package must not
+# need it), test-python-torch.sh again with torch, torch-mlir and
+# transformers from PyPI on the CPU.
+for hook in "$ROOT/scripts/test-runtime.sh" "$ROOT/scripts/test-python.sh" \
+            "$ROOT/scripts/test-python-torch.sh"; do
   if [[ -f $hook ]]; then
     step "$(basename "$hook" .sh)" bash "$hook" "$BUILD"
   fi

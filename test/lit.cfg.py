@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.flashfuse_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models", "lit-tools"]
 
 config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
 config.substitutions.append(("%flashfuse_src_root", config.flashfuse_src_root))
@@ -30,3 +30,43 @@ if os.path.exists(os.path.join(config.cuda_root, "bin", "ptxas")):
     # libdevice, which the PTX serialiser links only when it finds a CUDA
     # root, so an accidental __nv_* call fails here instead of on a user's
     # machine. flashfuse-compile's default ptxas is /usr/local/cuda/bin/ptxas.
+
+
+def find_cuobjdump():
+    """cuobjdump disassembles cubins to SASS, through the nvdisasm beside it
+    or on PATH. The CUDA image CI runs on has neither; scripts/setup.sh
+    installs PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm, which
+    put them under the `nvidia` namespace package of that python3."""
+    import shutil
+    import subprocess
+
+    candidates = [os.environ.get("FLASHFUSE_CUOBJDUMP", ""),
+                  shutil.which("cuobjdump") or "",
+                  os.path.join(config.cuda_root, "bin", "cuobjdump")]
+    try:
+        where = subprocess.run(
+            ["python3", "-c",
+             "import importlib.util as u; s = u.find_spec('nvidia'); "
+             "print(chr(10).join(s.submodule_search_locations) if s else '')"],
+            capture_output=True, text=True, timeout=60).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        where = []
+    for root in where:
+        for cuda in ("cu13", "cu12"):
+            candidates.append(os.path.join(root, cuda, "bin", "cuobjdump"))
+    def usable(path):
+        nvdisasm = os.path.join(os.path.dirname(path), "nvdisasm")
+        return (os.access(path, os.X_OK) and
+                (os.access(nvdisasm, os.X_OK) or shutil.which("nvdisasm")))
+
+    return next((c for c in candidates if c and usable(c)), None)
+
+
+cuobjdump = find_cuobjdump()
+if cuobjdump:
+    config.available_features.add("cuobjdump")
+    # Per-kernel HMMA/HGMMA counts of a cubin's SASS.
+    config.substitutions.append(
+        ("%sass-mma-counts",
+         "python3 %s %s" % (os.path.join(config.test_source_root, "lit-tools",
+                                          "sass-mma-counts"), cuobjdump)))

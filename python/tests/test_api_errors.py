@@ -98,6 +98,22 @@ def test_hf_register_without_or_with_transformers():
     assert name in AttentionInterface._global_mapping
 
 
+def test_hf_model_dispatches_to_flashfuse():
+    """A transformers model built with the registered name calls our op (on
+    the CPU it reaches flashfuse.attention's device check)."""
+    transformers = pytest.importorskip("transformers")
+    import flashfuse.hf
+    name = flashfuse.hf.register()
+    cfg = transformers.LlamaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, vocab_size=50)
+    model = transformers.AutoModelForCausalLM.from_config(
+        cfg, attn_implementation=name).to(torch.float16)
+    assert model.config._attn_implementation == name
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
+        model(torch.zeros(1, 8, dtype=torch.long))
+
+
 def test_bench_table_and_arguments():
     from flashfuse import bench, bench_report
     args = bench.parse_args(["--dtypes", "bf16", "--head-dims", "128",
