@@ -65,7 +65,8 @@ class Artifact:
     def find(self, dtype, d, causal="none", **flags):
         for k in self.kernels:
             if (k["dtype"] == dtype and int(k["head_dim"]) == d and k["causal"] == causal
-                    and all(int(k[f]) == int(flags.get(f, 0)) for f in ("window", "softcap", "bias", "mask"))):
+                    and all(int(k.get(f, 0)) == int(flags.get(f, 0))
+                            for f in ("window", "softcap", "bias", "mask", "dropout"))):
                 return k
         return None
 
@@ -222,6 +223,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--dims", default="64,128", help="head dims to benchmark")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
@@ -253,7 +255,7 @@ def main():
         return 1 if failures else 0
     rows = []
     for dtype in ("bf16", "f16"):
-        for d in (64, 128):
+        for d in (int(x) for x in args.dims.split(",")):
             for causal in (False, True):
                 for S in (int(s) for s in args.seqs.split(",")):
                     r = bench(art, dtype, d, causal, S)

@@ -273,16 +273,18 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   if (spec->recipe == Recipe::Sm90) {
     // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
     // the swizzled tiles hold whole 64-element rows; every thread copies the
-    // same number of 16-byte chunks; S is one wgmma of N = block_n <= 256.
+    // same number of 16-byte chunks; S is one wgmma of N = block_n <= 256,
+    // and so is O += P V, of N = Dv (D = Dv, checked with the variant).
     const KernelSpec &s = *spec;
     int64_t threads = s.threads();
+    bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
     if (s.warps % 4 != 0 || s.blockM != 16 * s.warps || s.blockN % 16 != 0 ||
-        s.blockN > 256 || s.headDim % 64 != 0 || s.headDim > 128 ||
+        s.blockN > 256 || !knownHeadDim ||
         (s.blockM * s.headDim / 8) % threads != 0 ||
         (s.blockN * s.headDim / 8) % threads != 0)
       return op->emitOpError()
              << "the sm90 recipe needs warps a multiple of 4, block_m = 16 * "
-                "warps, block_n a multiple of 16 up to 256, D in {64, 128} and "
+                "warps, block_n a multiple of 16 up to 256, D in {64, 128, 256} and "
                 "tiles whose 16-byte chunks the threads divide; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", D = " << s.headDim;

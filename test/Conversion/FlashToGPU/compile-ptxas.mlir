@@ -3,12 +3,12 @@
 // by ptxas for sm_80 (A100) and sm_90a (H100/H200) with zero spill bytes
 // (flashfuse-compile fails on a spill unless --allow-spills), and its PTX
 // uses the tensor-core mma.sync (the sm80 recipe) or, for the forwards the
-// sm90 recipe takes on H100 (D = 64), wgmma. (SASS, where it shows as HMMA, needs
-// cuobjdump, which the CI image lacks; the GPU script checks it.)
-// D = 96 and 128 take 128 x 32 tiles (at 128 x 64 ptxas spilled 24-132
-// bytes). Not here: D = 32 causal on sm_80, where ptxas 13.0 spills 8 bytes
-// at 168 registers, and the dropout forward on sm_80 (148 bytes at 255
-// registers, 24 at 128 x 32: the Philox keep test's registers).
+// sm90 recipe takes on H100 (D = 64, 128, 256), wgmma. SASS (HMMA, HGMMA)
+// is checked by sass-tensor-cores.mlir. Zero spills took tile choices of
+// flash-select-config: D = 96 and 128 at 128 x 32 (128 x 64 spilled 24-132
+// bytes), D = 32 at 128 x 32 (128 x 64 causal spilled 8 bytes on sm_80),
+// dropout forwards at 64 rows on sm80 (20-148 bytes at 128) and at
+// 128 x 48 with three stages for D = 256 on sm90 (52 bytes at 128 x 80).
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm80 -o %t/h100 | FileCheck %s --check-prefix=H100
@@ -18,14 +18,17 @@
 // RUN: grep -c "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
 //
-// A100-COUNT-21: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
+// A100-COUNT-27: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote
-// H100-COUNT-21: ptxas sm_90a flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
+// H100-COUNT-27: ptxas sm_90a flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // H100: wrote
 // AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n64w8s3: {{.*}}, 0/0 bytes spill stores/loads
 // AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_m128n64w8s3_causal: {{.*}}, 0/0 bytes spill stores/loads
 // AUTO-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d64_m128n64w8s3_softcap: {{.*}}, 0/0 bytes spill stores/loads
-// AUTO-DAG: ptxas sm_90a flash_fwd_sm80_f16_d32_m128n64w4s2: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm80_f16_d32_m128n32w4s2: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d256_m128n80w8s2_causal: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm90_f16_d256_m128n48w8s3_dropout: {{.*}}, 0/0 bytes spill stores/loads
+// AUTO-DAG: ptxas sm_90a flash_fwd_sm80_f16_d32_m64n32w4s2_dropout: {{.*}}, 0/0 bytes spill stores/loads
 // AUTO: wrote
 // MANIFEST: flashfuse-manifest 1
 // MANIFEST-NEXT: arch 90
@@ -120,4 +123,28 @@ func.func @bf16_d128_top_left(%q: tensor<1x1x128x128xbf16>, %k: tensor<1x1x128x1
 func.func @bf16_d128_window(%q: tensor<1x1x128x128xbf16>, %k: tensor<1x1x128x128xbf16>, %v: tensor<1x1x128x128xbf16>) -> (tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>) {
   %o, %lse = flash.attention %q, %k, %v {window_left = 32 : i64, window_right = 0 : i64} : tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16> -> tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>
   return %o, %lse : tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d32_top_left(%q: tensor<1x1x128x32xf16>, %k: tensor<1x1x128x32xf16>, %v: tensor<1x1x128x32xf16>) -> (tensor<1x1x128x32xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16> -> tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d32_dropout(%q: tensor<1x1x128x32xf16>, %k: tensor<1x1x128x32xf16>, %v: tensor<1x1x128x32xf16>, %seed: i64) -> (tensor<1x1x128x32xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16>, tensor<1x1x128x32xf16> -> tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x32xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d64_dropout(%q: tensor<1x1x128x64xf16>, %k: tensor<1x1x128x64xf16>, %v: tensor<1x1x128x64xf16>, %seed: i64) -> (tensor<1x1x128x64xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d96_dropout(%q: tensor<1x1x128x96xf16>, %k: tensor<1x1x128x96xf16>, %v: tensor<1x1x128x96xf16>, %seed: i64) -> (tensor<1x1x128x96xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x1x128x96xf16>, tensor<1x1x128x96xf16>, tensor<1x1x128x96xf16> -> tensor<1x1x128x96xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x96xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d128_dropout(%q: tensor<1x1x128x128xf16>, %k: tensor<1x1x128x128xf16>, %v: tensor<1x1x128x128xf16>, %seed: i64) -> (tensor<1x1x128x128xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16> -> tensor<1x1x128x128xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x128xf16>, tensor<1x1x128xf32>
+}
+func.func @f16_d256_dropout(%q: tensor<1x1x128x256xf16>, %k: tensor<1x1x128x256xf16>, %v: tensor<1x1x128x256xf16>, %seed: i64) -> (tensor<1x1x128x256xf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16>, tensor<1x1x128x256xf16> -> tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x256xf16>, tensor<1x1x128xf32>
 }

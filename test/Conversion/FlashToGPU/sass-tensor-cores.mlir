@@ -15,13 +15,13 @@
 // RUN: flashfuse-compile %S/backward-sm90-ptxas.mlir --target=h100 -o %t/bwd-h100 > /dev/null
 // RUN: %sass-mma-counts %t/bwd-h100/kernels.cubin | FileCheck %s --check-prefix=BWD90
 
-// All 21 sm80 forwards (D = 32 ... 256, every variant) use HMMA and no HGMMA.
-// FWD80-COUNT-21: {{^}}flash_fwd_sm80_{{[a-z0-9_]+}} hmma={{[1-9][0-9]*}} hgmma=0{{$}}
+// All 27 sm80 forwards (D = 32 ... 256, every variant) use HMMA and no HGMMA.
+// FWD80-COUNT-27: {{^}}flash_fwd_sm80_{{[a-z0-9_]+}} hmma={{[1-9][0-9]*}} hgmma=0{{$}}
 
-// On sm_90a: the sm90 forwards (D = 64, 128) use HGMMA only, the others
-// (D = 32, 96, 256) stay on HMMA.
-// FWD90-COUNT-8: {{^}}flash_fwd_sm80_{{[a-z0-9_]+}} hmma={{[1-9][0-9]*}} hgmma=0{{$}}
-// FWD90-COUNT-13: {{^}}flash_fwd_sm90_{{[a-z0-9_]+}} hmma=0 hgmma={{[1-9][0-9]*}}{{$}}
+// On sm_90a: the sm90 forwards (D = 64, 128, 256) use HGMMA only, the
+// others (D = 32, 96) stay on HMMA.
+// FWD90-COUNT-7: {{^}}flash_fwd_sm80_{{[a-z0-9_]+}} hmma={{[1-9][0-9]*}} hgmma=0{{$}}
+// FWD90-COUNT-20: {{^}}flash_fwd_sm90_{{[a-z0-9_]+}} hmma=0 hgmma={{[1-9][0-9]*}}{{$}}
 
 // The backward's main kernels: HMMA (sm80) and HGMMA (sm90); the
 // preprocess and postprocess kernels are elementwise.

@@ -1,12 +1,13 @@
-// The sm90 recipe: chosen for forwards and backwards on sm_90 targets where
-// it applies (f16/bf16, D = Dv in {64, 128}); everything else keeps the sm80
-// table. recipe=sm80 forces the FA2 schedule; recipe=sm90 makes a refusal an
-// error.
+// The sm90 recipe: chosen on sm_90 targets where it applies (f16/bf16,
+// D = Dv in {64, 128, 256} for forwards, {64, 128} for backwards);
+// everything else keeps the sm80 table. recipe=sm80 forces the FA2
+// schedule; recipe=sm90 makes a refusal an error.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 | FileCheck %s --check-prefix=A100
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=FORCED
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm7" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefix=SM80
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=FORCED90
 
 // CHECK-LABEL: func.func @d128
 // CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>
@@ -38,12 +39,26 @@ func.func @d64(%x: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
 
 // Head dims the sm90 recipe does not serve fall back to sm80.
 // CHECK-LABEL: func.func @d32
-// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+// CHECK: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 func.func @d32(%x: tensor<2x8x512x32xf16>) -> tensor<2x8x512x32xf16> {
   %o = flash.attention %x, %x, %x
       : tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>
       -> tensor<2x8x512x32xf16>
   return %o : tensor<2x8x512x32xf16>
+}
+
+// -----
+
+// D = 256: two stages of 80 keys (three fit only 32-48 keys in 227 KiB).
+// CHECK-LABEL: func.func @d256
+// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 80, warps = 8, stages = 2>
+// A100-LABEL: func.func @d256
+// A100: config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+func.func @d256(%x: tensor<2x8x512x256xbf16>) -> tensor<2x8x512x256xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<bottom_right>}
+      : tensor<2x8x512x256xbf16>, tensor<2x8x512x256xbf16>, tensor<2x8x512x256xbf16>
+      -> tensor<2x8x512x256xbf16>
+  return %o : tensor<2x8x512x256xbf16>
 }
 
 // -----
@@ -82,6 +97,21 @@ func.func @grad_d64_softcap(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf3
       : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
       -> tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
   return %dq, %dk, %dv : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+}
+
+// -----
+
+// D = 256 backward: the sm90 recipe has none; the sm80 table's row (which
+// flash-lower-to-gpu then refuses: dK and dV of D = 256 exceed registers).
+// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves D = Dv in {64, 128}, got D = 256, Dv = 256
+// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: it serves D = Dv in {64, 128, 256}, got D = 32, Dv = 32
+// CHECK-LABEL: func.func @grad_d256
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+func.func @grad_d256(%x: tensor<1x4x256x256xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>
+  return %dq, %dk, %dv : tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>
 }
 
 // -----

@@ -8,7 +8,7 @@
 // RUN: flashfuse-opt %s --flash-select-config="target=h200 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
 
 // CHECK-LABEL: func.func @fwd_d32
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
 func.func @fwd_d32(%x: tensor<2x8x512x32xf16>) -> tensor<2x8x512x32xf16> {
   %o = flash.attention %x, %x, %x
       : tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>, tensor<2x8x512x32xf16>
@@ -107,4 +107,17 @@ func.func @grad_d256(%x: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
 func.func @no_attention(%a: f32) -> f32 {
   %0 = arith.addf %a, %a : f32
   return %0 : f32
+}
+
+// -----
+
+// Dropout forwards take 64 query rows (one m16 tile per warp): the Philox
+// keep test's registers make two tiles per warp spill on sm_80.
+// CHECK-LABEL: func.func @fwd_d64_dropout
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>
+func.func @fwd_d64_dropout(%x: tensor<2x8x512x64xf16>, %seed: i64) -> tensor<2x8x512x64xf16> {
+  %o = flash.attention %x, %x, %x seed(%seed) {dropout_p = 0.1 : f32}
+      : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>
+      -> tensor<2x8x512x64xf16>
+  return %o : tensor<2x8x512x64xf16>
 }

@@ -27,7 +27,8 @@ struct KernelSpec {
     BackwardPostprocess
   } kind = Kind::Forward;
   /// The schedule the kernel is built with (#flash.config's recipe): sm80
-  /// (mma.sync) for every kernel, sm90 (wgmma) for the forward on sm_90a.
+  /// (mma.sync) for every kernel, sm90 (wgmma) for the forward and the main
+  /// backward kernel on sm_90a.
   Recipe recipe = Recipe::Sm80;
   Type elementType;          // f16 or bf16
   int64_t headDim = 0;       // D

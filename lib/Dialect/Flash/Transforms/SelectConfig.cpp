@@ -86,7 +86,11 @@ constexpr TileRow kSm80Tiles[] = {
     // keys halve S (16 registers per m-tile fewer), which removes every
     // spill (214-255 registers), as FlashAttention-2 takes 128 x 32 for
     // its sm8x D = 128 forward.
-    {32, 128, 64, 64, 64, 4},
+    // D = 32 forward: 128 x 32 rather than 128 x 64 (run 41, H200): causal
+    // 0.92-0.95x FA2 -> 1.03-1.04x (the diagonal blocks mask half as many
+    // keys), non-causal 1.11-1.16x -> 1.05-1.10x; and no 8-byte spill of
+    // ptxas 13.0 for the causal variant on sm_80.
+    {32, 128, 32, 64, 64, 4},
     {64, 128, 64, 32, 128, 4},
     {96, 128, 32, 64, 64, 4},
     {128, 128, 32, 64, 128, 8},
@@ -180,6 +184,12 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 
   int64_t blockM = isGrad ? row->bwdBlockM : row->fwdBlockM;
   int64_t blockN = isGrad ? row->bwdBlockN : row->fwdBlockN;
+  // Dropout's keep test is a Philox4x32-10 per probability, whose state
+  // and key words come on top of the scores and accumulators: at two m16
+  // tiles per warp ptxas (13.0, sm_80) spills 20-148 bytes for every D;
+  // one tile per warp (64 rows) assembles without spills for all of them.
+  if (!isGrad && iface.hasDropout())
+    blockM = std::min<int64_t>(blockM, 16 * kSm80Warps);
   int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
   // The backward's warps each own 16-key tiles of block_n: a row with more
   // warps than the forward's may not go below them.
@@ -222,7 +232,11 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // P·V product of block j-1 (Sm90Forward.cpp). Measured on an H200
 // (docs/PERF.md, run 26): D = 64 takes 64-key tiles (124 registers: two
 // blocks per SM), D = 128 takes 128-key tiles (214 registers, one block per
-// SM, 225 KiB of shared memory).
+// SM, 225 KiB of shared memory). D = 256 (run 41): O alone is 128 registers
+// per thread and a K/V stage 2 * 256 * 2 bytes per key, so three stages
+// allow only 32-48 keys; two stages of 80 keys (FlashAttention-3's tile for
+// this head dim; 252 registers, 225 KiB) were fastest, 1.12-1.46x FA2,
+// against 1.00-1.25x at 128 x 32 with three stages.
 // Backward: 128 keys (64 per warpgroup, whose dK and dV stay in registers:
 // 2 * D / 2 each) and a two-deep Q/dO ring. The query block is Sᵀ's and
 // dPᵀ's N: 128 at D = 64; 64 at D = 128, where dK and dV already take 128
@@ -232,11 +246,17 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // rule), bias+dBias and dropout (Philox) variants spill 176-472 bytes there
 // and none (dropout 60) at 64 rows, which they take.
 
+// At D = 256 the dropout forward (Philox registers on top of 128 for O)
+// spills 52 bytes at 128 x 80 and none at 128 x 48 with three stages.
 struct Sm90Tile {
-  int64_t headDim, fwdBlockN, bwdBlockM, bwdBlockMHeavy;
+  int64_t headDim, fwdBlockN, fwdStages;
+  int64_t fwdDropoutBlockN, fwdDropoutStages;
+  int64_t bwdBlockM, bwdBlockMHeavy; // 0: no sm90 backward for this D
 };
-constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 128, 64}, {128, 128, 64, 64}};
-constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128, kSm90Stages = 3;
+constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 3, 64, 3, 128, 64},
+                                   {128, 128, 3, 128, 3, 64, 64},
+                                   {256, 80, 2, 48, 3, 0, 0}};
+constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
 const Sm90Tile *sm90Tile(int64_t d) {
@@ -260,8 +280,11 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
                                  heavy ? t->bwdBlockMHeavy : t->bwdBlockM,
                                  kSm90BwdBlockN, kSm90Warps, kSm90BwdStages);
   }
-  return KernelConfigAttr::get(ctx, Recipe::Sm90, kSm90BlockM, t->fwdBlockN,
-                               kSm90Warps, kSm90Stages);
+  bool dropout = iface.hasDropout();
+  return KernelConfigAttr::get(
+      ctx, Recipe::Sm90, kSm90BlockM,
+      dropout ? t->fwdDropoutBlockN : t->fwdBlockN, kSm90Warps,
+      dropout ? t->fwdDropoutStages : t->fwdStages);
 }
 
 /// Shared memory of an sm90 config (KernelSpec::smemBytes, D = Dv, with
@@ -283,8 +306,12 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || !sm90Tile(sz.d))
-    return "it serves D = Dv in {64, 128}, got D = " +
+  const Sm90Tile *t = sz.d == sz.dv ? sm90Tile(sz.d) : nullptr;
+  if (isGrad && (!t || t->bwdBlockM == 0))
+    return "its backward serves D = Dv in {64, 128}, got D = " +
+           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+  if (!t)
+    return "it serves D = Dv in {64, 128, 256}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
   int64_t smem = sm90SharedMemory(sm90Config(iface, isGrad), sz.d, isGrad);
   if (smem > target.smemPerBlock)
