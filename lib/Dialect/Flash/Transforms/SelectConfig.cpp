@@ -191,6 +191,16 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   if (!isGrad && iface.hasDropout())
     blockM = std::min<int64_t>(blockM, 16 * kSm80Warps);
   int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
+  // Backward variants with more per-element work (softcap's tanh kept for
+  // the chain rule, dBias, Philox) spill 176-532 bytes at the rows above
+  // for D = 64 and 128 on sm_80 (ptxas 13.0); half the query rows remove
+  // that (D = 128 with dBias keeps 44 bytes). For plain and causal ops the
+  // rows above stay: 16 x 128 at D = 64 was 13-18% slower on the H200,
+  // 32 x 128 (8 warps) at D = 128 3-4% slower (docs/PERF.md, run 42).
+  bool heavyGrad = isGrad && (iface.getSoftcapValue().has_value() ||
+                              iface.getBiasOperand() || iface.hasDropout());
+  if (heavyGrad && (sz.d == 64 || sz.d == 128))
+    blockM /= 2;
   // The backward's warps each own 16-key tiles of block_n: a row with more
   // warps than the forward's may not go below them.
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
