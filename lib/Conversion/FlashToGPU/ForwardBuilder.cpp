@@ -47,11 +47,9 @@ void ForwardBuilder::readForwardArguments() {
   qBase = operandBase("q", head);
   kBase = operandBase("k", headKV);
   vBase = operandBase("v", headKV);
-  oBase = operandBase("o", head);
   qStrideS = idx("q_stride_s");
   kStrideS = idx("k_stride_s");
   vStrideS = idx("v_stride_s");
-  oStrideS = idx("o_stride_s");
 }
 
 Value ForwardBuilder::rowOf(int64_t m, int64_t i) {
@@ -296,6 +294,9 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   // Epilogue: O = acc / l, LSE = (m + log2 l) ln 2; l == 0 (every key
   // masked) gives O = 0 and LSE = +inf.
   Value lse = arg.lookup("lse"), out = arg.lookup("o");
+  // O's address computed here, not with Q's, K's and V's before the key
+  // loop: live across it, it cost registers the loop needs.
+  Value oBase = operandBase("o", head), oStrideS = idx("o_stride_s");
   Value lseRowBase = arith::MulIOp::create(
       b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
       seqQ);

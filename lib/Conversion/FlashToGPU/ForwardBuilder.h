@@ -38,7 +38,7 @@ protected:
   using PackedP = SmallVector<SmallVector<std::array<Value, 2>>>;
 
   // Block-invariant values.
-  Value qBase, kBase, vBase, oBase, qStrideS, kStrideS, vStrideS, oStrideS;
+  Value qBase, kBase, vBase, qStrideS, kStrideS, vStrideS;
   Value mStart; // first query row of this block
   int64_t mt = 0, nTilesN = 0, nTilesD = 0, nTilesDv = 0;
 

@@ -1,5 +1,6 @@
 //===- Fragments.cpp - mma.sync fragments, ldmatrix, quad reductions ------===//
 #include "Fragments.h"
+#include "Swizzle.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,6 +23,18 @@ Value frag::cF32(ImplicitLocOpBuilder &b, float v) {
   return arith::ConstantFloatOp::create(b, b.getF32Type(), APFloat(v));
 }
 
+/// The four 8x8 matrices of an ldmatrix.x4 result (vector<4x2xhalf>) as
+/// i32 registers: ldmatrix is type-agnostic, each 2 x 16-bit row is one
+/// register.
+static frag::Regs asI32Registers(ImplicitLocOpBuilder &b, Value m) {
+  auto i32x1 = VectorType::get({4, 1}, b.getI32Type());
+  Value asI32 = vector::BitCastOp::create(b, i32x1, m);
+  frag::Regs regs;
+  for (int64_t i = 0; i < 4; ++i)
+    regs.push_back(vector::ExtractOp::create(b, asI32, ArrayRef<int64_t>{i, 0}));
+  return regs;
+}
+
 frag::Regs frag::ldmatrixX4(ImplicitLocOpBuilder &b, Value smem,
                             ValueRange leadingIdx, Value row, Value col,
                             Type elementType, bool transpose) {
@@ -31,13 +44,7 @@ frag::Regs frag::ldmatrixX4(ImplicitLocOpBuilder &b, Value smem,
   auto vecTy = VectorType::get({4, 2}, elementType);
   Value m = nvgpu::LdMatrixOp::create(b, vecTy, smem, idx, transpose,
                                       /*numTiles=*/4u);
-  // ldmatrix is type-agnostic: view each 2 x 16-bit row as one register.
-  auto i32x1 = VectorType::get({4, 1}, b.getI32Type());
-  Value asI32 = vector::BitCastOp::create(b, i32x1, m);
-  Regs regs;
-  for (int64_t i = 0; i < 4; ++i)
-    regs.push_back(vector::ExtractOp::create(b, asI32, ArrayRef<int64_t>{i, 0}));
-  return regs;
+  return asI32Registers(b, m);
 }
 
 // Lane l feeds the row address of matrix l / 8 of the x4 load. The four
@@ -61,50 +68,101 @@ static Value times8(ImplicitLocOpBuilder &b, Value x) {
   return arith::MulIOp::create(b, x, frag::cIdx(b, 8));
 }
 
+/// The stored row (0-15) and 8-column chunk (0 or 1) of the 16 x 16 block
+/// that lane l addresses in `pattern`.
+static std::pair<Value, Value> laneRowChunk(ImplicitLocOpBuilder &b,
+                                            Value lane, frag::X4 pattern) {
+  using frag::X4;
+  Value half = arith::RemUIOp::create(b, laneDiv(b, lane, 8), frag::cIdx(b, 2));
+  switch (pattern) {
+  case X4::A: // row l % 16, chunk l / 16
+    return {laneRem(b, lane, 16), laneDiv(b, lane, 16)};
+  case X4::ATransposed:
+    // Matrix i is stored block (k half i / 2, m half i % 2), transposed.
+  case X4::BPair:
+    // Matrices: (k 0-7 | 8-15) of tile n0, then of tile n0 + 8.
+    // Row 8 (l / 16) + l % 8, chunk (l / 8) % 2.
+    return {arith::AddIOp::create(b, times8(b, laneDiv(b, lane, 16)),
+                                  laneRem(b, lane, 8)),
+            half};
+  case X4::BPairTransposed: // row 8 ((l / 8) % 2) + l % 8, chunk l / 16
+    return {arith::AddIOp::create(b, times8(b, half), laneRem(b, lane, 8)),
+            laneDiv(b, lane, 16)};
+  }
+  llvm_unreachable("unknown ldmatrix pattern");
+}
+
+static bool isTransposed(frag::X4 pattern) {
+  return pattern == frag::X4::ATransposed ||
+         pattern == frag::X4::BPairTransposed;
+}
+
+/// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of a padded tile.
+static frag::Regs loadPadded(ImplicitLocOpBuilder &b, Value smem,
+                             ValueRange lead, Value lane, frag::X4 pattern,
+                             Value row0, Value col0, Type elementType) {
+  auto [row, chunk] = laneRowChunk(b, lane, pattern);
+  return frag::ldmatrixX4(b, smem, lead, plusOffset(b, row, row0),
+                          plusOffset(b, times8(b, chunk), col0), elementType,
+                          isTransposed(pattern));
+}
+
 frag::Regs frag::loadA(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                        Value lane, Value m0, Value k0, Type elementType) {
-  // Row m0 + l % 16, column k0 + 8 (l / 16).
-  Value row = plusOffset(b, laneRem(b, lane, 16), m0);
-  Value col = plusOffset(b, times8(b, laneDiv(b, lane, 16)), k0);
-  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
+  return loadPadded(b, smem, lead, lane, X4::A, m0, k0, elementType);
 }
 
 frag::Regs frag::loadATransposed(ImplicitLocOpBuilder &b, Value smem,
                                  ValueRange lead, Value lane, Value m0,
                                  Value k0, Type elementType) {
-  // Stored row k0 + l % 8 + 8 (l / 16), stored column m0 + 8 ((l / 8) % 2):
-  // matrix i is stored block (k half i / 2, m half i % 2), transposed.
-  Value row = plusOffset(
-      b, arith::AddIOp::create(b, laneRem(b, lane, 8), times8(b, laneDiv(b, lane, 16))),
-      k0);
-  Value col = plusOffset(
-      b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))), m0);
-  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
+  return loadPadded(b, smem, lead, lane, X4::ATransposed, k0, m0, elementType);
 }
 
 frag::Regs frag::loadBPair(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                            Value lane, Value n0, Value k0, Type elementType) {
-  // Stored row n0 + 8 (l / 16) + l % 8, column k0 + 8 ((l / 8) % 2).
-  Value row = plusOffset(
-      b, arith::AddIOp::create(b, times8(b, laneDiv(b, lane, 16)), laneRem(b, lane, 8)),
-      n0);
-  Value col = plusOffset(
-      b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))), k0);
-  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/false);
+  return loadPadded(b, smem, lead, lane, X4::BPair, n0, k0, elementType);
 }
 
 frag::Regs frag::loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem,
                                      ValueRange lead, Value lane, Value n0,
                                      Value k0, Type elementType) {
-  // Stored row k0 + 8 ((l / 8) % 2) + l % 8, column n0 + 8 (l / 16).
-  Value row = plusOffset(
-      b,
-      arith::AddIOp::create(
-          b, times8(b, arith::RemUIOp::create(b, laneDiv(b, lane, 8), cIdx(b, 2))),
-          laneRem(b, lane, 8)),
-      k0);
-  Value col = plusOffset(b, times8(b, laneDiv(b, lane, 16)), n0);
-  return ldmatrixX4(b, smem, lead, row, col, elementType, /*transpose=*/true);
+  return loadPadded(b, smem, lead, lane, X4::BPairTransposed, k0, n0,
+                    elementType);
+}
+
+frag::Regs frag::ldmatrixSwizzled(ImplicitLocOpBuilder &b, Value tiles,
+                                  Value tileOffset, int64_t rows, X4 pattern,
+                                  Value lane, Value row0, int64_t col0,
+                                  Type elementType) {
+  assert(col0 % 16 == 0 && "blocks start at even chunks");
+  using swizzle::kRowElements;
+  // Lane offset of the block at (0, 0): row r, chunk c at c ^ (r % 8). As
+  // row0 % 8 == 0 and col0's chunk (col0 % 64) / 8 is even, the block at
+  // (row0, col0) moves the row by row0 and flips the swizzled chunk's bits
+  // 1-2 by that chunk: offset bits 4-5, which the lane offset's row part
+  // (bits >= 6) and chunk bit 0 (bit 3) leave alone.
+  auto [row, chunk] = laneRowChunk(b, lane, pattern);
+  Value swizzledChunk = arith::XOrIOp::create(
+      b, chunk, arith::RemUIOp::create(b, row, cIdx(b, 8)));
+  Value laneOffset = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, row, cIdx(b, kRowElements)),
+      times8(b, swizzledChunk));
+  // The xor goes on tileOffset + laneOffset (tile offsets are multiples of
+  // 512 elements, 1024 bytes): where the tile offset changes with the
+  // pipeline stage, the four xor'd addresses are then per-iteration values
+  // instead of four registers hoisted across the whole key loop.
+  Value inBlock = arith::XOrIOp::create(
+      b, arith::AddIOp::create(b, tileOffset, laneOffset),
+      cIdx(b, col0 % kRowElements));
+  Value blockStart = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, row0, cIdx(b, kRowElements)),
+      cIdx(b, col0 / kRowElements * rows * kRowElements));
+  auto vecTy = VectorType::get({4, 2}, elementType);
+  Value m = nvgpu::LdMatrixOp::create(b, vecTy, tiles,
+                                      ValueRange{arith::AddIOp::create(
+                                          b, inBlock, blockStart)},
+                                      isTransposed(pattern), /*numTiles=*/4u);
+  return asI32Registers(b, m);
 }
 
 frag::Regs frag::accPairToA(ImplicitLocOpBuilder &b, Value c0, Value c1,

@@ -35,6 +35,24 @@ using Regs = SmallVector<Value, 4>;
 Regs ldmatrixX4(ImplicitLocOpBuilder &b, Value smem, ValueRange leadingIdx,
                 Value row, Value col, Type elementType, bool transpose);
 
+/// The four ldmatrix.x4 lane patterns of the m16n8k16 operands, each over
+/// a 16 x 16 block of the stored tile.
+enum class X4 {
+  A,               // A operand from a tile stored [m][k]
+  ATransposed,     // A operand from a tile stored [k][m] (ldmatrix.trans)
+  BPair,           // B operands of two 8-column tiles, stored [n][k]
+  BPairTransposed, // the same, stored [k][n] (ldmatrix.trans)
+};
+/// ldmatrix.x4 of the 16 x 16 block at stored row `row0` (a multiple of 8)
+/// and stored column `col0` (a multiple of 16) of a 128-byte-swizzled tile
+/// (Swizzle.h) of `rows` rows at element `tileOffset` of the 1-D view
+/// `tiles`. The block's lane offsets are computed once per lane; the
+/// swizzle then only flips bits 4-5 of them by the constant `col0 % 64`, so
+/// each load is one xor and an add of constants.
+Regs ldmatrixSwizzled(ImplicitLocOpBuilder &b, Value tiles, Value tileOffset,
+                      int64_t rows, X4 pattern, Value lane, Value row0,
+                      int64_t col0, Type elementType);
+
 /// The four ldmatrix lane patterns of the m16n8k16 operands. `lane` is the
 /// lane id; row/column bases are index values of the shared-memory tile.
 /// A operand of A[m0..m0+16) x [k0..k0+16) from a tile stored [m][k].

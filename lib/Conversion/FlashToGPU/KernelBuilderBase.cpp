@@ -96,9 +96,9 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
                                         int64_t cols,
                                         SmallVectorImpl<Value> &tokens) {
   issueCopies(gmem, base, rowStride, rowStart, rowLimit, tile, rows, cols,
-              tokens, [&](Value r, Value c) {
+              tokens, [&](Value r, int64_t rowDelta, Value c) {
                 SmallVector<Value> idx(lead.begin(), lead.end());
-                idx.push_back(r);
+                idx.push_back(arith::AddIOp::create(b, r, cIdx(b, rowDelta)));
                 idx.push_back(c);
                 return idx;
               });
@@ -107,24 +107,46 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
 void KernelBuilderBase::issueCopies(
     Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
     Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
-    function_ref<SmallVector<Value>(Value r, Value c)> dstIndex) {
+    function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
+        dstIndex) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
   int64_t threads = s.threads();
+  // Where every pass covers whole rows, a thread's chunks sit in one column,
+  // threads / chunksPerRow rows apart: the destination row is the thread's
+  // plus a constant, which the layouts add last so that the destinations
+  // are one address plus immediates instead of one register per chunk
+  // (hoisted out of the key loop, they spilled).
+  bool wholeRows = threads % chunksPerRow == 0;
+  Value tidRow = arith::DivUIOp::create(b, tid, cIdx(b, chunksPerRow));
+  Value tidCol = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, tid, cIdx(b, chunksPerRow)), cIdx(b, 8));
   for (int64_t first = 0; first < chunks; first += threads) {
-    Value chunk = arith::AddIOp::create(b, tid, cIdx(b, first));
-    Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
-                                          cIdx(b, chunks));
-    chunk = arith::SelectOp::create(b, inRange, chunk, cIdx(b, 0));
-    Value r = arith::DivUIOp::create(b, chunk, cIdx(b, chunksPerRow));
-    Value c = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, chunk, cIdx(b, chunksPerRow)), cIdx(b, 8));
-    // A thread with no chunk left (chunks % threads != 0) still issues a
-    // copy, with src-size 0, which writes 16 zero bytes: aim it at the row
-    // padding, which nothing reads. Unpadded layouts must not leave chunks.
-    c = arith::SelectOp::create(b, inRange, c, cIdx(b, cols));
-    Value row = arith::AddIOp::create(b, rowStart, r);
+    Value r, c, inRange;
+    int64_t rowDelta = 0;
+    if (wholeRows && first + threads <= chunks) {
+      r = tidRow;
+      rowDelta = first / chunksPerRow;
+      c = tidCol;
+      inRange = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+    } else {
+      Value chunk = arith::AddIOp::create(b, tid, cIdx(b, first));
+      inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
+                                      cIdx(b, chunks));
+      chunk = arith::SelectOp::create(b, inRange, chunk, cIdx(b, 0));
+      r = arith::DivUIOp::create(b, chunk, cIdx(b, chunksPerRow));
+      c = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, chunk, cIdx(b, chunksPerRow)),
+          cIdx(b, 8));
+      // A thread with no chunk left (chunks % threads != 0) still issues a
+      // copy, with src-size 0, which writes 16 zero bytes: aim it at the
+      // row padding, which nothing reads. Unpadded layouts must not leave
+      // chunks.
+      c = arith::SelectOp::create(b, inRange, c, cIdx(b, cols));
+    }
+    Value row = arith::AddIOp::create(
+        b, rowStart, arith::AddIOp::create(b, r, cIdx(b, rowDelta)));
     Value valid = arith::AndIOp::create(
         b, inRange,
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rowLimit));
@@ -137,7 +159,7 @@ void KernelBuilderBase::issueCopies(
     Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 8), cIdx(b, 0));
     auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     Value tok = nvgpu::DeviceAsyncCopyOp::create(
-        b, tokTy, tile, dstIndex(r, c), gmem, ValueRange{src}, b.getIndexAttr(8),
+        b, tokTy, tile, dstIndex(r, rowDelta, c), gmem, ValueRange{src}, b.getIndexAttr(8),
         srcElems, /*bypassL1=*/b.getUnitAttr());
     tokens.push_back(tok);
   }
@@ -149,7 +171,7 @@ void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
   // so round up.
   Value raw = sharedMemoryBytes();
   Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, raw);
-  Value align = cIdx(b, wgmma::kSwizzleAtomBytes);
+  Value align = cIdx(b, swizzle::kAtomBytes);
   Value pad = arith::RemUIOp::create(
       b, arith::SubIOp::create(b, align, arith::RemUIOp::create(b, addr, align)),
       align);
@@ -174,9 +196,17 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                                      Value offset, int64_t rows, int64_t cols,
                                      SmallVectorImpl<Value> &tokens) {
   issueCopies(gmem, base, rowStride, rowStart, rowLimit, swizzledTiles, rows,
-              cols, tokens, [&](Value r, Value c) {
+              cols, tokens, [&](Value r, int64_t rowDelta, Value c) {
+                // A multiple of 8 rows keeps row % 8, so the swizzle.
+                if (rowDelta % 8 == 0)
+                  return SmallVector<Value>{arith::AddIOp::create(
+                      b,
+                      arith::AddIOp::create(b, offset,
+                                            swizzle::offset(b, r, c, rows)),
+                      cIdx(b, rowDelta * swizzle::kRowElements))};
+                Value row = arith::AddIOp::create(b, r, cIdx(b, rowDelta));
                 return SmallVector<Value>{arith::AddIOp::create(
-                    b, offset, wgmma::swizzledOffset(b, r, c, rows))};
+                    b, offset, swizzle::offset(b, row, c, rows))};
               });
 }
 

@@ -58,18 +58,21 @@ protected:
                        Value rowStart, Value rowLimit, Value tile,
                        ValueRange lead, int64_t rows, int64_t cols,
                        SmallVectorImpl<Value> &tokens);
-  /// The same with the destination index of row r, column c (index
-  /// values, c a multiple of 8) given by `dstIndex`: other layouts, such as
-  /// the swizzled tiles of wgmma. `rows * cols / 8` must then be a multiple
-  /// of the block's threads.
-  void issueCopies(Value gmem, Value base, Value rowStride, Value rowStart,
-                   Value rowLimit, Value tile, int64_t rows, int64_t cols,
-                   SmallVectorImpl<Value> &tokens,
-                   function_ref<SmallVector<Value>(Value r, Value c)> dstIndex);
-  /// sm90: the 128-byte-swizzled tiles of wgmma (Wgmma.h), `elements`
+  /// The same with the destination index of row r + rowDelta, column c
+  /// (r, c index values, c a multiple of 8, rowDelta a constant) given by
+  /// `dstIndex`: other layouts, such as the swizzled tiles. The constant
+  /// row offset is separate so that a layout can add it last, where LLVM
+  /// folds it into the copy's immediate. `rows * cols / 8` must then be a
+  /// multiple of the block's threads.
+  void issueCopies(
+      Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
+      Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
+      function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
+          dstIndex);
+  /// The 128-byte-swizzled tiles (Swizzle.h), `elements`
   /// 16-bit elements in one 1-D view `swizzledTiles` from the first
   /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
-  /// kSm90AlignSlack bytes for the rounding).
+  /// kSwizzleAlignSlack bytes for the rounding).
   void carveSwizzledTiles(int64_t elements);
   Value swizzledTiles;
   Value swizzledBase; // i64 shared-memory address of swizzledTiles

@@ -45,13 +45,13 @@ int64_t KernelSpec::smemBytes() const {
   int64_t qRows = blockM * (headDim + kRowPad) * 2;
   switch (kind) {
   case Kind::Forward:
-    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles
-      return kSm90AlignSlack +
+    if (swizzledTiles())
+      return kSwizzleAlignSlack +
              2 * (blockM * headDim + stages * blockN * (headDim + headDimV));
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
     if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum
-      return kSm90AlignSlack +
+      return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   2 * blockN * blockM) +
              4 * stages * 2 * blockM;

@@ -1,9 +1,12 @@
 //===- Sm80Forward.cpp - the sm80 recipe's forward matrix engine ----------===//
 //
 // The FlashAttention-2 forward (ForwardBuilder.cpp) on mma.sync m16n8k16:
-// Q, K and V tiles in shared memory with padded rows, copied by cp.async;
-// Q's A operands ldmatrix'd into registers once when they fit; K read with
-// ldmatrix and V with ldmatrix.trans as B operands.
+// Q, K and V tiles in shared memory, copied by cp.async; Q's A operands
+// ldmatrix'd into registers once when they fit; K read with ldmatrix and V
+// with ldmatrix.trans as B operands. The tiles use the 128-byte swizzle
+// (Swizzle.h) where D is a multiple of 64, padded rows otherwise (D = 32,
+// 96), both free of ldmatrix bank conflicts; the swizzle also keeps the
+// cp.async writes to whole lines (run 44, docs/PERF.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ForwardBuilder.h"
@@ -24,7 +27,12 @@ public:
   using ForwardBuilder::ForwardBuilder;
 
 private:
-  Value sQ, sK, sV; // [block_m][D + pad], [stages][block_n][D + pad] (and Dv)
+  // Padded rows: [block_m][D + pad], [stages][block_n][D + pad] (and Dv).
+  Value sQ, sK, sV;
+  // Swizzled: element offsets of the tiles in swizzledTiles.
+  int64_t qElems = 0, kElems = 0, vElems = 0;
+  Value kOffset(Value stage);
+  Value vOffset(Value stage);
 
   void carveSharedMemory() override;
   Value loadQTile() override;
@@ -37,6 +45,13 @@ private:
 };
 
 void Sm80ForwardBuilder::carveSharedMemory() {
+  if (s.swizzledTiles()) {
+    qElems = s.blockM * s.headDim;
+    kElems = s.blockN * s.headDim;
+    vElems = s.blockN * s.headDimV;
+    carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
+    return;
+  }
   Value raw = sharedMemoryBytes();
   int64_t pad = KernelSpec::kRowPad;
   sQ = sharedTile(raw, {s.blockM, s.headDim + pad}, 0, s.elementType);
@@ -46,12 +61,30 @@ void Sm80ForwardBuilder::carveSharedMemory() {
                   s.qTileBytes() + s.stages * s.kStageBytes(), s.elementType);
 }
 
+Value Sm80ForwardBuilder::kOffset(Value stage) {
+  return arith::AddIOp::create(
+      b, cIdx(b, qElems), arith::MulIOp::create(b, stage, cIdx(b, kElems)));
+}
+
+Value Sm80ForwardBuilder::vOffset(Value stage) {
+  return arith::AddIOp::create(
+      b, cIdx(b, qElems + s.stages * kElems),
+      arith::MulIOp::create(b, stage, cIdx(b, vElems)));
+}
+
 Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
   // K and V of one block form one commit group: the waits below count one
   // group per block, so a separate K group would make the wait for this
   // block also wait for the next block's K, serialising the prefetch.
   SmallVector<Value> tokens;
+  if (s.swizzledTiles()) {
+    copySwizzled(arg.lookup("k"), kBase, kStrideS, rowStart, seqK,
+                 kOffset(stage), s.blockN, s.headDim, tokens);
+    copySwizzled(arg.lookup("v"), vBase, vStrideS, rowStart, seqK,
+                 vOffset(stage), s.blockN, s.headDimV, tokens);
+    return commitGroup(tokens);
+  }
   issueTileCopies(arg.lookup("k"), kBase, kStrideS, rowStart, seqK, sK, stage,
                   s.blockN, s.headDim, tokens);
   issueTileCopies(arg.lookup("v"), vBase, vStrideS, rowStart, seqK, sV, stage,
@@ -60,6 +93,12 @@ Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
 }
 
 Value Sm80ForwardBuilder::loadQTile() {
+  if (s.swizzledTiles()) {
+    SmallVector<Value> tokens;
+    copySwizzled(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, cIdx(b, 0),
+                 s.blockM, s.headDim, tokens);
+    return commitGroup(tokens);
+  }
   return copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, sQ,
                        ValueRange{}, s.blockM, s.headDim);
 }
@@ -72,8 +111,12 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
     for (int64_t m = 0; m < mt; ++m)
       qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
     for (int64_t p = 0; p < nTilesN / 2; ++p) {
-      Regs kf = loadBPair(b, sK, stage, lane, cIdx(b, p * 16), cIdx(b, kk * 16),
-                          s.elementType);
+      Regs kf = s.swizzledTiles()
+                    ? ldmatrixSwizzled(b, swizzledTiles, kOffset(stage),
+                                       s.blockN, X4::BPair, lane,
+                                       cIdx(b, p * 16), kk * 16, s.elementType)
+                    : loadBPair(b, sK, stage, lane, cIdx(b, p * 16),
+                                cIdx(b, kk * 16), s.elementType);
       for (int64_t m = 0; m < mt; ++m) {
         sc[m][2 * p] = mma(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
         sc[m][2 * p + 1] =
@@ -88,7 +131,11 @@ ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
                                                            int64_t kk) {
   Value row = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)), cIdx(b, 16 * m));
-  Regs r = loadA(b, sQ, ValueRange{}, lane, row, cIdx(b, 16 * kk), s.elementType);
+  Regs r = s.swizzledTiles()
+               ? ldmatrixSwizzled(b, swizzledTiles, cIdx(b, 0), s.blockM, X4::A,
+                                  lane, row, 16 * kk, s.elementType)
+               : loadA(b, sQ, ValueRange{}, lane, row, cIdx(b, 16 * kk),
+                       s.elementType);
   return Frags(r.begin(), r.end());
 }
 
@@ -102,8 +149,12 @@ void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
       pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
                packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
     for (int64_t p = 0; p < nTilesDv / 2; ++p) {
-      Regs vf = loadBPairTransposed(b, sV, stage, lane, cIdx(b, p * 16),
-                                    cIdx(b, kk * 16), s.elementType);
+      Regs vf = s.swizzledTiles()
+                    ? ldmatrixSwizzled(b, swizzledTiles, vOffset(stage),
+                                       s.blockN, X4::BPairTransposed, lane,
+                                       cIdx(b, kk * 16), p * 16, s.elementType)
+                    : loadBPairTransposed(b, sV, stage, lane, cIdx(b, p * 16),
+                                          cIdx(b, kk * 16), s.elementType);
       for (int64_t m = 0; m < mt; ++m) {
         Value &a0 = acc[m * nTilesDv + 2 * p];
         Value &a1 = acc[m * nTilesDv + 2 * p + 1];

@@ -251,7 +251,7 @@ void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
       Value at = arith::AddIOp::create(
           b, cIdx(b, offset),
           arith::AddIOp::create(
-              b, wgmma::swizzledOffset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
+              b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
       Value h = arith::TruncFOp::create(
           b, pairTy,
           vector::FromElementsOp::create(
@@ -280,7 +280,7 @@ void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
              b, cIdx(b, aOffset),
              arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * 64)))));
   Value bDesc = wgmma::mnMajorDescriptor(b, swizzledAddress(bOffset),
-                                         s.blockM * wgmma::kSwizzleRowBytes);
+                                         s.blockM * swizzle::kRowBytes);
   // The loop-carried accumulators are in their registers before the fence.
   acc = wgmma::pinRegisters(b, acc);
   wgmma::fence(b);
@@ -317,7 +317,7 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
   int64_t cols = s.headDim * rowBlocks / (s.warps / 4);
   Value rowBlock = arith::RemUIOp::create(b, wgIdx, cIdx(b, rowBlocks));
   Value colBlock = arith::DivUIOp::create(b, wgIdx, cIdx(b, rowBlocks));
-  int64_t blockBytes = s.blockN * wgmma::kSwizzleRowBytes;
+  int64_t blockBytes = s.blockN * swizzle::kRowBytes;
   Value aDesc = wgmma::mnMajorDescriptor(
       b,
       swizzledAddress(arith::AddIOp::create(

@@ -146,7 +146,7 @@ SmallVector<Value> Sm90ForwardBuilder::issueOutput(ArrayRef<Value> o,
   // V is [key][dv]: an N-major B operand whose 64-column blocks are a
   // tile of block_n rows apart; k-step kk starts 16 rows (2 atoms) further.
   Value vDesc = wgmma::mnMajorDescriptor(
-      b, swizzledAddress(vOffset(stage)), s.blockN * wgmma::kSwizzleRowBytes);
+      b, swizzledAddress(vOffset(stage)), s.blockN * swizzle::kRowBytes);
   SmallVector<Value> acc(o);
   for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
     // Key tiles 2kk and 2kk+1 of P form the A operand of k-step kk.

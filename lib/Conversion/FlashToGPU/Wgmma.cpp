@@ -12,24 +12,6 @@ using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::wgmma;
 
-Value wgmma::swizzledOffset(ImplicitLocOpBuilder &b, Value row, Value col,
-                            int64_t rows) {
-  using frag::cIdx;
-  // Column block, 16-byte chunk within the block's 128-byte row, and the
-  // chunk's swizzled position: chunk ^ (row % 8).
-  Value block = arith::DivUIOp::create(b, col, cIdx(b, 64));
-  Value chunk = arith::DivUIOp::create(
-      b, arith::RemUIOp::create(b, col, cIdx(b, 64)), cIdx(b, 8));
-  Value swizzled = arith::XOrIOp::create(
-      b, chunk, arith::RemUIOp::create(b, row, cIdx(b, 8)));
-  Value blockStart = arith::MulIOp::create(b, block, cIdx(b, rows * 64));
-  Value rowStart = arith::MulIOp::create(b, row, cIdx(b, 64));
-  return arith::AddIOp::create(
-      b, blockStart,
-      arith::AddIOp::create(b, rowStart,
-                            arith::MulIOp::create(b, swizzled, cIdx(b, 8))));
-}
-
 /// Descriptor fields (PTX ISA, "Matrix Descriptor Format"): start address
 /// >> 4 in bits 0-13, leading-dimension byte offset >> 4 in 16-29, stride
 /// byte offset >> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 bytes).
@@ -49,12 +31,12 @@ static Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t leading,
 Value wgmma::kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr) {
   // Swizzled K-major layouts do not use the leading offset; it is 1 by
   // convention.
-  return descriptor(b, addr, 16, kSwizzleAtomBytes);
+  return descriptor(b, addr, 16, swizzle::kAtomBytes);
 }
 
 Value wgmma::mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
                                int64_t blockBytes) {
-  return descriptor(b, addr, blockBytes, kSwizzleAtomBytes);
+  return descriptor(b, addr, blockBytes, swizzle::kAtomBytes);
 }
 
 Value wgmma::advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes) {

@@ -4,12 +4,8 @@
 // by a warpgroup (4 consecutive warps). B, and A unless it comes from
 // registers, are read from shared memory through 64-bit matrix descriptors.
 //
-// Shared-memory layout (the 128-byte swizzle, the one layout both operand
-// majors read here): a tile of R rows x C columns (C a multiple of 64
-// 16-bit elements) is stored as C / 64 column blocks of R rows x 128 bytes,
-// one after the other; within a block row r starts at r * 128 and its
-// 16-byte chunk c sits at chunk position c ^ (r % 8). Tiles start at
-// 1024-byte boundaries, as the swizzle is a function of the address bits.
+// Shared-memory layout: the 128-byte swizzle of Swizzle.h, the one layout
+// both operand majors read here.
 //
 // Accumulator layout: warp w of the warpgroup holds rows 16w..16w+15; with
 // g = lane / 4, t = lane % 4, the N/2 registers are, per 8-column tile n,
@@ -21,20 +17,13 @@
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_WGMMA_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_WGMMA_H
 
+#include "Swizzle.h"
+
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::flash::wgmma {
-
-/// Bytes of one swizzle atom row and of one 8-row atom.
-constexpr int64_t kSwizzleRowBytes = 128;
-constexpr int64_t kSwizzleAtomBytes = 1024;
-
-/// Element offset, inside a swizzled tile of `rows` rows, of the 8 elements
-/// of row `row` from column `col` (a multiple of 8). Index values.
-Value swizzledOffset(ImplicitLocOpBuilder &b, Value row, Value col,
-                     int64_t rows);
 
 /// The descriptor of a K-major operand (rows of the operand are the M or N
 /// dimension, each row's K elements contiguous) whose first element is at
@@ -47,10 +36,10 @@ Value mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr, int64_t blockBytes)
 /// Byte offset of k-step kk (16 columns) inside a K-major swizzled tile of
 /// `rows` rows: 4 k-steps per 64-column block, 32 bytes apart.
 constexpr int64_t kStepBytes(int64_t kk, int64_t rows) {
-  return (kk / 4) * rows * kSwizzleRowBytes + (kk % 4) * 32;
+  return (kk / 4) * rows * swizzle::kRowBytes + (kk % 4) * 32;
 }
 /// Byte offset of k-step kk (16 rows, 2 atoms) inside an MN-major tile.
-constexpr int64_t mnStepBytes(int64_t kk) { return kk * 2 * kSwizzleAtomBytes; }
+constexpr int64_t mnStepBytes(int64_t kk) { return kk * 2 * swizzle::kAtomBytes; }
 /// `desc` moved by `bytes` (a multiple of 16) in shared memory.
 Value advance(ImplicitLocOpBuilder &b, Value desc, int64_t bytes);
 

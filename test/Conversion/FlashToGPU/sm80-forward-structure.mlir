@@ -16,10 +16,14 @@
 // CHECK: gpu.func @flash_fwd_sm80_f16_d64_m64n64w4s2_causal(
 // CHECK-SAME: kernel
 // CHECK-SAME: causal = "top_left"
-// CHECK-SAME: smem = 46080
+// CHECK-SAME: smem = 41984
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
-// The Q tile and the first K/V block go in flight before the loop.
+// D = 64: the tiles are 128-byte swizzled (Swizzle.h), one 1-D view of
+// Q (64 x 64) and two K/V stages (2 x 2 x 64 x 64) from the first 1024-byte
+// boundary (1024 bytes of slack in smem).
 // CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<20480xf16, #gpu.address_space<workgroup>>
+// The Q tile and the first K/V block go in flight before the loop.
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait

@@ -64,9 +64,25 @@ struct KernelSpec {
   /// accumulators and scores room under 255 registers (ptxas reports for
   /// D = 128 with two m-tiles: 64 Q registers spill).
   bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
-  /// sm90: the tiles start at a 1024-byte boundary (the 128-byte swizzle),
-  /// which the dynamic shared memory's own alignment does not give.
-  static constexpr int64_t kSm90AlignSlack = 1024;
+  /// Whether the kernel's shared-memory tiles use the 128-byte swizzle
+  /// (lib/Conversion/FlashToGPU/Swizzle.h) rather than padded rows: every
+  /// sm90 kernel, and the sm80 forward where D and Dv are multiples of 64
+  /// (a swizzle atom row is 64 elements) and every thread copies the same
+  /// number of 16-byte chunks of each tile (no idle copies to aim at
+  /// padding).
+  bool swizzledTiles() const {
+    if (recipe == Recipe::Sm90)
+      return true;
+    auto evenlyCopied = [&](int64_t rows, int64_t cols) {
+      return rows * cols / 8 % threads() == 0;
+    };
+    return kind == Kind::Forward && headDim % 64 == 0 &&
+           headDimV % 64 == 0 && evenlyCopied(blockM, headDim) &&
+           evenlyCopied(blockN, headDim) && evenlyCopied(blockN, headDimV);
+  }
+  /// Swizzled tiles start at a 1024-byte boundary, which the dynamic shared
+  /// memory's own alignment does not give.
+  static constexpr int64_t kSwizzleAlignSlack = 1024;
   int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
   int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
   int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }

@@ -1,0 +1,38 @@
+//===- Swizzle.h - the 128-byte-swizzled shared-memory layout -----*- C++ -*-===//
+//
+// The one swizzled layout of the kernels: wgmma reads it through descriptors
+// (Wgmma.h), ldmatrix through per-lane addresses (Fragments.h). A tile of R
+// rows x C columns (C a multiple of 64 16-bit elements) is stored as C / 64
+// column blocks of R rows x 128 bytes, one after the other; within a block
+// row r starts at r * 128 and its 16-byte chunk c sits at chunk position
+// c ^ (r % 8). Tiles start at 1024-byte boundaries, as the swizzle is a
+// function of the address bits.
+//
+// Why: 8 threads copying one 128-byte row segment with cp.async write one
+// whole 128-byte line (one shared-memory wavefront), and the 8 rows one
+// ldmatrix phase reads (one chunk each) fall in 8 different 16-byte bank
+// groups. Padded rows get the second but not the first: their cp.async
+// writes straddle lines (2.6x the ideal wavefronts, docs/PERF.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::flash::swizzle {
+
+/// Bytes of one swizzle atom row and of one 8-row atom.
+constexpr int64_t kRowBytes = 128;
+constexpr int64_t kAtomBytes = 1024;
+/// 16-bit elements of one atom row.
+constexpr int64_t kRowElements = kRowBytes / 2;
+
+/// Element offset, inside a swizzled tile of `rows` rows, of the 8 elements
+/// of row `row` from column `col` (a multiple of 8). Index values.
+Value offset(ImplicitLocOpBuilder &b, Value row, Value col, int64_t rows);
+
+} // namespace mlir::flash::swizzle
+
+#endif // FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
