@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -188,7 +189,10 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
   maskScores(sc, kvStart);
   SoftmaxStep step = onlineSoftmax(sc, st, kvStart);
-  rescale(st.acc, step.alpha);
+  if (s.skipsUnitRescale())
+    rescaleUnlessUnit(st.acc, step.alpha);
+  else
+    rescale(st.acc, step.alpha);
   accumulateOutput(st.acc, step.p, stage);
   // The next iteration's prefetch overwrites the stage read here.
   gpu::BarrierOp::create(b);
@@ -288,6 +292,34 @@ void ForwardBuilder::rescale(SmallVector<Value> &acc,
           a = accSet(b, a, arith::MulFOp::create(b, accGet(b, a, i, jj), alpha[m][i]), i, jj);
       acc[m * nTilesDv + n] = a;
     }
+}
+
+void ForwardBuilder::rescaleUnlessUnit(SmallVector<Value> &acc,
+                                       ArrayRef<SmallVector<Value>> alpha) {
+  // Once the running maxima settle, alpha is exactly 1 for every row of the
+  // warp in most key blocks: skip the mt * Dv / 2 multiplies then (a warp
+  // vote, one uniform branch).
+  Value unit = arith::ConstantIntOp::create(b, b.getI1Type(), 1);
+  for (const SmallVector<Value> &rows : alpha)
+    for (Value a : rows)
+      unit = arith::AndIOp::create(
+          b, unit,
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, a, cF32(b, 1.0f)));
+  Value fullMask = arith::ConstantIntOp::create(b, b.getI32Type(), -1);
+  Value warpUnit = NVVM::VoteSyncOp::create(b, b.getI1Type(), fullMask, unit,
+                                            NVVM::VoteSyncKind::all);
+  SmallVector<Type> types(acc.size(), acc.front().getType());
+  auto ifOp = scf::IfOp::create(b, types, warpUnit, /*withElse=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(b, acc);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> scaled(acc);
+    rescale(scaled, alpha);
+    scf::YieldOp::create(b, scaled);
+  }
+  acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
 void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {

@@ -100,6 +100,9 @@ protected:
                             Value kvStart);
   /// acc[m][n] *= alpha[m][row of the element].
   void rescale(SmallVector<Value> &acc, ArrayRef<SmallVector<Value>> alpha);
+  /// rescale, skipped when alpha is 1 for every row of the warp.
+  void rescaleUnlessUnit(SmallVector<Value> &acc,
+                         ArrayRef<SmallVector<Value>> alpha);
   void readForwardArguments();
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);

@@ -5,10 +5,13 @@
 // uses the tensor-core mma.sync (the sm80 recipe) or, for the forwards the
 // sm90 recipe takes on H100 (D = 64, 128, 256), wgmma. SASS (HMMA, HGMMA)
 // is checked by sass-tensor-cores.mlir. Zero spills took tile choices of
-// flash-select-config: D = 96 and 128 at 128 x 32 (128 x 64 spilled 24-132
-// bytes), D = 32 at 128 x 32 (128 x 64 causal spilled 8 bytes on sm_80),
-// dropout forwards at 64 rows on sm80 (20-148 bytes at 128) and at
-// 128 x 48 with three stages for D = 256 on sm90 (52 bytes at 128 x 80).
+// flash-select-config: D = 96 at 128 x 32 (128 x 64 spilled), D = 128 at
+// 128 x 64 only with the swizzled tiles and the skipped unit rescale
+// (KernelSpec::skipsUnitRescale; 72-112 bytes without), its window and
+// dropout variants at 32 keys (60-136 bytes at 64), D = 32 at 128 x 32
+// (128 x 64 causal spilled 8 bytes on sm_80), dropout forwards at 64 rows
+// on sm80 (20-148 bytes at 128) and at 128 x 48 with three stages for
+// D = 256 on sm90 (52 bytes at 128 x 80).
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm80 -o %t/h100 | FileCheck %s --check-prefix=H100

@@ -5,9 +5,9 @@
 // The module names a GPU with 48 KiB per block; the option's H100 has 227 KiB.
 module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 108, smem_per_block = 49152, regs_per_sm = 65536>} {
   // ATTR-LABEL: func.func @from_module
-  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 2>
+  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 1>
   // OPTION-LABEL: func.func @from_module
-  // OPTION: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+  // OPTION: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @from_module(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
     %o = flash.attention %x, %x, %x
         : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
@@ -18,9 +18,9 @@ module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 1
   // The nearest enclosing flash.target wins: this function says L4, whose
   // 101376 bytes fit the table's tiles.
   // ATTR-LABEL: func.func @from_function
-  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
   // OPTION-LABEL: func.func @from_function
-  // OPTION: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+  // OPTION: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @from_function(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16>
       attributes {flash.target = #flash.target<name = "l4", arch = 89, sms = 58, smem_per_block = 101376, regs_per_sm = 65536>} {
     %o = flash.attention %x, %x, %x

@@ -1,19 +1,21 @@
 // When the table's tiles overflow the target's shared memory per block, the
 // pass halves block_n (down to 16), then drops to one pipeline stage.
-// Shared memory = 2 * (block_m * D + stages * block_n * (D + Dv)) bytes.
+// Shared memory = 2 * (block_m * D + stages * block_n * (D + Dv)) bytes,
+// plus 1024 for forwards with D a multiple of 64 (their swizzled tiles
+// start at a 1024-byte boundary).
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config | FileCheck %s
 
-// L4 at D = 256 keeps the table's tiles: 2 * (64*256 + 2*32*512) = 98304
-// bytes, under its 101376.
+// L4 at D = 256 keeps the table's tiles: 1024 + 2 * (64*256 + 2*32*512) =
+// 99328 bytes, under its 101376.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=l4 | FileCheck %s --check-prefix=L4
 
-// D = 128: the table's 128 x 32 takes 65536 bytes, which this target has
-// exactly; the L4 more.
+// D = 128: the table's 128 x 64 takes 99328 bytes, over this target's
+// 70000; 128 x 32 takes 66560. The L4 keeps 128 x 64.
 // CHECK-LABEL: func.func @half_block_n
 // CHECK: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 // L4-LABEL: func.func @half_block_n
-// L4: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
-module attributes {flash.target = #flash.target<name = "small", arch = 86, sms = 84, smem_per_block = 65536, regs_per_sm = 65536>} {
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+module attributes {flash.target = #flash.target<name = "70k", arch = 86, sms = 84, smem_per_block = 70000, regs_per_sm = 65536>} {
   func.func @half_block_n(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
     %o = flash.attention %x, %x, %x
         : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
@@ -24,10 +26,10 @@ module attributes {flash.target = #flash.target<name = "small", arch = 86, sms =
 
 // -----
 
-// 48 KiB (the default without opt-in): block_n 32 -> 16 = 49152 bytes.
+// 50 KiB: block_n 64 -> 16 = 50176 bytes.
 // CHECK-LABEL: func.func @quarter_block_n
 // CHECK: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 2>
-module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 108, smem_per_block = 49152, regs_per_sm = 65536>} {
+module attributes {flash.target = #flash.target<name = "50k", arch = 80, sms = 108, smem_per_block = 51200, regs_per_sm = 65536>} {
   func.func @quarter_block_n(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16> {
     %o = flash.attention %x, %x, %x
         : tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>, tensor<1x8x256x128xf16>
@@ -38,7 +40,7 @@ module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 1
 
 // -----
 
-// 45000 bytes: block_n = 16 with two stages needs 49152; one stage 40960.
+// 45000 bytes: block_n = 16 with two stages needs 50176; one stage 41984.
 // CHECK-LABEL: func.func @one_stage
 // CHECK: config = #flash.config<sm80, block_m = 128, block_n = 16, warps = 4, stages = 1>
 module attributes {flash.target = #flash.target<name = "tight", arch = 80, sms = 108, smem_per_block = 45000, regs_per_sm = 65536>} {
@@ -52,10 +54,11 @@ module attributes {flash.target = #flash.target<name = "tight", arch = 80, sms =
 
 // -----
 
-// D = 256 on 65536 bytes: forward block_n 32 -> 16 gives 2*(64*256 + 2*16*512)
-// = 65536; backward (block_m = 64 too) the same.
+// D = 256 on 65536 bytes: forward block_n 32 -> 16 gives 1024 + 2*(64*256 +
+// 2*16*512) = 66560, so one stage (50176); the backward's padded tiles
+// need no alignment slack: 2*(64*256 + 2*16*512) = 65536 fits two stages.
 // CHECK-LABEL: func.func @d256
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 1>
 // CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 2>
 // L4-LABEL: func.func @d256
 // L4: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
@@ -78,7 +81,7 @@ module attributes {flash.target = #flash.target<name = "small", arch = 86, sms =
 // The backward tiles are smaller, so at 40960 bytes the gradient at D = 64
 // (table 32x128: 2 * (32*64 + 2*128*128) = 69632) gets by with block_n 64
 // (36864) while the forward op (128
-// rows: 49152) has to halve block_n to 32.
+// rows: 1024 + 49152) has to halve block_n to 32 (33792).
 // CHECK-LABEL: func.func @grad_fits_forward_does_not
 // CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 // CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>

@@ -1,6 +1,7 @@
 // The sm80 tile table on every named target. All four have enough shared
-// memory for the forward tiles (the largest need is 98304 bytes, D = 256,
-// under L4's 101376), so each gets them as is; the D = 128 backward's
+// memory for the forward tiles (the largest need is 99328 bytes, D = 128
+// and D = 256 with the swizzle's alignment slack, under L4's 101376), so
+// each gets them as is; the D = 128 backward's
 // 147456 does not fit the L4.
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4
@@ -37,7 +38,7 @@ func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
 // Dynamic batch, heads and lengths do not matter: only the head dim is
 // compiled into the kernel.
 // CHECK-LABEL: func.func @fwd_d128_dynamic
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
+// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
 func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16>)
     -> (tensor<?x?x?x128xf16>, tensor<?x?x?xf32>) {
   %o, %lse = flash.attention %q, %kv, %kv
@@ -48,7 +49,7 @@ func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16
 
 // BSHD operands and GQA: the head dim is read through the perms.
 // CHECK-LABEL: func.func @fwd_d128_bshd_gqa
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
 func.func @fwd_d128_bshd_gqa(%q: tensor<1x256x32x128xf16>, %kv: tensor<1x256x8x128xf16>)
     -> tensor<1x256x32x128xf16> {
   %o = flash.attention %q, %kv, %kv
@@ -120,4 +121,19 @@ func.func @fwd_d64_dropout(%x: tensor<2x8x512x64xf16>, %seed: i64) -> tensor<2x8
       : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>
       -> tensor<2x8x512x64xf16>
   return %o : tensor<2x8x512x64xf16>
+}
+
+// D = 128 with a sliding window or dropout keeps 32-key tiles (at 64 keys
+// ptxas spills 60-136 bytes); dropout also takes 64 query rows.
+// CHECK-LABEL: func.func @fwd_d128_window_dropout
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+func.func @fwd_d128_window_dropout(%x: tensor<2x8x512x128xf16>, %seed: i64) -> (tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>) {
+  %w = flash.attention %x, %x, %x {window_left = 64 : i64, window_right = 0 : i64}
+      : tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>
+      -> tensor<2x8x512x128xf16>
+  %d = flash.attention %x, %x, %x seed(%seed) {dropout_p = 0.1 : f32}
+      : tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>
+      -> tensor<2x8x512x128xf16>
+  return %w, %d : tensor<2x8x512x128xf16>, tensor<2x8x512x128xf16>
 }

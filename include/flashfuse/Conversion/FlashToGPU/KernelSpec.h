@@ -80,6 +80,15 @@ struct KernelSpec {
            headDimV % 64 == 0 && evenlyCopied(blockM, headDim) &&
            evenlyCopied(blockN, headDim) && evenlyCopied(blockN, headDimV);
   }
+  /// The sm80 forward skips the O rescale of a key block when alpha is 1
+  /// for every row of the warp (a vote and a uniform branch). Only at
+  /// D = 128 with 128 x 64 tiles: there it removes ptxas's 72-112-byte
+  /// spill and is 6-10% faster; at 128 x 32 (D = 128) and at D = 64 it
+  /// measured 3-7% slower (run 48, docs/PERF.md).
+  bool skipsUnitRescale() const {
+    return recipe == Recipe::Sm80 && kind == Kind::Forward &&
+           mTilesPerWarp() * headDimV >= 256 && blockN >= 64;
+  }
   /// Swizzled tiles start at a 1024-byte boundary, which the dynamic shared
   /// memory's own alignment does not give.
   static constexpr int64_t kSwizzleAlignSlack = 1024;

@@ -81,11 +81,14 @@ constexpr TileRow kSm80Tiles[] = {
     // twice the mmas) with 32 query rows, so that S, dP, dK and dV fit in
     // 255 registers; D = 128: 16 keys per warp over 8 warps, as dK and dV
     // alone take 128 registers. D = 32, 96 keep the unmeasured 64x64.
-    // D = 96 and 128 forwards take 32-key tiles: at 128 x 64 ptxas (13.0)
-    // spills 24-132 bytes at the 255-register cap on sm_80 and sm_90a; 32
-    // keys halve S (16 registers per m-tile fewer), which removes every
-    // spill (214-255 registers), as FlashAttention-2 takes 128 x 32 for
-    // its sm8x D = 128 forward.
+    // D = 96 forwards take 32-key tiles: at 128 x 64 ptxas (13.0) spills
+    // at the 255-register cap on sm_80 and sm_90a. D = 128 takes 128 x 64,
+    // as FlashAttention-2 does on sm80/sm90: with the swizzled tiles and
+    // the O rescale skipped where alpha is 1 (KernelSpec::
+    // skipsUnitRescale) it assembles without spills and is 6-10% faster
+    // than 128 x 32 (runs 47-48, docs/PERF.md); the window variant still
+    // spills 116-136 bytes there and keeps 128 x 32, as dropout keeps
+    // 32 keys (below).
     // D = 32 forward: 128 x 32 rather than 128 x 64 (run 41, H200): causal
     // 0.92-0.95x FA2 -> 1.03-1.04x (the diagonal blocks mask half as many
     // keys), non-causal 1.11-1.16x -> 1.05-1.10x; and no 8-byte spill of
@@ -93,7 +96,7 @@ constexpr TileRow kSm80Tiles[] = {
     {32, 128, 32, 64, 64, 4},
     {64, 128, 64, 32, 128, 4},
     {96, 128, 32, 64, 64, 4},
-    {128, 128, 32, 64, 128, 8},
+    {128, 128, 64, 64, 128, 8},
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
@@ -105,10 +108,14 @@ constexpr TileRow kSm80Tiles[] = {
 constexpr int64_t kMinBlockN = 16;
 
 /// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
-/// buffers of one K tile and one V tile, all 2-byte f16/bf16.
+/// buffers of one K tile and one V tile, all 2-byte f16/bf16. Forwards with
+/// D and Dv multiples of 64 use the 128-byte swizzle, whose tiles start at
+/// a 1024-byte boundary (KernelSpec::smemBytes is the exact figure; the
+/// padded rows of the other kernels add 16 bytes per row).
 int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
-                         int64_t d, int64_t dv) {
-  return 2 * (blockM * d + stages * blockN * (d + dv));
+                         int64_t d, int64_t dv, bool forward) {
+  int64_t alignSlack = forward && d % 64 == 0 && dv % 64 == 0 ? 1024 : 0;
+  return alignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
 }
 
 std::string knownHeadDims() {
@@ -190,6 +197,13 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // one tile per warp (64 rows) assembles without spills for all of them.
   if (!isGrad && iface.hasDropout())
     blockM = std::min<int64_t>(blockM, 16 * kSm80Warps);
+  // D = 128 at 64 keys has no register to spare: a sliding window (two
+  // band limits per row live across the key loop) spills 116-136 bytes at
+  // 128 x 64, dropout 60 bytes at 64 x 64 on sm_90a; 32 keys assemble
+  // without spills for both.
+  bool hasWindow = iface.getWindowLeftSize() || iface.getWindowRightSize();
+  if (!isGrad && sz.d == 128 && (hasWindow || iface.hasDropout()))
+    blockN = std::min<int64_t>(blockN, 32);
   int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
   // Backward variants with more per-element work (softcap's tanh kept for
   // the chain rule, dBias, Philox) spill 176-532 bytes at the rows above
@@ -206,7 +220,7 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
   auto smem = [&] {
-    return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv);
+    return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv, !isGrad);
   };
   // Too little shared memory: narrower K/V tiles first, since a shallower
   // pipeline exposes the full global-memory latency of every tile; keeping
