@@ -43,6 +43,8 @@
 // CHECK: gpu.shuffle xor
 // CHECK: llvm.intr.fma
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// O is rescaled unconditionally at D = 64 (no warp vote).
+// CHECK-NOT: nvvm.vote.sync
 // O += P V, V through ldmatrix.trans: 4 k-steps x 8 dv tiles.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true}
 // CHECK-COUNT-32: nvvm.mma.sync
@@ -70,6 +72,12 @@ func.func @causal(%q: tensor<2x4x200x64xf16>, %k: tensor<2x2x300x64xf16>, %v: te
 // CHECK: gpu.module @flash_kernels
 // CHECK-COUNT-1: gpu.func @flash_fwd_sm80_bf16_d128_m128n64w4s2(
 // CHECK: multiplicandAPtxType = #nvvm.mma_type<bf16>
+// D = 128 at 128 x 64 skips the O rescale when no row maximum of the warp
+// moved: a vote and a branch around the multiplies.
+// CHECK: nvvm.vote.sync all
+// CHECK: scf.if
+// CHECK: scf.yield
+// CHECK: arith.mulf
 // CHECK: gpu.func @flash_fwd_sm80_bf16_d128_m128n64w4s2_bias(
 // CHECK-SAME: %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: i32
 // CHECK-NOT: gpu.func
