@@ -19,7 +19,11 @@
 #        BUILD_DIR (default <repo>/build-rt), BENCH_ARGS (extra arguments
 #        for python -m flashfuse.bench, e.g. "--seqlens 1024 4096"),
 #        RUN_SHAPES (space-separated B,Hq,Hkv,Sq,Sk for flashfuse-run),
-#        EXTRA_KERNEL_DIRS (more artifacts for pytest and the benchmark).
+#        EXTRA_KERNEL_DIRS (more artifacts for pytest and the benchmark),
+#        COMPILER_PACK (a directory from scripts/gpu/pack-compiler.sh: its
+#        flashfuse-compile and flashfuse-opt go to <repo>/build/bin and its
+#        libraries on LD_LIBRARY_PATH, so that pytest also runs the tests
+#        that compile kernels on demand).
 # Files written under $OUT (at most 8): build.log, kernels.log, pytest.log,
 # bench.log, bench.json, bench.png, summary.txt.
 set -euo pipefail
@@ -40,6 +44,17 @@ PYTHON="${PYTHON:-python3}"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build-rt}"
 RUN_SHAPES="${RUN_SHAPES:-2,8,2,113,203 2,8,2,1,239 1,8,2,1023,1024 8,16,16,2048,2048}"
 mkdir -p "$OUT"
+if [[ -n "${COMPILER_PACK:-}" ]]; then
+  pack_lib="$(mktemp -d)/lib"
+  mkdir -p "$pack_lib" "$ROOT/build/bin"
+  for f in "$COMPILER_PACK"/*.xz; do
+    "$PYTHON" -c 'import lzma, shutil, sys
+with lzma.open(sys.argv[1]) as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)' "$f" "$pack_lib/$(basename "$f" .xz)"
+  done
+  cp "$COMPILER_PACK"/flashfuse-compile "$COMPILER_PACK"/flashfuse-opt "$ROOT/build/bin/"
+  export LD_LIBRARY_PATH="$pack_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 declare -a STAGE_LINES=()

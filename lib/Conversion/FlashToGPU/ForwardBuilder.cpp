@@ -53,6 +53,24 @@ void ForwardBuilder::readForwardArguments() {
   vStrideS = idx("v_stride_s");
 }
 
+void ForwardBuilder::carveSwizzledQKV() {
+  qElems = s.blockM * s.headDim;
+  kElems = s.blockN * s.headDim;
+  vElems = s.blockN * s.headDimV;
+  carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
+}
+
+Value ForwardBuilder::kOffset(Value stage) {
+  return arith::AddIOp::create(
+      b, cIdx(b, qElems), arith::MulIOp::create(b, stage, cIdx(b, kElems)));
+}
+
+Value ForwardBuilder::vOffset(Value stage) {
+  return arith::AddIOp::create(
+      b, cIdx(b, qElems + s.stages * kElems),
+      arith::MulIOp::create(b, stage, cIdx(b, vElems)));
+}
+
 Value ForwardBuilder::rowOf(int64_t m, int64_t i) {
   // mStart + warp * 16 * mt + 16 m + g + 8 i
   Value r = arith::AddIOp::create(

@@ -42,6 +42,14 @@ protected:
   Value mStart; // first query row of this block
   int64_t mt = 0, nTilesN = 0, nTilesD = 0, nTilesDv = 0;
 
+  /// The swizzled layout (Swizzle.h) both engines use: Q, then `stages` K
+  /// tiles, then `stages` V tiles in swizzledTiles; element counts of one
+  /// tile and the element offsets of a stage's K and V tiles.
+  void carveSwizzledQKV();
+  int64_t qElems = 0, kElems = 0, vElems = 0;
+  Value kOffset(Value stage);
+  Value vOffset(Value stage);
+
   //===--- The recipe's hooks --------------------------------------------===//
   /// Lays out the Q tile and the `stages` K/V buffers in shared memory.
   virtual void carveSharedMemory() = 0;

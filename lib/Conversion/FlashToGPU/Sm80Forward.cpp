@@ -29,10 +29,6 @@ public:
 private:
   // Padded rows: [block_m][D + pad], [stages][block_n][D + pad] (and Dv).
   Value sQ, sK, sV;
-  // Swizzled: element offsets of the tiles in swizzledTiles.
-  int64_t qElems = 0, kElems = 0, vElems = 0;
-  Value kOffset(Value stage);
-  Value vOffset(Value stage);
 
   void carveSharedMemory() override;
   Value loadQTile() override;
@@ -46,10 +42,7 @@ private:
 
 void Sm80ForwardBuilder::carveSharedMemory() {
   if (s.swizzledTiles()) {
-    qElems = s.blockM * s.headDim;
-    kElems = s.blockN * s.headDim;
-    vElems = s.blockN * s.headDimV;
-    carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
+    carveSwizzledQKV();
     return;
   }
   Value raw = sharedMemoryBytes();
@@ -59,17 +52,6 @@ void Sm80ForwardBuilder::carveSharedMemory() {
                   s.elementType);
   sV = sharedTile(raw, {s.stages, s.blockN, s.headDimV + pad},
                   s.qTileBytes() + s.stages * s.kStageBytes(), s.elementType);
-}
-
-Value Sm80ForwardBuilder::kOffset(Value stage) {
-  return arith::AddIOp::create(
-      b, cIdx(b, qElems), arith::MulIOp::create(b, stage, cIdx(b, kElems)));
-}
-
-Value Sm80ForwardBuilder::vOffset(Value stage) {
-  return arith::AddIOp::create(
-      b, cIdx(b, qElems + s.stages * kElems),
-      arith::MulIOp::create(b, stage, cIdx(b, vElems)));
 }
 
 Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {

@@ -38,7 +38,6 @@ public:
 
 private:
   Value qDesc;    // this warpgroup's 64 rows of Q, k-step 0
-  int64_t qElems = 0, kElems = 0, vElems = 0; // one tile, one stage
 
   void carveSharedMemory() override;
   Value loadQTile() override;
@@ -76,8 +75,6 @@ private:
   Value stageOf(Value block, Value nStart);
 
   /// Element offsets of the K and V tiles of `stage`.
-  Value kOffset(Value stage);
-  Value vOffset(Value stage);
   /// Copies `rows` x `cols` of operand `name` from row `rowStart` into the
   /// swizzled tile at element `offset`.
   void copyOperand(StringRef name, Value base, Value rowStride, Value rowStart,
@@ -86,26 +83,12 @@ private:
 };
 
 void Sm90ForwardBuilder::carveSharedMemory() {
-  qElems = s.blockM * s.headDim;
-  kElems = s.blockN * s.headDim;
-  vElems = s.blockN * s.headDimV;
-  carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
+  carveSwizzledQKV();
   // Warpgroup w's rows start 64 rows (8 swizzle atoms) into each column
   // block of Q.
   Value wgRows = arith::MulIOp::create(
       b, arith::DivUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 64 * 64));
   qDesc = wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
-}
-
-Value Sm90ForwardBuilder::kOffset(Value stage) {
-  return arith::AddIOp::create(
-      b, cIdx(b, qElems), arith::MulIOp::create(b, stage, cIdx(b, kElems)));
-}
-
-Value Sm90ForwardBuilder::vOffset(Value stage) {
-  return arith::AddIOp::create(
-      b, cIdx(b, qElems + s.stages * kElems),
-      arith::MulIOp::create(b, stage, cIdx(b, vElems)));
 }
 
 void Sm90ForwardBuilder::copyOperand(StringRef name, Value base,
