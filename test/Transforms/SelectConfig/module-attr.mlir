@@ -16,9 +16,9 @@ module attributes {flash.target = #flash.target<name = "48k", arch = 80, sms = 1
   }
 
   // The nearest enclosing flash.target wins: this function says L4, whose
-  // 101376 bytes fit the table's tiles.
+  // 101376 bytes hold two blocks of 128 x 32 (but not of 128 x 64).
   // ATTR-LABEL: func.func @from_function
-  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+  // ATTR: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
   // OPTION-LABEL: func.func @from_function
   // OPTION: config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
   func.func @from_function(%x: tensor<1x8x256x128xf16>) -> tensor<1x8x256x128xf16>

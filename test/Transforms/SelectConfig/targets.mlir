@@ -1,12 +1,14 @@
 // The sm80 tile table on every named target. All four have enough shared
 // memory for the forward tiles (the largest need is 99328 bytes, D = 128
-// and D = 256 with the swizzle's alignment slack, under L4's 101376), so
-// each gets them as is; the D = 128 backward's
+// and D = 256 with the swizzle's alignment slack, under L4's 101376), but
+// only H100/H200 (prefix TWO97K) hold two blocks of D = 128's 128 x 64,
+// which is what its registers allow; A100 and L4 (ONE97K) take 128 x 32
+// for it; the D = 128 backward's
 // 147456 does not fit the L4.
-// RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
-// RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4
-// RUN: flashfuse-opt %s --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
-// RUN: flashfuse-opt %s --flash-select-config="target=h200 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100
+// RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100,ONE97K
+// RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4,ONE97K
+// RUN: flashfuse-opt %s --flash-select-config="target=h100 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100,TWO97K
+// RUN: flashfuse-opt %s --flash-select-config="target=h200 recipe=sm80" | FileCheck %s --check-prefixes=CHECK,A100,TWO97K
 
 // CHECK-LABEL: func.func @fwd_d32
 // CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
@@ -38,7 +40,8 @@ func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
 // Dynamic batch, heads and lengths do not matter: only the head dim is
 // compiled into the kernel.
 // CHECK-LABEL: func.func @fwd_d128_dynamic
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
+// ONE97K: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
+// TWO97K: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
 func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16>)
     -> (tensor<?x?x?x128xf16>, tensor<?x?x?xf32>) {
   %o, %lse = flash.attention %q, %kv, %kv
@@ -49,7 +52,8 @@ func.func @fwd_d128_dynamic(%q: tensor<?x?x?x128xf16>, %kv: tensor<?x?x?x128xf16
 
 // BSHD operands and GQA: the head dim is read through the perms.
 // CHECK-LABEL: func.func @fwd_d128_bshd_gqa
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+// ONE97K: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// TWO97K: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
 func.func @fwd_d128_bshd_gqa(%q: tensor<1x256x32x128xf16>, %kv: tensor<1x256x8x128xf16>)
     -> tensor<1x256x32x128xf16> {
   %o = flash.attention %q, %kv, %kv

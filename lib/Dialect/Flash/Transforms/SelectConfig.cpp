@@ -82,7 +82,8 @@ constexpr TileRow kSm80Tiles[] = {
     // 255 registers; D = 128: 16 keys per warp over 8 warps, as dK and dV
     // alone take 128 registers. D = 32, 96 keep the unmeasured 64x64.
     // D = 96 forwards take 32-key tiles: at 128 x 64 ptxas (13.0) spills
-    // at the 255-register cap on sm_80 and sm_90a. D = 128 takes 128 x 64,
+    // at the 255-register cap on sm_80 and sm_90a. D = 128 takes 128 x 64
+    // where two such blocks fit per SM (below),
     // as FlashAttention-2 does on sm80/sm90: with the swizzled tiles and
     // the O rescale skipped where alpha is 1 (KernelSpec::
     // skipsUnitRescale) it assembles without spills and is 6-10% faster
@@ -231,6 +232,13 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
     minBlockN = kMinBlockN;
   }
   while (smem() > target.smemPerBlock && blockN > minBlockN)
+    blockN /= 2;
+  // The forward's registers (up to 255 per thread, 4 warps) allow two blocks
+  // per SM; shared memory should not allow only one. Where the target's
+  // per-block maximum (about its per-SM capacity) cannot hold two blocks,
+  // block_n halves down to 32: D = 128's 128 x 64 (97 KiB) stays on
+  // H100/H200 (227 KiB) and is 128 x 32 (65 KiB) on the A100 (163 KiB).
+  while (!isGrad && 2 * smem() > target.smemPerBlock && blockN > 32)
     blockN /= 2;
   if (smem() > target.smemPerBlock)
     stages = 1;
