@@ -54,9 +54,11 @@ void ForwardBuilder::readForwardArguments() {
 }
 
 void ForwardBuilder::carveSwizzledQKV() {
-  qElems = s.blockM * s.headDim;
-  kElems = s.blockN * s.headDim;
-  vElems = s.blockN * s.headDimV;
+  int64_t d = KernelSpec::swizzleWidth(s.headDim);
+  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
+  qElems = s.blockM * d;
+  kElems = s.blockN * d;
+  vElems = s.blockN * dv;
   carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
 }
 

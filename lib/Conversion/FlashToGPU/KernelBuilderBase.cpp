@@ -108,7 +108,8 @@ void KernelBuilderBase::issueCopies(
     Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
     Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
     function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
-        dstIndex) {
+        dstIndex,
+    std::optional<int64_t> validCols) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
@@ -150,6 +151,11 @@ void KernelBuilderBase::issueCopies(
     Value valid = arith::AndIOp::create(
         b, inRange,
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rowLimit));
+    if (validCols)
+      valid = arith::AndIOp::create(
+          b, valid,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                cIdx(b, *validCols)));
     // Out-of-range rows read row 0 (always mapped) with src-size 0: the
     // hardware writes zeros and reads nothing.
     Value srcRow = arith::SelectOp::create(b, valid, row, cIdx(b, 0));
@@ -195,8 +201,12 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                                      Value rowStart, Value rowLimit,
                                      Value offset, int64_t rows, int64_t cols,
                                      SmallVectorImpl<Value> &tokens) {
+  int64_t width = KernelSpec::swizzleWidth(cols);
+  std::optional<int64_t> validCols;
+  if (width != cols)
+    validCols = cols;
   issueCopies(gmem, base, rowStride, rowStart, rowLimit, swizzledTiles, rows,
-              cols, tokens, [&](Value r, int64_t rowDelta, Value c) {
+              width, tokens, [&](Value r, int64_t rowDelta, Value c) {
                 // A multiple of 8 rows keeps row % 8, so the swizzle.
                 if (rowDelta % 8 == 0)
                   return SmallVector<Value>{arith::AddIOp::create(
@@ -207,7 +217,8 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                 Value row = arith::AddIOp::create(b, r, cIdx(b, rowDelta));
                 return SmallVector<Value>{arith::AddIOp::create(
                     b, offset, swizzle::offset(b, row, c, rows))};
-              });
+              },
+              validCols);
 }
 
 void KernelBuilderBase::fenceGenericToAsyncProxy() {

@@ -64,11 +64,13 @@ protected:
   /// row offset is separate so that a layout can add it last, where LLVM
   /// folds it into the copy's immediate. `rows * cols / 8` must then be a
   /// multiple of the block's threads.
+  /// Columns from `validCols` on (when set) are zero-filled, not read.
   void issueCopies(
       Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
       Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
       function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
-          dstIndex);
+          dstIndex,
+      std::optional<int64_t> validCols = std::nullopt);
   /// The 128-byte-swizzled tiles (Swizzle.h), `elements`
   /// 16-bit elements in one 1-D view `swizzledTiles` from the first
   /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
@@ -80,7 +82,9 @@ protected:
   /// i64 shared-memory address of element `offset` (index) of swizzledTiles.
   Value swizzledAddress(Value offset);
   /// issueCopies of `rows` x `cols` elements into the swizzled tile of
-  /// `rows` rows at element `offset` of swizzledTiles.
+  /// `rows` rows at element `offset` of swizzledTiles; the tile is
+  /// KernelSpec::swizzleWidth(cols) wide, its columns past `cols`
+  /// zero-filled.
   void copySwizzled(Value gmem, Value base, Value rowStride, Value rowStart,
                     Value rowLimit, Value offset, int64_t rows, int64_t cols,
                     SmallVectorImpl<Value> &tokens);

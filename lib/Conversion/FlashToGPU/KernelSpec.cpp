@@ -45,9 +45,10 @@ int64_t KernelSpec::smemBytes() const {
   int64_t qRows = blockM * (headDim + kRowPad) * 2;
   switch (kind) {
   case Kind::Forward:
-    if (swizzledTiles())
-      return kSwizzleAlignSlack +
-             2 * (blockM * headDim + stages * blockN * (headDim + headDimV));
+    if (swizzledTiles()) {
+      int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
+      return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
+    }
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
     if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum

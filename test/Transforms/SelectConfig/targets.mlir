@@ -1,9 +1,9 @@
 // The sm80 tile table on every named target. All four have enough shared
 // memory for the forward tiles (the largest need is 99328 bytes, D = 128
 // and D = 256 with the swizzle's alignment slack, under L4's 101376), but
-// only H100/H200 (prefix TWO97K) hold two blocks of D = 128's 128 x 64,
-// which is what its registers allow; A100 and L4 (ONE97K) take 128 x 32
-// for it; the D = 128 backward's
+// only H100/H200 (prefix TWO97K) hold two blocks of D = 96's and 128's
+// 128 x 64, which is what their registers allow; A100 and L4 (ONE97K)
+// take 128 x 32 for them; the D = 128 backward's
 // 147456 does not fit the L4.
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100,ONE97K
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefixes=CHECK,L4,ONE97K
@@ -28,8 +28,10 @@ func.func @fwd_d64(%x: tensor<1x12x1024x64xbf16>) -> tensor<1x12x1024x64xbf16> {
   return %o : tensor<1x12x1024x64xbf16>
 }
 
+// D = 96 is stored 128 columns wide (swizzled): the same 97 KiB at 64 keys.
 // CHECK-LABEL: func.func @fwd_d96
-// CHECK: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
+// ONE97K: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>}
+// TWO97K: flash.attention {{.*}}{config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>}
 func.func @fwd_d96(%x: tensor<1x4x100x96xf16>) -> tensor<1x4x100x96xf16> {
   %o = flash.attention %x, %x, %x
       : tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>, tensor<1x4x100x96xf16>

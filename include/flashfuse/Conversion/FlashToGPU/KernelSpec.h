@@ -66,20 +66,26 @@ struct KernelSpec {
   bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
   /// Whether the kernel's shared-memory tiles use the 128-byte swizzle
   /// (lib/Conversion/FlashToGPU/Swizzle.h) rather than padded rows: every
-  /// sm90 kernel, and the sm80 forward where D and Dv are multiples of 64
-  /// (a swizzle atom row is 64 elements) and every thread copies the same
-  /// number of 16-byte chunks of each tile (no idle copies to aim at
-  /// padding).
+  /// sm90 kernel, and the sm80 forward where D and Dv are at least 64 and
+  /// every thread copies the same number of 16-byte chunks of each tile (no
+  /// idle copies to aim at padding). A swizzle row is 64 elements, so the
+  /// tiles are swizzleWidth() wide: D = 96 keeps 128 columns, of which the
+  /// last 32 are zero-filled and never read (a third more shared memory,
+  /// against the padded rows' cp.async wavefronts; D = 32 would double it
+  /// and keeps padded rows).
   bool swizzledTiles() const {
     if (recipe == Recipe::Sm90)
       return true;
     auto evenlyCopied = [&](int64_t rows, int64_t cols) {
-      return rows * cols / 8 % threads() == 0;
+      return rows * swizzleWidth(cols) / 8 % threads() == 0;
     };
-    return kind == Kind::Forward && headDim % 64 == 0 &&
-           headDimV % 64 == 0 && evenlyCopied(blockM, headDim) &&
-           evenlyCopied(blockN, headDim) && evenlyCopied(blockN, headDimV);
+    return kind == Kind::Forward && headDim >= 64 && headDimV >= 64 &&
+           evenlyCopied(blockM, headDim) && evenlyCopied(blockN, headDim) &&
+           evenlyCopied(blockN, headDimV);
   }
+  /// Columns of a swizzled tile holding `cols` columns: whole 64-element
+  /// swizzle rows.
+  static int64_t swizzleWidth(int64_t cols) { return (cols + 63) / 64 * 64; }
   /// The sm80 forward skips the O rescale of a key block when alpha is 1
   /// for every row of the warp (a vote and a uniform branch). Only at
   /// D = 128 with 128 x 64 tiles: there it removes ptxas's 72-112-byte

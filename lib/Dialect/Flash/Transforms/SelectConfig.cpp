@@ -81,9 +81,10 @@ constexpr TileRow kSm80Tiles[] = {
     // twice the mmas) with 32 query rows, so that S, dP, dK and dV fit in
     // 255 registers; D = 128: 16 keys per warp over 8 warps, as dK and dV
     // alone take 128 registers. D = 32, 96 keep the unmeasured 64x64.
-    // D = 96 forwards take 32-key tiles: at 128 x 64 ptxas (13.0) spills
-    // at the 255-register cap on sm_80 and sm_90a. D = 128 takes 128 x 64
-    // where two such blocks fit per SM (below),
+    // D = 96 forwards take 128 x 64 too: on the swizzled tiles (128
+    // columns, the last 32 unused) it assembles without spills (padded rows
+    // spilled) and is 0.83-0.97x FA2 against 0.70-0.88x at 128 x 32 (run
+    // 54). D = 128 takes 128 x 64 where two such blocks fit per SM (below),
     // as FlashAttention-2 does on sm80/sm90: with the swizzled tiles and
     // the O rescale skipped where alpha is 1 (KernelSpec::
     // skipsUnitRescale) it assembles without spills and is 6-10% faster
@@ -96,7 +97,7 @@ constexpr TileRow kSm80Tiles[] = {
     // ptxas 13.0 for the causal variant on sm_80.
     {32, 128, 32, 64, 64, 4},
     {64, 128, 64, 32, 128, 4},
-    {96, 128, 32, 64, 64, 4},
+    {96, 128, 64, 64, 64, 4},
     {128, 128, 64, 64, 128, 8},
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
@@ -110,12 +111,18 @@ constexpr int64_t kMinBlockN = 16;
 
 /// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
 /// buffers of one K tile and one V tile, all 2-byte f16/bf16. Forwards with
-/// D and Dv multiples of 64 use the 128-byte swizzle, whose tiles start at
-/// a 1024-byte boundary (KernelSpec::smemBytes is the exact figure; the
-/// padded rows of the other kernels add 16 bytes per row).
+/// D and Dv of at least 64 use the 128-byte swizzle: whole 64-column swizzle
+/// rows (D = 96 takes 128 columns) from a 1024-byte boundary
+/// (KernelSpec::smemBytes is the exact figure; the padded rows of the other
+/// kernels add 16 bytes per row).
 int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
                          int64_t d, int64_t dv, bool forward) {
-  int64_t alignSlack = forward && d % 64 == 0 && dv % 64 == 0 ? 1024 : 0;
+  int64_t alignSlack = 0;
+  if (forward && d >= 64 && dv >= 64) {
+    alignSlack = 1024;
+    d = (d + 63) / 64 * 64;
+    dv = (dv + 63) / 64 * 64;
+  }
   return alignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
 }
 
@@ -196,14 +203,20 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // and key words come on top of the scores and accumulators: at two m16
   // tiles per warp ptxas (13.0, sm_80) spills 20-148 bytes for every D;
   // one tile per warp (64 rows) assembles without spills for all of them.
-  if (!isGrad && iface.hasDropout())
+  // A mask operand's per-element loads weigh the same way (8-164 bytes of
+  // spill at 128 rows on sm_80/sm_90a for D = 64-128, none at 64).
+  if (!isGrad && (iface.hasDropout() || iface.getMaskOperand()))
     blockM = std::min<int64_t>(blockM, 16 * kSm80Warps);
-  // D = 128 at 64 keys has no register to spare: a sliding window (two
-  // band limits per row live across the key loop) spills 116-136 bytes at
-  // 128 x 64, dropout 60 bytes at 64 x 64 on sm_90a; 32 keys assemble
-  // without spills for both.
+  // D = 96 and 128 at 64 keys have no register to spare: per-element
+  // score work spills there (ptxas 13.0, sm_90a: a window 116-136 bytes,
+  // a mask operand 120-164, a bias 8-24, dropout 60 at 64 x 64); 32 keys
+  // assemble without spills. score_mod/mask_mod regions count as such work.
   bool hasWindow = iface.getWindowLeftSize() || iface.getWindowRightSize();
-  if (!isGrad && sz.d == 128 && (hasWindow || iface.hasDropout()))
+  bool perElementScores = hasWindow || iface.getBiasOperand() ||
+                          iface.getMaskOperand() || iface.hasDropout() ||
+                          !iface.getScoreModRegion().empty() ||
+                          !iface.getMaskModRegion().empty();
+  if (!isGrad && sz.d >= 96 && perElementScores)
     blockN = std::min<int64_t>(blockN, 32);
   int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
   // Backward variants with more per-element work (softcap's tanh kept for
