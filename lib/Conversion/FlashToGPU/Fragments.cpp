@@ -97,10 +97,9 @@ static bool isTransposed(frag::X4 pattern) {
          pattern == frag::X4::BPairTransposed;
 }
 
-/// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of a padded tile.
-static frag::Regs loadPadded(ImplicitLocOpBuilder &b, Value smem,
-                             ValueRange lead, Value lane, frag::X4 pattern,
-                             Value row0, Value col0, Type elementType) {
+frag::Regs frag::ldmatrixPadded(ImplicitLocOpBuilder &b, Value smem,
+                                ValueRange lead, Value lane, X4 pattern,
+                                Value row0, Value col0, Type elementType) {
   auto [row, chunk] = laneRowChunk(b, lane, pattern);
   return frag::ldmatrixX4(b, smem, lead, plusOffset(b, row, row0),
                           plusOffset(b, times8(b, chunk), col0), elementType,
@@ -109,24 +108,24 @@ static frag::Regs loadPadded(ImplicitLocOpBuilder &b, Value smem,
 
 frag::Regs frag::loadA(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                        Value lane, Value m0, Value k0, Type elementType) {
-  return loadPadded(b, smem, lead, lane, X4::A, m0, k0, elementType);
+  return ldmatrixPadded(b, smem, lead, lane, X4::A, m0, k0, elementType);
 }
 
 frag::Regs frag::loadATransposed(ImplicitLocOpBuilder &b, Value smem,
                                  ValueRange lead, Value lane, Value m0,
                                  Value k0, Type elementType) {
-  return loadPadded(b, smem, lead, lane, X4::ATransposed, k0, m0, elementType);
+  return ldmatrixPadded(b, smem, lead, lane, X4::ATransposed, k0, m0, elementType);
 }
 
 frag::Regs frag::loadBPair(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
                            Value lane, Value n0, Value k0, Type elementType) {
-  return loadPadded(b, smem, lead, lane, X4::BPair, n0, k0, elementType);
+  return ldmatrixPadded(b, smem, lead, lane, X4::BPair, n0, k0, elementType);
 }
 
 frag::Regs frag::loadBPairTransposed(ImplicitLocOpBuilder &b, Value smem,
                                      ValueRange lead, Value lane, Value n0,
                                      Value k0, Type elementType) {
-  return loadPadded(b, smem, lead, lane, X4::BPairTransposed, k0, n0,
+  return ldmatrixPadded(b, smem, lead, lane, X4::BPairTransposed, k0, n0,
                     elementType);
 }
 

@@ -43,6 +43,11 @@ enum class X4 {
   BPair,           // B operands of two 8-column tiles, stored [n][k]
   BPairTransposed, // the same, stored [k][n] (ldmatrix.trans)
 };
+/// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of a padded
+/// tile `smem[lead..]` (index values).
+Regs ldmatrixPadded(ImplicitLocOpBuilder &b, Value smem, ValueRange lead,
+                    Value lane, X4 pattern, Value row0, Value col0,
+                    Type elementType);
 /// ldmatrix.x4 of the 16 x 16 block at stored row `row0` (a multiple of 8)
 /// and stored column `col0` (a multiple of 16) of a 128-byte-swizzled tile
 /// (Swizzle.h) of `rows` rows at element `tileOffset` of the 1-D view

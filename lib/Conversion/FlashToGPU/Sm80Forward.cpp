@@ -4,9 +4,9 @@
 // Q, K and V tiles in shared memory, copied by cp.async; Q's A operands
 // ldmatrix'd into registers once when they fit; K read with ldmatrix and V
 // with ldmatrix.trans as B operands. The tiles use the 128-byte swizzle
-// (Swizzle.h) where D is a multiple of 64, padded rows otherwise (D = 32,
-// 96), both free of ldmatrix bank conflicts; the swizzle also keeps the
-// cp.async writes to whole lines (run 44, docs/PERF.md).
+// (Swizzle.h) where D >= 64 (KernelSpec::swizzledTiles), padded rows
+// otherwise (D = 32), both free of ldmatrix bank conflicts; the swizzle also
+// keeps the cp.async writes to whole lines (run 44, docs/PERF.md).
 //
 //===----------------------------------------------------------------------===//
 #include "ForwardBuilder.h"
@@ -29,6 +29,16 @@ public:
 private:
   // Padded rows: [block_m][D + pad], [stages][block_n][D + pad] (and Dv).
   Value sQ, sK, sV;
+
+  enum class Operand { Q, K, V };
+  /// Starts the copies of the Q tile or of stage `stage`'s K or V tile from
+  /// row `rowStart`, in the kernel's layout.
+  void copyOperand(Operand op, Value stage, Value rowStart,
+                   SmallVectorImpl<Value> &tokens);
+  /// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of the Q tile
+  /// or of stage `stage`'s K or V tile, in the kernel's layout.
+  Regs loadBlock(Operand op, Value stage, X4 pattern, Value row0,
+                 int64_t col0);
 
   void carveSharedMemory() override;
   Value loadQTile() override;
@@ -54,35 +64,57 @@ void Sm80ForwardBuilder::carveSharedMemory() {
                   s.qTileBytes() + s.stages * s.kStageBytes(), s.elementType);
 }
 
+void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
+                                     SmallVectorImpl<Value> &tokens) {
+  bool isQ = op == Operand::Q;
+  StringRef name = isQ ? "q" : op == Operand::K ? "k" : "v";
+  Value base = isQ ? qBase : op == Operand::K ? kBase : vBase;
+  Value stride = isQ ? qStrideS : op == Operand::K ? kStrideS : vStrideS;
+  int64_t rows = isQ ? s.blockM : s.blockN;
+  int64_t cols = op == Operand::V ? s.headDimV : s.headDim;
+  Value limit = isQ ? seqQ : seqK;
+  if (s.swizzledTiles()) {
+    Value offset = isQ ? cIdx(b, 0)
+                       : op == Operand::K ? kOffset(stage) : vOffset(stage);
+    copySwizzled(arg.lookup(name), base, stride, rowStart, limit, offset, rows,
+                 cols, tokens);
+    return;
+  }
+  Value tile = isQ ? sQ : op == Operand::K ? sK : sV;
+  issueTileCopies(arg.lookup(name), base, stride, rowStart, limit, tile,
+                  isQ ? ValueRange{} : ValueRange{stage}, rows, cols, tokens);
+}
+
+Regs Sm80ForwardBuilder::loadBlock(Operand op, Value stage, X4 pattern,
+                                   Value row0, int64_t col0) {
+  bool isQ = op == Operand::Q;
+  if (s.swizzledTiles()) {
+    Value offset = isQ ? cIdx(b, 0)
+                       : op == Operand::K ? kOffset(stage) : vOffset(stage);
+    return ldmatrixSwizzled(b, swizzledTiles, offset,
+                            isQ ? s.blockM : s.blockN, pattern, lane, row0,
+                            col0, s.elementType);
+  }
+  Value tile = isQ ? sQ : op == Operand::K ? sK : sV;
+  return ldmatrixPadded(b, tile, isQ ? ValueRange{} : ValueRange{stage}, lane,
+                        pattern, row0, cIdx(b, col0), s.elementType);
+}
+
 Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
   // K and V of one block form one commit group: the waits below count one
   // group per block, so a separate K group would make the wait for this
   // block also wait for the next block's K, serialising the prefetch.
   SmallVector<Value> tokens;
-  if (s.swizzledTiles()) {
-    copySwizzled(arg.lookup("k"), kBase, kStrideS, rowStart, seqK,
-                 kOffset(stage), s.blockN, s.headDim, tokens);
-    copySwizzled(arg.lookup("v"), vBase, vStrideS, rowStart, seqK,
-                 vOffset(stage), s.blockN, s.headDimV, tokens);
-    return commitGroup(tokens);
-  }
-  issueTileCopies(arg.lookup("k"), kBase, kStrideS, rowStart, seqK, sK, stage,
-                  s.blockN, s.headDim, tokens);
-  issueTileCopies(arg.lookup("v"), vBase, vStrideS, rowStart, seqK, sV, stage,
-                  s.blockN, s.headDimV, tokens);
+  copyOperand(Operand::K, stage, rowStart, tokens);
+  copyOperand(Operand::V, stage, rowStart, tokens);
   return commitGroup(tokens);
 }
 
 Value Sm80ForwardBuilder::loadQTile() {
-  if (s.swizzledTiles()) {
-    SmallVector<Value> tokens;
-    copySwizzled(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, cIdx(b, 0),
-                 s.blockM, s.headDim, tokens);
-    return commitGroup(tokens);
-  }
-  return copyTileAsync(arg.lookup("q"), qBase, qStrideS, mStart, seqQ, sQ,
-                       ValueRange{}, s.blockM, s.headDim);
+  SmallVector<Value> tokens;
+  copyOperand(Operand::Q, Value(), mStart, tokens);
+  return commitGroup(tokens);
 }
 
 SmallVector<ForwardBuilder::Frags>
@@ -93,12 +125,8 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
     for (int64_t m = 0; m < mt; ++m)
       qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
     for (int64_t p = 0; p < nTilesN / 2; ++p) {
-      Regs kf = s.swizzledTiles()
-                    ? ldmatrixSwizzled(b, swizzledTiles, kOffset(stage),
-                                       s.blockN, X4::BPair, lane,
-                                       cIdx(b, p * 16), kk * 16, s.elementType)
-                    : loadBPair(b, sK, stage, lane, cIdx(b, p * 16),
-                                cIdx(b, kk * 16), s.elementType);
+      Regs kf = loadBlock(Operand::K, stage, X4::BPair, cIdx(b, p * 16),
+                          kk * 16);
       for (int64_t m = 0; m < mt; ++m) {
         sc[m][2 * p] = mma(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
         sc[m][2 * p + 1] =
@@ -113,11 +141,7 @@ ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
                                                            int64_t kk) {
   Value row = arith::AddIOp::create(
       b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)), cIdx(b, 16 * m));
-  Regs r = s.swizzledTiles()
-               ? ldmatrixSwizzled(b, swizzledTiles, cIdx(b, 0), s.blockM, X4::A,
-                                  lane, row, 16 * kk, s.elementType)
-               : loadA(b, sQ, ValueRange{}, lane, row, cIdx(b, 16 * kk),
-                       s.elementType);
+  Regs r = loadBlock(Operand::Q, Value(), X4::A, row, 16 * kk);
   return Frags(r.begin(), r.end());
 }
 
@@ -131,12 +155,8 @@ void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
       pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
                packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
     for (int64_t p = 0; p < nTilesDv / 2; ++p) {
-      Regs vf = s.swizzledTiles()
-                    ? ldmatrixSwizzled(b, swizzledTiles, vOffset(stage),
-                                       s.blockN, X4::BPairTransposed, lane,
-                                       cIdx(b, kk * 16), p * 16, s.elementType)
-                    : loadBPairTransposed(b, sV, stage, lane, cIdx(b, p * 16),
-                                          cIdx(b, kk * 16), s.elementType);
+      Regs vf = loadBlock(Operand::V, stage, X4::BPairTransposed,
+                          cIdx(b, kk * 16), p * 16);
       for (int64_t m = 0; m < mt; ++m) {
         Value &a0 = acc[m * nTilesDv + 2 * p];
         Value &a1 = acc[m * nTilesDv + 2 * p + 1];
