@@ -92,8 +92,6 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
                                 int64_t n, Value factor, int64_t width) {
   // Rows i = 0, 1 of accumulator tile (m, n) into the contiguous
   // [B, Hq, Sk, width] slice `name`, as pairs of halves.
-  auto pairTy = VectorType::get({2}, s.elementType);
-  auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t i = 0; i < 2; ++i) {
     Value key = asIndex(keyOf(m, i));
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, seqK);
@@ -112,10 +110,8 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
       x0 = arith::MulFOp::create(b, x0, factor);
       x1 = arith::MulFOp::create(b, x1, factor);
     }
-    Value h = arith::TruncFOp::create(
-        b, pairTy, vector::FromElementsOp::create(b, f32x2, ValueRange{x0, x1}));
-    vector::StoreOp::create(b, h, arg.lookup(name),
-                            ValueRange{arith::AddIOp::create(b, rowOff, col)});
+    storePair(b, x0, x1, s.elementType, arg.lookup(name),
+              ValueRange{arith::AddIOp::create(b, rowOff, col)});
   }
 }
 

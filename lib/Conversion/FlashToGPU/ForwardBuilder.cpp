@@ -73,6 +73,26 @@ Value ForwardBuilder::vOffset(Value stage) {
       arith::MulIOp::create(b, stage, cIdx(b, vElems)));
 }
 
+Value ForwardBuilder::commitKVCopies(
+    Value rowStart,
+    function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV) {
+  SmallVector<Value> tokens;
+  // Which variants branch is ptxas's register allocation at 255 registers:
+  // these are the ones that stay spill-free either way.
+  bool branch = s.swizzledTiles() && !s.dropout &&
+                (s.recipe == Recipe::Sm90 ||
+                 (isPlainScore() && !s.mask && !s.maskMod));
+  if (!branch) {
+    copyKV(RowCheck::PerChunk, tokens);
+    return commitGroup(tokens);
+  }
+  ifRowsBelow(rowStart, s.blockN, seqK, [&](RowCheck check) {
+    SmallVector<Value> inBranch; // tokens cannot leave the branch
+    copyKV(check, inBranch);
+  });
+  return commitGroup({});
+}
+
 Value ForwardBuilder::rowOf(int64_t m, int64_t i) {
   // mStart + warp * 16 * mt + 16 m + g + 8 i
   Value r = arith::AddIOp::create(
@@ -371,18 +391,14 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
       OpBuilder::InsertionGuard g3(b);
       b.setInsertionPointToStart(&ifRow.getThenRegion().front());
       Value oRow = arith::AddIOp::create(b, oBase, arith::MulIOp::create(b, row, oStrideS));
-      auto pairTy = VectorType::get({2}, s.elementType);
-      auto f32x2 = VectorType::get({2}, b.getF32Type());
       for (int64_t n = 0; n < nTilesDv; ++n) {
         Value a = final.acc[m * nTilesDv + n];
-        Value v = vector::FromElementsOp::create(
-            b, f32x2,
-            ValueRange{arith::MulFOp::create(b, accGet(b, a, i, 0), inv),
-                       arith::MulFOp::create(b, accGet(b, a, i, 1), inv)});
-        Value h = arith::TruncFOp::create(b, pairTy, v);
         Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                                           cIdx(b, 8 * n));
-        vector::StoreOp::create(b, h, out, ValueRange{arith::AddIOp::create(b, oRow, col)});
+        storePair(b, arith::MulFOp::create(b, accGet(b, a, i, 0), inv),
+                  arith::MulFOp::create(b, accGet(b, a, i, 1), inv),
+                  s.elementType, out,
+                  ValueRange{arith::AddIOp::create(b, oRow, col)});
       }
       auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
       b.setInsertionPointToStart(&ifLead.getThenRegion().front());

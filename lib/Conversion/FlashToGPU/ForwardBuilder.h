@@ -73,6 +73,19 @@ protected:
   virtual void accumulateOutput(SmallVector<Value> &acc, const PackedP &p,
                                 Value stage) = 0;
 
+  /// The copies of one key block's K and V tiles, as one commit group: the
+  /// waits count one group per block, so a separate K group would make the
+  /// wait for a block also wait for the next block's K, serialising the
+  /// prefetch. `copyKV(check, tokens)` issues them. Swizzled tiles take one
+  /// branch on whether the block overhangs Sk (KernelBuilderBase::RowCheck)
+  /// except in dropout kernels and, on the sm80 recipe, the per-element
+  /// variants (bias, score_mod, mask operands); those and the padded tiles
+  /// (D = 32, in 128 registers) keep per-chunk checks, with which ptxas fits
+  /// them without spills (compile-ptxas*.mlir).
+  Value commitKVCopies(
+      Value rowStart,
+      function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV);
+
   /// How many key blocks the prologue starts before the loop (the loop
   /// keeps that many in flight).
   virtual int64_t prefetchDistance() { return s.stages - 1; }

@@ -245,6 +245,16 @@ Value frag::packPair(ImplicitLocOpBuilder &b, Value lo, Value hi,
   return vector::ExtractOp::create(b, i, ArrayRef<int64_t>{0});
 }
 
+void frag::storePair(ImplicitLocOpBuilder &b, Value lo, Value hi,
+                     Type elementType, Value memory, ValueRange indices) {
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  auto pairTy = VectorType::get({2}, elementType);
+  Value h = arith::TruncFOp::create(
+      b, pairTy, vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi}));
+  vector::StoreOp::create(b, h, memory, indices, /*nontemporal=*/false,
+                          llvm::Align(2 * elementType.getIntOrFloatBitWidth() / 8));
+}
+
 static Value quadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
   for (int32_t offset : {1, 2}) {
     auto shfl = gpu::ShuffleOp::create(b, v, offset, /*width=*/32,

@@ -97,6 +97,15 @@ Value mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
 /// (the first value in the low half, as mma.sync expects).
 Value packPair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType);
 
+/// Stores lo, hi rounded to `elementType` at memory[indices], memory[.. + 1]
+/// as one 4-byte store: a pair of accumulator columns 2t, 2t + 1 in a tile or
+/// tensor whose rows start 16-byte aligned (KERNEL_ABI.md) is 4-byte
+/// aligned, and saying so matters: at the element's own alignment LLVM
+/// splits the store in two 2-byte stores (ncu, run 56: twice the store
+/// instructions of the O epilogue).
+void storePair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType,
+               Value memory, ValueRange indices);
+
 /// Max or sum over the 4 lanes of a quad (lanes sharing g), via shuffles.
 Value quadReduceMax(ImplicitLocOpBuilder &b, Value v);
 Value quadReduceSum(ImplicitLocOpBuilder &b, Value v);

@@ -50,6 +50,22 @@ protected:
   Value sharedTile(Value bytes, ArrayRef<int64_t> shape, int64_t offset,
                    Type elt);
 
+  /// How tile copies treat rows at or past their rowLimit. PerChunk
+  /// computes each chunk's source from its row through memref indices and
+  /// checks it (any layout). The others need passes that cover whole rows
+  /// and step a raw source address by a fixed number of rows per pass:
+  /// Checked tests each pass's row, None (a tile known to lie below
+  /// rowLimit: every key block but the last of a sequence) tests nothing;
+  /// ifRowsBelow chooses between the two at run time with one uniform
+  /// branch, shared by the tiles of the same rows (K and V: each with its
+  /// own branch, LLVM hoists the checked path's row arithmetic, common to
+  /// both, above the first).
+  enum class RowCheck { PerChunk, None, Checked };
+  /// Emits body(RowCheck::None) where rows [rowStart, rowStart + rows) all
+  /// lie below rowLimit, body(RowCheck::Checked) where not.
+  void ifRowsBelow(Value rowStart, int64_t rows, Value rowLimit,
+                   function_ref<void(RowCheck)> body);
+
   /// cp.async `rows` x `cols` elements starting at global row `rowStart` of
   /// `gmem` (row pitch `rowStride`, element offset `base`) into
   /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled. Appends the
@@ -57,7 +73,8 @@ protected:
   void issueTileCopies(Value gmem, Value base, Value rowStride,
                        Value rowStart, Value rowLimit, Value tile,
                        ValueRange lead, int64_t rows, int64_t cols,
-                       SmallVectorImpl<Value> &tokens);
+                       SmallVectorImpl<Value> &tokens,
+                       RowCheck check = RowCheck::PerChunk);
   /// The same with the destination index of row r + rowDelta, column c
   /// (r, c index values, c a multiple of 8, rowDelta a constant) given by
   /// `dstIndex`: other layouts, such as the swizzled tiles. The constant
@@ -65,12 +82,27 @@ protected:
   /// folds it into the copy's immediate. `rows * cols / 8` must then be a
   /// multiple of the block's threads.
   /// Columns from `validCols` on (when set) are zero-filled, not read.
+  /// Only layouts whose passes do not cover whole rows (issueScattered-
+  /// Copies) leave tokens; the commit group that follows covers every copy.
   void issueCopies(
       Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
       Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
       function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
           dstIndex,
-      std::optional<int64_t> validCols = std::nullopt);
+      std::optional<int64_t> validCols = std::nullopt,
+      RowCheck check = RowCheck::PerChunk);
+  /// issueCopies chunk by chunk through memref indices and
+  /// nvgpu.device_async_copy, each chunk's row checked (RowCheck::PerChunk;
+  /// any layout).
+  void issueIndexedCopies(
+      Value gmem, Value base, Value rowStride, Value rowStart, Value rowLimit,
+      Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
+      function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
+          dstIndex,
+      std::optional<int64_t> validCols);
+  /// The i64 address of memory[indices] (static strides, no offset: kernel
+  /// arguments and shared-memory tiles), for the raw NVVM ops.
+  Value byteAddress(Value memory, ValueRange indices);
   /// The 128-byte-swizzled tiles (Swizzle.h), `elements`
   /// 16-bit elements in one 1-D view `swizzledTiles` from the first
   /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
@@ -87,7 +119,8 @@ protected:
   /// zero-filled.
   void copySwizzled(Value gmem, Value base, Value rowStride, Value rowStart,
                     Value rowLimit, Value offset, int64_t rows, int64_t cols,
-                    SmallVectorImpl<Value> &tokens);
+                    SmallVectorImpl<Value> &tokens,
+                    RowCheck check = RowCheck::PerChunk);
   /// fence.proxy.async: cp.async and st.shared write through the generic
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.

@@ -123,8 +123,6 @@ void Sm80BackwardBuilder::accumulateTN(SmallVector<Value> &acc,
 
 void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
   // dSᵀ to shared memory as the A operand of dQ (read transposed).
-  auto pairTy = VectorType::get({2}, s.elementType);
-  auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t m = 0; m < mk; ++m)
     for (int64_t n = 0; n < nTilesM; ++n)
       for (int64_t ii = 0; ii < 2; ++ii) {
@@ -132,12 +130,8 @@ void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
             b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * ii)));
         Value col = arith::AddIOp::create(
             b, arith::MulIOp::create(b, t, cIdx(b, 2)), cIdx(b, 8 * n));
-        Value h = arith::TruncFOp::create(
-            b, pairTy,
-            vector::FromElementsOp::create(
-                b, f32x2,
-                ValueRange{accGet(b, dsT[m][n], ii, 0), accGet(b, dsT[m][n], ii, 1)}));
-        vector::StoreOp::create(b, h, sdS, ValueRange{row, col});
+        storePair(b, accGet(b, dsT[m][n], ii, 0), accGet(b, dsT[m][n], ii, 1),
+                  s.elementType, sdS, ValueRange{row, col});
       }
   gpu::BarrierOp::create(b);
 

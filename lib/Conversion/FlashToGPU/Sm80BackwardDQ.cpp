@@ -186,8 +186,6 @@ void Sm80BackwardDQBuilder::build() {
   Value scale = arg.lookup("scale");
   Value gBase = operandBase("grad_q", head);
   Value gStride = idx("grad_q_stride_s");
-  auto pairTy = VectorType::get({2}, s.elementType);
-  auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOf(m, i);
@@ -199,16 +197,12 @@ void Sm80BackwardDQBuilder::build() {
       Value rowOff = arith::AddIOp::create(b, gBase, arith::MulIOp::create(b, row, gStride));
       for (int64_t n = 0; n < nTilesD; ++n) {
         Value a = loop.getResult(m * nTilesD + n);
-        Value h = arith::TruncFOp::create(
-            b, pairTy,
-            vector::FromElementsOp::create(
-                b, f32x2,
-                ValueRange{arith::MulFOp::create(b, accGet(b, a, i, 0), scale),
-                           arith::MulFOp::create(b, accGet(b, a, i, 1), scale)}));
         Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                                           cIdx(b, 8 * n));
-        vector::StoreOp::create(b, h, arg.lookup("grad_q"),
-                                ValueRange{arith::AddIOp::create(b, rowOff, col)});
+        storePair(b, arith::MulFOp::create(b, accGet(b, a, i, 0), scale),
+                  arith::MulFOp::create(b, accGet(b, a, i, 1), scale),
+                  s.elementType, arg.lookup("grad_q"),
+                  ValueRange{arith::AddIOp::create(b, rowOff, col)});
       }
     }
   gpu::ReturnOp::create(b);

@@ -34,7 +34,8 @@ private:
   /// Starts the copies of the Q tile or of stage `stage`'s K or V tile from
   /// row `rowStart`, in the kernel's layout.
   void copyOperand(Operand op, Value stage, Value rowStart,
-                   SmallVectorImpl<Value> &tokens);
+                   SmallVectorImpl<Value> &tokens,
+                   RowCheck check = RowCheck::PerChunk);
   /// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of the Q tile
   /// or of stage `stage`'s K or V tile, in the kernel's layout.
   Regs loadBlock(Operand op, Value stage, X4 pattern, Value row0,
@@ -65,7 +66,8 @@ void Sm80ForwardBuilder::carveSharedMemory() {
 }
 
 void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
-                                     SmallVectorImpl<Value> &tokens) {
+                                     SmallVectorImpl<Value> &tokens,
+                                     RowCheck check) {
   bool isQ = op == Operand::Q;
   StringRef name = isQ ? "q" : op == Operand::K ? "k" : "v";
   Value base = isQ ? qBase : op == Operand::K ? kBase : vBase;
@@ -77,12 +79,13 @@ void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
     Value offset = isQ ? cIdx(b, 0)
                        : op == Operand::K ? kOffset(stage) : vOffset(stage);
     copySwizzled(arg.lookup(name), base, stride, rowStart, limit, offset, rows,
-                 cols, tokens);
+                 cols, tokens, check);
     return;
   }
   Value tile = isQ ? sQ : op == Operand::K ? sK : sV;
   issueTileCopies(arg.lookup(name), base, stride, rowStart, limit, tile,
-                  isQ ? ValueRange{} : ValueRange{stage}, rows, cols, tokens);
+                  isQ ? ValueRange{} : ValueRange{stage}, rows, cols, tokens,
+                  check);
 }
 
 Regs Sm80ForwardBuilder::loadBlock(Operand op, Value stage, X4 pattern,
@@ -102,13 +105,11 @@ Regs Sm80ForwardBuilder::loadBlock(Operand op, Value stage, X4 pattern,
 
 Value Sm80ForwardBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
-  // K and V of one block form one commit group: the waits below count one
-  // group per block, so a separate K group would make the wait for this
-  // block also wait for the next block's K, serialising the prefetch.
-  SmallVector<Value> tokens;
-  copyOperand(Operand::K, stage, rowStart, tokens);
-  copyOperand(Operand::V, stage, rowStart, tokens);
-  return commitGroup(tokens);
+  return commitKVCopies(
+      rowStart, [&](RowCheck check, SmallVectorImpl<Value> &tokens) {
+        copyOperand(Operand::K, stage, rowStart, tokens, check);
+        copyOperand(Operand::V, stage, rowStart, tokens, check);
+      });
 }
 
 Value Sm80ForwardBuilder::loadQTile() {

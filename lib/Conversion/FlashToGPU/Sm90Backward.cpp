@@ -241,8 +241,6 @@ SmallVector<BackwardBuilder::Frags> Sm90BackwardBuilder::computeDPT(Value) {
 
 void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
                                             int64_t offset) {
-  auto pairTy = VectorType::get({2}, s.elementType);
-  auto f32x2 = VectorType::get({2}, b.getF32Type());
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < nTilesM; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
@@ -252,12 +250,8 @@ void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
           b, cIdx(b, offset),
           arith::AddIOp::create(
               b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
-      Value h = arith::TruncFOp::create(
-          b, pairTy,
-          vector::FromElementsOp::create(
-              b, f32x2,
-              ValueRange{accGet(b, x[0][n], ii, 0), accGet(b, x[0][n], ii, 1)}));
-      vector::StoreOp::create(b, h, swizzledTiles, ValueRange{at});
+      storePair(b, accGet(b, x[0][n], ii, 0), accGet(b, x[0][n], ii, 1),
+                s.elementType, swizzledTiles, ValueRange{at});
     }
   fenceGenericToAsyncProxy();
 }

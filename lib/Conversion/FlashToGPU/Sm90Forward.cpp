@@ -79,7 +79,8 @@ private:
   /// swizzled tile at element `offset`.
   void copyOperand(StringRef name, Value base, Value rowStride, Value rowStart,
                    Value offset, int64_t rows, int64_t cols,
-                   SmallVectorImpl<Value> &tokens);
+                   SmallVectorImpl<Value> &tokens,
+                   RowCheck check = RowCheck::PerChunk);
 };
 
 void Sm90ForwardBuilder::carveSharedMemory() {
@@ -94,9 +95,10 @@ void Sm90ForwardBuilder::carveSharedMemory() {
 void Sm90ForwardBuilder::copyOperand(StringRef name, Value base,
                                      Value rowStride, Value rowStart,
                                      Value offset, int64_t rows, int64_t cols,
-                                     SmallVectorImpl<Value> &tokens) {
+                                     SmallVectorImpl<Value> &tokens,
+                                     RowCheck check) {
   copySwizzled(arg.lookup(name), base, rowStride, rowStart,
-               name == "q" ? seqQ : seqK, offset, rows, cols, tokens);
+               name == "q" ? seqQ : seqK, offset, rows, cols, tokens, check);
 }
 
 Value Sm90ForwardBuilder::loadQTile() {
@@ -108,13 +110,13 @@ Value Sm90ForwardBuilder::loadQTile() {
 
 Value Sm90ForwardBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
-  // K and V of a block form one commit group (see Sm80Forward.cpp).
-  SmallVector<Value> tokens;
-  copyOperand("k", kBase, kStrideS, rowStart, kOffset(stage), s.blockN,
-               s.headDim, tokens);
-  copyOperand("v", vBase, vStrideS, rowStart, vOffset(stage), s.blockN,
-               s.headDimV, tokens);
-  return commitGroup(tokens);
+  return commitKVCopies(
+      rowStart, [&](RowCheck check, SmallVectorImpl<Value> &tokens) {
+        copyOperand("k", kBase, kStrideS, rowStart, kOffset(stage), s.blockN,
+                    s.headDim, tokens, check);
+        copyOperand("v", vBase, vStrideS, rowStart, vOffset(stage), s.blockN,
+                    s.headDimV, tokens, check);
+      });
 }
 
 SmallVector<Value> Sm90ForwardBuilder::issueScores(Value stage) {
