@@ -20,6 +20,8 @@
 // RUN: flashfuse-compile %s --target=h100 -o %t/h100-auto | FileCheck %s --check-prefix=AUTO
 // RUN: grep -c "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
+// No accumulator pair is stored in two 2-byte halves (frag::storePair).
+// RUN: not grep -q "st.global.b16" %t/a100/kernels.ptx %t/h100/kernels.ptx %t/h100-auto/kernels.ptx
 //
 // A100-COUNT-27: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote

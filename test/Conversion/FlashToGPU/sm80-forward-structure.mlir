@@ -23,14 +23,26 @@
 // boundary (1024 bytes of slack in smem).
 // CHECK: gpu.dynamic_shared_memory
 // CHECK: memref.view {{.*}} to memref<20480xf16, #gpu.address_space<workgroup>>
-// The Q tile and the first K/V block go in flight before the loop.
+// The Q tile and the first K/V block go in flight before the loop: Q
+// chunk by chunk, K and V under one branch on whether the block lies below
+// Sk: a whole block from a raw address stepped per pass with no checks,
+// the last block of a sequence with each pass's row checked (src-size).
 // CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>
+// CHECK: } else {
+// CHECK: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait
 // Q's A operands are loaded once, before the key loop.
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false}
 // CHECK: scf.for
-// The prefetch of the next block, then the wait for this one.
+// The prefetch of the next block (the same branch), then the wait for this
+// one.
+// CHECK: scf.if
+// CHECK: nvvm.cp.async.shared.global
+// CHECK: } else {
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_wait {{.*}} {numGroups = 1 : i32}
 // CHECK: gpu.barrier
@@ -52,7 +64,9 @@
 // CHECK: scf.yield
 // Epilogue: O / l and LSE.
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
-// CHECK: vector.store
+// Each pair of output columns is one 4-byte store (at the element's own
+// alignment LLVM would split it in two).
+// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
 // CHECK: memref.store
 // CHECK: gpu.return
 func.func @causal(%q: tensor<2x4x200x64xf16>, %k: tensor<2x2x300x64xf16>, %v: tensor<2x2x300x64xf16>) -> (tensor<2x4x200x64xf16>, tensor<2x4x200xf32>) {
