@@ -10,7 +10,9 @@
 //      fragments, online softmax in f32 with exp2 and log2(e) folded into
 //      the scale;
 //   4. P re-packed in registers as the A operand of O += P·V;
-//   5. epilogue: O / l and LSE written straight from the fragments.
+//   5. epilogue: O / l staged through the Q tile and written in 16-byte
+//      stores (straight from the fragments where the tiles are padded),
+//      LSE from the fragments.
 // Rows past Sq and keys past Sk are zero-filled by the copies and masked,
 // so any Sq and Sk work.
 //
@@ -18,6 +20,7 @@
 #include "Fragments.h"
 #include "ForwardBuilder.h"
 #include "Recipes.h"
+#include "Swizzle.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -34,17 +37,21 @@ using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
 
-void ForwardBuilder::readForwardArguments() {
-  readArguments();
-  Value mBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+Value ForwardBuilder::firstRowOfBlock(Value blockIdX, Value gridDimX) {
+  Value mBlock = blockIdX;
   if (s.causal != KernelSpec::Causal::None) {
     // Causal blocks near the end of the sequence see the most keys: launch
     // them first so that the short ones fill the tail of the grid.
-    Value last = arith::SubIOp::create(
-        b, gpu::GridDimOp::create(b, gpu::Dimension::x), cIdx(b, 1));
+    Value last = arith::SubIOp::create(b, gridDimX, cIdx(b, 1));
     mBlock = arith::SubIOp::create(b, last, mBlock);
   }
-  mStart = arith::MulIOp::create(b, mBlock, cIdx(b, s.blockM));
+  return arith::MulIOp::create(b, mBlock, cIdx(b, s.blockM));
+}
+
+void ForwardBuilder::readForwardArguments() {
+  readArguments();
+  mStart = firstRowOfBlock(gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                           gpu::GridDimOp::create(b, gpu::Dimension::x));
   qBase = operandBase("q", head);
   kBase = operandBase("k", headKV);
   vBase = operandBase("v", headKV);
@@ -362,13 +369,35 @@ void ForwardBuilder::rescaleUnlessUnit(SmallVector<Value> &acc,
   acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
+bool ForwardBuilder::stagesOutput() const {
+  // O's rows go through the swizzled Q tile, which holds them when
+  // Dv <= D (Q is the tile no cp.async may still be writing: the last
+  // iterations prefetch past the band into the K/V ring).
+  return s.swizzledTiles() &&
+         KernelSpec::swizzleWidth(s.headDimV) <= KernelSpec::swizzleWidth(s.headDim);
+}
+
 void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   // Epilogue: O = acc / l, LSE = (m + log2 l) ln 2; l == 0 (every key
   // masked) gives O = 0 and LSE = +inf.
-  Value lse = arg.lookup("lse"), out = arg.lookup("o");
-  // O's address computed here, not with Q's, K's and V's before the key
-  // loop: live across it, it cost registers the loop needs.
-  Value oBase = operandBase("o", head), oStrideS = idx("o_stride_s");
+  bool staged = stagesOutput();
+  if (staged) {
+    // O overwrites the Q tile: every warp must be done with it (the sm90
+    // recipe's wgmma reads a whole warpgroup's Q rows).
+    gpu::BarrierOp::create(b);
+    // The staging's addresses derive from coordinates read afresh, so that
+    // no value computed before the key loop stays live across it for them
+    // (the loop runs at the 255-register cap; kept, such values spilled in
+    // D = 96/128 variants). The direct stores are left as they were: there
+    // the rereading itself cost a D = 32 dropout kernel (128 registers) a
+    // spill.
+    rereadCoordinates();
+    mStart = firstRowOfBlock(readSpecialRegisterOpaquely("ctaid.x"),
+                             readSpecialRegisterOpaquely("nctaid.x"));
+  }
+  oBase = operandBase("o", head);
+  oStrideS = idx("o_stride_s");
+  Value lse = arg.lookup("lse");
   Value lseRowBase = arith::MulIOp::create(
       b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
       seqQ);
@@ -385,25 +414,140 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
           arith::MulFOp::create(b, arith::AddFOp::create(b, mx, log2Approx(b, l)),
                                 cF32(b, float(M_LN2))),
           cF32(b, INFINITY));
+      SmallVector<Value> pairs;
+      for (int64_t n = 0; n < nTilesDv; ++n) {
+        Value a = final.acc[m * nTilesDv + n];
+        pairs.push_back(arith::MulFOp::create(b, accGet(b, a, i, 0), inv));
+        pairs.push_back(arith::MulFOp::create(b, accGet(b, a, i, 1), inv));
+      }
+      if (staged)
+        stageOutputRow(m, i, pairs);
       Value row = arith::IndexCastOp::create(b, b.getIndexType(), rowOf(m, i));
       Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ);
       auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, /*withElse=*/false);
       OpBuilder::InsertionGuard g3(b);
       b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-      Value oRow = arith::AddIOp::create(b, oBase, arith::MulIOp::create(b, row, oStrideS));
-      for (int64_t n = 0; n < nTilesDv; ++n) {
-        Value a = final.acc[m * nTilesDv + n];
-        Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                          cIdx(b, 8 * n));
-        storePair(b, arith::MulFOp::create(b, accGet(b, a, i, 0), inv),
-                  arith::MulFOp::create(b, accGet(b, a, i, 1), inv),
-                  s.elementType, out,
-                  ValueRange{arith::AddIOp::create(b, oRow, col)});
-      }
+      if (!staged)
+        storeOutputRow(row, pairs);
       auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
       b.setInsertionPointToStart(&ifLead.getThenRegion().front());
       memref::StoreOp::create(b, lseVal, lse,
                               ValueRange{arith::AddIOp::create(b, lseRowBase, row)});
     }
+  if (staged)
+    copyOutStagedRows();
   gpu::ReturnOp::create(b);
+}
+
+Value ForwardBuilder::outputRowStart(Value row) {
+  return arith::AddIOp::create(b, oBase, arith::MulIOp::create(b, row, oStrideS));
+}
+
+void ForwardBuilder::storeOutputRow(Value row, ArrayRef<Value> pairs) {
+  // Straight from the fragments: columns 8n + 2t, 8n + 2t + 1, 4 bytes a
+  // store (the padded-tile kernels, which have no swizzled Q tile to stage
+  // through).
+  Value oRow = outputRowStart(row);
+  for (int64_t n = 0; n < nTilesDv; ++n) {
+    Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+                                      cIdx(b, 8 * n));
+    storePair(b, pairs[2 * n], pairs[2 * n + 1], s.elementType, arg.lookup("o"),
+              ValueRange{arith::AddIOp::create(b, oRow, col)});
+  }
+}
+
+void ForwardBuilder::stageOutputRow(int64_t m, int64_t i, ArrayRef<Value> pairs) {
+  // Fragment row (m, i) of this warp into its own rows of the Q tile, in
+  // the swizzled layout: the 8 rows one store covers land in 8 different
+  // 16-byte bank groups, so the 4-byte stores are conflict-free.
+  Value rowInTile = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)),
+      arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
+  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
+  for (int64_t n = 0; n < nTilesDv; ++n) {
+    Value at = arith::AddIOp::create(
+        b, swizzle::offset(b, rowInTile, cIdx(b, 8 * n), s.blockM), twoT);
+    storePair(b, pairs[2 * n], pairs[2 * n + 1], s.elementType, swizzledTiles,
+              ValueRange{at});
+  }
+}
+
+void ForwardBuilder::copyOutStagedRows() {
+  // Each warp reads back its own 16 * mt rows, so a warp barrier orders the
+  // stores above before the reads. Then 16 bytes a lane, whole rows per
+  // pass: a warp stores 512 contiguous bytes at a time where the fragments
+  // store 4 (FlashAttention-2 stages O in shared memory for the same reason;
+  // the fragments' stores were 7% of the 2k forward's stall samples, ncu
+  // run 56).
+  NVVM::SyncWarpOp::create(b, arith::ConstantIntOp::create(b, b.getI32Type(), -1));
+  int64_t width = KernelSpec::swizzleWidth(s.headDimV);
+  int64_t chunksPerRow = width / 8, rowsPerPass = 32 / chunksPerRow;
+  int64_t passes = 16 * mt / rowsPerPass;
+  Value rowInPass = arith::DivUIOp::create(b, lane, cIdx(b, chunksPerRow));
+  Value chunk = arith::RemUIOp::create(b, lane, cIdx(b, chunksPerRow));
+  Value col = arith::MulIOp::create(b, chunk, cIdx(b, 8));
+  Value firstRow = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)), rowInPass);
+  // Swizzle.h's layout with the row-dependent part split off: pass p reads
+  // row firstRow + p * rowsPerPass, whose row % 8 is rowInPass ^ (p *
+  // rowsPerPass % 8) (the warp's rows start at a multiple of 8 and
+  // rowInPass < rowsPerPass), so its chunk sits at chunkSwizzled ^ that
+  // constant.
+  Value chunkSwizzled = arith::XOrIOp::create(
+      b, arith::RemUIOp::create(b, chunk, cIdx(b, 8)), rowInPass);
+  Value tileRowStart = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b, arith::DivUIOp::create(b, col, cIdx(b, swizzle::kRowElements)),
+          cIdx(b, s.blockM * swizzle::kRowElements)),
+      arith::MulIOp::create(b, firstRow, cIdx(b, swizzle::kRowElements)));
+  // The global side: one address, stepped by rowsPerPass rows per pass.
+  Value out = arg.lookup("o");
+  Value firstGlobalRow = arith::AddIOp::create(b, mStart, firstRow);
+  Value address = byteAddress(
+      out, ValueRange{arith::AddIOp::create(b, outputRowStart(firstGlobalRow), col)});
+  Value passBytes = arith::IndexCastOp::create(
+      b, b.getI64Type(),
+      arith::MulIOp::create(b, oStrideS, cIdx(b, rowsPerPass * 2)));
+  // Lanes past Dv (D = 96 keeps 128-column rows) store nothing.
+  Value colValid = width == s.headDimV
+                       ? Value()
+                       : arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                               cIdx(b, s.headDimV));
+  auto chunkTy = VectorType::get({8}, s.elementType);
+  auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  ifRowsBelow(mStart, s.blockM, seqQ, [&](RowCheck check) {
+    Value to = address;
+    for (int64_t p = 0; p < passes; ++p) {
+      if (p)
+        to = arith::AddIOp::create(b, to, passBytes);
+      int64_t rowDelta = p * rowsPerPass;
+      Value at = arith::AddIOp::create(
+          b, tileRowStart,
+          arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(
+                  b,
+                  arith::XOrIOp::create(b, chunkSwizzled, cIdx(b, rowDelta % 8)),
+                  cIdx(b, 8)),
+              cIdx(b, rowDelta * swizzle::kRowElements)));
+      Value data = vector::LoadOp::create(b, chunkTy, swizzledTiles,
+                                          ValueRange{at}, /*nontemporal=*/false,
+                                          llvm::Align(16));
+      Value valid = colValid;
+      if (check == RowCheck::Checked) {
+        Value rowValid = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::slt,
+            arith::AddIOp::create(b, firstGlobalRow, cIdx(b, rowDelta)), seqQ);
+        valid = valid ? arith::AndIOp::create(b, valid, rowValid) : rowValid;
+      }
+      OpBuilder::InsertionGuard guard(b);
+      if (valid) {
+        auto ifValid = scf::IfOp::create(b, TypeRange{}, valid, /*withElse=*/false);
+        b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+      }
+      LLVM::StoreOp::create(b, data, LLVM::IntToPtrOp::create(b, globalPtr, to),
+                            /*alignment=*/16);
+    }
+  });
 }

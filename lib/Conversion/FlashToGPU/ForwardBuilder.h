@@ -125,6 +125,8 @@ protected:
   void rescaleUnlessUnit(SmallVector<Value> &acc,
                          ArrayRef<SmallVector<Value>> alpha);
   void readForwardArguments();
+  /// The block's first query row, from its blockIdx.x and gridDim.x.
+  Value firstRowOfBlock(Value blockIdX, Value gridDimX);
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
   Value scoreFactor; // scale * log2(e), for plain scores
@@ -132,6 +134,19 @@ protected:
   Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
   /// O = acc / l and LSE from the key loop's final state.
   void writeEpilogue(const SoftmaxState &final);
+  /// Whether O goes out through the (swizzled) Q tile in 16-byte stores
+  /// rather than straight from the fragments.
+  bool stagesOutput() const;
+  Value oBase, oStrideS; // set by writeEpilogue
+  /// Element offset of query row `row` (index) in O.
+  Value outputRowStart(Value row);
+  /// Fragment row `row`'s O columns ([2n], [2n + 1] = columns 8n + 2t, +1)
+  /// stored to global memory directly.
+  void storeOutputRow(Value row, ArrayRef<Value> pairs);
+  /// The same into this warp's rows of the Q tile, and those rows copied
+  /// out once all of the warp's are there.
+  void stageOutputRow(int64_t m, int64_t i, ArrayRef<Value> pairs);
+  void copyOutStagedRows();
 };
 
 } // namespace mlir::flash

@@ -37,15 +37,37 @@ Value KernelBuilderBase::asIndex(Value v) {
   return arith::IndexCastOp::create(b, b.getIndexType(), v);
 }
 
-void KernelBuilderBase::readArguments() {
-  for (auto [i, p] : llvm::enumerate(s.params()))
-    arg[StringRef(p).split(':').second] = func.getArgument(i);
-  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+void KernelBuilderBase::setThreadCoordinates(Value threadId) {
+  tid = threadId;
   Value c32 = cIdx(b, 32);
   lane = arith::RemUIOp::create(b, tid, c32);
   warp = arith::DivUIOp::create(b, tid, c32);
   g = arith::DivUIOp::create(b, lane, cIdx(b, 4));
   t = arith::RemUIOp::create(b, lane, cIdx(b, 4));
+}
+
+Value KernelBuilderBase::readSpecialRegisterOpaquely(StringRef name) {
+  // A volatile asm: the NVVM intrinsics are pure, so LLVM would reuse the
+  // first read and everything derived from it.
+  auto read = LLVM::InlineAsmOp::create(
+      b, b.getI32Type(), ValueRange{}, ("mov.u32 $0, %" + name + ";").str(),
+      "=r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), read.getResult(0));
+}
+
+void KernelBuilderBase::rereadCoordinates() {
+  setThreadCoordinates(readSpecialRegisterOpaquely("tid.x"));
+  head = readSpecialRegisterOpaquely("ctaid.y");
+  batchIdx = readSpecialRegisterOpaquely("ctaid.z");
+}
+
+void KernelBuilderBase::readArguments() {
+  for (auto [i, p] : llvm::enumerate(s.params()))
+    arg[StringRef(p).split(':').second] = func.getArgument(i);
+  setThreadCoordinates(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
 
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   batchIdx = gpu::BlockIdOp::create(b, gpu::Dimension::z);

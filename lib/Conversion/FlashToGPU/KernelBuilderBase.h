@@ -36,10 +36,20 @@ protected:
   // block's batch and query head (blockIdx.z, blockIdx.y), its kv head, and
   // the scalar arguments every kernel reads.
   Value tid, lane, warp, g, t;
+  void setThreadCoordinates(Value threadId);
   Value batchIdx, head, headKV, headsQ, seqQ, seqK;
   Value diagOffset;              // key j is on the diagonal of row i at j == i + off
   Value windowLeft, windowRight; // i32, -1 = unbounded
   void readArguments();
+  /// Reads the thread's and the block's coordinates again, opaquely to
+  /// LLVM, and makes tid/lane/warp/g/t, head and batchIdx those. After a
+  /// kernel's main loop: what follows then derives its addresses from them
+  /// instead of keeping values computed before the loop alive across it
+  /// (registers the loop needs at 255).
+  void rereadCoordinates();
+  /// %`name` (a 32-bit special register such as "ctaid.x"), read by an
+  /// asm LLVM can neither hoist nor merge with another read.
+  Value readSpecialRegisterOpaquely(StringRef name);
 
   /// Element offset of (batch, head `h`) in operand `name` (its _stride_b/h).
   Value operandBase(StringRef name, Value h);

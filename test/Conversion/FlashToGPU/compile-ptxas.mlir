@@ -22,6 +22,11 @@
 // RUN: grep -c "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" %t/a100/kernels.ptx | FileCheck %s --check-prefix=MMA
 // No accumulator pair is stored in two 2-byte halves (frag::storePair).
 // RUN: not grep -q "st.global.b16" %t/a100/kernels.ptx %t/h100/kernels.ptx %t/h100-auto/kernels.ptx
+// O leaves through shared memory in 16-byte stores (ForwardBuilder::
+// stagesOutput: the swizzled kernels) wherever the tiles are swizzled, in
+// both recipes; the padded D = 32 kernels store pairs.
+// RUN: grep -c "st.global.v4.b32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=MMA
+// RUN: grep -c "st.global.v4.b32" %t/h100-auto/kernels.ptx | FileCheck %s --check-prefix=MMA
 //
 // A100-COUNT-27: ptxas sm_80 flash_fwd_sm80_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote

@@ -62,12 +62,26 @@
 // CHECK-COUNT-32: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: scf.yield
-// Epilogue: O / l and LSE.
+// Epilogue: O / l and LSE. O is staged through the Q tile once every warp
+// is done with the tiles: each pair of output columns one 4-byte store
+// into the warp's own swizzled rows (at the element's own alignment LLVM
+// would split it in two), the LSE straight to global memory.
+// CHECK: gpu.barrier
+// CHECK-NOT: scf.yield
+// CHECK: llvm.inline_asm has_side_effects {{.*}} "mov.u32 $0, %tid.x;"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
-// Each pair of output columns is one 4-byte store (at the element's own
-// alignment LLVM would split it in two).
-// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
+// CHECK-COUNT-8: vector.store {{.*}} {alignment = 4 : i64} : memref<20480xf16, #gpu.address_space<workgroup>>, vector<2xf16>
 // CHECK: memref.store
+// Then the warp's 16 rows go out 16 bytes a lane, 4 rows a pass, under one
+// branch on whether the block's rows all lie below Sq: unchecked, or each
+// pass's row checked.
+// CHECK: nvvm.bar.warp.sync
+// CHECK: scf.if
+// CHECK-COUNT-4: vector.load {{.*}} {alignment = 16 : i64} : memref<20480xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK-NEXT: llvm.inttoptr
+// CHECK-NEXT: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<1>
+// CHECK: } else {
+// CHECK-COUNT-4: scf.if
 // CHECK: gpu.return
 func.func @causal(%q: tensor<2x4x200x64xf16>, %k: tensor<2x2x300x64xf16>, %v: tensor<2x2x300x64xf16>) -> (tensor<2x4x200x64xf16>, tensor<2x4x200xf32>) {
   %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>, config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<2x4x200x64xf16>, tensor<2x2x300x64xf16>, tensor<2x2x300x64xf16> -> tensor<2x4x200x64xf16>, tensor<2x4x200xf32>
