@@ -14,6 +14,7 @@ import argparse
 import math
 import statistics
 import sys
+import time
 
 import torch
 
@@ -57,11 +58,20 @@ def _runners():
             "naive": _naive}
 
 
-def time_ms(fn, inputs, warmup, reps):
+def time_ms(fn, inputs, warmup, reps, warmup_ms=250.0):
     """Median milliseconds of fn(*inputs[i % len(inputs)]), one event pair
-    per call."""
-    for i in range(warmup):
+    per call. The warm-up runs at least `warmup` calls and `warmup_ms`
+    milliseconds: under its power limit the GPU sets its clock from the
+    power the running kernel draws, and a few calls would time fn at the
+    clock the previous method left behind (docs/PERF.md, runs 60-62)."""
+    start = time.perf_counter()
+    i = 0
+    while i < warmup or (time.perf_counter() - start) * 1e3 < warmup_ms:
         fn(*inputs[i % len(inputs)])
+        i += 1
+        if i % max(warmup, 1) == 0:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
@@ -134,7 +144,7 @@ def bench_config(c, args, runners):
                 row["max_abs_diff_vs_sdpa_flash"] = float(
                     (out.float() - reference.float()).abs().max())
             del out
-            row["ms"] = time_ms(fn, timed, args.warmup, args.reps)
+            row["ms"] = time_ms(fn, timed, args.warmup, args.reps, args.warmup_ms)
             del timed
             row["tflops"] = flops(c, args.backward) / (row["ms"] * 1e-3) / 1e12
         except (RuntimeError, ValueError, FlashFuseError,
@@ -163,6 +173,8 @@ def parse_args(argv):
     p.add_argument("--tokens", type=int, default=16384,
                    help="batch = tokens / seqlen")
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--warmup-ms", type=float, default=250.0,
+                   help="run each method at least this long before timing it")
     p.add_argument("--reps", type=int, default=30)
     p.add_argument("--rotate", type=int, default=3,
                    help="input sets cycled through (defeats L2 reuse)")
@@ -193,6 +205,7 @@ def main(argv=None):
         rows.extend(bench_config(c, args, runners))
     meta = {"device": torch.cuda.get_device_name(),
             "torch": torch.__version__, "warmup": args.warmup,
+            "warmup_ms": args.warmup_ms,
             "reps": args.reps, "rotate": args.rotate,
             "flops": "4*B*H*S*S*D, halved if causal"
                      + (", x2.5 (backward)" if args.backward else "")}

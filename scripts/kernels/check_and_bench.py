@@ -171,14 +171,23 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
                 err_pt=err_pt, lse_err=lse_err, ok=ok)
 
 # -------------------------------------------------------------- timing
-def median_ms(fn, iters=30, warmup=5):
+def median_ms(fn, iters=30, warmup=5, warmup_ms=250.0):
     """Median milliseconds of fn(), one event pair per call and no
     synchronisation between calls (as python -m flashfuse.bench): the host
     runs ahead, so the Python argument packing of the ctypes launches is
     hidden behind the GPU work instead of being timed with it (a per-call
-    synchronise billed it to every call, ~0.1-0.3 ms at short S)."""
-    for _ in range(warmup):
-        fn()
+    synchronise billed it to every call, ~0.1-0.3 ms at short S).
+    The warm-up runs fn for at least warmup_ms: under its power limit the
+    GPU sets its clock from the power the running kernel draws, and a few
+    calls would time fn at the clock the previous method left behind
+    (runs 60-62, docs/PERF.md)."""
+    start = time.perf_counter()
+    done = 0
+    while done < warmup or (time.perf_counter() - start) * 1e3 < warmup_ms:
+        for _ in range(warmup):
+            fn()
+        torch.cuda.synchronize()
+        done += warmup
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(iters)]
     for a, b in zip(starts, ends):
