@@ -21,35 +21,56 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_and_bench import Artifact  # noqa: E402
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_shape_arguments(ap):
+    """The artifact and one ANCHORS.md shape: --d, --seq, --dtype, --causal."""
     ap.add_argument("artifact")
     ap.add_argument("--d", type=int, default=128)
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--dtype", choices=("bf16", "f16"), default="bf16")
     ap.add_argument("--causal", action="store_true")
+
+
+class Problem:
+    """The artifact's kernel for the shape of add_shape_arguments, random
+    Q, K, V and the outputs (hidden 2048, 16k tokens), and both launches."""
+
+    def __init__(self, args):
+        tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+        self.H, self.B = 2048 // args.d, 16384 // args.seq
+        self.art = Artifact(args.artifact)
+        self.kern = self.art.find(args.dtype, args.d, "top_left" if args.causal else "none")
+        if self.kern is None:
+            sys.exit(f"no {args.dtype} D={args.d} kernel in {args.artifact}")
+        self.q, self.k, self.v = (
+            torch.randn(self.B, self.H, args.seq, args.d, device="cuda", dtype=tdt)
+            for _ in range(3))
+        self.o = torch.empty_like(self.q)
+        self.lse = torch.empty(self.B, self.H, args.seq, device="cuda", dtype=torch.float32)
+        self.args = args
+        self.flops = 4 * self.B * self.H * args.seq ** 2 * args.d / (2 if args.causal else 1)
+
+    def ours(self):
+        self.art.launch(self.kern, self.q, self.k, self.v, self.o, self.lse,
+                        1.0 / math.sqrt(self.args.d))
+
+    def sdpa_flash(self):
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            F.scaled_dot_product_attention(self.q, self.k, self.v, is_causal=self.args.causal)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_shape_arguments(ap)
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    from torch.nn.attention import sdpa_kernel, SDPBackend
-    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
-    H, B = 2048 // args.d, 16384 // args.seq
-    art = Artifact(args.artifact)
-    kern = art.find(args.dtype, args.d, "top_left" if args.causal else "none")
-    if kern is None:
-        sys.exit(f"no {args.dtype} D={args.d} kernel in {args.artifact}")
-    q, k, v = (torch.randn(B, H, args.seq, args.d, device="cuda", dtype=tdt)
-               for _ in range(3))
-    o = torch.empty_like(q)
-    lse = torch.empty(B, H, args.seq, device="cuda", dtype=torch.float32)
-    for _ in range(2 + args.reps):
-        art.launch(kern, q, k, v, o, lse, 1.0 / math.sqrt(args.d))
-    torch.cuda.synchronize()
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+    p = Problem(args)
+    for fn in (p.ours, p.sdpa_flash):
         for _ in range(2 + args.reps):
-            F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
-    torch.cuda.synchronize()
-    print(f"profiled {kern['name']} and SDPA-flash: B={B} H={H} S={args.seq} D={args.d}")
+            fn()
+        torch.cuda.synchronize()
+    print(f"profiled {p.kern['name']} and SDPA-flash: B={p.B} H={p.H} S={args.seq} D={args.d}")
 
 
 if __name__ == "__main__":

@@ -8,13 +8,12 @@ load, so a kernel can be faster in isolation yet not over seconds. This
 runs each kernel back to back for --seconds, in alternating rounds, and
 prints TFLOP/s with the median SM clock and power nvidia-smi saw meanwhile.
 """
-import argparse, math, os, statistics, subprocess, sys, time
+import argparse, os, statistics, subprocess, sys, time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_and_bench import Artifact  # noqa: E402
+from profile_forward import Problem, add_shape_arguments  # noqa: E402
 
 
 def start_sampler(seconds):
@@ -32,33 +31,13 @@ def samples_of(sampler):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("artifact")
-    ap.add_argument("--d", type=int, default=128)
-    ap.add_argument("--seq", type=int, default=2048)
-    ap.add_argument("--dtype", choices=("bf16", "f16"), default="bf16")
-    ap.add_argument("--causal", action="store_true")
+    add_shape_arguments(ap)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
-    from torch.nn.attention import sdpa_kernel, SDPBackend
-    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
-    H, B = 2048 // args.d, 16384 // args.seq
-    art = Artifact(args.artifact)
-    kern = art.find(args.dtype, args.d, "top_left" if args.causal else "none")
-    q, k, v = (torch.randn(B, H, args.seq, args.d, device="cuda", dtype=tdt)
-               for _ in range(3))
-    o = torch.empty_like(q)
-    lse = torch.empty(B, H, args.seq, device="cuda", dtype=torch.float32)
-    flops = 4 * B * H * args.seq ** 2 * args.d / (2 if args.causal else 1)
-
-    def ours():
-        art.launch(kern, q, k, v, o, lse, 1.0 / math.sqrt(args.d))
-
-    def fa2():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            F.scaled_dot_product_attention(q, k, v, is_causal=args.causal)
-
-    for fn in (ours, fa2):  # warm-up and per-call time
+    p = Problem(args)
+    ours, fa2, flops = p.ours, p.sdpa_flash, p.flops
+    for fn in (ours, fa2):  # warm-up
         for _ in range(5):
             fn()
     torch.cuda.synchronize()
