@@ -48,15 +48,56 @@ Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
                                 cIdx(b, 8 * n + j))));
 }
 
-Value BackwardBuilder::loadRowStatistic(StringRef name, Value qStart32,
-                                        Value, int64_t n, int64_t j) {
-  // Loaded where used rather than held across the tile: 2 * block_m / 8
-  // live registers each made D = 128 spill. Rows past Sq read the last
-  // row; they are masked.
-  Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
-  Value q = arith::MinSIOp::create(b, asIndex(queryOf(qStart32, n, j)), lastRow);
-  Value at = arith::AddIOp::create(b, rowBaseLse, q);
-  return memref::LoadOp::create(b, arg.lookup(name), ValueRange{at});
+void BackwardBuilder::carveStatisticTile(Value offset) {
+  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  auto ty = MemRefType::get({s.stages * 2 * s.blockM}, b.getF32Type(),
+                            MemRefLayoutAttrInterface(), wg);
+  statTile = memref::ViewOp::create(b, ty, sharedMemoryBytes(), offset,
+                                    ValueRange{});
+}
+
+void BackwardBuilder::copyRowStatistics(Value rowStart, Value stage) {
+  // One 4-byte cp.async per value (the rows of LSE and Dsum need not be
+  // 16-byte aligned): thread i copies value i of [lse | delta].
+  auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  const StringRef stats[] = {"lse", "delta"};
+  for (int64_t first = 0; first < 2 * s.blockM; first += s.threads()) {
+    Value i = arith::AddIOp::create(b, tid, cIdx(b, first));
+    Value which = arith::DivUIOp::create(b, i, cIdx(b, s.blockM));
+    Value q = arith::AddIOp::create(
+        b, rowStart, arith::RemUIOp::create(b, i, cIdx(b, s.blockM)));
+    Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, seqQ);
+    Value src = arith::AddIOp::create(
+        b, rowBaseLse, arith::SelectOp::create(b, valid, q, cIdx(b, 0)));
+    Value dst = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), i);
+    Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 1), cIdx(b, 0));
+    for (int64_t k = 0; k < 2; ++k) {
+      Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, which,
+                                         cIdx(b, k));
+      auto ifMine = scf::IfOp::create(b, TypeRange{}, mine, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifMine.getThenRegion().front());
+      // Committed with the next group (commit_group covers every earlier
+      // copy of the thread; the token stays in this region).
+      nvgpu::DeviceAsyncCopyOp::create(b, tokTy, statTile, ValueRange{dst},
+                                       arg.lookup(stats[k]), ValueRange{src},
+                                       b.getIndexAttr(1), srcElems,
+                                       /*bypassL1=*/UnitAttr());
+    }
+  }
+}
+
+Value BackwardBuilder::loadRowStatistic(StringRef name, Value stage, int64_t n,
+                                        int64_t j) {
+  // Query column (n, j) is row 8n + 2t + j of the block.
+  Value col = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+      cIdx(b, 8 * n + j + (name == "delta" ? s.blockM : 0)));
+  Value at = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), col);
+  return memref::LoadOp::create(b, statTile, ValueRange{at});
 }
 
 void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
@@ -159,7 +200,7 @@ void BackwardBuilder::build() {
     SmallVector<Frags> sT = computeScoresT(stage);
 
     auto statAt = [&](StringRef name, int64_t n, int64_t j) {
-      return loadRowStatistic(name, qStart32, stage, n, j);
+      return loadRowStatistic(name, stage, n, j);
     };
 
     // P (and tanh for softcap) with or without masking, like the forward:

@@ -84,11 +84,6 @@ protected:
   /// dq_accum[query block at qStart] += scale · dS K (not in deterministic
   /// mode).
   virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) = 0;
-  /// The saved statistic `name` ("lse" or "delta", i.e. Dsum) of query
-  /// column (n, j) of the block at qStart32 (i32) in ring buffer `stage`.
-  /// By default a global load where it is used.
-  virtual Value loadRowStatistic(StringRef name, Value qStart32, Value stage,
-                                 int64_t n, int64_t j);
   /// Called at the top of the query loop's body; the thread coordinates
   /// (tid, lane, warp, g, t, kStart, warpKey0) are restored after the loop.
   /// An engine may replace them by loop-local copies here.
@@ -99,6 +94,20 @@ protected:
                                 SmallVector<Value> &dV) {}
 
   //===--- Shared pieces -------------------------------------------------===//
+  /// LSE and Dsum of the query blocks in the Q/dO ring, [stages][2][block_m]
+  /// f32 in shared memory: staged with Q rather than loaded from global
+  /// memory where used (those loads stalled on L2 latency inside the loop,
+  /// and ptxas hoisted them to its top, holding block_m / 4 registers).
+  Value statTile;
+  /// Views statTile at byte `offset` of the dynamic shared memory.
+  void carveStatisticTile(Value offset);
+  /// Starts the copies of query block `rowStart`'s LSE and Dsum into ring
+  /// buffer `stage` (4-byte cp.async, rows past Sq zero-filled); nothing
+  /// is committed: they join the group committed next.
+  void copyRowStatistics(Value rowStart, Value stage);
+  /// The statistic `name` ("lse" or "delta") of query column (n, j) of the
+  /// block in ring buffer `stage`.
+  Value loadRowStatistic(StringRef name, Value stage, int64_t n, int64_t j);
   Value keyOf(int64_t m, int64_t i);                   // i32
   Value queryOf(Value qStart32, int64_t n, int64_t j); // i32
   /// dq_accum[row][col..col+1] += scale · acc, for the rows g and g + 8 of

@@ -55,11 +55,12 @@ int64_t KernelSpec::smemBytes() const {
       return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   2 * blockN * blockM) +
-             4 * stages * 2 * blockM;
-    // K and V of the block, a `stages`-deep ring of Q and dO tiles, and the
-    // dS tile the dQ product reads back (not in deterministic mode).
+             statTileBytes();
+    // K and V of the block, a `stages`-deep ring of Q and dO tiles, the dS
+    // tile the dQ product reads back (not in deterministic mode), and the
+    // ring's LSE and Dsum.
     return kStageBytes() + vStageBytes() + stages * 2 * qRows +
-           (deterministic ? 0 : dsTileBytes());
+           (deterministic ? 0 : dsTileBytes()) + statTileBytes();
   case Kind::BackwardDQ:
     // The forward's layout plus the dO tile.
     return 2 * qRows + stages * (kStageBytes() + vStageBytes());

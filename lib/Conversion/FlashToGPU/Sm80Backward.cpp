@@ -76,8 +76,11 @@ void Sm80BackwardBuilder::carveSharedMemory() {
   off += s.stages * qRows;
   sdO = sharedTile(raw, {s.stages, s.blockM, s.headDimV + pad}, off, s.elementType);
   off += s.stages * qRows;
-  if (!s.deterministic)
+  if (!s.deterministic) {
     sdS = sharedTile(raw, {s.blockN, s.blockM + pad}, off, s.elementType);
+    off += s.dsTileBytes();
+  }
+  carveStatisticTile(cIdx(b, off));
 }
 
 void Sm80BackwardBuilder::loadKeyValueTiles() {
@@ -89,8 +92,12 @@ void Sm80BackwardBuilder::loadKeyValueTiles() {
 
 Value Sm80BackwardBuilder::loadQdOBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockM));
-  copyTileAsync(arg.lookup("q"), qBase, idx("q_stride_s"), rowStart, seqQ, sQ,
-                stage, s.blockM, s.headDim);
+  SmallVector<Value> qTokens;
+  issueTileCopies(arg.lookup("q"), qBase, idx("q_stride_s"), rowStart, seqQ,
+                  sQ, stage, s.blockM, s.headDim, qTokens);
+  // LSE and Dsum join Q's group.
+  copyRowStatistics(rowStart, stage);
+  commitGroup(qTokens);
   return copyTileAsync(arg.lookup("do"), doBase, idx("do_stride_s"), rowStart,
                        seqQ, sdO, stage, s.blockM, s.headDimV);
 }

@@ -54,10 +54,6 @@ private:
   Value kDesc, vDesc; // the warpgroup's 64 keys of K and V, k-step 0
   /// dPᵀ's accumulators, issued with Sᵀ and collected by computeDPT().
   SmallVector<Value> pendingDPT;
-  /// LSE and Dsum of the query blocks of the ring, [stage][2][block_m] f32,
-  /// after the swizzled tiles.
-  Value statTile;
-
   void carveSharedMemory() override;
   void loadKeyValueTiles() override;
   Value loadQdOBlock(Value block, Value stage) override;
@@ -84,12 +80,6 @@ private:
   /// 64-bit pair per k-step descriptor). Loop-local opaque copies of the
   /// coordinates keep that arithmetic (a few integer ops per use) inside.
   void enterQueryLoop() override;
-  /// From statTile: global loads of the block_m / 4 values a thread needs
-  /// are hoisted by ptxas to the top of the loop, where they held 64
-  /// registers at block_m = 128 and made every kernel spill.
-  Value loadRowStatistic(StringRef name, Value qStart32, Value stage,
-                         int64_t n, int64_t j) override;
-
   /// A chain of K-major products over `depth` columns: this warpgroup's
   /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
   SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);
@@ -128,25 +118,7 @@ void Sm90BackwardBuilder::carveSharedMemory() {
   doElems = s.blockM * s.headDimV;
   int64_t elements = dsOffset() + s.blockN * s.blockM;
   carveSwizzledTiles(elements);
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
-  auto ty = MemRefType::get({s.stages * 2 * s.blockM}, b.getF32Type(),
-                            MemRefLayoutAttrInterface(), wg);
-  statTile = memref::ViewOp::create(
-      b, ty, sharedMemoryBytes(),
-      arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements)),
-      ValueRange{});
-}
-
-Value Sm90BackwardBuilder::loadRowStatistic(StringRef name, Value qStart32,
-                                            Value stage, int64_t n,
-                                            int64_t j) {
-  Value col = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-      cIdx(b, 8 * n + j + (name == "delta" ? s.blockM : 0)));
-  Value at = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), col);
-  return memref::LoadOp::create(b, statTile, ValueRange{at});
+  carveStatisticTile(arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements)));
 }
 
 void Sm90BackwardBuilder::enterQueryLoop() {
@@ -182,33 +154,8 @@ Value Sm90BackwardBuilder::loadQdOBlock(Value block, Value stage) {
   SmallVector<Value> qTokens, doTokens;
   copySwizzled(arg.lookup("q"), qBase, idx("q_stride_s"), rowStart, seqQ,
                qOffset(stage), s.blockM, s.headDim, qTokens);
-  // LSE and Dsum of the block, one 4-byte cp.async per thread (their rows
-  // need not be 16-byte aligned); rows past Sq are zero-filled. They join
-  // Q's group.
-  Value which = arith::DivUIOp::create(b, tid, cIdx(b, s.blockM));
-  Value col = arith::RemUIOp::create(b, tid, cIdx(b, s.blockM));
-  Value q = arith::AddIOp::create(b, rowStart, col);
-  Value valid = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, seqQ);
-  Value src = arith::AddIOp::create(
-      b, rowBaseLse, arith::SelectOp::create(b, valid, q, cIdx(b, 0)));
-  Value dst = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), tid);
-  Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 1), cIdx(b, 0));
-  auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  const StringRef stats[] = {"lse", "delta"};
-  for (int64_t k = 0; k < 2; ++k) {
-    Value mine = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, which,
-                                       cIdx(b, k));
-    auto ifMine = scf::IfOp::create(b, TypeRange{}, mine, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifMine.getThenRegion().front());
-    // Committed with Q's copies (commit_group covers every earlier copy of
-    // the thread; the token stays in this region).
-    nvgpu::DeviceAsyncCopyOp::create(b, tokTy, statTile, ValueRange{dst},
-                                     arg.lookup(stats[k]), ValueRange{src},
-                                     b.getIndexAttr(1), srcElems,
-                                     /*bypassL1=*/UnitAttr());
-  }
+  // LSE and Dsum join Q's group.
+  copyRowStatistics(rowStart, stage);
   commitGroup(qTokens);
   copySwizzled(arg.lookup("do"), doBase, idx("do_stride_s"), rowStart, seqQ,
                doOffset(stage), s.blockM, s.headDimV, doTokens);

@@ -23,7 +23,9 @@
 // MANIFEST-NEXT: kind backward_preprocess
 // MANIFEST: kernel flash_bwd_sm80_bf16_d64_m64n64w4s2
 // MANIFEST-NEXT: kind backward
-// MANIFEST: smem 64512
+// K, V (2 x 64 x 72 x 2 bytes), the Q/dO ring (2 x 2 x 64 x 72 x 2), the
+// dS tile (64 x 72 x 2) and the ring's LSE and Dsum (2 x 2 x 64 x 4).
+// MANIFEST: smem 65536
 // MANIFEST: params memref:q memref:k memref:v memref:do memref:lse memref:delta memref:dq_accum memref:dk memref:dv
 // MANIFEST: kernel flash_bwd_post_sm80_bf16_d64_m64n64w4s2
 // MANIFEST-NEXT: kind backward_postprocess

@@ -118,6 +118,8 @@ struct KernelSpec {
   int64_t dqGroupColumns() const { return headDim / dqColumnGroups(); }
   /// dS of one (key block, query block) pair, [block_n][block_m + pad].
   int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
+  /// The backward's LSE and Dsum of the Q/dO ring: [stages][2][block_m] f32.
+  int64_t statTileBytes() const { return 4 * stages * 2 * blockM; }
   int64_t smemBytes() const;
   std::string kindName() const;
   std::string dtypeName() const;
