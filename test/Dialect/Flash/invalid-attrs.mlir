@@ -12,6 +12,37 @@ func.func @perm_short(%x: tensor<1x2x16x32xf16>) {
 
 // -----
 
+// A misspelt variant attribute is an error, not a discardable attribute
+// that would silently compile another variant; dialect-prefixed ones pass.
+func.func @unknown_attribute(%x: tensor<1x2x16x32xf16>) {
+  // expected-error @below {{'flash.attention' op has no attribute 'window' (its attributes: causal, config, dropout_p, k_perm, q_perm, scale, softcap, v_perm, window_left, window_right; dialect-prefixed names pass through)}}
+  %o = flash.attention %x, %x, %x {window = array<i64: 64, 0>}
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+      -> tensor<1x2x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @unknown_attribute_grad(%x: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>) {
+  // expected-error @below {{'flash.attention_grad' op has no attribute 'casual'}}
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse {casual = #flash.causal<top_left>}
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
+      -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @prefixed_attribute_passes(%x: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> {
+  %o = flash.attention %x, %x, %x {mytool.origin = "layer 3"}
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+      -> tensor<1x2x16x32xf16>
+  return %o : tensor<1x2x16x32xf16>
+}
+
+// -----
+
 func.func @perm_repeated(%x: tensor<1x2x16x32xf16>) {
   // expected-error @below {{'k_perm' must be a permutation of [0, 1, 2, 3], got [0, 1, 1, 3]}}
   %o = flash.attention %x, %x, %x {k_perm = array<i64: 0, 1, 1, 3>}

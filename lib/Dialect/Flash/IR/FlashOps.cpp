@@ -151,7 +151,34 @@ struct VariantVerifier {
     return success();
   }
 
+  /// An attribute that is neither the op's own nor dialect-prefixed is a
+  /// misspelling (`window` for window_left/window_right, say): MLIR would
+  /// keep it as a discardable attribute and the kernel would silently be
+  /// another variant.
+  LogicalResult verifyAttributeNames() {
+    ArrayRef<StringAttr> known = op->getName().getAttributeNames();
+    for (NamedAttribute a : op->getDiscardableAttrs()) {
+      StringRef name = a.getName().getValue();
+      if (name.contains('.') || llvm::is_contained(known, a.getName()))
+        continue;
+      std::string names;
+      llvm::raw_string_ostream os(names);
+      llvm::interleaveComma(
+          llvm::make_filter_range(known,
+                                  [](StringAttr n) {
+                                    return n.getValue() != "operandSegmentSizes";
+                                  }),
+          os, [&](StringAttr n) { os << n.getValue(); });
+      return error() << "has no attribute '" << name
+                     << "' (its attributes: " << names
+                     << "; dialect-prefixed names pass through)";
+    }
+    return success();
+  }
+
   LogicalResult verify() {
+    if (failed(verifyAttributeNames()))
+      return failure();
     auto attrOf = [&](StringRef n) {
       return op->getAttrOfType<DenseI64ArrayAttr>(n);
     };
