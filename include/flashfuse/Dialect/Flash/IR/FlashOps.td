@@ -56,6 +56,10 @@ defvar Flash_VariantDoc = [{
     Regions: `score_mod` takes (score: f32, b, h, q_idx, kv_idx: index) and
     yields an f32; `mask_mod` takes (b, h, q_idx, kv_idx: index) and yields
     an i1 (true = keep). Both may read values defined above the op.
+
+    Other attributes must be dialect-prefixed (`mytool.origin = ...`): an
+    unprefixed name that is not one of the above is rejected, so that a
+    misspelt variant attribute cannot silently select another variant.
 }];
 
 defvar Flash_OptionalOperandsFormat = [{
