@@ -42,10 +42,10 @@ protected:
   Value windowLeft, windowRight; // i32, -1 = unbounded
   void readArguments();
   /// Reads the thread's and the block's coordinates again, opaquely to
-  /// LLVM, and makes tid/lane/warp/g/t, head and batchIdx those. After a
-  /// kernel's main loop: what follows then derives its addresses from them
-  /// instead of keeping values computed before the loop alive across it
-  /// (registers the loop needs at 255).
+  /// LLVM, and makes tid/lane/warp/g/t, head and batchIdx (not headKV)
+  /// those. After a kernel's main loop: what follows then derives its
+  /// addresses from them instead of keeping values computed before the
+  /// loop alive across it (registers the loop needs at 255).
   void rereadCoordinates();
   /// %`name` (a 32-bit special register such as "ctaid.x"), read by an
   /// asm LLVM can neither hoist nor merge with another read.
