@@ -49,12 +49,8 @@ Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
 }
 
 void BackwardBuilder::carveStatisticTile(Value offset) {
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
-  auto ty = MemRefType::get({s.stages * 2 * s.blockM}, b.getF32Type(),
-                            MemRefLayoutAttrInterface(), wg);
-  statTile = memref::ViewOp::create(b, ty, sharedMemoryBytes(), offset,
-                                    ValueRange{});
+  statTile = sharedTile(sharedMemoryBytes(), {s.stages * 2 * s.blockM}, offset,
+                        b.getF32Type());
 }
 
 void BackwardBuilder::copyRowStatistics(Value rowStart, Value stage) {

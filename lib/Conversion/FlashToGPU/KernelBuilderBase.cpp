@@ -106,10 +106,15 @@ Value KernelBuilderBase::sharedMemoryBytes() {
 
 Value KernelBuilderBase::sharedTile(Value bytes, ArrayRef<int64_t> shape,
                                     int64_t offset, Type elt) {
+  return sharedTile(bytes, shape, cIdx(b, offset), elt);
+}
+
+Value KernelBuilderBase::sharedTile(Value bytes, ArrayRef<int64_t> shape,
+                                    Value offset, Type elt) {
   auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                        gpu::AddressSpace::Workgroup);
   auto ty = MemRefType::get(shape, elt, MemRefLayoutAttrInterface(), wg);
-  return memref::ViewOp::create(b, ty, bytes, cIdx(b, offset), ValueRange{});
+  return memref::ViewOp::create(b, ty, bytes, offset, ValueRange{});
 }
 
 void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
@@ -323,11 +328,7 @@ void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
   Value pad = arith::RemUIOp::create(
       b, arith::SubIOp::create(b, align, arith::RemUIOp::create(b, addr, align)),
       align);
-  auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                       gpu::AddressSpace::Workgroup);
-  auto ty = MemRefType::get({elements}, s.elementType,
-                            MemRefLayoutAttrInterface(), wg);
-  swizzledTiles = memref::ViewOp::create(b, ty, raw, pad, ValueRange{});
+  swizzledTiles = sharedTile(raw, {elements}, pad, s.elementType);
   swizzledPad = pad;
   swizzledBase = arith::IndexCastOp::create(
       b, b.getI64Type(), arith::AddIOp::create(b, addr, pad));

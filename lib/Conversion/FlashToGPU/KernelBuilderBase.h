@@ -59,6 +59,8 @@ protected:
   Value sharedMemoryBytes();
   Value sharedTile(Value bytes, ArrayRef<int64_t> shape, int64_t offset,
                    Type elt);
+  Value sharedTile(Value bytes, ArrayRef<int64_t> shape, Value offset,
+                   Type elt);
 
   /// How tile copies treat rows at or past their rowLimit. PerChunk
   /// computes each chunk's source from its row through memref indices and
