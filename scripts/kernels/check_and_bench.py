@@ -74,7 +74,6 @@ class Artifact:
         """q, kk, v, o: [B, H, S, D] views with a contiguous last dim."""
         B, Hq, Sq, D = q.shape
         Hkv, Sk = kk.shape[1], kk.shape[2]
-        vals = []
         bufs = {"q": q, "k": kk, "v": v, "o": o, "lse": lse, "bias": bias}
         scal = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": Sk,
                 "scale": scale, "window_left": window[0], "window_right": window[1],
@@ -85,6 +84,13 @@ class Artifact:
         if bias is not None:
             st = [0 if bias.shape[i] == 1 else bias.stride(i) for i in range(4)]
             scal.update(dict(zip(("bias_stride_b", "bias_stride_h", "bias_stride_q", "bias_stride_k"), st)))
+        bm = int(k["block_m"])
+        self.launch_named(k, ((Sq + bm - 1) // bm, Hq, B), bufs, scal, stream)
+
+    def launch_named(self, k, grid, bufs, scalars, stream=None):
+        """Launches kernel `k` on `grid`, binding each of its params by name:
+        memrefs from the tensors `bufs`, scalars from `scalars`."""
+        vals = []
         for p in k["params"]:
             kind, name = p.split(":")
             if kind == "memref":
@@ -92,15 +98,14 @@ class Artifact:
                 vals += [ctypes.c_void_p(t.data_ptr()), ctypes.c_void_p(t.data_ptr()),
                          ctypes.c_int64(0), ctypes.c_int64(t.numel()), ctypes.c_int64(1)]
             elif kind == "i32":
-                vals.append(ctypes.c_int32(int(scal[name])))
+                vals.append(ctypes.c_int32(int(scalars[name])))
             elif kind == "i64":
-                vals.append(ctypes.c_int64(int(scal[name])))
+                vals.append(ctypes.c_int64(int(scalars[name])))
             else:
-                vals.append(ctypes.c_float(float(scal[name])))
+                vals.append(ctypes.c_float(float(scalars[name])))
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
-        bm = int(k["block_m"])
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
-        check(cuda.cuLaunchKernel(self.funcs[k["name"]], (Sq + bm - 1) // bm, Hq, B,
+        check(cuda.cuLaunchKernel(self.funcs[k["name"]], *grid,
                                   int(k["threads"]), 1, 1, int(k["smem"]), ctypes.c_void_p(s), ptrs, None),
               "cuLaunchKernel " + k["name"])
 

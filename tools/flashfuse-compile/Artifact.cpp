@@ -99,6 +99,9 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
         os << i.getInt();
       os << "\n";
     }
+    // Optional keys: written only by the kernels that have them.
+    if (auto page = dyn_cast_or_null<IntegerAttr>(k.manifest.get("page_size")))
+      os << "  page_size " << page.getInt() << "\n";
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)

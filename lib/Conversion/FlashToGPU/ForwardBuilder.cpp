@@ -100,6 +100,10 @@ Value ForwardBuilder::commitKVCopies(
   return commitGroup({});
 }
 
+std::pair<Value, Value> ForwardBuilder::blockKeyRange() {
+  return keyBlockRange(mStart, s.blockM, s.blockN);
+}
+
 Value ForwardBuilder::rowOf(int64_t m, int64_t i) {
   // mStart + warp * 16 * mt + 16 m + g + 8 i
   Value r = arith::AddIOp::create(
@@ -158,7 +162,7 @@ void ForwardBuilder::build() {
   nTilesDv = s.headDimV / 8;
   readForwardArguments();
   carveSharedMemory();
-  auto [nStart, nEnd] = keyBlockRange(mStart, s.blockM, s.blockN);
+  auto [nStart, nEnd] = blockKeyRange();
   scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"),
                                       cF32(b, float(M_LOG2E)));
 
@@ -404,16 +408,7 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, cIdx(b, 0));
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
-      Value l = quadReduceSum(b, final.rowSum[2 * m + i]);
-      Value mx = final.rowMax[2 * m + i];
-      Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
-      Value inv = arith::SelectOp::create(
-          b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));
-      Value lseVal = arith::SelectOp::create(
-          b, positive,
-          arith::MulFOp::create(b, arith::AddFOp::create(b, mx, log2Approx(b, l)),
-                                cF32(b, float(M_LN2))),
-          cF32(b, INFINITY));
+      auto [inv, lseVal] = finalRowStatistics(final, m, i, INFINITY);
       SmallVector<Value> pairs;
       for (int64_t n = 0; n < nTilesDv; ++n) {
         Value a = final.acc[m * nTilesDv + n];
@@ -437,6 +432,22 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   if (staged)
     copyOutStagedRows();
   gpu::ReturnOp::create(b);
+}
+
+std::pair<Value, Value>
+ForwardBuilder::finalRowStatistics(const SoftmaxState &final, int64_t m,
+                                   int64_t i, float emptyLse) {
+  Value l = quadReduceSum(b, final.rowSum[2 * m + i]);
+  Value mx = final.rowMax[2 * m + i];
+  Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
+  Value inv = arith::SelectOp::create(
+      b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));
+  Value lse = arith::SelectOp::create(
+      b, positive,
+      arith::MulFOp::create(b, arith::AddFOp::create(b, mx, log2Approx(b, l)),
+                            cF32(b, float(M_LN2))),
+      cF32(b, emptyLse));
+  return {inv, lse};
 }
 
 Value ForwardBuilder::outputRowStart(Value row) {

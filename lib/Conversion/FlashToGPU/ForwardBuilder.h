@@ -112,6 +112,25 @@ protected:
                                     Value nEnd, const SoftmaxState &init,
                                     Value anyGroup);
 
+  //===--- The tile scheduler's hooks ------------------------------------===//
+  /// Reads the arguments and places the block: its batch, heads, first
+  /// query row (mStart) and the operands' bases. The grid forward: one
+  /// block per (query block, query head, batch).
+  virtual void readForwardArguments();
+  /// The key blocks this block walks, [first, end): the causal/window
+  /// band of its rows (split-KV decode takes its split's share of it).
+  virtual std::pair<Value, Value> blockKeyRange();
+  /// The query position (i32) of fragment row (m, i), which the masks and
+  /// the score pipeline see.
+  virtual Value rowOf(int64_t m, int64_t i);
+  /// O = acc / l and LSE from the key loop's final state.
+  virtual void writeEpilogue(const SoftmaxState &final);
+  /// Fragment row (m, i)'s final statistics: 1 / l (0 for a row that saw
+  /// no key) and its LSE (natural log; `emptyLse` for such a row).
+  std::pair<Value, Value> finalRowStatistics(const SoftmaxState &final,
+                                             int64_t m, int64_t i,
+                                             float emptyLse);
+
   //===--- Shared pieces -------------------------------------------------===//
   /// The score pipeline and masks, inside a branch taken only by blocks
   /// that can hold masked elements.
@@ -124,16 +143,12 @@ protected:
   /// rescale, skipped when alpha is 1 for every row of the warp.
   void rescaleUnlessUnit(SmallVector<Value> &acc,
                          ArrayRef<SmallVector<Value>> alpha);
-  void readForwardArguments();
   /// The block's first query row, from its blockIdx.x and gridDim.x.
   Value firstRowOfBlock(Value blockIdX, Value gridDimX);
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
   Value scoreFactor; // scale * log2(e), for plain scores
-  Value rowOf(int64_t m, int64_t i); // query row of fragment row (m, i), i32
   Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
-  /// O = acc / l and LSE from the key loop's final state.
-  void writeEpilogue(const SoftmaxState &final);
   /// Whether O goes out through the (swizzled) Q tile in 16-byte stores
   /// rather than straight from the fragments.
   bool stagesOutput() const;

@@ -255,8 +255,10 @@ void frag::storePair(ImplicitLocOpBuilder &b, Value lo, Value hi,
                           llvm::Align(2 * elementType.getIntOrFloatBitWidth() / 8));
 }
 
-static Value quadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
-  for (int32_t offset : {1, 2}) {
+/// Butterfly max or sum over groups of `lanes` consecutive lanes.
+static Value laneReduce(ImplicitLocOpBuilder &b, Value v, bool isMax,
+                        int32_t lanes) {
+  for (int32_t offset = 1; offset < lanes; offset *= 2) {
     auto shfl = gpu::ShuffleOp::create(b, v, offset, /*width=*/32,
                                        gpu::ShuffleMode::XOR);
     Value other = shfl.getShuffleResult();
@@ -267,10 +269,16 @@ static Value quadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
 }
 
 Value frag::quadReduceMax(ImplicitLocOpBuilder &b, Value v) {
-  return quadReduce(b, v, /*isMax=*/true);
+  return laneReduce(b, v, /*isMax=*/true, 4);
 }
 Value frag::quadReduceSum(ImplicitLocOpBuilder &b, Value v) {
-  return quadReduce(b, v, /*isMax=*/false);
+  return laneReduce(b, v, /*isMax=*/false, 4);
+}
+Value frag::warpReduceMax(ImplicitLocOpBuilder &b, Value v) {
+  return laneReduce(b, v, /*isMax=*/true, 32);
+}
+Value frag::warpReduceSum(ImplicitLocOpBuilder &b, Value v) {
+  return laneReduce(b, v, /*isMax=*/false, 32);
 }
 
 /// A pure NVVM intrinsic on one f32. Intrinsics, unlike inline PTX (which

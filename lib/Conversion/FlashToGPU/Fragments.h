@@ -109,6 +109,9 @@ void storePair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType,
 /// Max or sum over the 4 lanes of a quad (lanes sharing g), via shuffles.
 Value quadReduceMax(ImplicitLocOpBuilder &b, Value v);
 Value quadReduceSum(ImplicitLocOpBuilder &b, Value v);
+/// The same over all 32 lanes of the warp.
+Value warpReduceMax(ImplicitLocOpBuilder &b, Value v);
+Value warpReduceSum(ImplicitLocOpBuilder &b, Value v);
 
 /// memory[index] += lo, memory[index + 1] += hi (f32, global, atomic per
 /// element). With `vectorRed` (sm_90) one red.global.add.v2.f32 does both,

@@ -64,9 +64,13 @@ void KernelBuilderBase::rereadCoordinates() {
   batchIdx = readSpecialRegisterOpaquely("ctaid.z");
 }
 
-void KernelBuilderBase::readArguments() {
+void KernelBuilderBase::bindArguments() {
   for (auto [i, p] : llvm::enumerate(s.params()))
     arg[StringRef(p).split(':').second] = func.getArgument(i);
+}
+
+void KernelBuilderBase::readArguments() {
+  bindArguments();
   setThreadCoordinates(gpu::ThreadIdOp::create(b, gpu::Dimension::x));
 
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
@@ -123,7 +127,7 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
                                         ValueRange lead, int64_t rows,
                                         int64_t cols,
                                         SmallVectorImpl<Value> &tokens,
-                                        RowCheck check) {
+                                        RowCheck check, RowAddress rowAddress) {
   issueCopies(
       gmem, base, rowStride, rowStart, rowLimit, tile, rows, cols, tokens,
       [&](Value r, int64_t rowDelta, Value c) {
@@ -132,7 +136,7 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
         idx.push_back(c);
         return idx;
       },
-      std::nullopt, check);
+      std::nullopt, check, rowAddress);
 }
 
 void KernelBuilderBase::issueCopies(
@@ -140,15 +144,15 @@ void KernelBuilderBase::issueCopies(
     Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
     function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
         dstIndex,
-    std::optional<int64_t> validCols, RowCheck check) {
+    std::optional<int64_t> validCols, RowCheck check, RowAddress rowAddress) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
   int64_t threads = s.threads();
-  if (check == RowCheck::PerChunk || threads % chunksPerRow != 0 ||
+  if (check == RowCheck::PerChunk || rowAddress || threads % chunksPerRow != 0 ||
       chunks % threads != 0) {
     issueIndexedCopies(gmem, base, rowStride, rowStart, rowLimit, tile, rows,
-                       cols, tokens, dstIndex, validCols);
+                       cols, tokens, dstIndex, validCols, rowAddress);
     return;
   }
   // Every pass covers whole rows: a thread's chunks sit in one column,
@@ -227,7 +231,7 @@ void KernelBuilderBase::issueIndexedCopies(
     Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
     function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
         dstIndex,
-    std::optional<int64_t> validCols) {
+    std::optional<int64_t> validCols, RowAddress rowAddress) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
@@ -277,9 +281,13 @@ void KernelBuilderBase::issueIndexedCopies(
     // Out-of-range rows read row 0 (always mapped) with src-size 0: the
     // hardware writes zeros and reads nothing.
     Value srcRow = arith::SelectOp::create(b, valid, row, cIdx(b, 0));
-    Value src = arith::AddIOp::create(
-        b, base,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, srcRow, rowStride), c));
+    Value src = rowAddress
+                    ? Value(arith::AddIOp::create(b, rowAddress(srcRow), c))
+                    : Value(arith::AddIOp::create(
+                          b, base,
+                          arith::AddIOp::create(
+                              b, arith::MulIOp::create(b, srcRow, rowStride),
+                              c)));
     Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 8), cIdx(b, 0));
     auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     Value tok = nvgpu::DeviceAsyncCopyOp::create(
@@ -344,7 +352,7 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                                      Value rowStart, Value rowLimit,
                                      Value offset, int64_t rows, int64_t cols,
                                      SmallVectorImpl<Value> &tokens,
-                                     RowCheck check) {
+                                     RowCheck check, RowAddress rowAddress) {
   int64_t width = KernelSpec::swizzleWidth(cols);
   std::optional<int64_t> validCols;
   if (width != cols)
@@ -362,7 +370,7 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                 return SmallVector<Value>{arith::AddIOp::create(
                     b, offset, swizzle::offset(b, row, c, rows))};
               },
-              validCols, check);
+              validCols, check, rowAddress);
 }
 
 void KernelBuilderBase::fenceGenericToAsyncProxy() {

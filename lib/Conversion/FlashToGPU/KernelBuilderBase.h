@@ -41,6 +41,9 @@ protected:
   Value diagOffset;              // key j is on the diagonal of row i at j == i + off
   Value windowLeft, windowRight; // i32, -1 = unbounded
   void readArguments();
+  /// Fills `arg` from the kernel's parameters (readArguments does it first;
+  /// kernels with other parameters, such as decode_combine, alone).
+  void bindArguments();
   /// Reads the thread's and the block's coordinates again, opaquely to
   /// LLVM, and makes tid/lane/warp/g/t, head and batchIdx (not headKV)
   /// those. After a kernel's main loop: what follows then derives its
@@ -73,6 +76,12 @@ protected:
   /// own branch, LLVM hoists the checked path's row arithmetic, common to
   /// both, above the first).
   enum class RowCheck { PerChunk, None, Checked };
+  /// Where a tile's global row starts, as an element offset, for operands
+  /// whose rows are not one stride apart (a paged KV cache's rows go
+  /// through its page table; decode's packed query rows interleave heads
+  /// and positions). Copies given one compute each chunk's source from its
+  /// row (the PerChunk path); `base` and `rowStride` are then unused.
+  using RowAddress = function_ref<Value(Value row)>;
   /// Emits body(RowCheck::None) where rows [rowStart, rowStart + rows) all
   /// lie below rowLimit, body(RowCheck::Checked) where not.
   void ifRowsBelow(Value rowStart, int64_t rows, Value rowLimit,
@@ -86,7 +95,8 @@ protected:
                        Value rowStart, Value rowLimit, Value tile,
                        ValueRange lead, int64_t rows, int64_t cols,
                        SmallVectorImpl<Value> &tokens,
-                       RowCheck check = RowCheck::PerChunk);
+                       RowCheck check = RowCheck::PerChunk,
+                       RowAddress rowAddress = nullptr);
   /// The same with the destination index of row r + rowDelta, column c
   /// (r, c index values, c a multiple of 8, rowDelta a constant) given by
   /// `dstIndex`: other layouts, such as the swizzled tiles. The constant
@@ -102,7 +112,7 @@ protected:
       function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
           dstIndex,
       std::optional<int64_t> validCols = std::nullopt,
-      RowCheck check = RowCheck::PerChunk);
+      RowCheck check = RowCheck::PerChunk, RowAddress rowAddress = nullptr);
   /// issueCopies chunk by chunk through memref indices and
   /// nvgpu.device_async_copy, each chunk's row checked (RowCheck::PerChunk;
   /// any layout).
@@ -111,7 +121,7 @@ protected:
       Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
       function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
           dstIndex,
-      std::optional<int64_t> validCols);
+      std::optional<int64_t> validCols, RowAddress rowAddress = nullptr);
   /// The i64 address of memory[indices] (static strides, no offset: kernel
   /// arguments and shared-memory tiles), for the raw NVVM ops.
   Value byteAddress(Value memory, ValueRange indices);
@@ -132,7 +142,8 @@ protected:
   void copySwizzled(Value gmem, Value base, Value rowStride, Value rowStart,
                     Value rowLimit, Value offset, int64_t rows, int64_t cols,
                     SmallVectorImpl<Value> &tokens,
-                    RowCheck check = RowCheck::PerChunk);
+                    RowCheck check = RowCheck::PerChunk,
+                    RowAddress rowAddress = nullptr);
   /// fence.proxy.async: cp.async and st.shared write through the generic
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.

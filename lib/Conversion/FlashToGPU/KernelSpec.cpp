@@ -37,6 +37,10 @@ std::string KernelSpec::kindName() const {
     return "backward_dq";
   case Kind::BackwardPostprocess:
     return "backward_postprocess";
+  case Kind::Decode:
+    return "decode";
+  case Kind::DecodeCombine:
+    return "decode_combine";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -45,6 +49,7 @@ int64_t KernelSpec::smemBytes() const {
   int64_t qRows = blockM * (headDim + kRowPad) * 2;
   switch (kind) {
   case Kind::Forward:
+  case Kind::Decode: // the forward's tiles: packed query rows, K/V ring
     if (swizzledTiles()) {
       int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
       return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
@@ -66,17 +71,21 @@ int64_t KernelSpec::smemBytes() const {
     return 2 * qRows + stages * (kStageBytes() + vStageBytes());
   case Kind::BackwardPreprocess:
   case Kind::BackwardPostprocess:
+  case Kind::DecodeCombine:
     return 0;
   }
   llvm_unreachable("unknown kernel kind");
 }
 
 std::string KernelSpec::kernelName() const {
-  static const char *prefix[] = {"flash_fwd", "flash_bwd_pre", "flash_bwd",
-                                 "flash_bwd_dq", "flash_bwd_post"};
+  static const char *prefix[] = {"flash_fwd",      "flash_bwd_pre",
+                                 "flash_bwd",      "flash_bwd_dq",
+                                 "flash_bwd_post", "flash_decode",
+                                 "flash_decode_combine"};
+  bool isDecode = kind == Kind::Decode || kind == Kind::DecodeCombine;
   std::string name = std::string(prefix[int(kind)]) + "_" +
-                     stringifyRecipe(recipe).str() + "_" + dtypeName() +
-                     "_d" + std::to_string(headDim);
+                     (isDecode ? "" : stringifyRecipe(recipe).str() + "_") +
+                     dtypeName() + "_d" + std::to_string(headDim);
   if (headDimV != headDim)
     name += "_dv" + std::to_string(headDimV);
   name += "_m" + std::to_string(blockM) + "n" + std::to_string(blockN) + "w" +
@@ -99,6 +108,8 @@ std::string KernelSpec::kernelName() const {
     name += "_dropout";
   if (deterministic)
     name += "_det";
+  if (pageSize)
+    name += "_page" + std::to_string(pageSize);
   if (uniqueId >= 0)
     name += "_mod" + std::to_string(uniqueId);
   return name;
@@ -184,6 +195,24 @@ SmallVector<std::string> KernelSpec::params() const {
       strides({"grad_q"});
     strides({"grad_k", "grad_v"});
     break;
+  case Kind::Decode:
+    memrefs({"q", "k", "v", "o", "lse", "o_partial", "lse_partial",
+             "cache_seqlens"});
+    if (pageSize)
+      memrefs({"block_table"});
+    sizes();
+    p.push_back("i32:seq_new");
+    strides({"q", "k", "v", "o"});
+    if (pageSize)
+      p.append({"i32:num_pages", "i64:block_table_stride"});
+    p.append({"i32:num_splits", "f32:scale", "i32:window_left",
+              "i32:window_right", "f32:softcap"});
+    break;
+  case Kind::DecodeCombine:
+    memrefs({"o", "lse", "o_partial", "lse_partial"});
+    p.append({"i32:batch", "i32:heads_q", "i32:seq_q", "i32:num_splits"});
+    strides({"o"});
+    break;
   }
   return p;
 }
@@ -195,7 +224,20 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          stages == o.stages && causal == o.causal && window == o.window &&
          softcap == o.softcap && bias == o.bias && mask == o.mask &&
          dropout == o.dropout && deterministic == o.deterministic &&
-         gradBias == o.gradBias && uniqueId == o.uniqueId;
+         gradBias == o.gradBias && uniqueId == o.uniqueId &&
+         pageSize == o.pageSize;
+}
+
+KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
+  KernelSpec s;
+  s.kind = KernelSpec::Kind::DecodeCombine;
+  s.recipe = Recipe::Decode;
+  s.elementType = decode.elementType;
+  s.headDim = s.headDimV = decode.headDimV;
+  s.warps = 4;
+  s.blockM = s.warps; // rows per block
+  s.arch = decode.arch;
+  return s;
 }
 
 /// What flash.attention and flash.attention_grad share: dtype, head dims,

@@ -52,8 +52,12 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       b.getNamedAttr("softcap", b.getI64IntegerAttr(s.softcap)),
       b.getNamedAttr("bias", b.getI64IntegerAttr(s.bias)),
       b.getNamedAttr("mask", b.getI64IntegerAttr(s.mask)),
-      b.getNamedAttr("dropout", b.getI64IntegerAttr(s.dropout)),
-      b.getNamedAttr("params", b.getArrayAttr(params))};
+      b.getNamedAttr("dropout", b.getI64IntegerAttr(s.dropout))};
+  // Decode kernels name their cache's page size (0: contiguous); no other
+  // kernel has the key, so their manifests read as before.
+  if (s.kind == KernelSpec::Kind::Decode)
+    f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
+  f.push_back(b.getNamedAttr("params", b.getArrayAttr(params)));
   return b.getDictionaryAttr(f);
 }
 
@@ -127,6 +131,12 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     break;
   case KernelSpec::Kind::BackwardPostprocess:
     buildSm80BackwardPostprocessKernel(func, spec);
+    break;
+  case KernelSpec::Kind::Decode:
+    buildSm80DecodeKernel(func, spec);
+    break;
+  case KernelSpec::Kind::DecodeCombine:
+    buildDecodeCombineKernel(func, spec);
     break;
   }
   kernels.push_back({spec, func});

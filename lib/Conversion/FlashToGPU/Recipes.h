@@ -31,6 +31,11 @@ void buildSm90BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardDQKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
                                         const KernelSpec &spec);
+/// Attention over a KV cache (docs/KVCACHE.md): the split-KV decode kernel
+/// on the sm80 forward's engine (Sm80Decode.cpp) and the combine of its
+/// partial results (DecodeCombine.cpp).
+void buildSm80DecodeKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+void buildDecodeCombineKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 
 } // namespace mlir::flash
 

@@ -9,7 +9,7 @@
 // keeps the cp.async writes to whole lines (run 44, docs/PERF.md).
 //
 //===----------------------------------------------------------------------===//
-#include "ForwardBuilder.h"
+#include "Sm80Forward.h"
 #include "Fragments.h"
 #include "Recipes.h"
 
@@ -19,37 +19,6 @@
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
-
-namespace {
-
-class Sm80ForwardBuilder : public ForwardBuilder {
-public:
-  using ForwardBuilder::ForwardBuilder;
-
-private:
-  // Padded rows: [block_m][D + pad], [stages][block_n][D + pad] (and Dv).
-  Value sQ, sK, sV;
-
-  enum class Operand { Q, K, V };
-  /// Starts the copies of the Q tile or of stage `stage`'s K or V tile from
-  /// row `rowStart`, in the kernel's layout.
-  void copyOperand(Operand op, Value stage, Value rowStart,
-                   SmallVectorImpl<Value> &tokens,
-                   RowCheck check = RowCheck::PerChunk);
-  /// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of the Q tile
-  /// or of stage `stage`'s K or V tile, in the kernel's layout.
-  Regs loadBlock(Operand op, Value stage, X4 pattern, Value row0,
-                 int64_t col0);
-
-  void carveSharedMemory() override;
-  Value loadQTile() override;
-  Value loadKVBlock(Value block, Value stage) override;
-  bool keepsQInRegisters() override { return s.qInRegisters(); }
-  Frags loadQOperand(int64_t m, int64_t kk) override;
-  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
-  void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
-                        Value stage) override;
-};
 
 void Sm80ForwardBuilder::carveSharedMemory() {
   if (s.swizzledTiles()) {
@@ -67,25 +36,26 @@ void Sm80ForwardBuilder::carveSharedMemory() {
 
 void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
                                      SmallVectorImpl<Value> &tokens,
-                                     RowCheck check) {
+                                     RowCheck check, RowAddress rowAddress,
+                                     Value rowLimit) {
   bool isQ = op == Operand::Q;
   StringRef name = isQ ? "q" : op == Operand::K ? "k" : "v";
   Value base = isQ ? qBase : op == Operand::K ? kBase : vBase;
   Value stride = isQ ? qStrideS : op == Operand::K ? kStrideS : vStrideS;
   int64_t rows = isQ ? s.blockM : s.blockN;
   int64_t cols = op == Operand::V ? s.headDimV : s.headDim;
-  Value limit = isQ ? seqQ : seqK;
+  Value limit = rowLimit ? rowLimit : isQ ? seqQ : seqK;
   if (s.swizzledTiles()) {
     Value offset = isQ ? cIdx(b, 0)
                        : op == Operand::K ? kOffset(stage) : vOffset(stage);
     copySwizzled(arg.lookup(name), base, stride, rowStart, limit, offset, rows,
-                 cols, tokens, check);
+                 cols, tokens, check, rowAddress);
     return;
   }
   Value tile = isQ ? sQ : op == Operand::K ? sK : sV;
   issueTileCopies(arg.lookup(name), base, stride, rowStart, limit, tile,
                   isQ ? ValueRange{} : ValueRange{stage}, rows, cols, tokens,
-                  check);
+                  check, rowAddress);
 }
 
 Regs Sm80ForwardBuilder::loadBlock(Operand op, Value stage, X4 pattern,
@@ -167,8 +137,6 @@ void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
     }
   }
 }
-
-} // namespace
 
 void mlir::flash::buildSm80ForwardKernel(gpu::GPUFuncOp func,
                                          const KernelSpec &spec) {

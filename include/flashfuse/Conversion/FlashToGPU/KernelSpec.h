@@ -16,15 +16,18 @@
 namespace mlir::flash {
 
 struct KernelSpec {
-  /// The kernels of docs/KERNEL_ABI.md: the forward, and the four of the
+  /// The kernels of docs/KERNEL_ABI.md: the forward, the four of the
   /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
-  /// dQ kernel, postprocess).
+  /// dQ kernel, postprocess), and the two of attention over a KV cache
+  /// (the split-KV decode and the combine of its partial results).
   enum class Kind {
     Forward,
     BackwardPreprocess,
     Backward,
     BackwardDQ,
-    BackwardPostprocess
+    BackwardPostprocess,
+    Decode,
+    DecodeCombine
   } kind = Kind::Forward;
   /// The schedule the kernel is built with (#flash.config's recipe): sm80
   /// (mma.sync) for every kernel, sm90 (wgmma) for the forward and the main
@@ -49,6 +52,8 @@ struct KernelSpec {
   /// Regions are cloned into the kernel; a kernel with a region is unique
   /// to its op (`uniqueId` tells such kernels apart).
   Region *scoreMod = nullptr, *maskMod = nullptr;
+  /// Decode only: rows per page of a paged KV cache, 0 for a contiguous one.
+  int64_t pageSize = 0;
   int64_t uniqueId = -1;
 
   /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so
@@ -79,7 +84,8 @@ struct KernelSpec {
     auto evenlyCopied = [&](int64_t rows, int64_t cols) {
       return rows * swizzleWidth(cols) / 8 % threads() == 0;
     };
-    return kind == Kind::Forward && headDim >= 64 && headDimV >= 64 &&
+    return (kind == Kind::Forward || kind == Kind::Decode) && headDim >= 64 &&
+           headDimV >= 64 &&
            evenlyCopied(blockM, headDim) && evenlyCopied(blockN, headDim) &&
            evenlyCopied(blockN, headDimV);
   }
@@ -135,6 +141,10 @@ struct KernelSpec {
 /// Reads the spec of `op` from its types, attributes and `config`. Fails
 /// with a diagnostic on `op` for a variant the sm80 recipe does not serve.
 FailureOr<KernelSpec> getKernelSpec(AttentionOp op);
+/// The decode_combine kernel that merges the splits of `decode`: it
+/// depends on the dtype and Dv only (one warp per output row, 4 rows a
+/// block), so every decode variant of a dtype and Dv shares it.
+KernelSpec getDecodeCombineSpec(const KernelSpec &decode);
 /// The spec of the main backward kernel of `op` (kind Backward); the other
 /// backward kernels are the same spec with another kind.
 FailureOr<KernelSpec> getKernelSpec(AttentionGradOp op, bool deterministic);

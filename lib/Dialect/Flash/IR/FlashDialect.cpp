@@ -52,7 +52,7 @@ TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          Recipe recipe, int64_t blockM, int64_t blockN,
-                         int64_t warps, int64_t stages) {
+                         int64_t warps, int64_t stages, int64_t splits) {
   if (blockM <= 0 || blockM % 16 != 0)
     return emitError() << "block_m must be a positive multiple of 16, got "
                        << blockM;
@@ -64,5 +64,11 @@ KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << warps;
   if (stages < 1 || stages > 8)
     return emitError() << "stages must be in [1, 8], got " << stages;
+  if (splits < 1)
+    return emitError() << "splits must be at least 1, got " << splits;
+  if (splits > 1 && recipe != Recipe::Decode)
+    return emitError() << "only the decode recipe splits the keys, got splits = "
+                       << splits << " with recipe '" << stringifyRecipe(recipe)
+                       << "'";
   return success();
 }

@@ -60,15 +60,25 @@ def Flash_KernelConfigAttr : AttrDef<Flash_Dialect, "KernelConfig"> {
   let description = [{
     Chosen by `flash-select-config`: the recipe, the query rows per block
     (`block_m`), the keys per inner iteration (`block_n`), the warps per block
-    and the depth of the K/V shared-memory pipeline (`stages`).
+    and the depth of the K/V shared-memory pipeline (`stages`). The `decode`
+    recipe (flash.attention_kvcache) also splits each sequence's keys
+    between `splits` blocks whose partial results a combine kernel merges
+    (1, the default, is printed as nothing).
   }];
   let parameters = (ins "Recipe":$recipe, "int64_t":$block_m,
                         "int64_t":$block_n, "int64_t":$warps,
-                        "int64_t":$stages);
+                        "int64_t":$stages,
+                        DefaultValuedParameter<"int64_t", "1">:$splits);
   let assemblyFormat = [{
     `<` $recipe `,` `block_m` `=` $block_m `,` `block_n` `=` $block_n `,`
-    `warps` `=` $warps `,` `stages` `=` $stages `>`
+    `warps` `=` $warps `,` `stages` `=` $stages (`,` `splits` `=` $splits^)? `>`
   }];
+  let builders = [
+    AttrBuilder<(ins "Recipe":$recipe, "int64_t":$block_m, "int64_t":$block_n,
+                     "int64_t":$warps, "int64_t":$stages), [{
+      return $_get($_ctxt, recipe, block_m, block_n, warps, stages, 1);
+    }]>
+  ];
   let genVerifyDecl = 1;
 }
 

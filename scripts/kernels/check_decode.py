@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Checks and times the decode kernels (docs/KVCACHE.md) through the CUDA driver.
+
+The kernel developer's harness for kinds `decode` and `decode_combine`,
+independent of runtime/ (as check_and_bench.py is for the forward): loads an
+artifact with ctypes on libcuda, runs attention over a KV cache on fresh
+random inputs with outputs poisoned first, and applies FlashAttention's rule
+(max|out - ref| <= 2 * max|out_pt - ref| + atol; ref in f32 from up-cast
+inputs, out_pt the same in the kernel's dtype) over ragged lengths (0, 1,
+block multiples +-1, full), GQA, Sq > 1, causal, window, softcap, contiguous
+and paged caches (pages shuffled) and forced split counts. Then times one
+decode step against SDPA's backends on the shapes of ANCHORS.md, in GB/s of
+K and V read, each method warmed up 250 ms, medians over interleaved
+repetitions.
+"""
+import argparse, json, math, os, statistics, sys, time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_and_bench import Artifact, attention, median_ms  # noqa: E402
+
+TDT = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def decode_num_splits(batch, heads_kv, m_blocks, key_blocks, sm_count, blocks_per_sm):
+    """runtime/include/flashfuse/decode_splits.h, the rule the runtime and
+    flash-select-config use, transcribed for this harness."""
+    base = batch * heads_kv * m_blocks
+    slots = sm_count * max(blocks_per_sm, 1)
+    if base <= 0 or key_blocks <= 0 or 5 * base >= 4 * slots:
+        return 1
+    splits = min(-(-2 * slots // base), key_blocks // 4, 128)
+    return max(splits, 1)
+
+
+class Decode:
+    """The decode and combine kernels of one variant."""
+
+    def __init__(self, art, dtype, d, causal, page_size=0, window=False, softcap=False):
+        def pick(kind, **extra):
+            for k in art.kernels:
+                if (k["kind"] == kind and k["dtype"] == dtype and int(k["head_dim_v"]) == d
+                        and all(str(k.get(f, "0")) == str(v) for f, v in extra.items())):
+                    return k
+            return None
+        self.art = art
+        self.kernel = pick("decode", head_dim=d, causal=causal, page_size=page_size,
+                           window=int(window), softcap=int(softcap))
+        self.combine = pick("decode_combine")
+        self.sms = torch.cuda.get_device_properties(0).multi_processor_count
+
+    def run(self, q, kc, vc, seqlens, block_table=None, seq_new=0, splits=None,
+            scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None):
+        """q [B, Sq, Hq, D]; a contiguous cache [B, Smax, Hkv, D] or a paged
+        one [pages, P, Hkv, D] with block_table [B, max_pages]. Returns
+        (o [B, Sq, Hq, Dv], lse [B, Hq, Sq], splits)."""
+        k = self.kernel
+        B, Sq, Hq, D = q.shape
+        Hkv, Dv = kc.shape[2], vc.shape[3]
+        paged = block_table is not None
+        capacity = block_table.shape[1] * kc.shape[1] if paged else kc.shape[1]
+        bm, bn = int(k["block_m"]), int(k["block_n"])
+        m_blocks = -(-(Hq // Hkv) * Sq // bm)
+        if splits is None:
+            per_sm = max(1, 232448 // max(int(k["smem"]), 1))
+            splits = decode_num_splits(B, Hkv, m_blocks, -(-capacity // bn), self.sms, per_sm)
+        if o is None:
+            o = torch.full((B, Sq, Hq, Dv), float("nan"), device=q.device, dtype=q.dtype)
+        if lse is None:
+            lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
+        o_part = torch.full((splits * B * Hq * Sq * Dv,), float("nan"), device=q.device)
+        lse_part = torch.full((splits * B * Hq * Sq,), float("nan"), device=q.device)
+        bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
+                "lse_partial": lse_part, "cache_seqlens": seqlens, "block_table": block_table}
+        sc = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": capacity,
+              "seq_new": seq_new, "num_splits": splits,
+              "scale": scale if scale is not None else 1.0 / math.sqrt(D),
+              "window_left": window[0], "window_right": window[1], "softcap": softcap}
+        # Logical [b, h, s] strides: q and o are BSHD, caches [B|page, S, H, D].
+        for name, t in (("q", q), ("o", o)):
+            sc.update({f"{name}_stride_b": t.stride(0), f"{name}_stride_h": t.stride(2),
+                       f"{name}_stride_s": t.stride(1)})
+        for name, t in (("k", kc), ("v", vc)):
+            sc.update({f"{name}_stride_b": t.stride(0), f"{name}_stride_h": t.stride(2),
+                       f"{name}_stride_s": t.stride(1)})
+        if paged:
+            sc.update({"num_pages": kc.shape[0], "block_table_stride": block_table.stride(0)})
+        self.art.launch_named(k, (splits * m_blocks, Hkv, B), bufs, sc)
+        if splits > 1:
+            rows = int(self.combine["block_m"])
+            self.art.launch_named(self.combine, (-(-B * Hq * Sq // rows), 1, 1), bufs, sc)
+        return o, lse, splits
+
+
+def make_cache(B, Hkv, capacity, d, dtype, page_size):
+    """(k_cache, v_cache, block_table or None, dense k, dense v [B, Hkv, C, D])."""
+    if not page_size:
+        kc = torch.randn(B, capacity, Hkv, d, device="cuda", dtype=dtype)
+        vc = torch.randn(B, capacity, Hkv, d, device="cuda", dtype=dtype)
+        return kc, vc, None, kc.transpose(1, 2), vc.transpose(1, 2)
+    max_pages = capacity // page_size
+    pages = B * max_pages + 3  # a few pages no sequence uses
+    kc = torch.randn(pages, page_size, Hkv, d, device="cuda", dtype=dtype)
+    vc = torch.randn(pages, page_size, Hkv, d, device="cuda", dtype=dtype)
+    table = torch.randperm(pages, device="cuda")[:B * max_pages].view(B, max_pages).int()
+    dense = lambda c: c[table.long()].reshape(B, capacity, Hkv, d).transpose(1, 2)
+    return kc, vc, table, dense(kc), dense(vc)
+
+
+def reference(q, k, v, lengths, scale, causal, window, softcap, dtype):
+    """Per sequence: attention of q [Hq, Sq, D] over its first L keys, the
+    diagonal bottom-right by its own length. O [B, Sq, Hq, Dv] f32, LSE."""
+    outs, lses = [], []
+    B, Sq = q.shape[0], q.shape[1]
+    for b in range(B):
+        L = int(lengths[b])
+        qb = q[b].transpose(0, 1)[None]           # [1, Hq, Sq, D]
+        kb, vb = k[b, :, :L][None], v[b, :, :L][None]
+        i = torch.arange(Sq, device=q.device)[:, None]
+        j = torch.arange(L, device=q.device)[None, :]
+        diag = i + L - Sq
+        keep = torch.ones(Sq, L, dtype=torch.bool, device=q.device)
+        if causal == "bottom_right":
+            keep &= j <= diag
+        if window[0] >= 0:
+            keep &= j >= diag - window[0]
+        if window[1] >= 0:
+            keep &= j <= diag + window[1]
+        bias = torch.zeros(Sq, L, device=q.device).masked_fill(~keep, float("-inf"))
+        if L == 0:
+            Hq, Dv = q.shape[2], v.shape[-1]
+            outs.append(torch.zeros(Sq, Hq, Dv, device=q.device))
+            lses.append(torch.full((Hq, Sq), float("-inf"), device=q.device))
+            continue
+        o, lse = attention(qb, kb, vb, scale, "none", None, softcap or None, bias, None, dtype)
+        outs.append(o.float()[0].transpose(0, 1))
+        lses.append(lse[0])
+    return torch.stack(outs), torch.stack(lses)
+
+
+def check_case(dec, dtype, d, causal, B, Hq, Hkv, Sq, capacity, lengths, page_size=0,
+               window=None, softcap=None, splits=None):
+    tdt = TDT[dtype]
+    q = torch.randn(B, Sq, Hq, d, device="cuda", dtype=tdt)
+    kc, vc, table, kd, vd = make_cache(B, Hkv, capacity, d, tdt, page_size)
+    seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
+    scale = 1.0 / math.sqrt(d)
+    win = window or (-1, -1)
+    o, lse, used = dec.run(q, kc, vc, seqlens, table, splits=splits, scale=scale,
+                           window=win, softcap=softcap or 0.0)
+    torch.cuda.synchronize()
+    ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, win, softcap, torch.float32)
+    pt, _ = reference(q, kd, vd, lengths, scale, causal, win, softcap, tdt)
+    err = (o.float() - ref).abs().max().item()
+    err_pt = (pt - ref).abs().max().item()
+    finite = torch.isfinite(ref_lse)
+    lse_err = (lse - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
+    empty_ok = bool(torch.all(lse[~finite] == float("inf"))) if (~finite).any() else True
+    ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and empty_ok
+    return dict(kernel=dec.kernel["name"], shape=[B, Hq, Hkv, Sq, capacity, d], lengths=lengths,
+                causal=causal, page=page_size, window=window, softcap=softcap, splits=used,
+                err=err, err_pt=err_pt, lse_err=lse_err, ok=ok)
+
+
+def sweep(art, dtypes, dims, quick=False):
+    results = []
+    cases = [  # B, Hq, Hkv, Sq, capacity, lengths
+        (3, 8, 8, 1, 256, [0, 1, 200]),
+        (3, 32, 8, 1, 512, [63, 64, 65]),
+        (2, 32, 8, 4, 320, [320, 129]),
+        (1, 64, 8, 1, 4096, [4095]),
+        (2, 16, 2, 12, 1024, [1024, 517]),
+    ]
+    if quick:
+        cases = cases[:3]
+    for dtype in dtypes:
+        for d in dims:
+            for causal in ("none", "bottom_right"):
+                for page in (0, 16, 64):
+                    dec = Decode(art, dtype, d, causal, page)
+                    if dec.kernel is None:
+                        continue
+                    for case in cases:
+                        for splits in ((None,) if quick else (None, 1, 3)):
+                            results.append(check_case(dec, dtype, d, causal, *case,
+                                                      page_size=page, splits=splits))
+            for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
+                dec = Decode(art, dtype, d, "bottom_right", 0, window="window" in kw,
+                             softcap="softcap" in kw)
+                if dec.kernel is None:
+                    continue
+                for case in cases[1:4]:
+                    results.append(check_case(dec, dtype, d, "bottom_right", *case, **kw))
+    return results
+
+
+def gbps(B, Hkv, L, d):
+    return 2 * B * Hkv * L * d * 2 / 1e9  # K and V, 2-byte elements; GB per call
+
+
+def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    tdt = TDT[dtype]
+    dec = Decode(art, dtype, d, "bottom_right", page_size)
+    if dec.kernel is None:
+        return None
+    capacity = -(-L // max(page_size, 1)) * max(page_size, 1)
+    q = torch.randn(B, 1, Hq, d, device="cuda", dtype=tdt)
+    kc, vc, table, kd, vd = make_cache(B, Hkv, capacity, d, tdt, page_size)
+    seqlens = torch.full((B,), L, device="cuda", dtype=torch.int32)
+    o = torch.empty(B, 1, Hq, d, device="cuda", dtype=tdt)
+    lse = torch.empty(B, Hq, 1, device="cuda", dtype=torch.float32)
+    qs = q.transpose(1, 2)
+    ks, vs = kd[:, :, :L].contiguous(), vd[:, :, :L].contiguous()
+    del kd, vd
+
+    def ours():
+        dec.run(q, kc, vc, seqlens, table, o=o, lse=lse)
+
+    def sdpa(backend):
+        def run():
+            if backend is None:
+                F.scaled_dot_product_attention(qs, ks, vs, enable_gqa=True)
+            else:
+                with sdpa_kernel(backend):
+                    F.scaled_dot_product_attention(qs, ks, vs, enable_gqa=True)
+        return run
+    methods = {"ours": ours, "sdpa": sdpa(None),
+               "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
+               "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
+               "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+    times = {m: [] for m in methods}
+    for _ in range(reps):  # interleaved repetitions
+        for name, fn in methods.items():
+            try:
+                times[name].append(median_ms(fn))
+            except Exception:
+                times[name].append(float("nan"))
+    gb = gbps(B, Hkv, L, d)
+    res = {"page": page_size, "B": B, "Hq": Hq, "Hkv": Hkv, "L": L, "d": d,
+           "splits": dec.run(q, kc, vc, seqlens, table, o=o, lse=lse)[2]}
+    for name, t in times.items():
+        ms = statistics.median(t)
+        res[name + "_us"] = ms * 1e3
+        res[name + "_GBs"] = gb / (ms / 1e3) if ms == ms else None
+    best = max((res[m + "_GBs"] or 0) for m in methods if m != "ours")
+    res["ratio_best_sdpa"] = (res["ours_GBs"] or 0) / best if best else None
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("artifact")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="small sweep (for compute-sanitizer)")
+    ap.add_argument("--dims", default="64,128,256")
+    ap.add_argument("--dtypes", default="bf16,f16")
+    args = ap.parse_args()
+    torch.manual_seed(int(time.time()))
+    art = Artifact(args.artifact)
+    print(f"device: {torch.cuda.get_device_name()}  kernels: {len(art.kernels)}", flush=True)
+    results = sweep(art, args.dtypes.split(","), [int(x) for x in args.dims.split(",")],
+                    quick=args.quick)
+    failures = [r for r in results if not r["ok"]]
+    for r in failures:
+        print("FAIL", json.dumps(r))
+    print(f"decode numerics: {len(results) - len(failures)}/{len(results)} cases pass "
+          "FlashAttention's rule", flush=True)
+    json.dump(results, open(os.path.join(args.out, "decode-numerics.json"), "w"), indent=1)
+    if args.no_bench:
+        return 1 if failures else 0
+    # Throwaway shape first: the first timed shape of a process reads low.
+    bench(art, 0, 4, 32, 8, 4096, reps=1)
+    rows = []
+    shapes = [(16, 32, 8, 8192), (4, 32, 8, 65536), (64, 32, 8, 2048), (1, 64, 8, 131072),
+              (1, 32, 8, 512)]
+    for page in (0, 16, 64):
+        for B, Hq, Hkv, L in shapes:
+            r = bench(art, page, B, Hq, Hkv, L)
+            if r is None:
+                continue
+            rows.append(r)
+            print(f"page={page:3} B={B:3} H={Hq}/{Hkv} L={L:6} splits={r['splits']:3}  "
+                  f"ours {r['ours_GBs'] or 0:6.0f} GB/s {r['ours_us']:7.1f} us | sdpa {r['sdpa_GBs'] or 0:6.0f} "
+                  f"flash {r['sdpa-flash_GBs'] or 0:6.0f} cudnn {r['sdpa-cudnn_GBs'] or 0:6.0f} "
+                  f"eff {r['sdpa-efficient_GBs'] or 0:6.0f} ({r['sdpa_us']:7.1f} us) "
+                  f"ratio {r['ratio_best_sdpa'] or 0:.2f}", flush=True)
+    json.dump(rows, open(os.path.join(args.out, "decode-bench.json"), "w"), indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
