@@ -5,16 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "VerifierUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
-#include <cstdio>
-
 using namespace mlir;
 using namespace mlir::flash;
+using namespace mlir::flash::detail;
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
@@ -59,39 +59,6 @@ AttentionSizes mlir::flash::getAttentionSizes(Type q, Type k, Type v,
           vl[3]};
 }
 
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os, [&](int64_t d) {
-    if (d == kDyn)
-      os << "?";
-    else
-      os << d;
-  });
-  os << "]";
-  return s;
-}
-
-/// A float as a person writes it (0.5, -3, inf, nan): diagnostics otherwise
-/// print doubles in scientific notation.
-static std::string num(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", d);
-  return buf;
-}
-
-/// Sizes agree when either is dynamic or both are equal.
-static bool compatible(int64_t a, int64_t b) {
-  return a == kDyn || b == kDyn || a == b;
-}
-
-static bool compatibleShape(ArrayRef<int64_t> got, ArrayRef<int64_t> want) {
-  return got.size() == want.size() &&
-         llvm::all_of(llvm::zip(got, want), [](auto p) {
-           return compatible(std::get<0>(p), std::get<1>(p));
-         });
-}
-
 namespace {
 /// Shared verification of everything the variant interface describes.
 struct VariantVerifier {
@@ -103,15 +70,7 @@ struct VariantVerifier {
   InFlightDiagnostic error() { return op->emitOpError(); }
 
   LogicalResult verifyPerm(StringRef name, DenseI64ArrayAttr perm) {
-    if (!perm)
-      return success();
-    SmallVector<int64_t> sorted(perm.asArrayRef());
-    llvm::sort(sorted);
-    if (sorted != SmallVector<int64_t>{0, 1, 2, 3})
-      return error() << "'" << name
-                     << "' must be a permutation of [0, 1, 2, 3], got "
-                     << shapeStr(perm.asArrayRef());
-    return success();
+    return flash::detail::verifyPerm(op, name, perm);
   }
 
   LogicalResult verifyRank4(StringRef name, Value v, StringRef logical) {
@@ -151,33 +110,8 @@ struct VariantVerifier {
     return success();
   }
 
-  /// An attribute that is neither the op's own nor dialect-prefixed is a
-  /// misspelling (`window` for window_left/window_right, say): MLIR would
-  /// keep it as a discardable attribute and the kernel would silently be
-  /// another variant.
-  LogicalResult verifyAttributeNames() {
-    ArrayRef<StringAttr> known = op->getName().getAttributeNames();
-    for (NamedAttribute a : op->getDiscardableAttrs()) {
-      StringRef name = a.getName().getValue();
-      if (name.contains('.') || llvm::is_contained(known, a.getName()))
-        continue;
-      std::string names;
-      llvm::raw_string_ostream os(names);
-      llvm::interleaveComma(
-          llvm::make_filter_range(known,
-                                  [](StringAttr n) {
-                                    return n.getValue() != "operandSegmentSizes";
-                                  }),
-          os, [&](StringAttr n) { os << n.getValue(); });
-      return error() << "has no attribute '" << name
-                     << "' (its attributes: " << names
-                     << "; dialect-prefixed names pass through)";
-    }
-    return success();
-  }
-
   LogicalResult verify() {
-    if (failed(verifyAttributeNames()))
+    if (failed(verifyAttributeNames(op)))
       return failure();
     auto attrOf = [&](StringRef n) {
       return op->getAttrOfType<DenseI64ArrayAttr>(n);
@@ -385,6 +319,16 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verifyRegions() { return ::verifyRegions(*this); }
+
+namespace mlir::flash {
+// flash.attention_kvcache's result types (AttentionKVCacheOp.cpp).
+ParseResult parseKVCacheResultTypes(OpAsmParser &parser, Type keyNewType,
+                                    Type &output, Type &lse, Type &keyCacheOut,
+                                    Type &valueCacheOut);
+void printKVCacheResultTypes(OpAsmPrinter &printer, Operation *op,
+                             Type keyNewType, Type output, Type lse,
+                             Type keyCacheOut, Type valueCacheOut);
+} // namespace mlir::flash
 
 #define GET_OP_CLASSES
 #include "flashfuse/Dialect/Flash/IR/FlashOps.cpp.inc"

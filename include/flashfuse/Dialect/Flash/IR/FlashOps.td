@@ -142,6 +142,157 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
   let hasRegionVerifier = 1;
 }
 
+def Flash_I32Tensor : RankedTensorOf<[I32]>;
+
+// Not an AttentionVariantInterface: the interface describes dense Q, K, V
+// operands with one key length (getQKV, getSizes), and every pass that walks
+// it (flash-select-config's sm80/sm90 choice, the naive, loops and GPU
+// lowerings) would treat a paged or length-limited cache as a dense K. The
+// op carries the same variant attributes (minus bias, mask, dropout and the
+// regions) and answers for them with its own helpers below; the CPU
+// lowerings reach it through flash-decompose-kvcache.
+def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
+    AttrSizedOperandSegments, AttrSizedResultSegments, Pure]> {
+  let summary = "attention of a few query rows over a (paged) KV cache";
+  let description = [{
+    Decoding attention: Q [B, Hq, Sq, D] attends to the first
+    `L_b = cache_seqlens[b] + Snew` rows of sequence b's key/value cache,
+    after the `Snew` rows of `new_kv` (if given) are written into the cache at
+    rows [cache_seqlens[b], L_b). docs/KVCACHE.md is the contract.
+
+    ```mlir
+    %o, %lse = flash.attention_kvcache %q, %k_cache, %v_cache, %cache_seqlens
+        {causal = #flash.causal<bottom_right>}
+        : tensor<4x32x1x128xbf16>, tensor<4x8x4096x128xbf16>,
+          tensor<4x8x4096x128xbf16>, tensor<4xi32>
+        -> tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>
+
+    %o, %kc, %vc = flash.attention_kvcache %q, %k_pages, %v_pages, %cache_seqlens
+        block_table(%bt : tensor<4x64xi32>)
+        new_kv(%k_new, %v_new : tensor<4x8x1x128xbf16>, tensor<4x8x1x128xbf16>)
+        {causal = #flash.causal<bottom_right>}
+        : tensor<4x32x1x128xbf16>, tensor<1024x16x8x128xbf16>,
+          tensor<1024x16x8x128xbf16>, tensor<4xi32>
+        -> tensor<4x32x1x128xbf16>, tensor<1024x16x8x128xbf16>,
+           tensor<1024x16x8x128xbf16>
+    ```
+
+    Operands (logical layouts; `q_perm`, `k_perm`, `v_perm` as for
+    `flash.attention`):
+    - `query` [B, Hq, Sq, D];
+    - `key_cache` / `value_cache`: contiguous [B, Hkv, C, D] / [B, Hkv, C, Dv]
+      (capacity C), or, when `block_table` is given, paged
+      [num_pages, page_size, Hkv, D] / [.., Dv] in that fixed layout
+      (`k_perm` / `v_perm` are then rejected); C = max_pages * page_size;
+    - `cache_seqlens` i32 [B]: the valid rows of each sequence before this
+      step's new rows;
+    - `block_table` i32 [B, max_pages]: page p of sequence b holds its rows
+      [p * page_size, (p + 1) * page_size);
+    - `key_new` / `value_new` (together) [B, Hkv, Snew, D] / Dv in the layout
+      of `query`.
+
+    Results: O [B, Hq, Sq, Dv] in the layout of `query`; optionally the LSE
+    f32 [B, Hq, Sq]; with `new_kv`, the updated caches (the types of the
+    caches, always the last two results).
+
+    Semantics, per sequence b (Snew = 0 without `new_kv`):
+    ```
+    L_b = cache_seqlens[b] + Snew
+    diag(i) = i + L_b - Sq                       (bottom-right, per sequence)
+    key j is visible to query i iff  j < L_b
+        and (causal       => j <= diag(i))
+        and (window_left  => j >= diag(i) - window_left)
+        and (window_right => j <= diag(i) + window_right)
+    s = scale * q.k (scale defaults to 1/sqrt(D)); s = softcap * tanh(s / softcap)
+    softmax over the visible keys in f32; O = P V
+    a row without visible keys: O = 0, LSE = +inf
+    q head h reads kv head h / (Hq / Hkv)
+    ```
+    `causal` must be `#flash.causal<bottom_right>`: each sequence's diagonal
+    ends at its own last key, which top-left alignment cannot express.
+    Lengths outside [0, C] and page indices outside [0, num_pages) are outside
+    the contract; lowerings clamp them so that nothing is read out of bounds.
+
+    Other attributes must be dialect-prefixed, as for `flash.attention`.
+  }];
+
+  let arguments = (ins Flash_FloatTensor:$query, Flash_FloatTensor:$key_cache,
+                       Flash_FloatTensor:$value_cache,
+                       Flash_I32Tensor:$cache_seqlens,
+                       Optional<Flash_I32Tensor>:$block_table,
+                       Optional<Flash_FloatTensor>:$key_new,
+                       Optional<Flash_FloatTensor>:$value_new,
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Flash_CausalAttr>:$causal,
+                       OptionalAttr<I64Attr>:$window_left,
+                       OptionalAttr<I64Attr>:$window_right,
+                       OptionalAttr<F32Attr>:$softcap,
+                       OptionalAttr<DenseI64ArrayAttr>:$q_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$k_perm,
+                       OptionalAttr<DenseI64ArrayAttr>:$v_perm,
+                       OptionalAttr<Flash_KernelConfigAttr>:$config);
+  let results = (outs Flash_FloatTensor:$output,
+                      Optional<Flash_LseTensor>:$lse,
+                      Optional<Flash_FloatTensor>:$key_cache_out,
+                      Optional<Flash_FloatTensor>:$value_cache_out);
+
+  // The result list alone cannot tell an LSE from an updated key cache, so
+  // a custom directive reads it knowing whether `new_kv` was given.
+  let assemblyFormat = [{
+    $query `,` $key_cache `,` $value_cache `,` $cache_seqlens
+    (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`new_kv` `(` $key_new^ `,` $value_new `:` type($key_new) `,`
+       type($value_new) `)`)?
+    attr-dict `:` type($query) `,` type($key_cache) `,` type($value_cache) `,`
+    type($cache_seqlens) `->`
+    custom<KVCacheResultTypes>(ref(type($key_new)), type($output), type($lse),
+                               type($key_cache_out), type($value_cache_out))
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// True when the caches are paged (a `block_table` is given).
+    bool isPaged() { return static_cast<bool>(getBlockTable()); }
+    /// True when new rows are appended (`new_kv`).
+    bool hasNewKV() { return static_cast<bool>(getKeyNew()); }
+    /// Rows per page (dim 1 of the paged cache type); 0 when contiguous.
+    int64_t getPageSize();
+    /// Pages in the pool (dim 0 of the paged cache); 0 when contiguous.
+    int64_t getNumPages();
+    /// Pages per sequence (dim 1 of `block_table`); 0 when contiguous.
+    int64_t getMaxPages();
+
+    /// Logical sizes, read from whichever operand knows them statically
+    /// (ShapedType::kDynamic otherwise), respecting the perms.
+    int64_t getBatch();
+    int64_t getHeadsQ();
+    int64_t getHeadsKV();
+    int64_t getSeqQ();
+    /// C: rows one sequence's cache can hold (Smax, or max_pages * page_size).
+    int64_t getCapacity();
+    /// Snew: rows appended by `new_kv`; 0 without it.
+    int64_t getNewRows();
+    int64_t getHeadDim();
+    int64_t getHeadDimV();
+
+    /// `scale` when present, else 1/sqrt(D) (D must then be static).
+    double getEffectiveScale();
+    bool isCausal() { return static_cast<bool>(getCausalAttr()); }
+    /// Operand dimension of each logical dimension (B, H, S, D); identity
+    /// when the attribute is absent. Key/value perms are identity for paged
+    /// caches (the verifier rejects them).
+    ::llvm::SmallVector<int64_t, 4> getQueryPerm() {
+      return ::mlir::flash::permOrIdentity(getQPermAttr());
+    }
+    ::llvm::SmallVector<int64_t, 4> getKeyPerm() {
+      return ::mlir::flash::permOrIdentity(getKPermAttr());
+    }
+    ::llvm::SmallVector<int64_t, 4> getValuePerm() {
+      return ::mlir::flash::permOrIdentity(getVPermAttr());
+    }
+  }];
+}
+
 def Flash_YieldOp : Flash_Op<"yield", [Pure, Terminator,
     ParentOneOf<["AttentionOp", "AttentionGradOp"]>]> {
   let summary = "yields the value of a score_mod or mask_mod region";

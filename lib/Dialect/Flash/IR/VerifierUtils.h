@@ -1,0 +1,49 @@
+//===- VerifierUtils.h - diagnostics shared by the flash verifiers -*- C++ -*-//
+//
+// Private to lib/Dialect/Flash/IR: how the verifiers of every flash op print
+// shapes and numbers and compare sizes, so that all of them word their
+// messages the same way.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_DIALECT_FLASH_IR_VERIFIERUTILS_H
+#define FLASHFUSE_LIB_DIALECT_FLASH_IR_VERIFIERUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace mlir::flash::detail {
+
+/// `[2, ?, 64]`: a shape with `?` for dynamic sizes.
+std::string shapeStr(llvm::ArrayRef<int64_t> shape);
+
+/// A float as a person writes it (0.5, -3, inf, nan): diagnostics otherwise
+/// print doubles in scientific notation.
+std::string num(double d);
+
+/// Sizes agree when either is dynamic or both are equal.
+inline bool compatible(int64_t a, int64_t b) {
+  return a == ShapedType::kDynamic || b == ShapedType::kDynamic || a == b;
+}
+
+/// Same rank and every size compatible.
+bool compatibleShape(llvm::ArrayRef<int64_t> got, llvm::ArrayRef<int64_t> want);
+
+/// The first static size of `sizes`, else kDynamic.
+int64_t firstStatic(std::initializer_list<int64_t> sizes);
+
+/// Rejects an attribute that is neither one of the op's own nor
+/// dialect-prefixed: a misspelling (`window` for window_left/window_right,
+/// say) would otherwise be kept as a discardable attribute and the kernel
+/// would silently be another variant.
+LogicalResult verifyAttributeNames(Operation *op);
+
+/// `perm` (when present) must be a permutation of [0, 1, 2, 3].
+LogicalResult verifyPerm(Operation *op, llvm::StringRef name,
+                         DenseI64ArrayAttr perm);
+
+} // namespace mlir::flash::detail
+
+#endif // FLASHFUSE_LIB_DIALECT_FLASH_IR_VERIFIERUTILS_H
