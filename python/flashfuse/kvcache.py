@@ -229,7 +229,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            v_new=None, block_table=None, *,
                            softmax_scale=None, is_causal=True,
                            window_size=(-1, -1), softcap=0.0,
-                           return_lse=False, check_inputs=False):
+                           return_lse=False, check_inputs=False,
+                           num_splits=0):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -250,7 +251,10 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     (query i sees keys j <= i + L_b - Sq), as flash-attn does;
     window_size=(left, right) keeps keys within that distance of the same
     diagonal (-1 = unbounded); softcap > 0 applies softcap * tanh(s /
-    softcap). Returns out [B, Sq, Hq, Dv] and, with return_lse, also the
+    softcap). num_splits, as in flash-attn: 0 lets the runtime choose how
+    many blocks share each sequence's keys (runtime/include/flashfuse/
+    decode_splits.h), n >= 1 forces n. Returns out [B, Sq, Hq, Dv] and,
+    with return_lse, also the
     f32 log-sum-exp [B, Hq, Sq] (+inf for a row that sees no key, whose out
     is 0). Nothing is copied: q, the caches and the output are passed to
     the kernel with their strides.
@@ -262,16 +266,21 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     indices outside [0, num_pages) raise; otherwise such input gives a
     wrong answer, never an out-of-bounds access.
     """
-    capacity, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
-                            block_table, window_size, softcap)
+    # Scalars first, then the tensors (whose device is checked last).
+    if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
+            or num_splits < 0:
+        raise ValueError(f"{_NAME}: num_splits must be an int >= 0 (0 = "
+                         f"automatic), got {num_splits!r}")
     if not isinstance(is_causal, bool):
         raise ValueError(f"{_NAME}: is_causal must be a bool, got "
                          f"{is_causal!r}")
-    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
-             else float(softmax_scale))
-    if not math.isfinite(scale):
+    if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
+    capacity, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                            block_table, window_size, softcap)
+    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
+             else float(softmax_scale))
     if isinstance(cache_seqlens, int):
         lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
                              device=q.device)
@@ -284,5 +293,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         _append(k_cache, v_cache, k_new, v_new, lengths, block_table)
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
-        scale, int(window_size[0]), int(window_size[1]), float(softcap))
+        scale, int(window_size[0]), int(window_size[1]), float(softcap),
+        num_splits)
     return (out, lse) if return_lse else out

@@ -387,12 +387,13 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                       v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
                       block_table: Optional[torch.Tensor], seq_new: int,
                       causal: int, scale: float, window_left: int,
-                      window_right: int, softcap: float
+                      window_right: int, softcap: float, num_splits: int
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
     the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
     Hkv, D] through block_table i32 [B, max_pages]), sequence b attending
-    to its first cache_seqlens[b] + seq_new rows. The caches are read in
+    to its first cache_seqlens[b] + seq_new rows, its keys split between
+    num_splits blocks (0: the runtime chooses). The caches are read in
     place; the caller (flashfuse.attention_with_kvcache) has checked the
     shapes and appended the new rows."""
     paged = block_table is not None
@@ -428,6 +429,7 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     a.v_stride[:] = _bhsd_strides(v_cache)
     a.scale = scale
     a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    a.num_splits = num_splits
     stream = torch.cuda.current_stream(q.device).cuda_stream
     with torch.cuda.device(q.device):
         _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
@@ -445,5 +447,5 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
 
 @attention_kvcache.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
-      window_left, window_right, softcap):
+      window_left, window_right, softcap, num_splits):
     return _kvcache_outputs(q, v_cache.shape[-1])
