@@ -213,3 +213,27 @@ def test_index_tensors_are_aligned_for_the_kernels():
     # BSHD -> [b, h, s, d] strides, no copy.
     q = torch.empty(2, 3, 8, 64)
     assert _bhsd_strides(q) == (3 * 8 * 64, 64, 8 * 64, 1)
+
+
+def test_bench_decode_arguments_and_table():
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--decode", "--decode-layouts", "0", "64"])
+    assert args.decode and args.decode_layouts == [0, 64]
+    assert args.decode_methods == ["flashfuse", "sdpa", "sdpa-flash",
+                                   "sdpa-cudnn"]
+    assert bench.DECODE_SHAPES == ((16, 8, 8192), (4, 8, 65536),
+                                   (64, 8, 2048), (1, 8, 131072))
+    # K and V of B=16, Hkv=8, 8k keys, D=128 in bf16.
+    assert bench.decode_gb(16, 8, 8192, 128) == 2 * 16 * 8 * 8192 * 128 * 2 / 1e9
+    row = dict(batch=16, heads_q=32, heads_kv=8, seqlen=8192, head_dim=128,
+               dtype="bf16", ms=1.0, error=None)
+    rows = [dict(row, page_size=64, method=m, gbps=g)
+            for m, g in (("flashfuse", 3000.0), ("sdpa", 4000.0),
+                         ("sdpa-flash", 3200.0))]
+    rows.append(dict(row, page_size=64, method="sdpa-cudnn", gbps=None,
+                     error="no kernel"))
+    text = bench_report.decode_table(rows, bench.DECODE_METHODS)
+    assert text.startswith("decode GB/s of K and V read")
+    line = [x for x in text.splitlines() if "page 64" in x][0]
+    assert line.split()[-1] == "0.75" and "n/a" in line
+    assert "sdpa-cudnn: no kernel" in text
