@@ -228,7 +228,8 @@ private:
     } else if (key == "block_m") {
       return number(1, 1 << 16, k.block_m);
     } else if (key == "block_n") {
-      return number(1, 1 << 16, k.block_n);
+      // 0 only where no key blocks exist (decode_combine; finishKernel).
+      return number(0, 1 << 16, k.block_n);
     } else if (key == "threads") {
       return number(1, 1024, k.threads);
     } else if (key == "smem") {
@@ -271,6 +272,11 @@ private:
     };
     bool decode = v.kind == FLASHFUSE_KIND_DECODE ||
                   v.kind == FLASHFUSE_KIND_DECODE_COMBINE;
+    // decode_combine merges rows and walks no keys: flash-lower-to-gpu
+    // writes its block_n as 0. Every other kind tiles keys by it.
+    if (k.block_n == 0 && v.kind != FLASHFUSE_KIND_DECODE_COMBINE)
+      return bad("block_n 0 is for kind decode_combine only (it walks no "
+                 "keys)");
     if (v.page_size != 0 && v.kind != FLASHFUSE_KIND_DECODE)
       return bad("'page_size' is for kind decode only");
     if (decode && (v.bias || v.mask || v.dropout))

@@ -365,7 +365,14 @@ void testDecodeManifestStrictness() {
   Manifest ok = Manifest::fromText(decodeKernel("  page_size 64\n"));
   EXPECT(ok.kernels().at(0).variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(ok.kernels().at(0).variant.page_size == 64);
-  Manifest combine = Manifest::fromText(decodeKernel("", "decode_combine"));
+  // block_n 0: how flash-lower-to-gpu writes the combine, which walks no
+  // key blocks.
+  auto withoutKeyBlocks = [&](const char *kind) {
+    std::string text = decodeKernel("", kind);
+    return text.replace(text.find("block_n 64"), 10, "block_n 0");
+  };
+  Manifest combine = Manifest::fromText(withoutKeyBlocks("decode_combine"));
+  EXPECT(combine.kernels().at(0).block_n == 0);
   EXPECT(combine.kernels().at(0).variant.kind ==
          FLASHFUSE_KIND_DECODE_COMBINE);
   struct Case {
@@ -383,6 +390,10 @@ void testDecodeManifestStrictness() {
       {decodeKernel("  bias 1\n"), "decode kernels take no bias"},
       {decodeKernel("  splits 4\n"), "unknown key 'splits'"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
+      {withoutKeyBlocks("decode"),
+       "block_n 0 is for kind decode_combine only"},
+      {withoutKeyBlocks("forward"),
+       "block_n 0 is for kind decode_combine only"},
   };
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
