@@ -237,3 +237,17 @@ def test_bench_decode_arguments_and_table():
     line = [x for x in text.splitlines() if "page 64" in x][0]
     assert line.split()[-1] == "0.75" and "n/a" in line
     assert "sdpa-cudnn: no kernel" in text
+
+
+def test_caches_are_never_copied():
+    # A cache the kernels cannot read in place is an error, not a copy of
+    # the whole cache per step.
+    k = torch.zeros(2, 16, 4, 64, dtype=F16)
+    kvcache._readable_in_place("k_cache", k)
+    kvcache._readable_in_place("k_cache", k[:, :, :2])  # fewer heads: a view
+    with pytest.raises(ValueError, match="contiguous in its last"):
+        kvcache._readable_in_place("k_cache", k.transpose(-1, -2))
+    with pytest.raises(ValueError, match="16-byte boundaries"):
+        # Rows of 68 elements (136 bytes), of which D = 64 are used.
+        kvcache._readable_in_place(
+            "k_cache", torch.zeros(2, 16, 4, 68, dtype=F16)[..., :64])
