@@ -79,7 +79,7 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, upcast):
     i = torch.arange(sq, device=q.device)[None, :, None]
     j = torch.arange(k.shape[2], device=q.device)[None, None, :]
     diag = i + L - sq
-    keep = j < L
+    keep = (j < L) & (i >= 0)  # [B, Sq, C]
     if causal:
         keep &= j <= diag
     if window[0] >= 0:
