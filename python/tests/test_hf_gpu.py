@@ -99,9 +99,10 @@ def test_static_cache_generation_matches_sdpa(arch, prompt, monkeypatch):
     ref = _model(cfg, "sdpa", torch.float16)
     ours = _model(cfg, impl, torch.float16, ref.state_dict())
     ids = torch.randint(1, cfg.vocab_size, (3, prompt), device="cuda")
+    # min_new_tokens: no row stops early at a random model's EOS.
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=12,
-                  do_sample=False, cache_implementation="static",
-                  pad_token_id=0)
+                  min_new_tokens=12, do_sample=False,
+                  cache_implementation="static", pad_token_id=0)
     with torch.no_grad():
         want = ref.generate(ids, output_scores=True,
                             return_dict_in_generate=True, **kwargs)

@@ -98,9 +98,10 @@ def _models(arch):
 
 
 def _generate(model, ids, mask, new):
+    # min_new_tokens: no row stops early at a random model's EOS.
     return model.generate(ids, attention_mask=mask, max_new_tokens=new,
-                          do_sample=False, cache_implementation="static",
-                          pad_token_id=0)
+                          min_new_tokens=new, do_sample=False,
+                          cache_implementation="static", pad_token_id=0)
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
