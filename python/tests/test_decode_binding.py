@@ -221,3 +221,19 @@ def test_kvcache_suite_parses(opt_tool):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("flash.attention_kvcache") == 44
+
+
+def test_launch_functions_are_bound(rt):
+    """attention_decode and decode_workspace_bytes reach the library (their
+    signatures resolve, and the runtime's own NULL checks answer)."""
+    from flashfuse.errors import InvalidArgumentError
+    lib = rt.library()
+    assert len(lib.flashfuse_attention_decode.argtypes) == 6
+    assert len(lib.flashfuse_decode_workspace_bytes.argtypes) == 5
+    args = _decode_args(rt)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode kernel and arguments must not be NULL"):
+        rt.attention_decode(None, None, args, None, 0, 0)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode kernel and arguments must not be NULL"):
+        rt.decode_workspace_bytes(None, None, args)
