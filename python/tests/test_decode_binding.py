@@ -25,6 +25,8 @@ def test_variant_struct_matches_the_c_layout():
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.DecodeArgs.num_splits.offset == (
         rt_module.DecodeArgs.softcap.offset + 4)
+    # The sizes runtime_test.cpp asserts of the C structs.
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 312
 
 
 def test_decode_kinds_and_page_size(rt):

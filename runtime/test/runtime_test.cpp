@@ -320,6 +320,11 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 }
 
 void testDecodeManifest() {
+  // python/flashfuse/_runtime.py mirrors these structs field by field; its
+  // test checks the same sizes.
+  static_assert(sizeof(flashfuse_variant) == 44, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_decode_args) == 312,
+                "flashfuse_decode_args layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
   EXPECT(k.size() == 4);
