@@ -180,3 +180,17 @@ def test_lengths_need_positions_and_a_short_step():
     Module.config._flashfuse_unpadded = False
     assert _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
                             {"position_ids": pos}) is None
+
+
+def test_dynamic_cache_decoding_uses_the_kvcache_path(spy):
+    # A DynamicCache holds exactly the rows written: transformers passes no
+    # mask for one unpadded query row, and the lengths are the keys'.
+    ref, ours = _models("llama")
+    ids = torch.randint(1, 97, (2, 20))
+    kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=4,
+                  min_new_tokens=4, do_sample=False, pad_token_id=0)
+    assert torch.equal(ours.generate(ids, **kwargs),
+                       ref.generate(ids, **kwargs))
+    assert len(spy.calls) == 2 * 3
+    for q_shape, k_shape, lengths in spy.calls:
+        assert q_shape[1] == 1 and lengths.tolist() == [k_shape[1]] * 2
