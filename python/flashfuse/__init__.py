@@ -1,6 +1,7 @@
 """FlashFuse: attention kernels compiled by the FlashFuse MLIR compiler.
 
-`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention;
+`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention,
+`flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache;
 kernels come from the kernel library or, where flashfuse-compile is found,
 are compiled on demand and cached on disk. `flashfuse.compile_report(model,
 inputs)` shows which attentions FlashFuse finds in a model and which kernels
@@ -15,7 +16,7 @@ from .errors import (CompileError, CudaError, FlashFuseError,
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "compile_report", "report_from_mlir",
+__all__ = ["attention", "attention_with_kvcache", "compile_report", "report_from_mlir",
            "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
            "NoDeviceError", "InvalidArgumentError", "KernelNotFoundError",
            "ManifestError", "UnsupportedError", "CudaError", "CompileError",
@@ -28,6 +29,9 @@ def __getattr__(name):
     if name == "attention":
         from .functional import attention
         return attention
+    if name == "attention_with_kvcache":
+        from .kvcache import attention_with_kvcache
+        return attention_with_kvcache
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)

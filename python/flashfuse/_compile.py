@@ -92,7 +92,10 @@ class Job:
         # The header names the op, not the requested kind: every kind of
         # the backward sequence is one compile of the gradient op, so they
         # share one entry.
-        op = "flash.attention_grad" if backward else "flash.attention"
+        op = ("flash.attention_grad" if backward
+              else "flash.attention_kvcache"
+              if isinstance(kernel_variant, variants.KVCacheVariant)
+              else "flash.attention")
         self.mlir = variants.emit_module(
             [kernel_variant], backward=backward,
             header=f"// flashfuse on-demand kernel: {op} {kernel_variant.name}"

@@ -55,10 +55,10 @@ def _manifest(directory):
 
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
-                 dropout=False):
+                 dropout=False, page_size=0):
     return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                       int(window), int(softcap), int(bias), int(mask),
-                      int(dropout))
+                      int(dropout), int(page_size))
 
 
 def _search(variant, directory=None):

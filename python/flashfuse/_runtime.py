@@ -20,6 +20,9 @@ KIND_FORWARD, KIND_BACKWARD_PREPROCESS, KIND_BACKWARD = 0, 1, 2
 # before backward_dq/backward_postprocess existed rejects manifests that list
 # them (_kernels.locate reports that per artifact directory).
 KIND_BACKWARD_DQ, KIND_BACKWARD_POSTPROCESS = 3, 4
+# Attention over a KV cache (docs/KVCACHE.md): the split-KV decode and the
+# combine that merges its splits.
+KIND_DECODE, KIND_DECODE_COMBINE = 5, 6
 PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
 
 _DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
@@ -29,7 +32,8 @@ _KIND_NAMES = {KIND_FORWARD: "forward",
                KIND_BACKWARD_PREPROCESS: "backward_preprocess",
                KIND_BACKWARD: "backward",
                KIND_BACKWARD_DQ: "backward_dq",
-               KIND_BACKWARD_POSTPROCESS: "backward_postprocess"}
+               KIND_BACKWARD_POSTPROCESS: "backward_postprocess",
+               KIND_DECODE: "decode", KIND_DECODE_COMBINE: "decode_combine"}
 _PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
                 PARAM_F32: "f32"}
 
@@ -39,16 +43,18 @@ class Variant(ctypes.Structure):
                 ("head_dim", ctypes.c_int32), ("head_dim_v", ctypes.c_int32),
                 ("causal", ctypes.c_int), ("window", ctypes.c_int32),
                 ("softcap", ctypes.c_int32), ("bias", ctypes.c_int32),
-                ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32)]
+                ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32),
+                ("page_size", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
                  if getattr(self, f)]
+        page = [f"page_size={self.page_size}"] if self.page_size else []
         return " ".join([_KIND_NAMES.get(self.kind, "?"),
                          _DTYPE_NAMES.get(self.dtype, "?"),
                          f"D={self.head_dim}", f"Dv={self.head_dim_v}",
                          f"causal={_CAUSAL_NAMES.get(self.causal, '?')}"]
-                        + flags)
+                        + flags + page)
 
     def key(self):
         return tuple(getattr(self, name) for name, _ in self._fields_)
@@ -82,6 +88,29 @@ class ForwardArgs(ctypes.Structure):
                 ("window_right", ctypes.c_int32),
                 ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
                 ("seed", ctypes.c_uint64)]
+
+
+class DecodeArgs(ctypes.Structure):
+    """flashfuse_decode_args (runtime.h): strides [b, h, s, d], for a paged
+    cache [page, h, row of the page, d]."""
+    _fields_ = [("dtype", ctypes.c_int),
+                ("q", ctypes.c_void_p), ("k_cache", ctypes.c_void_p),
+                ("v_cache", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p), ("cache_seqlens", ctypes.c_void_p),
+                ("block_table", ctypes.c_void_p),
+                ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64),
+                ("heads_kv", ctypes.c_int64), ("seq_q", ctypes.c_int64),
+                ("head_dim", ctypes.c_int64), ("head_dim_v", ctypes.c_int64),
+                ("seq_new", ctypes.c_int64), ("cache_len", ctypes.c_int64),
+                ("page_size", ctypes.c_int64), ("num_pages", ctypes.c_int64),
+                ("max_pages", ctypes.c_int64),
+                ("block_table_stride", ctypes.c_int64),
+                ("q_stride", _I64x4), ("k_stride", _I64x4),
+                ("v_stride", _I64x4), ("o_stride", _I64x4),
+                ("scale", ctypes.c_float),
+                ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32),
+                ("softcap", ctypes.c_float), ("num_splits", ctypes.c_int32)]
 
 
 class Arg(ctypes.Structure):
@@ -139,6 +168,16 @@ def _declare(lib):
         "flashfuse_attention_forward_check": (
             st, [vp, ctypes.c_int32, P(ForwardArgs)]),
         "flashfuse_attention_forward": (st, [vp, P(ForwardArgs), vp]),
+        "flashfuse_decode_args_init": (None, [P(DecodeArgs)]),
+        "flashfuse_decode_workspace_bytes": (
+            st, [vp, vp, P(DecodeArgs), P(ctypes.c_int32),
+                 P(ctypes.c_size_t)]),
+        "flashfuse_attention_decode": (
+            st, [vp, vp, P(DecodeArgs), vp, ctypes.c_size_t, vp]),
+        "flashfuse_attention_decode_check": (
+            st, [vp, ctypes.c_int32, ctypes.c_int32, P(DecodeArgs),
+                 ctypes.c_int32, ctypes.c_int32, vp, ctypes.c_size_t,
+                 P(ctypes.c_int32), P(ctypes.c_size_t)]),
         "flashfuse_kernel_launch": (
             st, [vp, P(Arg), ctypes.c_int32, ctypes.c_int32, vp]),
     }
@@ -262,6 +301,19 @@ class Manifest:
             self._handle, kernel_index, ctypes.byref(args)))
 
 
+    def check_decode(self, decode_index, combine_index, args, sm_count,
+                     blocks_per_sm, workspace=None, workspace_bytes=0):
+        """Validates decode arguments against kernels of this manifest (-1:
+        no combine) on a GPU of `sm_count` SMs holding `blocks_per_sm`
+        decode blocks each, without a GPU; (num_splits, workspace bytes)."""
+        splits, need = ctypes.c_int32(), ctypes.c_size_t()
+        check(library().flashfuse_attention_decode_check(
+            self._handle, decode_index, combine_index, ctypes.byref(args),
+            sm_count, blocks_per_sm, workspace, workspace_bytes,
+            ctypes.byref(splits), ctypes.byref(need)))
+        return splits.value, need.value
+
+
 class Context:
     """A runtime context on one GPU (adopts the current CUDA context)."""
 
@@ -302,6 +354,31 @@ def forward_args():
 def attention_forward(kernel, args, stream):
     check(library().flashfuse_attention_forward(kernel, ctypes.byref(args),
                                                 ctypes.c_void_p(stream)))
+
+
+def decode_args():
+    """A DecodeArgs with the runtime's defaults (optional features off,
+    num_splits automatic)."""
+    args = DecodeArgs()
+    library().flashfuse_decode_args_init(ctypes.byref(args))
+    return args
+
+
+def decode_workspace_bytes(decode, combine, args):
+    """(num_splits, workspace bytes) of a decode launch on the kernels'
+    GPU (combine may be None)."""
+    splits, need = ctypes.c_int32(), ctypes.c_size_t()
+    check(library().flashfuse_decode_workspace_bytes(
+        decode, combine, ctypes.byref(args), ctypes.byref(splits),
+        ctypes.byref(need)))
+    return splits.value, need.value
+
+
+def attention_decode(decode, combine, args, workspace, workspace_bytes,
+                     stream):
+    check(library().flashfuse_attention_decode(
+        decode, combine, ctypes.byref(args), workspace, workspace_bytes,
+        ctypes.c_void_p(stream)))
 
 
 def pack_args(named):

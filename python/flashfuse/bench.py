@@ -7,7 +7,9 @@ event timings after a warm-up, cycling through several input sets so that
 no run finds its inputs in L2. FLOPs: 4 * B * H * Sq * Sk * D, halved if
 causal; with --backward the backward pass alone is timed
 (torch.autograd.grad of each method's own forward) and counts 2.5 times
-that.
+that. With --decode, one decoding step over a KV cache
+(flashfuse.attention_with_kvcache, contiguous and paged) against SDPA's
+default, flash and cuDNN choices over the cache, in GB/s of K and V read.
 """
 
 import argparse
@@ -157,6 +159,117 @@ def bench_config(c, args, runners):
     return rows
 
 
+# ---- --decode: one decoding step over a KV cache ------------------------
+
+# ANCHORS.md's decode shapes (B, Hkv, cache length), GQA 32/8, D = 128.
+DECODE_SHAPES = ((16, 8, 8192), (4, 8, 65536), (64, 8, 2048), (1, 8, 131072))
+DECODE_LAYOUTS = (0, 16, 64)  # contiguous, then paged with these page sizes
+DECODE_METHODS = ("flashfuse", "sdpa", "sdpa-flash", "sdpa-cudnn")
+
+
+def decode_gb(batch, heads_kv, length, head_dim, elem=2):
+    """GB of K and V one decoding step reads."""
+    return 2 * batch * heads_kv * length * head_dim * elem / 1e9
+
+
+def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
+                    page_size):
+    """{method: (fn, args)} for one decoding step with every sequence at
+    `length` keys: flashfuse over a flash-attn-layout cache (paged with its
+    pages shuffled when page_size > 0), SDPA over a [B, Hkv, L, D] cache
+    with enable_gqa (what models hand it), default backend choice or one
+    forced. Each cache is larger than L2, so one input set is enough."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention
+
+    from .kvcache import attention_with_kvcache
+
+    dev = "cuda"
+    q = torch.randn(batch, 1, heads_q, head_dim, device=dev, dtype=dtype)
+    lengths = torch.full((batch,), length, device=dev, dtype=torch.int32)
+    if page_size:
+        max_pages = -(-length // page_size)
+        k = torch.randn(batch * max_pages, page_size, heads_kv, head_dim,
+                        device=dev, dtype=dtype)
+        table = torch.randperm(batch * max_pages, device=dev).view(
+            batch, max_pages).to(torch.int32)
+    else:
+        k = torch.randn(batch, length, heads_kv, head_dim, device=dev,
+                        dtype=dtype)
+        table = None
+    v = torch.randn_like(k)
+    runners = {"flashfuse": (lambda: attention_with_kvcache(
+        q, k, v, lengths, block_table=table), ())}
+    qs = q.transpose(1, 2)
+    ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
+                     dtype=dtype)
+    vs = torch.randn_like(ks)
+
+    def sdpa(backend):
+        def run():
+            if backend is None:
+                return scaled_dot_product_attention(qs, ks, vs,
+                                                    enable_gqa=True)
+            with sdpa_kernel(backend):
+                return scaled_dot_product_attention(qs, ks, vs,
+                                                    enable_gqa=True)
+        return run
+    runners["sdpa"] = (sdpa(None), ())
+    runners["sdpa-flash"] = (sdpa(SDPBackend.FLASH_ATTENTION), ())
+    runners["sdpa-cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION), ())
+    return runners
+
+
+def bench_decode_shape(shape, page_size, args):
+    """Rows of one decode shape: each method timed `args.decode_rounds`
+    times, interleaved with the others (each time after its own
+    args.warmup_ms warm-up), its median kept; GB/s of K and V read and the
+    ratio of flashfuse to the best SDPA method."""
+    batch, heads_kv, length = shape
+    dtype = _DTYPES[args.dtypes[0]]
+    runners = _decode_runners(batch, args.decode_heads_q, heads_kv, length,
+                              args.decode_head_dim, dtype, page_size)
+    times = {m: [] for m in args.decode_methods}
+    errors = {}
+    for _ in range(args.decode_rounds):
+        for method in args.decode_methods:
+            if method in errors:
+                continue
+            fn, fn_args = runners[method]
+            try:
+                times[method].append(time_ms(fn, [fn_args], args.warmup,
+                                             args.reps, args.warmup_ms))
+            except (RuntimeError, ValueError, FlashFuseError,
+                    NotImplementedError) as e:
+                errors[method] = str(e).strip().splitlines()[0][:200]
+                torch.cuda.empty_cache()
+    gb = decode_gb(batch, heads_kv, length, args.decode_head_dim)
+    rows = []
+    for method in args.decode_methods:
+        ms = statistics.median(times[method]) if times[method] else None
+        rows.append({"batch": batch, "heads_q": args.decode_heads_q,
+                     "heads_kv": heads_kv, "seqlen": length,
+                     "head_dim": args.decode_head_dim,
+                     "dtype": args.dtypes[0], "page_size": page_size,
+                     "method": method, "ms": ms,
+                     "gbps": gb / (ms * 1e-3) if ms else None,
+                     "error": errors.get(method)})
+    del runners
+    torch.cuda.empty_cache()
+    return rows
+
+
+def run_decode(args):
+    """--decode: a throwaway shape first (the first timed shape of a
+    process reads low), then every shape and layout."""
+    bench_decode_shape((4, 8, 4096), 0, args)
+    rows = []
+    for page_size in args.decode_layouts:
+        for shape in DECODE_SHAPES:
+            rows.extend(bench_decode_shape(shape, page_size, args))
+    return rows
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m flashfuse.bench",
                                 description=__doc__.splitlines()[0])
@@ -181,6 +294,19 @@ def parse_args(argv):
     p.add_argument("--naive-max-gib", type=float, default=16.0)
     p.add_argument("--backward", action="store_true",
                    help="time the backward pass (2.5x the forward FLOPs)")
+    p.add_argument("--decode", action="store_true",
+                   help="time one decoding step over a KV cache "
+                        "(flashfuse.attention_with_kvcache against SDPA) on "
+                        "ANCHORS.md's decode shapes, in GB/s of K and V")
+    p.add_argument("--decode-layouts", nargs="+", type=int,
+                   default=list(DECODE_LAYOUTS),
+                   help="cache layouts: 0 = contiguous, else page sizes")
+    p.add_argument("--decode-methods", nargs="+",
+                   default=list(DECODE_METHODS), choices=DECODE_METHODS)
+    p.add_argument("--decode-heads-q", type=int, default=32)
+    p.add_argument("--decode-head-dim", type=int, default=128)
+    p.add_argument("--decode-rounds", type=int, default=3,
+                   help="interleaved repetitions of every method (median)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
     args = p.parse_args(argv)
@@ -193,6 +319,20 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("flashfuse.bench: no CUDA GPU available", file=sys.stderr)
         return 2
+    if args.decode:
+        # One dtype: bf16 unless --dtypes names another first.
+        if args.dtypes == ["bf16", "fp16"]:
+            args.dtypes = ["bf16"]
+        rows = run_decode(args)
+        meta = {"device": torch.cuda.get_device_name(),
+                "torch": torch.__version__, "warmup": args.warmup,
+                "warmup_ms": args.warmup_ms, "reps": args.reps,
+                "rounds": args.decode_rounds,
+                "gbps": "2*B*Hkv*L*D*2 bytes of K and V per step"}
+        print(bench_report.decode_table(rows, args.decode_methods))
+        if args.json:
+            bench_report.write_json(args.json, meta, rows)
+        return 0
     runners = _runners()
     todo = list(configs(args))
     try:

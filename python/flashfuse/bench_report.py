@@ -36,6 +36,41 @@ def table(rows, methods, pass_name="forward"):
     return "\n".join(lines)
 
 
+def decode_table(rows, methods):
+    """One line per decode shape and cache layout: GB/s of K and V per
+    method and flashfuse's ratio to the best SDPA method. SDPA reads a
+    contiguous [B, Hkv, L, D] cache in every line (it has no paged form):
+    a paged line compares against SDPA timed in the same round."""
+    by_shape = {}
+    for r in rows:
+        key = (r["batch"], r["heads_q"], r["heads_kv"], r["seqlen"],
+               r["page_size"])
+        by_shape.setdefault(key, {})[r["method"]] = r
+    head = (f"{'B':>3} {'Hq/Hkv':>6} {'L':>7} {'layout':>9} "
+            + " ".join(f"{m:>11}" for m in methods) + f" {'ours/best':>9}")
+    lines = ["decode GB/s of K and V read (median)", head, "-" * len(head)]
+    for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
+        got = by_shape[key]
+        cells = []
+        for m in methods:
+            g = got.get(m, {}).get("gbps")
+            cells.append(f"{g:11.0f}" if g else f"{'n/a':>11}")
+        ours = got.get("flashfuse", {}).get("gbps")
+        best = max((got[m]["gbps"] or 0 for m in got
+                    if m.startswith("sdpa")), default=0)
+        ratio = f"{ours / best:9.2f}" if ours and best else f"{'n/a':>9}"
+        b, hq, hkv, length, page = key
+        layout = f"page {page}" if page else "contig"
+        lines.append(f"{b:>3} {f'{hq}/{hkv}':>6} {length:>7} {layout:>9} "
+                     + " ".join(cells) + f" {ratio}")
+    reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
+                      if r.get("error")})
+    if reasons:
+        lines.append("not measured:")
+        lines.extend(f"  {x}" for x in reasons[:20])
+    return "\n".join(lines)
+
+
 def write_json(path, meta, rows):
     with open(path, "w") as f:
         json.dump({"meta": meta, "results": rows}, f, indent=1)

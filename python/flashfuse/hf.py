@@ -9,24 +9,76 @@ transformers is imported only by register(); it is not a dependency.
 
 NAME = "flashfuse"
 
+# Query rows per step up to which a step over a cache is decoding (one token,
+# or a few speculative ones) and goes to the KV-cache kernels; longer steps
+# (prefill) go to the forward kernels.
+KVCACHE_MAX_QUERY_ROWS = 16
+
+
+def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
+                     dropout, is_causal, kwargs):
+    """The i32 [B] lengths of the caches `key` holds, for the KV-cache path
+    of a decoding step, computed on the GPU (no host synchronisation); None
+    where the step takes the general path.
+
+    transformers (5.x) hands the attention the layer's whole cache (a
+    StaticCache's [B, Hkv, Smax, D], rows past the written ones unset) and
+    position_ids, not the cache's fill: for a batch without padding, the new
+    rows sit at their positions, so every sequence holds
+    position_ids[:, -1] + 1 rows. A padded batch's positions are not its
+    cache rows, so it needs the mask (the general path); whether the batch
+    has padding is decided where the mask is built (_mask)."""
+    import torch
+
+    position_ids = kwargs.get("position_ids")
+    sq = query.shape[2]
+    if (not is_causal or sliding_window or dropout
+            or not isinstance(position_ids, torch.Tensor)
+            or position_ids.dim() != 2 or position_ids.shape[-1] != sq
+            or sq > KVCACHE_MAX_QUERY_ROWS or key.shape[2] <= sq):
+        return None
+    # No mask: transformers saw no padding and no rows to hide (a dynamic
+    # cache); a mask: only when the batch was found unpadded.
+    if attention_mask is not None and not getattr(
+            getattr(module, "config", None), "_flashfuse_unpadded", False):
+        return None
+    last = (position_ids[:, -1] + 1).to(torch.int32)
+    return last.expand(query.shape[0]).contiguous()
+
 
 def attention_forward(module, query, key, value, attention_mask, scaling=None,
                       dropout=0.0, sliding_window=None, softcap=None,
                       is_causal=None, **kwargs):
     """An AttentionInterface function: [B, H, S, D] inputs, returns
-    ([B, S, H, Dv] output, None) like transformers' sdpa_attention_forward."""
+    ([B, S, H, Dv] output, None) like transformers' sdpa_attention_forward.
+    Decoding steps over a cache go to flashfuse.attention_with_kvcache
+    (reading the cache in place, only its written rows); everything else
+    to flashfuse.attention."""
+    from . import kvcache
     from .functional import attention
 
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
+    lengths = _kvcache_lengths(module, query, key, attention_mask,
+                               sliding_window, dropout, is_causal, kwargs)
+    if lengths is not None:
+        # [B, H, S, D] tensors seen as flash-attn's [B, S, H, D]: views, so
+        # the cache is read where it lies; the output is [B, S, H, Dv].
+        out = kvcache.attention_with_kvcache(
+            query.transpose(1, 2), key.transpose(1, 2),
+            value.transpose(1, 2), lengths, softmax_scale=scaling,
+            is_causal=True, softcap=float(softcap or 0.0))
+        return out, None
     # transformers folds causality (and sliding windows) into attention_mask
-    # whenever it passes one; with no mask, causality is implicit and, as
-    # with a KV cache Sq <= Sk, aligned to the bottom-right diagonal.
+    # whenever it passes one; it leaves the mask out only where SDPA's
+    # is_causal, aligned top-left, is exact: one query row, Sq = Sk, or a
+    # prompt written at the start of a static cache whose later rows are
+    # unset (bottom-right alignment would attend to those).
     causal = "none"
     window = None
     if attention_mask is None:
         if is_causal and query.shape[2] > 1:
-            causal = "bottom_right"
+            causal = "top_left"
         if sliding_window:
             window = (int(sliding_window) - 1, -1)
     elif attention_mask.dim() == 4:
@@ -44,10 +96,45 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
 HUB_SAFE_NAME = "ffuse"
 
 
+def _mask(*args, **kwargs):
+    """The attention mask of transformers' SDPA (a [B, 1, Sq, Skv] bool
+    mask, or None where causality alone describes it), for the general
+    path; also records on the model's config whether the batch has padding,
+    for the KV-cache path (_kvcache_lengths). That is decided on steps of
+    several query rows (the prompt), which read the padding mask back once
+    (as transformers' SDPA mask does for the prompt), and kept for the
+    decoding steps that follow, which read nothing back: generate() only
+    appends unpadded columns to the mask. A one-token prompt has no left
+    padding, so a flag left by an earlier prompt cannot be wrong there."""
+    from transformers.masking_utils import sdpa_mask
+
+    config = kwargs.get("config")
+    padding = kwargs.get("attention_mask")
+    if config is not None and (kwargs.get("q_length", 1) > 1 or not hasattr(
+            config, "_flashfuse_unpadded")):
+        unpadded = padding is None or bool(padding.all())
+        object.__setattr__(config, "_flashfuse_unpadded", unpadded)
+    return sdpa_mask(*args, **kwargs)
+
+
+def _register_mask(name):
+    """transformers 5 gives an attention implementation it has no mask
+    function for no mask at all ("custom attention without equivalent mask
+    creation"): a StaticCache's unwritten rows and a batch's padding would
+    then be attended to. Older versions pass SDPA's mask themselves."""
+    try:
+        from transformers.masking_utils import AttentionMaskInterface
+    except ImportError:
+        return
+    AttentionMaskInterface.register(name, _mask)
+
+
 def register(name=NAME):
     """Registers `attention_forward` with transformers' AttentionInterface
-    and returns the name to pass as attn_implementation: `name`, or, where
-    transformers reserves names containing "flash", HUB_SAFE_NAME."""
+    (and, where transformers has one, a mask function with its
+    AttentionMaskInterface) and returns the name to pass as
+    attn_implementation: `name`, or, where transformers reserves names
+    containing "flash", HUB_SAFE_NAME."""
     try:
         from transformers import AttentionInterface
     except ImportError as e:
@@ -55,6 +142,7 @@ def register(name=NAME):
             "flashfuse.hf.register() needs transformers (pip install "
             "transformers), which provides AttentionInterface") from e
     AttentionInterface.register(name, attention_forward)
+    _register_mask(name)
     try:
         from transformers.utils.generic import is_flash_attention_requested
     except ImportError:
@@ -66,5 +154,6 @@ def register(name=NAME):
             "as a hub flash-attention kernel; use "
             f"attn_implementation={HUB_SAFE_NAME!r} (registered too)")
         AttentionInterface.register(HUB_SAFE_NAME, attention_forward)
+        _register_mask(HUB_SAFE_NAME)
         return HUB_SAFE_NAME
     return name

@@ -327,3 +327,125 @@ def _(dout, q, k, v, out, lse, bias, mask, causal, scale, window_left,
     return (_grad_like(q), _grad_like(k), _grad_like(v),
             _grad_bias_like(q, k) if grad_bias
             else q.new_empty(0, dtype=torch.float32))
+
+
+# ---- attention over a KV cache (docs/KVCACHE.md) ---------------------------
+
+_decode_plans = {}  # (device, decode variant key) -> (decode, combine or None)
+
+
+def _decode_kernels(device_index, variant):
+    """(decode kernel, its decode_combine or None) for `variant`, both from
+    the artifact that has the decode kernel (they share the layout of the
+    partial results, KERNEL_ABI.md "Decode"); the decode is compiled on
+    demand where no artifact has it. Without a combine kernel the runtime
+    runs one split, which is correct, only slower for small batches."""
+    key = (device_index, variant.key())
+    plan = _decode_plans.get(key)
+    if plan is not None:
+        return plan
+    directory, _ = _kernels.locate(variant,
+                                   capability=_capability(device_index))
+    decode = _kernels.kernel(device_index, variant, directory)
+    combine_variant = _kernels.make_variant(
+        rt.KIND_DECODE_COMBINE, variant.dtype, variant.head_dim_v,
+        variant.head_dim_v)
+    combine = (_kernels.kernel(device_index, combine_variant, directory)
+               if _kernels.has_kernel(combine_variant, directory) else None)
+    plan = _decode_plans[key] = (decode, combine)
+    return plan
+
+
+def _bhsd_strides(t):
+    """[b, h, s, d] element strides of a BSHD tensor ([B, S, H, D]; a paged
+    cache [num_pages, page_size, Hkv, D] gives [page, h, row, d], the
+    order KERNEL_ABI.md "Decode" takes)."""
+    return (t.stride(0), t.stride(2), t.stride(1), t.stride(3))
+
+
+def _aligned_index(t):
+    """An i32 index tensor (lengths, page table) with a contiguous last dim
+    on a 16-byte boundary, as the kernels' memrefs need: t itself, or a
+    copy (a few bytes per sequence)."""
+    if t is None:
+        return None
+    if t.data_ptr() % 16 == 0 and (t.dim() < 2 or t.stride(-1) == 1
+                                   or t.shape[-1] == 1):
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _kvcache_outputs(q, head_dim_v):
+    b, sq, hq, _ = q.shape
+    return (q.new_empty(b, sq, hq, head_dim_v),
+            q.new_empty(b, hq, sq, dtype=torch.float32))
+
+
+@torch.library.custom_op("flashfuse::attention_kvcache", mutates_args=(),
+                         device_types="cuda")
+def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                      v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
+                      block_table: Optional[torch.Tensor], seq_new: int,
+                      causal: int, scale: float, window_left: int,
+                      window_right: int, softcap: float, num_splits: int
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
+    the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
+    Hkv, D] through block_table i32 [B, max_pages]), sequence b attending
+    to its first cache_seqlens[b] + seq_new rows, its keys split between
+    num_splits blocks (0: the runtime chooses). The caches are read in
+    place; the caller (flashfuse.attention_with_kvcache) has checked the
+    shapes and appended the new rows."""
+    paged = block_table is not None
+    page_size = k_cache.shape[1] if paged else 0
+    dv = v_cache.shape[-1]
+    variant = _kernels.make_variant(
+        rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
+        window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
+        page_size=page_size)
+    decode, combine = _decode_kernels(q.device.index, variant)
+    o, lse = _kvcache_outputs(q, dv)
+    q = _readable(q)
+    cache_seqlens = _aligned_index(cache_seqlens)
+    block_table = _aligned_index(block_table)
+    _poison(o, lse)
+    b, sq, hq, d = q.shape
+    a = rt.decode_args()
+    a.dtype = _DTYPES[q.dtype]
+    a.q, a.k_cache, a.v_cache, a.o, a.lse = (
+        t.data_ptr() for t in (q, k_cache, v_cache, o, lse))
+    a.cache_seqlens = cache_seqlens.data_ptr()
+    a.batch, a.heads_q, a.heads_kv, a.seq_q = b, hq, k_cache.shape[2], sq
+    a.head_dim, a.head_dim_v, a.seq_new = d, dv, seq_new
+    if paged:
+        a.page_size, a.num_pages = page_size, k_cache.shape[0]
+        a.max_pages = block_table.shape[1]
+        a.block_table = block_table.data_ptr()
+        a.block_table_stride = block_table.stride(0)
+    else:
+        a.cache_len = k_cache.shape[1]
+    a.q_stride[:], a.o_stride[:] = _bhsd_strides(q), _bhsd_strides(o)
+    a.k_stride[:] = _bhsd_strides(k_cache)
+    a.v_stride[:] = _bhsd_strides(v_cache)
+    a.scale = scale
+    a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    a.num_splits = num_splits
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    with torch.cuda.device(q.device):
+        _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
+        # From torch's caching allocator on the launch stream: reused by
+        # the next step without a synchronisation.
+        workspace = (torch.empty(nbytes, dtype=torch.uint8, device=q.device)
+                     if nbytes else None)
+        _poison(workspace.view(torch.float32) if workspace is not None
+                else None)
+        rt.attention_decode(decode, combine, a,
+                            workspace.data_ptr() if nbytes else None, nbytes,
+                            stream)
+    return o, lse
+
+
+@attention_kvcache.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
+      window_left, window_right, softcap, num_splits):
+    return _kvcache_outputs(q, v_cache.shape[-1])

@@ -187,11 +187,92 @@ def emit_backward(v):
     return out
 
 
+# --- Attention over a KV cache (docs/KVCACHE.md) ----------------------------
+
+# The sizes the kvcache IR is written with. Like the forward's lengths they
+# are kernel arguments, but flash-select-config applies the split rule
+# (decode_splits.h) to static sizes, and flash-lower-to-gpu emits the
+# decode_combine kernel only for a config with more than one split: one
+# sequence of one kv head over 4096 keys splits on every target (one block
+# against a GPU of SMs, 64 key blocks), so the artifact always holds both
+# kinds the runtime launches.
+_KV_CAPACITY = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class KVCacheVariant:
+    """One flash.attention_kvcache kernel variant: its decode kernel and the
+    decode_combine of its dtype and Dv. `causal` is None or "bottom_right"
+    (the op rejects top_left); `page_size` 0 for a contiguous cache, else
+    the rows per page of a paged one; `window` and `softcap` switch those
+    features on (their values are run-time parameters)."""
+
+    name: str
+    dtype: str
+    head_dim: int
+    head_dim_v: Optional[int] = None  # None: equal to head_dim
+    causal: Optional[str] = None
+    window: Optional[Tuple[int, int]] = None
+    softcap: Optional[float] = None
+    page_size: int = 0
+
+    def __post_init__(self):
+        base = KernelVariant(self.name, self.dtype, self.head_dim,
+                             self.head_dim_v, window=self.window,
+                             softcap=self.softcap)
+        object.__setattr__(self, "head_dim_v", base.head_dim_v)
+        if self.causal not in (None, "bottom_right"):
+            raise ValueError("a kvcache variant's causal must be None or "
+                             f"'bottom_right', got {self.causal!r}")
+        if (not isinstance(self.page_size, int) or self.page_size < 0
+                or (self.page_size and _KV_CAPACITY % self.page_size)):
+            raise ValueError("a kvcache variant's page_size must be 0 or a "
+                             f"positive divisor of {_KV_CAPACITY}, got "
+                             f"{self.page_size!r}")
+
+
+def emit_kvcache(v, symbol=None):
+    """func @symbol (default v.name) computing v's flash.attention_kvcache,
+    with the syntax of docs/KVCACHE.md (O and LSE results; a paged cache
+    [num_pages, page_size, Hkv, D] with its block_table)."""
+    t = v.dtype
+    q = f"tensor<1x1x1x{v.head_dim}x{t}>"
+    o = f"tensor<1x1x1x{v.head_dim_v}x{t}>"
+    lse = "tensor<1x1x1xf32>"
+    lengths = "tensor<1xi32>"
+    if v.page_size:
+        pages = _KV_CAPACITY // v.page_size
+        k = f"tensor<{pages}x{v.page_size}x1x{v.head_dim}x{t}>"
+        vc = f"tensor<{pages}x{v.page_size}x1x{v.head_dim_v}x{t}>"
+        table = f"tensor<1x{pages}xi32>"
+        args = [f"%bt: {table}"]
+        uses = [f"block_table(%bt : {table})"]
+    else:
+        k = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim}x{t}>"
+        vc = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim_v}x{t}>"
+        args, uses = [], []
+    params = ", ".join([f"%q: {q}", f"%k: {k}", f"%v: {vc}",
+                        f"%lens: {lengths}"] + args)
+    results = f"{o}, {lse}"
+    # The attributes the two ops share are written the same way.
+    attrs = attributes(KernelVariant(v.name, v.dtype, v.head_dim,
+                                     v.head_dim_v, causal=v.causal,
+                                     window=v.window, softcap=v.softcap))
+    op = _op("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens", uses,
+             attrs, f"{q}, {k}, {vc}, {lengths} -> {results}")
+    return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
+            f"  {op}\n"
+            f"  return %o, %lse : {results}\n}}\n")
+
+
 def emit_module(variants, backward=False, header=""):
     """The module of `variants`: their forward ops, or with `backward` their
-    gradient ops (and the forwards they ask for)."""
+    gradient ops (and the forwards they ask for); KVCacheVariants are
+    always their flash.attention_kvcache."""
     emit = emit_backward if backward else emit_forward
-    return header + "".join(emit(v) for v in variants)
+    return header + "".join(
+        emit_kvcache(v) if isinstance(v, KVCacheVariant) else emit(v)
+        for v in variants)
 
 
 # --- Variants of the runtime's kernel lookup -------------------------------
@@ -199,12 +280,16 @@ def emit_module(variants, backward=False, header=""):
 def from_runtime(variant):
     """(KernelVariant, backward) for a _runtime.Variant: the forward op for
     kind forward, the gradient op for the backward kinds (compiling it gives
-    every kernel of the backward sequence). Flags become representative
-    values; the kernels take the real ones as parameters."""
+    every kernel of the backward sequence), and (KVCacheVariant, False) for
+    the decode kinds (compiling it gives the decode kernel and its
+    combine). Flags become representative values; the kernels take the real
+    ones as parameters."""
     dtype = rt._DTYPE_NAMES.get(variant.dtype)
     causal = rt._CAUSAL_NAMES.get(variant.causal)
     if dtype is None or causal is None:
         raise ValueError(f"not a kernel variant: {variant.describe()}")
+    if variant.kind in (rt.KIND_DECODE, rt.KIND_DECODE_COMBINE):
+        return _kvcache_from_runtime(variant, dtype, causal), False
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)]
     dims = [f"d{variant.head_dim}"] + (
@@ -221,3 +306,32 @@ def from_runtime(variant):
         bias=bool(variant.bias), mask=bool(variant.mask),
         dropout=0.5 if variant.dropout else None)
     return v, variant.kind != rt.KIND_FORWARD
+
+
+def _kvcache_from_runtime(variant, dtype, causal):
+    """The KVCacheVariant whose compile holds a decode kernel of `variant`
+    (kind decode) or, for kind decode_combine (which depends on the dtype
+    and Dv only), any decode kernel of that dtype and Dv with it."""
+    if variant.kind == rt.KIND_DECODE_COMBINE:
+        return KVCacheVariant(f"kv_{dtype}_d{variant.head_dim_v}_combine",
+                              dtype, variant.head_dim_v)
+    if causal == "top_left" or variant.bias or variant.mask or variant.dropout:
+        raise ValueError(f"no flash.attention_kvcache computes "
+                         f"'{variant.describe()}' (decode kernels are causal "
+                         "none or bottom_right, without bias, mask or "
+                         "dropout)")
+    flags = [f for f in ("window", "softcap") if getattr(variant, f)]
+    dims = [f"d{variant.head_dim}"] + (
+        [f"dv{variant.head_dim_v}"]
+        if variant.head_dim_v != variant.head_dim else [])
+    page = [f"page{variant.page_size}"] if variant.page_size else []
+    return KVCacheVariant(
+        name="_".join(["kv", dtype] + dims
+                      + [causal if causal != "none" else "full"] + flags
+                      + page),
+        dtype=dtype, head_dim=variant.head_dim,
+        head_dim_v=variant.head_dim_v,
+        causal=None if causal == "none" else causal,
+        window=(0, 0) if variant.window else None,
+        softcap=1.0 if variant.softcap else None,
+        page_size=variant.page_size)

@@ -55,3 +55,61 @@ def test_logits_match_eager(arch):
     assert torch.isfinite(got).all()
     err, err_low = (got - ref).abs().max().item(), (low - ref).abs().max().item()
     assert err <= 2 * err_low + 1e-3, (err, err_low)
+
+
+def _generation_config(arch):
+    common = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                  num_attention_heads=8, num_key_value_heads=2,
+                  vocab_size=1000, max_position_embeddings=512)
+    if arch == "qwen2":
+        return transformers.Qwen2Config(**common)
+    return transformers.LlamaConfig(**common)
+
+
+def _first_difference(got, want, scores, prompt):
+    """None when the sequences agree; else (row, step, SDPA's gap between
+    its two best logits at that step): a greedy tie broken the other way by
+    rounding is not an error, any other difference is."""
+    diff = (got != want).nonzero()
+    if not len(diff):
+        return None
+    row, col = (int(x) for x in diff[0])
+    step = col - prompt
+    top = scores[step][row].float().topk(2).values
+    return row, step, float(top[0] - top[1])
+
+
+@pytest.mark.parametrize("prompt", [24, 6], ids=["prompt24", "prompt6"])
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_static_cache_generation_matches_sdpa(arch, prompt, monkeypatch):
+    """Greedy generate() with a StaticCache: the decoding steps run the
+    decode kernels over the cache in place (prompts of up to 16 rows too),
+    and give SDPA's tokens."""
+    from flashfuse import kvcache
+    impl = flashfuse.hf.register()
+    calls = []
+    real = kvcache.attention_with_kvcache
+
+    def counted(*args, **kwargs):
+        calls.append(args[0].shape)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kvcache, "attention_with_kvcache", counted)
+    cfg = _generation_config(arch)
+    ref = _model(cfg, "sdpa", torch.float16)
+    ours = _model(cfg, impl, torch.float16, ref.state_dict())
+    ids = torch.randint(1, cfg.vocab_size, (3, prompt), device="cuda")
+    # min_new_tokens: no row stops early at a random model's EOS.
+    kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=12,
+                  min_new_tokens=12, do_sample=False,
+                  cache_implementation="static", pad_token_id=0)
+    with torch.no_grad():
+        want = ref.generate(ids, output_scores=True,
+                            return_dict_in_generate=True, **kwargs)
+        got = ours.generate(ids, **kwargs)
+    decoding_steps = 11 + (prompt <= flashfuse.hf.KVCACHE_MAX_QUERY_ROWS)
+    assert len(calls) == cfg.num_hidden_layers * decoding_steps
+    first = _first_difference(got, want.sequences, want.scores, prompt)
+    assert first is None or first[2] < 1e-2, (
+        f"tokens differ at row {first[0]}, step {first[1]}, where SDPA's "
+        f"best logit led by {first[2]:.3g}")

@@ -171,6 +171,26 @@ flashfuse_status configureKernel(flashfuse_context &c, flashfuse_artifact &a,
   return FLASHFUSE_SUCCESS;
 }
 
+// Occupancy of a configured kernel (after the shared-memory opt-in above,
+// which it depends on).
+flashfuse_status queryBlocksPerSm(flashfuse_context &c, const KernelSpec &spec,
+                                  cu::CUfunction fn, int &blocks) {
+  if (auto s = checkCu(*c.api,
+                       c.api->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &blocks, fn, spec.threads,
+                           static_cast<size_t>(spec.smem)),
+                       concat("querying the occupancy of kernel '", spec.name,
+                              "'"));
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (blocks < 1)
+    return fail(FLASHFUSE_ERROR_UNSUPPORTED,
+                concat("kernel '", spec.name, "' cannot run on this GPU: ",
+                       "not one block of ", spec.threads, " threads and ",
+                       spec.smem, " bytes of shared memory fits an SM"));
+  return FLASHFUSE_SUCCESS;
+}
+
 flashfuse_status getKernel(flashfuse_artifact &a, int index,
                            flashfuse_kernel **out) {
   flashfuse_context &c = *a.context;
@@ -187,6 +207,9 @@ flashfuse_status getKernel(flashfuse_artifact &a, int index,
   k->artifact = &a;
   k->spec = &spec;
   if (auto s = configureKernel(c, a, spec, k->function); s != FLASHFUSE_SUCCESS)
+    return s;
+  if (auto s = queryBlocksPerSm(c, spec, k->function, k->blocksPerSm);
+      s != FLASHFUSE_SUCCESS)
     return s;
   *out = k.get();
   a.kernels.emplace(spec.name, std::move(k));

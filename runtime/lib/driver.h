@@ -49,6 +49,9 @@ struct DriverApi {
                                  unsigned block_z, unsigned shared_bytes,
                                  cu::CUstream stream, void **params,
                                  void **extra);
+  cu::CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(
+      int *num_blocks, cu::CUfunction function, int block_size,
+      size_t dynamic_smem_bytes);
   cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
   cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
 };

@@ -11,26 +11,6 @@ namespace flashfuse {
 
 namespace {
 
-constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
-constexpr int64_t kMaxElements = int64_t(1) << 60;
-
-struct Operand {
-  const char *name;
-  const void *ptr;
-  const int64_t *stride;
-  int64_t size[4];
-};
-
-// Elements reachable from the base pointer: 1 + sum (size-1) * stride. A
-// dimension of size 1 contributes nothing, whatever its stride.
-int64_t span(const int64_t size[4], const int64_t stride[4]) {
-  int64_t n = 1;
-  for (int d = 0; d < 4; ++d)
-    if (size[d] > 1)
-      n += (size[d] - 1) * stride[d];
-  return n;
-}
-
 class ForwardChecker {
 public:
   ForwardChecker(const KernelSpec &spec, const flashfuse_forward_args &a)
@@ -101,15 +81,10 @@ private:
   // ignoring a requested window or softcap would compute something else.
   flashfuse_status checkOptions() {
     const flashfuse_variant &v = spec_.variant;
-    if (!v.window && (a_.window_left != -1 || a_.window_right != -1))
-      return bad(concat("a window (", a_.window_left, ", ", a_.window_right,
-                        ") was requested but the kernel has none"));
-    if (v.window && (a_.window_left < -1 || a_.window_right < -1))
-      return bad("window sizes must be >= 0, or -1 for unbounded");
-    if (!v.softcap && a_.softcap != 0.0f)
-      return bad("softcap was requested but the kernel has none");
-    if (v.softcap && !(a_.softcap > 0.0f && std::isfinite(a_.softcap)))
-      return bad(concat("softcap = ", a_.softcap, " (must be > 0)"));
+    if (std::string why = windowSoftcapProblem(v, a_.window_left,
+                                               a_.window_right, a_.softcap);
+        !why.empty())
+      return bad(why);
     if (!(a_.dropout_p >= 0.0f && a_.dropout_p < 1.0f))
       return bad(concat("dropout_p = ", a_.dropout_p, " (must be in [0, 1))"));
     if (!v.dropout && a_.dropout_p != 0.0f)
@@ -122,25 +97,8 @@ private:
   }
 
   flashfuse_status checkTensor(const Operand &op) {
-    if (!op.ptr)
-      return bad(concat("'", op.name, "' is a null pointer"));
-    for (int d = 0; d < 4; ++d)
-      if (op.stride[d] < 0)
-        return bad(concat("'", op.name, "' has a negative stride"));
-    if (op.size[3] > 1 && op.stride[3] != 1)
-      return bad(concat("'", op.name, "' has stride ", op.stride[3],
-                        " in its last dimension; it must be contiguous (1)"));
-    // Each row is moved in 16-byte pieces, so every row must start on a
-    // 16-byte boundary: strides of dims that are walked are multiples of 8
-    // 2-byte elements.
-    for (int d = 0; d < 3; ++d)
-      if (op.size[d] > 1 && op.stride[d] % 8 != 0)
-        return bad(concat("'", op.name, "' stride ", op.stride[d],
-                          " in dimension ", d,
-                          " is not a multiple of 8 elements (16 bytes)"));
-    for (int d = 0; d < 4; ++d)
-      if (op.size[d] > 1 && op.stride[d] > kMaxElements / op.size[d])
-        return bad(concat("'", op.name, "' is too large"));
+    if (std::string why = operandProblem(op); !why.empty())
+      return bad(why);
     return FLASHFUSE_SUCCESS;
   }
 
@@ -158,32 +116,6 @@ private:
   const KernelSpec &spec_;
   const flashfuse_forward_args &a_;
 };
-
-flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel) {
-  flashfuse_arg a{};
-  a.name = name;
-  a.type = FLASHFUSE_PARAM_MEMREF;
-  a.ptr = ptr;
-  a.numel = numel;
-  return a;
-}
-
-flashfuse_arg integer(const char *name, flashfuse_param_type type,
-                      int64_t value) {
-  flashfuse_arg a{};
-  a.name = name;
-  a.type = type;
-  a.i = value;
-  return a;
-}
-
-flashfuse_arg real(const char *name, double value) {
-  flashfuse_arg a{};
-  a.name = name;
-  a.type = FLASHFUSE_PARAM_F32;
-  a.f = value;
-  return a;
-}
 
 // Every name a forward kernel may take (KERNEL_ABI.md, "Parameters").
 std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,

@@ -24,6 +24,10 @@ struct flashfuse_kernel {
   flashfuse_artifact *artifact = nullptr;
   const flashfuse::KernelSpec *spec = nullptr; // points into artifact->manifest
   flashfuse::cu::CUfunction function = nullptr;
+  // Blocks of this kernel one SM holds at once with the manifest's block
+  // size and shared memory (the driver's occupancy calculator, which also
+  // counts registers): the decode launch sizes its split count by it.
+  int blocksPerSm = 1;
 };
 
 struct flashfuse_artifact {

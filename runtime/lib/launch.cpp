@@ -31,6 +31,10 @@ const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
   return nullptr;
 }
 
+flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
+                           const int64_t dims[3], const char *const what[3],
+                           unsigned grid[3]);
+
 flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
                           int n, const flashfuse_context &c,
                           unsigned grid[3]) {
@@ -44,9 +48,42 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     return FLASHFUSE_SUCCESS;
   };
   int64_t batch = 0, heads = 0, seq = 0, seqK = 0;
+  flashfuse_kernel_kind kind = spec.variant.kind;
+  int64_t dims[3] = {0, 0, 0};
+  const char *what[3] = {"query blocks", "heads_q", "batch"};
+  if (kind == FLASHFUSE_KIND_DECODE || kind == FLASHFUSE_KIND_DECODE_COMBINE) {
+    // KERNEL_ABI.md "Decode": the decode has one block per (m-block of the
+    // G * Sq packed rows of a kv head, split) x kv head x batch; the
+    // combine one warp per output row, block_m rows a block.
+    int64_t splits = 0, headsKv = 0;
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t *>{"batch", &batch},
+          {"heads_q", &heads}, {"seq_q", &seq}, {"num_splits", &splits}})
+      if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
+        return s;
+    if (kind == FLASHFUSE_KIND_DECODE) {
+      if (auto s = get("heads_kv", headsKv); s != FLASHFUSE_SUCCESS)
+        return s;
+      if (heads % headsKv != 0)
+        return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                    concat("launching '", spec.name, "': heads_q = ", heads,
+                           " is not a multiple of heads_kv = ", headsKv));
+      int64_t rows = heads / headsKv * seq;
+      dims[0] = splits * ((rows + spec.block_m - 1) / spec.block_m);
+      dims[1] = headsKv;
+      dims[2] = batch;
+      what[0] = "splits x packed-row blocks";
+      what[1] = "heads_kv";
+    } else {
+      int64_t rows = batch * heads * seq;
+      dims[0] = (rows + spec.block_m - 1) / spec.block_m;
+      dims[1] = dims[2] = 1;
+      what[0] = "output-row blocks";
+    }
+    return checkGrid(spec, c, dims, what, grid);
+  }
   // KERNEL_ABI.md: `backward` has one block per key block; the postprocess
   // covers both grad_q's query rows and grad_k/grad_v's key rows.
-  flashfuse_kernel_kind kind = spec.variant.kind;
   bool overKeys = kind == FLASHFUSE_KIND_BACKWARD;
   bool overBoth = kind == FLASHFUSE_KIND_BACKWARD_POSTPROCESS;
   if (auto s = get("batch", batch); s != FLASHFUSE_SUCCESS)
@@ -61,11 +98,16 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     seq = seq > seqK ? seq : seqK;
   }
   int64_t block = overKeys ? spec.block_n : spec.block_m;
-  int64_t dims[3] = {(seq + block - 1) / block, heads, batch};
-  const char *what[3] = {overKeys   ? "key blocks"
-                         : overBoth ? "row blocks"
-                                    : "query blocks",
-                         "heads_q", "batch"};
+  dims[0] = (seq + block - 1) / block;
+  dims[1] = heads;
+  dims[2] = batch;
+  what[0] = overKeys ? "key blocks" : overBoth ? "row blocks" : "query blocks";
+  return checkGrid(spec, c, dims, what, grid);
+}
+
+flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
+                           const int64_t dims[3], const char *const what[3],
+                           unsigned grid[3]) {
   for (int i = 0; i < 3; ++i) {
     if (dims[i] > c.maxGrid[i])
       return fail(FLASHFUSE_ERROR_UNSUPPORTED,
@@ -78,6 +120,77 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
 }
 
 } // namespace
+
+int64_t span(const int64_t size[4], const int64_t stride[4]) {
+  int64_t n = 1;
+  for (int d = 0; d < 4; ++d)
+    if (size[d] > 1)
+      n += (size[d] - 1) * stride[d];
+  return n;
+}
+
+std::string operandProblem(const Operand &op) {
+  if (!op.ptr)
+    return concat("'", op.name, "' is a null pointer");
+  for (int d = 0; d < 4; ++d)
+    if (op.stride[d] < 0)
+      return concat("'", op.name, "' has a negative stride");
+  if (op.size[3] > 1 && op.stride[3] != 1)
+    return concat("'", op.name, "' has stride ", op.stride[3],
+                  " in its last dimension; it must be contiguous (1)");
+  // Each row is moved in 16-byte pieces, so every row must start on a
+  // 16-byte boundary: strides of dims that are walked are multiples of 8
+  // 2-byte elements.
+  for (int d = 0; d < 3; ++d)
+    if (op.size[d] > 1 && op.stride[d] % 8 != 0)
+      return concat("'", op.name, "' stride ", op.stride[d], " in dimension ",
+                    d, " is not a multiple of 8 elements (16 bytes)");
+  for (int d = 0; d < 4; ++d)
+    if (op.size[d] > 1 && op.stride[d] > kMaxElements / op.size[d])
+      return concat("'", op.name, "' is too large");
+  return "";
+}
+
+std::string windowSoftcapProblem(const flashfuse_variant &v,
+                                 int32_t windowLeft, int32_t windowRight,
+                                 float softcap) {
+  if (!v.window && (windowLeft != -1 || windowRight != -1))
+    return concat("a window (", windowLeft, ", ", windowRight,
+                  ") was requested but the kernel has none");
+  if (v.window && (windowLeft < -1 || windowRight < -1))
+    return "window sizes must be >= 0, or -1 for unbounded";
+  if (!v.softcap && softcap != 0.0f)
+    return "softcap was requested but the kernel has none";
+  if (v.softcap && !(softcap > 0.0f && std::isfinite(softcap)))
+    return concat("softcap = ", softcap, " (must be > 0)");
+  return "";
+}
+
+flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = FLASHFUSE_PARAM_MEMREF;
+  a.ptr = ptr;
+  a.numel = numel;
+  return a;
+}
+
+flashfuse_arg integer(const char *name, flashfuse_param_type type,
+                      int64_t value) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = type;
+  a.i = value;
+  return a;
+}
+
+flashfuse_arg real(const char *name, double value) {
+  flashfuse_arg a{};
+  a.name = name;
+  a.type = FLASHFUSE_PARAM_F32;
+  a.f = value;
+  return a;
+}
 
 flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
                             int numArgs, bool strict,

@@ -4,6 +4,9 @@
 
 #include "handles.h"
 
+#include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace flashfuse {
@@ -16,6 +19,40 @@ union ParamSlot {
   int32_t i32;
   float f32;
 };
+
+constexpr int64_t kMaxI32 = std::numeric_limits<int32_t>::max();
+constexpr int64_t kMaxElements = int64_t(1) << 60;
+
+// A 4-D operand of an attention launch: sizes and element strides indexed
+// [b, h, s, d] (for a paged cache [page, h, row of the page, d]).
+struct Operand {
+  const char *name;
+  const void *ptr;
+  const int64_t *stride;
+  int64_t size[4];
+};
+
+// Elements reachable from the base pointer: 1 + sum (size-1) * stride. A
+// dimension of size 1 contributes nothing, whatever its stride.
+int64_t span(const int64_t size[4], const int64_t stride[4]);
+
+// What keeps the kernels from reading `op` in place (KERNEL_ABI.md
+// "Parameters": non-null, non-negative strides, a contiguous last dim,
+// 16-byte rows), or "" when nothing does.
+std::string operandProblem(const Operand &op);
+
+// What is wrong with the window and softcap options for a kernel of
+// variant `v` (an option the kernel was not compiled with must be off), or
+// "".
+std::string windowSoftcapProblem(const flashfuse_variant &v,
+                                 int32_t windowLeft, int32_t windowRight,
+                                 float softcap);
+
+// Named arguments for launchNamed / bindParams.
+flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel);
+flashfuse_arg integer(const char *name, flashfuse_param_type type,
+                      int64_t value);
+flashfuse_arg real(const char *name, double value);
 
 // Builds the parameter values from `args` in the order of the kernel's
 // `params` list (a memref becomes its five fields) and validates them:

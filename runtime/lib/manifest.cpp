@@ -196,11 +196,14 @@ private:
                       {"backward", FLASHFUSE_KIND_BACKWARD},
                       {"backward_dq", FLASHFUSE_KIND_BACKWARD_DQ},
                       {"backward_postprocess",
-                       FLASHFUSE_KIND_BACKWARD_POSTPROCESS}},
+                       FLASHFUSE_KIND_BACKWARD_POSTPROCESS},
+                      {"decode", FLASHFUSE_KIND_DECODE},
+                      {"decode_combine", FLASHFUSE_KIND_DECODE_COMBINE}},
                      n))
         return error(concat("bad kind '", value,
                             "' (expected forward|backward_preprocess|backward|"
-                            "backward_dq|backward_postprocess)"));
+                            "backward_dq|backward_postprocess|decode|"
+                            "decode_combine)"));
       v.kind = static_cast<flashfuse_kernel_kind>(n);
     } else if (key == "dtype") {
       if (!parseEnum(value,
@@ -225,7 +228,8 @@ private:
     } else if (key == "block_m") {
       return number(1, 1 << 16, k.block_m);
     } else if (key == "block_n") {
-      return number(1, 1 << 16, k.block_n);
+      // 0 only where no key blocks exist (decode_combine; finishKernel).
+      return number(0, 1 << 16, k.block_n);
     } else if (key == "threads") {
       return number(1, 1024, k.threads);
     } else if (key == "smem") {
@@ -240,6 +244,8 @@ private:
       return number(0, 1, v.mask);
     } else if (key == "dropout") {
       return number(0, 1, v.dropout);
+    } else if (key == "page_size") {
+      return number(0, 1 << 16, v.page_size);
     } else {
       return error(concat("unknown key '", key, "' in kernel '", k.name, "'"));
     }
@@ -256,6 +262,28 @@ private:
       if (!keys.count(required))
         return error(concat("kernel '", k.name, "' (line ", kernelLine_,
                             ") lacks '", required, "'"));
+    // Combinations no kernel of KERNEL_ABI.md has: a manifest stating one
+    // was written against another contract, and guessing which of its keys
+    // to believe would launch the wrong computation.
+    const flashfuse_variant &v = k.variant;
+    auto bad = [&](const std::string &what) {
+      return error(concat("kernel '", k.name, "' (line ", kernelLine_, "): ",
+                          what));
+    };
+    bool decode = v.kind == FLASHFUSE_KIND_DECODE ||
+                  v.kind == FLASHFUSE_KIND_DECODE_COMBINE;
+    // decode_combine merges rows and walks no keys: flash-lower-to-gpu
+    // writes its block_n as 0. Every other kind tiles keys by it.
+    if (k.block_n == 0 && v.kind != FLASHFUSE_KIND_DECODE_COMBINE)
+      return bad("block_n 0 is for kind decode_combine only (it walks no "
+                 "keys)");
+    if (v.page_size != 0 && v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("'page_size' is for kind decode only");
+    if (decode && (v.bias || v.mask || v.dropout))
+      return bad("decode kernels take no bias, mask or dropout");
+    if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)
+      return bad("decode kernels are causal none or bottom_right, not "
+                 "top_left");
     return FLASHFUSE_SUCCESS;
   }
 
@@ -294,7 +322,8 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
     if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
-        k.mask == v.mask && k.dropout == v.dropout)
+        k.mask == v.mask && k.dropout == v.dropout &&
+        k.page_size == v.page_size)
       return static_cast<int>(i);
   }
   return -1;
@@ -312,8 +341,10 @@ const char *dtypeName(flashfuse_dtype dtype) {
 }
 
 std::string describeVariant(const flashfuse_variant &v) {
-  static const char *kinds[] = {"forward", "backward_preprocess", "backward",
-                                "backward_dq", "backward_postprocess"};
+  static const char *kinds[] = {"forward",     "backward_preprocess",
+                                "backward",    "backward_dq",
+                                "backward_postprocess", "decode",
+                                "decode_combine"};
   static const char *causal[] = {"none", "top_left", "bottom_right"};
   std::string s = concat(kinds[v.kind], " ", dtypeName(v.dtype),
                          " D=", v.head_dim, " Dv=", v.head_dim_v,
@@ -328,6 +359,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " mask";
   if (v.dropout)
     s += " dropout";
+  if (v.page_size)
+    s += concat(" page_size=", v.page_size);
   return s;
 }
 

@@ -303,6 +303,335 @@ void testUnknownParamInManifest() {
               __LINE__);
 }
 
+
+// ---- decode (attention over a KV cache) ----------------------------------
+
+flashfuse::Manifest decodeSample() {
+  return flashfuse::Manifest(dataDir + "/decode");
+}
+
+flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
+                                flashfuse_dtype dtype, int d,
+                                flashfuse_causal causal, int pageSize) {
+  flashfuse_variant v = forwardVariant(dtype, d, causal);
+  v.kind = kind;
+  v.page_size = pageSize;
+  return v;
+}
+
+void testDecodeManifest() {
+  // python/flashfuse/_runtime.py mirrors these structs field by field; its
+  // test checks the same sizes.
+  static_assert(sizeof(flashfuse_variant) == 44, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_decode_args) == 312,
+                "flashfuse_decode_args layout");
+  flashfuse::Manifest m = decodeSample();
+  std::vector<flashfuse_kernel_info> k = m.kernels();
+  EXPECT(k.size() == 4);
+  EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
+  EXPECT(k[0].variant.page_size == 0); // absent: contiguous
+  EXPECT(k[0].variant.causal == FLASHFUSE_CAUSAL_BOTTOM_RIGHT);
+  EXPECT(k[1].variant.page_size == 16);
+  EXPECT(k[1].variant.window == 1 && k[1].variant.softcap == 1);
+  EXPECT(k[2].variant.kind == FLASHFUSE_KIND_DECODE_COMBINE);
+  EXPECT(k[0].num_params == 31 && k[1].num_params == 34);
+  // The forward kernels of the other sample are contiguous (page_size 0).
+  for (const flashfuse_kernel_info &f : sample().kernels())
+    EXPECT(f.variant.page_size == 0);
+  // Lookup tells page sizes apart.
+  EXPECT(m.find(decodeVariant(FLASHFUSE_KIND_DECODE, FLASHFUSE_DTYPE_F16, 128,
+                              FLASHFUSE_CAUSAL_BOTTOM_RIGHT, 0)) == 0);
+  flashfuse_variant paged = decodeVariant(
+      FLASHFUSE_KIND_DECODE, FLASHFUSE_DTYPE_BF16, 64, FLASHFUSE_CAUSAL_NONE, 16);
+  paged.window = paged.softcap = 1;
+  EXPECT(m.find(paged) == 1);
+  EXPECT(m.find(decodeVariant(FLASHFUSE_KIND_DECODE_COMBINE,
+                              FLASHFUSE_DTYPE_BF16, 64, FLASHFUSE_CAUSAL_NONE,
+                              0)) == 3);
+  paged.page_size = 64;
+  EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_NOT_FOUND,
+               "no kernel for variant 'decode bf16 D=64 Dv=64 causal=none "
+               "window softcap page_size=64'");
+  EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_NOT_FOUND,
+               "flash_decode_bf16_d64_m64n64w4s3_window_softcap_page16: decode "
+               "bf16 D=64 Dv=64 causal=none window softcap page_size=16");
+  paged.page_size = -1;
+  EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_INVALID_ARGUMENT, "page_size");
+}
+
+void testDecodeManifestStrictness() {
+  using flashfuse::Manifest;
+  auto decodeKernel = [](const std::string &extra, const char *kind = "decode") {
+    std::string body = kKernelBody;
+    body.replace(body.find("forward"), 7, kind);
+    return std::string(kHeader) + "kernel a\n" + body + extra + "end\n";
+  };
+  // The round trip of every new key and kind.
+  Manifest ok = Manifest::fromText(decodeKernel("  page_size 64\n"));
+  EXPECT(ok.kernels().at(0).variant.kind == FLASHFUSE_KIND_DECODE);
+  EXPECT(ok.kernels().at(0).variant.page_size == 64);
+  // block_n 0: how flash-lower-to-gpu writes the combine, which walks no
+  // key blocks.
+  auto withoutKeyBlocks = [&](const char *kind) {
+    std::string text = decodeKernel("", kind);
+    return text.replace(text.find("block_n 64"), 10, "block_n 0");
+  };
+  Manifest combine = Manifest::fromText(withoutKeyBlocks("decode_combine"));
+  EXPECT(combine.kernels().at(0).block_n == 0);
+  EXPECT(combine.kernels().at(0).variant.kind ==
+         FLASHFUSE_KIND_DECODE_COMBINE);
+  struct Case {
+    std::string text;
+    std::string fragment;
+  } cases[] = {
+      {decodeKernel("  page_size 16\n", "forward"),
+       "'page_size' is for kind decode only"},
+      {decodeKernel("  page_size 16\n", "decode_combine"),
+       "'page_size' is for kind decode only"},
+      {decodeKernel("  page_size -16\n"),
+       "bad value '-16' for 'page_size' (expected an integer in [0, 65536])"},
+      {decodeKernel("  page_size 16\n  page_size 16\n"),
+       "key 'page_size' given twice"},
+      {decodeKernel("  bias 1\n"), "decode kernels take no bias"},
+      {decodeKernel("  splits 4\n"), "unknown key 'splits'"},
+      {decodeKernel("", "decoder"), "bad kind 'decoder'"},
+      {withoutKeyBlocks("decode"),
+       "block_n 0 is for kind decode_combine only"},
+      {withoutKeyBlocks("forward"),
+       "block_n 0 is for kind decode_combine only"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
+  std::string topLeft = decodeKernel("");
+  topLeft.replace(topLeft.find("causal none"), 11, "causal top_left");
+  EXPECT_ERROR(Manifest::fromText(topLeft), FLASHFUSE_ERROR_MANIFEST,
+               "not top_left");
+}
+
+const void *fakePointer(uintptr_t address) {
+  return reinterpret_cast<const void *>(address);
+}
+
+// A decode step of B = 3 sequences, GQA 32/8, Sq = 1, D = 128 over a
+// contiguous cache of 4096 rows, in flash-attn's layouts: q and o
+// [B, Sq, Hq, D], the cache [B, C, Hkv, D] (seen through [b, h, s, d]
+// strides, as Python passes them).
+flashfuse_decode_args goodDecodeArgs() {
+  flashfuse_decode_args a;
+  flashfuse_decode_args_init(&a);
+  a.dtype = FLASHFUSE_DTYPE_F16;
+  a.q = fakePointer(0x10000000);
+  a.k_cache = fakePointer(0x20000000);
+  a.v_cache = fakePointer(0x30000000);
+  a.o = const_cast<void *>(fakePointer(0x40000000));
+  a.lse = static_cast<float *>(const_cast<void *>(fakePointer(0x50000000)));
+  a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000000));
+  a.batch = 3;
+  a.heads_q = 32;
+  a.heads_kv = 8;
+  a.seq_q = 1;
+  a.head_dim = a.head_dim_v = 128;
+  a.cache_len = 4096;
+  const int64_t q[4] = {32 * 128, 128, 32 * 128, 1};
+  const int64_t kv[4] = {4096 * 8 * 128, 128, 8 * 128, 1};
+  for (int d = 0; d < 4; ++d) {
+    a.q_stride[d] = a.o_stride[d] = q[d];
+    a.k_stride[d] = a.v_stride[d] = kv[d];
+  }
+  a.scale = 0.088f;
+  return a;
+}
+
+// The same step over a paged cache of kernel 1 (bf16, D = 64, page 16):
+// 700 pages [700, 16, 8, 64], a table of 300 pages per sequence.
+flashfuse_decode_args goodPagedArgs() {
+  flashfuse_decode_args a = goodDecodeArgs();
+  a.dtype = FLASHFUSE_DTYPE_BF16;
+  a.head_dim = a.head_dim_v = 64;
+  a.cache_len = 0;
+  a.page_size = 16;
+  a.num_pages = 700;
+  a.max_pages = 300;
+  a.block_table_stride = 304;
+  a.block_table = static_cast<const int32_t *>(fakePointer(0x70000000));
+  const int64_t q[4] = {32 * 64, 64, 32 * 64, 1};
+  const int64_t kv[4] = {16 * 8 * 64, 64, 8 * 64, 1}; // [page, h, row, d]
+  for (int d = 0; d < 4; ++d) {
+    a.q_stride[d] = a.o_stride[d] = q[d];
+    a.k_stride[d] = a.v_stride[d] = kv[d];
+  }
+  a.window_left = 128;
+  a.window_right = 0;
+  a.softcap = 30.0f;
+  return a;
+}
+
+void testDecodeSplitsAndWorkspace() {
+  flashfuse::Manifest m = decodeSample();
+  flashfuse_decode_args a = goodDecodeArgs();
+  // B * Hkv = 24 blocks of 264 slots: ceil(528 / 24) = 22 splits, each of
+  // 64 / 22 key blocks >= 2 ... but at least 4 key blocks a split: 16.
+  size_t bytes = 0;
+  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30,
+                       &bytes) == 16);
+  // o_partial f32 [16, 3, 32, 1, 128], then lse_partial at a 256-byte
+  // boundary: [16, 3, 32, 1].
+  size_t oBytes = size_t(16) * 3 * 32 * 128 * 4;
+  EXPECT(bytes == oBytes + size_t(16) * 3 * 32 * 4);
+  // The issue shapes through the runtime's own launch planning: the four
+  // shapes of decode_splits_c99.c, with 132 SMs and two blocks each.
+  struct {
+    int64_t batch, capacity;
+    int splits;
+  } shapes[] = {{16, 8192, 5}, {4, 65536, 17}, {64, 2048, 1}, {1, 131072, 66}};
+  for (const auto &shape : shapes) {
+    flashfuse_decode_args s = goodDecodeArgs();
+    s.batch = shape.batch;
+    s.cache_len = shape.capacity;
+    s.k_stride[0] = s.v_stride[0] = shape.capacity * 8 * 128;
+    size_t need = 0;
+    int got = m.checkDecode(0, 2, s, 132, 2, fakePointer(0x80000000),
+                            size_t(1) << 40, &need);
+    EXPECT(got == shape.splits);
+    EXPECT((need == 0) == (shape.splits == 1));
+  }
+  // Forced splits; one split needs no workspace and no combine.
+  a.num_splits = 3;
+  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) == 3);
+  a.num_splits = 1;
+  EXPECT(m.checkDecode(0, -1, a, 132, 2, nullptr, 0, &bytes) == 1);
+  EXPECT(bytes == 0);
+  // Without a combine kernel the automatic choice is one split.
+  a.num_splits = 0;
+  EXPECT(m.checkDecode(0, -1, a, 132, 2) == 1);
+  // Sq = 4 rows of 4 query heads: 16 packed rows, still one m-block.
+  a.seq_q = 4;
+  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) == 16);
+  // The paged kernel: capacity 300 * 16 = 4800 rows, 75 key blocks.
+  flashfuse_decode_args p = goodPagedArgs();
+  EXPECT(m.checkDecode(1, 3, p, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+         18);
+}
+
+void testDecodeChecks() {
+  flashfuse::Manifest m = decodeSample();
+  auto expectBad = [&](int decode, int combine,
+                       const std::function<void(flashfuse_decode_args &)> &edit,
+                       const std::string &fragment, int line) {
+    flashfuse_decode_args a = decode == 1 ? goodPagedArgs() : goodDecodeArgs();
+    edit(a);
+    expectError(
+        [&] {
+          m.checkDecode(decode, combine, a, 132, 2, fakePointer(0x80000000),
+                        1 << 30);
+        },
+        FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+  };
+#define EXPECT_BAD_DECODE(edit, fragment)                                      \
+  expectBad(0, 2, [](flashfuse_decode_args & a) { edit; }, fragment, __LINE__)
+#define EXPECT_BAD_PAGED(edit, fragment)                                       \
+  expectBad(1, 3, [](flashfuse_decode_args & a) { edit; }, fragment, __LINE__)
+  EXPECT_BAD_DECODE(a.dtype = FLASHFUSE_DTYPE_BF16,
+                    "inputs are bf16 but the kernel was compiled for f16");
+  EXPECT_BAD_DECODE(a.head_dim = 64, "head dims D=64 Dv=128");
+  EXPECT_BAD_DECODE(a.heads_kv = 5,
+                    "heads_q = 32 is not a multiple of heads_kv = 5");
+  EXPECT_BAD_DECODE(a.seq_q = 0, "seq_q = 0 (must be in [1, 2^31))");
+  EXPECT_BAD_DECODE(a.seq_new = -1, "seq_new = -1");
+  EXPECT_BAD_DECODE(a.seq_q = 4097,
+                    "seq_q = 4097 query rows exceed the cache's capacity 4096");
+  EXPECT_BAD_DECODE(a.seq_new = 5000,
+                    "seq_new = 5000 new rows exceed the cache's capacity 4096");
+  EXPECT_BAD_DECODE(a.cache_len = 0, "cache_len = 0");
+  EXPECT_BAD_DECODE(a.q = nullptr, "'q' is a null pointer");
+  EXPECT_BAD_DECODE(a.lse = nullptr, "'lse' is a null pointer");
+  EXPECT_BAD_DECODE(a.cache_seqlens = nullptr,
+                    "'cache_seqlens' is a null pointer");
+  EXPECT_BAD_DECODE(
+      a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000004)),
+      "buffer 'cache_seqlens' at 0x60000004 is not 16-byte aligned");
+  EXPECT_BAD_DECODE(a.k_stride[3] = 2,
+                    "'k_cache' has stride 2 in its last dimension");
+  EXPECT_BAD_DECODE(a.v_stride[2] = 1028,
+                    "'v_cache' stride 1028 in dimension 2 is not a multiple "
+                    "of 8");
+  EXPECT_BAD_DECODE(a.o_stride[1] = -128, "'o' has a negative stride");
+  EXPECT_BAD_DECODE(a.window_left = 16,
+                    "a window (16, -1) was requested but the kernel has none");
+  EXPECT_BAD_DECODE(a.softcap = 30.0f, "softcap was requested");
+  EXPECT_BAD_DECODE(a.scale = 1.0f / 0.0f, "scale is not finite");
+  EXPECT_BAD_DECODE(a.num_splits = -2, "num_splits = -2");
+  EXPECT_BAD_DECODE(
+      a.block_table = static_cast<const int32_t *>(fakePointer(0x70000000)),
+      "a block_table was given for a contiguous cache");
+  EXPECT_BAD_DECODE(a.page_size = 16,
+                    "the arguments describe a paged cache with page_size 16 "
+                    "but the kernel was compiled for a contiguous cache");
+  EXPECT_BAD_PAGED(a.page_size = 64,
+                   "a paged cache with page_size 64 but the kernel was "
+                   "compiled for a paged cache with page_size 16");
+  EXPECT_BAD_PAGED(a.block_table = nullptr,
+                   "a paged cache needs a block_table");
+  EXPECT_BAD_PAGED(a.num_pages = 0, "num_pages = 0");
+  EXPECT_BAD_PAGED(a.max_pages = 0, "max_pages = 0");
+  EXPECT_BAD_PAGED(a.block_table_stride = 299,
+                   "block_table_stride = 299 is less than max_pages = 300");
+  EXPECT_BAD_PAGED(a.seq_q = 4801,
+                   "seq_q = 4801 query rows exceed the cache's capacity 4800");
+  EXPECT_BAD_PAGED(a.softcap = -1.0f, "softcap = -1 (must be > 0)");
+  EXPECT_BAD_PAGED(a.window_left = -3, "window sizes must be >= 0");
+  EXPECT_BAD_PAGED(a.k_stride[2] = 65, "'k_cache' stride 65 in dimension 2");
+#undef EXPECT_BAD_DECODE
+#undef EXPECT_BAD_PAGED
+
+  // The kernels must be a decode and a combine that agree with it.
+  flashfuse_decode_args a = goodDecodeArgs();
+  EXPECT_ERROR(m.checkDecode(2, 2, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "not a decode kernel");
+  EXPECT_ERROR(m.checkDecode(0, 1, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'flash_decode_bf16_d64_m64n64w4s3_window_softcap_page16' is "
+               "not a decode_combine kernel");
+  EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
+  EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "combine kernel index 4 out of range");
+  EXPECT_ERROR(m.checkDecode(0, 2, a, 0, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "sm_count = 0");
+  // Splits need a combine kernel and a large enough, aligned workspace.
+  a.num_splits = 2;
+  EXPECT_ERROR(m.checkDecode(0, -1, a, 132, 2),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "num_splits = 2 needs a decode_combine kernel");
+  EXPECT_ERROR(m.checkDecode(0, 2, a, 132, 2),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "2 splits need a workspace of 99072 bytes");
+  EXPECT_ERROR(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 99071),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the workspace has 99071 bytes but 2 splits need 99072");
+  EXPECT_ERROR(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000008), 99072),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the workspace at 0x80000008 is not 16-byte aligned");
+  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 99072) == 2);
+}
+
+void testDecodeParamsMismatch() {
+  // A decode kernel listing a param this runtime does not provide fails at
+  // the check, before any launch.
+  std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
+  text.replace(text.find("kind forward"), 12, "kind decode");
+  text.replace(text.find("params memref:q"), 15,
+               "params memref:q memref:cache_seqlens i32:seq_new "
+               "i32:num_splits memref:page_index");
+  text += "end\n";
+  flashfuse::Manifest m = flashfuse::Manifest::fromText(text);
+  flashfuse_decode_args a = goodDecodeArgs();
+  a.head_dim = a.head_dim_v = 64;
+  EXPECT_ERROR(m.checkDecode(0, -1, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the kernel takes 'memref:page_index' but no argument of that "
+               "name was given");
+}
+
 void testNoDriver() {
   // FLASHFUSE_CUDA_DRIVER points at a missing file (set in main), so this is
   // the path of every machine without an NVIDIA driver.
@@ -324,6 +653,14 @@ void testNullArguments() {
   EXPECT(flashfuse_attention_forward(nullptr, nullptr, nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
   EXPECT(flashfuse_kernel_launch(nullptr, nullptr, 0, 0, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_attention_decode(nullptr, nullptr, nullptr, nullptr, 0,
+                                    nullptr) == FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_decode_workspace_bytes(nullptr, nullptr, nullptr, nullptr,
+                                          nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_attention_decode_check(nullptr, 0, -1, nullptr, 1, 1,
+                                          nullptr, 0, nullptr, nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
   flashfuse_manifest_close(nullptr);
   flashfuse_context_destroy(nullptr);
@@ -349,6 +686,11 @@ int main(int argc, char **argv) {
                {"backward_kinds", testBackwardKinds},
                {"forward_checks", testForwardChecks},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
+               {"decode_manifest", testDecodeManifest},
+               {"decode_manifest_strictness", testDecodeManifestStrictness},
+               {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},
+               {"decode_checks", testDecodeChecks},
+               {"decode_params_mismatch", testDecodeParamsMismatch},
                {"no_driver", testNoDriver},
                {"null_arguments", testNullArguments}};
   int passed = 0, failed = 0;

@@ -13,7 +13,8 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
-from flashfuse.variants import KernelVariant, emit_module  # noqa: E402
+from flashfuse.variants import (KVCacheVariant, KernelVariant,  # noqa: E402
+                                emit_module)
 
 
 def default_suite():
@@ -55,6 +56,32 @@ def backward_suite():
     return vs
 
 
+def decode_suite():
+    """flash.attention_kvcache variants (decode and decode_combine kernels):
+    D 64/128/256 x f16/bf16 x causal (bottom-right) or not x contiguous or
+    paged (16, 64 rows a page); window and softcap at D = 128, causal,
+    contiguous and page 16. 44 variants; each dtype and D shares one
+    combine kernel."""
+    vs = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128, 256):
+            for causal in (None, "bottom_right"):
+                for page in (0, 16, 64):
+                    vs.append(KVCacheVariant(
+                        f"kv_{dtype}_d{d}_{causal or 'full'}"
+                        + (f"_page{page}" if page else ""),
+                        dtype, d, causal=causal, page_size=page))
+        for page in (0, 16):
+            suffix = f"_page{page}" if page else ""
+            vs.append(KVCacheVariant(f"kv_{dtype}_d128_window{suffix}", dtype,
+                                     128, causal="bottom_right",
+                                     window=(64, 0), page_size=page))
+            vs.append(KVCacheVariant(f"kv_{dtype}_d128_softcap{suffix}",
+                                     dtype, 128, causal="bottom_right",
+                                     softcap=30.0, page_size=page))
+    return vs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
@@ -62,8 +89,16 @@ def main():
                     help="force block_m,block_n,warps,stages on every variant")
     ap.add_argument("--backward", action="store_true",
                     help="flash.attention_grad variants (backward kernels)")
+    ap.add_argument("--decode", action="store_true",
+                    help="flash.attention_kvcache variants (decode kernels)")
     args = ap.parse_args()
-    suite = backward_suite() if args.backward else default_suite()
+    if args.backward and args.decode:
+        ap.error("--backward and --decode are separate suites")
+    suite = (backward_suite() if args.backward
+             else decode_suite() if args.decode else default_suite())
+    if args.tiles and args.decode:
+        ap.error("--tiles forces forward/backward tiles; the decode recipe "
+                 "chooses its own")
     if args.tiles:
         tiles = tuple(int(x) for x in args.tiles.split(","))
         suite = [dataclasses.replace(v, tiles=tiles) for v in suite]

@@ -54,7 +54,9 @@ typedef enum flashfuse_kernel_kind {
   FLASHFUSE_KIND_BACKWARD_PREPROCESS = 1,
   FLASHFUSE_KIND_BACKWARD = 2,
   FLASHFUSE_KIND_BACKWARD_DQ = 3,         /* deterministic artifacts only */
-  FLASHFUSE_KIND_BACKWARD_POSTPROCESS = 4
+  FLASHFUSE_KIND_BACKWARD_POSTPROCESS = 4,
+  FLASHFUSE_KIND_DECODE = 5,        /* split-KV attention over a KV cache */
+  FLASHFUSE_KIND_DECODE_COMBINE = 6 /* merges the decode's splits by LSE */
 } flashfuse_kernel_kind;
 
 typedef enum flashfuse_param_type {
@@ -76,6 +78,10 @@ typedef struct flashfuse_variant {
   int32_t bias;
   int32_t mask;
   int32_t dropout;
+  /* decode: rows per page of a paged KV cache, 0 for a contiguous cache;
+   * 0 for every other kind. Last, so that code written before it that
+   * zero-initialises a variant still describes the same kernel. */
+  int32_t page_size;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -229,7 +235,8 @@ typedef struct flashfuse_arg {
 /* Launches any kernel of the artifact (every kind) by binding each entry of
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
- * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`). Checks
+ * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
+ * heads_kv and num_splits too for `decode`). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
  * flashfuse_attention_forward are the caller's job here. An argument the
@@ -239,6 +246,82 @@ typedef struct flashfuse_arg {
 FLASHFUSE_API flashfuse_status
 flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
                         int32_t num_args, int32_t allow_unused, void *stream);
+
+/* ---- attention over a KV cache (decode; docs/KVCACHE.md) ------------ */
+
+/* Arguments of attention over a KV cache. Pointers are device pointers;
+ * strides are in elements, indexed [b, h, s, d] for q and o, and for the
+ * caches [b, h, s, d] when contiguous and [page, h, row of the page, d] when
+ * paged (KERNEL_ABI.md "Decode"). Initialise with flashfuse_decode_args_init,
+ * which sets the optional fields to "off" and num_splits to 0 (automatic).
+ *
+ * The kernels do not append new rows: with seq_new > 0 the caller has
+ * already written this step's seq_new rows of every sequence b at
+ * [cache_seqlens[b], cache_seqlens[b] + seq_new), and sequence b attends to
+ * its first L_b = cache_seqlens[b] + seq_new keys. Lengths and page indices
+ * live on the GPU and are not read by the host: out-of-range values give a
+ * wrong answer, never an out-of-bounds access (the kernels clamp them). */
+typedef struct flashfuse_decode_args {
+  flashfuse_dtype dtype;        /* of q, the caches and o */
+  const void *q;                /* [B, Hq, Sq, D] */
+  const void *k_cache;          /* [B, Hkv, C, D] or [num_pages, P, Hkv, D] */
+  const void *v_cache;          /* the same with Dv */
+  void *o;                      /* [B, Hq, Sq, Dv] */
+  float *lse;                   /* [B, Hq, Sq] f32, contiguous */
+  const int32_t *cache_seqlens; /* [B]: rows before this step's new ones */
+  const int32_t *block_table;   /* paged only: i32 [B, max_pages], row b at
+                                   block_table + b * block_table_stride */
+  int64_t batch, heads_q, heads_kv, seq_q, head_dim, head_dim_v;
+  int64_t seq_new;    /* rows appended this step (already in the cache) */
+  int64_t cache_len;  /* contiguous: the capacity C (rows per sequence) */
+  int64_t page_size;  /* 0: contiguous; else rows per page (the kernel's) */
+  int64_t num_pages;  /* paged: pages in the cache; capacity is */
+  int64_t max_pages;  /*   max_pages * page_size                 */
+  int64_t block_table_stride; /* paged: elements between rows of the table */
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4];
+  float scale;                       /* softmax scale */
+  int32_t window_left, window_right; /* -1 = unbounded */
+  float softcap;                     /* 0 = off */
+  /* 0: chosen by flashfuse_decode_num_splits (decode_splits.h) from the
+   * grid, the capacity and the GPU; else forced (>= 1). */
+  int32_t num_splits;
+} flashfuse_decode_args;
+
+FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
+
+/* The split count a launch of `decode` with `args` uses on the kernel's GPU
+ * and the workspace it needs: o_partial (f32 [splits, B, Hq, Sq, Dv]) then,
+ * at the next multiple of 256 bytes, lse_partial (f32 [splits, B, Hq, Sq]).
+ * 0 bytes when the split count is 1. Validates `args` as
+ * flashfuse_attention_decode does, except the workspace. `combine` may be
+ * NULL: then the automatic choice is one split. Either output may be NULL. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_workspace_bytes(
+    const flashfuse_kernel *decode, const flashfuse_kernel *combine,
+    const flashfuse_decode_args *args, int32_t *num_splits, size_t *bytes);
+
+/* Validates `args` against the kernels (kind decode, and kind
+ * decode_combine of the same dtype and Dv, from the same artifact: they
+ * share the partial buffers' layout) and the device, then launches the
+ * decode kernel and, with more than one split, the combine on `stream`.
+ * The workspace (16-byte aligned, at least flashfuse_decode_workspace_bytes)
+ * may be NULL when that is 0. Asynchronous, like
+ * flashfuse_attention_forward: the workspace must stay allocated until the
+ * launches finish (stream-ordered allocators need nothing more). */
+FLASHFUSE_API flashfuse_status flashfuse_attention_decode(
+    flashfuse_kernel *decode, flashfuse_kernel *combine,
+    const flashfuse_decode_args *args, void *workspace,
+    size_t workspace_bytes, void *stream);
+
+/* Every check of flashfuse_attention_decode that needs no GPU, against
+ * kernels `decode_index` and `combine_index` (-1: none) of a manifest, on a
+ * GPU described by sm_count and blocks_per_sm (the decode kernel's
+ * occupancy); reports the split count and workspace the launch would use
+ * (either may be NULL). */
+FLASHFUSE_API flashfuse_status flashfuse_attention_decode_check(
+    const flashfuse_manifest *manifest, int32_t decode_index,
+    int32_t combine_index, const flashfuse_decode_args *args,
+    int32_t sm_count, int32_t blocks_per_sm, const void *workspace,
+    size_t workspace_bytes, int32_t *num_splits, size_t *required_bytes);
 
 #ifdef __cplusplus
 } /* extern "C" */

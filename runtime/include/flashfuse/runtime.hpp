@@ -70,6 +70,19 @@ public:
   void checkForward(int kernelIndex, const flashfuse_forward_args &args) const {
     check(flashfuse_attention_forward_check(m_, kernelIndex, &args));
   }
+  // flashfuse_attention_decode_check: returns the split count and fills
+  // `bytes` (if given) with the workspace the launch needs.
+  int checkDecode(int decodeIndex, int combineIndex,
+                  const flashfuse_decode_args &args, int smCount,
+                  int blocksPerSm, const void *workspace = nullptr,
+                  size_t workspaceBytes = 0, size_t *bytes = nullptr) const {
+    int32_t splits = 0;
+    check(flashfuse_attention_decode_check(m_, decodeIndex, combineIndex,
+                                           &args, smCount, blocksPerSm,
+                                           workspace, workspaceBytes, &splits,
+                                           bytes));
+    return splits;
+  }
   const flashfuse_manifest *get() const { return m_; }
 
 private:
@@ -88,6 +101,23 @@ public:
   }
   void forward(const flashfuse_forward_args &args, void *stream) const {
     check(flashfuse_attention_forward(k_, &args, stream));
+  }
+  // Attention over a KV cache with this decode kernel and `combine` (may
+  // be null when one split is used).
+  void decode(const Kernel *combine, const flashfuse_decode_args &args,
+              void *workspace, size_t workspaceBytes, void *stream) const {
+    check(flashfuse_attention_decode(k_, combine ? combine->k_ : nullptr,
+                                     &args, workspace, workspaceBytes,
+                                     stream));
+  }
+  // The split count and workspace bytes of that launch on this GPU.
+  std::pair<int, size_t> decodeWorkspace(const Kernel *combine,
+                                         const flashfuse_decode_args &args) const {
+    int32_t splits = 0;
+    size_t bytes = 0;
+    check(flashfuse_decode_workspace_bytes(
+        k_, combine ? combine->k_ : nullptr, &args, &splits, &bytes));
+    return {splits, bytes};
   }
   void launch(const std::vector<flashfuse_arg> &args, void *stream,
               bool allowUnused = false) const {

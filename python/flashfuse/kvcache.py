@@ -1,0 +1,298 @@
+"""flashfuse.attention_with_kvcache: attention of new queries over a KV cache
+(decode), in the spirit of flash-attn's flash_attn_with_kvcache."""
+
+import math
+
+import torch
+
+from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
+
+# A paged cache's page size is compiled into its kernel; page sizes are
+# powers of two up to this many rows (vLLM 16, FlashInfer 1-16, flash-attn
+# 256). A larger "page" is far more likely a contiguous cache [B, Smax, Hkv,
+# D] passed together with a block_table, which would read it as B pages.
+MAX_PAGE_SIZE = 1024
+
+_NAME = "flashfuse.attention_with_kvcache"
+
+
+def _tensor(name, t, dims):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{_NAME}: {name} must be a torch.Tensor, got "
+                        f"{type(t).__name__}")
+    if t.dim() != len(dims):
+        raise ValueError(f"{_NAME}: {name} must be [{', '.join(dims)}], got "
+                         f"shape {tuple(t.shape)}")
+
+
+def _check_half(name, t, dtype):
+    if t.dtype not in (torch.float16, torch.bfloat16):
+        raise TypeError(f"{_NAME} supports float16 and bfloat16; {name} is "
+                        f"{t.dtype}")
+    if dtype is not None and t.dtype != dtype:
+        raise TypeError(f"{_NAME}: {name} is {t.dtype} but q is {dtype}; "
+                        "q, the caches and k_new/v_new share one dtype")
+
+
+def _readable_in_place(name, t):
+    """The caches are read and written where they are: a copy would cost
+    the whole cache per step, so a layout the kernels cannot read is an
+    error, not a silent copy. Strides only: data pointers do not exist
+    while torch.compile traces, and the runtime checks the base address."""
+    elem = t.element_size()
+    if t.stride(-1) != 1 and t.shape[-1] > 1:
+        raise ValueError(f"{_NAME}: {name} must be contiguous in its last "
+                         f"(head) dimension, got strides {tuple(t.stride())}")
+    if any(n > 1 and (s * elem) % 16 for n, s in
+           zip(t.shape[:-1], t.stride()[:-1])):
+        raise ValueError(f"{_NAME}: {name}'s rows must start on 16-byte "
+                         f"boundaries (strides {tuple(t.stride())}, "
+                         f"{elem}-byte elements); the cache is not copied")
+
+
+def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
+           window_size, softcap):
+    """Every check that needs no GPU and no host synchronisation; returns
+    (capacity, cache_seqlens as given: an int or an i32 tensor)."""
+    _tensor("q", q, ("B", "Sq", "Hq", "D"))
+    paged = block_table is not None
+    cache_dims = (("num_pages", "page_size", "Hkv", "D") if paged
+                  else ("B", "Smax", "Hkv", "D"))
+    _tensor("k_cache", k_cache, cache_dims)
+    _tensor("v_cache", v_cache, cache_dims[:3] + ("Dv",))
+    _check_half("q", q, None)
+    _check_half("k_cache", k_cache, q.dtype)
+    _check_half("v_cache", v_cache, q.dtype)
+    b, sq, hq, d = q.shape
+    if 0 in q.shape:
+        raise ValueError(f"{_NAME} does not take an empty q, got shape "
+                         f"{tuple(q.shape)}")
+    if k_cache.shape[:3] != v_cache.shape[:3] or k_cache.shape[3] != d:
+        raise ValueError(
+            f"{_NAME}: mismatched shapes: q {tuple(q.shape)}, k_cache "
+            f"{tuple(k_cache.shape)}, v_cache {tuple(v_cache.shape)} (the "
+            "caches need equal leading dims, and k_cache q's head dim)")
+    hkv = k_cache.shape[2]
+    if hkv == 0 or hq % hkv:
+        raise ValueError(f"{_NAME}: q's heads ({hq}) must be a multiple of "
+                         f"the caches' heads ({hkv})")
+    if paged:
+        if not isinstance(block_table, torch.Tensor):
+            raise TypeError(f"{_NAME}: block_table must be a torch.Tensor "
+                            f"or None, got {type(block_table).__name__}")
+        if block_table.dtype != torch.int32:
+            raise TypeError(f"{_NAME}: block_table must be int32, got "
+                            f"{block_table.dtype}")
+        if block_table.dim() != 2 or block_table.shape[0] != b:
+            raise ValueError(f"{_NAME}: block_table must be [B={b}, "
+                             f"max_pages], got {tuple(block_table.shape)}")
+        page = k_cache.shape[1]
+        if page > MAX_PAGE_SIZE or page & (page - 1):
+            raise ValueError(
+                f"{_NAME}: with a block_table the caches are paged "
+                f"[num_pages, page_size, Hkv, D]; page_size {page} is not a "
+                f"power of two <= {MAX_PAGE_SIZE} (a contiguous cache "
+                "[B, Smax, Hkv, D] takes block_table=None)")
+        if k_cache.shape[0] == 0 or block_table.shape[1] == 0:
+            raise ValueError(f"{_NAME}: the paged cache has no pages")
+        capacity = block_table.shape[1] * page
+    else:
+        if k_cache.shape[0] != b:
+            raise ValueError(f"{_NAME}: k_cache has batch {k_cache.shape[0]}"
+                             f" but q has {b} (a paged cache needs its "
+                             "block_table)")
+        capacity = k_cache.shape[1]
+        if capacity == 0:
+            raise ValueError(f"{_NAME}: the cache has no rows (Smax = 0)")
+    if sq > capacity:
+        raise ValueError(f"{_NAME}: q has Sq = {sq} rows but the cache holds"
+                         f" at most {capacity}")
+    if (k_new is None) != (v_new is None):
+        raise ValueError(f"{_NAME}: k_new and v_new go together; got only "
+                         + ("k_new" if v_new is None else "v_new"))
+    snew = 0
+    if k_new is not None:
+        _tensor("k_new", k_new, ("B", "Snew", "Hkv", "D"))
+        _tensor("v_new", v_new, ("B", "Snew", "Hkv", "Dv"))
+        _check_half("k_new", k_new, q.dtype)
+        _check_half("v_new", v_new, q.dtype)
+        snew = k_new.shape[1]
+        if (k_new.shape != (b, snew, hkv, d)
+                or v_new.shape != (b, snew, hkv, v_cache.shape[3])):
+            raise ValueError(
+                f"{_NAME}: k_new {tuple(k_new.shape)} and v_new "
+                f"{tuple(v_new.shape)} must be [B={b}, Snew, Hkv={hkv}, D="
+                f"{d}] and [B, Snew, Hkv, Dv={v_cache.shape[3]}]")
+        if snew > capacity:
+            raise ValueError(f"{_NAME}: {snew} new rows exceed the cache's "
+                             f"capacity {capacity}")
+    if isinstance(cache_seqlens, bool) or not isinstance(
+            cache_seqlens, (int, torch.Tensor)):
+        raise TypeError(f"{_NAME}: cache_seqlens must be an int or an int32 "
+                        f"tensor [B], got {type(cache_seqlens).__name__}")
+    if isinstance(cache_seqlens, int):
+        if cache_seqlens < 0 or cache_seqlens + snew > capacity:
+            raise ValueError(
+                f"{_NAME}: cache_seqlens = {cache_seqlens} with {snew} new "
+                f"rows is outside the cache's capacity [0, {capacity}]")
+    else:
+        if cache_seqlens.dtype != torch.int32:
+            raise TypeError(f"{_NAME}: cache_seqlens must be int32, got "
+                            f"{cache_seqlens.dtype}")
+        if cache_seqlens.shape != (b,):
+            raise ValueError(f"{_NAME}: cache_seqlens must be [B={b}], got "
+                             f"{tuple(cache_seqlens.shape)}")
+    if (not isinstance(window_size, (tuple, list)) or len(window_size) != 2
+            or any(not isinstance(w, int) or w < -1 for w in window_size)):
+        raise ValueError(f"{_NAME}: window_size must be (left, right) ints "
+                         f">= -1, got {window_size!r}")
+    if not (isinstance(softcap, (int, float)) and math.isfinite(softcap)
+            and softcap >= 0):
+        raise ValueError(f"{_NAME}: softcap must be >= 0 (0 = off), got "
+                         f"{softcap!r}")
+    # Devices last: every other mistake is reported the same way on
+    # machines with and without a GPU.
+    tensors = [("q", q), ("k_cache", k_cache), ("v_cache", v_cache),
+               ("k_new", k_new), ("v_new", v_new),
+               ("block_table", block_table),
+               ("cache_seqlens", cache_seqlens
+                if isinstance(cache_seqlens, torch.Tensor) else None)]
+    for name, t in tensors:
+        if t is not None and t.device.type != "cuda":
+            raise ValueError(
+                f"{_NAME} runs on CUDA tensors; {name} is on {t.device}"
+                + ("" if torch.cuda.is_available()
+                   else " and no CUDA GPU is available"))
+    for name, t in tensors:
+        if t is not None and t.device != q.device:
+            raise ValueError(f"{_NAME}: {name} is on {t.device} but q on "
+                             f"{q.device}")
+    for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
+        _readable_in_place(name, t)
+    return capacity, snew
+
+
+def _check_values(cache_seqlens, block_table, snew, capacity, num_pages,
+                  page_size):
+    """check_inputs=True: reads the lengths and the page table back (one
+    host synchronisation) and raises where the kernels would compute a
+    wrong answer (they clamp rather than read out of bounds)."""
+    lengths = cache_seqlens.cpu()
+    if (lengths < 0).any():
+        bad = int(torch.nonzero(lengths < 0)[0, 0])
+        raise ValueError(f"{_NAME}: cache_seqlens[{bad}] = "
+                         f"{int(lengths[bad])} is negative")
+    total = lengths.long() + snew
+    if (total > capacity).any():
+        bad = int(torch.nonzero(total > capacity)[0, 0])
+        raise ValueError(
+            f"{_NAME}: sequence {bad} has {int(lengths[bad])} cached + "
+            f"{snew} new rows, more than the cache's capacity {capacity}")
+    if block_table is None:
+        return
+    table = block_table.cpu()
+    # Only the pages that hold a sequence's rows are read; the rest of its
+    # row of the table may hold anything (padding).
+    used = (total + page_size - 1) // page_size
+    cols = torch.arange(table.shape[1])[None, :]
+    live = cols < used[:, None]
+    out = live & ((table < 0) | (table >= num_pages))
+    if out.any():
+        b, p = (int(x) for x in torch.nonzero(out)[0])
+        raise ValueError(f"{_NAME}: block_table[{b}, {p}] = "
+                         f"{int(table[b, p])} is not a page of the cache "
+                         f"[0, {num_pages})")
+
+
+def _append(k_cache, v_cache, k_new, v_new, lengths, block_table):
+    """Writes k_new/v_new [B, Snew, Hkv, D] into the caches at rows
+    [lengths[b], lengths[b] + Snew) of each sequence b, through the page
+    table when paged: one index_put_ per cache, no loop over the batch, no
+    host synchronisation. Rows past the cache are clamped onto its last row
+    (never written out of bounds; check_inputs=True reports them)."""
+    b, snew = k_new.shape[:2]
+    pos = lengths.long()[:, None] + torch.arange(snew, device=k_new.device)
+    if block_table is None:
+        pos = pos.clamp_(0, k_cache.shape[1] - 1)
+        index = (torch.arange(b, device=k_new.device)[:, None].expand(b, snew),
+                 pos)
+    else:
+        page_size = k_cache.shape[1]
+        pos = pos.clamp_(0, block_table.shape[1] * page_size - 1)
+        pages = torch.gather(block_table, 1, pos // page_size).long()
+        index = (pages.clamp_(0, k_cache.shape[0] - 1), pos % page_size)
+    k_cache.index_put_(index, k_new)
+    v_cache.index_put_(index, v_new)
+
+
+def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
+                           v_new=None, block_table=None, *,
+                           softmax_scale=None, is_causal=True,
+                           window_size=(-1, -1), softcap=0.0,
+                           return_lse=False, check_inputs=False,
+                           num_splits=0):
+    """Attention of q over a KV cache, like flash-attn's
+    flash_attn_with_kvcache, on FlashFuse's decode kernels.
+
+    q [B, Sq, Hq, D] (Sq new query rows per sequence: 1 for decoding, more
+    for speculative or chunked steps); the caches either contiguous
+    k_cache [B, Smax, Hkv, D] and v_cache [B, Smax, Hkv, Dv], or paged
+    [num_pages, page_size, Hkv, D] with block_table i32 [B, max_pages]
+    (page p of sequence b holds its rows [p * page_size, (p + 1) *
+    page_size)); Hq a multiple of Hkv (GQA/MQA). cache_seqlens (int, or i32
+    tensor [B]): the valid rows of each sequence's cache before this step.
+    k_new, v_new [B, Snew, Hkv, D/Dv] (optional, together): written into
+    the caches in place at rows [cache_seqlens[b], cache_seqlens[b] + Snew)
+    before attending, so that sequence b attends to its first
+    L_b = cache_seqlens[b] + Snew keys. The append is done by torch
+    indexing ops for now (one index_put_ per cache), not by the kernel.
+
+    is_causal aligns the causal mask to the bottom right of each sequence
+    (query i sees keys j <= i + L_b - Sq), as flash-attn does;
+    window_size=(left, right) keeps keys within that distance of the same
+    diagonal (-1 = unbounded); softcap > 0 applies softcap * tanh(s /
+    softcap). num_splits, as in flash-attn: 0 lets the runtime choose how
+    many blocks share each sequence's keys (runtime/include/flashfuse/
+    decode_splits.h), n >= 1 forces n. Returns out [B, Sq, Hq, Dv] and,
+    with return_lse, also the
+    f32 log-sum-exp [B, Hq, Sq] (+inf for a row that sees no key, whose out
+    is 0). Nothing is copied: q, the caches and the output are passed to
+    the kernel with their strides.
+
+    Shapes, dtypes, devices and lengths known on the host are checked
+    before anything runs (ValueError/TypeError). Lengths and the page table
+    stay on the GPU: with check_inputs=True they are read back (a host
+    synchronisation) and negative lengths, L_b beyond the cache and page
+    indices outside [0, num_pages) raise; otherwise such input gives a
+    wrong answer, never an out-of-bounds access.
+    """
+    # Scalars first, then the tensors (whose device is checked last).
+    if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
+            or num_splits < 0:
+        raise ValueError(f"{_NAME}: num_splits must be an int >= 0 (0 = "
+                         f"automatic), got {num_splits!r}")
+    if not isinstance(is_causal, bool):
+        raise ValueError(f"{_NAME}: is_causal must be a bool, got "
+                         f"{is_causal!r}")
+    if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
+        raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
+                         f"{softmax_scale!r}")
+    capacity, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                            block_table, window_size, softcap)
+    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
+             else float(softmax_scale))
+    if isinstance(cache_seqlens, int):
+        lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
+                             device=q.device)
+    else:
+        lengths = cache_seqlens
+    if check_inputs:
+        _check_values(lengths, block_table, snew, capacity, k_cache.shape[0],
+                      k_cache.shape[1])
+    if k_new is not None:
+        _append(k_cache, v_cache, k_new, v_new, lengths, block_table)
+    out, lse = torch.ops.flashfuse.attention_kvcache(
+        q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
+        scale, int(window_size[0]), int(window_size[1]), float(softcap),
+        num_splits)
+    return (out, lse) if return_lse else out

@@ -1,0 +1,241 @@
+"""The decode (KV cache) side of the package without torch or a GPU: the
+runtime's decode functions through ctypes (manifest kinds, page_size,
+argument checks, split counts), the flash.attention_kvcache IR the variant
+emitter writes, and the decode suite of scripts/kernels/gen_suite.py."""
+
+import ctypes
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from flashfuse import _runtime as rt_module
+from flashfuse.variants import (KVCacheVariant, emit_kvcache, emit_module,
+                                from_runtime)
+
+DECODE_DIR = ROOT / "runtime" / "test" / "data" / "decode"
+GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
+
+
+def test_variant_struct_matches_the_c_layout():
+    # flashfuse_variant: ten 4-byte fields, then page_size.
+    assert ctypes.sizeof(rt_module.Variant) == 11 * 4
+    assert rt_module.Variant.page_size.offset == 10 * 4
+    assert rt_module.DecodeArgs.num_splits.offset == (
+        rt_module.DecodeArgs.softcap.offset + 4)
+    # The sizes runtime_test.cpp asserts of the C structs.
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 312
+
+
+def test_decode_kinds_and_page_size(rt):
+    m = rt.Manifest.open(DECODE_DIR)
+    kernels = m.kernels()
+    assert [k.variant.kind for k in kernels] == [
+        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
+        rt.KIND_DECODE_COMBINE]
+    assert kernels[0].variant.describe() == (
+        "decode f16 D=128 Dv=128 causal=bottom_right")
+    assert kernels[1].variant.describe() == (
+        "decode bf16 D=64 Dv=64 causal=none window softcap page_size=16")
+    assert ("memref", "block_table") in m.params(1)
+    assert ("memref", "block_table") not in m.params(0)
+    from flashfuse import _kernels
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 64, 64, 0,
+                              window=True, softcap=True, page_size=16)
+    assert m.find(v) == 1
+    v.page_size = 64
+    from flashfuse.errors import KernelNotFoundError
+    with pytest.raises(KernelNotFoundError, match="page_size=64"):
+        m.find(v)
+
+
+def test_manifest_stays_strict(rt):
+    from flashfuse.errors import ManifestError
+    head = "flashfuse-manifest 1\narch 90\nptx k.ptx\nkernel a\n"
+    body = ("  dtype f16\n  head_dim 64\n  head_dim_v 64\n  block_m 64\n"
+            "  block_n 64\n  threads 128\n  smem 0\n  causal none\n"
+            "  params memref:q\n")
+    with pytest.raises(ManifestError, match="'page_size' is for kind decode"):
+        rt.Manifest.parse(head + "  kind forward\n  page_size 16\n" + body
+                          + "end\n")
+    with pytest.raises(ManifestError, match="unknown key 'num_splits'"):
+        rt.Manifest.parse(head + "  kind decode\n  num_splits 2\n" + body
+                          + "end\n")
+    m = rt.Manifest.parse(head + "  kind decode\n  page_size 64\n" + body
+                          + "end\n")
+    assert m.kernels()[0].variant.page_size == 64
+
+
+def _decode_args(rt, batch=4, capacity=65536):
+    """f16 D=128, GQA 32/8, one query row over a contiguous BSHD cache."""
+    a = rt.decode_args()
+    assert (a.window_left, a.window_right, a.num_splits) == (-1, -1, 0)
+    a.dtype = rt.DTYPE_F16
+    a.q, a.k_cache, a.v_cache, a.o, a.lse, a.cache_seqlens = (
+        0x1000000 * i for i in range(1, 7))
+    a.batch, a.heads_q, a.heads_kv, a.seq_q = batch, 32, 8, 1
+    a.head_dim = a.head_dim_v = 128
+    a.cache_len = capacity
+    a.q_stride[:] = a.o_stride[:] = (32 * 128, 128, 32 * 128, 1)
+    a.k_stride[:] = a.v_stride[:] = (capacity * 8 * 128, 128, 8 * 128, 1)
+    a.scale = 0.088
+    return a
+
+
+@pytest.mark.parametrize("batch, capacity, splits", [
+    (16, 8192, 5), (4, 65536, 17), (64, 2048, 1), (1, 131072, 66)])
+def test_split_counts_of_the_decode_shapes(rt, batch, capacity, splits):
+    # 132 SMs (H100 SXM, H200), two decode blocks an SM.
+    m = rt.Manifest.open(DECODE_DIR)
+    got, nbytes = m.check_decode(0, 2, _decode_args(rt, batch, capacity),
+                                 132, 2, 0x7000000, 1 << 40)
+    assert got == splits
+    rows = batch * 32
+    want = 0 if splits == 1 else (-(-splits * rows * 128 * 4 // 256) * 256
+                                  + splits * rows * 4)
+    assert nbytes == want
+
+
+def test_decode_argument_checks(rt):
+    from flashfuse.errors import InvalidArgumentError
+    m = rt.Manifest.open(DECODE_DIR)
+    cases = [
+        (lambda a: setattr(a, "dtype", rt.DTYPE_BF16), "inputs are bf16"),
+        (lambda a: setattr(a, "heads_kv", 5), "not a multiple of heads_kv"),
+        (lambda a: setattr(a, "seq_q", 70000),
+         "70000 query rows exceed the cache's capacity 65536"),
+        (lambda a: setattr(a, "page_size", 16),
+         "describe a paged cache with page_size 16"),
+        (lambda a: setattr(a, "cache_seqlens", 0),
+         "'cache_seqlens' is a null pointer"),
+        (lambda a: setattr(a, "softcap", 5.0), "softcap was requested"),
+    ]
+    for edit, message in cases:
+        a = _decode_args(rt)
+        edit(a)
+        with pytest.raises(InvalidArgumentError, match=message):
+            m.check_decode(0, 2, a, 132, 2, 0x7000000, 1 << 40)
+    with pytest.raises(InvalidArgumentError,
+                       match="17 splits need a workspace of"):
+        m.check_decode(0, 2, _decode_args(rt), 132, 2)
+
+
+# ---- the flash.attention_kvcache emitter ------------------------------------
+
+def test_kvcache_ir_text():
+    text = emit_kvcache(KVCacheVariant("v", "bf16", 128,
+                                       causal="bottom_right"))
+    assert ("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens "
+            "{causal = #flash.causal<bottom_right>} : "
+            "tensor<1x1x1x128xbf16>, tensor<1x1x4096x128xbf16>, "
+            "tensor<1x1x4096x128xbf16>, tensor<1xi32> -> "
+            "tensor<1x1x1x128xbf16>, tensor<1x1x1xf32>") in text
+    paged = emit_kvcache(KVCacheVariant("p", "f16", 64, window=(64, 0),
+                                        softcap=30.0, page_size=16))
+    assert ("flash.attention_kvcache %q, %k, %v, %lens "
+            "block_table(%bt : tensor<1x256xi32>) {window_left = 64 : i64, "
+            "window_right = 0 : i64, softcap = 30.0 : f32} : "
+            "tensor<1x1x1x64xf16>, tensor<256x16x1x64xf16>, "
+            "tensor<256x16x1x64xf16>, tensor<1xi32> -> ") in paged
+    assert "func.func @p(" in paged and "%bt: tensor<1x256xi32>" in paged
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(causal="top_left"), "causal"),
+    (dict(page_size=48), "page_size"),
+    (dict(page_size=-16), "page_size"),
+    (dict(dtype="f32"), "dtype"),
+    (dict(window=(1, -2)), "window"),
+])
+def test_invalid_kvcache_variants(kwargs, message):
+    args = dict(name="v", dtype="f16", head_dim=64)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        KVCacheVariant(**args)
+
+
+def test_runtime_decode_variants_map_to_kvcache_ops():
+    rt = rt_module
+    v, backward = from_runtime(rt.Variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128,
+                                          128, rt.CAUSAL_BOTTOM_RIGHT, 1, 1,
+                                          0, 0, 0, 64))
+    assert not backward and isinstance(v, KVCacheVariant)
+    assert v.name == "kv_bf16_d128_bottom_right_window_softcap_page64"
+    assert (v.page_size, v.causal, v.window, v.softcap) == (
+        64, "bottom_right", (0, 0), 1.0)
+    combine, _ = from_runtime(rt.Variant(rt.KIND_DECODE_COMBINE, rt.DTYPE_F16,
+                                         64, 64, 0, 0, 0, 0, 0, 0, 0))
+    assert "flash.attention_kvcache" in emit_module([combine])
+    with pytest.raises(ValueError, match="no flash.attention_kvcache"):
+        from_runtime(rt.Variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
+                                rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0))
+
+
+def test_on_demand_job_emits_the_kvcache_op(tmp_path, monkeypatch):
+    from flashfuse import _compile
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path))
+    fake = tmp_path / "flashfuse-compile"
+    fake.write_text("#!/bin/sh\n")
+    rt = rt_module
+    v = rt.Variant(rt.KIND_DECODE, rt.DTYPE_F16, 128, 128,
+                   rt.CAUSAL_BOTTOM_RIGHT, 0, 0, 0, 0, 0, 16)
+    job = _compile.Job(v, "h100", str(fake))
+    assert job.mlir.startswith("// flashfuse on-demand kernel: "
+                               "flash.attention_kvcache kv_f16_d128_")
+    assert "block_table(%bt" in job.mlir
+    # The page size is part of the cache entry.
+    v.page_size = 64
+    assert _compile.Job(v, "h100", str(fake)).directory != job.directory
+
+
+def _gen_suite():
+    spec = importlib.util.spec_from_file_location("gen_suite", GEN_SUITE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gen_suite_decode(tmp_path):
+    gen = _gen_suite()
+    suite = gen.decode_suite()
+    names = [v.name for v in suite]
+    assert len(names) == len(set(names)) == 44
+    assert {v.page_size for v in suite} == {0, 16, 64}
+    assert {v.head_dim for v in suite} == {64, 128, 256}
+    assert any(v.window for v in suite) and any(v.softcap for v in suite)
+    out = tmp_path / "decode.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "--decode", "-o",
+                    str(out)], check=True)
+    assert out.read_text().endswith(emit_module(suite))
+    bad = subprocess.run([sys.executable, str(GEN_SUITE), "--decode",
+                          "--backward", "-o", str(out)], capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "separate suites" in bad.stderr
+
+
+def test_kvcache_suite_parses(opt_tool):
+    """Runs once flashfuse-opt knows flash.attention_kvcache (the dialect's
+    side of docs/KVCACHE.md)."""
+    text = emit_module(_gen_suite().decode_suite())
+    proc = subprocess.run([str(opt_tool), "-"], input=text,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("flash.attention_kvcache") == 44
+
+
+def test_launch_functions_are_bound(rt):
+    """attention_decode and decode_workspace_bytes reach the library (their
+    signatures resolve, and the runtime's own NULL checks answer)."""
+    from flashfuse.errors import InvalidArgumentError
+    lib = rt.library()
+    assert len(lib.flashfuse_attention_decode.argtypes) == 6
+    assert len(lib.flashfuse_decode_workspace_bytes.argtypes) == 5
+    args = _decode_args(rt)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode kernel and arguments must not be NULL"):
+        rt.attention_decode(None, None, args, None, 0, 0)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode kernel and arguments must not be NULL"):
+        rt.decode_workspace_bytes(None, None, args)

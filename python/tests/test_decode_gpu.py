@@ -1,0 +1,245 @@
+"""flashfuse.attention_with_kvcache on a GPU against an f32 reference, with
+FlashAttention's rule: max|out - ref| <= 2 * max|out_lowprec - ref| + atol
+(ref from up-cast inputs, out_lowprec the same computation in the kernel's
+dtype). Fresh random inputs every run; outputs, LSE and the split
+workspace poisoned first (FLASHFUSE_POISON_OUTPUTS). Ragged lengths with
+0, 1, 63, 64, 65 and the full capacity; GQA; Sq > 1; causal or not, window,
+softcap; contiguous and paged caches (pages shuffled, spare pages); new
+rows appended (the cache contents checked too); forced split counts."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+from flashfuse.errors import KernelNotFoundError  # noqa: E402
+from test_numerics_gpu import assert_close, rounding_atol  # noqa: E402,F401
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [torch.float16, torch.bfloat16]
+# (B, capacity, total lengths L_b): capacities of 8 and 16 key blocks, so
+# that the automatic split count is above 1 (decode_splits.h).
+BATCHES = [(3, 512, [0, 65, 512]), (3, 512, [1, 63, 64]),
+           (1, 1024, [1024]), (1, 1024, [65])]
+
+
+@pytest.fixture(autouse=True)
+def poison(monkeypatch):
+    monkeypatch.setenv("FLASHFUSE_POISON_OUTPUTS", "1")
+
+
+def run_or_skip(fn):
+    try:
+        return fn()
+    except KernelNotFoundError as e:
+        pytest.skip(str(e).splitlines()[0])
+
+
+def make_cache(b, hkv, capacity, d, dtype, page_size):
+    """(k_cache, v_cache, block_table or None, dense view maker): a
+    contiguous [B, C, Hkv, D] cache, or pages [num_pages, P, Hkv, D] in
+    shuffled order with a few that no sequence uses."""
+    if not page_size:
+        k = torch.randn(b, capacity, hkv, d, device="cuda", dtype=dtype)
+        return k, torch.randn_like(k), None
+    max_pages = capacity // page_size
+    pages = b * max_pages + 3
+    k = torch.randn(pages, page_size, hkv, d, device="cuda", dtype=dtype)
+    table = torch.randperm(pages, device="cuda")[:b * max_pages]
+    return (k, torch.randn_like(k),
+            table.view(b, max_pages).to(torch.int32).contiguous())
+
+
+def dense(cache, table, b):
+    """[B, Hkv, C, D] view of a cache, through the table when paged."""
+    if table is None:
+        return cache.transpose(1, 2)
+    pages = cache[table.long()]  # [B, max_pages, P, Hkv, D]
+    return pages.reshape(b, -1, *cache.shape[2:]).transpose(1, 2)
+
+
+def reference(q, k, v, lengths, scale, causal, window, softcap, upcast):
+    """O [B, Sq, Hq, Dv] and LSE [B, Hq, Sq] of docs/KVCACHE.md's semantics:
+    sequence b sees its first L_b keys, the diagonal at i + L_b - Sq;
+    f32 from up-cast inputs (upcast) or in the inputs' dtype. A row with no
+    visible key has O = 0 and LSE = +inf."""
+    if upcast:
+        q, k, v = q.float(), k.float(), v.float()
+    b, sq, hq, _ = q.shape
+    group = hq // k.shape[1]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    scores = torch.matmul(q.transpose(1, 2) * scale, k.transpose(-2, -1))
+    if softcap:
+        scores = softcap * torch.tanh(scores / softcap)
+    L = torch.tensor(lengths, device=q.device)[:, None, None]
+    i = torch.arange(sq, device=q.device)[None, :, None]
+    j = torch.arange(k.shape[2], device=q.device)[None, None, :]
+    diag = i + L - sq
+    keep = (j < L) & (i >= 0)  # [B, Sq, C]
+    if causal:
+        keep &= j <= diag
+    if window[0] >= 0:
+        keep &= j >= diag - window[0]
+    if window[1] >= 0:
+        keep &= j <= diag + window[1]
+    scores = scores.masked_fill(~keep[:, None], float("-inf"))
+    lse = torch.logsumexp(scores.float(), dim=-1)
+    p = torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0)
+    o = torch.matmul(p.to(v.dtype), v).transpose(1, 2)
+    return o, lse.masked_fill(~keep.any(-1)[:, None], float("inf"))
+
+
+def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
+          softcap=0.0, append=False, num_splits=0):
+    (hq, hkv), (b, capacity, lengths) = heads, batch
+    q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
+                                         page_size)
+    k_new = v_new = None
+    snew = 0
+    if append:
+        snew = sq
+        lengths = [max(n, snew) for n in lengths]
+        k_new = torch.randn(b, snew, hkv, d, device="cuda", dtype=dtype)
+        v_new = torch.randn_like(k_new)
+    seqlens = torch.tensor([n - snew for n in lengths], device="cuda",
+                           dtype=torch.int32)
+    before_k, before_v = k_cache.clone(), v_cache.clone()
+    out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_cache, v_cache, seqlens, k_new, v_new, table, is_causal=causal,
+        window_size=window, softcap=softcap, return_lse=True,
+        check_inputs=True, num_splits=num_splits))
+    kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
+    if append:
+        # The new rows went to [cache_seqlens[b], L_b) of each sequence,
+        # through the table when paged, and nothing else changed.
+        wk, wv = dense(before_k.clone(), table, b), dense(before_v.clone(),
+                                                          table, b)
+        for i, n in enumerate(lengths):
+            wk[i, :, n - snew:n] = k_new[i].transpose(0, 1)
+            wv[i, :, n - snew:n] = v_new[i].transpose(0, 1)
+        assert torch.equal(kd, wk) and torch.equal(vd, wv), "cache contents"
+        if page_size:
+            used = torch.zeros(k_cache.shape[0], dtype=torch.bool,
+                               device="cuda")
+            used[table.long().flatten()] = True
+            assert torch.equal(k_cache[~used], before_k[~used])
+    else:
+        assert torch.equal(k_cache, before_k) and torch.equal(v_cache,
+                                                              before_v)
+    scale = 1 / math.sqrt(d)
+    ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, window,
+                             softcap, upcast=True)
+    low, _ = reference(q, kd, vd, lengths, scale, causal, window, softcap,
+                       upcast=False)
+    assert out.shape == (b, sq, hq, d) and out.dtype == dtype
+    assert_close(out, ref, low, 2, "O")
+    assert lse.shape == (b, hq, sq) and lse.dtype == torch.float32
+    seen = torch.isfinite(ref_lse)
+    assert torch.equal(lse[~seen], ref_lse[~seen]), "LSE of empty rows"
+    if seen.any():
+        err = (lse[seen] - ref_lse[seen]).abs().max().item()
+        assert err < 1e-2, f"LSE off by {err}"
+
+
+@pytest.mark.parametrize("batch", BATCHES,
+                         ids=lambda x: f"B{x[0]}_C{x[1]}_" + "-".join(
+                             map(str, x[2])))
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("sq", [1, 4], ids=["sq1", "sq4"])
+@pytest.mark.parametrize("heads", [(8, 8), (32, 8)], ids=["mha", "gqa"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_decode_matches_reference(dtype, d, heads, sq, causal, page_size,
+                                  batch):
+    check(dtype, d, heads, sq, causal, batch, page_size)
+
+
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("sq", [1, 4], ids=["sq1", "sq4"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_new_rows_are_appended(dtype, sq, page_size):
+    check(dtype, 128, (32, 8), sq, True, (3, 512, [1, 64, 512]), page_size,
+          append=True)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("window", [(32, 0), (100, -1)],
+                         ids=["w32_0", "w100"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_window(dtype, window, page_size):
+    check(dtype, 128, (32, 8), 4, True, (3, 512, [0, 65, 512]), page_size,
+          window=window)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_softcap(dtype, page_size):
+    check(dtype, 128, (32, 8), 1, True, (3, 512, [1, 63, 512]), page_size,
+          softcap=30.0)
+
+
+@pytest.mark.parametrize("num_splits", [1, 2, 3, 7])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_forced_splits(dtype, num_splits):
+    # Splits that leave some with no keys (L = 1, 65 over 7 splits) merge to
+    # the same answer as one.
+    check(dtype, 128, (32, 8), 1, True, (3, 512, [1, 65, 512]), 16,
+          num_splits=num_splits)
+
+
+def test_integer_lengths_and_strided_q():
+    # cache_seqlens as an int; q a BSHD view of a fused QKV buffer.
+    dtype = torch.bfloat16
+    qkv = torch.randn(2, 1, 3, 32, 128, device="cuda", dtype=dtype)
+    q = qkv[:, :, 0]
+    k_cache = torch.randn(2, 256, 8, 128, device="cuda", dtype=dtype)
+    v_cache = torch.randn_like(k_cache)
+    out = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_cache, v_cache, 200))
+    ref, _ = reference(q, k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+                       [200, 200], 1 / math.sqrt(128), True, (-1, -1), 0.0,
+                       True)
+    low, _ = reference(q, k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+                       [200, 200], 1 / math.sqrt(128), True, (-1, -1), 0.0,
+                       False)
+    assert_close(out, ref, low, 2, "O (int lengths, strided q)")
+
+
+def test_check_inputs_catches_bad_lengths_and_pages():
+    k_cache, v_cache, table = make_cache(2, 8, 128, 128, torch.float16, 16)
+    q = torch.randn(2, 1, 8, 128, device="cuda", dtype=torch.float16)
+    lengths = torch.tensor([5, 129], device="cuda", dtype=torch.int32)
+    with pytest.raises(ValueError, match="more than the cache's capacity"):
+        flashfuse.attention_with_kvcache(q, k_cache, v_cache, lengths,
+                                         block_table=table, check_inputs=True)
+    table[0, 0] = k_cache.shape[0]
+    with pytest.raises(ValueError, match=r"block_table\[0, 0\]"):
+        flashfuse.attention_with_kvcache(
+            q, k_cache, v_cache, torch.tensor([5, 6], device="cuda",
+                                              dtype=torch.int32),
+            block_table=table, check_inputs=True)
+
+
+def test_torch_compile_keeps_one_graph():
+    dtype = torch.bfloat16
+    q = torch.randn(2, 1, 32, 128, device="cuda", dtype=dtype)
+    k_cache = torch.randn(2, 512, 8, 128, device="cuda", dtype=dtype)
+    v_cache = torch.randn_like(k_cache)
+    lengths = torch.tensor([100, 512], device="cuda", dtype=torch.int32)
+    eager = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_cache, v_cache, lengths))
+
+    @torch.compile(fullgraph=True)
+    def f(q, k_cache, v_cache, lengths):
+        return flashfuse.attention_with_kvcache(q, k_cache, v_cache,
+                                                lengths) * 2
+
+    torch.testing.assert_close(f(q, k_cache, v_cache, lengths), eager * 2)

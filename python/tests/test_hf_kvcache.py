@@ -1,0 +1,196 @@
+"""The Hugging Face integration's decoding path on the CPU: with a
+StaticCache, generate()'s decoding steps go to
+flashfuse.attention_with_kvcache with the cache read in place and lengths
+derived on the device, the prompt and padded batches to flashfuse.attention
+with SDPA's mask. The kernels are replaced by PyTorch references of their
+contracts (the GPU tests run the kernels), so greedy tokens must be SDPA's."""
+
+import copy
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import flashfuse.hf  # noqa: E402
+from flashfuse import functional, kvcache  # noqa: E402
+
+try:
+    from transformers.masking_utils import AttentionMaskInterface  # noqa: F401
+except ImportError:
+    pytest.skip("transformers without AttentionMaskInterface",
+                allow_module_level=True)
+
+
+def reference_attention(query, key, value, attn_mask=None, is_causal=False,
+                        scale=None, enable_gqa=False, window=None,
+                        softcap=None, dropout_p=0.0):
+    """flashfuse.attention's contract in PyTorch (bottom-right causal)."""
+    assert window is None and not softcap and not dropout_p
+    sq, sk = query.shape[2], key.shape[2]
+    mask = attn_mask
+    if is_causal in ("top_left", "bottom_right"):
+        mask = torch.ones(sq, sk, dtype=torch.bool).tril(
+            sk - sq if is_causal == "bottom_right" else 0)
+    return torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=mask, scale=scale,
+        enable_gqa=enable_gqa)
+
+
+class KVCacheSpy:
+    """attention_with_kvcache's contract in PyTorch: sequence b sees its
+    first cache_seqlens[b] rows, bottom-right causal; records its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, q, k_cache, v_cache, cache_seqlens, k_new=None,
+                 v_new=None, block_table=None, *, softmax_scale=None,
+                 is_causal=True, window_size=(-1, -1), softcap=0.0,
+                 return_lse=False, check_inputs=False, num_splits=0):
+        assert k_new is None and block_table is None and is_causal
+        self.calls.append((tuple(q.shape), tuple(k_cache.shape),
+                           cache_seqlens.clone()))
+        # The cache is the model's own tensor, seen as [B, S, H, D].
+        assert k_cache.transpose(1, 2).is_contiguous()
+        b, sq, hq, d = q.shape
+        scale = softmax_scale or 1 / math.sqrt(d)
+        outs = []
+        for i in range(b):
+            n = int(cache_seqlens[i])
+            qi = q[i:i + 1].transpose(1, 2)
+            ki = k_cache[i:i + 1, :n].transpose(1, 2)
+            vi = v_cache[i:i + 1, :n].transpose(1, 2)
+            mask = torch.ones(sq, n, dtype=torch.bool).tril(n - sq)
+            outs.append(torch.nn.functional.scaled_dot_product_attention(
+                qi, ki, vi, attn_mask=mask, scale=scale, enable_gqa=True))
+        return torch.cat(outs).transpose(1, 2)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    s = KVCacheSpy()
+    monkeypatch.setattr(kvcache, "attention_with_kvcache", s)
+    monkeypatch.setattr(functional, "attention", reference_attention)
+    return s
+
+
+def _config(arch):
+    common = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2,
+                  vocab_size=97, max_position_embeddings=128)
+    if arch == "qwen2":
+        return transformers.Qwen2Config(**common)
+    return transformers.LlamaConfig(**common)
+
+
+def _models(arch):
+    torch.manual_seed(0)
+    cfg = _config(arch)
+    impl = flashfuse.hf.register()
+    ref = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(cfg), attn_implementation="sdpa").eval()
+    ours = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(cfg), attn_implementation=impl).eval()
+    ours.load_state_dict(ref.state_dict())
+    return ref, ours
+
+
+def _generate(model, ids, mask, new):
+    # min_new_tokens: no row stops early at a random model's EOS.
+    return model.generate(ids, attention_mask=mask, max_new_tokens=new,
+                          min_new_tokens=new, do_sample=False,
+                          cache_implementation="static", pad_token_id=0)
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen2"])
+def test_static_cache_decoding_uses_the_kvcache_path(spy, arch):
+    ref, ours = _models(arch)
+    # A prompt longer than KVCACHE_MAX_QUERY_ROWS goes to the forward.
+    ids = torch.randint(1, 97, (3, 20))
+    mask = torch.ones_like(ids)
+    want = _generate(ref, ids, mask, 6)
+    got = _generate(ours, ids, mask, 6)
+    assert torch.equal(got, want)
+    # Five decoding steps (the first new token comes from the prompt) in
+    # each of two layers, over the whole static cache, the lengths those of
+    # the rows written so far.
+    assert len(spy.calls) == 2 * 5
+    for step in range(5):
+        for layer in range(2):
+            q_shape, k_shape, lengths = spy.calls[2 * step + layer]
+            assert q_shape == (3, 1, 4, 16)
+            assert k_shape[0] == 3 and k_shape[2:] == (2, 16)
+            assert k_shape[1] > 20 + step
+            assert lengths.dtype == torch.int32
+            assert lengths.tolist() == [21 + step] * 3
+
+
+def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy):
+    # A prompt of a few rows into a static cache is a step of several query
+    # rows over the cache's first rows: the decode kernels serve it too.
+    ref, ours = _models("llama")
+    ids = torch.randint(1, 97, (2, 5))
+    mask = torch.ones_like(ids)
+    assert torch.equal(_generate(ours, ids, mask, 3),
+                       _generate(ref, ids, mask, 3))
+    assert [c[0][1] for c in spy.calls] == [5, 5, 1, 1, 1, 1]
+    assert [c[2].tolist() for c in spy.calls[::2]] == [[5, 5], [6, 6],
+                                                       [7, 7]]
+
+
+def test_padded_batches_take_the_masked_path(spy):
+    ref, ours = _models("llama")
+    ids = torch.randint(1, 97, (2, 19))
+    mask = torch.ones_like(ids)
+    mask[1, :3] = 0  # left padding
+    ids[1, :3] = 0
+    want = _generate(ref, ids, mask, 4)
+    got = _generate(ours, ids, mask, 4)
+    assert torch.equal(got, want)
+    assert spy.calls == []
+    # The next unpadded batch decodes through the KV cache again.
+    _generate(ours, ids[:1], mask[:1], 3)
+    assert len(spy.calls) == 2 * 2
+
+
+def test_lengths_need_positions_and_a_short_step():
+    from flashfuse.hf import _kvcache_lengths
+
+    class Module:
+        config = type("Config", (), {"_flashfuse_unpadded": True})()
+
+    q = torch.zeros(2, 4, 1, 16)
+    k = torch.zeros(2, 2, 32, 16)
+    pos = torch.tensor([[7]])
+    mask = torch.ones(2, 1, 1, 32, dtype=torch.bool)
+    lengths = _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
+                               {"position_ids": pos})
+    assert lengths.tolist() == [8, 8] and lengths.dtype == torch.int32
+    for args in [(mask, 4096, 0.0, True, {"position_ids": pos}),  # window
+                 (mask, None, 0.1, True, {"position_ids": pos}),  # dropout
+                 (mask, None, 0.0, False, {"position_ids": pos}),  # encoder
+                 (mask, None, 0.0, True, {})]:  # no positions
+        assert _kvcache_lengths(Module(), q, k, *args) is None
+    # A step as long as the keys is a prompt, not a decoding step.
+    assert _kvcache_lengths(Module(), torch.zeros(2, 4, 32, 16), k, None,
+                            None, 0.0, True,
+                            {"position_ids": torch.arange(32)[None]}) is None
+    Module.config._flashfuse_unpadded = False
+    assert _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
+                            {"position_ids": pos}) is None
+
+
+def test_dynamic_cache_decoding_uses_the_kvcache_path(spy):
+    # A DynamicCache holds exactly the rows written: transformers passes no
+    # mask for one unpadded query row, and the lengths are the keys'.
+    ref, ours = _models("llama")
+    ids = torch.randint(1, 97, (2, 20))
+    kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=4,
+                  min_new_tokens=4, do_sample=False, pad_token_id=0)
+    assert torch.equal(ours.generate(ids, **kwargs),
+                       ref.generate(ids, **kwargs))
+    assert len(spy.calls) == 2 * 3
+    for q_shape, k_shape, lengths in spy.calls:
+        assert q_shape[1] == 1 and lengths.tolist() == [k_shape[1]] * 2

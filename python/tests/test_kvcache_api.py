@@ -1,0 +1,253 @@
+"""flashfuse.attention_with_kvcache's argument checks, the append of new
+rows, check_inputs and the custom op's fake: torch, no GPU."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+from flashfuse import kvcache  # noqa: E402
+
+F16 = torch.float16
+
+
+def contiguous(b=2, sq=1, hq=8, hkv=2, d=64, smax=128, dtype=F16,
+               device="cpu"):
+    q = torch.zeros(b, sq, hq, d, dtype=dtype, device=device)
+    k = torch.zeros(b, smax, hkv, d, dtype=dtype, device=device)
+    return q, k, torch.zeros_like(k)
+
+
+def paged(b=2, sq=1, hq=8, hkv=2, d=64, pages=10, page=16, max_pages=4):
+    q = torch.zeros(b, sq, hq, d, dtype=F16)
+    k = torch.zeros(pages, page, hkv, d, dtype=F16)
+    table = torch.arange(b * max_pages, dtype=torch.int32).view(b, max_pages)
+    return q, k, torch.zeros_like(k), table
+
+
+def call(*args, **kwargs):
+    return flashfuse.attention_with_kvcache(*args, **kwargs)
+
+
+def test_public_name_and_cpu_rejected():
+    assert flashfuse.attention_with_kvcache is kvcache.attention_with_kvcache
+    q, k, v = contiguous()
+    with pytest.raises(ValueError, match="runs on CUDA tensors; q is on cpu"):
+        call(q, k, v, 5)
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
+        call(q, k, v, torch.tensor([5, 7], dtype=torch.int32))
+
+
+@pytest.mark.parametrize("edit, error, message", [
+    (lambda q, k, v: (q.float(), k, v), TypeError, "q is torch.float32"),
+    (lambda q, k, v: (q, k.bfloat16(), v), TypeError,
+     "k_cache is torch.bfloat16 but q is torch.float16"),
+    (lambda q, k, v: (q[0], k, v), ValueError,
+     r"q must be \[B, Sq, Hq, D\], got shape \(1, 8, 64\)"),
+    (lambda q, k, v: (q, k[..., :32], v), ValueError, "mismatched shapes"),
+    (lambda q, k, v: (q, k[:, :, :1].expand(2, 128, 3, 64),
+                      v[:, :, :1].expand(2, 128, 3, 64)), ValueError,
+     r"q's heads \(8\) must be a multiple of the caches' heads \(3\)"),
+    (lambda q, k, v: (q[:1], k, v), ValueError,
+     "k_cache has batch 2 but q has 1"),
+    (lambda q, k, v: (q.expand(2, 129, 8, 64), k, v), ValueError,
+     "q has Sq = 129 rows but the cache holds at most 128"),
+    (lambda q, k, v: ([1], k, v), TypeError, "q must be a torch.Tensor"),
+])
+def test_shapes_and_dtypes(edit, error, message):
+    q, k, v = edit(*contiguous())
+    with pytest.raises(error, match=message):
+        call(q, k, v, 3)
+
+
+def test_lengths_options_and_new_rows():
+    q, k, v = contiguous()
+    kn = torch.zeros(2, 1, 2, 64, dtype=F16)
+    cases = [
+        (dict(cache_seqlens=3.0), TypeError, "an int or an int32 tensor"),
+        (dict(cache_seqlens=True), TypeError, "an int or an int32 tensor"),
+        (dict(cache_seqlens=torch.tensor([1, 2])), TypeError,
+         "cache_seqlens must be int32, got torch.int64"),
+        (dict(cache_seqlens=torch.tensor([1], dtype=torch.int32)),
+         ValueError, r"cache_seqlens must be \[B=2\]"),
+        (dict(cache_seqlens=-1), ValueError, "outside the cache's capacity"),
+        (dict(cache_seqlens=128, k_new=kn, v_new=kn), ValueError,
+         "cache_seqlens = 128 with 1 new rows is outside"),
+        (dict(k_new=kn), ValueError, "k_new and v_new go together; got only "
+                                     "k_new"),
+        (dict(v_new=kn), ValueError, "got only v_new"),
+        (dict(k_new=kn, v_new=kn[:, :, :1]), ValueError,
+         "must be \\[B=2, Snew, Hkv=2, D=64\\]"),
+        (dict(k_new=kn.bfloat16(), v_new=kn.bfloat16()), TypeError,
+         "k_new is torch.bfloat16"),
+        (dict(k_new=torch.zeros(2, 129, 2, 64, dtype=F16),
+              v_new=torch.zeros(2, 129, 2, 64, dtype=F16)), ValueError,
+         "129 new rows exceed the cache's capacity 128"),
+        (dict(window_size=(4,)), ValueError, "window_size must be"),
+        (dict(window_size=(-2, 0)), ValueError, "window_size must be"),
+        (dict(softcap=-1.0), ValueError, "softcap must be >= 0"),
+        (dict(softcap=float("nan")), ValueError, "softcap must be >= 0"),
+    ]
+    with pytest.raises(ValueError, match="num_splits must be an int >= 0"):
+        call(q, k, v, 3, num_splits=-1)
+    with pytest.raises(ValueError, match="is_causal must be a bool"):
+        call(q, k, v, 3, is_causal="bottom_right")
+    for kwargs, error, message in cases:
+        args = dict(cache_seqlens=3)
+        args.update(kwargs)
+        lengths = args.pop("cache_seqlens")
+        with pytest.raises(error, match=message):
+            call(q, k, v, lengths, **args)
+
+
+def test_paged_checks():
+    q, k, v, table = paged()
+    with pytest.raises(TypeError, match="block_table must be int32"):
+        call(q, k, v, 3, block_table=table.long())
+    with pytest.raises(ValueError, match=r"block_table must be \[B=2, "):
+        call(q, k, v, 3, block_table=table[:1])
+    # A contiguous cache [B, Smax, Hkv, D] with a block_table would be read
+    # as B pages of Smax rows.
+    qc, kc, vc = contiguous(smax=4096)
+    with pytest.raises(ValueError, match="page_size 4096 is not a power of "
+                                         "two <= 1024"):
+        call(qc, kc, vc, 3, block_table=table)
+    # Capacity is max_pages * page_size = 64.
+    with pytest.raises(ValueError, match="holds at most 64"):
+        call(q.expand(2, 65, 8, 64), k, v, 3, block_table=table)
+    with pytest.raises(ValueError, match="runs on CUDA tensors; q is on cpu"):
+        call(q, k, v, 3, block_table=table)
+
+
+def test_check_inputs_reads_lengths_and_table():
+    table = torch.tensor([[3, 1, 9, -5], [0, 2, 4, 6]], dtype=torch.int32)
+    lengths = torch.tensor([40, 64], dtype=torch.int32)
+    # Sequence 0 uses pages 0..2 of its row (40 + 1 rows of 16): 9 is a page
+    # of a 10-page cache, and the -5 after them is never read.
+    kvcache._check_values(torch.tensor([40, 60], dtype=torch.int32), table, 1,
+                          64, 10, 16)
+    with pytest.raises(ValueError, match=r"sequence 1 has 64 cached \+ 1 "
+                                         "new rows, more than the cache's "
+                                         "capacity 64"):
+        kvcache._check_values(lengths, table, 1, 64, 10, 16)
+    with pytest.raises(ValueError, match=r"cache_seqlens\[1\] = -2 is "
+                                         "negative"):
+        kvcache._check_values(torch.tensor([0, -2], dtype=torch.int32), None,
+                              0, 64, 10, 16)
+    with pytest.raises(ValueError, match=r"block_table\[0, 3\] = -5 is not "
+                                         r"a page of the cache \[0, 10\)"):
+        kvcache._check_values(torch.tensor([49, 0], dtype=torch.int32),
+                              table, 0, 64, 10, 16)
+    with pytest.raises(ValueError, match=r"block_table\[0, 2\] = 9 is not "
+                                         r"a page of the cache \[0, 9\)"):
+        kvcache._check_values(torch.tensor([33, 0], dtype=torch.int32),
+                              table, 0, 64, 9, 16)
+
+
+def test_append_contiguous_matches_a_loop():
+    b, smax, hkv, d, snew = 3, 32, 2, 8, 3
+    k = torch.randn(b, smax, hkv, d)
+    v = torch.randn(b, smax, hkv, d)
+    kn, vn = torch.randn(b, snew, hkv, d), torch.randn(b, snew, hkv, d)
+    lengths = torch.tensor([0, 7, 29], dtype=torch.int32)
+    want_k, want_v = k.clone(), v.clone()
+    for i in range(b):
+        n = int(lengths[i])
+        want_k[i, n:n + snew], want_v[i, n:n + snew] = kn[i], vn[i]
+    kvcache._append(k, v, kn, vn, lengths, None)
+    assert torch.equal(k, want_k) and torch.equal(v, want_v)
+
+
+def test_append_paged_goes_through_the_table():
+    b, pages, page, hkv, d, snew = 2, 7, 4, 2, 8, 5
+    k = torch.randn(pages, page, hkv, d)
+    v = torch.randn(pages, page, hkv, d)
+    table = torch.tensor([[5, 0, 3], [6, 2, 1]], dtype=torch.int32)
+    kn, vn = torch.randn(b, snew, hkv, d), torch.randn(b, snew, hkv, d)
+    lengths = torch.tensor([2, 6], dtype=torch.int32)
+    want_k, want_v = k.clone(), v.clone()
+    for i in range(b):
+        for r in range(snew):
+            pos = int(lengths[i]) + r
+            pg = int(table[i, pos // page])
+            want_k[pg, pos % page], want_v[pg, pos % page] = kn[i, r], vn[i, r]
+    kvcache._append(k, v, kn, vn, lengths, table)
+    assert torch.equal(k, want_k) and torch.equal(v, want_v)
+
+
+def test_append_never_writes_out_of_bounds():
+    # Lengths beyond the cache (which check_inputs=True reports) land on
+    # the last row instead of raising a device-side assert on a GPU.
+    k = torch.zeros(1, 4, 1, 8)
+    v = torch.zeros(1, 4, 1, 8)
+    ones = torch.ones(1, 2, 1, 8)
+    kvcache._append(k, v, ones, ones, torch.tensor([9], dtype=torch.int32),
+                    None)
+    assert k[0, 3].eq(1).all() and k[0, :3].eq(0).all()
+
+
+def test_custom_op_fake():
+    q = torch.empty(3, 4, 32, 128, dtype=torch.bfloat16, device="meta")
+    kc = torch.empty(3, 1024, 8, 128, dtype=torch.bfloat16, device="meta")
+    lengths = torch.empty(3, dtype=torch.int32, device="meta")
+    o, lse = torch.ops.flashfuse.attention_kvcache(
+        q, kc, kc, lengths, None, 0, 2, 0.1, -1, -1, 0.0, 0)
+    assert o.shape == (3, 4, 32, 128) and o.dtype == torch.bfloat16
+    assert lse.shape == (3, 32, 4) and lse.dtype == torch.float32
+    pages = torch.empty(100, 16, 8, 128, dtype=torch.bfloat16, device="meta")
+    table = torch.empty(3, 64, dtype=torch.int32, device="meta")
+    o, _ = torch.ops.flashfuse.attention_kvcache(
+        q, pages, pages, lengths, table, 4, 0, 0.1, 64, 0, 30.0, 3)
+    assert o.shape == (3, 4, 32, 128)
+
+
+def test_index_tensors_are_aligned_for_the_kernels():
+    from flashfuse.ops import _aligned_index, _bhsd_strides
+    t = torch.arange(40, dtype=torch.int32)
+    assert _aligned_index(t) is t
+    shifted = _aligned_index(t[1:])
+    assert shifted.data_ptr() % 16 == 0 and torch.equal(shifted, t[1:])
+    table = torch.arange(24, dtype=torch.int32).view(4, 6)
+    assert _aligned_index(table) is table
+    assert _aligned_index(table.t()).stride(-1) == 1
+    # BSHD -> [b, h, s, d] strides, no copy.
+    q = torch.empty(2, 3, 8, 64)
+    assert _bhsd_strides(q) == (3 * 8 * 64, 64, 8 * 64, 1)
+
+
+def test_bench_decode_arguments_and_table():
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--decode", "--decode-layouts", "0", "64"])
+    assert args.decode and args.decode_layouts == [0, 64]
+    assert args.decode_methods == ["flashfuse", "sdpa", "sdpa-flash",
+                                   "sdpa-cudnn"]
+    assert bench.DECODE_SHAPES == ((16, 8, 8192), (4, 8, 65536),
+                                   (64, 8, 2048), (1, 8, 131072))
+    # K and V of B=16, Hkv=8, 8k keys, D=128 in bf16.
+    assert bench.decode_gb(16, 8, 8192, 128) == 2 * 16 * 8 * 8192 * 128 * 2 / 1e9
+    row = dict(batch=16, heads_q=32, heads_kv=8, seqlen=8192, head_dim=128,
+               dtype="bf16", ms=1.0, error=None)
+    rows = [dict(row, page_size=64, method=m, gbps=g)
+            for m, g in (("flashfuse", 3000.0), ("sdpa", 4000.0),
+                         ("sdpa-flash", 3200.0))]
+    rows.append(dict(row, page_size=64, method="sdpa-cudnn", gbps=None,
+                     error="no kernel"))
+    text = bench_report.decode_table(rows, bench.DECODE_METHODS)
+    assert text.startswith("decode GB/s of K and V read")
+    line = [x for x in text.splitlines() if "page 64" in x][0]
+    assert line.split()[-1] == "0.75" and "n/a" in line
+    assert "sdpa-cudnn: no kernel" in text
+
+
+def test_caches_are_never_copied():
+    # A cache the kernels cannot read in place is an error, not a copy of
+    # the whole cache per step.
+    k = torch.zeros(2, 16, 4, 64, dtype=F16)
+    kvcache._readable_in_place("k_cache", k)
+    kvcache._readable_in_place("k_cache", k[:, :, :2])  # fewer heads: a view
+    with pytest.raises(ValueError, match="contiguous in its last"):
+        kvcache._readable_in_place("k_cache", k.transpose(-1, -2))
+    with pytest.raises(ValueError, match="16-byte boundaries"):
+        # Rows of 68 elements (136 bytes), of which D = 64 are used.
+        kvcache._readable_in_place(
+            "k_cache", torch.zeros(2, 16, 4, 68, dtype=F16)[..., :64])

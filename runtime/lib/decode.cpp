@@ -1,0 +1,448 @@
+// Attention over a KV cache (docs/KVCACHE.md): checks a
+// flashfuse_decode_args against the decode and combine kernels, chooses the
+// split count (decode_splits.h), lays out the workspace of partial results
+// and turns it all into the named arguments of KERNEL_ABI.md "Decode".
+#include "launch.h"
+
+#include "flashfuse/decode_splits.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace flashfuse {
+
+namespace {
+
+// lse_partial starts at the next multiple of this after o_partial: more
+// than the 16 bytes the kernels need, so that it also starts a cache line
+// and a DRAM burst of its own.
+constexpr size_t kPartialAlign = 256;
+
+// What a launch will do: the split count and where the partial results lie
+// in the workspace (both 0 bytes with one split: the decode then writes O
+// and LSE itself).
+struct Plan {
+  int32_t numSplits = 1;
+  size_t lseOffset = 0; // bytes from the workspace's start to lse_partial
+  size_t bytes = 0;     // workspace needed
+  int64_t oPartialElements = 0, lsePartialElements = 0;
+};
+
+class DecodeChecker {
+public:
+  DecodeChecker(const KernelSpec &decode, const KernelSpec *combine,
+                const flashfuse_decode_args &a)
+      : decode_(decode), combine_(combine), a_(a) {}
+
+  flashfuse_status bad(const std::string &what) const {
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                concat("attention decode with kernel '", decode_.name,
+                       "': ", what));
+  }
+
+  // Every check that needs neither the GPU nor the workspace.
+  flashfuse_status check() const {
+    const flashfuse_variant &v = decode_.variant;
+    if (v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("not a decode kernel (flashfuse_attention_decode takes the "
+                 "kinds decode and decode_combine)");
+    if (combine_) {
+      const flashfuse_variant &c = combine_->variant;
+      if (c.kind != FLASHFUSE_KIND_DECODE_COMBINE)
+        return bad(concat("'", combine_->name,
+                          "' is not a decode_combine kernel"));
+      // The combine reads the partial results the decode writes and writes
+      // O in the dtype: it must agree on both.
+      if (c.dtype != v.dtype || c.head_dim_v != v.head_dim_v)
+        return bad(concat("the combine kernel '", combine_->name, "' is for ",
+                          dtypeName(c.dtype), " Dv=", c.head_dim_v,
+                          " but the decode kernel is ", dtypeName(v.dtype),
+                          " Dv=", v.head_dim_v));
+    }
+    if (a_.dtype != v.dtype)
+      return bad(concat("inputs are ", dtypeName(a_.dtype),
+                        " but the kernel was compiled for ",
+                        dtypeName(v.dtype)));
+    const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q};
+    const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q"};
+    for (int i = 0; i < 4; ++i)
+      if (sizes[i] <= 0 || sizes[i] > kMaxI32)
+        return bad(concat(sizeNames[i], " = ", sizes[i],
+                          " (must be in [1, 2^31))"));
+    if (a_.seq_new < 0 || a_.seq_new > kMaxI32)
+      return bad(concat("seq_new = ", a_.seq_new, " (must be in [0, 2^31))"));
+    if (a_.head_dim != v.head_dim || a_.head_dim_v != v.head_dim_v)
+      return bad(concat("head dims D=", a_.head_dim, " Dv=", a_.head_dim_v,
+                        " but the kernel was compiled for D=", v.head_dim,
+                        " Dv=", v.head_dim_v));
+    if (a_.heads_q % a_.heads_kv != 0)
+      return bad(concat("heads_q = ", a_.heads_q,
+                        " is not a multiple of heads_kv = ", a_.heads_kv));
+    if (!std::isfinite(a_.scale))
+      return bad("scale is not finite");
+    if (std::string why = windowSoftcapProblem(v, a_.window_left,
+                                               a_.window_right, a_.softcap);
+        !why.empty())
+      return bad(why);
+    if (auto s = checkCache(); s != FLASHFUSE_SUCCESS)
+      return s;
+    // Query rows beyond the cache can never all see a key: bottom-right
+    // alignment puts query i's diagonal at i + L_b - Sq, and L_b <= C.
+    int64_t c = capacity();
+    if (a_.seq_q > c)
+      return bad(concat("seq_q = ", a_.seq_q,
+                        " query rows exceed the cache's capacity ", c));
+    if (a_.seq_new > c)
+      return bad(concat("seq_new = ", a_.seq_new,
+                        " new rows exceed the cache's capacity ", c));
+    for (const Operand &op : tensors())
+      if (std::string why = operandProblem(op); !why.empty())
+        return bad(why);
+    if (!a_.lse)
+      return bad("'lse' is a null pointer");
+    if (!a_.cache_seqlens)
+      return bad("'cache_seqlens' is a null pointer");
+    if (a_.num_splits < 0)
+      return bad(concat("num_splits = ", a_.num_splits,
+                        " (0 chooses it, else it must be >= 1)"));
+    if (a_.num_splits > 1 && !combine_)
+      return bad(concat("num_splits = ", a_.num_splits,
+                        " needs a decode_combine kernel to merge the splits, "
+                        "and none was given"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  // Rows per sequence the cache can hold.
+  int64_t capacity() const {
+    return a_.page_size ? a_.max_pages * a_.page_size : a_.cache_len;
+  }
+
+  std::vector<Operand> tensors() const {
+    // A paged cache is [page, h, row of the page, d] in the ABI's stride
+    // order; a contiguous one [b, h, s, d].
+    int64_t outer = a_.page_size ? a_.num_pages : a_.batch;
+    int64_t rows = a_.page_size ? a_.page_size : a_.cache_len;
+    return {
+        {"q", a_.q, a_.q_stride, {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim}},
+        {"k_cache", a_.k_cache, a_.k_stride,
+         {outer, a_.heads_kv, rows, a_.head_dim}},
+        {"v_cache", a_.v_cache, a_.v_stride,
+         {outer, a_.heads_kv, rows, a_.head_dim_v}},
+        {"o", a_.o, a_.o_stride,
+         {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim_v}},
+    };
+  }
+
+  // The split count and workspace layout on a GPU of `smCount` SMs that
+  // holds `blocksPerSm` decode blocks each.
+  flashfuse_status plan(int64_t smCount, int64_t blocksPerSm,
+                        Plan &out) const {
+    int64_t group = a_.heads_q / a_.heads_kv;
+    int64_t mBlocks = (group * a_.seq_q + decode_.block_m - 1) / decode_.block_m;
+    // The lengths are on the GPU, so the choice is made for a full cache:
+    // the kernel divides each sequence's actual keys evenly between the
+    // splits, so a shorter one only makes every split shorter.
+    int64_t keyBlocks = (capacity() + decode_.block_n - 1) / decode_.block_n;
+    int64_t splits = a_.num_splits;
+    if (splits == 0)
+      splits = combine_ ? flashfuse_decode_num_splits(a_.batch, a_.heads_kv,
+                                                      mBlocks, keyBlocks,
+                                                      smCount, blocksPerSm)
+                        : 1;
+    out = Plan{};
+    out.numSplits = static_cast<int32_t>(splits);
+    if (splits == 1)
+      return FLASHFUSE_SUCCESS;
+    int64_t rows = a_.batch * a_.heads_q * a_.seq_q;
+    if (rows > kMaxElements / splits / a_.head_dim_v)
+      return bad(concat("the partial results of ", splits,
+                        " splits are too large"));
+    out.lsePartialElements = splits * rows;
+    out.oPartialElements = out.lsePartialElements * a_.head_dim_v;
+    size_t oBytes = static_cast<size_t>(out.oPartialElements) * sizeof(float);
+    out.lseOffset = (oBytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+    out.bytes = out.lseOffset +
+                static_cast<size_t>(out.lsePartialElements) * sizeof(float);
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status checkWorkspace(const Plan &p, const void *workspace,
+                                  size_t bytes) const {
+    if (p.bytes == 0)
+      return FLASHFUSE_SUCCESS;
+    if (!workspace)
+      return bad(concat(p.numSplits, " splits need a workspace of ", p.bytes,
+                        " bytes (flashfuse_decode_workspace_bytes) but it is "
+                        "a null pointer"));
+    if (bytes < p.bytes)
+      return bad(concat("the workspace has ", bytes, " bytes but ",
+                        p.numSplits, " splits need ", p.bytes));
+    auto address = reinterpret_cast<uintptr_t>(workspace);
+    if (address % 16 != 0)
+      return bad(concat("the workspace at ", hexAddress(address),
+                        " is not 16-byte aligned"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  // Every name a decode or combine kernel may take (KERNEL_ABI.md "Decode").
+  std::vector<flashfuse_arg> namedArgs(const Plan &p,
+                                       const void *workspace) const {
+    std::vector<flashfuse_arg> out;
+    static const char *strideNames[4][3] = {
+        {"q_stride_b", "q_stride_h", "q_stride_s"},
+        {"k_stride_b", "k_stride_h", "k_stride_s"},
+        {"v_stride_b", "v_stride_h", "v_stride_s"},
+        {"o_stride_b", "o_stride_h", "o_stride_s"}};
+    static const char *bufferNames[4] = {"q", "k", "v", "o"};
+    std::vector<Operand> ops = tensors();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      out.push_back(buffer(bufferNames[i], ops[i].ptr,
+                           span(ops[i].size, ops[i].stride)));
+      for (int d = 0; d < 3; ++d)
+        out.push_back(integer(strideNames[i][d], FLASHFUSE_PARAM_I64,
+                              ops[i].stride[d]));
+    }
+    out.push_back(buffer("lse", a_.lse, a_.batch * a_.heads_q * a_.seq_q));
+    if (p.numSplits > 1) {
+      auto *base = static_cast<const char *>(workspace);
+      out.push_back(buffer("o_partial", base, p.oPartialElements));
+      out.push_back(
+          buffer("lse_partial", base + p.lseOffset, p.lsePartialElements));
+    } else {
+      // The ABI leaves the partial buffers unused with one split, but a
+      // memref param is bound to a valid buffer all the same: O and LSE,
+      // which the kernel does not reach through these params.
+      out.push_back(buffer("o_partial", a_.o, 1));
+      out.push_back(buffer("lse_partial", a_.lse, 1));
+    }
+    out.push_back(buffer("cache_seqlens", a_.cache_seqlens, a_.batch));
+    if (a_.page_size) {
+      out.push_back(buffer("block_table", a_.block_table,
+                           (a_.batch - 1) * a_.block_table_stride +
+                               a_.max_pages));
+      out.push_back(integer("num_pages", FLASHFUSE_PARAM_I32, a_.num_pages));
+      out.push_back(integer("block_table_stride", FLASHFUSE_PARAM_I64,
+                            a_.block_table_stride));
+    }
+    out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
+    out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
+    out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
+    out.push_back(integer("seq_q", FLASHFUSE_PARAM_I32, a_.seq_q));
+    out.push_back(integer("seq_k", FLASHFUSE_PARAM_I32, capacity()));
+    out.push_back(integer("seq_new", FLASHFUSE_PARAM_I32, a_.seq_new));
+    out.push_back(integer("num_splits", FLASHFUSE_PARAM_I32, p.numSplits));
+    out.push_back(real("scale", a_.scale));
+    out.push_back(integer("window_left", FLASHFUSE_PARAM_I32, a_.window_left));
+    out.push_back(
+        integer("window_right", FLASHFUSE_PARAM_I32, a_.window_right));
+    out.push_back(real("softcap", a_.softcap));
+    return out;
+  }
+
+private:
+  // The cache's form must be the kernel's: a paged kernel reads rows
+  // through the table, a contiguous one by sequence, and the page size is
+  // compiled in.
+  flashfuse_status checkCache() const {
+    int32_t kernelPage = decode_.variant.page_size;
+    if (a_.page_size != kernelPage) {
+      auto form = [](int64_t page) {
+        return page ? concat("a paged cache with page_size ", page)
+                    : std::string("a contiguous cache");
+      };
+      return bad(concat("the arguments describe ", form(a_.page_size),
+                        " but the kernel was compiled for ",
+                        form(kernelPage)));
+    }
+    if (!a_.page_size) {
+      if (a_.block_table)
+        return bad("a block_table was given for a contiguous cache (set "
+                   "page_size and use a paged kernel, or pass none)");
+      if (a_.cache_len <= 0 || a_.cache_len > kMaxI32)
+        return bad(concat("cache_len = ", a_.cache_len,
+                          " (must be in [1, 2^31))"));
+      return FLASHFUSE_SUCCESS;
+    }
+    if (!a_.block_table)
+      return bad("a paged cache needs a block_table, and it is a null "
+                 "pointer");
+    if (a_.num_pages <= 0 || a_.num_pages > kMaxI32)
+      return bad(concat("num_pages = ", a_.num_pages,
+                        " (must be in [1, 2^31))"));
+    if (a_.max_pages <= 0 || a_.max_pages > kMaxI32 / a_.page_size)
+      return bad(concat("max_pages = ", a_.max_pages,
+                        " (must be >= 1, and max_pages * page_size < 2^31)"));
+    if (a_.batch > 1 && a_.block_table_stride < a_.max_pages)
+      return bad(concat("block_table_stride = ", a_.block_table_stride,
+                        " is less than max_pages = ", a_.max_pages,
+                        ": rows of the table would overlap"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  const KernelSpec &decode_;
+  const KernelSpec *combine_;
+  const flashfuse_decode_args &a_;
+};
+
+// Everything that can be checked without a GPU, leaving the plan and the
+// named arguments ready for launchNamed. With `workspaceChecked` false the
+// workspace is not looked at (flashfuse_decode_workspace_bytes).
+flashfuse_status prepareDecode(const KernelSpec &decode,
+                               const KernelSpec *combine,
+                               const flashfuse_decode_args &args,
+                               int64_t smCount, int64_t blocksPerSm,
+                               const void *workspace, size_t workspaceBytes,
+                               bool workspaceChecked, Plan &plan,
+                               std::vector<flashfuse_arg> &named) {
+  DecodeChecker checker(decode, combine, args);
+  if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
+    return s;
+  if (auto s = checker.plan(smCount, blocksPerSm, plan); s != FLASHFUSE_SUCCESS)
+    return s;
+  if (!workspaceChecked)
+    return FLASHFUSE_SUCCESS;
+  if (auto s = checker.checkWorkspace(plan, workspace, workspaceBytes);
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  named = checker.namedArgs(plan, workspace);
+  // A dry run of the binding catches a manifest whose params list names
+  // something this runtime does not provide, before anything is launched.
+  std::vector<ParamSlot> slots;
+  if (auto s = bindParams(decode, named.data(), static_cast<int>(named.size()),
+                          /*strict=*/false, slots);
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (plan.numSplits > 1)
+    return bindParams(*combine, named.data(), static_cast<int>(named.size()),
+                      /*strict=*/false, slots);
+  return FLASHFUSE_SUCCESS;
+}
+
+flashfuse_status checkKernels(const flashfuse_kernel *decode,
+                              const flashfuse_kernel *combine,
+                              const flashfuse_decode_args *args) {
+  if (!decode || !args)
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "decode kernel and arguments must not be NULL");
+  // The two kernels agree on the partial buffers' layout only as compiled
+  // together (KERNEL_ABI.md "Decode").
+  if (combine && combine->artifact != decode->artifact)
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                concat("the decode kernel '", decode->spec->name,
+                       "' and the combine kernel '", combine->spec->name,
+                       "' come from different artifacts"));
+  return FLASHFUSE_SUCCESS;
+}
+
+} // namespace
+
+} // namespace flashfuse
+
+extern "C" {
+
+void flashfuse_decode_args_init(flashfuse_decode_args *args) {
+  if (!args)
+    return;
+  *args = flashfuse_decode_args{};
+  args->dtype = FLASHFUSE_DTYPE_F16;
+  args->scale = 1.0f;
+  args->window_left = -1;
+  args->window_right = -1;
+}
+
+flashfuse_status flashfuse_decode_workspace_bytes(
+    const flashfuse_kernel *decode, const flashfuse_kernel *combine,
+    const flashfuse_decode_args *args, int32_t *num_splits, size_t *bytes) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (auto s = checkKernels(decode, combine, args); s != FLASHFUSE_SUCCESS)
+      return s;
+    Plan plan;
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareDecode(*decode->spec, combine ? combine->spec : nullptr,
+                               *args, decode->artifact->context->smCount,
+                               decode->blocksPerSm, nullptr, 0,
+                               /*workspaceChecked=*/false, plan, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    if (num_splits)
+      *num_splits = plan.numSplits;
+    if (bytes)
+      *bytes = plan.bytes;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status flashfuse_attention_decode(flashfuse_kernel *decode,
+                                            flashfuse_kernel *combine,
+                                            const flashfuse_decode_args *args,
+                                            void *workspace,
+                                            size_t workspace_bytes,
+                                            void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (auto s = checkKernels(decode, combine, args); s != FLASHFUSE_SUCCESS)
+      return s;
+    Plan plan;
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareDecode(*decode->spec, combine ? combine->spec : nullptr,
+                               *args, decode->artifact->context->smCount,
+                               decode->blocksPerSm, workspace, workspace_bytes,
+                               /*workspaceChecked=*/true, plan, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    int n = static_cast<int>(named.size());
+    if (auto s = launchNamed(*decode, named.data(), n, stream,
+                             /*strict=*/false);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    // Same stream: the combine starts after every split has written.
+    if (plan.numSplits > 1)
+      return launchNamed(*combine, named.data(), n, stream, /*strict=*/false);
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status flashfuse_attention_decode_check(
+    const flashfuse_manifest *manifest, int32_t decode_index,
+    int32_t combine_index, const flashfuse_decode_args *args,
+    int32_t sm_count, int32_t blocks_per_sm, const void *workspace,
+    size_t workspace_bytes, int32_t *num_splits, size_t *required_bytes) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!manifest || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "manifest and arguments must not be NULL");
+    int32_t count = static_cast<int32_t>(manifest->data.kernels.size());
+    if (decode_index < 0 || decode_index >= count)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("decode kernel index ", decode_index,
+                         " out of range [0, ", count, ")"));
+    if (combine_index < -1 || combine_index >= count)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("combine kernel index ", combine_index,
+                         " out of range [-1, ", count, ")"));
+    if (sm_count < 1 || blocks_per_sm < 1)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("sm_count = ", sm_count, " and blocks_per_sm = ",
+                         blocks_per_sm, " must be >= 1"));
+    const auto &kernels = manifest->data.kernels;
+    Plan plan;
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareDecode(
+            kernels[decode_index],
+            combine_index >= 0 ? &kernels[combine_index] : nullptr, *args,
+            sm_count, blocks_per_sm, workspace, workspace_bytes,
+            /*workspaceChecked=*/true, plan, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    if (num_splits)
+      *num_splits = plan.numSplits;
+    if (required_bytes)
+      *required_bytes = plan.bytes;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,62 @@
+/* decode_splits.h is included by the compiler (flash-select-config) and the
+ * runtime alike, so it must stay plain C99 with no dependency: this file is
+ * compiled as strict C99 with warnings as errors, and checks the split
+ * counts of the decode shapes the rule was designed for (docs/KVCACHE.md;
+ * ANCHORS.md's decode table) on a 132-SM GPU (H100 SXM / H200).
+ *
+ * The decode kernel packs the G = Hq / Hkv = 4 query heads of a kv head
+ * into one 64-row block (m_blocks = 1 at Sq = 1), streams 64-key blocks,
+ * and two such blocks fit an SM (blocks_per_sm = 2: 264 slots). */
+#include "flashfuse/decode_splits.h"
+
+#include <stdio.h>
+
+static int failures = 0;
+
+static void expect(const char *what, int32_t got, int32_t want) {
+  if (got != want) {
+    fprintf(stderr, "  %s: got %d splits, want %d\n", what, (int)got,
+            (int)want);
+    ++failures;
+  }
+}
+
+int main(void) {
+  const int64_t sms = 132, perSm = 2, blockN = 64;
+  /* B=16 Hkv=8 Sk=8k: 128 blocks fill less than 0.8 of 264 slots; two
+   * waves (528 blocks) need ceil(528 / 128) = 5 splits of 26 key blocks. */
+  expect("B=16 Hkv=8 8k",
+         flashfuse_decode_num_splits(16, 8, 1, 8192 / blockN, sms, perSm), 5);
+  /* B=4 Hkv=8 64k: 32 blocks; ceil(528 / 32) = 17 splits. */
+  expect("B=4 Hkv=8 64k",
+         flashfuse_decode_num_splits(4, 8, 1, 65536 / blockN, sms, perSm), 17);
+  /* B=64 Hkv=8 2k: 512 blocks are nearly two waves already: no split. */
+  expect("B=64 Hkv=8 2k",
+         flashfuse_decode_num_splits(64, 8, 1, 2048 / blockN, sms, perSm), 1);
+  /* B=1 Hkv=8 128k: 8 blocks; 66 splits of 31 key blocks. */
+  expect("B=1 Hkv=8 128k",
+         flashfuse_decode_num_splits(1, 8, 1, 131072 / blockN, sms, perSm),
+         66);
+  /* One block per SM: 128 blocks are 0.97 of a wave, so B=16 stays whole. */
+  expect("B=16 Hkv=8 8k, 1 block/SM",
+         flashfuse_decode_num_splits(16, 8, 1, 8192 / blockN, sms, 1), 1);
+  /* The 0.8 threshold: 211 of 264 slots splits, 212 does not. */
+  expect("211 blocks", flashfuse_decode_num_splits(211, 1, 1, 1024, sms, perSm),
+         3);
+  expect("212 blocks", flashfuse_decode_num_splits(212, 1, 1, 1024, sms, perSm),
+         1);
+  /* Each split walks at least 4 key blocks: a 256-key cache (4 blocks) is
+   * never split, a 512-key one (8 blocks) at most twice. */
+  expect("short cache", flashfuse_decode_num_splits(1, 8, 1, 4, sms, perSm), 1);
+  expect("8 key blocks", flashfuse_decode_num_splits(1, 8, 1, 8, sms, perSm),
+         2);
+  /* At most 128 splits, however few blocks and long the cache. */
+  expect("cap", flashfuse_decode_num_splits(1, 1, 1, 1 << 20, sms, perSm), 128);
+  /* Degenerate inputs give one split, never zero or a division by zero. */
+  expect("no keys", flashfuse_decode_num_splits(1, 8, 1, 0, sms, perSm), 1);
+  expect("no blocks", flashfuse_decode_num_splits(0, 8, 1, 64, sms, perSm), 1);
+  expect("blocks_per_sm 0",
+         flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 9);
+  printf("%s decode_splits_c99\n", failures ? "FAIL" : "PASS");
+  return failures ? 1 : 0;
+}
