@@ -90,6 +90,11 @@ class Artifact:
     def launch_named(self, k, grid, bufs, scalars, stream=None):
         """Launches kernel `k` on `grid`, binding each of its params by name:
         memrefs from the tensors `bufs`, scalars from `scalars`."""
+        self.launch_packed(k, grid, self.pack(k, bufs, scalars), stream)
+
+    def pack(self, k, bufs, scalars):
+        """The kernel parameter array of `k` (see launch_named), to launch
+        many times without the Python packing in the timed loop."""
         vals = []
         for p in k["params"]:
             kind, name = p.split(":")
@@ -104,6 +109,10 @@ class Artifact:
             else:
                 vals.append(ctypes.c_float(float(scalars[name])))
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
+        ptrs._keep = vals  # the values the pointers point at
+        return ptrs
+
+    def launch_packed(self, k, grid, ptrs, stream=None):
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
         check(cuda.cuLaunchKernel(self.funcs[k["name"]], *grid,
                                   int(k["threads"]), 1, 1, int(k["smem"]), ctypes.c_void_p(s), ptrs, None),

@@ -51,11 +51,19 @@ class Decode:
         self.combine = pick("decode_combine")
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def run(self, q, kc, vc, seqlens, block_table=None, seq_new=0, splits=None,
-            scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None):
+    def run(self, *args, **kwargs):
+        """One decode step: prepare(...) launched once. Returns (o, lse,
+        splits)."""
+        launch, o, lse, splits = self.prepare(*args, **kwargs)
+        launch()
+        return o, lse, splits
+
+    def prepare(self, q, kc, vc, seqlens, block_table=None, seq_new=0, splits=None,
+                scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None):
         """q [B, Sq, Hq, D]; a contiguous cache [B, Smax, Hkv, D] or a paged
         one [pages, P, Hkv, D] with block_table [B, max_pages]. Returns
-        (o [B, Sq, Hq, Dv], lse [B, Hq, Sq], splits)."""
+        (launch(), o [B, Sq, Hq, Dv], lse [B, Hq, Sq], splits): launch()
+        runs the decode (and combine) kernels with arguments packed once."""
         k = self.kernel
         B, Sq, Hq, D = q.shape
         Hkv, Dv = kc.shape[2], vc.shape[3]
@@ -87,11 +95,17 @@ class Decode:
                        f"{name}_stride_s": t.stride(1)})
         if paged:
             sc.update({"num_pages": kc.shape[0], "block_table_stride": block_table.stride(0)})
-        self.art.launch_named(k, (splits * m_blocks, Hkv, B), bufs, sc)
-        if splits > 1:
-            rows = int(self.combine["block_m"])
-            self.art.launch_named(self.combine, (-(-B * Hq * Sq // rows), 1, 1), bufs, sc)
-        return o, lse, splits
+        packed = self.art.pack(k, bufs, sc)
+        rows = int(self.combine["block_m"])
+        packed_combine = self.art.pack(self.combine, bufs, sc) if splits > 1 else None
+
+        def launch():
+            self.art.launch_packed(k, (splits * m_blocks, Hkv, B), packed)
+            if packed_combine is not None:
+                self.art.launch_packed(self.combine, (-(-B * Hq * Sq // rows), 1, 1),
+                                       packed_combine)
+        launch.buffers = bufs  # alive as long as the launcher
+        return launch, o, lse, splits
 
 
 def make_cache(B, Hkv, capacity, d, dtype, page_size):
@@ -183,7 +197,7 @@ def sweep(art, dtypes, dims, quick=False):
                     if dec.kernel is None:
                         continue
                     for case in cases:
-                        for splits in ((None,) if quick else (None, 1, 3)):
+                        for splits in ((None, 3) if quick else (None, 1, 3)):
                             results.append(check_case(dec, dtype, d, causal, *case,
                                                       page_size=page, splits=splits))
             for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
@@ -200,12 +214,15 @@ def gbps(B, Hkv, L, d):
     return 2 * B * Hkv * L * d * 2 / 1e9  # K and V, 2-byte elements; GB per call
 
 
-def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
+def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
+    """Times the decode of every artifact in `arts` ("ours", "ours1", ...)
+    and SDPA's backends on one shape."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     tdt = TDT[dtype]
-    dec = Decode(art, dtype, d, "bottom_right", page_size)
-    if dec.kernel is None:
+    decs = [Decode(a, dtype, d, "bottom_right", page_size) for a in arts]
+    if decs[0].kernel is None:
         return None
+    dec = decs[0]
     capacity = -(-L // max(page_size, 1)) * max(page_size, 1)
     q = torch.randn(B, 1, Hq, d, device="cuda", dtype=tdt)
     kc, vc, table, kd, vd = make_cache(B, Hkv, capacity, d, tdt, page_size)
@@ -216,8 +233,8 @@ def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
     ks, vs = kd[:, :, :L].contiguous(), vd[:, :, :L].contiguous()
     del kd, vd
 
-    def ours():
-        dec.run(q, kc, vc, seqlens, table, o=o, lse=lse)
+    def ours(dec):
+        return dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse)[0]
 
     def sdpa(backend):
         def run():
@@ -227,10 +244,12 @@ def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
                 with sdpa_kernel(backend):
                     F.scaled_dot_product_attention(qs, ks, vs, enable_gqa=True)
         return run
-    methods = {"ours": ours, "sdpa": sdpa(None),
+    methods = {("ours" + (str(i) if i else "")): ours(x) for i, x in enumerate(decs)
+               if x.kernel is not None}
+    methods.update({"sdpa": sdpa(None),
                "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
                "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
-               "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)}
+               "sdpa-efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION)})
     times = {m: [] for m in methods}
     for _ in range(reps):  # interleaved repetitions
         for name, fn in methods.items():
@@ -240,12 +259,12 @@ def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
                 times[name].append(float("nan"))
     gb = gbps(B, Hkv, L, d)
     res = {"page": page_size, "B": B, "Hq": Hq, "Hkv": Hkv, "L": L, "d": d,
-           "splits": dec.run(q, kc, vc, seqlens, table, o=o, lse=lse)[2]}
+           "splits": dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse)[3]}
     for name, t in times.items():
         ms = statistics.median(t)
         res[name + "_us"] = ms * 1e3
         res[name + "_GBs"] = gb / (ms / 1e3) if ms == ms else None
-    best = max((res[m + "_GBs"] or 0) for m in methods if m != "ours")
+    best = max((res[m + "_GBs"] or 0) for m in methods if not m.startswith("ours"))
     res["ratio_best_sdpa"] = (res["ours_GBs"] or 0) / best if best else None
     return res
 
@@ -253,6 +272,8 @@ def bench(art, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("artifact")
+    ap.add_argument("--alt", action="append", default=[],
+                    help="another artifact whose decode kernels are timed beside (ours1, ...)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--quick", action="store_true", help="small sweep (for compute-sanitizer)")
@@ -261,6 +282,7 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
+    alts = [Artifact(a) for a in args.alt]
     print(f"device: {torch.cuda.get_device_name()}  kernels: {len(art.kernels)}", flush=True)
     results = sweep(art, args.dtypes.split(","), [int(x) for x in args.dims.split(",")],
                     quick=args.quick)
@@ -273,13 +295,13 @@ def main():
     if args.no_bench:
         return 1 if failures else 0
     # Throwaway shape first: the first timed shape of a process reads low.
-    bench(art, 0, 4, 32, 8, 4096, reps=1)
+    bench([art] + alts, 0, 4, 32, 8, 4096, reps=1)
     rows = []
     shapes = [(16, 32, 8, 8192), (4, 32, 8, 65536), (64, 32, 8, 2048), (1, 64, 8, 131072),
               (1, 32, 8, 512)]
     for page in (0, 16, 64):
         for B, Hq, Hkv, L in shapes:
-            r = bench(art, page, B, Hq, Hkv, L)
+            r = bench([art] + alts, page, B, Hq, Hkv, L)
             if r is None:
                 continue
             rows.append(r)
@@ -287,7 +309,9 @@ def main():
                   f"ours {r['ours_GBs'] or 0:6.0f} GB/s {r['ours_us']:7.1f} us | sdpa {r['sdpa_GBs'] or 0:6.0f} "
                   f"flash {r['sdpa-flash_GBs'] or 0:6.0f} cudnn {r['sdpa-cudnn_GBs'] or 0:6.0f} "
                   f"eff {r['sdpa-efficient_GBs'] or 0:6.0f} ({r['sdpa_us']:7.1f} us) "
-                  f"ratio {r['ratio_best_sdpa'] or 0:.2f}", flush=True)
+                  f"ratio {r['ratio_best_sdpa'] or 0:.2f}"
+                  + "".join(f" | ours{i} {r.get(f'ours{i}_GBs') or 0:6.0f}" for i in range(1, len(alts) + 1)),
+                  flush=True)
     json.dump(rows, open(os.path.join(args.out, "decode-bench.json"), "w"), indent=1)
     return 1 if failures else 0
 

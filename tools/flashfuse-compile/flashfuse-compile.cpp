@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
   PassManager pm(&context);
   bool needsConfig = false;
   module->walk([&](Operation *op) {
-    if (isa<flash::AttentionOp, flash::AttentionGradOp>(op) &&
+    if (isa<flash::AttentionOp, flash::AttentionGradOp,
+            flash::AttentionKVCacheOp>(op) &&
         !op->hasAttr("config"))
       needsConfig = true;
   });

@@ -104,34 +104,54 @@ void DecodeCombineBuilder::build() {
   Value invSum = arith::SelectOp::create(
       b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), sum));
 
-  // Lane l sums columns l, l + 32, ... of the row over the splits.
+  // Lane l sums columns l, l + 32, ... of the row over the splits,
+  // kUnroll splits per iteration: their loads are independent, so that
+  // many are in flight at once (one at a time, a row's merge is a chain of
+  // dependent L2 round trips, as long as the decode itself at B = 1).
+  constexpr int64_t kUnroll = 8;
   int64_t perLane = (s.headDimV + 31) / 32;
   SmallVector<Value> zeros(perLane, cF32(b, 0.0f));
-  auto loop = scf::ForOp::create(b, cIdx(b, 0), numSplits, cIdx(b, 1), zeros);
+  auto loop = scf::ForOp::create(b, cIdx(b, 0), numSplits, cIdx(b, kUnroll),
+                                 zeros);
   Value outPartial = arg.lookup("o_partial");
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value split = loop.getInductionVar();
-    Value w = arith::MulFOp::create(b, weightOf(partialLse(split)), invSum);
-    Value base = arith::MulIOp::create(
-        b,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, split, rows), row),
-        cIdx(b, s.headDimV));
     SmallVector<Value> acc(loop.getRegionIterArgs());
-    for (int64_t k = 0; k < perLane; ++k) {
-      // Columns past Dv (Dv not a multiple of 32) read column 0, unused.
-      Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
-      if (32 * (k + 1) > s.headDimV)
-        col = arith::SelectOp::create(
-            b,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                  cIdx(b, s.headDimV)),
-            col, cIdx(b, 0));
-      Value o = memref::LoadOp::create(
-          b, outPartial, ValueRange{arith::AddIOp::create(b, base, col)});
-      acc[k] = arith::AddFOp::create(b, acc[k], arith::MulFOp::create(b, w, o));
+    SmallVector<Value> weights;
+    SmallVector<SmallVector<Value>> parts;
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      // Splits past the last read split 0 and weigh 0.
+      Value split = arith::AddIOp::create(b, loop.getInductionVar(), cIdx(b, u));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            split, numSplits);
+      split = arith::SelectOp::create(b, inRange, split, cIdx(b, 0));
+      weights.push_back(arith::SelectOp::create(
+          b, inRange,
+          arith::MulFOp::create(b, weightOf(partialLse(split)), invSum),
+          cF32(b, 0.0f)));
+      Value base = arith::MulIOp::create(
+          b,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, split, rows), row),
+          cIdx(b, s.headDimV));
+      parts.emplace_back();
+      for (int64_t k = 0; k < perLane; ++k) {
+        // Columns past Dv (Dv not a multiple of 32) read column 0, unused.
+        Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
+        if (32 * (k + 1) > s.headDimV)
+          col = arith::SelectOp::create(
+              b,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                    cIdx(b, s.headDimV)),
+              col, cIdx(b, 0));
+        parts.back().push_back(memref::LoadOp::create(
+            b, outPartial, ValueRange{arith::AddIOp::create(b, base, col)}));
+      }
     }
+    for (int64_t u = 0; u < kUnroll; ++u)
+      for (int64_t k = 0; k < perLane; ++k)
+        acc[k] = arith::AddFOp::create(
+            b, acc[k], arith::MulFOp::create(b, weights[u], parts[u][k]));
     scf::YieldOp::create(b, acc);
   }
 

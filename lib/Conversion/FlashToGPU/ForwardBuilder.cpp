@@ -82,7 +82,8 @@ Value ForwardBuilder::vOffset(Value stage) {
 
 Value ForwardBuilder::commitKVCopies(
     Value rowStart,
-    function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV) {
+    function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV,
+    Value rowLimit) {
   SmallVector<Value> tokens;
   // Which variants branch is ptxas's register allocation at 255 registers:
   // these are the ones that stay spill-free either way.
@@ -93,11 +94,16 @@ Value ForwardBuilder::commitKVCopies(
     copyKV(RowCheck::PerChunk, tokens);
     return commitGroup(tokens);
   }
-  ifRowsBelow(rowStart, s.blockN, seqK, [&](RowCheck check) {
+  ifRowsBelow(rowStart, s.blockN, rowLimit ? rowLimit : seqK,
+              [&](RowCheck check) {
     SmallVector<Value> inBranch; // tokens cannot leave the branch
     copyKV(check, inBranch);
   });
   return commitGroup({});
+}
+
+Value ForwardBuilder::warpFirstRow() {
+  return arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
 }
 
 std::pair<Value, Value> ForwardBuilder::blockKeyRange() {
@@ -157,7 +163,7 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
 
 void ForwardBuilder::build() {
   mt = s.mTilesPerWarp();
-  nTilesN = s.blockN / 8;
+  nTilesN = s.blockN / s.keyWarps() / 8;
   nTilesD = s.headDim / 16;
   nTilesDv = s.headDimV / 8;
   readForwardArguments();
@@ -238,6 +244,8 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
 
   SmallVector<Frags> sc = computeScores(qOps, stage);
   Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+  if (warpKeyOffset) // this warp's keys of the block
+    kvStart = arith::AddIOp::create(b, kvStart, warpKeyOffset);
   maskScores(sc, kvStart);
   SoftmaxStep step = onlineSoftmax(sc, st, kvStart);
   if (s.skipsUnitRescale())
@@ -439,6 +447,11 @@ ForwardBuilder::finalRowStatistics(const SoftmaxState &final, int64_t m,
                                    int64_t i, float emptyLse) {
   Value l = quadReduceSum(b, final.rowSum[2 * m + i]);
   Value mx = final.rowMax[2 * m + i];
+  return rowStatistics(l, mx, emptyLse);
+}
+
+std::pair<Value, Value> ForwardBuilder::rowStatistics(Value l, Value mx,
+                                                      float emptyLse) {
   Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
   Value inv = arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));

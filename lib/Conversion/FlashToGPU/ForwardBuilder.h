@@ -41,6 +41,11 @@ protected:
   Value qBase, kBase, vBase, qStrideS, kStrideS, vStrideS;
   Value mStart; // first query row of this block
   int64_t mt = 0, nTilesN = 0, nTilesD = 0, nTilesDv = 0;
+  /// First key of this warp within each key block: set where warps split
+  /// the keys (KernelSpec::keyWarps; null, i.e. 0, where they split rows).
+  Value warpKeyOffset;
+  /// First row of this warp's m-tiles within the block.
+  virtual Value warpFirstRow();
 
   /// The swizzled layout (Swizzle.h) both engines use: Q, then `stages` K
   /// tiles, then `stages` V tiles in swizzledTiles; element counts of one
@@ -81,10 +86,12 @@ protected:
   /// except in dropout kernels and, on the sm80 recipe, the per-element
   /// variants (bias, score_mod, mask operands); those and the padded tiles
   /// (D = 32, in 128 registers) keep per-chunk checks, with which ptxas fits
-  /// them without spills (compile-ptxas*.mlir).
+  /// them without spills (compile-ptxas*.mlir). Rows from `rowLimit` (Sk
+  /// unless given) are not read.
   Value commitKVCopies(
       Value rowStart,
-      function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV);
+      function_ref<void(RowCheck, SmallVectorImpl<Value> &)> copyKV,
+      Value rowLimit = Value());
 
   /// How many key blocks the prologue starts before the loop (the loop
   /// keeps that many in flight).
@@ -130,6 +137,8 @@ protected:
   std::pair<Value, Value> finalRowStatistics(const SoftmaxState &final,
                                              int64_t m, int64_t i,
                                              float emptyLse);
+  /// The same from a row's whole sum `l` and max `mx` (log2 domain).
+  std::pair<Value, Value> rowStatistics(Value l, Value mx, float emptyLse);
 
   //===--- Shared pieces -------------------------------------------------===//
   /// The score pipeline and masks, inside a branch taken only by blocks

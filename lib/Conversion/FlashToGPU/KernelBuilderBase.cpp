@@ -650,10 +650,14 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
     StringRef name = StringRef(p).split(':').second;
     if (kind == "memref") {
       Type elt = spec.elementType;
-      if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias"}, name))
+      if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
+                              "o_partial", "lse_partial"},
+                             name))
         elt = b.getF32Type();
       else if (name == "mask")
         elt = b.getI8Type();
+      else if (name == "cache_seqlens" || name == "block_table")
+        elt = b.getI32Type();
       types.push_back(memref1d(elt));
     } else if (kind == "i32") {
       types.push_back(b.getI32Type());

@@ -47,6 +47,13 @@ std::string KernelSpec::kindName() const {
 
 int64_t KernelSpec::smemBytes() const {
   int64_t qRows = blockM * (headDim + kRowPad) * 2;
+  if (kind == Kind::Decode && keyWarps() > 1) {
+    // The tiles, reused after the key loop to merge the warps' key slices:
+    // [slices][block_m][Dv] partial O and [slices][block_m] (max, sum).
+    KernelSpec tiles = *this;
+    tiles.kind = Kind::Forward;
+    return std::max(tiles.smemBytes(), keyWarps() * blockM * (headDimV + 2) * 4);
+  }
   switch (kind) {
   case Kind::Forward:
   case Kind::Decode: // the forward's tiles: packed query rows, K/V ring
@@ -433,5 +440,60 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
              << "] or a broadcast of it (size-1 dimensions), got " << biasTy;
     s.gradBias = true;
   }
+  return s;
+}
+
+FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
+  KernelConfigAttr config = op.getConfigAttr();
+  if (!config)
+    return op.emitOpError()
+           << "has no kernel config; run flash-select-config first";
+  if (config.getRecipe() != Recipe::Decode)
+    return op.emitOpError() << "is lowered by the 'decode' recipe, got '"
+                            << stringifyRecipe(config.getRecipe()) << "'";
+  KernelSpec s;
+  s.kind = KernelSpec::Kind::Decode;
+  s.recipe = Recipe::Decode;
+  s.elementType = getElementTypeOrSelf(op.getQuery().getType());
+  if (!s.elementType.isF16() && !s.elementType.isBF16())
+    return op.emitOpError()
+           << "the decode recipe needs f16 or bf16 operands, got "
+           << s.elementType;
+  s.headDim = op.getHeadDim();
+  s.headDimV = op.getHeadDimV();
+  // The forward's engine: one fragment layout for both products.
+  if (!llvm::is_contained({32, 64, 96, 128, 256}, s.headDim) ||
+      s.headDimV != s.headDim)
+    return op.emitOpError()
+           << "the decode recipe supports D = Dv in {32, 64, 96, 128, 256}, "
+              "got D = "
+           << s.headDim << ", Dv = " << s.headDimV;
+  if (op.getQueryPerm()[3] != 3 || op.getKeyPerm()[3] != 3 ||
+      op.getValuePerm()[3] != 3)
+    return op.emitOpError() << "the GPU recipe needs the head dim innermost "
+                               "in every operand (perm[3] == 3)";
+  s.blockM = config.getBlockM();
+  s.blockN = config.getBlockN();
+  s.warps = config.getWarps();
+  s.stages = config.getStages();
+  // Warps own 16-row slabs of the packed rows; where there are fewer rows
+  // than 16 * warps, the warps sharing a slab split the keys of each block
+  // (KernelSpec::keyWarps) into 16-key multiples.
+  bool rowsSplit = s.blockM % (16 * s.warps) == 0;
+  bool keysSplit = s.blockM % 16 == 0 && (16 * s.warps) % s.blockM == 0 &&
+                   s.blockN % (16 * s.keyWarps()) == 0;
+  if (!(rowsSplit && s.blockN % 16 == 0) && !keysSplit)
+    return op.emitOpError()
+           << "the decode recipe needs block_m a multiple of 16 * warps ("
+           << 16 * s.warps
+           << ") and block_n of 16, or block_m a multiple of 16 dividing 16 * "
+              "warps and block_n a multiple of 16 per warp sharing a row; got "
+              "block_m = "
+           << s.blockM << ", block_n = " << s.blockN << ", warps = " << s.warps;
+  if (op.getCausal())
+    s.causal = KernelSpec::Causal::BottomRight;
+  s.window = op.getWindowLeft().has_value() || op.getWindowRight().has_value();
+  s.softcap = op.getSoftcap().has_value();
+  s.pageSize = op.getPageSize();
   return s;
 }

@@ -76,6 +76,9 @@ private:
                                   const KernelSpec &spec);
   void replaceGradWithLaunches(AttentionGradOp op, gpu::GPUModuleOp module,
                                const KernelSpec &spec);
+  void replaceKVCacheWithLaunches(AttentionKVCacheOp op,
+                                  gpu::GPUModuleOp module,
+                                  const KernelSpec &spec, int64_t splits);
 
   SmallVector<std::pair<KernelSpec, gpu::GPUFuncOp>> kernels;
   int64_t nextUniqueId = 0;
@@ -506,15 +509,141 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   op.erase();
 }
 
+void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
+                                                 gpu::GPUModuleOp module,
+                                                 const KernelSpec &spec,
+                                                 int64_t splits) {
+  ImplicitLocOpBuilder b(op.getLoc(), op);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type elt = spec.elementType;
+  auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
+  auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
+  auto c = [&](int64_t v) { return Value(arith::ConstantIndexOp::create(b, v)); };
+  SmallVector<int64_t, 4> qPerm = op.getQueryPerm();
+  Value q = op.getQuery(), kc = op.getKeyCache(), vc = op.getValueCache();
+  Value batch = dimOf(b, q, qPerm[0]), headsQ = dimOf(b, q, qPerm[1]),
+        seqQ = dimOf(b, q, qPerm[2]);
+  bool paged = spec.pageSize != 0;
+  // Logical [b, h, s] strides of the caches: a contiguous cache through its
+  // perm; a paged one [pages, page_size, Hkv, D] has (page, head, row).
+  SmallVector<int64_t, 4> kPerm = paged ? SmallVector<int64_t, 4>{0, 2, 1, 3}
+                                        : op.getKeyPerm();
+  SmallVector<int64_t, 4> vPerm = paged ? SmallVector<int64_t, 4>{0, 2, 1, 3}
+                                        : op.getValuePerm();
+  Value headsKV = dimOf(b, kc, kPerm[1]);
+  Value capacity =
+      paged ? arith::MulIOp::create(b, dimOf(b, op.getBlockTable(), 1),
+                                    c(spec.pageSize))
+            : dimOf(b, kc, kPerm[2]);
+
+  llvm::StringMap<Value> named;
+  named["q"] = flatBuffer(b, q, elt);
+  named["k"] = flatBuffer(b, kc, elt);
+  named["v"] = flatBuffer(b, vc, elt);
+  named["cache_seqlens"] = flatBuffer(b, op.getCacheSeqlens(), i32);
+  if (paged)
+    named["block_table"] = flatBuffer(b, op.getBlockTable(), i32);
+  // O in the layout of Q; LSE [B, Hq, Sq] (always written).
+  auto outTy = cast<RankedTensorType>(op.getOutput().getType());
+  SmallVector<Value> outDyn;
+  for (int64_t d = 0; d < 4; ++d)
+    if (outTy.isDynamicDim(d))
+      outDyn.push_back(dimOf(b, q, d));
+  Value oBuf = memref::AllocOp::create(
+      b, MemRefType::get(outTy.getShape(), outTy.getElementType()), outDyn);
+  Value lseSizes[] = {batch, headsQ, seqQ};
+  auto lseTy = op.getLse() ? cast<RankedTensorType>(op.getLse().getType())
+                           : RankedTensorType::get({op.getBatch(), op.getHeadsQ(),
+                                                    op.getSeqQ()},
+                                                   f32);
+  Value lseBuf = allocBuffer(b, lseTy.getShape(), lseSizes, f32);
+  named["o"] = flatten(b, oBuf);
+  named["lse"] = flatten(b, lseBuf);
+  // The splits' partial results, [splits][B * Hq * Sq] rows.
+  Value rows = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, batch, headsQ), seqQ);
+  Value partialRows = arith::MulIOp::create(b, rows, c(splits));
+  named["lse_partial"] = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, f32), ValueRange{partialRows});
+  named["o_partial"] = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, f32),
+      ValueRange{arith::MulIOp::create(b, partialRows, c(spec.headDimV))});
+
+  const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
+  Value sizeValues[] = {batch, headsQ, headsKV, seqQ, capacity};
+  for (auto [name, size] : llvm::zip(sizeNames, sizeValues))
+    named[name] = toI32(size);
+  // New rows are appended before the op (runOnOperation refuses new_kv).
+  named["seq_new"] = arith::ConstantIntOp::create(b, i32, 0);
+  auto addStrides = [&](StringRef name, Value tensor, ArrayRef<int64_t> perm) {
+    auto strides = contiguousStrides(b, tensor);
+    const char *dims[] = {"b", "h", "s"};
+    for (int64_t l = 0; l < 3; ++l)
+      named[(name + "_stride_" + dims[l]).str()] = toI64(strides[perm[l]]);
+  };
+  addStrides("q", q, qPerm);
+  addStrides("k", kc, kPerm);
+  addStrides("v", vc, vPerm);
+  addStrides("o", q, qPerm); // O has the layout and sizes of Q (D == Dv)
+  if (paged) {
+    named["num_pages"] = toI32(dimOf(b, kc, 0));
+    named["block_table_stride"] = toI64(dimOf(b, op.getBlockTable(), 1));
+  }
+  named["num_splits"] = arith::ConstantIntOp::create(b, i32, splits);
+  named["scale"] = arith::ConstantFloatOp::create(
+      b, cast<FloatType>(f32), APFloat(float(op.getEffectiveScale())));
+  named["window_left"] = arith::ConstantIntOp::create(
+      b, i32, op.getWindowLeft().value_or(-1));
+  named["window_right"] = arith::ConstantIntOp::create(
+      b, i32, op.getWindowRight().value_or(-1));
+  named["softcap"] = arith::ConstantFloatOp::create(
+      b, cast<FloatType>(f32), APFloat(float(op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0)));
+
+  Value one = c(1);
+  auto launch = [&](const KernelSpec &ks, gpu::KernelDim3 grid) {
+    gpu::GPUFuncOp kernel = getOrCreateKernel(module, ks);
+    SmallVector<Value> args;
+    for (const std::string &p : ks.params())
+      args.push_back(named.lookup(StringRef(p).split(':').second));
+    gpu::KernelDim3 block{c(ks.threads()), one, one};
+    Value smem = arith::ConstantIntOp::create(b, i32, ks.smemBytes());
+    gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);
+  };
+  // Grid of docs/KERNEL_ABI.md "Decode": (splits x m-blocks of the packed
+  // G * Sq rows, Hkv, B); then one warp per output row merges the splits.
+  Value packed = arith::MulIOp::create(
+      b, arith::DivUIOp::create(b, headsQ, headsKV), seqQ);
+  Value mBlocks = arith::CeilDivUIOp::create(b, packed, c(spec.blockM));
+  launch(spec, {arith::MulIOp::create(b, mBlocks, c(splits)), headsKV, batch});
+  // The combine kernel is built even when this launch needs none: a
+  // runtime launching the artifact's kernels at other sizes may split.
+  KernelSpec combine = getDecodeCombineSpec(spec);
+  if (splits > 1)
+    launch(combine,
+           {arith::CeilDivUIOp::create(b, rows, c(combine.blockM)), one, one});
+  else
+    getOrCreateKernel(module, combine);
+
+  Value out = bufferization::ToTensorOp::create(b, b.getLoc(), outTy, oBuf,
+                                                /*restrict=*/true, /*writable=*/true);
+  op.getOutput().replaceAllUsesWith(out);
+  if (op.getLse())
+    op.getLse().replaceAllUsesWith(bufferization::ToTensorOp::create(
+        b, b.getLoc(), lseTy, lseBuf, true, true));
+  op.erase();
+}
+
 void FlashLowerToGPU::runOnOperation() {
   SmallVector<AttentionOp> ops;
   SmallVector<AttentionGradOp> gradOps;
+  SmallVector<AttentionKVCacheOp> kvOps;
   getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
   getOperation().walk([&](AttentionGradOp op) { gradOps.push_back(op); });
-  if (ops.empty() && gradOps.empty())
+  getOperation().walk([&](AttentionKVCacheOp op) { kvOps.push_back(op); });
+  if (ops.empty() && gradOps.empty() && kvOps.empty())
     return;
   // Check every op first so that a failure leaves the module untouched.
-  SmallVector<KernelSpec> specs, gradSpecs;
+  SmallVector<KernelSpec> specs, gradSpecs, kvSpecs;
   bool refused = false;
   auto collect = [&](FailureOr<KernelSpec> spec, SmallVector<KernelSpec> &out) {
     if (failed(spec)) {
@@ -544,6 +673,20 @@ void FlashLowerToGPU::runOnOperation() {
     collect(getKernelSpec(op, deterministic), gradSpecs);
     checkChip(op, gradSpecs);
   }
+  for (AttentionKVCacheOp op : kvOps) {
+    if (op.getKeyNew()) {
+      // The kernels take the appended rows as part of each sequence
+      // (seq_new); what is missing is the copy of key_new/value_new into
+      // the cache buffers on the device.
+      op.emitOpError()
+          << "with new_kv has no GPU lowering yet: append the new rows to the "
+             "caches first and count them in cache_seqlens "
+             "(flashfuse.attention_with_kvcache does this)";
+      refused = true;
+      continue;
+    }
+    collect(getKernelSpec(op), kvSpecs);
+  }
   if (refused)
     return signalPassFailure();
   gpu::GPUModuleOp module = getOrCreateKernelModule();
@@ -554,6 +697,8 @@ void FlashLowerToGPU::runOnOperation() {
   }
   for (auto [op, spec] : llvm::zip(gradOps, gradSpecs))
     replaceGradWithLaunches(op, module, spec);
+  for (auto [op, spec] : llvm::zip(kvOps, kvSpecs))
+    replaceKVCacheWithLaunches(op, module, spec, op.getConfigAttr().getSplits());
 }
 
 } // namespace

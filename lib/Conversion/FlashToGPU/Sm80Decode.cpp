@@ -25,6 +25,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -48,6 +49,10 @@ private:
   Value packedStart; // first packed row of the block
   Value packedRows;  // G * Sq
   Value qStrideH;
+  /// Rows the K/V copies may read: up to the end of this split's keys, so
+  /// that the pipeline's prefetch past its last block (the next split's
+  /// keys) reads nothing.
+  Value copyLimit;
 
   void readForwardArguments() override;
   std::pair<Value, Value> blockKeyRange() override;
@@ -58,6 +63,14 @@ private:
 
   /// Packed row of fragment row (m, i), index.
   Value packedRowOf(int64_t m, int64_t i);
+  /// Where warps split the keys: their rows are the same.
+  Value warpFirstRow() override;
+  /// Where warps split the keys, merges their softmax states of the same
+  /// rows through shared memory: afterwards the warps of key slice 0 hold
+  /// each row's whole sum `rowL`, max `rowM` (log2) and unnormalised O.
+  void mergeKeyWarps(SmallVector<Value> &acc, SmallVector<Value> &rowL,
+                     SmallVector<Value> &rowM);
+  Value keyWarp; // this warp's slice of the keys (0 where warps split rows)
   /// Element offset of row `row` (index) of this kv head's keys ("k") or
   /// values ("v") in a paged cache: through the page table, its entry
   /// clamped into [0, num_pages).
@@ -89,6 +102,13 @@ void Sm80DecodeBuilder::readForwardArguments() {
   seqK = arith::MinSIOp::create(b, len, idx("seq_k"));
   diagOffset = arith::SubIOp::create(b, seqK, seqQ);
 
+  // Warps that share rows take consecutive slices of every key block.
+  int64_t keyWarps = s.keyWarps();
+  keyWarp = arith::RemUIOp::create(b, warp, cIdx(b, keyWarps));
+  if (keyWarps > 1)
+    warpKeyOffset =
+        arith::MulIOp::create(b, keyWarp, cIdx(b, s.blockN / keyWarps));
+
   qBase = operandBase("q", head);
   qStrideS = idx("q_stride_s");
   qStrideH = idx("q_stride_h");
@@ -114,15 +134,110 @@ std::pair<Value, Value> Sm80DecodeBuilder::blockKeyRange() {
       b, first, arith::MulIOp::create(b, split, perSplit));
   Value stop = arith::MinUIOp::create(
       b, end, arith::AddIOp::create(b, start, perSplit));
+  copyLimit = arith::MinSIOp::create(
+      b, seqK, arith::MulIOp::create(b, stop, cIdx(b, s.blockN)));
   return {arith::MinUIOp::create(b, start, stop), stop};
+}
+
+Value Sm80DecodeBuilder::warpFirstRow() {
+  Value rowWarp = arith::DivUIOp::create(b, warp, cIdx(b, s.keyWarps()));
+  return arith::MulIOp::create(b, rowWarp, cIdx(b, 16 * mt));
 }
 
 Value Sm80DecodeBuilder::packedRowOf(int64_t m, int64_t i) {
   return arith::AddIOp::create(
-      b,
-      arith::AddIOp::create(b, packedStart,
-                            arith::MulIOp::create(b, warp, cIdx(b, 16 * mt))),
+      b, arith::AddIOp::create(b, packedStart, warpFirstRow()),
       arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
+}
+
+void Sm80DecodeBuilder::mergeKeyWarps(SmallVector<Value> &acc,
+                                      SmallVector<Value> &rowL,
+                                      SmallVector<Value> &rowM) {
+  // The K/V ring becomes the exchange buffer: every copy must have landed
+  // (the pipeline prefetches past the last block) and every warp be done
+  // reading it.
+  NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b);
+  int64_t keyWarps = s.keyWarps(), dv = s.headDimV;
+  Type f32 = b.getF32Type();
+  Value raw = sharedMemoryBytes();
+  // [key slice][block row][Dv] partial O, then [key slice][block row] of
+  // (max, sum).
+  Value partialO = sharedTile(raw, {keyWarps, s.blockM, dv}, 0, f32);
+  Value stats = sharedTile(raw, {keyWarps, s.blockM, 2},
+                           keyWarps * s.blockM * dv * 4, f32);
+  auto f32x2 = VectorType::get({2}, f32);
+  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
+  Value isLeader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, cIdx(b, 0));
+  auto rowIn = [&](int64_t m, int64_t i) {
+    return arith::AddIOp::create(
+        b, warpFirstRow(), arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
+  };
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowIn(m, i);
+      for (int64_t n = 0; n < nTilesDv; ++n) {
+        Value a = acc[m * nTilesDv + n];
+        Value pair = vector::FromElementsOp::create(
+            b, f32x2, ValueRange{accGet(b, a, i, 0), accGet(b, a, i, 1)});
+        vector::StoreOp::create(
+            b, pair, partialO,
+            ValueRange{keyWarp, row,
+                       arith::AddIOp::create(b, twoT, cIdx(b, 8 * n))});
+      }
+      auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifLead.getThenRegion().front());
+      Value ml = vector::FromElementsOp::create(
+          b, f32x2, ValueRange{rowM[2 * m + i], rowL[2 * m + i]});
+      vector::StoreOp::create(b, ml, stats, ValueRange{keyWarp, row, cIdx(b, 0)});
+    }
+  gpu::BarrierOp::create(b);
+  // Every warp merges its own rows (those of slice 0 are the ones stored).
+  Value negInf = cF32(b, -INFINITY);
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      Value row = rowIn(m, i);
+      SmallVector<Value> ms, ls;
+      Value maxAll = negInf;
+      for (int64_t w = 0; w < keyWarps; ++w) {
+        Value ml = vector::LoadOp::create(b, f32x2, stats,
+                                          ValueRange{cIdx(b, w), row, cIdx(b, 0)});
+        ms.push_back(vector::ExtractOp::create(b, ml, ArrayRef<int64_t>{0}));
+        ls.push_back(vector::ExtractOp::create(b, ml, ArrayRef<int64_t>{1}));
+        maxAll = arith::MaximumFOp::create(b, maxAll, ms.back());
+      }
+      // A row no slice saw keeps -inf; exp2 then sees -inf - 0.
+      Value shift = arith::SelectOp::create(
+          b, arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maxAll, negInf),
+          cF32(b, 0.0f), maxAll);
+      SmallVector<Value> scales;
+      Value sum = cF32(b, 0.0f);
+      for (int64_t w = 0; w < keyWarps; ++w) {
+        scales.push_back(exp2Approx(b, arith::SubFOp::create(b, ms[w], shift)));
+        sum = arith::AddFOp::create(b, sum,
+                                    arith::MulFOp::create(b, ls[w], scales[w]));
+      }
+      rowM[2 * m + i] = maxAll;
+      rowL[2 * m + i] = sum;
+      for (int64_t n = 0; n < nTilesDv; ++n) {
+        Value col = arith::AddIOp::create(b, twoT, cIdx(b, 8 * n));
+        Value merged[2] = {cF32(b, 0.0f), cF32(b, 0.0f)};
+        for (int64_t w = 0; w < keyWarps; ++w) {
+          Value pair = vector::LoadOp::create(b, f32x2, partialO,
+                                              ValueRange{cIdx(b, w), row, col});
+          for (int64_t j = 0; j < 2; ++j)
+            merged[j] = arith::AddFOp::create(
+                b, merged[j],
+                arith::MulFOp::create(
+                    b, vector::ExtractOp::create(b, pair, ArrayRef<int64_t>{j}),
+                    scales[w]));
+        }
+        Value &a = acc[m * nTilesDv + n];
+        a = accSet(b, accSet(b, a, merged[0], i, 0), merged[1], i, 1);
+      }
+    }
 }
 
 Value Sm80DecodeBuilder::rowOf(int64_t m, int64_t i) {
@@ -167,15 +282,25 @@ Value Sm80DecodeBuilder::pagedRowAddress(StringRef operand, Value row) {
 }
 
 Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
-  if (!s.pageSize)
-    return Sm80ForwardBuilder::loadKVBlock(block, stage);
-  // Rows of one block may lie on several pages: each chunk finds its own.
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
+  if (!s.pageSize)
+    return commitKVCopies(
+        rowStart,
+        [&](RowCheck check, SmallVectorImpl<Value> &tokens) {
+          copyOperand(Operand::K, stage, rowStart, tokens, check, nullptr,
+                      copyLimit);
+          copyOperand(Operand::V, stage, rowStart, tokens, check, nullptr,
+                      copyLimit);
+        },
+        copyLimit);
+  // Rows of one block may lie on several pages: each chunk finds its own.
   SmallVector<Value> tokens;
-  copyOperand(Operand::K, stage, rowStart, tokens, RowCheck::PerChunk,
-              [&](Value row) { return pagedRowAddress("k", row); });
-  copyOperand(Operand::V, stage, rowStart, tokens, RowCheck::PerChunk,
-              [&](Value row) { return pagedRowAddress("v", row); });
+  copyOperand(
+      Operand::K, stage, rowStart, tokens, RowCheck::PerChunk,
+      [&](Value row) { return pagedRowAddress("k", row); }, copyLimit);
+  copyOperand(
+      Operand::V, stage, rowStart, tokens, RowCheck::PerChunk,
+      [&](Value row) { return pagedRowAddress("v", row); }, copyLimit);
   return commitGroup(tokens);
 }
 
@@ -191,18 +316,31 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   Value negInf = cF32(b, -INFINITY);
   auto f32x2 = VectorType::get({2}, b.getF32Type());
+  SmallVector<Value> acc(final.acc), rowL, rowM;
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i) {
+      rowL.push_back(quadReduceSum(b, final.rowSum[2 * m + i]));
+      rowM.push_back(final.rowMax[2 * m + i]);
+    }
+  if (s.keyWarps() > 1)
+    mergeKeyWarps(acc, rowL, rowM);
+  // The warps of key slice 0 write the rows.
+  Value owner = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyWarp,
+                                      cIdx(b, 0));
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       // A split that saw no key has LSE -inf (weight 0 in the combine).
-      auto [inv, rowLse] = finalRowStatistics(final, m, i, -INFINITY);
+      auto [inv, rowLse] =
+          rowStatistics(rowL[2 * m + i], rowM[2 * m + i], -INFINITY);
       SmallVector<Value> values;
       for (int64_t n = 0; n < nTilesDv; ++n)
         for (int64_t j = 0; j < 2; ++j)
           values.push_back(arith::MulFOp::create(
-              b, accGet(b, final.acc[m * nTilesDv + n], i, j), inv));
+              b, accGet(b, acc[m * nTilesDv + n], i, j), inv));
       Value r = packedRowOf(m, i);
-      Value valid =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, packedRows);
+      Value valid = arith::AndIOp::create(
+          b, owner,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, packedRows));
       auto ifValid = scf::IfOp::create(b, TypeRange{}, valid, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifValid.getThenRegion().front());

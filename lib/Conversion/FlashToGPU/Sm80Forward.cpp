@@ -96,7 +96,7 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
     for (int64_t m = 0; m < mt; ++m)
       qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
     for (int64_t p = 0; p < nTilesN / 2; ++p) {
-      Regs kf = loadBlock(Operand::K, stage, X4::BPair, cIdx(b, p * 16),
+      Regs kf = loadBlock(Operand::K, stage, X4::BPair, keyRow(16 * p),
                           kk * 16);
       for (int64_t m = 0; m < mt; ++m) {
         sc[m][2 * p] = mma(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
@@ -110,24 +110,29 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
 
 ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,
                                                            int64_t kk) {
-  Value row = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, warp, cIdx(b, 16 * mt)), cIdx(b, 16 * m));
+  Value row = arith::AddIOp::create(b, warpFirstRow(), cIdx(b, 16 * m));
   Regs r = loadBlock(Operand::Q, Value(), X4::A, row, 16 * kk);
   return Frags(r.begin(), r.end());
+}
+
+Value Sm80ForwardBuilder::keyRow(int64_t row) {
+  return warpKeyOffset ? Value(arith::AddIOp::create(b, warpKeyOffset,
+                                                     cIdx(b, row)))
+                       : cIdx(b, row);
 }
 
 void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
                                           const PackedP &packedP, Value stage) {
   // O += P V: P's packed pairs of key tiles 2kk, 2kk+1 form the A operand,
   // V ([key][dv] in shared memory) is read with ldmatrix.trans.
-  for (int64_t kk = 0; kk < s.blockN / 16; ++kk) {
+  for (int64_t kk = 0; kk < nTilesN / 2; ++kk) {
     SmallVector<Regs> pA(mt);
     for (int64_t m = 0; m < mt; ++m)
       pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
                packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
     for (int64_t p = 0; p < nTilesDv / 2; ++p) {
       Regs vf = loadBlock(Operand::V, stage, X4::BPairTransposed,
-                          cIdx(b, kk * 16), p * 16);
+                          keyRow(16 * kk), p * 16);
       for (int64_t m = 0; m < mt; ++m) {
         Value &a0 = acc[m * nTilesDv + 2 * p];
         Value &a1 = acc[m * nTilesDv + 2 * p + 1];

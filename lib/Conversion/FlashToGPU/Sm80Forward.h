@@ -37,6 +37,10 @@ protected:
   frag::Regs loadBlock(Operand op, Value stage, frag::X4 pattern, Value row0,
                  int64_t col0);
 
+  /// Stored row `row` of a K/V tile as this warp sees it (its keys start
+  /// at warpKeyOffset where warps split the keys).
+  Value keyRow(int64_t row);
+
   void carveSharedMemory() override;
   Value loadQTile() override;
   Value loadKVBlock(Value block, Value stage) override;

@@ -57,3 +57,30 @@ func.func @captured_mod(%q: tensor<1x1x64x64xf16>, %t: f32) -> tensor<1x1x64x64x
   }
   return %o : tensor<1x1x64x64xf16>
 }
+
+// -----
+
+func.func @kvcache_new_kv(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %len: tensor<1xi32>, %kn: tensor<1x8x1x64xf16>) -> tensor<1x8x1x64xf16> {
+  // expected-error @+1 {{with new_kv has no GPU lowering yet: append the new rows to the caches first and count them in cache_seqlens}}
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %k, %len new_kv(%kn, %kn : tensor<1x8x1x64xf16>, tensor<1x8x1x64xf16>) {config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>}
+      : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>, tensor<1xi32> -> tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+func.func @kvcache_recipe(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x64xf16> {
+  // expected-error @+1 {{is lowered by the 'decode' recipe, got 'sm80'}}
+  %o = flash.attention_kvcache %q, %k, %k, %len {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>}
+      : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>, tensor<1xi32> -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+func.func @kvcache_tiles(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x64xf16> {
+  // expected-error @+1 {{the decode recipe needs block_m a multiple of 16 * warps (64) and block_n of 16, or block_m a multiple of 16 dividing 16 * warps and block_n a multiple of 16 per warp sharing a row; got block_m = 16, block_n = 32, warps = 4}}
+  %o = flash.attention_kvcache %q, %k, %k, %len {config = #flash.config<decode, block_m = 16, block_n = 32, warps = 4, stages = 2>}
+      : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>, tensor<1xi32> -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}

@@ -62,8 +62,18 @@ struct KernelSpec {
   static constexpr int64_t kRowPad = 8;
 
   int64_t threads() const { return warps * 32; }
+  /// Warps that share each row of the block and split its key blocks
+  /// instead: a decode step has few query rows (G · Sq), so its warps take
+  /// block_n / keyWarps() keys each of every block and merge their
+  /// softmax states at the end (Sm80Decode.cpp). 1 elsewhere.
+  int64_t keyWarps() const {
+    return kind == Kind::Decode && blockM < 16 * warps ? 16 * warps / blockM
+                                                       : 1;
+  }
   /// 16-row m-tiles each warp owns.
-  int64_t mTilesPerWarp() const { return blockM / (16 * warps); }
+  int64_t mTilesPerWarp() const {
+    return blockM * keyWarps() / (16 * warps);
+  }
   /// Q's A operands take mTilesPerWarp * D / 4 registers per thread; kept
   /// for the whole key loop only while that is at most 32, which leaves the
   /// accumulators and scores room under 255 registers (ptxas reports for
@@ -141,6 +151,9 @@ struct KernelSpec {
 /// Reads the spec of `op` from its types, attributes and `config`. Fails
 /// with a diagnostic on `op` for a variant the sm80 recipe does not serve.
 FailureOr<KernelSpec> getKernelSpec(AttentionOp op);
+/// The spec of the split-KV decode kernel of `op` (kind Decode); the
+/// combine kernel is the same spec with kind DecodeCombine.
+FailureOr<KernelSpec> getKernelSpec(AttentionKVCacheOp op);
 /// The decode_combine kernel that merges the splits of `decode`: it
 /// depends on the dtype and Dv only (one warp per output row, 4 rows a
 /// block), so every decode variant of a dtype and Dv shares it.

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
+#include "flashfuse/decode_splits.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
@@ -366,6 +367,89 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   return "";
 }
 
+//===----------------------------------------------------------------------===//
+// The decode recipe (flash.attention_kvcache)
+//===----------------------------------------------------------------------===//
+//
+// The sm80 forward's engine over packed query rows (Sm80Decode.cpp): the G·Sq
+// rows of a decode step (G = Hq / Hkv) in 16-row slabs, four warps. Decoding
+// is bound by the bytes in flight, not by arithmetic, so where the rows fill
+// fewer slabs than there are warps, the warps split every key block instead
+// and merge at the end (KernelSpec::keyWarps): block_m = 16 for up to 16
+// packed rows (and when Sq or the heads are dynamic), 32 for up to 32, else
+// 64 (rows split). Blocks of 128 keys two stages deep (three at D <= 64):
+// each warp streams 32 keys of 64 KiB blocks, one block in flight while one
+// is consumed; on the
+// H100 they read 2.8-3.0 TB/s at B = 16 and 64 (0.97-1.0x SDPA), 128 x 3
+// and 64 x 3-4 within 3% (run 74, docs/PERF.md). Smaller targets fall back
+// to 64 keys, then two stages. D = 256 keeps 64 rows of 32 keys (its 16-row
+// key-split tile spilled on the paged variants). The keys are split between
+// blocks by the one rule of runtime/include/flashfuse/decode_splits.h, from
+// the static sizes (1 where any is dynamic: the runtime applies the same rule
+// to the sizes it launches with).
+
+constexpr int64_t kDecodeWarps = 4;
+
+FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
+                                         const TargetDesc &target) {
+  Type elt = getElementTypeOrSelf(op.getQuery().getType());
+  if (!elt.isF16() && !elt.isBF16())
+    return op.emitError() << "no kernel config: the decode recipe needs f16 "
+                             "or bf16 inputs, got "
+                          << elt;
+  int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
+  if (!llvm::is_contained({32, 64, 96, 128, 256}, d) || d != dv)
+    return op.emitError()
+           << "no kernel config: the decode recipe serves D = Dv in {32, 64, "
+              "96, 128, 256}, got D = "
+           << d << ", Dv = " << dv;
+  int64_t batch = op.getBatch(), headsQ = op.getHeadsQ(),
+          headsKV = op.getHeadsKV(), seqQ = op.getSeqQ(),
+          capacity = op.getCapacity();
+  bool packedKnown = !ShapedType::isDynamic(headsQ) &&
+                     !ShapedType::isDynamic(headsKV) &&
+                     !ShapedType::isDynamic(seqQ);
+  int64_t packed = packedKnown ? headsQ / headsKV * seqQ : 1;
+  int64_t blockM = packed > 32 ? 64 : packed > 16 ? 32 : 16;
+  SmallVector<std::pair<int64_t, int64_t>> tiles = {{128, 2}, {64, 3}, {64, 2},
+                                                    {32, 2}};
+  // D <= 64: a block is half the bytes, so three stages in the same memory
+  // (and at two, ptxas spilled the paged D = 64 kernels at 128 registers).
+  if (d <= 64)
+    tiles.insert(tiles.begin(), {128, 3});
+  if (d == 256) {
+    blockM = 64;
+    tiles = {{32, 3}, {32, 2}};
+  }
+  int64_t keyWarps = 16 * kDecodeWarps / std::min<int64_t>(blockM, 64);
+  auto smem = [&](int64_t blockN, int64_t stages) {
+    int64_t merge = keyWarps > 1 ? keyWarps * blockM * (dv + 2) * 4 : 0;
+    return std::max(sm80SharedMemory(blockM, blockN, stages, d, dv,
+                                     /*forward=*/true),
+                    merge);
+  };
+  auto fit = llvm::find_if(tiles, [&](auto t) {
+    return smem(t.first, t.second) <= target.smemPerBlock &&
+           t.first % (16 * keyWarps) == 0;
+  });
+  if (fit == tiles.end())
+    return op.emitError() << "no kernel config for target '" << target.name
+                          << "': the decode recipe needs "
+                          << smem(tiles.back().first, tiles.back().second)
+                          << " bytes of shared memory, the target has "
+                          << target.smemPerBlock;
+  auto [blockN, stages] = *fit;
+  int64_t splits = 1;
+  if (packedKnown && !ShapedType::isDynamic(batch) &&
+      !ShapedType::isDynamic(capacity))
+    splits = flashfuse_decode_num_splits(
+        batch, headsKV, (packed + blockM - 1) / blockM,
+        (capacity + blockN - 1) / blockN, target.sms,
+        std::max<int64_t>(1, target.smemPerBlock / smem(blockN, stages)));
+  return KernelConfigAttr::get(op.getContext(), Recipe::Decode, blockM,
+                               blockN, kDecodeWarps, stages, splits);
+}
+
 struct FlashSelectConfig
     : flash::impl::FlashSelectConfigBase<FlashSelectConfig> {
   using FlashSelectConfigBase::FlashSelectConfigBase;
@@ -384,6 +468,21 @@ struct FlashSelectConfig
 
     bool failedAny = false;
     getOperation()->walk([&](Operation *op) {
+      if (auto kv = dyn_cast<AttentionKVCacheOp>(op)) {
+        if (kv.getConfigAttr())
+          return;
+        std::optional<TargetDesc> desc = named;
+        FailureOr<KernelConfigAttr> config =
+            desc || succeeded(findTarget(op, desc))
+                ? selectDecode(kv, *desc)
+                : FailureOr<KernelConfigAttr>(failure());
+        if (failed(config)) {
+          failedAny = true;
+          return;
+        }
+        op->setAttr("config", *config);
+        return;
+      }
       auto iface = dyn_cast<AttentionVariantInterface>(op);
       // A config already there was chosen by a person or a tuner: keep it.
       if (!iface || iface.getKernelConfig())

@@ -1,0 +1,70 @@
+// flash-select-config gives flash.attention_kvcache the decode recipe: the
+// packed G * Sq query rows in 16-row slabs, warps splitting the keys where
+// the rows fill fewer slabs than there are warps (block_m 16 or 32), 128-key
+// blocks two stages deep where they fit, and the splits of
+// runtime/include/flashfuse/decode_splits.h from the static sizes.
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefix=H100
+// RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefix=L4
+
+// B = 4, Hkv = 8, G = 4, one token, 64k cache: 32 blocks (one per SM: 133
+// KiB each) fill a quarter of the 132 SMs, so ceil(2 * 132 / 32) = 9
+// splits. The L4's 99 KiB take 64-key blocks two stages deep: 58 SMs, 4
+// splits.
+// H100-LABEL: func.func @gqa_64k
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 9>
+// L4-LABEL: func.func @gqa_64k
+// L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2, splits = 4>
+func.func @gqa_64k(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
+                   %len: tensor<4xi32>) -> tensor<4x32x1x128xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
+      : tensor<4x32x1x128xbf16>, tensor<4x8x65536x128xbf16>, tensor<4x8x65536x128xbf16>, tensor<4xi32>
+      -> tensor<4x32x1x128xbf16>
+  return %o : tensor<4x32x1x128xbf16>
+}
+
+// B = 16: 128 blocks already fill 0.8 of the 132 SMs, no splits.
+// H100-LABEL: func.func @full_grid
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+func.func @full_grid(%q: tensor<16x32x1x128xf16>, %k: tensor<16x8x8192x128xf16>,
+                     %len: tensor<16xi32>) -> tensor<16x32x1x128xf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len
+      : tensor<16x32x1x128xf16>, tensor<16x8x8192x128xf16>, tensor<16x8x8192x128xf16>, tensor<16xi32>
+      -> tensor<16x32x1x128xf16>
+  return %o : tensor<16x32x1x128xf16>
+}
+
+// 8 x 4 = 32 packed rows: two warps per slab. Paged: 128 pages of 16 rows
+// per sequence, 16 key blocks, so at most 16 / 4 = 4 splits.
+// H100-LABEL: func.func @paged_speculative
+// H100: config = #flash.config<decode, block_m = 32, block_n = 128, warps = 4, stages = 2, splits = 4>
+func.func @paged_speculative(%q: tensor<2x64x4x128xbf16>, %k: tensor<300x16x8x128xbf16>,
+                             %len: tensor<2xi32>, %bt: tensor<2x128xi32>) -> tensor<2x64x4x128xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<2x128xi32>)
+      {causal = #flash.causal<bottom_right>}
+      : tensor<2x64x4x128xbf16>, tensor<300x16x8x128xbf16>, tensor<300x16x8x128xbf16>, tensor<2xi32>
+      -> tensor<2x64x4x128xbf16>
+  return %o : tensor<2x64x4x128xbf16>
+}
+
+// More than 32 packed rows: the warps split the rows; 32 key blocks, 8
+// splits.
+// H100-LABEL: func.func @many_rows
+// H100: config = #flash.config<decode, block_m = 64, block_n = 128, warps = 4, stages = 3, splits = 8>
+func.func @many_rows(%q: tensor<1x16x8x64xf16>, %k: tensor<1x2x4096x64xf16>,
+                     %len: tensor<1xi32>) -> tensor<1x16x8x64xf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len
+      : tensor<1x16x8x64xf16>, tensor<1x2x4096x64xf16>, tensor<1x2x4096x64xf16>, tensor<1xi32>
+      -> tensor<1x16x8x64xf16>
+  return %o : tensor<1x16x8x64xf16>
+}
+
+// D = 256: rows split, 32-key blocks. Dynamic sizes: no static split.
+// H100-LABEL: func.func @d256_dynamic
+// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3>
+func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
+                        %len: tensor<?xi32>) -> tensor<?x8x1x256xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len
+      : tensor<?x8x1x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?x8x?x256xbf16>, tensor<?xi32>
+      -> tensor<?x8x1x256xbf16>
+  return %o : tensor<?x8x1x256xbf16>
+}
