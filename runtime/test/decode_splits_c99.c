@@ -23,27 +23,27 @@ static void expect(const char *what, int32_t got, int32_t want) {
 
 int main(void) {
   const int64_t sms = 132, perSm = 2, blockN = 64;
-  /* B=16 Hkv=8 Sk=8k: 128 blocks fill less than 0.8 of 264 slots; two
-   * waves (528 blocks) need ceil(528 / 128) = 5 splits of 26 key blocks. */
+  /* B=16 Hkv=8 Sk=8k: 128 blocks fill half of 264 slots; one wave is
+   * floor(264 / 128) = 2 splits of 64 key blocks. */
   expect("B=16 Hkv=8 8k",
-         flashfuse_decode_num_splits(16, 8, 1, 8192 / blockN, sms, perSm), 5);
-  /* B=4 Hkv=8 64k: 32 blocks; ceil(528 / 32) = 17 splits. */
+         flashfuse_decode_num_splits(16, 8, 1, 8192 / blockN, sms, perSm), 2);
+  /* B=4 Hkv=8 64k: 32 blocks; floor(264 / 32) = 8 splits. */
   expect("B=4 Hkv=8 64k",
-         flashfuse_decode_num_splits(4, 8, 1, 65536 / blockN, sms, perSm), 17);
+         flashfuse_decode_num_splits(4, 8, 1, 65536 / blockN, sms, perSm), 8);
   /* B=64 Hkv=8 2k: 512 blocks are nearly two waves already: no split. */
   expect("B=64 Hkv=8 2k",
          flashfuse_decode_num_splits(64, 8, 1, 2048 / blockN, sms, perSm), 1);
-  /* B=1 Hkv=8 128k: 8 blocks; 66 splits of 31 key blocks. */
+  /* B=1 Hkv=8 128k: 8 blocks; 33 splits of 63 key blocks. */
   expect("B=1 Hkv=8 128k",
          flashfuse_decode_num_splits(1, 8, 1, 131072 / blockN, sms, perSm),
-         66);
+         33);
   /* One block per SM: 128 blocks are 0.97 of a wave, so B=16 stays whole. */
   expect("B=16 Hkv=8 8k, 1 block/SM",
          flashfuse_decode_num_splits(16, 8, 1, 8192 / blockN, sms, 1), 1);
-  /* The 0.8 threshold: 211 of 264 slots splits, 212 does not. */
-  expect("211 blocks", flashfuse_decode_num_splits(211, 1, 1, 1024, sms, perSm),
-         3);
-  expect("212 blocks", flashfuse_decode_num_splits(212, 1, 1, 1024, sms, perSm),
+  /* Half a wave: 132 of 264 slots splits in two, 133 does not split. */
+  expect("132 blocks", flashfuse_decode_num_splits(132, 1, 1, 1024, sms, perSm),
+         2);
+  expect("133 blocks", flashfuse_decode_num_splits(133, 1, 1, 1024, sms, perSm),
          1);
   /* Each split walks at least 4 key blocks: a 256-key cache (4 blocks) is
    * never split, a 512-key one (8 blocks) at most twice. */
@@ -56,7 +56,7 @@ int main(void) {
   expect("no keys", flashfuse_decode_num_splits(1, 8, 1, 0, sms, perSm), 1);
   expect("no blocks", flashfuse_decode_num_splits(0, 8, 1, 64, sms, perSm), 1);
   expect("blocks_per_sm 0",
-         flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 9);
+         flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 4);
   printf("%s decode_splits_c99\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

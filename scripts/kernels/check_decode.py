@@ -29,10 +29,9 @@ def decode_num_splits(batch, heads_kv, m_blocks, key_blocks, sm_count, blocks_pe
     flash-select-config use, transcribed for this harness."""
     base = batch * heads_kv * m_blocks
     slots = sm_count * max(blocks_per_sm, 1)
-    if base <= 0 or key_blocks <= 0 or 5 * base >= 4 * slots:
+    if base <= 0 or key_blocks <= 0:
         return 1
-    splits = min(-(-2 * slots // base), key_blocks // 4, 128)
-    return max(splits, 1)
+    return max(min(slots // base, key_blocks // 4, 128), 1)
 
 
 class Decode:
@@ -214,7 +213,7 @@ def gbps(B, Hkv, L, d):
     return 2 * B * Hkv * L * d * 2 / 1e9  # K and V, 2-byte elements; GB per call
 
 
-def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
+def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=False):
     """Times the decode of every artifact in `arts` ("ours", "ours1", ...)
     and SDPA's backends on one shape."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -246,6 +245,13 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3):
         return run
     methods = {("ours" + (str(i) if i else "")): ours(x) for i, x in enumerate(decs)
                if x.kernel is not None}
+    if one_wave:
+        # The first kernel with as many splits as fill one wave exactly.
+        k = dec.kernel
+        per_sm = max(1, 232448 // max(int(k["smem"]), 1))
+        base = B * Hkv * -(-(Hq // Hkv) // int(k["block_m"]))
+        w1 = max(1, min((dec.sms * per_sm) // base, -(-capacity // int(k["block_n"])) // 4, 128))
+        methods["ours-1wave"] = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse, splits=w1)[0]
     methods.update({"sdpa": sdpa(None),
                "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
                "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
@@ -277,6 +283,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--no-bench", action="store_true")
     ap.add_argument("--quick", action="store_true", help="small sweep (for compute-sanitizer)")
+    ap.add_argument("--one-wave", action="store_true",
+                    help="also time the first artifact with splits filling one wave")
     ap.add_argument("--dims", default="64,128,256")
     ap.add_argument("--dtypes", default="bf16,f16")
     args = ap.parse_args()
@@ -301,7 +309,7 @@ def main():
               (1, 32, 8, 512)]
     for page in (0, 16, 64):
         for B, Hq, Hkv, L in shapes:
-            r = bench([art] + alts, page, B, Hq, Hkv, L)
+            r = bench([art] + alts, page, B, Hq, Hkv, L, one_wave=args.one_wave)
             if r is None:
                 continue
             rows.append(r)
@@ -310,7 +318,8 @@ def main():
                   f"flash {r['sdpa-flash_GBs'] or 0:6.0f} cudnn {r['sdpa-cudnn_GBs'] or 0:6.0f} "
                   f"eff {r['sdpa-efficient_GBs'] or 0:6.0f} ({r['sdpa_us']:7.1f} us) "
                   f"ratio {r['ratio_best_sdpa'] or 0:.2f}"
-                  + "".join(f" | ours{i} {r.get(f'ours{i}_GBs') or 0:6.0f}" for i in range(1, len(alts) + 1)),
+                  + "".join(f" | ours{i} {r.get(f'ours{i}_GBs') or 0:6.0f}" for i in range(1, len(alts) + 1))
+                  + (f" | 1-wave {r['ours-1wave_GBs'] or 0:6.0f}" if 'ours-1wave_GBs' in r else ""),
                   flush=True)
     json.dump(rows, open(os.path.join(args.out, "decode-bench.json"), "w"), indent=1)
     return 1 if failures else 0

@@ -5,9 +5,9 @@
 // split needs none, so that the artifact serves other sizes.
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
 
-// B = 4 over a 64k cache: 9 splits (decode_splits.h), so the host allocates
-// 9 x B x Hq x Sq rows of partial O (Dv f32 each) and LSE, launches
-// 9 x 1 x Hkv x B decode blocks, then ceil(B x Hq x Sq / 4) combine blocks.
+// B = 4 over a 64k cache: 4 splits (decode_splits.h), so the host allocates
+// 4 x B x Hq x Sq rows of partial O (Dv f32 each) and LSE, launches
+// 4 x 1 x Hkv x B decode blocks, then ceil(B x Hq x Sq / 4) combine blocks.
 // CHECK-LABEL: func.func @contiguous
 // CHECK: memref.alloc({{.*}}) : memref<?xf32>
 // CHECK: memref.alloc({{.*}}) : memref<?xf32>

@@ -7,13 +7,13 @@
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefix=L4
 
 // B = 4, Hkv = 8, G = 4, one token, 64k cache: 32 blocks (one per SM: 133
-// KiB each) fill a quarter of the 132 SMs, so ceil(2 * 132 / 32) = 9
-// splits. The L4's 99 KiB take 64-key blocks two stages deep: 58 SMs, 4
-// splits.
+// KiB each) fill a quarter of the 132 SMs, so floor(132 / 32) = 4 splits
+// make one wave. The L4's 99 KiB take 64-key blocks two stages deep; its 58
+// SMs hold 32 blocks in one wave already: no split.
 // H100-LABEL: func.func @gqa_64k
-// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 9>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 4>
 // L4-LABEL: func.func @gqa_64k
-// L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2, splits = 4>
+// L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
 func.func @gqa_64k(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
                    %len: tensor<4xi32>) -> tensor<4x32x1x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
@@ -22,7 +22,7 @@ func.func @gqa_64k(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
   return %o : tensor<4x32x1x128xbf16>
 }
 
-// B = 16: 128 blocks already fill 0.8 of the 132 SMs, no splits.
+// B = 16: 128 blocks already fill the 132 SMs, no splits.
 // H100-LABEL: func.func @full_grid
 // H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
 func.func @full_grid(%q: tensor<16x32x1x128xf16>, %k: tensor<16x8x8192x128xf16>,
@@ -33,10 +33,11 @@ func.func @full_grid(%q: tensor<16x32x1x128xf16>, %k: tensor<16x8x8192x128xf16>,
   return %o : tensor<16x32x1x128xf16>
 }
 
-// 8 x 4 = 32 packed rows: two warps per slab. Paged: 128 pages of 16 rows
-// per sequence, 16 key blocks, so at most 16 / 4 = 4 splits.
+// 8 x 4 = 32 packed rows: two warps per slab. Paged, so 64-key blocks
+// three deep (two per SM); 128 pages of 16 rows per sequence, 32 key
+// blocks, so at most 32 / 4 = 8 splits.
 // H100-LABEL: func.func @paged_speculative
-// H100: config = #flash.config<decode, block_m = 32, block_n = 128, warps = 4, stages = 2, splits = 4>
+// H100: config = #flash.config<decode, block_m = 32, block_n = 64, warps = 4, stages = 3, splits = 8>
 func.func @paged_speculative(%q: tensor<2x64x4x128xbf16>, %k: tensor<300x16x8x128xbf16>,
                              %len: tensor<2xi32>, %bt: tensor<2x128xi32>) -> tensor<2x64x4x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<2x128xi32>)
@@ -46,8 +47,8 @@ func.func @paged_speculative(%q: tensor<2x64x4x128xbf16>, %k: tensor<300x16x8x12
   return %o : tensor<2x64x4x128xbf16>
 }
 
-// More than 32 packed rows: the warps split the rows; 32 key blocks, 8
-// splits.
+// More than 32 packed rows: the warps split the rows; D = 64 takes three
+// stages; 32 key blocks, 8 splits.
 // H100-LABEL: func.func @many_rows
 // H100: config = #flash.config<decode, block_m = 64, block_n = 128, warps = 4, stages = 3, splits = 8>
 func.func @many_rows(%q: tensor<1x16x8x64xf16>, %k: tensor<1x2x4096x64xf16>,

@@ -417,6 +417,11 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // (and at two, ptxas spilled the paged D = 64 kernels at 128 registers).
   if (d <= 64)
     tiles.insert(tiles.begin(), {128, 3});
+  // Paged rows are located chunk by chunk through the page table; with
+  // 128-key blocks those addresses (254 registers) slowed D = 128 to
+  // 2.6-3.7 TB/s where 64-key blocks three deep read 3.3-4.0 (run 76).
+  else if (op.isPaged())
+    tiles.erase(tiles.begin());
   if (d == 256) {
     blockM = 64;
     tiles = {{32, 3}, {32, 2}};
