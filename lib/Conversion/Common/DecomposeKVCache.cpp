@@ -92,8 +92,9 @@ private:
   SmallVector<Value>
   forLoop(int64_t n, ValueRange init,
           function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    Value lb = index(0), ub = index(n), step = index(1);
     auto loop = scf::ForOp::create(
-        b, loc, index(0), index(n), index(1), init,
+        b, loc, lb, ub, step, init,
         [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -127,13 +128,15 @@ private:
                                                       ValueRange caches) {
       Value start = extractIndex(op.getCacheSeqlens(), bIdx);
       return forLoop(newRows, caches, [&](Value t, ValueRange caches) {
+        // One statement per op: C++ leaves the order of argument
+        // evaluation open, and the IR must not depend on the compiler.
         Value row = arith::AddIOp::create(b, loc, start, t);
-        Value inRange = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row,
-                                  index(0)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row,
-                                  index(capacity)));
+        Value zero = index(0), cap = index(capacity);
+        Value notBelow =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
+        Value below =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, cap);
+        Value inRange = arith::AndIOp::create(b, loc, notBelow, below);
         auto ifOp = scf::IfOp::create(b, loc, caches.getTypes(), inRange,
                                       /*withElseRegion=*/true);
         {
@@ -200,25 +203,41 @@ private:
                                 SmallVector<Location>(4, loc));
     Value bIdx = body->getArgument(0), i = body->getArgument(2),
           j = body->getArgument(3);
-    // L_b and diag(i) = i + L_b - Sq, signed: diag is negative for the
-    // first rows when Sq > L_b.
-    Value len = arith::AddIOp::create(
-        b, loc, extractIndex(op.getCacheSeqlens(), bIdx), index(newRows));
-    Value diag = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, i, len), index(seqQ));
+    // L_b, and diag(i) = i + L_b - Sq only when a band needs it. Index
+    // arithmetic is signed: diag is negative for the first rows when
+    // Sq > L_b. One statement per op, so that the IR does not depend on the
+    // compiler's order of evaluating arguments.
+    Value len = extractIndex(op.getCacheSeqlens(), bIdx);
+    if (newRows != 0) {
+      Value snew = index(newRows);
+      len = arith::AddIOp::create(b, loc, len, snew);
+    }
     auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
       return arith::CmpIOp::create(b, loc, p, x, y);
     };
     Value keep = cmp(arith::CmpIPredicate::slt, j, len);
     auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
+    std::optional<uint64_t> left = op.getWindowLeft(),
+                            right = op.getWindowRight();
+    if (!op.isCausal() && !left && !right) {
+      YieldOp::create(b, loc, keep);
+      return attention;
+    }
+    Value sq = index(seqQ);
+    Value iPlusLen = arith::AddIOp::create(b, loc, i, len);
+    Value diag = arith::SubIOp::create(b, loc, iPlusLen, sq);
     if (op.isCausal())
       conj(cmp(arith::CmpIPredicate::sle, j, diag));
-    if (std::optional<uint64_t> w = op.getWindowLeft())
-      conj(cmp(arith::CmpIPredicate::sge, j,
-               arith::SubIOp::create(b, loc, diag, index(int64_t(*w)))));
-    if (std::optional<uint64_t> w = op.getWindowRight())
-      conj(cmp(arith::CmpIPredicate::sle, j,
-               arith::AddIOp::create(b, loc, diag, index(int64_t(*w)))));
+    if (left) {
+      Value w = index(int64_t(*left));
+      Value lo = arith::SubIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sge, j, lo));
+    }
+    if (right) {
+      Value w = index(int64_t(*right));
+      Value hi = arith::AddIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sle, j, hi));
+    }
     YieldOp::create(b, loc, keep);
     return attention;
   }
