@@ -164,6 +164,26 @@ static SmallVector<Value, 4> contiguousStrides(ImplicitLocOpBuilder &b,
   return strides;
 }
 
+/// The ABI's sizes batch, heads_q, heads_kv, seq_q, seq_k as i32 arguments.
+static void addSizes(ImplicitLocOpBuilder &b, llvm::StringMap<Value> &named,
+                     ArrayRef<Value> sizes) {
+  const char *names[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
+  for (auto [name, size] : llvm::zip_equal(names, sizes))
+    named[name] = arith::IndexCastOp::create(b, b.getI32Type(), size);
+}
+
+/// `name`_stride_b/h/s: the strides of the logical B, H, S dimensions of
+/// the contiguous `tensor`, read through `perm`, as i64 arguments.
+static void addLogicalStrides(ImplicitLocOpBuilder &b,
+                              llvm::StringMap<Value> &named, StringRef name,
+                              Value tensor, ArrayRef<int64_t> perm) {
+  auto strides = contiguousStrides(b, tensor);
+  const char *dims[] = {"b", "h", "s"};
+  for (int64_t l = 0; l < 3; ++l)
+    named[(name + "_stride_" + dims[l]).str()] =
+        arith::IndexCastOp::create(b, b.getI64Type(), strides[perm[l]]);
+}
+
 /// `buf` collapsed to the kernels' 1-D memref<?xT>.
 static Value flatten(ImplicitLocOpBuilder &b, Value buf) {
   auto type = cast<MemRefType>(buf.getType());
@@ -372,7 +392,6 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
   Type elt = spec.elementType;
-  auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
   auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
   auto qPerm = iface.getQueryPerm(), kPerm = iface.getKeyPerm(),
        vPerm = iface.getValuePerm();
@@ -425,15 +444,9 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
         b, MemRefType::get({sz.batch, sz.headsQ, sz.seqQ, sz.seqK}, f32));
     named["dbias"] = flatten(b, gradBias);
   }
-  const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
-  Value sizeValues[] = {batch, headsQ, headsKV, seqQ, seqK};
-  for (auto [name, size] : llvm::zip(sizeNames, sizeValues))
-    named[name] = toI32(size);
+  addSizes(b, named, {batch, headsQ, headsKV, seqQ, seqK});
   auto addStrides = [&](StringRef name, Value tensor, ArrayRef<int64_t> perm) {
-    auto strides = contiguousStrides(b, tensor);
-    const char *dims[] = {"b", "h", "s"};
-    for (int64_t l = 0; l < 3; ++l)
-      named[(name + "_stride_" + dims[l]).str()] = toI64(strides[perm[l]]);
+    addLogicalStrides(b, named, name, tensor, perm);
   };
   addStrides("q", q, qPerm);
   addStrides("k", k, kPerm);
@@ -569,22 +582,14 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
       b, MemRefType::get({ShapedType::kDynamic}, f32),
       ValueRange{arith::MulIOp::create(b, partialRows, c(spec.headDimV))});
 
-  const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
-  Value sizeValues[] = {batch, headsQ, headsKV, seqQ, capacity};
-  for (auto [name, size] : llvm::zip(sizeNames, sizeValues))
-    named[name] = toI32(size);
+  addSizes(b, named, {batch, headsQ, headsKV, seqQ, capacity});
   // New rows are appended before the op (runOnOperation refuses new_kv).
   named["seq_new"] = arith::ConstantIntOp::create(b, i32, 0);
-  auto addStrides = [&](StringRef name, Value tensor, ArrayRef<int64_t> perm) {
-    auto strides = contiguousStrides(b, tensor);
-    const char *dims[] = {"b", "h", "s"};
-    for (int64_t l = 0; l < 3; ++l)
-      named[(name + "_stride_" + dims[l]).str()] = toI64(strides[perm[l]]);
-  };
-  addStrides("q", q, qPerm);
-  addStrides("k", kc, kPerm);
-  addStrides("v", vc, vPerm);
-  addStrides("o", q, qPerm); // O has the layout and sizes of Q (D == Dv)
+  addLogicalStrides(b, named, "q", q, qPerm);
+  addLogicalStrides(b, named, "k", kc, kPerm);
+  addLogicalStrides(b, named, "v", vc, vPerm);
+  // O has the layout and sizes of Q (D == Dv).
+  addLogicalStrides(b, named, "o", q, qPerm);
   if (paged) {
     named["num_pages"] = toI32(dimOf(b, kc, 0));
     named["block_table_stride"] = toI64(dimOf(b, op.getBlockTable(), 1));
