@@ -5,7 +5,8 @@
 #   FlashDialect.md           ops, attributes, enums   (FlashOps.td)
 #   FlashInterfaces.md        AttentionVariantInterface (FlashInterfaces.td)
 #   FlashTransformsPasses.md  flash-raise-attention, flash-select-config
-#   FlashConversionPasses.md  flash-lower-naive, -to-loops, -to-gpu
+#   FlashConversionPasses.md  flash-decompose-kvcache, flash-lower-naive,
+#                             -to-loops, -to-gpu
 #
 #   docs/generate.sh [BUILD_DIR]          rewrite docs/reference/
 #   docs/generate.sh --check [BUILD_DIR]  fail if a committed page is stale

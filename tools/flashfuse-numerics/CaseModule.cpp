@@ -61,8 +61,11 @@ std::string attributes(const CaseSpec &c) {
     std::string value = "array<i64: " + std::to_string(perm[0]) + ", " +
                         std::to_string(perm[1]) + ", " + std::to_string(perm[2]) +
                         ", " + std::to_string(perm[3]) + ">";
+    // A paged cache has its own fixed layout: only Q (and new_kv) follow
+    // the case's.
     for (const char *p : {"q_perm", "k_perm", "v_perm"})
-      attrs.push_back(std::string(p) + " = " + value);
+      if (!c.pageSize || std::strcmp(p, "q_perm") == 0)
+        attrs.push_back(std::string(p) + " = " + value);
   }
   std::string s = "{";
   for (size_t i = 0; i < attrs.size(); ++i)
@@ -112,7 +115,79 @@ std::string regions(const CaseSpec &c) {
 }
 } // namespace
 
+/// flash.attention_kvcache; arguments Q, key_cache, value_cache,
+/// cache_seqlens, [block_table], [key_new, value_new], then the results O,
+/// LSE, [key_cache_out, value_cache_out].
+static std::string buildKVCacheModule(const CaseSpec &c) {
+  const std::string &elt = c.dtype;
+  auto perm = c.perm();
+  int64_t dv = c.headDimV();
+  std::string qT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, perm), elt, "tensor");
+  std::string kT, vT;
+  if (c.pageSize) {
+    kT = shapeType({c.numPages(), c.pageSize, c.headsKV, c.d}, elt, "tensor");
+    vT = shapeType({c.numPages(), c.pageSize, c.headsKV, dv}, elt, "tensor");
+  } else {
+    kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), elt, "tensor");
+    vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), elt, "tensor");
+  }
+  std::string lensT = shapeType({c.batch}, "i32", "tensor");
+  std::string tableT = shapeType({c.batch, c.maxPages()}, "i32", "tensor");
+  std::string knT = shapeType(permutedShape({c.batch, c.headsKV, c.newRows, c.d}, perm), elt, "tensor");
+  std::string vnT = shapeType(permutedShape({c.batch, c.headsKV, c.newRows, dv}, perm), elt, "tensor");
+  std::string oT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, dv}, perm), elt, "tensor");
+  std::string lseT = shapeType({c.batch, c.headsQ, c.seqQ}, "f32", "tensor");
+
+  std::vector<Operand> ins = {{"q", qT}, {"kc", kT}, {"vc", vT}, {"lens", lensT}};
+  if (c.pageSize)
+    ins.push_back({"table", tableT});
+  if (c.newRows) {
+    ins.push_back({"kn", knT});
+    ins.push_back({"vn", vnT});
+  }
+  std::vector<Operand> outs = {{"o", oT}, {"lse", lseT}};
+  if (c.newRows) {
+    outs.push_back({"kc", kT});
+    outs.push_back({"vc", vT});
+  }
+  auto memrefOf = [](const std::string &tensorType) {
+    return "memref" + tensorType.substr(std::strlen("tensor"));
+  };
+
+  std::ostringstream os;
+  os << "func.func @" << kCaseFunction << "(";
+  for (size_t i = 0; i < ins.size(); ++i)
+    os << (i ? ", " : "") << "%" << ins[i].name << "_m: " << memrefOf(ins[i].type);
+  for (auto &o : outs)
+    os << ", %" << o.name << "_out: " << memrefOf(o.type);
+  os << ") attributes {llvm.emit_c_interface} {\n";
+  for (auto &o : ins)
+    os << "  %" << o.name << " = bufferization.to_tensor %" << o.name
+       << "_m restrict : " << memrefOf(o.type) << " to " << o.type << "\n";
+  os << "  ";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << (i ? ", " : "") << "%r" << i;
+  os << " = flash.attention_kvcache %q, %kc, %vc, %lens";
+  if (c.pageSize)
+    os << " block_table(%table : " << tableT << ")";
+  if (c.newRows)
+    os << " new_kv(%kn, %vn : " << knT << ", " << vnT << ")";
+  os << " " << attributes(c) << " : " << qT << ", " << kT << ", " << vT << ", "
+     << lensT << " -> ";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << (i ? ", " : "") << outs[i].type;
+  os << "\n";
+  for (size_t i = 0; i < outs.size(); ++i)
+    os << "  bufferization.materialize_in_destination %r" << i
+       << " in restrict writable %" << outs[i].name << "_out : ("
+       << outs[i].type << ", " << memrefOf(outs[i].type) << ") -> ()\n";
+  os << "  return\n}\n";
+  return os.str();
+}
+
 std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
+  if (c.isKVCache())
+    return buildKVCacheModule(c);
   const std::string &elt = c.dtype;
   std::string qT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, c.perm()), elt, "tensor");
   std::string kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, c.perm()), elt, "tensor");

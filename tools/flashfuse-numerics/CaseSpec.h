@@ -18,6 +18,9 @@ namespace flashfuse::numerics {
 
 struct CaseSpec {
   std::string lowering = "naive"; // naive | loops
+  /// op=attention: flash.attention / attention_grad. op=kvcache:
+  /// flash.attention_kvcache (forward only), with Sk the cache capacity C.
+  std::string op = "attention";
   bool backward = false;          // dir=fwd | bwd
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
           dv = -1; // dv < 0: same as d
@@ -41,9 +44,19 @@ struct CaseSpec {
   uint64_t seed = 1;      // inputs' random generator
   double inputScale = 1.0; // Q and K magnitudes (scores grow as its square)
   int64_t blockM = 16, blockN = 16;
+  /// op=kvcache: cache_seqlens (lens=a:b:c; their count is B), the rows
+  /// appended by new_kv (0: no new_kv), the page size (0: contiguous cache;
+  /// else max_pages = Sk / page) and the pool's pages beyond B * max_pages,
+  /// which no sequence owns.
+  std::vector<int64_t> seqlens;
+  int64_t newRows = 0, pageSize = 0, sparePages = 3;
   std::optional<double> tolerance;
 
   int64_t headDimV() const { return dv < 0 ? d : dv; }
+  bool isKVCache() const { return op == "kvcache"; }
+  /// op=kvcache, paged: pages per sequence and pages in the pool.
+  int64_t maxPages() const { return pageSize ? seqK / pageSize : 0; }
+  int64_t numPages() const { return batch * maxPages() + sparePages; }
   /// The tolerance on max|out - ref| / max|ref| for this case.
   double effectiveTolerance() const;
   /// The attention scale: `scale`, else 1/sqrt(D), rounded to f32 like the

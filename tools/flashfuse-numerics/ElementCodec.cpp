@@ -33,6 +33,8 @@ static llvm::APFloat toAPFloat(const std::string &type, double v) {
 double flashfuse::numerics::roundTo(const std::string &type, double v) {
   if (type == "i1")
     return v != 0.0 ? 1.0 : 0.0;
+  if (type == "i32")
+    return double(int32_t(v));
   llvm::APFloat f = toAPFloat(type, v);
   bool lost;
   f.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
@@ -50,6 +52,11 @@ flashfuse::numerics::encode(const std::string &type,
       bytes[i] = values[i] != 0.0;
       continue;
     }
+    if (type == "i32") {
+      int32_t x = int32_t(values[i]);
+      std::memcpy(&bytes[i * n], &x, n);
+      continue;
+    }
     uint64_t bits = toAPFloat(type, values[i]).bitcastToAPInt().getZExtValue();
     std::memcpy(&bytes[i * n], &bits, n); // little-endian host
   }
@@ -64,6 +71,12 @@ flashfuse::numerics::decode(const std::string &type,
   for (size_t i = 0; i < values.size(); ++i) {
     if (type == "i1") {
       values[i] = bytes[i] != 0;
+      continue;
+    }
+    if (type == "i32") {
+      int32_t x;
+      std::memcpy(&x, &bytes[i * n], n);
+      values[i] = x;
       continue;
     }
     uint64_t bits = 0;

@@ -8,8 +8,9 @@
 
 namespace flashfuse::numerics {
 
-/// Element types a case's buffers use: f32, f16, bf16 and i1 (stored as
-/// one byte per element, as the LLVM lowering of memref<...xi1> does).
+/// Element types a case's buffers use: f32, f16, bf16, i32 (lengths and
+/// page tables) and i1 (stored as one byte per element, as the LLVM lowering
+/// of memref<...xi1> does).
 size_t elementBytes(const std::string &type);
 
 /// `v` rounded to the nearest value of `type` (ties to even).

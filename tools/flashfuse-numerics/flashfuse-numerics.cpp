@@ -5,13 +5,15 @@
 // feed random inputs, and compare every output with the double-precision
 // reference of Reference.cpp. Prints the error of each output and PASS or
 // FAIL per case; exits 1 when any case fails. Several cases per process
-// amortise the start-up; each case is compiled on its own.
+// amortise the start-up; each case is compiled on its own. op=kvcache cases
+// run flash.attention_kvcache against KVCacheReference.cpp instead.
 //
 //===----------------------------------------------------------------------===//
 #include "CaseModule.h"
 #include "CaseSpec.h"
 #include "ElementCodec.h"
 #include "Jit.h"
+#include "KVCacheReference.h"
 #include "Reference.h"
 
 #include <cmath>
@@ -124,8 +126,83 @@ struct NamedOutput {
   const HostTensor *magnitude = nullptr;
 };
 
+bool runAndCompare(CaseJit &jit, const CaseSpec &c, std::vector<Buffer> &args,
+                   const std::vector<NamedOutput> &outputs);
+
+/// Random caches (every row, used or not, and the spare pages too, so that
+/// a key read past a sequence's length or from a foreign page changes the
+/// answer), the case's lengths, and a block table that hands out the pool's
+/// pages in a random order.
+KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
+  Random rng(c.seed);
+  auto perm = c.perm();
+  int64_t dv = c.headDimV();
+  KVCacheInputs in;
+  in.q = randomTensor(rng, permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, perm),
+                      c.dtype, c.inputScale);
+  if (c.pageSize) {
+    in.keyCache = randomTensor(rng, {c.numPages(), c.pageSize, c.headsKV, c.d},
+                               c.dtype, c.inputScale);
+    in.valueCache = randomTensor(rng, {c.numPages(), c.pageSize, c.headsKV, dv},
+                                 c.dtype, 1.0);
+    std::vector<int64_t> pages(c.numPages());
+    for (int64_t p = 0; p < c.numPages(); ++p)
+      pages[p] = p;
+    for (int64_t p = c.numPages() - 1; p > 0; --p) // Fisher-Yates
+      std::swap(pages[p], pages[int64_t(rng.uniform(0, double(p + 1)))]);
+    in.blockTable = HostTensor({c.batch, c.maxPages()});
+    for (int64_t n = 0; n < c.batch * c.maxPages(); ++n)
+      in.blockTable.data[n] = double(pages[n]);
+  } else {
+    in.keyCache = randomTensor(
+        rng, permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), c.dtype,
+        c.inputScale);
+    in.valueCache = randomTensor(
+        rng, permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), c.dtype,
+        1.0);
+  }
+  if (c.newRows) {
+    in.keyNew = randomTensor(
+        rng, permutedShape({c.batch, c.headsKV, c.newRows, c.d}, perm),
+        c.dtype, c.inputScale);
+    in.valueNew = randomTensor(
+        rng, permutedShape({c.batch, c.headsKV, c.newRows, dv}, perm),
+        c.dtype, 1.0);
+  }
+  in.seqlens = HostTensor({c.batch});
+  for (int64_t b = 0; b < c.batch; ++b)
+    in.seqlens.data[b] = double(c.seqlens[b]);
+  return in;
+}
+
+bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
+  KVCacheInputs in = makeKVCacheInputs(c);
+  KVCacheOutputs ref = referenceKVCache(c, in);
+  std::vector<Buffer> args = {toBuffer(in.q, c.dtype),
+                              toBuffer(in.keyCache, c.dtype),
+                              toBuffer(in.valueCache, c.dtype),
+                              toBuffer(in.seqlens, "i32")};
+  if (c.pageSize)
+    args.push_back(toBuffer(in.blockTable, "i32"));
+  if (c.newRows) {
+    args.push_back(toBuffer(in.keyNew, c.dtype));
+    args.push_back(toBuffer(in.valueNew, c.dtype));
+  }
+  std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
+                                      {"LSE", "f32", &ref.lse}};
+  // The whole updated caches, so that a row written to the wrong place (or
+  // a row clobbered) fails as well as a missing one.
+  if (c.newRows) {
+    outputs.push_back({"Kc", c.dtype, &ref.keyCacheOut});
+    outputs.push_back({"Vc", c.dtype, &ref.valueCacheOut});
+  }
+  return runAndCompare(jit, c, args, outputs);
+}
+
 /// Runs one case; returns whether it passed.
 bool runCase(CaseJit &jit, const CaseSpec &c) {
+  if (c.isKVCache())
+    return runKVCacheCase(jit, c);
   AttentionInputs in = makeInputs(c);
   std::vector<Buffer> args;
   std::vector<NamedOutput> outputs;
@@ -166,6 +243,13 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
   } else {
     outputs = {{"O", c.dtype, &fwd.output}, {"LSE", "f32", &fwd.lse}};
   }
+  return runAndCompare(jit, c, args, outputs);
+}
+
+/// Appends poisoned output buffers to `args`, runs the case's module and
+/// compares each output with its reference; returns whether all passed.
+bool runAndCompare(CaseJit &jit, const CaseSpec &c, std::vector<Buffer> &args,
+                   const std::vector<NamedOutput> &outputs) {
   size_t firstOutput = args.size();
   for (auto &o : outputs)
     args.push_back(poisoned(o.reference->shape, o.type));

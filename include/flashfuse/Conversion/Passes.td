@@ -4,6 +4,36 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FlashDecomposeKVCache : Pass<"flash-decompose-kvcache"> {
+  let summary = "Rewrite flash.attention_kvcache into a cache update, a page "
+                "gather and flash.attention";
+  let description = [{
+    The CPU form of the decoding op (docs/KVCACHE.md), in ops the CPU
+    lowerings already handle:
+    1. with `new_kv`, an scf.for nest writes row t of key_new[b] and
+       value_new[b] into cache row cache_seqlens[b] + t of sequence b
+       (through the block table when paged); its results replace the
+       updated-cache results;
+    2. a paged cache is gathered into a dense [B, Hkv, C, D] tensor by a
+       linalg.generic reading page block_table[b, j / page_size];
+    3. a flash.attention over the dense caches (Sk = C) computes O and the
+       LSE; its `mask_mod` region reads cache_seqlens and keeps key j for
+       query i of sequence b iff j < L_b = cache_seqlens[b] + Snew and j lies
+       in the causal / window band around diag(i) = i + L_b - Sq.
+    Rows that would land outside [0, C) are not written and page indices are
+    clamped into [0, num_pages), so input outside the contract gives a wrong
+    answer, never an out-of-bounds access.
+
+    flash-lower-naive and flash-lower-to-loops run this rewrite first; the
+    pass exists to inspect it. Ops with dynamic shapes are refused with an
+    error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def FlashLowerNaive : Pass<"flash-lower-naive"> {
   let summary = "Lower flash ops to a materialised reference in linalg";
   let description = [{
@@ -24,6 +54,9 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     Philox keep test of flashfuse/Conversion/Common/Philox.h, the optional
     LSE (+inf for a fully masked row, whose O is 0). Statistics and
     accumulations are f32 for f16, bf16 and f32 inputs.
+
+    flash.attention_kvcache is first rewritten by flash-decompose-kvcache
+    into flash.attention and lowered with it.
 
     Refused with an error: dynamic shapes, and in flash.attention_grad a
     score_mod whose derivative with respect to the score is not provably 1
@@ -55,7 +88,8 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
     LSE, accumulating dK and dV per key block and dQ (in f32) across key
     blocks.
     Variants, refusals and numerics are those of flash-lower-naive; both
-    lowerings build scores, masks and dropout from the same shared code.
+    lowerings build scores, masks and dropout from the same shared code, and
+    both serve flash.attention_kvcache through flash-decompose-kvcache.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",

@@ -1,6 +1,7 @@
 //===- LowerEachOp.cpp - the driver loop every flash lowering shares ------===//
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
 
+#include "flashfuse/Conversion/Common/DecomposeKVCache.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 
 using namespace mlir;
@@ -9,13 +10,15 @@ LogicalResult mlir::flash::lowerEachFlashOp(
     Operation *root, StringRef lowering,
     function_ref<LogicalResult(AttentionOp)> lowerForward,
     function_ref<LogicalResult(AttentionGradOp)> lowerBackward) {
+  // flash.attention_kvcache is served by the flash.attention it decomposes
+  // into, so both CPU lowerings accept it without code of their own.
+  bool refused = failed(decomposeKVCacheOps(root, lowering));
   // Collected first: lowering replaces the ops being walked.
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
     if (isa<AttentionOp, AttentionGradOp>(op))
       ops.push_back(op);
   });
-  bool refused = false;
   for (Operation *op : ops) {
     if (failed(requireStaticShapes(op, lowering))) {
       refused = true;

@@ -8,7 +8,9 @@ namespace mlir::flash {
 
 /// Replaces every flash.attention and flash.attention_grad under `root`
 /// with `lowerForward` / `lowerBackward`, after requireStaticShapes (named
-/// `lowering` in its diagnostic). Every op is tried, so all refusals are
+/// `lowering` in its diagnostic). flash.attention_kvcache ops are first
+/// decomposed into flash.attention (decomposeKVCacheOps) and lowered with
+/// the rest. Every op is tried, so all refusals are
 /// reported in one run; fails when any op was refused.
 LogicalResult
 lowerEachFlashOp(Operation *root, StringRef lowering,

@@ -273,10 +273,8 @@ struct KVCacheVerifier {
             d = op.getHeadDim(), dv = op.getHeadDimV();
     auto qPerm = op.getQueryPerm();
 
-    if (failed(expectShape("query", op.getQuery(),
-                           applyPerm({b, hq, sq, d}, qPerm),
-                           "logical [B, Hq, Sq, D]")))
-      return failure();
+    // Q is where B, Hq, Sq and D are read first, so it agrees with them by
+    // construction; every other operand is checked against it.
     if (op.isPaged()) {
       int64_t pages = op.getNumPages(), rows = op.getPageSize();
       if (failed(expectShape("key_cache", op.getKeyCache(),
@@ -292,6 +290,11 @@ struct KVCacheVerifier {
         return error() << "page size (dim 1 of 'key_cache') must be static "
                           "and positive, got "
                        << shapeStr(shapeOf(op.getKeyCache()));
+      // Out-of-range page indices are clamped into [0, num_pages): an empty
+      // pool leaves nothing to clamp to.
+      if (pages == 0)
+        return error() << "the page pool (dim 0 of 'key_cache') must hold at "
+                          "least one page";
       if (failed(expectShape("block_table", op.getBlockTable(), {b, kDyn},
                              "[B, max_pages]")))
         return failure();

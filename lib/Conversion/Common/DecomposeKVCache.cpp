@@ -1,0 +1,292 @@
+//===- DecomposeKVCache.cpp - flash.attention_kvcache in other ops --------===//
+//
+// Three steps, each written straight from docs/KVCACHE.md:
+//  1. with new_kv, row t of key_new[b] / value_new[b] is written to cache row
+//     cache_seqlens[b] + t of sequence b (through the block table when
+//     paged), element by element so that every layout is the same loop;
+//  2. a paged cache is gathered into a dense [B, Hkv, C, D] tensor through
+//     the block table;
+//  3. a flash.attention over the (dense) caches, Sk = C, whose mask_mod keeps
+//     key j for query i of sequence b iff j < L_b = cache_seqlens[b] + Snew
+//     and j lies in the causal / window band around diag(i) = i + L_b - Sq.
+// Inputs outside the contract (lengths outside [0, C], page indices outside
+// [0, num_pages)) give a wrong answer but never an out-of-bounds access: rows
+// outside [0, C) are not written and page indices are clamped, as in the
+// kernels.
+//
+//===----------------------------------------------------------------------===//
+#include "flashfuse/Conversion/Common/DecomposeKVCache.h"
+
+#include "flashfuse/Conversion/Common/Layout.h"
+#include "flashfuse/Conversion/Common/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+
+namespace {
+class KVCacheDecomposer {
+public:
+  KVCacheDecomposer(OpBuilder &b, AttentionKVCacheOp op)
+      : b(b), loc(op.getLoc()), op(op), batch(op.getBatch()),
+        headsKV(op.getHeadsKV()), seqQ(op.getSeqQ()),
+        capacity(op.getCapacity()), newRows(op.getNewRows()),
+        pageSize(op.getPageSize()), numPages(op.getNumPages()) {}
+
+  /// The values replacing the op's results, in order.
+  SmallVector<Value> build() {
+    Value keys = op.getKeyCache(), values = op.getValueCache();
+    if (op.hasNewKV())
+      std::tie(keys, values) = appendNewRows(keys, values);
+    SmallVector<Value> results;
+    Value denseKeys = keys, denseValues = values;
+    if (op.isPaged()) {
+      denseKeys = gatherPages(keys, op.getHeadDim());
+      denseValues = gatherPages(values, op.getHeadDimV());
+    }
+    AttentionOp attention = buildAttention(denseKeys, denseValues);
+    results.push_back(attention.getOutput());
+    if (op.getLse())
+      results.push_back(attention.getLse());
+    if (op.hasNewKV()) {
+      results.push_back(keys);
+      results.push_back(values);
+    }
+    return results;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  AttentionKVCacheOp op;
+  int64_t batch, headsKV, seqQ, capacity, newRows, pageSize, numPages;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// cache_seqlens[bIdx] (or any i32 element) as an index.
+  Value extractIndex(Value tensor, ValueRange indices) {
+    Value v = tensor::ExtractOp::create(b, loc, tensor, indices);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+
+  /// The position of element (bIdx, h, row, d) of sequence bIdx's cache in
+  /// the cache operand: through the block table when paged (page index
+  /// clamped into [0, num_pages)), else through k_perm / v_perm.
+  SmallVector<Value, 4> cacheIndices(Value bIdx, Value h, Value row, Value d,
+                                     ArrayRef<int64_t> perm) {
+    if (!op.isPaged())
+      return toOperandOrder<Value>({bIdx, h, row, d}, perm);
+    Value ps = index(pageSize);
+    Value slot = arith::DivUIOp::create(b, loc, row, ps);
+    Value page = extractIndex(op.getBlockTable(), {bIdx, slot});
+    page = arith::MaxSIOp::create(b, loc, page, index(0));
+    page = arith::MinSIOp::create(b, loc, page, index(numPages - 1));
+    Value offset = arith::RemUIOp::create(b, loc, row, ps);
+    return {page, offset, h, d};
+  }
+
+  /// for iv in [0, n) carrying `init`; `body` returns the next values.
+  SmallVector<Value>
+  forLoop(int64_t n, ValueRange init,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    Value lb = index(0), ub = index(n), step = index(1);
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, step, init,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, args));
+        });
+    return loop.getResults();
+  }
+
+  /// Copies new[bIdx, h, t, :] (layout of Q) into cache row `row`.
+  Value copyRow(Value newRowsOperand, Value cache, int64_t width,
+                ArrayRef<int64_t> cachePerm, Value bIdx, Value h, Value t,
+                Value row) {
+    auto qPerm = op.getQueryPerm();
+    return forLoop(width, cache, [&](Value d, ValueRange args) {
+             Value x = tensor::ExtractOp::create(
+                 b, loc, newRowsOperand,
+                 toOperandOrder<Value>({bIdx, h, t, d}, qPerm));
+             Value updated = tensor::InsertOp::create(
+                 b, loc, x, args[0], cacheIndices(bIdx, h, row, d, cachePerm));
+             return SmallVector<Value>{updated};
+           })
+        .front();
+  }
+
+  /// Step 1: rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each
+  /// sequence := key_new[b] / value_new[b]; rows outside [0, C) are dropped.
+  std::pair<Value, Value> appendNewRows(Value keys, Value values) {
+    auto kPerm = op.getKeyPerm(), vPerm = op.getValuePerm();
+    int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
+    auto updated = forLoop(batch, {keys, values}, [&](Value bIdx,
+                                                      ValueRange caches) {
+      Value start = extractIndex(op.getCacheSeqlens(), bIdx);
+      return forLoop(newRows, caches, [&](Value t, ValueRange caches) {
+        // One statement per op: C++ leaves the order of argument
+        // evaluation open, and the IR must not depend on the compiler.
+        Value row = arith::AddIOp::create(b, loc, start, t);
+        Value zero = index(0), cap = index(capacity);
+        Value notBelow =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, zero);
+        Value below =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, cap);
+        Value inRange = arith::AndIOp::create(b, loc, notBelow, below);
+        auto ifOp = scf::IfOp::create(b, loc, caches.getTypes(), inRange,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          SmallVector<Value> rows =
+              forLoop(headsKV, caches, [&](Value h, ValueRange cs) {
+                Value k = copyRow(op.getKeyNew(), cs[0], d, kPerm, bIdx, h, t,
+                                  row);
+                Value v = copyRow(op.getValueNew(), cs[1], dv, vPerm, bIdx, h,
+                                  t, row);
+                return SmallVector<Value>{k, v};
+              });
+          scf::YieldOp::create(b, loc, rows);
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(b, loc, caches);
+        }
+        return SmallVector<Value>(ifOp.getResults());
+      });
+    });
+    return {updated[0], updated[1]};
+  }
+
+  /// Step 2: dense[b, h, j, :] = pages[table[b, j / page_size],
+  /// j % page_size, h, :], as [B, Hkv, C, width].
+  Value gatherPages(Value pages, int64_t width) {
+    Type elt = cast<ShapedType>(pages.getType()).getElementType();
+    Value init = buildEmpty(
+        b, loc,
+        {b.getIndexAttr(batch), b.getIndexAttr(headsKV),
+         b.getIndexAttr(capacity), b.getIndexAttr(width)},
+        elt);
+    AffineMap identity = b.getMultiDimIdentityMap(4);
+    return buildGeneric(
+        b, loc, /*inputs=*/{}, init, {identity}, parallelThenReduction(4, 0),
+        [&](OpBuilder &nb, Location, ValueRange) -> Value {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          auto ids = loopIndices(b, loc, 4);
+          return tensor::ExtractOp::create(
+              b, loc, pages, cacheIndices(ids[0], ids[1], ids[2], ids[3], {}));
+        });
+  }
+
+  /// Step 3: attention over all C rows; the mask_mod keeps what the
+  /// contract makes visible.
+  AttentionOp buildAttention(Value keys, Value values) {
+    bool paged = op.isPaged();
+    Type lseType = op.getLse() ? op.getLse().getType() : Type();
+    auto attention = AttentionOp::create(
+        b, loc, op.getOutput().getType(), lseType, op.getQuery(), keys,
+        values, /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
+        op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
+        /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
+        op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
+        paged ? DenseI64ArrayAttr() : op.getKPermAttr(),
+        paged ? DenseI64ArrayAttr() : op.getVPermAttr(),
+        /*config=*/KernelConfigAttr());
+
+    OpBuilder::InsertionGuard guard(b);
+    Type idx = b.getIndexType();
+    Block *body = b.createBlock(&attention.getMaskMod(), {},
+                                {idx, idx, idx, idx},
+                                SmallVector<Location>(4, loc));
+    Value bIdx = body->getArgument(0), i = body->getArgument(2),
+          j = body->getArgument(3);
+    // L_b, and diag(i) = i + L_b - Sq only when a band needs it. Index
+    // arithmetic is signed: diag is negative for the first rows when
+    // Sq > L_b. One statement per op, so that the IR does not depend on the
+    // compiler's order of evaluating arguments.
+    Value len = extractIndex(op.getCacheSeqlens(), bIdx);
+    if (newRows != 0) {
+      Value snew = index(newRows);
+      len = arith::AddIOp::create(b, loc, len, snew);
+    }
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc, p, x, y);
+    };
+    Value keep = cmp(arith::CmpIPredicate::slt, j, len);
+    auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
+    std::optional<uint64_t> left = op.getWindowLeft(),
+                            right = op.getWindowRight();
+    if (!op.isCausal() && !left && !right) {
+      YieldOp::create(b, loc, keep);
+      return attention;
+    }
+    Value sq = index(seqQ);
+    Value iPlusLen = arith::AddIOp::create(b, loc, i, len);
+    Value diag = arith::SubIOp::create(b, loc, iPlusLen, sq);
+    if (op.isCausal())
+      conj(cmp(arith::CmpIPredicate::sle, j, diag));
+    if (left) {
+      Value w = index(int64_t(*left));
+      Value lo = arith::SubIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sge, j, lo));
+    }
+    if (right) {
+      Value w = index(int64_t(*right));
+      Value hi = arith::AddIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sle, j, hi));
+    }
+    YieldOp::create(b, loc, keep);
+    return attention;
+  }
+};
+
+struct DecomposeAttentionKVCachePattern
+    : OpRewritePattern<AttentionKVCacheOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionKVCacheOp op,
+                                PatternRewriter &rewriter) const override {
+    auto isStatic = [](Type t) {
+      return cast<RankedTensorType>(t).hasStaticShape();
+    };
+    if (!llvm::all_of(op->getOperandTypes(), isStatic) ||
+        !llvm::all_of(op->getResultTypes(), isStatic))
+      return rewriter.notifyMatchFailure(op, "dynamic shapes");
+    decomposeAttentionKVCache(rewriter, op);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::flash::decomposeAttentionKVCache(RewriterBase &rewriter,
+                                            AttentionKVCacheOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> results = KVCacheDecomposer(rewriter, op).build();
+  rewriter.replaceOp(op, results);
+}
+
+LogicalResult mlir::flash::decomposeKVCacheOps(Operation *root,
+                                               StringRef lowering) {
+  // Collected first: the rewrite replaces the ops being walked.
+  SmallVector<AttentionKVCacheOp> ops;
+  root->walk([&](AttentionKVCacheOp op) { ops.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  bool refused = false;
+  for (AttentionKVCacheOp op : ops) {
+    // The loop bounds, the capacity clamp and the page arithmetic are
+    // compile-time constants.
+    if (failed(requireStaticShapes(op, lowering))) {
+      refused = true;
+      continue;
+    }
+    decomposeAttentionKVCache(rewriter, op);
+  }
+  return failure(refused);
+}
+
+void mlir::flash::populateDecomposeKVCachePatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeAttentionKVCachePattern>(patterns.getContext());
+}

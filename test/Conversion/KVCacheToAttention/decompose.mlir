@@ -1,0 +1,205 @@
+// flash-decompose-kvcache: the cache update, the page gather and the
+// flash.attention whose mask_mod holds the per-sequence rules.
+// RUN: flashfuse-opt %s -split-input-file --flash-decompose-kvcache | FileCheck %s
+// Both CPU lowerings run it first and leave no flash op behind.
+// RUN: flashfuse-opt %s -split-input-file --flash-lower-naive | FileCheck %s --check-prefix=LOWERED
+// RUN: flashfuse-opt %s -split-input-file --flash-lower-to-loops | FileCheck %s --check-prefix=LOWERED
+// LOWERED-NOT: flash.
+
+// Contiguous cache, causal and a left window: the caches go to
+// flash.attention as they are (Sk = C = 64), without causal or window
+// attributes: the band is per sequence and lives in mask_mod, around
+// diag(i) = i + (cache_seqlens[b] + 0) - Sq.
+// CHECK-LABEL: func.func @contiguous
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x3x32xf32>, %[[K:.*]]: tensor<2x2x64x32xf32>, %[[V:.*]]: tensor<2x2x64x16xf32>, %[[L:.*]]: tensor<2xi32>)
+// CHECK-NOT: flash.attention_kvcache
+// CHECK: %[[O:.*]], %[[LSE:.*]] = flash.attention %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f32} : tensor<2x4x3x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x16xf32> -> tensor<2x4x3x16xf32>, tensor<2x4x3xf32>
+// CHECK-SAME: mask_mod
+// CHECK-NEXT: ^bb0(%[[B:.*]]: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[LEN32:.*]] = tensor.extract %[[L]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK-NOT: arith.addi %[[LEN]]
+// CHECK: %[[INLEN:.*]] = arith.cmpi slt, %[[J]], %[[LEN]] : index
+// CHECK: %[[SQ:.*]] = arith.constant 3 : index
+// CHECK: %[[IL:.*]] = arith.addi %[[I]], %[[LEN]] : index
+// CHECK: %[[DIAG:.*]] = arith.subi %[[IL]], %[[SQ]]
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// CHECK: arith.andi %[[INLEN]], %[[CAUSAL]]
+// CHECK: %[[W:.*]] = arith.constant 8 : index
+// CHECK: %[[LEFT:.*]] = arith.subi %[[DIAG]], %[[W]]
+// CHECK: arith.cmpi sge, %[[J]], %[[LEFT]] : index
+// CHECK: flash.yield
+// CHECK: return %[[O]], %[[LSE]]
+func.func @contiguous(%q: tensor<2x4x3x32xf32>, %k: tensor<2x2x64x32xf32>,
+                      %v: tensor<2x2x64x16xf32>, %lens: tensor<2xi32>)
+    -> (tensor<2x4x3x16xf32>, tensor<2x4x3xf32>) {
+  %o, %lse = flash.attention_kvcache %q, %k, %v, %lens
+      {causal = #flash.causal<bottom_right>, window_left = 8 : i64,
+       scale = 0.25 : f32}
+      : tensor<2x4x3x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x16xf32>,
+        tensor<2xi32>
+      -> tensor<2x4x3x16xf32>, tensor<2x4x3xf32>
+  return %o, %lse : tensor<2x4x3x16xf32>, tensor<2x4x3xf32>
+}
+
+// -----
+
+// Layouts pass through to flash.attention; without causal or window the
+// mask keeps exactly the keys below the length.
+// CHECK-LABEL: func.func @layouts_no_band
+// CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} {k_perm = array<i64: 0, 2, 1, 3>, q_perm = array<i64: 0, 2, 1, 3>, softcap = 3.000000e+01 : f32, v_perm = array<i64: 0, 2, 1, 3>}
+// CHECK: mask_mod
+// CHECK: %[[KEEP:.*]] = arith.cmpi slt
+// CHECK-NOT: arith.cmpi
+// CHECK: flash.yield %[[KEEP]] : i1
+func.func @layouts_no_band(%q: tensor<1x2x4x32xf32>, %k: tensor<1x64x2x32xf32>,
+                           %v: tensor<1x64x2x32xf32>, %lens: tensor<1xi32>)
+    -> tensor<1x2x4x32xf32> {
+  %o = flash.attention_kvcache %q, %k, %v, %lens
+      {softcap = 30.0 : f32, q_perm = array<i64: 0, 2, 1, 3>,
+       k_perm = array<i64: 0, 2, 1, 3>, v_perm = array<i64: 0, 2, 1, 3>}
+      : tensor<1x2x4x32xf32>, tensor<1x64x2x32xf32>, tensor<1x64x2x32xf32>,
+        tensor<1xi32>
+      -> tensor<1x2x4x32xf32>
+  return %o : tensor<1x2x4x32xf32>
+}
+
+// -----
+
+// Paged: the pool is gathered into a dense [B, Hkv, C, D] cache, C =
+// max_pages * page_size = 4 * 16, reading page block_table[b, j / 16]
+// (clamped into [0, num_pages)) at row j % 16.
+// CHECK-LABEL: func.func @paged
+// CHECK-SAME: %[[KP:[^:]*]]: tensor<10x16x2x32xf32>, %[[VP:[^:]*]]: tensor<10x16x2x32xf32>, %[[L:[^:]*]]: tensor<2xi32>, %[[BT:[^:]*]]: tensor<2x4xi32>
+// CHECK: %[[KD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2x64x32xf32>)
+// CHECK: %[[B:.*]] = linalg.index 0 : index
+// CHECK: %[[H:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: %[[E:.*]] = linalg.index 3 : index
+// CHECK: %[[PS:.*]] = arith.constant 16 : index
+// CHECK: %[[SLOT:.*]] = arith.divui %[[J]], %[[PS]]
+// CHECK: %[[P32:.*]] = tensor.extract %[[BT]][%[[B]], %[[SLOT]]] : tensor<2x4xi32>
+// CHECK: %[[P:.*]] = arith.index_cast %[[P32]] : i32 to index
+// CHECK: %[[PLO:.*]] = arith.maxsi %[[P]], %{{.*}}
+// CHECK: %[[LAST:.*]] = arith.constant 9 : index
+// CHECK: %[[PAGE:.*]] = arith.minsi %[[PLO]], %[[LAST]]
+// CHECK: %[[ROW:.*]] = arith.remui %[[J]], %[[PS]]
+// CHECK: %[[X:.*]] = tensor.extract %[[KP]][%[[PAGE]], %[[ROW]], %[[H]], %[[E]]] : tensor<10x16x2x32xf32>
+// CHECK: linalg.yield %[[X]]
+// CHECK: %[[VD:.*]] = linalg.generic
+// CHECK: tensor.extract %[[VP]]
+// CHECK: flash.attention %{{.*}}, %[[KD]], %[[VD]] : tensor<2x4x1x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32> -> tensor<2x4x1x32xf32> mask_mod
+func.func @paged(%q: tensor<2x4x1x32xf32>, %kp: tensor<10x16x2x32xf32>,
+                 %vp: tensor<10x16x2x32xf32>, %lens: tensor<2xi32>,
+                 %bt: tensor<2x4xi32>) -> tensor<2x4x1x32xf32> {
+  %o = flash.attention_kvcache %q, %kp, %vp, %lens
+      block_table(%bt : tensor<2x4xi32>)
+      : tensor<2x4x1x32xf32>, tensor<10x16x2x32xf32>, tensor<10x16x2x32xf32>,
+        tensor<2xi32>
+      -> tensor<2x4x1x32xf32>
+  return %o : tensor<2x4x1x32xf32>
+}
+
+// -----
+
+// new_kv on a paged cache: for each sequence b and new row t, row
+// r = cache_seqlens[b] + t is written (if it lies in [0, C)) element by
+// element through the page table; the updated pools are the op's last
+// results and what the gather reads. Snew = 2 enters L_b.
+// CHECK-LABEL: func.func @paged_append
+// CHECK-SAME: %[[KP:[^:]*]]: tensor<10x16x2x32xf32>, %[[VP:[^:]*]]: tensor<10x16x2x32xf32>, %[[L:[^:]*]]: tensor<2xi32>, %[[BT:[^:]*]]: tensor<2x4xi32>, %[[KN:[^:]*]]: tensor<2x2x2x32xf32>, %[[VN:[^:]*]]: tensor<2x2x2x32xf32>
+// CHECK: %[[UP:.*]]:2 = scf.for %[[B:.*]] = %{{.*}} to %c2 step %{{.*}} iter_args(%{{.*}} = %[[KP]], %{{.*}} = %[[VP]])
+// CHECK: tensor.extract %[[L]][%[[B]]]
+// CHECK: %[[START:.*]] = arith.index_cast
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: %[[R:.*]] = arith.addi %[[START]], %[[T]]
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK: %[[CAP:.*]] = arith.constant 64 : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[R]], %[[ZERO]]
+// CHECK: %[[LT:.*]] = arith.cmpi slt, %[[R]], %[[CAP]]
+// CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
+// CHECK: scf.if %[[IN]]
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[KACC:[^ ]*]] = {{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[DL:.*]] = arith.constant 32 : index
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %[[DL]] step %{{.*}} iter_args(%[[KROW:.*]] = %[[KACC]])
+// CHECK: %[[X:.*]] = tensor.extract %[[KN]][%[[B]], %[[H]], %[[T]], %[[E]]]
+// CHECK: %[[SLOT:.*]] = arith.divui %[[R]], %{{.*}}
+// CHECK: tensor.extract %[[BT]][%[[B]], %[[SLOT]]]
+// CHECK: arith.maxsi
+// CHECK: %[[PAGE:.*]] = arith.minsi
+// CHECK: %[[OFF:.*]] = arith.remui %[[R]], %{{.*}}
+// CHECK: tensor.insert %[[X]] into %[[KROW]][%[[PAGE]], %[[OFF]], %[[H]], %[[E]]]
+// CHECK: tensor.extract %[[VN]][%[[B]], %[[H]], %[[T]], %{{.*}}]
+// CHECK: } else {
+// CHECK: %[[KD:.*]] = linalg.generic
+// CHECK: tensor.extract %[[UP]]#0
+// CHECK: %[[VD:.*]] = linalg.generic
+// CHECK: tensor.extract %[[UP]]#1
+// CHECK: %[[O:.*]] = flash.attention %{{.*}}, %[[KD]], %[[VD]]
+// CHECK: mask_mod
+// CHECK: %[[SNEW:.*]] = arith.constant 2 : index
+// CHECK: arith.addi %{{.*}}, %[[SNEW]] : index
+// CHECK: return %[[O]], %[[UP]]#0, %[[UP]]#1
+func.func @paged_append(%q: tensor<2x4x2x32xf32>, %kp: tensor<10x16x2x32xf32>,
+                        %vp: tensor<10x16x2x32xf32>, %lens: tensor<2xi32>,
+                        %bt: tensor<2x4xi32>, %kn: tensor<2x2x2x32xf32>,
+                        %vn: tensor<2x2x2x32xf32>)
+    -> (tensor<2x4x2x32xf32>, tensor<10x16x2x32xf32>, tensor<10x16x2x32xf32>) {
+  %o, %kc, %vc = flash.attention_kvcache %q, %kp, %vp, %lens
+      block_table(%bt : tensor<2x4xi32>)
+      new_kv(%kn, %vn : tensor<2x2x2x32xf32>, tensor<2x2x2x32xf32>)
+      {causal = #flash.causal<bottom_right>}
+      : tensor<2x4x2x32xf32>, tensor<10x16x2x32xf32>, tensor<10x16x2x32xf32>,
+        tensor<2xi32>
+      -> tensor<2x4x2x32xf32>, tensor<10x16x2x32xf32>, tensor<10x16x2x32xf32>
+  return %o, %kc, %vc
+      : tensor<2x4x2x32xf32>, tensor<10x16x2x32xf32>, tensor<10x16x2x32xf32>
+}
+
+// -----
+
+// Negative: flash.attention is not this pass's business and stays as it is.
+// CHECK-LABEL: func.func @plain_attention
+// CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = #flash.causal<bottom_right>}
+// CHECK-NOT: mask_mod
+func.func @plain_attention(%q: tensor<1x2x4x32xf32>, %k: tensor<1x2x64x32xf32>)
+    -> tensor<1x2x4x32xf32> {
+  %o = flash.attention %q, %k, %k {causal = #flash.causal<bottom_right>}
+      : tensor<1x2x4x32xf32>, tensor<1x2x64x32xf32>, tensor<1x2x64x32xf32>
+      -> tensor<1x2x4x32xf32>
+  return %o : tensor<1x2x4x32xf32>
+}
+
+// -----
+
+// new_kv on a contiguous BSHD cache: key_new is read in Q's layout
+// [b, t, h, e] and written at [b, r, h, e] of the cache (k_perm), and the
+// updated caches go to flash.attention with their perms.
+// CHECK-LABEL: func.func @contiguous_append_bshd
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x32x2x16xf32>, %[[V:[^:]*]]: tensor<1x32x2x16xf32>, %[[L:[^:]*]]: tensor<1xi32>, %[[KN:[^:]*]]: tensor<1x3x2x16xf32>
+// CHECK: %[[UP:.*]]:2 = scf.for %[[B:.*]] = {{.*}} iter_args(%{{.*}} = %[[K]], %{{.*}} = %[[V]])
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %[[T]]
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[E:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+// CHECK: %[[X:.*]] = tensor.extract %[[KN]][%[[B]], %[[T]], %[[H]], %[[E]]]
+// CHECK: tensor.insert %[[X]] into %[[ACC]][%[[B]], %[[R]], %[[H]], %[[E]]] : tensor<1x32x2x16xf32>
+// CHECK: %[[O:.*]] = flash.attention %{{.*}}, %[[UP]]#0, %[[UP]]#1 {k_perm = array<i64: 0, 2, 1, 3>, q_perm = array<i64: 0, 2, 1, 3>, v_perm = array<i64: 0, 2, 1, 3>}
+// CHECK: return %[[O]], %[[UP]]#0, %[[UP]]#1
+func.func @contiguous_append_bshd(%q: tensor<1x3x4x16xf32>,
+                                  %k: tensor<1x32x2x16xf32>,
+                                  %v: tensor<1x32x2x16xf32>,
+                                  %lens: tensor<1xi32>,
+                                  %kn: tensor<1x3x2x16xf32>,
+                                  %vn: tensor<1x3x2x16xf32>)
+    -> (tensor<1x3x4x16xf32>, tensor<1x32x2x16xf32>, tensor<1x32x2x16xf32>) {
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %lens
+      new_kv(%kn, %vn : tensor<1x3x2x16xf32>, tensor<1x3x2x16xf32>)
+      {q_perm = array<i64: 0, 2, 1, 3>, k_perm = array<i64: 0, 2, 1, 3>,
+       v_perm = array<i64: 0, 2, 1, 3>}
+      : tensor<1x3x4x16xf32>, tensor<1x32x2x16xf32>, tensor<1x32x2x16xf32>,
+        tensor<1xi32>
+      -> tensor<1x3x4x16xf32>, tensor<1x32x2x16xf32>, tensor<1x32x2x16xf32>
+  return %o, %kc, %vc
+      : tensor<1x3x4x16xf32>, tensor<1x32x2x16xf32>, tensor<1x32x2x16xf32>
+}

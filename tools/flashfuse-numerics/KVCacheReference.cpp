@@ -1,0 +1,100 @@
+//===- KVCacheReference.cpp - double-precision KV-cache reference ---------===//
+#include "KVCacheReference.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace flashfuse::numerics;
+
+namespace {
+struct KVCacheProblem {
+  const CaseSpec &c;
+  KVCacheInputs &in;
+  std::array<int64_t, 4> perm = c.perm();
+
+  /// Row `row` of sequence b's cache, element (h, e): through the block
+  /// table when paged.
+  double &at(HostTensor &cache, int64_t b, int64_t h, int64_t row,
+             int64_t e) const {
+    if (!c.pageSize)
+      return cache.atLogical(perm, {b, h, row, e});
+    int64_t slot[2] = {b, row / c.pageSize};
+    int64_t page = int64_t(in.blockTable.data[in.blockTable.offset(slot)]);
+    int64_t idx[4] = {page, row % c.pageSize, h, e};
+    return cache.data[cache.offset(idx)];
+  }
+
+  int64_t seqlen(int64_t b) const { return int64_t(in.seqlens.data[b]); }
+};
+} // namespace
+
+KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
+                                                     KVCacheInputs &in) {
+  KVCacheProblem pb{c, in};
+  const int64_t dv = c.headDimV(), group = c.headsQ / c.headsKV;
+  const double scale = c.effectiveScale();
+  KVCacheOutputs out;
+  out.keyCacheOut = in.keyCache;
+  out.valueCacheOut = in.valueCache;
+
+  // Cache rows [cache_seqlens[b], cache_seqlens[b] + Snew) := the new rows.
+  for (int64_t b = 0; b < c.batch; ++b)
+    for (int64_t t = 0; t < c.newRows; ++t)
+      for (int64_t h = 0; h < c.headsKV; ++h) {
+        int64_t row = pb.seqlen(b) + t;
+        for (int64_t e = 0; e < c.d; ++e)
+          pb.at(out.keyCacheOut, b, h, row, e) =
+              in.keyNew.atLogical(pb.perm, {b, h, t, e});
+        for (int64_t e = 0; e < dv; ++e)
+          pb.at(out.valueCacheOut, b, h, row, e) =
+              in.valueNew.atLogical(pb.perm, {b, h, t, e});
+      }
+
+  out.output =
+      HostTensor(permutedShape({c.batch, c.headsQ, c.seqQ, dv}, pb.perm));
+  out.lse = HostTensor({c.batch, c.headsQ, c.seqQ});
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const int64_t len = pb.seqlen(b) + c.newRows;
+    for (int64_t h = 0; h < c.headsQ; ++h)
+      for (int64_t i = 0; i < c.seqQ; ++i) {
+        // Bottom-right alignment per sequence: the last query row sits at
+        // the sequence's last key.
+        const int64_t diag = i + len - c.seqQ;
+        std::vector<double> s(len, -std::numeric_limits<double>::infinity());
+        double m = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < len; ++j) {
+          if ((c.causal == "br" && j > diag) ||
+              (c.windowLeft && j < diag - *c.windowLeft) ||
+              (c.windowRight && j > diag + *c.windowRight))
+            continue;
+          double dot = 0;
+          for (int64_t e = 0; e < c.d; ++e)
+            dot += in.q.atLogical(pb.perm, {b, h, i, e}) *
+                   pb.at(out.keyCacheOut, b, h / group, j, e);
+          s[j] = scale * dot;
+          if (c.softcap)
+            s[j] = *c.softcap * std::tanh(s[j] / *c.softcap);
+          m = std::max(m, s[j]);
+        }
+        int64_t lseIdx[3] = {b, h, i};
+        double &lse = out.lse.data[out.lse.offset(lseIdx)];
+        if (m == -std::numeric_limits<double>::infinity()) {
+          // No visible key (an empty sequence, or a row before the window):
+          // O = 0 (already), LSE = +inf.
+          lse = std::numeric_limits<double>::infinity();
+          continue;
+        }
+        double l = 0;
+        for (double &x : s)
+          l += (x = std::exp(x - m));
+        lse = m + std::log(l);
+        for (int64_t e = 0; e < dv; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < len; ++j)
+            acc += s[j] / l * pb.at(out.valueCacheOut, b, h / group, j, e);
+          out.output.atLogical(pb.perm, {b, h, i, e}) = acc;
+        }
+      }
+  }
+  return out;
+}

@@ -1,0 +1,34 @@
+//===- KVCacheReference.h - double-precision KV-cache reference -*- C++ -*-===//
+//
+// flash.attention_kvcache written straight from docs/KVCACHE.md in plain
+// loops: the new rows are written into the caches through the page table,
+// then each query row attends to the visible keys of its own sequence. It
+// shares no code with the MLIR decomposition, so that the two can disagree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_TOOLS_NUMERICS_KVCACHEREFERENCE_H
+#define FLASHFUSE_TOOLS_NUMERICS_KVCACHEREFERENCE_H
+
+#include "CaseSpec.h"
+#include "HostTensor.h"
+
+namespace flashfuse::numerics {
+
+/// The op's inputs, values already rounded to the case's dtype. Q, key_new,
+/// value_new (and contiguous caches) are in the case's layout; paged caches
+/// are [num_pages, page_size, Hkv, D]; blockTable is [B, max_pages].
+struct KVCacheInputs {
+  HostTensor q, keyCache, valueCache, keyNew, valueNew;
+  HostTensor seqlens, blockTable;
+};
+
+struct KVCacheOutputs {
+  HostTensor output, lse, keyCacheOut, valueCacheOut;
+};
+
+/// `in` is not modified (HostTensor has no const accessors).
+KVCacheOutputs referenceKVCache(const CaseSpec &c, KVCacheInputs &in);
+
+} // namespace flashfuse::numerics
+
+#endif
