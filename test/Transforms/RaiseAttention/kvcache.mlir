@@ -376,6 +376,64 @@ func.func @decode_length_per_head(%q: tensor<2x4x1x16xf32>, %k: tensor<2x4x64x16
 #pv_v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
 #pv_o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
 #id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#pos = affine_map<(b, h, i, j) -> (0)>
+
+// A length mask and a bias: the KV-cache op has no bias operand.
+// CHECK-LABEL: func @decode_length_and_bias
+// CHECK-NOT: flash.attention_kvcache
+// CHECK: flash.attention %arg0, %arg1, %arg2 bias(%arg4
+func.func @decode_length_and_bias(%q: tensor<2x4x1x16xf32>, %k: tensor<2x4x64x16xf32>, %v: tensor<2x4x64x16xf32>, %pos: tensor<1xi64>, %bias: tensor<2x4x1x64xf32>) -> tensor<2x4x1x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %es = tensor.empty() : tensor<2x4x1x64xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x4x1x64xf32>) -> tensor<2x4x1x64xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x1x16xf32>, tensor<2x4x64x16xf32>) outs(%fs : tensor<2x4x1x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1x64xf32>
+  %masked = linalg.generic {indexing_maps = [#id4, #pos, #id4, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %pos, %bias : tensor<2x4x1x64xf32>, tensor<1xi64>, tensor<2x4x1x64xf32>) outs(%es : tensor<2x4x1x64xf32>) {
+  ^bb0(%x: f32, %e0: i64, %e1: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %j64 = arith.index_cast %j : index to i64
+    %keep = arith.cmpi sle, %j64, %e0 : i64
+    %s0 = arith.mulf %x, %c : f32
+    %sc = arith.addf %s0, %e1 : f32
+    %y = arith.select %keep, %sc, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x1x64xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<2x4x1x64xf32>)
+      outs(%es : tensor<2x4x1x64xf32>) -> tensor<2x4x1x64xf32>
+  %eo = tensor.empty() : tensor<2x4x1x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x1x16xf32>) -> tensor<2x4x1x16xf32>
+  // expected-remark @+1 {{flash-raise-attention: dense flash.attention, not flash.attention_kvcache: flash.attention_kvcache has no bias or score_mod}}
+  %out = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x1x64xf32>, tensor<2x4x64x16xf32>) outs(%fo : tensor<2x4x1x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x1x16xf32>
+  return %out : tensor<2x4x1x16xf32>
+}
+
+// -----
+
+#qk_q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#qk_k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#qk_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#pv_p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#pv_v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#pv_o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
 #perb = affine_map<(b, h, i, j) -> (b)>
 
 // As many queries as keys (an encoder's padding lengths): no decode step,
@@ -422,4 +480,61 @@ func.func @prefill_length(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x64x16xf32>, 
     linalg.yield %r : f32
   } -> tensor<2x4x64x16xf32>
   return %out : tensor<2x4x64x16xf32>
+}
+
+// -----
+
+#qk_q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#qk_k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#qk_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#pv_p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#pv_v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#pv_o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+
+// Keys strictly below the top-left diagonal (j < i) over fewer queries
+// than keys: a length fixed at compile time, no cache fill level read at
+// run time. It stays a mask_mod of the dense op, silently.
+// CHECK-LABEL: func @chunk_below_diagonal
+// CHECK-NOT: flash.attention_kvcache
+// CHECK: flash.attention %arg0, %arg1, %arg2 {scale = 2.500000e-01 : f32}
+// CHECK-SAME: mask_mod
+func.func @chunk_below_diagonal(%q: tensor<2x4x4x16xf32>, %k: tensor<2x4x64x16xf32>, %v: tensor<2x4x64x16xf32>) -> tensor<2x4x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %es = tensor.empty() : tensor<2x4x4x64xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x4x4x64xf32>) -> tensor<2x4x4x64xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x4x16xf32>, tensor<2x4x64x16xf32>) outs(%fs : tensor<2x4x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4x64xf32>
+  %masked = linalg.generic {indexing_maps = [#id4, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x4x4x64xf32>) outs(%es : tensor<2x4x4x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %keep = arith.cmpi slt, %j, %i : index
+    %sc = arith.mulf %x, %c : f32
+    %y = arith.select %keep, %sc, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x4x64xf32>
+  %p = linalg.softmax dimension(3) ins(%masked : tensor<2x4x4x64xf32>)
+      outs(%es : tensor<2x4x4x64xf32>) -> tensor<2x4x4x64xf32>
+  %eo = tensor.empty() : tensor<2x4x4x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x4x16xf32>) -> tensor<2x4x4x16xf32>
+  %out = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x4x64xf32>, tensor<2x4x64x16xf32>) outs(%fo : tensor<2x4x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x4x16xf32>
+  return %out : tensor<2x4x4x16xf32>
 }

@@ -199,6 +199,11 @@ LogicalResult mlir::flash::raise::matchKVCacheLength(const AttentionMatch &m,
                              "one length per sequence");
     found = len;
   }
+  // A length fixed at compile time is a band the attributes could not place
+  // (j < i over fewer queries than keys, say), not the cache's fill level,
+  // which a decode step reads at run time: leave it to the dense op.
+  if (found->terms.empty())
+    return failure();
   // Everything the length mask is combined with must be expressible on the
   // KV-cache op too.
   if (m.seqQ > kMaxDecodeQueries)
