@@ -60,6 +60,9 @@ class Decode(torch.nn.Module):
         self.model, self.max_cache_len = model, max_cache_len
 
     def forward(self, ids, pos, *caches):
+        return self.step(ids, pos, None, caches)
+
+    def step(self, ids, pos, attention_mask, caches):
         cfg = self.model.config
         cache = tf.StaticCache(config=cfg, max_cache_len=self.max_cache_len)
         cache.early_initialization(
@@ -70,7 +73,17 @@ class Decode(torch.nn.Module):
             layer.keys = caches[2 * i].clone()
             layer.values = caches[2 * i + 1].clone()
             layer.cumulative_length = pos.clone()
-        return self.model(ids, cache=cache, use_cache=True).last_hidden_state
+        return self.model(ids, attention_mask=attention_mask, cache=cache,
+                          use_cache=True).last_hidden_state
+
+
+class DecodePadded(Decode):
+    """Decode with a padding mask [B, Smax] (left-padded prompts): the
+    model's mask is then the length mask AND data, which no per-sequence
+    length expresses."""
+
+    def forward(self, ids, pos, attention_mask, *caches):
+        return self.step(ids, pos, attention_mask, caches)
 
 
 def decode_step(model, batch=2, max_cache_len=64, pos=5):
@@ -82,6 +95,16 @@ def decode_step(model, batch=2, max_cache_len=64, pos=5):
               for _ in range(2 * cfg.num_hidden_layers)]
     return (Decode(model, max_cache_len),
             (torch.randint(0, 64, (batch, 1)), torch.tensor([pos]), *caches))
+
+
+def decode_step_padded(model, batch=2, max_cache_len=64, pos=5):
+    """decode_step with a padding mask: sequence 1 starts 2 rows late."""
+    module, (ids, position, *caches) = decode_step(model, batch,
+                                                   max_cache_len, pos)
+    mask = torch.ones(batch, max_cache_len, dtype=torch.int64)
+    mask[1, :2] = 0
+    return (DecodePadded(model, max_cache_len),
+            (ids, position, mask, *caches))
 
 
 def ids(vocab=100):
@@ -147,6 +170,11 @@ def models():
         attn_implementation="sdpa", **decoder))) + (["linalg-on-tensors"],)
     m["qwen2_decode"] = lambda: decode_step(tf.Qwen2Model(tf.Qwen2Config(
         attn_implementation="eager", **decoder))) + (["linalg-on-tensors"],)
+    # Left-padded prompts: the mask is the length AND a padding mask read
+    # from data; stays dense flash.attention (not a length per sequence).
+    m["llama_decode_padded"] = lambda: decode_step_padded(tf.LlamaModel(
+        tf.LlamaConfig(attn_implementation="sdpa", **decoder))) + (
+        ["linalg-on-tensors"],)
     # Executable (weights kept): one layer, for the numerics check.
     m["exec_llama_decode"] = lambda: decode_step(tf.LlamaModel(tf.LlamaConfig(
         attn_implementation="sdpa", **dict(tiny, num_key_value_heads=2))),
