@@ -5,7 +5,8 @@ inputs, on the CPU, and compares the results.
     scripts/check_raise_numerics.py [--opt TOOL] FILE.mlir...
 
 FILE holds one public function over ranked tensors (f32/f16 data, i1 masks,
-i64 token ids), e.g. test/models/cases/*.mlir and test/models/exec_*.mlir.
+i64 token ids and cache positions, all drawn below 32), e.g.
+test/models/cases/*.mlir and test/models/exec_*.mlir.
 "Before" is the file as is; "after" is raised with --opt (flashfuse-opt) and
 then materialised by `--flash-cpu-pipeline=lowering=naive` (of --naive-opt,
 default --opt), which also bufferises and lowers to LLVM for mlir-runner

@@ -42,6 +42,71 @@ class Wrap(torch.nn.Module):
         return getattr(out, self.field)
 
 
+class Decode(torch.nn.Module):
+    """One decode step over a Hugging Face StaticCache: `ids` [B, 1] new
+    tokens at position `pos` [1] (the rows already in the cache), the caches
+    of each layer as arguments (k0, v0, k1, v1, ...: [B, Hkv, Smax, D]).
+
+    A real decoder keeps the cache as state that the step mutates in place;
+    an exported function takes it as arguments instead, so the cache is
+    built here from them (a clone, which the model then updates with
+    index_copy_ at `pos`, as in generation) and its length set to `pos`.
+    The model builds its own mask from the cache (keys j <= pos) and
+    attends over the whole [B, Hkv, Smax, D] cache; that is the IR that
+    flash-raise-attention must recognise as flash.attention_kvcache."""
+
+    def __init__(self, model, max_cache_len):
+        super().__init__()
+        self.model, self.max_cache_len = model, max_cache_len
+
+    def forward(self, ids, pos, *caches):
+        return self.step(ids, pos, None, caches)
+
+    def step(self, ids, pos, attention_mask, caches):
+        cfg = self.model.config
+        cache = tf.StaticCache(config=cfg, max_cache_len=self.max_cache_len)
+        cache.early_initialization(
+            ids.shape[0], cfg.num_key_value_heads,
+            cfg.hidden_size // cfg.num_attention_heads, torch.float32,
+            ids.device)
+        for i, layer in enumerate(cache.layers):
+            layer.keys = caches[2 * i].clone()
+            layer.values = caches[2 * i + 1].clone()
+            layer.cumulative_length = pos.clone()
+        return self.model(ids, attention_mask=attention_mask, cache=cache,
+                          use_cache=True).last_hidden_state
+
+
+class DecodePadded(Decode):
+    """Decode with a padding mask [B, Smax] (left-padded prompts): the
+    model's mask is then the length mask AND data, which no per-sequence
+    length expresses."""
+
+    def forward(self, ids, pos, attention_mask, *caches):
+        return self.step(ids, pos, attention_mask, caches)
+
+
+def decode_step(model, batch=2, max_cache_len=64, pos=5):
+    """A Decode module and its example inputs: `batch` sequences, one new
+    token each, `pos` rows already cached."""
+    cfg = model.config
+    d = cfg.hidden_size // cfg.num_attention_heads
+    caches = [torch.randn(batch, cfg.num_key_value_heads, max_cache_len, d)
+              for _ in range(2 * cfg.num_hidden_layers)]
+    return (Decode(model, max_cache_len),
+            (torch.randint(0, 64, (batch, 1)), torch.tensor([pos]), *caches))
+
+
+def decode_step_padded(model, batch=2, max_cache_len=64, pos=5):
+    """decode_step with a padding mask: sequence 1 starts 2 rows late."""
+    module, (ids, position, *caches) = decode_step(model, batch,
+                                                   max_cache_len, pos)
+    mask = torch.ones(batch, max_cache_len, dtype=torch.int64)
+    mask[1, :2] = 0
+    return (DecodePadded(model, max_cache_len),
+            (ids, position, mask, *caches))
+
+
 def ids(vocab=100):
     return torch.randint(0, vocab, (1, SEQ))
 
@@ -93,6 +158,27 @@ def models():
     m["exec_llama"] = lambda: (Wrap(tf.LlamaModel(tf.LlamaConfig(
         num_key_value_heads=2, **tiny))),
         (torch.randint(0, 64, (1, 8)),), ["linalg-on-tensors", "tosa"])
+    # Decode steps over a static KV cache (one new token per sequence, a
+    # batch of 2, a 64-row cache). Llama through SDPA (boolean mask), Qwen2
+    # through its eager attention (additive float mask). torch-mlir's TOSA
+    # backend cannot lower the cache update (aten.index_put.hacked_twin is
+    # illegal there), so these are linalg-on-tensors only.
+    decoder = dict(vocab_size=64, hidden_size=64, intermediate_size=128,
+                   num_attention_heads=4, num_key_value_heads=2,
+                   num_hidden_layers=2, max_position_embeddings=64)
+    m["llama_decode"] = lambda: decode_step(tf.LlamaModel(tf.LlamaConfig(
+        attn_implementation="sdpa", **decoder))) + (["linalg-on-tensors"],)
+    m["qwen2_decode"] = lambda: decode_step(tf.Qwen2Model(tf.Qwen2Config(
+        attn_implementation="eager", **decoder))) + (["linalg-on-tensors"],)
+    # Left-padded prompts: the mask is the length AND a padding mask read
+    # from data; stays dense flash.attention (not a length per sequence).
+    m["llama_decode_padded"] = lambda: decode_step_padded(tf.LlamaModel(
+        tf.LlamaConfig(attn_implementation="sdpa", **decoder))) + (
+        ["linalg-on-tensors"],)
+    # Executable (weights kept): one layer, for the numerics check.
+    m["exec_llama_decode"] = lambda: decode_step(tf.LlamaModel(tf.LlamaConfig(
+        attn_implementation="sdpa", **dict(tiny, num_key_value_heads=2))),
+        max_cache_len=32) + (["linalg-on-tensors"],)
     return m
 
 
@@ -213,8 +299,67 @@ def export_case(name, fn, args, kinds):
 
 def mend(text):
     """Rewrites what a newer MLIR prints and MLIR 22 does not parse."""
-    # Nothing differs for the ops these fixtures use today; a newer
-    # torch-mlir only needs a rule here.
+    return mend_scatter(text)
+
+
+SCATTER = re.compile(
+    r"^(?P<ind> *)(?P<res>%[\w.]+) = tm_tensor\.scatter "
+    r"\{dimension_map = array<i64: (?P<dims>[\d, ]+)>\} unique_indices\(true\) "
+    r"ins\((?P<upd>%[\w.]+), (?P<idx>%[\w.]+) : (?P<updty>tensor<[^>]+>), "
+    r"(?P<idxty>tensor<[^>]+>)\) outs\((?P<dst>%[\w.]+) : (?P<dstty>tensor<[^>]+>)\) \{\n"
+    r" *\^bb0\((?P<new>%\w+): \w+, %\w+: \w+\):\n"
+    r" *tm_tensor\.yield (?P=new) : \w+\n"
+    r" *\} -> tensor<[^>]+>\n", re.M)
+
+
+def mend_scatter(text):
+    """torch-mlir lowers index_put / index_copy (the KV-cache update of a
+    static cache) to `tm_tensor.scatter`, which is torch-mlir's own dialect,
+    not MLIR's. The form it emits for index_put writes one element per index
+    row (updates [N, 1, ..., 1], indices [N, rank], every dim mapped, unique
+    indices, the region yielding the update): that is exactly a loop over
+    the N rows that inserts each element, written here with scf.for,
+    tensor.extract and tensor.insert so the fixture parses and runs with
+    MLIR 22. Any other scatter form is an error, not a guess."""
+    count = [0]
+
+    def loop(m):
+        n = count[0]
+        count[0] += 1
+        ind, res = m["ind"], m["res"]
+        dims = [int(d) for d in m["dims"].split(",")]
+        upd_shape = [int(d) for d in re.findall(r"(\d+)x", m["updty"])]
+        idx_shape = [int(d) for d in re.findall(r"(\d+)x", m["idxty"])]
+        rank = len(re.findall(r"(\d+)x", m["dstty"]))
+        if (dims != list(range(rank)) or idx_shape[1:] != [rank] or
+                upd_shape[1:] != [1] * rank or upd_shape[0] != idx_shape[0]):
+            raise ValueError("tm_tensor.scatter form not handled: " + m[0])
+        p = f"%scatter{n}_"
+        idx_elt = m["idxty"].rsplit("x", 1)[1].rstrip(">")
+        body = [f"{ind}{p}c0 = arith.constant 0 : index",
+                f"{ind}{p}c1 = arith.constant 1 : index",
+                f"{ind}{p}n = arith.constant {upd_shape[0]} : index",
+                f"{ind}{res} = scf.for {p}i = {p}c0 to {p}n step {p}c1 "
+                f"iter_args({p}acc = {m['dst']}) -> ({m['dstty']}) {{"]
+        at = []
+        for d in range(rank):
+            body.append(f"{ind}  {p}d{d} = arith.constant {d} : index")
+            body.append(f"{ind}  {p}x{d} = tensor.extract {m['idx']}[{p}i, {p}d{d}] : {m['idxty']}")
+            if idx_elt != "index":
+                body.append(f"{ind}  {p}y{d} = arith.index_cast {p}x{d} : {idx_elt} to index")
+                at.append(f"{p}y{d}")
+            else:
+                at.append(f"{p}x{d}")
+        zeros = ", ".join([f"{p}i"] + [f"{p}c0"] * rank)
+        body.append(f"{ind}  {p}v = tensor.extract {m['upd']}[{zeros}] : {m['updty']}")
+        body.append(f"{ind}  {p}r = tensor.insert {p}v into {p}acc[{', '.join(at)}] : {m['dstty']}")
+        body.append(f"{ind}  scf.yield {p}r : {m['dstty']}")
+        body.append(f"{ind}}}")
+        return "\n".join(body) + "\n"
+
+    text = SCATTER.sub(loop, text)
+    if "tm_tensor." in text:
+        raise ValueError("tm_tensor ops left that mend_scatter does not handle")
     return text
 
 

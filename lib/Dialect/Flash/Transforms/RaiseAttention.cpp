@@ -46,11 +46,33 @@ struct FlashRaiseAttention
       Explainer why;
       auto m = matchAttention(anchor, why);
       FailureOr<Operation *> raised = failure();
-      if (succeeded(m))
+      // A decode step (a length mask over a KV cache) becomes
+      // flash.attention_kvcache; every other attention, and a decode step
+      // the KV-cache op cannot express, the dense flash.attention.
+      Explainer whyNotKVCache;
+      KVCacheLength length;
+      bool kvcache =
+          succeeded(m) &&
+          succeeded(matchKVCacheLength(**m, length, whyNotKVCache));
+      if (kvcache)
+        raised = rewriteAttentionKVCache(**m, length, erased, why);
+      else if (succeeded(m))
         raised = rewriteAttention(**m, erased, why);
       if (succeeded(raised)) {
-        if (narrowUpcasts)
-          narrowUpcastAttention(cast<flash::AttentionOp>(*raised));
+        if (explain && kvcache)
+          (*raised)->emitRemark()
+              << "flash-raise-attention: decode step: the mask keeps keys "
+                 "j < L_b of a KV cache; cache_seqlens = L_b counts the rows "
+                 "the model wrote into the cache before attending, so the "
+                 "op attends over the updated cache without new_kv";
+        if (explain && whyNotKVCache.why)
+          (*raised)->emitRemark()
+              << "flash-raise-attention: dense flash.attention, not "
+                 "flash.attention_kvcache: "
+              << whyNotKVCache.why->reason;
+        if (auto dense = dyn_cast<flash::AttentionOp>(*raised);
+            dense && narrowUpcasts)
+          narrowUpcastAttention(dense);
         continue;
       }
       if (explain && why.softmaxFound && why.why)

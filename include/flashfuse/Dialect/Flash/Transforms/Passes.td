@@ -17,6 +17,18 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     else in the module changes. With `explain=true`, each candidate that
     almost matched gets a remark naming the step that failed and why.
 
+    A decode step over a KV cache becomes `flash.attention_kvcache`: a few
+    query rows (at most 64, fewer than the keys) whose only mask keeps keys
+    `j < L_b` (or `j <= q + L_b - Sq`, bottom-right causal) with `L_b` read
+    from the batch index only, as Hugging Face's StaticCache builds it from
+    the cache position. `cache_seqlens` (i32 [B]) is built in the IR from
+    that length; since the model writes the step's new rows into the cache
+    before attending and its mask counts them, the op attends over the
+    updated cache with that length and no `new_kv`. A decode-shaped
+    attention whose mask is not such a length (or that has a bias,
+    score_mod, dropout or window besides it) stays a dense flash.attention,
+    with a remark under `explain=true` saying why.
+
     A 16-bit attention computed in f32 (Q, K and V up-cast from one f16 or
     bf16 type, the output cast back, as PyTorch's CPU decomposition of
     scaled_dot_product_attention does) is raised at the 16-bit type, the

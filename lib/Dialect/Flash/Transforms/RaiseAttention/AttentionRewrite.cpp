@@ -147,10 +147,9 @@ static void eraseDead(Operation *root, DenseSet<Operation *> &erased) {
   }
 }
 
-FailureOr<Operation *>
-mlir::flash::raise::rewriteAttention(AttentionMatch &m,
-                                     DenseSet<Operation *> &erased,
-                                     Explainer &why) {
+FailureOr<RaisedOperands>
+mlir::flash::raise::buildRaisedOperands(OpBuilder &b, const AttentionMatch &m,
+                                        Explainer &why) {
   // The output keeps Q's layout, which must be the P·V result's up to unit
   // and merged batch/head dims.
   SmallVector<Role> qRoles(5, Role::D), outRoles = splitRoles(m.outRoles);
@@ -176,14 +175,61 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
                     "would be needed",
                     m.pv.op);
 
+  Location loc = m.pv.op->getLoc();
+  RaisedOperands ops;
+  ops.q = toRank4(b, loc, m.q, m.batch, ops.qPerm);
+  ops.k = toRank4(b, loc, m.k, m.batch, ops.kPerm);
+  ops.v = toRank4(b, loc, m.v, m.batch, ops.vPerm);
+  Type elt = cast<ShapedType>(m.q.base.getType()).getElementType();
+  auto vShape = cast<ShapedType>(ops.v.getType()).getShape();
+  SmallVector<int64_t, 4> logicalOut = {m.batch, m.headsQ, m.seqQ,
+                                        vShape[ops.vPerm[3]]};
+  ops.outputType = RankedTensorType::get(applyPerm(logicalOut, ops.qPerm), elt);
+  return ops;
+}
+
+void mlir::flash::raise::replaceAttentionOutput(OpBuilder &b,
+                                                AttentionMatch &m, Value out,
+                                                DenseSet<Operation *> &erased) {
+  // Back to the P·V result's shape: merge (B, H) or drop the unit ones.
+  Operation *pvOp = m.pv.op;
+  Location loc = pvOp->getLoc();
+  b.setInsertionPoint(pvOp);
+  auto resTy = cast<RankedTensorType>(m.output.getType());
+  if (resTy != out.getType()) {
+    SmallVector<ReassociationIndices> reassoc;
+    unsigned o = 0;
+    unsigned lead = 4 - splitRoles(m.outRoles).size(); // unit B, H added
+    for (auto [i, r] : llvm::enumerate(m.outRoles)) {
+      ReassociationIndices g;
+      if (i == 0)
+        for (unsigned u = 0; u < lead; ++u)
+          g.push_back(o++);
+      g.push_back(o++);
+      if (r == Role::BH)
+        g.push_back(o++);
+      reassoc.push_back(g);
+    }
+    out = b.create<tensor::CollapseShapeOp>(loc, resTy, out, reassoc);
+  }
+  Operation *replaced = m.output.getDefiningOp();
+  m.output.replaceAllUsesWith(out);
+  eraseDead(replaced, erased);
+}
+
+FailureOr<Operation *>
+mlir::flash::raise::rewriteAttention(AttentionMatch &m,
+                                     DenseSet<Operation *> &erased,
+                                     Explainer &why) {
   Operation *pvOp = m.pv.op;
   Location loc = pvOp->getLoc();
   OpBuilder b(pvOp);
-  SmallVector<int64_t> qPerm, kPerm, vPerm;
-  Value q = toRank4(b, loc, m.q, m.batch, qPerm);
-  Value k = toRank4(b, loc, m.k, m.batch, kPerm);
-  Value v = toRank4(b, loc, m.v, m.batch, vPerm);
-
+  auto operands = buildRaisedOperands(b, m, why);
+  if (failed(operands))
+    return failure();
+  Value q = operands->q, k = operands->k, v = operands->v;
+  ArrayRef<int64_t> qPerm = operands->qPerm, kPerm = operands->kPerm,
+                    vPerm = operands->vPerm;
   // Bias: one projectable tensor becomes the operand; the rest score_mod.
   Value bias;
   SmallVector<Expr *> modTerms;
@@ -214,11 +260,6 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
     dropout = b.getF32FloatAttr(*m.dropoutP);
   }
 
-  Type elt = cast<ShapedType>(m.q.base.getType()).getElementType();
-  auto vShape = cast<ShapedType>(v.getType()).getShape();
-  SmallVector<int64_t, 4> logicalOut = {m.batch, m.headsQ, m.seqQ,
-                                        vShape[vPerm[3]]};
-  auto oTy = RankedTensorType::get(applyPerm(logicalOut, qPerm), elt);
   auto permAttr = [&](ArrayRef<int64_t> p) {
     return llvm::equal(p, ArrayRef<int64_t>{0, 1, 2, 3})
                ? DenseI64ArrayAttr()
@@ -233,7 +274,7 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
         b.getContext(), *m.masks.causalBottomRight ? CausalAlignment::BottomRight
                                                    : CausalAlignment::TopLeft);
   auto op = b.create<AttentionOp>(
-      loc, oTy, /*lse=*/Type(), q, k, v, bias, mask, seed,
+      loc, operands->outputType, /*lse=*/Type(), q, k, v, bias, mask, seed,
       b.getF32FloatAttr(m.parts.scale), causal, i64(m.masks.windowLeft),
       i64(m.masks.windowRight),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
@@ -267,28 +308,6 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
     b.create<YieldOp>(loc, c);
   }
 
-  // Back to the P·V result's shape: merge (B, H) or drop the unit ones.
-  b.setInsertionPoint(pvOp);
-  Value out = op.getOutput();
-  auto resTy = cast<RankedTensorType>(m.output.getType());
-  if (resTy != oTy) {
-    SmallVector<ReassociationIndices> reassoc;
-    unsigned o = 0;
-    unsigned lead = 4 - splitRoles(m.outRoles).size(); // unit B, H added
-    for (auto [i, r] : llvm::enumerate(m.outRoles)) {
-      ReassociationIndices g;
-      if (i == 0)
-        for (unsigned u = 0; u < lead; ++u)
-          g.push_back(o++);
-      g.push_back(o++);
-      if (r == Role::BH)
-        g.push_back(o++);
-      reassoc.push_back(g);
-    }
-    out = b.create<tensor::CollapseShapeOp>(loc, resTy, out, reassoc);
-  }
-  Operation *replaced = m.output.getDefiningOp();
-  m.output.replaceAllUsesWith(out);
-  eraseDead(replaced, erased);
+  replaceAttentionOutput(b, m, op.getOutput(), erased);
   return op.getOperation();
 }

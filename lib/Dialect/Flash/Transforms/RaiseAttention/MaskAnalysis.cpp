@@ -248,23 +248,23 @@ struct GridEval {
 };
 } // namespace
 
-/// The band a grid-evaluated keep set forms, if it is one. Conditions that
-/// read b or h (a padding mask indexed by b * Sq + q, say) are evaluated for
-/// every (b, h) and must give the same band for each.
-static bool usesDim(const Expr *e, unsigned d) {
+bool mlir::flash::raise::exprUsesDim(const Expr *e, unsigned d) {
   if (e->kind == Expr::Index)
     return e->index.uses(d);
   if (e->kind == Expr::Read)
     return llvm::any_of(e->at, [&](const LinExpr &l) { return l.uses(d); });
   return llvm::any_of(e->operands,
-                      [&](const Expr *o) { return usesDim(o, d); });
+                      [&](const Expr *o) { return exprUsesDim(o, d); });
 }
 
+/// The band a grid-evaluated keep set forms, if it is one. Conditions that
+/// read b or h (a padding mask indexed by b * Sq + q, say) are evaluated for
+/// every (b, h) and must give the same band for each.
 static std::optional<Band> gridBand(const Expr *cond, GridEval &g,
                                     Extents ext) {
   // Batch and head loops only matter when the condition reads them.
   for (unsigned d : {kB, kH})
-    if (!usesDim(cond, d))
+    if (!exprUsesDim(cond, d))
       ext.e[d] = 1;
   int64_t total = 1;
   for (int64_t e : ext.e) {

@@ -268,6 +268,8 @@ const Expr *stripFloatCasts(const Expr *e);
 /// such an additive value zeroes the probability like -inf does.
 bool isMaskingConstant(const Expr *e);
 bool isConstant(const Expr *e, double v);
+/// Whether the tree reads logical dim `d` (through an index or a read).
+bool exprUsesDim(const Expr *e, unsigned d);
 
 //===----------------------------------------------------------------------===//
 // Steps of the match
@@ -364,6 +366,45 @@ FailureOr<std::unique_ptr<AttentionMatch>> matchAttention(Operation *anchor,
 FailureOr<Operation *> rewriteAttention(AttentionMatch &m,
                                         llvm::DenseSet<Operation *> &erased,
                                         Explainer &why);
+
+/// Q, K and V of a match as the rank-4 operands of a flash op built at the
+/// P·V op (expand_shape views, never copies), the permutation of each
+/// (null when the identity) and the output type in Q's layout.
+struct RaisedOperands {
+  Value q, k, v;
+  llvm::SmallVector<int64_t> qPerm, kPerm, vPerm;
+  RankedTensorType outputType;
+};
+FailureOr<RaisedOperands> buildRaisedOperands(OpBuilder &b,
+                                              const AttentionMatch &m,
+                                              Explainer &why);
+/// Replaces the match's output by `out` (the op's O, typed
+/// RaisedOperands::outputType), collapsed back to the P·V result's shape,
+/// and erases what is left dead (recorded in `erased`).
+void replaceAttentionOutput(OpBuilder &b, AttentionMatch &m, Value out,
+                            llvm::DenseSet<Operation *> &erased);
+
+/// The key length of a decode step's mask: key j of sequence b is kept iff
+/// j < L_b (and, when `causal`, j <= i + L_b - Sq), where
+/// L_b = lin(b) + sum(factor * term) and each term is a scalar tree that
+/// reads only b (e.g. the cache position a model reads from a tensor).
+struct KVCacheLength {
+  LinExpr lin;
+  llvm::SmallVector<std::pair<const Expr *, int64_t>> terms;
+  bool causal = false;
+};
+/// Whether a matched attention is a decode step over a KV cache: a few
+/// queries over more keys whose only mask is a length mask (KVCacheMatch.cpp).
+/// Fails without a reason when the attention is no decode step at all, with
+/// one in `why` when it looks like one but flash.attention_kvcache cannot
+/// express it.
+LogicalResult matchKVCacheLength(const AttentionMatch &m, KVCacheLength &out,
+                                 Explainer &why);
+/// Replaces the matched subgraph by one flash.attention_kvcache over the
+/// cache K/V already hold (KVCacheRewrite.cpp); returns it.
+FailureOr<Operation *>
+rewriteAttentionKVCache(AttentionMatch &m, const KVCacheLength &len,
+                        llvm::DenseSet<Operation *> &erased, Explainer &why);
 /// An f32 attention whose Q, K, V are up-casts from one 16-bit type and
 /// whose output only reaches (through reshapes) a down-cast to it, rebuilt
 /// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.
