@@ -201,9 +201,9 @@ def test_gen_suite_decode(tmp_path):
     gen = _gen_suite()
     suite = gen.decode_suite()
     names = [v.name for v in suite]
-    assert len(names) == len(set(names)) == 44
+    assert len(names) == len(set(names)) == 68
     assert {v.page_size for v in suite} == {0, 16, 64}
-    assert {v.head_dim for v in suite} == {64, 128, 256}
+    assert {v.head_dim for v in suite} == {32, 64, 96, 128, 256}
     assert any(v.window for v in suite) and any(v.softcap for v in suite)
     out = tmp_path / "decode.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "--decode", "-o",
@@ -222,7 +222,7 @@ def test_kvcache_suite_parses(opt_tool):
     proc = subprocess.run([str(opt_tool), "-"], input=text,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("flash.attention_kvcache") == 44
+    assert proc.stdout.count("flash.attention_kvcache") == 68
 
 
 def test_launch_functions_are_bound(rt):

@@ -58,13 +58,13 @@ def backward_suite():
 
 def decode_suite():
     """flash.attention_kvcache variants (decode and decode_combine kernels):
-    D 64/128/256 x f16/bf16 x causal (bottom-right) or not x contiguous or
-    paged (16, 64 rows a page); window and softcap at D = 128, causal,
-    contiguous and page 16. 44 variants; each dtype and D shares one
+    D 32/64/96/128/256 x f16/bf16 x causal (bottom-right) or not x
+    contiguous or paged (16, 64 rows a page); window and softcap at D = 128,
+    causal, contiguous and page 16. 68 variants; each dtype and D shares one
     combine kernel."""
     vs = []
     for dtype in ("f16", "bf16"):
-        for d in (64, 128, 256):
+        for d in (32, 64, 96, 128, 256):
             for causal in (None, "bottom_right"):
                 for page in (0, 16, 64):
                     vs.append(KVCacheVariant(
