@@ -85,7 +85,7 @@ def _decode_args(rt, batch=4, capacity=65536):
 
 
 @pytest.mark.parametrize("batch, capacity, splits", [
-    (16, 8192, 5), (4, 65536, 17), (64, 2048, 1), (1, 131072, 66)])
+    (16, 8192, 2), (4, 65536, 8), (64, 2048, 1), (1, 131072, 33)])
 def test_split_counts_of_the_decode_shapes(rt, batch, capacity, splits):
     # 132 SMs (H100 SXM, H200), two decode blocks an SM.
     m = rt.Manifest.open(DECODE_DIR)
@@ -118,7 +118,7 @@ def test_decode_argument_checks(rt):
         with pytest.raises(InvalidArgumentError, match=message):
             m.check_decode(0, 2, a, 132, 2, 0x7000000, 1 << 40)
     with pytest.raises(InvalidArgumentError,
-                       match="17 splits need a workspace of"):
+                       match="8 splits need a workspace of"):
         m.check_decode(0, 2, _decode_args(rt), 132, 2)
 
 
