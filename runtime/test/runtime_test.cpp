@@ -505,13 +505,19 @@ void testDecodeSplitsAndWorkspace() {
   // Without a combine kernel the automatic choice is one split.
   a.num_splits = 0;
   EXPECT(m.checkDecode(0, -1, a, 132, 2) == 1);
-  // Sq = 4 rows of 4 query heads: 16 packed rows, still one m-block.
+  // Sq = 4 rows of 4 query heads: 16 packed rows, still one m-block, so
+  // 3 * 8 = 24 blocks unsplit and one wave of 264 slots takes 11 splits.
   a.seq_q = 4;
-  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) == 16);
-  // The paged kernel: capacity 300 * 16 = 4800 rows, 75 key blocks.
+  EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) == 11);
+  // The paged kernel: capacity 300 * 16 = 4800 rows, 75 key blocks, which
+  // would allow 18 splits of 4 blocks; the wave allows 11.
   flashfuse_decode_args p = goodPagedArgs();
   EXPECT(m.checkDecode(1, 3, p, 132, 2, fakePointer(0x80000000), 1 << 30) ==
-         18);
+         11);
+  // Fewer key blocks than the wave wants: 4 key blocks per split at least.
+  p.max_pages = 40; // 640 rows, 10 key blocks: 2 splits
+  EXPECT(m.checkDecode(1, 3, p, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+         2);
 }
 
 void testDecodeChecks() {
