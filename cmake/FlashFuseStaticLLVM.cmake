@@ -10,17 +10,40 @@
 # component costs link time, not size. Sets FLASHFUSE_MLIR_LIBS and
 # FLASHFUSE_STATIC_LINK_FLAGS.
 
+# Whether imported library `target` names a file that is not installed
+# (Debian ships the export of Polly without libPolly.a).
+function(flashfuse_imported_file_missing target out)
+  get_target_property(type ${target} TYPE)
+  set(missing FALSE)
+  if(type MATCHES "STATIC_LIBRARY|SHARED_LIBRARY")
+    set(missing TRUE)
+    get_target_property(configs ${target} IMPORTED_CONFIGURATIONS)
+    foreach(suffix "" ${configs})
+      if(suffix)
+        set(suffix "_${suffix}")
+      endif()
+      get_target_property(file ${target} IMPORTED_LOCATION${suffix})
+      if(file AND EXISTS "${file}")
+        set(missing FALSE)
+      endif()
+    endforeach()
+  endif()
+  set(${out} ${missing} PARENT_SCOPE)
+endfunction()
+
 # The static libraries among `candidates` whose interface names neither the
-# MLIR dylib nor a package target this machine lacks (LLVMDebuginfod: CURL;
-# LLVMLineEditor: LibEdit; LLVMInterpreter: FFI; MLIR's JIT runner: the
-# MLIR dylib), nor a library left out for that reason. flashfuse-compile
+# MLIR dylib, nor a package target this machine lacks (LLVMDebuginfod: CURL;
+# LLVMLineEditor: LibEdit), nor a library whose file is missing
+# (LLVMExtensions: Polly), nor a library left out for one of these reasons
+# (MLIR's JIT runner and MlirOptMain: the MLIR dylib). flashfuse-compile
 # uses none of them.
 function(flashfuse_static_libs out)
   set(kept)
   foreach(lib ${ARGN})
     if(TARGET ${lib})
       get_target_property(type ${lib} TYPE)
-      if(type STREQUAL "STATIC_LIBRARY")
+      flashfuse_imported_file_missing(${lib} missing)
+      if(type STREQUAL "STATIC_LIBRARY" AND NOT missing)
         list(APPEND kept ${lib})
       endif()
     endif()
@@ -33,8 +56,12 @@ function(flashfuse_static_libs out)
       get_target_property(deps ${lib} INTERFACE_LINK_LIBRARIES)
       foreach(dep ${deps})
         string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" dep "${dep}")
+        set(missing FALSE)
+        if(TARGET ${dep})
+          flashfuse_imported_file_missing(${dep} missing)
+        endif()
         if(dep STREQUAL "MLIR" OR (dep MATCHES "::" AND NOT TARGET ${dep})
-           OR dep IN_LIST dropped)
+           OR missing OR dep IN_LIST dropped)
           list(REMOVE_ITEM kept ${lib})
           list(APPEND dropped ${lib})
           set(changed TRUE)
