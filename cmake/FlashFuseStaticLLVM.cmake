@@ -34,8 +34,8 @@ endfunction()
 # The static libraries among `candidates` whose interface names neither the
 # MLIR dylib, nor a package target this machine lacks (LLVMDebuginfod: CURL;
 # LLVMLineEditor: LibEdit), nor a library whose file is missing
-# (LLVMExtensions: Polly), nor a library left out for one of these reasons
-# (MLIR's JIT runner and MlirOptMain: the MLIR dylib). flashfuse-compile
+# (LLVMExtensions: Polly; LLVMExegesis: libpfm), nor a library left out for
+# one of these reasons (MLIR's JIT runner and MlirOptMain: the MLIR dylib). flashfuse-compile
 # uses none of them.
 function(flashfuse_static_libs out)
   set(kept)
@@ -59,6 +59,17 @@ function(flashfuse_static_libs out)
         set(missing FALSE)
         if(TARGET ${dep})
           flashfuse_imported_file_missing(${dep} missing)
+        elseif(IS_ABSOLUTE "${dep}")
+          if(NOT EXISTS "${dep}")
+            set(missing TRUE)
+          endif()
+        elseif(dep MATCHES "^[A-Za-z0-9_+]+$")
+          # A system library by name (LLVMExegesis: pfm): the linker's
+          # -l<name> fails where it is not installed.
+          find_library(flashfuse_syslib_${dep} ${dep})
+          if(NOT flashfuse_syslib_${dep})
+            set(missing TRUE)
+          endif()
         endif()
         if(dep STREQUAL "MLIR" OR (dep MATCHES "::" AND NOT TARGET ${dep})
            OR missing OR dep IN_LIST dropped)
