@@ -2,8 +2,8 @@
 # FlashFuse's main job on a bundled model: find the attention in GPT-2's
 # attention block (test/examples/gpt2_block.mlir, linalg-on-tensors as
 # torch-mlir emits it), fuse it into one flash.attention, choose kernel tiles
-# for an H100, lower it to tiled loops and, when flashfuse-compile is built,
-# generate the GPU kernels. Installs what is missing and builds first.
+# for an H100, lower it to tiled loops and generate the GPU kernels with
+# flashfuse-compile. Installs what is missing and builds first.
 #
 #   scripts/demo.sh                      # as root on a fresh Debian 12 machine
 #   scripts/demo.sh my_model.mlir        # any linalg-on-tensors module
@@ -25,12 +25,11 @@ if [[ ! -f $BUILD/build.ninja ]]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
 fi
-# flashfuse-compile exists once the GPU lowering lands; build it if so.
-targets=(flashfuse-opt)
-if ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^flashfuse-compile:'; then
-  targets+=(flashfuse-compile)
-fi
-ninja -C "$BUILD" -j"$JOBS" "${targets[@]}"
+# Both tools, so that the first run already generates the kernels. (This
+# used to build flashfuse-compile only where `ninja -t targets | grep -q`
+# found it: under pipefail, grep's early exit could fail the pipeline by
+# SIGPIPE, and a fresh clone's first run skipped stage 5.)
+ninja -C "$BUILD" -j"$JOBS" flashfuse-opt flashfuse-compile
 
 # Diagnostics name the op and its location; the whole module they would
 # otherwise append after each one buries the message.

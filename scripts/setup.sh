@@ -11,7 +11,11 @@
 set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-              ninja-build cmake g++ python3-pip)
+              ninja-build cmake g++ python3-pip python3-venv
+              libzstd-dev)
+# libzstd-dev: the wheel's statically linked flashfuse-compile
+# (cmake/FlashFuseStaticLLVM.cmake) links LLVMSupport, whose interface names
+# zstd's CMake target; the shared build does not need it.
 # Only what the tests import; nothing that pulls a large wheel.
 PIP_PACKAGES=(pytest numpy)
 

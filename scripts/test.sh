@@ -50,9 +50,10 @@ step docs "$ROOT/docs/generate.sh" --check "$BUILD"
 # fit). Add a script here rather than inlining its commands.
 # test-python.sh runs the Python tests without torch (the package must not
 # need it), test-python-torch.sh again with torch, torch-mlir and
-# transformers from PyPI on the CPU.
+# transformers from PyPI on the CPU. test-wheel.sh builds the wheel and runs
+# the same no-GPU Python tests against it, installed.
 for hook in "$ROOT/scripts/test-runtime.sh" "$ROOT/scripts/test-python.sh" \
-            "$ROOT/scripts/test-python-torch.sh"; do
+            "$ROOT/scripts/test-python-torch.sh" "$ROOT/scripts/test-wheel.sh"; do
   if [[ -f $hook ]]; then
     step "$(basename "$hook" .sh)" bash "$hook" "$BUILD"
   fi

@@ -7,8 +7,11 @@ for the current GPU and cached on disk, one artifact directory per variant:
 
 holding manifest.txt, kernels.{ptx,cubin}, variant.mlir and compile.log.
 <hash> covers everything the artifact depends on (the emitted IR, the
-compile flags and the compiler binary), so a rebuilt compiler or a changed
-emitter gets fresh kernels rather than stale ones. Needs neither torch nor a
+compile flags, the ptxas used and the compiler binary), so a rebuilt
+compiler or a changed emitter gets fresh kernels rather than stale ones.
+Where no ptxas is found (_tools.find_ptxas) the artifact holds PTX only and
+the driver assembles it when it loads. FLASHFUSE_LOG=1 reports each compile
+(variant, seconds) and each cache hit on stderr. Needs neither torch nor a
 GPU: the caller passes the GPU's compute capability.
 """
 
@@ -17,11 +20,13 @@ import json
 import os
 import pathlib
 import shutil
+import sys
 import tempfile
 import threading
+import time
 
 from . import _tools, variants
-from .errors import UnsupportedError
+from .errors import CompileError, UnsupportedError
 
 COMPILER = "flashfuse-compile"
 COMPILER_ENV = "FLASHFUSE_COMPILE"
@@ -65,6 +70,11 @@ def find_compiler():
     return _tools.find_tool(COMPILER, COMPILER_ENV)
 
 
+def _log(message):
+    if os.environ.get("FLASHFUSE_LOG", "0") not in ("", "0"):
+        print(f"flashfuse: {message}", file=sys.stderr, flush=True)
+
+
 def cache_root():
     env = os.environ.get("FLASHFUSE_CACHE_DIR")
     if env:
@@ -102,8 +112,12 @@ class Job:
                    f"{' (deterministic)' if deterministic else ''}\n")
         # --allow-spills as for the kernel library (python/CMakeLists.txt):
         # D = 96 and 128 spill a few bytes at the register cap.
+        # Without ptxas the artifact is PTX only: the driver assembles it
+        # on load (a one-off cost per process, cached by the driver too).
+        ptxas = _tools.find_ptxas()
         self.flags = [f"--target={target}", "--allow-spills"] + (
-            ["--deterministic"] if deterministic else [])
+            ["--deterministic"] if deterministic else []) + (
+            [f"--ptxas={ptxas}"] if ptxas else ["--no-cubin"])
         digest = hashlib.sha256(json.dumps(
             [_CACHE_FORMAT, self.mlir, self.flags,
              _compiler_identity(compiler)]).encode()).hexdigest()
@@ -116,13 +130,21 @@ class Job:
         """Compiles into a temporary directory beside the entry and renames
         it into place, so that no reader ever sees a half-written artifact;
         when another process finished first, its artifact is kept. Returns
-        the entry's path; CompileError with the compiler's message."""
-        self.directory.parent.mkdir(parents=True, exist_ok=True)
-        tmp = pathlib.Path(tempfile.mkdtemp(
-            prefix=f".{self.directory.name}.", dir=self.directory.parent))
+        the entry's path; CompileError with the compiler's message, or
+        saying which cache directory cannot be written."""
+        start = time.perf_counter()
+        try:
+            self.directory.parent.mkdir(parents=True, exist_ok=True)
+            tmp = pathlib.Path(tempfile.mkdtemp(
+                prefix=f".{self.directory.name}.", dir=self.directory.parent))
+        except OSError as e:
+            raise _unwritable(self.directory.parent, e) from None
         try:
             source = tmp / "variant.mlir"
-            source.write_text(self.mlir)
+            try:
+                source.write_text(self.mlir)
+            except OSError as e:
+                raise _unwritable(self.directory.parent, e) from None
             cmd = [self.compiler, str(source), *self.flags, "-o", str(tmp)]
             proc = _tools.run(cmd, what=COMPILER)
             if proc.returncode != 0:
@@ -130,7 +152,17 @@ class Job:
                 error = _tools.failure(
                     cmd, proc, f"compiling '{self.description}' on demand")
                 raise type(error)(f"{error}\nThe variant's IR:\n{self.mlir}")
-            (tmp / "compile.log").write_text(proc.stdout + proc.stderr)
+            try:
+                (tmp / "compile.log").write_text(proc.stdout + proc.stderr)
+            except OSError as e:  # the disk filled up under the compiler
+                raise _unwritable(self.directory.parent, e) from None
+            if not (tmp / "manifest.txt").is_file():
+                # The rename below publishes the entry, and cached() trusts
+                # any entry with a manifest: never publish one without.
+                raise CompileError(
+                    f"flashfuse: compiling '{self.description}' on demand "
+                    f"wrote no manifest.txt into {tmp}; is "
+                    f"{self.directory.parent} full?")
             try:
                 os.rename(tmp, self.directory)
             except OSError:
@@ -138,6 +170,8 @@ class Job:
                     raise
                 # Lost the race to another process: its artifact is the
                 # same, ours is discarded below.
+            _log(f"compiled {self.description} for {self.target} in "
+                 f"{time.perf_counter() - start:.2f} s -> {self.directory}")
             return self.directory
         finally:
             if tmp.exists():
@@ -159,4 +193,15 @@ def artifact_for(variant, capability, deterministic=False):
     with _locks_lock:
         lock = _locks.setdefault(job.directory, threading.Lock())
     with lock:
-        return str(job.directory if job.cached() else job.run())
+        if job.cached():
+            _log(f"cache hit: {job.description} for {job.target} "
+                 f"({job.directory})")
+            return str(job.directory)
+        return str(job.run())
+
+
+def _unwritable(directory, error):
+    return CompileError(
+        f"flashfuse: cannot write compiled kernels into {directory} "
+        f"({error.strerror or error}); set FLASHFUSE_CACHE_DIR to a writable "
+        "directory with free space")

@@ -10,7 +10,12 @@ import tempfile
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "python"))
+# FLASHFUSE_TEST_INSTALLED=1 (scripts/test-wheel.sh): the package under test
+# is the installed one (the wheel), with its own runtime library, tools and
+# kernels, not python/ of this checkout with build/.
+INSTALLED = os.environ.get("FLASHFUSE_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, str(ROOT / "python"))
 
 SAMPLE_ARTIFACT = ROOT / "runtime" / "test" / "data" / "sample"
 
@@ -65,8 +70,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _built_tool(name):
-    """build/bin/<name> of this checkout, or a skip saying it is not built
-    (the tests that run the compiler's tools need a full build)."""
+    """build/bin/<name> of this checkout (bin/ of the installed package when
+    testing the wheel), or a skip saying it is not built (the tests that run
+    the compiler's tools need a full build; the wheel has flashfuse-compile
+    only)."""
+    if INSTALLED:
+        import flashfuse
+        path = pathlib.Path(flashfuse.__file__).parent / "bin" / name
+        if not path.is_file():
+            pytest.skip(f"{name} is not in the wheel (a source build has it)")
+        return path
     path = ROOT / "build" / "bin" / name
     if not (path.is_file() and os.access(path, os.X_OK)):
         pytest.skip(f"{name} is not built ({path} missing); build FlashFuse "

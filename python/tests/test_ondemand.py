@@ -180,3 +180,51 @@ def test_locate_says_why_nothing_was_compiled(rt, cache, compiler,
     # compiled either.
     with pytest.raises(KernelNotFoundError, match="no kernel artifacts"):
         _kernels.locate(MASKED)
+
+
+def test_without_ptxas_the_artifact_is_ptx_only(cache, compiler, monkeypatch):
+    # A machine with a driver and no CUDA toolkit: the driver assembles the
+    # PTX on load, so the entry must not depend on a cubin.
+    monkeypatch.setattr(_compile._tools, "find_ptxas", lambda: None)
+    job = _compile.Job(MASKED, "h100", compiler)
+    assert "--no-cubin" in job.flags
+    directory = _compile.artifact_for(MASKED, H100)
+    files = os.listdir(directory)
+    assert any(f.endswith(".ptx") for f in files)
+    assert not any(f.endswith(".cubin") for f in files)
+    # With ptxas it is another entry, not the PTX-only one.
+    monkeypatch.setattr(_compile._tools, "find_ptxas", lambda: "/x/ptxas")
+    assert _compile.Job(MASKED, "h100", compiler).directory != job.directory
+
+
+def test_explicit_ptxas_setting_must_exist(monkeypatch, tmp_path):
+    monkeypatch.setenv("FLASHFUSE_PTXAS", str(tmp_path / "nope"))
+    with pytest.raises(ToolNotFoundError, match="FLASHFUSE_PTXAS=.*nope is "
+                       "not an executable file"):
+        _compile._tools.find_ptxas()
+
+
+def test_log_reports_compiles_and_cache_hits(cache, compiler, monkeypatch,
+                                             capfd):
+    monkeypatch.setenv("FLASHFUSE_LOG", "1")
+    directory = _compile.artifact_for(MASKED, H100)
+    _compile.artifact_for(MASKED, H100)
+    err = capfd.readouterr().err
+    assert "compiled forward f16 D=64" in err and f"-> {directory}" in err
+    assert "cache hit: forward f16 D=64" in err
+    monkeypatch.setenv("FLASHFUSE_LOG", "0")
+    _compile.artifact_for(MASKED, H100)
+    assert capfd.readouterr().err == ""
+
+
+def test_unwritable_cache_names_the_directory(compiler, monkeypatch,
+                                              tmp_path):
+    # A regular file where the cache's directory should be: no entry can be
+    # made (a permission test would not fail as root, as CI runs).
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(blocker / "cache"))
+    with pytest.raises(CompileError, match="cannot write compiled kernels "
+                       "into .*file/cache/h100.*set FLASHFUSE_CACHE_DIR to a "
+                       "writable directory"):
+        _compile.artifact_for(MASKED, H100)

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
+#include "Registration.h"
 
 #include "flashfuse/Conversion/Passes.h"
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
@@ -19,13 +20,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -95,13 +92,9 @@ int main(int argc, char **argv) {
                 "'; expected a100, l4, h100 or h200");
 
   // The PTX pipeline is textual: its upstream passes must be registered.
-  registerAllPasses();
-  flash::registerFlashPassesAndPipelines();
+  flashfuse::registerCompilerPasses();
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  registry.insert<flash::FlashDialect>();
+  flashfuse::registerCompilerDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
