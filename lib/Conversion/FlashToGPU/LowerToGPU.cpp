@@ -752,6 +752,20 @@ void FlashLowerToGPU::runOnOperation() {
     replaceGradWithLaunches(op, module, spec);
   for (auto [op, spec] : llvm::zip(kvOps, kvSpecs))
     replaceKVCacheWithLaunches(op, module, spec, op.getConfigAttr().getSplits());
+  // The kv_append and decode_check kernels go last: the PTX numbers its
+  // kernels in module order (in their block labels), so every other kernel
+  // keeps the code it had before they existed, byte for byte.
+  Block &body = module.getBodyRegion().front();
+  for (auto &[spec, func] : kernels) {
+    if (spec.kind != KernelSpec::Kind::KVAppend &&
+        spec.kind != KernelSpec::Kind::DecodeCheck)
+      continue;
+    Operation &last = body.back();
+    if (last.hasTrait<OpTrait::IsTerminator>())
+      func->moveBefore(&last);
+    else
+      func->moveBefore(&body, body.end());
+  }
 }
 
 } // namespace
