@@ -238,7 +238,8 @@ typedef struct flashfuse_arg {
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
  * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
- * heads_kv and num_splits too for `decode`). Checks
+ * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
+ * `kv_append`; one block for `decode_check`). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
  * flashfuse_attention_forward are the caller's job here. An argument the
