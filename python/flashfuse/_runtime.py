@@ -23,6 +23,9 @@ KIND_BACKWARD_DQ, KIND_BACKWARD_POSTPROCESS = 3, 4
 # Attention over a KV cache (docs/KVCACHE.md): the split-KV decode and the
 # combine that merges its splits.
 KIND_DECODE, KIND_DECODE_COMBINE = 5, 6
+# The append of new K/V rows to the cache and the device-side check of the
+# lengths and the page table.
+KIND_KV_APPEND, KIND_DECODE_CHECK = 7, 8
 PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
 
 _DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
@@ -33,7 +36,8 @@ _KIND_NAMES = {KIND_FORWARD: "forward",
                KIND_BACKWARD: "backward",
                KIND_BACKWARD_DQ: "backward_dq",
                KIND_BACKWARD_POSTPROCESS: "backward_postprocess",
-               KIND_DECODE: "decode", KIND_DECODE_COMBINE: "decode_combine"}
+               KIND_DECODE: "decode", KIND_DECODE_COMBINE: "decode_combine",
+               KIND_KV_APPEND: "kv_append", KIND_DECODE_CHECK: "decode_check"}
 _PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
                 PARAM_F32: "f32"}
 
@@ -110,7 +114,9 @@ class DecodeArgs(ctypes.Structure):
                 ("scale", ctypes.c_float),
                 ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32),
-                ("softcap", ctypes.c_float), ("num_splits", ctypes.c_int32)]
+                ("softcap", ctypes.c_float), ("num_splits", ctypes.c_int32),
+                ("k_new", ctypes.c_void_p), ("v_new", ctypes.c_void_p),
+                ("k_new_stride", _I64x4), ("v_new_stride", _I64x4)]
 
 
 class Arg(ctypes.Structure):
@@ -178,6 +184,15 @@ def _declare(lib):
             st, [vp, ctypes.c_int32, ctypes.c_int32, P(DecodeArgs),
                  ctypes.c_int32, ctypes.c_int32, vp, ctypes.c_size_t,
                  P(ctypes.c_int32), P(ctypes.c_size_t)]),
+        "flashfuse_kvcache_append": (st, [vp, P(DecodeArgs), vp]),
+        "flashfuse_kvcache_append_check": (
+            st, [vp, ctypes.c_int32, P(DecodeArgs)]),
+        "flashfuse_decode_check_on_device": (
+            st, [vp, P(DecodeArgs), vp, vp]),
+        "flashfuse_decode_check_on_device_check": (
+            st, [vp, ctypes.c_int32, P(DecodeArgs), vp]),
+        "flashfuse_decode_check_status": (
+            st, [P(ctypes.c_int32), P(DecodeArgs)]),
         "flashfuse_kernel_launch": (
             st, [vp, P(Arg), ctypes.c_int32, ctypes.c_int32, vp]),
     }
@@ -313,6 +328,17 @@ class Manifest:
             ctypes.byref(splits), ctypes.byref(need)))
         return splits.value, need.value
 
+    def check_append(self, append_index, args):
+        """Validates kv_append arguments against a kernel, without a GPU."""
+        check(library().flashfuse_kvcache_append_check(
+            self._handle, append_index, ctypes.byref(args)))
+
+    def check_device_check(self, check_index, args, status):
+        """Validates decode_check arguments (status: a device address of
+        4 int32) against a kernel, without a GPU."""
+        check(library().flashfuse_decode_check_on_device_check(
+            self._handle, check_index, ctypes.byref(args), status))
+
 
 class Context:
     """A runtime context on one GPU (adopts the current CUDA context)."""
@@ -379,6 +405,29 @@ def attention_decode(decode, combine, args, workspace, workspace_bytes,
     check(library().flashfuse_attention_decode(
         decode, combine, ctypes.byref(args), workspace, workspace_bytes,
         ctypes.c_void_p(stream)))
+
+
+def kvcache_append(append, args, stream):
+    """Writes args.k_new/v_new into the caches (flashfuse_kvcache_append)."""
+    check(library().flashfuse_kvcache_append(append, ctypes.byref(args),
+                                             ctypes.c_void_p(stream)))
+
+
+def decode_check_on_device(check_kernel, args, status, stream):
+    """Runs the decode_check kernel into `status` (device address of 4
+    int32), reads it back (synchronising `stream`) and raises
+    InvalidArgumentError naming the first offending sequence."""
+    check(library().flashfuse_decode_check_on_device(
+        check_kernel, ctypes.byref(args), ctypes.c_void_p(status),
+        ctypes.c_void_p(stream)))
+
+
+def decode_check_status(status, args):
+    """The verdict of a decode_check status read back to the host (a
+    sequence of 4 ints): None, or the exception flashfuse_decode_check_on_
+    device would raise."""
+    arr = (ctypes.c_int32 * 4)(*status)
+    check(library().flashfuse_decode_check_status(arr, ctypes.byref(args)))
 
 
 def pack_args(named):

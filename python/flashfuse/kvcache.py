@@ -2,10 +2,15 @@
 (decode), in the spirit of flash-attn's flash_attn_with_kvcache."""
 
 import math
+import os
 
 import torch
 
-from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
+from . import ops  # registers torch.ops.flashfuse.*
+
+# Set to 1 to run the device-side check of the lengths and the page table
+# (check_inputs=True) on every call: a debug switch for a whole program.
+CHECK_ENV = "FLASHFUSE_CHECK_KVCACHE"
 
 # A paged cache's page size is compiled into its kernel; page sizes are
 # powers of two up to this many rows (vLLM 16, FlashInfer 1-16, flash-attn
@@ -172,57 +177,10 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
     return capacity, snew
 
 
-def _check_values(cache_seqlens, block_table, snew, capacity, num_pages,
-                  page_size):
-    """check_inputs=True: reads the lengths and the page table back (one
-    host synchronisation) and raises where the kernels would compute a
-    wrong answer (they clamp rather than read out of bounds)."""
-    lengths = cache_seqlens.cpu()
-    if (lengths < 0).any():
-        bad = int(torch.nonzero(lengths < 0)[0, 0])
-        raise ValueError(f"{_NAME}: cache_seqlens[{bad}] = "
-                         f"{int(lengths[bad])} is negative")
-    total = lengths.long() + snew
-    if (total > capacity).any():
-        bad = int(torch.nonzero(total > capacity)[0, 0])
-        raise ValueError(
-            f"{_NAME}: sequence {bad} has {int(lengths[bad])} cached + "
-            f"{snew} new rows, more than the cache's capacity {capacity}")
-    if block_table is None:
-        return
-    table = block_table.cpu()
-    # Only the pages that hold a sequence's rows are read; the rest of its
-    # row of the table may hold anything (padding).
-    used = (total + page_size - 1) // page_size
-    cols = torch.arange(table.shape[1])[None, :]
-    live = cols < used[:, None]
-    out = live & ((table < 0) | (table >= num_pages))
-    if out.any():
-        b, p = (int(x) for x in torch.nonzero(out)[0])
-        raise ValueError(f"{_NAME}: block_table[{b}, {p}] = "
-                         f"{int(table[b, p])} is not a page of the cache "
-                         f"[0, {num_pages})")
-
-
-def _append(k_cache, v_cache, k_new, v_new, lengths, block_table):
-    """Writes k_new/v_new [B, Snew, Hkv, D] into the caches at rows
-    [lengths[b], lengths[b] + Snew) of each sequence b, through the page
-    table when paged: one index_put_ per cache, no loop over the batch, no
-    host synchronisation. Rows past the cache are clamped onto its last row
-    (never written out of bounds; check_inputs=True reports them)."""
-    b, snew = k_new.shape[:2]
-    pos = lengths.long()[:, None] + torch.arange(snew, device=k_new.device)
-    if block_table is None:
-        pos = pos.clamp_(0, k_cache.shape[1] - 1)
-        index = (torch.arange(b, device=k_new.device)[:, None].expand(b, snew),
-                 pos)
-    else:
-        page_size = k_cache.shape[1]
-        pos = pos.clamp_(0, block_table.shape[1] * page_size - 1)
-        pages = torch.gather(block_table, 1, pos // page_size).long()
-        index = (pages.clamp_(0, k_cache.shape[0] - 1), pos % page_size)
-    k_cache.index_put_(index, k_new)
-    v_cache.index_put_(index, v_new)
+def check_requested(check_inputs):
+    """check_inputs=True, or FLASHFUSE_CHECK_KVCACHE=1 in the environment
+    (every call), turns the device-side check on."""
+    return bool(check_inputs) or os.environ.get(CHECK_ENV) == "1"
 
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
@@ -243,9 +201,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     tensor [B]): the valid rows of each sequence's cache before this step.
     k_new, v_new [B, Snew, Hkv, D/Dv] (optional, together): written into
     the caches in place at rows [cache_seqlens[b], cache_seqlens[b] + Snew)
-    before attending, so that sequence b attends to its first
-    L_b = cache_seqlens[b] + Snew keys. The append is done by torch
-    indexing ops for now (one index_put_ per cache), not by the kernel.
+    (through the page table when paged) by the kv_append kernel before
+    attending, so that sequence b attends to its first
+    L_b = cache_seqlens[b] + Snew keys. A new row whose destination is
+    outside the cache is not written (never clamped onto another
+    sequence's rows).
 
     is_causal aligns the causal mask to the bottom right of each sequence
     (query i sees keys j <= i + L_b - Sq), as flash-attn does;
@@ -261,9 +221,15 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
 
     Shapes, dtypes, devices and lengths known on the host are checked
     before anything runs (ValueError/TypeError). Lengths and the page table
-    stay on the GPU: with check_inputs=True they are read back (a host
-    synchronisation) and negative lengths, L_b beyond the cache and page
-    indices outside [0, num_pages) raise; otherwise such input gives a
+    stay on the GPU: with check_inputs=True, or with the environment
+    variable FLASHFUSE_CHECK_KVCACHE=1 (every call), the decode_check
+    kernel validates them there before anything is written, and a negative
+    length, L_b beyond the cache's capacity or a page index outside
+    [0, num_pages) among a sequence's pages [0, ceil(L_b / page_size))
+    raises flashfuse.errors.InvalidArgumentError (a ValueError) naming the
+    first offending sequence, e.g. "cache_seqlens[3] = 5000 plus 1 new rows
+    exceeds the cache capacity 4096". The check reads 16 bytes back, so it
+    synchronises the stream: a debug option. Unchecked, such input gives a
     wrong answer, never an out-of-bounds access.
     """
     # Scalars first, then the tensors (whose device is checked last).
@@ -277,8 +243,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
-    capacity, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
-                            block_table, window_size, softcap)
+    _, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                     block_table, window_size, softcap)
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):
@@ -286,11 +252,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                              device=q.device)
     else:
         lengths = cache_seqlens
-    if check_inputs:
-        _check_values(lengths, block_table, snew, capacity, k_cache.shape[0],
-                      k_cache.shape[1])
+    if check_requested(check_inputs):
+        ops.kvcache_check(k_cache, v_cache, lengths, block_table, snew)
     if k_new is not None:
-        _append(k_cache, v_cache, k_new, v_new, lengths, block_table)
+        torch.ops.flashfuse.kvcache_append(k_cache, v_cache, k_new, v_new,
+                                           lengths, block_table)
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
         scale, int(window_size[0]), int(window_size[1]), float(softcap),

@@ -375,6 +375,106 @@ def _aligned_index(t):
     return t.clone(memory_format=torch.contiguous_format)
 
 
+def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
+    """Fills the cache's fields of DecodeArgs `a` (dtype, caches, lengths,
+    page table, sizes, strides), which the decode, the append and the
+    check share; returns the index tensors passed (possibly aligned
+    copies), to be kept alive until the launch is queued."""
+    paged = block_table is not None
+    cache_seqlens = _aligned_index(cache_seqlens)
+    block_table = _aligned_index(block_table)
+    a.dtype = _DTYPES[k_cache.dtype]
+    a.k_cache, a.v_cache = k_cache.data_ptr(), v_cache.data_ptr()
+    a.cache_seqlens = cache_seqlens.data_ptr()
+    a.batch, a.heads_kv = cache_seqlens.shape[0], k_cache.shape[2]
+    a.head_dim, a.head_dim_v = k_cache.shape[-1], v_cache.shape[-1]
+    if paged:
+        a.page_size, a.num_pages = k_cache.shape[1], k_cache.shape[0]
+        a.max_pages = block_table.shape[1]
+        a.block_table = block_table.data_ptr()
+        a.block_table_stride = block_table.stride(0)
+    else:
+        a.cache_len = k_cache.shape[1]
+    a.k_stride[:] = _bhsd_strides(k_cache)
+    a.v_stride[:] = _bhsd_strides(v_cache)
+    return cache_seqlens, block_table
+
+
+_aux_kernels = {}  # (device, kind, dtype, D, Dv, page size) -> kernel
+
+
+def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged):
+    """The kv_append or decode_check kernel of a cache: it depends on the
+    dtype, the head dims and the page size only (flash-lower-to-gpu builds
+    both next to every decode kernel), so any artifact's will do; compiled
+    on demand where none has it."""
+    variant = _kernels.make_variant(
+        kind, _DTYPES[k_cache.dtype], k_cache.shape[-1], v_cache.shape[-1],
+        page_size=k_cache.shape[1] if paged else 0)
+    key = (device_index, variant.key())
+    k = _aux_kernels.get(key)
+    if k is None:
+        directory, _ = _kernels.locate(variant,
+                                       capability=_capability(device_index))
+        k = _aux_kernels[key] = _kernels.kernel(device_index, variant,
+                                                directory)
+    return k
+
+
+@torch.library.custom_op("flashfuse::kvcache_append",
+                         mutates_args=("k_cache", "v_cache"),
+                         device_types="cuda")
+def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
+                   k_new: torch.Tensor, v_new: torch.Tensor,
+                   cache_seqlens: torch.Tensor,
+                   block_table: Optional[torch.Tensor]) -> None:
+    """Writes k_new / v_new [B, Snew, Hkv, D/Dv] into the caches in place at
+    rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each sequence b,
+    through block_table when paged, with the kv_append kernel (a row whose
+    destination is outside the cache is skipped). The caller
+    (flashfuse.attention_with_kvcache) has checked the shapes."""
+    paged = block_table is not None
+    append = _kvcache_kernel(k_cache.device.index, rt.KIND_KV_APPEND,
+                             k_cache, v_cache, paged)
+    k_new, v_new = _readable(k_new), _readable(v_new)
+    a = rt.decode_args()
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    a.seq_new = k_new.shape[1]
+    a.k_new, a.v_new = k_new.data_ptr(), v_new.data_ptr()
+    a.k_new_stride[:] = _bhsd_strides(k_new)
+    a.v_new_stride[:] = _bhsd_strides(v_new)
+    stream = torch.cuda.current_stream(k_cache.device).cuda_stream
+    with torch.cuda.device(k_cache.device):
+        rt.kvcache_append(append, a, stream)
+    del keep
+
+
+@kvcache_append.register_fake
+def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table):
+    return None
+
+
+def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new):
+    """The debug check of the lengths and the page table on the GPU (the
+    decode_check kernel, KERNEL_ABI.md "Decode"): raises
+    InvalidArgumentError (a ValueError) naming the first sequence whose
+    cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
+    one of whose pages [0, ceil(L_b / page_size)) is outside [0,
+    num_pages). One 16-byte read-back: it synchronises the current
+    stream."""
+    paged = block_table is not None
+    check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
+                            k_cache, v_cache, paged)
+    a = rt.decode_args()
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    a.seq_new = seq_new
+    status = torch.empty(4, dtype=torch.int32, device=k_cache.device)
+    stream = torch.cuda.current_stream(k_cache.device).cuda_stream
+    with torch.cuda.device(k_cache.device):
+        rt.decode_check_on_device(check, a, status.data_ptr(), stream)
+    del keep
+
+
 def _kvcache_outputs(q, head_dim_v):
     b, sq, hq, _ = q.shape
     return (q.new_empty(b, sq, hq, head_dim_v),
@@ -395,7 +495,7 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     to its first cache_seqlens[b] + seq_new rows, its keys split between
     num_splits blocks (0: the runtime chooses). The caches are read in
     place; the caller (flashfuse.attention_with_kvcache) has checked the
-    shapes and appended the new rows."""
+    shapes and appended the new rows (kvcache_append)."""
     paged = block_table is not None
     page_size = k_cache.shape[1] if paged else 0
     dv = v_cache.shape[-1]
@@ -406,27 +506,13 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     decode, combine = _decode_kernels(q.device.index, variant)
     o, lse = _kvcache_outputs(q, dv)
     q = _readable(q)
-    cache_seqlens = _aligned_index(cache_seqlens)
-    block_table = _aligned_index(block_table)
     _poison(o, lse)
-    b, sq, hq, d = q.shape
+    _, sq, hq, _ = q.shape
     a = rt.decode_args()
-    a.dtype = _DTYPES[q.dtype]
-    a.q, a.k_cache, a.v_cache, a.o, a.lse = (
-        t.data_ptr() for t in (q, k_cache, v_cache, o, lse))
-    a.cache_seqlens = cache_seqlens.data_ptr()
-    a.batch, a.heads_q, a.heads_kv, a.seq_q = b, hq, k_cache.shape[2], sq
-    a.head_dim, a.head_dim_v, a.seq_new = d, dv, seq_new
-    if paged:
-        a.page_size, a.num_pages = page_size, k_cache.shape[0]
-        a.max_pages = block_table.shape[1]
-        a.block_table = block_table.data_ptr()
-        a.block_table_stride = block_table.stride(0)
-    else:
-        a.cache_len = k_cache.shape[1]
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    a.q, a.o, a.lse = (t.data_ptr() for t in (q, o, lse))
+    a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
     a.q_stride[:], a.o_stride[:] = _bhsd_strides(q), _bhsd_strides(o)
-    a.k_stride[:] = _bhsd_strides(k_cache)
-    a.v_stride[:] = _bhsd_strides(v_cache)
     a.scale = scale
     a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
     a.num_splits = num_splits
@@ -442,6 +528,7 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
         rt.attention_decode(decode, combine, a,
                             workspace.data_ptr() if nbytes else None, nbytes,
                             stream)
+    del keep
     return o, lse
 
 

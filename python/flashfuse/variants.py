@@ -281,14 +281,15 @@ def from_runtime(variant):
     """(KernelVariant, backward) for a _runtime.Variant: the forward op for
     kind forward, the gradient op for the backward kinds (compiling it gives
     every kernel of the backward sequence), and (KVCacheVariant, False) for
-    the decode kinds (compiling it gives the decode kernel and its
-    combine). Flags become representative values; the kernels take the real
+    the decode kinds (compiling it gives the decode kernel, its combine,
+    the kv_append and the decode_check of its cache). Flags become representative values; the kernels take the real
     ones as parameters."""
     dtype = rt._DTYPE_NAMES.get(variant.dtype)
     causal = rt._CAUSAL_NAMES.get(variant.causal)
     if dtype is None or causal is None:
         raise ValueError(f"not a kernel variant: {variant.describe()}")
-    if variant.kind in (rt.KIND_DECODE, rt.KIND_DECODE_COMBINE):
+    if variant.kind in (rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
+                        rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)]
@@ -315,6 +316,14 @@ def _kvcache_from_runtime(variant, dtype, causal):
     if variant.kind == rt.KIND_DECODE_COMBINE:
         return KVCacheVariant(f"kv_{dtype}_d{variant.head_dim_v}_combine",
                               dtype, variant.head_dim_v)
+    if variant.kind in (rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
+        # flash-lower-to-gpu builds both next to every decode kernel of the
+        # same dtype, head dim and page size.
+        kind = "append" if variant.kind == rt.KIND_KV_APPEND else "check"
+        page = f"_page{variant.page_size}" if variant.page_size else ""
+        return KVCacheVariant(f"kv_{dtype}_d{variant.head_dim}_{kind}{page}",
+                              dtype, variant.head_dim,
+                              page_size=variant.page_size)
     if causal == "top_left" or variant.bias or variant.mask or variant.dropout:
         raise ValueError(f"no flash.attention_kvcache computes "
                          f"'{variant.describe()}' (decode kernels are causal "

@@ -25,8 +25,13 @@ def test_variant_struct_matches_the_c_layout():
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.DecodeArgs.num_splits.offset == (
         rt_module.DecodeArgs.softcap.offset + 4)
-    # The sizes runtime_test.cpp asserts of the C structs.
-    assert ctypes.sizeof(rt_module.DecodeArgs) == 312
+    # The sizes runtime_test.cpp asserts of the C structs: the new rows'
+    # pointers and strides last, after num_splits and its padding.
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 392
+    assert rt_module.DecodeArgs.k_new.offset == 312
+    assert rt_module.DecodeArgs.v_new.offset == 320
+    assert rt_module.DecodeArgs.k_new_stride.offset == 328
+    assert rt_module.DecodeArgs.v_new_stride.offset == 360
 
 
 def test_decode_kinds_and_page_size(rt):
@@ -34,7 +39,14 @@ def test_decode_kinds_and_page_size(rt):
     kernels = m.kernels()
     assert [k.variant.kind for k in kernels] == [
         rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
-        rt.KIND_DECODE_COMBINE]
+        rt.KIND_DECODE_COMBINE, rt.KIND_KV_APPEND, rt.KIND_KV_APPEND,
+        rt.KIND_DECODE_CHECK, rt.KIND_DECODE_CHECK]
+    assert kernels[5].variant.describe() == (
+        "kv_append bf16 D=64 Dv=64 causal=none page_size=16")
+    assert kernels[6].variant.describe() == (
+        "decode_check f16 D=128 Dv=128 causal=none")
+    assert ("memref", "check_status") in m.params(7)
+    assert ("i64", "k_new_stride_s") in m.params(4)
     assert kernels[0].variant.describe() == (
         "decode f16 D=128 Dv=128 causal=bottom_right")
     assert kernels[1].variant.describe() == (
@@ -57,7 +69,9 @@ def test_manifest_stays_strict(rt):
     body = ("  dtype f16\n  head_dim 64\n  head_dim_v 64\n  block_m 64\n"
             "  block_n 64\n  threads 128\n  smem 0\n  causal none\n"
             "  params memref:q\n")
-    with pytest.raises(ManifestError, match="'page_size' is for kind decode"):
+    with pytest.raises(ManifestError, match="'page_size' is for kinds "
+                                            "decode, kv_append and "
+                                            "decode_check only"):
         rt.Manifest.parse(head + "  kind forward\n  page_size 16\n" + body
                           + "end\n")
     with pytest.raises(ManifestError, match="unknown key 'num_splits'"):
@@ -122,6 +136,86 @@ def test_decode_argument_checks(rt):
         m.check_decode(0, 2, _decode_args(rt), 132, 2)
 
 
+def _with_new_rows(a, snew):
+    """_decode_args plus k_new/v_new [B, Snew, Hkv, D] (flash-attn's
+    layout, through [b, h, t, d] strides)."""
+    a.seq_new = snew
+    a.k_new, a.v_new = 0x9000000, 0xa000000
+    a.k_new_stride[:] = a.v_new_stride[:] = (snew * 8 * 128, 128, 8 * 128, 1)
+    return a
+
+
+def test_append_argument_checks(rt):
+    from flashfuse.errors import InvalidArgumentError
+    m = rt.Manifest.open(DECODE_DIR)
+    m.check_append(4, _with_new_rows(_decode_args(rt), 4))
+    m.check_append(4, _decode_args(rt))  # no new rows: nothing to launch
+    a = rt.decode_args()
+    assert (a.k_new, a.v_new) == (None, None)
+    assert tuple(a.k_new_stride) == (0, 0, 0, 0)
+    cases = [
+        (lambda a: setattr(a, "k_new", None), "'k_new' is a null pointer"),
+        (lambda a: a.v_new_stride.__setitem__(2, 12),
+         "'v_new' stride 12 in dimension 2 is not a multiple of 8"),
+        (lambda a: setattr(a, "seq_new", 70000),
+         "seq_new = 70000 new rows exceed the cache's capacity 65536"),
+        (lambda a: setattr(a, "page_size", 16),
+         "describe a paged cache with page_size 16"),
+    ]
+    for edit, message in cases:
+        a = _with_new_rows(_decode_args(rt), 2)
+        edit(a)
+        with pytest.raises(InvalidArgumentError, match=message):
+            m.check_append(4, a)
+    with pytest.raises(InvalidArgumentError, match="not a kv_append kernel"):
+        m.check_append(0, _with_new_rows(_decode_args(rt), 2))
+
+
+def test_device_check_arguments_and_verdicts(rt):
+    from flashfuse.errors import FlashFuseError, InvalidArgumentError
+    m = rt.Manifest.open(DECODE_DIR)
+    m.check_device_check(6, _decode_args(rt), 0xb000000)
+    with pytest.raises(InvalidArgumentError,
+                       match="the status buffer is a null pointer"):
+        m.check_device_check(6, _decode_args(rt), None)
+    with pytest.raises(InvalidArgumentError,
+                       match="'check_status' at 0xb000004 is not 16-byte "
+                             "aligned"):
+        m.check_device_check(6, _decode_args(rt), 0xb000004)
+    with pytest.raises(InvalidArgumentError, match="not a decode_check"):
+        m.check_device_check(4, _decode_args(rt), 0xb000000)
+    # The messages of each status the kernel writes (capacity 65536).
+    a = _with_new_rows(_decode_args(rt), 1)
+    assert rt.decode_check_status((0, 0, 0, 0), a) is None
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_seqlens\[3\] = 70000 plus 1 new rows "
+                             "exceeds the cache capacity 65536"):
+        rt.decode_check_status((2, 3, 70000, 0), a)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_seqlens\[2\] = -5 is negative"):
+        rt.decode_check_status((1, 2, -5, 0), a)
+    a.page_size, a.num_pages, a.max_pages = 16, 1024, 64
+    with pytest.raises(InvalidArgumentError,
+                       match=r"block_table\[1\]\[7\] = 9000 is outside "
+                             r"\[0, 1024\)"):
+        rt.decode_check_status((3, 1, 9000, 7), a)
+    with pytest.raises(FlashFuseError, match="status code 5"):
+        rt.decode_check_status((5, 0, 0, 0), a)
+
+
+def test_append_and_check_functions_are_bound(rt):
+    from flashfuse.errors import InvalidArgumentError
+    args = _decode_args(rt)
+    with pytest.raises(InvalidArgumentError,
+                       match="kv_append kernel and arguments must not be "
+                             "NULL"):
+        rt.kvcache_append(None, args, 0)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode_check kernel and arguments must not be "
+                             "NULL"):
+        rt.decode_check_on_device(None, args, 0, 0)
+
+
 # ---- the flash.attention_kvcache emitter ------------------------------------
 
 def test_kvcache_ir_text():
@@ -168,6 +262,13 @@ def test_runtime_decode_variants_map_to_kvcache_ops():
     combine, _ = from_runtime(rt.Variant(rt.KIND_DECODE_COMBINE, rt.DTYPE_F16,
                                          64, 64, 0, 0, 0, 0, 0, 0, 0))
     assert "flash.attention_kvcache" in emit_module([combine])
+    # kv_append and decode_check come with every decode kernel of their
+    # dtype, head dim and page size.
+    for kind in (rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
+        aux, backward = from_runtime(rt.Variant(kind, rt.DTYPE_BF16, 128, 128,
+                                                0, 0, 0, 0, 0, 0, 16))
+        assert not backward and aux.page_size == 16 and aux.head_dim == 128
+        assert "block_table(%bt" in emit_module([aux])
     with pytest.raises(ValueError, match="no flash.attention_kvcache"):
         from_runtime(rt.Variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
                                 rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0, 0))

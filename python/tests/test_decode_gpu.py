@@ -5,7 +5,10 @@ dtype). Fresh random inputs every run; outputs, LSE and the split
 workspace poisoned first (FLASHFUSE_POISON_OUTPUTS). Ragged lengths with
 0, 1, 63, 64, 65 and the full capacity; GQA; Sq > 1; causal or not, window,
 softcap; contiguous and paged caches (pages shuffled, spare pages); new
-rows appended (the cache contents checked too); forced split counts."""
+rows appended (the cache contents checked too); forced split counts. The
+kv_append kernel against torch indexing (ragged lengths, shuffled pages,
+strided new rows, rows outside the cache skipped) and the device-side
+check's message for each kind of bad input."""
 
 import math
 
@@ -213,19 +216,182 @@ def test_integer_lengths_and_strided_q():
     assert_close(out, ref, low, 2, "O (int lengths, strided q)")
 
 
-def test_check_inputs_catches_bad_lengths_and_pages():
-    k_cache, v_cache, table = make_cache(2, 8, 128, 128, torch.float16, 16)
-    q = torch.randn(2, 1, 8, 128, device="cuda", dtype=torch.float16)
-    lengths = torch.tensor([5, 129], device="cuda", dtype=torch.int32)
-    with pytest.raises(ValueError, match="more than the cache's capacity"):
-        flashfuse.attention_with_kvcache(q, k_cache, v_cache, lengths,
-                                         block_table=table, check_inputs=True)
-    table[0, 0] = k_cache.shape[0]
-    with pytest.raises(ValueError, match=r"block_table\[0, 0\]"):
-        flashfuse.attention_with_kvcache(
-            q, k_cache, v_cache, torch.tensor([5, 6], device="cuda",
-                                              dtype=torch.int32),
-            block_table=table, check_inputs=True)
+def appended(cache, table, new, seqlens):
+    """The cache after the kv_append kernel's contract, by torch indexing:
+    row t of new[b] at row seqlens[b] + t of sequence b (through the table
+    when paged); a row whose destination is outside the cache (negative
+    length, beyond the capacity, a page outside [0, num_pages)) skipped."""
+    want = cache.clone()
+    b, snew = new.shape[:2]
+    for i in range(b):
+        for t in range(snew):
+            pos = int(seqlens[i]) + t
+            if int(seqlens[i]) < 0:
+                continue
+            if table is None:
+                if pos < cache.shape[1]:
+                    want[i, pos] = new[i, t]
+                continue
+            page_size = cache.shape[1]
+            if pos >= table.shape[1] * page_size:
+                continue
+            page = int(table[i, pos // page_size])
+            if 0 <= page < cache.shape[0]:
+                want[page, pos % page_size] = new[i, t]
+    return want
+
+
+def append(k_cache, v_cache, k_new, v_new, seqlens, table):
+    run_or_skip(lambda: torch.ops.flashfuse.kvcache_append(
+        k_cache, v_cache, k_new, v_new, seqlens, table))
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("snew", [1, 4], ids=["snew1", "snew4"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_append_kernel_matches_torch(dtype, d, snew, page_size):
+    # Ragged lengths (an empty sequence, one ending on a page boundary, one
+    # filling the cache), pages shuffled with spares; the whole pool is
+    # compared, so a row written anywhere else fails.
+    b, hkv, capacity = 4, 8, 256
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
+                                         page_size)
+    seqlens = torch.tensor([0, 63, 128 - snew, capacity - snew],
+                           device="cuda", dtype=torch.int32)
+    k_new = torch.randn(b, snew, hkv, d, device="cuda", dtype=dtype)
+    v_new = torch.randn_like(k_new)
+    want_k = appended(k_cache, table, k_new, seqlens)
+    want_v = appended(v_cache, table, v_new, seqlens)
+    append(k_cache, v_cache, k_new, v_new, seqlens, table)
+    assert torch.equal(k_cache, want_k) and torch.equal(v_cache, want_v)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+def test_append_kernel_reads_strided_new_rows(page_size):
+    # k_new and v_new are views of one fused [B, Snew, 2, Hkv, D] buffer
+    # (strides of the logical [B, Hkv, Snew, D] indexing, like q's).
+    dtype, b, hkv, d, snew = torch.bfloat16, 3, 4, 128, 3
+    k_cache, v_cache, table = make_cache(b, hkv, 128, d, dtype, page_size)
+    kv = torch.randn(b, snew, 2, hkv, d, device="cuda", dtype=dtype)
+    k_new, v_new = kv[:, :, 0], kv[:, :, 1]
+    seqlens = torch.tensor([5, 0, 77], device="cuda", dtype=torch.int32)
+    want_k = appended(k_cache, table, k_new, seqlens)
+    want_v = appended(v_cache, table, v_new, seqlens)
+    append(k_cache, v_cache, k_new, v_new, seqlens, table)
+    assert torch.equal(k_cache, want_k) and torch.equal(v_cache, want_v)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+def test_append_skips_rows_outside_the_cache(page_size):
+    # Sequence 0 runs past the capacity by 2 rows, sequence 1 has a
+    # negative length, sequence 3 (paged) a page index past the pool:
+    # those rows are not written (not clamped onto the last row or page),
+    # and every other row of every sequence is untouched.
+    dtype, b, hkv, d, snew, capacity = torch.float16, 4, 2, 64, 4, 128
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
+                                         page_size)
+    seqlens = torch.tensor([capacity - 2, -3, 10, 40], device="cuda",
+                           dtype=torch.int32)
+    if page_size:
+        table[3, 40 // page_size] = k_cache.shape[0]      # past the pool
+        table[3, (40 + snew) // page_size + 1] = -7       # unused: padding
+    k_new = torch.randn(b, snew, hkv, d, device="cuda", dtype=dtype)
+    v_new = torch.randn_like(k_new)
+    want_k = appended(k_cache, table, k_new, seqlens)
+    want_v = appended(v_cache, table, v_new, seqlens)
+    before = k_cache.clone()
+    append(k_cache, v_cache, k_new, v_new, seqlens, table)
+    assert torch.equal(k_cache, want_k) and torch.equal(v_cache, want_v)
+    # What was written: sequence 0's two rows inside the cache, sequence
+    # 2's four and, unless its page is past the pool, sequence 3's four.
+    changed = (k_cache != before).any(-1).sum().item()
+    assert changed == hkv * (2 + snew + (0 if page_size else snew))
+
+
+def test_attention_with_new_rows_uses_the_kernel(monkeypatch):
+    # No torch indexing op writes the cache: the append is the kernel's
+    # (index_put_ would raise here).
+    def refuse(*args, **kwargs):
+        raise AssertionError("the append must not go through index_put_")
+    monkeypatch.setattr(torch.Tensor, "index_put_", refuse)
+    check(torch.float16, 128, (32, 8), 1, True, (3, 512, [1, 64, 512]), 16,
+          append=True)
+
+
+def device_check(k_cache, v_cache, seqlens, table, snew, **kwargs):
+    q = torch.randn(seqlens.shape[0], 1, 8, k_cache.shape[-1], device="cuda",
+                    dtype=k_cache.dtype)
+    return run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_cache, v_cache, seqlens, block_table=table,
+        k_new=(torch.randn(seqlens.shape[0], snew, k_cache.shape[2],
+                           k_cache.shape[-1], device="cuda",
+                           dtype=k_cache.dtype) if snew else None),
+        v_new=(torch.randn(seqlens.shape[0], snew, v_cache.shape[2],
+                           v_cache.shape[-1], device="cuda",
+                           dtype=v_cache.dtype) if snew else None),
+        **kwargs))
+
+
+def lens(*values):
+    return torch.tensor(values, device="cuda", dtype=torch.int32)
+
+
+def test_device_check_reports_each_bad_input():
+    from flashfuse.errors import InvalidArgumentError
+    # 3 sequences of at most 8 pages of 16 rows (capacity 128), 35 pages.
+    k_cache, v_cache, table = make_cache(3, 8, 128, 128, torch.float16, 16)
+    assert k_cache.shape[0] == 27
+    kw = dict(check_inputs=True)
+    device_check(k_cache, v_cache, lens(5, 0, 127), table, 1, **kw)  # valid
+    cases = [
+        (lens(5, -3, 7), 0, r"cache_seqlens\[1\] = -3 is negative"),
+        (lens(5, 126, 7), 4, r"cache_seqlens\[1\] = 126 plus 4 new rows "
+                             r"exceeds the cache capacity 128"),
+        (lens(5, 128, 7), 1, r"cache_seqlens\[1\] = 128 plus 1 new rows "
+                             r"exceeds the cache capacity 128"),
+        # The lowest offending sequence is reported.
+        (lens(200, -1, 7), 0, r"cache_seqlens\[0\] = 200 plus 0 new rows"),
+    ]
+    for seqlens, snew, message in cases:
+        with pytest.raises(InvalidArgumentError, match=message):
+            device_check(k_cache, v_cache, seqlens, table, snew, **kw)
+    # A page index past the pool, then a negative one, among the pages a
+    # sequence uses; the same entries beyond its length are padding.
+    bad = table.clone()
+    bad[1, 2] = 40
+    with pytest.raises(InvalidArgumentError,
+                       match=r"block_table\[1\]\[2\] = 40 is outside "
+                             r"\[0, 27\)"):
+        device_check(k_cache, v_cache, lens(5, 40, 7), bad, 1, **kw)
+    device_check(k_cache, v_cache, lens(5, 31, 7), bad, 1, **kw)  # pages 0-1
+    bad[1, 0] = -1
+    with pytest.raises(InvalidArgumentError,
+                       match=r"block_table\[1\]\[0\] = -1 is outside"):
+        device_check(k_cache, v_cache, lens(5, 31, 7), bad, 1, **kw)
+    # Contiguous caches have lengths only.
+    kc, vc, _ = make_cache(2, 8, 64, 128, torch.bfloat16, 0)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_seqlens\[1\] = 64 plus 1 new rows "
+                             r"exceeds the cache capacity 64"):
+        device_check(kc, vc, lens(0, 64), None, 1, **kw)
+    # A failed check writes nothing: the cache is as before.
+    before = kc.clone()
+    with pytest.raises(InvalidArgumentError):
+        device_check(kc, vc, lens(3, -1), None, 2, **kw)
+    assert torch.equal(kc, before)
+
+
+def test_device_check_from_the_environment(monkeypatch):
+    from flashfuse.errors import InvalidArgumentError
+    kc, vc, _ = make_cache(2, 8, 64, 128, torch.float16, 0)
+    device_check(kc, vc, lens(0, 70), None, 0)  # unchecked: no error
+    monkeypatch.setenv("FLASHFUSE_CHECK_KVCACHE", "1")
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_seqlens\[1\] = 70 plus 0 new rows"):
+        device_check(kc, vc, lens(0, 70), None, 0)
 
 
 def test_torch_compile_keeps_one_graph():

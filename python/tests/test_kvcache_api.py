@@ -1,5 +1,6 @@
-"""flashfuse.attention_with_kvcache's argument checks, the append of new
-rows, check_inputs and the custom op's fake: torch, no GPU."""
+"""flashfuse.attention_with_kvcache's argument checks, how the append of
+new rows and the device-side check are reached (check_inputs and
+FLASHFUSE_CHECK_KVCACHE), and the custom ops' fakes: torch, no GPU."""
 
 import pytest
 
@@ -119,71 +120,32 @@ def test_paged_checks():
         call(q, k, v, 3, block_table=table)
 
 
-def test_check_inputs_reads_lengths_and_table():
-    table = torch.tensor([[3, 1, 9, -5], [0, 2, 4, 6]], dtype=torch.int32)
-    lengths = torch.tensor([40, 64], dtype=torch.int32)
-    # Sequence 0 uses pages 0..2 of its row (40 + 1 rows of 16): 9 is a page
-    # of a 10-page cache, and the -5 after them is never read.
-    kvcache._check_values(torch.tensor([40, 60], dtype=torch.int32), table, 1,
-                          64, 10, 16)
-    with pytest.raises(ValueError, match=r"sequence 1 has 64 cached \+ 1 "
-                                         "new rows, more than the cache's "
-                                         "capacity 64"):
-        kvcache._check_values(lengths, table, 1, 64, 10, 16)
-    with pytest.raises(ValueError, match=r"cache_seqlens\[1\] = -2 is "
-                                         "negative"):
-        kvcache._check_values(torch.tensor([0, -2], dtype=torch.int32), None,
-                              0, 64, 10, 16)
-    with pytest.raises(ValueError, match=r"block_table\[0, 3\] = -5 is not "
-                                         r"a page of the cache \[0, 10\)"):
-        kvcache._check_values(torch.tensor([49, 0], dtype=torch.int32),
-                              table, 0, 64, 10, 16)
-    with pytest.raises(ValueError, match=r"block_table\[0, 2\] = 9 is not "
-                                         r"a page of the cache \[0, 9\)"):
-        kvcache._check_values(torch.tensor([33, 0], dtype=torch.int32),
-                              table, 0, 64, 9, 16)
+def test_device_check_is_requested_by_argument_or_environment(monkeypatch):
+    # check_inputs=True, or FLASHFUSE_CHECK_KVCACHE=1 for every call, runs
+    # the decode_check kernel (python/tests/test_decode_gpu.py runs it).
+    monkeypatch.delenv(kvcache.CHECK_ENV, raising=False)
+    assert kvcache.CHECK_ENV == "FLASHFUSE_CHECK_KVCACHE"
+    assert not kvcache.check_requested(False)
+    assert kvcache.check_requested(True)
+    monkeypatch.setenv(kvcache.CHECK_ENV, "1")
+    assert kvcache.check_requested(False)
+    monkeypatch.setenv(kvcache.CHECK_ENV, "0")
+    assert not kvcache.check_requested(False)
 
 
-def test_append_contiguous_matches_a_loop():
-    b, smax, hkv, d, snew = 3, 32, 2, 8, 3
-    k = torch.randn(b, smax, hkv, d)
-    v = torch.randn(b, smax, hkv, d)
-    kn, vn = torch.randn(b, snew, hkv, d), torch.randn(b, snew, hkv, d)
-    lengths = torch.tensor([0, 7, 29], dtype=torch.int32)
-    want_k, want_v = k.clone(), v.clone()
-    for i in range(b):
-        n = int(lengths[i])
-        want_k[i, n:n + snew], want_v[i, n:n + snew] = kn[i], vn[i]
-    kvcache._append(k, v, kn, vn, lengths, None)
-    assert torch.equal(k, want_k) and torch.equal(v, want_v)
-
-
-def test_append_paged_goes_through_the_table():
-    b, pages, page, hkv, d, snew = 2, 7, 4, 2, 8, 5
-    k = torch.randn(pages, page, hkv, d)
-    v = torch.randn(pages, page, hkv, d)
-    table = torch.tensor([[5, 0, 3], [6, 2, 1]], dtype=torch.int32)
-    kn, vn = torch.randn(b, snew, hkv, d), torch.randn(b, snew, hkv, d)
-    lengths = torch.tensor([2, 6], dtype=torch.int32)
-    want_k, want_v = k.clone(), v.clone()
-    for i in range(b):
-        for r in range(snew):
-            pos = int(lengths[i]) + r
-            pg = int(table[i, pos // page])
-            want_k[pg, pos % page], want_v[pg, pos % page] = kn[i, r], vn[i, r]
-    kvcache._append(k, v, kn, vn, lengths, table)
-    assert torch.equal(k, want_k) and torch.equal(v, want_v)
-
-
-def test_append_never_writes_out_of_bounds():
-    # Lengths beyond the cache (which check_inputs=True reports) land on
-    # the last row instead of raising a device-side assert on a GPU.
-    k = torch.zeros(1, 4, 1, 8)
-    v = torch.zeros(1, 4, 1, 8)
-    ones = torch.ones(1, 2, 1, 8)
-    kvcache._append(k, v, ones, ones, torch.tensor([9], dtype=torch.int32),
-                    None)
-    assert k[0, 3].eq(1).all() and k[0, :3].eq(0).all()
+def test_append_is_the_kernel_not_torch_indexing():
+    # The new rows are written by the kv_append kernel (a custom op that
+    # mutates the caches); the torch index_put_ path is gone.
+    assert not hasattr(kvcache, "_append")
+    assert not hasattr(kvcache, "_check_values")
+    kc = torch.empty(3, 1024, 8, 128, dtype=torch.bfloat16, device="meta")
+    kn = torch.empty(3, 4, 8, 128, dtype=torch.bfloat16, device="meta")
+    lengths = torch.empty(3, dtype=torch.int32, device="meta")
+    assert torch.ops.flashfuse.kvcache_append(kc, kc, kn, kn, lengths,
+                                              None) is None
+    schema = torch.ops.flashfuse.kvcache_append.default._schema
+    assert [a.name for a in schema.arguments if a.is_write] == [
+        "k_cache", "v_cache"]
 
 
 def test_custom_op_fake():

@@ -19,6 +19,9 @@ namespace {
 // and a DRAM burst of its own.
 constexpr size_t kPartialAlign = 256;
 
+// decode_check's status: code, sequence, value, page (KERNEL_ABI.md).
+constexpr int64_t kCheckStatusElements = 4;
+
 // What a launch will do: the split count and where the partial results lie
 // in the workspace (both 0 bytes with one split: the decode then writes O
 // and LSE itself).
@@ -31,14 +34,17 @@ struct Plan {
 
 class DecodeChecker {
 public:
+  // `decode` is the kernel being launched: a decode kernel (with its
+  // combine), or a kv_append or decode_check kernel, whose checks (append(),
+  // deviceCheck()) name `task` in their messages.
   DecodeChecker(const KernelSpec &decode, const KernelSpec *combine,
-                const flashfuse_decode_args &a)
-      : decode_(decode), combine_(combine), a_(a) {}
+                const flashfuse_decode_args &a,
+                const char *task = "attention decode")
+      : decode_(decode), combine_(combine), a_(a), task_(task) {}
 
   flashfuse_status bad(const std::string &what) const {
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                concat("attention decode with kernel '", decode_.name,
-                       "': ", what));
+                concat(task_, " with kernel '", decode_.name, "': ", what));
   }
 
   // Every check that needs neither the GPU nor the workspace.
@@ -111,6 +117,84 @@ public:
                         " needs a decode_combine kernel to merge the splits, "
                         "and none was given"));
     return FLASHFUSE_SUCCESS;
+  }
+
+  // Every check of flashfuse_kvcache_append that needs no GPU: what the
+  // copy reads and writes (caches, lengths, table, k_new/v_new).
+  flashfuse_status append() const {
+    const flashfuse_variant &v = decode_.variant;
+    if (v.kind != FLASHFUSE_KIND_KV_APPEND)
+      return bad("not a kv_append kernel (flashfuse_kvcache_append takes the "
+                 "kind kv_append)");
+    if (a_.dtype != v.dtype)
+      return bad(concat("inputs are ", dtypeName(a_.dtype),
+                        " but the kernel was compiled for ",
+                        dtypeName(v.dtype)));
+    if (auto s = checkSequences(); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (a_.heads_kv <= 0 || a_.heads_kv > kMaxI32)
+      return bad(concat("heads_kv = ", a_.heads_kv, " (must be in [1, 2^31))"));
+    if (a_.head_dim != v.head_dim || a_.head_dim_v != v.head_dim_v)
+      return bad(concat("head dims D=", a_.head_dim, " Dv=", a_.head_dim_v,
+                        " but the kernel was compiled for D=", v.head_dim,
+                        " Dv=", v.head_dim_v));
+    std::vector<Operand> ops = tensors();
+    for (const Operand &op : {ops[1], ops[2]})
+      if (std::string why = operandProblem(op); !why.empty())
+        return bad(why);
+    if (a_.seq_new > 0 && a_.batch * a_.heads_kv * a_.seq_new > kMaxI32)
+      return bad(concat(a_.batch * a_.heads_kv * a_.seq_new,
+                        " new rows (B x Hkv x seq_new) are more than one "
+                        "launch covers (2^31 - 1)"));
+    if (a_.seq_new > 0)
+      for (const Operand &op : newRows())
+        if (std::string why = operandProblem(op); !why.empty())
+          return bad(why);
+    return FLASHFUSE_SUCCESS;
+  }
+
+  // Every check of flashfuse_decode_check_on_device that needs no GPU:
+  // the kernel reads the lengths and the table only.
+  flashfuse_status deviceCheck(const int32_t *status) const {
+    if (decode_.variant.kind != FLASHFUSE_KIND_DECODE_CHECK)
+      return bad("not a decode_check kernel (flashfuse_decode_check_on_device "
+                 "takes the kind decode_check)");
+    if (auto s = checkSequences(); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (!status)
+      return bad("the status buffer is a null pointer (it takes 4 int32 on "
+                 "the device)");
+    return FLASHFUSE_SUCCESS;
+  }
+
+  // The named arguments of kv_append (KERNEL_ABI.md "Decode").
+  std::vector<flashfuse_arg> appendArgs() const {
+    std::vector<Operand> ops = tensors();
+    std::vector<Operand> fresh = newRows();
+    const Operand *all[4] = {&ops[1], &ops[2], &fresh[0], &fresh[1]};
+    static const char *names[4] = {"k", "v", "k_new", "v_new"};
+    static const char *strideNames[4][3] = {
+        {"k_stride_b", "k_stride_h", "k_stride_s"},
+        {"v_stride_b", "v_stride_h", "v_stride_s"},
+        {"k_new_stride_b", "k_new_stride_h", "k_new_stride_s"},
+        {"v_new_stride_b", "v_new_stride_h", "v_new_stride_s"}};
+    std::vector<flashfuse_arg> out = sequenceArgs();
+    for (int i = 0; i < 4; ++i) {
+      out.push_back(buffer(names[i], all[i]->ptr,
+                           span(all[i]->size, all[i]->stride)));
+      for (int d = 0; d < 3; ++d)
+        out.push_back(integer(strideNames[i][d], FLASHFUSE_PARAM_I64,
+                              all[i]->stride[d]));
+    }
+    out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
+    return out;
+  }
+
+  // The named arguments of decode_check.
+  std::vector<flashfuse_arg> deviceCheckArgs(const int32_t *status) const {
+    std::vector<flashfuse_arg> out = sequenceArgs();
+    out.push_back(buffer("check_status", status, kCheckStatusElements));
+    return out;
   }
 
   // Rows per sequence the cache can hold.
@@ -241,6 +325,49 @@ public:
   }
 
 private:
+  // What every kernel of a KV cache reads: the batch, the new rows' count,
+  // the cache's form and capacity, the lengths.
+  flashfuse_status checkSequences() const {
+    if (a_.batch <= 0 || a_.batch > kMaxI32)
+      return bad(concat("batch = ", a_.batch, " (must be in [1, 2^31))"));
+    if (a_.seq_new < 0 || a_.seq_new > kMaxI32)
+      return bad(concat("seq_new = ", a_.seq_new, " (must be in [0, 2^31))"));
+    if (auto s = checkCache(); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (a_.seq_new > capacity())
+      return bad(concat("seq_new = ", a_.seq_new,
+                        " new rows exceed the cache's capacity ", capacity()));
+    if (!a_.cache_seqlens)
+      return bad("'cache_seqlens' is a null pointer");
+    return FLASHFUSE_SUCCESS;
+  }
+
+  // k_new and v_new as operands [b, h, t, d].
+  std::vector<Operand> newRows() const {
+    return {{"k_new", a_.k_new, a_.k_new_stride,
+             {a_.batch, a_.heads_kv, a_.seq_new, a_.head_dim}},
+            {"v_new", a_.v_new, a_.v_new_stride,
+             {a_.batch, a_.heads_kv, a_.seq_new, a_.head_dim_v}}};
+  }
+
+  // The arguments of checkSequences(), named.
+  std::vector<flashfuse_arg> sequenceArgs() const {
+    std::vector<flashfuse_arg> out;
+    out.push_back(buffer("cache_seqlens", a_.cache_seqlens, a_.batch));
+    if (a_.page_size) {
+      out.push_back(buffer("block_table", a_.block_table,
+                           (a_.batch - 1) * a_.block_table_stride +
+                               a_.max_pages));
+      out.push_back(integer("num_pages", FLASHFUSE_PARAM_I32, a_.num_pages));
+      out.push_back(integer("block_table_stride", FLASHFUSE_PARAM_I64,
+                            a_.block_table_stride));
+    }
+    out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
+    out.push_back(integer("seq_k", FLASHFUSE_PARAM_I32, capacity()));
+    out.push_back(integer("seq_new", FLASHFUSE_PARAM_I32, a_.seq_new));
+    return out;
+  }
+
   // The cache's form must be the kernel's: a paged kernel reads rows
   // through the table, a contiguous one by sequence, and the page size is
   // compiled in.
@@ -283,7 +410,39 @@ private:
   const KernelSpec &decode_;
   const KernelSpec *combine_;
   const flashfuse_decode_args &a_;
+  const char *task_;
 };
+
+// The verdict of a decode_check status (KERNEL_ABI.md "Decode"): the
+// lowest offending sequence, what is wrong with it and the bad value.
+flashfuse_status checkStatusVerdict(const int32_t *status,
+                                    const flashfuse_decode_args &a) {
+  int64_t capacity = a.page_size ? a.max_pages * a.page_size : a.cache_len;
+  auto bad = [](const std::string &what) {
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                concat("KV cache check on the device: ", what));
+  };
+  int32_t b = status[1], value = status[2], page = status[3];
+  switch (status[0]) {
+  case 0:
+    return FLASHFUSE_SUCCESS;
+  case 1:
+    return bad(concat("cache_seqlens[", b, "] = ", value, " is negative"));
+  case 2:
+    return bad(concat("cache_seqlens[", b, "] = ", value, " plus ",
+                      a.seq_new, " new rows exceeds the cache capacity ",
+                      capacity));
+  case 3:
+    return bad(concat("block_table[", b, "][", page, "] = ", value,
+                      " is outside [0, ", a.num_pages, ") (page ", page,
+                      " holds rows [", int64_t(page) * a.page_size, ", ",
+                      int64_t(page + 1) * a.page_size, ") of sequence ", b,
+                      ")"));
+  }
+  return fail(FLASHFUSE_ERROR_INTERNAL,
+              concat("the decode_check kernel wrote status code ", status[0],
+                     ", which no version of the ABI defines"));
+}
 
 // Everything that can be checked without a GPU, leaving the plan and the
 // named arguments ready for launchNamed. With `workspaceChecked` false the
@@ -339,6 +498,56 @@ flashfuse_status checkKernels(const flashfuse_kernel *decode,
 
 } // namespace flashfuse
 
+namespace flashfuse {
+namespace {
+
+// The manifest entry `index` (range-checked) for the *_check entry points.
+flashfuse_status manifestKernel(const flashfuse_manifest *manifest,
+                                int32_t index, const void *args,
+                                const KernelSpec *&out) {
+  if (!manifest || !args)
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "manifest and arguments must not be NULL");
+  int32_t count = static_cast<int32_t>(manifest->data.kernels.size());
+  if (index < 0 || index >= count)
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                concat("kernel index ", index, " out of range [0, ", count,
+                       ")"));
+  out = &manifest->data.kernels[index];
+  return FLASHFUSE_SUCCESS;
+}
+
+// flashfuse_kvcache_append's checks; `named` is then ready to bind.
+flashfuse_status prepareAppend(const KernelSpec &append,
+                               const flashfuse_decode_args &args,
+                               std::vector<flashfuse_arg> &named) {
+  DecodeChecker checker(append, nullptr, args, "kv append");
+  if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
+    return s;
+  if (args.seq_new == 0)
+    return FLASHFUSE_SUCCESS; // nothing to copy, nothing launched
+  named = checker.appendArgs();
+  std::vector<ParamSlot> slots;
+  return bindParams(append, named.data(), static_cast<int>(named.size()),
+                    /*strict=*/false, slots);
+}
+
+flashfuse_status prepareDeviceCheck(const KernelSpec &check,
+                                    const flashfuse_decode_args &args,
+                                    const int32_t *status,
+                                    std::vector<flashfuse_arg> &named) {
+  DecodeChecker checker(check, nullptr, args, "KV cache check");
+  if (auto s = checker.deviceCheck(status); s != FLASHFUSE_SUCCESS)
+    return s;
+  named = checker.deviceCheckArgs(status);
+  std::vector<ParamSlot> slots;
+  return bindParams(check, named.data(), static_cast<int>(named.size()),
+                    /*strict=*/false, slots);
+}
+
+} // namespace
+} // namespace flashfuse
+
 extern "C" {
 
 void flashfuse_decode_args_init(flashfuse_decode_args *args) {
@@ -349,6 +558,7 @@ void flashfuse_decode_args_init(flashfuse_decode_args *args) {
   args->scale = 1.0f;
   args->window_left = -1;
   args->window_right = -1;
+  // k_new, v_new and their strides: null / 0 (no new rows) from the zeroing.
 }
 
 flashfuse_status flashfuse_decode_workspace_bytes(
@@ -442,6 +652,103 @@ flashfuse_status flashfuse_attention_decode_check(
     if (required_bytes)
       *required_bytes = plan.bytes;
     return FLASHFUSE_SUCCESS;
+  });
+}
+
+
+flashfuse_status flashfuse_kvcache_append(flashfuse_kernel *append,
+                                          const flashfuse_decode_args *args,
+                                          void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!append || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "kv_append kernel and arguments must not be NULL");
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareAppend(*append->spec, *args, named);
+        s != FLASHFUSE_SUCCESS || named.empty())
+      return s;
+    return launchNamed(*append, named.data(), static_cast<int>(named.size()),
+                       stream, /*strict=*/false);
+  });
+}
+
+flashfuse_status flashfuse_kvcache_append_check(
+    const flashfuse_manifest *manifest, int32_t append_index,
+    const flashfuse_decode_args *args) {
+  using namespace flashfuse;
+  return guarded([&] {
+    const KernelSpec *spec = nullptr;
+    if (auto s = manifestKernel(manifest, append_index, args, spec);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    std::vector<flashfuse_arg> named;
+    return prepareAppend(*spec, *args, named);
+  });
+}
+
+flashfuse_status flashfuse_decode_check_on_device(
+    flashfuse_kernel *check, const flashfuse_decode_args *args,
+    int32_t *status, void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!check || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "decode_check kernel and arguments must not be NULL");
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareDeviceCheck(*check->spec, *args, status, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    if (auto s = launchNamed(*check, named.data(),
+                             static_cast<int>(named.size()), stream,
+                             /*strict=*/false);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    // The kernel writes every element of the status, so nothing is cleared
+    // before; the copy is ordered after it on the stream.
+    flashfuse_context &c = *check->artifact->context;
+    ScopedContext scope(c);
+    if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
+      return s;
+    int32_t host[kCheckStatusElements] = {0, 0, 0, 0};
+    auto cuStream = static_cast<cu::CUstream>(stream);
+    if (auto s = checkCu(*c.api,
+                         c.api->cuMemcpyDtoHAsync(
+                             host, reinterpret_cast<cu::CUdeviceptr>(status),
+                             sizeof(host), cuStream),
+                         "reading the KV cache check's status back");
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    if (auto s = checkCu(*c.api, c.api->cuStreamSynchronize(cuStream),
+                         "waiting for the KV cache check");
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    return checkStatusVerdict(host, *args);
+  });
+}
+
+flashfuse_status flashfuse_decode_check_on_device_check(
+    const flashfuse_manifest *manifest, int32_t check_index,
+    const flashfuse_decode_args *args, const int32_t *status) {
+  using namespace flashfuse;
+  return guarded([&] {
+    const KernelSpec *spec = nullptr;
+    if (auto s = manifestKernel(manifest, check_index, args, spec);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    std::vector<flashfuse_arg> named;
+    return prepareDeviceCheck(*spec, *args, status, named);
+  });
+}
+
+flashfuse_status flashfuse_decode_check_status(
+    const int32_t *status, const flashfuse_decode_args *args) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!status || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "status and arguments must not be NULL");
+    return checkStatusVerdict(status, *args);
   });
 }
 

@@ -52,6 +52,10 @@ struct DriverApi {
   cu::CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(
       int *num_blocks, cu::CUfunction function, int block_size,
       size_t dynamic_smem_bytes);
+  // The device-side check's status read-back (flashfuse_decode_check_on_device).
+  cu::CUresult (*cuMemcpyDtoHAsync)(void *dst, cu::CUdeviceptr src,
+                                    size_t bytes, cu::CUstream stream);
+  cu::CUresult (*cuStreamSynchronize)(cu::CUstream stream);
   cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
   cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
 };

@@ -51,6 +51,24 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
   flashfuse_kernel_kind kind = spec.variant.kind;
   int64_t dims[3] = {0, 0, 0};
   const char *what[3] = {"query blocks", "heads_q", "batch"};
+  if (kind == FLASHFUSE_KIND_KV_APPEND) {
+    // One warp per new row (b, h, t) of [B, Hkv, Snew], block_m rows a block.
+    int64_t headsKv = 0, seqNew = 0;
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t *>{"batch", &batch},
+          {"heads_kv", &headsKv}, {"seq_new", &seqNew}})
+      if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
+        return s;
+    dims[0] = (batch * headsKv * seqNew + spec.block_m - 1) / spec.block_m;
+    dims[1] = dims[2] = 1;
+    what[0] = "new-row blocks";
+    return checkGrid(spec, c, dims, what, grid);
+  }
+  if (kind == FLASHFUSE_KIND_DECODE_CHECK) {
+    // One block strides over every sequence's entries.
+    dims[0] = dims[1] = dims[2] = 1;
+    return checkGrid(spec, c, dims, what, grid);
+  }
   if (kind == FLASHFUSE_KIND_DECODE || kind == FLASHFUSE_KIND_DECODE_COMBINE) {
     // KERNEL_ABI.md "Decode": the decode has one block per (m-block of the
     // G * Sq packed rows of a kv head, split) x kv head x batch; the

@@ -198,12 +198,14 @@ private:
                       {"backward_postprocess",
                        FLASHFUSE_KIND_BACKWARD_POSTPROCESS},
                       {"decode", FLASHFUSE_KIND_DECODE},
-                      {"decode_combine", FLASHFUSE_KIND_DECODE_COMBINE}},
+                      {"decode_combine", FLASHFUSE_KIND_DECODE_COMBINE},
+                      {"kv_append", FLASHFUSE_KIND_KV_APPEND},
+                      {"decode_check", FLASHFUSE_KIND_DECODE_CHECK}},
                      n))
         return error(concat("bad kind '", value,
                             "' (expected forward|backward_preprocess|backward|"
                             "backward_dq|backward_postprocess|decode|"
-                            "decode_combine)"));
+                            "decode_combine|kv_append|decode_check)"));
       v.kind = static_cast<flashfuse_kernel_kind>(n);
     } else if (key == "dtype") {
       if (!parseEnum(value,
@@ -270,20 +272,32 @@ private:
       return error(concat("kernel '", k.name, "' (line ", kernelLine_, "): ",
                           what));
     };
-    bool decode = v.kind == FLASHFUSE_KIND_DECODE ||
-                  v.kind == FLASHFUSE_KIND_DECODE_COMBINE;
-    // decode_combine merges rows and walks no keys: flash-lower-to-gpu
-    // writes its block_n as 0. Every other kind tiles keys by it.
-    if (k.block_n == 0 && v.kind != FLASHFUSE_KIND_DECODE_COMBINE)
-      return bad("block_n 0 is for kind decode_combine only (it walks no "
-                 "keys)");
-    if (v.page_size != 0 && v.kind != FLASHFUSE_KIND_DECODE)
-      return bad("'page_size' is for kind decode only");
+    // The kernels of a KV cache that are not the attention itself: they
+    // merge rows, copy rows or check indices, and walk no keys.
+    bool keyless = v.kind == FLASHFUSE_KIND_DECODE_COMBINE ||
+                   v.kind == FLASHFUSE_KIND_KV_APPEND ||
+                   v.kind == FLASHFUSE_KIND_DECODE_CHECK;
+    bool decode = v.kind == FLASHFUSE_KIND_DECODE || keyless;
+    // flash-lower-to-gpu writes their block_n as 0. Every other kind tiles
+    // keys by it.
+    if (k.block_n == 0 && !keyless)
+      return bad("block_n 0 is for kinds decode_combine, kv_append and "
+                 "decode_check only (they walk no keys)");
+    if (v.page_size != 0 && v.kind != FLASHFUSE_KIND_DECODE &&
+        v.kind != FLASHFUSE_KIND_KV_APPEND &&
+        v.kind != FLASHFUSE_KIND_DECODE_CHECK)
+      return bad("'page_size' is for kinds decode, kv_append and "
+                 "decode_check only");
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");
     if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)
       return bad("decode kernels are causal none or bottom_right, not "
                  "top_left");
+    if ((v.kind == FLASHFUSE_KIND_KV_APPEND ||
+         v.kind == FLASHFUSE_KIND_DECODE_CHECK) &&
+        (v.causal != FLASHFUSE_CAUSAL_NONE || v.window || v.softcap))
+      return bad("kv_append and decode_check kernels are causal none with no "
+                 "window or softcap (they compute no attention)");
     return FLASHFUSE_SUCCESS;
   }
 
@@ -344,7 +358,8 @@ std::string describeVariant(const flashfuse_variant &v) {
   static const char *kinds[] = {"forward",     "backward_preprocess",
                                 "backward",    "backward_dq",
                                 "backward_postprocess", "decode",
-                                "decode_combine"};
+                                "decode_combine", "kv_append",
+                                "decode_check"};
   static const char *causal[] = {"none", "top_left", "bottom_right"};
   std::string s = concat(kinds[v.kind], " ", dtypeName(v.dtype),
                          " D=", v.head_dim, " Dv=", v.head_dim_v,

@@ -323,12 +323,24 @@ void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
   static_assert(sizeof(flashfuse_variant) == 44, "flashfuse_variant layout");
-  static_assert(sizeof(flashfuse_decode_args) == 312,
+  static_assert(sizeof(flashfuse_decode_args) == 392,
                 "flashfuse_decode_args layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 4);
+  EXPECT(k.size() == 8);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
+  EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
+  EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
+  EXPECT(k[6].variant.kind == FLASHFUSE_KIND_DECODE_CHECK);
+  EXPECT(k[7].variant.page_size == 16 && k[7].threads == 256);
+  EXPECT(k[4].num_params == 21 && k[5].num_params == 24);
+  EXPECT(k[6].num_params == 5 && k[7].num_params == 8);
+  // Found by the decode's variant key with their own kind.
+  EXPECT(m.find(decodeVariant(FLASHFUSE_KIND_KV_APPEND, FLASHFUSE_DTYPE_BF16,
+                              64, FLASHFUSE_CAUSAL_NONE, 16)) == 5);
+  EXPECT(m.find(decodeVariant(FLASHFUSE_KIND_DECODE_CHECK,
+                              FLASHFUSE_DTYPE_F16, 128, FLASHFUSE_CAUSAL_NONE,
+                              0)) == 6);
   EXPECT(k[0].variant.page_size == 0); // absent: contiguous
   EXPECT(k[0].variant.causal == FLASHFUSE_CAUSAL_BOTTOM_RIGHT);
   EXPECT(k[1].variant.page_size == 16);
@@ -380,14 +392,31 @@ void testDecodeManifestStrictness() {
   EXPECT(combine.kernels().at(0).block_n == 0);
   EXPECT(combine.kernels().at(0).variant.kind ==
          FLASHFUSE_KIND_DECODE_COMBINE);
+  // The append and the check walk no keys either and take a page size.
+  for (const char *kind : {"kv_append", "decode_check"}) {
+    std::string text = withoutKeyBlocks(kind);
+    text.replace(text.rfind("end\n"), 4, "  page_size 16\nend\n");
+    Manifest keyless = Manifest::fromText(text);
+    EXPECT(keyless.kernels().at(0).variant.page_size == 16);
+  }
+  std::string causalAppend = withoutKeyBlocks("kv_append");
+  causalAppend.replace(causalAppend.find("causal none"), 11,
+                       "causal bottom_right");
+  EXPECT_ERROR(Manifest::fromText(causalAppend), FLASHFUSE_ERROR_MANIFEST,
+               "kv_append and decode_check kernels are causal none");
   struct Case {
     std::string text;
     std::string fragment;
   } cases[] = {
       {decodeKernel("  page_size 16\n", "forward"),
-       "'page_size' is for kind decode only"},
+       "'page_size' is for kinds decode, kv_append and decode_check only"},
       {decodeKernel("  page_size 16\n", "decode_combine"),
-       "'page_size' is for kind decode only"},
+       "'page_size' is for kinds decode, kv_append and decode_check only"},
+      {decodeKernel("  window 1\n", "kv_append"),
+       "kv_append and decode_check kernels are causal none with no window"},
+      {decodeKernel("  softcap 1\n", "decode_check"),
+       "kv_append and decode_check kernels are causal none with no window "
+       "or softcap"},
       {decodeKernel("  page_size -16\n"),
        "bad value '-16' for 'page_size' (expected an integer in [0, 65536])"},
       {decodeKernel("  page_size 16\n  page_size 16\n"),
@@ -396,9 +425,11 @@ void testDecodeManifestStrictness() {
       {decodeKernel("  splits 4\n"), "unknown key 'splits'"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
-       "block_n 0 is for kind decode_combine only"},
+       "block_n 0 is for kinds decode_combine, kv_append and decode_check "
+       "only"},
       {withoutKeyBlocks("forward"),
-       "block_n 0 is for kind decode_combine only"},
+       "block_n 0 is for kinds decode_combine, kv_append and decode_check "
+       "only"},
   };
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
@@ -600,8 +631,11 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
+  EXPECT_ERROR(m.checkDecode(0, 8, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "combine kernel index 8 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 4 out of range");
+               "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
+               "kernel");
   EXPECT_ERROR(m.checkDecode(0, 2, a, 0, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "sm_count = 0");
   // Splits need a combine kernel and a large enough, aligned workspace.
@@ -619,6 +653,145 @@ void testDecodeChecks() {
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "the workspace at 0x80000008 is not 16-byte aligned");
   EXPECT(m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 99072) == 2);
+}
+
+// goodDecodeArgs / goodPagedArgs with this step's `rows` new rows in
+// flash-attn's layout [B, Snew, Hkv, D] (seen through [b, h, t, d]).
+flashfuse_decode_args withNewRows(flashfuse_decode_args a, int64_t rows) {
+  a.seq_new = rows;
+  a.k_new = fakePointer(0x90000000);
+  a.v_new = fakePointer(0xa0000000);
+  int64_t d = a.head_dim;
+  const int64_t s[4] = {rows * a.heads_kv * d, d, a.heads_kv * d, 1};
+  for (int i = 0; i < 4; ++i)
+    a.k_new_stride[i] = a.v_new_stride[i] = s[i];
+  return a;
+}
+
+void testKVAppendChecks() {
+  flashfuse::Manifest m = decodeSample();
+  // Kernels 4 (contiguous, f16 D = 128) and 5 (paged 16, bf16 D = 64).
+  m.checkAppend(4, withNewRows(goodDecodeArgs(), 1));
+  m.checkAppend(4, withNewRows(goodDecodeArgs(), 4));
+  m.checkAppend(5, withNewRows(goodPagedArgs(), 3));
+  // No new rows: nothing to check of k_new/v_new (nothing is launched).
+  flashfuse_decode_args none = goodDecodeArgs();
+  m.checkAppend(4, none);
+  // flashfuse_decode_args_init leaves the new rows off.
+  flashfuse_decode_args init;
+  flashfuse_decode_args_init(&init);
+  EXPECT(init.k_new == nullptr && init.v_new == nullptr);
+  EXPECT(init.k_new_stride[0] == 0 && init.v_new_stride[3] == 0);
+  auto expectBad = [&](int index,
+                       const std::function<void(flashfuse_decode_args &)> &edit,
+                       const std::string &fragment, int line) {
+    flashfuse_decode_args a = withNewRows(
+        index == 5 ? goodPagedArgs() : goodDecodeArgs(), 2);
+    edit(a);
+    expectError([&] { m.checkAppend(index, a); },
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+  };
+#define EXPECT_BAD_APPEND(index, edit, fragment)                               \
+  expectBad(index, [](flashfuse_decode_args & a) { edit; }, fragment, __LINE__)
+  EXPECT_BAD_APPEND(4, a.k_new = nullptr, "'k_new' is a null pointer");
+  EXPECT_BAD_APPEND(4, a.v_new = nullptr, "'v_new' is a null pointer");
+  EXPECT_BAD_APPEND(4, a.k_new_stride[3] = 2,
+                    "'k_new' has stride 2 in its last dimension");
+  EXPECT_BAD_APPEND(4, a.v_new_stride[2] = 12,
+                    "'v_new' stride 12 in dimension 2 is not a multiple of 8");
+  EXPECT_BAD_APPEND(4, a.k_new_stride[0] = -8, "'k_new' has a negative stride");
+  EXPECT_BAD_APPEND(
+      4, a.k_new = fakePointer(0x90000008),
+      "buffer 'k_new' at 0x90000008 is not 16-byte aligned");
+  EXPECT_BAD_APPEND(4, a.seq_new = 4097,
+                    "seq_new = 4097 new rows exceed the cache's capacity 4096");
+  EXPECT_BAD_APPEND(4, a.seq_new = -1, "seq_new = -1");
+  EXPECT_BAD_APPEND(4, a.batch = 0, "batch = 0");
+  EXPECT_BAD_APPEND(4, a.heads_kv = 0, "heads_kv = 0");
+  EXPECT_BAD_APPEND(4, a.cache_seqlens = nullptr,
+                    "'cache_seqlens' is a null pointer");
+  EXPECT_BAD_APPEND(4, a.dtype = FLASHFUSE_DTYPE_BF16,
+                    "inputs are bf16 but the kernel was compiled for f16");
+  EXPECT_BAD_APPEND(4, a.head_dim_v = 64, "head dims D=128 Dv=64");
+  EXPECT_BAD_APPEND(4, a.k_stride[2] = 100,
+                    "'k_cache' stride 100 in dimension 2");
+  EXPECT_BAD_APPEND(4, a.page_size = 16,
+                    "the arguments describe a paged cache with page_size 16 "
+                    "but the kernel was compiled for a contiguous cache");
+  EXPECT_BAD_APPEND(5, a.block_table = nullptr,
+                    "a paged cache needs a block_table");
+  EXPECT_BAD_APPEND(5, a.seq_new = 4801,
+                    "seq_new = 4801 new rows exceed the cache's capacity 4800");
+  EXPECT_BAD_APPEND(0, (void)a, "kv append with kernel "
+                                "'flash_decode_f16_d128_m64n64w4s3_causal': not "
+                                "a kv_append kernel");
+#undef EXPECT_BAD_APPEND
+  EXPECT_ERROR(m.checkAppend(8, goodDecodeArgs()),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "kernel index 8 out of range [0, 8)");
+}
+
+void testDeviceCheckChecks() {
+  flashfuse::Manifest m = decodeSample();
+  const int32_t *status =
+      static_cast<const int32_t *>(fakePointer(0xb0000000));
+  m.checkDeviceCheck(6, goodDecodeArgs(), status);
+  m.checkDeviceCheck(7, withNewRows(goodPagedArgs(), 2), status);
+  EXPECT_ERROR(m.checkDeviceCheck(6, goodDecodeArgs(), nullptr),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the status buffer is a null pointer");
+  EXPECT_ERROR(
+      m.checkDeviceCheck(6, goodDecodeArgs(),
+                         static_cast<const int32_t *>(fakePointer(0xb0000004))),
+      FLASHFUSE_ERROR_INVALID_ARGUMENT,
+      "buffer 'check_status' at 0xb0000004 is not 16-byte aligned");
+  EXPECT_ERROR(m.checkDeviceCheck(0, goodDecodeArgs(), status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT, "not a decode_check kernel");
+  EXPECT_ERROR(m.checkDeviceCheck(7, goodDecodeArgs(), status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "KV cache check with kernel "
+               "'flash_decode_check_bf16_d64_m256n0w8s0_page16': the arguments "
+               "describe a contiguous cache");
+  flashfuse_decode_args paged = goodPagedArgs();
+  paged.num_pages = 0;
+  EXPECT_ERROR(m.checkDeviceCheck(7, paged, status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT, "num_pages = 0");
+  flashfuse_decode_args noLengths = goodDecodeArgs();
+  noLengths.cache_seqlens = nullptr;
+  EXPECT_ERROR(m.checkDeviceCheck(6, noLengths, status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'cache_seqlens' is a null pointer");
+}
+
+void testDeviceCheckVerdicts() {
+  // What flashfuse_decode_check_on_device reports for each status the
+  // decode_check kernel writes (KERNEL_ABI.md "Decode").
+  flashfuse_decode_args a = withNewRows(goodDecodeArgs(), 1);
+  auto verdict = [&](std::initializer_list<int32_t> fields,
+                     const flashfuse_decode_args &args) {
+    std::vector<int32_t> status(fields);
+    flashfuse::check(flashfuse_decode_check_status(status.data(), &args));
+  };
+  verdict({0, 0, 0, 0}, a);
+  EXPECT_ERROR(verdict({1, 3, -2, 0}, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "KV cache check on the device: cache_seqlens[3] = -2 is "
+               "negative");
+  EXPECT_ERROR(verdict({2, 3, 5000, 0}, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "cache_seqlens[3] = 5000 plus 1 new rows exceeds the cache "
+               "capacity 4096");
+  flashfuse_decode_args p = goodPagedArgs();
+  EXPECT_ERROR(verdict({2, 0, 4800, 0}, p), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "cache_seqlens[0] = 4800 plus 0 new rows exceeds the cache "
+               "capacity 4800");
+  EXPECT_ERROR(verdict({3, 1, 9000, 7}, p), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "block_table[1][7] = 9000 is outside [0, 700) (page 7 holds "
+               "rows [112, 128) of sequence 1)");
+  EXPECT_ERROR(verdict({3, 2, -1, 0}, p), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "block_table[2][0] = -1 is outside [0, 700)");
+  EXPECT_ERROR(verdict({9, 0, 0, 0}, a), FLASHFUSE_ERROR_INTERNAL,
+               "status code 9");
+  EXPECT(flashfuse_decode_check_status(nullptr, &a) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
 }
 
 void testDecodeParamsMismatch() {
@@ -668,6 +841,16 @@ void testNullArguments() {
   EXPECT(flashfuse_attention_decode_check(nullptr, 0, -1, nullptr, 1, 1,
                                           nullptr, 0, nullptr, nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_kvcache_append(nullptr, nullptr, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_kvcache_append_check(nullptr, 0, nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_decode_check_on_device(nullptr, nullptr, nullptr,
+                                          nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_decode_check_on_device_check(nullptr, 0, nullptr,
+                                                nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
   flashfuse_manifest_close(nullptr);
   flashfuse_context_destroy(nullptr);
   EXPECT(std::string(flashfuse_status_name(FLASHFUSE_ERROR_CUDA)) ==
@@ -696,6 +879,9 @@ int main(int argc, char **argv) {
                {"decode_manifest_strictness", testDecodeManifestStrictness},
                {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},
                {"decode_checks", testDecodeChecks},
+               {"kv_append_checks", testKVAppendChecks},
+               {"device_check_checks", testDeviceCheckChecks},
+               {"device_check_verdicts", testDeviceCheckVerdicts},
                {"decode_params_mismatch", testDecodeParamsMismatch},
                {"no_driver", testNoDriver},
                {"null_arguments", testNullArguments}};

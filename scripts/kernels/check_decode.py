@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Checks and times the decode kernels (docs/KVCACHE.md) through the CUDA driver.
 
-The kernel developer's harness for kinds `decode` and `decode_combine`,
+The kernel developer's harness for kinds `decode`, `decode_combine`,
+`kv_append` and `decode_check`,
 independent of runtime/ (as check_and_bench.py is for the forward): loads an
 artifact with ctypes on libcuda, runs attention over a KV cache on fresh
 random inputs with outputs poisoned first, and applies FlashAttention's rule
 (max|out - ref| <= 2 * max|out_pt - ref| + atol; ref in f32 from up-cast
 inputs, out_pt the same in the kernel's dtype) over ragged lengths (0, 1,
 block multiples +-1, full), GQA, Sq > 1, causal, window, softcap, contiguous
-and paged caches (pages shuffled) and forced split counts. Then times one
+and paged caches (pages shuffled) and forced split counts; kv_append against
+torch indexing (rows outside the cache skipped) and decode_check's status
+for each kind of bad input. With --quick --no-bench it is small enough for
+compute-sanitizer (memcheck). Then times one
 decode step against SDPA's backends on the shapes of ANCHORS.md, in GB/s of
 K and V read, each method warmed up 250 ms, medians over interleaved
 repetitions.
@@ -209,6 +213,144 @@ def sweep(art, dtypes, dims, quick=False):
     return results
 
 
+def pick_aux(art, kind, dtype, d, page_size):
+    """The kv_append or decode_check kernel of a cache (dtype, D, page size)."""
+    for k in art.kernels:
+        if (k["kind"] == kind and k["dtype"] == dtype and int(k["head_dim"]) == d
+                and int(k.get("page_size", 0)) == page_size):
+            return k
+    return None
+
+
+def cache_scalars(kc, vc, seqlens, table, seq_new):
+    """The scalars kv_append and decode_check share (KERNEL_ABI.md "Decode")."""
+    paged = table is not None
+    sc = {"batch": seqlens.shape[0], "heads_kv": kc.shape[2], "seq_new": seq_new,
+          "seq_k": table.shape[1] * kc.shape[1] if paged else kc.shape[1]}
+    for name, t in (("k", kc), ("v", vc)):
+        sc.update({f"{name}_stride_b": t.stride(0), f"{name}_stride_h": t.stride(2),
+                   f"{name}_stride_s": t.stride(1)})
+    if paged:
+        sc.update({"num_pages": kc.shape[0], "block_table_stride": table.stride(0)})
+    return sc
+
+
+def run_append(art, k, kc, vc, kn, vn, seqlens, table):
+    """kv_append of k_new/v_new [B, Snew, Hkv, D] (any strides) into the caches."""
+    B, snew, hkv = kn.shape[:3]
+    sc = cache_scalars(kc, vc, seqlens, table, snew)
+    for name, t in (("k_new", kn), ("v_new", vn)):
+        sc.update({f"{name}_stride_b": t.stride(0), f"{name}_stride_h": t.stride(2),
+                   f"{name}_stride_s": t.stride(1)})
+    bufs = {"k": kc, "v": vc, "k_new": kn, "v_new": vn, "cache_seqlens": seqlens,
+            "block_table": table}
+    packed = art.pack(k, bufs, sc)
+    art.launch_packed(k, (-(-B * hkv * snew // int(k["block_m"])), 1, 1), packed)
+    torch.cuda.synchronize()
+
+
+def appended(cache, table, new, seqlens):
+    """The contract by torch indexing: row t of new[b] at row seqlens[b] + t of
+    sequence b; rows whose destination is outside the cache skipped."""
+    want = cache.clone()
+    for b in range(new.shape[0]):
+        for t in range(new.shape[1]):
+            n, pos = int(seqlens[b]), int(seqlens[b]) + t
+            if n < 0:
+                continue
+            if table is None:
+                if pos < cache.shape[1]:
+                    want[b, pos] = new[b, t]
+                continue
+            P = cache.shape[1]
+            if pos < table.shape[1] * P and 0 <= int(table[b, pos // P]) < cache.shape[0]:
+                want[int(table[b, pos // P]), pos % P] = new[b, t]
+    return want
+
+
+def append_sweep(art, dtypes, dims, quick=False):
+    """kv_append against torch indexing: ragged lengths, Snew 1 and 4, shuffled
+    pages, strided new rows, rows outside the cache (beyond the capacity, a
+    negative length, a page past the pool) skipped; the whole pool compared."""
+    results = []
+    for dtype in dtypes:
+        tdt = TDT[dtype]
+        for d in dims:
+            for page in (0, 16, 64):
+                k = pick_aux(art, "kv_append", dtype, d, page)
+                if k is None:
+                    continue
+                for snew in (1, 4):
+                    for bad in ((False, True) if not quick or snew == 4 else (False,)):
+                        B, hkv, cap = 4, 8, 256
+                        kc, vc, table, _, _ = make_cache(B, hkv, cap, d, tdt, page)
+                        lens = [0, 63, 128 - snew, cap - snew]
+                        if bad:  # past the capacity, negative, (paged) page past the pool
+                            lens = [cap - 2, -3, 10, 40]
+                            if page:
+                                table[3, 40 // page] = kc.shape[0]
+                        seqlens = torch.tensor(lens, device="cuda", dtype=torch.int32)
+                        kv = torch.randn(B, snew, 2, hkv, d, device="cuda", dtype=tdt)
+                        kn, vn = kv[:, :, 0], kv[:, :, 1]  # strided views
+                        want_k, want_v = appended(kc, table, kn, seqlens), appended(vc, table, vn, seqlens)
+                        run_append(art, k, kc, vc, kn, vn, seqlens, table)
+                        ok = bool(torch.equal(kc, want_k) and torch.equal(vc, want_v))
+                        results.append(dict(kernel=k["name"], snew=snew, lengths=lens,
+                                            out_of_cache=bad, ok=ok))
+    return results
+
+
+def run_device_check(art, k, kc, vc, seqlens, table, seq_new):
+    status = torch.full((4,), -99, device="cuda", dtype=torch.int32)
+    bufs = {"cache_seqlens": seqlens, "block_table": table, "check_status": status}
+    packed = art.pack(k, bufs, cache_scalars(kc, vc, seqlens, table, seq_new))
+    art.launch_packed(k, (1, 1, 1), packed)
+    torch.cuda.synchronize()
+    return status.tolist()
+
+
+def check_sweep(art, dtypes, dims):
+    """decode_check's status for each kind of bad input (KERNEL_ABI.md "Decode":
+    code, sequence, value, page), the lowest offending sequence first."""
+    results = []
+    for dtype in dtypes:
+        for d in dims:
+            for page in (0, 16):
+                k = pick_aux(art, "decode_check", dtype, d, page)
+                if k is None:
+                    continue
+                B, cap = 40, 128  # more sequences than one pass of the block's threads
+                kc, vc, table, _, _ = make_cache(B, 1, cap, d, TDT[dtype], page)
+                pool = kc.shape[0]
+                ok_lens = [(7 * b) % (cap - 3) for b in range(B)]
+
+                def case(name, edit, snew, want):
+                    lens = list(ok_lens)
+                    t = table.clone() if table is not None else None
+                    edit(lens, t)
+                    seqlens = torch.tensor(lens, device="cuda", dtype=torch.int32)
+                    got = run_device_check(art, k, kc, vc, seqlens, t, snew)
+                    results.append(dict(kernel=k["name"], case=name, got=got, want=want,
+                                        ok=got == want))
+
+                case("valid", lambda l, t: None, 3, [0, 0, 0, 0])
+                case("negative", lambda l, t: l.__setitem__(33, -5), 1, [1, 33, -5, 0])
+                case("beyond", lambda l, t: l.__setitem__(21, cap - 1), 2, [2, 21, cap - 1, 0])
+                case("lowest first", lambda l, t: (l.__setitem__(30, -1), l.__setitem__(12, cap + 1)),
+                     0, [2, 12, cap + 1, 0])
+                if page:
+                    def bad_page(l, t):
+                        l[5] = 3 * page  # L = 3 * page + 1: pages 0..3
+                        t[5, 3] = pool
+                        t[2, cap // page - 1] = -4  # beyond sequence 2's pages: padding
+                    case("page past the pool", bad_page, 1, [3, 5, pool, 3])
+                    case("negative page", lambda l, t: (l.__setitem__(0, 1), t.__setitem__((0, 0), -2)),
+                         0, [3, 0, -2, 0])
+                    case("padding only", lambda l, t: t.__setitem__((1, cap // page - 1), -9), 0,
+                         [0, 0, 0, 0])
+    return results
+
+
 def gbps(B, Hkv, L, d):
     return 2 * B * Hkv * L * d * 2 / 1e9  # K and V, 2-byte elements; GB per call
 
@@ -300,6 +442,19 @@ def main():
     print(f"decode numerics: {len(results) - len(failures)}/{len(results)} cases pass "
           "FlashAttention's rule", flush=True)
     json.dump(results, open(os.path.join(args.out, "decode-numerics.json"), "w"), indent=1)
+    dims = [int(x) for x in args.dims.split(",")]
+    aux = (append_sweep(art, args.dtypes.split(","), dims, quick=args.quick)
+           + check_sweep(art, args.dtypes.split(","), dims))
+    aux_fail = [r for r in aux if not r["ok"]]
+    for r in aux_fail:
+        print("FAIL", json.dumps(r))
+    print(f"kv_append / decode_check: {len(aux) - len(aux_fail)}/{len(aux)} cases pass",
+          flush=True)
+    if not aux:
+        print("FAIL: the artifact has no kv_append / decode_check kernels", flush=True)
+        aux_fail = [None]
+    json.dump(aux, open(os.path.join(args.out, "decode-append-check.json"), "w"), indent=1)
+    failures += aux_fail
     if args.no_bench:
         return 1 if failures else 0
     # Throwaway shape first: the first timed shape of a process reads low.

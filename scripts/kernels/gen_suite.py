@@ -57,7 +57,10 @@ def backward_suite():
 
 
 def decode_suite():
-    """flash.attention_kvcache variants (decode and decode_combine kernels):
+    """flash.attention_kvcache variants (decode and decode_combine kernels,
+    and with each decode kernel the kv_append and decode_check kernels of
+    its dtype, head dim and page size, which flash-lower-to-gpu builds next
+    to it: the library serves new rows and the device-side check too):
     D 32/64/96/128/256 x f16/bf16 x causal (bottom-right) or not x
     contiguous or paged (16, 64 rows a page); window and softcap at D = 128,
     causal, contiguous and page 16. 68 variants; each dtype and D shares one

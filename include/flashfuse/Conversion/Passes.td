@@ -130,6 +130,16 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     kernel and summed over a broadcast bias' size-1 dimensions after the
     launches (linalg.reduce on the host side, like the dtype conversions).
 
+    Each flash.attention_kvcache (recipe `decode`, docs/KVCACHE.md)
+    becomes the split-KV decode kernel and, where the config splits the
+    keys, the combine of the splits' partial results; with `new_kv`, a
+    `kv_append` launch before them writes the new rows into the caches in
+    place (the op's updated caches are the cache buffers). Every decode
+    kernel comes with its combine, its `kv_append` and its `decode_check`
+    (the device-side validation of the lengths and the page table, which
+    the runtime launches as a debug option), launched or not, so that an
+    artifact serves the whole decode path (docs/KERNEL_ABI.md, "Decode").
+
     Variants a recipe cannot serve are reported as errors (backward: a
     score_mod that is not additive, D > 128, grad_bias with a dynamic
     [B, Hq, Sq, Sk]).

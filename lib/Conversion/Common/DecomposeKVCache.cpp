@@ -10,9 +10,9 @@
 //     key j for query i of sequence b iff j < L_b = cache_seqlens[b] + Snew
 //     and j lies in the causal / window band around diag(i) = i + L_b - Sq.
 // Inputs outside the contract (lengths outside [0, C], page indices outside
-// [0, num_pages)) give a wrong answer but never an out-of-bounds access: rows
-// outside [0, C) are not written and page indices are clamped, as in the
-// kernels.
+// [0, num_pages)) give a wrong answer but never an out-of-bounds access: new
+// rows outside [0, C) or on a page outside [0, num_pages) are not written,
+// and page indices are clamped where they are read, as in the kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Conversion/Common/DecomposeKVCache.h"
@@ -120,7 +120,8 @@ private:
   }
 
   /// Step 1: rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each
-  /// sequence := key_new[b] / value_new[b]; rows outside [0, C) are dropped.
+  /// sequence := key_new[b] / value_new[b]; rows outside [0, C) or on a
+  /// page outside [0, num_pages) are dropped.
   std::pair<Value, Value> appendNewRows(Value keys, Value values) {
     auto kPerm = op.getKeyPerm(), vPerm = op.getValuePerm();
     int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
@@ -137,6 +138,25 @@ private:
         Value below =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, cap);
         Value inRange = arith::AndIOp::create(b, loc, notBelow, below);
+        if (op.isPaged()) {
+          // A row on a page outside [0, num_pages) is dropped too, never
+          // clamped onto another page (another sequence's rows), as the
+          // kv_append kernel does. Its table entry is read at a slot kept
+          // inside the table for rows outside the cache.
+          Value ps = index(pageSize);
+          Value rowSlot = arith::DivUIOp::create(b, loc, row, ps);
+          Value slot =
+              arith::SelectOp::create(b, loc, inRange, rowSlot, zero);
+          Value page = extractIndex(op.getBlockTable(), {bIdx, slot});
+          Value pages = index(numPages);
+          Value pageNotBelow = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, page, zero);
+          Value pageBelow = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, page, pages);
+          Value pageOk =
+              arith::AndIOp::create(b, loc, pageNotBelow, pageBelow);
+          inRange = arith::AndIOp::create(b, loc, inRange, pageOk);
+        }
         auto ifOp = scf::IfOp::create(b, loc, caches.getTypes(), inRange,
                                       /*withElseRegion=*/true);
         {

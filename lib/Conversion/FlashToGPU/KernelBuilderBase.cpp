@@ -656,7 +656,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
         elt = b.getF32Type();
       else if (name == "mask")
         elt = b.getI8Type();
-      else if (name == "cache_seqlens" || name == "block_table")
+      else if (name == "cache_seqlens" || name == "block_table" ||
+               name == "check_status")
         elt = b.getI32Type();
       types.push_back(memref1d(elt));
     } else if (kind == "i32") {

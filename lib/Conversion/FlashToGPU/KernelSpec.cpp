@@ -41,6 +41,10 @@ std::string KernelSpec::kindName() const {
     return "decode";
   case Kind::DecodeCombine:
     return "decode_combine";
+  case Kind::KVAppend:
+    return "kv_append";
+  case Kind::DecodeCheck:
+    return "decode_check";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -79,7 +83,10 @@ int64_t KernelSpec::smemBytes() const {
   case Kind::BackwardPreprocess:
   case Kind::BackwardPostprocess:
   case Kind::DecodeCombine:
+  case Kind::KVAppend:
     return 0;
+  case Kind::DecodeCheck: // the block's lowest faulty entry (i64)
+    return 8;
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -88,8 +95,10 @@ std::string KernelSpec::kernelName() const {
   static const char *prefix[] = {"flash_fwd",      "flash_bwd_pre",
                                  "flash_bwd",      "flash_bwd_dq",
                                  "flash_bwd_post", "flash_decode",
-                                 "flash_decode_combine"};
-  bool isDecode = kind == Kind::Decode || kind == Kind::DecodeCombine;
+                                 "flash_decode_combine", "flash_kv_append",
+                                 "flash_decode_check"};
+  bool isDecode = kind == Kind::Decode || kind == Kind::DecodeCombine ||
+                  kind == Kind::KVAppend || kind == Kind::DecodeCheck;
   std::string name = std::string(prefix[int(kind)]) + "_" +
                      (isDecode ? "" : stringifyRecipe(recipe).str() + "_") +
                      dtypeName() + "_d" + std::to_string(headDim);
@@ -220,6 +229,24 @@ SmallVector<std::string> KernelSpec::params() const {
     p.append({"i32:batch", "i32:heads_q", "i32:seq_q", "i32:num_splits"});
     strides({"o"});
     break;
+  case Kind::KVAppend:
+    memrefs({"k", "v", "k_new", "v_new", "cache_seqlens"});
+    if (pageSize)
+      memrefs({"block_table"});
+    p.append({"i32:batch", "i32:heads_kv", "i32:seq_k", "i32:seq_new"});
+    strides({"k", "v", "k_new", "v_new"});
+    if (pageSize)
+      p.append({"i32:num_pages", "i64:block_table_stride"});
+    break;
+  case Kind::DecodeCheck:
+    memrefs({"cache_seqlens"});
+    if (pageSize)
+      memrefs({"block_table"});
+    memrefs({"check_status"});
+    p.append({"i32:batch", "i32:seq_k", "i32:seq_new"});
+    if (pageSize)
+      p.append({"i32:num_pages", "i64:block_table_stride"});
+    break;
   }
   return p;
 }
@@ -243,6 +270,34 @@ KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
   s.headDim = s.headDimV = decode.headDimV;
   s.warps = 4;
   s.blockM = s.warps; // rows per block
+  s.arch = decode.arch;
+  return s;
+}
+
+KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode) {
+  KernelSpec s;
+  s.kind = KernelSpec::Kind::KVAppend;
+  s.recipe = Recipe::Decode;
+  s.elementType = decode.elementType;
+  s.headDim = decode.headDim;
+  s.headDimV = decode.headDimV;
+  s.pageSize = decode.pageSize;
+  s.warps = 4;
+  s.blockM = s.warps; // new rows per block, a warp each
+  s.arch = decode.arch;
+  return s;
+}
+
+KernelSpec mlir::flash::getDecodeCheckSpec(const KernelSpec &decode) {
+  KernelSpec s;
+  s.kind = KernelSpec::Kind::DecodeCheck;
+  s.recipe = Recipe::Decode;
+  s.elementType = decode.elementType;
+  s.headDim = decode.headDim;
+  s.headDimV = decode.headDimV;
+  s.pageSize = decode.pageSize;
+  s.warps = 8;
+  s.blockM = s.threads(); // table entries checked per pass
   s.arch = decode.arch;
   return s;
 }

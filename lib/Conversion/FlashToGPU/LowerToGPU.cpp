@@ -55,7 +55,9 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       b.getNamedAttr("dropout", b.getI64IntegerAttr(s.dropout))};
   // Decode kernels name their cache's page size (0: contiguous); no other
   // kernel has the key, so their manifests read as before.
-  if (s.kind == KernelSpec::Kind::Decode)
+  if (s.kind == KernelSpec::Kind::Decode ||
+      s.kind == KernelSpec::Kind::KVAppend ||
+      s.kind == KernelSpec::Kind::DecodeCheck)
     f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
   f.push_back(b.getNamedAttr("params", b.getArrayAttr(params)));
   return b.getDictionaryAttr(f);
@@ -141,6 +143,12 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   case KernelSpec::Kind::DecodeCombine:
     buildDecodeCombineKernel(func, spec);
     break;
+  case KernelSpec::Kind::KVAppend:
+    buildKVAppendKernel(func, spec);
+    break;
+  case KernelSpec::Kind::DecodeCheck:
+    buildDecodeCheckKernel(func, spec);
+    break;
   }
   kernels.push_back({spec, func});
   return func;
@@ -211,6 +219,14 @@ static Value flatBuffer(ImplicitLocOpBuilder &b, Value tensor, Type elt) {
   Value buf = bufferization::ToBufferOp::create(b, b.getLoc(), memTy, tensor,
                                                 /*read_only=*/b.getUnitAttr());
   return flatten(b, buf);
+}
+
+/// The buffer of a tensor that a kernel writes in place, in its own
+/// shape (the result tensor is made from it).
+static Value writableBuffer(ImplicitLocOpBuilder &b, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memTy = MemRefType::get(type.getShape(), type.getElementType());
+  return bufferization::ToBufferOp::create(b, b.getLoc(), memTy, tensor);
 }
 
 /// The i64 dropout seed, 0 when the op has none (no dropout).
@@ -551,8 +567,20 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
 
   llvm::StringMap<Value> named;
   named["q"] = flatBuffer(b, q, elt);
-  named["k"] = flatBuffer(b, kc, elt);
-  named["v"] = flatBuffer(b, vc, elt);
+  // With new_kv the caches are written in place: the updated caches are
+  // the cache operands' buffers (destination style; bufferization copies an
+  // operand first where it is still read after the op).
+  bool appends = op.hasNewKV();
+  Value kBuf, vBuf;
+  if (appends) {
+    kBuf = writableBuffer(b, kc);
+    vBuf = writableBuffer(b, vc);
+    named["k"] = flatten(b, kBuf);
+    named["v"] = flatten(b, vBuf);
+  } else {
+    named["k"] = flatBuffer(b, kc, elt);
+    named["v"] = flatBuffer(b, vc, elt);
+  }
   named["cache_seqlens"] = flatBuffer(b, op.getCacheSeqlens(), i32);
   if (paged)
     named["block_table"] = flatBuffer(b, op.getBlockTable(), i32);
@@ -583,8 +611,20 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
       ValueRange{arith::MulIOp::create(b, partialRows, c(spec.headDimV))});
 
   addSizes(b, named, {batch, headsQ, headsKV, seqQ, capacity});
-  // New rows are appended before the op (runOnOperation refuses new_kv).
-  named["seq_new"] = arith::ConstantIntOp::create(b, i32, 0);
+  // new_kv's rows, [B, Hkv, Snew, D] in the layout of Q: kv_append writes
+  // them, and the decode counts them in each sequence's length.
+  Value seqNew;
+  if (appends) {
+    Value kn = op.getKeyNew(), vn = op.getValueNew();
+    named["k_new"] = flatBuffer(b, kn, elt);
+    named["v_new"] = flatBuffer(b, vn, elt);
+    addLogicalStrides(b, named, "k_new", kn, qPerm);
+    addLogicalStrides(b, named, "v_new", vn, qPerm);
+    seqNew = dimOf(b, kn, qPerm[2]);
+    named["seq_new"] = toI32(seqNew);
+  } else {
+    named["seq_new"] = arith::ConstantIntOp::create(b, i32, 0);
+  }
   addLogicalStrides(b, named, "q", q, qPerm);
   addLogicalStrides(b, named, "k", kc, kPerm);
   addLogicalStrides(b, named, "v", vc, vPerm);
@@ -614,6 +654,15 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     Value smem = arith::ConstantIntOp::create(b, i32, ks.smemBytes());
     gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);
   };
+  // The new rows first, on the same stream: one warp per row of
+  // [B, Hkv, Snew] (docs/KERNEL_ABI.md "Decode").
+  KernelSpec append = getKVAppendSpec(spec);
+  if (appends) {
+    Value newRows = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, batch, headsKV), seqNew);
+    launch(append,
+           {arith::CeilDivUIOp::create(b, newRows, c(append.blockM)), one, one});
+  }
   // Grid of docs/KERNEL_ABI.md "Decode": (splits x m-blocks of the packed
   // G * Sq rows, Hkv, B); then one warp per output row merges the splits.
   Value packed = arith::MulIOp::create(
@@ -628,6 +677,11 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
            {arith::CeilDivUIOp::create(b, rows, c(combine.blockM)), one, one});
   else
     getOrCreateKernel(module, combine);
+  // The append and the device-side check of the cache are built with every
+  // decode kernel, launched or not: the runtime serves attention_with_kvcache
+  // (new rows, check_inputs) from the same artifact.
+  getOrCreateKernel(module, append);
+  getOrCreateKernel(module, getDecodeCheckSpec(spec));
 
   Value out = bufferization::ToTensorOp::create(b, b.getLoc(), outTy, oBuf,
                                                 /*restrict=*/true, /*writable=*/true);
@@ -635,6 +689,12 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
   if (op.getLse())
     op.getLse().replaceAllUsesWith(bufferization::ToTensorOp::create(
         b, b.getLoc(), lseTy, lseBuf, true, true));
+  if (appends) {
+    op.getKeyCacheOut().replaceAllUsesWith(bufferization::ToTensorOp::create(
+        b, b.getLoc(), kc.getType(), kBuf, true, true));
+    op.getValueCacheOut().replaceAllUsesWith(bufferization::ToTensorOp::create(
+        b, b.getLoc(), vc.getType(), vBuf, true, true));
+  }
   op.erase();
 }
 
@@ -678,20 +738,8 @@ void FlashLowerToGPU::runOnOperation() {
     collect(getKernelSpec(op, deterministic), gradSpecs);
     checkChip(op, gradSpecs);
   }
-  for (AttentionKVCacheOp op : kvOps) {
-    if (op.getKeyNew()) {
-      // The kernels take the appended rows as part of each sequence
-      // (seq_new); what is missing is the copy of key_new/value_new into
-      // the cache buffers on the device.
-      op.emitOpError()
-          << "with new_kv has no GPU lowering yet: append the new rows to the "
-             "caches first and count them in cache_seqlens "
-             "(flashfuse.attention_with_kvcache does this)";
-      refused = true;
-      continue;
-    }
+  for (AttentionKVCacheOp op : kvOps)
     collect(getKernelSpec(op), kvSpecs);
-  }
   if (refused)
     return signalPassFailure();
   gpu::GPUModuleOp module = getOrCreateKernelModule();
@@ -704,6 +752,20 @@ void FlashLowerToGPU::runOnOperation() {
     replaceGradWithLaunches(op, module, spec);
   for (auto [op, spec] : llvm::zip(kvOps, kvSpecs))
     replaceKVCacheWithLaunches(op, module, spec, op.getConfigAttr().getSplits());
+  // The kv_append and decode_check kernels go last: the PTX numbers its
+  // kernels in module order (in their block labels), so every other kernel
+  // keeps the code it had before they existed, byte for byte.
+  Block &body = module.getBodyRegion().front();
+  for (auto &[spec, func] : kernels) {
+    if (spec.kind != KernelSpec::Kind::KVAppend &&
+        spec.kind != KernelSpec::Kind::DecodeCheck)
+      continue;
+    Operation &last = body.back();
+    if (last.hasTrait<OpTrait::IsTerminator>())
+      func->moveBefore(&last);
+    else
+      func->moveBefore(&body, body.end());
+  }
 }
 
 } // namespace

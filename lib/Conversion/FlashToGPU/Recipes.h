@@ -36,6 +36,10 @@ void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
 /// partial results (DecodeCombine.cpp).
 void buildSm80DecodeKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildDecodeCombineKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// new_kv's rows copied into the cache (KVAppend.cpp) and the device-side
+/// check of the lengths and the page table (DecodeCheck.cpp).
+void buildKVAppendKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+void buildDecodeCheckKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 
 } // namespace mlir::flash
 

@@ -55,8 +55,10 @@ typedef enum flashfuse_kernel_kind {
   FLASHFUSE_KIND_BACKWARD = 2,
   FLASHFUSE_KIND_BACKWARD_DQ = 3,         /* deterministic artifacts only */
   FLASHFUSE_KIND_BACKWARD_POSTPROCESS = 4,
-  FLASHFUSE_KIND_DECODE = 5,        /* split-KV attention over a KV cache */
-  FLASHFUSE_KIND_DECODE_COMBINE = 6 /* merges the decode's splits by LSE */
+  FLASHFUSE_KIND_DECODE = 5,         /* split-KV attention over a KV cache */
+  FLASHFUSE_KIND_DECODE_COMBINE = 6, /* merges the decode's splits by LSE */
+  FLASHFUSE_KIND_KV_APPEND = 7,      /* writes new K/V rows into the cache */
+  FLASHFUSE_KIND_DECODE_CHECK = 8    /* validates lengths/pages on the GPU */
 } flashfuse_kernel_kind;
 
 typedef enum flashfuse_param_type {
@@ -236,7 +238,8 @@ typedef struct flashfuse_arg {
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
  * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
- * heads_kv and num_splits too for `decode`). Checks
+ * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
+ * `kv_append`; one block for `decode_check`). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
  * flashfuse_attention_forward are the caller's job here. An argument the
@@ -250,17 +253,22 @@ flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
 /* ---- attention over a KV cache (decode; docs/KVCACHE.md) ------------ */
 
 /* Arguments of attention over a KV cache. Pointers are device pointers;
- * strides are in elements, indexed [b, h, s, d] for q and o, and for the
- * caches [b, h, s, d] when contiguous and [page, h, row of the page, d] when
- * paged (KERNEL_ABI.md "Decode"). Initialise with flashfuse_decode_args_init,
- * which sets the optional fields to "off" and num_splits to 0 (automatic).
+ * strides are in elements, indexed [b, h, s, d] for q, o, k_new and v_new,
+ * and for the caches [b, h, s, d] when contiguous and [page, h, row of the
+ * page, d] when paged (KERNEL_ABI.md "Decode"). Initialise with
+ * flashfuse_decode_args_init, which sets the optional fields to "off" (no
+ * k_new/v_new) and num_splits to 0 (automatic).
  *
- * The kernels do not append new rows: with seq_new > 0 the caller has
- * already written this step's seq_new rows of every sequence b at
- * [cache_seqlens[b], cache_seqlens[b] + seq_new), and sequence b attends to
- * its first L_b = cache_seqlens[b] + seq_new keys. Lengths and page indices
- * live on the GPU and are not read by the host: out-of-range values give a
- * wrong answer, never an out-of-bounds access (the kernels clamp them). */
+ * A decode step with new rows is two calls on one stream:
+ * flashfuse_kvcache_append writes k_new/v_new (seq_new rows of every
+ * sequence b) into the caches at rows [cache_seqlens[b], cache_seqlens[b] +
+ * seq_new), then flashfuse_attention_decode lets sequence b attend to its
+ * first L_b = cache_seqlens[b] + seq_new keys (it does not append; it
+ * ignores k_new/v_new). Lengths and page indices live on the GPU and are
+ * not read by the host: out-of-range values give a wrong answer, never an
+ * out-of-bounds access (the decode clamps them, the append skips rows that
+ * would land outside the cache). flashfuse_decode_check_on_device checks
+ * them on the GPU (a debug option; it synchronises the stream). */
 typedef struct flashfuse_decode_args {
   flashfuse_dtype dtype;        /* of q, the caches and o */
   const void *q;                /* [B, Hq, Sq, D] */
@@ -285,6 +293,13 @@ typedef struct flashfuse_decode_args {
   /* 0: chosen by flashfuse_decode_num_splits (decode_splits.h) from the
    * grid, the capacity and the GPU; else forced (>= 1). */
   int32_t num_splits;
+  /* flashfuse_kvcache_append only: the new rows, K_new [B, Hkv, seq_new, D]
+   * and V_new [B, Hkv, seq_new, Dv], any strides with a contiguous last
+   * dimension and 16-byte rows (like q). Last, so that code written before
+   * them that zero-initialises the struct still describes the same call. */
+  const void *k_new;
+  const void *v_new;
+  int64_t k_new_stride[4], v_new_stride[4];
 } flashfuse_decode_args;
 
 FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
@@ -322,6 +337,56 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode_check(
     int32_t combine_index, const flashfuse_decode_args *args,
     int32_t sm_count, int32_t blocks_per_sm, const void *workspace,
     size_t workspace_bytes, int32_t *num_splits, size_t *required_bytes);
+
+/* Writes this step's new rows into the caches with a kernel of kind
+ * kv_append (same dtype, head dims and page size as the decode kernel; from
+ * the decode's artifact): row t of args->k_new/v_new [b, h] goes to cache
+ * row cache_seqlens[b] + t of sequence b, through the page table when paged.
+ * A row whose destination is outside the cache (negative length, beyond the
+ * capacity, a page index outside [0, num_pages)) is skipped, never clamped
+ * onto another sequence's rows. Validates the arguments as
+ * flashfuse_attention_decode does (those of the caches, the lengths, the
+ * table and k_new/v_new; q, o, lse and the options are not used). seq_new =
+ * 0 launches nothing. Asynchronous; launch the decode after it on the same
+ * stream. */
+FLASHFUSE_API flashfuse_status flashfuse_kvcache_append(
+    flashfuse_kernel *append, const flashfuse_decode_args *args,
+    void *stream);
+
+/* Every check of flashfuse_kvcache_append that needs no GPU, against kernel
+ * `append_index` of a manifest. */
+FLASHFUSE_API flashfuse_status flashfuse_kvcache_append_check(
+    const flashfuse_manifest *manifest, int32_t append_index,
+    const flashfuse_decode_args *args);
+
+/* The debug check of the lengths and the page table, on the GPU: launches a
+ * kernel of kind decode_check (same page size as the decode kernel) on
+ * `stream`, writing its 4-element status (KERNEL_ABI.md "Decode") to
+ * `status`, a 16-byte-aligned device buffer of at least 4 int32, reads that
+ * back (synchronising the stream) and returns FLASHFUSE_ERROR_INVALID_ARGUMENT
+ * for the lowest offending sequence b, with a message such as
+ * "cache_seqlens[3] = 5000 plus 1 new rows exceeds the cache capacity 4096"
+ * or "block_table[1][7] = 9000 is outside [0, 1024)". Checks: 0 <=
+ * cache_seqlens[b], cache_seqlens[b] + seq_new <= capacity and, when paged,
+ * every page the sequence uses (pages [0, ceil(L_b / page_size))) in
+ * [0, num_pages). Uses the lengths, the table and the cache sizes of args. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_check_on_device(
+    flashfuse_kernel *check, const flashfuse_decode_args *args,
+    int32_t *status, void *stream);
+
+/* Every check of flashfuse_decode_check_on_device that needs no GPU,
+ * against kernel `check_index` of a manifest. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_check_on_device_check(
+    const flashfuse_manifest *manifest, int32_t check_index,
+    const flashfuse_decode_args *args, const int32_t *status);
+
+/* The verdict of a decode_check status read back to the host (4 int32):
+ * FLASHFUSE_SUCCESS, or FLASHFUSE_ERROR_INVALID_ARGUMENT with the message
+ * of flashfuse_decode_check_on_device (args gives the capacity and the
+ * number of pages it names); FLASHFUSE_ERROR_INTERNAL for a status no
+ * kernel writes. For callers that launch the check themselves. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_check_status(
+    const int32_t *status, const flashfuse_decode_args *args);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -83,6 +83,15 @@ public:
                                            bytes));
     return splits;
   }
+  // flashfuse_kvcache_append_check and flashfuse_decode_check_on_device_check.
+  void checkAppend(int appendIndex, const flashfuse_decode_args &args) const {
+    check(flashfuse_kvcache_append_check(m_, appendIndex, &args));
+  }
+  void checkDeviceCheck(int checkIndex, const flashfuse_decode_args &args,
+                        const int32_t *status) const {
+    check(flashfuse_decode_check_on_device_check(m_, checkIndex, &args,
+                                                 status));
+  }
   const flashfuse_manifest *get() const { return m_; }
 
 private:
@@ -118,6 +127,16 @@ public:
     check(flashfuse_decode_workspace_bytes(
         k_, combine ? combine->k_ : nullptr, &args, &splits, &bytes));
     return {splits, bytes};
+  }
+  // This kv_append kernel writes args.k_new/v_new into the caches.
+  void append(const flashfuse_decode_args &args, void *stream) const {
+    check(flashfuse_kvcache_append(k_, &args, stream));
+  }
+  // This decode_check kernel validates the lengths and the page table on
+  // the GPU (status: 4 int32 of device memory); throws the verdict.
+  void checkOnDevice(const flashfuse_decode_args &args, int32_t *status,
+                     void *stream) const {
+    check(flashfuse_decode_check_on_device(k_, &args, status, stream));
   }
   void launch(const std::vector<flashfuse_arg> &args, void *stream,
               bool allowUnused = false) const {

@@ -19,12 +19,31 @@
 // H100-DAG: ptxas sm_90a flash_decode_bf16_d256_m64n32w4s3_page16: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_combine_bf16_d128_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_combine_bf16_d256_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
+// Each decode kernel's kv_append and decode_check (KERNEL_ABI.md "Decode"):
+// 16-byte copies (ld/st.global.v4) and a shared-memory 64-bit atomic min.
+// H100-DAG: ptxas sm_90a flash_kv_append_bf16_d128_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_kv_append_bf16_d128_m4n0w4s0_page16: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_kv_append_bf16_d256_m4n0w4s0_page16: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_decode_check_bf16_d128_m256n0w8s0_page64: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_decode_check_bf16_d128_m256n0w8s0: {{.*}}, 0/0 bytes spill stores/loads
+// RUN: grep -c "st.global.v4.b32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "atom.shared.min.s64" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 //
 // MANIFEST-LABEL: kernel flash_decode_bf16_d128_m16n64w4s3_causalbr_page16
 // MANIFEST: kind decode
 // MANIFEST: causal bottom_right
 // MANIFEST: page_size 16
 // MANIFEST: params memref:q memref:k memref:v memref:o memref:lse memref:o_partial memref:lse_partial memref:cache_seqlens memref:block_table {{.*}} i32:num_pages i64:block_table_stride i32:num_splits
+// MANIFEST-LABEL: kernel flash_kv_append_bf16_d128_m4n0w4s0_page16
+// MANIFEST: kind kv_append
+// MANIFEST: block_n 0
+// MANIFEST: page_size 16
+// MANIFEST: params memref:k memref:v memref:k_new memref:v_new memref:cache_seqlens memref:block_table
+// MANIFEST-LABEL: kernel flash_decode_check_bf16_d128_m256n0w8s0_page16
+// MANIFEST: kind decode_check
+// MANIFEST: threads 256
+// MANIFEST: page_size 16
+// MANIFEST: params memref:cache_seqlens memref:block_table memref:check_status
 // NONZERO: {{^[1-9][0-9]*$}}
 
 func.func @contiguous(%q: tensor<2x32x1x128xbf16>, %k: tensor<2x8x256x128xbf16>, %len: tensor<2xi32>) -> tensor<2x32x1x128xbf16> {

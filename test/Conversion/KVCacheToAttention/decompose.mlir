@@ -103,9 +103,11 @@ func.func @paged(%q: tensor<2x4x1x32xf32>, %kp: tensor<10x16x2x32xf32>,
 // -----
 
 // new_kv on a paged cache: for each sequence b and new row t, row
-// r = cache_seqlens[b] + t is written (if it lies in [0, C)) element by
-// element through the page table; the updated pools are the op's last
-// results and what the gather reads. Snew = 2 enters L_b.
+// r = cache_seqlens[b] + t is written (if it lies in [0, C) and its page,
+// read at a slot kept inside the table, in [0, num_pages): a row is
+// dropped, never clamped onto another page) element by element through
+// the page table; the updated pools are the op's last results and what the
+// gather reads. Snew = 2 enters L_b.
 // CHECK-LABEL: func.func @paged_append
 // CHECK-SAME: %[[KP:[^:]*]]: tensor<10x16x2x32xf32>, %[[VP:[^:]*]]: tensor<10x16x2x32xf32>, %[[L:[^:]*]]: tensor<2xi32>, %[[BT:[^:]*]]: tensor<2x4xi32>, %[[KN:[^:]*]]: tensor<2x2x2x32xf32>, %[[VN:[^:]*]]: tensor<2x2x2x32xf32>
 // CHECK: %[[UP:.*]]:2 = scf.for %[[B:.*]] = %{{.*}} to %c2 step %{{.*}} iter_args(%{{.*}} = %[[KP]], %{{.*}} = %[[VP]])
@@ -118,7 +120,16 @@ func.func @paged(%q: tensor<2x4x1x32xf32>, %kp: tensor<10x16x2x32xf32>,
 // CHECK: %[[GE:.*]] = arith.cmpi sge, %[[R]], %[[ZERO]]
 // CHECK: %[[LT:.*]] = arith.cmpi slt, %[[R]], %[[CAP]]
 // CHECK: %[[IN:.*]] = arith.andi %[[GE]], %[[LT]]
-// CHECK: scf.if %[[IN]]
+// CHECK: %[[RSLOT:.*]] = arith.divui %[[R]], %{{.*}}
+// CHECK: %[[SAFE:.*]] = arith.select %[[IN]], %[[RSLOT]], %[[ZERO]]
+// CHECK: %[[E0:.*]] = tensor.extract %[[BT]][%[[B]], %[[SAFE]]]
+// CHECK: %[[P0:.*]] = arith.index_cast %[[E0]]
+// CHECK: %[[NP:.*]] = arith.constant 10 : index
+// CHECK: %[[PGE:.*]] = arith.cmpi sge, %[[P0]], %[[ZERO]]
+// CHECK: %[[PLT:.*]] = arith.cmpi slt, %[[P0]], %[[NP]]
+// CHECK: %[[POK:.*]] = arith.andi %[[PGE]], %[[PLT]]
+// CHECK: %[[WRITE:.*]] = arith.andi %[[IN]], %[[POK]]
+// CHECK: scf.if %[[WRITE]]
 // CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[KACC:[^ ]*]] = {{.*}}, %{{.*}} = %{{.*}})
 // CHECK: %[[DL:.*]] = arith.constant 32 : index
 // CHECK: scf.for %[[E:.*]] = %{{.*}} to %[[DL]] step %{{.*}} iter_args(%[[KROW:.*]] = %[[KACC]])

@@ -18,8 +18,10 @@ namespace mlir::flash {
 struct KernelSpec {
   /// The kernels of docs/KERNEL_ABI.md: the forward, the four of the
   /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
-  /// dQ kernel, postprocess), and the two of attention over a KV cache
-  /// (the split-KV decode and the combine of its partial results).
+  /// dQ kernel, postprocess), and the four of attention over a KV cache
+  /// (the split-KV decode, the combine of its partial results, the append
+  /// of new_kv's rows to the cache and the device-side check of the
+  /// lengths and the page table).
   enum class Kind {
     Forward,
     BackwardPreprocess,
@@ -27,7 +29,9 @@ struct KernelSpec {
     BackwardDQ,
     BackwardPostprocess,
     Decode,
-    DecodeCombine
+    DecodeCombine,
+    KVAppend,
+    DecodeCheck
   } kind = Kind::Forward;
   /// The schedule the kernel is built with (#flash.config's recipe): sm80
   /// (mma.sync) for every kernel, sm90 (wgmma) for the forward and the main
@@ -52,7 +56,8 @@ struct KernelSpec {
   /// Regions are cloned into the kernel; a kernel with a region is unique
   /// to its op (`uniqueId` tells such kernels apart).
   Region *scoreMod = nullptr, *maskMod = nullptr;
-  /// Decode only: rows per page of a paged KV cache, 0 for a contiguous one.
+  /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
+  /// for a contiguous one.
   int64_t pageSize = 0;
   int64_t uniqueId = -1;
 
@@ -158,6 +163,15 @@ FailureOr<KernelSpec> getKernelSpec(AttentionKVCacheOp op);
 /// depends on the dtype and Dv only (one warp per output row, 4 rows a
 /// block), so every decode variant of a dtype and Dv shares it.
 KernelSpec getDecodeCombineSpec(const KernelSpec &decode);
+/// The kv_append kernel that writes new_kv's rows into the cache of
+/// `decode` (same dtype, head dims and page size; one warp per new row,
+/// block_m rows a block).
+KernelSpec getKVAppendSpec(const KernelSpec &decode);
+/// The decode_check kernel that validates the lengths and page table of
+/// `decode`'s cache on the device (one block of block_m threads). Its code
+/// depends on the page size only; it keeps the decode's dtype and head
+/// dims so that it is found by the decode's variant key.
+KernelSpec getDecodeCheckSpec(const KernelSpec &decode);
 /// The spec of the main backward kernel of `op` (kind Backward); the other
 /// backward kernels are the same spec with another kind.
 FailureOr<KernelSpec> getKernelSpec(AttentionGradOp op, bool deterministic);

@@ -211,7 +211,10 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     `causal` must be `#flash.causal<bottom_right>`: each sequence's diagonal
     ends at its own last key, which top-left alignment cannot express.
     Lengths outside [0, C] and page indices outside [0, num_pages) are outside
-    the contract; lowerings clamp them so that nothing is read out of bounds.
+    the contract; lowerings clamp them where they read, so that nothing is
+    read out of bounds, and the GPU lowering's append (kind `kv_append`)
+    skips a new row whose destination lies outside the cache, so that
+    nothing is written out of bounds or onto another sequence's rows.
 
     Other attributes must be dialect-prefixed, as for `flash.attention`.
   }];
