@@ -5,9 +5,10 @@
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefixes=CHECK,H100
 
-// D = 8: the row of 32; its tiles span one k16 step (8 zero-filled columns).
+// D = 8: the row of 32; its tiles span one k16 step (8 zero-filled columns),
+// and the forward takes 64 keys (at 32 its causal variants spilled).
 // CHECK-LABEL: func.func @fwd_d8
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
 func.func @fwd_d8(%q: tensor<2x4x200x8xf16>, %v: tensor<2x4x200x8xf16>) -> tensor<2x4x200x8xf16> {
   %o = flash.attention %q, %q, %v : tensor<2x4x200x8xf16>, tensor<2x4x200x8xf16>, tensor<2x4x200x8xf16> -> tensor<2x4x200x8xf16>
   return %o : tensor<2x4x200x8xf16>
@@ -51,24 +52,25 @@ func.func @bwd_d80(%do: tensor<2x4x200x80xf16>, %q: tensor<2x4x200x80xf16>, %v: 
   return %dq, %dk, %dv : tensor<2x4x200x80xf16>, tensor<2x4x200x80xf16>, tensor<2x4x200x80xf16>
 }
 
-// D = 112: the row of 128; its backward's 64 x 128 on 8 warps would split dQ
-// into 56-column groups: 64 x 64 on 4 warps.
+// D = 112: the row of 128, whose 64-key forward only D = 128 assembles
+// without spills (it skips unit rescales): 32 keys. Its backward's 64 x 128
+// on 8 warps would split dQ into 56-column groups: 32 x 32 on 2 warps.
 // CHECK-LABEL: func.func @fwd_d112
-// A100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
-// H100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 func.func @fwd_d112(%q: tensor<2x4x200x112xf16>, %v: tensor<2x4x200x112xf16>) -> tensor<2x4x200x112xf16> {
   %o = flash.attention %q, %q, %v : tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16> -> tensor<2x4x200x112xf16>
   return %o : tensor<2x4x200x112xf16>
 }
 // CHECK-LABEL: func.func @bwd_d112
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 32, warps = 2, stages = 2>
 func.func @bwd_d112(%do: tensor<2x4x200x112xf16>, %q: tensor<2x4x200x112xf16>, %v: tensor<2x4x200x112xf16>, %lse: tensor<2x4x200xf32>) -> (tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse : tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200xf32> -> tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>
   return %dq, %dk, %dv : tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>, tensor<2x4x200x112xf16>
 }
 
-// D = 160: the row of 256 (64 x 32 forward); the backward's 32 x 64 keeps
-// dK and dV (160 registers a thread) next to 16-register Sᵀ and dPᵀ.
+// D = 160: the row of 256 (64 x 32 forward); its backward's 16 x 64 on 4
+// warps would split dQ into 40-column groups: 16 x 32 on 2 warps, which
+// keeps dK and dV (160 registers a thread) next to 8-register Sᵀ and dPᵀ.
 // CHECK-LABEL: func.func @fwd_d160
 // CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
 func.func @fwd_d160(%q: tensor<2x4x200x160xf16>, %v: tensor<2x4x200x160xf16>) -> tensor<2x4x200x160xf16> {
@@ -76,7 +78,7 @@ func.func @fwd_d160(%q: tensor<2x4x200x160xf16>, %v: tensor<2x4x200x160xf16>) ->
   return %o : tensor<2x4x200x160xf16>
 }
 // CHECK-LABEL: func.func @bwd_d160
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 2, stages = 2>
 func.func @bwd_d160(%do: tensor<2x4x200x160xf16>, %q: tensor<2x4x200x160xf16>, %v: tensor<2x4x200x160xf16>, %lse: tensor<2x4x200xf32>) -> (tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse {causal = #flash.causal<top_left>} : tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200xf32> -> tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>
   return %dq, %dk, %dv : tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>, tensor<2x4x200x160xf16>
@@ -90,7 +92,7 @@ func.func @fwd_d192_dv128(%q: tensor<2x4x200x192xbf16>, %v: tensor<2x4x200x128xb
   return %o : tensor<2x4x200x128xbf16>
 }
 // CHECK-LABEL: func.func @bwd_d192_dv128
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 64, warps = 4, stages = 2>
 func.func @bwd_d192_dv128(%do: tensor<2x4x200x128xbf16>, %q: tensor<2x4x200x192xbf16>, %v: tensor<2x4x200x128xbf16>, %lse: tensor<2x4x200xf32>) -> (tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse : tensor<2x4x200x128xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16>, tensor<2x4x200x128xbf16>, tensor<2x4x200xf32> -> tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16>
   return %dq, %dk, %dv : tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16>

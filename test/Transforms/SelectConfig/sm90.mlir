@@ -106,7 +106,7 @@ func.func @grad_d64_softcap(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf3
 // 256 is refused, errors.mlir).
 // FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves D = Dv in {64, 128}, got D = 160, Dv = 160
 // CHECK-LABEL: func.func @grad_d160
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 2, stages = 2>
 func.func @grad_d160(%x: tensor<1x4x256x160xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>) {
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
       : tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256xf32>

@@ -117,10 +117,12 @@ constexpr TileRow kSm80Tiles[] = {
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
     // Backward, D + Dv <= 320 (HeadDims.h's kMaxBackwardDims; D = Dv = 256
     // has none): dK and dV of 16 keys per warp take up to 160 registers, so
-    // 32 query rows keep Sᵀ and dPᵀ at 16 each, as at D = 128's 64 x 128 on
-    // 8 warps, whose dK and dV take 128; 64 keys on 4 warps split dQ into
-    // two column groups (of D / 2, a multiple of 16 for D a multiple of 32).
-    {256, 64, 32, 32, 64, 4},
+    // 16 query rows keep Sᵀ and dPᵀ at 8 each; 64 keys on 4 warps split dQ
+    // into four column groups (D / 4, a multiple of 16 for D a multiple of
+    // 64: D = 192, Dv = 128 assembles without spills on sm_80; sm_90a
+    // spills 8 bytes in the plain variant). 32 query rows spilled 56-104
+    // bytes (ptxas 13.0).
+    {256, 64, 32, 16, 64, 4},
 };
 
 /// The smallest block_n the fallback goes to: one k16 step of the second
@@ -130,10 +132,29 @@ constexpr int64_t kMinBlockN = 16;
 /// The backward's dQ product splits block_m x D between the warps by 16-row
 /// slabs and, with more warps than slabs, by column groups that must be
 /// multiples of 16 (KernelSpec::dqColumnGroups). Where a row's tiles cannot
-/// split a head dim so (D = 40 and 112 at the rows of 64 and 128), the
-/// backward takes D = 96's 64 x 64 on 4 warps (one slab a warp, no column
-/// groups), whose registers hold D + Dv up to 256 as at D = 96.
-constexpr int64_t kBwdFallbackBlockM = 64, kBwdFallbackBlockN = 64;
+/// split a head dim so, the backward takes the first of these whose dQ
+/// splits and whose registers hold D + Dv (mma widths, at most maxDims);
+/// each keeps one 16-key tile per warp. Assembled without spills (ptxas
+/// 13.0, sm_80 and sm_90a) where noted; 16 x 32 on sm_90a spills 12 bytes
+/// in D = 160's causal variants, and 64 x 64 spilled 64-76 bytes at
+/// D = 112, 32 x 32 104-224 at D = 160.
+struct BwdTile {
+  int64_t blockM, blockN, warps, maxDims;
+};
+constexpr BwdTile kBwdFallbacks[] = {
+    {64, 64, 4, 192},  // D = 96's tile: D = 40 and 48 (the row of 64's
+                       // 32 x 128 would split dQ into 24 columns)
+    {16, 32, 2, 320},  // one slab, two column groups: D = 160
+    {32, 32, 2, 320},  // two slabs, no column groups: any D (D = 112)
+};
+
+/// Whether block_m query rows on `warps` warps split the dQ product of a
+/// head dim `d` (KernelSpec::dqColumnGroups).
+bool dqSplits(int64_t blockM, int64_t warps, int64_t d) {
+  int64_t slabs = blockM / 16;
+  return slabs % warps == 0 ||
+         (warps % slabs == 0 && mmaWidth(d) % (16 * (warps / slabs)) == 0);
+}
 
 /// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
 /// buffers of one K tile and one V tile, all 2-byte f16/bf16. Forwards with
@@ -262,17 +283,25 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
                               iface.getBiasOperand() || iface.hasDropout());
   if (heavyGrad && (row->headDim == 64 || row->headDim == 128))
     blockM /= 2;
-  if (isGrad) {
-    int64_t slabs = blockM / 16;
-    bool dqSplits = slabs % warps == 0 ||
-                    (warps % slabs == 0 &&
-                     mmaWidth(sz.d) % (16 * (warps / slabs)) == 0);
-    if (!dqSplits) {
-      blockM = kBwdFallbackBlockM;
-      blockN = kBwdFallbackBlockN;
-      warps = kSm80Warps;
-    }
+  if (isGrad && !dqSplits(blockM, warps, sz.d)) {
+    const BwdTile *t = llvm::find_if(kBwdFallbacks, [&](const BwdTile &t) {
+      return mmaWidth(sz.d) + mmaWidth(sz.dv) <= t.maxDims &&
+             dqSplits(t.blockM, t.warps, sz.d);
+    });
+    // The last fallback splits every head dim.
+    blockM = t->blockM;
+    blockN = t->blockN;
+    warps = t->warps;
   }
+  // Forward. The row of 128's 64 keys assemble without spills at D = 128
+  // because its O rescale is skipped where no row maximum moved
+  // (KernelSpec::skipsUnitRescale, Dv = 128 only); D = 112 spilled 44-96
+  // bytes there (sm_90a) and none at 32 keys. D <= 16 (one k16 step)
+  // takes 64 keys: at 32 the causal variants spilled 16 bytes (sm_90a).
+  if (!isGrad && row->headDim == 128 && sz.dv != 128)
+    blockN = std::min<int64_t>(blockN, 32);
+  if (!isGrad && mmaWidth(sz.d) == 16)
+    blockN = 64;
   // The backward's warps each own 16-key tiles of block_n: a row with more
   // warps than the forward's may not go below them.
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
