@@ -62,10 +62,13 @@ constexpr TargetDesc kNamedTargets[] = {
 // 160 and D = 192 (Dv = 128) that of 256. The kernels' tiles are as wide as
 // the head dim needs, not the row's: whole k16 steps (HeadDims.h's mmaWidth,
 // an odd multiple of 8 such as 40 zero-fills its last 8 columns) on padded
-// rows below 64 columns, whole 64-column swizzle rows from 64 on (D = 80
-// and 112 span 128, D = 160 and 192 span 192), so a row's register and
-// shared-memory budget covers every head dim it serves. These tiles are
-// reasoned from the measured rows, not measured themselves.
+// rows (the backward, and forwards below 64 columns), whole 64-column
+// swizzle rows in forwards from 64 on (D = 80 and 112 span 128, D = 160
+// and 192 span 192), so a row's shared-memory budget covers every head dim
+// it serves. Where its registers did not (ptxas spills), the rules in
+// selectSm80 and kBwdFallbacks adjust the tiles; compile-ptxas-headdims.mlir
+// assembles the new head dims. These tiles are reasoned from the measured
+// rows and ptxas, not timed.
 
 struct TileRow {
   int64_t headDim;             // the largest D the row serves
