@@ -309,6 +309,12 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // warps than the forward's may not go below them.
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
+  // D = 136-160 forwards (the row of 256, on 192-column tiles) take a
+  // third K/V stage: at two, ptxas 13.0 spilled 24-28 bytes in D = 160's
+  // bottom-right causal variant (at 168 registers), at three none (sm_80
+  // and sm_90a); 97 KiB of shared memory.
+  if (!isGrad && row->headDim == 256 && mmaWidth(sz.d) <= 160)
+    stages = 3;
   auto smem = [&] {
     return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv, !isGrad);
   };
