@@ -60,7 +60,12 @@ def backward_suite():
 # (docs/config-selection.md): odd multiples of 8 (8, 40), the 128-column
 # swizzled tiles at 80 and 112, the 192-column ones at 160 and 192 with
 # Dv = 128 (DeepSeek MLA's prefill), and 256 (forward only: the sm80
-# backward keeps D + Dv <= 320 in registers).
+# backward keeps D + Dv <= 320 in registers). Built and checked with
+#   gen_suite.py --headdims -o build/kernels/suite-headdims.mlir
+#   flashfuse-compile build/kernels/suite-headdims.mlir --target=h100 \
+#       -o build/kernels/headdims --allow-spills
+#   (on the GPU) check_and_bench.py build/kernels/headdims --no-bench and
+#   check_backward.py build/kernels/headdims
 HEADDIMS = ((8, 8), (40, 40), (80, 80), (112, 112), (160, 160), (192, 128),
             (256, 256))
 
