@@ -82,16 +82,23 @@ def test_near_misses_say_which_step_failed(opt_tool, case):
 
 def test_configs_chosen_per_attention(opt_tool):
     """Half-precision attentions get their #flash.config; one that the
-    target cannot run (D = 48) gets its reason, the others still theirs."""
+    target cannot run (D = 44, not a multiple of 8) gets its reason, the
+    others still theirs; D = 80 and D = 192 with Dv = 128 get the sm80
+    recipe (the sm90 one serves D = Dv in {64, 128, 256})."""
     module = emit_module([
         KernelVariant("causal", "f16", 64, causal="top_left"),
-        KernelVariant("odd_head_dim", "f16", 48),
+        KernelVariant("odd_head_dim", "f16", 44),
+        KernelVariant("phi2", "f16", 80, causal="top_left"),
+        KernelVariant("mla", "bf16", 192, 128),
         KernelVariant("rich", "bf16", 128, window=(32, 0), softcap=20.0,
                       bias=True, mask=True, dropout=0.25),
     ]) + emit_module([KernelVariant("grad", "f16", 64)], backward=True)
     r = flashfuse.report_from_mlir(module, "h100")
     by_fn = {a.function: a for a in r.attentions}
-    assert set(by_fn) == {"causal", "odd_head_dim", "rich", "grad_grad"}
+    assert set(by_fn) == {"causal", "odd_head_dim", "phi2", "mla", "rich",
+                          "grad_grad"}
+    assert by_fn["phi2"].config.recipe == "sm80"
+    assert by_fn["mla"].config.recipe == "sm80"
     causal, odd, rich = by_fn["causal"], by_fn["odd_head_dim"], by_fn["rich"]
     assert causal.config.recipe == "sm90" and causal.config.block_m > 0  # h100: wgmma
     assert odd.config is None and "serves head dims" in odd.config_error

@@ -122,3 +122,34 @@ def test_gen_suite_writes_through_the_package(opt_tool, tmp_path, flags):
         suite = [dataclasses.replace(v, tiles=(64, 32, 4, 1)) for v in suite]
     assert text.endswith(emit_module(suite, backward="--backward" in flags))
     verify(opt_tool, text)
+
+
+@pytest.mark.parametrize("target", ["a100", "h100"])
+def test_headdims_suite_gets_configs(opt_tool, tmp_path, target):
+    """gen_suite.py --headdims: gradient ops with their forwards for the head
+    dims served on padded tiles (D = 8-256, D = 192 with Dv = 128), forward
+    ops alone for D = 256 (no backward); flash-select-config gives every op
+    a config, the sm80 recipe's except D = 256's forwards on H100."""
+    gen = _gen_suite()
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                    "--headdims"], check=True)
+    suite = gen.headdims_suite()
+    assert {(v.head_dim, v.head_dim_v) for v in suite} == set(gen.HEADDIMS)
+    text = out.read_text()
+    assert text.endswith(gen.headdims_module(suite, ""))
+    proc = subprocess.run(
+        [str(opt_tool), str(out), f"--flash-select-config=target={target}"],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    trained = [v for v in suite if v.head_dim + v.head_dim_v <= 320]
+    assert len(trained) == 36
+    lines = proc.stdout.splitlines()
+    grads = [l for l in lines if "flash.attention_grad" in l]
+    fwds = [l for l in lines if "flash.attention " in l]
+    assert len(grads) == len(trained) and len(fwds) == len(suite)
+    assert all("config = #flash.config<sm80" in l for l in grads)
+    sm90 = [l for l in fwds if "#flash.config<sm90" in l]
+    assert all("x256x" in l for l in sm90)
+    assert len(sm90) == (6 if target == "h100" else 0)
+    assert all("config = #flash.config<" in l for l in fwds)

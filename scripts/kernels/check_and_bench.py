@@ -62,9 +62,15 @@ class Artifact:
             check(cuda.cuFuncSetAttribute(f, 8, smem), "cuFuncSetAttribute")
             self.funcs[k["name"]] = f
 
-    def find(self, dtype, d, causal="none", **flags):
+    def head_dims(self):
+        """The (D, Dv) pairs of the artifact's kernels, D = Dv first."""
+        return sorted({(int(k["head_dim"]), int(k["head_dim_v"])) for k in self.kernels},
+                      key=lambda p: (p[0] != p[1], p))
+
+    def find(self, dtype, d, causal="none", dv=None, **flags):
         for k in self.kernels:
-            if (k["dtype"] == dtype and int(k["head_dim"]) == d and k["causal"] == causal
+            if (k["kind"] == "forward" and k["dtype"] == dtype and int(k["head_dim"]) == d
+                    and int(k["head_dim_v"]) == (d if dv is None else dv) and k["causal"] == causal
                     and all(int(k.get(f, 0)) == int(flags.get(f, 0))
                             for f in ("window", "softcap", "bias", "mask", "dropout"))):
                 return k
@@ -158,17 +164,19 @@ def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtyp
     o, lse = attention(q, k, v, scale, causal, window, softcap, bias, None, dtype)
     return o.float(), lse
 
-def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False):
+def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False,
+               dv=None):
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    dv = d if dv is None else dv
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias)
-    kern = art.find(dtype, d, causal, **flags)
+    kern = art.find(dtype, d, causal, dv=dv, **flags)
     if kern is None:
         return None
     q = torch.randn(B, Hq, Sq, d, device="cuda", dtype=tdt)
     k = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
-    v = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
+    v = torch.randn(B, Hkv, Sk, dv, device="cuda", dtype=tdt)
     bias = torch.randn(1, Hq, Sq, Sk, device="cuda", dtype=torch.float32) if with_bias else None
-    o = torch.full((B, Hq, Sq, d), float("nan"), device="cuda", dtype=tdt)
+    o = torch.full((B, Hq, Sq, dv), float("nan"), device="cuda", dtype=tdt)
     lse = torch.full((B, Hq, Sq), float("nan"), device="cuda", dtype=torch.float32)
     scale = 1.0 / math.sqrt(d)
     art.launch(kern, q, k, v, o, lse, scale, bias=bias, window=window or (-1, -1), softcap=softcap or 0.0)
@@ -181,7 +189,7 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     lse_err = (lse - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
     lse_inf_ok = bool(torch.all(torch.isinf(lse[~finite]))) if (~finite).any() else True
     ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and lse_inf_ok
-    return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], causal=causal, err=err,
+    return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d, dv], causal=causal, err=err,
                 err_pt=err_pt, lse_err=lse_err, ok=ok)
 
 # -------------------------------------------------------------- timing
@@ -255,11 +263,13 @@ def main():
     results, failures = [], 0
     shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
               (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
+    # Every (D, Dv) the artifact holds: the default library's 32-256 and
+    # the --headdims suite's 8-256 and 192/128 alike.
     for dtype in ("f16", "bf16"):
-        for d in (32, 64, 96, 128, 256):
+        for d, dv in art.head_dims():
             for causal in ("none", "top_left", "bottom_right"):
                 for shp in shapes:
-                    r = check_case(art, dtype, d, causal, *shp)
+                    r = check_case(art, dtype, d, causal, *shp, dv=dv)
                     if r:
                         results.append(r); failures += not r["ok"]
         for shp in shapes[2:]:

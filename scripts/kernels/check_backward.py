@@ -45,9 +45,10 @@ def launch(art, k, named, grid):
           "cuLaunchKernel " + k["name"])
 
 
-def find(art, kind, dtype, d, causal="none", **flags):
+def find(art, kind, dtype, d, causal="none", dv=None, **flags):
     for k in art.kernels:
         if (k["kind"] == kind and k["dtype"] == dtype and int(k["head_dim"]) == d
+                and int(k["head_dim_v"]) == (d if dv is None else dv)
                 and k["causal"] == causal
                 and all(int(k[f]) == int(flags.get(f, 0))
                         for f in ("window", "softcap", "bias", "mask", "dropout"))):
@@ -64,14 +65,14 @@ def run_backward(art, kerns, t, scale, window, softcap, p, seed, poison=True,
     ("pre", "bwd", "dq", "post"), for per-kernel timing."""
     q, k, v = t["q"], t["k"], t["v"]
     B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
+    Hkv, Sk, Dv = k.shape[1], k.shape[2], v.shape[3]
     f32 = torch.float32
     named = dict(t)
     def out(shape, dtype):
         return (torch.full(shape, float("nan"), device="cuda", dtype=dtype) if poison
                 else torch.empty(shape, device="cuda", dtype=dtype))
     named.update(delta=out((B, Hq, Sq), f32), dq_accum=out((B, Hq, Sq, D), f32),
-                 dk=out((B, Hq, Sk, D), q.dtype), dv=out((B, Hq, Sk, D), q.dtype),
+                 dk=out((B, Hq, Sk, D), q.dtype), dv=out((B, Hq, Sk, Dv), q.dtype),
                  grad_q=out(q.shape, q.dtype), grad_k=out(k.shape, k.dtype),
                  grad_v=out(v.shape, v.dtype))
     if "bias" in t:
@@ -93,28 +94,29 @@ def run_backward(art, kerns, t, scale, window, softcap, p, seed, poison=True,
     return named
 
 
-def kernels_for(art, dtype, d, causal, **flags):
-    ks = {n: find(art, kind, dtype, d, causal, **flags) for n, kind in
+def kernels_for(art, dtype, d, causal, dv=None, **flags):
+    ks = {n: find(art, kind, dtype, d, causal, dv=dv, **flags) for n, kind in
           (("pre", "backward_preprocess"), ("bwd", "backward"), ("dq", "backward_dq"),
            ("post", "backward_postprocess"))}
     return ks if ks["bwd"] else None
 
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None,
-               with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None):
+               with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None, dv=None):
     """alibi: the artifact's kernels compile in the score_mod
     score + alibi * (kv_idx - q_idx); the references add it as a constant
     bias."""
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
                  dropout=p > 0)
-    kerns = kernels_for(art, dtype, d, causal, **flags)
+    dv = d if dv is None else dv
+    kerns = kernels_for(art, dtype, d, causal, dv=dv, **flags)
     if kerns is None:
         return None
     tdt = TDT[dtype]
     q = torch.randn(B, Hq, Sq, d, device="cuda", dtype=tdt)
     k = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
-    v = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
-    do = torch.randn(B, Hq, Sq, d, device="cuda", dtype=tdt)
+    v = torch.randn(B, Hkv, Sk, dv, device="cuda", dtype=tdt)
+    do = torch.randn(B, Hq, Sq, dv, device="cuda", dtype=tdt)
     bias = torch.randn(B, Hq, Sq, Sk, device="cuda") if with_bias else None
     scale = 1.0 / math.sqrt(d)
     leaves = [x.float().requires_grad_() for x in (q, k, v)] + \
@@ -139,7 +141,8 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     named = run_backward(art, kerns, t, scale, window or (-1, -1), softcap or 0.0, p, seed)
     torch.cuda.synchronize()
     outs = [named["grad_q"], named["grad_k"], named["grad_v"]] + ([named["dbias"]] if with_bias else [])
-    res = dict(kernel=kerns["bwd"]["name"], shape=[B, Hq, Hkv, Sq, Sk, d], causal=causal, ok=True)
+    res = dict(kernel=kerns["bwd"]["name"], shape=[B, Hq, Hkv, Sq, Sk, d, dv], causal=causal,
+               ok=True)
     for name, g, gr, gp in zip(("dq", "dk", "dv", "dbias"), outs, g_ref, g_pt):
         err = (g.float() - gr).abs().max().item()
         err_pt = (gp.float() - gr).abs().max().item()
@@ -249,12 +252,16 @@ def main():
     results = []
     shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
               (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
+    # Every (D, Dv) of the artifact's backward kernels: the default
+    # library's and the --headdims suite's alike.
+    dims = sorted({(int(k["head_dim"]), int(k["head_dim_v"])) for k in art.kernels
+                   if k["kind"] == "backward"}, key=lambda p: (p[0] != p[1], p))
     for dtype in () if args.no_check else ("f16", "bf16"):
-        for d in (32, 64, 96, 128):
+        for d, dv in dims:
             for causal in ("none", "top_left", "bottom_right"):
                 for shp in shapes:
                     r = check_case(art, dtype, d, causal, *shp, twice=args.deterministic,
-                                   alibi=args.alibi)
+                                   alibi=args.alibi, dv=dv)
                     if r: results.append(r)
         for shp in shapes[2:]:
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),

@@ -18,8 +18,10 @@ void BackwardBuilder::setUp() {
   readArguments();
   mk = s.keyTilesPerWarp();
   nTilesM = s.blockM / 8;
-  nTilesD = s.headDim / 8;
-  nTilesDv = s.headDimV / 8;
+  // Whole mma steps (HeadDims.h's mmaWidth); the n8 tiles past D (Dv) of an
+  // odd multiple of 8 are computed from zero-filled columns, never stored.
+  nTilesD = s.mmaDim() / 8;
+  nTilesDv = s.mmaDimV() / 8;
   kStart = arith::MulIOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockN));
   warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
@@ -117,6 +119,17 @@ void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
           arith::MulIOp::create(
               b, arith::AddIOp::create(b, firstTile, cIdx(b, n)), cIdx(b, 8)),
           arith::MulIOp::create(b, t, cIdx(b, 2)));
+      // The n8 tile past D of an odd multiple of 8 (its column group is a
+      // run-time value) adds nothing.
+      OpBuilder::InsertionGuard colGuard(b);
+      if (s.mmaDim() != s.headDim) {
+        auto ifCol = scf::IfOp::create(
+            b, TypeRange{},
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                  cIdx(b, s.headDim)),
+            false);
+        b.setInsertionPointToStart(&ifCol.getThenRegion().front());
+      }
       atomicAddPair(b, dq, arith::AddIOp::create(b, rowOff, col),
                     arith::MulFOp::create(b, accGet(b, acc[n], i, 0), scale),
                     arith::MulFOp::create(b, accGet(b, acc[n], i, 1), scale),
@@ -321,9 +334,9 @@ void BackwardBuilder::build() {
   SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
   Value scale = arg.lookup("scale");
   for (int64_t m = 0; m < mk; ++m) {
-    for (int64_t n = 0; n < nTilesD; ++n)
+    for (int64_t n = 0; n < s.headDim / 8; ++n)
       storeRows(gradientTile(dK, m, n, nTilesD), "dk", m, n, scale, s.headDim);
-    for (int64_t n = 0; n < nTilesDv; ++n)
+    for (int64_t n = 0; n < s.headDimV / 8; ++n)
       storeRows(gradientTile(dV, m, n, nTilesDv), "dv", m, n, Value(),
                 s.headDimV);
   }

@@ -164,8 +164,11 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
 void ForwardBuilder::build() {
   mt = s.mTilesPerWarp();
   nTilesN = s.blockN / s.keyWarps() / 8;
-  nTilesD = s.headDim / 16;
-  nTilesDv = s.headDimV / 8;
+  // Whole mma steps (HeadDims.h's mmaWidth): an odd multiple of 8 takes one
+  // more k16 step over zero-filled columns, and one more n8 tile of O that
+  // is never stored.
+  nTilesD = s.mmaDim() / 16;
+  nTilesDv = s.mmaDimV() / 8;
   readForwardArguments();
   carveSharedMemory();
   auto [nStart, nEnd] = blockKeyRange();
@@ -385,8 +388,12 @@ bool ForwardBuilder::stagesOutput() const {
   // O's rows go through the swizzled Q tile, which holds them when
   // Dv <= D (Q is the tile no cp.async may still be writing: the last
   // iterations prefetch past the band into the K/V ring).
-  return s.swizzledTiles() &&
-         KernelSpec::swizzleWidth(s.headDimV) <= KernelSpec::swizzleWidth(s.headDim);
+  // The copy-out gives each lane one 16-byte chunk of a row and a warp
+  // whole rows per pass: the rows' chunks must divide the warp's 32 lanes
+  // (192-column rows, Dv in (128, 192], are stored from the fragments).
+  int64_t width = KernelSpec::swizzleWidth(s.headDimV);
+  return s.swizzledTiles() && width <= KernelSpec::swizzleWidth(s.headDim) &&
+         32 % (width / 8) == 0;
 }
 
 void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
@@ -472,7 +479,7 @@ void ForwardBuilder::storeOutputRow(Value row, ArrayRef<Value> pairs) {
   // store (the padded-tile kernels, which have no swizzled Q tile to stage
   // through).
   Value oRow = outputRowStart(row);
-  for (int64_t n = 0; n < nTilesDv; ++n) {
+  for (int64_t n = 0; n < s.headDimV / 8; ++n) {
     Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                                       cIdx(b, 8 * n));
     storePair(b, pairs[2 * n], pairs[2 * n + 1], s.elementType, arg.lookup("o"),

@@ -128,15 +128,20 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
                                         int64_t cols,
                                         SmallVectorImpl<Value> &tokens,
                                         RowCheck check, RowAddress rowAddress) {
+  // The tile spans whole mma steps; columns past `cols` are zero-filled.
+  int64_t width = mmaWidth(cols);
+  std::optional<int64_t> validCols;
+  if (width != cols)
+    validCols = cols;
   issueCopies(
-      gmem, base, rowStride, rowStart, rowLimit, tile, rows, cols, tokens,
+      gmem, base, rowStride, rowStart, rowLimit, tile, rows, width, tokens,
       [&](Value r, int64_t rowDelta, Value c) {
         SmallVector<Value> idx(lead.begin(), lead.end());
         idx.push_back(arith::AddIOp::create(b, r, cIdx(b, rowDelta)));
         idx.push_back(c);
         return idx;
       },
-      std::nullopt, check, rowAddress);
+      validCols, check, rowAddress);
 }
 
 void KernelBuilderBase::issueCopies(

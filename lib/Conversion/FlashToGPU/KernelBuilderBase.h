@@ -89,7 +89,8 @@ protected:
 
   /// cp.async `rows` x `cols` elements starting at global row `rowStart` of
   /// `gmem` (row pitch `rowStride`, element offset `base`) into
-  /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled. Appends the
+  /// `tile[lead..]`; rows at or past `rowLimit` are zero-filled, and so are
+  /// the columns from `cols` to mmaWidth(cols) (HeadDims.h). Appends the
   /// copies' tokens to `tokens`; nothing is committed.
   void issueTileCopies(Value gmem, Value base, Value rowStride,
                        Value rowStart, Value rowLimit, Value tile,

@@ -50,7 +50,6 @@ std::string KernelSpec::kindName() const {
 }
 
 int64_t KernelSpec::smemBytes() const {
-  int64_t qRows = blockM * (headDim + kRowPad) * 2;
   if (kind == Kind::Decode && keyWarps() > 1) {
     // The tiles, reused after the key loop to merge the warps' key slices:
     // [slices][block_m][Dv] partial O and [slices][block_m] (max, sum).
@@ -75,11 +74,13 @@ int64_t KernelSpec::smemBytes() const {
     // K and V of the block, a `stages`-deep ring of Q and dO tiles, the dS
     // tile the dQ product reads back (not in deterministic mode), and the
     // ring's LSE and Dsum.
-    return kStageBytes() + vStageBytes() + stages * 2 * qRows +
+    return kStageBytes() + vStageBytes() +
+           stages * (qTileBytes() + doTileBytes()) +
            (deterministic ? 0 : dsTileBytes()) + statTileBytes();
   case Kind::BackwardDQ:
     // The forward's layout plus the dO tile.
-    return 2 * qRows + stages * (kStageBytes() + vStageBytes());
+    return qTileBytes() + doTileBytes() +
+           stages * (kStageBytes() + vStageBytes());
   case Kind::BackwardPreprocess:
   case Kind::BackwardPostprocess:
   case Kind::DecodeCombine:
@@ -324,10 +325,14 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   AttentionSizes sz = iface.getSizes();
   s.headDim = sz.d;
   s.headDimV = sz.dv;
-  if (!llvm::is_contained({32, 64, 96, 128, 256}, s.headDim) ||
-      s.headDimV != s.headDim)
+  // Any multiple of 8 up to 256 (HeadDims.h), with Dv <= D: O is staged
+  // through the Q tile and the backward's postprocess walks D's columns,
+  // Dv's among them.
+  if (!isServedHeadDim(s.headDim) || !isServedHeadDim(s.headDimV) ||
+      s.headDimV > s.headDim)
     return op->emitOpError()
-           << "the sm80 recipe supports D = Dv in {32, 64, 96, 128, 256}, got D = "
+           << "the GPU recipes support D and Dv multiples of 8 from 8 to 256 "
+              "with Dv <= D, got D = "
            << s.headDim << ", Dv = " << s.headDimV;
   for (auto [name, perm] :
        {std::pair<StringRef, SmallVector<int64_t, 4>>{"query", iface.getQueryPerm()},
@@ -438,11 +443,13 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
            << " to be a multiple of 16 whose 16-row slabs the " << s.warps
            << " warps divide, or divide with column groups of D = "
            << s.headDim << " that are multiples of 16";
-  if (s.headDim > 128)
+  // Each thread holds 16 keys' dK and dV rows over the warp: (D + Dv) / 2
+  // f32 registers, next to the Sᵀ and dPᵀ tiles, under the 255 cap.
+  if (s.mmaDim() + s.mmaDimV() > kMaxBackwardDims)
     return op.emitOpError()
-           << "the sm80 backward supports D <= 128 (dK and dV accumulators of "
-              "D = "
-           << s.headDim << " would not fit in registers)";
+           << "the sm80 backward supports D + Dv <= " << kMaxBackwardDims
+           << " (dK and dV accumulators of D = " << s.headDim
+           << ", Dv = " << s.headDimV << " would not fit in registers)";
   if (s.recipe == Recipe::Sm90) {
     // Warpgroups own 64 keys each (one wgmma m64 per product), the query
     // block is the N of Sᵀ and dPᵀ, and the warpgroups split dQ into 64-row

@@ -39,14 +39,14 @@ private:
     return acc[m * tiles + n];
   }
   SmallVector<Frags> computeScoresT(Value stage) override {
-    return productNT(sK, sQ, stage, s.headDim);
+    return productNT(sK, sQ, stage, s.mmaDim());
   }
   void accumulateDV(SmallVector<Value> &dV, ArrayRef<Frags> pdT,
                     Value stage) override {
     accumulateTN(dV, pdT, sdO, stage, nTilesDv);
   }
   SmallVector<Frags> computeDPT(Value stage) override {
-    return productNT(sV, sdO, stage, s.headDimV);
+    return productNT(sV, sdO, stage, s.mmaDimV());
   }
   void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
                     Value stage) override {
@@ -66,16 +66,16 @@ private:
 
 void Sm80BackwardBuilder::carveSharedMemory() {
   Value raw = sharedMemoryBytes();
-  int64_t pad = KernelSpec::kRowPad, qRows = s.blockM * (s.headDim + pad) * 2;
+  int64_t pad = KernelSpec::kRowPad;
   int64_t off = 0;
-  sK = sharedTile(raw, {s.blockN, s.headDim + pad}, off, s.elementType);
+  sK = sharedTile(raw, {s.blockN, s.mmaDim() + pad}, off, s.elementType);
   off += s.kStageBytes();
-  sV = sharedTile(raw, {s.blockN, s.headDimV + pad}, off, s.elementType);
+  sV = sharedTile(raw, {s.blockN, s.mmaDimV() + pad}, off, s.elementType);
   off += s.vStageBytes();
-  sQ = sharedTile(raw, {s.stages, s.blockM, s.headDim + pad}, off, s.elementType);
-  off += s.stages * qRows;
-  sdO = sharedTile(raw, {s.stages, s.blockM, s.headDimV + pad}, off, s.elementType);
-  off += s.stages * qRows;
+  sQ = sharedTile(raw, {s.stages, s.blockM, s.mmaDim() + pad}, off, s.elementType);
+  off += s.stages * s.qTileBytes();
+  sdO = sharedTile(raw, {s.stages, s.blockM, s.mmaDimV() + pad}, off, s.elementType);
+  off += s.stages * s.doTileBytes();
   if (!s.deterministic) {
     sdS = sharedTile(raw, {s.blockN, s.blockM + pad}, off, s.elementType);
     off += s.dsTileBytes();

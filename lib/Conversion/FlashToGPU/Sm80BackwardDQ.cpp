@@ -70,20 +70,22 @@ void Sm80BackwardDQBuilder::build() {
   readArguments();
   mt = s.mTilesPerWarp();
   nTilesN = s.blockN / 8;
-  int64_t nTilesD = s.headDim / 8;
+  int64_t nTilesD = s.mmaDim() / 8; // whole mma steps, stored up to D
   mStart = arith::MulIOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockM));
   warpRow0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
   kBase = operandBase("k", headKV);
   vBase = operandBase("v", headKV);
   Value raw = sharedMemoryBytes();
-  int64_t pad = KernelSpec::kRowPad, qRows = s.blockM * (s.headDim + pad) * 2;
-  sQ = sharedTile(raw, {s.blockM, s.headDim + pad}, 0, s.elementType);
-  sdO = sharedTile(raw, {s.blockM, s.headDimV + pad}, qRows, s.elementType);
-  sK = sharedTile(raw, {s.stages, s.blockN, s.headDim + pad}, 2 * qRows,
+  int64_t pad = KernelSpec::kRowPad;
+  int64_t qdoBytes = s.qTileBytes() + s.doTileBytes();
+  sQ = sharedTile(raw, {s.blockM, s.mmaDim() + pad}, 0, s.elementType);
+  sdO = sharedTile(raw, {s.blockM, s.mmaDimV() + pad}, s.qTileBytes(),
+                   s.elementType);
+  sK = sharedTile(raw, {s.stages, s.blockN, s.mmaDim() + pad}, qdoBytes,
                   s.elementType);
-  sV = sharedTile(raw, {s.stages, s.blockN, s.headDimV + pad},
-                  2 * qRows + s.stages * s.kStageBytes(), s.elementType);
+  sV = sharedTile(raw, {s.stages, s.blockN, s.mmaDimV() + pad},
+                  qdoBytes + s.stages * s.kStageBytes(), s.elementType);
   auto [nStart, nEnd] = keyBlockRange(mStart, s.blockM, s.blockN);
   const float log2e = float(M_LOG2E);
   Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
@@ -130,8 +132,8 @@ void Sm80BackwardDQBuilder::build() {
                                      b.getI32IntegerAttr(2 * (s.stages - 1)));
     gpu::BarrierOp::create(b);
 
-    SmallVector<Frags> sc = productNT(sQ, sK, stage, s.headDim);
-    SmallVector<Frags> dp = productNT(sdO, sV, stage, s.headDimV);
+    SmallVector<Frags> sc = productNT(sQ, sK, stage, s.mmaDim());
+    SmallVector<Frags> dp = productNT(sdO, sV, stage, s.mmaDimV());
     Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
     Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
                                    /*rowTail=*/false);
@@ -195,7 +197,7 @@ void Sm80BackwardDQBuilder::build() {
       OpBuilder::InsertionGuard g3(b);
       b.setInsertionPointToStart(&ifRow.getThenRegion().front());
       Value rowOff = arith::AddIOp::create(b, gBase, arith::MulIOp::create(b, row, gStride));
-      for (int64_t n = 0; n < nTilesD; ++n) {
+      for (int64_t n = 0; n < s.headDim / 8; ++n) {
         Value a = loop.getResult(m * nTilesD + n);
         Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                                           cIdx(b, 8 * n));

@@ -50,14 +50,25 @@ public:
       return Value(vector::LoadOp::create(b, ty, arg.lookup(name), ValueRange{at},
                                           /*nontemporal=*/false, llvm::Align(16)));
     };
-    // Offset of (slice, row, col) in a contiguous [.., seq, d] buffer.
-    auto packed = [&](Value slice, Value seq, Value row, Value col) {
+    // Offset of (slice, row, col) in a contiguous [.., seq, width] buffer
+    // (width d unless given: dv's rows are Dv wide).
+    auto packed = [&](Value slice, Value seq, Value row, Value col,
+                      int64_t width = 0) {
       return Value(arith::AddIOp::create(
           b,
           arith::MulIOp::create(
               b, arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seq), row),
-              cIdx(b, d)),
+              cIdx(b, width ? width : d)),
           col));
+    };
+    // Where Dv < D the steps walk D's columns; dV's chunks are those below
+    // Dv, the others read a clamped column and store nothing.
+    int64_t dv = s.headDimV;
+    auto dvAt = [&](Value slice, Value seq, Value row, Value col) {
+      if (dv == d)
+        return packed(slice, seq, row, col);
+      return packed(slice, seq, row,
+                    arith::MinUIOp::create(b, col, cIdx(b, dv - 8)), dv);
     };
     Value qSlice = arith::AddIOp::create(
         b, arith::MulIOp::create(b, batchIdx, headsQ), head);
@@ -97,7 +108,7 @@ public:
       st[k].dk = arith::ExtFOp::create(
           b, f32x8, load(vecTy, "dk", packed(firstSlice, seqK, kRow, st[k].col)));
       st[k].dv = arith::ExtFOp::create(
-          b, f32x8, load(vecTy, "dv", packed(firstSlice, seqK, kRow, st[k].col)));
+          b, f32x8, load(vecTy, "dv", dvAt(firstSlice, seqK, kRow, st[k].col)));
     }
     // GQA: the group's other query-head slices, all steps per slice.
     SmallVector<Value> sums;
@@ -113,7 +124,8 @@ public:
         Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
         for (int64_t w = 0; w < 2; ++w) {
           Value v = load(vecTy, w ? "dv" : "dk",
-                         packed(slice, seqK, kRow, st[k].col));
+                         w ? dvAt(slice, seqK, kRow, st[k].col)
+                           : packed(slice, seqK, kRow, st[k].col));
           next.push_back(arith::AddFOp::create(
               b, loop.getRegionIterArgs()[2 * k + w],
               arith::ExtFOp::create(b, f32x8, v)));
@@ -148,7 +160,16 @@ public:
           b, st[k].valid, arith::AndIOp::create(b, isKVHead, slt(st[k].row, seqK)));
       when(kvRow, [&] {
         store(loop.getResult(2 * k), "grad_k", st[k].row, st[k].col);
-        store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
+        if (dv == d) {
+          store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
+          return;
+        }
+        when(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st[k].col,
+                                   cIdx(b, dv)),
+             [&] {
+               store(loop.getResult(2 * k + 1), "grad_v", st[k].row,
+                     st[k].col);
+             });
       });
     }
     gpu::ReturnOp::create(b);

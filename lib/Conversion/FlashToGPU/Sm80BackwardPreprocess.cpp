@@ -38,8 +38,10 @@ public:
     Value slice = arith::AddIOp::create(
         b, arith::MulIOp::create(b, batchIdx, headsQ), head);
     // Lanes per row: Dv / 8 rounded up to a power of two (the shuffle
-    // tree's width; D = 96 leaves 4 of 16 idle); rows a pass covers.
-    int64_t lanesPerRow = llvm::PowerOf2Ceil(s.headDimV / 8);
+    // tree's width; D = 96 leaves 4 of 16 idle), or D / 8 where D > Dv,
+    // as the same lanes zero dq_accum's D columns; rows a pass covers.
+    int64_t lanesPerRow =
+        llvm::PowerOf2Ceil(std::max(s.headDim, s.headDimV) / 8);
     int64_t rowsPerPass = s.threads() / lanesPerRow;
     int64_t passes = llvm::divideCeil(s.blockM, rowsPerPass);
     Value chunk = arith::RemUIOp::create(b, tid, cIdx(b, lanesPerRow));

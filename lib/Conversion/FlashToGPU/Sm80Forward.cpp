@@ -27,10 +27,10 @@ void Sm80ForwardBuilder::carveSharedMemory() {
   }
   Value raw = sharedMemoryBytes();
   int64_t pad = KernelSpec::kRowPad;
-  sQ = sharedTile(raw, {s.blockM, s.headDim + pad}, 0, s.elementType);
-  sK = sharedTile(raw, {s.stages, s.blockN, s.headDim + pad}, s.qTileBytes(),
+  sQ = sharedTile(raw, {s.blockM, s.mmaDim() + pad}, 0, s.elementType);
+  sK = sharedTile(raw, {s.stages, s.blockN, s.mmaDim() + pad}, s.qTileBytes(),
                   s.elementType);
-  sV = sharedTile(raw, {s.stages, s.blockN, s.headDimV + pad},
+  sV = sharedTile(raw, {s.stages, s.blockN, s.mmaDimV() + pad},
                   s.qTileBytes() + s.stages * s.kStageBytes(), s.elementType);
 }
 

@@ -15,9 +15,9 @@ func.func @score_mod(%do: tensor<1x1x64x64xf16>, %q: tensor<1x1x64x64xf16>, %o: 
 
 // -----
 
-// dK and dV of D = 256 do not fit in registers.
+// dK and dV of D = Dv = 256 do not fit in registers.
 func.func @d256(%do: tensor<1x1x64x256xf16>, %o: tensor<1x1x64x256xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x256xf16> {
-  // expected-error @+1 {{the sm80 backward supports D <= 128}}
+  // expected-error @+1 {{the sm80 backward supports D + Dv <= 320 (dK and dV accumulators of D = 256, Dv = 256 would not fit in registers)}}
   %dq, %dk, %dv = flash.attention_grad %do, %do, %do, %do, %o, %lse {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>, tensor<1x1x64x256xf16>
   return %dq : tensor<1x1x64x256xf16>
 }

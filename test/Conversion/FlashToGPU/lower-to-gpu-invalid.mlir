@@ -16,10 +16,18 @@ func.func @f32(%q: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
 
 // -----
 
-func.func @head_dim(%q: tensor<1x1x64x80xf16>) -> tensor<1x1x64x80xf16> {
-  // expected-error @+1 {{the sm80 recipe supports D = Dv in {32, 64, 96, 128, 256}, got D = 80, Dv = 80}}
-  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16>, tensor<1x1x64x80xf16> -> tensor<1x1x64x80xf16>
-  return %o : tensor<1x1x64x80xf16>
+func.func @head_dim(%q: tensor<1x1x64x84xf16>) -> tensor<1x1x64x84xf16> {
+  // expected-error @+1 {{the GPU recipes support D and Dv multiples of 8 from 8 to 256 with Dv <= D, got D = 84, Dv = 84}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x84xf16>, tensor<1x1x64x84xf16>, tensor<1x1x64x84xf16> -> tensor<1x1x64x84xf16>
+  return %o : tensor<1x1x64x84xf16>
+}
+
+// -----
+
+func.func @dv_above_d(%q: tensor<1x1x64x64xf16>, %v: tensor<1x1x64x128xf16>) -> tensor<1x1x64x128xf16> {
+  // expected-error @+1 {{the GPU recipes support D and Dv multiples of 8 from 8 to 256 with Dv <= D, got D = 64, Dv = 128}}
+  %o = flash.attention %q, %q, %v {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x128xf16> -> tensor<1x1x64x128xf16>
+  return %o : tensor<1x1x64x128xf16>
 }
 
 // -----

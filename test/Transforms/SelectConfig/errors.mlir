@@ -11,18 +11,30 @@ func.func @f32(%x: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
 
 // -----
 
-func.func @head_dim_80(%x: tensor<1x2x64x80xf16>) -> tensor<1x2x64x80xf16> {
-  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe serves head dims 32, 64, 96, 128, 256, got 80}}
+// Rows are copied in 16-byte chunks: a head dim must be a multiple of 8.
+func.func @head_dim_44(%x: tensor<1x2x64x44xf16>) -> tensor<1x2x64x44xf16> {
+  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe serves head dims that are multiples of 8 from 8 to 256, got D = 44}}
   %0 = flash.attention %x, %x, %x
-      : tensor<1x2x64x80xf16>, tensor<1x2x64x80xf16>, tensor<1x2x64x80xf16>
-      -> tensor<1x2x64x80xf16>
-  return %0 : tensor<1x2x64x80xf16>
+      : tensor<1x2x64x44xf16>, tensor<1x2x64x44xf16>, tensor<1x2x64x44xf16>
+      -> tensor<1x2x64x44xf16>
+  return %0 : tensor<1x2x64x44xf16>
+}
+
+// -----
+
+func.func @head_dim_v_36(%qk: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x36xf16>)
+    -> tensor<1x2x64x36xf16> {
+  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe serves head dims that are multiples of 8 from 8 to 256, got Dv = 36}}
+  %0 = flash.attention %qk, %qk, %v
+      : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x36xf16>
+      -> tensor<1x2x64x36xf16>
+  return %0 : tensor<1x2x64x36xf16>
 }
 
 // -----
 
 func.func @head_dim_512(%x: tensor<1x2x64x512xbf16>) -> tensor<1x2x64x512xbf16> {
-  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe serves head dims 32, 64, 96, 128, 256, got 512}}
+  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe serves head dims that are multiples of 8 from 8 to 256, got D = 512}}
   %0 = flash.attention %x, %x, %x
       : tensor<1x2x64x512xbf16>, tensor<1x2x64x512xbf16>, tensor<1x2x64x512xbf16>
       -> tensor<1x2x64x512xbf16>
@@ -31,13 +43,26 @@ func.func @head_dim_512(%x: tensor<1x2x64x512xbf16>) -> tensor<1x2x64x512xbf16> 
 
 // -----
 
-func.func @d_ne_dv(%qk: tensor<1x2x64x128xf16>, %v: tensor<1x2x64x64xf16>)
-    -> tensor<1x2x64x64xf16> {
-  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe needs D == Dv, got D = 128, Dv = 64}}
+// O is staged through the Q tile: Dv may not exceed D.
+func.func @dv_above_d(%qk: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x128xf16>)
+    -> tensor<1x2x64x128xf16> {
+  // expected-error @below {{no kernel config for target 'h100': the sm80 recipe needs Dv <= D (O is staged through the Q tile), got D = 64, Dv = 128}}
   %0 = flash.attention %qk, %qk, %v
-      : tensor<1x2x64x128xf16>, tensor<1x2x64x128xf16>, tensor<1x2x64x64xf16>
-      -> tensor<1x2x64x64xf16>
-  return %0 : tensor<1x2x64x64xf16>
+      : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x128xf16>
+      -> tensor<1x2x64x128xf16>
+  return %0 : tensor<1x2x64x128xf16>
+}
+
+// -----
+
+// The backward keeps dK and dV in registers: D + Dv <= 320.
+func.func @grad_d256(%x: tensor<1x2x64x256xbf16>, %lse: tensor<1x2x64xf32>) {
+  // expected-error @below {{no kernel config for target 'h100': the sm80 backward serves D + Dv <= 320 (dK and dV stay in registers), got D = 256, Dv = 256}}
+  %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>,
+        tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>
+  return
 }
 
 // -----
@@ -76,12 +101,12 @@ func.func @grad_f32(%x: tensor<1x2x64x64xf32>, %lse: tensor<1x2x64xf32>) {
 // -----
 
 // Every refused op is reported, not only the first.
-func.func @several(%a: tensor<1x2x64x80xf16>, %b: tensor<1x2x64x64xf16>,
+func.func @several(%a: tensor<1x2x64x84xf16>, %b: tensor<1x2x64x64xf16>,
                    %c: tensor<1x2x64x64xf32>) {
-  // expected-error @below {{got 80}}
+  // expected-error @below {{got D = 84}}
   %0 = flash.attention %a, %a, %a
-      : tensor<1x2x64x80xf16>, tensor<1x2x64x80xf16>, tensor<1x2x64x80xf16>
-      -> tensor<1x2x64x80xf16>
+      : tensor<1x2x64x84xf16>, tensor<1x2x64x84xf16>, tensor<1x2x64x84xf16>
+      -> tensor<1x2x64x84xf16>
   %1 = flash.attention %b, %b, %b
       : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>
       -> tensor<1x2x64x64xf16>

@@ -101,17 +101,17 @@ func.func @grad_d64_softcap(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf3
 
 // -----
 
-// D = 256 backward: the sm90 recipe has none; the sm80 table's row (which
-// flash-lower-to-gpu then refuses: dK and dV of D = 256 exceed registers).
-// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves D = Dv in {64, 128}, got D = 256, Dv = 256
-// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: it serves D = Dv in {64, 128, 256}, got D = 32, Dv = 32
-// CHECK-LABEL: func.func @grad_d256
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
-func.func @grad_d256(%x: tensor<1x4x256x256xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>) {
+// D = 160 backward: the sm90 recipe has none; the sm80 table's row of 256
+// (D + Dv <= 320: dK and dV of 16 keys per warp fit in registers; D = Dv =
+// 256 is refused, errors.mlir).
+// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves D = Dv in {64, 128}, got D = 160, Dv = 160
+// CHECK-LABEL: func.func @grad_d160
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 2, stages = 2>
+func.func @grad_d160(%x: tensor<1x4x256x160xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>) {
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
-      : tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256xf32>
-      -> tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>
-  return %dq, %dk, %dv : tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>, tensor<1x4x256x256xf16>
+      : tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>
+  return %dq, %dk, %dv : tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>
 }
 
 // -----

@@ -56,23 +56,17 @@ module attributes {flash.target = #flash.target<name = "tight", arch = 80, sms =
 // -----
 
 // D = 256 on 65536 bytes: forward block_n 32 -> 16 gives 1024 + 2*(64*256 +
-// 2*16*512) = 66560, so one stage (50176); the backward's padded tiles
-// need no alignment slack: 2*(64*256 + 2*16*512) = 65536 fits two stages.
+// 2*16*512) = 66560, so one stage (50176). (D = 256 has no backward:
+// errors.mlir.)
 // CHECK-LABEL: func.func @d256
 // CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 1>
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 16, warps = 4, stages = 2>
 // L4-LABEL: func.func @d256
 // L4: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
-// L4: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
 module attributes {flash.target = #flash.target<name = "small", arch = 86, sms = 84, smem_per_block = 65536, regs_per_sm = 65536>} {
-  func.func @d256(%x: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
+  func.func @d256(%x: tensor<1x2x64x256xf16>) {
     %o = flash.attention %x, %x, %x
         : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
         -> tensor<1x2x64x256xf16>
-    %g:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
-        : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
-          tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64xf32>
-        -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
     return
   }
 }

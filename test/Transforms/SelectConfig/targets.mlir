@@ -97,13 +97,15 @@ func.func @grad_d128(%x: tensor<2x4x128x128xbf16>, %lse: tensor<2x4x128xf32>) {
   return
 }
 
-// CHECK-LABEL: func.func @grad_d256
-// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>}
-func.func @grad_d256(%x: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
+// D = 160 backward: the row of 256 (D + Dv <= 320), 16 x 32 on 2 warps
+// (its 16 x 64 on 4 warps would split dQ into 40-column groups).
+// CHECK-LABEL: func.func @grad_d160
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 2, stages = 2>}
+func.func @grad_d160(%x: tensor<1x2x64x160xf16>, %lse: tensor<1x2x64xf32>) {
   %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
-      : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
-        tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64xf32>
-      -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
+      : tensor<1x2x64x160xf16>, tensor<1x2x64x160xf16>, tensor<1x2x64x160xf16>,
+        tensor<1x2x64x160xf16>, tensor<1x2x64x160xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x160xf16>, tensor<1x2x64x160xf16>, tensor<1x2x64x160xf16>
   return
 }
 

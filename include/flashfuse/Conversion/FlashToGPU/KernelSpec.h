@@ -9,6 +9,7 @@
 #define FLASHFUSE_CONVERSION_FLASHTOGPU_KERNELSPEC_H
 
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "flashfuse/Dialect/Flash/IR/HeadDims.h"
 #include "mlir/IR/Region.h"
 
 #include <string>
@@ -63,8 +64,13 @@ struct KernelSpec {
 
   /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so
   /// that the 8 rows one ldmatrix phase reads fall in 8 different 16-byte
-  /// bank groups (row pitch = 16 bytes mod 128 for every supported D).
+  /// bank groups (the pitch, mmaDim() + 8 elements, is an odd multiple of
+  /// 16 bytes for every head dim, as mmaDim() is a multiple of 16).
   static constexpr int64_t kRowPad = 8;
+
+  /// Columns the mma.sync tiles span for D and Dv (HeadDims.h's mmaWidth).
+  int64_t mmaDim() const { return mmaWidth(headDim); }
+  int64_t mmaDimV() const { return mmaWidth(headDimV); }
 
   int64_t threads() const { return warps * 32; }
   /// Warps that share each row of the block and split its key blocks
@@ -83,7 +89,7 @@ struct KernelSpec {
   /// for the whole key loop only while that is at most 32, which leaves the
   /// accumulators and scores room under 255 registers (ptxas reports for
   /// D = 128 with two m-tiles: 64 Q registers spill).
-  bool qInRegisters() const { return mTilesPerWarp() * headDim <= 128; }
+  bool qInRegisters() const { return mTilesPerWarp() * mmaDim() <= 128; }
   /// Whether the kernel's shared-memory tiles use the 128-byte swizzle
   /// (lib/Conversion/FlashToGPU/Swizzle.h) rather than padded rows: every
   /// sm90 kernel, and the sm80 forward where D and Dv are at least 64 and
@@ -119,9 +125,12 @@ struct KernelSpec {
   /// Swizzled tiles start at a 1024-byte boundary, which the dynamic shared
   /// memory's own alignment does not give.
   static constexpr int64_t kSwizzleAlignSlack = 1024;
-  int64_t qTileBytes() const { return blockM * (headDim + kRowPad) * 2; }
-  int64_t kStageBytes() const { return blockN * (headDim + kRowPad) * 2; }
-  int64_t vStageBytes() const { return blockN * (headDimV + kRowPad) * 2; }
+  /// Padded tiles: rows of mmaDim() (mmaDimV()) columns plus kRowPad.
+  int64_t qTileBytes() const { return blockM * (mmaDim() + kRowPad) * 2; }
+  int64_t kStageBytes() const { return blockN * (mmaDim() + kRowPad) * 2; }
+  int64_t vStageBytes() const { return blockN * (mmaDimV() + kRowPad) * 2; }
+  /// The backward's dO tile of block_m rows (Q's is qTileBytes()).
+  int64_t doTileBytes() const { return blockM * (mmaDimV() + kRowPad) * 2; }
   /// Backward: block_n keys per block, block_n / warps per warp.
   int64_t keyTilesPerWarp() const { return blockN / (16 * warps); }
   /// Backward dQ product (block_m x D per query block): the warps split its
@@ -132,11 +141,11 @@ struct KernelSpec {
     int64_t slabs = blockM / 16;
     if (slabs % warps == 0)
       return 1;
-    if (warps % slabs != 0 || headDim % (16 * (warps / slabs)) != 0)
+    if (warps % slabs != 0 || mmaDim() % (16 * (warps / slabs)) != 0)
       return 0;
     return warps / slabs;
   }
-  int64_t dqGroupColumns() const { return headDim / dqColumnGroups(); }
+  int64_t dqGroupColumns() const { return mmaDim() / dqColumnGroups(); }
   /// dS of one (key block, query block) pair, [block_n][block_m + pad].
   int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
   /// The backward's LSE and Dsum of the Q/dO ring: [stages][2][block_m] f32.

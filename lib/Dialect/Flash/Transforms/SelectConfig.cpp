@@ -8,6 +8,7 @@
 // from one table, so that the lowerings never guess.
 //
 //===----------------------------------------------------------------------===//
+#include "flashfuse/Dialect/Flash/IR/HeadDims.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 #include "flashfuse/decode_splits.h"
 
@@ -52,11 +53,25 @@ constexpr TargetDesc kNamedTargets[] = {
 // block_m is a multiple of 16 * warps; the O accumulator (block_m x Dv, f32)
 // and the S tile (block_m x block_n, f32) live in registers, spread over the
 // 32 * warps threads; K and V tiles stream through `stages` shared-memory
-// buffers filled by cp.async. D must equal Dv (one fragment layout serves
-// both matmuls) and be one of the head dims below, each compiled in.
+// buffers filled by cp.async. D and Dv are compiled in: any multiples of 8
+// from 8 to 256 with Dv <= D (O is staged through the Q tile; the P·V
+// product and O use Dv, S = Q Kᵀ uses D).
+//
+// Each row serves the head dims above the previous row's up to its own:
+// D = 40 takes the row of 64, D = 80 that of 96, D = 112 that of 128, D =
+// 160 and D = 192 (Dv = 128) that of 256. The kernels' tiles are as wide as
+// the head dim needs, not the row's: whole k16 steps (HeadDims.h's mmaWidth,
+// an odd multiple of 8 such as 40 zero-fills its last 8 columns) on padded
+// rows (the backward, and forwards below 64 columns), whole 64-column
+// swizzle rows in forwards from 64 on (D = 80 and 112 span 128, D = 160
+// and 192 span 192), so a row's shared-memory budget covers every head dim
+// it serves. Where its registers did not (ptxas spills), the rules in
+// selectSm80 and kBwdFallbacks adjust the tiles; compile-ptxas-headdims.mlir
+// assembles the new head dims. These tiles are reasoned from the measured
+// rows and ptxas, not timed.
 
 struct TileRow {
-  int64_t headDim;             // D = Dv
+  int64_t headDim;             // the largest D the row serves
   int64_t fwdBlockM, fwdBlockN; // flash.attention
   int64_t bwdBlockM, bwdBlockN; // flash.attention_grad
   int64_t bwdWarps;
@@ -103,12 +118,46 @@ constexpr TileRow kSm80Tiles[] = {
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
-    {256, 64, 32, 64, 32, 4},
+    // Backward, D + Dv <= 320 (HeadDims.h's kMaxBackwardDims; D = Dv = 256
+    // has none): dK and dV of 16 keys per warp take up to 160 registers, so
+    // 16 query rows keep Sᵀ and dPᵀ at 8 each; 64 keys on 4 warps split dQ
+    // into four column groups (D / 4, a multiple of 16 for D a multiple of
+    // 64: D = 192, Dv = 128 assembles without spills on sm_80; sm_90a
+    // spills 8 bytes in the plain variant). 32 query rows spilled 56-104
+    // bytes (ptxas 13.0).
+    {256, 64, 32, 16, 64, 4},
 };
 
 /// The smallest block_n the fallback goes to: one k16 step of the second
 /// matmul, below which mma.sync has nothing to chew on.
 constexpr int64_t kMinBlockN = 16;
+
+/// The backward's dQ product splits block_m x D between the warps by 16-row
+/// slabs and, with more warps than slabs, by column groups that must be
+/// multiples of 16 (KernelSpec::dqColumnGroups). Where a row's tiles cannot
+/// split a head dim so, the backward takes the first of these whose dQ
+/// splits and whose registers hold D + Dv (mma widths, at most maxDims);
+/// each keeps one 16-key tile per warp. Assembled without spills (ptxas
+/// 13.0, sm_80 and sm_90a) where noted; 16 x 32 on sm_90a spills 12 bytes
+/// in D = 160's causal variants, and 64 x 64 spilled 64-76 bytes at
+/// D = 112, 32 x 32 104-224 at D = 160.
+struct BwdTile {
+  int64_t blockM, blockN, warps, maxDims;
+};
+constexpr BwdTile kBwdFallbacks[] = {
+    {64, 64, 4, 192},  // D = 96's tile: D = 40 and 48 (the row of 64's
+                       // 32 x 128 would split dQ into 24 columns)
+    {16, 32, 2, 320},  // one slab, two column groups: D = 160
+    {32, 32, 2, 320},  // two slabs, no column groups: any D (D = 112)
+};
+
+/// Whether block_m query rows on `warps` warps split the dQ product of a
+/// head dim `d` (KernelSpec::dqColumnGroups).
+bool dqSplits(int64_t blockM, int64_t warps, int64_t d) {
+  int64_t slabs = blockM / 16;
+  return slabs % warps == 0 ||
+         (warps % slabs == 0 && mmaWidth(d) % (16 * (warps / slabs)) == 0);
+}
 
 /// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
 /// buffers of one K tile and one V tile, all 2-byte f16/bf16. Forwards with
@@ -123,16 +172,11 @@ int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
     alignSlack = 1024;
     d = (d + 63) / 64 * 64;
     dv = (dv + 63) / 64 * 64;
+  } else {
+    d = mmaWidth(d);
+    dv = mmaWidth(dv);
   }
   return alignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
-}
-
-std::string knownHeadDims() {
-  return llvm::join(llvm::map_range(kSm80Tiles,
-                                    [](const TileRow &r) {
-                                      return std::to_string(r.headDim);
-                                    }),
-                    ", ");
 }
 
 std::string knownTargetNames() {
@@ -185,18 +229,28 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
     diag << (ShapedType::isDynamic(sz.d) ? "D" : "Dv") << " is dynamic";
     return failure();
   }
-  if (sz.d != sz.dv) {
-    fail() << "the sm80 recipe needs D == Dv, got D = " << sz.d
+  // Rows of 16-byte chunks and whole k8 halves of the mma steps.
+  for (auto [name, d] : {std::pair<StringRef, int64_t>{"D", sz.d}, {"Dv", sz.dv}})
+    if (!isServedHeadDim(d)) {
+      fail() << "the sm80 recipe serves head dims that are multiples of 8 "
+                "from 8 to 256, got "
+             << name << " = " << d;
+      return failure();
+    }
+  if (sz.dv > sz.d) {
+    fail() << "the sm80 recipe needs Dv <= D (O is staged through the Q "
+              "tile), got D = "
+           << sz.d << ", Dv = " << sz.dv;
+    return failure();
+  }
+  if (isGrad && mmaWidth(sz.d) + mmaWidth(sz.dv) > kMaxBackwardDims) {
+    fail() << "the sm80 backward serves D + Dv <= " << kMaxBackwardDims
+           << " (dK and dV stay in registers), got D = " << sz.d
            << ", Dv = " << sz.dv;
     return failure();
   }
   const TileRow *row = llvm::find_if(
-      kSm80Tiles, [&](const TileRow &r) { return r.headDim == sz.d; });
-  if (row == std::end(kSm80Tiles)) {
-    fail() << "the sm80 recipe serves head dims " << knownHeadDims()
-           << ", got " << sz.d;
-    return failure();
-  }
+      kSm80Tiles, [&](const TileRow &r) { return r.headDim >= sz.d; });
 
   int64_t blockM = isGrad ? row->bwdBlockM : row->fwdBlockM;
   int64_t blockN = isGrad ? row->bwdBlockN : row->fwdBlockN;
@@ -212,12 +266,14 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // score work spills there (ptxas 13.0, sm_90a: a window 116-136 bytes,
   // a mask operand 120-164, a bias 8-24, dropout 60 at 64 x 64); 32 keys
   // assemble without spills. score_mod/mask_mod regions count as such work.
+  // Every D past 64 takes the same 128-column (or wider) swizzled tiles
+  // and is treated alike.
   bool hasWindow = iface.getWindowLeftSize() || iface.getWindowRightSize();
   bool perElementScores = hasWindow || iface.getBiasOperand() ||
                           iface.getMaskOperand() || iface.hasDropout() ||
                           !iface.getScoreModRegion().empty() ||
                           !iface.getMaskModRegion().empty();
-  if (!isGrad && sz.d >= 96 && perElementScores)
+  if (!isGrad && sz.d > 64 && perElementScores)
     blockN = std::min<int64_t>(blockN, 32);
   int64_t warps = isGrad ? row->bwdWarps : kSm80Warps;
   // Backward variants with more per-element work (softcap's tanh kept for
@@ -228,12 +284,37 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // 32 x 128 (8 warps) at D = 128 3-4% slower (docs/PERF.md, run 42).
   bool heavyGrad = isGrad && (iface.getSoftcapValue().has_value() ||
                               iface.getBiasOperand() || iface.hasDropout());
-  if (heavyGrad && (sz.d == 64 || sz.d == 128))
+  if (heavyGrad && (row->headDim == 64 || row->headDim == 128))
     blockM /= 2;
+  if (isGrad && !dqSplits(blockM, warps, sz.d)) {
+    const BwdTile *t = llvm::find_if(kBwdFallbacks, [&](const BwdTile &t) {
+      return mmaWidth(sz.d) + mmaWidth(sz.dv) <= t.maxDims &&
+             dqSplits(t.blockM, t.warps, sz.d);
+    });
+    // The last fallback splits every head dim.
+    blockM = t->blockM;
+    blockN = t->blockN;
+    warps = t->warps;
+  }
+  // Forward. The row of 128's 64 keys assemble without spills at D = 128
+  // because its O rescale is skipped where no row maximum moved
+  // (KernelSpec::skipsUnitRescale, Dv = 128 only); D = 112 spilled 44-96
+  // bytes there (sm_90a) and none at 32 keys. D <= 16 (one k16 step)
+  // takes 64 keys: at 32 the causal variants spilled 16 bytes (sm_90a).
+  if (!isGrad && row->headDim == 128 && sz.dv != 128)
+    blockN = std::min<int64_t>(blockN, 32);
+  if (!isGrad && mmaWidth(sz.d) == 16)
+    blockN = 64;
   // The backward's warps each own 16-key tiles of block_n: a row with more
   // warps than the forward's may not go below them.
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
+  // D = 136-160 forwards (the row of 256, on 192-column tiles) take a
+  // third K/V stage: at two, ptxas 13.0 spilled 24-28 bytes in D = 160's
+  // bottom-right causal variant (at 168 registers), at three none (sm_80
+  // and sm_90a); 97 KiB of shared memory.
+  if (!isGrad && row->headDim == 256 && mmaWidth(sz.d) <= 160)
+    stages = 3;
   auto smem = [&] {
     return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv, !isGrad);
   };
@@ -352,6 +433,9 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
+  // Other head dims (80, 192 with Dv = 128, ...) fall back to the sm80
+  // recipe: the wgmma schedule's tiles, warpgroup splits and dQ slices are
+  // written for whole 64-column swizzle rows with D = Dv.
   const Sm90Tile *t = sz.d == sz.dv ? sm90Tile(sz.d) : nullptr;
   if (isGrad && (!t || t->bwdBlockM == 0))
     return "its backward serves D = Dv in {64, 128}, got D = " +

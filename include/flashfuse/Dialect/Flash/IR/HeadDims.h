@@ -1,0 +1,39 @@
+//===- HeadDims.h - the head dims the GPU kernels serve ---------*- C++ -*-===//
+//
+// What flash-select-config (which chooses tiles for a head dim) and the GPU
+// kernel builders (which build them) must agree on about head dims, in one
+// place: which head dims are served, how wide their mma.sync tiles are and
+// how much of them the backward can hold in registers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_DIALECT_FLASH_IR_HEADDIMS_H
+#define FLASHFUSE_DIALECT_FLASH_IR_HEADDIMS_H
+
+#include <cstdint>
+
+namespace mlir::flash {
+
+/// Head dims (D or Dv) the GPU recipes serve: rows are copied in 16-byte
+/// chunks (8 elements), and a K/V stage of 256 columns is the widest the
+/// shared memory holds at useful tiles.
+constexpr bool isServedHeadDim(int64_t d) {
+  return d % 8 == 0 && d >= 8 && d <= 256;
+}
+
+/// Columns the mma.sync tiles span for a head dim of `cols` (a multiple of
+/// 8): whole k16 steps of S = Q Kᵀ and whole pairs of 8-column n-tiles of
+/// the products over Dv. A head dim that is an odd multiple of 8 (8, 40,
+/// 72, ...) keeps its last 8 columns zero-filled in shared memory: zeros in
+/// Q and K leave S exact, and the output columns they produce are never
+/// stored. Every other head dim spans exactly its columns.
+constexpr int64_t mmaWidth(int64_t cols) { return (cols + 15) / 16 * 16; }
+
+/// The sm80 backward keeps dK and dV of 16 keys per warp in registers:
+/// (D + Dv) / 2 f32 registers a thread (over mmaWidth columns), at most 160
+/// next to the Sᵀ and dPᵀ tiles (D = Dv = 160 and D = 192, Dv = 128 fit;
+/// D = Dv = 256 would not).
+constexpr int64_t kMaxBackwardDims = 320;
+
+} // namespace mlir::flash
+
+#endif
