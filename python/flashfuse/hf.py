@@ -15,6 +15,13 @@ NAME = "flashfuse"
 KVCACHE_MAX_QUERY_ROWS = 16
 
 
+def decode_serves_head_dim(d):
+    """Whether the decode kernels serve head dim d (flash-select-config's
+    decode recipe: a multiple of 16 from 32 to 256); other head dims decode
+    through the forward kernels."""
+    return d % 16 == 0 and 32 <= d <= 256
+
+
 def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
                      dropout, is_causal, kwargs):
     """The i32 [B] lengths of the caches `key` holds, for the KV-cache path
@@ -33,6 +40,7 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
     position_ids = kwargs.get("position_ids")
     sq = query.shape[2]
     if (not is_causal or sliding_window or dropout
+            or not decode_serves_head_dim(query.shape[-1])
             or not isinstance(position_ids, torch.Tensor)
             or position_ids.dim() != 2 or position_ids.shape[-1] != sq
             or sq > KVCACHE_MAX_QUERY_ROWS or key.shape[2] <= sq):

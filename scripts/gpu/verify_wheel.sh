@@ -21,7 +21,13 @@ OUT="${OUT:-$PWD/gpu-out}"
 PYTHON="${PYTHON:-python3}"
 mkdir -p "$OUT"
 venv="$(mktemp -d)/venv"
-"$PYTHON" -m venv --system-site-packages "$venv"
+"$PYTHON" -m venv "$venv"
+# The machine's PyTorch, transformers and pytest, which an offline machine
+# cannot install again: their site-packages joins the venv's through a .pth
+# file, after it, so `flashfuse` comes from the wheel. (--system-site-packages
+# would not do: the machine's python may itself be a venv.)
+"$PYTHON" -c 'import site, sys; print("\n".join(p for p in site.getsitepackages() + [site.getusersitepackages()] if p))' \
+  > "$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')/machine-packages.pth"
 "$venv/bin/pip" install --quiet --no-deps --no-index "$WHEEL"
 unset FLASHFUSE_RUNTIME_LIB FLASHFUSE_KERNEL_DIR FLASHFUSE_COMPILE PYTHONPATH
 export FLASHFUSE_CACHE_DIR="$(mktemp -d)/cache" FLASHFUSE_LOG=1

@@ -482,10 +482,13 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
                              "or bf16 inputs, got "
                           << elt;
   int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
-  if (!llvm::is_contained({32, 64, 96, 128, 256}, d) || d != dv)
+  // The forward's tiles at any multiple of 16 (HeadDims.h): its decode
+  // epilogue stores whole 8-column pairs of the mma width, which for an odd
+  // multiple of 8 would pass the row's end.
+  if (d != dv || d % 16 != 0 || d < 32 || !isServedHeadDim(d))
     return op.emitError()
-           << "no kernel config: the decode recipe serves D = Dv in {32, 64, "
-              "96, 128, 256}, got D = "
+           << "no kernel config: the decode recipe serves D = Dv, a multiple "
+              "of 16 from 32 to 256, got D = "
            << d << ", Dv = " << dv;
   int64_t batch = op.getBatch(), headsQ = op.getHeadsQ(),
           headsKV = op.getHeadsKV(), seqQ = op.getSeqQ(),
@@ -506,7 +509,10 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // 2.6-3.7 TB/s where 64-key blocks three deep read 3.3-4.0 (run 76).
   else if (op.isPaged())
     tiles.erase(tiles.begin());
-  if (d == 256) {
+  // Past 128 columns (D = 256 measured; 144-240 take its tiles untimed):
+  // 64 rows of 32 keys, the 16-row key-split tile spilled on the paged
+  // D = 256 variants.
+  if (d > 128) {
     blockM = 64;
     tiles = {{32, 3}, {32, 2}};
   }
