@@ -100,25 +100,25 @@ def headdims_module(suite, header):
                           backward=True))
 
 
-def decode_suite():
+def decode_suite(dims=(32, 64, 96, 128, 256)):
     """flash.attention_kvcache variants (decode and decode_combine kernels,
     and with each decode kernel the kv_append and decode_check kernels of
     its dtype, head dim and page size, which flash-lower-to-gpu builds next
     to it: the library serves new rows and the device-side check too):
-    D 32/64/96/128/256 x f16/bf16 x causal (bottom-right) or not x
-    contiguous or paged (16, 64 rows a page); window and softcap at D = 128,
-    causal, contiguous and page 16. 68 variants; each dtype and D shares one
-    combine kernel."""
+    D 32/64/96/128/256 (or `dims`) x f16/bf16 x causal (bottom-right) or
+    not x contiguous or paged (16, 64 rows a page); window and softcap at
+    D = 128, causal, contiguous and page 16. 68 variants; each dtype and D
+    shares one combine kernel."""
     vs = []
     for dtype in ("f16", "bf16"):
-        for d in (32, 64, 96, 128, 256):
+        for d in dims:
             for causal in (None, "bottom_right"):
                 for page in (0, 16, 64):
                     vs.append(KVCacheVariant(
                         f"kv_{dtype}_d{d}_{causal or 'full'}"
                         + (f"_page{page}" if page else ""),
                         dtype, d, causal=causal, page_size=page))
-        for page in (0, 16):
+        for page in (0, 16) if 128 in dims else ():
             suffix = f"_page{page}" if page else ""
             vs.append(KVCacheVariant(f"kv_{dtype}_d128_window{suffix}", dtype,
                                      128, causal="bottom_right",
@@ -141,11 +141,19 @@ def main():
     ap.add_argument("--headdims", action="store_true",
                     help="forward and backward variants of the head dims "
                          "served on padded tiles (8-256, 192/128)")
+    ap.add_argument("--decode-dims", default="",
+                    help="with --decode: these head dims (e.g. 80,160) "
+                         "instead of the library's 32,64,96,128,256")
     args = ap.parse_args()
+    if args.decode_dims and not args.decode:
+        ap.error("--decode-dims goes with --decode")
     if args.backward + args.decode + args.headdims > 1:
         ap.error("--backward, --decode and --headdims are separate suites")
     suite = (backward_suite() if args.backward
-             else decode_suite() if args.decode
+             else decode_suite(*([tuple(int(d) for d in
+                                       args.decode_dims.split(","))]
+                                     if args.decode_dims else []))
+             if args.decode
              else headdims_suite() if args.headdims else default_suite())
     if args.tiles and args.decode:
         ap.error("--tiles forces forward/backward tiles; the decode recipe "

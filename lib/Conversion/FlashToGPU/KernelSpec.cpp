@@ -523,12 +523,10 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
            << s.elementType;
   s.headDim = op.getHeadDim();
   s.headDimV = op.getHeadDimV();
-  // The forward's engine: one fragment layout for both products.
-  if (!llvm::is_contained({32, 64, 96, 128, 256}, s.headDim) ||
-      s.headDimV != s.headDim)
+  if (!isDecodeHeadDim(s.headDim, s.headDimV))
     return op.emitOpError()
-           << "the decode recipe supports D = Dv in {32, 64, 96, 128, 256}, "
-              "got D = "
+           << "the decode recipe supports D = Dv, a multiple of 16 from 32 to "
+              "256, got D = "
            << s.headDim << ", Dv = " << s.headDimV;
   if (op.getQueryPerm()[3] != 3 || op.getKeyPerm()[3] != 3 ||
       op.getValuePerm()[3] != 3)

@@ -71,7 +71,7 @@ func.func @captured_mod(%q: tensor<1x1x64x64xf16>, %t: f32) -> tensor<1x1x64x64x
 // new_kv is lowered (kvcache-append.mlir); what the decode recipe cannot
 // serve is still refused with it, before anything is launched.
 func.func @kvcache_new_kv_dv(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %v: tensor<1x8x64x32xf16>, %len: tensor<1xi32>, %kn: tensor<1x8x1x64xf16>, %vn: tensor<1x8x1x32xf16>) -> tensor<1x8x1x32xf16> {
-  // expected-error @+1 {{the decode recipe supports D = Dv in {32, 64, 96, 128, 256}, got D = 64, Dv = 32}}
+  // expected-error @+1 {{the decode recipe supports D = Dv, a multiple of 16 from 32 to 256, got D = 64, Dv = 32}}
   %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %len new_kv(%kn, %vn : tensor<1x8x1x64xf16>, tensor<1x8x1x32xf16>) {config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>}
       : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x32xf16>, tensor<1xi32> -> tensor<1x8x1x32xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x32xf16>
   return %o : tensor<1x8x1x32xf16>

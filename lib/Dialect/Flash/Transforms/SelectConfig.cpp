@@ -482,10 +482,7 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
                              "or bf16 inputs, got "
                           << elt;
   int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
-  // The forward's tiles at any multiple of 16 (HeadDims.h): its decode
-  // epilogue stores whole 8-column pairs of the mma width, which for an odd
-  // multiple of 8 would pass the row's end.
-  if (d != dv || d % 16 != 0 || d < 32 || !isServedHeadDim(d))
+  if (!isDecodeHeadDim(d, dv))
     return op.emitError()
            << "no kernel config: the decode recipe serves D = Dv, a multiple "
               "of 16 from 32 to 256, got D = "

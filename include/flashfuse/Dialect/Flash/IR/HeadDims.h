@@ -28,6 +28,14 @@ constexpr bool isServedHeadDim(int64_t d) {
 /// stored. Every other head dim spans exactly its columns.
 constexpr int64_t mmaWidth(int64_t cols) { return (cols + 15) / 16 * 16; }
 
+/// Head dims of the decode recipe (Sm80Decode.cpp, on the forward's tiles):
+/// one fragment layout for both products, so D == Dv, and whole 16-column
+/// steps, since its epilogue stores whole 8-column pairs of the mma width
+/// (an odd multiple of 8 would store past the row).
+constexpr bool isDecodeHeadDim(int64_t d, int64_t dv) {
+  return d == dv && d % 16 == 0 && d >= 32 && d <= 256;
+}
+
 /// The sm80 backward keeps dK and dV of 16 keys per warp in registers:
 /// (D + Dv) / 2 f32 registers a thread (over mmaWidth columns), at most 160
 /// next to the Sᵀ and dPᵀ tiles (D = Dv = 160 and D = 192, Dv = 128 fit;
