@@ -69,3 +69,22 @@ func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
       -> tensor<?x8x1x256xbf16>
   return %o : tensor<?x8x1x256xbf16>
 }
+
+// Head dims that are multiples of 16 but not of the library's set run on
+// the forward's padded tiles: Phi-2's D = 80 (128 kv heads x 4 sequences
+// already fill the H100, one split), and past 128 columns D = 256's 64 x 32.
+// H100-LABEL: func.func @phi_d80
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+func.func @phi_d80(%q: tensor<4x32x1x80xbf16>, %k: tensor<4x32x2048x80xbf16>, %len: tensor<4xi32>) -> tensor<4x32x1x80xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
+      : tensor<4x32x1x80xbf16>, tensor<4x32x2048x80xbf16>, tensor<4x32x2048x80xbf16>, tensor<4xi32> -> tensor<4x32x1x80xbf16>
+  return %o : tensor<4x32x1x80xbf16>
+}
+
+// H100-LABEL: func.func @d160
+// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3, splits = 64>
+func.func @d160(%q: tensor<1x8x1x160xf16>, %k: tensor<1x2x8192x160xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x160xf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len
+      : tensor<1x8x1x160xf16>, tensor<1x2x8192x160xf16>, tensor<1x2x8192x160xf16>, tensor<1xi32> -> tensor<1x8x1x160xf16>
+  return %o : tensor<1x8x1x160xf16>
+}
