@@ -77,7 +77,9 @@ def spy(monkeypatch):
 
 
 def _config(arch):
-    common = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+    # D = 32: the smallest head dim the decode kernels serve (a smaller one
+    # decodes through the forward kernels, test below).
+    common = dict(hidden_size=128, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2,
                   vocab_size=97, max_position_embeddings=128)
     if arch == "qwen2":
@@ -120,8 +122,8 @@ def test_static_cache_decoding_uses_the_kvcache_path(spy, arch):
     for step in range(5):
         for layer in range(2):
             q_shape, k_shape, lengths = spy.calls[2 * step + layer]
-            assert q_shape == (3, 1, 4, 16)
-            assert k_shape[0] == 3 and k_shape[2:] == (2, 16)
+            assert q_shape == (3, 1, 4, 32)
+            assert k_shape[0] == 3 and k_shape[2:] == (2, 32)
             assert k_shape[1] > 20 + step
             assert lengths.dtype == torch.int32
             assert lengths.tolist() == [21 + step] * 3
@@ -161,8 +163,8 @@ def test_lengths_need_positions_and_a_short_step():
     class Module:
         config = type("Config", (), {"_flashfuse_unpadded": True})()
 
-    q = torch.zeros(2, 4, 1, 16)
-    k = torch.zeros(2, 2, 32, 16)
+    q = torch.zeros(2, 4, 1, 32)
+    k = torch.zeros(2, 2, 32, 32)
     pos = torch.tensor([[7]])
     mask = torch.ones(2, 1, 1, 32, dtype=torch.bool)
     lengths = _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
@@ -174,9 +176,15 @@ def test_lengths_need_positions_and_a_short_step():
                  (mask, None, 0.0, True, {})]:  # no positions
         assert _kvcache_lengths(Module(), q, k, *args) is None
     # A step as long as the keys is a prompt, not a decoding step.
-    assert _kvcache_lengths(Module(), torch.zeros(2, 4, 32, 16), k, None,
+    assert _kvcache_lengths(Module(), torch.zeros(2, 4, 32, 32), k, None,
                             None, 0.0, True,
                             {"position_ids": torch.arange(32)[None]}) is None
+    # Head dims the decode kernels do not serve (16, odd multiples of 8)
+    # take the forward kernels.
+    for d in (16, 40):
+        assert _kvcache_lengths(Module(), torch.zeros(2, 4, 1, d),
+                                torch.zeros(2, 2, 32, d), mask, None, 0.0,
+                                True, {"position_ids": pos}) is None
     Module.config._flashfuse_unpadded = False
     assert _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
                             {"position_ids": pos}) is None
