@@ -300,15 +300,7 @@ public:
       out.push_back(buffer("o_partial", a_.o, 1));
       out.push_back(buffer("lse_partial", a_.lse, 1));
     }
-    out.push_back(buffer("cache_seqlens", a_.cache_seqlens, a_.batch));
-    if (a_.page_size) {
-      out.push_back(buffer("block_table", a_.block_table,
-                           (a_.batch - 1) * a_.block_table_stride +
-                               a_.max_pages));
-      out.push_back(integer("num_pages", FLASHFUSE_PARAM_I32, a_.num_pages));
-      out.push_back(integer("block_table_stride", FLASHFUSE_PARAM_I64,
-                            a_.block_table_stride));
-    }
+    addLengthArgs(out);
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
     out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
@@ -350,9 +342,9 @@ private:
              {a_.batch, a_.heads_kv, a_.seq_new, a_.head_dim_v}}};
   }
 
-  // The arguments of checkSequences(), named.
-  std::vector<flashfuse_arg> sequenceArgs() const {
-    std::vector<flashfuse_arg> out;
+  // The lengths and, paged, the page table with its sizes: what every
+  // kernel of a KV cache reads to find a sequence's rows.
+  void addLengthArgs(std::vector<flashfuse_arg> &out) const {
     out.push_back(buffer("cache_seqlens", a_.cache_seqlens, a_.batch));
     if (a_.page_size) {
       out.push_back(buffer("block_table", a_.block_table,
@@ -362,6 +354,12 @@ private:
       out.push_back(integer("block_table_stride", FLASHFUSE_PARAM_I64,
                             a_.block_table_stride));
     }
+  }
+
+  // The arguments of checkSequences(), named.
+  std::vector<flashfuse_arg> sequenceArgs() const {
+    std::vector<flashfuse_arg> out;
+    addLengthArgs(out);
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("seq_k", FLASHFUSE_PARAM_I32, capacity()));
     out.push_back(integer("seq_new", FLASHFUSE_PARAM_I32, a_.seq_new));
