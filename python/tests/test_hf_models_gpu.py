@@ -84,16 +84,7 @@ def test_generate_matches_sdpa(arch):
                             f"{step}, where SDPA's best logit led by {gap:.3g}")
 
 
-# Gemma-2's D = Dv = 256 has no backward kernel (the sm80 backward holds dK
-# and dV in registers, D + Dv <= 320): compiling one fails with that reason.
-# Strict, so that the day it runs this says so.
-TRAINABLE = [pytest.param("gemma2", marks=pytest.mark.xfail(
-    strict=True, raises=flashfuse.CompileError,
-    reason="no backward for D = Dv = 256 (issue 16)"))
-    if a == "gemma2" else a for a in ARCHS]
-
-
-@pytest.mark.parametrize("arch", TRAINABLE)
+@pytest.mark.parametrize("arch", ARCHS)
 def test_training_step_matches_sdpa(arch):
     """One forward + backward in bf16: the loss and the gradient of every
     attention projection within 2x bf16 SDPA's distance from f32 eager (plus

@@ -253,6 +253,8 @@ def main():
     ap.add_argument("artifact")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="the odd shapes only (for compute-sanitizer)")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--dims", default="64,128", help="head dims to benchmark")
     args = ap.parse_args()
@@ -263,6 +265,8 @@ def main():
     results, failures = [], 0
     shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
               (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
+    if args.quick:
+        shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203)]
     # Every (D, Dv) the artifact holds: the default library's 32-256 and
     # the --headdims suite's 8-256 and 192/128 alike.
     for dtype in ("f16", "bf16"):

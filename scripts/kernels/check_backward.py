@@ -235,6 +235,8 @@ def main():
     ap.add_argument("artifact")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--deterministic", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="the odd shapes only (for compute-sanitizer)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--no-check", action="store_true",
                     help="skip the numerics (tile exploration; never for a result)")
@@ -252,6 +254,8 @@ def main():
     results = []
     shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203), (1, 2, 2, 128, 64),
               (1, 2, 1, 1, 239), (1, 4, 1, 1023, 1024), (2, 8, 2, 256, 256)]
+    if args.quick:
+        shapes = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 113, 203)]
     # Every (D, Dv) of the artifact's backward kernels: the default
     # library's and the --headdims suite's alike.
     dims = sorted({(int(k["head_dim"]), int(k["head_dim_v"])) for k in art.kernels

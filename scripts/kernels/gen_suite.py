@@ -59,26 +59,23 @@ def backward_suite():
 # The head dims the sm80 recipe serves on tiles wider than the head dim
 # (docs/config-selection.md): odd multiples of 8 (8, 40), the 128-column
 # swizzled tiles at 80 and 112, the 192-column ones at 160 and 192 with
-# Dv = 128 (DeepSeek MLA's prefill), and 256 (forward only: the sm80
-# backward keeps D + Dv <= 320 in registers). Built and checked with
+# Dv = 128 (DeepSeek MLA's prefill), and past D + Dv = 320 the backward's
+# column groups (HeadDims.h's backwardColumnGroups): 176 (an uneven split,
+# 96 + 80 columns), 240 (32 x 16 tiles), 256 with Dv = 128, and 256.
+# Built and checked with
 #   gen_suite.py --headdims -o build/kernels/suite-headdims.mlir
 #   flashfuse-compile build/kernels/suite-headdims.mlir --target=h100 \
 #       -o build/kernels/headdims --allow-spills
 #   (on the GPU) check_and_bench.py build/kernels/headdims --no-bench and
 #   check_backward.py build/kernels/headdims
 HEADDIMS = ((8, 8), (40, 40), (80, 80), (112, 112), (160, 160), (192, 128),
-            (256, 256))
-
-
-# The sm80 backward's largest D + Dv (KernelSpec::kMaxBackwardDims).
-MAX_BACKWARD_DIMS = 320
+            (176, 176), (240, 240), (256, 128), (256, 256))
 
 
 def headdims_suite():
-    """HEADDIMS x f16/bf16 x full, causal and bottom-right causal: 42
+    """HEADDIMS x f16/bf16 x full, causal and bottom-right causal: 60
     variants, each a flash.attention_grad with its forward (one artifact
-    for check_and_bench.py and check_backward.py) where the backward
-    exists, else (D = 256) the forward alone (headdims_module)."""
+    for check_and_bench.py and check_backward.py)."""
     vs = []
     for dtype in ("f16", "bf16"):
         for d, dv in HEADDIMS:
@@ -91,13 +88,8 @@ def headdims_suite():
 
 
 def headdims_module(suite, header):
-    """The --headdims module: gradient ops (and their forwards) for the
-    variants the backward serves, forward ops for the others."""
-    trains = [v.head_dim + v.head_dim_v <= MAX_BACKWARD_DIMS for v in suite]
-    return (header
-            + emit_module([v for v, t in zip(suite, trains) if not t])
-            + emit_module([v for v, t in zip(suite, trains) if t],
-                          backward=True))
+    """The --headdims module: gradient ops and their forwards."""
+    return header + emit_module(suite, backward=True)
 
 
 def decode_suite(dims=(32, 64, 96, 128, 256)):

@@ -20,11 +20,19 @@ void BackwardBuilder::setUp() {
   nTilesM = s.blockM / 8;
   // Whole mma steps (HeadDims.h's mmaWidth); the n8 tiles past D (Dv) of an
   // odd multiple of 8 are computed from zero-filled columns, never stored.
-  nTilesD = s.mmaDim() / 8;
-  nTilesDv = s.mmaDimV() / 8;
+  // With column groups, a warp's dK (dV) tiles are its group's columns.
+  nTilesD = s.dkGroupColumns() / 8;
+  nTilesDv = s.dvGroupColumns() / 8;
   kStart = arith::MulIOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockN));
-  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  Value keyWarp = warp;
+  if (int64_t groups = s.kvColumnGroups(); groups > 1) {
+    // Warps w and w + warps / groups own the same keys.
+    Value keyWarps = cIdx(b, s.warps / groups);
+    keyWarp = arith::RemUIOp::create(b, warp, keyWarps);
+    columnGroup = arith::DivUIOp::create(b, warp, keyWarps);
+  }
+  warpKey0 = arith::MulIOp::create(b, keyWarp, cIdx(b, 16 * mk));
   qBase = operandBase("q", head);
   doBase = operandBase("do", head);
   kBase = operandBase("k", headKV);
@@ -33,6 +41,19 @@ void BackwardBuilder::setUp() {
       b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
       seqQ);
   carveSharedMemory();
+}
+
+Value BackwardBuilder::inFirstColumnGroup() {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, columnGroup,
+                               cIdx(b, 0));
+}
+
+Value BackwardBuilder::groupColumn(int64_t groupCols, int64_t col) {
+  if (!columnGroup)
+    return cIdx(b, col);
+  return arith::AddIOp::create(
+      b, arith::MulIOp::create(b, columnGroup, cIdx(b, groupCols)),
+      cIdx(b, col));
 }
 
 Value BackwardBuilder::keyOf(int64_t m, int64_t i) {
@@ -139,7 +160,8 @@ void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
 }
 
 void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
-                                int64_t n, Value factor, int64_t width) {
+                                int64_t n, Value factor, int64_t width,
+                                Value tile) {
   // Rows i = 0, 1 of accumulator tile (m, n) into the contiguous
   // [B, Hq, Sk, width] slice `name`, as pairs of halves.
   for (int64_t i = 0; i < 2; ++i) {
@@ -153,8 +175,10 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
     Value rowOff = arith::MulIOp::create(
         b, arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqK), key),
         cIdx(b, width));
-    Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                      cIdx(b, 8 * n));
+    Value col = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, t, cIdx(b, 2)),
+        tile ? arith::MulIOp::create(b, tile, cIdx(b, 8)).getResult()
+             : cIdx(b, 8 * n));
     Value x0 = accGet(b, acc, i, 0), x1 = accGet(b, acc, i, 1);
     if (factor) {
       x0 = arith::MulFOp::create(b, x0, factor);
@@ -299,6 +323,8 @@ void BackwardBuilder::build() {
               Value ok = arith::AndIOp::create(
                   b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, i32(seqQ)),
                   arith::CmpIOp::create(b, arith::CmpIPredicate::slt, k, i32(seqK)));
+              if (columnGroup) // the other groups hold the same dS
+                ok = arith::AndIOp::create(b, ok, inFirstColumnGroup());
               auto ifIn = scf::IfOp::create(b, TypeRange{}, ok, false);
               OpBuilder::InsertionGuard g3(b);
               b.setInsertionPointToStart(&ifIn.getThenRegion().front());
@@ -333,12 +359,36 @@ void BackwardBuilder::build() {
   auto results = loop.getResults();
   SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
   Value scale = arg.lookup("scale");
-  for (int64_t m = 0; m < mk; ++m) {
-    for (int64_t n = 0; n < s.headDim / 8; ++n)
-      storeRows(gradientTile(dK, m, n, nTilesD), "dk", m, n, scale, s.headDim);
-    for (int64_t n = 0; n < s.headDimV / 8; ++n)
-      storeRows(gradientTile(dV, m, n, nTilesDv), "dv", m, n, Value(),
-                s.headDimV);
+  if (!columnGroup) {
+    for (int64_t m = 0; m < mk; ++m) {
+      for (int64_t n = 0; n < s.headDim / 8; ++n)
+        storeRows(gradientTile(dK, m, n, nTilesD), "dk", m, n, scale,
+                  s.headDim);
+      for (int64_t n = 0; n < s.headDimV / 8; ++n)
+        storeRows(gradientTile(dV, m, n, nTilesDv), "dv", m, n, Value(),
+                  s.headDimV);
+    }
+  } else {
+    // The group's 8-column tiles that fall inside D (Dv).
+    auto storeGroup = [&](ArrayRef<Value> acc, StringRef name, int64_t tiles,
+                          Value factor, int64_t width) {
+      Value tile0 = arith::MulIOp::create(b, columnGroup, cIdx(b, tiles));
+      for (int64_t m = 0; m < mk; ++m)
+        for (int64_t n = 0; n < tiles; ++n) {
+          Value tile = arith::AddIOp::create(b, tile0, cIdx(b, n));
+          auto ifIn = scf::IfOp::create(
+              b, TypeRange{},
+              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile,
+                                    cIdx(b, width / 8)),
+              false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+          storeRows(gradientTile(acc, m, n, tiles), name, m, n, factor,
+                    width, tile);
+        }
+    };
+    storeGroup(dK, "dk", nTilesD, scale, s.headDim);
+    storeGroup(dV, "dv", nTilesDv, Value(), s.headDimV);
   }
   gpu::ReturnOp::create(b);
 }

@@ -5,7 +5,10 @@
 // memory while the block walks the query blocks the causal/window band lets
 // see them, Q_i and dO_i streamed through a `stages`-deep ring. Each warp
 // owns 16 * keyTilesPerWarp keys and computes the transposed products, so
-// that every intermediate is already the A operand of the next matmul:
+// that every intermediate is already the A operand of the next matmul
+// (where dK and dV are too wide for one warp's registers, two warps own
+// the same keys and each keeps a column group of them,
+// KernelSpec::kvColumnGroups):
 //   Sᵀ  = K_j Q_iᵀ
 //   Pᵀ  = exp2(Sᵀ scale log2e − LSE log2e)   (saved LSE; +inf ⇒ P = 0)
 //   dV += (Pᵀ ∘ Z) dO_i         (A = Pᵀ from registers)
@@ -50,6 +53,9 @@ protected:
   // Block-invariant values.
   Value kStart;   // first key of the block
   Value warpKey0; // first key row of this warp in the block
+  /// The warp's column group of dK and dV (KernelSpec::kvColumnGroups),
+  /// null where there is one.
+  Value columnGroup;
   Value qBase, doBase, kBase, vBase;
   Value rowBaseLse; // (batch * Hq + head) * Sq
   int64_t mk = 0, nTilesM = 0, nTilesD = 0, nTilesDv = 0;
@@ -108,6 +114,11 @@ protected:
   /// The statistic `name` ("lse" or "delta") of query column (n, j) of the
   /// block in ring buffer `stage`.
   Value loadRowStatistic(StringRef name, Value stage, int64_t n, int64_t j);
+  /// Whether the warp is in the first column group (i1; columnGroup set).
+  Value inFirstColumnGroup();
+  /// Column `col` of the warp's column group of `groupCols` columns
+  /// (index), or `col` where there is one group.
+  Value groupColumn(int64_t groupCols, int64_t col);
   Value keyOf(int64_t m, int64_t i);                   // i32
   Value queryOf(Value qStart32, int64_t n, int64_t j); // i32
   /// dq_accum[row][col..col+1] += scale · acc, for the rows g and g + 8 of
@@ -117,10 +128,11 @@ protected:
 
 private:
   void setUp();
-  /// Rows i = 0, 1 of fragment `acc` (m-tile m, 8-column tile n) into the
-  /// contiguous [B, Hq, Sk, width] gradient `name`, times `factor`.
+  /// Rows i = 0, 1 of fragment `acc` (m-tile m, 8-column tile n, or
+  /// `tile` of the row where given) into the contiguous [B, Hq, Sk, width]
+  /// gradient `name`, times `factor`.
   void storeRows(Value acc, StringRef name, int64_t m, int64_t n, Value factor,
-                 int64_t width);
+                 int64_t width, Value tile = Value());
 };
 
 } // namespace mlir::flash

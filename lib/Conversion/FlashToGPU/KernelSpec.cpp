@@ -429,11 +429,31 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
           cast<AttentionVariantInterface>(op.getOperation()))))
     return failure();
   // Each warp owns 16-key m-tiles of the transposed products (Sᵀ, dPᵀ,
-  // dK, dV) and 16-row m-tiles of dQ.
-  if (s.blockN % (16 * s.warps) != 0)
+  // dK, dV) and 16-row m-tiles of dQ; with column groups, the warps of
+  // each group split the keys.
+  int64_t groups = s.kvColumnGroups();
+  if (groups == 1 && s.blockN % (16 * s.warps) != 0)
     return op.emitOpError() << "the sm80 backward needs block_n = " << s.blockN
                             << " to be a multiple of 16 * warps ("
                             << 16 * s.warps << ")";
+  if (groups > 1 && (s.warps % groups != 0 ||
+                     s.blockN % (16 * s.warps / groups) != 0))
+    return op.emitOpError()
+           << "the sm80 backward needs an even number of warps and block_n = "
+           << s.blockN << " a multiple of 8 * warps (" << 8 * s.warps
+           << ") at D = " << s.headDim << ", Dv = " << s.headDimV
+           << ": two warps share each 16-key tile and split the columns of "
+              "its dK and dV";
+  // The deterministic dQ kernel holds a warp's 16 rows of dQ over the whole
+  // of D next to S and dP of a key block: at the wide head dims (D = 256:
+  // 128 registers of dQ) ptxas 13.0 spilled 260-1376 bytes, even over
+  // 16-key slices of the block.
+  if (deterministic && groups > 1)
+    return op.emitOpError()
+           << "the sm80 backward has no deterministic mode for D = "
+           << s.headDim << ", Dv = " << s.headDimV
+           << " (D + Dv past " << kMaxBackwardDims
+           << "; its dQ kernel would spill): run it with dQ atomics";
   // dQ (block_m x D) is split over the warps by 16-row slabs, then by
   // column groups of a multiple of 16 when the warps outnumber the slabs.
   // The deterministic dQ kernel runs min(warps, block_m / 16) warps.
@@ -443,13 +463,6 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
            << " to be a multiple of 16 whose 16-row slabs the " << s.warps
            << " warps divide, or divide with column groups of D = "
            << s.headDim << " that are multiples of 16";
-  // Each thread holds 16 keys' dK and dV rows over the warp: (D + Dv) / 2
-  // f32 registers, next to the Sᵀ and dPᵀ tiles, under the 255 cap.
-  if (s.mmaDim() + s.mmaDimV() > kMaxBackwardDims)
-    return op.emitOpError()
-           << "the sm80 backward supports D + Dv <= " << kMaxBackwardDims
-           << " (dK and dV accumulators of D = " << s.headDim
-           << ", Dv = " << s.headDimV << " would not fit in registers)";
   if (s.recipe == Recipe::Sm90) {
     // Warpgroups own 64 keys each (one wgmma m64 per product), the query
     // block is the N of Sᵀ and dPᵀ, and the warpgroups split dQ into 64-row

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -43,14 +44,14 @@ private:
   }
   void accumulateDV(SmallVector<Value> &dV, ArrayRef<Frags> pdT,
                     Value stage) override {
-    accumulateTN(dV, pdT, sdO, stage, nTilesDv);
+    accumulateTN(dV, pdT, sdO, stage, nTilesDv, s.mmaDimV());
   }
   SmallVector<Frags> computeDPT(Value stage) override {
     return productNT(sV, sdO, stage, s.mmaDimV());
   }
   void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
                     Value stage) override {
-    accumulateTN(dK, dsT, sQ, stage, nTilesD);
+    accumulateTN(dK, dsT, sQ, stage, nTilesD, s.mmaDim());
   }
   void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) override;
 
@@ -59,9 +60,10 @@ private:
   SmallVector<Frags> productNT(Value aTile, Value bTile, Value stage,
                                int64_t depth);
   /// acc[m * nTiles + n] += Xᵀ-fragments (as A) · `bTile[stage]` (read
-  /// transposed).
+  /// transposed), over the warp's column group of the tile's `width`
+  /// columns.
   void accumulateTN(SmallVector<Value> &acc, ArrayRef<Frags> x, Value bTile,
-                    Value stage, int64_t nTiles);
+                    Value stage, int64_t nTiles, int64_t width);
 };
 
 void Sm80BackwardBuilder::carveSharedMemory() {
@@ -111,25 +113,66 @@ Sm80BackwardBuilder::productNT(Value aTile, Value bTile, Value stage,
 
 void Sm80BackwardBuilder::accumulateTN(SmallVector<Value> &acc,
                                        ArrayRef<Frags> x, Value bTile,
-                                       Value stage, int64_t nTiles) {
+                                       Value stage, int64_t nTiles,
+                                       int64_t width) {
+  // 16-column pairs of a column group past the tile's width (the last
+  // group of an uneven split) are skipped: a warp-uniform branch.
+  int64_t groupCols = 8 * nTiles;
+  int64_t lastGroup0 = (s.kvColumnGroups() - 1) * groupCols;
   for (int64_t kk = 0; kk < nTilesM / 2; ++kk) {
     SmallVector<Regs> a(mk);
     for (int64_t m = 0; m < mk; ++m)
       a[m] = accPairToA(b, x[m][2 * kk], x[m][2 * kk + 1], s.elementType);
     for (int64_t p = 0; p < nTiles / 2; ++p) {
-      Regs bf = loadBPairTransposed(b, bTile, stage, lane, cIdx(b, 16 * p),
-                                    cIdx(b, 16 * kk), s.elementType);
+      auto pairProducts = [&](ArrayRef<Value> in) {
+        Regs bf = loadBPairTransposed(b, bTile, stage, lane,
+                                      groupColumn(groupCols, 16 * p),
+                                      cIdx(b, 16 * kk), s.elementType);
+        SmallVector<Value> out;
+        for (int64_t m = 0; m < mk; ++m) {
+          out.push_back(mma(b, a[m], {bf[0], bf[1]}, in[2 * m], s.elementType));
+          out.push_back(
+              mma(b, a[m], {bf[2], bf[3]}, in[2 * m + 1], s.elementType));
+        }
+        return out;
+      };
+      SmallVector<Value> in;
+      for (int64_t m = 0; m < mk; ++m)
+        in.append({acc[m * nTiles + 2 * p], acc[m * nTiles + 2 * p + 1]});
+      SmallVector<Value> out;
+      if (lastGroup0 + 16 * (p + 1) <= width) {
+        out = pairProducts(in);
+      } else {
+        Value inside = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::ult, groupColumn(groupCols, 16 * p),
+            cIdx(b, width));
+        auto ifIn = scf::IfOp::create(b, ValueRange(in).getTypes(), inside,
+                                      /*withElse=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+        scf::YieldOp::create(b, pairProducts(in));
+        b.setInsertionPointToStart(&ifIn.getElseRegion().front());
+        scf::YieldOp::create(b, in);
+        out = llvm::to_vector_of<Value>(ifIn.getResults());
+      }
       for (int64_t m = 0; m < mk; ++m) {
-        Value &c0 = acc[m * nTiles + 2 * p], &c1 = acc[m * nTiles + 2 * p + 1];
-        c0 = mma(b, a[m], {bf[0], bf[1]}, c0, s.elementType);
-        c1 = mma(b, a[m], {bf[2], bf[3]}, c1, s.elementType);
+        acc[m * nTiles + 2 * p] = out[2 * m];
+        acc[m * nTiles + 2 * p + 1] = out[2 * m + 1];
       }
     }
   }
 }
 
 void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
-  // dSᵀ to shared memory as the A operand of dQ (read transposed).
+  // dSᵀ to shared memory as the A operand of dQ (read transposed), by the
+  // first column group (the others hold the same values).
+  std::optional<OpBuilder::InsertionGuard> groupGuard;
+  if (columnGroup) {
+    auto ifFirst = scf::IfOp::create(b, TypeRange{}, inFirstColumnGroup(),
+                                     /*withElse=*/false);
+    groupGuard.emplace(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  }
   for (int64_t m = 0; m < mk; ++m)
     for (int64_t n = 0; n < nTilesM; ++n)
       for (int64_t ii = 0; ii < 2; ++ii) {
@@ -140,6 +183,7 @@ void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
         storePair(b, accGet(b, dsT[m][n], ii, 0), accGet(b, dsT[m][n], ii, 1),
                   s.elementType, sdS, ValueRange{row, col});
       }
+  groupGuard.reset();
   gpu::BarrierOp::create(b);
 
   // dQ_i[q][d] = sum_k dS[q][k] K[k][d]: warps split the block's 16-row

@@ -89,6 +89,18 @@
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d8_m128n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d160_m64n32w4s3_causalbr: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 
+//
+// Past D + Dv = 320 the backward splits dK and dV between two warps per
+// 16-key tile (HeadDims.h's backwardColumnGroups): D = 256 (Gemma-2) on 8
+// warps, causal or not, and D = 176 (an uneven split, 96 + 80 columns, on
+// 32 x 16 tiles) assemble without spills.
+// A100-DAG: ptxas sm_80 flash_bwd_sm80_bf16_d256_m16n64w8s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// A100-DAG: ptxas sm_80 flash_bwd_sm80_bf16_d256_m16n64w8s2_causalbr: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// A100-DAG: ptxas sm_80 flash_bwd_sm80_bf16_d176_m32n16w2s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d256_m16n64w8s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d256_m16n64w8s2_causalbr: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d176_m32n16w2s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+
 func.func @d160_causal_br(%q: tensor<1x1x128x160xbf16>, %k: tensor<1x1x128x160xbf16>, %v: tensor<1x1x128x160xbf16>) -> (tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>) {
   %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<bottom_right>} : tensor<1x1x128x160xbf16>, tensor<1x1x128x160xbf16>, tensor<1x1x128x160xbf16> -> tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>
   return %o, %lse : tensor<1x1x128x160xbf16>, tensor<1x1x128xf32>
@@ -156,4 +168,16 @@ func.func @grad_d192_dv128_top_left(%do: tensor<1x1x128x128xbf16>, %q: tensor<1x
 func.func @fwd_d192_dv128_top_left(%q: tensor<1x1x128x192xbf16>, %k: tensor<1x1x128x192xbf16>, %v: tensor<1x1x128x128xbf16>) -> (tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>) {
   %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x1x128x192xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x128xbf16> -> tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>
   return %o, %lse : tensor<1x1x128x128xbf16>, tensor<1x1x128xf32>
+}
+func.func @grad_d256_full(%do: tensor<1x1x128x256xbf16>, %q: tensor<1x1x128x256xbf16>, %k: tensor<1x1x128x256xbf16>, %v: tensor<1x1x128x256xbf16>, %o: tensor<1x1x128x256xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>
+}
+func.func @grad_d256_bottom_right(%do: tensor<1x1x128x256xbf16>, %q: tensor<1x1x128x256xbf16>, %k: tensor<1x1x128x256xbf16>, %v: tensor<1x1x128x256xbf16>, %o: tensor<1x1x128x256xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<bottom_right>} : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>, tensor<1x1x128x256xbf16>
+}
+func.func @grad_d176_full(%do: tensor<1x1x128x176xbf16>, %q: tensor<1x1x128x176xbf16>, %k: tensor<1x1x128x176xbf16>, %v: tensor<1x1x128x176xbf16>, %o: tensor<1x1x128x176xbf16>, %lse: tensor<1x1x128xf32>) -> (tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>, tensor<1x1x128x176xbf16>
 }

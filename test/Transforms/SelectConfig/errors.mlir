@@ -55,18 +55,6 @@ func.func @dv_above_d(%qk: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x128xf16>)
 
 // -----
 
-// The backward keeps dK and dV in registers: D + Dv <= 320.
-func.func @grad_d256(%x: tensor<1x2x64x256xbf16>, %lse: tensor<1x2x64xf32>) {
-  // expected-error @below {{no kernel config for target 'h100': the sm80 backward serves D + Dv <= 320 (dK and dV stay in registers), got D = 256, Dv = 256}}
-  %0:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse
-      : tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>,
-        tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64xf32>
-      -> tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>, tensor<1x2x64x256xbf16>
-  return
-}
-
-// -----
-
 func.func @dynamic_d(%x: tensor<1x2x64x?xf16>) -> tensor<1x2x64x?xf16> {
   // expected-error @below {{no kernel config for target 'h100': the sm80 recipe compiles the head dim in, but D is dynamic}}
   %0 = flash.attention %x, %x, %x {scale = 0.125 : f32}

@@ -109,6 +109,55 @@ func.func @grad_d160(%x: tensor<1x2x64x160xf16>, %lse: tensor<1x2x64xf32>) {
   return
 }
 
+// Past D + Dv = 320 two warps share each 16-key tile and split the columns
+// of its dK and dV (HeadDims.h's backwardColumnGroups): 16 keys per warp
+// pair. D = 256 (Gemma-2): 64 keys on 8 warps, dQ in 32-column groups; the
+// L4's 101376 bytes of shared memory take 32 keys on 4 warps.
+// CHECK-LABEL: func.func @grad_d256
+// A100: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 16, block_n = 64, warps = 8, stages = 2>}
+// L4: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 4, stages = 2>}
+func.func @grad_d256(%q: tensor<1x2x64x256xf16>, %v: tensor<1x2x64x256xf16>, %lse: tensor<1x2x64xf32>) {
+  %0:3 = flash.attention_grad %v, %q, %q, %v, %v, %lse
+      : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
+        tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>
+  return
+}
+
+// D = 256 with Dv = 128 (D + Dv = 384) likewise.
+// CHECK-LABEL: func.func @grad_d256_dv128
+// A100: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 16, block_n = 64, warps = 8, stages = 2>}
+func.func @grad_d256_dv128(%q: tensor<1x2x64x256xf16>, %v: tensor<1x2x64x128xf16>, %lse: tensor<1x2x64xf32>) {
+  %0:3 = flash.attention_grad %v, %q, %q, %v, %v, %lse
+      : tensor<1x2x64x128xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
+        tensor<1x2x64x128xf16>, tensor<1x2x64x128xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>, tensor<1x2x64x128xf16>
+  return
+}
+
+// D = 224: dQ splits into 112-column groups on 2 warps only.
+// CHECK-LABEL: func.func @grad_d224
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 16, block_n = 16, warps = 2, stages = 2>}
+func.func @grad_d224(%q: tensor<1x2x64x224xf16>, %v: tensor<1x2x64x224xf16>, %lse: tensor<1x2x64xf32>) {
+  %0:3 = flash.attention_grad %v, %q, %q, %v, %v, %lse
+      : tensor<1x2x64x224xf16>, tensor<1x2x64x224xf16>, tensor<1x2x64x224xf16>,
+        tensor<1x2x64x224xf16>, tensor<1x2x64x224xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x224xf16>, tensor<1x2x64x224xf16>, tensor<1x2x64x224xf16>
+  return
+}
+
+// D = 176 (96 + 80 columns): no column split of dQ in multiples of 16, so
+// two 16-row slabs on 2 warps.
+// CHECK-LABEL: func.func @grad_d176
+// CHECK: flash.attention_grad {{.*}}{config = #flash.config<sm80, block_m = 32, block_n = 16, warps = 2, stages = 2>}
+func.func @grad_d176(%q: tensor<1x2x64x176xf16>, %v: tensor<1x2x64x176xf16>, %lse: tensor<1x2x64xf32>) {
+  %0:3 = flash.attention_grad %v, %q, %q, %v, %v, %lse
+      : tensor<1x2x64x176xf16>, tensor<1x2x64x176xf16>, tensor<1x2x64x176xf16>,
+        tensor<1x2x64x176xf16>, tensor<1x2x64x176xf16>, tensor<1x2x64xf32>
+      -> tensor<1x2x64x176xf16>, tensor<1x2x64x176xf16>, tensor<1x2x64x176xf16>
+  return
+}
+
 // Functions without attention are untouched, and so is the rest of a body.
 // CHECK-LABEL: func.func @no_attention
 // CHECK-NEXT: arith.addf

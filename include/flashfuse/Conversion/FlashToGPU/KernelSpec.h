@@ -131,8 +131,25 @@ struct KernelSpec {
   int64_t vStageBytes() const { return blockN * (mmaDimV() + kRowPad) * 2; }
   /// The backward's dO tile of block_m rows (Q's is qTileBytes()).
   int64_t doTileBytes() const { return blockM * (mmaDimV() + kRowPad) * 2; }
-  /// Backward: block_n keys per block, block_n / warps per warp.
-  int64_t keyTilesPerWarp() const { return blockN / (16 * warps); }
+  /// Backward (sm80): warps that share each 16-key tile and split the
+  /// columns of its dK and dV (HeadDims.h's backwardColumnGroups); 1 for
+  /// D + Dv <= kMaxBackwardDims and in the sm90 recipe.
+  int64_t kvColumnGroups() const {
+    return recipe == Recipe::Sm80 ? backwardColumnGroups(headDim, headDimV)
+                                  : 1;
+  }
+  /// Columns of dK (dV) a warp holds: the whole mma width, or a group's.
+  int64_t dkGroupColumns() const {
+    return backwardGroupColumns(headDim, kvColumnGroups());
+  }
+  int64_t dvGroupColumns() const {
+    return backwardGroupColumns(headDimV, kvColumnGroups());
+  }
+  /// Backward: block_n keys per block, 16-key tiles per warp (the warps of
+  /// one column group split the block's keys).
+  int64_t keyTilesPerWarp() const {
+    return blockN * kvColumnGroups() / (16 * warps);
+  }
   /// Backward dQ product (block_m x D per query block): the warps split its
   /// 16-row slabs and, when there are more warps than slabs, its columns
   /// too, into this many groups of dqGroupColumns() columns each. 0 when the

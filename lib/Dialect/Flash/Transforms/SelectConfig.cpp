@@ -118,8 +118,9 @@ constexpr TileRow kSm80Tiles[] = {
     // D = 256: at 128 rows the O accumulator alone would be 256 registers per
     // thread, past the cap, so 64 rows; 32-key tiles keep the S tile small
     // and the two K/V stages at 2 * 32 * 512 * 2 bytes = 64 KiB.
-    // Backward, D + Dv <= 320 (HeadDims.h's kMaxBackwardDims; D = Dv = 256
-    // has none): dK and dV of 16 keys per warp take up to 160 registers, so
+    // Backward, D + Dv <= 320 (HeadDims.h's kMaxBackwardDims; wider ones
+    // take kGroupedBwdTiles): dK and dV of 16 keys per warp take up to 160
+    // registers, so
     // 16 query rows keep Sᵀ and dPᵀ at 8 each; 64 keys on 4 warps split dQ
     // into four column groups (D / 4, a multiple of 16 for D a multiple of
     // 64: D = 192, Dv = 128 assembles without spills on sm_80; sm_90a
@@ -149,6 +150,20 @@ constexpr BwdTile kBwdFallbacks[] = {
                        // 32 x 128 would split dQ into 24 columns)
     {16, 32, 2, 320},  // one slab, two column groups: D = 160
     {32, 32, 2, 320},  // two slabs, no column groups: any D (D = 112)
+};
+
+/// Backward tiles past kMaxBackwardDims, where two warps own each 16-key
+/// tile and split its dK and dV columns (HeadDims.h's backwardColumnGroups;
+/// block_n = 16 * warps / 2): 16 query rows keep Sᵀ and dPᵀ at 8 registers
+/// each next to at most 128 of dK and dV. The first whose dQ splits and
+/// whose shared memory the target holds: D = 256 takes 64 keys on 8 warps
+/// (dQ in 32-column groups), D = 192 (Dv = 192 or 160) 32 keys on 4, the
+/// others (D = 176, 208, ...) 16 keys on 2 warps over 32 query rows.
+constexpr BwdTile kGroupedBwdTiles[] = {
+    {16, 64, 8, 2 * kMaxBackwardDims},
+    {16, 32, 4, 2 * kMaxBackwardDims},
+    {16, 16, 2, 2 * kMaxBackwardDims},
+    {32, 16, 2, 2 * kMaxBackwardDims},
 };
 
 /// Whether block_m query rows on `warps` warps split the dQ product of a
@@ -243,12 +258,6 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
            << sz.d << ", Dv = " << sz.dv;
     return failure();
   }
-  if (isGrad && mmaWidth(sz.d) + mmaWidth(sz.dv) > kMaxBackwardDims) {
-    fail() << "the sm80 backward serves D + Dv <= " << kMaxBackwardDims
-           << " (dK and dV stay in registers), got D = " << sz.d
-           << ", Dv = " << sz.dv;
-    return failure();
-  }
   const TileRow *row = llvm::find_if(
       kSm80Tiles, [&](const TileRow &r) { return r.headDim >= sz.d; });
 
@@ -286,7 +295,8 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
                               iface.getBiasOperand() || iface.hasDropout());
   if (heavyGrad && (row->headDim == 64 || row->headDim == 128))
     blockM /= 2;
-  if (isGrad && !dqSplits(blockM, warps, sz.d)) {
+  int64_t columnGroups = isGrad ? backwardColumnGroups(sz.d, sz.dv) : 1;
+  if (isGrad && columnGroups == 1 && !dqSplits(blockM, warps, sz.d)) {
     const BwdTile *t = llvm::find_if(kBwdFallbacks, [&](const BwdTile &t) {
       return mmaWidth(sz.d) + mmaWidth(sz.dv) <= t.maxDims &&
              dqSplits(t.blockM, t.warps, sz.d);
@@ -309,6 +319,21 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // warps than the forward's may not go below them.
   int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
+  if (columnGroups > 1) {
+    // 16 keys per warp and column group, exactly: more would double dK and
+    // dV in registers.
+    const BwdTile *t = llvm::find_if(kGroupedBwdTiles, [&](const BwdTile &t) {
+      return dqSplits(t.blockM, t.warps, sz.d) &&
+             sm80SharedMemory(t.blockM, t.blockN, stages, sz.d, sz.dv,
+                              /*forward=*/false) <= target.smemPerBlock;
+    });
+    if (t == std::end(kGroupedBwdTiles))
+      t = &kGroupedBwdTiles[std::size(kGroupedBwdTiles) - 1];
+    blockM = t->blockM;
+    blockN = t->blockN;
+    warps = t->warps;
+    minBlockN = blockN;
+  }
   // D = 136-160 forwards (the row of 256, on 192-column tiles) take a
   // third K/V stage: at two, ptxas 13.0 spilled 24-28 bytes in D = 160's
   // bottom-right causal variant (at 168 registers), at three none (sm_80
@@ -322,7 +347,8 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   // pipeline exposes the full global-memory latency of every tile; keeping
   // block_m keeps the K/V traffic per query row unchanged.
   // Where such a row's tile does not fit, four warps let block_n shrink.
-  if (isGrad && smem() > target.smemPerBlock && warps > kSm80Warps) {
+  if (isGrad && columnGroups == 1 && smem() > target.smemPerBlock &&
+      warps > kSm80Warps) {
     warps = kSm80Warps;
     minBlockN = kMinBlockN;
   }

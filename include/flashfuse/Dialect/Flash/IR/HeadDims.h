@@ -38,9 +38,25 @@ constexpr bool isDecodeHeadDim(int64_t d, int64_t dv) {
 
 /// The sm80 backward keeps dK and dV of 16 keys per warp in registers:
 /// (D + Dv) / 2 f32 registers a thread (over mmaWidth columns), at most 160
-/// next to the Sᵀ and dPᵀ tiles (D = Dv = 160 and D = 192, Dv = 128 fit;
-/// D = Dv = 256 would not).
+/// next to the Sᵀ and dPᵀ tiles (D = Dv = 160 and D = 192, Dv = 128 fit).
 constexpr int64_t kMaxBackwardDims = 320;
+
+/// Past kMaxBackwardDims (D = Dv = 168 to 256, D = 256 with Dv = 128, ...)
+/// the sm80 backward splits the columns of dK and dV between two warps that
+/// own the same 16 keys: each recomputes Sᵀ and dPᵀ of those keys (two of
+/// the five products done twice, against a schedule that would stage P and
+/// dS through shared memory) and keeps half of dK and dV, at most 128
+/// registers a thread at D = Dv = 256.
+constexpr int64_t backwardColumnGroups(int64_t d, int64_t dv) {
+  return mmaWidth(d) + mmaWidth(dv) <= kMaxBackwardDims ? 1 : 2;
+}
+
+/// Columns of `cols` (D or Dv) one of `groups` column groups of the
+/// backward holds: whole 16-column steps, the last group taking what is left
+/// (D = 176: 96 and 80).
+constexpr int64_t backwardGroupColumns(int64_t cols, int64_t groups) {
+  return (mmaWidth(cols) / 16 + groups - 1) / groups * 16;
+}
 
 } // namespace mlir::flash
 
