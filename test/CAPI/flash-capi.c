@@ -16,7 +16,6 @@
 #include "mlir-c/Pass.h"
 #include "mlir-c/RegisterEverything.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
