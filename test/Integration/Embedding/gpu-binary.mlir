@@ -15,8 +15,9 @@
 // Down to LLVM IR with upstream's host lowering: the launch becomes calls
 // into the mgpu* runtime-wrapper ABI (stream, module load, launch), which a
 // stack with its own runtime implements, or replaces by lowering
-// gpu.launch_func itself.
-// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a --one-shot-bufferize=bufferize-function-boundaries --gpu-async-region --flash-kernels-to-ptx --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --gpu-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
+// gpu.launch_func itself. Bufferized with identity layouts at the function
+// boundary, the kernels read and write the caller's buffers: no copies.
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --gpu-async-region --flash-kernels-to-ptx --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-index-to-llvm --gpu-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
 
 // BIN: module attributes {gpu.container_module}
 // BIN-LABEL: func.func @gqa_causal
@@ -53,10 +54,13 @@
 
 // LLVM: @flash_kernels_binary = internal constant
 // LLVM-LABEL: define {{.*}} @gqa_causal(
+// LLVM-NOT: memrefCopy
 // LLVM: %[[STREAM:.*]] = call ptr @mgpuStreamCreate()
 // 5 memrefs x 5 fields + 23 scalars = 48 kernel params.
 // LLVM: call void @mgpuLaunchKernel(ptr %{{.*}}, i64 2, i64 8, i64 2, i64 {{[0-9]+}}, i64 1, i64 1, i32 {{[0-9]+}}, ptr %[[STREAM]], ptr %{{.*}}, ptr null, i64 48)
 // LLVM: call void @mgpuStreamSynchronize(ptr %[[STREAM]])
+// LLVM-NOT: memrefCopy
+// LLVM: ret
 // LLVM: call ptr @mgpuModuleLoadJIT(ptr @flash_kernels_binary
 
 func.func @gqa_causal(%q: tensor<2x8x256x64xf16>, %k: tensor<2x2x256x64xf16>,
