@@ -147,6 +147,10 @@ static const char *kModule =
     "func.func @build(%q: tensor<1x4x96x64xbf16>, %k: tensor<1x4x96x64xbf16>,"
     "                 %v: tensor<1x4x96x64xbf16>) -> tensor<1x4x96x64xbf16> {\n"
     "  return %q : tensor<1x4x96x64xbf16>\n"
+    "}\n"
+    "func.func @build_bshd(%q: tensor<1x96x4x64xf16>, %k: tensor<1x80x2x64xf16>,"
+    "                      %v: tensor<1x80x2x32xf16>) {\n"
+    "  return\n"
     "}\n";
 
 static void testInspect(MlirOperation op) {
@@ -266,6 +270,43 @@ static void testBuild(MlirContext ctx, MlirModule module) {
   EXPECT(mlirOperationIsNull(flashAttentionCreate(
       loc, q, mlirOperationGetResult(op, 1), v, none, none, none, false, 0,
       NULL)));
+
+  /* BSHD operands through the perms: the output keeps the query's layout
+   * with Dv in place of D, the LSE is [B, Hq, Sq]. */
+  MlirBlock bshd = funcBody(module, "build_bshd");
+  EXPECT(!mlirBlockIsNull(bshd));
+  int64_t bshdPerm[] = {0, 2, 1, 3};
+  MlirAttribute perm = mlirDenseI64ArrayGet(ctx, 4, bshdPerm);
+  MlirNamedAttribute perms[] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("q_perm")), perm),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("k_perm")), perm),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("v_perm")), perm),
+  };
+  MlirOperation bshdOp = flashAttentionCreate(
+      loc, mlirBlockGetArgument(bshd, 0), mlirBlockGetArgument(bshd, 1),
+      mlirBlockGetArgument(bshd, 2), none, none, none, true, 3, perms);
+  EXPECT(!mlirOperationIsNull(bshdOp));
+  mlirBlockInsertOwnedOperationBefore(bshd, mlirBlockGetTerminator(bshd),
+                                      bshdOp);
+  FlashAttentionSizes sz;
+  EXPECT(mlirLogicalResultIsSuccess(flashAttentionGetSizes(bshdOp, &sz)));
+  EXPECT(sz.headsQ == 4 && sz.headsKV == 2 && sz.seqQ == 96 && sz.seqK == 80 &&
+         sz.headDim == 64 && sz.headDimV == 32);
+  mlirTypePrint(mlirValueGetType(mlirOperationGetResult(bshdOp, 0)),
+                printString, NULL);
+  fputs(" ", stdout);
+  mlirTypePrint(mlirValueGetType(mlirOperationGetResult(bshdOp, 1)),
+                printString, NULL);
+  fputs("\n", stdout);
+  /* A perm that is not one. */
+  int64_t badPerm[] = {0, 2, 2, 3};
+  MlirNamedAttribute bad[] = {mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, str("q_perm")),
+      mlirDenseI64ArrayGet(ctx, 4, badPerm))};
+  EXPECT(mlirOperationIsNull(flashAttentionCreate(
+      loc, mlirBlockGetArgument(bshd, 0), mlirBlockGetArgument(bshd, 1),
+      mlirBlockGetArgument(bshd, 2), none, none, none, false, 1, bad)));
+
   EXPECT(mlirOperationVerify(mlirModuleGetOperation(module)));
   fputs("built and verified\n", stdout);
 }
@@ -273,6 +314,8 @@ static void testBuild(MlirContext ctx, MlirModule module) {
 // CHECK-NEXT: diagnostic: flashAttentionCreate: attribute 'causal' has the wrong kind: unit
 // CHECK-NEXT: diagnostic: 'flash.attention' op 'window_left' must be non-negative, got -1
 // CHECK-NEXT: diagnostic: flashAttentionCreate: 'key' must be a ranked tensor of rank 4, got 'tensor<1x4x96xf32>'
+// CHECK-NEXT: tensor<1x96x4x32xf16> tensor<1x4x96xf32>
+// CHECK-NEXT: diagnostic: flashAttentionCreate: 'q_perm' must be a permutation of 0, 1, 2, 3
 // CHECK-NEXT: built and verified
 
 static void testPasses(MlirContext ctx, MlirModule module) {
@@ -289,7 +332,7 @@ static void testPasses(MlirContext ctx, MlirModule module) {
   EXPECT(mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, moduleOp)));
   mlirPassManagerDestroy(pm);
   Found found = attentionOps(moduleOp);
-  EXPECT(found.count == 2);
+  EXPECT(found.count == 3);
   FlashKernelConfig config;
   EXPECT(mlirLogicalResultIsSuccess(flashKernelConfigAttrGetValue(
       flashAttentionGetKernelConfig(found.first), &config)));
