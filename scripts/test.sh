@@ -51,8 +51,11 @@ step docs "$ROOT/docs/generate.sh" --check "$BUILD"
 # test-python.sh runs the Python tests without torch (the package must not
 # need it), test-python-torch.sh again with torch, torch-mlir and
 # transformers from PyPI on the CPU. test-wheel.sh builds the wheel and runs
-# the same no-GPU Python tests against it, installed.
-for hook in "$ROOT/scripts/test-runtime.sh" "$ROOT/scripts/test-python.sh" \
+# the same no-GPU Python tests against it, installed. test-install.sh installs
+# the CMake package (component flashfuse-dev) and builds and runs an
+# out-of-tree consumer and the C API test against it.
+for hook in "$ROOT/scripts/test-runtime.sh" "$ROOT/scripts/test-install.sh" \
+            "$ROOT/scripts/test-python.sh" \
             "$ROOT/scripts/test-python-torch.sh" "$ROOT/scripts/test-wheel.sh"; do
   if [[ -f $hook ]]; then
     step "$(basename "$hook" .sh)" bash "$hook" "$BUILD"

@@ -7,7 +7,8 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "FLASHFUSE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+# .c: the C API test (test/CAPI), whose RUN lines run its built program.
+config.suffixes = [".mlir", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.flashfuse_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "models", "lit-tools"]
@@ -19,7 +20,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.flashfuse_tools_dir, config.llvm_tools_dir]
-tools = ["flashfuse-opt", "flashfuse-compile", "flashfuse-numerics", "mlir-runner", "mlir-opt"]
+tools = ["flashfuse-opt", "flashfuse-compile", "flashfuse-numerics", "flashfuse-capi-test",
+         "mlir-runner", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU codegen tests need ptxas from the CUDA toolkit.
