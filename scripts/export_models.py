@@ -142,6 +142,17 @@ def models():
     m["bloom"] = lambda: (Wrap(tf.BloomModel(tf.BloomConfig(
         vocab_size=100, hidden_size=64, n_head=4, n_layer=2))),
         (ids(),), ["linalg-on-tensors"])
+    # Falcon's new decoder architecture: one fused QKV projection grouped
+    # per KV head ([B, S, Hkv, Hq/Hkv + 2, D]: the group's query heads, then
+    # its K, then its V), K and V broadcast over the group in the model.
+    falcon = dict(vocab_size=100, hidden_size=64, num_attention_heads=4,
+                  num_kv_heads=2, new_decoder_architecture=True, alibi=False,
+                  num_hidden_layers=2, max_position_embeddings=64)
+    m["falcon"] = lambda: (Wrap(tf.FalconModel(tf.FalconConfig(**falcon))),
+                           (ids(),), ["linalg-on-tensors"])
+    m["falcon_eager"] = lambda: (Wrap(tf.FalconModel(tf.FalconConfig(
+        attn_implementation="eager", **falcon))), (ids(),),
+        ["linalg-on-tensors"])
     m["vit"] = lambda: (Wrap(tf.ViTModel(tf.ViTConfig(
         image_size=16, patch_size=4, num_channels=3, **{
             k: v for k, v in common.items() if k != "vocab_size"}),
@@ -158,6 +169,11 @@ def models():
     m["exec_llama"] = lambda: (Wrap(tf.LlamaModel(tf.LlamaConfig(
         num_key_value_heads=2, **tiny))),
         (torch.randint(0, 64, (1, 8)),), ["linalg-on-tensors", "tosa"])
+    m["exec_falcon"] = lambda: (Wrap(tf.FalconModel(tf.FalconConfig(
+        vocab_size=64, hidden_size=32, num_attention_heads=4, num_kv_heads=2,
+        new_decoder_architecture=True, alibi=False, num_hidden_layers=1,
+        max_position_embeddings=32))),
+        (torch.randint(0, 64, (1, 8)),), ["linalg-on-tensors"])
     # Decode steps over a static KV cache (one new token per sequence, a
     # batch of 2, a 64-row cache). Llama through SDPA (boolean mask), Qwen2
     # through its eager attention (additive float mask). torch-mlir's TOSA

@@ -133,6 +133,40 @@ static LogicalResult matchDropout(const Expr *e, Value p,
   return success();
 }
 
+/// K and V must read their kv heads alike. When one was peeled of a head
+/// broadcast and the other was not (Falcon's grouped QKV repeats K and V
+/// before the rotary embedding, which only K goes through), the other may
+/// still repeat its heads in its base: it then reads every G-th of them.
+static LogicalResult matchHeadGroups(AttentionMatch &m, Explainer &why) {
+  OperandView &k = m.k, &v = m.v;
+  if (k.kvGroups == v.kvGroups)
+    return success();
+  bool kFewer = k.kvGroups < v.kvGroups;
+  OperandView &less = kFewer ? k : v;
+  int64_t want = kFewer ? v.kvGroups : k.kvGroups;
+  int64_t factor = want % less.kvGroups ? 0 : want / less.kvGroups;
+  std::string groupsReason =
+      ("V's head grouping (" + Twine(v.kvGroups) +
+       " query heads per kv head) differs from K's (" + Twine(k.kvGroups) + ")")
+          .str();
+  if (!factor || less.perm[1] < 0)
+    return why.fail("operand layout",
+                    groupsReason + ", and " + (kFewer ? "K" : "V") +
+                        " has no separate head dim to read in groups",
+                    m.pv.op);
+  int64_t g = headGroupsOf(less.base, less.perm[1]);
+  if (g % factor)
+    return why.fail("operand layout",
+                    groupsReason + ", and " + (kFewer ? "K" : "V") +
+                        "'s heads are not repeated in runs of " +
+                        Twine(factor) + " before the matmul",
+                    m.pv.op);
+  less.headStride = factor;
+  less.kvGroups = want;
+  m.headsKV = m.headsQ / want;
+  return success();
+}
+
 FailureOr<std::unique_ptr<AttentionMatch>>
 mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
   auto sm = matchSoftmax(anchor, why);
@@ -353,9 +387,10 @@ mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
   if (failed(v))
     return failure();
   m->v = *v;
-  if (v->kvGroups != k->kvGroups || v->scale != 1.0)
-    return why.fail("operand layout",
-                    "V's head grouping or scaling differs from K's", pv->op);
+  if (v->scale != 1.0)
+    return why.fail("operand layout", "V is scaled by a constant", pv->op);
+  if (failed(matchHeadGroups(*m, why)))
+    return failure();
   for (AffineExpr r : pv->maps[2].getResults()) {
     unsigned d = cast<AffineDimExpr>(r).getPosition();
     m->outRoles.push_back(
