@@ -153,6 +153,20 @@ def models():
     m["falcon_eager"] = lambda: (Wrap(tf.FalconModel(tf.FalconConfig(
         attn_implementation="eager", **falcon))), (ids(),),
         ["linalg-on-tensors"])
+    # torch-mlir's own tm_tensor ops left in linalg-on-tensors output (its
+    # backend contract allows them): OPT's positions are a cumsum of the
+    # attention mask (tm_tensor.scan) next to its eager attention; llama_tm
+    # keeps aten.scaled_dot_product_attention legal (TM_LEGAL below), which
+    # torch-mlir lowers to tm_tensor.attention. Both are exported as is.
+    m["opt"] = lambda: (Wrap(tf.OPTModel(tf.OPTConfig(
+        vocab_size=100, hidden_size=64, ffn_dim=128, num_attention_heads=4,
+        num_hidden_layers=2, max_position_embeddings=64,
+        word_embed_proj_dim=64, attn_implementation="eager"))),
+        (ids(),), ["linalg-on-tensors"])
+    m["llama_tm"] = lambda: (Wrap(tf.LlamaModel(tf.LlamaConfig(
+        attn_implementation="sdpa", num_key_value_heads=2,
+        max_position_embeddings=64, **common))),
+        (ids(),), ["linalg-on-tensors"])
     m["vit"] = lambda: (Wrap(tf.ViTModel(tf.ViTConfig(
         image_size=16, patch_size=4, num_channels=3, **{
             k: v for k, v in common.items() if k != "vocab_size"}),
@@ -313,9 +327,32 @@ def export_case(name, fn, args, kinds):
         print(path, os.path.getsize(path))
 
 
-def mend(text):
-    """Rewrites what a newer MLIR prints and MLIR 22 does not parse."""
-    return mend_scatter(text)
+# Models exported with aten.scaled_dot_product_attention kept legal, so that
+# torch-mlir lowers it to tm_tensor.attention instead of decomposing it.
+TM_LEGAL = {"llama_tm"}
+# Models whose tm_tensor ops stay as torch-mlir printed them (the fixtures
+# of flashfuse-opt reading whole torch-mlir output).
+KEEP_TM = {"opt", "llama_tm"}
+
+
+def export_options(name):
+    """Extra fx.export_and_import arguments: for TM_LEGAL models, SDPA stays
+    one op through the FX decompositions and torch-mlir's own."""
+    if name not in TM_LEGAL:
+        return {}
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    table = {op: fn for op, fn in get_decomposition_table().items()
+             if "scaled_dot_product" not in str(op)}
+    return dict(decomposition_table=table,
+                backend_legal_ops=["aten.scaled_dot_product_attention"])
+
+
+def mend(text, keep_tm_tensor=False):
+    """Rewrites what a newer MLIR prints and MLIR 22 does not parse.
+    flashfuse-opt reads tm_tensor ops (its own definitions of them); the
+    scatter is still rewritten into loops where a fixture must run on the CPU
+    (nothing lowers tm_tensor ops), unless `keep_tm_tensor`."""
+    return text if keep_tm_tensor else mend_scatter(text)
 
 
 SCATTER = re.compile(
@@ -374,8 +411,9 @@ def mend_scatter(text):
         return "\n".join(body) + "\n"
 
     text = SCATTER.sub(loop, text)
-    if "tm_tensor." in text:
-        raise ValueError("tm_tensor ops left that mend_scatter does not handle")
+    if "tm_tensor.scatter" in text:
+        raise ValueError("tm_tensor.scatter left that mend_scatter does not "
+                         "handle")
     return text
 
 
@@ -397,11 +435,11 @@ def export(name, make):
     for kind in kinds:
         with torch.no_grad():
             m = fx.export_and_import(module, *args, output_type=kind,
-                                     func_name=name)
+                                     func_name=name, **export_options(name))
         # Elide weights (the structure is what the fixtures are about),
         # except in the small executable ones.
         keep = name.startswith("exec_")
-        text = mend(m.operation.get_asm())
+        text = mend(m.operation.get_asm(), keep_tm_tensor=name in KEEP_TM)
         suffix = "linalg" if kind == "linalg-on-tensors" else kind
         path = os.path.join(OUT, f"{name}.{suffix}.mlir")
         with open(path, "w") as f:

@@ -102,25 +102,108 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
   }
   auto q4 = cast<RankedTensorType>(ins[0].getType());
   auto v4 = cast<RankedTensorType>(ins[2].getType());
+  int64_t batch = q4.getDimSize(0), heads = q4.getDimSize(1);
+  Extents ext{{batch, heads, q4.getDimSize(2),
+               cast<ShapedType>(ins[1].getType()).getDimSize(2)}};
   auto out4 = RankedTensorType::get(
-      {q4.getDimSize(0), q4.getDimSize(1), q4.getDimSize(2), v4.getDimSize(3)},
-      elt);
+      {batch, heads, q4.getDimSize(2), v4.getDimSize(3)}, elt);
   double scale = op.getScale()
                      ? op.getScale()->convertToDouble()
                      : 1.0 / std::sqrt(double(q4.getDimSize(3)));
+
+  // K and V as the model had them before torch-mlir's layout changes: a
+  // head repeat (enable_gqa, or the model's repeat_kv) is dropped for GQA,
+  // transposes become perms, a constant scaling of K folds into `scale`.
+  // What does not trace to a rank-4 [B, Hkv, S, D] view is read as is.
+  SmallVector<Role> roles = {Role::B, Role::H, Role::S, Role::D};
+  SmallVector<int64_t> kPerm = {0, 1, 2, 3}, vPerm = {0, 1, 2, 3};
+  Value k = ins[1], v = ins[2];
+  {
+    Explainer local;
+    auto kt = traceOperand(k, roles, /*allowTranspose=*/true,
+                           /*allowGqa=*/true, local);
+    auto vt = traceOperand(v, roles, /*allowTranspose=*/true,
+                           /*allowGqa=*/true, local);
+    auto usable = [&](const FailureOr<OperandView> &t) {
+      return succeeded(t) && t->bhMerged < 0 && t->headStride == 1 &&
+             llvm::all_of(t->perm, [](int64_t d) { return d >= 0; }) &&
+             cast<ShapedType>(t->base.getType()).getRank() == 4;
+    };
+    if (usable(kt) && usable(vt) && kt->kvGroups == vt->kvGroups &&
+        vt->scale == 1.0) {
+      k = kt->base;
+      v = vt->base;
+      kPerm.assign(kt->perm, kt->perm + 4);
+      vPerm.assign(vt->perm, vt->perm + 4);
+      scale *= kt->scale;
+    }
+  }
+
+  // A mask that is a band of k - q (torch-mlir's is_causal mask, a model's
+  // causal or sliding-window mask) becomes attributes, so kernels skip
+  // tiles; any other mask is an operand: f32/float additive `bias`, i1
+  // `mask`.
   Value bias, mask;
-  if (maskIn)
-    (maskElt.isInteger(1) ? mask : bias) = ins[3];
+  MaskAttrs band;
+  if (maskIn) {
+    Value m4 = ins[3];
+    ExprBuilder eb(Value(), {}, ext);
+    Explainer local;
+    auto tree = eb.build(m4, identityIndex(4), local);
+    Expr *keep = nullptr;
+    if (succeeded(tree) && maskElt.isInteger(1)) {
+      keep = *tree;
+    } else if (succeeded(tree) && (*tree)->kind == Expr::Op &&
+               (*tree)->op == ScalarKind::Select) {
+      // select(c, 0, -inf) keeps c; select(c, -inf, 0) keeps !c.
+      Expr *c = (*tree)->operands[0];
+      const Expr *t = (*tree)->operands[1], *f = (*tree)->operands[2];
+      if (isConstant(t, 0.0) && isMaskingConstant(f))
+        keep = c;
+      else if (isMaskingConstant(t) && isConstant(f, 0.0))
+        keep = eb.op(ScalarKind::Not, {c}, c->type);
+    }
+    if (!keep || failed(analyzeMasks({keep}, ext, band, local)) ||
+        !band.rest.empty()) {
+      band = MaskAttrs();
+      (maskElt.isInteger(1) ? mask : bias) = m4;
+    }
+  }
+  CausalAlignmentAttr causal;
+  if (band.causalBottomRight)
+    causal = CausalAlignmentAttr::get(
+        b.getContext(), *band.causalBottomRight ? CausalAlignment::BottomRight
+                                                : CausalAlignment::TopLeft);
+  auto i64 = [&](std::optional<int64_t> x) {
+    return x ? b.getI64IntegerAttr(*x) : IntegerAttr();
+  };
+  auto permAttr = [&](ArrayRef<int64_t> p) {
+    return llvm::equal(p, ArrayRef<int64_t>{0, 1, 2, 3})
+               ? DenseI64ArrayAttr()
+               : b.getDenseI64ArrayAttr(p);
+  };
   auto flashOp = AttentionOp::create(
-      b, loc, out4, /*lse=*/Type(), ins[0], ins[1], ins[2], bias, mask,
-      /*seed=*/Value(), b.getF32FloatAttr(scale), CausalAlignmentAttr(),
-      IntegerAttr(), IntegerAttr(), FloatAttr(), FloatAttr(),
-      DenseI64ArrayAttr(), DenseI64ArrayAttr(), DenseI64ArrayAttr(),
+      b, loc, out4, /*lse=*/Type(), ins[0], k, v, bias, mask,
+      /*seed=*/Value(), b.getF32FloatAttr(scale), causal,
+      i64(band.windowLeft), i64(band.windowRight), FloatAttr(), FloatAttr(),
+      DenseI64ArrayAttr(), permAttr(kPerm), permAttr(vPerm),
       KernelConfigAttr());
   Value out = flashOp.getOutput();
-  if (out4 != outTy)
-    out = tensor::CollapseShapeOp::create(
-        b, loc, outTy, out, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  if (out4 != outTy) {
+    // torch-mlir expands the result back to [B, H, S, Dv]: that is the op's
+    // output as is. Other users get it collapsed.
+    SmallVector<ReassociationIndices> bh = {{0, 1}, {2}, {3}};
+    for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
+      auto ex = dyn_cast<tensor::ExpandShapeOp>(user);
+      if (ex && ex.getResultType() == out4 &&
+          ex.getReassociationIndices() == bh) {
+        ex.getResult().replaceAllUsesWith(out);
+        ex->erase();
+      }
+    }
+    if (!op->use_empty())
+      out = tensor::CollapseShapeOp::create(b, loc, outTy, out, bh);
+  }
   // The output buffer torch-mlir filled with zeros is dead after the op,
   // as are the collapses it no longer reads.
   SmallVector<Operation *> work;
