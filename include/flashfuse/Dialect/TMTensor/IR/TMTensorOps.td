@@ -141,7 +141,11 @@ def TMTensor_AttentionOp : TMTensor_Op<"attention"> {
     floating-point mask is added to the scaled scores; an i1 mask keeps the
     scores where it is true and sets the others to -inf. A row whose keys
     are all masked gives 0. torch-mlir emits it for
-    `aten.scaled_dot_product_attention` when that op is kept legal.
+    `aten.scaled_dot_product_attention` when that op is kept legal, with
+    `scale` set from SDPA's `scale` argument. (torch-mlir's reference loop
+    lowering of the op divides by sqrt(D) whatever `scale` says; its
+    documentation and SDPA give `scale` precedence, and so does this
+    definition.)
   }];
   let arguments = (ins Variadic<AnyShaped>:$inputs,
                        Variadic<AnyShaped>:$outputs,
