@@ -205,6 +205,9 @@ def models():
     m["llama_decode_padded"] = lambda: decode_step_padded(tf.LlamaModel(
         tf.LlamaConfig(attn_implementation="sdpa", **decoder))) + (
         ["linalg-on-tensors"],)
+    # The same decode step with torch-mlir's tm_tensor.scatter (the cache
+    # update) kept as it printed it, not rewritten into loops.
+    m["llama_decode_scatter"] = m["llama_decode"]
     # Executable (weights kept): one layer, for the numerics check.
     m["exec_llama_decode"] = lambda: decode_step(tf.LlamaModel(tf.LlamaConfig(
         attn_implementation="sdpa", **dict(tiny, num_key_value_heads=2))),
@@ -341,7 +344,7 @@ def export_case(name, fn, args, kinds):
 TM_LEGAL = {"llama_tm"}
 # Models whose tm_tensor ops stay as torch-mlir printed them (the fixtures
 # of flashfuse-opt reading whole torch-mlir output).
-KEEP_TM = {"opt", "llama_tm"}
+KEEP_TM = {"opt", "llama_tm", "llama_decode_scatter"}
 
 
 def export_options(name):
