@@ -12,6 +12,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <deque>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::flash::raise;
@@ -137,7 +138,30 @@ static LogicalResult matchDropout(const Expr *e, Value p,
 /// broadcast and the other was not (Falcon's grouped QKV repeats K and V
 /// before the rotary embedding, which only K goes through), the other may
 /// still repeat its heads in its base: it then reads every G-th of them.
+static LogicalResult reconcileHeadGroups(AttentionMatch &m, Explainer &why);
+
+/// Then, when neither K nor V was peeled, both may repeat their heads in
+/// their bases (a repeat the trace cannot see through, e.g. before the
+/// rotary embedding of K and a transpose of V): GQA over every g-th head.
 static LogicalResult matchHeadGroups(AttentionMatch &m, Explainer &why) {
+  if (failed(reconcileHeadGroups(m, why)))
+    return failure();
+  OperandView &k = m.k, &v = m.v;
+  if (k.headStride != 1 || v.headStride != 1 || k.perm[1] < 0 ||
+      v.perm[1] < 0)
+    return success();
+  int64_t gk = headGroupsOf(k.base, k.perm[1]);
+  int64_t g = gk == 1 ? 1 : std::gcd(gk, headGroupsOf(v.base, v.perm[1]));
+  if (g > 1) {
+    k.headStride = v.headStride = g;
+    k.kvGroups *= g;
+    v.kvGroups *= g;
+    m.headsKV /= g;
+  }
+  return success();
+}
+
+static LogicalResult reconcileHeadGroups(AttentionMatch &m, Explainer &why) {
   OperandView &k = m.k, &v = m.v;
   if (k.kvGroups == v.kvGroups)
     return success();
