@@ -14,8 +14,8 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     K/V heads repeated before other layout changes (Falcon's grouped fused
     QKV broadcasts K and V over their group before the rotary embedding)
     are read as GQA too when the repeat is proven through elementwise ops,
-    slices, concatenations and reshapes: the op reads every G-th head, a
-    strided view.
+    slices, concatenations and reshapes: the op reads every G-th head (a
+    strided tensor.extract_slice).
     Causal and sliding-window masks built from iota/compare or constant
     triangular tensors become attributes; other elementwise functions of
     (score, b, h, q, k) become a score_mod region or a bias operand. Nothing

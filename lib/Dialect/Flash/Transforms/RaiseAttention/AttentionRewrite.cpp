@@ -28,8 +28,9 @@ static Value toRank4Unstrided(OpBuilder &b, Location loc,
                               SmallVectorImpl<int64_t> &perm);
 
 /// toRank4, then every headStride-th head when the base repeats its heads
-/// (a strided tensor.extract_slice: a view, which bufferises to a strided
-/// memref.subview, not a copy).
+/// (a strided tensor.extract_slice). It bufferises to a strided subview;
+/// where a lowering needs a contiguous operand (the GPU kernels),
+/// bufferization copies these Hkv heads, 1/G of the repeated tensor.
 static Value toRank4(OpBuilder &b, Location loc, const OperandView &v,
                      int64_t batch, SmallVectorImpl<int64_t> &perm) {
   Value r = toRank4Unstrided(b, loc, v, batch, perm);

@@ -14,7 +14,8 @@
 // returns the largest g such that the tensor's value does not change within
 // each run of g consecutive indices of one dim. Heads h and h' with
 // h / g == h' / g then hold the same data, and the operand may read every
-// g-th head only (a strided view, no copy) as a kv head of a GQA group.
+// g-th head only (a strided slice of the base) as a kv head of a GQA
+// group: the kernels read Hkv heads instead of Hq.
 //
 //===----------------------------------------------------------------------===//
 #include "Match.h"
