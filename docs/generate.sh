@@ -3,6 +3,8 @@
 # sources (the add_mlir_doc targets, all built by `ninja mlir-doc`):
 #
 #   FlashDialect.md           ops, attributes, enums   (FlashOps.td)
+#   TMTensorDialect.md        torch-mlir's tm_tensor ops as FlashFuse reads
+#                             them                     (TMTensorOps.td)
 #   FlashInterfaces.md        AttentionVariantInterface (FlashInterfaces.td)
 #   FlashTransformsPasses.md  flash-raise-attention, flash-select-config
 #   FlashConversionPasses.md  flash-decompose-kvcache, flash-lower-naive,
@@ -26,6 +28,7 @@ DEST=$ROOT/docs/reference
 # generated file (relative to BUILD/docs) -> page name under docs/reference
 PAGES=(
   "Dialects/FlashDialect.md:FlashDialect.md"
+  "Dialects/TMTensorDialect.md:TMTensorDialect.md"
   "Interfaces/FlashInterfaces.md:FlashInterfaces.md"
   "FlashTransformsPasses.md:FlashTransformsPasses.md"
   "FlashConversionPasses.md:FlashConversionPasses.md"

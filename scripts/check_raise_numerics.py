@@ -12,6 +12,11 @@ then materialised by `--flash-cpu-pipeline=lowering=naive` (of --naive-opt,
 default --opt), which also bufferises and lowers to LLVM for mlir-runner
 (LLVM 22 tools on PATH; plain Python, no numpy or torch, so lit runs it).
 Dropout cases are not comparable (the op draws its own random numbers).
+
+FILE=REF compares FILE after raising with REF as is, on the same inputs:
+for a FILE that cannot run before raising (torch-mlir's tm_tensor.attention,
+which nothing lowers) and a REF that computes the same function (the export
+with SDPA decomposed); their arguments must have the same types.
 Exit status 1 when any file differs by more than --tol or raises nothing.
 """
 import argparse
@@ -100,13 +105,16 @@ def execute(text, lowering_opt, lib_dir):
         r"-?\d+\.?\d*(?:e[-+]?\d+)?|-?nan|-?inf", data)]
 
 
-def check(path, opt, naive, lib_dir):
+def check(path, opt, naive, lib_dir, ref=None):
     """Number of attentions raised and the largest difference."""
     text = open(path).read()
-    main = driver(text, random.Random(0))
-    before = execute(with_main(text, main), naive, lib_dir)
+    ref_text = open(ref).read() if ref else text
+    # Same seed, same argument types: the same inputs for both functions.
+    before = execute(with_main(ref_text, driver(ref_text, random.Random(0))),
+                     naive, lib_dir)
     raised = run([opt, "--flash-raise-attention"], text)
-    after = execute(with_main(raised, main), naive, lib_dir)
+    after = execute(with_main(raised, driver(text, random.Random(0))), naive,
+                    lib_dir)
     n = raised.count("= flash.attention")
     if len(before) != len(after) or not before:
         return n, math.inf
@@ -128,9 +136,11 @@ def main():
         runner = os.path.realpath(shutil.which("mlir-runner") or "")
         a.lib_dir = os.path.join(os.path.dirname(os.path.dirname(runner)), "lib")
     bad = 0
-    for path in a.files:
+    for arg in a.files:
+        path, _, ref = arg.partition("=")
         try:
-            n, err = check(path, a.opt, a.naive_opt or a.opt, a.lib_dir)
+            n, err = check(path, a.opt, a.naive_opt or a.opt, a.lib_dir,
+                           ref or None)
         except RuntimeError as e:
             print(f"ERROR {os.path.basename(path)}: {e}")
             bad += 1

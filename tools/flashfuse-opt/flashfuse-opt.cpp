@@ -1,5 +1,6 @@
 //===- flashfuse-opt.cpp - mlir-opt with the flash dialect and passes -----===//
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+#include "flashfuse/Dialect/TMTensor/IR/TMTensorDialect.h"
 #include "flashfuse/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,7 +20,10 @@ int main(int argc, char **argv) {
   // Translations to LLVM IR, so that gpu-module-to-binary can serialise
   // gpu.modules to PTX.
   mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::flash::FlashDialect>();
+  // torch-mlir's tm_tensor ops (FlashFuse's definitions), so that whole
+  // linalg-on-tensors exports parse.
+  registry.insert<mlir::flash::FlashDialect,
+                  mlir::flash::tm_tensor::TMTensorDialect>();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "FlashFuse optimizer driver\n", registry));
 }

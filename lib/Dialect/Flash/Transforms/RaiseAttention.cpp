@@ -12,6 +12,7 @@
 
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
+#include "flashfuse/Dialect/TMTensor/IR/TMTensorDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -30,6 +31,22 @@ struct FlashRaiseAttention
   using FlashRaiseAttentionBase::FlashRaiseAttentionBase;
 
   void runOnOperation() override {
+    // torch-mlir's own attention op is attention by definition: no softmax
+    // to anchor on, only its operands to read. Raised first, so that the
+    // ops it leaves dead are gone before the anchors are collected.
+    SmallVector<Operation *> tmAttentions;
+    getOperation()->walk([&](flash::tm_tensor::AttentionOp op) {
+      tmAttentions.push_back(op);
+    });
+    for (Operation *op : tmAttentions) {
+      Explainer why;
+      if (succeeded(raiseTMTensorAttention(op, why)) || !explain)
+        continue;
+      op->emitRemark() << "flash-raise-attention: tm_tensor.attention not "
+                          "raised: "
+                       << why.why->step << ": " << why.why->reason;
+    }
+
     SmallVector<Operation *> anchors;
     getOperation()->walk([&](Operation *op) {
       if (isa<linalg::SoftmaxOp>(op)) {

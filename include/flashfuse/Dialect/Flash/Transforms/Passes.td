@@ -11,6 +11,11 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     softmax → (dropout) → ·V in linalg-on-tensors (as torch-mlir emits it)
     and TOSA, looking through reshapes, transposes, broadcasts of K/V heads
     (GQA) and f32 up-casts, and replaces the subgraph by one flash.attention.
+    K/V heads repeated before other layout changes (Falcon's grouped fused
+    QKV broadcasts K and V over their group before the rotary embedding)
+    are read as GQA too when the repeat is proven through elementwise ops,
+    slices, concatenations and reshapes: the op reads every G-th head (a
+    strided tensor.extract_slice).
     Causal and sliding-window masks built from iota/compare or constant
     triangular tensors become attributes; other elementwise functions of
     (score, b, h, q, k) become a score_mod region or a bias operand. Nothing
@@ -28,6 +33,17 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     attention whose mask is not such a length (or that has a bias,
     score_mod, dropout or window besides it) stays a dense flash.attention,
     with a remark under `explain=true` saying why.
+
+    torch-mlir's own `tm_tensor.attention` (its lowering of a legal
+    aten.scaled_dot_product_attention; flashfuse-opt parses the tm_tensor
+    ops with definitions of its own) becomes flash.attention with the same
+    semantics: `scale`, or 1/sqrt(D) without it; a float mask as `bias`, an
+    i1 mask as `mask`, and a mask that is a band of k - q (the causal mask
+    torch-mlir materialises for is_causal) as causal/window attributes;
+    K/V head repeats dropped for GQA. Operands torch-mlir collapsed from
+    [B, H, S, D] are read before the collapse. Rank-5+ operands, dynamic
+    shapes, mixed element types and the memref form are not raised (a
+    remark under `explain=true`).
 
     A 16-bit attention computed in f32 (Q, K and V up-cast from one f16 or
     bf16 type, the output cast back, as PyTorch's CPU decomposition of

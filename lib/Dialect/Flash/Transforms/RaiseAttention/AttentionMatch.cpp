@@ -12,6 +12,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <deque>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::flash::raise;
@@ -130,6 +131,63 @@ static LogicalResult matchDropout(const Expr *e, Value p,
   if (!isBool || c <= 1.0)
     return failure();
   dropoutP = 1.0 - 1.0 / c;
+  return success();
+}
+
+/// K and V must read their kv heads alike. When one was peeled of a head
+/// broadcast and the other was not (Falcon's grouped QKV repeats K and V
+/// before the rotary embedding, which only K goes through), the other may
+/// still repeat its heads in its base: it then reads every G-th of them.
+static LogicalResult reconcileHeadGroups(AttentionMatch &m, Explainer &why);
+
+/// Then, when neither K nor V was peeled, both may repeat their heads in
+/// their bases (a repeat the trace cannot see through, e.g. before the
+/// rotary embedding of K and a transpose of V): GQA over every g-th head.
+static LogicalResult matchHeadGroups(AttentionMatch &m, Explainer &why) {
+  if (failed(reconcileHeadGroups(m, why)))
+    return failure();
+  OperandView &k = m.k, &v = m.v;
+  if (k.headStride != 1 || v.headStride != 1 || k.perm[1] < 0 ||
+      v.perm[1] < 0)
+    return success();
+  int64_t gk = headGroupsOf(k.base, k.perm[1]);
+  int64_t g = gk == 1 ? 1 : std::gcd(gk, headGroupsOf(v.base, v.perm[1]));
+  if (g > 1) {
+    k.headStride = v.headStride = g;
+    k.kvGroups *= g;
+    v.kvGroups *= g;
+    m.headsKV /= g;
+  }
+  return success();
+}
+
+static LogicalResult reconcileHeadGroups(AttentionMatch &m, Explainer &why) {
+  OperandView &k = m.k, &v = m.v;
+  if (k.kvGroups == v.kvGroups)
+    return success();
+  bool kFewer = k.kvGroups < v.kvGroups;
+  OperandView &less = kFewer ? k : v;
+  int64_t want = kFewer ? v.kvGroups : k.kvGroups;
+  int64_t factor = want % less.kvGroups ? 0 : want / less.kvGroups;
+  std::string groupsReason =
+      ("V's head grouping (" + Twine(v.kvGroups) +
+       " query heads per kv head) differs from K's (" + Twine(k.kvGroups) + ")")
+          .str();
+  if (!factor || less.perm[1] < 0)
+    return why.fail("operand layout",
+                    groupsReason + ", and " + (kFewer ? "K" : "V") +
+                        " has no separate head dim to read in groups",
+                    m.pv.op);
+  int64_t g = headGroupsOf(less.base, less.perm[1]);
+  if (g % factor)
+    return why.fail("operand layout",
+                    groupsReason + ", and " + (kFewer ? "K" : "V") +
+                        "'s heads are not repeated in runs of " +
+                        Twine(factor) + " before the matmul",
+                    m.pv.op);
+  less.headStride = factor;
+  less.kvGroups = want;
+  m.headsKV = m.headsQ / want;
   return success();
 }
 
@@ -353,9 +411,10 @@ mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
   if (failed(v))
     return failure();
   m->v = *v;
-  if (v->kvGroups != k->kvGroups || v->scale != 1.0)
-    return why.fail("operand layout",
-                    "V's head grouping or scaling differs from K's", pv->op);
+  if (v->scale != 1.0)
+    return why.fail("operand layout", "V is scaled by a constant", pv->op);
+  if (failed(matchHeadGroups(*m, why)))
+    return failure();
   for (AffineExpr r : pv->maps[2].getResults()) {
     unsigned d = cast<AffineDimExpr>(r).getPosition();
     m->outRoles.push_back(

@@ -23,8 +23,35 @@ static constexpr StringLiteral kStep = "rewrite";
 
 /// Expands `v` to rank 4 with the logical dims in the order its own dims
 /// hold them; `perm` receives the operand dim of each logical dim.
+static Value toRank4Unstrided(OpBuilder &b, Location loc,
+                              const OperandView &v, int64_t batch,
+                              SmallVectorImpl<int64_t> &perm);
+
+/// toRank4, then every headStride-th head when the base repeats its heads
+/// (a strided tensor.extract_slice). It bufferises to a strided subview;
+/// where a lowering needs a contiguous operand (the GPU kernels),
+/// bufferization copies these Hkv heads, 1/G of the repeated tensor.
 static Value toRank4(OpBuilder &b, Location loc, const OperandView &v,
                      int64_t batch, SmallVectorImpl<int64_t> &perm) {
+  Value r = toRank4Unstrided(b, loc, v, batch, perm);
+  if (v.headStride == 1)
+    return r;
+  auto ty = cast<RankedTensorType>(r.getType());
+  int64_t h = perm[1];
+  SmallVector<int64_t> offsets(ty.getRank(), 0), sizes(ty.getShape()),
+      strides(ty.getRank(), 1);
+  sizes[h] /= v.headStride;
+  strides[h] = v.headStride;
+  auto resTy = RankedTensorType::get(sizes, ty.getElementType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, resTy, r, ValueRange(), ValueRange(), ValueRange(),
+      b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+      b.getDenseI64ArrayAttr(strides));
+}
+
+static Value toRank4Unstrided(OpBuilder &b, Location loc,
+                              const OperandView &v, int64_t batch,
+                              SmallVectorImpl<int64_t> &perm) {
   auto ty = cast<RankedTensorType>(v.base.getType());
   perm.assign(4, -1);
   bool addBH = v.perm[0] < 0 && v.perm[1] < 0 && v.bhMerged < 0;

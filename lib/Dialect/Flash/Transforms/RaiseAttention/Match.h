@@ -293,6 +293,9 @@ struct OperandView {
   int64_t bhMerged = -1;  // base dim holding b*H + h when B, H are merged
   int64_t kvGroups = 1;   // GQA: each base head serves kvGroups query heads
   double scale = 1.0;     // constant factor peeled off the operand
+  /// Heads repeated in the base itself (headGroupsOf): the op reads every
+  /// headStride-th head of perm[1] only, a strided view of the base.
+  int64_t headStride = 1;
 };
 
 /// Roles of the dims of a contraction operand.
@@ -305,6 +308,11 @@ enum class Role { B, H, BH, S, D };
 FailureOr<OperandView> traceOperand(Value v, llvm::ArrayRef<Role> roles,
                                     bool allowTranspose, bool allowGqa,
                                     Explainer &why);
+
+/// The largest g such that `t` holds the same values at indices i and j of
+/// `dim` whenever i / g == j / g, proven through elementwise ops, full
+/// slices, concatenations and reshapes (HeadGroups.cpp); 1 when unknown.
+int64_t headGroupsOf(Value t, unsigned dim);
 
 /// The classified parts of the score expression.
 struct ScoreParts {
@@ -405,6 +413,11 @@ LogicalResult matchKVCacheLength(const AttentionMatch &m, KVCacheLength &out,
 FailureOr<Operation *>
 rewriteAttentionKVCache(AttentionMatch &m, const KVCacheLength &len,
                         llvm::DenseSet<Operation *> &erased, Explainer &why);
+/// Replaces a tm_tensor.attention (torch-mlir's own attention op) by one
+/// flash.attention of the same semantics (TMTensorAttention.cpp); returns
+/// it, or fails with the reason in `why`, leaving the IR unchanged.
+FailureOr<Operation *> raiseTMTensorAttention(Operation *op, Explainer &why);
+
 /// An f32 attention whose Q, K, V are up-casts from one 16-bit type and
 /// whose output only reaches (through reshapes) a down-cast to it, rebuilt
 /// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.
