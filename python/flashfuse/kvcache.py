@@ -254,10 +254,20 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         lengths = cache_seqlens
     if check_requested(check_inputs):
         ops.kvcache_check(k_cache, v_cache, lengths, block_table, snew)
+    # Eager steps call the ops' bodies: the dispatcher's checks of a custom
+    # op (alias analysis, autograd wrapping) took more host time than a
+    # small step's kernels (run 87). torch.compile still goes through the
+    # ops, and so does a q that needs a gradient (the op has no backward:
+    # asking for one raises, rather than a silently detached result).
+    eager = (not torch.compiler.is_compiling()
+             and not (q.requires_grad and torch.is_grad_enabled()))
     if k_new is not None:
-        torch.ops.flashfuse.kvcache_append(k_cache, v_cache, k_new, v_new,
-                                           lengths, block_table)
-    out, lse = torch.ops.flashfuse.attention_kvcache(
+        append = (ops.kvcache_append_eager if eager
+                  else torch.ops.flashfuse.kvcache_append)
+        append(k_cache, v_cache, k_new, v_new, lengths, block_table)
+    attend = (ops.attention_kvcache_eager if eager
+              else torch.ops.flashfuse.attention_kvcache)
+    out, lse = attend(
         q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
         scale, int(window_size[0]), int(window_size[1]), float(softcap),
         num_splits)

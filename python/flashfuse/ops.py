@@ -5,6 +5,7 @@ ops (with the fake implementations below for shape propagation) instead of
 breaking the graph at a ctypes call.
 """
 
+import contextlib
 import functools
 import os
 from typing import Optional
@@ -41,6 +42,27 @@ def _capability(device_index):
     """(major, minor) of a GPU, for kernels compiled on demand; cached, as
     every launch asks for its kernel."""
     return torch.cuda.get_device_capability(device_index)
+
+
+def _launch_context(device):
+    """(context that makes `device` current, its current raw stream) for a
+    launch: entering torch.cuda.device and asking torch.cuda.current_stream
+    cost more than a decode step's kernels at small batches, so the
+    context is a no-op where the device is already current, and the
+    stream is read raw where torch exposes it."""
+    index = device.index
+    context = (contextlib.nullcontext()
+               if index is None or index == torch.cuda.current_device()
+               else torch.cuda.device(index))
+    if _raw_stream is not None:
+        return context, _raw_stream(
+            torch.cuda.current_device() if index is None else index)
+    return context, torch.cuda.current_stream(device).cuda_stream
+
+
+# torch's (private) current-stream handle without a Stream object; the
+# public path where it is missing.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
 def _aligned(t):
@@ -360,7 +382,8 @@ def _bhsd_strides(t):
     """[b, h, s, d] element strides of a BSHD tensor ([B, S, H, D]; a paged
     cache [num_pages, page_size, Hkv, D] gives [page, h, row, d], the
     order KERNEL_ABI.md "Decode" takes)."""
-    return (t.stride(0), t.stride(2), t.stride(1), t.stride(3))
+    s = t.stride()
+    return (s[0], s[2], s[1], s[3])
 
 
 def _aligned_index(t):
@@ -433,6 +456,15 @@ def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
     through block_table when paged, with the kv_append kernel (a row whose
     destination is outside the cache is skipped). The caller
     (flashfuse.attention_with_kvcache) has checked the shapes."""
+    kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
+                         block_table)
+
+
+def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
+                         block_table):
+    """The body of flashfuse::kvcache_append, called directly by eager
+    decoding steps (the dispatcher's checks of a custom op cost more than
+    a small step's kernels; torch.compile still sees the op)."""
     paged = block_table is not None
     append = _kvcache_kernel(k_cache.device.index, rt.KIND_KV_APPEND,
                              k_cache, v_cache, paged)
@@ -443,8 +475,8 @@ def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
     a.k_new, a.v_new = k_new.data_ptr(), v_new.data_ptr()
     a.k_new_stride[:] = _bhsd_strides(k_new)
     a.v_new_stride[:] = _bhsd_strides(v_new)
-    stream = torch.cuda.current_stream(k_cache.device).cuda_stream
-    with torch.cuda.device(k_cache.device):
+    context, stream = _launch_context(k_cache.device)
+    with context:
         rt.kvcache_append(append, a, stream)
     del keep
 
@@ -496,14 +528,41 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     num_splits blocks (0: the runtime chooses). The caches are read in
     place; the caller (flashfuse.attention_with_kvcache) has checked the
     shapes and appended the new rows (kvcache_append)."""
+    return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
+                                   block_table, seq_new, causal, scale,
+                                   window_left, window_right, softcap,
+                                   num_splits)
+
+
+# (device, dtype, D, Dv, causal, window, softcap, page size) -> the
+# (decode, combine) kernels: what _decode_kernels finds for a variant,
+# without building the variant every step.
+_decode_kernels_by_shape = {}
+# Host-visible sizes of a decode launch -> its workspace bytes
+# (flashfuse_decode_workspace_bytes: the split count depends on these and
+# the GPU only, not on the lengths on the device).
+_workspace_bytes = {}
+
+
+def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
+                            seq_new, causal, scale, window_left,
+                            window_right, softcap, num_splits):
+    """The body of flashfuse::attention_kvcache, called directly by eager
+    decoding steps (see kvcache_append_eager)."""
     paged = block_table is not None
     page_size = k_cache.shape[1] if paged else 0
     dv = v_cache.shape[-1]
-    variant = _kernels.make_variant(
-        rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
-        window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
-        page_size=page_size)
-    decode, combine = _decode_kernels(q.device.index, variant)
+    windowed = (window_left, window_right) != (-1, -1)
+    shape_key = (q.device.index, q.dtype, q.shape[-1], dv, causal, windowed,
+                 softcap > 0, page_size)
+    kernels = _decode_kernels_by_shape.get(shape_key)
+    if kernels is None:
+        variant = _kernels.make_variant(
+            rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
+            window=windowed, softcap=softcap > 0, page_size=page_size)
+        kernels = _decode_kernels_by_shape[shape_key] = _decode_kernels(
+            q.device.index, variant)
+    decode, combine = kernels
     o, lse = _kvcache_outputs(q, dv)
     q = _readable(q)
     _poison(o, lse)
@@ -516,9 +575,16 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     a.scale = scale
     a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
     a.num_splits = num_splits
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    with torch.cuda.device(q.device):
-        _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
+    context, stream = _launch_context(q.device)
+    with context:
+        size_key = (decode.value, combine.value if combine else None,
+                    q.device.index, a.batch, hq, a.heads_kv,
+                    sq, seq_new, a.cache_len, a.num_pages, a.max_pages,
+                    num_splits)
+        nbytes = _workspace_bytes.get(size_key)
+        if nbytes is None:
+            _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
+            _workspace_bytes[size_key] = nbytes
         # From torch's caching allocator on the launch stream: reused by
         # the next step without a synchronisation.
         workspace = (torch.empty(nbytes, dtype=torch.uint8, device=q.device)
