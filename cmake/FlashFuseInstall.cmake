@@ -17,7 +17,7 @@ set(FLASHFUSE_INSTALL_CMAKEDIR lib/cmake/flashfuse)
 # Every library a consumer can name, and everything they link PUBLIC (an
 # exported target may only depend on exported ones).
 set(FLASHFUSE_EXPORTED_LIBS
-  FlashDialect FlashTransforms FlashConversionCommon FlashToNaive
+  FlashDialect TMTensorDialect FlashTransforms FlashConversionCommon FlashToNaive
   FlashToLoops FlashToGPU FlashKVCacheToAttention FlashPipelines
   FlashCAPI FlashFuseCAPI flashfuse_runtime)
 
