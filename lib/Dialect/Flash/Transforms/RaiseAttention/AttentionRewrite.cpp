@@ -159,8 +159,8 @@ static SmallVector<Role> splitRoles(ArrayRef<Role> roles) {
   return out;
 }
 
-/// Erases ops left without users, starting at `root`, and records them.
-static void eraseDead(Operation *root, DenseSet<Operation *> &erased) {
+void mlir::flash::raise::eraseDead(Operation *root,
+                                   DenseSet<Operation *> &erased) {
   SmallVector<Operation *> work = {root};
   while (!work.empty()) {
     Operation *op = work.pop_back_val();

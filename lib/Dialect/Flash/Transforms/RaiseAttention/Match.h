@@ -418,6 +418,11 @@ rewriteAttentionKVCache(AttentionMatch &m, const KVCacheLength &len,
 /// it, or fails with the reason in `why`, leaving the IR unchanged.
 FailureOr<Operation *> raiseTMTensorAttention(Operation *op, Explainer &why);
 
+/// Erases `root` and the ops feeding it that are left without users, and
+/// records them in `erased` (checked before an op is touched, so roots
+/// erased by an earlier call are skipped).
+void eraseDead(Operation *root, llvm::DenseSet<Operation *> &erased);
+
 /// An f32 attention whose Q, K, V are up-casts from one 16-bit type and
 /// whose output only reaches (through reshapes) a down-cast to it, rebuilt
 /// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.

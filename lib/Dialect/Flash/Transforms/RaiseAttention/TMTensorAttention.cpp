@@ -206,22 +206,14 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
   }
   // The output buffer torch-mlir filled with zeros is dead after the op,
   // as are the collapses it no longer reads.
-  SmallVector<Operation *> work;
+  SmallVector<Operation *> defs;
   for (Value v : op->getOperands())
     if (Operation *def = v.getDefiningOp())
-      work.push_back(def);
+      defs.push_back(def);
   op->getResult(0).replaceAllUsesWith(out);
   op->erase();
   DenseSet<Operation *> erased;
-  while (!work.empty()) {
-    Operation *d = work.pop_back_val();
-    if (erased.contains(d) || !isOpTriviallyDead(d))
-      continue;
-    for (Value o : d->getOperands())
-      if (Operation *p = o.getDefiningOp())
-        work.push_back(p);
-    erased.insert(d);
-    d->erase();
-  }
+  for (Operation *def : defs)
+    eraseDead(def, erased);
   return flashOp.getOperation();
 }
