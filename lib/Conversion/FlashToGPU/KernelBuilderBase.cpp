@@ -127,7 +127,8 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
                                         ValueRange lead, int64_t rows,
                                         int64_t cols,
                                         SmallVectorImpl<Value> &tokens,
-                                        RowCheck check, RowAddress rowAddress) {
+                                        RowCheck check, RowAddress rowAddress,
+                                        const PagedRows *paged) {
   // The tile spans whole mma steps; columns past `cols` are zero-filled.
   int64_t width = mmaWidth(cols);
   std::optional<int64_t> validCols;
@@ -141,7 +142,7 @@ void KernelBuilderBase::issueTileCopies(Value gmem, Value base,
         idx.push_back(c);
         return idx;
       },
-      validCols, check, rowAddress);
+      validCols, check, rowAddress, paged);
 }
 
 void KernelBuilderBase::issueCopies(
@@ -149,15 +150,33 @@ void KernelBuilderBase::issueCopies(
     Value tile, int64_t rows, int64_t cols, SmallVectorImpl<Value> &tokens,
     function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
         dstIndex,
-    std::optional<int64_t> validCols, RowCheck check, RowAddress rowAddress) {
+    std::optional<int64_t> validCols, RowCheck check, RowAddress rowAddress,
+    const PagedRows *paged) {
   // 16-byte chunks, spread over the block's threads row-major so that a warp
   // reads whole rows: coalesced global reads.
   int64_t chunksPerRow = cols / 8, chunks = rows * chunksPerRow;
   int64_t threads = s.threads();
-  if (check == RowCheck::PerChunk || rowAddress || threads % chunksPerRow != 0 ||
-      chunks % threads != 0) {
+  bool wholeRowPasses =
+      threads % chunksPerRow == 0 && chunks % threads == 0;
+  // A pass of whole rows covers threads / chunksPerRow rows; paged rows
+  // take the path below only where no pass crosses a page.
+  bool pagesHoldPasses =
+      paged && wholeRowPasses &&
+      paged->pageSize % (threads / chunksPerRow) == 0 &&
+      (rows % paged->pageSize == 0 || paged->pageSize % rows == 0);
+  if (check == RowCheck::PerChunk || rowAddress || !wholeRowPasses ||
+      (paged && !pagesHoldPasses)) {
+    // Paged rows chunk by chunk: each chunk's row finds its page.
+    auto pagedRow = [&](Value row) -> Value {
+      Value pageSize = cIdx(b, paged->pageSize);
+      return arith::AddIOp::create(
+          b, paged->pageStart(arith::DivUIOp::create(b, row, pageSize)),
+          arith::MulIOp::create(b, arith::RemUIOp::create(b, row, pageSize),
+                                rowStride));
+    };
     issueIndexedCopies(gmem, base, rowStride, rowStart, rowLimit, tile, rows,
-                       cols, tokens, dstIndex, validCols, rowAddress);
+                       cols, tokens, dstIndex, validCols,
+                       paged ? RowAddress(pagedRow) : rowAddress);
     return;
   }
   // Every pass covers whole rows: a thread's chunks sit in one column,
@@ -189,14 +208,18 @@ void KernelBuilderBase::issueCopies(
   if (check == RowCheck::Checked)
     rowsLeft = arith::SubIOp::create(
         b, arith::SubIOp::create(b, rowLimit, rowStart), tidRow);
-  Value src = byteAddress(
-      gmem, ValueRange{arith::AddIOp::create(
-                b, base,
-                arith::AddIOp::create(
-                    b,
-                    arith::MulIOp::create(
-                        b, arith::AddIOp::create(b, rowStart, tidRow), rowStride),
-                    srcCol))});
+  // Paged rows find their address page by page, below.
+  Value src = paged ? Value()
+                    : byteAddress(
+                          gmem,
+                          ValueRange{arith::AddIOp::create(
+                              b, base,
+                              arith::AddIOp::create(
+                                  b,
+                                  arith::MulIOp::create(
+                                      b, arith::AddIOp::create(b, rowStart, tidRow),
+                                      rowStride),
+                                  srcCol))});
   // Rows at or past rowLimit read the buffer's first element (mapped; a
   // kernel parameter, so no register) with src-size 0: the hardware writes
   // zeros and reads nothing.
@@ -208,10 +231,30 @@ void KernelBuilderBase::issueCopies(
       arith::MulIOp::create(b, rowStride, cIdx(b, rowsPerPass * eltBytes)));
   auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
   auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+  // Paged: the thread's chunk in the first pass of a page, as an element
+  // offset from the page's start row.
+  Value threadInPage;
+  if (paged)
+    threadInPage = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, tidRow, rowStride), srcCol);
   for (int64_t first = 0; first < chunks; first += threads) {
     int64_t rowDelta = first / chunksPerRow;
-    if (first)
+    if (paged && rowDelta % paged->pageSize == 0) {
+      // A new page: its start from the page table (the same entry for
+      // every thread of the pass), then the row within it.
+      Value row0 = arith::AddIOp::create(b, rowStart, cIdx(b, rowDelta));
+      Value pageSize = cIdx(b, paged->pageSize);
+      Value rowInPage = arith::RemUIOp::create(b, row0, pageSize);
+      src = byteAddress(
+          gmem,
+          ValueRange{arith::AddIOp::create(
+              b, paged->pageStart(arith::DivUIOp::create(b, row0, pageSize)),
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, rowInPage, rowStride),
+                  threadInPage))});
+    } else if (first) {
       src = arith::AddIOp::create(b, src, passBytes);
+    }
     Value from = src, valid = colValid;
     if (rowsLeft) {
       Value rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
@@ -357,7 +400,8 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                                      Value rowStart, Value rowLimit,
                                      Value offset, int64_t rows, int64_t cols,
                                      SmallVectorImpl<Value> &tokens,
-                                     RowCheck check, RowAddress rowAddress) {
+                                     RowCheck check, RowAddress rowAddress,
+                                     const PagedRows *paged) {
   int64_t width = KernelSpec::swizzleWidth(cols);
   std::optional<int64_t> validCols;
   if (width != cols)
@@ -375,7 +419,7 @@ void KernelBuilderBase::copySwizzled(Value gmem, Value base, Value rowStride,
                 return SmallVector<Value>{arith::AddIOp::create(
                     b, offset, swizzle::offset(b, row, c, rows))};
               },
-              validCols, check, rowAddress);
+              validCols, check, rowAddress, paged);
 }
 
 void KernelBuilderBase::fenceGenericToAsyncProxy() {

@@ -82,6 +82,18 @@ protected:
   /// and positions). Copies given one compute each chunk's source from its
   /// row (the PerChunk path); `base` and `rowStride` are then unused.
   using RowAddress = function_ref<Value(Value row)>;
+  /// The rows of a paged KV cache: rows [p * pageSize, (p + 1) * pageSize)
+  /// of the sequence are one row stride apart from element `pageStart(p)`
+  /// (p an index value: the page's place in the sequence; the callback
+  /// reads the page table and clamps what it reads). Where every pass of
+  /// the copies stays inside one page (pageSize a multiple of the rows a
+  /// pass covers, and the tile's rows a multiple or a divisor of a page),
+  /// the copies look each page up once per thread, a warp-uniform load,
+  /// rather than once per 16-byte chunk; otherwise chunk by chunk.
+  struct PagedRows {
+    int64_t pageSize;
+    function_ref<Value(Value page)> pageStart;
+  };
   /// Emits body(RowCheck::None) where rows [rowStart, rowStart + rows) all
   /// lie below rowLimit, body(RowCheck::Checked) where not.
   void ifRowsBelow(Value rowStart, int64_t rows, Value rowLimit,
@@ -97,7 +109,8 @@ protected:
                        ValueRange lead, int64_t rows, int64_t cols,
                        SmallVectorImpl<Value> &tokens,
                        RowCheck check = RowCheck::PerChunk,
-                       RowAddress rowAddress = nullptr);
+                       RowAddress rowAddress = nullptr,
+                       const PagedRows *paged = nullptr);
   /// The same with the destination index of row r + rowDelta, column c
   /// (r, c index values, c a multiple of 8, rowDelta a constant) given by
   /// `dstIndex`: other layouts, such as the swizzled tiles. The constant
@@ -113,7 +126,8 @@ protected:
       function_ref<SmallVector<Value>(Value r, int64_t rowDelta, Value c)>
           dstIndex,
       std::optional<int64_t> validCols = std::nullopt,
-      RowCheck check = RowCheck::PerChunk, RowAddress rowAddress = nullptr);
+      RowCheck check = RowCheck::PerChunk, RowAddress rowAddress = nullptr,
+      const PagedRows *paged = nullptr);
   /// issueCopies chunk by chunk through memref indices and
   /// nvgpu.device_async_copy, each chunk's row checked (RowCheck::PerChunk;
   /// any layout).
@@ -144,7 +158,8 @@ protected:
                     Value rowLimit, Value offset, int64_t rows, int64_t cols,
                     SmallVectorImpl<Value> &tokens,
                     RowCheck check = RowCheck::PerChunk,
-                    RowAddress rowAddress = nullptr);
+                    RowAddress rowAddress = nullptr,
+                    const PagedRows *paged = nullptr);
   /// fence.proxy.async: cp.async and st.shared write through the generic
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.

@@ -71,10 +71,12 @@ private:
   void mergeKeyWarps(SmallVector<Value> &acc, SmallVector<Value> &rowL,
                      SmallVector<Value> &rowM);
   Value keyWarp; // this warp's slice of the keys (0 where warps split rows)
-  /// Element offset of row `row` (index) of this kv head's keys ("k") or
-  /// values ("v") in a paged cache: through the page table, its entry
-  /// clamped into [0, num_pages).
-  Value pagedRowAddress(StringRef operand, Value row);
+  /// Element offset of the first row of the sequence's page `page` (index)
+  /// of this kv head's keys ("k") or values ("v") in a paged cache: the
+  /// page table's entry, the page clamped into [0, max_pages) and the entry
+  /// into [0, num_pages) (rows past the sequence's length are not read, but
+  /// their pages are looked up).
+  Value pageStart(StringRef operand, Value page);
 };
 
 void Sm80DecodeBuilder::readForwardArguments() {
@@ -262,23 +264,24 @@ Value Sm80DecodeBuilder::loadQTile() {
   return commitGroup(tokens);
 }
 
-Value Sm80DecodeBuilder::pagedRowAddress(StringRef operand, Value row) {
-  Value pageSize = cIdx(b, s.pageSize);
+Value Sm80DecodeBuilder::pageStart(StringRef operand, Value page) {
+  // seq_k is the cache's capacity, max_pages * page_size.
+  page = arith::MinUIOp::create(
+      b, page,
+      arith::DivUIOp::create(
+          b, arith::SubIOp::create(b, idx("seq_k"), cIdx(b, 1)),
+          cIdx(b, s.pageSize)));
   Value entry = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, batchIdx, idx("block_table_stride")),
-      arith::DivUIOp::create(b, row, pageSize));
-  Value page = asIndex(memref::LoadOp::create(b, arg.lookup("block_table"),
-                                              ValueRange{entry}));
+      b, arith::MulIOp::create(b, batchIdx, idx("block_table_stride")), page);
+  Value stored = asIndex(memref::LoadOp::create(b, arg.lookup("block_table"),
+                                                ValueRange{entry}));
   Value lastPage = arith::SubIOp::create(b, idx("num_pages"), cIdx(b, 1));
-  page = arith::MaxSIOp::create(
-      b, arith::MinSIOp::create(b, page, lastPage), cIdx(b, 0));
+  stored = arith::MaxSIOp::create(
+      b, arith::MinSIOp::create(b, stored, lastPage), cIdx(b, 0));
   bool isKey = operand == "k";
   return arith::AddIOp::create(
       b, isKey ? kBase : vBase,
-      arith::AddIOp::create(
-          b, arith::MulIOp::create(b, page, idx(operand.str() + "_stride_b")),
-          arith::MulIOp::create(b, arith::RemUIOp::create(b, row, pageSize),
-                                isKey ? kStrideS : vStrideS)));
+      arith::MulIOp::create(b, stored, idx(operand.str() + "_stride_b")));
 }
 
 Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
@@ -293,15 +296,27 @@ Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
                       copyLimit);
         },
         copyLimit);
-  // Rows of one block may lie on several pages: each chunk finds its own.
-  SmallVector<Value> tokens;
-  copyOperand(
-      Operand::K, stage, rowStart, tokens, RowCheck::PerChunk,
-      [&](Value row) { return pagedRowAddress("k", row); }, copyLimit);
-  copyOperand(
-      Operand::V, stage, rowStart, tokens, RowCheck::PerChunk,
-      [&](Value row) { return pagedRowAddress("v", row); }, copyLimit);
-  return commitGroup(tokens);
+  // Rows of one block may lie on several pages: the copies look up each
+  // page they reach (once per pass where pages hold whole passes).
+  auto kPageStart = [&](Value page) { return pageStart("k", page); };
+  auto vPageStart = [&](Value page) { return pageStart("v", page); };
+  PagedRows kPages{s.pageSize, kPageStart}, vPages{s.pageSize, vPageStart};
+  auto copyKV = [&](RowCheck check, SmallVectorImpl<Value> &tokens) {
+    copyOperand(Operand::K, stage, rowStart, tokens, check, nullptr,
+                copyLimit, &kPages);
+    copyOperand(Operand::V, stage, rowStart, tokens, check, nullptr,
+                copyLimit, &vPages);
+  };
+  // Page by page at D <= 64 and D = 128 (run 89). The per-pass page
+  // addresses spilled 4-20 bytes in the causal variants past D = 128 (64
+  // rows of O next to 32-key blocks) and 4 bytes at D = 96 (sm_90a); chunk
+  // by chunk those fit.
+  if (s.headDim > 64 && s.headDim != 128) {
+    SmallVector<Value> tokens;
+    copyKV(RowCheck::PerChunk, tokens);
+    return commitGroup(tokens);
+  }
+  return commitKVCopies(rowStart, copyKV, copyLimit);
 }
 
 void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {

@@ -37,7 +37,7 @@ void Sm80ForwardBuilder::carveSharedMemory() {
 void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
                                      SmallVectorImpl<Value> &tokens,
                                      RowCheck check, RowAddress rowAddress,
-                                     Value rowLimit) {
+                                     Value rowLimit, const PagedRows *paged) {
   bool isQ = op == Operand::Q;
   StringRef name = isQ ? "q" : op == Operand::K ? "k" : "v";
   Value base = isQ ? qBase : op == Operand::K ? kBase : vBase;
@@ -49,13 +49,13 @@ void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
     Value offset = isQ ? cIdx(b, 0)
                        : op == Operand::K ? kOffset(stage) : vOffset(stage);
     copySwizzled(arg.lookup(name), base, stride, rowStart, limit, offset, rows,
-                 cols, tokens, check, rowAddress);
+                 cols, tokens, check, rowAddress, paged);
     return;
   }
   Value tile = isQ ? sQ : op == Operand::K ? sK : sV;
   issueTileCopies(arg.lookup(name), base, stride, rowStart, limit, tile,
                   isQ ? ValueRange{} : ValueRange{stage}, rows, cols, tokens,
-                  check, rowAddress);
+                  check, rowAddress, paged);
 }
 
 Regs Sm80ForwardBuilder::loadBlock(Operand op, Value stage, X4 pattern,

@@ -27,11 +27,12 @@ protected:
   /// Starts the copies of the Q tile or of stage `stage`'s K or V tile from
   /// row `rowStart`, in the kernel's layout. Rows from `rowLimit` (Sq for
   /// Q, Sk for K and V unless given) are zero-filled; `rowAddress` locates
-  /// rows that are not one stride apart.
+  /// rows that are not one stride apart, `paged` the rows of a paged cache.
   void copyOperand(Operand op, Value stage, Value rowStart,
                    SmallVectorImpl<Value> &tokens,
                    RowCheck check = RowCheck::PerChunk,
-                   RowAddress rowAddress = nullptr, Value rowLimit = Value());
+                   RowAddress rowAddress = nullptr, Value rowLimit = Value(),
+                   const PagedRows *paged = nullptr);
   /// ldmatrix.x4 of the 16 x 16 block at stored (row0, col0) of the Q tile
   /// or of stage `stage`'s K or V tile, in the kernel's layout.
   frag::Regs loadBlock(Operand op, Value stage, frag::X4 pattern, Value row0,

@@ -1,7 +1,8 @@
 // REQUIRES: ptxas
 // The decode kernels of flash.attention_kvcache assemble without spills for
 // sm_80 and sm_90a: 16 packed rows with the four warps splitting each
-// 128-key block (64 keys three deep for a paged cache), contiguous and paged caches, causal, window, softcap, and
+// 128-key block, contiguous and paged caches (page by page at D = 128),
+// causal, window, softcap, and
 // D = 256 at 64 rows of 32 keys; each variant with its combine kernel. They
 // run the sm80 engine's mma.sync and stream K/V with cp.async.
 //
@@ -14,8 +15,8 @@
 // A100-COUNT-6: ptxas sm_80 flash_decode_{{.*}}, 0/0 bytes spill stores/loads
 // A100: wrote
 // H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n128w4s2_causalbr: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n64w4s3_causalbr_page16: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n64w4s3_causalbr_window_softcap_page64: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n128w4s2_causalbr_page16: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n128w4s2_causalbr_window_softcap_page64: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_bf16_d256_m64n32w4s3_page16: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_combine_bf16_d128_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_combine_bf16_d256_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
@@ -29,7 +30,7 @@
 // RUN: grep -c "st.global.v4.b32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: grep -c "atom.shared.min.s64" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 //
-// MANIFEST-LABEL: kernel flash_decode_bf16_d128_m16n64w4s3_causalbr_page16
+// MANIFEST-LABEL: kernel flash_decode_bf16_d128_m16n128w4s2_causalbr_page16
 // MANIFEST: kind decode
 // MANIFEST: causal bottom_right
 // MANIFEST: page_size 16

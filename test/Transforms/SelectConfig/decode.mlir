@@ -33,11 +33,11 @@ func.func @full_grid(%q: tensor<16x32x1x128xf16>, %k: tensor<16x8x8192x128xf16>,
   return %o : tensor<16x32x1x128xf16>
 }
 
-// 8 x 4 = 32 packed rows: two warps per slab. Paged, so 64-key blocks
-// three deep (two per SM); 128 pages of 16 rows per sequence, 32 key
-// blocks, so at most 32 / 4 = 8 splits.
+// 8 x 4 = 32 packed rows: two warps per slab. Paged at D = 128: the
+// contiguous cache's 128-key blocks two deep; 128 pages of 16 rows per
+// sequence, 16 key blocks, so at most 16 / 4 = 4 splits.
 // H100-LABEL: func.func @paged_speculative
-// H100: config = #flash.config<decode, block_m = 32, block_n = 64, warps = 4, stages = 3, splits = 8>
+// H100: config = #flash.config<decode, block_m = 32, block_n = 128, warps = 4, stages = 2, splits = 4>
 func.func @paged_speculative(%q: tensor<2x64x4x128xbf16>, %k: tensor<300x16x8x128xbf16>,
                              %len: tensor<2xi32>, %bt: tensor<2x128xi32>) -> tensor<2x64x4x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<2x128xi32>)

@@ -527,10 +527,13 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // (and at two, ptxas spilled the paged D = 64 kernels at 128 registers).
   if (d <= 64)
     tiles.insert(tiles.begin(), {128, 3});
-  // Paged rows are located chunk by chunk through the page table; with
-  // 128-key blocks those addresses (254 registers) slowed D = 128 to
-  // 2.6-3.7 TB/s where 64-key blocks three deep read 3.3-4.0 (run 76).
-  else if (op.isPaged())
+  // Paged caches at D = 128 take the contiguous tiles too: their copies
+  // look a page up once per pass of rows (Sm80Decode.cpp), and 128-key
+  // blocks read 0.5-6% more than 64-key blocks three deep on the H100
+  // (run 89; with a lookup per 16-byte chunk they took 254 registers and
+  // were slower, run 76). D = 96 keeps 64 keys: at 128 its paged kernels
+  // spilled 4-16 bytes.
+  else if (op.isPaged() && d != 128)
     tiles.erase(tiles.begin());
   // Past 128 columns (D = 256 measured; 144-240 take its tiles untimed):
   // 64 rows of 32 keys, the 16-row key-split tile spilled on the paged
