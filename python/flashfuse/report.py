@@ -44,7 +44,8 @@ _SEGMENTS = {
     "flash.attention": ("query", "key", "value", "bias", "mask", "seed",
                         "cu_seqlens_q", "cu_seqlens_k"),
     "flash.attention_grad": ("grad_output", "query", "key", "value",
-                             "output", "lse", "bias", "mask", "seed"),
+                             "output", "lse", "bias", "mask", "seed",
+                             "cu_seqlens_q", "cu_seqlens_k"),
 }
 
 

@@ -20,7 +20,8 @@ struct CaseSpec {
   std::string lowering = "naive"; // naive | loops
   /// op=attention: flash.attention / attention_grad. op=kvcache:
   /// flash.attention_kvcache (forward only), with Sk the cache capacity C.
-  /// op=varlen: flash.attention over a packed batch (forward only), B = 1
+  /// op=varlen: flash.attention (dir=bwd: attention_grad) over a packed
+  /// batch, B = 1
   /// and Sq / Sk the packed totals, set from lens_q / lens_k / pad.
   std::string op = "attention";
   bool backward = false;          // dir=fwd | bwd

@@ -21,6 +21,11 @@ namespace flashfuse::numerics {
 /// layout and LSE [1, Hq, total_q].
 ForwardOutputs referenceVarlen(const CaseSpec &c, AttentionInputs &in);
 
+/// Gradients of the packed op for the dO, O and LSE in `in` (packed, as the
+/// op is given them), each sequence's by the dense reference on its slices;
+/// rows no sequence owns (the pad) get zero gradients.
+BackwardOutputs referenceVarlenBackward(const CaseSpec &c, AttentionInputs &in);
+
 } // namespace flashfuse::numerics
 
 #endif

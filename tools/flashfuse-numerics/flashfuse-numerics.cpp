@@ -207,6 +207,21 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
 bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
   AttentionInputs in = makeInputs(c);
   ForwardOutputs ref = referenceVarlen(c, in);
+  BackwardOutputs bwd;
+  std::vector<Buffer> args;
+  if (c.backward) {
+    // As for the dense op: O and LSE as the forward pass would store them.
+    in.output = ref.output;
+    for (double &v : in.output.data)
+      v = roundTo(c.dtype, v);
+    in.lse = ref.lse;
+    for (double &v : in.lse.data)
+      v = roundTo("f32", v);
+    Random gradRng(c.seed ^ 0x5EEDull);
+    in.gradOutput = randomTensor(gradRng, in.output.shape, c.dtype, 1.0);
+    bwd = referenceVarlenBackward(c, in);
+    args.push_back(toBuffer(in.gradOutput, c.dtype));
+  }
   auto offsets = [](const std::vector<int64_t> &lens) {
     std::vector<int64_t> cu = CaseSpec::cumulative(lens);
     HostTensor t({int64_t(cu.size())});
@@ -214,12 +229,21 @@ bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
       t.data[n] = double(cu[n]);
     return t;
   };
-  std::vector<Buffer> args = {toBuffer(in.q, c.dtype), toBuffer(in.k, c.dtype),
-                              toBuffer(in.v, c.dtype),
-                              toBuffer(offsets(c.lensQ), "i32"),
-                              toBuffer(offsets(c.lensK), "i32")};
+  args.push_back(toBuffer(in.q, c.dtype));
+  args.push_back(toBuffer(in.k, c.dtype));
+  args.push_back(toBuffer(in.v, c.dtype));
+  if (c.backward) {
+    args.push_back(toBuffer(in.output, c.dtype));
+    args.push_back(toBuffer(in.lse, "f32"));
+  }
+  args.push_back(toBuffer(offsets(c.lensQ), "i32"));
+  args.push_back(toBuffer(offsets(c.lensK), "i32"));
   std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
                                       {"LSE", "f32", &ref.lse}};
+  if (c.backward)
+    outputs = {{"dQ", c.dtype, &bwd.gradQuery},
+               {"dK", c.dtype, &bwd.gradKey},
+               {"dV", c.dtype, &bwd.gradValue}};
   return runAndCompare(jit, c, args, outputs);
 }
 

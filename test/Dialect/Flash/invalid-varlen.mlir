@@ -144,3 +144,40 @@ func.func @lse_not_packed(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
       -> tensor<1x2x16x32xf16>, tensor<2x2x8xf32>
   return
 }
+
+// -----
+
+// flash.attention_grad shares the checks; one case each for the rules it
+// reaches through them.
+func.func @grad_only_cu_k(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %cu: tensor<3xi32>) {
+  // expected-error @below {{'cu_seqlens_q' and 'cu_seqlens_k' must be given together (varlen), got only 'cu_seqlens_k'}}
+  %dq, %dk, %dv = "flash.attention_grad"(%t, %t, %t, %t, %t, %lse, %cu)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1>}> ({}, {})
+      : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>, tensor<3xi32>)
+      -> (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>)
+  return
+}
+
+// -----
+
+func.func @grad_batch_not_one(%t: tensor<2x2x16x32xf16>, %lse: tensor<2x2x16xf32>, %cu: tensor<3xi32>) {
+  // expected-error @below {{varlen packs the batch along S: the batch size B of 'query', 'key' and 'value' must be 1, got 2}}
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)
+      : tensor<2x2x16x32xf16>, tensor<2x2x16x32xf16>, tensor<2x2x16x32xf16>,
+        tensor<2x2x16x32xf16>, tensor<2x2x16x32xf16>, tensor<2x2x16xf32>
+      -> tensor<2x2x16x32xf16>, tensor<2x2x16x32xf16>, tensor<2x2x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @grad_with_bias(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %b: tensor<1x2x16x16xf16>, %cu: tensor<3xi32>) {
+  // expected-error @below {{varlen with a 'bias' operand is not supported yet (its [B, Hq, Sq, Sk] would be per sequence)}}
+  %dq, %dk, %dv, %db = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      bias(%b : tensor<1x2x16x16xf16>) varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>,
+        tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
+      -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x16xf16>
+  return
+}

@@ -51,3 +51,20 @@ func.func @empty_batch(%q: tensor<1x2x0x32xf32>, %k: tensor<1x2x0x32xf32>,
       -> tensor<1x2x0x32xf32>
   return %o : tensor<1x2x0x32xf32>
 }
+
+// The gradient takes the same operands, after the optional ones it shares.
+// CHECK-LABEL: func.func @grad_packed
+// CHECK: flash.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} varlen(%{{.*}}, %{{.*}} : tensor<3xi32>, tensor<3xi32>) {causal = #flash.causal<top_left>} : tensor<1x4x40x32xf32>, tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>, tensor<1x4x40x32xf32>, tensor<1x4x40xf32> -> tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
+// GENERIC-LABEL: sym_name = "grad_packed"
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1>
+func.func @grad_packed(%do: tensor<1x4x40x32xf32>, %q: tensor<1x4x40x32xf32>,
+                       %k: tensor<1x2x50x32xf32>, %o: tensor<1x4x40x32xf32>,
+                       %lse: tensor<1x4x40xf32>, %cu_q: tensor<3xi32>, %cu_k: tensor<3xi32>)
+    -> (tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %k, %o, %lse
+      varlen(%cu_q, %cu_k : tensor<3xi32>, tensor<3xi32>) {causal = #flash.causal<top_left>}
+      : tensor<1x4x40x32xf32>, tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>,
+        tensor<1x2x50x32xf32>, tensor<1x4x40x32xf32>, tensor<1x4x40xf32>
+      -> tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
+  return %dq, %dk, %dv : tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
+}

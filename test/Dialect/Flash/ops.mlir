@@ -282,7 +282,7 @@ func.func @target_attr() attributes {
 // CHECK-LABEL: func.func @grad
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = flash.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = #flash.causal<top_left>} : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128xf32> -> tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
 // GENERIC-LABEL: sym_name = "grad"
-// GENERIC: "flash.attention_grad"({{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0>}>
+// GENERIC: "flash.attention_grad"({{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>}>
 func.func @grad(%do: tensor<2x8x128x64xf16>, %q: tensor<2x8x128x64xf16>,
                 %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>,
                 %o: tensor<2x8x128x64xf16>, %lse: tensor<2x8x128xf32>) {
@@ -302,7 +302,7 @@ func.func @grad(%do: tensor<2x8x128x64xf16>, %q: tensor<2x8x128x64xf16>,
 // CHECK-NEXT: } mask_mod {
 // CHECK: flash.yield %{{.*}} : i1
 // GENERIC-LABEL: sym_name = "grad_full"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0>
 func.func @grad_full(%do: tensor<2x32x4x16xbf16>, %q: tensor<2x32x4x16xbf16>,
                      %k: tensor<2x32x4x16xbf16>, %v: tensor<2x32x4x16xbf16>,
                      %o: tensor<2x32x4x16xbf16>, %lse: tensor<2x4x32xf32>,

@@ -1,8 +1,8 @@
-// flash.attention over a packed (varlen) batch, through the naive and the
-// loops lowering (both by the per-sequence mask_mod of DecomposeVarlen.cpp),
-// against the double-precision reference that cuts each sequence's slices
-// out and runs the dense reference on them with that sequence's own lengths
-// (VarlenReference.cpp). Every case packs sequences of different lengths:
+// flash.attention (and its gradient, at the end) over a packed (varlen)
+// batch, through the naive and the loops lowering (both by the per-sequence
+// mask_mod of DecomposeVarlen.cpp), against the double-precision reference
+// that cuts each sequence's slices out and runs the dense reference on them
+// with that sequence's own lengths (VarlenReference.cpp). Every case packs sequences of different lengths:
 // 1, the 16-row tiles -1 / exactly / +1 (the harness's default block_m =
 // block_n = 16, and 64-row tiles with block_n = 64), 0 queries and 0 keys
 // (O = 0, LSE = +inf), and `pad` rows after the last sequence that no
@@ -44,6 +44,17 @@
 // A single sequence is the dense op.
 // RUN: flashfuse-numerics 'lowering=naive op=varlen Hq=2 Hkv=1 D=32 lens_q=37 lens_k=53 causal=br seed=22' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops op=varlen Hq=2 Hkv=1 D=32 lens_q=37 lens_k=53 causal=br seed=23' | FileCheck %s
+// The gradient (flash.attention_grad with the same operands): dQ, dK, dV
+// of each sequence against the dense reference's on its slices; pad rows
+// and the rows of a sequence without keys get zero gradients.
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=1:15:16:17:0:5 lens_k=1:17:16:15:5:0 pad=2 seed=24' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=1:15:16:17:0:5 lens_k=1:17:16:15:5:0 pad=2 seed=25' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=9:17:33:3 lens_k=5:31:16:0 causal=br seed=26' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=9:17:33:3 lens_k=5:31:16:0 causal=br seed=27' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=6 Hkv=1 D=64 Dv=32 layout=bshd lens_q=20:7:1 lens_k=20:12:2 causal=tl wl=4 softcap=5 input_scale=4 seed=28' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen Hq=6 Hkv=1 D=64 Dv=32 layout=bshd lens_q=20:7:1 lens_k=20:12:2 causal=tl wl=4 softcap=5 input_scale=4 seed=29' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen dtype=bf16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 causal=br seed=30' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen dtype=f16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 wl=3 wr=1 seed=31' | FileCheck %s
 
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1

@@ -25,3 +25,16 @@ func.func @varlen_with_config(%q: tensor<1x8x300x64xf16>, %cu: tensor<4xi32>) ->
       -> tensor<1x8x300x64xf16>
   return %o : tensor<1x8x300x64xf16>
 }
+
+// -----
+
+func.func @varlen_grad(%t: tensor<1x8x300x64xf16>, %lse: tensor<1x8x300xf32>, %cu: tensor<4xi32>)
+    -> tensor<1x8x300x64xf16> {
+  // expected-error @below {{no kernel config: varlen attention (cu_seqlens_q / cu_seqlens_k) has no GPU kernel yet}}
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      varlen(%cu, %cu : tensor<4xi32>, tensor<4xi32>)
+      : tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>,
+        tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
+      -> tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>
+  return %dq : tensor<1x8x300x64xf16>
+}

@@ -1,6 +1,7 @@
 //===- DecomposeVarlen.h - packed flash.attention as a masked one -*- C++ -*-===//
 //
-// The CPU lowerings serve the varlen form of flash.attention (cu_seqlens_q /
+// The CPU lowerings serve the varlen form of flash.attention and its
+// gradient (cu_seqlens_q /
 // cu_seqlens_k over a packed batch) by rewriting it into the dense op over
 // the packed tensors whose mask_mod region keeps, for query row i, only the
 // keys of i's own sequence, with the causal and window rules applied to the
@@ -22,7 +23,12 @@ namespace mlir::flash {
 /// what FlashOps.td's varlen semantics make visible.
 void decomposeVarlenAttention(RewriterBase &rewriter, AttentionOp op);
 
-/// Decomposes every varlen flash.attention under `root`. An op with a
+/// The same for the gradient: a dense flash.attention_grad with the same
+/// mask_mod, whose dQ, dK, dV are the packed gradients.
+void decomposeVarlenAttentionGrad(RewriterBase &rewriter, AttentionGradOp op);
+
+/// Decomposes every varlen flash.attention and flash.attention_grad under
+/// `root`. An op with a
 /// dynamic shape is reported ("<lowering> needs static shapes: ...") and
 /// left in place; fails when any op was.
 LogicalResult decomposeVarlenOps(Operation *root, StringRef lowering);

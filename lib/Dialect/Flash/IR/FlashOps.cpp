@@ -287,10 +287,12 @@ LogicalResult verifyRegions(OpT op) {
 }
 } // namespace
 
-/// The packed (varlen) form of flash.attention: cu_seqlens_q / cu_seqlens_k
-/// i32 [B + 1] over a batch of one, and none of the variants whose indices
-/// or operands would have to be re-based per sequence (FlashOps.td).
-static LogicalResult verifyVarlen(AttentionOp op, const AttentionSizes &sz) {
+/// The packed (varlen) form of flash.attention and its gradient:
+/// cu_seqlens_q / cu_seqlens_k i32 [B + 1] over a batch of one, and none of
+/// the variants whose indices or operands would have to be re-based per
+/// sequence (FlashOps.td).
+template <typename OpT>
+static LogicalResult verifyVarlen(OpT op, const AttentionSizes &sz) {
   Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
   if (!cuQ && !cuK)
     return success();
@@ -358,7 +360,8 @@ LogicalResult AttentionOp::verifyRegions() { return ::verifyRegions(*this); }
 
 LogicalResult AttentionGradOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
-  if (failed(v.verify()) || failed(v.verifyOutputLike("output", getOutput())) ||
+  if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
+      failed(v.verifyOutputLike("output", getOutput())) ||
       failed(v.verifySameType("grad_output", getGradOutput(), "output",
                               getOutput())) ||
       failed(v.verifyLse("lse", getLse())) ||

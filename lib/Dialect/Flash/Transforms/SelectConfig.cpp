@@ -603,7 +603,9 @@ struct FlashSelectConfig
       }
       // No recipe tiles a packed batch yet: choosing a dense config would
       // let flash-lower-to-gpu treat the packed rows as one long sequence.
-      if (auto forward = dyn_cast<AttentionOp>(op); forward && forward.isVarlen()) {
+      auto forward = dyn_cast<AttentionOp>(op);
+      auto grad = dyn_cast<AttentionGradOp>(op);
+      if ((forward && forward.isVarlen()) || (grad && grad.isVarlen())) {
         op->emitError() << "no kernel config: varlen attention (cu_seqlens_q "
                            "/ cu_seqlens_k) has no GPU kernel yet";
         failedAny = true;

@@ -67,6 +67,8 @@ defvar Flash_OptionalOperandsFormat = [{
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`seed` `(` $seed^ `)`)?
+    (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+       `,` type($cu_seqlens_k) `)`)?
 }];
 defvar Flash_RegionsFormat = [{
     (`score_mod` $score_mod^)?
@@ -131,9 +133,10 @@ def Flash_AttentionOp : Flash_Op<"attention", [
 
     Not supported with `varlen` yet, and rejected by the verifier: `bias`,
     `mask`, dropout (`dropout_p` / `seed`), the `score_mod` and `mask_mod`
-    regions (their indices would be packed, not per sequence), and the
-    backward (`flash.attention_grad` takes no cu_seqlens operands). There is
-    no GPU kernel yet: flash-select-config and flash-lower-to-gpu refuse it.
+    regions (their indices would be packed, not per sequence). There is no
+    GPU kernel yet: flash-select-config and flash-lower-to-gpu refuse it.
+    `flash.attention_grad` takes the same `varlen(...)` operands, with the
+    same rules.
   }]);
 
   let arguments = !con((ins Flash_FloatTensor:$query, Flash_FloatTensor:$key,
@@ -147,13 +150,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
-  // `varlen(...)` comes last among the optional operands: it is the one
-  // only the forward op has.
   let assemblyFormat = !strconcat([{ $query `,` $key `,` $value }],
-      Flash_OptionalOperandsFormat, [{
-    (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
-       `,` type($cu_seqlens_k) `)`)?
-      }],
+      Flash_OptionalOperandsFormat,
       [{ attr-dict `:` type($query) `,` type($key) `,` type($value)
          `->` type(results) }], Flash_RegionsFormat);
   let hasVerifier = 1;
@@ -179,7 +177,10 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
     `dbias` result is requested, dBias in the shape of the bias (summed over
     broadcast dimensions). P is recomputed tile by tile from Q, K and LSE, so
     nothing of size Sq x Sk is saved between the passes. The variant
-    attributes and regions must be those of the forward op.
+    attributes and regions must be those of the forward op, and so must the
+    `varlen(%cu_seqlens_q, %cu_seqlens_k : ...)` operands of a packed batch
+    (see `flash.attention`): dQ, dK, dV are then packed like Q, K, V, and
+    rows no sequence owns get zero gradients.
   }], Flash_VariantDoc);
 
   let arguments = !con((ins Flash_FloatTensor:$grad_output,
@@ -188,7 +189,10 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
                             Flash_LseTensor:$lse,
                             Optional<Flash_FloatTensor>:$bias,
                             Optional<Flash_MaskTensor>:$mask,
-                            Optional<I64>:$seed), Flash_VariantAttrs);
+                            Optional<I64>:$seed,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_q,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_k),
+                       Flash_VariantAttrs);
   let results = (outs Flash_FloatTensor:$grad_query, Flash_FloatTensor:$grad_key,
                       Flash_FloatTensor:$grad_value,
                       Optional<Flash_FloatTensor>:$grad_bias);
@@ -202,6 +206,14 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
       Flash_RegionsFormat);
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// True when the batch is packed (`varlen(...)`), as for the forward.
+    bool isVarlen() {
+      return static_cast<bool>(getCuSeqlensQ()) ||
+             static_cast<bool>(getCuSeqlensK());
+    }
+  }];
 }
 
 // Not an AttentionVariantInterface: the interface describes dense Q, K, V
