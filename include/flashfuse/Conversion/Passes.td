@@ -56,12 +56,13 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     accumulations are f32 for f16, bf16 and f32 inputs.
 
     flash.attention_kvcache is first rewritten by flash-decompose-kvcache
-    into flash.attention and lowered with it. A varlen flash.attention
-    (cu_seqlens_q / cu_seqlens_k over a packed batch) is first rewritten
-    into the dense op over the packed tensors with a mask_mod that keeps,
-    for each query row, the keys of its own sequence under that sequence's
-    causal / window band (lib/Conversion/Common/DecomposeVarlen.cpp); the
-    cross-sequence scores are computed and masked, not skipped.
+    into flash.attention and lowered with it. A varlen flash.attention or
+    flash.attention_grad (cu_seqlens_q / cu_seqlens_k over a packed batch)
+    is first rewritten into the dense op over the packed tensors with a
+    mask_mod that keeps, for each query row, the keys of its own sequence
+    under that sequence's causal / window band
+    (lib/Conversion/Common/DecomposeVarlen.cpp); the cross-sequence scores
+    are computed and masked, not skipped.
 
     Refused with an error: dynamic shapes, and in flash.attention_grad a
     score_mod whose derivative with respect to the score is not provably 1
