@@ -313,7 +313,8 @@ MlirOperation flashAttentionCreate(MlirLocation loc, MlirValue query,
   OpBuilder builder(location.getContext());
   auto op = AttentionOp::create(
       builder, location, resultTypes, q, k, v, unwrap(bias), unwrap(mask),
-      unwrap(seed), /*scale=*/nullptr, /*causal=*/nullptr,
+      unwrap(seed), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*scale=*/nullptr, /*causal=*/nullptr,
       /*window_left=*/nullptr, /*window_right=*/nullptr, /*softcap=*/nullptr,
       /*dropout_p=*/nullptr, /*q_perm=*/nullptr, /*k_perm=*/nullptr,
       /*v_perm=*/nullptr, /*config=*/nullptr);

@@ -41,9 +41,11 @@ _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 
 # Operand segments of each op, in operandSegmentSizes order (FlashOps.td).
 _SEGMENTS = {
-    "flash.attention": ("query", "key", "value", "bias", "mask", "seed"),
+    "flash.attention": ("query", "key", "value", "bias", "mask", "seed",
+                        "cu_seqlens_q", "cu_seqlens_k"),
     "flash.attention_grad": ("grad_output", "query", "key", "value",
-                             "output", "lse", "bias", "mask", "seed"),
+                             "output", "lse", "bias", "mask", "seed",
+                             "cu_seqlens_q", "cu_seqlens_k"),
 }
 
 

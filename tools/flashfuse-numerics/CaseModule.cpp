@@ -196,6 +196,7 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   std::string lseT = shapeType({c.batch, c.headsQ, c.seqQ}, "f32", "tensor");
   std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), elt, "tensor");
   std::string maskT = c.mask.empty() ? "" : shapeType(c.broadcastShape(c.mask), "i1", "tensor");
+  std::string cuT = c.isVarlen() ? shapeType({int64_t(c.lensQ.size()) + 1}, "i32", "tensor") : "";
 
   std::vector<Operand> ins;
   if (c.backward)
@@ -211,6 +212,10 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     ins.push_back({"bias", biasT});
   if (!maskT.empty())
     ins.push_back({"mask", maskT});
+  if (c.isVarlen()) {
+    ins.push_back({"cu_q", cuT});
+    ins.push_back({"cu_k", cuT});
+  }
   std::vector<Operand> outs;
   if (c.backward) {
     outs = {{"dq", qT}, {"dk", kT}, {"dv", vT}};
@@ -252,6 +257,8 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     os << " mask(%mask : " << maskT << ")";
   if (c.dropout > 0)
     os << " seed(%seed)";
+  if (c.isVarlen())
+    os << " varlen(%cu_q, %cu_k : " << cuT << ", " << cuT << ")";
   os << " " << attributes(c) << " : ";
   if (c.backward)
     os << oT << ", " << qT << ", " << kT << ", " << vT << ", " << oT << ", "

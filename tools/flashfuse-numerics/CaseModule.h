@@ -16,7 +16,9 @@ inline constexpr const char *kCaseFunction = "flash_case";
 /// bufferization.materialize_in_destination) and computing the case's
 /// flash.attention (dir=fwd) or flash.attention_grad (dir=bwd). Argument
 /// order, forward: Q, K, V, [bias], [mask], O, LSE; backward: dO, Q, K, V,
-/// O, LSE, [bias], [mask], dQ, dK, dV, [dBias]. op=kvcache: Q, key_cache,
+/// O, LSE, [bias], [mask], dQ, dK, dV, [dBias]; op=varlen adds
+/// cu_seqlens_q, cu_seqlens_k after the inputs (after LSE backward, before
+/// the results). op=kvcache: Q, key_cache,
 /// value_cache, cache_seqlens, [block_table], [key_new, value_new], O, LSE,
 /// [key_cache_out, value_cache_out] for flash.attention_kvcache.
 std::string buildCaseModule(const CaseSpec &c);

@@ -34,6 +34,13 @@ std::array<int64_t, 4> CaseSpec::perm() const {
   return {0, 1, 2, 3};
 }
 
+std::vector<int64_t> CaseSpec::cumulative(const std::vector<int64_t> &lens) {
+  std::vector<int64_t> cu = {0};
+  for (int64_t len : lens)
+    cu.push_back(cu.back() + len);
+  return cu;
+}
+
 std::vector<int64_t> CaseSpec::broadcastShape(const std::string &pattern) const {
   int64_t full[4] = {batch, headsQ, seqQ, seqK};
   std::vector<int64_t> s;
@@ -71,16 +78,22 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     auto f64 = [&] { return std::strtod(val.c_str(), nullptr); };
     if (key == "lowering" && (val == "naive" || val == "loops"))
       c.lowering = val;
-    else if (key == "op" && (val == "attention" || val == "kvcache"))
+    else if (key == "op" &&
+             (val == "attention" || val == "kvcache" || val == "varlen"))
       c.op = val;
-    else if (key == "lens") {
+    else if (key == "lens" || key == "lens_q" || key == "lens_k") {
       // Colon-separated: commas already separate the pairs.
       std::istringstream lens(val);
       std::string len;
-      c.seqlens.clear();
+      std::vector<int64_t> &list = key == "lens"     ? c.seqlens
+                                   : key == "lens_q" ? c.lensQ
+                                                     : c.lensK;
+      list.clear();
       while (std::getline(lens, len, ':'))
-        c.seqlens.push_back(std::strtoll(len.c_str(), nullptr, 0));
-    } else if (key == "Snew")
+        list.push_back(std::strtoll(len.c_str(), nullptr, 0));
+    } else if (key == "pad")
+      c.pad = i64();
+    else if (key == "Snew")
       c.newRows = i64();
     else if (key == "page")
       c.pageSize = i64();
@@ -185,6 +198,34 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     error = "lens, Snew and page need op=kvcache";
     return std::nullopt;
   }
+  if (c.isVarlen()) {
+    if (c.lensQ.empty() || c.lensQ.size() != c.lensK.size()) {
+      error = "op=varlen needs lens_q=.. and lens_k=.. with one length per "
+              "sequence each";
+      return std::nullopt;
+    }
+    for (size_t b = 0; b < c.lensQ.size(); ++b)
+      if (c.lensQ[b] < 0 || c.lensK[b] < 0) {
+        error = "varlen lengths must be non-negative";
+        return std::nullopt;
+      }
+    if (c.pad < 0) {
+      error = "pad must be non-negative";
+      return std::nullopt;
+    }
+    // The verifier refuses these with varlen; lit tests those refusals.
+    if (!c.bias.empty() || !c.mask.empty() || c.dropout > 0 ||
+        !c.scoreMod.empty() || !c.maskMod.empty()) {
+      error = "op=varlen takes no bias, mask, dropout or regions";
+      return std::nullopt;
+    }
+    c.batch = 1;
+    c.seqQ = CaseSpec::cumulative(c.lensQ).back() + c.pad;
+    c.seqK = CaseSpec::cumulative(c.lensK).back() + c.pad;
+  } else if (!c.lensQ.empty() || !c.lensK.empty() || c.pad) {
+    error = "lens_q, lens_k and pad need op=varlen";
+    return std::nullopt;
+  }
   return c;
 }
 
@@ -197,5 +238,8 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  score_mod=alibi   mask_mod=document|drop_row3\n"
          "  seed= input_scale= block_m= block_n= tol=\n"
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
-         "    spare_pages= (Sk is the capacity; page=0 contiguous)\n";
+         "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
+         "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"
+         "    per sequence)\n"
+         "    pad= (unowned rows after the last sequence; B, Sq, Sk are set)\n";
 }

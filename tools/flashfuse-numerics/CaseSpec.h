@@ -20,6 +20,9 @@ struct CaseSpec {
   std::string lowering = "naive"; // naive | loops
   /// op=attention: flash.attention / attention_grad. op=kvcache:
   /// flash.attention_kvcache (forward only), with Sk the cache capacity C.
+  /// op=varlen: flash.attention (dir=bwd: attention_grad) over a packed
+  /// batch, B = 1
+  /// and Sq / Sk the packed totals, set from lens_q / lens_k / pad.
   std::string op = "attention";
   bool backward = false;          // dir=fwd | bwd
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
@@ -50,10 +53,18 @@ struct CaseSpec {
   /// which no sequence owns.
   std::vector<int64_t> seqlens;
   int64_t newRows = 0, pageSize = 0, sparePages = 3;
+  /// op=varlen: each sequence's query and key lengths (lens_q=a:b:..,
+  /// lens_k=..; the same count, the number of sequences), and `pad` rows
+  /// packed after the last sequence in Q, K and V that no sequence owns.
+  std::vector<int64_t> lensQ, lensK;
+  int64_t pad = 0;
   std::optional<double> tolerance;
 
   int64_t headDimV() const { return dv < 0 ? d : dv; }
   bool isKVCache() const { return op == "kvcache"; }
+  bool isVarlen() const { return op == "varlen"; }
+  /// op=varlen: cumulative offsets [0, l0, l0 + l1, ...] of `lens`.
+  static std::vector<int64_t> cumulative(const std::vector<int64_t> &lens);
   /// op=kvcache, paged: pages per sequence and pages in the pool.
   int64_t maxPages() const { return pageSize ? seqK / pageSize : 0; }
   int64_t numPages() const { return batch * maxPages() + sparePages; }

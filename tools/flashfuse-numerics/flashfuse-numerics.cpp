@@ -6,7 +6,8 @@
 // reference of Reference.cpp. Prints the error of each output and PASS or
 // FAIL per case; exits 1 when any case fails. Several cases per process
 // amortise the start-up; each case is compiled on its own. op=kvcache cases
-// run flash.attention_kvcache against KVCacheReference.cpp instead.
+// run flash.attention_kvcache against KVCacheReference.cpp instead, and
+// op=varlen cases a packed flash.attention against VarlenReference.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "CaseModule.h"
@@ -15,6 +16,7 @@
 #include "Jit.h"
 #include "KVCacheReference.h"
 #include "Reference.h"
+#include "VarlenReference.h"
 
 #include <cmath>
 #include <cstdio>
@@ -199,10 +201,58 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
   return runAndCompare(jit, c, args, outputs);
 }
 
+/// Packed Q, K, V (random everywhere, pad rows too, so that a key read
+/// across a sequence boundary changes the answer) and the offsets of the
+/// case's lengths.
+bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
+  AttentionInputs in = makeInputs(c);
+  ForwardOutputs ref = referenceVarlen(c, in);
+  BackwardOutputs bwd;
+  std::vector<Buffer> args;
+  if (c.backward) {
+    // As for the dense op: O and LSE as the forward pass would store them.
+    in.output = ref.output;
+    for (double &v : in.output.data)
+      v = roundTo(c.dtype, v);
+    in.lse = ref.lse;
+    for (double &v : in.lse.data)
+      v = roundTo("f32", v);
+    Random gradRng(c.seed ^ 0x5EEDull);
+    in.gradOutput = randomTensor(gradRng, in.output.shape, c.dtype, 1.0);
+    bwd = referenceVarlenBackward(c, in);
+    args.push_back(toBuffer(in.gradOutput, c.dtype));
+  }
+  auto offsets = [](const std::vector<int64_t> &lens) {
+    std::vector<int64_t> cu = CaseSpec::cumulative(lens);
+    HostTensor t({int64_t(cu.size())});
+    for (size_t n = 0; n < cu.size(); ++n)
+      t.data[n] = double(cu[n]);
+    return t;
+  };
+  args.push_back(toBuffer(in.q, c.dtype));
+  args.push_back(toBuffer(in.k, c.dtype));
+  args.push_back(toBuffer(in.v, c.dtype));
+  if (c.backward) {
+    args.push_back(toBuffer(in.output, c.dtype));
+    args.push_back(toBuffer(in.lse, "f32"));
+  }
+  args.push_back(toBuffer(offsets(c.lensQ), "i32"));
+  args.push_back(toBuffer(offsets(c.lensK), "i32"));
+  std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
+                                      {"LSE", "f32", &ref.lse}};
+  if (c.backward)
+    outputs = {{"dQ", c.dtype, &bwd.gradQuery},
+               {"dK", c.dtype, &bwd.gradKey},
+               {"dV", c.dtype, &bwd.gradValue}};
+  return runAndCompare(jit, c, args, outputs);
+}
+
 /// Runs one case; returns whether it passed.
 bool runCase(CaseJit &jit, const CaseSpec &c) {
   if (c.isKVCache())
     return runKVCacheCase(jit, c);
+  if (c.isVarlen())
+    return runVarlenCase(jit, c);
   AttentionInputs in = makeInputs(c);
   std::vector<Buffer> args;
   std::vector<NamedOutput> outputs;

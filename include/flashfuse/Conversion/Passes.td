@@ -56,7 +56,13 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     accumulations are f32 for f16, bf16 and f32 inputs.
 
     flash.attention_kvcache is first rewritten by flash-decompose-kvcache
-    into flash.attention and lowered with it.
+    into flash.attention and lowered with it. A varlen flash.attention or
+    flash.attention_grad (cu_seqlens_q / cu_seqlens_k over a packed batch)
+    is first rewritten into the dense op over the packed tensors with a
+    mask_mod that keeps, for each query row, the keys of its own sequence
+    under that sequence's causal / window band
+    (lib/Conversion/Common/DecomposeVarlen.cpp); the cross-sequence scores
+    are computed and masked, not skipped.
 
     Refused with an error: dynamic shapes, and in flash.attention_grad a
     score_mod whose derivative with respect to the score is not provably 1
@@ -89,7 +95,8 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
     blocks.
     Variants, refusals and numerics are those of flash-lower-naive; both
     lowerings build scores, masks and dropout from the same shared code, and
-    both serve flash.attention_kvcache through flash-decompose-kvcache.
+    both serve flash.attention_kvcache through flash-decompose-kvcache and
+    varlen flash.attention through the same per-sequence mask_mod rewrite.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",

@@ -209,6 +209,7 @@ private:
     auto attention = AttentionOp::create(
         b, loc, op.getOutput().getType(), lseType, op.getQuery(), keys,
         values, /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
+        /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
         op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),

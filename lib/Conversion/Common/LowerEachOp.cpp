@@ -2,6 +2,7 @@
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
 
 #include "flashfuse/Conversion/Common/DecomposeKVCache.h"
+#include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 
 using namespace mlir;
@@ -13,6 +14,9 @@ LogicalResult mlir::flash::lowerEachFlashOp(
   // flash.attention_kvcache is served by the flash.attention it decomposes
   // into, so both CPU lowerings accept it without code of their own.
   bool refused = failed(decomposeKVCacheOps(root, lowering));
+  // Likewise the varlen form of flash.attention, into the dense op over the
+  // packed tensors with a per-sequence mask_mod.
+  refused |= failed(decomposeVarlenOps(root, lowering));
   // Collected first: lowering replaces the ops being walked.
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {

@@ -376,6 +376,11 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
 }
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
+  // Checked before the config: a config set by hand must not make the
+  // packed rows look like one dense sequence to the recipes.
+  if (op.isVarlen())
+    return op->emitOpError() << "varlen attention (cu_seqlens_q / "
+                                "cu_seqlens_k) has no GPU kernel yet";
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());
@@ -412,6 +417,9 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                                  bool deterministic) {
+  if (op.isVarlen())
+    return op->emitOpError() << "varlen attention (cu_seqlens_q / "
+                                "cu_seqlens_k) has no GPU kernel yet";
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());

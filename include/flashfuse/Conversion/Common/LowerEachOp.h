@@ -10,7 +10,8 @@ namespace mlir::flash {
 /// with `lowerForward` / `lowerBackward`, after requireStaticShapes (named
 /// `lowering` in its diagnostic). flash.attention_kvcache ops are first
 /// decomposed into flash.attention (decomposeKVCacheOps) and lowered with
-/// the rest. Every op is tried, so all refusals are
+/// the rest, and varlen flash.attention ops into dense ones
+/// (decomposeVarlenOps). Every op is tried, so all refusals are
 /// reported in one run; fails when any op was refused.
 LogicalResult
 lowerEachFlashOp(Operation *root, StringRef lowering,

@@ -287,9 +287,69 @@ LogicalResult verifyRegions(OpT op) {
 }
 } // namespace
 
+/// The packed (varlen) form of flash.attention and its gradient:
+/// cu_seqlens_q / cu_seqlens_k i32 [B + 1] over a batch of one, and none of
+/// the variants whose indices or operands would have to be re-based per
+/// sequence (FlashOps.td).
+template <typename OpT>
+static LogicalResult verifyVarlen(OpT op, const AttentionSizes &sz) {
+  Value cuQ = op.getCuSeqlensQ(), cuK = op.getCuSeqlensK();
+  if (!cuQ && !cuK)
+    return success();
+  if (!cuQ || !cuK)
+    return op.emitOpError()
+           << "'cu_seqlens_q' and 'cu_seqlens_k' must be given together "
+              "(varlen), got only '"
+           << (cuQ ? "cu_seqlens_q" : "cu_seqlens_k") << "'";
+  for (auto [name, v] : {std::pair<StringRef, Value>{"cu_seqlens_q", cuQ},
+                         {"cu_seqlens_k", cuK}}) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getRank() != 1)
+      return op.emitOpError() << "'" << name
+                              << "' must have rank 1 ([B + 1]), got " << t;
+    // Even an empty batch has its leading 0.
+    if (t.getDimSize(0) == 0)
+      return op.emitOpError() << "'" << name
+                              << "' must have B + 1 >= 1 elements, got 0";
+  }
+  int64_t nQ = cast<RankedTensorType>(cuQ.getType()).getDimSize(0),
+          nK = cast<RankedTensorType>(cuK.getType()).getDimSize(0);
+  if (!compatible(nQ, nK))
+    return op.emitOpError() << "'cu_seqlens_k' must have shape "
+                            << shapeStr({nQ})
+                            << " ([B + 1], as 'cu_seqlens_q'), got "
+                            << shapeStr({nK});
+  if (sz.batch != kDyn && sz.batch != 1)
+    return op.emitOpError()
+           << "varlen packs the batch along S: the batch size B of 'query', "
+              "'key' and 'value' must be 1, got "
+           << sz.batch;
+  // Each refusal names the combination: none is wrong in principle, each
+  // needs its indices re-based per sequence, which no lowering does yet.
+  if (op.getBias())
+    return op.emitOpError() << "varlen with a 'bias' operand is not supported "
+                               "yet (its [B, Hq, Sq, Sk] would be per sequence)";
+  if (op.getMask())
+    return op.emitOpError() << "varlen with a 'mask' operand is not supported "
+                               "yet (its [B, Hq, Sq, Sk] would be per sequence)";
+  if (cast<AttentionVariantInterface>(op.getOperation()).hasDropout())
+    return op.emitOpError() << "varlen with dropout ('dropout_p' / 'seed') is "
+                               "not supported yet";
+  for (auto [name, r] : {std::pair<StringRef, Region *>{"score_mod",
+                                                        &op.getScoreMod()},
+                         {"mask_mod", &op.getMaskMod()}})
+    if (!r->empty())
+      return op.emitOpError()
+             << "varlen with a '" << name
+             << "' region is not supported yet (its b, q_idx and kv_idx "
+                "would be packed, not per sequence)";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
-  if (failed(v.verify()) || failed(v.verifyOutputLike("output", getOutput())))
+  if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
+      failed(v.verifyOutputLike("output", getOutput())))
     return failure();
   if (getLse())
     return v.verifyLse("lse", getLse());
@@ -300,7 +360,8 @@ LogicalResult AttentionOp::verifyRegions() { return ::verifyRegions(*this); }
 
 LogicalResult AttentionGradOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
-  if (failed(v.verify()) || failed(v.verifyOutputLike("output", getOutput())) ||
+  if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
+      failed(v.verifyOutputLike("output", getOutput())) ||
       failed(v.verifySameType("grad_output", getGradOutput(), "output",
                               getOutput())) ||
       failed(v.verifyLse("lse", getLse())) ||

@@ -604,6 +604,16 @@ struct FlashSelectConfig
         op->setAttr("config", *config);
         return;
       }
+      // No recipe tiles a packed batch yet: choosing a dense config would
+      // let flash-lower-to-gpu treat the packed rows as one long sequence.
+      auto forward = dyn_cast<AttentionOp>(op);
+      auto grad = dyn_cast<AttentionGradOp>(op);
+      if ((forward && forward.isVarlen()) || (grad && grad.isVarlen())) {
+        op->emitError() << "no kernel config: varlen attention (cu_seqlens_q "
+                           "/ cu_seqlens_k) has no GPU kernel yet";
+        failedAny = true;
+        return;
+      }
       auto iface = dyn_cast<AttentionVariantInterface>(op);
       // A config already there was chosen by a person or a tuner: keep it.
       if (!iface || iface.getKernelConfig())

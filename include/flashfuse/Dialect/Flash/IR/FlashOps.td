@@ -11,6 +11,7 @@ include "mlir/IR/OpBase.td"
 def Flash_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
 def Flash_MaskTensor : RankedTensorOf<[I1]>;
 def Flash_LseTensor : RankedTensorOf<[F32]>;
+def Flash_I32Tensor : RankedTensorOf<[I32]>;
 
 // The attributes that define a variant; both ops carry the same set.
 defvar Flash_VariantAttrs = (ins
@@ -66,6 +67,8 @@ defvar Flash_OptionalOperandsFormat = [{
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`seed` `(` $seed^ `)`)?
+    (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
+       `,` type($cu_seqlens_k) `)`)?
 }];
 defvar Flash_RegionsFormat = [{
     (`score_mod` $score_mod^)?
@@ -89,13 +92,61 @@ def Flash_AttentionOp : Flash_Op<"attention", [
         : tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
         -> tensor<2x8x128x64xf16>, tensor<2x8x128xf32>
     ```
-  }], Flash_VariantDoc);
+  }], Flash_VariantDoc, [{
+
+    Variable-length (packed) batches, as flash-attn's
+    `flash_attn_varlen_func` takes them: with
+    `varlen(%cu_seqlens_q, %cu_seqlens_k : tensor<?xi32>, tensor<?xi32>)`
+    Q, K and V hold B sequences packed along S, with logical batch size 1:
+    Q is [1, Hq, total_q, D] (flash-attn's [total_q, Hq, D] is
+    `q_perm = array<i64: 0, 2, 1, 3>` on [1, total_q, Hq, D]), K and V
+    [1, Hkv, total_k, D / Dv].
+
+    ```mlir
+    %o, %lse = flash.attention %q, %k, %v
+        varlen(%cu_q, %cu_k : tensor<4xi32>, tensor<4xi32>)
+        {causal = #flash.causal<bottom_right>}
+        : tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>
+        -> tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
+    ```
+
+    `cu_seqlens_q` and `cu_seqlens_k` are i32 [B + 1] (both the same size):
+    cumulative offsets, starting at 0 and non-decreasing. Sequence b owns
+    query rows [cu_q[b], cu_q[b+1]) and key rows [cu_k[b], cu_k[b+1]), so
+    its lengths are Lq_b = cu_q[b+1] - cu_q[b] and Lk_b = cu_k[b+1] - cu_k[b];
+    a length may be 0. For query row i of sequence b, with local indices
+    i' = i - cu_q[b] and j' = j - cu_k[b], the semantics above hold with
+    b = 0 (the packed batch), with i', j' in the causal and window tests
+    and `off = Lk_b - Lq_b` for bottom-right alignment (each sequence's own
+    lengths, as flash-attn does), and with every key outside
+    [cu_k[b], cu_k[b+1]) masked: no attention across sequences. A row whose
+    sequence has no visible key gives O = 0 and LSE = +inf, like any fully
+    masked row; so do query rows at or past cu_q[B] that no sequence owns.
+    The LSE is in the packed layout [1, Hq, total_q].
+
+    There are no `max_seqlen_q` / `max_seqlen_k` attributes: the CPU
+    lowerings read every length from the cu tensors at run time, and a GPU
+    launch will derive its grid bound from the static total (max_seqlen <=
+    total). Offsets that decrease, do not start at 0 or exceed the packed
+    totals are outside the contract (a wrong answer, never an out-of-bounds
+    read in the CPU lowerings, which clamp them).
+
+    Not supported with `varlen` yet, and rejected by the verifier: `bias`,
+    `mask`, dropout (`dropout_p` / `seed`), the `score_mod` and `mask_mod`
+    regions (their indices would be packed, not per sequence). There is no
+    GPU kernel yet: flash-select-config and flash-lower-to-gpu refuse it.
+    `flash.attention_grad` takes the same `varlen(...)` operands, with the
+    same rules.
+  }]);
 
   let arguments = !con((ins Flash_FloatTensor:$query, Flash_FloatTensor:$key,
                             Flash_FloatTensor:$value,
                             Optional<Flash_FloatTensor>:$bias,
                             Optional<Flash_MaskTensor>:$mask,
-                            Optional<I64>:$seed), Flash_VariantAttrs);
+                            Optional<I64>:$seed,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_q,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_k),
+                       Flash_VariantAttrs);
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
@@ -105,6 +156,15 @@ def Flash_AttentionOp : Flash_Op<"attention", [
          `->` type(results) }], Flash_RegionsFormat);
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// True when the batch is packed (`varlen(...)`): the cu_seqlens
+    /// operands are given (the verifier makes them come together).
+    bool isVarlen() {
+      return static_cast<bool>(getCuSeqlensQ()) ||
+             static_cast<bool>(getCuSeqlensK());
+    }
+  }];
 }
 
 def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
@@ -117,7 +177,10 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
     `dbias` result is requested, dBias in the shape of the bias (summed over
     broadcast dimensions). P is recomputed tile by tile from Q, K and LSE, so
     nothing of size Sq x Sk is saved between the passes. The variant
-    attributes and regions must be those of the forward op.
+    attributes and regions must be those of the forward op, and so must the
+    `varlen(%cu_seqlens_q, %cu_seqlens_k : ...)` operands of a packed batch
+    (see `flash.attention`): dQ, dK, dV are then packed like Q, K, V, and
+    rows no sequence owns get zero gradients.
   }], Flash_VariantDoc);
 
   let arguments = !con((ins Flash_FloatTensor:$grad_output,
@@ -126,7 +189,10 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
                             Flash_LseTensor:$lse,
                             Optional<Flash_FloatTensor>:$bias,
                             Optional<Flash_MaskTensor>:$mask,
-                            Optional<I64>:$seed), Flash_VariantAttrs);
+                            Optional<I64>:$seed,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_q,
+                            Optional<Flash_I32Tensor>:$cu_seqlens_k),
+                       Flash_VariantAttrs);
   let results = (outs Flash_FloatTensor:$grad_query, Flash_FloatTensor:$grad_key,
                       Flash_FloatTensor:$grad_value,
                       Optional<Flash_FloatTensor>:$grad_bias);
@@ -140,9 +206,15 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
       Flash_RegionsFormat);
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
-}
 
-def Flash_I32Tensor : RankedTensorOf<[I32]>;
+  let extraClassDeclaration = [{
+    /// True when the batch is packed (`varlen(...)`), as for the forward.
+    bool isVarlen() {
+      return static_cast<bool>(getCuSeqlensQ()) ||
+             static_cast<bool>(getCuSeqlensK());
+    }
+  }];
+}
 
 // Not an AttentionVariantInterface: the interface describes dense Q, K, V
 // operands with one key length (getQKV, getSizes), and every pass that walks

@@ -184,7 +184,8 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
   };
   auto flashOp = AttentionOp::create(
       b, loc, out4, /*lse=*/Type(), ins[0], k, v, bias, mask,
-      /*seed=*/Value(), b.getF32FloatAttr(scale), causal,
+      /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      b.getF32FloatAttr(scale), causal,
       i64(band.windowLeft), i64(band.windowRight), FloatAttr(), FloatAttr(),
       DenseI64ArrayAttr(), permAttr(kPerm), permAttr(vPerm),
       KernelConfigAttr());

@@ -1,0 +1,255 @@
+//===- DecomposeVarlen.cpp - packed flash.attention as a masked one -------===//
+//
+// Written from the varlen paragraph of flash.attention's description
+// (FlashOps.td); flash.attention_grad is rewritten the same way, so the
+// dense backward recomputes P under the same mask. Two steps:
+//  1. seg[i], the sequence owning packed query row i: B for every row, then
+//     seg[i] := b for i in [cu_q[b], cu_q[b+1]), one scf.for over b with an
+//     inner one over its rows (O(B + total_q) work; rows no sequence owns
+//     keep B);
+//  2. the same flash.attention without cu_seqlens, causal or window, whose
+//     mask_mod keeps key j for query row i iff s = seg[i] < B,
+//     j in [cu_k[s], cu_k[s+1]), and the causal / window band holds between
+//     the local indices i - cu_q[s] and j - cu_k[s], with bottom-right
+//     alignment by the sequence's own lengths.
+// Scale, softcap, GQA and the layouts carry over unchanged, so everything
+// else about the variant is the dense op's. A row without a visible key is
+// a fully masked row of the dense op: O = 0, LSE = +inf, as the contract
+// says. The dense lowerings do not know the mask is block-diagonal, so
+// they compute (and mask away) every cross-sequence score: O(total_q *
+// total_k) work, acceptable for the CPU reference lowerings.
+// Offsets outside [0, total] (outside the contract) are clamped where they
+// are read, so that nothing is read out of bounds.
+//
+//===----------------------------------------------------------------------===//
+#include "flashfuse/Conversion/Common/DecomposeVarlen.h"
+
+#include "flashfuse/Conversion/Common/Layout.h"
+#include "flashfuse/Conversion/Common/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+
+namespace {
+/// What the forward and the backward rewrite share: the segment ids and
+/// the per-sequence mask_mod, read from the op through its variant
+/// interface and its cu_seqlens operands.
+class VarlenMask {
+public:
+  VarlenMask(OpBuilder &b, Operation *op, Value cuQ, Value cuK)
+      : b(b), loc(op->getLoc()), variant(cast<AttentionVariantInterface>(op)),
+        cuQ(cuQ), cuK(cuK) {
+    AttentionSizes sz = variant.getSizes();
+    totalQ = sz.seqQ;
+    totalK = sz.seqK;
+    batch = cast<RankedTensorType>(cuQ.getType()).getDimSize(0) - 1;
+  }
+
+  /// Step 1, at the builder's insertion point; null when B = 0.
+  Value segmentIds() { return batch > 0 ? buildSegmentIds() : Value(); }
+
+  /// Step 2: fills the empty mask_mod region of the dense op.
+  void buildMaskMod(Region &region, Value seg);
+
+private:
+  OpBuilder &b;
+  Location loc;
+  AttentionVariantInterface variant;
+  Value cuQ, cuK;
+  int64_t totalQ, totalK, batch;
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// cu[at] as an index clamped into [0, limit].
+  Value offset(Value cu, Value at, int64_t limit) {
+    Value v = tensor::ExtractOp::create(b, loc, cu, at);
+    v = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+    Value zero = index(0), hi = index(limit);
+    v = arith::MaxSIOp::create(b, loc, v, zero);
+    return arith::MinSIOp::create(b, loc, v, hi);
+  }
+
+  /// seg [total_q] of index, B where no sequence owns the row.
+  Value buildSegmentIds() {
+    Value empty =
+        buildEmpty(b, loc, {b.getIndexAttr(totalQ)}, b.getIndexType());
+    Value init =
+        linalg::FillOp::create(b, loc, index(batch), empty).getResult(0);
+    Value one = index(1);
+    auto outer = scf::ForOp::create(
+        b, loc, index(0), index(batch), one, ValueRange{init},
+        [&](OpBuilder &nb, Location, Value seq, ValueRange args) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value lo = offset(cuQ, seq, totalQ);
+          Value next = arith::AddIOp::create(b, loc, seq, one);
+          Value hi = offset(cuQ, next, totalQ);
+          // An empty (or, outside the contract, reversed) range runs no
+          // iteration.
+          auto inner = scf::ForOp::create(
+              b, loc, lo, hi, one, args,
+              [&](OpBuilder &ib, Location, Value row, ValueRange segs) {
+                OpBuilder::InsertionGuard guard(b);
+                b.setInsertionPoint(ib.getInsertionBlock(),
+                                    ib.getInsertionPoint());
+                Value updated =
+                    tensor::InsertOp::create(b, loc, seq, segs[0], row);
+                scf::YieldOp::create(b, loc, updated);
+              });
+          scf::YieldOp::create(b, loc, inner.getResults());
+        });
+    return outer.getResult(0);
+  }
+};
+} // namespace
+
+void VarlenMask::buildMaskMod(Region &region, Value seg) {
+  OpBuilder::InsertionGuard guard(b);
+  Type idx = b.getIndexType();
+  Block *body = b.createBlock(&region, {}, {idx, idx, idx, idx},
+                              SmallVector<Location>(4, loc));
+  if (!seg) {
+    // B = 0: no sequence owns any row.
+    Value none = arith::ConstantIntOp::create(b, loc, 0, 1);
+    YieldOp::create(b, loc, none);
+    return;
+  }
+  Value i = body->getArgument(2), j = body->getArgument(3);
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  };
+  // One statement per op, so that the IR does not depend on the
+  // compiler's order of evaluating arguments.
+  Value s = tensor::ExtractOp::create(b, loc, seg, i);
+  Value nb = index(batch);
+  Value owned = cmp(arith::CmpIPredicate::ult, s, nb);
+  // An unowned row reads sequence 0's offsets (in bounds) and is masked
+  // by `owned` anyway.
+  Value zero = index(0);
+  Value sc = arith::SelectOp::create(b, loc, owned, s, zero);
+  Value one = index(1);
+  Value next = arith::AddIOp::create(b, loc, sc, one);
+  Value kLo = offset(cuK, sc, totalK);
+  Value kHi = offset(cuK, next, totalK);
+  Value keep = owned;
+  auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
+  conj(cmp(arith::CmpIPredicate::sge, j, kLo));
+  conj(cmp(arith::CmpIPredicate::slt, j, kHi));
+
+  std::optional<int64_t> left = variant.getWindowLeftSize(),
+                         right = variant.getWindowRightSize();
+  if (variant.isCausal() || left || right) {
+    // Local indices; diag = i' + off with off = Lk_b - Lq_b when causal
+    // is bottom-right, else 0 (top-left, also a window alone). Signed:
+    // diag is negative for the first rows when Lq_b > Lk_b.
+    Value qLo = offset(cuQ, sc, totalQ);
+    Value li = arith::SubIOp::create(b, loc, i, qLo);
+    Value lj = arith::SubIOp::create(b, loc, j, kLo);
+    Value diag = li;
+    if (variant.isBottomRightAligned()) {
+      Value qHi = offset(cuQ, next, totalQ);
+      Value lenK = arith::SubIOp::create(b, loc, kHi, kLo);
+      Value lenQ = arith::SubIOp::create(b, loc, qHi, qLo);
+      Value off = arith::SubIOp::create(b, loc, lenK, lenQ);
+      diag = arith::AddIOp::create(b, loc, li, off);
+    }
+    if (variant.isCausal())
+      conj(cmp(arith::CmpIPredicate::sle, lj, diag));
+    if (left) {
+      Value w = index(*left);
+      Value lo = arith::SubIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sge, lj, lo));
+    }
+    if (right) {
+      Value w = index(*right);
+      Value hi = arith::AddIOp::create(b, loc, diag, w);
+      conj(cmp(arith::CmpIPredicate::sle, lj, hi));
+    }
+  }
+  YieldOp::create(b, loc, keep);
+}
+
+/// Dialect-prefixed attributes (provenance, tool markers) stay with the
+/// computation.
+static void copyDiscardableAttrs(Operation *from, Operation *to) {
+  for (NamedAttribute a : from->getDiscardableAttrs())
+    to->setAttr(a.getName(), a.getValue());
+}
+
+void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
+                                           AttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  VarlenMask mask(rewriter, op, op.getCuSeqlensQ(), op.getCuSeqlensK());
+  Value seg = mask.segmentIds();
+  // The same op without cu_seqlens and without the band attributes, which
+  // the mask_mod applies per sequence instead; everything else carries over.
+  Type lseType = op.getLse() ? op.getLse().getType() : Type();
+  auto dense = AttentionOp::create(
+      rewriter, loc, op.getOutput().getType(), lseType, op.getQuery(),
+      op.getKey(), op.getValue(), /*bias=*/Value(), /*mask=*/Value(),
+      /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
+      /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
+      op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
+      op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr());
+  copyDiscardableAttrs(op, dense);
+  mask.buildMaskMod(dense.getMaskMod(), seg);
+  rewriter.replaceOp(op, dense->getResults());
+}
+
+void mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
+                                               AttentionGradOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  VarlenMask mask(rewriter, op, op.getCuSeqlensQ(), op.getCuSeqlensK());
+  Value seg = mask.segmentIds();
+  // No dBias: the verifier refuses a bias with varlen.
+  auto dense = AttentionGradOp::create(
+      rewriter, loc, op.getGradQuery().getType(), op.getGradKey().getType(),
+      op.getGradValue().getType(), /*grad_bias=*/Type(), op.getGradOutput(),
+      op.getQuery(), op.getKey(), op.getValue(), op.getOutput(), op.getLse(),
+      /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
+      /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getScaleAttr(),
+      /*causal=*/CausalAlignmentAttr(), /*window_left=*/IntegerAttr(),
+      /*window_right=*/IntegerAttr(), op.getSoftcapAttr(),
+      /*dropout_p=*/FloatAttr(), op.getQPermAttr(), op.getKPermAttr(),
+      op.getVPermAttr(), /*config=*/KernelConfigAttr());
+  copyDiscardableAttrs(op, dense);
+  mask.buildMaskMod(dense.getMaskMod(), seg);
+  rewriter.replaceOp(op, dense->getResults());
+}
+
+LogicalResult mlir::flash::decomposeVarlenOps(Operation *root,
+                                              StringRef lowering) {
+  // Collected first: the rewrite replaces the ops being walked.
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (auto forward = dyn_cast<AttentionOp>(op); forward && forward.isVarlen())
+      ops.push_back(op);
+    if (auto grad = dyn_cast<AttentionGradOp>(op); grad && grad.isVarlen())
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  bool refused = false;
+  for (Operation *op : ops) {
+    // The segment-id tensor and the offset clamps are sized by the static
+    // totals and batch.
+    if (failed(requireStaticShapes(op, lowering))) {
+      refused = true;
+      continue;
+    }
+    if (auto forward = dyn_cast<AttentionOp>(op))
+      decomposeVarlenAttention(rewriter, forward);
+    else
+      decomposeVarlenAttentionGrad(rewriter, cast<AttentionGradOp>(op));
+  }
+  return failure(refused);
+}
