@@ -177,6 +177,21 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
   return in;
 }
 
+/// A backward case's extra inputs: O and LSE as the forward pass would
+/// store them (the reference's, rounded to the dtype and f32), and a random
+/// dO of O's shape.
+void setBackwardInputs(const CaseSpec &c, const ForwardOutputs &fwd,
+                       AttentionInputs &in) {
+  in.output = fwd.output;
+  for (double &v : in.output.data)
+    v = roundTo(c.dtype, v);
+  in.lse = fwd.lse;
+  for (double &v : in.lse.data)
+    v = roundTo("f32", v);
+  Random gradRng(c.seed ^ 0x5EEDull);
+  in.gradOutput = randomTensor(gradRng, in.output.shape, c.dtype, 1.0);
+}
+
 bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
   KVCacheInputs in = makeKVCacheInputs(c);
   KVCacheOutputs ref = referenceKVCache(c, in);
@@ -210,15 +225,7 @@ bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
   BackwardOutputs bwd;
   std::vector<Buffer> args;
   if (c.backward) {
-    // As for the dense op: O and LSE as the forward pass would store them.
-    in.output = ref.output;
-    for (double &v : in.output.data)
-      v = roundTo(c.dtype, v);
-    in.lse = ref.lse;
-    for (double &v : in.lse.data)
-      v = roundTo("f32", v);
-    Random gradRng(c.seed ^ 0x5EEDull);
-    in.gradOutput = randomTensor(gradRng, in.output.shape, c.dtype, 1.0);
+    setBackwardInputs(c, ref, in);
     bwd = referenceVarlenBackward(c, in);
     args.push_back(toBuffer(in.gradOutput, c.dtype));
   }
@@ -259,16 +266,7 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
   ForwardOutputs fwd = referenceForward(c, in);
   BackwardOutputs bwd;
   if (c.backward) {
-    // The op is given O and LSE as the forward pass would store them.
-    in.output = fwd.output;
-    for (double &v : in.output.data)
-      v = roundTo(c.dtype, v);
-    in.lse = fwd.lse;
-    for (double &v : in.lse.data)
-      v = roundTo("f32", v);
-    Random gradRng(c.seed ^ 0x5EEDull);
-    in.gradOutput = randomTensor(gradRng,
-                                 in.output.shape, c.dtype, 1.0);
+    setBackwardInputs(c, fwd, in);
     bwd = referenceBackward(c, in);
     args.push_back(toBuffer(in.gradOutput, c.dtype));
   }
