@@ -1,7 +1,9 @@
 """FlashFuse: attention kernels compiled by the FlashFuse MLIR compiler.
 
 `flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention,
-`flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache;
+`flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
+`flashfuse.distributed.ring_attention` attention over a sequence sharded
+across GPUs (docs/RING.md);
 kernels come from the kernel library or, where flashfuse-compile is found,
 are compiled on demand and cached on disk. `flashfuse.compile_report(model,
 inputs)` shows which attentions FlashFuse finds in a model and which kernels
@@ -35,7 +37,7 @@ def __getattr__(name):
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)
-    if name in ("hf", "bench"):
+    if name in ("hf", "bench", "distributed"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'flashfuse' has no attribute {name!r}")

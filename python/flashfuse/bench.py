@@ -7,7 +7,8 @@ event timings after a warm-up, cycling through several input sets so that
 no run finds its inputs in L2. FLOPs: 4 * B * H * Sq * Sk * D, halved if
 causal; with --backward the backward pass alone is timed
 (torch.autograd.grad of each method's own forward) and counts 2.5 times
-that. With --decode, one decoding step over a KV cache
+that. With --ring, ring attention across this machine's GPUs
+(bench_ring.py). With --decode, one decoding step over a KV cache
 (flashfuse.attention_with_kvcache, contiguous and paged) against SDPA's
 default, flash and cuDNN choices over the cache, in GB/s of K and V read.
 """
@@ -307,6 +308,19 @@ def parse_args(argv):
     p.add_argument("--decode-head-dim", type=int, default=128)
     p.add_argument("--decode-rounds", type=int, default=3,
                    help="interleaved repetitions of every method (median)")
+    p.add_argument("--ring", action="store_true",
+                   help="ring attention (flashfuse.distributed) across the "
+                        "GPUs of this machine against one GPU: tokens/s, "
+                        "scaling efficiency, communication overlap "
+                        "(causal unless --causal no)")
+    p.add_argument("--ring-gpus", type=int, default=0,
+                   help="GPUs in the ring (default: all)")
+    p.add_argument("--ring-seqlens", nargs="+", type=int,
+                   default=[32768, 131072])
+    p.add_argument("--ring-batch", type=int, default=1)
+    p.add_argument("--ring-heads", type=int, default=32)
+    p.add_argument("--ring-heads-kv", type=int, default=32)
+    p.add_argument("--ring-head-dim", type=int, default=128)
     p.add_argument("--json", help="write the results here")
     p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
     args = p.parse_args(argv)
@@ -319,6 +333,15 @@ def main(argv=None):
     if not torch.cuda.is_available():
         print("flashfuse.bench: no CUDA GPU available", file=sys.stderr)
         return 2
+    if args.ring:
+        from . import bench_ring
+        cfg, rows = bench_ring.run_ring(args)
+        print(bench_ring.table(cfg, rows))
+        if args.json:
+            bench_report.write_json(args.json, {
+                "device": torch.cuda.get_device_name(),
+                "torch": torch.__version__, **cfg}, rows)
+        return 0
     if args.decode:
         # One dtype: bf16 unless --dtypes names another first.
         if args.dtypes == ["bf16", "fp16"]:
