@@ -147,9 +147,16 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     the runtime launches as a debug option), launched or not, so that an
     artifact serves the whole decode path (docs/KERNEL_ABI.md, "Decode").
 
+    A varlen flash.attention (cu_seqlens_q / cu_seqlens_k over a packed
+    batch) gets the recipe's forward under the varlen tile scheduler: one
+    block per (query block, query head, sequence), each block reading its
+    sequence's offsets, running the dense schedule on that sequence's rows
+    and lengths, and returning early past its end; the launch adds one z
+    for the rows no sequence owns (docs/KERNEL_ABI.md, "Varlen").
+
     Variants a recipe cannot serve are reported as errors (backward: a
     score_mod that is not additive, D > 128, grad_bias with a dynamic
-    [B, Hq, Sq, Sk]).
+    [B, Hq, Sq, Sk]; a varlen flash.attention_grad).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
@@ -159,6 +166,7 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
            "runs, at the cost of recomputing S and dP in a dQ kernel">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::cf::ControlFlowDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::memref::MemRefDialect",

@@ -417,9 +417,7 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   oBase = operandBase("o", head);
   oStrideS = idx("o_stride_s");
   Value lse = arg.lookup("lse");
-  Value lseRowBase = arith::MulIOp::create(
-      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
-      seqQ);
+  Value lseRowBase = lseRowStart();
   Value isLeader = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, t, cIdx(b, 0));
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
@@ -447,6 +445,12 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   if (staged)
     copyOutStagedRows();
   gpu::ReturnOp::create(b);
+}
+
+Value ForwardBuilder::lseRowStart() {
+  return arith::MulIOp::create(
+      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
+      seqQ);
 }
 
 std::pair<Value, Value>

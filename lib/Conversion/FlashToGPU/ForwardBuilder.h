@@ -132,6 +132,10 @@ protected:
   virtual Value rowOf(int64_t m, int64_t i);
   /// O = acc / l and LSE from the key loop's final state.
   virtual void writeEpilogue(const SoftmaxState &final);
+  /// Element offset in `lse` of the block's row 0 (its batch and head):
+  /// (b * Hq + h) * Sq for [B, Hq, Sq]; a packed batch's scheduler
+  /// offsets it by its sequence's first row.
+  virtual Value lseRowStart();
   /// Fragment row (m, i)'s final statistics: 1 / l (0 for a row that saw
   /// no key) and its LSE (natural log; `emptyLse` for such a row).
   std::pair<Value, Value> finalRowStatistics(const SoftmaxState &final,

@@ -706,7 +706,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       else if (name == "mask")
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "block_table" ||
-               name == "check_status")
+               name == "check_status" || name == "cu_seqlens_q" ||
+               name == "cu_seqlens_k")
         elt = b.getI32Type();
       types.push_back(memref1d(elt));
     } else if (kind == "i32") {

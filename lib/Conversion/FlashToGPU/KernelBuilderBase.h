@@ -20,6 +20,7 @@ namespace mlir::flash {
 class KernelBuilderBase {
 protected:
   KernelBuilderBase(gpu::GPUFuncOp func, const KernelSpec &spec);
+  virtual ~KernelBuilderBase() = default;
 
   gpu::GPUFuncOp func;
   const KernelSpec &s;
@@ -48,14 +49,18 @@ protected:
   /// LLVM, and makes tid/lane/warp/g/t, head and batchIdx (not headKV)
   /// those. After a kernel's main loop: what follows then derives its
   /// addresses from them instead of keeping values computed before the
-  /// loop alive across it (registers the loop needs at 255).
-  void rereadCoordinates();
+  /// loop alive across it (registers the loop needs at 255). A tile
+  /// scheduler that derives more from them (VarlenScheduler.h: the
+  /// block's sequence) re-derives that too.
+  virtual void rereadCoordinates();
   /// %`name` (a 32-bit special register such as "ctaid.x"), read by an
   /// asm LLVM can neither hoist nor merge with another read.
   Value readSpecialRegisterOpaquely(StringRef name);
 
-  /// Element offset of (batch, head `h`) in operand `name` (its _stride_b/h).
-  Value operandBase(StringRef name, Value h);
+  /// Element offset of (batch, head `h`) in operand `name` (its _stride_b/h);
+  /// a packed batch's scheduler (VarlenScheduler.h) puts the block's
+  /// sequence there instead.
+  virtual Value operandBase(StringRef name, Value h);
 
   /// The dynamic shared memory, as bytes, and a `shape` view of it at byte
   /// `offset` with elements of `elt`.

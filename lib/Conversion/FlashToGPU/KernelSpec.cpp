@@ -127,6 +127,8 @@ std::string KernelSpec::kernelName() const {
     name += "_det";
   if (pageSize)
     name += "_page" + std::to_string(pageSize);
+  if (varlen)
+    name += "_varlen";
   if (uniqueId >= 0)
     name += "_mod" + std::to_string(uniqueId);
   return name;
@@ -170,7 +172,13 @@ SmallVector<std::string> KernelSpec::params() const {
   case Kind::Forward:
     memrefs({"q", "k", "v", "o", "lse"});
     biasMask();
+    // A packed batch: the sequences' offsets, how many there are and the
+    // longest query sequence (the runtime's grid bound).
+    if (varlen)
+      memrefs({"cu_seqlens_q", "cu_seqlens_k"});
     sizes();
+    if (varlen)
+      p.append({"i32:num_seqs", "i32:max_seqlen_q"});
     strides({"q", "k", "v", "o"});
     biasMaskStrides();
     scalars();
@@ -260,7 +268,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          softcap == o.softcap && bias == o.bias && mask == o.mask &&
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
-         pageSize == o.pageSize;
+         pageSize == o.pageSize && varlen == o.varlen;
 }
 
 KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
@@ -376,16 +384,14 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
 }
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
-  // Checked before the config: a config set by hand must not make the
-  // packed rows look like one dense sequence to the recipes.
-  if (op.isVarlen())
-    return op->emitOpError() << "varlen attention (cu_seqlens_q / "
-                                "cu_seqlens_k) has no GPU kernel yet";
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());
   if (failed(spec))
     return failure();
+  // A packed batch: the recipes' forward under the varlen tile scheduler
+  // (the verifier has refused bias, mask, dropout and the regions).
+  spec->varlen = op.isVarlen();
   if (spec->recipe == Recipe::Sm90) {
     // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
     // the swizzled tiles hold whole 64-element rows; every thread copies the
@@ -417,9 +423,13 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                                  bool deterministic) {
+  // Checked before the config: a config set by hand must not make the
+  // packed rows look like one dense sequence to the backward kernels.
   if (op.isVarlen())
-    return op->emitOpError() << "varlen attention (cu_seqlens_q / "
-                                "cu_seqlens_k) has no GPU kernel yet";
+    return op->emitOpError()
+           << "varlen attention_grad (cu_seqlens_q / cu_seqlens_k) has no GPU "
+              "backward kernels yet (the forward has one); lower it with "
+              "flash-lower-to-loops or flash-lower-naive";
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());

@@ -59,6 +59,9 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       s.kind == KernelSpec::Kind::KVAppend ||
       s.kind == KernelSpec::Kind::DecodeCheck)
     f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
+  // Packed-batch forwards say so; the others' manifests read as before.
+  if (s.varlen)
+    f.push_back(b.getNamedAttr("varlen", b.getI64IntegerAttr(1)));
   f.push_back(b.getNamedAttr("params", b.getArrayAttr(params)));
   return b.getDictionaryAttr(f);
 }
@@ -345,8 +348,21 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
     args.push_back(flatBuffer(b, op.getBias(), f32));
   if (spec.mask)
     args.push_back(flatBuffer(b, op.getMask(), b.getI8Type()));
+  // A packed batch (KERNEL_ABI.md "Varlen"): the offsets, B = size - 1
+  // sequences, and the total as the bound of every query length.
+  Value numSeqs;
+  if (spec.varlen) {
+    args.push_back(flatBuffer(b, op.getCuSeqlensQ(), i32));
+    args.push_back(flatBuffer(b, op.getCuSeqlensK(), i32));
+    numSeqs = arith::SubIOp::create(b, dimOf(b, op.getCuSeqlensQ(), 0),
+                                    arith::ConstantIndexOp::create(b, 1));
+  }
   for (Value size : {batch, headsQ, headsKV, seqQ, seqK})
     args.push_back(toI32(size));
+  if (spec.varlen) {
+    args.push_back(toI32(numSeqs));
+    args.push_back(toI32(seqQ));
+  }
   // Logical B, H, S strides of each operand, read through its perm.
   auto pushStrides = [&](Value tensor, ArrayRef<int64_t> perm) {
     auto strides = contiguousStrides(b, tensor);
@@ -384,7 +400,11 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value gridX = arith::CeilDivUIOp::create(
       b, seqQ, arith::ConstantIndexOp::create(b, spec.blockM));
-  gpu::KernelDim3 grid{gridX, headsQ, batch};
+  // Varlen: one z per sequence, and one more for the rows past
+  // cu_seqlens_q[B] that no sequence owns (O = 0, LSE = +inf).
+  gpu::KernelDim3 grid{gridX, headsQ,
+                       spec.varlen ? Value(arith::AddIOp::create(b, numSeqs, one))
+                                   : batch};
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, spec.threads()), one, one};
   Value smem = arith::ConstantIntOp::create(b, i32, spec.smemBytes());
   gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);

@@ -12,6 +12,7 @@
 #include "Sm80Forward.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "VarlenScheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -145,5 +146,8 @@ void Sm80ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
 
 void mlir::flash::buildSm80ForwardKernel(gpu::GPUFuncOp func,
                                          const KernelSpec &spec) {
-  Sm80ForwardBuilder(func, spec).build();
+  if (spec.varlen)
+    VarlenScheduler<Sm80ForwardBuilder>(func, spec).build();
+  else
+    Sm80ForwardBuilder(func, spec).build();
 }

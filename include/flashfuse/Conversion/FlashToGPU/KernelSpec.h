@@ -60,6 +60,11 @@ struct KernelSpec {
   /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
   /// for a contiguous one.
   int64_t pageSize = 0;
+  /// Forward only: a packed batch of variable-length sequences
+  /// (flash.attention's `varlen(...)` operands; docs/KERNEL_ABI.md
+  /// "Varlen"): the tile scheduler places each block in its sequence
+  /// through cu_seqlens_q / cu_seqlens_k (VarlenScheduler.h).
+  bool varlen = false;
   int64_t uniqueId = -1;
 
   /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so

@@ -604,13 +604,16 @@ struct FlashSelectConfig
         op->setAttr("config", *config);
         return;
       }
-      // No recipe tiles a packed batch yet: choosing a dense config would
-      // let flash-lower-to-gpu treat the packed rows as one long sequence.
-      auto forward = dyn_cast<AttentionOp>(op);
+      // A packed forward takes the dense op's config (the tile scheduler
+      // places blocks in sequences, the tiles are the same); no backward
+      // kernel tiles a packed batch yet, and a dense config would let
+      // flash-lower-to-gpu treat the packed rows as one long sequence.
       auto grad = dyn_cast<AttentionGradOp>(op);
-      if ((forward && forward.isVarlen()) || (grad && grad.isVarlen())) {
-        op->emitError() << "no kernel config: varlen attention (cu_seqlens_q "
-                           "/ cu_seqlens_k) has no GPU kernel yet";
+      if (grad && grad.isVarlen()) {
+        op->emitError()
+            << "no kernel config: varlen attention_grad (cu_seqlens_q / "
+               "cu_seqlens_k) has no GPU backward kernels yet (the forward "
+               "has one)";
         failedAny = true;
         return;
       }

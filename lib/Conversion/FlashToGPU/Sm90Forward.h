@@ -1,0 +1,70 @@
+//===- Sm90Forward.h - the sm90 recipe's forward matrix engine -*- C++ -*-===//
+//
+// The wgmma engine of the forward schedule (ForwardBuilder): Q, K and V in
+// 128-byte-swizzled tiles filled by cp.async, S = Q·Kᵀ and O += P·V as
+// warpgroup MMAs (Sm90Forward.cpp). The dense forward kernel is this class
+// as it is; the packed-batch forward is it under the varlen tile scheduler
+// (VarlenScheduler.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SM90FORWARD_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SM90FORWARD_H
+
+#include "ForwardBuilder.h"
+
+namespace mlir::flash {
+
+class Sm90ForwardBuilder : public ForwardBuilder {
+public:
+  using ForwardBuilder::ForwardBuilder;
+
+protected:
+  Value qDesc;    // this warpgroup's 64 rows of Q, k-step 0
+
+  void carveSharedMemory() override;
+  Value loadQTile() override;
+  Value loadKVBlock(Value block, Value stage) override;
+  void publishTiles() override { fenceGenericToAsyncProxy(); }
+  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
+  void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
+                        Value stage) override;
+  int64_t prefetchDistance() override {
+    return overlapped() ? s.stages - 2 : s.stages - 1;
+  }
+  SoftmaxState buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
+                            const SoftmaxState &init, Value anyGroup) override;
+
+  /// The overlapped loop keeps V_{j-1} while K_j is read and K/V_{j+1} is
+  /// copied: three stages at least.
+  bool overlapped() const { return s.stages >= 3; }
+  /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;
+  /// the block_n / 2 accumulators are valid after its wait.
+  SmallVector<Value> issueScores(Value stage);
+  /// Issues O += P V of the block in `stage` (o: Dv / 2 accumulators, p:
+  /// block_n / 4 packed registers) and commits it as one group.
+  SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
+                                 Value stage);
+  /// Between the warp-slice accumulators (nTilesN or nTilesDv m16n8
+  /// fragments) and the wgmma register list, and P to its register list.
+  SmallVector<Frags> toFragments(ArrayRef<Value> regs);
+  SmallVector<Value> fromFragments(ArrayRef<Value> frags);
+  SmallVector<Value> packedRegisters(const PackedP &p);
+  /// O += P V of the block in `stage`, issued and waited for (acc: the
+  /// nTilesDv fragments, pRegs: P's register list).
+  void outputAndWait(SmallVector<Value> &acc, ArrayRef<Value> pRegs,
+                     Value stage);
+  /// The ring buffer of key block `block`.
+  Value stageOf(Value block, Value nStart);
+
+  /// Element offsets of the K and V tiles of `stage`.
+  /// Copies `rows` x `cols` of operand `name` from row `rowStart` into the
+  /// swizzled tile at element `offset`.
+  void copyOperand(StringRef name, Value base, Value rowStride, Value rowStart,
+                   Value offset, int64_t rows, int64_t cols,
+                   SmallVectorImpl<Value> &tokens,
+                   RowCheck check = RowCheck::PerChunk);
+};
+
+} // namespace mlir::flash
+
+#endif

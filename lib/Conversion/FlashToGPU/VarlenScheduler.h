@@ -1,0 +1,127 @@
+//===- VarlenScheduler.h - the packed-batch tile scheduler -------*- C++ -*-===//
+//
+// The tile scheduler of a packed (varlen) batch (docs/KERNEL_ABI.md,
+// "Varlen"), as a part any forward engine takes on: VarlenScheduler<E> is
+// engine E (Sm80ForwardBuilder, Sm90ForwardBuilder) with the block placed
+// in its sequence instead of in a batch of equal lengths. Everything else
+// (operand producer, mainloop, score pipeline, epilogue) is E's, unchanged.
+//
+// The grid is (ceil(max_seqlen_q / block_m), Hq, num_seqs): block z reads
+// cu_seqlens_q[z], [z + 1] and cu_seqlens_k[z], [z + 1], and its sequence
+// becomes the whole attention the engine computes: seq_q and seq_k are the
+// sequence's lengths, so the causal / window band (bottom-right by the
+// sequence's own lengths), the tails of the last blocks and the rows of a
+// fully masked query are the sequence's; every operand's base is the
+// sequence's first row, so no copy, store or mask ever reaches another
+// sequence's rows (they are past seq_q / seq_k of this one). A block whose
+// first query row is past its sequence's length returns at once. A launch
+// with grid.z = num_seqs + 1 also writes the rows [cu_seqlens_q[num_seqs],
+// seq_q) that no sequence owns, as a sequence without keys (O = 0, LSE =
+// +inf; flash-lower-to-gpu does, for flash.attention's contract).
+// Offsets outside [0, total] or decreasing are clamped where they are
+// read: outside the contract the answer is wrong, but nothing outside the
+// operands is read or written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
+
+#include "ForwardBuilder.h"
+
+namespace mlir::flash {
+
+/// The engine-independent half: where the block's sequence lies in the
+/// packed operands, read from the cu_seqlens buffers.
+struct PackedSequence {
+  Value startQ, startK; // first packed row of the sequence in Q/O/LSE, K/V
+  Value lengthQ, lengthK;
+};
+
+/// Reads sequence `z`'s rows (z an index, z = num_seqs being the rows past
+/// cu_seqlens_q[num_seqs], without keys; numSeqs and the totals i32, as the
+/// kernel arguments are): loads of cu_seqlens_q/k[z] and [z + 1], clamped
+/// into [0, total] and non-decreasing. The results are index values.
+PackedSequence readPackedSequence(ImplicitLocOpBuilder &b, Value cuQ,
+                                  Value cuK, Value z, Value numSeqs,
+                                  Value totalQ, Value totalK);
+
+/// Returns from the kernel when `exit` (i1, uniform over the block) holds;
+/// the builder continues in the block where it does not.
+void returnIf(ImplicitLocOpBuilder &b, Value exit);
+
+template <class Engine>
+class VarlenScheduler : public Engine {
+public:
+  using Engine::Engine;
+
+protected:
+  /// The block's sequence (re-read after the key loop with the block's
+  /// coordinates, see rereadCoordinates).
+  PackedSequence seq;
+
+  void placeSequence() {
+    auto &b = this->b;
+    seq = readPackedSequence(b, this->arg.lookup("cu_seqlens_q"),
+                             this->arg.lookup("cu_seqlens_k"), this->batchIdx,
+                             this->arg.lookup("num_seqs"),
+                             this->arg.lookup("seq_q"),
+                             this->arg.lookup("seq_k"));
+    this->seqQ = seq.lengthQ;
+    this->seqK = seq.lengthK;
+  }
+
+  void readForwardArguments() override {
+    auto &b = this->b;
+    this->readArguments();
+    placeSequence();
+    this->diagOffset =
+        this->s.causal == KernelSpec::Causal::BottomRight
+            ? Value(arith::SubIOp::create(b, this->seqK, this->seqQ))
+            : Value(arith::ConstantIndexOp::create(b, 0));
+    this->mStart = this->firstRowOfBlock(
+        gpu::BlockIdOp::create(b, gpu::Dimension::x),
+        gpu::GridDimOp::create(b, gpu::Dimension::x));
+    // The grid covers the longest sequence: the blocks past this one's
+    // length have nothing to do.
+    returnIf(b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge,
+                                      this->mStart, this->seqQ));
+    this->qBase = this->operandBase("q", this->head);
+    this->kBase = this->operandBase("k", this->headKV);
+    this->vBase = this->operandBase("v", this->headKV);
+    this->qStrideS = this->idx("q_stride_s");
+    this->kStrideS = this->idx("k_stride_s");
+    this->vStrideS = this->idx("v_stride_s");
+  }
+
+  /// The sequence's rows of head `h`: [1, H, total, D] operands, their
+  /// batch stride unused.
+  Value operandBase(StringRef name, Value h) override {
+    auto &b = this->b;
+    Value start = name == "k" || name == "v" ? seq.startK : seq.startQ;
+    Value hOff = arith::MulIOp::create(
+        b, h, this->idx((name + "_stride_h").str()));
+    Value sOff = arith::MulIOp::create(
+        b, start, this->idx((name + "_stride_s").str()));
+    return arith::AddIOp::create(b, hOff, sOff);
+  }
+
+  /// The block's coordinates read afresh, and its sequence from them, so
+  /// that the epilogue keeps nothing of the sequence's alive across the
+  /// key loop.
+  void rereadCoordinates() override {
+    Engine::rereadCoordinates();
+    placeSequence();
+  }
+
+  /// LSE is [1, Hq, total_q]: head h's rows of the sequence.
+  Value lseRowStart() override {
+    auto &b = this->b;
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, this->head, this->idx("seq_q")),
+        seq.startQ);
+  }
+};
+
+} // namespace mlir::flash
+
+#endif
