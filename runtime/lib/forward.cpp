@@ -13,8 +13,10 @@ namespace {
 
 class ForwardChecker {
 public:
-  ForwardChecker(const KernelSpec &spec, const flashfuse_forward_args &a)
-      : spec_(spec), a_(a) {}
+  // `varlen`: the packed batch of a varlen kernel (null for the others).
+  ForwardChecker(const KernelSpec &spec, const flashfuse_forward_args &a,
+                 const flashfuse_varlen_args *varlen)
+      : spec_(spec), a_(a), varlen_(varlen) {}
 
   flashfuse_status bad(const std::string &what) {
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
@@ -26,6 +28,12 @@ public:
     const flashfuse_variant &v = spec_.variant;
     if (v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("not a forward kernel");
+    if (v.varlen && !varlen_)
+      return bad("it is a kernel of packed variable-length sequences "
+                 "(varlen); launch it with flashfuse_attention_forward_varlen");
+    if (!v.varlen && varlen_)
+      return bad("a packed batch (cu_seqlens) was given but the kernel is "
+                 "not a varlen kernel");
     if (a_.dtype != v.dtype)
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",
@@ -47,6 +55,9 @@ public:
                         " is not a multiple of heads_kv = ", a_.heads_kv));
     if (!std::isfinite(a_.scale))
       return bad("scale is not finite");
+    if (varlen_)
+      if (auto s = checkVarlen(); s != FLASHFUSE_SUCCESS)
+        return s;
     if (auto s = checkOptions(); s != FLASHFUSE_SUCCESS)
       return s;
     for (const Operand &op : tensors())
@@ -76,7 +87,33 @@ public:
     };
   }
 
+  const flashfuse_varlen_args *varlen() const { return varlen_; }
+
 private:
+  // KERNEL_ABI.md "Varlen": the forward args describe the packed tensors
+  // (batch 1, seq_q / seq_k the totals); the offsets stay on the GPU, so
+  // only their bounds are checked here.
+  flashfuse_status checkVarlen() {
+    const flashfuse_varlen_args &p = *varlen_;
+    if (a_.batch != 1)
+      return bad(concat("batch = ", a_.batch, ", but a packed batch has "
+                        "batch 1 (the sequences lie along seq_q / seq_k)"));
+    if (!p.cu_seqlens_q || !p.cu_seqlens_k)
+      return bad(concat("'", p.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
+                        "' is a null pointer"));
+    if (p.num_seqs <= 0 || p.num_seqs >= kMaxI32)
+      return bad(concat("num_seqs = ", p.num_seqs,
+                        " (must be in [1, 2^31 - 1))"));
+    if (p.max_seqlen_q <= 0 || p.max_seqlen_q > a_.seq_q)
+      return bad(concat("max_seqlen_q = ", p.max_seqlen_q,
+                        " (must be in [1, seq_q = ", a_.seq_q,
+                        "]: the longest query sequence)"));
+    if (p.max_seqlen_k < 0 || p.max_seqlen_k > a_.seq_k)
+      return bad(concat("max_seqlen_k = ", p.max_seqlen_k,
+                        " (must be in [0, seq_k = ", a_.seq_k, "])"));
+    return FLASHFUSE_SUCCESS;
+  }
+
   // Options the variant was not compiled with must be left "off": silently
   // ignoring a requested window or softcap would compute something else.
   flashfuse_status checkOptions() {
@@ -115,6 +152,7 @@ private:
 
   const KernelSpec &spec_;
   const flashfuse_forward_args &a_;
+  const flashfuse_varlen_args *varlen_;
 };
 
 // Every name a forward kernel may take (KERNEL_ABI.md, "Parameters").
@@ -160,6 +198,13 @@ std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
   // The seed is an opaque 64-bit pattern; i64 carries its bits unchanged.
   out.push_back(integer("seed", FLASHFUSE_PARAM_I64,
                         static_cast<int64_t>(a.seed)));
+  if (const flashfuse_varlen_args *p = checker.varlen()) {
+    out.push_back(buffer("cu_seqlens_q", p->cu_seqlens_q, p->num_seqs + 1));
+    out.push_back(buffer("cu_seqlens_k", p->cu_seqlens_k, p->num_seqs + 1));
+    out.push_back(integer("num_seqs", FLASHFUSE_PARAM_I32, p->num_seqs));
+    out.push_back(integer("max_seqlen_q", FLASHFUSE_PARAM_I32,
+                          p->max_seqlen_q));
+  }
   return out;
 }
 
@@ -167,8 +212,9 @@ std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
 // arguments ready for launchNamed.
 flashfuse_status prepareForward(const KernelSpec &spec,
                                 const flashfuse_forward_args &args,
+                                const flashfuse_varlen_args *varlen,
                                 std::vector<flashfuse_arg> &named) {
-  ForwardChecker checker(spec, args);
+  ForwardChecker checker(spec, args, varlen);
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
   named = namedArgs(checker, args);
@@ -204,7 +250,26 @@ flashfuse_status flashfuse_attention_forward(flashfuse_kernel *kernel,
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "kernel and arguments must not be NULL");
     std::vector<flashfuse_arg> named;
-    if (auto s = prepareForward(*kernel->spec, *args, named);
+    if (auto s = prepareForward(*kernel->spec, *args, nullptr, named);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    return launchNamed(*kernel, named.data(), static_cast<int>(named.size()),
+                       stream, /*strict=*/false);
+  });
+}
+
+flashfuse_status
+flashfuse_attention_forward_varlen(flashfuse_kernel *kernel,
+                                   const flashfuse_forward_args *args,
+                                   const flashfuse_varlen_args *varlen,
+                                   void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!kernel || !args || !varlen)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "kernel and arguments must not be NULL");
+    std::vector<flashfuse_arg> named;
+    if (auto s = prepareForward(*kernel->spec, *args, varlen, named);
         s != FLASHFUSE_SUCCESS)
       return s;
     return launchNamed(*kernel, named.data(), static_cast<int>(named.size()),
@@ -226,8 +291,32 @@ flashfuse_attention_forward_check(const flashfuse_manifest *manifest,
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   concat("kernel index ", kernel_index, " out of range"));
     std::vector<flashfuse_arg> named;
-    return prepareForward(manifest->data.kernels[kernel_index], *args, named);
+    return prepareForward(manifest->data.kernels[kernel_index], *args,
+                          nullptr, named);
   });
+}
+
+flashfuse_status flashfuse_attention_forward_varlen_check(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!manifest || !args || !varlen)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "manifest and arguments must not be NULL");
+    if (kernel_index < 0 ||
+        static_cast<size_t>(kernel_index) >= manifest->data.kernels.size())
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("kernel index ", kernel_index, " out of range"));
+    std::vector<flashfuse_arg> named;
+    return prepareForward(manifest->data.kernels[kernel_index], *args, varlen,
+                          named);
+  });
+}
+
+void flashfuse_varlen_args_init(flashfuse_varlen_args *args) {
+  if (args)
+    *args = flashfuse_varlen_args{};
 }
 
 } // extern "C"

@@ -100,6 +100,21 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     }
     return checkGrid(spec, c, dims, what, grid);
   }
+  if (kind == FLASHFUSE_KIND_FORWARD && spec.variant.varlen) {
+    // KERNEL_ABI.md "Varlen": one block per (query block of the longest
+    // sequence, query head, sequence).
+    int64_t numSeqs = 0, maxSeqQ = 0;
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t *>{"heads_q", &heads},
+          {"max_seqlen_q", &maxSeqQ}, {"num_seqs", &numSeqs}})
+      if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
+        return s;
+    dims[0] = (maxSeqQ + spec.block_m - 1) / spec.block_m;
+    dims[1] = heads;
+    dims[2] = numSeqs;
+    what[2] = "num_seqs";
+    return checkGrid(spec, c, dims, what, grid);
+  }
   // KERNEL_ABI.md: `backward` has one block per key block; the postprocess
   // covers both grad_q's query rows and grad_k/grad_v's key rows.
   bool overKeys = kind == FLASHFUSE_KIND_BACKWARD;

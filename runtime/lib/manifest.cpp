@@ -248,6 +248,8 @@ private:
       return number(0, 1, v.dropout);
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
+    } else if (key == "varlen") {
+      return number(0, 1, v.varlen);
     } else {
       return error(concat("unknown key '", key, "' in kernel '", k.name, "'"));
     }
@@ -256,8 +258,8 @@ private:
 
   flashfuse_status finishKernel(const KernelSpec &k,
                                 const std::set<std::string> &keys) {
-    // The variant flags (window ... dropout) default to 0; everything that
-    // shapes the launch must be stated.
+    // The variant flags (window ... dropout, varlen) default to 0;
+    // everything that shapes the launch must be stated.
     for (const char *required : {"kind", "dtype", "head_dim", "head_dim_v",
                                  "block_m", "block_n", "threads", "smem",
                                  "causal", "params"})
@@ -288,6 +290,11 @@ private:
         v.kind != FLASHFUSE_KIND_DECODE_CHECK)
       return bad("'page_size' is for kinds decode, kv_append and "
                  "decode_check only");
+    if (v.varlen && v.kind != FLASHFUSE_KIND_FORWARD)
+      return bad("'varlen' is for kind forward only (no other kind has a "
+                 "packed-batch kernel)");
+    if (v.varlen && (v.bias || v.mask || v.dropout))
+      return bad("varlen kernels take no bias, mask or dropout");
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");
     if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)
@@ -337,7 +344,7 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
         k.mask == v.mask && k.dropout == v.dropout &&
-        k.page_size == v.page_size)
+        k.page_size == v.page_size && k.varlen == v.varlen)
       return static_cast<int>(i);
   }
   return -1;
@@ -376,6 +383,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " dropout";
   if (v.page_size)
     s += concat(" page_size=", v.page_size);
+  if (v.varlen)
+    s += " varlen";
   return s;
 }
 

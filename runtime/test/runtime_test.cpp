@@ -303,11 +303,161 @@ void testUnknownParamInManifest() {
               __LINE__);
 }
 
+std::vector<flashfuse_kernel_info> decodeSampleKernels();
+
+// ---- packed variable-length batches (varlen) ------------------------------
+
+flashfuse::Manifest varlenSample() {
+  return flashfuse::Manifest(dataDir + "/varlen");
+}
+
+void testVarlenManifest() {
+  flashfuse::Manifest m = varlenSample();
+  std::vector<flashfuse_kernel_info> k = m.kernels();
+  EXPECT(k.size() == 2);
+  EXPECT(k[0].variant.kind == FLASHFUSE_KIND_FORWARD);
+  EXPECT(k[0].variant.varlen == 1);
+  EXPECT(k[0].variant.causal == FLASHFUSE_CAUSAL_BOTTOM_RIGHT);
+  EXPECT(k[0].num_params == 32);
+  EXPECT(k[1].variant.varlen == 0); // no key: a dense forward
+  // Manifests written before the key (every kernel of the other samples)
+  // read as dense kernels.
+  for (const flashfuse_kernel_info &f : sample().kernels())
+    EXPECT(f.variant.varlen == 0);
+  for (const flashfuse_kernel_info &f : decodeSampleKernels())
+    EXPECT(f.variant.varlen == 0);
+  // Lookup tells the packed kernel and the dense one apart.
+  flashfuse_variant v = forwardVariant(FLASHFUSE_DTYPE_F16, 128,
+                                       FLASHFUSE_CAUSAL_BOTTOM_RIGHT);
+  EXPECT(m.find(v) == 1);
+  v.varlen = 1;
+  EXPECT(m.find(v) == 0);
+  v.causal = FLASHFUSE_CAUSAL_NONE;
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_NOT_FOUND,
+               "no kernel for variant 'forward f16 D=128 Dv=128 causal=none "
+               "varlen'");
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_NOT_FOUND,
+               "flash_fwd_sm90_f16_d128_m128n128w8s3_causalbr_varlen: "
+               "forward f16 D=128 Dv=128 causal=bottom_right varlen");
+  v.varlen = 2;
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_INVALID_ARGUMENT, "out-of-range");
+
+  // The key's round trip and its rules.
+  using flashfuse::Manifest;
+  auto kernel = [](const std::string &extra, const char *kind = "forward") {
+    std::string body = kKernelBody;
+    body.replace(body.find("forward"), 7, kind);
+    return std::string(kHeader) + "kernel a\n" + body + extra + "end\n";
+  };
+  EXPECT(Manifest::fromText(kernel("  varlen 1\n")).kernels().at(0)
+             .variant.varlen == 1);
+  EXPECT(Manifest::fromText(kernel("  varlen 0\n")).kernels().at(0)
+             .variant.varlen == 0);
+  struct Case {
+    std::string text;
+    std::string fragment;
+  } cases[] = {
+      {kernel("  varlen 1\n", "backward"),
+       "'varlen' is for kind forward only"},
+      {kernel("  varlen 1\n", "decode"), "'varlen' is for kind forward only"},
+      {kernel("  varlen 1\n  bias 1\n"),
+       "varlen kernels take no bias, mask or dropout"},
+      {kernel("  varlen 1\n  dropout 1\n"),
+       "varlen kernels take no bias, mask or dropout"},
+      {kernel("  varlen 2\n"),
+       "bad value '2' for 'varlen' (expected an integer in [0, 1])"},
+      {kernel("  varlen 1\n  varlen 1\n"), "key 'varlen' given twice"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
+}
+
+// Forward arguments of a packed batch for the varlen sample: 3 sequences,
+// 300 query and 500 key rows in all, flash-attn's [total, H, D] layout.
+flashfuse_forward_args packedArgs() {
+  flashfuse_forward_args a = goodArgs();
+  a.batch = 1;
+  a.seq_q = 300;
+  a.seq_k = 500;
+  const int64_t q[4] = {300 * 8 * 128, 128, 8 * 128, 1};
+  const int64_t kv[4] = {500 * 2 * 128, 128, 2 * 128, 1};
+  for (int d = 0; d < 4; ++d) {
+    a.q_stride[d] = a.o_stride[d] = q[d];
+    a.k_stride[d] = a.v_stride[d] = kv[d];
+  }
+  return a;
+}
+
+flashfuse_varlen_args packedBatch() {
+  flashfuse_varlen_args p;
+  flashfuse_varlen_args_init(&p);
+  p.cu_seqlens_q = reinterpret_cast<const int32_t *>(uintptr_t(0x70000000));
+  p.cu_seqlens_k = reinterpret_cast<const int32_t *>(uintptr_t(0x70001000));
+  p.num_seqs = 3;
+  p.max_seqlen_q = 150;
+  p.max_seqlen_k = 260;
+  return p;
+}
+
+void testVarlenForwardChecks() {
+  flashfuse::Manifest m = varlenSample();
+  m.checkForwardVarlen(0, packedArgs(), packedBatch());
+  // Each entry point takes its own kind of kernel.
+  EXPECT_ERROR(m.checkForward(0, packedArgs()),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "launch it with flashfuse_attention_forward_varlen");
+  EXPECT_ERROR(m.checkForwardVarlen(1, packedArgs(), packedBatch()),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "a packed batch (cu_seqlens) was given but the kernel is not "
+               "a varlen kernel");
+  m.checkForward(1, packedArgs());
+  auto expectBad =
+      [&](const std::function<void(flashfuse_forward_args &,
+                                   flashfuse_varlen_args &)> &edit,
+          const std::string &fragment, int line) {
+        flashfuse_forward_args a = packedArgs();
+        flashfuse_varlen_args p = packedBatch();
+        edit(a, p);
+        expectError([&] { m.checkForwardVarlen(0, a, p); },
+                    FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+      };
+#define EXPECT_BAD_VARLEN(edit, fragment)                                      \
+  expectBad([](flashfuse_forward_args & a, flashfuse_varlen_args & p) {        \
+    (void)a;                                                                   \
+    (void)p;                                                                   \
+    edit;                                                                      \
+  }, fragment, __LINE__)
+  EXPECT_BAD_VARLEN(a.batch = 2, "batch = 2, but a packed batch has batch 1");
+  EXPECT_BAD_VARLEN(p.cu_seqlens_k = nullptr,
+                    "'cu_seqlens_k' is a null pointer");
+  EXPECT_BAD_VARLEN(p.num_seqs = 0, "num_seqs = 0 (must be in [1, 2^31 - 1))");
+  EXPECT_BAD_VARLEN(p.max_seqlen_q = 301,
+                    "max_seqlen_q = 301 (must be in [1, seq_q = 300]");
+  EXPECT_BAD_VARLEN(p.max_seqlen_q = 0, "max_seqlen_q = 0");
+  EXPECT_BAD_VARLEN(p.max_seqlen_k = 501,
+                    "max_seqlen_k = 501 (must be in [0, seq_k = 500])");
+  EXPECT_BAD_VARLEN(
+      p.cu_seqlens_q = reinterpret_cast<const int32_t *>(uintptr_t(0x70000004)),
+      "buffer 'cu_seqlens_q' at 0x70000004 is not 16-byte aligned");
+  EXPECT_BAD_VARLEN(a.window_left = 16, "the kernel has none");
+#undef EXPECT_BAD_VARLEN
+  EXPECT(flashfuse_attention_forward_varlen(nullptr, nullptr, nullptr,
+                                            nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_attention_forward_varlen_check(nullptr, 0, nullptr,
+                                                  nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+}
 
 // ---- decode (attention over a KV cache) ----------------------------------
 
 flashfuse::Manifest decodeSample() {
   return flashfuse::Manifest(dataDir + "/decode");
+}
+
+std::vector<flashfuse_kernel_info> decodeSampleKernels() {
+  return decodeSample().kernels();
 }
 
 flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
@@ -322,7 +472,9 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 44, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 48, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_varlen_args) == 40,
+                "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 392,
                 "flashfuse_decode_args layout");
   flashfuse::Manifest m = decodeSample();
@@ -875,6 +1027,8 @@ int main(int argc, char **argv) {
                {"backward_kinds", testBackwardKinds},
                {"forward_checks", testForwardChecks},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
+               {"varlen_manifest", testVarlenManifest},
+               {"varlen_forward_checks", testVarlenForwardChecks},
                {"decode_manifest", testDecodeManifest},
                {"decode_manifest_strictness", testDecodeManifestStrictness},
                {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},

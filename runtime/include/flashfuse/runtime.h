@@ -84,6 +84,11 @@ typedef struct flashfuse_variant {
    * 0 for every other kind. Last, so that code written before it that
    * zero-initialises a variant still describes the same kernel. */
   int32_t page_size;
+  /* forward: 1 for a kernel of packed variable-length sequences
+   * (flashfuse_attention_forward_varlen, KERNEL_ABI.md "Varlen"); 0 for
+   * every other kernel, and for manifests written before the key existed.
+   * After page_size for the same reason as it. */
+  int32_t varlen;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -222,6 +227,44 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_forward_check(
     const flashfuse_manifest *manifest, int32_t kernel_index,
     const flashfuse_forward_args *args);
 
+/* A packed batch of variable-length sequences (flash-attn's varlen
+ * layout; KERNEL_ABI.md "Varlen"), for kernels whose variant has varlen 1.
+ * The flashfuse_forward_args then describe the packed tensors: batch = 1,
+ * seq_q = total_q, seq_k = total_k, q [1, Hq, total_q, D] (flash-attn's
+ * [total_q, Hq, D] is strides {any, D, Hq * D, 1}), k, v [1, Hkv,
+ * total_k, D/Dv], o like q, lse [1, Hq, total_q]. Sequence i owns query
+ * rows [cu_seqlens_q[i], cu_seqlens_q[i + 1]) and key rows
+ * [cu_seqlens_k[i], cu_seqlens_k[i + 1]); masks apply within it. The
+ * offsets stay on the GPU and are not read by the host: offsets outside
+ * [0, total] are clamped by the kernel (a wrong answer, never an
+ * out-of-bounds access), and query rows of a sequence longer than
+ * max_seqlen_q, or past cu_seqlens_q[num_seqs], are not written.
+ * Initialise with flashfuse_varlen_args_init (all zero). */
+typedef struct flashfuse_varlen_args {
+  const int32_t *cu_seqlens_q; /* [num_seqs + 1] i32, device, 16-byte aligned */
+  const int32_t *cu_seqlens_k; /* [num_seqs + 1] i32, device, 16-byte aligned */
+  int64_t num_seqs;            /* >= 1 */
+  int64_t max_seqlen_q; /* in [1, total_q], >= every query length: grid.x */
+  int64_t max_seqlen_k; /* in [0, total_k], >= every key length (checked
+                           against seq_k only; the kernel does not need it) */
+} flashfuse_varlen_args;
+
+FLASHFUSE_API void flashfuse_varlen_args_init(flashfuse_varlen_args *args);
+
+/* flashfuse_attention_forward for a varlen kernel: validates `args` and
+ * `varlen` against the kernel and launches it on `stream` with grid
+ * (ceil(max_seqlen_q / block_m), heads_q, num_seqs). A varlen kernel given
+ * to flashfuse_attention_forward, or a dense one given here, is
+ * FLASHFUSE_ERROR_INVALID_ARGUMENT. */
+FLASHFUSE_API flashfuse_status flashfuse_attention_forward_varlen(
+    flashfuse_kernel *kernel, const flashfuse_forward_args *args,
+    const flashfuse_varlen_args *varlen, void *stream);
+
+/* Every check of flashfuse_attention_forward_varlen that needs no GPU. */
+FLASHFUSE_API flashfuse_status flashfuse_attention_forward_varlen_check(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen);
+
 /* A named argument for flashfuse_kernel_launch. For MEMREF, `ptr` and
  * `numel` (elements the kernel may touch from ptr) are used; for I32/I64
  * `i`; for F32 `f`. */
@@ -237,7 +280,8 @@ typedef struct flashfuse_arg {
 /* Launches any kernel of the artifact (every kind) by binding each entry of
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
- * (seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
+ * (max_seqlen_q, heads_q and num_seqs for a varlen forward;
+ * seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
  * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
  * `kv_append`; one block for `decode_check`). Checks
  * that every param is given with the right type, pointers are non-null and

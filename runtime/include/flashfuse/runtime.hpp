@@ -70,6 +70,12 @@ public:
   void checkForward(int kernelIndex, const flashfuse_forward_args &args) const {
     check(flashfuse_attention_forward_check(m_, kernelIndex, &args));
   }
+  // flashfuse_attention_forward_varlen_check (a packed batch).
+  void checkForwardVarlen(int kernelIndex, const flashfuse_forward_args &args,
+                          const flashfuse_varlen_args &varlen) const {
+    check(flashfuse_attention_forward_varlen_check(m_, kernelIndex, &args,
+                                                   &varlen));
+  }
   // flashfuse_attention_decode_check: returns the split count and fills
   // `bytes` (if given) with the workspace the launch needs.
   int checkDecode(int decodeIndex, int combineIndex,
@@ -110,6 +116,11 @@ public:
   }
   void forward(const flashfuse_forward_args &args, void *stream) const {
     check(flashfuse_attention_forward(k_, &args, stream));
+  }
+  // A packed batch with this varlen kernel.
+  void forwardVarlen(const flashfuse_forward_args &args,
+                     const flashfuse_varlen_args &varlen, void *stream) const {
+    check(flashfuse_attention_forward_varlen(k_, &args, &varlen, stream));
   }
   // Attention over a KV cache with this decode kernel and `combine` (may
   // be null when one split is used).
