@@ -2,6 +2,8 @@
 
 `flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention,
 `flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
+`flashfuse.varlen_attention` flash-attn's flash_attn_varlen_func (packed
+batches of variable-length sequences; forward only),
 `flashfuse.distributed.ring_attention` attention over a sequence sharded
 across GPUs (docs/RING.md);
 kernels come from the kernel library or, where flashfuse-compile is found,
@@ -18,7 +20,8 @@ from .errors import (CompileError, CudaError, FlashFuseError,
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "attention_with_kvcache", "compile_report", "report_from_mlir",
+__all__ = ["attention", "attention_with_kvcache", "varlen_attention",
+           "compile_report", "report_from_mlir",
            "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
            "NoDeviceError", "InvalidArgumentError", "KernelNotFoundError",
            "ManifestError", "UnsupportedError", "CudaError", "CompileError",
@@ -34,6 +37,9 @@ def __getattr__(name):
     if name == "attention_with_kvcache":
         from .kvcache import attention_with_kvcache
         return attention_with_kvcache
+    if name == "varlen_attention":
+        from .varlen import varlen_attention
+        return varlen_attention
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)

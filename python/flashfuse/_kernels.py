@@ -3,7 +3,8 @@
 Artifacts are looked for in FLASHFUSE_KERNEL_DIR (os.pathsep-separated) or,
 if unset, in the kernels/ directory next to this package and then in the
 kernel library of a source build (build/kernels, see python/CMakeLists.txt:
-forward kernels in build/kernels/<target>, backward in <target>-bwd). Each
+forward kernels in build/kernels/<target>, backward in <target>-bwd, packed
+batches in <target>-varlen). Each
 entry is an artifact directory (holding manifest.txt) or a directory of them.
 A variant that none of them has is compiled on demand where flashfuse-compile
 is found, given the GPU's compute capability (flashfuse._compile).
@@ -55,10 +56,10 @@ def _manifest(directory):
 
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
-                 dropout=False, page_size=0):
+                 dropout=False, page_size=0, varlen=False):
     return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                       int(window), int(softcap), int(bias), int(mask),
-                      int(dropout), int(page_size))
+                      int(dropout), int(page_size), int(varlen))
 
 
 def _search(variant, directory=None):

@@ -48,7 +48,7 @@ class Variant(ctypes.Structure):
                 ("causal", ctypes.c_int), ("window", ctypes.c_int32),
                 ("softcap", ctypes.c_int32), ("bias", ctypes.c_int32),
                 ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32),
-                ("page_size", ctypes.c_int32)]
+                ("page_size", ctypes.c_int32), ("varlen", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -58,7 +58,7 @@ class Variant(ctypes.Structure):
                          _DTYPE_NAMES.get(self.dtype, "?"),
                          f"D={self.head_dim}", f"Dv={self.head_dim_v}",
                          f"causal={_CAUSAL_NAMES.get(self.causal, '?')}"]
-                        + flags + page)
+                        + flags + page + (["varlen"] if self.varlen else []))
 
     def key(self):
         return tuple(getattr(self, name) for name, _ in self._fields_)
@@ -92,6 +92,15 @@ class ForwardArgs(ctypes.Structure):
                 ("window_right", ctypes.c_int32),
                 ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
                 ("seed", ctypes.c_uint64)]
+
+
+class VarlenArgs(ctypes.Structure):
+    """flashfuse_varlen_args (runtime.h): a packed batch's offsets (device
+    pointers to i32 [num_seqs + 1]) and bounds."""
+    _fields_ = [("cu_seqlens_q", ctypes.c_void_p),
+                ("cu_seqlens_k", ctypes.c_void_p),
+                ("num_seqs", ctypes.c_int64), ("max_seqlen_q", ctypes.c_int64),
+                ("max_seqlen_k", ctypes.c_int64)]
 
 
 class DecodeArgs(ctypes.Structure):
@@ -174,6 +183,11 @@ def _declare(lib):
         "flashfuse_attention_forward_check": (
             st, [vp, ctypes.c_int32, P(ForwardArgs)]),
         "flashfuse_attention_forward": (st, [vp, P(ForwardArgs), vp]),
+        "flashfuse_varlen_args_init": (None, [P(VarlenArgs)]),
+        "flashfuse_attention_forward_varlen": (
+            st, [vp, P(ForwardArgs), P(VarlenArgs), vp]),
+        "flashfuse_attention_forward_varlen_check": (
+            st, [vp, ctypes.c_int32, P(ForwardArgs), P(VarlenArgs)]),
         "flashfuse_decode_args_init": (None, [P(DecodeArgs)]),
         "flashfuse_decode_workspace_bytes": (
             st, [vp, vp, P(DecodeArgs), P(ctypes.c_int32),
@@ -315,6 +329,13 @@ class Manifest:
         check(library().flashfuse_attention_forward_check(
             self._handle, kernel_index, ctypes.byref(args)))
 
+    def check_forward_varlen(self, kernel_index, args, varlen):
+        """Validates the forward arguments of a packed batch (VarlenArgs)
+        against a varlen kernel, without a GPU."""
+        check(library().flashfuse_attention_forward_varlen_check(
+            self._handle, kernel_index, ctypes.byref(args),
+            ctypes.byref(varlen)))
+
 
     def check_decode(self, decode_index, combine_index, args, sm_count,
                      blocks_per_sm, workspace=None, workspace_bytes=0):
@@ -380,6 +401,19 @@ def forward_args():
 def attention_forward(kernel, args, stream):
     check(library().flashfuse_attention_forward(kernel, ctypes.byref(args),
                                                 ctypes.c_void_p(stream)))
+
+
+def varlen_args():
+    """A zeroed VarlenArgs (flashfuse_varlen_args_init)."""
+    args = VarlenArgs()
+    library().flashfuse_varlen_args_init(ctypes.byref(args))
+    return args
+
+
+def attention_forward_varlen(kernel, args, varlen, stream):
+    check(library().flashfuse_attention_forward_varlen(
+        kernel, ctypes.byref(args), ctypes.byref(varlen),
+        ctypes.c_void_p(stream)))
 
 
 def decode_args():

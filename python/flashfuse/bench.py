@@ -11,6 +11,9 @@ that. With --ring, ring attention across this machine's GPUs
 (bench_ring.py). With --decode, one decoding step over a KV cache
 (flashfuse.attention_with_kvcache, contiguous and paged) against SDPA's
 default, flash and cuDNN choices over the cache, in GB/s of K and V read.
+With --varlen, a packed batch of 16 sequences of random lengths
+(flashfuse.varlen_attention) against the dense forward on equal lengths of
+the same total tokens (bench_varlen.py).
 """
 
 import argparse
@@ -308,6 +311,21 @@ def parse_args(argv):
     p.add_argument("--decode-head-dim", type=int, default=128)
     p.add_argument("--decode-rounds", type=int, default=3,
                    help="interleaved repetitions of every method (median)")
+    p.add_argument("--varlen", action="store_true",
+                   help="a packed batch of variable-length sequences "
+                        "(flashfuse.varlen_attention) against the dense "
+                        "forward on equal lengths of the same total tokens "
+                        "(causal unless --causal no; the first of --dtypes)")
+    p.add_argument("--varlen-seqs", type=int, default=16)
+    p.add_argument("--varlen-min", type=int, default=128)
+    p.add_argument("--varlen-max", type=int, default=4096)
+    p.add_argument("--varlen-seed", type=int, default=15,
+                   help="the default draws 31660 tokens, 175..4081 a "
+                        "sequence")
+    p.add_argument("--varlen-heads", type=int, default=16)
+    p.add_argument("--varlen-head-dim", type=int, default=128)
+    p.add_argument("--varlen-rounds", type=int, default=3,
+                   help="interleaved repetitions of both methods (median)")
     p.add_argument("--ring", action="store_true",
                    help="ring attention (flashfuse.distributed) across the "
                         "GPUs of this machine against one GPU: tokens/s, "
@@ -337,6 +355,16 @@ def main(argv=None):
         from . import bench_ring
         cfg, rows = bench_ring.run_ring(args)
         print(bench_ring.table(cfg, rows))
+        if args.json:
+            bench_report.write_json(args.json, {
+                "device": torch.cuda.get_device_name(),
+                "torch": torch.__version__, **cfg}, rows)
+        return 0
+    if args.varlen:
+        from . import bench_varlen
+        cfg, rows = bench_varlen.run_varlen(args, time_ms,
+                                            _DTYPES[args.dtypes[0]])
+        print(bench_varlen.table(cfg, rows))
         if args.json:
             bench_report.write_json(args.json, {
                 "device": torch.cuda.get_device_name(),

@@ -602,3 +602,103 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
 def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
       window_left, window_right, softcap, num_splits):
     return _kvcache_outputs(q, v_cache.shape[-1])
+
+
+# ---- packed variable-length batches (docs/KERNEL_ABI.md "Varlen") ----------
+
+def _packed_view(t):
+    """flash-attn's [total, H, D] as the kernels' [1, H, total, D] (a view:
+    read or written in place, like BSHD views in attention_fwd)."""
+    return t.unsqueeze(0).transpose(1, 2)
+
+
+def _offsets(t):
+    """cu_seqlens as the kernels read them: contiguous int32 on a 16-byte
+    boundary; a copy (a few bytes per sequence) where it is not."""
+    if t.is_contiguous() and t.data_ptr() % 16 == 0:
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _varlen_outputs(q, head_dim_v):
+    total_q, hq, _ = q.shape
+    return (q.new_empty(total_q, hq, head_dim_v),
+            q.new_empty(hq, total_q, dtype=torch.float32))
+
+
+@torch.library.custom_op("flashfuse::varlen_attention_fwd", mutates_args=(),
+                         device_types="cuda")
+def varlen_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                         cu_seqlens_q: torch.Tensor,
+                         cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
+                         max_seqlen_k: int, causal: int, scale: float,
+                         window_left: int, window_right: int, softcap: float
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [total_q, Hq, Dv], LSE f32 [Hq, total_q]) of the packed batch
+    q [total_q, Hq, D], k [total_k, Hkv, D], v [total_k, Hkv, Dv] whose
+    sequence i owns rows [cu_seqlens_q[i], cu_seqlens_q[i + 1]) of q and
+    [cu_seqlens_k[i], cu_seqlens_k[i + 1]) of k and v, with the varlen
+    forward kernel (grid over max_seqlen_q). The caller
+    (flashfuse.varlen_attention) has checked the shapes."""
+    o, lse = _varlen_outputs(q, v.shape[-1])
+    total_q, hq, d = q.shape
+    total_k, hkv, dv = v.shape
+    if total_q == 0:
+        return o, lse
+    if total_k == 0 or max_seqlen_q <= 0:
+        # No key anywhere (or no query row in any sequence): every row is
+        # fully masked, O = 0 and LSE = +inf, with no kernel to launch.
+        o.zero_()
+        lse.fill_(float("inf"))
+        return o, lse
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD, _DTYPES[q.dtype], d, dv, causal,
+        window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
+        varlen=True)
+    kernel = _kernels.kernel(q.device.index, variant,
+                             capability=_capability(q.device.index))
+    _poison(o, lse)
+    a, p, keep = varlen_launch_args(q, k, v, o, lse, cu_seqlens_q,
+                                    cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                    scale, window_left, window_right, softcap)
+    context, stream = _launch_context(q.device)
+    with context:
+        rt.attention_forward_varlen(kernel, a, p, stream)
+    del keep
+    return o, lse
+
+
+def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                       max_seqlen_q, max_seqlen_k, scale, window_left,
+                       window_right, softcap):
+    """(ForwardArgs, VarlenArgs, tensors to keep alive until the launch is
+    queued) of a packed batch: q, k, v, o [total, H, D] as the kernels'
+    [1, H, total, D] views (copies only where the kernels cannot read them
+    in place), lse [Hq, total_q], the offsets contiguous and 16-byte
+    aligned. Needs no GPU (python/tests/test_varlen_api.py checks it with
+    CPU tensors against the runtime's checks)."""
+    total_q, hq, d = q.shape
+    total_k, hkv, dv = v.shape
+    qv, kv, vv = (_readable(_packed_view(t)) for t in (q, k, v))
+    ov = _packed_view(o)
+    cu_q, cu_k = _offsets(cu_seqlens_q), _offsets(cu_seqlens_k)
+    a = rt.forward_args()
+    a.dtype = _DTYPES[q.dtype]
+    a.q, a.k, a.v, a.o, a.lse = (t.data_ptr() for t in (qv, kv, vv, ov, lse))
+    a.batch, a.heads_q, a.seq_q, a.head_dim = 1, hq, total_q, d
+    a.heads_kv, a.seq_k, a.head_dim_v = hkv, total_k, dv
+    a.q_stride[:], a.k_stride[:] = _strides4(qv), _strides4(kv)
+    a.v_stride[:], a.o_stride[:] = _strides4(vv), _strides4(ov)
+    a.scale = scale
+    a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    p = rt.varlen_args()
+    p.cu_seqlens_q, p.cu_seqlens_k = cu_q.data_ptr(), cu_k.data_ptr()
+    p.num_seqs = cu_q.shape[0] - 1
+    p.max_seqlen_q, p.max_seqlen_k = max_seqlen_q, max_seqlen_k
+    return a, p, (qv, kv, vv, cu_q, cu_k)
+
+
+@varlen_attention_fwd.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+      scale, window_left, window_right, softcap):
+    return _varlen_outputs(q, v.shape[-1])

@@ -31,7 +31,9 @@ class KernelVariant:
     unbounded; `tiles` is (block_m, block_n, warps, stages) to force a
     #flash.config instead of letting flash-select-config choose;
     `with_forward` (backward variants) also emits the forward op, so that
-    both come from one artifact."""
+    both come from one artifact; `varlen` makes it the forward of a packed
+    batch of variable-length sequences (flash.attention with `varlen(...)`
+    operands, docs/KERNEL_ABI.md "Varlen"; no backward kernels yet)."""
 
     name: str
     dtype: str
@@ -45,6 +47,7 @@ class KernelVariant:
     dropout: Optional[float] = None
     tiles: Optional[Tuple[int, int, int, int]] = None
     with_forward: bool = False
+    varlen: bool = False
 
     def __post_init__(self):
         # Rejected here rather than by the MLIR parser, whose message would
@@ -83,6 +86,10 @@ class KernelVariant:
             raise ValueError("variant tiles must be four positive ints "
                              "(block_m, block_n, warps, stages), got "
                              f"{self.tiles!r}")
+        if self.varlen and (self.bias or self.mask or self.dropout):
+            # The op's verifier refuses them (their indices would be packed).
+            raise ValueError("a varlen variant takes no bias, mask or "
+                             "dropout")
 
 
 def _float(x):
@@ -123,6 +130,8 @@ class _Types:
         self.lse = f"tensor<1x1x{_SEQ}xf32>"
         self.bias = f"tensor<1x1x{_SEQ}x{_SEQ}xf32>"
         self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
+        # A packed batch's offsets: [B + 1], B a kernel argument too.
+        self.cu = "tensor<?xi32>"
 
 
 def _optional_operands(v, ty):
@@ -138,6 +147,9 @@ def _optional_operands(v, ty):
     if v.dropout:
         args.append("%s: i64")
         uses.append("seed(%s)")
+    if v.varlen:
+        args += [f"%cu_q: {ty.cu}", f"%cu_k: {ty.cu}"]
+        uses.append(f"varlen(%cu_q, %cu_k : {ty.cu}, {ty.cu})")
     return args, uses
 
 
@@ -163,6 +175,10 @@ def emit_backward(v):
     """func @grad_<name> computing v's flash.attention_grad (with a bias:
     full size, and dBias requested so that the kernels compute it), and
     with v.with_forward also @fwd_<name>, its forward."""
+    if v.varlen:
+        raise ValueError(f"variant {v.name}: varlen backward kernels are not "
+                         "built yet (flash-lower-to-gpu refuses a varlen "
+                         "flash.attention_grad)")
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
     params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
@@ -291,8 +307,13 @@ def from_runtime(variant):
     if variant.kind in (rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
                         rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
-    flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
-             if getattr(variant, f)]
+    varlen = bool(getattr(variant, "varlen", 0))
+    if varlen and variant.kind != rt.KIND_FORWARD:
+        raise ValueError(f"no GPU kernel computes '{variant.describe()}': "
+                         "varlen backward kernels are not built yet")
+    flags = [f for f in ("window", "softcap", "bias", "mask", "dropout",
+                         "varlen")
+             if getattr(variant, f, 0)]
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -305,7 +326,7 @@ def from_runtime(variant):
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
         bias=bool(variant.bias), mask=bool(variant.mask),
-        dropout=0.5 if variant.dropout else None)
+        dropout=0.5 if variant.dropout else None, varlen=varlen)
     return v, variant.kind != rt.KIND_FORWARD
 
 

@@ -152,3 +152,80 @@ def test_headdims_suite_gets_configs(opt_tool, tmp_path, target):
     assert all("x256x" in l for l in sm90)
     assert len(sm90) == (6 if target == "h100" else 0)
     assert all("config = #flash.config<" in l for l in fwds)
+
+
+# ---- packed variable-length batches (varlen) -------------------------------
+
+VARLEN = [
+    KernelVariant("vl_plain", "f16", 64, varlen=True),
+    KernelVariant("vl_causal_br", "bf16", 128, causal="bottom_right",
+                  varlen=True),
+    KernelVariant("vl_window_softcap", "f16", 128, causal="top_left",
+                  window=(32, 0), softcap=30.0, varlen=True),
+]
+
+
+def test_varlen_variants_parse_and_lower(opt_tool):
+    """The varlen operands are written where the op's syntax has them, and
+    the ops get configs and lower to varlen kernels."""
+    text = emit_module(VARLEN)
+    assert text.count("varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)") \
+        == len(VARLEN)
+    verify(opt_tool, text)
+    proc = subprocess.run(
+        [str(opt_tool), "-", "--flash-select-config=target=h100",
+         "--flash-lower-to-gpu=chip=sm_90a"], input=text,
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+    assert len(kernels) == len(VARLEN)
+    assert all("_varlen(" in l and "varlen = 1" in l for l in kernels)
+
+
+def test_varlen_runtime_variant_mapping():
+    v, backward = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16,
+                                          128, 128, rt.CAUSAL_TOP_LEFT, 0, 1,
+                                          0, 0, 0, 0, 1))
+    assert not backward and v.varlen and v.softcap
+    assert v.name == "bf16_d128_top_left_softcap_varlen"
+    dense, _ = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128,
+                                       128, rt.CAUSAL_TOP_LEFT))
+    assert not dense.varlen and dense.name == "bf16_d128_top_left"
+    with pytest.raises(ValueError, match="varlen backward kernels are not "
+                                         "built yet"):
+        from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
+                                0, 0, 0, 0, 0, 0, 0, 1))
+
+
+def test_varlen_variants_refuse_what_the_op_refuses():
+    with pytest.raises(ValueError, match="no bias, mask or dropout"):
+        KernelVariant("v", "f16", 64, varlen=True, bias=True)
+    with pytest.raises(ValueError, match="varlen backward kernels are not "
+                                         "built yet"):
+        emit_module(VARLEN[:1], backward=True)
+
+
+def test_gen_suite_varlen(opt_tool, tmp_path):
+    """gen_suite.py --varlen: f16/bf16 x D = 64/128 x full/causal
+    top-left/bottom-right forwards of packed batches (and a window and
+    softcap at D = 128), and the same dense forwards (the bench's other
+    side), through the package's emitter."""
+    gen = _gen_suite()
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                    "--varlen"], check=True)
+    suite = gen.varlen_suite()
+    assert len(suite) == 28 and sum(v.varlen for v in suite) == 16
+    plain = {(v.dtype, v.head_dim, v.causal) for v in suite
+             if v.varlen and not v.window and not v.softcap}
+    assert plain == {(t, d, c) for t in ("f16", "bf16") for d in (64, 128)
+                     for c in (None, "top_left", "bottom_right")}
+    assert plain == {(v.dtype, v.head_dim, v.causal) for v in suite
+                     if not v.varlen}
+    text = out.read_text()
+    assert text.endswith(emit_module(suite))
+    verify(opt_tool, text)
+    proc = subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                           "--varlen", "--decode"], capture_output=True,
+                          text=True)
+    assert proc.returncode != 0 and "separate suites" in proc.stderr

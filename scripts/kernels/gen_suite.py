@@ -121,6 +121,32 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     return vs
 
 
+def varlen_suite():
+    """Forward variants of packed batches (flash.attention with varlen
+    operands, docs/KERNEL_ABI.md "Varlen"): f16/bf16 x D = 64/128 x full,
+    causal (top_left) and causal bottom_right, a window and softcap at
+    D = 128 (python/tests/test_varlen_gpu.py), and the dense forward of
+    each of the first 12 (prefix dense_), so that one artifact holds both
+    sides of `python -m flashfuse.bench --varlen`, compiled alike. 28
+    variants."""
+    vs = []
+    for varlen in (True, False):
+        for dtype in ("f16", "bf16"):
+            for d in (64, 128):
+                for causal in (None, "top_left", "bottom_right"):
+                    name = (f"{'varlen' if varlen else 'dense'}_{dtype}_d{d}_"
+                            f"{causal or 'full'}")
+                    vs.append(KernelVariant(name, dtype, d, causal=causal,
+                                            varlen=varlen))
+            if varlen:
+                vs.append(KernelVariant(f"varlen_{dtype}_d128_window", dtype,
+                                        128, window=(64, 0), varlen=True))
+                vs.append(KernelVariant(f"varlen_{dtype}_d128_softcap", dtype,
+                                        128, causal="top_left", softcap=30.0,
+                                        varlen=True))
+    return vs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
@@ -133,15 +159,20 @@ def main():
     ap.add_argument("--headdims", action="store_true",
                     help="forward and backward variants of the head dims "
                          "served on padded tiles (8-256, 192/128)")
+    ap.add_argument("--varlen", action="store_true",
+                    help="forward variants of packed variable-length batches "
+                         "(and their dense counterparts)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
     args = ap.parse_args()
     if args.decode_dims and not args.decode:
         ap.error("--decode-dims goes with --decode")
-    if args.backward + args.decode + args.headdims > 1:
-        ap.error("--backward, --decode and --headdims are separate suites")
-    suite = (backward_suite() if args.backward
+    if args.backward + args.decode + args.headdims + args.varlen > 1:
+        ap.error("--backward, --decode, --headdims and --varlen are separate "
+                 "suites")
+    suite = (varlen_suite() if args.varlen
+             else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]
                                      if args.decode_dims else []))

@@ -1,0 +1,106 @@
+"""`python -m flashfuse.bench --varlen`: a packed batch of variable-length
+sequences (flashfuse.varlen_attention) against FlashFuse's own dense
+forward (flashfuse.attention) on equal-length sequences of the same total
+tokens, in TFLOP/s (4 * H * L^2 * D per sequence, halved if causal, as
+FlashAttention counts). Issue 18's target: the packed batch at >= 0.95x
+the dense forward's throughput. Each method warmed up for --warmup-ms,
+timed --reps times (CUDA events, median), in --varlen-rounds interleaved
+rounds (median of the rounds' medians).
+"""
+
+import random
+import statistics
+
+import torch
+
+from .errors import FlashFuseError
+
+
+def varlen_lengths(num_seqs, lo, hi, seed):
+    """num_seqs lengths drawn uniformly from [lo, hi] by Python's seeded
+    generator: the same batch every run, on every torch version."""
+    rng = random.Random(seed)
+    return [rng.randint(lo, hi) for _ in range(num_seqs)]
+
+
+def _flops(lengths, heads, head_dim, causal):
+    f = sum(4.0 * heads * n * n * head_dim for n in lengths)
+    return f / 2 if causal else f
+
+
+def run_varlen(args, time_ms, dtype):
+    """(config, rows): the packed batch and the dense one, each timed as
+    described above."""
+    from .functional import attention
+    from .varlen import varlen_attention
+
+    lengths = varlen_lengths(args.varlen_seqs, args.varlen_min,
+                             args.varlen_max, args.varlen_seed)
+    total = sum(lengths)
+    heads, d = args.varlen_heads, args.varlen_head_dim
+    causal = args.causal[-1] if len(args.causal) == 1 else True
+    dev = "cuda"
+    cu = torch.tensor([0] + torch.tensor(lengths).cumsum(0).tolist(),
+                      dtype=torch.int32, device=dev)
+    longest = max(lengths)
+    q, k, v = (torch.randn(total, heads, d, device=dev, dtype=dtype)
+               for _ in range(3))
+    # The dense batch: as many sequences, of the mean length, in the same
+    # memory layout (BSHD, read as [B, H, S, D] views).
+    seq = total // len(lengths)
+    qd, kd, vd = (torch.randn(len(lengths), seq, heads, d, device=dev,
+                              dtype=dtype).transpose(1, 2) for _ in range(3))
+    methods = {
+        "flashfuse-varlen": (lambda: varlen_attention(
+            q, k, v, cu, cu, longest, longest, is_causal=causal),
+            _flops(lengths, heads, d, causal)),
+        "flashfuse-dense": (lambda: attention(qd, kd, vd, is_causal=causal),
+                            _flops([seq] * len(lengths), heads, d, causal)),
+    }
+    times = {m: [] for m in methods}
+    errors = {}
+    for _ in range(args.varlen_rounds):
+        for name, (fn, _) in methods.items():
+            if name in errors:
+                continue
+            try:
+                times[name].append(time_ms(fn, [()], args.warmup, args.reps,
+                                           args.warmup_ms))
+            except (RuntimeError, ValueError, FlashFuseError,
+                    NotImplementedError) as e:
+                errors[name] = str(e).strip().splitlines()[0][:200]
+    rows = []
+    for name, (_, flops) in methods.items():
+        ms = statistics.median(times[name]) if times[name] else None
+        rows.append({"method": name, "ms": ms,
+                     "tflops": flops / (ms * 1e-3) / 1e12 if ms else None,
+                     "error": errors.get(name)})
+    varlen_row, dense_row = rows
+    if varlen_row["tflops"] and dense_row["tflops"]:
+        varlen_row["ratio_vs_dense"] = (varlen_row["tflops"]
+                                        / dense_row["tflops"])
+    config = {"sequences": len(lengths), "lengths": lengths,
+              "total_tokens": total, "dense_seqlen": seq, "heads": heads,
+              "head_dim": d, "causal": causal,
+              "dtype": str(dtype).replace("torch.", ""),
+              "warmup_ms": args.warmup_ms, "reps": args.reps,
+              "rounds": args.varlen_rounds}
+    return config, rows
+
+
+def table(config, rows):
+    lines = [f"varlen: {config['sequences']} sequences of "
+             f"{min(config['lengths'])}..{max(config['lengths'])} tokens "
+             f"({config['total_tokens']} in all), dense: "
+             f"{config['sequences']} x {config['dense_seqlen']}; "
+             f"H = {config['heads']}, D = {config['head_dim']}, "
+             f"{config['dtype']}, causal = {config['causal']}",
+             f"{'method':<18} {'ms':>9} {'TFLOP/s':>9} {'vs dense':>9}"]
+    for r in rows:
+        if r["error"]:
+            lines.append(f"{r['method']:<18} error: {r['error']}")
+            continue
+        ratio = r.get("ratio_vs_dense")
+        lines.append(f"{r['method']:<18} {r['ms']:9.3f} {r['tflops']:9.1f} "
+                     + (f"{ratio:8.3f}x" if ratio else f"{'':>9}"))
+    return "\n".join(lines)

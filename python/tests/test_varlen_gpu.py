@@ -1,0 +1,206 @@
+"""Numerics of flashfuse.varlen_attention on a GPU: each sequence of a packed
+batch against the f32 reference of that sequence alone (the dense
+reference of test_numerics_gpu.py), with FlashAttention's rule per
+sequence: max|out - ref| <= 2 * max|out_lowprec - ref| + atol. Ragged
+lengths (1, block multiples +-1, empty sequences, Lq != Lk), causal both
+alignments, GQA, D = 64/128, fp16/bf16; fresh random inputs every run,
+outputs poisoned first (FLASHFUSE_POISON_OUTPUTS) so that rows a kernel
+fails to write fail. Kernels: gen_suite.py --varlen (build/kernels/
+varlen-<target>); a variant no artifact has is skipped."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+from test_numerics_gpu import (assert_close, reference,  # noqa: E402
+                               run_or_skip)
+
+pytestmark = pytest.mark.gpu
+
+# (Lq_i, Lk_i) per sequence. Self-attention lengths around the block sizes
+# (64 and 128 rows, 32-128 keys), a length-1 sequence and an empty one;
+# then cross lengths: shorter and longer queries, a sequence without keys
+# (O = 0, LSE = +inf), one without queries, and Lq > Lk (bottom-right:
+# its first rows see no key).
+SELF = [1, 63, 64, 65, 0, 127, 128, 129, 255, 257, 1000]
+LENGTHS = {
+    "self": [(n, n) for n in SELF],
+    "cross": [(1, 239), (17, 17), (128, 200), (10, 0), (0, 40), (300, 129),
+              (65, 1), (129, 511)],
+}
+
+
+def offsets(lengths):
+    cu = [0]
+    for n in lengths:
+        cu.append(cu[-1] + n)
+    return torch.tensor(cu, dtype=torch.int32, device="cuda")
+
+
+def packed_inputs(pairs, hq, hkv, d, dtype, dv=None):
+    total_q = sum(q for q, _ in pairs)
+    total_k = sum(k for _, k in pairs)
+    q = torch.randn(total_q, hq, d, device="cuda", dtype=dtype)
+    k = torch.randn(total_k, hkv, d, device="cuda", dtype=dtype)
+    v = torch.randn(total_k, hkv, dv or d, device="cuda", dtype=dtype)
+    return q, k, v
+
+
+def sequence(t, start, length):
+    """Rows [start, start + length) of a packed [total, H, D] tensor as the
+    [1, H, L, D] input of the dense reference."""
+    return t[start:start + length].transpose(0, 1).unsqueeze(0)
+
+
+def reference_lse(q, k, causal, scale, window=None, softcap=0.0):
+    """f32 log-sum-exp of each row of one sequence ([1, Hq, Lq]; +inf where
+    every key is masked, as the kernels write it)."""
+    from test_numerics_gpu import keep_mask
+    causal = {False: "none", True: "top_left"}.get(causal, causal)
+    group = q.shape[1] // k.shape[1]
+    k = k.float().repeat_interleave(group, dim=1)
+    s = torch.matmul(q.float() * scale, k.transpose(-2, -1))
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    keep = keep_mask(q.shape[2], k.shape[2], causal, window, q.device)
+    lse = torch.logsumexp(s.masked_fill(~keep, float("-inf")), dim=-1)
+    return torch.where(torch.isneginf(lse), torch.full_like(lse, math.inf),
+                       lse)
+
+
+def check_packed(pairs, dtype, head_dim, causal, heads, window=None,
+                 softcap=0.0, layout="separate"):
+    """Runs flashfuse.varlen_attention on a packed batch of `pairs` and
+    checks every sequence's O (FlashAttention's rule) and LSE."""
+    hq, hkv = heads
+    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype)
+    if layout == "qkv":
+        # One [total, 3, H, D] buffer (self-attention, Hq = Hkv): q, k and
+        # v are strided views, read in place.
+        qkv = torch.randn(q.shape[0], 3, hq, head_dim, device="cuda",
+                          dtype=dtype)
+        q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    cu_q = offsets([p[0] for p in pairs])
+    cu_k = offsets([p[1] for p in pairs])
+    max_q = max(p[0] for p in pairs)
+    max_k = max(p[1] for p in pairs)
+    out, lse = run_or_skip(lambda: flashfuse.varlen_attention(
+        q, k, v, cu_q, cu_k, max_q, max_k, is_causal=causal,
+        window=window, softcap=softcap or None, return_lse=True,
+        check_inputs=True))
+    assert out.shape == (q.shape[0], hq, v.shape[-1]) and out.dtype == dtype
+    assert lse.shape == (hq, q.shape[0]) and lse.dtype == torch.float32
+    scale = 1 / math.sqrt(head_dim)
+    for i, (lq, lk) in enumerate(pairs):
+        if lq == 0:
+            continue
+        sq, sk = cu_q[i].item(), cu_k[i].item()
+        qi, ki, vi = (sequence(q, sq, lq), sequence(k, sk, lk),
+                      sequence(v, sk, lk))
+        got = out[sq:sq + lq].transpose(0, 1).unsqueeze(0)
+        got_lse = lse[:, sq:sq + lq].unsqueeze(0)
+        what = f"sequence {i} (Lq={lq}, Lk={lk})"
+        if lk == 0:
+            assert (got == 0).all(), f"{what}: O of a sequence without keys"
+            assert torch.isposinf(got_lse).all(), f"{what}: LSE"
+            continue
+        ref = reference(qi, ki, vi, causal, scale, True, window, softcap)
+        low = reference(qi, ki, vi, causal, scale, False, window, softcap)
+        assert_close(got, ref, low, 2, f"O of {what}")
+        ref_lse = reference_lse(qi, ki, causal, scale, window, softcap)
+        masked = torch.isposinf(ref_lse)
+        assert torch.equal(torch.isposinf(got_lse), masked), \
+            f"{what}: LSE +inf exactly on the rows that see no key"
+        # Fully masked rows: O = 0, never NaN.
+        assert (got.masked_select(masked.unsqueeze(-1)) == 0).all(), what
+        err = (got_lse[~masked] - ref_lse[~masked]).abs().max().item() \
+            if (~masked).any() else 0.0
+        assert err <= 1e-3 * (1 + ref_lse[~masked].abs().max().item()), \
+            f"{what}: max|LSE - ref| = {err:.3e}"
+    return out
+
+
+@pytest.fixture(autouse=True)
+def poison(monkeypatch):
+    monkeypatch.setenv("FLASHFUSE_POISON_OUTPUTS", "1")
+
+
+@pytest.mark.parametrize("lengths", sorted(LENGTHS))
+@pytest.mark.parametrize("heads", [(4, 4), (8, 2)], ids=["mha", "gqa"])
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_matches_each_sequence(dtype, head_dim, causal, heads,
+                                      lengths):
+    check_packed(LENGTHS[lengths], dtype, head_dim, causal, heads)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_packed_qkv_views_are_read_in_place(dtype):
+    check_packed(LENGTHS["self"], dtype, 128, "bottom_right", (4, 4),
+                 layout="qkv")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_window_and_softcap(dtype):
+    # gen_suite.py --varlen: a window (no causal) and softcap (causal) at
+    # D = 128.
+    check_packed(LENGTHS["cross"], dtype, 128, False, (8, 2), window=(64, 0))
+    check_packed(LENGTHS["self"], dtype, 128, "top_left", (8, 2),
+                 softcap=30.0)
+
+
+def test_one_long_sequence_matches_the_dense_forward():
+    # One sequence is the dense op: the two kernels agree to rounding.
+    q, k, v = packed_inputs([(1023, 1023)], 8, 2, 128, torch.bfloat16)
+    cu = offsets([1023])
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        q, k, v, cu, cu, 1023, 1023, is_causal=True))
+    dense = run_or_skip(lambda: flashfuse.attention(
+        *(t.transpose(0, 1).unsqueeze(0) for t in (q, k, v)),
+        is_causal=True, enable_gqa=True))
+    torch.testing.assert_close(out, dense[0].transpose(0, 1), atol=2e-2,
+                               rtol=0)
+
+
+def test_empty_packs_launch_nothing():
+    q, k, v = packed_inputs([(0, 0), (0, 5)], 4, 4, 64, torch.float16)
+    cu_q, cu_k = offsets([0, 0]), offsets([0, 5])
+    out = flashfuse.varlen_attention(q, k, v, cu_q, cu_k, 0, 5)
+    assert out.shape == (0, 4, 64)
+    q, k, v = packed_inputs([(7, 0), (3, 0)], 4, 4, 64, torch.float16)
+    out, lse = flashfuse.varlen_attention(
+        q, k, v, offsets([7, 3]), offsets([0, 0]), 7, 0, return_lse=True)
+    assert (out == 0).all() and torch.isposinf(lse).all()
+
+
+def test_check_inputs_reads_the_offsets():
+    q, k, v = packed_inputs([(10, 10), (20, 20)], 4, 4, 64, torch.float16)
+    cu = offsets([10, 20])
+    bad = cu.clone()
+    bad[-1] = 29
+    with pytest.raises(ValueError, match=r"cu_seqlens_q\[-1\] = 29 but the "
+                                         "packed tensor has 30 rows"):
+        flashfuse.varlen_attention(q, k, v, bad, cu, 20, 20,
+                                   check_inputs=True)
+    with pytest.raises(ValueError, match="more than max_seqlen_k = 19"):
+        flashfuse.varlen_attention(q, k, v, cu, cu, 20, 19,
+                                   check_inputs=True)
+
+
+def test_backward_is_refused():
+    q, k, v = (t.requires_grad_() for t in packed_inputs(
+        [(10, 10), (20, 20)], 4, 4, 64, torch.float16))
+    cu = offsets([10, 20])
+    out = run_or_skip(lambda: flashfuse.varlen_attention(q, k, v, cu, cu,
+                                                         20, 20))
+    with pytest.raises(NotImplementedError,
+                       match="varlen backward kernels are not built yet"):
+        out.sum().backward()

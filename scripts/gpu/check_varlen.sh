@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The packed-batch (varlen) forward on a GPU machine (torch with CUDA,
+# compute-sanitizer): given an artifact built by flashfuse-compile from
+# `scripts/kernels/gen_suite.py --varlen` (the varlen forwards and their
+# dense counterparts), runs
+#   1. python/tests/test_varlen_gpu.py (every sequence of ragged packed
+#      batches against its own f32 reference, FlashAttention's rule; a
+#      skipped test, i.e. a kernel missing from the artifact, fails this
+#      step),
+#   2. scripts/kernels/check_varlen.py under compute-sanitizer --tool
+#      memcheck (odd shapes: empty sequences, length 1, Lq != Lk, GQA),
+#   3. `python -m flashfuse.bench --varlen`: 16 sequences of 128..4k
+#      tokens (~32k in all), causal, bf16, D = 128, against the dense
+#      forward on equal lengths of the same total (target >= 0.95x),
+# writing the logs and bench-varlen.json to $OUT, and exits non-zero if
+# step 1 or 2 failed.
+#
+# usage: scripts/gpu/check_varlen.sh ARTIFACT_DIR
+# env:   FLASHFUSE_RUNTIME_LIB (default <repo>/build-rt/lib/...; build it
+#        with -DFLASHFUSE_RUNTIME_ONLY=ON), OUT (default ./gpu-out),
+#        PYTHON (default python3).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ARTIFACT="$(cd "${1:?usage: $0 ARTIFACT_DIR}" && pwd)"
+OUT="${OUT:-$PWD/gpu-out}"
+PYTHON="${PYTHON:-python3}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+export FLASHFUSE_RUNTIME_LIB="${FLASHFUSE_RUNTIME_LIB:-$ROOT/build-rt/lib/libflashfuse_runtime.so}"
+export FLASHFUSE_KERNEL_DIR="$ARTIFACT"
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+rc=0
+(cd "$ROOT/python" && "$PYTHON" -m pytest -q -rs tests/test_varlen_gpu.py) \
+  2>&1 | tee "$OUT/test_varlen_gpu.log"
+if [[ ${PIPESTATUS[0]} != 0 ]] || grep -q " skipped" "$OUT/test_varlen_gpu.log"; then
+  echo "check_varlen: test_varlen_gpu.py failed or skipped tests"; rc=1
+fi
+compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$PYTHON" "$ROOT/scripts/kernels/check_varlen.py" 2>&1 | tee "$OUT/memcheck.log"
+[[ ${PIPESTATUS[0]} == 0 ]] || { echo "check_varlen: memcheck failed"; rc=1; }
+"$PYTHON" -m flashfuse.bench --varlen --json "$OUT/bench-varlen.json" \
+  2>&1 | tee "$OUT/bench-varlen.txt"
+echo "check_varlen: $([[ $rc == 0 ]] && echo PASS || echo FAIL)"
+exit "$rc"
