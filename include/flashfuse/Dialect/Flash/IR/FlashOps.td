@@ -135,8 +135,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     `mask`, dropout (`dropout_p` / `seed`), the `score_mod` and `mask_mod`
     regions (their indices would be packed, not per sequence). On the GPU,
     flash-lower-to-gpu builds the recipe's forward under the varlen tile
-    scheduler (one block per query block, head and sequence; docs/
-    KERNEL_ABI.md "Varlen"), with the dense op's config.
+    scheduler (one block per query block, head and sequence;
+    docs/KERNEL_ABI.md "Varlen"), with the dense op's config.
     `flash.attention_grad` takes the same `varlen(...)` operands, with the
     same rules; it has no GPU kernels yet (flash-select-config and
     flash-lower-to-gpu refuse it).
