@@ -105,10 +105,11 @@ def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
     from flashfuse.errors import KernelNotFoundError
     # A directory of artifacts is searched one level down.
     monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir.parent))
-    # (runtime/test/data holds the decode sample too.)
+    # (runtime/test/data holds the decode and varlen samples too.)
     assert _kernels.artifact_dirs() == [
         str((sample_dir.parent / "decode").resolve()),
-        str(sample_dir.resolve())]
+        str(sample_dir.resolve()),
+        str((sample_dir.parent / "varlen").resolve())]
     v = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_F16, 128, 128)
     assert _kernels.locate(v) == (str(sample_dir.resolve()), 2)
     monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir / "none"))
