@@ -123,6 +123,8 @@ std::string KernelSpec::kernelName() const {
     name += "_mask";
   if (dropout)
     name += "_dropout";
+  if (writesF32Output())
+    name += "_of32";
   if (deterministic)
     name += "_det";
   if (pageSize)
@@ -260,7 +262,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          softcap == o.softcap && bias == o.bias && mask == o.mask &&
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
-         pageSize == o.pageSize;
+         pageSize == o.pageSize && outputType() == o.outputType();
 }
 
 KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
@@ -386,6 +388,11 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                      op.getScoreMod(), op.getMaskMod());
   if (failed(spec))
     return failure();
+  // The verifier allows f32 O over f16/bf16 inputs only; the epilogue
+  // stores it from the f32 accumulators (ForwardBuilder::writeEpilogue).
+  Type outElt = getElementTypeOrSelf(op.getOutput().getType());
+  if (outElt != spec->elementType)
+    spec->outputElementType = outElt;
   if (spec->recipe == Recipe::Sm90) {
     // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
     // the swizzled tiles hold whole 64-element rows; every thread copies the
