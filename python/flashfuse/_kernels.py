@@ -55,10 +55,12 @@ def _manifest(directory):
 
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
-                 dropout=False, page_size=0):
+                 dropout=False, page_size=0, out_f32=False):
+    """A runtime Variant; `out_f32` (forward kernels only) asks for the
+    kernel that writes O in f32 rather than in the inputs' dtype."""
     return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                       int(window), int(softcap), int(bias), int(mask),
-                      int(dropout), int(page_size))
+                      int(dropout), int(page_size), int(out_f32))
 
 
 def _search(variant, directory=None):
