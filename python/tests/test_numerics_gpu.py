@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
+import flashfuse.ops  # noqa: E402,F401  (registers torch.ops.flashfuse.*)
 from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
