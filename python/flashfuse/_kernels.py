@@ -56,10 +56,14 @@ def _manifest(directory):
 
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
-                 dropout=False, page_size=0, varlen=False):
+                 dropout=False, page_size=0, out_f32=False, varlen=False):
+    """A runtime Variant; `out_f32` (forward kernels only) asks for the
+    kernel that writes O in f32 rather than in the inputs' dtype, `varlen`
+    (forward only) for the kernel of a packed batch of variable-length
+    sequences."""
     return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                       int(window), int(softcap), int(bias), int(mask),
-                      int(dropout), int(page_size), int(varlen))
+                      int(dropout), int(page_size), int(out_f32), int(varlen))
 
 
 def _search(variant, directory=None):

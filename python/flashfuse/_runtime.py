@@ -48,17 +48,20 @@ class Variant(ctypes.Structure):
                 ("causal", ctypes.c_int), ("window", ctypes.c_int32),
                 ("softcap", ctypes.c_int32), ("bias", ctypes.c_int32),
                 ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32),
-                ("page_size", ctypes.c_int32), ("varlen", ctypes.c_int32)]
+                ("page_size", ctypes.c_int32), ("out_f32", ctypes.c_int32),
+                ("varlen", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
                  if getattr(self, f)]
         page = [f"page_size={self.page_size}"] if self.page_size else []
+        out = ["out=f32"] if self.out_f32 else []
         return " ".join([_KIND_NAMES.get(self.kind, "?"),
                          _DTYPE_NAMES.get(self.dtype, "?"),
                          f"D={self.head_dim}", f"Dv={self.head_dim_v}",
                          f"causal={_CAUSAL_NAMES.get(self.causal, '?')}"]
-                        + flags + page + (["varlen"] if self.varlen else []))
+                        + flags + page + out
+                        + (["varlen"] if self.varlen else []))
 
     def key(self):
         return tuple(getattr(self, name) for name, _ in self._fields_)
@@ -91,7 +94,7 @@ class ForwardArgs(ctypes.Structure):
                 ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32),
                 ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
-                ("seed", ctypes.c_uint64)]
+                ("seed", ctypes.c_uint64), ("out_f32", ctypes.c_int32)]
 
 
 class VarlenArgs(ctypes.Structure):

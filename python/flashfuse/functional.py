@@ -83,9 +83,11 @@ class _Attention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, bias, mask, causal, scale, window_left,
                 window_right, softcap, dropout_p, seed, deterministic):
+        # O in the inputs' dtype (out_f32=False): it is what the backward
+        # kernels take, and what SDPA returns.
         o, lse = torch.ops.flashfuse.attention_fwd(
             q, k, v, bias, mask, causal, scale, window_left, window_right,
-            softcap, dropout_p, seed)
+            softcap, dropout_p, seed, False)
         ctx.save_for_backward(q, k, v, o, lse, bias, mask)
         # The backward regenerates the forward's dropout mask from the same
         # dropout_p and seed (KERNEL_ABI.md, Dropout).

@@ -19,22 +19,23 @@ from .errors import KernelNotFoundError
 _DTYPES = {torch.float16: rt.DTYPE_F16, torch.bfloat16: rt.DTYPE_BF16}
 
 
-def _output_like(q, head_dim_v):
+def _output_like(q, head_dim_v, dtype=None):
     """O in q's memory layout: BSHD-in-memory q (heads inner to sequence, as
     models produce) gives a BSHD-in-memory O, so the caller's transpose back
-    to [B, S, H, D] is free."""
+    to [B, S, H, D] is free. `dtype` defaults to q's."""
     b, h, s, _ = q.shape
     if q.stride(1) < q.stride(2):
-        return q.new_empty(b, s, h, head_dim_v).transpose(1, 2)
-    return q.new_empty(b, h, s, head_dim_v)
+        return q.new_empty(b, s, h, head_dim_v, dtype=dtype).transpose(1, 2)
+    return q.new_empty(b, h, s, head_dim_v, dtype=dtype)
 
 
 def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
-             softcap, dropout_p):
+             softcap, dropout_p, out_f32=False):
     return _kernels.make_variant(
         kind, _DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
-        bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0)
+        bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0,
+        out_f32=out_f32)
 
 
 @functools.lru_cache(maxsize=None)
@@ -115,12 +116,18 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   bias: Optional[torch.Tensor], mask: Optional[torch.Tensor],
                   causal: int, scale: float, window_left: int,
                   window_right: int, softcap: float, dropout_p: float,
-                  seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+                  seed: int, out_f32: bool = False
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]). O is in q's dtype, or with
+    out_f32 float32, written unrounded by the f32-output kernel variant:
+    the partial results that split-sequence (ring) attention merges by
+    their LSE without a 16-bit rounding per part."""
     variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
-                       window_left, window_right, softcap, dropout_p)
+                       window_left, window_right, softcap, dropout_p, out_f32)
     kernel = _kernels.kernel(q.device.index, variant,
                              capability=_capability(q.device.index))
-    o = _output_like(q, v.shape[-1])  # before any copy: the fake's layout
+    # Before any copy: the fake's layout.
+    o = _output_like(q, v.shape[-1], torch.float32 if out_f32 else None)
     q, k, v, bias, mask = (_readable(t) for t in (q, k, v, bias, mask))
     b, hq, sq, d = q.shape
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
@@ -139,6 +146,7 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     a.scale = scale
     a.window_left, a.window_right = window_left, window_right
     a.softcap, a.dropout_p, a.seed = softcap, dropout_p, seed
+    a.out_f32 = int(out_f32)
     with torch.cuda.device(q.device):
         rt.attention_forward(kernel, a,
                              torch.cuda.current_stream(q.device).cuda_stream)
@@ -147,9 +155,9 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 @attention_fwd.register_fake
 def _(q, k, v, bias, mask, causal, scale, window_left, window_right, softcap,
-      dropout_p, seed):
+      dropout_p, seed, out_f32=False):
     b, hq, sq, _ = q.shape
-    return (_output_like(q, v.shape[-1]),
+    return (_output_like(q, v.shape[-1], torch.float32 if out_f32 else None),
             q.new_empty(b, hq, sq, dtype=torch.float32))
 
 

@@ -19,6 +19,8 @@ from . import _runtime as rt
 
 DTYPES = tuple(rt._DTYPE_NAMES.values())
 CAUSAL = (None, "top_left", "bottom_right")
+# flash.attention's O: the inputs' dtype (None), or f32 over them.
+OUT_DTYPES = (None, "f32")
 
 # Lengths the IR is written with: any value compiles to the same kernel.
 _SEQ = 128
@@ -31,9 +33,13 @@ class KernelVariant:
     unbounded; `tiles` is (block_m, block_n, warps, stages) to force a
     #flash.config instead of letting flash-select-config choose;
     `with_forward` (backward variants) also emits the forward op, so that
-    both come from one artifact; `varlen` makes it the forward of a packed
-    batch of variable-length sequences (flash.attention with `varlen(...)`
-    operands, docs/KERNEL_ABI.md "Varlen"; no backward kernels yet)."""
+    both come from one artifact. `out_dtype` "f32" makes the forward's O
+    f32 (the unrounded partial results that split-sequence attention
+    merges by their LSE); None keeps O in `dtype`, as the backward op and a
+    with_forward forward always do. `varlen` makes it the forward of a
+    packed batch of variable-length sequences (flash.attention with
+    `varlen(...)` operands, docs/KERNEL_ABI.md "Varlen"; no backward
+    kernels yet)."""
 
     name: str
     dtype: str
@@ -47,6 +53,7 @@ class KernelVariant:
     dropout: Optional[float] = None
     tiles: Optional[Tuple[int, int, int, int]] = None
     with_forward: bool = False
+    out_dtype: Optional[str] = None  # None: dtype; "f32"
     varlen: bool = False
 
     def __post_init__(self):
@@ -80,6 +87,9 @@ class KernelVariant:
         if self.dropout is not None and not 0 < self.dropout < 1:
             raise ValueError(f"variant dropout must be in (0, 1), got "
                              f"{self.dropout!r}")
+        if self.out_dtype not in OUT_DTYPES:
+            raise ValueError(f"variant out_dtype must be one of {OUT_DTYPES} "
+                             f"(None: the dtype), got {self.out_dtype!r}")
         if self.tiles is not None and (
                 len(self.tiles) != 4
                 or any(not isinstance(t, int) or t <= 0 for t in self.tiles)):
@@ -127,6 +137,9 @@ class _Types:
         t = v.dtype
         self.q = f"tensor<1x1x{_SEQ}x{v.head_dim}x{t}>"  # Q, K, dQ, dK
         self.v = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{t}>"  # V, O, dV, dO
+        # The forward's result O: f32 with out_dtype (the gradient op's O
+        # operand is self.v).
+        self.o = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{v.out_dtype or t}>"
         self.lse = f"tensor<1x1x{_SEQ}xf32>"
         self.bias = f"tensor<1x1x{_SEQ}x{_SEQ}xf32>"
         self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
@@ -163,7 +176,7 @@ def emit_forward(v, symbol=None):
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
     params = ", ".join([f"%q: {ty.q}", f"%k: {ty.q}", f"%v: {ty.v}"] + args)
-    results = f"{ty.v}, {ty.lse}"
+    results = f"{ty.o}, {ty.lse}"
     op = _op("%o, %lse = flash.attention %q, %k, %v", uses, attributes(v),
              f"{ty.q}, {ty.q}, {ty.v} -> {results}")
     return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
@@ -197,8 +210,9 @@ def emit_backward(v):
         # The forward keeps the tiles flash-select-config gives it: the
         # variant's tiles may be a backward-only shape (more warps than
         # block_m has 16-row slabs), and the dropout keep test is per
-        # element, independent of tiling.
-        out += emit_forward(dataclasses.replace(v, tiles=None),
+        # element, independent of tiling. Its O is what the gradient takes:
+        # the inputs' dtype, whatever out_dtype says.
+        out += emit_forward(dataclasses.replace(v, tiles=None, out_dtype=None),
                             symbol=f"fwd_{v.name}")
     return out
 
@@ -298,22 +312,27 @@ def from_runtime(variant):
     kind forward, the gradient op for the backward kinds (compiling it gives
     every kernel of the backward sequence), and (KVCacheVariant, False) for
     the decode kinds (compiling it gives the decode kernel, its combine,
-    the kv_append and the decode_check of its cache). Flags become representative values; the kernels take the real
-    ones as parameters."""
+    the kv_append and the decode_check of its cache). Flags become
+    representative values; the kernels take the real ones as parameters.
+    out_f32 (forward only) becomes out_dtype "f32"."""
     dtype = rt._DTYPE_NAMES.get(variant.dtype)
     causal = rt._CAUSAL_NAMES.get(variant.causal)
     if dtype is None or causal is None:
         raise ValueError(f"not a kernel variant: {variant.describe()}")
+    backward = variant.kind != rt.KIND_FORWARD
+    if variant.out_f32 and backward:
+        raise ValueError(f"not a kernel variant: {variant.describe()} (only "
+                         "forward kernels write an f32 O)")
     if variant.kind in (rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
                         rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
-    varlen = bool(getattr(variant, "varlen", 0))
-    if varlen and variant.kind != rt.KIND_FORWARD:
+    varlen = bool(variant.varlen)
+    if varlen and backward:
         raise ValueError(f"no GPU kernel computes '{variant.describe()}': "
                          "varlen backward kernels are not built yet")
-    flags = [f for f in ("window", "softcap", "bias", "mask", "dropout",
-                         "varlen")
-             if getattr(variant, f, 0)]
+    flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
+             if getattr(variant, f)] + (["of32"] if variant.out_f32 else []) \
+        + (["varlen"] if varlen else [])
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -326,8 +345,9 @@ def from_runtime(variant):
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
         bias=bool(variant.bias), mask=bool(variant.mask),
-        dropout=0.5 if variant.dropout else None, varlen=varlen)
-    return v, variant.kind != rt.KIND_FORWARD
+        dropout=0.5 if variant.dropout else None,
+        out_dtype="f32" if variant.out_f32 else None, varlen=varlen)
+    return v, backward
 
 
 def _kvcache_from_runtime(variant, dtype, causal):

@@ -49,7 +49,7 @@ def test_custom_op_is_registered_with_a_fake():
     k = torch.empty(2, 2, 300, 128, dtype=torch.bfloat16, device="meta")
     v = torch.empty(2, 2, 300, 64, dtype=torch.bfloat16, device="meta")
     o, lse = torch.ops.flashfuse.attention_fwd(q, k, v, None, None, 1, 0.1,
-                                               -1, -1, 0.0, 0.0, 0)
+                                               -1, -1, 0.0, 0.0, 0, False)
     assert o.shape == (2, 8, 100, 64) and o.dtype == torch.bfloat16
     assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32
     # BSHD-in-memory q gives BSHD-in-memory O.
@@ -58,6 +58,17 @@ def test_custom_op_is_registered_with_a_fake():
     o, _ = torch.ops.flashfuse.attention_fwd(q_bshd, k, v, None, None, 0, 0.1,
                                              -1, -1, 0.0, 0.0, 0)
     assert o.transpose(1, 2).is_contiguous()
+    # out_f32 (trailing, default False): O in float32, same shape and
+    # layout; the LSE is f32 either way.
+    assert "bool out_f32=False" in str(
+        torch.ops.flashfuse.attention_fwd.default._schema)
+    o32, lse32 = torch.ops.flashfuse.attention_fwd(
+        q, k, v, None, None, 1, 0.1, -1, -1, 0.0, 0.0, 0, True)
+    assert o32.shape == (2, 8, 100, 64) and o32.dtype == torch.float32
+    assert lse32.shape == (2, 8, 100) and lse32.dtype == torch.float32
+    o32, _ = torch.ops.flashfuse.attention_fwd(
+        q_bshd, k, v, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0, out_f32=True)
+    assert o32.dtype == torch.float32 and o32.transpose(1, 2).is_contiguous()
     dq, dk, dv, dbias = torch.ops.flashfuse.attention_bwd(
         o, q, k, v, o, lse, None, None, 0, 0.1, -1, -1, 0.0, 0.0, 0, False,
         False)

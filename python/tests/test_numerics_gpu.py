@@ -10,6 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
+import flashfuse.ops  # noqa: E402,F401  (registers torch.ops.flashfuse.*)
 from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -131,6 +132,48 @@ def test_torch_compile_keeps_one_graph():
         return flashfuse.attention(q, k, v) * 2
 
     torch.testing.assert_close(f(q, k, v), eager * 2)
+
+
+@pytest.mark.parametrize("causal", [0, 1], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_f32_output_partials_merge_by_lse(dtype, head_dim, causal):
+    """out_f32=True: O in float32, unrounded (the 16-bit kernel's O is its
+    rounding, bit for bit: same tiles, same accumulation), and partial
+    results over two key shards merged by their LSE, as ring attention
+    does, give attention over all the keys."""
+    b, hq, hkv, sq, split, sk = 2, 8, 2, 203, 256, 459
+    q = torch.randn(b, hq, sq, head_dim, device="cuda", dtype=dtype)
+    k = torch.randn(b, hkv, sk, head_dim, device="cuda", dtype=dtype)
+    v = torch.randn(b, hkv, sk, head_dim, device="cuda", dtype=dtype)
+    scale = 1 / math.sqrt(head_dim)
+
+    def forward(q, k, v, causal, out_f32):
+        return run_or_skip(lambda: torch.ops.flashfuse.attention_fwd(
+            q, k, v, None, None, causal, scale, -1, -1, 0.0, 0.0, 0,
+            out_f32))
+
+    o, lse = forward(q, k, v, causal, True)
+    assert o.dtype == torch.float32 and o.shape == (b, hq, sq, head_dim)
+    ref = reference(q, k, v, bool(causal), scale, upcast=True)
+    low = reference(q, k, v, bool(causal), scale, upcast=False)
+    assert_close(o, ref, low, 2, "O (f32)")
+    o16, lse16 = forward(q, k, v, causal, False)
+    assert torch.equal(o.to(dtype), o16) and torch.equal(lse, lse16)
+
+    # Two key shards, each a full (non-causal) attention.
+    parts = [forward(q, k[:, :, s], v[:, :, s], 0, True)
+             for s in (slice(0, split), slice(split, sk))]
+    (o1, l1), (o2, l2) = parts
+    merged_lse = torch.logaddexp(l1, l2)
+    merged = (torch.exp(l1 - merged_lse)[..., None] * o1
+              + torch.exp(l2 - merged_lse)[..., None] * o2)
+    ref = reference(q, k, v, False, scale, upcast=True)
+    low = reference(q, k, v, False, scale, upcast=False)
+    assert_close(merged, ref, low, 2, "O merged by LSE")
+    full_lse = forward(q, k, v, 0, True)[1]
+    torch.testing.assert_close(merged_lse, full_lse, rtol=1e-5, atol=1e-4)
 
 
 # ---- gradients ---------------------------------------------------------

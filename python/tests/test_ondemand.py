@@ -19,6 +19,8 @@ MASKED = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64, 64, rt.CAUSAL_TOP_LEFT,
                     0, 0, 0, 1, 0)
 BACKWARD = rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 64, 64,
                       rt.CAUSAL_BOTTOM_RIGHT, 0, 0, 0, 1, 0)
+# The same with O in f32 (out_f32): a kernel of its own.
+MASKED_F32 = rt.Variant(*list(MASKED.key())[:-1], 1)
 
 
 @pytest.fixture
@@ -79,9 +81,10 @@ def test_cache_entry_covers_variant_flags_target_and_compiler(cache, tmp_path):
         _compile.Job(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64, 64,
                                 rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0),
                      "h100", str(fake)).directory,
+        _compile.Job(MASKED_F32, "h100", str(fake)).directory,
     ]
     assert others[0].parent == cache / "a100"
-    assert len({job.directory, *others}) == 4
+    assert len({job.directory, *others}) == 5
     # A rebuilt compiler gets fresh kernels, not the old one's.
     os.utime(fake, ns=(1, 1))
     assert _compile.Job(MASKED, "h100", str(fake)).directory != job.directory
@@ -122,6 +125,25 @@ def test_compile_one_variant_into_a_temp_cache(cache, compiler, monkeypatch):
         raise AssertionError("compiled again despite the cached artifact")
     monkeypatch.setattr(_compile.Job, "run", no_compile)
     assert _compile.artifact_for(MASKED, H100) == directory
+
+
+def test_compile_f32_output_forward(rt, cache, compiler, monkeypatch,
+                                    tmp_path):
+    # out_f32 compiles the flash.attention with an f32 result: its kernel
+    # says so in the manifest and is found by the variant with out_f32.
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(tmp_path / "empty"))
+    directory, index = _kernels.locate(MASKED_F32, capability=(8, 0))
+    assert pathlib.Path(directory).parent == cache / "a100"
+    (name, k), = manifest_kernels(directory).items()
+    assert name.startswith("flash_fwd_sm80_f16_d64_") and name.endswith(
+        "_causal_mask_of32")
+    assert (k["kind"], k["dtype"], k["out_f32"]) == ("forward", "f16", "1")
+    assert "xf32>" in (pathlib.Path(directory) / "variant.mlir").read_text()
+    info = rt.Manifest.open(directory).kernels()[index]
+    assert info.variant.key() == MASKED_F32.key()
+    assert info.variant.describe().endswith("mask out=f32")
+    # The 16-bit variant is not served by it.
+    assert not _kernels.has_kernel(MASKED, directory)
 
 
 def test_compile_deterministic_backward(cache, compiler):

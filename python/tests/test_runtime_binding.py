@@ -100,6 +100,55 @@ def test_forward_argument_validation(rt, sample_dir):
             m.check_forward(0, a)
 
 
+# One forward kernel in 16 bits and the same variant writing O in f32: the
+# `out_f32 1` key (docs/KERNEL_ABI.md) separates them.
+_FORWARD_PARAMS = (
+    "memref:q memref:k memref:v memref:o memref:lse i32:batch i32:heads_q "
+    "i32:heads_kv i32:seq_q i32:seq_k i64:q_stride_b i64:q_stride_h "
+    "i64:q_stride_s i64:k_stride_b i64:k_stride_h i64:k_stride_s "
+    "i64:v_stride_b i64:v_stride_h i64:v_stride_s i64:o_stride_b "
+    "i64:o_stride_h i64:o_stride_s f32:scale i32:window_left "
+    "i32:window_right f32:softcap f32:dropout_p i64:seed")
+
+
+def _kernel_text(name, extra=""):
+    return (f"kernel {name}\n  kind forward\n  dtype f16\n  head_dim 128\n"
+            "  head_dim_v 128\n  block_m 128\n  block_n 64\n  threads 128\n"
+            f"  smem 0\n  causal top_left\n{extra}  params {_FORWARD_PARAMS}"
+            "\nend\n")
+
+
+def test_out_f32_variant_lookup_and_arguments(rt):
+    from flashfuse import _kernels
+    from flashfuse.errors import InvalidArgumentError, KernelNotFoundError
+    m = rt.Manifest.parse("flashfuse-manifest 1\narch 90\nptx k.ptx\n"
+                          + _kernel_text("fwd16")
+                          + _kernel_text("fwd32", "  out_f32 1\n"))
+    k16, k32 = m.kernels()
+    assert (k16.variant.out_f32, k32.variant.out_f32) == (0, 1)
+    assert k32.variant.describe() == (
+        "forward f16 D=128 Dv=128 causal=top_left out=f32")
+    v16 = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 128, 128,
+                                rt.CAUSAL_TOP_LEFT)
+    v32 = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 128, 128,
+                                rt.CAUSAL_TOP_LEFT, out_f32=True)
+    assert (m.find(v16), m.find(v32)) == (0, 1)
+    with pytest.raises(KernelNotFoundError, match="causal=none out=f32"):
+        m.find(_kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_F16, 128, 128,
+                                     out_f32=True))
+    # The arguments say which O they bring; it must be the kernel's.
+    a = _good_args(rt)
+    m.check_forward(0, a)
+    with pytest.raises(InvalidArgumentError, match="'o' is f16 \\(out_f32 = "
+                       "0\\) but the kernel writes O in f32"):
+        m.check_forward(1, a)
+    a.out_f32 = 1
+    m.check_forward(1, a)
+    with pytest.raises(InvalidArgumentError, match="'o' is f32 \\(out_f32 = "
+                       "1\\) but the kernel writes O in f16"):
+        m.check_forward(0, a)
+
+
 def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
     from flashfuse import _kernels
     from flashfuse.errors import KernelNotFoundError

@@ -25,6 +25,7 @@ FEATURES = [
     KernelVariant("window_both", "f16", 128, window=(8, 0)),
     KernelVariant("softcap", "f16", 64, softcap=30.0),
     KernelVariant("tiny_dropout", "f16", 64, dropout=1e-05),
+    KernelVariant("out_f32", "bf16", 128, causal="top_left", out_dtype="f32"),
     KernelVariant("everything", "bf16", 96, causal="top_left", window=(16, 0),
                   softcap=50.0, bias=True, mask=True, dropout=0.1,
                   tiles=(64, 32, 4, 1), with_forward=True),
@@ -50,21 +51,42 @@ def test_every_feature_parses(opt_tool, backward):
                    "#flash.config<sm80, block_m = 64, block_n = 32, warps = 4,"
                    " stages = 1>"):
         assert needle in out, needle
+    # out_dtype makes the forward's O f32; the gradient op's O operand and
+    # results stay in the inputs' dtype.
+    assert ("-> tensor<1x1x128x128xf32>, tensor<1x1x128xf32>" in out) == (
+        not backward)
+
+
+def test_out_dtype_emission():
+    v = KernelVariant("ring", "f16", 64, out_dtype="f32")
+    text = emit_module([v])
+    assert ("-> (tensor<1x1x128x64xf32>, tensor<1x1x128xf32>)" in text
+            and "tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, "
+                "tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf32>" in text)
+    # A backward variant's forward (with_forward) gives the O the gradient
+    # takes: the inputs' dtype, whatever out_dtype says.
+    both = emit_module([dataclasses.replace(v, with_forward=True)],
+                       backward=True)
+    assert "xf16>, tensor<1x1x128xf32>" in both and "x64xf32>" not in both
 
 
 def test_every_runtime_variant_parses(opt_tool):
     """The IR compiled on demand: all kinds, dtypes, causal modes and flags
     of the runtime's Variant."""
     forward, backward = [], []
-    flags = itertools.product((0, 1), repeat=5)
-    for kind, dtype, causal, (window, softcap, bias, mask, dropout) in \
+    flags = itertools.product((0, 1), repeat=6)
+    for kind, dtype, causal, (window, softcap, bias, mask, dropout,
+                              out_f32) in \
             itertools.product((rt.KIND_FORWARD, rt.KIND_BACKWARD),
                               (rt.DTYPE_F16, rt.DTYPE_BF16),
                               (0, 1, 2), flags):
+        if out_f32 and kind != rt.KIND_FORWARD:
+            continue  # forward kernels only (test_runtime_variant_mapping)
         v, is_backward = from_runtime(rt.Variant(
             kind, dtype, 64, 64, causal, window, softcap, bias, mask,
-            dropout))
+            dropout, 0, out_f32))
         assert is_backward == (kind != rt.KIND_FORWARD)
+        assert v.out_dtype == ("f32" if out_f32 else None)
         (backward if is_backward else forward).append(v)
     names = [v.name for v in forward]
     assert len(set(names)) == len(names)  # one function per variant
@@ -81,6 +103,16 @@ def test_runtime_variant_mapping():
         "bf16", 128, 64, "bottom_right")
     assert v.window and v.bias and v.dropout and not v.softcap and not v.mask
     assert v.name == "bf16_d128_dv64_bottom_right_window_bias_dropout"
+    # out_f32 selects the forward whose O is f32, a kernel of its own.
+    v, backward = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64,
+                                          64, rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0,
+                                          0, 0, 1))
+    assert not backward and v.out_dtype == "f32"
+    assert v.name == "f16_d64_top_left_of32"
+    assert "-> tensor<1x1x128x64xf32>" in emit_module([v])
+    with pytest.raises(ValueError, match="only forward kernels write an f32"):
+        from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_F16, 64, 64, 0, 0,
+                                0, 0, 0, 0, 0, 1))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -91,6 +123,7 @@ def test_runtime_variant_mapping():
     (dict(softcap=float("inf")), "softcap"),
     (dict(dropout=1.0), "dropout"),
     (dict(tiles=(64, 64, 4)), "tiles"),
+    (dict(out_dtype="f16"), "out_dtype"),
     (dict(name="has space"), "symbol name"),
 ])
 def test_invalid_variants_are_rejected(kwargs, message):
@@ -122,6 +155,17 @@ def test_gen_suite_writes_through_the_package(opt_tool, tmp_path, flags):
         suite = [dataclasses.replace(v, tiles=(64, 32, 4, 1)) for v in suite]
     assert text.endswith(emit_module(suite, backward="--backward" in flags))
     verify(opt_tool, text)
+
+
+def test_library_has_the_f32_output_forwards():
+    """The forwards ring attention merges by LSE, writing O in f32: f16 and
+    bf16, D = 64 and 128, full and top-left causal; last in the suite, so
+    that the other kernels' PTX stays as it was."""
+    suite = _gen_suite().default_suite()
+    f32 = [v for v in suite if v.out_dtype == "f32"]
+    assert len(f32) == 8 and suite[-len(f32):] == f32
+    assert {(v.dtype, v.head_dim, v.causal) for v in f32} == set(
+        itertools.product(("f16", "bf16"), (64, 128), (None, "top_left")))
 
 
 @pytest.mark.parametrize("target", ["a100", "h100"])
@@ -184,8 +228,8 @@ def test_varlen_variants_parse_and_lower(opt_tool):
 
 def test_varlen_runtime_variant_mapping():
     v, backward = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16,
-                                          128, 128, rt.CAUSAL_TOP_LEFT, 0, 1,
-                                          0, 0, 0, 0, 1))
+                                          128, 128, rt.CAUSAL_TOP_LEFT,
+                                          softcap=1, varlen=1))
     assert not backward and v.varlen and v.softcap
     assert v.name == "bf16_d128_top_left_softcap_varlen"
     dense, _ = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128,
@@ -194,7 +238,7 @@ def test_varlen_runtime_variant_mapping():
     with pytest.raises(ValueError, match="varlen backward kernels are not "
                                          "built yet"):
         from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
-                                0, 0, 0, 0, 0, 0, 0, 1))
+                                varlen=1))
 
 
 def test_varlen_variants_refuse_what_the_op_refuses():

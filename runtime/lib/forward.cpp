@@ -38,6 +38,13 @@ public:
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",
                         dtypeName(v.dtype)));
+    // The kernel writes O in one type: 2-byte elements into an f32 buffer
+    // (or 4-byte ones into a 16-bit buffer) would be garbage, not an error.
+    if ((a_.out_f32 != 0) != (v.out_f32 != 0))
+      return bad(concat("'o' is ", a_.out_f32 ? "f32" : dtypeName(a_.dtype),
+                        " (out_f32 = ", a_.out_f32,
+                        ") but the kernel writes O in ",
+                        v.out_f32 ? "f32" : dtypeName(v.dtype)));
     const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q,
                              a_.seq_k};
     const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q",

@@ -248,6 +248,9 @@ private:
       return number(0, 1, v.dropout);
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
+    } else if (key == "out_f32") {
+      // Absent (every manifest written before it): 0, O in `dtype`.
+      return number(0, 1, v.out_f32);
     } else if (key == "varlen") {
       return number(0, 1, v.varlen);
     } else {
@@ -290,6 +293,9 @@ private:
         v.kind != FLASHFUSE_KIND_DECODE_CHECK)
       return bad("'page_size' is for kinds decode, kv_append and "
                  "decode_check only");
+    if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
+      return bad("'out_f32' is for kind forward only (the backward and "
+                 "decode kernels write their outputs in 'dtype')");
     if (v.varlen && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'varlen' is for kind forward only (no other kind has a "
                  "packed-batch kernel)");
@@ -344,7 +350,8 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
         k.mask == v.mask && k.dropout == v.dropout &&
-        k.page_size == v.page_size && k.varlen == v.varlen)
+        k.page_size == v.page_size && k.out_f32 == v.out_f32 &&
+        k.varlen == v.varlen)
       return static_cast<int>(i);
   }
   return -1;
@@ -383,6 +390,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " dropout";
   if (v.page_size)
     s += concat(" page_size=", v.page_size);
+  if (v.out_f32)
+    s += " out=f32";
   if (v.varlen)
     s += " varlen";
   return s;

@@ -37,10 +37,10 @@ flashfuse_status validateVariant(const flashfuse_variant &v) {
       v.causal < FLASHFUSE_CAUSAL_NONE ||
       v.causal > FLASHFUSE_CAUSAL_BOTTOM_RIGHT || !flag(v.window) ||
       !flag(v.softcap) || !flag(v.bias) || !flag(v.mask) || !flag(v.dropout) ||
-      v.page_size < 0 || !flag(v.varlen))
+      v.page_size < 0 || !flag(v.out_f32) || !flag(v.varlen))
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                "variant has an out-of-range kind, dtype, causal, flag or "
-                "page_size");
+                "variant has an out-of-range kind, dtype, causal, flag, "
+                "page_size or out_f32");
   return FLASHFUSE_SUCCESS;
 }
 

@@ -282,6 +282,76 @@ void testForwardChecks() {
               __LINE__);
 }
 
+// Forward kernels that write O in f32 (`out_f32 1`, KERNEL_ABI.md): a key
+// of the variant, absent (0) in every manifest written before it.
+void testOutF32() {
+  using flashfuse::Manifest;
+  static_assert(sizeof(flashfuse_forward_args) == 352,
+                "flashfuse_forward_args layout");
+  for (const flashfuse_kernel_info &k : sample().kernels())
+    EXPECT(k.variant.out_f32 == 0);
+  // The sample's forward kernel again, once with an f32 O.
+  auto forward = [](const char *name, const std::string &extra) {
+    std::string body = kKernelBody;
+    body.replace(body.find("  params memref:q\n"), 18,
+                 extra +
+                     "  params memref:q memref:k memref:v memref:o memref:lse "
+                     "i32:batch i32:heads_q i32:heads_kv i32:seq_q i32:seq_k "
+                     "i64:q_stride_b i64:q_stride_h i64:q_stride_s "
+                     "i64:k_stride_b i64:k_stride_h i64:k_stride_s "
+                     "i64:v_stride_b i64:v_stride_h i64:v_stride_s "
+                     "i64:o_stride_b i64:o_stride_h i64:o_stride_s f32:scale "
+                     "i32:window_left i32:window_right f32:softcap "
+                     "f32:dropout_p i64:seed\n");
+    body.replace(body.find("head_dim 64"), 11, "head_dim 128");
+    body.replace(body.find("head_dim_v 64"), 13, "head_dim_v 128");
+    return std::string("kernel ") + name + "\n" + body + "end\n";
+  };
+  Manifest m = Manifest::fromText(std::string(kHeader) + forward("o16", "") +
+                                  forward("o32", "  out_f32 1\n"));
+  std::vector<flashfuse_kernel_info> k = m.kernels();
+  EXPECT(k.at(0).variant.out_f32 == 0 && k.at(1).variant.out_f32 == 1);
+  flashfuse_variant v =
+      forwardVariant(FLASHFUSE_DTYPE_F16, 128, FLASHFUSE_CAUSAL_NONE);
+  EXPECT(m.find(v) == 0);
+  v.out_f32 = 1;
+  EXPECT(m.find(v) == 1);
+  v.causal = FLASHFUSE_CAUSAL_TOP_LEFT;
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_NOT_FOUND,
+               "no kernel for variant 'forward f16 D=128 Dv=128 "
+               "causal=top_left out=f32'");
+  v.out_f32 = 2;
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_INVALID_ARGUMENT, "out_f32");
+
+  // The arguments' O must be the kernel's: f16 into an f32 kernel (or the
+  // reverse) would be misread, not rejected, by the GPU.
+  flashfuse_forward_args a = goodArgs();
+  m.checkForward(0, a);
+  EXPECT_ERROR(m.checkForward(1, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'o' is f16 (out_f32 = 0) but the kernel writes O in f32");
+  a.out_f32 = 1;
+  m.checkForward(1, a);
+  EXPECT_ERROR(m.checkForward(0, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'o' is f32 (out_f32 = 1) but the kernel writes O in f16");
+
+  struct Case {
+    std::string text;
+    std::string fragment;
+  } cases[] = {
+      {std::string(kHeader) + forward("a", "  out_f32 2\n"),
+       "bad value '2' for 'out_f32' (expected an integer in [0, 1])"},
+      {std::string(kHeader) + forward("a", "  out_f32 1\n  out_f32 1\n"),
+       "key 'out_f32' given twice"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
+  std::string backward = forward("b", "  out_f32 1\n");
+  backward.replace(backward.find("kind forward"), 12, "kind backward");
+  EXPECT_ERROR(Manifest::fromText(std::string(kHeader) + backward),
+               FLASHFUSE_ERROR_MANIFEST, "'out_f32' is for kind forward only");
+}
+
 void testUnknownParamInManifest() {
   std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
   text.replace(text.find("params memref:q"), 15,
@@ -472,7 +542,7 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 48, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 52, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 392,
@@ -1026,6 +1096,7 @@ int main(int argc, char **argv) {
                {"malformed_manifests", testMalformedManifests},
                {"backward_kinds", testBackwardKinds},
                {"forward_checks", testForwardChecks},
+               {"out_f32", testOutF32},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
                {"varlen_manifest", testVarlenManifest},
                {"varlen_forward_checks", testVarlenForwardChecks},

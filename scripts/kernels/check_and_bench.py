@@ -72,7 +72,8 @@ class Artifact:
             if (k["kind"] == "forward" and k["dtype"] == dtype and int(k["head_dim"]) == d
                     and int(k["head_dim_v"]) == (d if dv is None else dv) and k["causal"] == causal
                     and all(int(k.get(f, 0)) == int(flags.get(f, 0))
-                            for f in ("window", "softcap", "bias", "mask", "dropout"))):
+                            for f in ("window", "softcap", "bias", "mask", "dropout",
+                                      "out_f32"))):
                 return k
         return None
 
@@ -165,10 +166,13 @@ def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtyp
     return o.float(), lse
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False,
-               dv=None):
+               dv=None, out_f32=False):
+    """With out_f32, the kernel that writes O in f32 (its O is held to the
+    same rule: unrounded, it can only be closer to the reference)."""
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     dv = d if dv is None else dv
-    flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias)
+    flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
+                 out_f32=out_f32)
     kern = art.find(dtype, d, causal, dv=dv, **flags)
     if kern is None:
         return None
@@ -176,7 +180,8 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     k = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
     v = torch.randn(B, Hkv, Sk, dv, device="cuda", dtype=tdt)
     bias = torch.randn(1, Hq, Sq, Sk, device="cuda", dtype=torch.float32) if with_bias else None
-    o = torch.full((B, Hq, Sq, dv), float("nan"), device="cuda", dtype=tdt)
+    o = torch.full((B, Hq, Sq, dv), float("nan"), device="cuda",
+                   dtype=torch.float32 if out_f32 else tdt)
     lse = torch.full((B, Hq, Sq), float("nan"), device="cuda", dtype=torch.float32)
     scale = 1.0 / math.sqrt(d)
     art.launch(kern, q, k, v, o, lse, scale, bias=bias, window=window or (-1, -1), softcap=softcap or 0.0)
@@ -282,6 +287,12 @@ def main():
                 if r: results.append(r); failures += not r["ok"]
             r = check_case(art, dtype, 64, "none", *shp, with_bias=True)
             if r: results.append(r); failures += not r["ok"]
+        # The f32-output forwards (gen_suite.py), where the artifact has them.
+        for d in (64, 128):
+            for causal in ("none", "top_left"):
+                for shp in shapes:
+                    r = check_case(art, dtype, d, causal, *shp, out_f32=True)
+                    if r: results.append(r); failures += not r["ok"]
     for r in results:
         if not r["ok"]:
             print("FAIL", json.dumps(r))

@@ -31,6 +31,18 @@ def default_suite():
         vs.append(KernelVariant(f"{dtype}_d128_softcap", dtype, 128,
                                 softcap=30.0))
         vs.append(KernelVariant(f"{dtype}_d64_bias", dtype, 64, bias=True))
+    # Forwards that write O in f32, for ring attention and other
+    # split-sequence schemes (each shard pair's partial O merged by its LSE
+    # without rounding it to 16 bits first): the full and top-left causal
+    # masks, which are the blocks of a causal sequence split into shards.
+    # Last, so that the other kernels' PTX stays byte-identical (LLVM
+    # numbers a kernel's labels by its place in the module).
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (None, "top_left"):
+                vs.append(KernelVariant(f"{dtype}_d{d}_{causal or 'full'}_of32",
+                                        dtype, d, causal=causal,
+                                        out_dtype="f32"))
     return vs
 
 

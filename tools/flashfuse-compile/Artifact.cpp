@@ -102,6 +102,8 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
     // Optional keys: written only by the kernels that have them.
     if (auto page = dyn_cast_or_null<IntegerAttr>(k.manifest.get("page_size")))
       os << "  page_size " << page.getInt() << "\n";
+    if (auto f32 = dyn_cast_or_null<IntegerAttr>(k.manifest.get("out_f32")))
+      os << "  out_f32 " << f32.getInt() << "\n";
     if (auto varlen = dyn_cast_or_null<IntegerAttr>(k.manifest.get("varlen")))
       os << "  varlen " << varlen.getInt() << "\n";
     os << "  params";

@@ -192,7 +192,8 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   std::string qT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, c.perm()), elt, "tensor");
   std::string kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, c.perm()), elt, "tensor");
   std::string vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.headDimV()}, c.perm()), elt, "tensor");
-  std::string oT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.headDimV()}, c.perm()), elt, "tensor");
+  // O (and dO, of O's type): the inputs' type but for out=f32 forwards.
+  std::string oT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.headDimV()}, c.perm()), c.outputType(), "tensor");
   std::string lseT = shapeType({c.batch, c.headsQ, c.seqQ}, "f32", "tensor");
   std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), elt, "tensor");
   std::string maskT = c.mask.empty() ? "" : shapeType(c.broadcastShape(c.mask), "i1", "tensor");

@@ -13,10 +13,14 @@ double CaseSpec::effectiveTolerance() const {
   // Everything is accumulated in f32, so the error of an f32 case is a few
   // hundred f32 ulps of the largest value at most (sums over <= a few hundred
   // keys); f16 / bf16 cases also round their inputs' products into f32 and
-  // their outputs to 11 / 8 significant bits.
-  if (dtype == "f16")
+  // their outputs to 11 / 8 significant bits. An f32 O (out=f32) keeps
+  // the f32 result unrounded: the f32 bound holds whatever the inputs (a
+  // 16-bit product is exact in f32), and it is below what rounding O to
+  // f16 or bf16 costs, so such a case fails if O went through 16 bits.
+  const std::string &stored = outputType();
+  if (stored == "f16")
     return 4e-3;
-  if (dtype == "bf16")
+  if (stored == "bf16")
     return 2e-2;
   return 1e-4;
 }
@@ -117,6 +121,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.dv = i64();
     else if (key == "dtype" && (val == "f32" || val == "f16" || val == "bf16"))
       c.dtype = val;
+    else if (key == "out" && val == "f32")
+      c.outDtype = val;
     else if (key == "layout" && (val == "bhsd" || val == "bshd" || val == "bhds"))
       c.layout = val;
     else if (key == "scale")
@@ -168,6 +174,12 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
   }
   if (c.headsKV <= 0 || c.headsQ % c.headsKV != 0) {
     error = "Hq must be a multiple of Hkv";
+    return std::nullopt;
+  }
+  if (!c.outDtype.empty() && (c.backward || c.isKVCache())) {
+    error = "out=f32 is flash.attention's (op=attention or varlen, dir=fwd): "
+            "flash.attention_grad and flash.attention_kvcache write O in the "
+            "inputs' type";
     return std::nullopt;
   }
   if (c.isKVCache()) {
@@ -231,6 +243,7 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
 
 const char *flashfuse::numerics::caseKeysHelp() {
   return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16\n"
+         "  out=f32 (forward: O in f32, not in dtype)\n"
          "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd|bhds   scale=\n"
          "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"

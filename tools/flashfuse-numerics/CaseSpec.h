@@ -28,6 +28,9 @@ struct CaseSpec {
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
           dv = -1; // dv < 0: same as d
   std::string dtype = "f32"; // f32 | f16 | bf16
+  /// out=f32: flash.attention's O in f32 over 16-bit inputs (the partial
+  /// results of FlashOps.td); "" for O in `dtype`.
+  std::string outDtype;
   /// layout=bhsd (default) | bshd | bhds: the order Q, K, V (and O) store
   /// the logical [B, H, S, D] dimensions in.
   std::string layout = "bhsd";
@@ -61,6 +64,10 @@ struct CaseSpec {
   std::optional<double> tolerance;
 
   int64_t headDimV() const { return dv < 0 ? d : dv; }
+  /// The element type of the forward's O.
+  const std::string &outputType() const {
+    return outDtype.empty() ? dtype : outDtype;
+  }
   bool isKVCache() const { return op == "kvcache"; }
   bool isVarlen() const { return op == "varlen"; }
   /// op=varlen: cumulative offsets [0, l0, l0 + l1, ...] of `lens`.

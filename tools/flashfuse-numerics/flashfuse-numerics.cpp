@@ -245,7 +245,7 @@ bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
   }
   args.push_back(toBuffer(offsets(c.lensQ), "i32"));
   args.push_back(toBuffer(offsets(c.lensK), "i32"));
-  std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
+  std::vector<NamedOutput> outputs = {{"O", c.outputType(), &ref.output},
                                       {"LSE", "f32", &ref.lse}};
   if (c.backward)
     outputs = {{"dQ", c.dtype, &bwd.gradQuery},
@@ -289,7 +289,7 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
       outputs.push_back(
           {"dBias", c.dtype, &bwd.gradBias, &bwd.gradBiasTermMagnitude});
   } else {
-    outputs = {{"O", c.dtype, &fwd.output}, {"LSE", "f32", &fwd.lse}};
+    outputs = {{"O", c.outputType(), &fwd.output}, {"LSE", "f32", &fwd.lse}};
   }
   return runAndCompare(jit, c, args, outputs);
 }

@@ -11,8 +11,8 @@
 //      the scale;
 //   4. P re-packed in registers as the A operand of O += P·V;
 //   5. epilogue: O / l staged through the Q tile and written in 16-byte
-//      stores (straight from the fragments where the tiles are padded),
-//      LSE from the fragments.
+//      stores (straight from the fragments where the tiles are padded or
+//      O is f32, FlashOps.td's partial results), LSE from the fragments.
 // Rows past Sq and keys past Sk are zero-filled by the copies and masked,
 // so any Sq and Sk work.
 //
@@ -391,9 +391,12 @@ bool ForwardBuilder::stagesOutput() const {
   // The copy-out gives each lane one 16-byte chunk of a row and a warp
   // whole rows per pass: the rows' chunks must divide the warp's 32 lanes
   // (192-column rows, Dv in (128, 192], are stored from the fragments).
+  // An f32 O is stored from the fragments too: its rows are twice the
+  // bytes of the 16-bit Q tile's, and each lane's 8-byte stores already
+  // fill whole 32-byte sectors (a quad writes 32 contiguous bytes).
   int64_t width = KernelSpec::swizzleWidth(s.headDimV);
-  return s.swizzledTiles() && width <= KernelSpec::swizzleWidth(s.headDim) &&
-         32 % (width / 8) == 0;
+  return s.swizzledTiles() && !s.writesF32Output() &&
+         width <= KernelSpec::swizzleWidth(s.headDim) && 32 % (width / 8) == 0;
 }
 
 void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
@@ -481,12 +484,12 @@ Value ForwardBuilder::outputRowStart(Value row) {
 void ForwardBuilder::storeOutputRow(Value row, ArrayRef<Value> pairs) {
   // Straight from the fragments: columns 8n + 2t, 8n + 2t + 1, 4 bytes a
   // store (the padded-tile kernels, which have no swizzled Q tile to stage
-  // through).
+  // through), 8 unrounded bytes where O is f32.
   Value oRow = outputRowStart(row);
   for (int64_t n = 0; n < s.headDimV / 8; ++n) {
     Value col = arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                                       cIdx(b, 8 * n));
-    storePair(b, pairs[2 * n], pairs[2 * n + 1], s.elementType, arg.lookup("o"),
+    storePair(b, pairs[2 * n], pairs[2 * n + 1], s.outputType(), arg.lookup("o"),
               ValueRange{arith::AddIOp::create(b, oRow, col)});
   }
 }

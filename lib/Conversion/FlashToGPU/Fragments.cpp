@@ -249,8 +249,9 @@ void frag::storePair(ImplicitLocOpBuilder &b, Value lo, Value hi,
                      Type elementType, Value memory, ValueRange indices) {
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   auto pairTy = VectorType::get({2}, elementType);
-  Value h = arith::TruncFOp::create(
-      b, pairTy, vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi}));
+  Value h = vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi});
+  if (!elementType.isF32())
+    h = arith::TruncFOp::create(b, pairTy, h);
   vector::StoreOp::create(b, h, memory, indices, /*nontemporal=*/false,
                           llvm::Align(2 * elementType.getIntOrFloatBitWidth() / 8));
 }

@@ -102,7 +102,9 @@ Value packPair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType);
 /// tensor whose rows start 16-byte aligned (KERNEL_ABI.md) is 4-byte
 /// aligned, and saying so matters: at the element's own alignment LLVM
 /// splits the store in two 2-byte stores (ncu, run 56: twice the store
-/// instructions of the O epilogue).
+/// instructions of the O epilogue). With `elementType` f32 the pair is
+/// stored unrounded, as one 8-byte store (column 2t of such a row is
+/// 8-byte aligned).
 void storePair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType,
                Value memory, ValueRange indices);
 

@@ -703,6 +703,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
                               "o_partial", "lse_partial"},
                              name))
         elt = b.getF32Type();
+      else if (name == "o")
+        elt = spec.outputType(); // f32 for an f32-output forward
       else if (name == "mask")
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "block_table" ||

@@ -123,6 +123,8 @@ std::string KernelSpec::kernelName() const {
     name += "_mask";
   if (dropout)
     name += "_dropout";
+  if (writesF32Output())
+    name += "_of32";
   if (deterministic)
     name += "_det";
   if (pageSize)
@@ -268,7 +270,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          softcap == o.softcap && bias == o.bias && mask == o.mask &&
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
-         pageSize == o.pageSize && varlen == o.varlen;
+         pageSize == o.pageSize && outputType() == o.outputType() &&
+         varlen == o.varlen;
 }
 
 KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
@@ -389,6 +392,11 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                      op.getScoreMod(), op.getMaskMod());
   if (failed(spec))
     return failure();
+  // The verifier allows f32 O over f16/bf16 inputs only; the epilogue
+  // stores it from the f32 accumulators (ForwardBuilder::writeEpilogue).
+  Type outElt = getElementTypeOrSelf(op.getOutput().getType());
+  if (outElt != spec->elementType)
+    spec->outputElementType = outElt;
   // A packed batch: the recipes' forward under the varlen tile scheduler
   // (the verifier has refused bias, mask, dropout and the regions).
   spec->varlen = op.isVarlen();

@@ -59,6 +59,10 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       s.kind == KernelSpec::Kind::KVAppend ||
       s.kind == KernelSpec::Kind::DecodeCheck)
     f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
+  // Likewise only a forward that writes O in f32 says so: the runtime looks
+  // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
+  if (s.writesF32Output())
+    f.push_back(b.getNamedAttr("out_f32", b.getI64IntegerAttr(1)));
   // Packed-batch forwards say so; the others' manifests read as before.
   if (s.varlen)
     f.push_back(b.getNamedAttr("varlen", b.getI64IntegerAttr(1)));

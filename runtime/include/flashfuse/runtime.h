@@ -84,10 +84,14 @@ typedef struct flashfuse_variant {
    * 0 for every other kind. Last, so that code written before it that
    * zero-initialises a variant still describes the same kernel. */
   int32_t page_size;
+  /* forward: 1 when O is written in f32 (the unrounded partial results that
+   * split-sequence attention merges by their LSE), 0 when O has `dtype`;
+   * 0 for every other kind. Appended after page_size for the same reason. */
+  int32_t out_f32;
   /* forward: 1 for a kernel of packed variable-length sequences
    * (flashfuse_attention_forward_varlen, KERNEL_ABI.md "Varlen"); 0 for
    * every other kernel, and for manifests written before the key existed.
-   * After page_size for the same reason as it. */
+   * Last (after out_f32) for the same reason as page_size. */
   int32_t varlen;
 } flashfuse_variant;
 
@@ -190,11 +194,11 @@ flashfuse_kernel_get_info(const flashfuse_kernel *kernel,
  * bias and mask (0 = broadcast). Initialise with
  * flashfuse_forward_args_init, which sets the optional fields to "off". */
 typedef struct flashfuse_forward_args {
-  flashfuse_dtype dtype; /* of q, k, v, o */
+  flashfuse_dtype dtype; /* of q, k, v, and of o unless out_f32 */
   const void *q;         /* [B, Hq, Sq, D] */
   const void *k;         /* [B, Hkv, Sk, D] */
   const void *v;         /* [B, Hkv, Sk, Dv] */
-  void *o;               /* [B, Hq, Sq, Dv] */
+  void *o;               /* [B, Hq, Sq, Dv]; f32 with out_f32 */
   float *lse;            /* [B, Hq, Sq] f32, contiguous */
   const float *bias;     /* bias kernels only */
   const int8_t *mask;    /* mask kernels only; nonzero = keep */
@@ -208,6 +212,10 @@ typedef struct flashfuse_forward_args {
   float softcap;                    /* 0 = off */
   float dropout_p;                  /* 0 = off */
   uint64_t seed;
+  /* 1: `o` is f32 (a kernel whose variant has out_f32), not `dtype`. Last,
+   * so that callers written before it that zero or init the struct keep
+   * 16-bit O. */
+  int32_t out_f32;
 } flashfuse_forward_args;
 
 FLASHFUSE_API void flashfuse_forward_args_init(flashfuse_forward_args *args);

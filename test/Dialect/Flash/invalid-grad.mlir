@@ -40,7 +40,7 @@ func.func @output_shape(%x: tensor<2x4x64x32xf16>, %o: tensor<2x4x64x16xf16>,
 
 func.func @output_element_type(%x: tensor<2x4x64x32xf16>, %o: tensor<2x4x64x32xf32>,
                                %lse: tensor<2x4x64xf32>) {
-  // expected-error @below {{'output' element type 'f32' must match 'query' element type 'f16'}}
+  // expected-error @below {{'output' element type 'f32' must match 'query' element type 'f16' (only flash.attention writes an f32 O; the gradient takes O in the inputs' type)}}
   %0:3 = flash.attention_grad %o, %x, %x, %x, %o, %lse
       : tensor<2x4x64x32xf32>, tensor<2x4x64x32xf16>, tensor<2x4x64x32xf16>,
         tensor<2x4x64x32xf16>, tensor<2x4x64x32xf32>, tensor<2x4x64xf32>

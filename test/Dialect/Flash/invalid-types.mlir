@@ -104,12 +104,26 @@ func.func @value_element_type(%q: tensor<1x2x16x32xbf16>, %k: tensor<1x2x16x32xb
 
 // -----
 
-func.func @output_element_type(%q: tensor<1x2x16x32xf16>, %k: tensor<1x2x16x32xf16>,
-                               %v: tensor<1x2x16x32xf16>) {
-  // expected-error @below {{'output' element type 'f32' must match 'query' element type 'f16'}}
+// O is Q's type or f32 (ops.mlir); no other 16-bit type.
+func.func @output_element_type(%q: tensor<1x2x16x32xbf16>, %k: tensor<1x2x16x32xbf16>,
+                               %v: tensor<1x2x16x32xbf16>) {
+  // expected-error @below {{'output' element type 'f16' must match 'query' element type 'bf16' or be f32 (over f16 or bf16 inputs)}}
   %o = flash.attention %q, %k, %v
-      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
-      -> tensor<1x2x16x32xf32>
+      : tensor<1x2x16x32xbf16>, tensor<1x2x16x32xbf16>, tensor<1x2x16x32xbf16>
+      -> tensor<1x2x16x32xf16>
+  return
+}
+
+// -----
+
+// f32 inputs keep an f32 O: a narrower one would be a rounding the caller
+// must spell out.
+func.func @narrow_output_of_f32(%q: tensor<1x2x16x32xf32>, %k: tensor<1x2x16x32xf32>,
+                                %v: tensor<1x2x16x32xf32>) {
+  // expected-error @below {{'output' element type 'bf16' must match 'query' element type 'f32' or be f32 (over f16 or bf16 inputs)}}
+  %o = flash.attention %q, %k, %v
+      : tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>
+      -> tensor<1x2x16x32xbf16>
   return
 }
 

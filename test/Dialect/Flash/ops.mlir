@@ -34,6 +34,26 @@ func.func @lse_bf16_causal(%q: tensor<1x4x100x64xbf16>, %k: tensor<1x4x100x64xbf
   return %o, %lse : tensor<1x4x100x64xbf16>, tensor<1x4x100xf32>
 }
 
+// An f32 O over 16-bit inputs: the unrounded partial results that
+// split-sequence attention merges by their LSE. GQA and BSHD operands as
+// anywhere (O in Q's layout), f16 and bf16.
+// CHECK-LABEL: func.func @f32_output
+// CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = #flash.causal<top_left>} : tensor<1x8x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16> -> tensor<1x8x300x64xf32>, tensor<1x8x300xf32>
+// CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} {k_perm = array<i64: 0, 2, 1, 3>, q_perm = array<i64: 0, 2, 1, 3>, v_perm = array<i64: 0, 2, 1, 3>} : tensor<2x100x4x128xf16>, tensor<2x100x4x128xf16>, tensor<2x100x4x128xf16> -> tensor<2x100x4x128xf32>
+func.func @f32_output(%q: tensor<1x8x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
+                      %v: tensor<1x2x300x64xbf16>, %x: tensor<2x100x4x128xf16>)
+    -> (tensor<1x8x300x64xf32>, tensor<1x8x300xf32>, tensor<2x100x4x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>}
+      : tensor<1x8x300x64xbf16>, tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>
+      -> tensor<1x8x300x64xf32>, tensor<1x8x300xf32>
+  %p = flash.attention %x, %x, %x
+      {q_perm = array<i64: 0, 2, 1, 3>, k_perm = array<i64: 0, 2, 1, 3>,
+       v_perm = array<i64: 0, 2, 1, 3>}
+      : tensor<2x100x4x128xf16>, tensor<2x100x4x128xf16>, tensor<2x100x4x128xf16>
+      -> tensor<2x100x4x128xf32>
+  return %o, %lse, %p : tensor<1x8x300x64xf32>, tensor<1x8x300xf32>, tensor<2x100x4x128xf32>
+}
+
 // Sq != Sk (a decode step over a cache) with the diagonal at the bottom right.
 // CHECK-LABEL: func.func @bottom_right_f32
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} {causal = #flash.causal<bottom_right>} : tensor<1x2x1x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32> -> tensor<1x2x1x32xf32>

@@ -39,6 +39,15 @@ struct KernelSpec {
   /// backward kernel on sm_90a.
   Recipe recipe = Recipe::Sm80;
   Type elementType;          // f16 or bf16
+  /// Forward only: f32 when flash.attention's O is f32 (partial results
+  /// merged by their LSE, FlashOps.td), written from the f32 accumulators;
+  /// null where O has elementType, as in every other kernel.
+  Type outputElementType;
+  /// The element type the kernel writes O in.
+  Type outputType() const {
+    return outputElementType ? outputElementType : elementType;
+  }
+  bool writesF32Output() const { return outputType().isF32(); }
   int64_t headDim = 0;       // D
   int64_t headDimV = 0;      // Dv
   int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;

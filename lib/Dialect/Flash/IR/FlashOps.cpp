@@ -204,13 +204,25 @@ struct VariantVerifier {
     return success();
   }
 
-  /// Logical output [B, Hq, Sq, Dv] in the layout of Q.
-  LogicalResult verifyOutputLike(StringRef name, Value v) {
+  /// Logical output [B, Hq, Sq, Dv] in the layout of Q, in Q's element
+  /// type or, where `allowF32` (flash.attention's result), f32 over f16 or
+  /// bf16 inputs: the partial results split-sequence schemes merge by their
+  /// LSE (FlashOps.td). flash.attention_grad's O operand stays Q's type.
+  LogicalResult verifyOutputLike(StringRef name, Value v,
+                                 bool allowF32 = false) {
     Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
-    if (getElementTypeOrSelf(v) != elt)
-      return error() << "'" << name << "' element type "
-                     << getElementTypeOrSelf(v)
-                     << " must match 'query' element type " << elt;
+    Type outElt = getElementTypeOrSelf(v);
+    bool f32Partial = outElt.isF32() && (elt.isF16() || elt.isBF16());
+    if (outElt != elt && !(allowF32 && f32Partial)) {
+      auto diag = error() << "'" << name << "' element type " << outElt
+                          << " must match 'query' element type " << elt;
+      if (allowF32)
+        diag << " or be f32 (over f16 or bf16 inputs)";
+      else if (f32Partial)
+        diag << " (only flash.attention writes an f32 O; the gradient takes "
+                "O in the inputs' type)";
+      return diag;
+    }
     if (cast<RankedTensorType>(v.getType()).getRank() != 4)
       return error() << "'" << name << "' must have rank 4, got "
                      << v.getType();
@@ -349,7 +361,7 @@ static LogicalResult verifyVarlen(OpT op, const AttentionSizes &sz) {
 LogicalResult AttentionOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
-      failed(v.verifyOutputLike("output", getOutput())))
+      failed(v.verifyOutputLike("output", getOutput(), /*allowF32=*/true)))
     return failure();
   if (getLse())
     return v.verifyLse("lse", getLse());

@@ -92,6 +92,25 @@ def Flash_AttentionOp : Flash_Op<"attention", [
         : tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
         -> tensor<2x8x128x64xf16>, tensor<2x8x128xf32>
     ```
+
+    O has the element type of Q, or f32 where Q, K and V are f16 or bf16:
+    O is then written straight from the f32 accumulators, normalised
+    (O = acc / l) as always but never rounded to 16 bits. Split-sequence
+    schemes (ring attention: the keys split across devices) run the op once
+    per key/value shard j and merge the partial results by their LSE,
+    `O = sum_j exp(LSE_j - LSE) O_j` with `LSE = log sum_j exp(LSE_j)`; from
+    f32 partials that merge is exact up to f32 rounding, where 16-bit
+    partials would each bring a 16-bit rounding error into it. A fully
+    masked row still gives O = 0 and LSE = +inf, so a merge must give such
+    a partial weight 0 (read its LSE as -inf) rather than exp(+inf).
+    `flash.attention_grad` takes O in the type of Q.
+
+    ```mlir
+    %o, %lse = flash.attention %q, %k, %v {causal = #flash.causal<top_left>}
+        : tensor<1x8x4096x128xbf16>, tensor<1x8x4096x128xbf16>,
+          tensor<1x8x4096x128xbf16>
+        -> tensor<1x8x4096x128xf32>, tensor<1x8x4096xf32>
+    ```
   }], Flash_VariantDoc, [{
 
     Variable-length (packed) batches, as flash-attn's
