@@ -339,6 +339,9 @@ def parse_args(argv):
     p.add_argument("--ring-heads", type=int, default=32)
     p.add_argument("--ring-heads-kv", type=int, default=32)
     p.add_argument("--ring-head-dim", type=int, default=128)
+    p.add_argument("--ring-normal-priority", action="store_true",
+                   help="NCCL on normal-priority streams (default: high, "
+                        "docs/RING.md)")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
     args = p.parse_args(argv)

@@ -81,7 +81,9 @@ def _worker(rank, world, init_file, out_file, cfg):
     torch.cuda.set_device(rank)
     dist.init_process_group("nccl", init_method=f"file://{init_file}",
                             rank=rank, world_size=world,
-                            device_id=torch.device("cuda", rank))
+                            device_id=torch.device("cuda", rank),
+                            pg_options=ring.nccl_options(
+                                cfg["high_priority"]))
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["dtype"]]
     b, hq, hkv, d = cfg["batch"], cfg["heads"], cfg["heads_kv"], cfg["head_dim"]
     causal, scale = cfg["causal"], d ** -0.5
@@ -159,7 +161,8 @@ def run_ring(args):
            "heads": args.ring_heads, "heads_kv": args.ring_heads_kv,
            "head_dim": args.ring_head_dim, "causal": args.causal[-1],
            "seqlens": args.ring_seqlens, "warmup": args.warmup,
-           "warmup_ms": args.warmup_ms, "reps": args.reps}
+           "warmup_ms": args.warmup_ms, "reps": args.reps,
+           "high_priority": not args.ring_normal_priority}
     for s in cfg["seqlens"]:
         if s % (2 * world):
             raise SystemExit(f"--ring-seqlens: {s} is not divisible by "
@@ -187,7 +190,9 @@ def table(cfg, rows):
     head = (f"ring attention, {rows[0]['gpus'] if rows else '?'} GPUs, "
             f"{cfg['dtype']}, B={cfg['batch']}, H={cfg['heads']}/"
             f"{cfg['heads_kv']}, D={cfg['head_dim']}, "
-            f"{'causal' if cfg['causal'] else 'non-causal'}")
+            f"{'causal' if cfg['causal'] else 'non-causal'}, NCCL on a "
+            f"{'high' if cfg['high_priority'] else 'normal'}-priority "
+            "stream")
     lines = [head, "| S | pass | ms | tokens/s | 1 GPU ms | speedup | "
              "efficiency | compute-only / ring |",
              "|---|---|---|---|---|---|---|---|"]

@@ -52,6 +52,18 @@ def multicast_off_environment():
     os.environ.update(_MULTICAST_OFF)
 
 
+def nccl_options(high_priority=True):
+    """ProcessGroupNCCL options for init_process_group(pg_options=...):
+    NCCL's streams at high priority, so that the transfers' kernels get
+    SMs while an attention kernel still has blocks waiting to run; on
+    normal priority they can wait for its last wave, and the transfer is
+    then no longer hidden (docs/RING.md, "Timing")."""
+    import torch.distributed as dist
+    options = dist.ProcessGroupNCCL.Options()
+    options.is_high_priority_stream = bool(high_priority)
+    return options
+
+
 # ---- sharding -------------------------------------------------------------
 
 def zigzag_shard(x, rank, world_size, dim=2):
@@ -163,13 +175,14 @@ def _pair_slices(rank, src, causal, s_q, s_k):
 def _merge(out, lse, o_pair, lse_pair):
     """out, lse (f32, in place) <- their merge with one pair's result.
     Empty rows carry LSE -inf here (the kernels' +inf is mapped on entry),
-    so that logaddexp treats them as zero weight."""
+    so that logaddexp treats them as zero weight. The two weights sum to 1,
+    so the merge is one lerp: a single pass over out and o_pair (at 128k
+    tokens the accumulators are a GiB a rank)."""
     lse_pair = lse_pair.masked_fill(torch.isposinf(lse_pair), -math.inf)
     merged = torch.logaddexp(lse, lse_pair)
-    # Rows empty on both sides stay empty (weights 0, not NaN).
-    w_old = torch.exp(lse - merged).nan_to_num(0.0).unsqueeze(-1)
+    # Rows empty on both sides stay empty (weight 0, not NaN).
     w_new = torch.exp(lse_pair - merged).nan_to_num(0.0).unsqueeze(-1)
-    out.mul_(w_old).add_(o_pair.float() * w_new)
+    out.lerp_(o_pair, w_new)
     lse.copy_(merged)
 
 
@@ -239,11 +252,7 @@ class _SimulatedRing:
 # ---- the algorithm, over the lanes this process runs ----------------------------
 
 def _ring_forward(ring, pairs, qs, ks, vs, causal, scale):
-    outs, lses = [], []
-    for q, v in zip(qs, vs):
-        b, h, s, _ = q.shape
-        outs.append(q.new_zeros(b, h, s, v.shape[-1], dtype=torch.float32))
-        lses.append(q.new_full((b, h, s), -math.inf, dtype=torch.float32))
+    outs, lses = [None] * len(qs), [None] * len(qs)
     kv = [[k, v] for k, v in zip(ks, vs)]
     for step in range(ring.world):
         pending = ring.shift(kv) if step + 1 < ring.world else None
@@ -254,7 +263,12 @@ def _ring_forward(ring, pairs, qs, ks, vs, causal, scale):
                                                    q.shape[2], k.shape[2])
             o, lse = pairs.forward(q[:, :, rows], k[:, :, keys],
                                    v[:, :, keys], pair_causal, scale)
-            _merge(outs[lane][:, :, rows], lses[lane][:, :, rows], o, lse)
+            if step == 0:
+                # The rank's own shard, every row: its result is the start.
+                outs[lane] = o.float()
+                lses[lane] = lse.masked_fill(torch.isposinf(lse), -math.inf)
+            else:
+                _merge(outs[lane][:, :, rows], lses[lane][:, :, rows], o, lse)
         if pending is not None:
             kv = ring.wait(pending)
     # The kernels' convention for rows that see no key: LSE +inf, O = 0.
