@@ -20,7 +20,8 @@ MASKED = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_F16, 64, 64, rt.CAUSAL_TOP_LEFT,
 BACKWARD = rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 64, 64,
                       rt.CAUSAL_BOTTOM_RIGHT, 0, 0, 0, 1, 0)
 # The same with O in f32 (out_f32): a kernel of its own.
-MASKED_F32 = rt.Variant(*list(MASKED.key())[:-1], 1)
+MASKED_F32 = rt.Variant(*MASKED.key())
+MASKED_F32.out_f32 = 1
 
 
 @pytest.fixture
