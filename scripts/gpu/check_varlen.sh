@@ -18,7 +18,8 @@
 # usage: scripts/gpu/check_varlen.sh ARTIFACT_DIR
 # env:   FLASHFUSE_RUNTIME_LIB (default <repo>/build-rt/lib/...; build it
 #        with -DFLASHFUSE_RUNTIME_ONLY=ON), OUT (default ./gpu-out),
-#        PYTHON (default python3).
+#        PYTHON (default python3; it needs torch and pytest),
+#        COMPUTE_SANITIZER (default: on PATH, else /usr/local/cuda/bin).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 ARTIFACT="$(cd "${1:?usage: $0 ARTIFACT_DIR}" && pwd)"
@@ -35,7 +36,8 @@ rc=0
 if [[ ${PIPESTATUS[0]} != 0 ]] || grep -q " skipped" "$OUT/test_varlen_gpu.log"; then
   echo "check_varlen: test_varlen_gpu.py failed or skipped tests"; rc=1
 fi
-compute-sanitizer --tool memcheck --error-exitcode 9 \
+SANITIZER="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+"$SANITIZER" --tool memcheck --error-exitcode 9 \
   "$PYTHON" "$ROOT/scripts/kernels/check_varlen.py" 2>&1 | tee "$OUT/memcheck.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || { echo "check_varlen: memcheck failed"; rc=1; }
 "$PYTHON" -m flashfuse.bench --varlen --json "$OUT/bench-varlen.json" \

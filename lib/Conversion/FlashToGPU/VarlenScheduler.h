@@ -105,6 +105,23 @@ protected:
     return arith::AddIOp::create(b, hOff, sOff);
   }
 
+  /// The epilogue that stores O straight from the fragments (padded tiles,
+  /// an f32 O) keeps the coordinates it had before the key loop; the
+  /// sequence it needs (O's and LSE's first row, the length) is read again
+  /// from the offsets after the loop all the same, through a block index
+  /// read opaquely, rather than kept in registers across it (kept, they
+  /// spilled 24 bytes in the sm80 f32-O kernel at D = 128). The staged
+  /// epilogue re-reads every coordinate itself (rereadCoordinates).
+  void writeEpilogue(const typename Engine::SoftmaxState &final) override {
+    if (!this->stagesOutput()) {
+      Value z = this->batchIdx;
+      this->batchIdx = this->readSpecialRegisterOpaquely("ctaid.z");
+      placeSequence();
+      this->batchIdx = z;
+    }
+    Engine::writeEpilogue(final);
+  }
+
   /// The block's coordinates read afresh, and its sequence from them, so
   /// that the epilogue keeps nothing of the sequence's alive across the
   /// key loop.
