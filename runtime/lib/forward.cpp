@@ -248,31 +248,17 @@ void flashfuse_forward_args_init(flashfuse_forward_args *args) {
   args->window_right = -1;
 }
 
-flashfuse_status flashfuse_attention_forward(flashfuse_kernel *kernel,
-                                             const flashfuse_forward_args *args,
-                                             void *stream) {
+namespace {
+// The dense and the varlen entry points differ only in the varlen args
+// (null for a dense launch; prepareForward refuses a kernel of the other
+// kind either way).
+flashfuse_status launchForward(flashfuse_kernel *kernel,
+                               const flashfuse_forward_args *args,
+                               const flashfuse_varlen_args *varlen,
+                               bool needsVarlen, void *stream) {
   using namespace flashfuse;
   return guarded([&] {
-    if (!kernel || !args)
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "kernel and arguments must not be NULL");
-    std::vector<flashfuse_arg> named;
-    if (auto s = prepareForward(*kernel->spec, *args, nullptr, named);
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    return launchNamed(*kernel, named.data(), static_cast<int>(named.size()),
-                       stream, /*strict=*/false);
-  });
-}
-
-flashfuse_status
-flashfuse_attention_forward_varlen(flashfuse_kernel *kernel,
-                                   const flashfuse_forward_args *args,
-                                   const flashfuse_varlen_args *varlen,
-                                   void *stream) {
-  using namespace flashfuse;
-  return guarded([&] {
-    if (!kernel || !args || !varlen)
+    if (!kernel || !args || (needsVarlen && !varlen))
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "kernel and arguments must not be NULL");
     std::vector<flashfuse_arg> named;
@@ -282,6 +268,21 @@ flashfuse_attention_forward_varlen(flashfuse_kernel *kernel,
     return launchNamed(*kernel, named.data(), static_cast<int>(named.size()),
                        stream, /*strict=*/false);
   });
+}
+} // namespace
+
+flashfuse_status flashfuse_attention_forward(flashfuse_kernel *kernel,
+                                             const flashfuse_forward_args *args,
+                                             void *stream) {
+  return launchForward(kernel, args, nullptr, /*needsVarlen=*/false, stream);
+}
+
+flashfuse_status
+flashfuse_attention_forward_varlen(flashfuse_kernel *kernel,
+                                   const flashfuse_forward_args *args,
+                                   const flashfuse_varlen_args *varlen,
+                                   void *stream) {
+  return launchForward(kernel, args, varlen, /*needsVarlen=*/true, stream);
 }
 
 flashfuse_status
