@@ -285,31 +285,16 @@ flashfuse_attention_forward_varlen(flashfuse_kernel *kernel,
   return launchForward(kernel, args, varlen, /*needsVarlen=*/true, stream);
 }
 
-flashfuse_status
-flashfuse_attention_forward_check(const flashfuse_manifest *manifest,
-                                  int32_t kernel_index,
-                                  const flashfuse_forward_args *args) {
+namespace {
+// The no-GPU checks of the dense and the varlen forward, as launchForward.
+flashfuse_status checkForward(const flashfuse_manifest *manifest,
+                              int32_t kernel_index,
+                              const flashfuse_forward_args *args,
+                              const flashfuse_varlen_args *varlen,
+                              bool needsVarlen) {
   using namespace flashfuse;
   return guarded([&] {
-    if (!manifest || !args)
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "manifest and arguments must not be NULL");
-    if (kernel_index < 0 ||
-        static_cast<size_t>(kernel_index) >= manifest->data.kernels.size())
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  concat("kernel index ", kernel_index, " out of range"));
-    std::vector<flashfuse_arg> named;
-    return prepareForward(manifest->data.kernels[kernel_index], *args,
-                          nullptr, named);
-  });
-}
-
-flashfuse_status flashfuse_attention_forward_varlen_check(
-    const flashfuse_manifest *manifest, int32_t kernel_index,
-    const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen) {
-  using namespace flashfuse;
-  return guarded([&] {
-    if (!manifest || !args || !varlen)
+    if (!manifest || !args || (needsVarlen && !varlen))
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "manifest and arguments must not be NULL");
     if (kernel_index < 0 ||
@@ -320,6 +305,22 @@ flashfuse_status flashfuse_attention_forward_varlen_check(
     return prepareForward(manifest->data.kernels[kernel_index], *args, varlen,
                           named);
   });
+}
+} // namespace
+
+flashfuse_status
+flashfuse_attention_forward_check(const flashfuse_manifest *manifest,
+                                  int32_t kernel_index,
+                                  const flashfuse_forward_args *args) {
+  return checkForward(manifest, kernel_index, args, nullptr,
+                      /*needsVarlen=*/false);
+}
+
+flashfuse_status flashfuse_attention_forward_varlen_check(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen) {
+  return checkForward(manifest, kernel_index, args, varlen,
+                      /*needsVarlen=*/true);
 }
 
 void flashfuse_varlen_args_init(flashfuse_varlen_args *args) {
