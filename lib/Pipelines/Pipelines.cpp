@@ -17,11 +17,12 @@ using namespace mlir;
 /// nvgpu → nvvm first (ldmatrix, cp.async), then the structured ops, then
 /// gpu → nvvm, which maps the workgroup address space, and only then the
 /// remaining vector ops (vector → llvm alone cannot type shared-memory
-/// memrefs and reports it); the NVPTX backend serialises to PTX ("isa").
+/// memrefs and reports it); TMA kernels' tensor maps become by-value
+/// parameters; the NVPTX backend serialises to PTX ("isa").
 static constexpr llvm::StringLiteral kKernelsToPtx =
     "gpu.module(convert-nvgpu-to-nvvm,convert-scf-to-cf,convert-nvvm-to-llvm,"
     "expand-strided-metadata,lower-affine,convert-gpu-to-nvvm,"
-    "convert-vector-to-llvm,canonicalize,cse),"
+    "convert-vector-to-llvm,canonicalize,cse,flash-grid-constant-params),"
     "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}";
 
 LogicalResult mlir::flash::buildKernelsToPtxPipeline(OpPassManager &pm) {

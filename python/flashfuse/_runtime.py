@@ -27,6 +27,8 @@ KIND_DECODE, KIND_DECODE_COMBINE = 5, 6
 # lengths and the page table.
 KIND_KV_APPEND, KIND_DECODE_CHECK = 7, 8
 PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
+# A TMA tensor map the runtime encodes from its operand's arguments.
+PARAM_TENSORMAP = 4
 
 _DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
 _CAUSAL_NAMES = {CAUSAL_NONE: "none", CAUSAL_TOP_LEFT: "top_left",
@@ -39,7 +41,7 @@ _KIND_NAMES = {KIND_FORWARD: "forward",
                KIND_DECODE: "decode", KIND_DECODE_COMBINE: "decode_combine",
                KIND_KV_APPEND: "kv_append", KIND_DECODE_CHECK: "decode_check"}
 _PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
-                PARAM_F32: "f32"}
+                PARAM_F32: "f32", PARAM_TENSORMAP: "tensormap"}
 
 
 class Variant(ctypes.Structure):

@@ -49,6 +49,20 @@ constexpr int CU_JIT_LOG_VERBOSE = 12;
 constexpr std::uint64_t CU_GET_PROC_ADDRESS_DEFAULT = 0;
 constexpr int CU_GET_PROC_ADDRESS_SUCCESS = 0;
 
+// CUtensorMap (cuda.h): 128 opaque bytes, 64-byte aligned, filled by
+// cuTensorMapEncodeTiled and passed to TMA kernels by value.
+struct alignas(64) CUtensorMap {
+  std::uint64_t opaque[16];
+};
+// CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle,
+// CUtensorMapL2promotion, CUtensorMapFloatOOBfill
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+
 // The driver API version whose entry-point signatures the table in driver.h
 // is written against; cuGetProcAddress returns the variant of each symbol
 // that matches it (for example cuCtxPushCurrent_v2).

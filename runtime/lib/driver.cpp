@@ -90,11 +90,18 @@ void resolveAll(void *handle, LoadState &state) {
        reinterpret_cast<void **>(&a.cuGetErrorString)},
   };
 
+  // Entry points only some kernels need: left null where missing, and
+  // reported by the launch that needs one.
+  const Entry optional[] = {
+      {"cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled",
+       reinterpret_cast<void **>(&a.cuTensorMapEncodeTiled)},
+  };
+
   // cuGetProcAddress_v2 (CUDA 12+) hands out the entry point matching the
   // API version we were written against, whatever the driver's own version.
   auto getProc = reinterpret_cast<GetProcAddressFn>(
       dlsym(handle, "cuGetProcAddress_v2"));
-  for (const Entry &e : entries) {
+  auto resolve = [&](const Entry &e) {
     *e.slot = nullptr;
     if (getProc) {
       int found = -1;
@@ -105,6 +112,11 @@ void resolveAll(void *handle, LoadState &state) {
     }
     if (!*e.slot)
       *e.slot = dlsym(handle, e.exported);
+  };
+  for (const Entry &e : optional)
+    resolve(e);
+  for (const Entry &e : entries) {
+    resolve(e);
     if (!*e.slot) {
       state.status = FLASHFUSE_ERROR_NO_DRIVER;
       state.message = concat("no usable CUDA driver: ", driverLibraryName(),

@@ -58,6 +58,13 @@ struct DriverApi {
   cu::CUresult (*cuStreamSynchronize)(cu::CUstream stream);
   cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
   cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
+  // Optional (CUDA 12 drivers have it; null otherwise): the TMA kernels'
+  // tensor maps (tensormap.cpp).
+  cu::CUresult (*cuTensorMapEncodeTiled)(
+      cu::CUtensorMap *map, int dataType, std::uint32_t rank, void *address,
+      const std::uint64_t *dims, const std::uint64_t *strides,
+      const std::uint32_t *box, const std::uint32_t *elementStrides,
+      int interleave, int swizzle, int l2Promotion, int oobFill);
 };
 
 // Opens the driver and calls cuInit(0) once per process. On success *api

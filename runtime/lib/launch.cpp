@@ -1,5 +1,7 @@
 #include "launch.h"
 
+#include "tensormap.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -19,6 +21,8 @@ const char *typeName(flashfuse_param_type t) {
     return "i64";
   case FLASHFUSE_PARAM_F32:
     return "f32";
+  case FLASHFUSE_PARAM_TENSORMAP:
+    return "tensormap";
   }
   return "?";
 }
@@ -227,7 +231,8 @@ flashfuse_arg real(const char *name, double value) {
 
 flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
                             int numArgs, bool strict,
-                            std::vector<ParamSlot> &slots) {
+                            std::vector<ParamSlot> &slots,
+                            std::vector<TensorMapRequest> *maps) {
   if (numArgs < 0 || (numArgs > 0 && !args))
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "bad argument array");
   auto bad = [&](const std::string &what) {
@@ -237,7 +242,22 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
 
   slots.clear();
   slots.reserve(spec.params.size() * 5);
+  if (maps)
+    maps->clear();
   for (const ParamSpec &p : spec.params) {
+    if (p.type == FLASHFUSE_PARAM_TENSORMAP) {
+      // Made from the operand's own arguments; its 128 bytes live outside
+      // the 8-byte slots (launchNamed).
+      TensorMapRequest r;
+      if (auto s = describeTensorMap(spec, p.name, args, numArgs, r);
+          s != FLASHFUSE_SUCCESS)
+        return s;
+      r.slot = slots.size();
+      if (maps)
+        maps->push_back(r);
+      slots.push_back(ParamSlot{});
+      continue;
+    }
     const flashfuse_arg *a = findArg(args, numArgs, p.name);
     if (!a)
       return bad(concat("the kernel takes '", typeName(p.type), ":", p.name,
@@ -279,6 +299,8 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
     case FLASHFUSE_PARAM_I64:
       s.i64 = a->i;
       break;
+    case FLASHFUSE_PARAM_TENSORMAP: // handled above
+      break;
     case FLASHFUSE_PARAM_F32:
       if (!std::isfinite(a->f))
         return bad(concat("'", p.name, "' = ", a->f, " is not finite"));
@@ -306,7 +328,8 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
   const KernelSpec &spec = *kernel.spec;
   flashfuse_context &c = *kernel.artifact->context;
   std::vector<ParamSlot> slots;
-  if (auto s = bindParams(spec, args, numArgs, strict, slots);
+  std::vector<TensorMapRequest> mapRequests;
+  if (auto s = bindParams(spec, args, numArgs, strict, slots, &mapRequests);
       s != FLASHFUSE_SUCCESS)
     return s;
   unsigned grid[3];
@@ -315,6 +338,15 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
+  // cuLaunchKernel copies the parameters at the call: the maps need only
+  // outlive it.
+  std::vector<cu::CUtensorMap> maps(mapRequests.size());
+  for (size_t i = 0; i < mapRequests.size(); ++i) {
+    if (auto s = encodeTensorMap(*c.api, spec, mapRequests[i], maps[i]);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    params[mapRequests[i].slot] = &maps[i];
+  }
 
   ScopedContext scope(c);
   if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)

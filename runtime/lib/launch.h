@@ -3,6 +3,7 @@
 #define FLASHFUSE_RUNTIME_LAUNCH_H
 
 #include "handles.h"
+#include "tensormap.h"
 
 #include <cstdint>
 #include <limits>
@@ -58,9 +59,12 @@ flashfuse_arg real(const char *name, double value);
 // `params` list (a memref becomes its five fields) and validates them:
 // presence, types, pointer alignment, value ranges. Needs no GPU. With
 // `strict`, an argument the kernel does not take is an error.
+// A tensor-map parameter is described (and checked) from its operand's
+// arguments into `maps`, where given, and takes a placeholder slot.
 flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
                             int numArgs, bool strict,
-                            std::vector<ParamSlot> &slots);
+                            std::vector<ParamSlot> &slots,
+                            std::vector<TensorMapRequest> *maps = nullptr);
 
 // Binds the parameters, checks the grid against the device's limits and
 // launches. The public generic launch is strict unless asked (an unknown name is most

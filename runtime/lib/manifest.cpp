@@ -54,7 +54,8 @@ bool parseParamType(const std::string &kind, flashfuse_param_type &out) {
                  {{"memref", FLASHFUSE_PARAM_MEMREF},
                   {"i32", FLASHFUSE_PARAM_I32},
                   {"i64", FLASHFUSE_PARAM_I64},
-                  {"f32", FLASHFUSE_PARAM_F32}},
+                  {"f32", FLASHFUSE_PARAM_F32},
+                  {"tensormap", FLASHFUSE_PARAM_TENSORMAP}},
                  v))
     return false;
   out = static_cast<flashfuse_param_type>(v);

@@ -109,6 +109,8 @@ class Artifact:
                 t = bufs[name]
                 vals += [ctypes.c_void_p(t.data_ptr()), ctypes.c_void_p(t.data_ptr()),
                          ctypes.c_int64(0), ctypes.c_int64(t.numel()), ctypes.c_int64(1)]
+            elif kind == "tensormap":
+                vals.append(self.tensor_map(k, name[:-len("_map")], bufs, scalars))
             elif kind == "i32":
                 vals.append(ctypes.c_int32(int(scalars[name])))
             elif kind == "i64":
@@ -118,6 +120,30 @@ class Artifact:
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
         ptrs._keep = vals  # the values the pointers point at
         return ptrs
+
+    def tensor_map(self, k, op, bufs, scalars):
+        """The CUtensorMap of operand `op` (q, k or v) of a TMA kernel, as the
+        runtime encodes it (KERNEL_ABI.md "Tensor maps"): [B][H][S][D], a box
+        of 64 columns x block_m (Q) or block_n rows, 128-byte swizzle."""
+        t = bufs[op]
+        rows, heads, box = {"q": ("seq_q", "heads_q", "block_m")}.get(
+            op, ("seq_k", "heads_kv", "block_n"))
+        dims = [t.shape[3], scalars[rows], scalars[heads], scalars["batch"]]
+        strides, packed = [], dims[0] * 2
+        for d, st in zip(dims[1:], (scalars[f"{op}_stride_s"], scalars[f"{op}_stride_h"],
+                                    scalars[f"{op}_stride_b"])):
+            strides.append(packed if d == 1 else st * 2)
+            packed = strides[-1] * d
+        raw = (ctypes.c_uint8 * 192)()  # a CUtensorMap is 64-byte aligned
+        tmap = (ctypes.c_uint64 * 16).from_buffer(raw, -ctypes.addressof(raw) % 64)
+        tmap._raw = raw
+        dtype = 6 if t.dtype == torch.float16 else 9  # CU_TENSOR_MAP_DATA_TYPE_FLOAT16 / BFLOAT16
+        check(cuda.cuTensorMapEncodeTiled(
+            ctypes.byref(tmap), dtype, 4, ctypes.c_void_p(t.data_ptr()),
+            (ctypes.c_uint64 * 4)(*dims), (ctypes.c_uint64 * 3)(*strides),
+            (ctypes.c_uint32 * 4)(64, int(k[box]), 1, 1), (ctypes.c_uint32 * 4)(1, 1, 1, 1),
+            0, 3, 2, 0), "cuTensorMapEncodeTiled " + op)  # no interleave, 128B swizzle, L2 128B, zero fill
+        return tmap
 
     def launch_packed(self, k, grid, ptrs, stream=None):
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
@@ -222,7 +248,11 @@ def median_ms(fn, iters=30, warmup=5, warmup_ms=250.0):
     torch.cuda.synchronize()
     return statistics.median(a.elapsed_time(b) for a, b in zip(starts, ends))
 
-def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
+def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384, baseline=None, reps=1):
+    """TFLOP/s of the artifact's kernel, SDPA's flash and cuDNN backends and,
+    with `baseline`, another artifact's kernel of the same variant; with
+    reps > 1 the methods run in turn `reps` times and each gets the median
+    of its repetitions (short sequences swing by a third between them)."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     H, B = hidden // d, tokens // S
@@ -244,13 +274,29 @@ def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384):
         return run
     flops = 4 * B * H * S * S * d / (2 if causal else 1)
     res = {"dtype": dtype, "d": d, "S": S, "causal": causal, "B": B, "H": H}
-    for name, fn in (("ours", ours), ("sdpa-flash", sdpa(SDPBackend.FLASH_ATTENTION)),
-                     ("sdpa-cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))):
-        try:
-            res[name] = flops / median_ms(fn) / 1e9
-        except Exception as e:  # a backend unavailable for this shape
-            res[name] = None
-            res[name + "-error"] = str(e)[:200]
+    methods = [("ours", ours), ("sdpa-flash", sdpa(SDPBackend.FLASH_ATTENTION)),
+               ("sdpa-cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))]
+    if baseline is not None:
+        base = baseline.find(dtype, d, "top_left" if causal else "none")
+        def theirs():
+            q, k, v = sets[it[0] % 3]; it[0] += 1
+            baseline.launch(base, q, k, v, o, lse, scale)
+        if base is not None:
+            methods.insert(1, ("baseline", theirs))
+            res["baseline-kernel"] = base["name"]
+    res["kernel"] = kern["name"]
+    times = {name: [] for name, _ in methods}
+    for _ in range(reps):
+        for name, fn in methods:
+            if times[name] is None:
+                continue
+            try:
+                times[name].append(median_ms(fn))
+            except Exception as e:  # a backend unavailable for this shape
+                times[name] = None
+                res[name + "-error"] = str(e)[:200]
+    for name, ts in times.items():
+        res[name] = flops / statistics.median(ts) / 1e9 if ts else None
     return res
 
 def main():
@@ -262,9 +308,16 @@ def main():
                     help="the odd shapes only (for compute-sanitizer)")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--dims", default="64,128", help="head dims to benchmark")
+    ap.add_argument("--baseline", default=None,
+                    help="another artifact whose kernels are timed beside "
+                         "this one's (the same variants), interleaved")
+    ap.add_argument("--dtypes", default="bf16,f16", help="dtypes to benchmark")
+    ap.add_argument("--reps", type=int, default=1,
+                    help="interleaved repetitions of every method (medians)")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
+    baseline = Artifact(args.baseline) if args.baseline else None
     print(f"device: {torch.cuda.get_device_name()}  kernels: {len(art.kernels)}", flush=True)
 
     results, failures = [], 0
@@ -302,15 +355,18 @@ def main():
     if args.no_bench:
         return 1 if failures else 0
     rows = []
-    for dtype in ("bf16", "f16"):
+    for dtype in args.dtypes.split(","):
         for d in (int(x) for x in args.dims.split(",")):
             for causal in (False, True):
                 for S in (int(s) for s in args.seqs.split(",")):
-                    r = bench(art, dtype, d, causal, S)
+                    r = bench(art, dtype, d, causal, S, baseline=baseline, reps=args.reps)
                     rows.append(r)
+                    base = (f"baseline {r.get('baseline') or 0:6.1f}  "
+                            if baseline is not None else "")
                     print(f"{dtype:4} d={d:3} S={S:5} causal={int(causal)}  ours {r['ours'] or 0:6.1f}  "
-                          f"flash {r['sdpa-flash'] or 0:6.1f}  cudnn {r['sdpa-cudnn'] or 0:6.1f}  "
-                          f"ratio {((r['ours'] or 0) / (r['sdpa-flash'] or 1)):.2f}", flush=True)
+                          f"{base}flash {r['sdpa-flash'] or 0:6.1f}  cudnn {r['sdpa-cudnn'] or 0:6.1f}  "
+                          f"ratio {((r['ours'] or 0) / (r['sdpa-flash'] or 1)):.2f}  "
+                          f"vs cudnn {((r['ours'] or 0) / (r['sdpa-cudnn'] or 1)):.2f}", flush=True)
     json.dump(rows, open(os.path.join(args.out, "bench.json"), "w"), indent=1)
     return 1 if failures else 0
 

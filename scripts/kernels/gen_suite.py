@@ -46,6 +46,14 @@ def default_suite():
     return vs
 
 
+def sm90ws_suite():
+    """The forwards the sm90ws recipe (TMA producer warpgroup, two wgmma
+    consumers) serves, for flashfuse-compile --recipe=sm90ws: the default
+    library's variants of D = 64, 128 and 256 without a bias operand."""
+    return [v for v in default_suite()
+            if v.head_dim in (64, 128, 256) and not v.bias]
+
+
 def backward_suite():
     """flash.attention_grad variants, plus (with_forward) the forwards that
     the default suite lacks, so that every backward here can be trained
@@ -174,16 +182,20 @@ def main():
     ap.add_argument("--varlen", action="store_true",
                     help="forward variants of packed variable-length batches "
                          "(and their dense counterparts)")
+    ap.add_argument("--sm90ws", action="store_true",
+                    help="the forward variants the sm90ws recipe serves "
+                         "(compile with flashfuse-compile --recipe=sm90ws)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
     args = ap.parse_args()
     if args.decode_dims and not args.decode:
         ap.error("--decode-dims goes with --decode")
-    if args.backward + args.decode + args.headdims + args.varlen > 1:
-        ap.error("--backward, --decode, --headdims and --varlen are separate "
-                 "suites")
+    if args.backward + args.decode + args.headdims + args.varlen + args.sm90ws > 1:
+        ap.error("--backward, --decode, --headdims, --varlen and --sm90ws are "
+                 "separate suites")
     suite = (varlen_suite() if args.varlen
+             else sm90ws_suite() if args.sm90ws
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]

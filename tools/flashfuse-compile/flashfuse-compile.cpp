@@ -56,7 +56,8 @@ static cl::opt<bool> deterministic(
 static cl::opt<std::string> recipeName(
     "recipe",
     cl::desc("Forward recipe for ops without a config: auto (sm90 on sm_90 "
-             "where it applies), sm80 or sm90"),
+             "where it applies), sm80, sm90 or sm90ws (forward ops; "
+             "backward ops as auto)"),
     cl::init("auto"));
 static cl::opt<bool> dumpKernels("dump-kernel-ir",
                                  cl::desc("Print the generated gpu.module"));
@@ -129,6 +130,8 @@ int main(int argc, char **argv) {
   flash::FlashLowerToGPUOptions gpuOptions;
   gpuOptions.chip = chip;
   gpuOptions.deterministic = deterministic;
+  // Only the kernels are kept: the runtime launches them.
+  gpuOptions.kernelsOnly = true;
   pm.addPass(flash::createFlashLowerToGPU(gpuOptions));
   if (failed(pm.run(*module)))
     return 1;
@@ -183,6 +186,11 @@ int main(int argc, char **argv) {
     if (!flashfuse::assemble(ptxas, chip, ptxFile, cubinFile, log, resources))
       return fail("ptxas failed:\n" + log);
     haveCubin = true;
+    // Warnings do not fail the build but are shown: among them C7508, ptxas
+    // ignoring a setmaxnreg (the sm90ws recipe's register reallocation).
+    for (llvm::StringRef line : llvm::split(log, '\n'))
+      if (line.contains("warning"))
+        llvm::outs() << "ptxas warning: " << line.trim() << "\n";
     bool spilled = false;
     for (const auto &r : resources) {
       llvm::outs() << "ptxas " << chip << " " << r.name << ": "

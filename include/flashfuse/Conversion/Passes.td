@@ -163,12 +163,19 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
            "The chip the gpu.module is targeted at (nvvm target)">,
     Option<"deterministic", "deterministic", "bool", /*default=*/"false",
            "Backward without float atomics: bit-identical gradients across "
-           "runs, at the cost of recomputing S and dP in a dQ kernel">
+           "runs, at the cost of recomputing S and dP in a dQ kernel">,
+    Option<"kernelsOnly", "kernels-only", "bool", /*default=*/"false",
+           "The module's host side will not be run: its kernels go to an "
+           "artifact that the runtime launches (flashfuse-compile). Allows "
+           "kernels with parameters only the runtime makes (the sm90ws "
+           "recipe's TMA tensor maps), whose gpu.launch_func gets null "
+           "placeholders for them; without it such an op is an error">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::cf::ControlFlowDialect",
                            "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -177,6 +184,30 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def FlashGridConstantParams : Pass<"flash-grid-constant-params",
+                                   "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Pass a kernel's TMA tensor maps by value (__grid_constant__)";
+  let description = [{
+    A kernel that loads tiles with TMA (the sm90ws recipe) takes its
+    CUtensorMaps as its last parameters, `!llvm.ptr` in the gpu.func. The
+    copy engine reads a tensor map from a by-value kernel parameter through
+    its generic address, as CUDA's `__grid_constant__ const CUtensorMap`
+    does; that needs the parameter to be `byval` (128 bytes, 64-byte
+    aligned) and marked `nvvm.grid_constant`, so that the NVPTX backend
+    declares `.param .align 64 .b8 p[128]` and takes its address with
+    `cvta.param` instead of copying it to local memory.
+
+    Runs after convert-gpu-to-nvvm (neither the gpu.func verifier nor its
+    conversion carries those argument attributes): on each kernel
+    `llvm.func` with `flash.grid_constant_params = N`, marks the last N
+    arguments, which must be pointers, and drops the attribute. Kernels
+    without the attribute are left as they are. A malformed count (more than
+    the arguments, a non-pointer among them) is an error.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // FLASHFUSE_CONVERSION_PASSES_TD

@@ -88,7 +88,7 @@ Value ForwardBuilder::commitKVCopies(
   // Which variants branch is ptxas's register allocation at 255 registers:
   // these are the ones that stay spill-free either way.
   bool branch = s.swizzledTiles() && !s.dropout &&
-                (s.recipe == Recipe::Sm90 ||
+                (s.usesWgmma() ||
                  (isPlainScore() && !s.mask && !s.maskMod));
   if (!branch) {
     copyKV(RowCheck::PerChunk, tokens);
@@ -406,7 +406,7 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
   if (staged) {
     // O overwrites the Q tile: every warp must be done with it (the sm90
     // recipe's wgmma reads a whole warpgroup's Q rows).
-    gpu::BarrierOp::create(b);
+    syncComputeWarps();
     // The staging's addresses derive from coordinates read afresh, so that
     // no value computed before the key loop stays live across it for them
     // (the loop runs at the 255-register cap; kept, such values spilled in

@@ -132,6 +132,10 @@ protected:
   virtual Value rowOf(int64_t m, int64_t i);
   /// O = acc / l and LSE from the key loop's final state.
   virtual void writeEpilogue(const SoftmaxState &final);
+  /// A barrier among the warps that compute (the epilogue's, before O
+  /// overwrites the Q tile): the whole block's, except where a producer
+  /// warpgroup takes no part in the epilogue (Sm90WsForward.cpp).
+  virtual void syncComputeWarps() { gpu::BarrierOp::create(b); }
   /// Element offset in `lse` of the block's row 0 (its batch and head):
   /// (b * Hq + h) * Sq for [B, Hq, Sq]; a packed batch's scheduler
   /// offsets it by its sequence's first row.

@@ -712,6 +712,10 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
                name == "cu_seqlens_k")
         elt = b.getI32Type();
       types.push_back(memref1d(elt));
+    } else if (kind == "tensormap") {
+      // The address of a CUtensorMap parameter (flash-grid-constant-params
+      // makes it a by-value kernel parameter).
+      types.push_back(LLVM::LLVMPointerType::get(ctx));
     } else if (kind == "i32") {
       types.push_back(b.getI32Type());
     } else if (kind == "i64") {

@@ -184,6 +184,10 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "o"});
     biasMaskStrides();
     scalars();
+    // Last, so that they stay the kernel's trailing parameters through the
+    // memref expansion (flash-grid-constant-params marks them by position).
+    if (usesTensorMaps())
+      p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:v_map"});
     break;
   case Kind::BackwardPreprocess:
     memrefs({"o", "do", "delta"});
@@ -400,6 +404,37 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   // A packed batch: the recipes' forward under the varlen tile scheduler
   // (the verifier has refused bias, mask, dropout and the regions).
   spec->varlen = op.isVarlen();
+  if (spec->recipe == Recipe::Sm90Ws) {
+    // Two consumer warpgroups of 64 rows on wgmma (block_m = 128, warps =
+    // 8, the producer warpgroup on top); K and V tiles of block_n rows, at
+    // most 256 (a TMA box's and a wgmma N's limit); whole 64-column swizzle
+    // rows of D = Dv. Variants whose operands or per-element work the
+    // producer/consumer split does not carry yet are refused by name.
+    const KernelSpec &s = *spec;
+    bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
+    if (s.warps != 8 || s.blockM != 128 || s.blockN % 16 != 0 ||
+        s.blockN > 256 || s.stages < 2 || !knownHeadDim ||
+        s.headDimV != s.headDim)
+      return op->emitOpError()
+             << "the sm90ws recipe needs warps = 8 (two consumer "
+                "warpgroups), block_m = 128, block_n a multiple of 16 up to "
+                "256, stages >= 2 and D = Dv in {64, 128, 256}; got block_m = "
+             << s.blockM << ", block_n = " << s.blockN << ", warps = "
+             << s.warps << ", stages = " << s.stages << ", D = " << s.headDim
+             << ", Dv = " << s.headDimV;
+    StringRef unsupported = s.varlen    ? "varlen (cu_seqlens) batches"
+                            : s.bias    ? "a bias operand"
+                            : s.mask    ? "a mask operand"
+                            : s.dropout ? "dropout"
+                            : s.scoreMod || s.maskMod
+                                ? "score_mod / mask_mod regions"
+                                : "";
+    if (!unsupported.empty())
+      return op->emitOpError()
+             << "the sm90ws recipe does not serve " << unsupported
+             << " yet; use the sm90 recipe";
+    return spec;
+  }
   if (spec->recipe == Recipe::Sm90) {
     // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
     // the swizzled tiles hold whole 64-element rows; every thread copies the
@@ -444,6 +479,9 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   if (failed(spec))
     return failure();
   KernelSpec &s = *spec;
+  if (s.recipe == Recipe::Sm90Ws)
+    return op.emitOpError() << "the sm90ws recipe has no backward kernels "
+                               "yet; give attention_grad an sm90 config";
   s.kind = KernelSpec::Kind::Backward;
   s.deterministic = deterministic;
   // The kernels recompute P through the score_mod region and take dS as

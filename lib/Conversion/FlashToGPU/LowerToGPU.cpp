@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -122,9 +123,19 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   func.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({int32_t(spec.threads()), 1, 1}));
   func->setAttr("flash.manifest", buildManifestAttr(b, spec));
+  if (spec.usesTensorMaps()) {
+    // setmaxnreg moves registers between the warpgroups only in a kernel
+    // whose register count is capped at entry: one block per SM, of
+    // threads() threads.
+    func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
+    // The tensor maps are passed by value (flash-grid-constant-params).
+    func->setAttr(kGridConstantParamsAttrName, b.getI64IntegerAttr(3));
+  }
   switch (spec.kind) {
   case KernelSpec::Kind::Forward:
-    if (spec.recipe == Recipe::Sm90)
+    if (spec.recipe == Recipe::Sm90Ws)
+      buildSm90WsForwardKernel(func, spec);
+    else if (spec.recipe == Recipe::Sm90)
       buildSm90ForwardKernel(func, spec);
     else
       buildSm80ForwardKernel(func, spec);
@@ -309,6 +320,15 @@ static void replaceGradBias(ImplicitLocOpBuilder &b, Value full, Value result) {
 LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
                                                  gpu::GPUFuncOp kernel,
                                                  const KernelSpec &spec) {
+  // The tensor maps are by-value parameters the runtime encodes at launch
+  // (docs/KERNEL_ABI.md "Tensor maps"); a gpu.launch_func has no way to pass
+  // one, so only a module whose host side is not run may hold such kernels.
+  if (spec.usesTensorMaps() && !kernelsOnly)
+    return op.emitOpError()
+           << "recipe '" << stringifyRecipe(spec.recipe)
+           << "' takes TMA tensor maps by value, which only the FlashFuse "
+              "runtime makes: compile it with flashfuse-compile (or "
+              "kernels-only=true) and launch it through the runtime";
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
@@ -400,6 +420,10 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   args.push_back(cf(iface.getSoftcapValue().value_or(0.0)));
   args.push_back(cf(iface.getDropoutProbability()));
   args.push_back(seedOrZero(b, iface.getSeedOperand()));
+  // kernels-only: placeholders where the runtime puts the tensor maps.
+  if (spec.usesTensorMaps())
+    for (int i = 0; i < 3; ++i)
+      args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));
 
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value gridX = arith::CeilDivUIOp::create(
@@ -748,9 +772,9 @@ void FlashLowerToGPU::runOnOperation() {
   };
   // wgmma exists only in the architecture-specific sm_90a.
   auto checkChip = [&](Operation *op, const SmallVector<KernelSpec> &out) {
-    if (!refused && out.back().recipe == Recipe::Sm90 && chip != "sm_90a") {
-      op->emitOpError() << "recipe 'sm90' needs chip=sm_90a (wgmma), got chip="
-                        << chip;
+    if (!refused && out.back().usesWgmma() && chip != "sm_90a") {
+      op->emitOpError() << "recipe '" << stringifyRecipe(out.back().recipe)
+                        << "' needs chip=sm_90a (wgmma), got chip=" << chip;
       refused = true;
     }
   };

@@ -19,6 +19,10 @@ void buildSm80ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The same schedule on wgmma (sm_90a), with 128-byte-swizzled tiles. See
 /// Sm90Forward.cpp.
 void buildSm90ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// The warp-specialised Hopper forward: a producer warpgroup loads the tiles
+/// with TMA, two consumer warpgroups run the sm90 schedule on them. See
+/// Sm90WsForward.cpp.
+void buildSm90WsForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The backward kernels (docs/KERNEL_ABI.md, "Backward"): Dsum and the
 /// zeroed dQ accumulator; the main dK/dV (and atomic dQ) kernel; the
 /// deterministic mode's dQ kernel; the conversion of the gradients to the

@@ -33,11 +33,15 @@ using namespace mlir::flash::frag;
 
 void Sm90ForwardBuilder::carveSharedMemory() {
   carveSwizzledQKV();
+  qDesc = warpgroupQDescriptor();
+}
+
+Value Sm90ForwardBuilder::warpgroupQDescriptor() {
   // Warpgroup w's rows start 64 rows (8 swizzle atoms) into each column
   // block of Q.
   Value wgRows = arith::MulIOp::create(
       b, arith::DivUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 64 * 64));
-  qDesc = wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
+  return wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
 }
 
 void Sm90ForwardBuilder::copyOperand(StringRef name, Value base,
@@ -143,17 +147,32 @@ void Sm90ForwardBuilder::outputAndWait(SmallVector<Value> &acc,
   acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
 }
 
+void Sm90ForwardBuilder::prefetchAhead(Value block, Value nStart) {
+  Value next = arith::AddIOp::create(b, block, cIdx(b, prefetchDistance()));
+  loadKVBlock(next, stageOf(next, nStart));
+}
+
+void Sm90ForwardBuilder::acquireFirstBlock(Value nStart) {
+  // Published by the prologue; its stage's successor goes out now.
+  prefetchAhead(nStart, nStart);
+}
+
+void Sm90ForwardBuilder::acquireBlock(Value j, Value nStart, Value anyGroup) {
+  // Block j's K/V landed (at most ahead - 1 younger groups pending); every
+  // thread is past iteration j-1, so the stage of block j-2 is free.
+  nvgpu::DeviceAsyncWaitOp::create(
+      b, anyGroup, b.getI32IntegerAttr(prefetchDistance() - 1));
+  publishTiles();
+  gpu::BarrierOp::create(b);
+  prefetchAhead(j, nStart);
+}
+
 ForwardBuilder::SoftmaxState
 Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
                                  Value nEnd, const SoftmaxState &init,
                                  Value anyGroup) {
   if (!overlapped())
     return ForwardBuilder::buildKeyLoop(qOps, nStart, nEnd, init, anyGroup);
-  int64_t ahead = prefetchDistance();
-  auto prefetch = [&](Value block) {
-    Value next = arith::AddIOp::create(b, block, cIdx(b, ahead));
-    loadKVBlock(next, stageOf(next, nStart));
-  };
   auto kvStartOf = [&](Value block) {
     return arith::MulIOp::create(b, block, cIdx(b, s.blockN));
   };
@@ -172,8 +191,8 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifAny.getThenRegion().front());
 
-  // The first block (published by the prologue): S and softmax only.
-  prefetch(nStart);
+  // The first block: S and softmax only.
+  acquireFirstBlock(nStart);
   wgmma::fence(b);
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
   wgmma::waitGroup(b, 0);
@@ -200,12 +219,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     SoftmaxState st = unflatten(iter.take_front(nState));
     SmallVector<Value> pPrev(iter.drop_front(nState));
 
-    // Block j's K/V landed (at most ahead - 1 younger groups pending);
-    // every thread is past iteration j-1, so the stage of block j-2 is free.
-    nvgpu::DeviceAsyncWaitOp::create(b, anyGroup, b.getI32IntegerAttr(ahead - 1));
-    publishTiles();
-    gpu::BarrierOp::create(b);
-    prefetch(j);
+    acquireBlock(j, nStart, anyGroup);
 
     SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(st.acc));
     pPrev = wgmma::pinRegisters(b, pPrev);
@@ -219,6 +233,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     maskScores(scj, kvStartOf(j));
     SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
     wgmma::waitGroup(b, 0);
+    releaseBlock(prev, nStart);
     // P_{j-1} is read by the P·V product until this wait: keep it alive.
     SmallVector<Value> pinned(o);
     pinned.append(pPrev.begin(), pPrev.end());

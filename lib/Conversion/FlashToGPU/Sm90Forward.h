@@ -20,6 +20,8 @@ public:
 
 protected:
   Value qDesc;    // this warpgroup's 64 rows of Q, k-step 0
+  /// qDesc of the warpgroup of `warp`.
+  Value warpgroupQDescriptor();
 
   void carveSharedMemory() override;
   Value loadQTile() override;
@@ -36,7 +38,22 @@ protected:
 
   /// The overlapped loop keeps V_{j-1} while K_j is read and K/V_{j+1} is
   /// copied: three stages at least.
-  bool overlapped() const { return s.stages >= 3; }
+  virtual bool overlapped() const { return s.stages >= 3; }
+
+  //===--- The operand producer's side of the overlapped key loop --------===//
+  /// Makes the first block's tiles readable before its S (the prologue
+  /// published them; cp.async starts the next prefetch).
+  virtual void acquireFirstBlock(Value nStart);
+  /// Makes block j's tiles readable at the top of iteration j (cp.async:
+  /// wait for its group, publish, barrier, prefetch ahead; `anyGroup` is a
+  /// commit-group token).
+  virtual void acquireBlock(Value j, Value nStart, Value anyGroup);
+  /// Called once every product reading block `block`'s stage has completed
+  /// (the stage may be refilled); nothing for cp.async, whose barrier at
+  /// the next iteration's top orders the refill.
+  virtual void releaseBlock(Value block, Value nStart) {}
+  /// Starts the cp.async copies of block + prefetchDistance().
+  void prefetchAhead(Value block, Value nStart);
   /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;
   /// the block_n / 2 accumulators are valid after its wait.
   SmallVector<Value> issueScores(Value stage);

@@ -65,7 +65,12 @@ typedef enum flashfuse_param_type {
   FLASHFUSE_PARAM_MEMREF = 0, /* 1-D buffer: ptr, ptr, 0, numel, 1 */
   FLASHFUSE_PARAM_I32 = 1,
   FLASHFUSE_PARAM_I64 = 2,
-  FLASHFUSE_PARAM_F32 = 3
+  FLASHFUSE_PARAM_F32 = 3,
+  /* A TMA tensor map (CUtensorMap, 128 bytes by value) over the operand the
+   * parameter names less its "_map" suffix: the runtime encodes it at launch
+   * from that operand's memref argument, sizes and strides
+   * (KERNEL_ABI.md "Tensor maps"); callers pass no argument for it. */
+  FLASHFUSE_PARAM_TENSORMAP = 4
 } flashfuse_param_type;
 
 /* What a kernel computes; the key kernels are looked up by. Flags are 0/1. */

@@ -94,3 +94,11 @@ func.func @kvcache_tiles(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %l
       : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>, tensor<1xi32> -> tensor<1x8x1x64xf16>
   return %o : tensor<1x8x1x64xf16>
 }
+
+// -----
+
+func.func @recipe_ws(%q: tensor<1x1x128x64xf16>) -> tensor<1x1x128x64xf16> {
+  // expected-error @+1 {{recipe 'sm90ws' needs chip=sm_90a (wgmma), got chip=sm_80}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>
+  return %o : tensor<1x1x128x64xf16>
+}

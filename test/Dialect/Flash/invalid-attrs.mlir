@@ -272,7 +272,7 @@ func.func @config_wrong_kind(%x: tensor<1x2x16x32xf16>) {
 
 // -----
 
-// expected-error @below {{expected one of [sm80, sm90, decode] for GPU kernel recipe, got: sm70}}
+// expected-error @below {{expected one of [sm80, sm90, decode, sm90ws] for GPU kernel recipe, got: sm70}}
 // expected-error @below {{failed to parse Flash_KernelConfigAttr parameter 'recipe'}}
 func.func @config_recipe() attributes {c = #flash.config<sm70, block_m = 64, block_n = 64, warps = 4, stages = 2>}
 

@@ -16,6 +16,11 @@
 
 namespace mlir::flash {
 
+/// On a kernel gpu.func: how many of its last parameters are TMA tensor maps
+/// to be passed by value (flash-grid-constant-params).
+constexpr llvm::StringLiteral kGridConstantParamsAttrName =
+    "flash.grid_constant_params";
+
 struct KernelSpec {
   /// The kernels of docs/KERNEL_ABI.md: the forward, the four of the
   /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
@@ -86,7 +91,19 @@ struct KernelSpec {
   int64_t mmaDim() const { return mmaWidth(headDim); }
   int64_t mmaDimV() const { return mmaWidth(headDimV); }
 
-  int64_t threads() const { return warps * 32; }
+  /// The sm90ws recipe's producer warpgroup, which issues the TMA copies,
+  /// comes on top of `warps` (the consumer warps that compute): 4 warps
+  /// there, 0 in every other recipe.
+  int64_t producerWarps() const { return recipe == Recipe::Sm90Ws ? 4 : 0; }
+  int64_t threads() const { return (warps + producerWarps()) * 32; }
+  /// Both Hopper recipes compute with wgmma on swizzled tiles.
+  bool usesWgmma() const {
+    return recipe == Recipe::Sm90 || recipe == Recipe::Sm90Ws;
+  }
+  /// sm90ws loads Q, K and V through TMA tensor maps: kernel parameters
+  /// `tensormap:<operand>_map`, passed by value (128 bytes, 64-aligned) as
+  /// the kernel's last parameters (docs/KERNEL_ABI.md, "Tensor maps").
+  bool usesTensorMaps() const { return recipe == Recipe::Sm90Ws; }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
@@ -114,7 +131,7 @@ struct KernelSpec {
   /// against the padded rows' cp.async wavefronts; D = 32 would double it
   /// and keeps padded rows).
   bool swizzledTiles() const {
-    if (recipe == Recipe::Sm90)
+    if (usesWgmma())
       return true;
     auto evenlyCopied = [&](int64_t rows, int64_t cols) {
       return rows * swizzleWidth(cols) / 8 % threads() == 0;

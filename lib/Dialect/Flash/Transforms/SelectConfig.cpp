@@ -478,6 +478,55 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 }
 
 //===----------------------------------------------------------------------===//
+// The sm90ws recipe (a TMA producer warpgroup, two wgmma consumers)
+//===----------------------------------------------------------------------===//
+//
+// A forward recipe: 128 query rows (64 per consumer warpgroup) and 128-key
+// tiles at D = 64 and 128, FlashAttention-3's 80 at D = 256; the producer
+// runs ahead by the ring's depth, so two stages suffice where three fit
+// (D = 64 keeps three).
+struct Sm90WsTile {
+  int64_t headDim, blockN, stages;
+};
+constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 2}, {256, 80, 2}};
+
+const Sm90WsTile *sm90WsTile(int64_t d) {
+  for (const Sm90WsTile &t : kSm90WsTiles)
+    if (t.headDim == d)
+      return &t;
+  return nullptr;
+}
+
+/// Why the sm90ws forward cannot serve `iface` on `target`, or "".
+std::string sm90WsRefusal(AttentionVariantInterface iface,
+                          const TargetDesc &target) {
+  if (target.arch != 90)
+    return "wgmma and TMA need sm_90, target is sm_" +
+           std::to_string(target.arch);
+  Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
+  if (!elt.isF16() && !elt.isBF16())
+    return "it needs f16 or bf16 inputs";
+  AttentionSizes sz = iface.getSizes();
+  if (sz.d != sz.dv || !sm90WsTile(sz.d))
+    return "it serves D = Dv in {64, 128, 256}, got D = " +
+           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+  auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
+  if (fwd && fwd.isVarlen())
+    return "it has no varlen (cu_seqlens) tile scheduler yet";
+  if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout() ||
+      !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
+    return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
+  return "";
+}
+
+KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
+  const Sm90WsTile *t = sm90WsTile(iface.getSizes().d);
+  return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
+                               /*blockM=*/128, t->blockN, /*warps=*/8,
+                               t->stages);
+}
+
+//===----------------------------------------------------------------------===//
 // The decode recipe (flash.attention_kvcache)
 //===----------------------------------------------------------------------===//
 //
@@ -626,13 +675,28 @@ struct FlashSelectConfig
         failedAny = true;
         return;
       }
-      if (recipe != "auto" && recipe != "sm80" && recipe != "sm90") {
+      if (recipe != "auto" && recipe != "sm80" && recipe != "sm90" &&
+          recipe != "sm90ws") {
         op->emitError() << "unknown recipe '" << recipe
-                        << "'; expected auto, sm80 or sm90";
+                        << "'; expected auto, sm80, sm90 or sm90ws";
         failedAny = true;
         return;
       }
       bool isGrad = isa<AttentionGradOp>(op);
+      // sm90ws has forward kernels only: a backward op takes what auto
+      // gives it.
+      if (recipe == "sm90ws" && !isGrad) {
+        std::string why = sm90WsRefusal(iface, *desc);
+        if (!why.empty()) {
+          op->emitError() << "no kernel config for target '" << desc->name
+                          << "': the sm90ws recipe cannot serve this op: "
+                          << why;
+          failedAny = true;
+          return;
+        }
+        op->setAttr("config", sm90WsConfig(iface));
+        return;
+      }
       if (recipe != "sm80") {
         std::string why = sm90Refusal(iface, *desc, isGrad);
         if (why.empty()) {

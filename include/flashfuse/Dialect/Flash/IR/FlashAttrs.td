@@ -25,7 +25,11 @@ def Flash_CausalAttr : EnumAttr<Flash_Dialect, Flash_CausalAlignment, "causal"> 
 def Flash_Recipe : I32EnumAttr<"Recipe", "GPU kernel recipe", [
       I32EnumAttrCase<"Sm80", 0, "sm80">,
       I32EnumAttrCase<"Sm90", 1, "sm90">,
-      I32EnumAttrCase<"Decode", 2, "decode">
+      I32EnumAttrCase<"Decode", 2, "decode">,
+      // The Hopper forward with a producer warpgroup: Q/K/V tiles by TMA
+      // on mbarrier pipelines, two consumer warpgroups on wgmma, register
+      // reallocation (Sm90WsForward.cpp).
+      I32EnumAttrCase<"Sm90Ws", 3, "sm90ws">
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::flash";

@@ -1,0 +1,69 @@
+// recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
+// (128 query rows over two consumer warpgroups; 128 keys at D = 64/128 with
+// 3/2 stages, 80 keys at D = 256); backward ops take what auto gives them
+// (sm90ws has no backward kernels); a forward it cannot serve is an error
+// naming why.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" -verify-diagnostics | FileCheck %s
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=A100
+
+// CHECK-LABEL: func.func @d128
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// A100: error: no kernel config for target 'a100': the sm90ws recipe cannot serve this op: wgmma and TMA need sm_90, target is sm_80
+func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d64
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @d64(%x: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>
+      -> tensor<2x8x512x64xf16>
+  return %o : tensor<2x8x512x64xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d256
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 80, warps = 8, stages = 2>
+func.func @d256(%x: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>
+      -> tensor<1x4x512x256xbf16>
+  return %o : tensor<1x4x512x256xbf16>
+}
+
+// -----
+
+// The backward keeps the sm90 recipe's config.
+// CHECK-LABEL: func.func @grad
+// CHECK: config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+}
+
+// -----
+
+func.func @bias(%x: tensor<1x4x256x128xbf16>, %bias: tensor<1x4x256x256xf32>) -> tensor<1x4x256x128xbf16> {
+  // expected-error @+1 {{no kernel config for target 'h100': the sm90ws recipe cannot serve this op: it does not serve bias, mask, dropout, score_mod or mask_mod yet}}
+  %o = flash.attention %x, %x, %x bias(%bias : tensor<1x4x256x256xf32>) : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16> -> tensor<1x4x256x128xbf16>
+  return %o : tensor<1x4x256x128xbf16>
+}
+
+// -----
+
+func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
+  // expected-error @+1 {{the sm90ws recipe cannot serve this op: it serves D = Dv in {64, 128, 256}, got D = 96, Dv = 96}}
+  %o = flash.attention %x, %x, %x
+      : tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>
+      -> tensor<1x4x256x96xbf16>
+  return %o : tensor<1x4x256x96xbf16>
+}
