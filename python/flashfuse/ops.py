@@ -30,12 +30,12 @@ def _output_like(q, head_dim_v, dtype=None):
 
 
 def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
-             softcap, dropout_p, out_f32=False):
+             softcap, dropout_p, out_f32=False, varlen=False):
     return _kernels.make_variant(
         kind, _DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
         bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0,
-        out_f32=out_f32)
+        out_f32=out_f32, varlen=varlen)
 
 
 @functools.lru_cache(maxsize=None)
@@ -208,13 +208,17 @@ def _backward_dirs(device_index, bwd, dq, deterministic):
         + f"\n{note}")
 
 
-def _backward_plan(device_index, variant_args, deterministic):
+def _backward_plan(device_index, variant_args, deterministic, varlen=False):
     """[(kernel handle, its param names)] to launch in order, all from one
     artifact: the kernels share buffers whose meaning depends on how the
     artifact was compiled (a deterministic backward writes no dq_accum), so
     they cannot be mixed across artifacts. NotImplementedError names the
-    missing kind."""
-    variants = {kind: _variant(kind, *variant_args)
+    missing kind. `varlen`: a packed batch's sequence, whose main and dQ
+    kernels are varlen ones and whose preprocess and postprocess are the
+    dense ones (docs/KERNEL_ABI.md "Varlen")."""
+    per_sequence = (rt.KIND_BACKWARD, rt.KIND_BACKWARD_DQ)
+    variants = {kind: _variant(kind, *variant_args,
+                               varlen=varlen and kind in per_sequence)
                 for kind in _BACKWARD_SEQUENCE}
     bwd = variants[rt.KIND_BACKWARD]
     key = (device_index, bwd.key(), deterministic)
@@ -295,6 +299,23 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     grad_q, grad_k, grad_v = _grad_like(q), _grad_like(k), _grad_like(v)
     dout, q, k, v, out, bias, mask = (
         _readable(t) for t in (dout, q, k, v, out, bias, mask))
+    dbias = _launch_backward(
+        plan, dout, q, k, v, out, lse, bias, mask, grad_q, grad_k, grad_v,
+        scale, window_left, window_right, softcap, dropout_p, seed)
+    if not grad_bias:
+        dbias = q.new_empty(0, dtype=torch.float32)
+    return grad_q, grad_k, grad_v, dbias
+
+
+def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
+                     grad_k, grad_v, scale, window_left, window_right,
+                     softcap, dropout_p=0.0, seed=0, extra=None):
+    """Launches `plan` (KERNEL_ABI.md "Backward") on [B, H, S, D] views the
+    kernels can read in place, writing grad_q, grad_k, grad_v; allocates
+    the f32 scratch it needs and returns dBias (None unless the plan
+    computes it). `extra`: more named arguments (a packed batch's
+    offsets)."""
+    params = frozenset().union(*(names for _, names in plan))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
@@ -338,6 +359,7 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                         ("dropout_p", dropout_p)):
         named[name] = (rt.PARAM_F32, value)
     named["seed"] = (rt.PARAM_I64, seed)
+    named.update(extra or {})
     # Every kernel takes the names it lists from this one set (the runtime
     # binds by name and computes each kind's grid); all on torch's current
     # stream, so the buffers above are ordered with the launches.
@@ -346,9 +368,7 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     with torch.cuda.device(q.device):
         for kernel, _ in plan:
             rt.launch_packed(kernel, args, stream)
-    if not grad_bias:
-        dbias = q.new_empty(0, dtype=f32)
-    return grad_q, grad_k, grad_v, dbias
+    return dbias
 
 
 @attention_bwd.register_fake
@@ -710,3 +730,63 @@ def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
       scale, window_left, window_right, softcap):
     return _varlen_outputs(q, v.shape[-1])
+
+
+def _varlen_grads(q, k, v):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+@torch.library.custom_op("flashfuse::varlen_attention_bwd", mutates_args=(),
+                         device_types="cuda")
+def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                         v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                         cu_seqlens_q: torch.Tensor,
+                         cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
+                         max_seqlen_k: int, causal: int, scale: float,
+                         window_left: int, window_right: int, softcap: float,
+                         deterministic: bool
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) of varlen_attention_fwd, in the layouts of q, k, v
+    ([total, H, D]), by the backward kernel sequence of KERNEL_ABI.md
+    ("Backward", "Varlen"): the varlen main kernel (one block per key block
+    of the longest key sequence, head and sequence) and, deterministic, the
+    varlen dQ kernel, between the dense preprocess and postprocess over the
+    packed rows. The f32 scratch (Dsum, dq_accum, the per-query-head dK/dV
+    slices) is sized by the totals: a sequence's rows sit in it where they
+    sit in q (k), with no padding. `lse` is the forward's [Hq, total_q]."""
+    grad_q, grad_k, grad_v = _varlen_grads(q, k, v)
+    total_q, hq, d = q.shape
+    total_k = k.shape[0]
+    if total_q == 0 or total_k == 0 or max_seqlen_q <= 0 or max_seqlen_k <= 0:
+        # No (query, key) pair in any sequence: nothing reaches a gradient.
+        for g in (grad_q, grad_k, grad_v):
+            g.zero_()
+        return grad_q, grad_k, grad_v
+    plan = _backward_plan(
+        q.device.index, (q, k, v, None, None, causal, window_left,
+                         window_right, softcap, 0.0), deterministic,
+        varlen=True)
+    cu_q, cu_k = _offsets(cu_seqlens_q), _offsets(cu_seqlens_k)
+    num_seqs = cu_q.shape[0] - 1
+    extra = {
+        "cu_seqlens_q": (rt.PARAM_MEMREF, (cu_q.data_ptr(), num_seqs + 1)),
+        "cu_seqlens_k": (rt.PARAM_MEMREF, (cu_k.data_ptr(), num_seqs + 1)),
+        "num_seqs": (rt.PARAM_I32, num_seqs),
+        "max_seqlen_q": (rt.PARAM_I32, max_seqlen_q),
+        "max_seqlen_k": (rt.PARAM_I32, max_seqlen_k),
+    }
+    dout, q, k, v, out = (_readable(_packed_view(t))
+                          for t in (dout, q, k, v, out))
+    _launch_backward(plan, dout, q, k, v, out, lse.contiguous(), None, None,
+                     _packed_view(grad_q), _packed_view(grad_k),
+                     _packed_view(grad_v), scale, window_left, window_right,
+                     softcap, extra=extra)
+    del cu_q, cu_k  # alive until the launches are queued
+    return grad_q, grad_k, grad_v
+
+
+@varlen_attention_bwd.register_fake
+def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+      max_seqlen_k, causal, scale, window_left, window_right, softcap,
+      deterministic):
+    return _varlen_grads(q, k, v)

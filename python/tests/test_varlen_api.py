@@ -161,18 +161,28 @@ def test_custom_op_is_registered_with_a_fake():
     assert lse.shape == (8, 300) and lse.dtype == torch.float32
 
 
-def test_backward_raises_not_implemented():
+def test_backward_op_fake_and_autograd_shapes():
+    # The backward's custom op has a fake: gradients in the layouts and
+    # dtypes of q, k, v (GQA: k and v keep their own heads and Dv), and
+    # autograd reaches it through _VarlenAttention (meta tensors: shapes
+    # only, no kernel).
     q = torch.empty(30, 4, 64, dtype=torch.float16, device="meta",
                     requires_grad=True)
-    k = torch.empty(50, 4, 64, dtype=torch.float16, device="meta",
+    k = torch.empty(50, 2, 64, dtype=torch.float16, device="meta",
+                    requires_grad=True)
+    v = torch.empty(50, 2, 32, dtype=torch.float16, device="meta",
                     requires_grad=True)
     cu = torch.empty(3, dtype=torch.int32, device="meta")
-    o, lse = varlen._VarlenAttention.apply(q, k, k, cu, cu, 20, 30, 0, 0.125,
-                                           -1, -1, 0.0)
+    o, lse = varlen._VarlenAttention.apply(q, k, v, cu, cu, 20, 30, 0, 0.125,
+                                           -1, -1, 0.0, False)
     assert o.requires_grad and not lse.requires_grad
-    with pytest.raises(NotImplementedError,
-                       match="varlen backward kernels are not built yet"):
-        o.sum().backward()
+    assert o.shape == (30, 4, 32) and lse.shape == (4, 30)
+    dq, dk, dv = torch.autograd.grad(o.sum(), (q, k, v))
+    assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, v.shape)
+    assert dq.dtype == dk.dtype == dv.dtype == torch.float16
+    grads = torch.ops.flashfuse.varlen_attention_bwd(
+        o, q, k, v, o, lse, cu, cu, 20, 30, 0, 0.125, -1, -1, 0.0, True)
+    assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
 
 
 def test_bench_varlen_arguments_and_table():

@@ -100,18 +100,24 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     }
     return checkGrid(spec, c, dims, what, grid);
   }
-  if (kind == FLASHFUSE_KIND_FORWARD && spec.variant.varlen) {
+  if (spec.variant.varlen) {
     // KERNEL_ABI.md "Varlen": one block per (query block of the longest
-    // sequence, query head, sequence).
-    int64_t numSeqs = 0, maxSeqQ = 0;
+    // query sequence, query head, sequence) for the forward and the dQ
+    // kernel, per (key block of the longest key sequence, ...) for the
+    // main backward kernel.
+    bool keys = kind == FLASHFUSE_KIND_BACKWARD;
+    int64_t numSeqs = 0, maxSeq = 0;
     for (auto [name, value] :
          {std::pair<const char *, int64_t *>{"heads_q", &heads},
-          {"max_seqlen_q", &maxSeqQ}, {"num_seqs", &numSeqs}})
+          {keys ? "max_seqlen_k" : "max_seqlen_q", &maxSeq},
+          {"num_seqs", &numSeqs}})
       if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
         return s;
-    dims[0] = (maxSeqQ + spec.block_m - 1) / spec.block_m;
+    int64_t block = keys ? spec.block_n : spec.block_m;
+    dims[0] = (maxSeq + block - 1) / block;
     dims[1] = heads;
     dims[2] = numSeqs;
+    what[0] = keys ? "key blocks" : "query blocks";
     what[2] = "num_seqs";
     return checkGrid(spec, c, dims, what, grid);
   }

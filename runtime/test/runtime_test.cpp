@@ -423,13 +423,21 @@ void testVarlenManifest() {
              .variant.varlen == 1);
   EXPECT(Manifest::fromText(kernel("  varlen 0\n")).kernels().at(0)
              .variant.varlen == 0);
+  // The backward's per-sequence kernels are varlen too; its preprocess and
+  // postprocess are the dense ones.
+  for (const char *kind : {"backward", "backward_dq"})
+    EXPECT(Manifest::fromText(kernel("  varlen 1\n", kind)).kernels().at(0)
+               .variant.varlen == 1);
   struct Case {
     std::string text;
     std::string fragment;
   } cases[] = {
-      {kernel("  varlen 1\n", "backward"),
-       "'varlen' is for kind forward only"},
-      {kernel("  varlen 1\n", "decode"), "'varlen' is for kind forward only"},
+      {kernel("  varlen 1\n", "backward_preprocess"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
+      {kernel("  varlen 1\n", "backward_postprocess"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
+      {kernel("  varlen 1\n", "decode"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
       {kernel("  varlen 1\n  bias 1\n"),
        "varlen kernels take no bias, mask or dropout"},
       {kernel("  varlen 1\n  dropout 1\n"),
