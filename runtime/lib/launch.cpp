@@ -190,6 +190,26 @@ std::string operandProblem(const Operand &op) {
   return "";
 }
 
+std::string varlenProblem(const flashfuse_varlen_args &p, int64_t batch,
+                          int64_t seqQ, int64_t seqK) {
+  // The offsets stay on the GPU, so only their bounds are checked here.
+  if (batch != 1)
+    return concat("batch = ", batch, ", but a packed batch has batch 1 (the "
+                  "sequences lie along seq_q / seq_k)");
+  if (!p.cu_seqlens_q || !p.cu_seqlens_k)
+    return concat("'", p.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
+                  "' is a null pointer");
+  if (p.num_seqs <= 0 || p.num_seqs >= kMaxI32)
+    return concat("num_seqs = ", p.num_seqs, " (must be in [1, 2^31 - 1))");
+  if (p.max_seqlen_q <= 0 || p.max_seqlen_q > seqQ)
+    return concat("max_seqlen_q = ", p.max_seqlen_q, " (must be in [1, seq_q = ",
+                  seqQ, "]: the longest query sequence)");
+  if (p.max_seqlen_k < 0 || p.max_seqlen_k > seqK)
+    return concat("max_seqlen_k = ", p.max_seqlen_k, " (must be in [0, seq_k = ",
+                  seqK, "])");
+  return "";
+}
+
 std::string windowSoftcapProblem(const flashfuse_variant &v,
                                  int32_t windowLeft, int32_t windowRight,
                                  float softcap) {
