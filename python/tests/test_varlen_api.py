@@ -203,7 +203,15 @@ def test_bench_varlen_arguments_and_table():
          "error": None, "ratio_vs_dense": 0.96},
         {"method": "flashfuse-dense", "ms": 1.9, "tflops": 312.5,
          "error": None}])
-    assert "0.960x" in text and "16 x 1978" in text
+    assert "0.960x" in text and "16 x 1978" in text and "forward" in text
+    assert not args.varlen_backward
+    assert bench.parse_args(["--varlen", "--varlen-backward"]).varlen_backward
+    config["pass"] = "forward+backward"
+    assert "forward+backward" in bench_varlen.table(config, [
+        {"method": "flashfuse-varlen", "ms": None, "tflops": None,
+         "error": "no kernel"},
+        {"method": "flashfuse-dense", "ms": 1.9, "tflops": 312.5,
+         "error": None}])
 
 
 def test_launch_arguments_pass_the_runtime_checks(rt):
