@@ -32,6 +32,11 @@ CASES = [
     # (pairs (Lq, Lk) per sequence, heads (Hq, Hkv))
     ([(1, 1), (0, 0), (65, 65), (129, 129), (257, 257)], (8, 2)),
     ([(3, 0), (1, 100), (200, 17), (0, 5), (129, 129), (64, 63)], (4, 4)),
+    # Empty sequences last: their first row is the packed tensor's end, so
+    # the (zero-filled, never read) tiles of a key block without queries,
+    # or a query block without keys, are addressed one row past it.
+    ([(100, 100), (17, 0), (0, 33)], (8, 2)),
+    ([(40, 70), (0, 20), (33, 0)], (4, 4)),
 ]
 
 

@@ -355,6 +355,7 @@ void BackwardBuilder::build() {
   // writes zeros.
   auto results = loop.getResults();
   SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
+  enterEpilogue();
   Value scale = arg.lookup("scale");
   if (!columnGroup) {
     for (int64_t m = 0; m < mk; ++m) {

@@ -33,7 +33,7 @@
 // (varlen) batch's kernel is either under VarlenBackwardScheduler
 // (VarlenScheduler.h), which places the block in its sequence through the
 // hooks of KernelBuilderBase (readBlockArguments, exitPastEnd,
-// operandBase, sliceRowStart).
+// enterEpilogue, operandBase, sliceRowStart).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BACKWARDBUILDER_H

@@ -77,6 +77,10 @@ protected:
   /// is exact, so nothing is emitted there.
   virtual void readBlockArguments() { readArguments(); }
   virtual void exitPastEnd(Value first, bool keys) {}
+  /// Called after the kernel's main loop, before its results are stored:
+  /// a packed batch's scheduler reads the block's sequence again there
+  /// rather than keep it alive in registers across the loop.
+  virtual void enterEpilogue() {}
 
   /// The dynamic shared memory, as bytes, and a `shape` view of it at byte
   /// `offset` with elements of `elt`.

@@ -187,6 +187,7 @@ void Sm80BackwardDQBuilder::build() {
   }
 
   // Epilogue: grad_q = dQ · scale in the layout of Q.
+  enterEpilogue();
   Value scale = arg.lookup("scale");
   Value gBase = operandBase("grad_q", head);
   Value gStride = idx("grad_q_stride_s");

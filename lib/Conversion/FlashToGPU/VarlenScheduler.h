@@ -176,19 +176,34 @@ protected:
   PackedSequence seq;
   UnownedRows unowned;
 
-  void readBlockArguments() override {
-    auto &b = this->b;
-    this->readArguments();
-    seq = readPackedSequence(b, this->arg.lookup("cu_seqlens_q"),
-                             this->arg.lookup("cu_seqlens_k"), this->batchIdx,
+  /// The block's sequence, from block index z.
+  void placeSequence(Value z) {
+    seq = readPackedSequence(this->b, this->arg.lookup("cu_seqlens_q"),
+                             this->arg.lookup("cu_seqlens_k"), z,
                              this->arg.lookup("num_seqs"),
                              this->arg.lookup("seq_q"),
                              this->arg.lookup("seq_k"), unowned);
     this->seqQ = seq.lengthQ;
     this->seqK = seq.lengthK;
+  }
+
+  void readBlockArguments() override {
+    auto &b = this->b;
+    this->readArguments();
+    placeSequence(this->batchIdx);
     // Bottom-right causal by the sequence's own lengths.
     if (this->s.causal == KernelSpec::Causal::BottomRight)
       this->diagOffset = arith::SubIOp::create(b, this->seqK, this->seqQ);
+  }
+
+  /// The stores after the loop (dK/dV, or the dQ kernel's grad_q) need the
+  /// sequence's first row and its length:
+  /// read again from the offsets, through a block index read opaquely,
+  /// rather than kept in registers across the query loop (kept, the
+  /// bottom-right causal kernels spilled more on sm_90a than the dense
+  /// ones, whose lengths are kernel parameters).
+  void enterEpilogue() override {
+    placeSequence(this->readSpecialRegisterOpaquely("ctaid.z"));
   }
 
   /// The grid covers the longest sequence: the blocks past this one's

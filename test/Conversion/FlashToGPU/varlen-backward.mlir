@@ -75,11 +75,21 @@
 // CHECK: %[[TQ:.*]] = arith.index_cast %[[TOTQ]] : i32 to index
 // CHECK: %[[HQ:.*]] = arith.muli %block_id_y, %[[TQ]] : index
 // CHECK: arith.addi %[[HQ]], %[[QS_IDX]] : index
-// The dK / dV slices: head h's rows of [1, Hq, total_k, D], from the
-// sequence's first key.
+// After the query loop the sequence is read again, from a block index
+// read opaquely (not kept in registers across the loop), for the dK / dV
+// slices: head h's rows of [1, Hq, total_k, D] from the sequence's first
+// key, stored below its key length.
+// CHECK: scf.yield
+// CHECK: %[[Z2:.*]] = llvm.inline_asm has_side_effects asm_dialect = att "mov.u32 $0, %ctaid.z;"
+// CHECK: %[[KS2_RAW:.*]] = memref.load %[[CU_K]]
+// CHECK: %[[KS2:.*]] = arith.maxsi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[KS2_IDX:.*]] = arith.index_cast %[[KS2]] : i32 to index
+// CHECK: %[[LK2_32:.*]] = arith.subi %{{.*}}, %[[KS2]] : i32
+// CHECK: %[[LK2:.*]] = arith.index_cast %[[LK2_32]] : i32 to index
+// CHECK: arith.cmpi slt, %{{.*}}, %[[LK2]] : index
 // CHECK: %[[TK:.*]] = arith.index_cast %[[TOTK]] : i32 to index
 // CHECK: %[[HK:.*]] = arith.muli %block_id_y, %[[TK]] : index
-// CHECK: arith.addi %[[HK]], %[[KS_IDX]] : index
+// CHECK: arith.addi %[[HK]], %[[KS2_IDX]] : index
 // CHECK: ^[[EXIT]]:
 // CHECK-NEXT: gpu.return
 
