@@ -355,7 +355,8 @@ typedef struct flashfuse_arg {
 /* Launches any kernel of the artifact (every kind) by binding each entry of
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
- * (max_seqlen_q, heads_q and num_seqs for a varlen forward;
+ * (max_seqlen_q, heads_q and num_seqs for a varlen forward and
+ * backward_dq, max_seqlen_k, heads_q and num_seqs for a varlen backward;
  * seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
  * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
  * `kv_append`; one block for `decode_check`). Checks
