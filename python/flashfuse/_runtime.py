@@ -99,6 +99,40 @@ class ForwardArgs(ctypes.Structure):
                 ("seed", ctypes.c_uint64), ("out_f32", ctypes.c_int32)]
 
 
+class BackwardArgs(ctypes.Structure):
+    """flashfuse_backward_args (runtime.h): the tensors, scratch, sizes and
+    options of a backward launch sequence."""
+    _fields_ = [("dtype", ctypes.c_int),
+                ("q", ctypes.c_void_p), ("k", ctypes.c_void_p),
+                ("v", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("dout", ctypes.c_void_p), ("lse", ctypes.c_void_p),
+                ("grad_q", ctypes.c_void_p), ("grad_k", ctypes.c_void_p),
+                ("grad_v", ctypes.c_void_p), ("delta", ctypes.c_void_p),
+                ("dq_accum", ctypes.c_void_p), ("dk", ctypes.c_void_p),
+                ("dv", ctypes.c_void_p),
+                ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64),
+                ("heads_kv", ctypes.c_int64), ("seq_q", ctypes.c_int64),
+                ("seq_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+                ("head_dim_v", ctypes.c_int64),
+                ("q_stride", _I64x4), ("k_stride", _I64x4),
+                ("v_stride", _I64x4), ("o_stride", _I64x4),
+                ("do_stride", _I64x4), ("grad_q_stride", _I64x4),
+                ("grad_k_stride", _I64x4), ("grad_v_stride", _I64x4),
+                ("scale", ctypes.c_float),
+                ("window_left", ctypes.c_int32),
+                ("window_right", ctypes.c_int32),
+                ("softcap", ctypes.c_float)]
+
+
+class BackwardKernels(ctypes.Structure):
+    """flashfuse_backward_kernels (runtime.h): kernel handles, backward_dq
+    None outside deterministic artifacts."""
+    _fields_ = [("preprocess", ctypes.c_void_p),
+                ("backward", ctypes.c_void_p),
+                ("backward_dq", ctypes.c_void_p),
+                ("postprocess", ctypes.c_void_p)]
+
+
 class VarlenArgs(ctypes.Structure):
     """flashfuse_varlen_args (runtime.h): a packed batch's offsets (device
     pointers to i32 [num_seqs + 1]) and bounds."""
@@ -193,6 +227,11 @@ def _declare(lib):
             st, [vp, P(ForwardArgs), P(VarlenArgs), vp]),
         "flashfuse_attention_forward_varlen_check": (
             st, [vp, ctypes.c_int32, P(ForwardArgs), P(VarlenArgs)]),
+        "flashfuse_backward_args_init": (None, [P(BackwardArgs)]),
+        "flashfuse_attention_backward_varlen": (
+            st, [P(BackwardKernels), P(BackwardArgs), P(VarlenArgs), vp]),
+        "flashfuse_attention_backward_varlen_check": (
+            st, [vp, P(ctypes.c_int32), P(BackwardArgs), P(VarlenArgs)]),
         "flashfuse_decode_args_init": (None, [P(DecodeArgs)]),
         "flashfuse_decode_workspace_bytes": (
             st, [vp, vp, P(DecodeArgs), P(ctypes.c_int32),
@@ -342,6 +381,14 @@ class Manifest:
             ctypes.byref(varlen)))
 
 
+    def check_backward_varlen(self, kernel_indices, args, varlen):
+        """Validates the backward of a packed batch (BackwardArgs,
+        VarlenArgs) against kernels (preprocess, backward, backward_dq or
+        -1, postprocess) of this manifest, without a GPU."""
+        indices = (ctypes.c_int32 * 4)(*kernel_indices)
+        check(library().flashfuse_attention_backward_varlen_check(
+            self._handle, indices, ctypes.byref(args), ctypes.byref(varlen)))
+
     def check_decode(self, decode_index, combine_index, args, sm_count,
                      blocks_per_sm, workspace=None, workspace_bytes=0):
         """Validates decode arguments against kernels of this manifest (-1:
@@ -413,6 +460,23 @@ def varlen_args():
     args = VarlenArgs()
     library().flashfuse_varlen_args_init(ctypes.byref(args))
     return args
+
+
+def backward_args():
+    """A BackwardArgs with the runtime's defaults (window and softcap
+    off)."""
+    args = BackwardArgs()
+    library().flashfuse_backward_args_init(ctypes.byref(args))
+    return args
+
+
+def attention_backward_varlen(kernels, args, varlen, stream):
+    """Launches the backward of a packed batch: `kernels` the handles of
+    the preprocess, backward, backward_dq (None) and postprocess."""
+    k = BackwardKernels(*(getattr(h, "value", h) for h in kernels))
+    check(library().flashfuse_attention_backward_varlen(
+        ctypes.byref(k), ctypes.byref(args), ctypes.byref(varlen),
+        ctypes.c_void_p(stream)))
 
 
 def attention_forward_varlen(kernel, args, varlen, stream):

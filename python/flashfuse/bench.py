@@ -326,6 +326,9 @@ def parse_args(argv):
     p.add_argument("--varlen-head-dim", type=int, default=128)
     p.add_argument("--varlen-rounds", type=int, default=3,
                    help="interleaved repetitions of both methods (median)")
+    p.add_argument("--varlen-backward", action="store_true",
+                   help="with --varlen: time a training step (forward and "
+                        "backward, 3.5x the forward's FLOPs) on both sides")
     p.add_argument("--ring", action="store_true",
                    help="ring attention (flashfuse.distributed) across the "
                         "GPUs of this machine against one GPU: tokens/s, "

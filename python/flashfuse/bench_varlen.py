@@ -5,7 +5,10 @@ tokens, in TFLOP/s (4 * H * L^2 * D per sequence, halved if causal, as
 FlashAttention counts). Issue 18's target: the packed batch at >= 0.95x
 the dense forward's throughput. Each method warmed up for --warmup-ms,
 timed --reps times (CUDA events, median), in --varlen-rounds interleaved
-rounds (median of the rounds' medians).
+rounds (median of the rounds' medians). With --varlen-backward both sides
+time a training step instead: the forward and the gradients of q, k and v
+(FLOPs 3.5x the forward's: the backward counts 2.5x, as FlashAttention's
+benchmark does).
 """
 
 import random
@@ -50,12 +53,29 @@ def run_varlen(args, time_ms, dtype):
     seq = total // len(lengths)
     qd, kd, vd = (torch.randn(len(lengths), seq, heads, d, device=dev,
                               dtype=dtype).transpose(1, 2) for _ in range(3))
+    backward = getattr(args, "varlen_backward", False)
+    if backward:
+        for t in (q, k, v, qd, kd, vd):
+            t.requires_grad_()
+        dout, dout_d = torch.randn_like(q), torch.randn_like(qd)
+
+    def step(fn, inputs, grad):
+        # The forward alone, or with --varlen-backward the training step.
+        if not backward:
+            return fn
+        return lambda: torch.autograd.grad(fn(), inputs, grad)
+
+    factor = 3.5 if backward else 1.0
     methods = {
-        "flashfuse-varlen": (lambda: varlen_attention(
+        "flashfuse-varlen": (step(lambda: varlen_attention(
             q, k, v, cu, cu, longest, longest, is_causal=causal),
-            _flops(lengths, heads, d, causal)),
-        "flashfuse-dense": (lambda: attention(qd, kd, vd, is_causal=causal),
-                            _flops([seq] * len(lengths), heads, d, causal)),
+            (q, k, v), dout if backward else None),
+            factor * _flops(lengths, heads, d, causal)),
+        "flashfuse-dense": (step(lambda: attention(qd, kd, vd,
+                                                   is_causal=causal),
+                                 (qd, kd, vd), dout_d if backward else None),
+                            factor * _flops([seq] * len(lengths), heads, d,
+                                            causal)),
     }
     times = {m: [] for m in methods}
     errors = {}
@@ -82,6 +102,7 @@ def run_varlen(args, time_ms, dtype):
     config = {"sequences": len(lengths), "lengths": lengths,
               "total_tokens": total, "dense_seqlen": seq, "heads": heads,
               "head_dim": d, "causal": causal,
+              "pass": "forward+backward" if backward else "forward",
               "dtype": str(dtype).replace("torch.", ""),
               "warmup_ms": args.warmup_ms, "reps": args.reps,
               "rounds": args.varlen_rounds}
@@ -94,7 +115,8 @@ def table(config, rows):
              f"({config['total_tokens']} in all), dense: "
              f"{config['sequences']} x {config['dense_seqlen']}; "
              f"H = {config['heads']}, D = {config['head_dim']}, "
-             f"{config['dtype']}, causal = {config['causal']}",
+             f"{config['dtype']}, causal = {config['causal']}, "
+             f"{config.get('pass', 'forward')}",
              f"{'method':<18} {'ms':>9} {'TFLOP/s':>9} {'vs dense':>9}"]
     for r in rows:
         if r["error"]:

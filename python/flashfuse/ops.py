@@ -30,12 +30,12 @@ def _output_like(q, head_dim_v, dtype=None):
 
 
 def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
-             softcap, dropout_p, out_f32=False):
+             softcap, dropout_p, out_f32=False, varlen=False):
     return _kernels.make_variant(
         kind, _DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
         bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0,
-        out_f32=out_f32)
+        out_f32=out_f32, varlen=varlen)
 
 
 @functools.lru_cache(maxsize=None)
@@ -208,13 +208,17 @@ def _backward_dirs(device_index, bwd, dq, deterministic):
         + f"\n{note}")
 
 
-def _backward_plan(device_index, variant_args, deterministic):
+def _backward_plan(device_index, variant_args, deterministic, varlen=False):
     """[(kernel handle, its param names)] to launch in order, all from one
     artifact: the kernels share buffers whose meaning depends on how the
     artifact was compiled (a deterministic backward writes no dq_accum), so
     they cannot be mixed across artifacts. NotImplementedError names the
-    missing kind."""
-    variants = {kind: _variant(kind, *variant_args)
+    missing kind. `varlen`: a packed batch's sequence, whose main and dQ
+    kernels are varlen ones and whose preprocess and postprocess are the
+    dense ones (docs/KERNEL_ABI.md "Varlen")."""
+    per_sequence = (rt.KIND_BACKWARD, rt.KIND_BACKWARD_DQ)
+    variants = {kind: _variant(kind, *variant_args,
+                               varlen=varlen and kind in per_sequence)
                 for kind in _BACKWARD_SEQUENCE}
     bwd = variants[rt.KIND_BACKWARD]
     key = (device_index, bwd.key(), deterministic)
@@ -295,6 +299,22 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     grad_q, grad_k, grad_v = _grad_like(q), _grad_like(k), _grad_like(v)
     dout, q, k, v, out, bias, mask = (
         _readable(t) for t in (dout, q, k, v, out, bias, mask))
+    dbias = _launch_backward(
+        plan, dout, q, k, v, out, lse, bias, mask, grad_q, grad_k, grad_v,
+        scale, window_left, window_right, softcap, dropout_p, seed)
+    if not grad_bias:
+        dbias = q.new_empty(0, dtype=torch.float32)
+    return grad_q, grad_k, grad_v, dbias
+
+
+def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
+                     grad_k, grad_v, scale, window_left, window_right,
+                     softcap, dropout_p=0.0, seed=0):
+    """Launches `plan` (KERNEL_ABI.md "Backward") on [B, H, S, D] views the
+    kernels can read in place, writing grad_q, grad_k, grad_v; allocates
+    the f32 scratch it needs and returns dBias (None unless the plan
+    computes it)."""
+    params = frozenset().union(*(names for _, names in plan))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
@@ -346,9 +366,7 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     with torch.cuda.device(q.device):
         for kernel, _ in plan:
             rt.launch_packed(kernel, args, stream)
-    if not grad_bias:
-        dbias = q.new_empty(0, dtype=f32)
-    return grad_q, grad_k, grad_v, dbias
+    return dbias
 
 
 @attention_bwd.register_fake
@@ -710,3 +728,113 @@ def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
       scale, window_left, window_right, softcap):
     return _varlen_outputs(q, v.shape[-1])
+
+
+def _varlen_grads(q, k, v):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+@torch.library.custom_op("flashfuse::varlen_attention_bwd", mutates_args=(),
+                         device_types="cuda")
+def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                         v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                         cu_seqlens_q: torch.Tensor,
+                         cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
+                         max_seqlen_k: int, causal: int, scale: float,
+                         window_left: int, window_right: int, softcap: float,
+                         deterministic: bool
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) of varlen_attention_fwd, in the layouts of q, k, v
+    ([total, H, D]), by flashfuse_attention_backward_varlen (KERNEL_ABI.md
+    "Varlen backward"): the varlen main kernel (one block per key block of
+    the longest key sequence, head and sequence) and, deterministic, the
+    varlen dQ kernel, between the dense preprocess and postprocess over
+    the packed rows. The scratch (Dsum, dq_accum, the per-query-head dK/dV
+    slices) is sized by the totals: a sequence's rows sit in it where they
+    sit in q (k), with no padding. `lse` is the forward's [Hq, total_q]."""
+    grad_q, grad_k, grad_v = _varlen_grads(q, k, v)
+    total_q, hq, d = q.shape
+    total_k, hkv, dv = v.shape
+    if total_q == 0 or total_k == 0 or max_seqlen_q <= 0 or max_seqlen_k <= 0:
+        # No (query, key) pair in any sequence: nothing reaches a gradient.
+        for g in (grad_q, grad_k, grad_v):
+            g.zero_()
+        return grad_q, grad_k, grad_v
+    plan = _backward_plan(
+        q.device.index, (q, k, v, None, None, causal, window_left,
+                         window_right, softcap, 0.0), deterministic,
+        varlen=True)
+    # (preprocess, backward, backward_dq or None, postprocess), as the
+    # entry point takes them; the plan has backward_dq only when the
+    # backward leaves dQ to it.
+    handles = [h for h, _ in plan]
+    if len(handles) == 3:
+        handles.insert(2, None)
+    atomic = "dq_accum" in plan[1][1]
+    a, p, keep = varlen_backward_args(
+        dout, q, k, v, out, lse, grad_q, grad_k, grad_v, cu_seqlens_q,
+        cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, window_left,
+        window_right, softcap, atomic)
+    _poison(grad_q, grad_k, grad_v, *keep[-4:])
+    context, stream = _launch_context(q.device)
+    with context:
+        rt.attention_backward_varlen(handles, a, p, stream)
+    del keep  # alive until the launches are queued
+    return grad_q, grad_k, grad_v
+
+
+def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
+                         cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                         max_seqlen_k, scale, window_left, window_right,
+                         softcap, atomic):
+    """(BackwardArgs, VarlenArgs, tensors to keep alive until the launches
+    are queued, the f32 and dtype scratch last) of a packed batch's
+    backward: every [total, H, D] tensor as the kernels' [1, H, total, D]
+    view (copies only where the kernels cannot read it in place), lse
+    [Hq, total_q], the scratch allocated here (dq_accum only for an
+    atomic artifact), the offsets as varlen_launch_args takes them. Needs
+    no GPU (python/tests/test_varlen_api.py checks it against the
+    runtime's checks)."""
+    total_q, hq, d = q.shape
+    total_k, hkv, dv = v.shape
+    dov, qv, kv, vv, ov = (_readable(_packed_view(t))
+                           for t in (dout, q, k, v, out))
+    gq, gk, gv = (_packed_view(t) for t in (grad_q, grad_k, grad_v))
+    lse = lse.contiguous()
+    f32 = torch.float32
+    delta = q.new_empty(1, hq, total_q, dtype=f32)
+    dq_accum = (q.new_empty(1, hq, total_q, d, dtype=f32) if atomic
+                else None)
+    dk_heads = q.new_empty(1, hq, total_k, d)
+    dv_heads = q.new_empty(1, hq, total_k, dv)
+    a = rt.backward_args()
+    a.dtype = _DTYPES[q.dtype]
+    a.q, a.k, a.v, a.o, a.dout = (t.data_ptr() for t in (qv, kv, vv, ov, dov))
+    a.lse = lse.data_ptr()
+    a.grad_q, a.grad_k, a.grad_v = (t.data_ptr() for t in (gq, gk, gv))
+    a.delta, a.dk, a.dv = (t.data_ptr() for t in (delta, dk_heads, dv_heads))
+    a.dq_accum = dq_accum.data_ptr() if dq_accum is not None else None
+    a.batch, a.heads_q, a.heads_kv = 1, hq, hkv
+    a.seq_q, a.seq_k, a.head_dim, a.head_dim_v = total_q, total_k, d, dv
+    for field, t in (("q_stride", qv), ("k_stride", kv), ("v_stride", vv),
+                     ("o_stride", ov), ("do_stride", dov),
+                     ("grad_q_stride", gq), ("grad_k_stride", gk),
+                     ("grad_v_stride", gv)):
+        getattr(a, field)[:] = _strides4(t)
+    a.scale = scale
+    a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    cu_q, cu_k = _offsets(cu_seqlens_q), _offsets(cu_seqlens_k)
+    p = rt.varlen_args()
+    p.cu_seqlens_q, p.cu_seqlens_k = cu_q.data_ptr(), cu_k.data_ptr()
+    p.num_seqs = cu_q.shape[0] - 1
+    p.max_seqlen_q, p.max_seqlen_k = max_seqlen_q, max_seqlen_k
+    keep = (dov, qv, kv, vv, ov, lse, cu_q, cu_k,
+            delta, dq_accum, dk_heads, dv_heads)
+    return a, p, keep
+
+
+@varlen_attention_bwd.register_fake
+def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+      max_seqlen_k, causal, scale, window_left, window_right, softcap,
+      deterministic):
+    return _varlen_grads(q, k, v)

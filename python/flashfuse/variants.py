@@ -38,8 +38,8 @@ class KernelVariant:
     merges by their LSE); None keeps O in `dtype`, as the backward op and a
     with_forward forward always do. `varlen` makes it the forward of a
     packed batch of variable-length sequences (flash.attention with
-    `varlen(...)` operands, docs/KERNEL_ABI.md "Varlen"; no backward
-    kernels yet)."""
+    `varlen(...)` operands, docs/KERNEL_ABI.md "Varlen"), or with
+    emit_backward the flash.attention_grad of one."""
 
     name: str
     dtype: str
@@ -188,10 +188,6 @@ def emit_backward(v):
     """func @grad_<name> computing v's flash.attention_grad (with a bias:
     full size, and dBias requested so that the kernels compute it), and
     with v.with_forward also @fwd_<name>, its forward."""
-    if v.varlen:
-        raise ValueError(f"variant {v.name}: varlen backward kernels are not "
-                         "built yet (flash-lower-to-gpu refuses a varlen "
-                         "flash.attention_grad)")
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
     params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
@@ -327,9 +323,6 @@ def from_runtime(variant):
                         rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
     varlen = bool(variant.varlen)
-    if varlen and backward:
-        raise ValueError(f"no GPU kernel computes '{variant.describe()}': "
-                         "varlen backward kernels are not built yet")
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)] + (["of32"] if variant.out_f32 else []) \
         + (["varlen"] if varlen else [])

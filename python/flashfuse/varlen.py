@@ -136,26 +136,30 @@ class _VarlenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                 max_seqlen_k, causal, scale, window_left, window_right,
-                softcap):
+                softcap, deterministic):
         o, lse = torch.ops.flashfuse.varlen_attention_fwd(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
             causal, scale, window_left, window_right, softcap)
         ctx.mark_non_differentiable(lse)
+        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
+        ctx.args = (max_seqlen_q, max_seqlen_k, causal, scale, window_left,
+                    window_right, softcap, deterministic)
         return o, lse
 
     @staticmethod
     def backward(ctx, dout, _dlse):
-        raise NotImplementedError(
-            f"{_NAME}: the varlen backward kernels are not built yet (only "
-            "the forward of a packed batch runs on FlashFuse kernels), so it "
-            "cannot be differentiated; detach q, k and v, or train with "
-            "flashfuse.attention on padded batches or with torch SDPA")
+        # LSE is not differentiable (marked above): its gradient is ignored,
+        # as flash-attn does.
+        q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
+        dq, dk, dv = torch.ops.flashfuse.varlen_attention_bwd(
+            dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, *ctx.args)
+        return (dq, dk, dv) + (None,) * 10
 
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, is_causal=False, scale=None, window=None,
                      softcap=None, enable_gqa=True, return_lse=False,
-                     check_inputs=False):
+                     check_inputs=False, deterministic=False):
     """Attention over a packed batch of B variable-length sequences, in the
     layout of flash-attn's flash_attn_varlen_func, on FlashFuse's varlen
     forward kernel (docs/KERNEL_ABI.md "Varlen").
@@ -199,9 +203,14 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     of a sequence longer than max_seqlen_q or past cu_seqlens_q[-1] are
     left unwritten.
 
-    Backward: not available yet. The forward runs under autograd, but
-    calling backward through it raises NotImplementedError (varlen backward
-    kernels are not built yet); detach the inputs for inference.
+    Backward: differentiable in q, k and v (autograd; LSE is not), on the
+    varlen backward kernels (docs/KERNEL_ABI.md "Varlen"), with the same
+    per-sequence masks. Gradient rows of tokens that no sequence owns
+    (past cu_seqlens[-1]) or of a sequence longer than its max_seqlen are
+    left unspecified, as the forward leaves such rows of O.
+    `deterministic=True` (or torch's deterministic mode) uses an artifact
+    with a deterministic dQ kernel (no float atomics; flashfuse-compile
+    --deterministic) and raises NotImplementedError if there is none.
     """
     if is_causal not in _CAUSAL:
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
@@ -229,8 +238,11 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     # model's maximum length, say) means the total.
     max_seqlen_q = min(int(max_seqlen_q), q.shape[0])
     max_seqlen_k = min(int(max_seqlen_k), k.shape[0])
+    deterministic = bool(deterministic) or (
+        torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled())
     o, lse = _VarlenAttention.apply(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
         _CAUSAL[is_causal], float(scale), int(window[0]), int(window[1]),
-        softcap)
+        softcap, deterministic)
     return (o, lse) if return_lse else o

@@ -158,7 +158,8 @@ def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
     assert _kernels.artifact_dirs() == [
         str((sample_dir.parent / "decode").resolve()),
         str(sample_dir.resolve()),
-        str((sample_dir.parent / "varlen").resolve())]
+        str((sample_dir.parent / "varlen").resolve()),
+        str((sample_dir.parent / "varlen-bwd").resolve())]
     v = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_F16, 128, 128)
     assert _kernels.locate(v) == (str(sample_dir.resolve()), 2)
     monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir / "none"))

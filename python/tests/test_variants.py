@@ -235,18 +235,39 @@ def test_varlen_runtime_variant_mapping():
     dense, _ = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128,
                                        128, rt.CAUSAL_TOP_LEFT))
     assert not dense.varlen and dense.name == "bf16_d128_top_left"
-    with pytest.raises(ValueError, match="varlen backward kernels are not "
-                                         "built yet"):
-        from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
-                                varlen=1))
+    # The backward of a packed batch: its gradient op, varlen.
+    grad, backward = from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16,
+                                             128, 128, varlen=1))
+    assert backward and grad.varlen and grad.name == "bf16_d128_full_varlen"
 
 
 def test_varlen_variants_refuse_what_the_op_refuses():
     with pytest.raises(ValueError, match="no bias, mask or dropout"):
         KernelVariant("v", "f16", 64, varlen=True, bias=True)
-    with pytest.raises(ValueError, match="varlen backward kernels are not "
-                                         "built yet"):
-        emit_module(VARLEN[:1], backward=True)
+
+
+def test_varlen_backward_variants_parse_and_lower(opt_tool):
+    """The gradient ops of packed batches carry the varlen operands, and
+    lower to the varlen backward kernel between the dense preprocess and
+    postprocess (deterministic: and the varlen dQ kernel)."""
+    text = emit_module(VARLEN, backward=True)
+    assert text.count("flash.attention_grad") == len(VARLEN)
+    assert text.count("varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)") \
+        == len(VARLEN)
+    verify(opt_tool, text)
+    for det in ("false", "true"):
+        proc = subprocess.run(
+            [str(opt_tool), "-", "--flash-select-config=target=h100",
+             f"--flash-lower-to-gpu=chip=sm_90a deterministic={det}"],
+            input=text, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+        varlen = [l for l in kernels if "_varlen(" in l]
+        assert len(varlen) == len(VARLEN) * (2 if det == "true" else 1)
+        assert all("varlen = 1" in l for l in varlen)
+        assert all("varlen = 1" not in l for l in kernels if l not in varlen)
+        assert any("@flash_bwd_pre_" in l for l in kernels)
+        assert any("@flash_bwd_post_" in l for l in kernels)
 
 
 def test_gen_suite_varlen(opt_tool, tmp_path):
@@ -273,3 +294,24 @@ def test_gen_suite_varlen(opt_tool, tmp_path):
                            "--varlen", "--decode"], capture_output=True,
                           text=True)
     assert proc.returncode != 0 and "separate suites" in proc.stderr
+
+
+def test_gen_suite_varlen_backward(opt_tool, tmp_path):
+    """gen_suite.py --varlen --backward: the gradient ops (with their
+    forwards) of f16/bf16 x D = 64/128 x full/causal top-left/bottom-right
+    packed batches, a window and softcap at D = 128, and the dense f16
+    counterparts of the plain ones (the training bench's other side)."""
+    gen = _gen_suite()
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                    "--varlen", "--backward"], check=True)
+    suite = gen.varlen_backward_suite()
+    assert len(suite) == 22 and sum(v.varlen for v in suite) == 16
+    assert all(v.with_forward for v in suite)
+    assert {(v.dtype, v.head_dim, v.causal) for v in suite if not v.varlen} \
+        == {("f16", d, c) for d in (64, 128)
+            for c in (None, "top_left", "bottom_right")}
+    text = out.read_text()
+    assert text.endswith(emit_module(suite, backward=True))
+    assert text.count("flash.attention_grad") == 22
+    verify(opt_tool, text)

@@ -9,6 +9,7 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 from flashfuse import varlen  # noqa: E402
+from flashfuse.errors import InvalidArgumentError  # noqa: E402
 
 
 def _packed(total_q=30, total_k=50, hq=4, hkv=4, d=64, dv=None,
@@ -161,18 +162,28 @@ def test_custom_op_is_registered_with_a_fake():
     assert lse.shape == (8, 300) and lse.dtype == torch.float32
 
 
-def test_backward_raises_not_implemented():
+def test_backward_op_fake_and_autograd_shapes():
+    # The backward's custom op has a fake: gradients in the layouts and
+    # dtypes of q, k, v (GQA: k and v keep their own heads and Dv), and
+    # autograd reaches it through _VarlenAttention (meta tensors: shapes
+    # only, no kernel).
     q = torch.empty(30, 4, 64, dtype=torch.float16, device="meta",
                     requires_grad=True)
-    k = torch.empty(50, 4, 64, dtype=torch.float16, device="meta",
+    k = torch.empty(50, 2, 64, dtype=torch.float16, device="meta",
+                    requires_grad=True)
+    v = torch.empty(50, 2, 32, dtype=torch.float16, device="meta",
                     requires_grad=True)
     cu = torch.empty(3, dtype=torch.int32, device="meta")
-    o, lse = varlen._VarlenAttention.apply(q, k, k, cu, cu, 20, 30, 0, 0.125,
-                                           -1, -1, 0.0)
+    o, lse = varlen._VarlenAttention.apply(q, k, v, cu, cu, 20, 30, 0, 0.125,
+                                           -1, -1, 0.0, False)
     assert o.requires_grad and not lse.requires_grad
-    with pytest.raises(NotImplementedError,
-                       match="varlen backward kernels are not built yet"):
-        o.sum().backward()
+    assert o.shape == (30, 4, 32) and lse.shape == (4, 30)
+    dq, dk, dv = torch.autograd.grad(o.sum(), (q, k, v))
+    assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, v.shape)
+    assert dq.dtype == dk.dtype == dv.dtype == torch.float16
+    grads = torch.ops.flashfuse.varlen_attention_bwd(
+        o, q, k, v, o, lse, cu, cu, 20, 30, 0, 0.125, -1, -1, 0.0, True)
+    assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
 
 
 def test_bench_varlen_arguments_and_table():
@@ -193,7 +204,15 @@ def test_bench_varlen_arguments_and_table():
          "error": None, "ratio_vs_dense": 0.96},
         {"method": "flashfuse-dense", "ms": 1.9, "tflops": 312.5,
          "error": None}])
-    assert "0.960x" in text and "16 x 1978" in text
+    assert "0.960x" in text and "16 x 1978" in text and "forward" in text
+    assert not args.varlen_backward
+    assert bench.parse_args(["--varlen", "--varlen-backward"]).varlen_backward
+    config["pass"] = "forward+backward"
+    assert "forward+backward" in bench_varlen.table(config, [
+        {"method": "flashfuse-varlen", "ms": None, "tflops": None,
+         "error": "no kernel"},
+        {"method": "flashfuse-dense", "ms": 1.9, "tflops": 312.5,
+         "error": None}])
 
 
 def test_launch_arguments_pass_the_runtime_checks(rt):
@@ -228,3 +247,38 @@ def test_launch_arguments_pass_the_runtime_checks(rt):
     assert a.q == qkv.data_ptr() and tuple(a.q_stride)[1:] == (128, 3 * 8 * 128, 1)
     m.check_forward_varlen(0, a, p)
     del keep
+
+
+def test_backward_arguments_pass_the_runtime_checks(rt):
+    """The backward op's arguments (CPU tensors: the check reads no memory)
+    against the backward kernels of runtime/test/data/varlen-bwd (f16,
+    D = 128, Hq 8 / Hkv 2, bottom-right causal; 0-2 atomic, 3-6
+    deterministic): the binding's BackwardArgs layout matches runtime.h,
+    and the scratch is what each mode needs."""
+    from conftest import ROOT
+    from flashfuse import ops
+    m = rt.Manifest.open(ROOT / "runtime" / "test" / "data" / "varlen-bwd")
+    q, o, do = (torch.zeros(300, 8, 128, dtype=torch.float16)
+                for _ in range(3))
+    k, v = (torch.zeros(500, 2, 128, dtype=torch.float16) for _ in range(2))
+    grads = [torch.empty_like(t) for t in (q, k, v)]
+    lse = torch.empty(8, 300, dtype=torch.float32)
+    cu_q, cu_k = _cu(0, 100, 300), _cu(0, 260, 500)
+    for indices, atomic in (((0, 1, -1, 2), True), ((3, 4, 5, 6), False)):
+        a, p, keep = ops.varlen_backward_args(
+            do, q, k, v, o, lse, *grads, cu_q, cu_k, 200, 260, 0.088, -1, -1,
+            0.0, atomic)
+        assert (a.batch, a.seq_q, a.seq_k, p.num_seqs) == (1, 300, 500, 2)
+        assert tuple(a.grad_k_stride) == (500 * 2 * 128, 128, 2 * 128, 1)
+        assert bool(a.dq_accum) == atomic
+        m.check_backward_varlen(indices, a, p)
+        # The other mode's kernels refuse this scratch / these kernels.
+        other = (3, 4, -1, 6) if atomic else (0, 1, 5, 2)
+        with pytest.raises(InvalidArgumentError, match="backward_dq"):
+            m.check_backward_varlen(other, a, p)
+        del keep
+    a.window_left = 8
+    with pytest.raises(InvalidArgumentError,
+                       match=r"window \(8, -1\) was requested but the "
+                             "kernel has none"):
+        m.check_backward_varlen((3, 4, 5, 6), a, p)

@@ -6,7 +6,9 @@ lengths (1, block multiples +-1, empty sequences, Lq != Lk), causal both
 alignments, GQA, D = 64/128, fp16/bf16; fresh random inputs every run,
 outputs poisoned first (FLASHFUSE_POISON_OUTPUTS) so that rows a kernel
 fails to write fail. Kernels: gen_suite.py --varlen (build/kernels/
-varlen-<target>); a variant no artifact has is skipped."""
+<target>-varlen; the gradients' --varlen --backward, <target>-varlen-bwd);
+a variant no artifact has is skipped. Gradients: each sequence's dQ, dK,
+dV against torch autograd of its own reference, with 3x."""
 
 import math
 
@@ -195,12 +197,124 @@ def test_check_inputs_reads_the_offsets():
                                    check_inputs=True)
 
 
-def test_backward_is_refused():
+def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
+                           window=None, softcap=0.0, deterministic=False):
+    """flashfuse.varlen_attention's autograd on a packed batch of `pairs`
+    against torch autograd of each sequence's dense reference alone (f32
+    and the inputs' dtype), FlashAttention's rule with 3x per sequence and
+    gradient; dK and dV of a sequence without queries (and dQ of one
+    without keys) must be exactly 0. Returns the packed gradients."""
+    hq, hkv = heads
+    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype)
+    dout = torch.randn(q.shape[0], hq, head_dim, device="cuda", dtype=dtype)
+    cu_q = offsets([p[0] for p in pairs])
+    cu_k = offsets([p[1] for p in pairs])
+    max_q = max(p[0] for p in pairs)
+    max_k = max(p[1] for p in pairs)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        *leaves, cu_q, cu_k, max_q, max_k, is_causal=causal, window=window,
+        softcap=softcap or None, check_inputs=True,
+        deterministic=deterministic))
+    grads = run_or_skip(lambda: torch.autograd.grad(out, leaves, dout))
+    for g, leaf in zip(grads, leaves):
+        assert g.shape == leaf.shape and g.dtype == leaf.dtype
+    scale = 1 / math.sqrt(head_dim)
+    for i, (lq, lk) in enumerate(pairs):
+        sq, sk = cu_q[i].item(), cu_k[i].item()
+        what = f"sequence {i} (Lq={lq}, Lk={lk})"
+        mine = [sequence(grads[0], sq, lq), sequence(grads[1], sk, lk),
+                sequence(grads[2], sk, lk)]
+        if lq == 0 or lk == 0:
+            # No (query, key) pair: nothing reaches these rows' gradients.
+            for name, g in zip(("dq", "dk", "dv"), mine):
+                assert (g == 0).all(), f"{what}: {name} must be 0"
+            continue
+        d_i = sequence(dout, sq, lq)
+        refs = []
+        for upcast in (True, False):
+            rl = [sequence(q, sq, lq).clone().requires_grad_(),
+                  sequence(k, sk, lk).clone().requires_grad_(),
+                  sequence(v, sk, lk).clone().requires_grad_()]
+            ref = reference(*rl, causal, scale, upcast, window, softcap)
+            refs.append(torch.autograd.grad(
+                ref, rl, d_i.float() if upcast else d_i))
+        for name, g, r, lo in zip(("dq", "dk", "dv"), mine, *refs):
+            assert_close(g, r, lo, 3, f"{name} of {what}")
+    return grads
+
+
+@pytest.mark.parametrize("lengths", sorted(LENGTHS))
+@pytest.mark.parametrize("heads", [(4, 4), (8, 2)], ids=["mha", "gqa"])
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_gradients_match_each_sequence(dtype, head_dim, causal, heads,
+                                              lengths):
+    # Kernels: gen_suite.py --varlen --backward (build/kernels/
+    # <target>-varlen-bwd).
+    check_packed_gradients(LENGTHS[lengths], dtype, head_dim, causal, heads)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_gradients_window_and_softcap(dtype):
+    check_packed_gradients(LENGTHS["cross"], dtype, 128, False, (8, 2),
+                           window=(64, 0))
+    check_packed_gradients(LENGTHS["self"], dtype, 128, "top_left", (8, 2),
+                           softcap=30.0)
+
+
+def test_varlen_gradients_of_one_sequence_match_the_dense_backward():
+    # One sequence is the dense op: the gradients of the two kernel
+    # families agree to rounding (dQ's atomics add in another order).
+    q, k, v = packed_inputs([(777, 777)], 8, 2, 64, torch.float16)
+    dout = torch.randn_like(q)
+    cu = offsets([777])
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        *leaves, cu, cu, 777, 777, is_causal="bottom_right"))
+    packed = torch.autograd.grad(out, leaves, dout)
+    dense_leaves = [t.transpose(0, 1).unsqueeze(0).clone().requires_grad_()
+                    for t in (q, k, v)]
+    dense_out = run_or_skip(lambda: flashfuse.attention(
+        *dense_leaves, is_causal="bottom_right", enable_gqa=True))
+    dense = torch.autograd.grad(dense_out, dense_leaves,
+                                dout.transpose(0, 1).unsqueeze(0))
+    for name, a, b in zip(("dq", "dk", "dv"), packed, dense):
+        torch.testing.assert_close(a, b[0].transpose(0, 1), atol=2e-2,
+                                   rtol=0, msg=name)
+
+
+def test_varlen_deterministic_gradients_are_bit_identical():
+    pairs = LENGTHS["self"]
+    try:
+        check_packed_gradients(pairs, torch.float16, 64, "top_left", (8, 2),
+                               deterministic=True)
+    except NotImplementedError as e:
+        assert "deterministic" in str(e) and "backward_dq" in str(e)
+        pytest.skip("no deterministic varlen artifact: "
+                    + str(e).splitlines()[0])
+    q, k, v = packed_inputs(pairs, 8, 2, 64, torch.float16)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    dout = torch.randn_like(q)
+    cu = offsets([n for n, _ in pairs])
+    runs = []
+    for _ in range(2):
+        out = flashfuse.varlen_attention(q, k, v, cu, cu, 1000, 1000,
+                                         is_causal=True, deterministic=True)
+        runs.append(torch.autograd.grad(out, (q, k, v), dout))
+    for name, first, second in zip(("dq", "dk", "dv"), *runs):
+        assert torch.equal(first, second), f"{name} differs between two runs"
+
+
+def test_gradients_of_empty_packs_are_zero():
+    # No key anywhere: no kernel runs, and every gradient is 0.
     q, k, v = (t.requires_grad_() for t in packed_inputs(
-        [(10, 10), (20, 20)], 4, 4, 64, torch.float16))
-    cu = offsets([10, 20])
-    out = run_or_skip(lambda: flashfuse.varlen_attention(q, k, v, cu, cu,
-                                                         20, 20))
-    with pytest.raises(NotImplementedError,
-                       match="varlen backward kernels are not built yet"):
-        out.sum().backward()
+        [(7, 0), (3, 0)], 4, 4, 64, torch.float16))
+    out = flashfuse.varlen_attention(q, k, v, offsets([7, 3]),
+                                     offsets([0, 0]), 7, 0)
+    dq, = torch.autograd.grad(out.sum(), (q,))
+    assert (dq == 0).all()

@@ -98,26 +98,11 @@ public:
 
 private:
   // KERNEL_ABI.md "Varlen": the forward args describe the packed tensors
-  // (batch 1, seq_q / seq_k the totals); the offsets stay on the GPU, so
-  // only their bounds are checked here.
+  // (batch 1, seq_q / seq_k the totals).
   flashfuse_status checkVarlen() {
-    const flashfuse_varlen_args &p = *varlen_;
-    if (a_.batch != 1)
-      return bad(concat("batch = ", a_.batch, ", but a packed batch has "
-                        "batch 1 (the sequences lie along seq_q / seq_k)"));
-    if (!p.cu_seqlens_q || !p.cu_seqlens_k)
-      return bad(concat("'", p.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
-                        "' is a null pointer"));
-    if (p.num_seqs <= 0 || p.num_seqs >= kMaxI32)
-      return bad(concat("num_seqs = ", p.num_seqs,
-                        " (must be in [1, 2^31 - 1))"));
-    if (p.max_seqlen_q <= 0 || p.max_seqlen_q > a_.seq_q)
-      return bad(concat("max_seqlen_q = ", p.max_seqlen_q,
-                        " (must be in [1, seq_q = ", a_.seq_q,
-                        "]: the longest query sequence)"));
-    if (p.max_seqlen_k < 0 || p.max_seqlen_k > a_.seq_k)
-      return bad(concat("max_seqlen_k = ", p.max_seqlen_k,
-                        " (must be in [0, seq_k = ", a_.seq_k, "])"));
+    if (std::string why = varlenProblem(*varlen_, a_.batch, a_.seq_q, a_.seq_k);
+        !why.empty())
+      return bad(why);
     return FLASHFUSE_SUCCESS;
   }
 

@@ -104,18 +104,24 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     }
     return checkGrid(spec, c, dims, what, grid);
   }
-  if (kind == FLASHFUSE_KIND_FORWARD && spec.variant.varlen) {
+  if (spec.variant.varlen) {
     // KERNEL_ABI.md "Varlen": one block per (query block of the longest
-    // sequence, query head, sequence).
-    int64_t numSeqs = 0, maxSeqQ = 0;
+    // query sequence, query head, sequence) for the forward and the dQ
+    // kernel, per (key block of the longest key sequence, ...) for the
+    // main backward kernel.
+    bool keys = kind == FLASHFUSE_KIND_BACKWARD;
+    int64_t numSeqs = 0, maxSeq = 0;
     for (auto [name, value] :
          {std::pair<const char *, int64_t *>{"heads_q", &heads},
-          {"max_seqlen_q", &maxSeqQ}, {"num_seqs", &numSeqs}})
+          {keys ? "max_seqlen_k" : "max_seqlen_q", &maxSeq},
+          {"num_seqs", &numSeqs}})
       if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
         return s;
-    dims[0] = (maxSeqQ + spec.block_m - 1) / spec.block_m;
+    int64_t block = keys ? spec.block_n : spec.block_m;
+    dims[0] = (maxSeq + block - 1) / block;
     dims[1] = heads;
     dims[2] = numSeqs;
+    what[0] = keys ? "key blocks" : "query blocks";
     what[2] = "num_seqs";
     return checkGrid(spec, c, dims, what, grid);
   }
@@ -185,6 +191,26 @@ std::string operandProblem(const Operand &op) {
   for (int d = 0; d < 4; ++d)
     if (op.size[d] > 1 && op.stride[d] > kMaxElements / op.size[d])
       return concat("'", op.name, "' is too large");
+  return "";
+}
+
+std::string varlenProblem(const flashfuse_varlen_args &p, int64_t batch,
+                          int64_t seqQ, int64_t seqK) {
+  // The offsets stay on the GPU, so only their bounds are checked here.
+  if (batch != 1)
+    return concat("batch = ", batch, ", but a packed batch has batch 1 (the "
+                  "sequences lie along seq_q / seq_k)");
+  if (!p.cu_seqlens_q || !p.cu_seqlens_k)
+    return concat("'", p.cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
+                  "' is a null pointer");
+  if (p.num_seqs <= 0 || p.num_seqs >= kMaxI32)
+    return concat("num_seqs = ", p.num_seqs, " (must be in [1, 2^31 - 1))");
+  if (p.max_seqlen_q <= 0 || p.max_seqlen_q > seqQ)
+    return concat("max_seqlen_q = ", p.max_seqlen_q, " (must be in [1, seq_q = ",
+                  seqQ, "]: the longest query sequence)");
+  if (p.max_seqlen_k < 0 || p.max_seqlen_k > seqK)
+    return concat("max_seqlen_k = ", p.max_seqlen_k, " (must be in [0, seq_k = ",
+                  seqK, "])");
   return "";
 }
 

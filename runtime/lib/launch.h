@@ -49,6 +49,12 @@ std::string windowSoftcapProblem(const flashfuse_variant &v,
                                  int32_t windowLeft, int32_t windowRight,
                                  float softcap);
 
+// What is wrong with a packed batch's `p` for tensors of `batch` (must be
+// 1), `seqQ` and `seqK` rows (the totals), or "" (KERNEL_ABI.md
+// "Varlen"); shared by the varlen forward and backward.
+std::string varlenProblem(const flashfuse_varlen_args &p, int64_t batch,
+                          int64_t seqQ, int64_t seqK);
+
 // Named arguments for launchNamed / bindParams.
 flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel);
 flashfuse_arg integer(const char *name, flashfuse_param_type type,

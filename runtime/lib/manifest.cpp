@@ -297,9 +297,14 @@ private:
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
-    if (v.varlen && v.kind != FLASHFUSE_KIND_FORWARD)
-      return bad("'varlen' is for kind forward only (no other kind has a "
-                 "packed-batch kernel)");
+    // The preprocess and postprocess of a packed batch are the dense
+    // kernels over the packed rows: only these kinds place blocks in
+    // sequences.
+    if (v.varlen && v.kind != FLASHFUSE_KIND_FORWARD &&
+        v.kind != FLASHFUSE_KIND_BACKWARD &&
+        v.kind != FLASHFUSE_KIND_BACKWARD_DQ)
+      return bad("'varlen' is for kinds forward, backward and backward_dq "
+                 "only (no other kind has a packed-batch kernel)");
     if (v.varlen && (v.bias || v.mask || v.dropout))
       return bad("varlen kernels take no bias, mask or dropout");
     if (decode && (v.bias || v.mask || v.dropout))

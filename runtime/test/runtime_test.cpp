@@ -423,13 +423,21 @@ void testVarlenManifest() {
              .variant.varlen == 1);
   EXPECT(Manifest::fromText(kernel("  varlen 0\n")).kernels().at(0)
              .variant.varlen == 0);
+  // The backward's per-sequence kernels are varlen too; its preprocess and
+  // postprocess are the dense ones.
+  for (const char *kind : {"backward", "backward_dq"})
+    EXPECT(Manifest::fromText(kernel("  varlen 1\n", kind)).kernels().at(0)
+               .variant.varlen == 1);
   struct Case {
     std::string text;
     std::string fragment;
   } cases[] = {
-      {kernel("  varlen 1\n", "backward"),
-       "'varlen' is for kind forward only"},
-      {kernel("  varlen 1\n", "decode"), "'varlen' is for kind forward only"},
+      {kernel("  varlen 1\n", "backward_preprocess"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
+      {kernel("  varlen 1\n", "backward_postprocess"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
+      {kernel("  varlen 1\n", "decode"),
+       "'varlen' is for kinds forward, backward and backward_dq only"},
       {kernel("  varlen 1\n  bias 1\n"),
        "varlen kernels take no bias, mask or dropout"},
       {kernel("  varlen 1\n  dropout 1\n"),
@@ -517,6 +525,134 @@ void testVarlenForwardChecks() {
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
   EXPECT(flashfuse_attention_forward_varlen_check(nullptr, 0, nullptr,
                                                   nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+}
+
+// The backward of the packed batch above (runtime/test/data/varlen-bwd:
+// f16, D = 128, bottom-right causal; kernels 0-2 atomic, 3-6
+// deterministic), with the scratch as distinct aligned fake pointers.
+flashfuse_backward_args packedBackwardArgs() {
+  flashfuse_forward_args f = packedArgs();
+  flashfuse_backward_args a;
+  flashfuse_backward_args_init(&a);
+  auto at = [](uintptr_t p) { return reinterpret_cast<void *>(p); };
+  a.q = f.q;
+  a.k = f.k;
+  a.v = f.v;
+  a.o = f.o;
+  a.dout = at(0x60000000);
+  a.lse = static_cast<const float *>(at(0x61000000));
+  a.grad_q = at(0x62000000);
+  a.grad_k = at(0x63000000);
+  a.grad_v = at(0x64000000);
+  a.delta = static_cast<float *>(at(0x65000000));
+  a.dq_accum = static_cast<float *>(at(0x66000000));
+  a.dk = at(0x67000000);
+  a.dv = at(0x68000000);
+  a.batch = 1;
+  a.heads_q = f.heads_q;
+  a.heads_kv = f.heads_kv;
+  a.seq_q = f.seq_q;
+  a.seq_k = f.seq_k;
+  a.head_dim = f.head_dim;
+  a.head_dim_v = f.head_dim_v;
+  for (int d = 0; d < 4; ++d) {
+    a.q_stride[d] = a.o_stride[d] = a.do_stride[d] = a.grad_q_stride[d] =
+        f.q_stride[d];
+    a.k_stride[d] = a.v_stride[d] = a.grad_k_stride[d] =
+        a.grad_v_stride[d] = f.k_stride[d];
+  }
+  a.scale = 0.088f;
+  return a;
+}
+
+void testVarlenBackwardChecks() {
+  flashfuse::Manifest m(dataDir + "/varlen-bwd");
+  const int32_t atomic[4] = {0, 1, -1, 2};
+  const int32_t deterministic[4] = {3, 4, 5, 6};
+  m.checkBackwardVarlen(atomic, packedBackwardArgs(), packedBatch());
+  flashfuse_backward_args det = packedBackwardArgs();
+  det.dq_accum = nullptr; // the dQ kernel writes grad_q itself
+  m.checkBackwardVarlen(deterministic, det, packedBatch());
+  auto expectBad =
+      [&](const int32_t kernels[4],
+          const std::function<void(flashfuse_backward_args &,
+                                   flashfuse_varlen_args &)> &edit,
+          const std::string &fragment, int line) {
+        flashfuse_backward_args a = packedBackwardArgs();
+        flashfuse_varlen_args p = packedBatch();
+        edit(a, p);
+        expectError([&] { m.checkBackwardVarlen(kernels, a, p); },
+                    FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+      };
+#define EXPECT_BAD_BWD(kernels, edit, fragment)                                \
+  expectBad(kernels,                                                           \
+            [](flashfuse_backward_args & a, flashfuse_varlen_args & p) {       \
+              (void)a;                                                         \
+              (void)p;                                                         \
+              edit;                                                            \
+            },                                                                 \
+            fragment, __LINE__)
+  // The varlen bounds, as for the forward (one shared check).
+  EXPECT_BAD_BWD(atomic, a.batch = 2,
+                 "batch = 2, but a packed batch has batch 1");
+  EXPECT_BAD_BWD(atomic, p.cu_seqlens_q = nullptr,
+                 "'cu_seqlens_q' is a null pointer");
+  EXPECT_BAD_BWD(atomic, p.num_seqs = -1,
+                 "num_seqs = -1 (must be in [1, 2^31 - 1))");
+  EXPECT_BAD_BWD(atomic, p.max_seqlen_q = 301,
+                 "max_seqlen_q = 301 (must be in [1, seq_q = 300]");
+  EXPECT_BAD_BWD(atomic, p.max_seqlen_k = 501,
+                 "max_seqlen_k = 501 (must be in [0, seq_k = 500])");
+  EXPECT_BAD_BWD(atomic, p.max_seqlen_k = 0,
+                 "max_seqlen_k = 0: no sequence has a key");
+  EXPECT_BAD_BWD(
+      atomic,
+      p.cu_seqlens_k = reinterpret_cast<const int32_t *>(uintptr_t(0x70001008)),
+      "buffer 'cu_seqlens_k' at 0x70001008 is not 16-byte aligned");
+  // Shapes, tensors, scratch and options.
+  EXPECT_BAD_BWD(atomic, a.head_dim = 64,
+                 "head dims D=64 Dv=128 but the kernels were compiled for "
+                 "D=128 Dv=128");
+  EXPECT_BAD_BWD(atomic, a.heads_kv = 3,
+                 "heads_q = 8 is not a multiple of heads_kv = 3");
+  EXPECT_BAD_BWD(atomic, a.dtype = FLASHFUSE_DTYPE_BF16,
+                 "inputs are bf16 but the kernels were compiled for f16");
+  EXPECT_BAD_BWD(atomic, a.grad_k = nullptr, "'grad_k' is a null pointer");
+  EXPECT_BAD_BWD(atomic, a.do_stride[2] = 12,
+                 "'do' stride 12 in dimension 2 is not a multiple of 8");
+  EXPECT_BAD_BWD(atomic, a.delta = nullptr, "'delta' is a null pointer");
+  EXPECT_BAD_BWD(atomic, a.dq_accum = nullptr,
+                 "'dq_accum' is a null pointer, but the backward kernel "
+                 "accumulates dQ there");
+  EXPECT_BAD_BWD(atomic, a.window_left = 16, "the kernel has none");
+  EXPECT_BAD_BWD(atomic, a.scale = 1.0f / 0.0f, "scale is not finite");
+  // The kernels: kinds, varlen or dense, one artifact's mode.
+  const int32_t swapped[4] = {2, 1, -1, 0};
+  EXPECT_BAD_BWD(swapped, (void)0,
+                 "the preprocess kernel 'flash_bwd_post_sm90_f16_d128_"
+                 "m64n128w8s2_causalbr' is of another kind");
+  const int32_t denseMain[4] = {0, 0, -1, 2};
+  EXPECT_BAD_BWD(denseMain, (void)0, "is of another kind");
+  const int32_t missingDq[4] = {3, 4, -1, 6};
+  EXPECT_BAD_BWD(missingDq, (void)0,
+                 "leaves dQ to a backward_dq kernel (a deterministic "
+                 "artifact), and none was given");
+  const int32_t extraDq[4] = {0, 1, 5, 2};
+  EXPECT_BAD_BWD(extraDq, (void)0,
+                 "a backward_dq kernel was given, but the backward kernel "
+                 "adds dQ atomically itself");
+  const int32_t outOfRange[4] = {0, 1, -1, 7};
+  EXPECT_ERROR(m.checkBackwardVarlen(outOfRange, packedBackwardArgs(),
+                                     packedBatch()),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "postprocess kernel index 7 out of range");
+#undef EXPECT_BAD_BWD
+  EXPECT(flashfuse_attention_backward_varlen(nullptr, nullptr, nullptr,
+                                             nullptr) ==
+         FLASHFUSE_ERROR_INVALID_ARGUMENT);
+  EXPECT(flashfuse_attention_backward_varlen_check(nullptr, nullptr, nullptr,
+                                                   nullptr) ==
          FLASHFUSE_ERROR_INVALID_ARGUMENT);
 }
 
@@ -1100,6 +1236,7 @@ int main(int argc, char **argv) {
                {"unknown_param_in_manifest", testUnknownParamInManifest},
                {"varlen_manifest", testVarlenManifest},
                {"varlen_forward_checks", testVarlenForwardChecks},
+               {"varlen_backward_checks", testVarlenBackwardChecks},
                {"decode_manifest", testDecodeManifest},
                {"decode_manifest_strictness", testDecodeManifestStrictness},
                {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},

@@ -167,13 +167,41 @@ def varlen_suite():
     return vs
 
 
+def varlen_backward_suite():
+    """flash.attention_grad variants of packed batches, each with its
+    forward (one artifact serves flashfuse.varlen_attention's autograd):
+    f16/bf16 x D = 64/128 x full, causal (top_left) and causal
+    bottom_right, a window and softcap at D = 128 (16 variants); and the
+    dense f16 backward and forward of the first six (prefix dense_), so
+    that check_varlen.py times varlen and dense training steps from one
+    artifact, compiled alike. 22 variants."""
+    vs = []
+    for varlen in (True, False):
+        for dtype in ("f16", "bf16") if varlen else ("f16",):
+            for d in (64, 128):
+                for causal in (None, "top_left", "bottom_right"):
+                    name = (f"{'varlen' if varlen else 'dense'}_{dtype}_d{d}_"
+                            f"{causal or 'full'}")
+                    vs.append(KernelVariant(name, dtype, d, causal=causal,
+                                            varlen=varlen, with_forward=True))
+            if varlen:
+                vs.append(KernelVariant(f"varlen_{dtype}_d128_window", dtype,
+                                        128, window=(64, 0), varlen=True,
+                                        with_forward=True))
+                vs.append(KernelVariant(f"varlen_{dtype}_d128_softcap", dtype,
+                                        128, causal="top_left", softcap=30.0,
+                                        varlen=True, with_forward=True))
+    return vs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--tiles", default="",
                     help="force block_m,block_n,warps,stages on every variant")
     ap.add_argument("--backward", action="store_true",
-                    help="flash.attention_grad variants (backward kernels)")
+                    help="flash.attention_grad variants (backward kernels); "
+                         "with --varlen, those of packed batches")
     ap.add_argument("--decode", action="store_true",
                     help="flash.attention_kvcache variants (decode kernels)")
     ap.add_argument("--headdims", action="store_true",
@@ -191,10 +219,14 @@ def main():
     args = ap.parse_args()
     if args.decode_dims and not args.decode:
         ap.error("--decode-dims goes with --decode")
-    if args.backward + args.decode + args.headdims + args.varlen + args.sm90ws > 1:
+    varlen_backward = args.varlen and args.backward
+    if (args.backward + args.decode + args.headdims + args.varlen
+            + args.sm90ws - varlen_backward > 1):
         ap.error("--backward, --decode, --headdims, --varlen and --sm90ws are "
-                 "separate suites")
-    suite = (varlen_suite() if args.varlen
+                 "separate suites (but --varlen --backward is the varlen "
+                 "backward one)")
+    suite = (varlen_backward_suite() if varlen_backward
+             else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in

@@ -152,11 +152,16 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     block per (query block, query head, sequence), each block reading its
     sequence's offsets, running the dense schedule on that sequence's rows
     and lengths, and returning early past its end; the launch adds one z
-    for the rows no sequence owns (docs/KERNEL_ABI.md, "Varlen").
+    for the rows no sequence owns (docs/KERNEL_ABI.md, "Varlen"). A varlen
+    flash.attention_grad gets the backward's main kernel (one block per key
+    block, query head and sequence) and, deterministic, its dQ kernel (per
+    query block, head and sequence) under the same scheduler, and the
+    dense preprocess and postprocess over the packed rows; its scratch
+    (Dsum, dq_accum, the dK / dV slices) is sized by the totals.
 
     Variants a recipe cannot serve are reported as errors (backward: a
     score_mod that is not additive, D > 128, grad_bias with a dynamic
-    [B, Hq, Sq, Sk]; a varlen flash.attention_grad).
+    [B, Hq, Sq, Sk]).
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",

@@ -15,7 +15,7 @@ using namespace mlir::flash;
 using namespace mlir::flash::frag;
 
 void BackwardBuilder::setUp() {
-  readArguments();
+  readBlockArguments();
   mk = s.keyTilesPerWarp();
   nTilesM = s.blockM / 8;
   // Whole mma steps (HeadDims.h's mmaWidth); the n8 tiles past D (Dv) of an
@@ -25,6 +25,7 @@ void BackwardBuilder::setUp() {
   nTilesDv = s.dvGroupColumns() / 8;
   kStart = arith::MulIOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockN));
+  exitPastEnd(kStart, /*keys=*/true);
   Value keyWarp = warp;
   if (int64_t groups = s.kvColumnGroups(); groups > 1) {
     // Warps w and w + warps / groups own the same keys.
@@ -37,9 +38,7 @@ void BackwardBuilder::setUp() {
   doBase = operandBase("do", head);
   kBase = operandBase("k", headKV);
   vBase = operandBase("v", headKV);
-  rowBaseLse = arith::MulIOp::create(
-      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
-      seqQ);
+  rowBaseLse = sliceRowStart(/*keys=*/false);
   carveSharedMemory();
 }
 
@@ -170,10 +169,8 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
     auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-    Value slice = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, batchIdx, headsQ), head);
     Value rowOff = arith::MulIOp::create(
-        b, arith::AddIOp::create(b, arith::MulIOp::create(b, slice, seqK), key),
+        b, arith::AddIOp::create(b, sliceRowStart(/*keys=*/true), key),
         cIdx(b, width));
     Value col = arith::AddIOp::create(
         b, arith::MulIOp::create(b, t, cIdx(b, 2)),
@@ -358,6 +355,7 @@ void BackwardBuilder::build() {
   // writes zeros.
   auto results = loop.getResults();
   SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
+  enterEpilogue();
   Value scale = arg.lookup("scale");
   if (!columnGroup) {
     for (int64_t m = 0; m < mk; ++m) {

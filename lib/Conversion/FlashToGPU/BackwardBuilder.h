@@ -29,7 +29,11 @@
 // m64nN accumulator; the recipes differ in the matrix engine and the
 // shared-memory layout it reads: the hooks below. The sm80 recipe
 // (Sm80Backward.cpp) uses ldmatrix + mma.sync on padded tiles, the sm90
-// recipe (Sm90Backward.cpp) wgmma on 128-byte-swizzled tiles.
+// recipe (Sm90Backward.cpp) wgmma on 128-byte-swizzled tiles. A packed
+// (varlen) batch's kernel is either under VarlenBackwardScheduler
+// (VarlenScheduler.h), which places the block in its sequence through the
+// hooks of KernelBuilderBase (readBlockArguments, exitPastEnd,
+// enterEpilogue, operandBase, sliceRowStart).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BACKWARDBUILDER_H

@@ -100,6 +100,12 @@ Value KernelBuilderBase::operandBase(StringRef name, Value h) {
   return arith::AddIOp::create(b, bOff, hOff);
 }
 
+Value KernelBuilderBase::sliceRowStart(bool keys) {
+  return arith::MulIOp::create(
+      b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
+      keys ? seqK : seqQ);
+}
+
 Value KernelBuilderBase::sharedMemoryBytes() {
   auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                        gpu::AddressSpace::Workgroup);

@@ -61,6 +61,26 @@ protected:
   /// a packed batch's scheduler (VarlenScheduler.h) puts the block's
   /// sequence there instead.
   virtual Value operandBase(StringRef name, Value h);
+  /// Row offset of the block's (batch, query head) slice in the backward's
+  /// contiguous [B, Hq, S, ...] buffers: LSE, Dsum and dq_accum (S = Sq),
+  /// or with `keys` the dK / dV slices (S = Sk): (b · Hq + h) · S. A
+  /// packed batch's scheduler gives head h's rows of [1, Hq, total] from
+  /// its sequence's first row instead.
+  virtual Value sliceRowStart(bool keys);
+
+  /// The backward kernels' tile-scheduler hooks. readBlockArguments reads
+  /// the arguments and places the block (in a dense batch: its batch and
+  /// heads from the grid, as readArguments does; in a packed one also its
+  /// sequence, whose lengths become seqQ and seqK). exitPastEnd returns
+  /// from the kernel when the block's first row `first` (a key with
+  /// `keys`, else a query) is at or past its sequence's end: a dense grid
+  /// is exact, so nothing is emitted there.
+  virtual void readBlockArguments() { readArguments(); }
+  virtual void exitPastEnd(Value first, bool keys) {}
+  /// Called after the kernel's main loop, before its results are stored:
+  /// a packed batch's scheduler reads the block's sequence again there
+  /// rather than keep it alive in registers across the loop.
+  virtual void enterEpilogue() {}
 
   /// The dynamic shared memory, as bytes, and a `shape` view of it at byte
   /// `offset` with elements of `elt`.

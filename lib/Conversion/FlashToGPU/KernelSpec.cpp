@@ -204,7 +204,13 @@ SmallVector<std::string> KernelSpec::params() const {
     biasMask();
     if (gradBias)
       memrefs({"dbias"});
+    // A packed batch, as for the forward; the grid walks key blocks, so its
+    // bound is the longest key sequence.
+    if (varlen)
+      memrefs({"cu_seqlens_q", "cu_seqlens_k"});
     sizes();
+    if (varlen)
+      p.append({"i32:num_seqs", "i32:max_seqlen_k"});
     strides({"q", "k", "v", "do"});
     biasMaskStrides();
     scalars();
@@ -212,7 +218,11 @@ SmallVector<std::string> KernelSpec::params() const {
   case Kind::BackwardDQ:
     memrefs({"q", "k", "v", "do", "lse", "delta", "grad_q"});
     biasMask();
+    if (varlen)
+      memrefs({"cu_seqlens_q", "cu_seqlens_k"});
     sizes();
+    if (varlen)
+      p.append({"i32:num_seqs", "i32:max_seqlen_q"});
     strides({"q", "k", "v", "do", "grad_q"});
     biasMaskStrides();
     scalars();
@@ -466,13 +476,6 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                                  bool deterministic) {
-  // Checked before the config: a config set by hand must not make the
-  // packed rows look like one dense sequence to the backward kernels.
-  if (op.isVarlen())
-    return op->emitOpError()
-           << "varlen attention_grad (cu_seqlens_q / cu_seqlens_k) has no GPU "
-              "backward kernels yet (the forward has one); lower it with "
-              "flash-lower-to-loops or flash-lower-naive";
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());
@@ -484,6 +487,10 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                "yet; give attention_grad an sm90 config";
   s.kind = KernelSpec::Kind::Backward;
   s.deterministic = deterministic;
+  // A packed batch: the main and dQ kernels under the varlen tile
+  // scheduler (the verifier has refused bias, mask, dropout and the
+  // regions).
+  s.varlen = op.isVarlen();
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused

@@ -509,6 +509,19 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
     named["dbias"] = flatten(b, gradBias);
   }
   addSizes(b, named, {batch, headsQ, headsKV, seqQ, seqK});
+  // A packed batch (KERNEL_ABI.md "Varlen"): the offsets and B = size - 1
+  // sequences; the totals bound every length. The scratch above is sized
+  // by the totals: each sequence's rows sit in it where they sit in Q / K.
+  Value numSeqs;
+  if (spec.varlen) {
+    named["cu_seqlens_q"] = flatBuffer(b, op.getCuSeqlensQ(), i32);
+    named["cu_seqlens_k"] = flatBuffer(b, op.getCuSeqlensK(), i32);
+    numSeqs = arith::SubIOp::create(b, dimOf(b, op.getCuSeqlensQ(), 0),
+                                    arith::ConstantIndexOp::create(b, 1));
+    named["num_seqs"] = arith::IndexCastOp::create(b, i32, numSeqs);
+    named["max_seqlen_q"] = named["seq_q"];
+    named["max_seqlen_k"] = named["seq_k"];
+  }
   auto addStrides = [&](StringRef name, Value tensor, ArrayRef<int64_t> perm) {
     addLogicalStrides(b, named, name, tensor, perm);
   };
@@ -551,13 +564,24 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
     // forward's; the main kernel may run more warps than block_m has slabs.
     if (kind == KernelSpec::Kind::BackwardDQ)
       ks.warps = std::min(ks.warps, ks.blockM / 16);
+    // The preprocess and the postprocess are row by row: over the packed
+    // [1, H, total, D] tensors the dense kernels do the same work, and
+    // ops of equal dtype and dims share them.
+    bool perSequence = kind == KernelSpec::Kind::Backward ||
+                       kind == KernelSpec::Kind::BackwardDQ;
+    ks.varlen = spec.varlen && perSequence;
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, ks);
     SmallVector<Value> args;
     for (const std::string &p : ks.params())
       args.push_back(named.lookup(StringRef(p).split(':').second));
     Value gridX = arith::CeilDivUIOp::create(
         b, rows, arith::ConstantIndexOp::create(b, rowsPerBlock));
-    gpu::KernelDim3 grid{gridX, headsQ, batch};
+    // Varlen: one z per sequence, and one more for the rows past the last
+    // offset (dK = dV = 0 for such keys, dQ = 0 for such queries), so that
+    // every row of the results is written, as the op's contract asks.
+    gpu::KernelDim3 grid{gridX, headsQ,
+                         ks.varlen ? Value(arith::AddIOp::create(b, numSeqs, one))
+                                   : batch};
     gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, ks.threads()), one, one};
     Value smem = arith::ConstantIntOp::create(b, i32, ks.smemBytes());
     gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);

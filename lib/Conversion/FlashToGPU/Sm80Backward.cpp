@@ -10,6 +10,7 @@
 #include "BackwardBuilder.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "VarlenScheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -233,5 +234,9 @@ void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
 
 void mlir::flash::buildSm80BackwardKernel(gpu::GPUFuncOp func,
                                           const KernelSpec &spec) {
-  Sm80BackwardBuilder(func, spec).build();
+  if (spec.varlen)
+    VarlenBackwardScheduler<Sm80BackwardBuilder>(func, spec, UnownedRows::Keys)
+        .build();
+  else
+    Sm80BackwardBuilder(func, spec).build();
 }

@@ -7,12 +7,15 @@
 // backward kernel does, and accumulates dQ += dS K in registers (dS's
 // accumulators are the A operand, K is read with ldmatrix.trans). Every dQ
 // element is summed by one thread in a fixed order, so the result is the
-// same bit for bit on every run; grad_q is written in the dtype.
+// same bit for bit on every run; grad_q is written in the dtype. A packed
+// batch's dQ kernel is this one under the varlen tile scheduler
+// (VarlenScheduler.h): its block is a query block of one sequence.
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "KernelBuilderBase.h"
 #include "Recipes.h"
+#include "VarlenScheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,7 +31,7 @@ using namespace mlir::flash::frag;
 
 namespace {
 
-class Sm80BackwardDQBuilder : KernelBuilderBase {
+class Sm80BackwardDQBuilder : public KernelBuilderBase {
 public:
   Sm80BackwardDQBuilder(gpu::GPUFuncOp func, const KernelSpec &spec)
       : KernelBuilderBase(func, spec) {}
@@ -67,12 +70,13 @@ private:
 };
 
 void Sm80BackwardDQBuilder::build() {
-  readArguments();
+  readBlockArguments();
   mt = s.mTilesPerWarp();
   nTilesN = s.blockN / 8;
   int64_t nTilesD = s.mmaDim() / 8; // whole mma steps, stored up to D
   mStart = arith::MulIOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockM));
+  exitPastEnd(mStart, /*keys=*/false);
   warpRow0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mt));
   kBase = operandBase("k", headKV);
   vBase = operandBase("v", headKV);
@@ -99,15 +103,13 @@ void Sm80BackwardDQBuilder::build() {
 
   // The rows' saved statistics (rows past Sq read the last row; they are
   // never written).
-  Value slice = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+  Value rowBase = sliceRowStart(/*keys=*/false);
   Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
   SmallVector<Value> negLse(2 * mt), dsum(2 * mt);
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value at = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, slice, seqQ),
-          arith::MinSIOp::create(b, rowOf(m, i), lastRow));
+          b, rowBase, arith::MinSIOp::create(b, rowOf(m, i), lastRow));
       negLse[2 * m + i] = arith::MulFOp::create(
           b, memref::LoadOp::create(b, arg.lookup("lse"), ValueRange{at}),
           cF32(b, -log2e));
@@ -185,6 +187,7 @@ void Sm80BackwardDQBuilder::build() {
   }
 
   // Epilogue: grad_q = dQ · scale in the layout of Q.
+  enterEpilogue();
   Value scale = arg.lookup("scale");
   Value gBase = operandBase("grad_q", head);
   Value gStride = idx("grad_q_stride_s");
@@ -214,5 +217,10 @@ void Sm80BackwardDQBuilder::build() {
 
 void mlir::flash::buildSm80BackwardDQKernel(gpu::GPUFuncOp func,
                                             const KernelSpec &spec) {
-  Sm80BackwardDQBuilder(func, spec).build();
+  if (spec.varlen)
+    VarlenBackwardScheduler<Sm80BackwardDQBuilder>(func, spec,
+                                                   UnownedRows::Queries)
+        .build();
+  else
+    Sm80BackwardDQBuilder(func, spec).build();
 }

@@ -29,6 +29,7 @@
 #include "BackwardBuilder.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "VarlenScheduler.h"
 #include "Wgmma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -310,5 +311,9 @@ void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
 
 void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
                                           const KernelSpec &spec) {
-  Sm90BackwardBuilder(func, spec).build();
+  if (spec.varlen)
+    VarlenBackwardScheduler<Sm90BackwardBuilder>(func, spec, UnownedRows::Keys)
+        .build();
+  else
+    Sm90BackwardBuilder(func, spec).build();
 }

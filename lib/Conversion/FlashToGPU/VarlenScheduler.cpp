@@ -20,7 +20,8 @@ using namespace mlir::flash::frag;
 PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
                                                Value cuQ, Value cuK, Value z,
                                                Value numSeqs, Value totalQ,
-                                               Value totalK) {
+                                               Value totalK,
+                                               UnownedRows unowned) {
   // In i32, as the offsets and totals are: the lengths the key loop keeps
   // then take one register each, not two.
   Type i32 = b.getI32Type();
@@ -43,11 +44,13 @@ PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
   Value zero = arith::ConstantIntOp::create(b, i32, 0);
   Value startQ = offset(cuQ, at, zero, totalQ);
   Value startK = offset(cuK, at, zero, totalK);
-  // The rows no sequence owns run to the end of Q and see no key.
+  // The rows no sequence owns run to the end of Q and see no key (or to
+  // the end of K, seen by no query).
+  bool keys = unowned == UnownedRows::Keys;
   Value endQ = arith::SelectOp::create(
-      b, owned, offset(cuQ, next, startQ, totalQ), totalQ);
+      b, owned, offset(cuQ, next, startQ, totalQ), keys ? startQ : totalQ);
   Value endK = arith::SelectOp::create(
-      b, owned, offset(cuK, next, startK, totalK), startK);
+      b, owned, offset(cuK, next, startK, totalK), keys ? totalK : startK);
   auto index = [&](Value v) {
     return Value(arith::IndexCastOp::create(b, b.getIndexType(), v));
   };
@@ -57,6 +60,15 @@ PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
   seq.lengthQ = index(arith::SubIOp::create(b, endQ, startQ));
   seq.lengthK = index(arith::SubIOp::create(b, endK, startK));
   return seq;
+}
+
+Value mlir::flash::packedOperandBase(ImplicitLocOpBuilder &b,
+                                     const PackedSequence &seq, StringRef name,
+                                     Value h, Value strideH, Value strideS) {
+  Value start = name == "k" || name == "v" ? seq.startK : seq.startQ;
+  Value hOff = arith::MulIOp::create(b, h, strideH);
+  Value sOff = arith::MulIOp::create(b, start, strideS);
+  return arith::AddIOp::create(b, hOff, sOff);
 }
 
 void mlir::flash::returnIf(ImplicitLocOpBuilder &b, Value exit) {

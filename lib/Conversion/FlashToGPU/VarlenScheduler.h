@@ -22,6 +22,20 @@
 // read: outside the contract the answer is wrong, but nothing outside the
 // operands is read or written.
 //
+// VarlenBackwardScheduler<E> is the same part for the backward kernels: E
+// is the main dK/dV kernel (Sm80/Sm90BackwardBuilder), whose grid is
+// (ceil(max_seqlen_k / block_n), Hq, num_seqs) over key blocks, or the
+// deterministic dQ kernel (Sm80BackwardDQBuilder), whose grid is
+// (ceil(max_seqlen_q / block_m), Hq, num_seqs) over query blocks. The
+// block reads its sequence as above, works on it as on a dense batch of
+// one (lengths, band, tails, operand bases), and returns at once when its
+// first key (query) row is past the sequence's key (query) length. The
+// scratch buffers (Dsum, LSE, dq_accum [1, Hq, total_q, ...], the dK / dV
+// slices [1, Hq, total_k, ...]) are the dense layouts over the packed
+// rows: a sequence's rows are where they are in Q (K), so no padding per
+// sequence is needed. The preprocess and postprocess kernels, row by row,
+// need no scheduler: the dense ones run over the packed tensors.
+//
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
@@ -37,13 +51,27 @@ struct PackedSequence {
   Value lengthQ, lengthK;
 };
 
+/// What the block z = num_seqs (past the last sequence) covers: the query
+/// rows no sequence owns, without keys (the forward and the dQ kernel
+/// write O = 0 / dQ = 0 for them), or the key rows no sequence owns,
+/// without queries (the dK/dV kernel writes dK = dV = 0 for them).
+enum class UnownedRows { Queries, Keys };
+
 /// Reads sequence `z`'s rows (z an index, z = num_seqs being the rows past
-/// cu_seqlens_q[num_seqs], without keys; numSeqs and the totals i32, as the
+/// the last offsets, as `unowned` says; numSeqs and the totals i32, as the
 /// kernel arguments are): loads of cu_seqlens_q/k[z] and [z + 1], clamped
 /// into [0, total] and non-decreasing. The results are index values.
 PackedSequence readPackedSequence(ImplicitLocOpBuilder &b, Value cuQ,
                                   Value cuK, Value z, Value numSeqs,
-                                  Value totalQ, Value totalK);
+                                  Value totalQ, Value totalK,
+                                  UnownedRows unowned = UnownedRows::Queries);
+
+/// The element offset of head `h`'s first row of `seq` in a packed
+/// [1, H, total, D] operand `name` (K and V rows from seq.startK, the
+/// others' from seq.startQ) with head and row strides `strideH`, `strideS`
+/// (index values).
+Value packedOperandBase(ImplicitLocOpBuilder &b, const PackedSequence &seq,
+                        StringRef name, Value h, Value strideH, Value strideS);
 
 /// Returns from the kernel when `exit` (i1, uniform over the block) holds;
 /// the builder continues in the block where it does not.
@@ -96,13 +124,9 @@ protected:
   /// The sequence's rows of head `h`: [1, H, total, D] operands, their
   /// batch stride unused.
   Value operandBase(StringRef name, Value h) override {
-    auto &b = this->b;
-    Value start = name == "k" || name == "v" ? seq.startK : seq.startQ;
-    Value hOff = arith::MulIOp::create(
-        b, h, this->idx((name + "_stride_h").str()));
-    Value sOff = arith::MulIOp::create(
-        b, start, this->idx((name + "_stride_s").str()));
-    return arith::AddIOp::create(b, hOff, sOff);
+    return packedOperandBase(this->b, seq, name, h,
+                             this->idx((name + "_stride_h").str()),
+                             this->idx((name + "_stride_s").str()));
   }
 
   /// The epilogue that stores O straight from the fragments (padded tiles,
@@ -136,6 +160,76 @@ protected:
     return arith::AddIOp::create(
         b, arith::MulIOp::create(b, this->head, this->idx("seq_q")),
         seq.startQ);
+  }
+};
+
+template <class Engine>
+class VarlenBackwardScheduler : public Engine {
+public:
+  /// `unowned`: Keys for the dK/dV kernel, Queries for the dQ kernel (the
+  /// rows its block z = num_seqs writes).
+  VarlenBackwardScheduler(gpu::GPUFuncOp func, const KernelSpec &spec,
+                          UnownedRows unowned)
+      : Engine(func, spec), unowned(unowned) {}
+
+protected:
+  PackedSequence seq;
+  UnownedRows unowned;
+
+  /// The block's sequence, from block index z.
+  void placeSequence(Value z) {
+    seq = readPackedSequence(this->b, this->arg.lookup("cu_seqlens_q"),
+                             this->arg.lookup("cu_seqlens_k"), z,
+                             this->arg.lookup("num_seqs"),
+                             this->arg.lookup("seq_q"),
+                             this->arg.lookup("seq_k"), unowned);
+    this->seqQ = seq.lengthQ;
+    this->seqK = seq.lengthK;
+  }
+
+  void readBlockArguments() override {
+    auto &b = this->b;
+    this->readArguments();
+    placeSequence(this->batchIdx);
+    // Bottom-right causal by the sequence's own lengths.
+    if (this->s.causal == KernelSpec::Causal::BottomRight)
+      this->diagOffset = arith::SubIOp::create(b, this->seqK, this->seqQ);
+  }
+
+  /// The stores after the loop (dK/dV, or the dQ kernel's grad_q) need the
+  /// sequence's first row and its length:
+  /// read again from the offsets, through a block index read opaquely,
+  /// rather than kept in registers across the query loop (kept, the
+  /// bottom-right causal kernels spilled more on sm_90a than the dense
+  /// ones, whose lengths are kernel parameters).
+  void enterEpilogue() override {
+    placeSequence(this->readSpecialRegisterOpaquely("ctaid.z"));
+  }
+
+  /// The grid covers the longest sequence: the blocks past this one's
+  /// length have nothing to do. A key block of a sequence without queries
+  /// is not past it: it writes dK = dV = 0.
+  void exitPastEnd(Value first, bool keys) override {
+    returnIf(this->b,
+             arith::CmpIOp::create(this->b, arith::CmpIPredicate::sge, first,
+                                   keys ? this->seqK : this->seqQ));
+  }
+
+  Value operandBase(StringRef name, Value h) override {
+    return packedOperandBase(this->b, seq, name, h,
+                             this->idx((name + "_stride_h").str()),
+                             this->idx((name + "_stride_s").str()));
+  }
+
+  /// Head h's rows of [1, Hq, total, ...] scratch, from the sequence's
+  /// first row (the totals are the seq_q / seq_k arguments).
+  Value sliceRowStart(bool keys) override {
+    auto &b = this->b;
+    return arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, this->head,
+                              this->idx(keys ? "seq_k" : "seq_q")),
+        keys ? seq.startK : seq.startQ);
   }
 };
 

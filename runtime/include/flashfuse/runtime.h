@@ -278,6 +278,73 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_forward_varlen_check(
     const flashfuse_manifest *manifest, int32_t kernel_index,
     const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen);
 
+/* ---- backward of a packed batch (KERNEL_ABI.md "Backward", "Varlen") -- */
+
+/* The kernels of one backward launch sequence, all from one artifact (they
+ * share scratch whose meaning depends on how it was compiled): the dense
+ * backward_preprocess and backward_postprocess of the dtype and head dims,
+ * the varlen backward, and the varlen backward_dq of a deterministic
+ * artifact (NULL with an atomic one, whose backward adds dQ into
+ * dq_accum). */
+typedef struct flashfuse_backward_kernels {
+  flashfuse_kernel *preprocess;
+  flashfuse_kernel *backward;
+  flashfuse_kernel *backward_dq; /* deterministic artifacts only, else NULL */
+  flashfuse_kernel *postprocess;
+} flashfuse_backward_kernels;
+
+/* The tensors of a backward (device pointers; strides in elements, indexed
+ * [b, h, s, d] with the last dim contiguous and 16-byte rows, as for the
+ * forward). For a packed batch they describe the packed tensors, as
+ * flashfuse_varlen_args says: batch 1, seq_q = total_q, seq_k = total_k.
+ * The scratch is the caller's: delta f32 [B, Hq, Sq], dq_accum f32
+ * [B, Hq, Sq, D] (atomic artifacts; zeroed by the preprocess), dk / dv in
+ * the dtype [B, Hq, Sk, D] / [B, Hq, Sk, Dv] (one slice per query head,
+ * summed over each GQA group by the postprocess), all contiguous and
+ * 16-byte aligned. Initialise with flashfuse_backward_args_init. */
+typedef struct flashfuse_backward_args {
+  flashfuse_dtype dtype;
+  const void *q, *k, *v;   /* the forward's inputs */
+  const void *o;           /* the forward's O [B, Hq, Sq, Dv] */
+  const void *dout;        /* dO, O's shape */
+  const float *lse;        /* the forward's LSE [B, Hq, Sq], contiguous */
+  void *grad_q, *grad_k, *grad_v; /* results, the shapes of q, k, v */
+  float *delta;
+  float *dq_accum;         /* NULL with a backward_dq kernel */
+  void *dk, *dv;
+  int64_t batch, heads_q, heads_kv, seq_q, seq_k, head_dim, head_dim_v;
+  int64_t q_stride[4], k_stride[4], v_stride[4], o_stride[4], do_stride[4];
+  int64_t grad_q_stride[4], grad_k_stride[4], grad_v_stride[4];
+  float scale;
+  int32_t window_left, window_right; /* -1 = unbounded */
+  float softcap;                     /* 0 = off */
+} flashfuse_backward_args;
+
+FLASHFUSE_API void flashfuse_backward_args_init(flashfuse_backward_args *args);
+
+/* The gradients of a packed batch's attention: validates `kernels`, `args`
+ * and `varlen` (as flashfuse_attention_forward_varlen does; max_seqlen_k
+ * must be >= 1 too: a batch without keys has zero gradients and nothing
+ * to launch) and launches, in order on `stream`, the preprocess (grid
+ * ceil(seq_q / block_m), Hq, 1), the backward (ceil(max_seqlen_k /
+ * block_n), Hq, num_seqs), the backward_dq if given (ceil(max_seqlen_q /
+ * block_m), Hq, num_seqs) and the postprocess (ceil(max(seq_q, seq_k) /
+ * block_m), Hq, 1). Gradient rows of key rows past cu_seqlens_k[num_seqs]
+ * (or of a sequence longer than its max_seqlen) are not defined, as the
+ * forward leaves such rows of O; query rows past cu_seqlens_q[num_seqs]
+ * get dQ = 0 from an atomic artifact. */
+FLASHFUSE_API flashfuse_status flashfuse_attention_backward_varlen(
+    const flashfuse_backward_kernels *kernels,
+    const flashfuse_backward_args *args, const flashfuse_varlen_args *varlen,
+    void *stream);
+
+/* Every check of flashfuse_attention_backward_varlen that needs no GPU,
+ * against kernels kernel_index[0..3] (preprocess, backward, backward_dq or
+ * -1, postprocess) of a manifest. */
+FLASHFUSE_API flashfuse_status flashfuse_attention_backward_varlen_check(
+    const flashfuse_manifest *manifest, const int32_t kernel_index[4],
+    const flashfuse_backward_args *args, const flashfuse_varlen_args *varlen);
+
 /* A named argument for flashfuse_kernel_launch. For MEMREF, `ptr` and
  * `numel` (elements the kernel may touch from ptr) are used; for I32/I64
  * `i`; for F32 `f`. */
@@ -293,7 +360,8 @@ typedef struct flashfuse_arg {
 /* Launches any kernel of the artifact (every kind) by binding each entry of
  * the manifest's `params` list to the argument of the same name. The grid
  * follows KERNEL_ABI.md from the i32 arguments batch, heads_q and seq_q
- * (max_seqlen_q, heads_q and num_seqs for a varlen forward;
+ * (max_seqlen_q, heads_q and num_seqs for a varlen forward and
+ * backward_dq, max_seqlen_k, heads_q and num_seqs for a varlen backward;
  * seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
  * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
  * `kv_append`; one block for `decode_check`). Checks

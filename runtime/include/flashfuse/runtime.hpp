@@ -76,6 +76,15 @@ public:
     check(flashfuse_attention_forward_varlen_check(m_, kernelIndex, &args,
                                                    &varlen));
   }
+  // flashfuse_attention_backward_varlen_check (the backward of a packed
+  // batch): kernel indices of the preprocess, backward, backward_dq (-1
+  // for none) and postprocess.
+  void checkBackwardVarlen(const int32_t kernelIndex[4],
+                           const flashfuse_backward_args &args,
+                           const flashfuse_varlen_args &varlen) const {
+    check(flashfuse_attention_backward_varlen_check(m_, kernelIndex, &args,
+                                                    &varlen));
+  }
   // flashfuse_attention_decode_check: returns the split count and fills
   // `bytes` (if given) with the workspace the launch needs.
   int checkDecode(int decodeIndex, int combineIndex,

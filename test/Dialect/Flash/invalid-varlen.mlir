@@ -181,3 +181,27 @@ func.func @grad_with_bias(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %
       -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x16xf16>
   return
 }
+
+// -----
+
+func.func @grad_with_dropout(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %seed: i64, %cu: tensor<3xi32>) {
+  // expected-error @below {{varlen with dropout ('dropout_p' / 'seed') is}}
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      seed(%seed) varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>) {dropout_p = 0.1 : f32}
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>,
+        tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
+      -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @grad_offsets_differ(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %cu_q: tensor<3xi32>, %cu_k: tensor<4xi32>) {
+  // expected-error @below {{'cu_seqlens_k' must have shape}}
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      varlen(%cu_q, %cu_k : tensor<3xi32>, tensor<4xi32>)
+      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>,
+        tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
+      -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+  return
+}

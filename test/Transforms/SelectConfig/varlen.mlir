@@ -1,8 +1,6 @@
 // A varlen (packed) flash.attention gets the dense op's config: the varlen
-// tile scheduler places blocks in sequences, the tiles are the same. Its
-// gradient has no GPU kernels yet: flash-select-config must refuse it
-// rather than pick a dense config that would let flash-lower-to-gpu treat
-// the packed rows as one long sequence.
+// tile scheduler places blocks in sequences, the tiles are the same. So
+// does its gradient (the backward kernels under the same scheduler).
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @varlen
@@ -40,11 +38,23 @@ func.func @varlen_with_config(%q: tensor<1x8x300x64xf16>, %cu: tensor<4xi32>) ->
 
 // -----
 
+// CHECK-LABEL: func.func @varlen_grad
+// CHECK: flash.attention_grad {{.*}} varlen(%{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>)
+// CHECK-SAME: config = #[[CFG:flash.config<sm90, [^>]*>]]
+// CHECK-LABEL: func.func @dense_grad
+// CHECK: config = #[[CFG]]
 func.func @varlen_grad(%t: tensor<1x8x300x64xf16>, %lse: tensor<1x8x300xf32>, %cu: tensor<4xi32>)
     -> tensor<1x8x300x64xf16> {
-  // expected-error @below {{no kernel config: varlen attention_grad (cu_seqlens_q / cu_seqlens_k) has no GPU backward kernels yet (the forward has one)}}
   %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
       varlen(%cu, %cu : tensor<4xi32>, tensor<4xi32>)
+      : tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>,
+        tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
+      -> tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>
+  return %dq : tensor<1x8x300x64xf16>
+}
+func.func @dense_grad(%t: tensor<1x8x300x64xf16>, %lse: tensor<1x8x300xf32>)
+    -> tensor<1x8x300x64xf16> {
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
       : tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>,
         tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
       -> tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>

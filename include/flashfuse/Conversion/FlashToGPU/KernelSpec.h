@@ -74,10 +74,11 @@ struct KernelSpec {
   /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
   /// for a contiguous one.
   int64_t pageSize = 0;
-  /// Forward only: a packed batch of variable-length sequences
-  /// (flash.attention's `varlen(...)` operands; docs/KERNEL_ABI.md
+  /// Forward, backward and backward_dq: a packed batch of variable-length
+  /// sequences (the ops' `varlen(...)` operands; docs/KERNEL_ABI.md
   /// "Varlen"): the tile scheduler places each block in its sequence
-  /// through cu_seqlens_q / cu_seqlens_k (VarlenScheduler.h).
+  /// through cu_seqlens_q / cu_seqlens_k (VarlenScheduler.h). The
+  /// preprocess and postprocess of a packed batch are the dense ones.
   bool varlen = false;
   int64_t uniqueId = -1;
 

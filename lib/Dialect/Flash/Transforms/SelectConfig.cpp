@@ -653,19 +653,9 @@ struct FlashSelectConfig
         op->setAttr("config", *config);
         return;
       }
-      // A packed forward takes the dense op's config (the tile scheduler
-      // places blocks in sequences, the tiles are the same); no backward
-      // kernel tiles a packed batch yet, and a dense config would let
-      // flash-lower-to-gpu treat the packed rows as one long sequence.
-      auto grad = dyn_cast<AttentionGradOp>(op);
-      if (grad && grad.isVarlen()) {
-        op->emitError()
-            << "no kernel config: varlen attention_grad (cu_seqlens_q / "
-               "cu_seqlens_k) has no GPU backward kernels yet (the forward "
-               "has one)";
-        failedAny = true;
-        return;
-      }
+      // A packed forward or gradient takes the dense op's config: the
+      // varlen tile scheduler places blocks in sequences, the tiles are the
+      // same.
       auto iface = dyn_cast<AttentionVariantInterface>(op);
       // A config already there was chosen by a person or a tuner: keep it.
       if (!iface || iface.getKernelConfig())

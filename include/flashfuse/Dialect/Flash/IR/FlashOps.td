@@ -157,8 +157,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     scheduler (one block per query block, head and sequence;
     docs/KERNEL_ABI.md "Varlen"), with the dense op's config.
     `flash.attention_grad` takes the same `varlen(...)` operands, with the
-    same rules; it has no GPU kernels yet (flash-select-config and
-    flash-lower-to-gpu refuse it).
+    same rules; flash-lower-to-gpu builds the backward kernels under the
+    same scheduler (one block per key block, head and sequence).
   }]);
 
   let arguments = !con((ins Flash_FloatTensor:$query, Flash_FloatTensor:$key,

@@ -75,9 +75,9 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
     sized so that the Q tile, the K/V pipeline stages and the epilogue fit
     in the target's shared memory per block and the accumulators in the
     register file; ops the recipes cannot serve get an error naming why.
-    A varlen (packed) flash.attention gets the config of the same dense op
-    (its kernel is the recipe's forward under the varlen tile scheduler); a
-    varlen flash.attention_grad has no GPU kernels yet and gets an error.
+    A varlen (packed) flash.attention or flash.attention_grad gets the
+    config of the same dense op (its kernels are the recipe's under the
+    varlen tile scheduler).
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
