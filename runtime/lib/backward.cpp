@@ -54,23 +54,8 @@ public:
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernels were compiled for ",
                         dtypeName(v.dtype)));
-    const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q,
-                             a_.seq_k};
-    const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q",
-                               "seq_k"};
-    for (int i = 0; i < 5; ++i)
-      if (sizes[i] <= 0 || sizes[i] > kMaxI32)
-        return bad(concat(sizeNames[i], " = ", sizes[i],
-                          " (must be in [1, 2^31))"));
-    if (a_.head_dim != v.head_dim || a_.head_dim_v != v.head_dim_v)
-      return bad(concat("head dims D=", a_.head_dim, " Dv=", a_.head_dim_v,
-                        " but the kernels were compiled for D=", v.head_dim,
-                        " Dv=", v.head_dim_v));
-    if (a_.heads_q % a_.heads_kv != 0)
-      return bad(concat("heads_q = ", a_.heads_q,
-                        " is not a multiple of heads_kv = ", a_.heads_kv));
-    if (!std::isfinite(a_.scale))
-      return bad("scale is not finite");
+    if (std::string why = attentionShapeProblem(a_, v); !why.empty())
+      return bad(why);
     if (std::string why = varlenProblem(varlen_, a_.batch, a_.seq_q, a_.seq_k);
         !why.empty())
       return bad(why);

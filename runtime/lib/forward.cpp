@@ -45,23 +45,8 @@ public:
                         " (out_f32 = ", a_.out_f32,
                         ") but the kernel writes O in ",
                         v.out_f32 ? "f32" : dtypeName(v.dtype)));
-    const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q,
-                             a_.seq_k};
-    const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q",
-                               "seq_k"};
-    for (int i = 0; i < 5; ++i)
-      if (sizes[i] <= 0 || sizes[i] > kMaxI32)
-        return bad(concat(sizeNames[i], " = ", sizes[i],
-                          " (must be in [1, 2^31))"));
-    if (a_.head_dim != v.head_dim || a_.head_dim_v != v.head_dim_v)
-      return bad(concat("head dims D=", a_.head_dim, " Dv=", a_.head_dim_v,
-                        " but the kernel was compiled for D=", v.head_dim,
-                        " Dv=", v.head_dim_v));
-    if (a_.heads_q % a_.heads_kv != 0)
-      return bad(concat("heads_q = ", a_.heads_q,
-                        " is not a multiple of heads_kv = ", a_.heads_kv));
-    if (!std::isfinite(a_.scale))
-      return bad("scale is not finite");
+    if (std::string why = attentionShapeProblem(a_, v); !why.empty())
+      return bad(why);
     if (varlen_)
       if (auto s = checkVarlen(); s != FLASHFUSE_SUCCESS)
         return s;

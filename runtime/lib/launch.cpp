@@ -27,14 +27,6 @@ const char *typeName(flashfuse_param_type t) {
   return "?";
 }
 
-const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
-                             const std::string &name) {
-  for (int i = 0; i < n; ++i)
-    if (args[i].name && name == args[i].name)
-      return &args[i];
-  return nullptr;
-}
-
 flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
                            const int64_t dims[3], const char *const what[3],
                            unsigned grid[3]);
@@ -163,6 +155,14 @@ flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
 }
 
 } // namespace
+
+const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
+                             const std::string &name) {
+  for (int i = 0; i < n; ++i)
+    if (args[i].name && name == args[i].name)
+      return &args[i];
+  return nullptr;
+}
 
 int64_t span(const int64_t size[4], const int64_t stride[4]) {
   int64_t n = 1;

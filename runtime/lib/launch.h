@@ -5,6 +5,9 @@
 #include "handles.h"
 #include "tensormap.h"
 
+#include "error.h"
+
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -54,6 +57,33 @@ std::string windowSoftcapProblem(const flashfuse_variant &v,
 // "Varlen"); shared by the varlen forward and backward.
 std::string varlenProblem(const flashfuse_varlen_args &p, int64_t batch,
                           int64_t seqQ, int64_t seqK);
+
+// What is wrong with an attention launch's sizes for kernels of variant
+// `v` (batch, heads and lengths in [1, 2^31), the head dims compiled in,
+// whole GQA groups, a finite scale), or "". `Args` is a forward or
+// backward argument struct (their fields share these names).
+template <typename Args>
+std::string attentionShapeProblem(const Args &a, const flashfuse_variant &v) {
+  const int64_t sizes[] = {a.batch, a.heads_q, a.heads_kv, a.seq_q, a.seq_k};
+  const char *names[] = {"batch", "heads_q", "heads_kv", "seq_q", "seq_k"};
+  for (int i = 0; i < 5; ++i)
+    if (sizes[i] <= 0 || sizes[i] > kMaxI32)
+      return concat(names[i], " = ", sizes[i], " (must be in [1, 2^31))");
+  if (a.head_dim != v.head_dim || a.head_dim_v != v.head_dim_v)
+    return concat("head dims D=", a.head_dim, " Dv=", a.head_dim_v,
+                  " but the kernels were compiled for D=", v.head_dim,
+                  " Dv=", v.head_dim_v);
+  if (a.heads_q % a.heads_kv != 0)
+    return concat("heads_q = ", a.heads_q, " is not a multiple of heads_kv = ",
+                  a.heads_kv);
+  if (!std::isfinite(a.scale))
+    return "scale is not finite";
+  return "";
+}
+
+// The argument named `name` among args[0..n), or null.
+const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
+                             const std::string &name);
 
 // Named arguments for launchNamed / bindParams.
 flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel);

@@ -1,6 +1,7 @@
 #include "tensormap.h"
 
 #include "error.h"
+#include "launch.h"
 
 #include <cstring>
 
@@ -24,14 +25,6 @@ constexpr std::uint32_t kBoxColumns = 64;
 constexpr std::uint64_t kMaxStride = std::uint64_t(1) << 40;
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 32;
 
-const flashfuse_arg *named(const flashfuse_arg *args, int n,
-                           const std::string &name) {
-  for (int i = 0; i < n; ++i)
-    if (args[i].name && name == args[i].name)
-      return &args[i];
-  return nullptr;
-}
-
 } // namespace
 
 flashfuse_status describeTensorMap(const KernelSpec &spec,
@@ -49,11 +42,11 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
       op = &m;
   if (!op)
     return bad("the runtime makes tensor maps of q, k and v only");
-  const flashfuse_arg *buf = named(args, numArgs, op->operand);
+  const flashfuse_arg *buf = findArg(args, numArgs, op->operand);
   if (!buf || buf->type != FLASHFUSE_PARAM_MEMREF || !buf->ptr)
     return bad(concat("needs the memref argument '", op->operand, "'"));
   auto integer = [&](const std::string &name, int64_t &v) {
-    const flashfuse_arg *a = named(args, numArgs, name);
+    const flashfuse_arg *a = findArg(args, numArgs, name);
     if (!a || (a->type != FLASHFUSE_PARAM_I32 && a->type != FLASHFUSE_PARAM_I64))
       return false;
     v = a->i;

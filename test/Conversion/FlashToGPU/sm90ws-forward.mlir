@@ -13,8 +13,8 @@
 // epilogue on named barrier 1 over 256 threads.
 // HOST: error: 'flash.attention' op recipe 'sm90ws' takes TMA tensor maps by value, which only the FlashFuse runtime makes: compile it with flashfuse-compile (or kernels-only=true) and launch it through the runtime
 // CHECK-LABEL: func.func @causal
-// CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_bf16_d128_m128n128w8s2_causal blocks in ({{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
-// CHECK: gpu.func @flash_fwd_sm90ws_bf16_d128_m128n128w8s2_causal(
+// CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal blocks in ({{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: gpu.func @flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal(
 // CHECK-SAME: %arg{{[0-9]+}}: !llvm.ptr, %arg{{[0-9]+}}: !llvm.ptr, %arg{{[0-9]+}}: !llvm.ptr) kernel
 // CHECK-SAME: flash.grid_constant_params = 3 : i64
 // CHECK-SAME: params = ["memref:q", "memref:k", "memref:v", "memref:o", "memref:lse",
@@ -22,8 +22,8 @@
 // CHECK-SAME: threads = 384
 // CHECK-SAME: known_block_size = array<i32: 384, 1, 1>
 // CHECK-SAME: nvvm.minctasm = 1 : i32
-// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 5>
-// CHECK-COUNT-5: nvgpu.mbarrier.init
+// CHECK: nvgpu.mbarrier.create -> <memorySpace = #gpu.address_space<workgroup>, num_barriers = 7>
+// CHECK-COUNT-7: nvgpu.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
 // CHECK: cf.cond_br %{{.*}}, ^[[PRODUCER:bb[0-9]+]], ^[[CONSUMER:bb[0-9]+]]
@@ -47,7 +47,7 @@
 // CHECK: nvgpu.mbarrier.arrive %
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
 // CHECK: gpu.return
-// PTX: .param .align 64 .b8 flash_fwd_sm90ws_bf16_d128_m128n128w8s2_causal_param_{{[0-9]+}}[128]
+// PTX: .param .align 64 .b8 flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_param_{{[0-9]+}}[128]
 // PTX: .maxntid 384, 1, 1
 // PTX: .minnctapersm 1
 // PTX: setmaxnreg.dec.sync.aligned.u32 {{(\\09)?}}24

@@ -1,13 +1,13 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
-// (128 query rows over two consumer warpgroups; 128 keys at D = 64/128 with
-// 3/2 stages, 80 keys at D = 256); backward ops take what auto gives them
+// (128 query rows over two consumer warpgroups, three stages of 128 keys
+// at D = 64/128 and of 48 at D = 256); backward ops take what auto gives them
 // (sm90ws has no backward kernels); a forward it cannot serve is an error
 // naming why.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" -verify-diagnostics | FileCheck %s
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=A100
 
 // CHECK-LABEL: func.func @d128
-// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
 // A100: error: no kernel config for target 'a100': the sm90ws recipe cannot serve this op: wgmma and TMA need sm_90, target is sm_80
 func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
   %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
@@ -30,7 +30,7 @@ func.func @d64(%x: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
 // -----
 
 // CHECK-LABEL: func.func @d256
-// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 80, warps = 8, stages = 2>
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 48, warps = 8, stages = 3>
 func.func @d256(%x: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
   %o = flash.attention %x, %x, %x
       : tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>

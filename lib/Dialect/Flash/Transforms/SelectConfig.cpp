@@ -481,14 +481,17 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // The sm90ws recipe (a TMA producer warpgroup, two wgmma consumers)
 //===----------------------------------------------------------------------===//
 //
-// A forward recipe: 128 query rows (64 per consumer warpgroup) and 128-key
-// tiles at D = 64 and 128, FlashAttention-3's 80 at D = 256; the producer
-// runs ahead by the ring's depth, so two stages suffice where three fit
-// (D = 64 keeps three).
+// A forward recipe: 128 query rows (64 per consumer warpgroup) and three
+// K/V stages, of 128 keys at D = 64 and 128 and of 48 at D = 256. Measured
+// on an H200 (docs/PERF.md, runs 93 and 95, bf16, S = 2k and 8k): at
+// D = 128 three stages of 128 keys were 13-23% faster than two (and than
+// two of 176 keys); at D = 256 three of 48 were 13-16% faster than two of
+// 80 (FlashAttention-3's tile) or of 64; at D = 64 four stages of 128, two
+// of 192 and four of 64 keys were no faster than three of 128.
 struct Sm90WsTile {
   int64_t headDim, blockN, stages;
 };
-constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 2}, {256, 80, 2}};
+constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 3}, {256, 48, 3}};
 
 const Sm90WsTile *sm90WsTile(int64_t d) {
   for (const Sm90WsTile &t : kSm90WsTiles)
