@@ -18,7 +18,7 @@ set(FLASHFUSE_INSTALL_CMAKEDIR lib/cmake/flashfuse)
 # exported target may only depend on exported ones).
 set(FLASHFUSE_EXPORTED_LIBS
   FlashDialect TMTensorDialect FlashTransforms FlashConversionCommon FlashToNaive
-  FlashToLoops FlashToGPU FlashKVCacheToAttention FlashPipelines
+  FlashToLoops FlashToGPU FlashKVCacheToAttention FlashFp8ToInteger FlashPipelines
   FlashCAPI FlashFuseCAPI flashfuse_runtime)
 
 foreach(lib ${FLASHFUSE_EXPORTED_LIBS})

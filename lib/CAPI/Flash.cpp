@@ -314,6 +314,7 @@ MlirOperation flashAttentionCreate(MlirLocation loc, MlirValue query,
   auto op = AttentionOp::create(
       builder, location, resultTypes, q, k, v, unwrap(bias), unwrap(mask),
       unwrap(seed), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       /*scale=*/nullptr, /*causal=*/nullptr,
       /*window_left=*/nullptr, /*window_right=*/nullptr, /*softcap=*/nullptr,
       /*dropout_p=*/nullptr, /*q_perm=*/nullptr, /*k_perm=*/nullptr,

@@ -36,8 +36,10 @@ std::string mlir::flash::cpuPipelineText(StringRef lowering, int64_t blockM,
           ? "flash-lower-to-loops{block-m=" + std::to_string(blockM) +
                 " block-n=" + std::to_string(blockN) + "}"
           : "flash-lower-naive";
+  // LLVM has no FP8 type: FP8 attention's e4m3 conversions become integer
+  // arithmetic before bufferization (a no-op without FP8).
   return "func.func(" + flash +
-         "), canonicalize, cse, "
+         ", flash-expand-fp8-casts), canonicalize, cse, "
          // The loops lowering yields freshly computed tiles (the rescaled
          // accumulator, the new row max) from its key loop.
          "one-shot-bufferize{bufferize-function-boundaries "

@@ -42,7 +42,8 @@ _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 # Operand segments of each op, in operandSegmentSizes order (FlashOps.td).
 _SEGMENTS = {
     "flash.attention": ("query", "key", "value", "bias", "mask", "seed",
-                        "cu_seqlens_q", "cu_seqlens_k"),
+                        "cu_seqlens_q", "cu_seqlens_k", "q_descale",
+                        "k_descale", "v_descale"),
     "flash.attention_grad": ("grad_output", "query", "key", "value",
                              "output", "lse", "bias", "mask", "seed",
                              "cu_seqlens_q", "cu_seqlens_k"),

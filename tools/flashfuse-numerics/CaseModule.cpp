@@ -195,7 +195,7 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   // O (and dO, of O's type): the inputs' type but for out=f32 forwards.
   std::string oT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.headDimV()}, c.perm()), c.outputType(), "tensor");
   std::string lseT = shapeType({c.batch, c.headsQ, c.seqQ}, "f32", "tensor");
-  std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), elt, "tensor");
+  std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), c.biasType(), "tensor");
   std::string maskT = c.mask.empty() ? "" : shapeType(c.broadcastShape(c.mask), "i1", "tensor");
   std::string cuT = c.isVarlen() ? shapeType({int64_t(c.lensQ.size()) + 1}, "i32", "tensor") : "";
 
@@ -216,6 +216,16 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   if (c.isVarlen()) {
     ins.push_back({"cu_q", cuT});
     ins.push_back({"cu_k", cuT});
+  }
+  // FP8: [] or [B, H] f32 descales (Hq for Q, Hkv for K and V).
+  std::string qdT, kdT;
+  if (c.isFp8()) {
+    bool perTensor = c.descale == "tensor";
+    qdT = perTensor ? "tensor<f32>" : shapeType({c.batch, c.headsQ}, "f32", "tensor");
+    kdT = perTensor ? "tensor<f32>" : shapeType({c.batch, c.headsKV}, "f32", "tensor");
+    ins.push_back({"qd", qdT});
+    ins.push_back({"kd", kdT});
+    ins.push_back({"vd", kdT});
   }
   std::vector<Operand> outs;
   if (c.backward) {
@@ -260,6 +270,9 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     os << " seed(%seed)";
   if (c.isVarlen())
     os << " varlen(%cu_q, %cu_k : " << cuT << ", " << cuT << ")";
+  if (c.isFp8())
+    os << " descale(%qd, %kd, %vd : " << qdT << ", " << kdT << ", " << kdT
+       << ")";
   os << " " << attributes(c) << " : ";
   if (c.backward)
     os << oT << ", " << qT << ", " << kT << ", " << vT << ", " << oT << ", "

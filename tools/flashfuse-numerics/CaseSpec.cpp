@@ -121,8 +121,14 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.dv = i64();
     else if (key == "dtype" && (val == "f32" || val == "f16" || val == "bf16"))
       c.dtype = val;
-    else if (key == "out" && val == "f32")
+    else if (key == "dtype" && val == "e4m3")
+      c.dtype = "f8E4M3FN";
+    else if (key == "out" && (val == "f32" || val == "bf16" || val == "f16"))
       c.outDtype = val;
+    else if (key == "descale" && (val == "head" || val == "tensor"))
+      c.descale = val;
+    else if (key == "ref_p8" && (val == "0" || val == "1"))
+      c.referenceQuantizesP = val == "1";
     else if (key == "layout" && (val == "bhsd" || val == "bshd" || val == "bhds"))
       c.layout = val;
     else if (key == "scale")
@@ -176,7 +182,23 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     error = "Hq must be a multiple of Hkv";
     return std::nullopt;
   }
-  if (!c.outDtype.empty() && (c.backward || c.isKVCache())) {
+  if (c.isFp8()) {
+    // The verifier's FP8 refusals are tested by lit; the harness runs the
+    // op inside its contract.
+    if (c.outDtype.empty())
+      c.outDtype = "bf16";
+    if (c.outDtype == "f32" || c.backward || c.op != "attention" ||
+        c.dropout > 0) {
+      error = "dtype=e4m3 is flash.attention's forward (op=attention, "
+              "dir=fwd, no dropout) with out=bf16 or out=f16";
+      return std::nullopt;
+    }
+  } else if (c.outDtype == "bf16" || c.outDtype == "f16") {
+    error = "out=bf16 and out=f16 are for dtype=e4m3 (other O types follow "
+            "dtype, or out=f32)";
+    return std::nullopt;
+  }
+  if (c.outDtype == "f32" && (c.backward || c.isKVCache())) {
     error = "out=f32 is flash.attention's (op=attention or varlen, dir=fwd): "
             "flash.attention_grad and flash.attention_kvcache write O in the "
             "inputs' type";
@@ -242,8 +264,9 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
 }
 
 const char *flashfuse::numerics::caseKeysHelp() {
-  return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16\n"
+  return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16|e4m3\n"
          "  out=f32 (forward: O in f32, not in dtype)\n"
+         "  e4m3 (forward): out=bf16|f16   descale=head|tensor   ref_p8=0|1\n"
          "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd|bhds   scale=\n"
          "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"

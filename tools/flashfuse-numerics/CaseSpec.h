@@ -27,10 +27,19 @@ struct CaseSpec {
   bool backward = false;          // dir=fwd | bwd
   int64_t batch = 1, headsQ = 1, headsKV = 1, seqQ = 17, seqK = 17, d = 32,
           dv = -1; // dv < 0: same as d
-  std::string dtype = "f32"; // f32 | f16 | bf16
+  /// f32 | f16 | bf16 | f8E4M3FN (dtype=e4m3: FP8 flash.attention with
+  /// descales, forward only; FlashOps.td states its semantics).
+  std::string dtype = "f32";
   /// out=f32: flash.attention's O in f32 over 16-bit inputs (the partial
-  /// results of FlashOps.td); "" for O in `dtype`.
+  /// results of FlashOps.td); out=bf16|f16: the O of an e4m3 case (bf16
+  /// when not given); "" for O in `dtype`.
   std::string outDtype;
+  /// e4m3: descale=head ([B, Hq] / [B, Hkv] factors, the default) or
+  /// descale=tensor (one factor each).
+  std::string descale = "head";
+  /// e4m3: ref_p8=0 makes the reference skip P's e4m3 quantisation, so that
+  /// a test can show the lowering's quantisation is visible (it must fail).
+  bool referenceQuantizesP = true;
   /// layout=bhsd (default) | bshd | bhds: the order Q, K, V (and O) store
   /// the logical [B, H, S, D] dimensions in.
   std::string layout = "bhsd";
@@ -69,6 +78,10 @@ struct CaseSpec {
     return outDtype.empty() ? dtype : outDtype;
   }
   bool isKVCache() const { return op == "kvcache"; }
+  bool isFp8() const { return dtype == "f8E4M3FN"; }
+  /// The bias operand's element type: f32 for e4m3 cases (the op takes no
+  /// FP8 bias), else dtype.
+  std::string biasType() const { return isFp8() ? "f32" : dtype; }
   bool isVarlen() const { return op == "varlen"; }
   /// op=varlen: cumulative offsets [0, l0, l0 + l1, ...] of `lens`.
   static std::vector<int64_t> cumulative(const std::vector<int64_t> &lens);

@@ -12,11 +12,13 @@ static const llvm::fltSemantics &semantics(const std::string &type) {
     return llvm::APFloat::IEEEhalf();
   if (type == "bf16")
     return llvm::APFloat::BFloat();
+  if (type == "f8E4M3FN")
+    return llvm::APFloat::Float8E4M3FN();
   return llvm::APFloat::IEEEsingle();
 }
 
 size_t flashfuse::numerics::elementBytes(const std::string &type) {
-  if (type == "i1")
+  if (type == "i1" || type == "f8E4M3FN")
     return 1;
   if (type == "f16" || type == "bf16")
     return 2;

@@ -8,7 +8,7 @@
 
 namespace flashfuse::numerics {
 
-/// Element types a case's buffers use: f32, f16, bf16, i32 (lengths and
+/// Element types a case's buffers use: f32, f16, bf16, f8E4M3FN, i32 (lengths and
 /// page tables) and i1 (stored as one byte per element, as the LLVM lowering
 /// of memref<...xi1> does).
 size_t elementBytes(const std::string &type);

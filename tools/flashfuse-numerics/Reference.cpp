@@ -1,6 +1,8 @@
 //===- Reference.cpp - double-precision attention reference ---------------===//
 #include "Reference.h"
 
+#include "ElementCodec.h"
+
 #include <cmath>
 #include <limits>
 
@@ -50,6 +52,13 @@ struct Problem {
         off(c.causal == "br" ? c.seqK - c.seqQ : 0),
         scale(c.effectiveScale()) {}
 
+  /// A descale factor of an e4m3 case at (b, head); 1 otherwise.
+  double descale(const HostTensor &t, int64_t b, int64_t head) {
+    if (!c.isFp8())
+      return 1.0;
+    return t.shape.empty() ? t.data[0] : t.data[b * t.shape[1] + head];
+  }
+
   bool visible(int64_t b, int64_t h, int64_t i, int64_t j) {
     if (!in.mask.empty() && in.mask.atBroadcast({b, h, i, j}) == 0.0)
       return false;
@@ -73,6 +82,8 @@ struct Problem {
       for (int64_t e = 0; e < c.d; ++e)
         dot += in.q.atLogical(perm, {b, h, i, e}) *
                in.k.atLogical(perm, {b, h / group, j, e});
+      // FP8: the dots of the e4m3 values, dequantised (FlashOps.td).
+      dot *= descale(in.qDescale, b, h) * descale(in.kDescale, b, h / group);
       double s = scale * dot;
       r.scaledDot.push_back(s);
       if (c.softcap)
@@ -127,14 +138,33 @@ ForwardOutputs flashfuse::numerics::referenceForward(const CaseSpec &c,
       for (int64_t i = 0; i < c.seqQ; ++i) {
         double lse;
         std::vector<double> p = pb.softmax(pb.row(b, h, i).score, lse);
+        // FP8 weights V with P8 = e4m3(min(256 p, 448)) for p = exp(s - m)
+        // unnormalised, and divides by 256 l after the product; O then
+        // carries v_descale (FlashOps.td).
+        std::vector<double> weights = p;
+        double outFactor = 1.0;
+        if (c.isFp8() && std::isfinite(lse)) {
+          std::vector<double> score = pb.row(b, h, i).score;
+          double m = kNegInf, l = 0.0;
+          for (double v : score)
+            m = std::max(m, v);
+          for (size_t j = 0; j < score.size(); ++j) {
+            double pj = std::exp(score[j] - m);
+            l += pj;
+            double scaled = std::min(pj * 256.0, 448.0);
+            weights[j] = c.referenceQuantizesP ? roundTo("f8E4M3FN", scaled)
+                                               : scaled;
+          }
+          outFactor = pb.descale(in.vDescale, b, h / pb.group) / (256.0 * l);
+        }
         int64_t lseIdx[3] = {b, h, i};
         out.lse.data[out.lse.offset(lseIdx)] = lse;
         for (int64_t e = 0; e < c.headDimV(); ++e) {
           double acc = 0;
           for (int64_t j = 0; j < c.seqK; ++j)
-            acc += p[j] * pb.dropoutFactor(b, h, i, j) *
+            acc += weights[j] * pb.dropoutFactor(b, h, i, j) *
                    in.v.atLogical(pb.perm, {b, h / pb.group, j, e});
-          out.output.atLogical(pb.perm, {b, h, i, e}) = acc;
+          out.output.atLogical(pb.perm, {b, h, i, e}) = acc * outFactor;
         }
       }
   return out;

@@ -18,6 +18,9 @@ namespace flashfuse::numerics {
 /// [B, Hq, Sq, Sk] (mask: 1 = keep), LSE [B, Hq, Sq].
 struct AttentionInputs {
   HostTensor q, k, v, bias, mask;
+  /// e4m3 cases: the descale factors, shape [] or [B, H] (q, k, v hold the
+  /// e4m3 values themselves).
+  HostTensor qDescale, kDescale, vDescale;
   HostTensor gradOutput, output, lse; // backward only
 };
 

@@ -51,7 +51,51 @@ HostTensor randomTensor(Random &rng, std::vector<int64_t> shape,
   return t;
 }
 
+/// An e4m3 case's descale: one factor (descale=tensor) or one per
+/// (batch, head), each `base` times a random factor in [0.5, 2).
+HostTensor randomDescale(Random &rng, const CaseSpec &c, int64_t heads,
+                         double base) {
+  HostTensor t(c.descale == "tensor" ? std::vector<int64_t>{}
+                                     : std::vector<int64_t>{c.batch, heads});
+  for (double &v : t.data)
+    v = double(float(base * rng.uniform(0.5, 2.0)));
+  return t;
+}
+
+/// e4m3 inputs as quantisers leave them: codes spread over e4m3's range
+/// (|x| up to 448) with descales that bring the dequantised Q and K to
+/// about `inputScale` and V to about 1.
+AttentionInputs makeFp8Inputs(const CaseSpec &c) {
+  Random rng(c.seed);
+  auto perm = c.perm();
+  AttentionInputs in;
+  const std::string &e4m3 = c.dtype;
+  in.q = randomTensor(rng, permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, perm),
+                      e4m3, 448.0);
+  in.k = randomTensor(rng, permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm),
+                      e4m3, 448.0);
+  in.v = randomTensor(
+      rng, permutedShape({c.batch, c.headsKV, c.seqK, c.headDimV()}, perm),
+      e4m3, 448.0);
+  in.qDescale = randomDescale(rng, c, c.headsQ, c.inputScale / 448.0);
+  in.kDescale = randomDescale(rng, c, c.headsKV, c.inputScale / 448.0);
+  in.vDescale = randomDescale(rng, c, c.headsKV, 1.0 / 448.0);
+  if (!c.bias.empty())
+    in.bias = randomTensor(rng, c.broadcastShape(c.bias), "f32", 1.0);
+  if (!c.mask.empty()) {
+    in.mask = HostTensor(c.broadcastShape(c.mask));
+    int64_t rowLen = in.mask.shape[3];
+    for (size_t n = 0; n < in.mask.data.size(); ++n) {
+      int64_t row = int64_t(n) / rowLen % in.mask.shape[2];
+      in.mask.data[n] = row == c.maskedRow ? 0.0 : rng.uniform(0, 1) < 0.75;
+    }
+  }
+  return in;
+}
+
 AttentionInputs makeInputs(const CaseSpec &c) {
+  if (c.isFp8())
+    return makeFp8Inputs(c);
   Random rng(c.seed);
   auto perm = c.perm();
   AttentionInputs in;
@@ -278,9 +322,14 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
     args.push_back(toBuffer(in.lse, "f32"));
   }
   if (!in.bias.empty())
-    args.push_back(toBuffer(in.bias, c.dtype));
+    args.push_back(toBuffer(in.bias, c.biasType()));
   if (!in.mask.empty())
     args.push_back(toBuffer(in.mask, "i1"));
+  if (c.isFp8()) {
+    args.push_back(toBuffer(in.qDescale, "f32"));
+    args.push_back(toBuffer(in.kDescale, "f32"));
+    args.push_back(toBuffer(in.vDescale, "f32"));
+  }
   if (c.backward) {
     outputs = {{"dQ", c.dtype, &bwd.gradQuery},
                {"dK", c.dtype, &bwd.gradKey},

@@ -64,6 +64,14 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     (lib/Conversion/Common/DecomposeVarlen.cpp); the cross-sequence scores
     are computed and masked, not skipped.
 
+    FP8 flash.attention (f8E4M3FN Q, K, V with `descale`) follows the
+    op's stated semantics: the e4m3 operands enter the f32 products
+    through `arith.extf`, the raw dots are multiplied by
+    q_descale · k_descale before the score pipeline, P is quantised as
+    `arith.truncf(min(exp(s - m) * 256, 448))` to f8E4M3FN and read back
+    with `arith.extf` for the P·V product, and O = acc / l · v_descale / 256.
+    Run flash-expand-fp8-casts before lowering to LLVM on the CPU.
+
     Refused with an error: dynamic shapes, and in flash.attention_grad a
     score_mod whose derivative with respect to the score is not provably 1
     (only `score`, `score + f(b, h, q, k)` and `score - f(...)` are
@@ -93,6 +101,10 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
     the group and the query blocks in the band, recomputing P from the saved
     LSE, accumulating dK and dV per key block and dQ (in f32) across key
     blocks.
+    FP8 flash.attention quantises P against the row maximum over all keys
+    (the op's semantics), so that the loops lowering agrees with the naive
+    one: a first loop over the key blocks computes the row maxima, and the
+    online-softmax loop starts from them (its rescale factors are then 1).
     Variants, refusals and numerics are those of flash-lower-naive; both
     lowerings build scores, masks and dropout from the same shared code, and
     both serve flash.attention_kvcache through flash-decompose-kvcache and
@@ -109,6 +121,28 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def FlashExpandFp8Casts : Pass<"flash-expand-fp8-casts"> {
+  let summary = "Expand f8E4M3FN extf / truncf into integer arithmetic for "
+                "the CPU";
+  let description = [{
+    LLVM has no 8-bit float type: the LLVM type converter stores f8E4M3FN as
+    i8, and no upstream pattern lowers `arith.extf` / `arith.truncf` on it.
+    The CPU lowerings of FP8 flash.attention only convert between
+    f8E4M3FN and f32 (or f16 / bf16, through f32); this pass rewrites each
+    such scalar conversion into `arith.bitcast` to i8 and integer
+    arithmetic on the bit fields, so that FP8 attention runs on the CPU:
+    - extf: exponent 0 is subnormal (m · 2^-9), S.1111.111 is NaN,
+      anything else (1 + m/8) · 2^(e-7); exact;
+    - truncf: round to nearest even at 3 mantissa bits (2^-9 steps below
+      2^-6); a result above 448 and a NaN or infinite input give NaN, as
+      `arith.truncf` does for a format without infinities.
+    Vector conversions and other FP8 formats are left alone (no lowering
+    produces them for the CPU).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
 }
 
 def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {

@@ -210,6 +210,8 @@ private:
         b, loc, op.getOutput().getType(), lseType, op.getQuery(), keys,
         values, /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+        // The verifier refuses FP8 caches: no descales to carry.
+        /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
         op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),

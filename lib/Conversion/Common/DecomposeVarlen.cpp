@@ -195,6 +195,8 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       rewriter, loc, op.getOutput().getType(), lseType, op.getQuery(),
       op.getKey(), op.getValue(), /*bias=*/Value(), /*mask=*/Value(),
       /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      // The verifier refuses FP8 with varlen: no descales to carry.
+      /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),

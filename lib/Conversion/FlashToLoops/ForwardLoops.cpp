@@ -11,10 +11,17 @@
 //   }
 // where m' is the safe max (0 instead of -inf), so empty rows never NaN.
 //
+// FP8 (FlashOps.td): X is descaled by q_descale · k_descale; a first key
+// loop computes the final row maxima, which the online loop starts from
+// (alpha is then 1), so that P8 = e4m3(256 P) quantises exp(s - m) against
+// the row maximum as the semantics state; V is weighted by P8 while l sums
+// the unquantised P, and O = acc / l · v_descale / 256.
+//
 //===----------------------------------------------------------------------===//
 #include "LoopsLowering.h"
 #include "Tiles.h"
 
+#include "flashfuse/Conversion/Common/Fp8Math.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
@@ -35,27 +42,47 @@ struct OnlineSoftmaxState {
 };
 } // namespace
 
-/// One key block's update of the online softmax.
+/// The score tile of a query tile and a key tile at `at`; `qkDescale`
+/// (FP8 only, else null) multiplies the raw dots first.
+static Value scoreTile(LoopContext &c, Value qTile, Value kTile, Value m,
+                       Value n, Value qkDescale, const TileOrigin &at) {
+  Value dots = buildRawDotTile(c, qTile, kTile, m, n);
+  if (qkDescale)
+    dots = mapTiles(c, dots, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      return arith::MulFOp::create(b, loc, a[0], qkDescale);
+    });
+  return buildScoreTile(c, dots, at);
+}
+
+/// m' = max(m, rowmax S) for an [m, n] score tile.
+static Value maxWithTile(LoopContext &c, Value scores, Value rowMax) {
+  AffineExpr i = c.dim(0), j = c.dim(1);
+  return buildGeneric(
+      c.b, c.loc, scores, rowMax, {c.map(2, {i, j}), c.map(2, {i})},
+      parallelThenReduction(1, 1),
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+      });
+}
+
+/// One key block's update of the online softmax. With FP8 (`qkDescale`
+/// set) the state's row max is already final and P8 weights V.
 static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
                                              const OnlineSoftmaxState &state,
                                              Value qTile, Value m, Value k0,
-                                             Value kEnd, const TileOrigin &at) {
+                                             Value kEnd, const TileOrigin &at,
+                                             Value qkDescale) {
   Value n = c.tileExtent(c.blockN, k0, kEnd);
   Value kvHead = arith::DivUIOp::create(c.b, c.loc, at.head, c.index(c.group));
   Value kTile = extractRows(
       c, c.op.getQKV()[1], {c.op.getKeyPerm(), at.batch, kvHead, k0, n});
   Value vTile = extractRows(
       c, c.op.getQKV()[2], {c.op.getValuePerm(), at.batch, kvHead, k0, n});
-  Value scores = buildScoreTile(c, buildRawDotTile(c, qTile, kTile, m, n), at);
+  Value scores = scoreTile(c, qTile, kTile, m, n, qkDescale, at);
 
   AffineExpr i = c.dim(0), j = c.dim(1);
   AffineMap tile = c.map(2, {i, j}), row = c.map(2, {i});
-  // m' = max(m, rowmax S).
-  Value newMax = buildGeneric(
-      c.b, c.loc, scores, state.rowMax, {tile, row}, parallelThenReduction(1, 1),
-      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-      });
+  Value newMax = maxWithTile(c, scores, state.rowMax);
   // P = exp(S - safe(m')).
   Value probs = buildGeneric(
       c.b, c.loc, {scores, newMax},
@@ -98,6 +125,11 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
         return arith::MulFOp::create(b, loc, a[0], a[1]);
       });
+  // FP8 weights V with P8 = e4m3(256 P); l above summed the unquantised P.
+  if (qkDescale)
+    probs = mapTiles(c, probs, [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      return quantizeProbability(b, loc, a[0]);
+    });
   // Dropout scales the probabilities V is weighted with, not the sum l.
   if (Value factor = buildDropoutTile(c, probs, at))
     probs = mapTiles(c, {probs, factor},
@@ -147,7 +179,32 @@ LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
     // The key loop runs over the band only: blocks that every query of this
     // block masks are not visited at all.
     auto [kStart, kEnd] = keyRangeForQueries(c, q0, m);
-    SmallVector<Value> init = {filledTile(c, {m}, -INFINITY), filledTile(c, {m}, 0.0f),
+    // FP8 only, so that other ops lower to the same IR as before.
+    Value kvHead, qkDescale, vDescale;
+    if (op.isFp8()) {
+      kvHead = arith::DivUIOp::create(b, loc, head, c.index(c.group));
+      // One statement per op: the IR must not depend on the order C++
+      // evaluates arguments in.
+      Value qd = readDescale(b, loc, op.getQDescale(), batch, head);
+      Value kd = readDescale(b, loc, op.getKDescale(), batch, kvHead);
+      qkDescale = arith::MulFOp::create(b, loc, qd, kd);
+      vDescale = readDescale(b, loc, op.getVDescale(), batch, kvHead);
+    }
+    Value initMax = filledTile(c, {m}, -INFINITY);
+    if (qkDescale) {
+      // The row maxima over every visible key, before any P is quantised.
+      initMax = buildForLoop(
+          c, kStart, kEnd, c.index(blockN), initMax,
+          [&](Value k0, ValueRange args) -> SmallVector<Value> {
+            Value n = c.tileExtent(blockN, k0, kEnd);
+            Value kTile = extractRows(
+                c, c.op.getQKV()[1], {c.op.getKeyPerm(), batch, kvHead, k0, n});
+            Value scores =
+                scoreTile(c, qTile, kTile, m, n, qkDescale, {batch, head, q0, k0});
+            return {maxWithTile(c, scores, args[0])};
+          })[0];
+    }
+    SmallVector<Value> init = {initMax, filledTile(c, {m}, 0.0f),
                                filledTile(c, tileSizes(m, c.b.getIndexAttr(c.sz.dv)), 0.0f)};
     auto keyLoop = scf::ForOp::create(b, loc, kStart, kEnd, c.index(blockN), init);
     {
@@ -156,7 +213,7 @@ LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
       auto args = keyLoop.getRegionIterArgs();
       OnlineSoftmaxState next = updateWithKeyBlock(
           c, {args[0], args[1], args[2]}, qTile, m, keyLoop.getInductionVar(), kEnd,
-          {batch, head, q0, keyLoop.getInductionVar()});
+          {batch, head, q0, keyLoop.getInductionVar()}, qkDescale);
       scf::YieldOp::create(b, loc, ValueRange{next.rowMax, next.rowSum, next.acc});
     }
     Value rowMax = keyLoop.getResult(0), rowSum = keyLoop.getResult(1),
@@ -173,7 +230,13 @@ LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
         {c.map(2, {i, e}), c.map(2, {i}), rowsMap(c, qPerm, i, e, 2)},
         parallelThenReduction(2, 0),
         [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          return castFromF32(b, loc, buildNormalizedOutput(b, loc, a[0], a[1]), outElt);
+          Value o = buildNormalizedOutput(b, loc, a[0], a[1]);
+          if (vDescale) {
+            Value inv = constF32(b, loc, 1.0f / kFp8ProbScale);
+            Value factor = arith::MulFOp::create(b, loc, vDescale, inv);
+            o = arith::MulFOp::create(b, loc, o, factor);
+          }
+          return castFromF32(b, loc, o, outElt);
         });
     Value lseTile;
     if (op.getLse()) {

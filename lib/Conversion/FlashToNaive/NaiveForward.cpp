@@ -3,10 +3,13 @@
 //   X = Q Kᵀ, S = score pipeline(X), M = rowmax S, E = exp(S - safe(M)),
 //   L = rowsum E, P = E / L (0 for an empty row) · dropout factor,
 //   O = P V, LSE = safe(M) + log L (+inf for an empty row).
+// FP8 (FlashOps.td): X is descaled by q_descale · k_descale, P8 =
+// e4m3(256 E) replaces P in the product, O = (P8 V) / L · v_descale / 256.
 //
 //===----------------------------------------------------------------------===//
 #include "NaiveSteps.h"
 
+#include "flashfuse/Conversion/Common/Fp8Math.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
@@ -49,10 +52,55 @@ static Value withRowStat(NaiveContext &c, Value scores, Value rowStat,
                       });
 }
 
+/// FP8: X[b, h, i, j] · q_descale[b, h] · k_descale[b, h/G], the raw dots
+/// of the dequantised Q and K (the e4m3 products themselves are exact).
+static Value descaleDots(NaiveContext &c, AttentionOp op, Value dots) {
+  return buildScoreElementwise(
+      c, dots, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto idx = loopIndices(b, loc, 4);
+        Value group = arith::ConstantIndexOp::create(b, loc, c.groupSize);
+        Value kvHead = arith::DivUIOp::create(b, loc, idx[1], group);
+        Value qd = readDescale(b, loc, op.getQDescale(), idx[0], idx[1]);
+        Value kd = readDescale(b, loc, op.getKDescale(), idx[0], kvHead);
+        Value qkd = arith::MulFOp::create(b, loc, qd, kd);
+        return arith::MulFOp::create(b, loc, a[0], qkd);
+      });
+}
+
+/// FP8: O = acc / l · v_descale[b, h/G] / 256 in the output type, where acc
+/// (in Q's layout) accumulated P8 · V.
+static Value finishFp8Output(NaiveContext &c, AttentionOp op, Value acc,
+                             Value rowSum) {
+  auto qPerm = c.op.getQueryPerm();
+  auto accType = cast<RankedTensorType>(acc.getType());
+  // Loops in the operand order of O; the logical (b, h, i) read the sum.
+  AffineMap id = AffineMap::getMultiDimIdentityMap(4, c.ctx());
+  AffineMap row = c.map(4, {c.dim(qPerm[0]), c.dim(qPerm[1]), c.dim(qPerm[2])});
+  Type outElt = op.getOutput().getType().getElementType();
+  Value init = buildEmpty(c.b, c.loc, c.sizes(accType.getShape()), outElt);
+  return buildGeneric(
+      c.b, c.loc, {acc, rowSum}, init, {id, row, id}, parallelThenReduction(4, 0),
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto idx = loopIndices(b, loc, 4);
+        Value group = arith::ConstantIndexOp::create(b, loc, c.groupSize);
+        Value kvHead = arith::DivUIOp::create(b, loc, idx[qPerm[1]], group);
+        Value vd = readDescale(b, loc, op.getVDescale(), idx[qPerm[0]], kvHead);
+        Value o = buildNormalizedOutput(b, loc, a[0], a[1]);
+        Value inv = constF32(b, loc, 1.0f / kFp8ProbScale);
+        Value factor = arith::MulFOp::create(b, loc, vd, inv);
+        Value scaled = arith::MulFOp::create(b, loc, o, factor);
+        return castFromF32(b, loc, scaled, outElt);
+      });
+}
+
 LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
   OpBuilder b(op);
   NaiveContext c = makeContext(b, cast<AttentionVariantInterface>(*op));
-  Value scores = buildScores(c, buildRawDots(c));
+  bool fp8 = op.isFp8();
+  Value dots = buildRawDots(c);
+  if (fp8)
+    dots = descaleDots(c, op, dots);
+  Value scores = buildScores(c, dots);
 
   Value rowMax = reduceRows(c, scores, -INFINITY,
                             [](OpBuilder &b, Location loc, Value s, Value m) -> Value {
@@ -68,13 +116,22 @@ LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
                             [](OpBuilder &b, Location loc, Value e, Value l) -> Value {
                               return arith::AddFOp::create(b, loc, e, l);
                             });
-  Value probs = withRowStat(
-      c, exps, rowSum, [&](OpBuilder &b, Location loc, Value e, Value l) -> Value {
-        Value p = buildNormalizedOutput(b, loc, e, l);
-        if (Value factor = buildDropoutFactorHere(c, b, loc))
-          p = arith::MulFOp::create(b, loc, p, factor);
-        return p;
-      });
+  // FP8 weights V by P8 = e4m3(256 exp(s - m)), unnormalised; the division
+  // by 256 l comes after the product (finishFp8Output). FP8 has no dropout.
+  Value probs =
+      fp8 ? buildScoreElementwise(
+                c, exps,
+                [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                  return quantizeProbability(b, loc, a[0]);
+                })
+          : withRowStat(c, exps, rowSum,
+                        [&](OpBuilder &b, Location loc, Value e,
+                            Value l) -> Value {
+                          Value p = buildNormalizedOutput(b, loc, e, l);
+                          if (Value factor = buildDropoutFactorHere(c, b, loc))
+                            p = arith::MulFOp::create(b, loc, p, factor);
+                          return p;
+                        });
 
   // O[b, h, i, e] = sum_j P[b,h,i,j] V[b,h/G,j,e], written in Q's layout.
   auto d = [&](unsigned n) { return c.dim(n); };
@@ -93,7 +150,9 @@ LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
       b, c.loc, {probs, op.getValue()}, oInit, {pMap, vMap, oMap},
       parallelThenReduction(4, 1),
       multiplyAccumulateF32);
-  Value out = buildCastTensor(c, oAcc, op.getOutput().getType().getElementType());
+  Value out =
+      fp8 ? finishFp8Output(c, op, oAcc, rowSum)
+          : buildCastTensor(c, oAcc, op.getOutput().getType().getElementType());
 
   SmallVector<Value> results = {out};
   if (op.getLse()) {

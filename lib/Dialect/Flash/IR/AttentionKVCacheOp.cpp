@@ -389,6 +389,14 @@ struct KVCacheVerifier {
 } // namespace
 
 LogicalResult AttentionKVCacheOp::verify() {
+  if (failed(refuseFp8(*this,
+                       {{"query", getQuery()}, {"key_cache", getKeyCache()},
+                        {"value_cache", getValueCache()},
+                        {"key_new", getKeyNew()}, {"value_new", getValueNew()}},
+                       "flash.attention_kvcache has no descale operands yet; "
+                       "FP8 attention is flash.attention with "
+                       "descale(...)")))
+    return failure();
   KVCacheVerifier v{*this};
   if (failed(v.verifyAttributes()) || failed(v.verifyRanksAndTypes()) ||
       failed(v.verifyShapes()))

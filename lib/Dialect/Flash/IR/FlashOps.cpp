@@ -213,7 +213,9 @@ struct VariantVerifier {
     Type elt = getElementTypeOrSelf(iface.getQKV()[0]);
     Type outElt = getElementTypeOrSelf(v);
     bool f32Partial = outElt.isF32() && (elt.isF16() || elt.isBF16());
-    if (outElt != elt && !(allowF32 && f32Partial)) {
+    // FP8 inputs give a 16-bit O (verifyAttentionFp8 says which).
+    bool fp8Out = isa<Float8E4M3FNType>(elt) && (outElt.isF16() || outElt.isBF16());
+    if (outElt != elt && !(allowF32 && (f32Partial || fp8Out))) {
       auto diag = error() << "'" << name << "' element type " << outElt
                           << " must match 'query' element type " << elt;
       if (allowF32)
@@ -360,7 +362,8 @@ static LogicalResult verifyVarlen(OpT op, const AttentionSizes &sz) {
 
 LogicalResult AttentionOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
-  if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
+  if (failed(v.verify()) || failed(verifyAttentionFp8(*this, v.sz)) ||
+      failed(verifyVarlen(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput(), /*allowF32=*/true)))
     return failure();
   if (getLse())
@@ -371,6 +374,12 @@ LogicalResult AttentionOp::verify() {
 LogicalResult AttentionOp::verifyRegions() { return ::verifyRegions(*this); }
 
 LogicalResult AttentionGradOp::verify() {
+  if (failed(refuseFp8(*this,
+                       {{"query", getQuery()}, {"key", getKey()},
+                        {"value", getValue()}},
+                       "flash.attention_grad has no FP8 form (FP8 attention "
+                       "is forward-only, for inference)")))
+    return failure();
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput())) ||

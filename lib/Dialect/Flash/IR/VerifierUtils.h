@@ -44,6 +44,21 @@ LogicalResult verifyAttributeNames(Operation *op);
 LogicalResult verifyPerm(Operation *op, llvm::StringRef name,
                          DenseI64ArrayAttr perm);
 
+/// FP8 (Fp8Verify.cpp). Refuses an 8-bit float element type on any of
+/// `operands` of an op that has no FP8 form, saying why (`why`).
+LogicalResult refuseFp8(Operation *op, llvm::ArrayRef<std::pair<llvm::StringRef, Value>> operands,
+                        llvm::StringRef why);
+
 } // namespace mlir::flash::detail
+
+namespace mlir::flash {
+class AttentionOp;
+struct AttentionSizes;
+namespace detail {
+/// flash.attention's FP8 rules: f8E4M3FN only, all three descales, their
+/// shapes and constant values, a bf16 or f16 O, no varlen or dropout.
+LogicalResult verifyAttentionFp8(AttentionOp op, const AttentionSizes &sz);
+} // namespace detail
+} // namespace mlir::flash
 
 #endif // FLASHFUSE_LIB_DIALECT_FLASH_IR_VERIFIERUTILS_H

@@ -87,9 +87,19 @@ struct FlashRaiseAttention
               << "flash-raise-attention: dense flash.attention, not "
                  "flash.attention_kvcache: "
               << whyNotKVCache.why->reason;
-        if (auto dense = dyn_cast<flash::AttentionOp>(*raised);
+        Operation *placed = *raised;
+        if (auto dense = dyn_cast<flash::AttentionOp>(placed);
             dense && narrowUpcasts)
-          narrowUpcastAttention(dense);
+          placed = narrowUpcastAttention(dense);
+        if (auto dense = dyn_cast<flash::AttentionOp>(placed); dense && fp8) {
+          std::string whyNot;
+          placed = raiseFp8Dequant(dense, whyNot);
+          if (explain && !whyNot.empty())
+            placed->emitRemark()
+                << "flash-raise-attention: 16-bit attention over dequantised "
+                   "FP8 inputs, not raised to FP8: "
+                << whyNot;
+        }
         continue;
       }
       if (explain && why.softmaxFound && why.why)

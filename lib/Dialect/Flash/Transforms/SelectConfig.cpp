@@ -449,6 +449,23 @@ int64_t sm90SharedMemory(KernelConfigAttr c, int64_t d, bool isGrad) {
   return 1024 + 2 * (m * d + st * n * 2 * d);
 }
 
+/// Why no recipe serves an FP8 op on `target`, or "" for other ops. FP8
+/// tensor cores exist from sm_89 (mma.sync e4m3) and sm_90 (wgmma e4m3);
+/// neither mainloop is built yet, so every FP8 op is refused, naming which
+/// of the two reasons applies (the CPU lowerings serve it meanwhile).
+std::string fp8Refusal(AttentionVariantInterface iface,
+                       const TargetDesc &target) {
+  if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(iface.getQKV()[0])))
+    return "";
+  if (target.arch < 89)
+    return "FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or "
+           "newer), target is sm_" +
+           std::to_string(target.arch);
+  return "no GPU kernel serves FP8 (f8E4M3FN) attention yet (the wgmma / "
+         "mma.sync e4m3 mainloops are not built; lower it with "
+         "flash-lower-to-loops)";
+}
+
 /// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
 std::string sm90Refusal(AttentionVariantInterface iface,
                         const TargetDesc &target, bool isGrad) {
@@ -676,6 +693,12 @@ struct FlashSelectConfig
         return;
       }
       bool isGrad = isa<AttentionGradOp>(op);
+      if (std::string why = fp8Refusal(iface, *desc); !why.empty()) {
+        op->emitError() << "no kernel config for target '" << desc->name
+                        << "': " << why;
+        failedAny = true;
+        return;
+      }
       // sm90ws has forward kernels only: a backward op takes what auto
       // gives it.
       if (recipe == "sm90ws" && !isGrad) {

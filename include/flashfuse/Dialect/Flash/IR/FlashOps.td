@@ -12,6 +12,13 @@ def Flash_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
 def Flash_MaskTensor : RankedTensorOf<[I1]>;
 def Flash_LseTensor : RankedTensorOf<[F32]>;
 def Flash_I32Tensor : RankedTensorOf<[I32]>;
+// Q, K and V (and KV caches) may also be 8-bit floats. Both FP8 formats are
+// accepted here so that the verifiers, not the type constraint, name the
+// reason an unsupported one (e5m2, FP8 in the gradient or the KV cache op)
+// is refused.
+def Flash_QKVTensor : RankedTensorOf<[F16, BF16, F32, F8E4M3FN, F8E5M2]>;
+// Dequantisation factors of FP8 operands: [] per tensor, [B, H] per head.
+def Flash_DescaleTensor : RankedTensorOf<[F32]>;
 
 // The attributes that define a variant; both ops carry the same set.
 defvar Flash_VariantAttrs = (ins
@@ -159,22 +166,76 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     `flash.attention_grad` takes the same `varlen(...)` operands, with the
     same rules; flash-lower-to-gpu builds the backward kernels under the
     same scheduler (one block per key block, head and sequence).
+
+    FP8 (inference): Q, K and V may be `f8E4M3FN` with
+    `descale(%q_descale, %k_descale, %v_descale : ...)`, f32 dequantisation
+    factors, each either `tensor<f32>` (per tensor) or `tensor<BxHxf32>`
+    (per head: H = Hq for `q_descale`, Hkv for `k_descale` and
+    `v_descale`), as flash-attn 3 takes them. O is bf16 or f16.
+
+    ```mlir
+    %o = flash.attention %q, %k, %v
+        descale(%qd, %kd, %vd : tensor<f32>, tensor<2x2xf32>, tensor<2x2xf32>)
+        : tensor<2x8x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>,
+          tensor<2x2x128x64xf8E4M3FN> -> tensor<2x8x128x64xbf16>
+    ```
+
+    With dq = q_descale[b, h], dk = k_descale[b, h/G], dv = v_descale[b, h/G]
+    (the scalar itself when per tensor), Q, K, V read as the exact values of
+    their e4m3 codes, and everything else as in the semantics above:
+
+    ```
+    x      = dot(Q[b,h,i,:], K[b,h/G,j,:])      in f32 (e4m3 products are exact)
+    s      = score pipeline(dq * dk * x)        (scale, softcap, bias, masks)
+    m      = max_j s;  p_j = exp(s_j - m);  l = sum_j p_j     (f32, unquantised)
+    P8_j   = e4m3(min(p_j * 256, 448))          round to nearest even
+    O      = dv * (sum_j P8_j * V[b,h/G,j,:]) / (256 * l)
+    LSE    = m + log l
+    ```
+
+    P is quantised to e4m3 because the second product runs on FP8 tensor
+    cores; the fixed power-of-two P scale 256 adds no rounding of its own
+    and moves p in [0, 1] to [0, 256], so that small probabilities keep
+    e4m3's normal range (down to 2^-14 of the row maximum instead of 2^-6)
+    while the largest, 256, stays below e4m3's maximum 448. The row sum l
+    is of the unquantised p (the f32 values a kernel holds before it
+    converts P), so only the P·V product sees P8. m is the row maximum
+    over all keys: the CPU lowerings compute it exactly (the loops lowering
+    in a first pass over the keys); a kernel with an online softmax
+    quantises against its running maximum instead, which can move a P8 by
+    one e4m3 step, within the FlashAttention numerics rule the GPU checks
+    apply against this reference.
+
+    Refused by the verifier: `f8E5M2` operands (no e5m2 kernels: e4m3's
+    extra mantissa bit is what inference attention needs), FP8 without
+    `descale`, `descale` without FP8, an O that is not bf16 or f16, dropout
+    and varlen with FP8, and descale shapes other than the two above; a
+    descale given as a constant must be positive and finite (the verifier
+    cannot see a runtime value; the caller must pass positive ones).
+    Per-block (along S) descales are not
+    supported yet. `flash.attention_grad` and `flash.attention_kvcache`
+    refuse FP8 operands.
   }]);
 
-  let arguments = !con((ins Flash_FloatTensor:$query, Flash_FloatTensor:$key,
-                            Flash_FloatTensor:$value,
+  let arguments = !con((ins Flash_QKVTensor:$query, Flash_QKVTensor:$key,
+                            Flash_QKVTensor:$value,
                             Optional<Flash_FloatTensor>:$bias,
                             Optional<Flash_MaskTensor>:$mask,
                             Optional<I64>:$seed,
                             Optional<Flash_I32Tensor>:$cu_seqlens_q,
-                            Optional<Flash_I32Tensor>:$cu_seqlens_k),
+                            Optional<Flash_I32Tensor>:$cu_seqlens_k,
+                            Optional<Flash_DescaleTensor>:$q_descale,
+                            Optional<Flash_DescaleTensor>:$k_descale,
+                            Optional<Flash_DescaleTensor>:$v_descale),
                        Flash_VariantAttrs);
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
   let assemblyFormat = !strconcat([{ $query `,` $key `,` $value }],
       Flash_OptionalOperandsFormat,
-      [{ attr-dict `:` type($query) `,` type($key) `,` type($value)
+      [{ (`descale` `(` $q_descale^ `,` $k_descale `,` $v_descale `:`
+            type($q_descale) `,` type($k_descale) `,` type($v_descale) `)`)?
+         attr-dict `:` type($query) `,` type($key) `,` type($value)
          `->` type(results) }], Flash_RegionsFormat);
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -185,6 +246,12 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     bool isVarlen() {
       return static_cast<bool>(getCuSeqlensQ()) ||
              static_cast<bool>(getCuSeqlensK());
+    }
+    /// True when Q, K and V are f8E4M3FN (the verifier then guarantees the
+    /// three descale operands).
+    bool isFp8() {
+      return ::llvm::isa<::mlir::Float8E4M3FNType>(
+          getQuery().getType().getElementType());
     }
   }];
 }
@@ -206,8 +273,8 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
   }], Flash_VariantDoc);
 
   let arguments = !con((ins Flash_FloatTensor:$grad_output,
-                            Flash_FloatTensor:$query, Flash_FloatTensor:$key,
-                            Flash_FloatTensor:$value, Flash_FloatTensor:$output,
+                            Flash_QKVTensor:$query, Flash_QKVTensor:$key,
+                            Flash_QKVTensor:$value, Flash_FloatTensor:$output,
                             Flash_LseTensor:$lse,
                             Optional<Flash_FloatTensor>:$bias,
                             Optional<Flash_MaskTensor>:$mask,
@@ -215,8 +282,8 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
                             Optional<Flash_I32Tensor>:$cu_seqlens_q,
                             Optional<Flash_I32Tensor>:$cu_seqlens_k),
                        Flash_VariantAttrs);
-  let results = (outs Flash_FloatTensor:$grad_query, Flash_FloatTensor:$grad_key,
-                      Flash_FloatTensor:$grad_value,
+  let results = (outs Flash_QKVTensor:$grad_query, Flash_QKVTensor:$grad_key,
+                      Flash_QKVTensor:$grad_value,
                       Optional<Flash_FloatTensor>:$grad_bias);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
@@ -311,14 +378,16 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     nothing is written out of bounds or onto another sequence's rows.
 
     Other attributes must be dialect-prefixed, as for `flash.attention`.
+    FP8 operands are refused (the op has no descale operands yet): use
+    `flash.attention` with `descale(...)` over a dequantised cache update.
   }];
 
-  let arguments = (ins Flash_FloatTensor:$query, Flash_FloatTensor:$key_cache,
-                       Flash_FloatTensor:$value_cache,
+  let arguments = (ins Flash_QKVTensor:$query, Flash_QKVTensor:$key_cache,
+                       Flash_QKVTensor:$value_cache,
                        Flash_I32Tensor:$cache_seqlens,
                        Optional<Flash_I32Tensor>:$block_table,
-                       Optional<Flash_FloatTensor>:$key_new,
-                       Optional<Flash_FloatTensor>:$value_new,
+                       Optional<Flash_QKVTensor>:$key_new,
+                       Optional<Flash_QKVTensor>:$value_new,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Flash_CausalAttr>:$causal,
                        OptionalAttr<I64Attr>:$window_left,
@@ -330,8 +399,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        OptionalAttr<Flash_KernelConfigAttr>:$config);
   let results = (outs Flash_FloatTensor:$output,
                       Optional<Flash_LseTensor>:$lse,
-                      Optional<Flash_FloatTensor>:$key_cache_out,
-                      Optional<Flash_FloatTensor>:$value_cache_out);
+                      Optional<Flash_QKVTensor>:$key_cache_out,
+                      Optional<Flash_QKVTensor>:$value_cache_out);
 
   // The result list alone cannot tell an LSE from an updated key cache, so
   // a custom directive reads it knowing whether `new_kv` was given.

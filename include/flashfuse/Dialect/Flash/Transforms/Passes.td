@@ -51,13 +51,28 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     way FlashAttention-enabled frameworks run it: the kernels accumulate in
     f32 and round only P to 16 bits for P·V. `narrow-upcasts=false` keeps
     such attentions in f32.
+
+    FP8 models: when Q, K and V of a raised bf16 or f16 attention are each
+    dequantised from f8E4M3FN right before it (`x.to(bf16) * scale` as
+    torch-mlir exports it: an arith.extf from f8E4M3FN and an arith.mulf
+    by a scale, fused in one linalg.generic or as two; the TOSA form is not
+    matched yet), the op is rebuilt on the f8E4M3FN tensors with the scales as
+    its `descale(...)` operands (FlashOps.td), rather than left as a 16-bit
+    attention after a separate dequantise. A scale must be per tensor or
+    per head (constant along S and D) and, when constant, positive; the
+    FP8 op computes x · scale in f32 where the model rounded it to 16 bits.
+    Anything else keeps the 16-bit attention (a remark under `explain=true`
+    names the reason). `fp8=false` never raises to FP8.
   }];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for every near-miss, naming the failed step">,
     Option<"narrowUpcasts", "narrow-upcasts", "bool", /*default=*/"true",
            "Raise a 16-bit attention computed on f32 up-casts at the 16-bit "
-           "type">
+           "type">,
+    Option<"fp8", "fp8", "bool", /*default=*/"true",
+           "Raise an attention over Q, K, V dequantised from f8E4M3FN into "
+           "FP8 flash.attention with descale operands">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect",
                            "::mlir::tensor::TensorDialect",

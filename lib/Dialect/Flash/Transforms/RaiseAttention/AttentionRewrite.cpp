@@ -303,6 +303,7 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
   auto op = b.create<AttentionOp>(
       loc, operands->outputType, /*lse=*/Type(), q, k, v, bias, mask, seed,
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       b.getF32FloatAttr(m.parts.scale), causal, i64(m.masks.windowLeft),
       i64(m.masks.windowRight),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),

@@ -428,6 +428,13 @@ void eraseDead(Operation *root, llvm::DenseSet<Operation *> &erased);
 /// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.
 Operation *narrowUpcastAttention(flash::AttentionOp op);
 
+/// A 16-bit attention whose Q, K, V are each dequantised from f8E4M3FN
+/// (extf, mulf by a per-tensor or per-head scale), rebuilt as FP8
+/// flash.attention with the scales as descale operands (Fp8Dequant.cpp).
+/// Returns the op now in place; when some operand is a dequantise but the
+/// op cannot be rebuilt, `whyNot` says why (empty otherwise).
+Operation *raiseFp8Dequant(flash::AttentionOp op, std::string &whyNot);
+
 } // namespace mlir::flash::raise
 
 #endif

@@ -185,6 +185,7 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
   auto flashOp = AttentionOp::create(
       b, loc, out4, /*lse=*/Type(), ins[0], k, v, bias, mask,
       /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       b.getF32FloatAttr(scale), causal,
       i64(band.windowLeft), i64(band.windowRight), FloatAttr(), FloatAttr(),
       DenseI64ArrayAttr(), permAttr(kPerm), permAttr(vPerm),

@@ -1,0 +1,33 @@
+//===- Fp8Math.h - the FP8 steps of flash.attention -------------*- C++ -*-===//
+//
+// The scalar steps FP8 flash.attention adds to the f32 attention (FlashOps.td
+// states the semantics): reading a descale factor and quantising P to e4m3
+// for the P·V product. Both CPU lowerings build them from here, and the GPU
+// kernels and the Python reference use the same two constants.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_CONVERSION_COMMON_FP8MATH_H
+#define FLASHFUSE_CONVERSION_COMMON_FP8MATH_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::flash {
+
+/// P is quantised as e4m3(min(p * kFp8ProbScale, kE4M3Max)): a power of two,
+/// so the scaling itself is exact, that maps p = 1 below e4m3's maximum.
+inline constexpr float kFp8ProbScale = 256.0f;
+/// The largest finite f8E4M3FN value.
+inline constexpr float kE4M3Max = 448.0f;
+
+/// The factor of `descale` (f32, [] or [B, H]) for `batch` and `head`
+/// (index values; ignored for a per-tensor descale).
+Value readDescale(OpBuilder &b, Location loc, Value descale, Value batch,
+                  Value head);
+
+/// The f32 value of P8 = e4m3(min(p * 256, 448)) for an f32 probability p in
+/// [0, 1]: an arith.truncf to f8E4M3FN and its arith.extf back.
+Value quantizeProbability(OpBuilder &b, Location loc, Value p);
+
+} // namespace mlir::flash
+
+#endif // FLASHFUSE_CONVERSION_COMMON_FP8MATH_H

@@ -1,0 +1,30 @@
+//===- Fp8Math.cpp - the FP8 steps of flash.attention ---------------------===//
+#include "flashfuse/Conversion/Common/Fp8Math.h"
+
+#include "flashfuse/Conversion/Common/SoftmaxMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+Value mlir::flash::readDescale(OpBuilder &b, Location loc, Value descale,
+                               Value batch, Value head) {
+  auto type = cast<RankedTensorType>(descale.getType());
+  if (type.getRank() == 0)
+    return tensor::ExtractOp::create(b, loc, descale, ValueRange{});
+  return tensor::ExtractOp::create(b, loc, descale, ValueRange{batch, head});
+}
+
+Value mlir::flash::quantizeProbability(OpBuilder &b, Location loc, Value p) {
+  // The clamp is explicit: truncf of a value above 448 would give NaN (e4m3
+  // has no infinity), where the kernels' cvt.satfinite saturates. With
+  // p <= 1 it never binds; it keeps the semantics total.
+  Value scale = constF32(b, loc, kFp8ProbScale);
+  Value scaled = arith::MulFOp::create(b, loc, p, scale);
+  Value max = constF32(b, loc, kE4M3Max);
+  Value clamped = arith::MinimumFOp::create(b, loc, scaled, max);
+  Value p8 = arith::TruncFOp::create(b, loc, b.getType<Float8E4M3FNType>(),
+                                     clamped);
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), p8);
+}

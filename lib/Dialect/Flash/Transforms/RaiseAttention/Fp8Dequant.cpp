@@ -1,0 +1,297 @@
+//===- Fp8Dequant.cpp - attention over dequantised FP8 inputs -------------===//
+//
+// A model that stores Q, K and V in float8_e4m3fn dequantises them right
+// before attention: `q.to(torch.bfloat16) * q_scale`, exported by torch-mlir
+// as an arith.extf from f8E4M3FN and an arith.mulf by the scale (one
+// linalg.generic after elementwise fusion, two before). Raised as it stands that is a bf16 attention after a
+// separate dequantise, which reads twice the bytes and runs the 16-bit
+// tensor cores. When each of Q, K, V is such a dequantise with a scale that
+// is per tensor or per head, the op is rebuilt on the e4m3 tensors with the
+// scales as descale operands (FlashOps.td states the FP8 semantics); the
+// dequantised values are then products in f32 rather than rounded to 16
+// bits, a difference within the FP8 numerics rule.
+//
+//===----------------------------------------------------------------------===//
+#include "Match.h"
+
+#include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+
+namespace {
+/// One operand's dequantise: the e4m3 tensor, the scale tensor, and for
+/// each scale dimension the operand dimension it follows (-1: read at 0,
+/// a broadcast or size-1 dimension).
+struct Dequant {
+  Value f8, scale;
+  SmallVector<int64_t> scaleDims;
+  SmallVector<Operation *> ops; // the dequantise, innermost last
+};
+
+bool isFp8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
+
+/// Follows `v` up through scalar extf / truncf to a block argument.
+BlockArgument throughCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// The f8 source of a whole-tensor up-cast `v` (a linalg.generic of
+/// arith.extf with identity maps), else null.
+Value upcastSource(Value v, SmallVectorImpl<Operation *> &ops) {
+  Operation *def = v.getDefiningOp();
+  auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      !llvm::all_of(g.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  BlockArgument arg = throughCasts(yield.getOperand(0));
+  Value src = g.getDpsInputOperand(0)->get();
+  if (!arg || arg.getArgNumber() != 0 || !isFp8(getElementTypeOrSelf(src)))
+    return {};
+  ops.push_back(def);
+  return src;
+}
+
+/// Matches `v` as a dequantise. Returns failure with `why` empty when `v`
+/// is not one at all, with `why` set when it is one the op cannot take.
+FailureOr<Dequant> matchDequant(Value v, std::string &why) {
+  Dequant d;
+  Operation *def = v.getDefiningOp();
+  auto g = dyn_cast_or_null<linalg::GenericOp>(def);
+  if (!g || g.getNumDpsInits() != 1 || g.getNumDpsInputs() != 2 ||
+      !g.getIndexingMapsArray().back().isIdentity() ||
+      !llvm::all_of(g.getIteratorTypesArray(), [](utils::IteratorType t) {
+        return t == utils::IteratorType::parallel;
+      }))
+    return failure();
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto mul = yield.getOperand(0).getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return failure();
+  BlockArgument lhs = throughCasts(mul.getLhs()), rhs = throughCasts(mul.getRhs());
+  if (!lhs || !rhs || lhs == rhs || lhs.getArgNumber() >= 2 ||
+      rhs.getArgNumber() >= 2)
+    return failure();
+  for (BlockArgument data : {lhs, rhs}) {
+    OpOperand *in = g.getDpsInputOperand(data.getArgNumber());
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (!map.isIdentity())
+      continue;
+    SmallVector<Operation *> ops;
+    // Fused: the generic reads the e4m3 tensor itself; else its input is
+    // an up-cast of one.
+    Value f8 = isFp8(getElementTypeOrSelf(in->get())) ? in->get()
+                                                       : upcastSource(in->get(), ops);
+    if (!f8)
+      continue;
+    d.f8 = f8;
+    d.ops = {def};
+    d.ops.append(ops);
+    OpOperand *scaleIn =
+        g.getDpsInputOperand(data == lhs ? rhs.getArgNumber() : lhs.getArgNumber());
+    d.scale = scaleIn->get();
+    AffineMap scaleMap = g.getMatchingIndexingMap(scaleIn);
+    auto loopSizes = g.getStaticLoopRanges();
+    for (AffineExpr e : scaleMap.getResults()) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e); c && c.getValue() == 0)
+        d.scaleDims.push_back(-1);
+      else if (auto dim = dyn_cast<AffineDimExpr>(e))
+        d.scaleDims.push_back(loopSizes[dim.getPosition()] == 1
+                                  ? -1
+                                  : int64_t(dim.getPosition()));
+      else
+        return why = "the scale is read through an index expression other "
+                     "than a loop dimension or 0",
+               failure();
+    }
+    break;
+  }
+  if (!d.f8)
+    return failure();
+  return d;
+}
+
+/// Whether the scale of `d` can be a descale operand: it must follow only
+/// logical B and H of the operand (layout `perm`: B at dimension perm[0], H
+/// at perm[1]) and, when constant, be positive and finite. Sets `perHead`
+/// when it follows B or H; fails with `why`.
+LogicalResult checkScale(const Dequant &d, ArrayRef<int64_t> perm,
+                         StringRef name, bool &perHead, std::string &why) {
+  perHead = false;
+  for (int64_t k : d.scaleDims) {
+    if (k < 0)
+      continue;
+    if (k != perm[0] && k != perm[1]) {
+      why = ("the scale of '" + name +
+             "' varies along S or D (per token or per channel), not per "
+             "tensor or per head")
+                .str();
+      return failure();
+    }
+    perHead = true;
+  }
+  DenseFPElementsAttr values;
+  if (matchPattern(d.scale, m_Constant(&values)))
+    for (APFloat x : values.getValues<APFloat>()) {
+      double s = x.convertToDouble();
+      if (!(s > 0.0 && std::isfinite(s))) {
+        why = ("the scale of '" + name + "' is not positive and finite").str();
+        return failure();
+      }
+    }
+  return success();
+}
+
+/// The op's descale operand for `d`: tensor<f32> (per tensor) or
+/// tensor<BxHxf32> (per head), read from the scale in f32.
+Value buildDescale(OpBuilder &b, Location loc, const Dequant &d, bool perHead,
+                   ArrayRef<int64_t> perm, int64_t batch, int64_t heads) {
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](OpBuilder &nb, Location nloc, Value x) -> Value {
+    if (x.getType().isF32())
+      return x;
+    return arith::ExtFOp::create(nb, nloc, f32, x);
+  };
+  auto scaleType = cast<RankedTensorType>(d.scale.getType());
+  if (!perHead) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    SmallVector<Value> idx(scaleType.getRank(), zero);
+    Value s = toF32(b, loc, tensor::ExtractOp::create(b, loc, d.scale, idx));
+    return tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, f32),
+                                          ValueRange{s});
+  }
+  // [B, H] from the scale: loops (b, h), the scale read at b / h where it
+  // follows B / H and at 0 elsewhere.
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> reads;
+  for (int64_t k : d.scaleDims)
+    reads.push_back(k == perm[0]   ? getAffineDimExpr(0, ctx)
+                    : k == perm[1] ? getAffineDimExpr(1, ctx)
+                                   : getAffineConstantExpr(0, ctx));
+  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch, heads}, f32);
+  auto g = linalg::GenericOp::create(
+      b, loc, init.getType(), d.scale, init,
+      ArrayRef<AffineMap>{AffineMap::get(2, 0, reads, ctx),
+                          AffineMap::getMultiDimIdentityMap(2, ctx)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                    utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, toF32(nb, nloc, args[0]));
+      });
+  return g.getResult(0);
+}
+
+void eraseIfUnused(ArrayRef<Operation *> ops) {
+  for (Operation *op : ops) {
+    if (!op->use_empty())
+      return;
+    Operation *init = nullptr;
+    if (auto g = dyn_cast<linalg::GenericOp>(op))
+      init = g.getDpsInitOperand(0)->get().getDefiningOp<tensor::EmptyOp>();
+    op->erase();
+    if (init && init->use_empty())
+      init->erase();
+  }
+}
+} // namespace
+
+Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
+                                               std::string &whyNot) {
+  whyNot.clear();
+  const char *names[3] = {"query", "key", "value"};
+  Value operands[3] = {op.getQuery(), op.getKey(), op.getValue()};
+  SmallVector<Dequant, 3> dq;
+  int found = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::string why;
+    FailureOr<Dequant> d = matchDequant(operands[i], why);
+    if (failed(d)) {
+      if (!why.empty())
+        whyNot = ("'" + Twine(names[i]) + "': " + why).str();
+      dq.push_back({});
+      continue;
+    }
+    ++found;
+    dq.push_back(*d);
+  }
+  if (found == 0)
+    return op; // no FP8 here, and nothing to explain
+  if (!whyNot.empty())
+    return op;
+  if (found != 3) {
+    whyNot = "only some of Q, K and V are dequantised from FP8 (FP8 "
+             "attention takes all three in e4m3)";
+    return op;
+  }
+  for (int i = 0; i < 3; ++i)
+    if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(dq[i].f8))) {
+      whyNot = ("'" + Twine(names[i]) + "' is dequantised from " +
+                Twine(isa<Float8E5M2Type>(getElementTypeOrSelf(dq[i].f8))
+                          ? "f8E5M2"
+                          : "another type") +
+                " (FP8 attention takes f8E4M3FN)")
+                   .str();
+      return op;
+    }
+  Type outElt = getElementTypeOrSelf(op.getOutput());
+  if (!outElt.isBF16() && !outElt.isF16()) {
+    whyNot = "the attention's O is not bf16 or f16 (FP8 attention writes a "
+             "16-bit O)";
+    return op;
+  }
+  auto iface = cast<AttentionVariantInterface>(op.getOperation());
+  if (iface.hasDropout() || op.isVarlen()) {
+    whyNot = "FP8 attention takes no dropout or varlen";
+    return op;
+  }
+
+  AttentionSizes sz = iface.getSizes();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<int64_t, 4> perms[3] = {iface.getQueryPerm(), iface.getKeyPerm(),
+                                      iface.getValuePerm()};
+  int64_t heads[3] = {sz.headsQ, sz.headsKV, sz.headsKV};
+  bool perHead[3];
+  for (int i = 0; i < 3; ++i)
+    if (failed(checkScale(dq[i], perms[i], names[i], perHead[i], whyNot)))
+      return op;
+  Value descales[3];
+  for (int i = 0; i < 3; ++i)
+    descales[i] = buildDescale(b, loc, dq[i], perHead[i], perms[i], sz.batch,
+                               heads[i]);
+
+  Type lseType = op.getLse() ? op.getLse().getType() : Type();
+  auto fp8 = AttentionOp::create(
+      b, loc, op.getOutput().getType(), lseType, dq[0].f8, dq[1].f8, dq[2].f8,
+      op.getBias(), op.getMask(), op.getSeed(), /*cu_seqlens_q=*/Value(),
+      /*cu_seqlens_k=*/Value(), descales[0], descales[1], descales[2],
+      op.getScaleAttr(), op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
+      op.getQPermAttr(), op.getKPermAttr(), op.getVPermAttr(),
+      op.getConfigAttr());
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    fp8->setAttr(a.getName(), a.getValue());
+  fp8.getScoreMod().takeBody(op.getScoreMod());
+  fp8.getMaskMod().takeBody(op.getMaskMod());
+  op->replaceAllUsesWith(fp8->getResults());
+  op->erase();
+  for (int i = 0; i < 3; ++i)
+    eraseIfUnused(dq[i].ops);
+  return fp8;
+}
