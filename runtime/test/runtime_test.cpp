@@ -282,6 +282,56 @@ void testForwardChecks() {
               __LINE__);
 }
 
+// A D = 128 forward kernel entry with the whole forward parameter list,
+// `extraKeys` before it and `extraParams` after it.
+std::string forwardKernelText(const char *name, const std::string &extraKeys,
+                              const std::string &extraParams) {
+  std::string body = kKernelBody;
+  body.replace(body.find("  params memref:q\n"), 18,
+               extraKeys +
+                   "  params memref:q memref:k memref:v memref:o memref:lse "
+                   "i32:batch i32:heads_q i32:heads_kv i32:seq_q i32:seq_k "
+                   "i64:q_stride_b i64:q_stride_h i64:q_stride_s "
+                   "i64:k_stride_b i64:k_stride_h i64:k_stride_s "
+                   "i64:v_stride_b i64:v_stride_h i64:v_stride_s "
+                   "i64:o_stride_b i64:o_stride_h i64:o_stride_s f32:scale "
+                   "i32:window_left i32:window_right f32:softcap "
+                   "f32:dropout_p i64:seed" +
+                   extraParams + "\n");
+  body.replace(body.find("head_dim 64"), 11, "head_dim 128");
+  body.replace(body.find("head_dim_v 64"), 13, "head_dim_v 128");
+  return std::string("kernel ") + name + "\n" + body + "end\n";
+}
+
+// The sm90ws kernels' TMA tensor maps (KERNEL_ABI.md "Tensor maps"): a
+// parameter kind of its own, made from the operands' arguments (callers
+// pass none for it) and checked before launch.
+void testTensorMapParams() {
+  using flashfuse::Manifest;
+  const std::string maps = " tensormap:q_map tensormap:k_map tensormap:v_map";
+  Manifest m = Manifest::fromText(std::string(kHeader) +
+                                  forwardKernelText("tma", "", maps));
+  flashfuse_param_type type;
+  const char *name = nullptr;
+  flashfuse::check(
+      flashfuse_manifest_kernel_param(m.get(), 0, 28, &type, &name));
+  EXPECT(type == FLASHFUSE_PARAM_TENSORMAP && std::string(name) == "q_map");
+  // The sample's BSHD-as-BHSD strides are whole 16-byte rows: the maps fit.
+  m.checkForward(0, goodArgs());
+  // A box is at most 256 rows: block_m = 512 cannot be one.
+  std::string tall = forwardKernelText("tall", "", maps);
+  tall.replace(tall.find("block_m 64"), 10, "block_m 512");
+  Manifest t = Manifest::fromText(std::string(kHeader) + tall);
+  EXPECT_ERROR(t.checkForward(0, goodArgs()), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "tensor map 'q_map': the kernel's block_m = 512 is not a TMA "
+               "box height (1..256)");
+  // Only q, k and v have maps.
+  Manifest o = Manifest::fromText(std::string(kHeader) +
+                                  forwardKernelText("o", "", " tensormap:o_map"));
+  EXPECT_ERROR(o.checkForward(0, goodArgs()), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the runtime makes tensor maps of q, k and v only");
+}
+
 // Forward kernels that write O in f32 (`out_f32 1`, KERNEL_ABI.md): a key
 // of the variant, absent (0) in every manifest written before it.
 void testOutF32() {
@@ -292,20 +342,7 @@ void testOutF32() {
     EXPECT(k.variant.out_f32 == 0);
   // The sample's forward kernel again, once with an f32 O.
   auto forward = [](const char *name, const std::string &extra) {
-    std::string body = kKernelBody;
-    body.replace(body.find("  params memref:q\n"), 18,
-                 extra +
-                     "  params memref:q memref:k memref:v memref:o memref:lse "
-                     "i32:batch i32:heads_q i32:heads_kv i32:seq_q i32:seq_k "
-                     "i64:q_stride_b i64:q_stride_h i64:q_stride_s "
-                     "i64:k_stride_b i64:k_stride_h i64:k_stride_s "
-                     "i64:v_stride_b i64:v_stride_h i64:v_stride_s "
-                     "i64:o_stride_b i64:o_stride_h i64:o_stride_s f32:scale "
-                     "i32:window_left i32:window_right f32:softcap "
-                     "f32:dropout_p i64:seed\n");
-    body.replace(body.find("head_dim 64"), 11, "head_dim 128");
-    body.replace(body.find("head_dim_v 64"), 13, "head_dim_v 128");
-    return std::string("kernel ") + name + "\n" + body + "end\n";
+    return forwardKernelText(name, extra, "");
   };
   Manifest m = Manifest::fromText(std::string(kHeader) + forward("o16", "") +
                                   forward("o32", "  out_f32 1\n"));
@@ -1232,6 +1269,7 @@ int main(int argc, char **argv) {
                {"malformed_manifests", testMalformedManifests},
                {"backward_kinds", testBackwardKinds},
                {"forward_checks", testForwardChecks},
+               {"tensor_map_params", testTensorMapParams},
                {"out_f32", testOutF32},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
                {"varlen_manifest", testVarlenManifest},
