@@ -227,13 +227,7 @@ flashfuse_status prepareBackward(const KernelSpec *const specs[kSteps],
 extern "C" {
 
 void flashfuse_backward_args_init(flashfuse_backward_args *args) {
-  if (!args)
-    return;
-  *args = flashfuse_backward_args{};
-  args->dtype = FLASHFUSE_DTYPE_F16;
-  args->scale = 1.0f;
-  args->window_left = -1;
-  args->window_right = -1;
+  flashfuse::initAttentionArgs(args);
 }
 
 flashfuse_status

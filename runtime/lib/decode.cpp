@@ -549,13 +549,7 @@ flashfuse_status prepareDeviceCheck(const KernelSpec &check,
 extern "C" {
 
 void flashfuse_decode_args_init(flashfuse_decode_args *args) {
-  if (!args)
-    return;
-  *args = flashfuse_decode_args{};
-  args->dtype = FLASHFUSE_DTYPE_F16;
-  args->scale = 1.0f;
-  args->window_left = -1;
-  args->window_right = -1;
+  flashfuse::initAttentionArgs(args);
   // k_new, v_new and their strides: null / 0 (no new rows) from the zeroing.
 }
 

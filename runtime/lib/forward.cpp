@@ -209,13 +209,7 @@ flashfuse_status prepareForward(const KernelSpec &spec,
 extern "C" {
 
 void flashfuse_forward_args_init(flashfuse_forward_args *args) {
-  if (!args)
-    return;
-  *args = flashfuse_forward_args{};
-  args->dtype = FLASHFUSE_DTYPE_F16;
-  args->scale = 1.0f;
-  args->window_left = -1;
-  args->window_right = -1;
+  flashfuse::initAttentionArgs(args);
 }
 
 namespace {

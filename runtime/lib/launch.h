@@ -81,6 +81,18 @@ std::string attentionShapeProblem(const Args &a, const flashfuse_variant &v) {
   return "";
 }
 
+// The defaults every attention argument struct starts from (its _init
+// entry point): zeroed, f16, scale 1, no window. A null `args` is ignored.
+template <typename Args> void initAttentionArgs(Args *args) {
+  if (!args)
+    return;
+  *args = Args{};
+  args->dtype = FLASHFUSE_DTYPE_F16;
+  args->scale = 1.0f;
+  args->window_left = -1;
+  args->window_right = -1;
+}
+
 // The argument named `name` among args[0..n), or null.
 const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
                              const std::string &name);
