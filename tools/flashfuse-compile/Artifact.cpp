@@ -106,6 +106,8 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
       os << "  out_f32 " << f32.getInt() << "\n";
     if (auto varlen = dyn_cast_or_null<IntegerAttr>(k.manifest.get("varlen")))
       os << "  varlen " << varlen.getInt() << "\n";
+    if (auto out = dyn_cast_or_null<StringAttr>(k.manifest.get("out_dtype")))
+      os << "  out_dtype " << out.getValue() << "\n";
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)

@@ -319,6 +319,11 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
       Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
       step.alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
       Value negMUse = arith::NegFOp::create(b, mUse);
+      // P scaled by 2^offset (FP8's 256, moving p onto e4m3's normal
+      // range): the row sum carries the same factor, which 1 / l cancels
+      // and rowStatistics takes out of the LSE.
+      if (float offset = probabilityLog2Scale())
+        negMUse = arith::AddFOp::create(b, negMUse, cF32(b, offset));
       Value sum = cF32(b, 0.0f);
       for (int64_t n = 0; n < nTilesN; ++n) {
         Value pair[2];
@@ -393,9 +398,10 @@ bool ForwardBuilder::stagesOutput() const {
   // (192-column rows, Dv in (128, 192], are stored from the fragments).
   // An f32 O is stored from the fragments too: its rows are twice the
   // bytes of the 16-bit Q tile's, and each lane's 8-byte stores already
-  // fill whole 32-byte sectors (a quad writes 32 contiguous bytes).
+  // fill whole 32-byte sectors (a quad writes 32 contiguous bytes). So is
+  // the FP8 forward's 16-bit O, twice the bytes of its e4m3 Q tile's rows.
   int64_t width = KernelSpec::swizzleWidth(s.headDimV);
-  return s.swizzledTiles() && !s.writesF32Output() &&
+  return s.swizzledTiles() && s.outputType() == s.elementType &&
          width <= KernelSpec::swizzleWidth(s.headDim) && 32 % (width / 8) == 0;
 }
 
@@ -461,7 +467,10 @@ ForwardBuilder::finalRowStatistics(const SoftmaxState &final, int64_t m,
                                    int64_t i, float emptyLse) {
   Value l = quadReduceSum(b, final.rowSum[2 * m + i]);
   Value mx = final.rowMax[2 * m + i];
-  return rowStatistics(l, mx, emptyLse);
+  auto [inv, lse] = rowStatistics(l, mx, emptyLse);
+  if (Value factor = outputFactor())
+    inv = arith::MulFOp::create(b, inv, factor);
+  return {inv, lse};
 }
 
 std::pair<Value, Value> ForwardBuilder::rowStatistics(Value l, Value mx,
@@ -469,10 +478,11 @@ std::pair<Value, Value> ForwardBuilder::rowStatistics(Value l, Value mx,
   Value positive = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, l, cF32(b, 0.0f));
   Value inv = arith::SelectOp::create(
       b, positive, arith::DivFOp::create(b, cF32(b, 1.0f), l), cF32(b, 0.0f));
+  Value log2Sum = arith::AddFOp::create(b, mx, log2Approx(b, l));
+  if (float offset = probabilityLog2Scale())
+    log2Sum = arith::SubFOp::create(b, log2Sum, cF32(b, offset));
   Value lse = arith::SelectOp::create(
-      b, positive,
-      arith::MulFOp::create(b, arith::AddFOp::create(b, mx, log2Approx(b, l)),
-                            cF32(b, float(M_LN2))),
+      b, positive, arith::MulFOp::create(b, log2Sum, cF32(b, float(M_LN2))),
       cF32(b, emptyLse));
   return {inv, lse};
 }

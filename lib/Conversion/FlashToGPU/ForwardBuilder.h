@@ -50,7 +50,7 @@ protected:
   /// The swizzled layout (Swizzle.h) both engines use: Q, then `stages` K
   /// tiles, then `stages` V tiles in swizzledTiles; element counts of one
   /// tile and the element offsets of a stage's K and V tiles.
-  void carveSwizzledQKV();
+  virtual void carveSwizzledQKV();
   int64_t qElems = 0, kElems = 0, vElems = 0;
   Value kOffset(Value stage);
   Value vOffset(Value stage);
@@ -130,6 +130,11 @@ protected:
   /// The query position (i32) of fragment row (m, i), which the masks and
   /// the score pipeline see.
   virtual Value rowOf(int64_t m, int64_t i);
+  /// log2 of the factor P is scaled by before the P·V product (0: none):
+  /// the FP8 forward's 8, so that P ≤ 256 uses e4m3's normal range.
+  virtual float probabilityLog2Scale() const { return 0; }
+  /// A per-block factor of O (null: none): the FP8 forward's v_descale.
+  virtual Value outputFactor() { return Value(); }
   /// O = acc / l and LSE from the key loop's final state.
   virtual void writeEpilogue(const SoftmaxState &final);
   /// A barrier among the warps that compute (the epilogue's, before O

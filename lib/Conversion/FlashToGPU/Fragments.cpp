@@ -238,6 +238,13 @@ Value frag::mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
 
 Value frag::packPair(ImplicitLocOpBuilder &b, Value lo, Value hi,
                      Type elementType) {
+  // e4m3: cvt.rn.satfinite.e4m3x2.f32, `lo` in the low byte (the op puts
+  // its first operand in the high one).
+  if (isa<Float8E4M3FNType>(elementType))
+    return NVVM::ConvertF32x2ToF8x2Op::create(
+        b, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+        NVVM::SaturationMode::SATFINITE, /*relu=*/false,
+        elementType);
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   Value v = vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi});
   Value h = arith::TruncFOp::create(b, VectorType::get({2}, elementType), v);

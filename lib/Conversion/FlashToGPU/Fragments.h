@@ -94,7 +94,8 @@ Value mma(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
           Value c, Type elementType);
 
 /// Packs two f32 values into one i32 of two halves of `elementType`
-/// (the first value in the low half, as mma.sync expects).
+/// (the first value in the low half, as mma.sync expects); for e4m3, into
+/// one i16 of two bytes, rounded to nearest even and saturated to ±448.
 Value packPair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType);
 
 /// Stores lo, hi rounded to `elementType` at memory[indices], memory[.. + 1]

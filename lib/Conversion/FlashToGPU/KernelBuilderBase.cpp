@@ -540,7 +540,7 @@ Value KernelBuilderBase::tileNeedsMask(Value rowStart, int64_t rows,
 
 Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
                                         Value *tanhOut) {
-  Value v = arith::MulFOp::create(b, raw, arg.lookup("scale"));
+  Value v = arith::MulFOp::create(b, raw, scoreScale());
   if (s.softcap) {
     Value cap = arg.lookup("softcap");
     Value th = tanhApprox(b, arith::DivFOp::create(b, v, cap));
@@ -706,7 +706,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
     if (kind == "memref") {
       Type elt = spec.elementType;
       if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
-                              "o_partial", "lse_partial"},
+                              "o_partial", "lse_partial", "q_descale",
+                              "k_descale", "v_descale"},
                              name))
         elt = b.getF32Type();
       else if (name == "o")

@@ -213,6 +213,13 @@ protected:
   /// No softcap, bias or score_mod: the score is scale * q·k, so scale and
   /// log2(e) fold into the exponent's FFMA (FlashAttention-2's trick).
   bool isPlainScore() const { return !s.softcap && !s.bias && !s.scoreMod; }
+  /// The factor of the raw dot products: the `scale` argument, or what a
+  /// recipe set in `scaleOverride` (the FP8 forward's scale · q_descale ·
+  /// k_descale).
+  Value scaleOverride;
+  Value scoreScale() {
+    return scaleOverride ? scaleOverride : arg.lookup("scale");
+  }
   /// The score of one element from its raw dot product (natural domain):
   /// scale, softcap, bias, score_mod. `row`, `col` are i32. With softcap,
   /// `*tanhOut` (when given) receives tanh(scale * raw / softcap), which the

@@ -10,6 +10,8 @@ using namespace mlir;
 using namespace mlir::flash;
 
 std::string KernelSpec::dtypeName() const {
+  if (isFp8())
+    return "e4m3";
   return elementType.isBF16() ? "bf16" : "f16";
 }
 
@@ -60,6 +62,9 @@ int64_t KernelSpec::smemBytes() const {
   switch (kind) {
   case Kind::Forward:
   case Kind::Decode: // the forward's tiles: packed query rows, K/V ring
+    if (isFp8()) // one byte an element; Vᵀ tiles of Dv rows x block_n keys
+      return kSwizzleAlignSlack + blockM * headDim +
+             stages * blockN * (headDim + headDimV);
     if (swizzledTiles()) {
       int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
       return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
@@ -102,7 +107,10 @@ std::string KernelSpec::kernelName() const {
                   kind == Kind::KVAppend || kind == Kind::DecodeCheck;
   std::string name = std::string(prefix[int(kind)]) + "_" +
                      (isDecode ? "" : stringifyRecipe(recipe).str() + "_") +
-                     dtypeName() + "_d" + std::to_string(headDim);
+                     dtypeName() +
+                     // An FP8 forward's O dtype tells its kernels apart.
+                     (isFp8() ? (outputType().isBF16() ? "_bf16" : "_f16") : "") +
+                     "_d" + std::to_string(headDim);
   if (headDimV != headDim)
     name += "_dv" + std::to_string(headDimV);
   name += "_m" + std::to_string(blockM) + "n" + std::to_string(blockN) + "w" +
@@ -172,6 +180,25 @@ SmallVector<std::string> KernelSpec::params() const {
   };
   switch (kind) {
   case Kind::Forward:
+    if (isFp8()) {
+      // docs/KERNEL_ABI.md "FP8 forwards": Vᵀ, the descales and their
+      // [B, H] strides; no bias, mask, dropout or varlen (getKernelSpec).
+      memrefs({"q", "k", "vt", "o", "lse", "q_descale", "k_descale",
+               "v_descale"});
+      sizes();
+      for (const char *t : {"q", "k"})
+        for (const char *d : {"b", "h", "s"})
+          p.push_back(std::string("i64:") + t + "_stride_" + d);
+      for (const char *d : {"b", "h", "d"})
+        p.push_back(std::string("i64:vt_stride_") + d);
+      strides({"o"});
+      for (const char *t : {"q", "k", "v"})
+        for (const char *d : {"b", "h"})
+          p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+      scalars();
+      p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"});
+      break;
+    }
     memrefs({"q", "k", "v", "o", "lse"});
     biasMask();
     // A packed batch: the sequences' offsets, how many there are and the
@@ -343,10 +370,14 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   KernelSpec s;
   s.recipe = config.getRecipe();
   s.elementType = getElementTypeOrSelf(query.getType());
-  if (!s.elementType.isF16() && !s.elementType.isBF16())
+  // FP8 is served by the sm90ws recipe only (getKernelSpec(AttentionOp)).
+  if (!s.elementType.isF16() && !s.elementType.isBF16() &&
+      !(s.isFp8() && isa<AttentionOp>(op) &&
+        config.getRecipe() == Recipe::Sm90Ws))
     return op->emitOpError()
-           << "the sm80 recipe needs f16 or bf16 operands, got "
-           << s.elementType;
+           << "the " << stringifyRecipe(config.getRecipe())
+           << " recipe needs f16 or bf16 operands, got " << s.elementType
+           << (s.isFp8() ? " (FP8 forwards take the sm90ws recipe)" : "");
   AttentionSizes sz = iface.getSizes();
   s.headDim = sz.d;
   s.headDimV = sz.dv;
@@ -443,6 +474,13 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
       return op->emitOpError()
              << "the sm90ws recipe does not serve " << unsupported
              << " yet; use the sm90 recipe";
+    // FP8: Q/K rows and Vᵀ rows (block_n keys) are whole 128-byte swizzle
+    // rows, which wgmma's e4m3 k-steps of 32 bytes walk.
+    if (s.isFp8() && (s.headDim % 128 != 0 || s.blockN != 128))
+      return op->emitOpError()
+             << "the FP8 forward needs D = Dv in {128, 256} (rows of whole "
+                "128-byte swizzle atoms) and block_n = 128; got D = "
+             << s.headDim << ", block_n = " << s.blockN;
     return spec;
   }
   if (spec->recipe == Recipe::Sm90) {

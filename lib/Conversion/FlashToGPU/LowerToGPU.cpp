@@ -64,6 +64,11 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())
     f.push_back(b.getNamedAttr("out_f32", b.getI64IntegerAttr(1)));
+  // FP8 forwards name O's dtype (dtype is the inputs' e4m3).
+  if (s.isFp8())
+    f.push_back(b.getNamedAttr(
+        "out_dtype",
+        b.getStringAttr(s.outputType().isBF16() ? "bf16" : "f16")));
   // Packed-batch forwards say so; the others' manifests read as before.
   if (s.varlen)
     f.push_back(b.getNamedAttr("varlen", b.getI64IntegerAttr(1)));
@@ -133,7 +138,9 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   }
   switch (spec.kind) {
   case KernelSpec::Kind::Forward:
-    if (spec.recipe == Recipe::Sm90Ws)
+    if (spec.recipe == Recipe::Sm90Ws && spec.isFp8())
+      buildSm90Fp8ForwardKernel(func, spec);
+    else if (spec.recipe == Recipe::Sm90Ws)
       buildSm90WsForwardKernel(func, spec);
     else if (spec.recipe == Recipe::Sm90)
       buildSm90ForwardKernel(func, spec);
@@ -317,6 +324,57 @@ static void replaceGradBias(ImplicitLocOpBuilder &b, Value full, Value result) {
   result.replaceAllUsesWith(t);
 }
 
+/// The forward's trailing arguments: scale, window, softcap, dropout, seed,
+/// and (kernels-only) null placeholders where the runtime puts the tensor
+/// maps.
+static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
+                                 AttentionVariantInterface iface,
+                                 const KernelSpec &spec,
+                                 SmallVectorImpl<Value> &args) {
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto cf = [&](double x) {
+    return Value(arith::ConstantFloatOp::create(b, cast<FloatType>(f32), APFloat(float(x))));
+  };
+  auto ci = [&](int64_t x) { return Value(arith::ConstantIntOp::create(b, i32, x)); };
+  args.push_back(cf(iface.getEffectiveScale()));
+  args.push_back(ci(iface.getWindowLeftSize().value_or(-1)));
+  args.push_back(ci(iface.getWindowRightSize().value_or(-1)));
+  args.push_back(cf(iface.getSoftcapValue().value_or(0.0)));
+  args.push_back(cf(iface.getDropoutProbability()));
+  args.push_back(seedOrZero(b, iface.getSeedOperand()));
+  if (spec.usesTensorMaps())
+    for (int i = 0; i < 3; ++i)
+      args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));
+}
+
+/// An FP8 op's V transposed to the logical [B, Hkv, Dv, Sk], contiguous:
+/// the Vᵀ operand of its kernel.
+static Value transposedValue(ImplicitLocOpBuilder &b, AttentionOp op) {
+  auto iface = cast<AttentionVariantInterface>(op.getOperation());
+  auto vPerm = iface.getValuePerm();
+  Value v = op.getValue();
+  auto vType = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> toVt = {vPerm[0], vPerm[1], vPerm[3], vPerm[2]};
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : toVt)
+    sizes.push_back(vType.isDynamicDim(d)
+                        ? OpFoldResult(dimOf(b, v, d))
+                        : OpFoldResult(b.getIndexAttr(vType.getDimSize(d))));
+  Value init = tensor::EmptyOp::create(b, sizes, vType.getElementType());
+  return linalg::TransposeOp::create(b, v, init, toVt).getResult()[0];
+}
+
+/// A descale operand as the kernel's memref<?xf32>; one per tensor ([])
+/// is read as [1].
+static Value descaleBuffer(ImplicitLocOpBuilder &b, Value d) {
+  auto type = cast<RankedTensorType>(d.getType());
+  if (type.getRank() == 0)
+    d = tensor::ExpandShapeOp::create(
+        b, RankedTensorType::get({1}, type.getElementType()), d,
+        ArrayRef<ReassociationIndices>{});
+  return flatBuffer(b, d, b.getF32Type());
+}
+
 LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
                                                  gpu::GPUFuncOp kernel,
                                                  const KernelSpec &spec) {
@@ -363,11 +421,17 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   Value lseBuf = memref::AllocOp::create(b, MemRefType::get(lseTy.getShape(), f32), lseDyn);
 
 
+  // FP8 (KERNEL_ABI.md "FP8 forwards"): V goes in transposed, [B, Hkv,
+  // Dv, Sk] contiguous, and the descales follow LSE.
+  Value vt = spec.isFp8() ? transposedValue(b, op) : Value();
   SmallVector<Value> args = {flatBuffer(b, q, spec.elementType),
                              flatBuffer(b, k, spec.elementType),
-                             flatBuffer(b, v, spec.elementType),
+                             flatBuffer(b, vt ? vt : v, spec.elementType),
                              flatten(b, oBuf),
                              flatten(b, lseBuf)};
+  if (spec.isFp8())
+    for (Value d : {op.getQDescale(), op.getKDescale(), op.getVDescale()})
+      args.push_back(descaleBuffer(b, d));
   if (spec.bias)
     args.push_back(flatBuffer(b, op.getBias(), f32));
   if (spec.mask)
@@ -395,8 +459,19 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   };
   pushStrides(q, qPerm);
   pushStrides(k, kPerm);
-  pushStrides(v, vPerm);
+  if (vt)
+    pushStrides(vt, {0, 1, 2}); // its B, H, Dv strides
+  else
+    pushStrides(v, vPerm);
   pushStrides(q, qPerm); // O has the layout and sizes of Q (D == Dv here)
+  // [B, H] descales: stride H over the batch, 1 over the heads; [] ones 0.
+  if (spec.isFp8())
+    for (Value d : {op.getQDescale(), op.getKDescale(), op.getVDescale()}) {
+      bool perHead = cast<RankedTensorType>(d.getType()).getRank() == 2;
+      args.push_back(perHead ? toI64(dimOf(b, d, 1))
+                             : Value(arith::ConstantIntOp::create(b, i64, 0)));
+      args.push_back(arith::ConstantIntOp::create(b, i64, perHead ? 1 : 0));
+    }
   // Bias and mask: [B, Hq, Sq, Sk]; a size-1 dimension broadcasts (stride 0).
   auto pushBroadcastStrides = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
@@ -410,20 +485,7 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
     pushBroadcastStrides(op.getBias());
   if (spec.mask)
     pushBroadcastStrides(op.getMask());
-  auto cf = [&](double x) {
-    return Value(arith::ConstantFloatOp::create(b, cast<FloatType>(f32), APFloat(float(x))));
-  };
-  auto ci = [&](int64_t x) { return Value(arith::ConstantIntOp::create(b, i32, x)); };
-  args.push_back(cf(iface.getEffectiveScale()));
-  args.push_back(ci(iface.getWindowLeftSize().value_or(-1)));
-  args.push_back(ci(iface.getWindowRightSize().value_or(-1)));
-  args.push_back(cf(iface.getSoftcapValue().value_or(0.0)));
-  args.push_back(cf(iface.getDropoutProbability()));
-  args.push_back(seedOrZero(b, iface.getSeedOperand()));
-  // kernels-only: placeholders where the runtime puts the tensor maps.
-  if (spec.usesTensorMaps())
-    for (int i = 0; i < 3; ++i)
-      args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));
+  appendScalarsAndMaps(b, iface, spec, args);
 
   Value one = arith::ConstantIndexOp::create(b, 1);
   Value gridX = arith::CeilDivUIOp::create(

@@ -23,6 +23,9 @@ void buildSm90ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// with TMA, two consumer warpgroups run the sm90 schedule on them. See
 /// Sm90WsForward.cpp.
 void buildSm90WsForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// The FP8 (e4m3) forward on the warp-specialised schedule. See
+/// Sm90Fp8Forward.cpp.
+void buildSm90Fp8ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The backward kernels (docs/KERNEL_ABI.md, "Backward"): Dsum and the
 /// zeroed dQ accumulator; the main dK/dV (and atomic dQ) kernel; the
 /// deterministic mode's dQ kernel; the conversion of the gradients to the

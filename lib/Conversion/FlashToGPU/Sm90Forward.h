@@ -56,16 +56,16 @@ protected:
   void prefetchAhead(Value block, Value nStart);
   /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;
   /// the block_n / 2 accumulators are valid after its wait.
-  SmallVector<Value> issueScores(Value stage);
+  virtual SmallVector<Value> issueScores(Value stage);
   /// Issues O += P V of the block in `stage` (o: Dv / 2 accumulators, p:
   /// block_n / 4 packed registers) and commits it as one group.
-  SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
-                                 Value stage);
+  virtual SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
+                                         Value stage);
   /// Between the warp-slice accumulators (nTilesN or nTilesDv m16n8
   /// fragments) and the wgmma register list, and P to its register list.
   SmallVector<Frags> toFragments(ArrayRef<Value> regs);
   SmallVector<Value> fromFragments(ArrayRef<Value> frags);
-  SmallVector<Value> packedRegisters(const PackedP &p);
+  virtual SmallVector<Value> packedRegisters(const PackedP &p);
   /// O += P V of the block in `stage`, issued and waited for (acc: the
   /// nTilesDv fragments, pRegs: P's register list).
   void outputAndWait(SmallVector<Value> &acc, ArrayRef<Value> pRegs,

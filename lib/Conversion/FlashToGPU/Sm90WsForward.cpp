@@ -34,7 +34,7 @@
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
 #include "Recipes.h"
-#include "Sm90Forward.h"
+#include "Sm90WsForward.h"
 #include "Swizzle.h"
 #include "Wgmma.h"
 
@@ -62,68 +62,14 @@ constexpr int32_t kConsumerBarrier = 1;
 /// The try_wait's suspend-time hint, in ns (the loop retries after it).
 constexpr int64_t kWaitHintNs = 0x989680;
 
-class Sm90WsForwardBuilder : public Sm90ForwardBuilder {
-public:
-  using Sm90ForwardBuilder::Sm90ForwardBuilder;
-  void buildWarpSpecialized();
+} // namespace
 
-protected:
-  int64_t producerThreads() const { return s.producerWarps() * 32; }
-  int64_t consumerThreads() const { return s.warps * 32; }
-
-  // The mbarriers: [0] Q landed; [1, 1 + stages) K/V buffer full;
-  // [1 + stages, 1 + 2 stages) K/V buffer empty.
-  Value barriers;
-  Value fullBarrier(Value stage) {
-    return arith::AddIOp::create(b, stage, cIdx(b, 1));
-  }
-  Value emptyBarrier(Value stage) {
-    return arith::AddIOp::create(b, stage, cIdx(b, 1 + s.stages));
-  }
-  void createBarriers();
-  /// Waits until barrier `id` has completed the phase of parity `round`
-  /// (0, 1, 0, ...: the round-th completion).
-  void waitBarrier(Value id, Value round);
-
-  /// The producer thread's copies: Q, then each key block of [nStart, nEnd).
-  void produce(Value nStart, Value nEnd);
-  /// One TMA copy per 64-column swizzle block of a `rows`-row tile of
-  /// operand `op` (q, k or v) from row `row` of (head `h`, batch) into the
-  /// swizzled tiles at element `offset`, completing on barrier `bar`.
-  void copyTile(StringRef op, Value row, Value h, Value offset, int64_t rows,
-                int64_t cols, Value bar);
-
-  // The consumers' key loop waits for "full" and releases with "empty".
-  bool overlapped() const override { return true; }
-  void acquireFirstBlock(Value nStart) override;
-  void acquireBlock(Value j, Value nStart, Value anyGroup) override;
-  void releaseBlock(Value block, Value nStart) override;
-  /// The round (how many times the ring has wrapped) of key block `block`.
-  Value roundOf(Value block, Value nStart) {
-    return arith::DivUIOp::create(b, arith::SubIOp::create(b, block, nStart),
-                                  cIdx(b, s.stages));
-  }
-
-  /// The consumers number their warps from 0 (the shared schedule's row
-  /// layout), after the producer warpgroup.
-  void shiftToConsumers() {
-    setThreadCoordinates(
-        arith::SubIOp::create(b, tid, cIdx(b, producerThreads())));
-  }
-  void rereadCoordinates() override {
-    Sm90ForwardBuilder::rereadCoordinates();
-    shiftToConsumers();
-  }
-  void syncComputeWarps() override {
-    NVVM::BarrierOp::create(b, /*res=*/Type(), cI32(kConsumerBarrier),
-                            cI32(consumerThreads()),
-                            /*reductionOp=*/nullptr,
-                            /*reductionPredicate=*/Value());
-  }
-  Value cI32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
-};
+void Sm90WsForwardBuilder::syncComputeWarps() {
+  NVVM::BarrierOp::create(b, /*res=*/Type(), cI32(kConsumerBarrier),
+                          cI32(consumerThreads()),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
 
 void Sm90WsForwardBuilder::createBarriers() {
   MLIRContext *ctx = b.getContext();
@@ -160,15 +106,17 @@ void Sm90WsForwardBuilder::waitBarrier(Value id, Value round) {
                                          cIdx(b, kWaitHintNs), id);
 }
 
-void Sm90WsForwardBuilder::copyTile(StringRef op, Value row, Value h,
-                                    Value offset, int64_t rows, int64_t cols,
-                                    Value bar) {
+void Sm90WsForwardBuilder::copyTile(StringRef op, Value col0, Value row,
+                                    Value h, Value offset, int64_t rows,
+                                    int64_t cols, Value bar) {
   MLIRContext *ctx = b.getContext();
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  // A box of 64 columns (one 128-byte swizzle row) x `rows` rows of one
-  // (head, batch): the tensor map is [B][H][S][D] (runtime/lib/tensormap.cpp).
-  auto box = MemRefType::get({1, 1, rows, swizzle::kRowElements},
-                             s.elementType, MemRefLayoutAttrInterface(), wg);
+  // A box of one 128-byte swizzle row x `rows` rows of one (head, batch):
+  // the tensor maps are [B][H][rows][cols] (runtime/lib/tensormap.cpp).
+  int64_t boxCols = swizzle::kRowBytes / s.elementBytes();
+  Type boxElt = s.isFp8() ? Type(b.getI8Type()) : s.elementType;
+  auto box = MemRefType::get({1, 1, rows, boxCols}, boxElt,
+                             MemRefLayoutAttrInterface(), wg);
   auto mapType = nvgpu::TensorMapDescriptorType::get(
       ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
       nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
@@ -178,19 +126,27 @@ void Sm90WsForwardBuilder::copyTile(StringRef op, Value row, Value h,
                   b, mapType, arg.lookup((op + "_map").str()))
                   .getResult(0);
   Value raw = sharedMemoryBytes();
-  for (int64_t c = 0; c < cols / swizzle::kRowElements; ++c) {
+  for (int64_t c = 0; c < cols / boxCols; ++c) {
     Value elem =
         arith::AddIOp::create(b, offset, cIdx(b, c * rows * swizzle::kRowElements));
     Value bytes = arith::AddIOp::create(
         b, swizzledPad, arith::MulIOp::create(b, elem, cIdx(b, 2)));
     Value dst = memref::ViewOp::create(b, box, raw, bytes, ValueRange{});
+    Value col = cIdx(b, c * boxCols);
+    if (col0)
+      col = arith::AddIOp::create(b, col0, col);
     nvgpu::TmaAsyncLoadOp::create(
-        b, dst, barriers, map,
-        SmallVector<Value>{cIdx(b, c * swizzle::kRowElements), row, h,
-                           batchIdx},
-        bar,
+        b, dst, barriers, map, SmallVector<Value>{col, row, h, batchIdx}, bar,
         /*multicastMask=*/Value(), /*predicate=*/Value());
   }
+}
+
+void Sm90WsForwardBuilder::copyKeyBlock(Value j, Value stage, Value full) {
+  int64_t d = KernelSpec::swizzleWidth(s.headDim);
+  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
+  Value row = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+  copyTile("k", Value(), row, headKV, kOffset(stage), s.blockN, d, full);
+  copyTile("v", Value(), row, headKV, vOffset(stage), s.blockN, dv, full);
 }
 
 void Sm90WsForwardBuilder::produce(Value nStart, Value nEnd) {
@@ -206,7 +162,7 @@ void Sm90WsForwardBuilder::produce(Value nStart, Value nEnd) {
   Value qBar = cIdx(b, 0);
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, barriers, cIdx(b, s.blockM * d * elt), qBar, Value());
-  copyTile("q", mStart, head, cIdx(b, 0), s.blockM, d, qBar);
+  copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
 
   auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1));
   b.setInsertionPointToStart(loop.getBody());
@@ -228,9 +184,7 @@ void Sm90WsForwardBuilder::produce(Value nStart, Value nEnd) {
   Value full = fullBarrier(stage);
   nvgpu::MBarrierArriveExpectTxOp::create(
       b, barriers, cIdx(b, s.blockN * (d + dv) * elt), full, Value());
-  Value row = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
-  copyTile("k", row, headKV, kOffset(stage), s.blockN, d, full);
-  copyTile("v", row, headKV, vOffset(stage), s.blockN, dv, full);
+  copyKeyBlock(j, stage, full);
 }
 
 void Sm90WsForwardBuilder::acquireFirstBlock(Value nStart) {
@@ -256,7 +210,7 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   carveSwizzledQKV();
   auto [nStart, nEnd] = blockKeyRange();
   scoreFactor =
-      arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, float(M_LOG2E)));
+      arith::MulFOp::create(b, scoreScale(), cF32(b, float(M_LOG2E)));
   createBarriers();
 
   // One branch per role, each ending the kernel: setmaxnreg applies to a
@@ -280,6 +234,7 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   shiftToConsumers();
+  prepareConsumers();
   qDesc = warpgroupQDescriptor();
   waitBarrier(cIdx(b, 0), cIdx(b, 0)); // Q
   SoftmaxState init;
@@ -289,8 +244,6 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   init.rowSum.assign(2 * mt, cF32(b, 0.0f));
   writeEpilogue(buildKeyLoop({}, nStart, nEnd, init, Value()));
 }
-
-} // namespace
 
 void mlir::flash::buildSm90WsForwardKernel(gpu::GPUFuncOp func,
                                            const KernelSpec &spec) {

@@ -89,15 +89,22 @@ static SmallVector<Value> emitMma(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                    : "$" + std::to_string(next);
   next += registerA ? 4 : 1;
   std::string bOperand = "$" + std::to_string(next);
-  StringRef ty = elementType.isBF16() ? "bf16" : "f16";
+  bool e4m3 = isa<Float8E4M3FNType>(elementType);
+  StringRef ty = e4m3 ? "e4m3" : elementType.isBF16() ? "bf16" : "f16";
+  // 8-bit operands are K-major only: their wgmma has no transpose
+  // immediates.
+  assert((!e4m3 || (!transposeA && !transposeB)) && "e4m3 is K-major only");
+  std::string transposes =
+      e4m3 ? "" : std::string(registerA ? "" : transposeA ? ", 1" : ", 0") +
+                      (transposeB ? ", 1" : ", 0");
   // scale-d is a predicate: 0 makes D = A·B.
   std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, " +
                     std::to_string(accumulate ? 1 : 0) + ", 0;\n" +
                     "wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                    "k16.f32." + ty.str() + "." + ty.str() + " " +
-                    registerList(0, regs) + ", " + aOperand + ", " + bOperand +
-                    ", p, 1, 1, " + (registerA ? "" : transposeA ? "1, " : "0, ") +
-                    (transposeB ? "1" : "0") + ";\n}";
+                    "k" + std::to_string(kStepElements(elementType)) + ".f32." +
+                    ty.str() + "." + ty.str() + " " + registerList(0, regs) +
+                    ", " + aOperand + ", " + bOperand + ", p, 1, 1" +
+                    transposes + ";\n}";
   SmallVector<Type> fields(regs, f32);
   auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   auto asmOp = LLVM::InlineAsmOp::create(
@@ -139,7 +146,7 @@ SmallVector<Value> wgmma::productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                         int64_t aRows, Value descB, int64_t n,
                                         int64_t depth, Type elementType) {
   SmallVector<Value> acc;
-  for (int64_t kk = 0; kk < depth / 16; ++kk)
+  for (int64_t kk = 0; kk < depth / kStepElements(elementType); ++kk)
     acc = mmaShared(b, acc, advance(b, descA, kStepBytes(kk, aRows)),
                     advance(b, descB, kStepBytes(kk, n)), n, elementType,
                     /*accumulate=*/kk > 0, /*transposeA=*/false,

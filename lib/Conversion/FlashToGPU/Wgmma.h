@@ -1,8 +1,9 @@
 //===- Wgmma.h - warpgroup MMA (sm_90a) on swizzled tiles --------*- C++ -*-===//
 //
-// wgmma.mma_async m64nNk16 with f16/bf16 inputs and f32 accumulators, issued
-// by a warpgroup (4 consecutive warps). B, and A unless it comes from
-// registers, are read from shared memory through 64-bit matrix descriptors.
+// wgmma.mma_async m64nNk16 with f16/bf16 inputs (m64nNk32 with e4m3, whose
+// operands are K-major only) and f32 accumulators, issued by a warpgroup (4
+// consecutive warps). B, and A unless it comes from registers, are read from
+// shared memory through 64-bit matrix descriptors.
 //
 // Shared-memory layout: the 128-byte swizzle of Swizzle.h, the one layout
 // both operand majors read here.
@@ -20,6 +21,7 @@
 #include "Swizzle.h"
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -33,8 +35,13 @@ Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr);
 /// contiguous elements): 8-row K groups 1024 bytes apart, 64-column M/N
 /// blocks `blockBytes` apart.
 Value mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr, int64_t blockBytes);
-/// Byte offset of k-step kk (16 columns) inside a K-major swizzled tile of
-/// `rows` rows: 4 k-steps per 64-column block, 32 bytes apart.
+/// Elements of one k-step: 32 bytes of K, i.e. k16 for f16/bf16 and k32
+/// for e4m3.
+inline int64_t kStepElements(Type elementType) {
+  return 256 / elementType.getIntOrFloatBitWidth();
+}
+/// Byte offset of k-step kk (32 bytes of K) inside a K-major swizzled tile
+/// of `rows` rows: 4 k-steps per 128-byte swizzle row, 32 bytes apart.
 constexpr int64_t kStepBytes(int64_t kk, int64_t rows) {
   return (kk / 4) * rows * swizzle::kRowBytes + (kk % 4) * 32;
 }
@@ -53,7 +60,9 @@ SmallVector<Value> mmaShared(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                              Value descA, Value descB, int64_t n,
                              Type elementType, bool accumulate,
                              bool transposeA, bool transposeB);
-/// The same with A from registers: four i32 of packed halves per thread.
+/// The same with A from registers: four i32 per thread, of packed halves
+/// (e4m3: of four bytes; the k32 A fragment puts row g's k = 4t..4t+3 in
+/// register 0 and 16+4t..16+4t+3 in register 2, row g+8's in 1 and 3).
 SmallVector<Value> mmaRegisterA(ImplicitLocOpBuilder &b, ArrayRef<Value> acc,
                                 ArrayRef<Value> aRegs, Value descB, int64_t n,
                                 Type elementType, bool accumulate,
@@ -67,7 +76,7 @@ SmallVector<Value> fromFragments(ImplicitLocOpBuilder &b,
 
 /// A = (a tile of `aRows` rows) · Bᵀ (a tile of `n` rows) over `depth`
 /// columns, both K-major and 128-byte-swizzled (descriptors at k-step 0):
-/// depth / 16 chained m64nNk16 steps, committed as one group.
+/// depth / kStepElements chained steps, committed as one group.
 SmallVector<Value> productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                  int64_t aRows, Value descB, int64_t n,
                                  int64_t depth, Type elementType);

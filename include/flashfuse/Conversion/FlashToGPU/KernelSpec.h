@@ -43,7 +43,7 @@ struct KernelSpec {
   /// (mma.sync) for every kernel, sm90 (wgmma) for the forward and the main
   /// backward kernel on sm_90a.
   Recipe recipe = Recipe::Sm80;
-  Type elementType;          // f16 or bf16
+  Type elementType;          // f16, bf16, or f8E4M3FN (FP8 forwards)
   /// Forward only: f32 when flash.attention's O is f32 (partial results
   /// merged by their LSE, FlashOps.td), written from the f32 accumulators;
   /// null where O has elementType, as in every other kernel.
@@ -53,6 +53,11 @@ struct KernelSpec {
     return outputElementType ? outputElementType : elementType;
   }
   bool writesF32Output() const { return outputType().isF32(); }
+  /// An FP8 forward (docs/KERNEL_ABI.md "FP8 forwards"): e4m3 Q, K and
+  /// Vᵀ with descale operands, O in outputElementType (bf16 or f16).
+  bool isFp8() const { return isa<Float8E4M3FNType>(elementType); }
+  /// Bytes of one Q/K/V element: 1 for e4m3, 2 otherwise.
+  int64_t elementBytes() const { return isFp8() ? 1 : 2; }
   int64_t headDim = 0;       // D
   int64_t headDimV = 0;      // Dv
   int64_t blockM = 0, blockN = 0, warps = 0, stages = 0;

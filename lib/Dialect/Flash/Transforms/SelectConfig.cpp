@@ -449,10 +449,10 @@ int64_t sm90SharedMemory(KernelConfigAttr c, int64_t d, bool isGrad) {
   return 1024 + 2 * (m * d + st * n * 2 * d);
 }
 
-/// Why no recipe serves an FP8 op on `target`, or "" for other ops. FP8
-/// tensor cores exist from sm_89 (mma.sync e4m3) and sm_90 (wgmma e4m3);
-/// neither mainloop is built yet, so every FP8 op is refused, naming which
-/// of the two reasons applies (the CPU lowerings serve it meanwhile).
+/// Why no recipe serves an FP8 op on `target`, or "" for other ops and for
+/// the FP8 forwards the sm90ws recipe serves (fp8Config). FP8 tensor cores
+/// exist from sm_89 (mma.sync e4m3) and sm_90 (wgmma e4m3); only the wgmma
+/// mainloop is built (Sm90Fp8Forward.cpp).
 std::string fp8Refusal(AttentionVariantInterface iface,
                        const TargetDesc &target) {
   if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(iface.getQKV()[0])))
@@ -461,9 +461,32 @@ std::string fp8Refusal(AttentionVariantInterface iface,
     return "FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or "
            "newer), target is sm_" +
            std::to_string(target.arch);
-  return "no GPU kernel serves FP8 (f8E4M3FN) attention yet (the wgmma / "
-         "mma.sync e4m3 mainloops are not built; lower it with "
-         "flash-lower-to-loops)";
+  if (target.arch != 90)
+    return "FP8 (f8E4M3FN) attention has a wgmma (sm_90) kernel only; the "
+           "mma.sync e4m3 fallback for sm_" +
+           std::to_string(target.arch) +
+           " is not built (lower it with flash-lower-to-loops)";
+  AttentionSizes sz = iface.getSizes();
+  if (sz.d != sz.dv || (sz.d != 128 && sz.d != 256))
+    return "the FP8 forward serves D = Dv in {128, 256} (Q, K and Vᵀ rows of "
+           "whole 128-byte swizzle atoms), got D = " +
+           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+  if (iface.getBiasOperand() || iface.getMaskOperand() ||
+      !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
+    return "the FP8 forward does not serve bias, mask, score_mod or mask_mod "
+           "yet";
+  return "";
+}
+
+/// The FP8 forward's config (the sm90ws recipe): 128 query rows (64 per
+/// consumer warpgroup) and K / Vᵀ tiles of 128 keys, one 128-byte swizzle
+/// row of Vᵀ. Three stages at D = 128 (112 KiB); two at D = 256, where
+/// three would need 235 KiB of shared memory.
+KernelConfigAttr fp8Config(AttentionVariantInterface iface) {
+  int64_t d = iface.getSizes().d;
+  return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
+                               /*blockM=*/128, /*blockN=*/128, /*warps=*/8,
+                               /*stages=*/d == 128 ? 3 : 2);
 }
 
 /// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
@@ -697,6 +720,20 @@ struct FlashSelectConfig
         op->emitError() << "no kernel config for target '" << desc->name
                         << "': " << why;
         failedAny = true;
+        return;
+      }
+      // FP8 forwards have one kernel, the sm90ws recipe's (the verifier
+      // refuses FP8 in flash.attention_grad).
+      if (isa<Float8E4M3FNType>(getElementTypeOrSelf(iface.getQKV()[0]))) {
+        if (recipe == "sm80" || recipe == "sm90") {
+          op->emitError() << "no kernel config for target '" << desc->name
+                          << "': the " << recipe
+                          << " recipe has no FP8 kernel; FP8 forwards take "
+                             "the sm90ws recipe (recipe=auto or sm90ws)";
+          failedAny = true;
+          return;
+        }
+        op->setAttr("config", fp8Config(iface));
         return;
       }
       // sm90ws has forward kernels only: a backward op takes what auto

@@ -1,0 +1,192 @@
+//===- Sm90Fp8Forward.cpp - the FP8 (e4m3) Hopper forward -----------------===//
+//
+// The sm90ws schedule (Sm90WsForward.cpp: a TMA producer warpgroup, two
+// wgmma consumer warpgroups, the softmax of block j overlapping P·V of block
+// j-1) on e4m3 operands, with docs/FP8.md's semantics:
+//
+//   S  = Q8 · K8ᵀ                    wgmma m64n{block_n}k32 e4m3, f32 acc
+//   p  = exp2(S · scale·qd·kd·log2 e − m + 8)      (256 · the softmax's p)
+//   P8 = e4m3(p)                     cvt.rn.satfinite, in registers
+//   O += P8 · V8                     wgmma m64n{Dv}k32 e4m3, P8 from registers
+//   O  = v_descale · O / l,  LSE = (m + log2 l − 8) · ln 2
+//
+// The shared-memory tiles hold bytes in the 16-bit tiles' geometry: a Q or
+// K row of D e4m3 elements is D / 128 swizzle rows, as a 16-bit row of D / 2
+// elements is. The second product reads its B operand K-major only (8-bit
+// wgmma has no transpose), so V arrives transposed: the runtime's Vᵀ
+// [B][Hkv][Dv][Sk] (docs/KERNEL_ABI.md "FP8 forwards"), loaded as Dv rows of
+// block_n = 128 keys, one swizzle row each.
+//
+// P's layout: the S accumulator gives thread (g, t) of a warp the key pairs
+// {2t, 2t+1} of each 8-key tile of row g (and g+8); the k32 A fragment
+// wants keys 4t..4t+3 and 16+4t..16+4t+3 in its registers 0 and 2 (1 and 3
+// for row g+8). Within each 32-key chunk, a thread holds pairs t, 4+t, 8+t,
+// 12+t and needs 2t, 2t+1, 8+2t, 9+2t: two shuffles within the quad
+// exchange them (packedRegisters).
+//
+//===----------------------------------------------------------------------===//
+#include "Fragments.h"
+#include "Recipes.h"
+#include "Sm90WsForward.h"
+#include "Wgmma.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+namespace {
+
+class Sm90Fp8ForwardBuilder : public Sm90WsForwardBuilder {
+public:
+  using Sm90WsForwardBuilder::Sm90WsForwardBuilder;
+
+protected:
+  Value vDescale;
+
+  void readForwardArguments() override {
+    // The producer's TMA copies and the epilogue's stores address the
+    // operands themselves: no Q/K/V bases or strides here.
+    readArguments();
+    mStart = firstRowOfBlock(gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                             gpu::GridDimOp::create(b, gpu::Dimension::x));
+  }
+
+  /// Tiles in 16-bit units (swizzledAddress's): block_m x D / 2 for Q,
+  /// block_n x D / 2 per K stage, Dv x block_n / 2 per Vᵀ stage.
+  void carveSwizzledQKV() override {
+    qElems = s.blockM * s.headDim / 2;
+    kElems = s.blockN * s.headDim / 2;
+    vElems = s.headDimV * s.blockN / 2;
+    carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
+  }
+
+  void copyKeyBlock(Value j, Value stage, Value full) override {
+    Value keys = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+    copyTile("k", Value(), keys, headKV, kOffset(stage), s.blockN, s.headDim,
+             full);
+    // Vᵀ: Dv rows from row 0, block_n keys from the block's first.
+    copyTile("vt", keys, cIdx(b, 0), headKV, vOffset(stage), s.headDimV,
+             s.blockN, full);
+  }
+
+  /// The descale of operand `name` for head `h`: [b * stride_b + h *
+  /// stride_h] (strides 0 for one factor per tensor).
+  Value descale(StringRef name, Value h) {
+    std::string prefix = (name + "_descale").str();
+    Value at = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, batchIdx, idx(prefix + "_stride_b")),
+        arith::MulIOp::create(b, h, idx(prefix + "_stride_h")));
+    return memref::LoadOp::create(b, arg.lookup(prefix), ValueRange{at});
+  }
+
+  void prepareConsumers() override {
+    // One factor per (batch, head) folds the dequantisation of Q and K into
+    // the score scale; V's is applied to O once, in the epilogue.
+    scaleOverride = arith::MulFOp::create(
+        b, arg.lookup("scale"),
+        arith::MulFOp::create(b, descale("q", head), descale("k", headKV)));
+    scoreFactor =
+        arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
+    vDescale = descale("v", headKV);
+  }
+
+  float probabilityLog2Scale() const override { return 8; }
+  Value outputFactor() override { return vDescale; }
+
+  SmallVector<Value> issueScores(Value stage) override {
+    Value kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(kOffset(stage)));
+    return wgmma::productKMajor(b, qDesc, s.blockM, kDesc, s.blockN,
+                                s.headDim, s.elementType);
+  }
+
+  SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
+                                 Value stage) override {
+    // Vᵀ is K-major: Dv rows of block_n keys, k-step kk 32 keys further.
+    Value vDesc = wgmma::kMajorDescriptor(b, swizzledAddress(vOffset(stage)));
+    SmallVector<Value> acc(o);
+    for (int64_t kk = 0; kk < s.blockN / 32; ++kk) {
+      Value a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+      acc = wgmma::mmaRegisterA(
+          b, acc, a,
+          wgmma::advance(b, vDesc, wgmma::kStepBytes(kk, s.headDimV)),
+          s.headDimV, s.elementType, /*accumulate=*/true,
+          /*transposeB=*/false);
+    }
+    wgmma::commitGroup(b);
+    return acc;
+  }
+
+  SmallVector<Value> packedRegisters(const PackedP &p) override {
+    Type i32Type = b.getI32Type();
+    auto c32 = [&](int64_t v) {
+      return Value(arith::ConstantIntOp::create(b, i32Type, v));
+    };
+    auto wide = [&](Value half) {
+      return Value(arith::ExtUIOp::create(b, i32Type, half));
+    };
+    auto join = [&](Value lo, Value hi) { // two 16-bit halves
+      return Value(arith::OrIOp::create(
+          b, lo, arith::ShLIOp::create(b, hi, c32(16))));
+    };
+    Value lane32 = i32(lane);
+    Value t32 = i32(t);
+    Value odd = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, t32, c32(1)), c32(0));
+    Value swap = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, t32,
+                                       c32(2));
+    // Thread t reads lane 2(t & 1) + (t >> 1) of its quad, then its
+    // neighbour (xor 1).
+    Value src1 = arith::OrIOp::create(
+        b, arith::AndIOp::create(b, lane32, c32(~3)),
+        arith::OrIOp::create(
+            b, arith::ShLIOp::create(b, arith::AndIOp::create(b, t32, c32(1)),
+                                     c32(1)),
+            arith::ShRUIOp::create(b, t32, c32(1))));
+    Value src2 = arith::XOrIOp::create(b, src1, c32(1));
+    Value width = c32(32);
+    auto shuffle = [&](Value v, Value src) {
+      return gpu::ShuffleOp::create(b, v, src, width, gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+    };
+
+    SmallVector<Value> regs;
+    for (int64_t kk = 0; kk < nTilesN / 4; ++kk) {
+      Value w[2][2]; // [row half i][k quad 0 or 16]
+      for (int64_t i = 0; i < 2; ++i) {
+        // Pairs t and 8+t (Zlo), 4+t and 12+t (Zhi) of this chunk.
+        Value zlo = join(wide(p[0][4 * kk][i]), wide(p[0][4 * kk + 2][i]));
+        Value zhi = join(wide(p[0][4 * kk + 1][i]), wide(p[0][4 * kk + 3][i]));
+        // Even lanes offer Zlo first, odd lanes Zhi: every reader of a
+        // shuffle finds the half it needs from that source.
+        Value first = shuffle(arith::SelectOp::create(b, odd, zhi, zlo), src1);
+        Value second = shuffle(arith::SelectOp::create(b, odd, zlo, zhi), src2);
+        // Threads 2 and 3 received their lower pair second.
+        Value lower = arith::SelectOp::create(b, swap, second, first);
+        Value upper = arith::SelectOp::create(b, swap, first, second);
+        Value mask = c32(0xFFFF);
+        w[i][0] = arith::OrIOp::create(
+            b, arith::AndIOp::create(b, lower, mask),
+            arith::ShLIOp::create(b, upper, c32(16)));
+        w[i][1] = arith::OrIOp::create(
+            b, arith::ShRUIOp::create(b, lower, c32(16)),
+            arith::AndIOp::create(b, upper, c32(int64_t(0xFFFF0000))));
+      }
+      regs.append({w[0][0], w[1][0], w[0][1], w[1][1]});
+    }
+    return regs;
+  }
+};
+
+} // namespace
+
+void mlir::flash::buildSm90Fp8ForwardKernel(gpu::GPUFuncOp func,
+                                            const KernelSpec &spec) {
+  Sm90Fp8ForwardBuilder(func, spec).buildWarpSpecialized();
+}
