@@ -20,6 +20,7 @@ namespace {
 
 using flashfuse_test::dataDir;
 using flashfuse_test::expectError;
+using flashfuse_test::fakePointer;
 
 flashfuse::Manifest fp8Sample() {
   return flashfuse::Manifest(dataDir + "/fp8");
@@ -136,10 +137,6 @@ void testMalformed() {
         FLASHFUSE_ERROR_MANIFEST, c.fragment);
 }
 
-const void *fake(uintptr_t address) {
-  return reinterpret_cast<const void *>(address);
-}
-
 // Arguments for kernel 0 (e4m3, D = 128, bf16 O): Q seen in BSHD memory, K
 // contiguous, Vt [B, Hkv, Dv, 208] (Sk = 203 padded to 16 keys), q and v
 // descales per head, k's per tensor. The addresses are never dereferenced.
@@ -148,14 +145,14 @@ flashfuse_forward_args fp8Args() {
   flashfuse_forward_args_init(&a);
   a.dtype = FLASHFUSE_DTYPE_E4M3;
   a.out_dtype = FLASHFUSE_DTYPE_BF16;
-  a.q = fake(0x10000000);
-  a.k = fake(0x20000000);
-  a.v = fake(0x30000000);
-  a.o = const_cast<void *>(fake(0x40000000));
-  a.lse = static_cast<float *>(const_cast<void *>(fake(0x50000000)));
-  a.q_descale = static_cast<const float *>(fake(0x60000000));
-  a.k_descale = static_cast<const float *>(fake(0x60000100));
-  a.v_descale = static_cast<const float *>(fake(0x60000200));
+  a.q = fakePointer(0x10000000);
+  a.k = fakePointer(0x20000000);
+  a.v = fakePointer(0x30000000);
+  a.o = const_cast<void *>(fakePointer(0x40000000));
+  a.lse = static_cast<float *>(const_cast<void *>(fakePointer(0x50000000)));
+  a.q_descale = static_cast<const float *>(fakePointer(0x60000000));
+  a.k_descale = static_cast<const float *>(fakePointer(0x60000100));
+  a.v_descale = static_cast<const float *>(fakePointer(0x60000200));
   a.batch = 2;
   a.heads_q = 8;
   a.heads_kv = 2;
@@ -213,7 +210,7 @@ void testForwardChecks() {
              "'q_descale' is a null pointer (e4m3 kernels need");
   EXPECT_BAD(0, a.v_descale = nullptr, "'v_descale' is a null pointer");
   EXPECT_BAD(0, a.k_descale_stride[1] = -1, "'k_descale' has a negative stride");
-  EXPECT_BAD(0, a.k_descale = static_cast<const float *>(fake(0x60000104)),
+  EXPECT_BAD(0, a.k_descale = static_cast<const float *>(fakePointer(0x60000104)),
              "buffer 'k_descale' at 0x60000104 is not 16-byte aligned");
   // Vt: the keys contiguous, 16-byte rows of bytes.
   EXPECT_BAD(0, a.v_stride[3] = 2, "'vt' has stride 2 in its last dimension");
@@ -237,7 +234,7 @@ void testForwardChecks() {
   flashfuse_forward_args b = fp8Args();
   to16(b);
   m.checkForward(2, b);
-  b.k_descale = static_cast<const float *>(fake(0x60000100));
+  b.k_descale = static_cast<const float *>(fakePointer(0x60000100));
   EXPECT_ERROR(m.checkForward(2, b), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'k_descale' was given but the kernel is a bf16 kernel");
   b.k_descale = nullptr;

@@ -20,6 +20,7 @@ using flashfuse_test::dataDir;
 using flashfuse_test::contains;
 using flashfuse_test::expectError;
 using flashfuse_test::failures;
+using flashfuse_test::fakePointer;
 
 flashfuse::Manifest sample() { return flashfuse::Manifest(dataDir + "/sample"); }
 
@@ -802,10 +803,6 @@ void testDecodeManifestStrictness() {
   topLeft.replace(topLeft.find("causal none"), 11, "causal top_left");
   EXPECT_ERROR(Manifest::fromText(topLeft), FLASHFUSE_ERROR_MANIFEST,
                "not top_left");
-}
-
-const void *fakePointer(uintptr_t address) {
-  return reinterpret_cast<const void *>(address);
 }
 
 // A decode step of B = 3 sequences, GQA 32/8, Sq = 1, D = 128 over a

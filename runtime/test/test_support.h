@@ -9,6 +9,7 @@
 
 #include "flashfuse/runtime.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -45,6 +46,12 @@ inline void expectStatus(flashfuse_status status, flashfuse_status expected,
                  flashfuse_status_name(status), message.c_str());
     ++failures;
   }
+}
+
+// A plausible device address for argument checks, which never
+// dereference it.
+inline const void *fakePointer(std::uintptr_t address) {
+  return reinterpret_cast<const void *>(address);
 }
 
 struct Test {
