@@ -1,6 +1,8 @@
 """FlashFuse: attention kernels compiled by the FlashFuse MLIR compiler.
 
-`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention,
+`flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention
+(and flash-attn 3's FP8 forward, with `flashfuse.quantize_fp8` to make its
+inputs),
 `flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
 `flashfuse.varlen_attention` flash-attn's flash_attn_varlen_func (packed
 batches of variable-length sequences; forward only),
@@ -20,7 +22,8 @@ from .errors import (CompileError, CudaError, FlashFuseError,
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "attention_with_kvcache", "varlen_attention",
+__all__ = ["attention", "quantize_fp8", "attention_with_kvcache",
+           "varlen_attention",
            "compile_report", "report_from_mlir",
            "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
            "NoDeviceError", "InvalidArgumentError", "KernelNotFoundError",
@@ -34,6 +37,9 @@ def __getattr__(name):
     if name == "attention":
         from .functional import attention
         return attention
+    if name == "quantize_fp8":
+        from .fp8 import quantize_fp8
+        return quantize_fp8
     if name == "attention_with_kvcache":
         from .kvcache import attention_with_kvcache
         return attention_with_kvcache

@@ -56,14 +56,17 @@ def _manifest(directory):
 
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
-                 dropout=False, page_size=0, out_f32=False, varlen=False):
+                 dropout=False, page_size=0, out_f32=False, varlen=False,
+                 out_dtype=0):
     """A runtime Variant; `out_f32` (forward kernels only) asks for the
     kernel that writes O in f32 rather than in the inputs' dtype, `varlen`
     (forward only) for the kernel of a packed batch of variable-length
-    sequences."""
+    sequences, `out_dtype` (a DTYPE_ code; e4m3 forwards only, 0 for every
+    other kernel) for O's dtype."""
     return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                       int(window), int(softcap), int(bias), int(mask),
-                      int(dropout), int(page_size), int(out_f32), int(varlen))
+                      int(dropout), int(page_size), int(out_f32), int(varlen),
+                      int(out_dtype))
 
 
 def _search(variant, directory=None):

@@ -14,6 +14,9 @@ from .errors import RuntimeLibraryNotFound, error_for_status
 LIBRARY_NAME = "libflashfuse_runtime.so"
 
 DTYPE_F16, DTYPE_BF16 = 0, 1
+# float8 e4m3 Q, K, V of an FP8 forward (KERNEL_ABI.md "FP8 forwards"),
+# whose O is bf16 or f16 (Variant.out_dtype).
+DTYPE_E4M3 = 2
 CAUSAL_NONE, CAUSAL_TOP_LEFT, CAUSAL_BOTTOM_RIGHT = 0, 1, 2
 KIND_FORWARD, KIND_BACKWARD_PREPROCESS, KIND_BACKWARD = 0, 1, 2
 # docs/KERNEL_ABI.md's manifest `kind` values, in order; a runtime built
@@ -30,7 +33,7 @@ PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
 # A TMA tensor map the runtime encodes from its operand's arguments.
 PARAM_TENSORMAP = 4
 
-_DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16"}
+_DTYPE_NAMES = {DTYPE_F16: "f16", DTYPE_BF16: "bf16", DTYPE_E4M3: "e4m3"}
 _CAUSAL_NAMES = {CAUSAL_NONE: "none", CAUSAL_TOP_LEFT: "top_left",
                  CAUSAL_BOTTOM_RIGHT: "bottom_right"}
 _KIND_NAMES = {KIND_FORWARD: "forward",
@@ -51,13 +54,17 @@ class Variant(ctypes.Structure):
                 ("softcap", ctypes.c_int32), ("bias", ctypes.c_int32),
                 ("mask", ctypes.c_int32), ("dropout", ctypes.c_int32),
                 ("page_size", ctypes.c_int32), ("out_f32", ctypes.c_int32),
-                ("varlen", ctypes.c_int32)]
+                ("varlen", ctypes.c_int32),
+                # O's dtype of an e4m3 forward; 0 for every other kernel.
+                ("out_dtype", ctypes.c_int)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
                  if getattr(self, f)]
         page = [f"page_size={self.page_size}"] if self.page_size else []
-        out = ["out=f32"] if self.out_f32 else []
+        out = (["out=f32"] if self.out_f32 else
+               [f"out={_DTYPE_NAMES.get(self.out_dtype, '?')}"]
+               if self.dtype == DTYPE_E4M3 else [])
         return " ".join([_KIND_NAMES.get(self.kind, "?"),
                          _DTYPE_NAMES.get(self.dtype, "?"),
                          f"D={self.head_dim}", f"Dv={self.head_dim_v}",
@@ -77,6 +84,7 @@ class KernelInfo(ctypes.Structure):
 
 
 _I64x4 = ctypes.c_int64 * 4
+_I64x2 = ctypes.c_int64 * 2
 
 
 class ForwardArgs(ctypes.Structure):
@@ -96,7 +104,15 @@ class ForwardArgs(ctypes.Structure):
                 ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32),
                 ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
-                ("seed", ctypes.c_uint64), ("out_f32", ctypes.c_int32)]
+                ("seed", ctypes.c_uint64), ("out_f32", ctypes.c_int32),
+                # FP8 forwards: O's dtype, and the f32 descale buffers with
+                # their [b, h] strides (`v` is then Vt [B, Hkv, Dv, Sk]).
+                ("out_dtype", ctypes.c_int),
+                ("q_descale", ctypes.c_void_p),
+                ("k_descale", ctypes.c_void_p),
+                ("v_descale", ctypes.c_void_p),
+                ("q_descale_stride", _I64x2), ("k_descale_stride", _I64x2),
+                ("v_descale_stride", _I64x2)]
 
 
 class BackwardArgs(ctypes.Structure):

@@ -336,10 +336,11 @@ class _RingAttention(torch.autograd.Function):
 
 
 def _check(qs, ks, vs, is_causal, enable_gqa, world):
-    from .functional import _check_inputs
+    from .functional import _check_device, _check_inputs
     for q, k, v in zip(qs, ks, vs):
         if q.device.type == "cuda":
             _check_inputs(q, k, v, enable_gqa)
+            _check_device(q, k, v)
         elif q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
             raise ValueError("ring attention expects [B, H, S, D] shards")
         if q.shape[2] != k.shape[2]:

@@ -4,14 +4,17 @@ import math
 
 import torch
 
+from . import fp8
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
 
 
-def _check_inputs(q, k, v, enable_gqa):
-    # Structure first, device last: every mistake but the device is then
-    # reported the same way on machines with and without a GPU.
+def _check_inputs(q, k, v, enable_gqa, fp8_inputs=False):
+    """The inputs' structure. The device is _check_device's, called after
+    every other check: every mistake but the device is then reported the
+    same way on machines with and without a GPU. `fp8_inputs`: the dtypes
+    are fp8.check_args' to judge."""
     for name, t in (("query", q), ("key", k), ("value", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"flashfuse.attention: {name} must be a "
@@ -19,10 +22,11 @@ def _check_inputs(q, k, v, enable_gqa):
         if t.dim() != 4:
             raise ValueError(f"flashfuse.attention expects [B, H, S, D] "
                              f"tensors; {name} has shape {tuple(t.shape)}")
-        if t.dtype not in (torch.float16, torch.bfloat16):
+        if not fp8_inputs and t.dtype not in (torch.float16, torch.bfloat16):
             raise TypeError(f"flashfuse.attention supports float16 and "
-                            f"bfloat16; {name} is {t.dtype}")
-    if not (q.dtype == k.dtype == v.dtype):
+                            f"bfloat16; {name} is {t.dtype} (float8_e4m3fn "
+                            "too, with q_descale, k_descale, v_descale)")
+    if not fp8_inputs and not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"query, key and value must have one dtype; got "
                         f"{q.dtype}, {k.dtype}, {v.dtype}")
     (b, hq, _, d), (bk, hk, sk, dk), (bv, hv, sv, _) = q.shape, k.shape, v.shape
@@ -40,6 +44,9 @@ def _check_inputs(q, k, v, enable_gqa):
                              f"key/value heads ({hk})")
     if 0 in q.shape or 0 in k.shape or 0 in v.shape:
         raise ValueError("flashfuse.attention does not take empty tensors")
+
+
+def _check_device(q, k, v):
     for name, t in (("query", q), ("key", k), ("value", v)):
         if t.device.type != "cuda":
             raise ValueError(
@@ -107,7 +114,8 @@ class _Attention(torch.autograd.Function):
 
 def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
               enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
-              deterministic=False):
+              deterministic=False, q_descale=None, k_descale=None,
+              v_descale=None, out_dtype=torch.bfloat16):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -126,8 +134,22 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     `deterministic=True`, or under torch.use_deterministic_algorithms(True),
     it uses deterministic artifacts (flashfuse-compile --deterministic: no
     float atomics, bit-identical gradients) and fails if there are none.
+
+    FP8 (forward only; docs/FP8.md): query, key and value may be
+    torch.float8_e4m3fn with flash-attn 3's `q_descale`, `k_descale`,
+    `v_descale`, float32 dequantisation factors of shape [] or [1] (per
+    tensor) or [B, H] (per head: H = Hq for q_descale, Hkv for k and v;
+    q_descale may be [B, Hkv] as flash-attn 3 passes it, and is then
+    expanded over each group of query heads), such that Q ≈ q_descale · Q8
+    (flashfuse.quantize_fp8 makes them). O is `out_dtype`, bfloat16 or
+    float16. The kernels read V transposed (Vt [B, Hkv, Dv, Sk_pad], the
+    keys contiguous and padded with zeros to a multiple of 16: the layout
+    KERNEL_ABI.md "FP8 forwards" gives the FP8 kernels), so V is copied
+    once into that layout per call. FP8 takes no attn_mask or dropout,
+    and inputs that require grad are refused (there is no FP8 backward).
     """
-    _check_inputs(query, key, value, enable_gqa)
+    fp8_inputs = any(fp8.is_fp8(t) for t in (query, key, value))
+    _check_inputs(query, key, value, enable_gqa, fp8_inputs)
     if is_causal not in _CAUSAL:
         raise ValueError(f"is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")
@@ -144,6 +166,19 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         raise ValueError(f"softcap must be positive, got {softcap}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if fp8_inputs:
+        descales = fp8.check_args(query, key, value, q_descale, k_descale,
+                                  v_descale, out_dtype, attn_mask, dropout_p)
+        _check_device(query, key, value)
+        fp8.check_device(query, descales)
+        return fp8.attention(query, key, value, descales, out_dtype,
+                             _CAUSAL[is_causal], float(scale),
+                             int(window[0]), int(window[1]), softcap)
+    if any(t is not None for t in (q_descale, k_descale, v_descale)):
+        raise ValueError("flashfuse.attention: q_descale, k_descale and "
+                         "v_descale are for float8_e4m3fn inputs; query is "
+                         f"{query.dtype}")
+    _check_device(query, key, value)
     bias, mask = _score_operand(attn_mask, query, key)
     # One seed per call, drawn from torch's generator so torch.manual_seed
     # makes dropout reproducible; the backward pass reuses it.

@@ -19,8 +19,12 @@ from . import _runtime as rt
 
 DTYPES = tuple(rt._DTYPE_NAMES.values())
 CAUSAL = (None, "top_left", "bottom_right")
-# flash.attention's O: the inputs' dtype (None), or f32 over them.
+# flash.attention's O: the inputs' dtype (None), or f32 over them; an FP8
+# forward's (dtype e4m3) is bf16 or f16, never e4m3 (docs/FP8.md).
 OUT_DTYPES = (None, "f32")
+FP8_OUT_DTYPES = ("bf16", "f16")
+# MLIR's element types where the runtime's dtype names differ.
+_MLIR_TYPES = {"e4m3": "f8E4M3FN"}
 
 # Lengths the IR is written with: any value compiles to the same kernel.
 _SEQ = 128
@@ -39,7 +43,10 @@ class KernelVariant:
     with_forward forward always do. `varlen` makes it the forward of a
     packed batch of variable-length sequences (flash.attention with
     `varlen(...)` operands, docs/KERNEL_ABI.md "Varlen"), or with
-    emit_backward the flash.attention_grad of one."""
+    emit_backward the flash.attention_grad of one. dtype "e4m3" makes it an
+    FP8 forward (docs/FP8.md): f8E4M3FN Q, K, V with per-head descale
+    operands ([B, H], the general form the kernel reads per tensor too,
+    through strides) and out_dtype "bf16" or "f16"."""
 
     name: str
     dtype: str
@@ -53,7 +60,7 @@ class KernelVariant:
     dropout: Optional[float] = None
     tiles: Optional[Tuple[int, int, int, int]] = None
     with_forward: bool = False
-    out_dtype: Optional[str] = None  # None: dtype; "f32"
+    out_dtype: Optional[str] = None  # None: dtype; "f32"; e4m3: bf16|f16
     varlen: bool = False
 
     def __post_init__(self):
@@ -87,7 +94,9 @@ class KernelVariant:
         if self.dropout is not None and not 0 < self.dropout < 1:
             raise ValueError(f"variant dropout must be in (0, 1), got "
                              f"{self.dropout!r}")
-        if self.out_dtype not in OUT_DTYPES:
+        if self.fp8:
+            self._check_fp8()
+        elif self.out_dtype not in OUT_DTYPES:
             raise ValueError(f"variant out_dtype must be one of {OUT_DTYPES} "
                              f"(None: the dtype), got {self.out_dtype!r}")
         if self.tiles is not None and (
@@ -100,6 +109,23 @@ class KernelVariant:
             # The op's verifier refuses them (their indices would be packed).
             raise ValueError("a varlen variant takes no bias, mask or "
                              "dropout")
+
+    @property
+    def fp8(self):
+        return self.dtype == "e4m3"
+
+    def _check_fp8(self):
+        # What the op's verifier and flash-select-config refuse for FP8
+        # (docs/FP8.md), said in terms of the variant.
+        if self.out_dtype not in FP8_OUT_DTYPES:
+            raise ValueError(f"an e4m3 variant's out_dtype must be one of "
+                             f"{FP8_OUT_DTYPES}, got {self.out_dtype!r}")
+        if self.dropout or self.varlen or self.with_forward:
+            raise ValueError("an e4m3 variant is a forward without dropout "
+                             "or varlen (no FP8 backward exists)")
+        if self.tiles:
+            raise ValueError("an e4m3 variant takes no forced tiles (they "
+                             "name the sm80 recipe, which has no FP8)")
 
 
 def _float(x):
@@ -134,7 +160,7 @@ class _Types:
     """The tensor types of v's operands and results."""
 
     def __init__(self, v):
-        t = v.dtype
+        t = _MLIR_TYPES.get(v.dtype, v.dtype)
         self.q = f"tensor<1x1x{_SEQ}x{v.head_dim}x{t}>"  # Q, K, dQ, dK
         self.v = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{t}>"  # V, O, dV, dO
         # The forward's result O: f32 with out_dtype (the gradient op's O
@@ -145,6 +171,8 @@ class _Types:
         self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
         # A packed batch's offsets: [B + 1], B a kernel argument too.
         self.cu = "tensor<?xi32>"
+        # FP8 descales per head, [B, H] (H = Hq = Hkv = 1 here).
+        self.descale = "tensor<1x1xf32>"
 
 
 def _optional_operands(v, ty):
@@ -163,6 +191,10 @@ def _optional_operands(v, ty):
     if v.varlen:
         args += [f"%cu_q: {ty.cu}", f"%cu_k: {ty.cu}"]
         uses.append(f"varlen(%cu_q, %cu_k : {ty.cu}, {ty.cu})")
+    if v.fp8:
+        d = ty.descale
+        args += [f"%qd: {d}", f"%kd: {d}", f"%vd: {d}"]
+        uses.append(f"descale(%qd, %kd, %vd : {d}, {d}, {d})")
     return args, uses
 
 
@@ -188,6 +220,9 @@ def emit_backward(v):
     """func @grad_<name> computing v's flash.attention_grad (with a bias:
     full size, and dBias requested so that the kernels compute it), and
     with v.with_forward also @fwd_<name>, its forward."""
+    if v.fp8:
+        raise ValueError(f"variant {v.name}: FP8 attention has no backward "
+                         "(flash.attention_grad refuses e4m3)")
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
     params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
@@ -243,6 +278,9 @@ class KVCacheVariant:
     page_size: int = 0
 
     def __post_init__(self):
+        if self.dtype == "e4m3":
+            raise ValueError("a kvcache variant's dtype must be f16 or bf16 "
+                             "(flash.attention_kvcache refuses FP8)")
         base = KernelVariant(self.name, self.dtype, self.head_dim,
                              self.head_dim_v, window=self.window,
                              softcap=self.softcap)
@@ -310,12 +348,20 @@ def from_runtime(variant):
     the decode kinds (compiling it gives the decode kernel, its combine,
     the kv_append and the decode_check of its cache). Flags become
     representative values; the kernels take the real ones as parameters.
-    out_f32 (forward only) becomes out_dtype "f32"."""
+    out_f32 (forward only) becomes out_dtype "f32", and an e4m3 forward's
+    out_dtype its name ("bf16", "f16")."""
     dtype = rt._DTYPE_NAMES.get(variant.dtype)
     causal = rt._CAUSAL_NAMES.get(variant.causal)
     if dtype is None or causal is None:
         raise ValueError(f"not a kernel variant: {variant.describe()}")
     backward = variant.kind != rt.KIND_FORWARD
+    fp8_out = None
+    if variant.dtype == rt.DTYPE_E4M3:
+        fp8_out = rt._DTYPE_NAMES.get(variant.out_dtype)
+        if backward or fp8_out not in FP8_OUT_DTYPES:
+            raise ValueError(f"not a kernel variant: {variant.describe()} "
+                             "(e4m3 kernels are forwards with a bf16 or f16 "
+                             "O)")
     if variant.out_f32 and backward:
         raise ValueError(f"not a kernel variant: {variant.describe()} (only "
                          "forward kernels write an f32 O)")
@@ -325,7 +371,7 @@ def from_runtime(variant):
     varlen = bool(variant.varlen)
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)] + (["of32"] if variant.out_f32 else []) \
-        + (["varlen"] if varlen else [])
+        + (["varlen"] if varlen else []) + ([f"o{fp8_out}"] if fp8_out else [])
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -339,7 +385,7 @@ def from_runtime(variant):
         softcap=1.0 if variant.softcap else None,
         bias=bool(variant.bias), mask=bool(variant.mask),
         dropout=0.5 if variant.dropout else None,
-        out_dtype="f32" if variant.out_f32 else None, varlen=varlen)
+        out_dtype="f32" if variant.out_f32 else fp8_out, varlen=varlen)
     return v, backward
 
 

@@ -20,17 +20,21 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 
 
 def test_variant_struct_matches_the_c_layout():
-    # flashfuse_variant: ten 4-byte fields, then page_size, out_f32 and
-    # varlen.
-    assert ctypes.sizeof(rt_module.Variant) == 13 * 4
+    # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
+    # varlen and out_dtype.
+    assert ctypes.sizeof(rt_module.Variant) == 14 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.Variant.out_f32.offset == 11 * 4
     assert rt_module.Variant.varlen.offset == 12 * 4
-    # flashfuse_forward_args: out_f32 after seed, last (runtime_test.cpp
-    # asserts the same size).
-    assert ctypes.sizeof(rt_module.ForwardArgs) == 352
+    assert rt_module.Variant.out_dtype.offset == 13 * 4
+    # flashfuse_forward_args: out_f32 after seed, then the FP8 fields
+    # (runtime_test.cpp and fp8_test.cpp assert the same size).
+    assert ctypes.sizeof(rt_module.ForwardArgs) == 424
     assert rt_module.ForwardArgs.out_f32.offset == (
         rt_module.ForwardArgs.seed.offset + 8) == 344
+    assert rt_module.ForwardArgs.out_dtype.offset == 348
+    assert rt_module.ForwardArgs.q_descale.offset == 352
+    assert rt_module.ForwardArgs.v_descale_stride.offset == 408
     assert rt_module.DecodeArgs.num_splits.offset == (
         rt_module.DecodeArgs.softcap.offset + 4)
     # The sizes runtime_test.cpp asserts of the C structs: the new rows'

@@ -56,6 +56,7 @@ struct alignas(64) CUtensorMap {
 };
 // CUtensorMapDataType, CUtensorMapInterleave, CUtensorMapSwizzle,
 // CUtensorMapL2promotion, CUtensorMapFloatOOBfill
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0; // e4m3 bytes
 constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
 constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
 constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;

@@ -43,8 +43,9 @@ public:
     if ((a_.out_f32 != 0) != (v.out_f32 != 0))
       return bad(concat("'o' is ", a_.out_f32 ? "f32" : dtypeName(a_.dtype),
                         " (out_f32 = ", a_.out_f32,
-                        ") but the kernel writes O in ",
-                        v.out_f32 ? "f32" : dtypeName(v.dtype)));
+                        ") but the kernel writes O in ", outDtypeName(v)));
+    if (auto s = checkFp8(); s != FLASHFUSE_SUCCESS)
+      return s;
     if (std::string why = attentionShapeProblem(a_, v); !why.empty())
       return bad(why);
     if (varlen_)
@@ -57,6 +58,9 @@ public:
         return s;
     if (!a_.lse)
       return bad("'lse' is a null pointer");
+    for (const Descale &d : descales())
+      if (auto s = checkDescale(d); s != FLASHFUSE_SUCCESS)
+        return s;
     if (v.bias)
       if (auto s = checkScoreOperand("bias", a_.bias, a_.bias_stride);
           s != FLASHFUSE_SUCCESS)
@@ -68,15 +72,38 @@ public:
     return FLASHFUSE_SUCCESS;
   }
 
+  bool fp8() const { return spec_.variant.dtype == FLASHFUSE_DTYPE_E4M3; }
+
+  // Q, K, V (Vt, [B, Hkv, Dv, Sk], for an e4m3 kernel: KERNEL_ABI.md "FP8
+  // forwards") and O, named as the kernel's params name them.
   std::vector<Operand> tensors() const {
+    const int in = dtypeBytes(a_.dtype);
     return {
-        {"q", a_.q, a_.q_stride, {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim}},
-        {"k", a_.k, a_.k_stride, {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim}},
-        {"v", a_.v, a_.v_stride,
-         {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim_v}},
+        {"q", a_.q, a_.q_stride, {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim},
+         in},
+        {"k", a_.k, a_.k_stride, {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim},
+         in},
+        fp8() ? Operand{"vt", a_.v, a_.v_stride,
+                        {a_.batch, a_.heads_kv, a_.head_dim_v, a_.seq_k}, in}
+              : Operand{"v", a_.v, a_.v_stride,
+                        {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim_v}, in},
         {"o", a_.o, a_.o_stride,
          {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim_v}},
     };
+  }
+
+  // The dequantisation factors of an FP8 forward: [B, H] read through two
+  // strides (0, 0 for one factor per tensor).
+  struct Descale {
+    const char *name;
+    const float *ptr;
+    const int64_t *stride;
+    int64_t heads; // Hq for q_descale, Hkv for k and v
+  };
+  std::vector<Descale> descales() const {
+    return {{"q_descale", a_.q_descale, a_.q_descale_stride, a_.heads_q},
+            {"k_descale", a_.k_descale, a_.k_descale_stride, a_.heads_kv},
+            {"v_descale", a_.v_descale, a_.v_descale_stride, a_.heads_kv}};
   }
 
   const flashfuse_varlen_args *varlen() const { return varlen_; }
@@ -110,6 +137,43 @@ private:
     return FLASHFUSE_SUCCESS;
   }
 
+  // e4m3 arguments for a 16-bit kernel, or the reverse, would have the GPU
+  // read bytes as the wrong type; O's dtype is the kernel's choice too.
+  flashfuse_status checkFp8() {
+    const flashfuse_variant &v = spec_.variant;
+    if (a_.out_dtype != v.out_dtype)
+      return bad(fp8() ? concat("out_dtype is ", dtypeName(a_.out_dtype),
+                                " but the kernel writes O in ",
+                                dtypeName(v.out_dtype))
+                       : concat("out_dtype is ", dtypeName(a_.out_dtype),
+                                "; it is for e4m3 kernels only (leave it 0 "
+                                "for this ", dtypeName(v.dtype),
+                                " kernel, whose O has its dtype)"));
+    if (!fp8())
+      for (const Descale &d : descales())
+        if (d.ptr)
+          return bad(concat("'", d.name, "' was given but the kernel is a ",
+                            dtypeName(v.dtype), " kernel (descales are for "
+                            "e4m3 inputs)"));
+    return FLASHFUSE_SUCCESS;
+  }
+
+  flashfuse_status checkDescale(const Descale &d) {
+    if (!fp8())
+      return FLASHFUSE_SUCCESS;
+    if (!d.ptr)
+      return bad(concat("'", d.name, "' is a null pointer (e4m3 kernels need "
+                        "q_descale, k_descale and v_descale)"));
+    if (d.stride[0] < 0 || d.stride[1] < 0)
+      return bad(concat("'", d.name, "' has a negative stride"));
+    // Far beyond any [B, H] buffer: the span below must not overflow.
+    for (int i = 0; i < 2; ++i)
+      if (d.stride[i] > kMaxI32)
+        return bad(concat("'", d.name, "' stride ", d.stride[i],
+                          " is too large"));
+    return FLASHFUSE_SUCCESS;
+  }
+
   flashfuse_status checkTensor(const Operand &op) {
     if (std::string why = operandProblem(op); !why.empty())
       return bad(why);
@@ -136,19 +200,38 @@ private:
 std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
                                      const flashfuse_forward_args &a) {
   std::vector<flashfuse_arg> out;
-  static const char *strideNames[4][3] = {
+  // Vt's third dimension is Dv, not the sequence (KERNEL_ABI.md "FP8
+  // forwards").
+  static const char *strideNames[5][3] = {
       {"q_stride_b", "q_stride_h", "q_stride_s"},
       {"k_stride_b", "k_stride_h", "k_stride_s"},
       {"v_stride_b", "v_stride_h", "v_stride_s"},
-      {"o_stride_b", "o_stride_h", "o_stride_s"}};
+      {"o_stride_b", "o_stride_h", "o_stride_s"},
+      {"vt_stride_b", "vt_stride_h", "vt_stride_d"}};
   std::vector<Operand> ops = checker.tensors();
   for (size_t i = 0; i < ops.size(); ++i) {
     out.push_back(buffer(ops[i].name, ops[i].ptr, span(ops[i].size, ops[i].stride)));
+    const char *const *names =
+        std::string(ops[i].name) == "vt" ? strideNames[4] : strideNames[i];
     for (int d = 0; d < 3; ++d)
-      out.push_back(integer(strideNames[i][d], FLASHFUSE_PARAM_I64,
-                            ops[i].stride[d]));
+      out.push_back(integer(names[d], FLASHFUSE_PARAM_I64, ops[i].stride[d]));
   }
   out.push_back(buffer("lse", a.lse, a.batch * a.heads_q * a.seq_q));
+  if (checker.fp8()) {
+    static const char *descaleStrideNames[3][2] = {
+        {"q_descale_stride_b", "q_descale_stride_h"},
+        {"k_descale_stride_b", "k_descale_stride_h"},
+        {"v_descale_stride_b", "v_descale_stride_h"}};
+    std::vector<ForwardChecker::Descale> ds = checker.descales();
+    for (size_t i = 0; i < ds.size(); ++i) {
+      const int64_t size[4] = {a.batch, ds[i].heads, 1, 1};
+      const int64_t stride[4] = {ds[i].stride[0], ds[i].stride[1], 0, 0};
+      out.push_back(buffer(ds[i].name, ds[i].ptr, span(size, stride)));
+      for (int d = 0; d < 2; ++d)
+        out.push_back(integer(descaleStrideNames[i][d], FLASHFUSE_PARAM_I64,
+                              ds[i].stride[d]));
+    }
+  }
   const int64_t scoreSize[4] = {a.batch, a.heads_q, a.seq_q, a.seq_k};
   static const char *biasNames[4] = {"bias_stride_b", "bias_stride_h",
                                      "bias_stride_q", "bias_stride_k"};

@@ -182,12 +182,14 @@ std::string operandProblem(const Operand &op) {
     return concat("'", op.name, "' has stride ", op.stride[3],
                   " in its last dimension; it must be contiguous (1)");
   // Each row is moved in 16-byte pieces, so every row must start on a
-  // 16-byte boundary: strides of dims that are walked are multiples of 8
-  // 2-byte elements.
+  // 16-byte boundary: strides of dims that are walked are multiples of 16
+  // bytes (8 2-byte elements, 16 e4m3 ones).
+  const int64_t quantum = 16 / op.elementBytes;
   for (int d = 0; d < 3; ++d)
-    if (op.size[d] > 1 && op.stride[d] % 8 != 0)
+    if (op.size[d] > 1 && op.stride[d] % quantum != 0)
       return concat("'", op.name, "' stride ", op.stride[d], " in dimension ",
-                    d, " is not a multiple of 8 elements (16 bytes)");
+                    d, " is not a multiple of ", quantum,
+                    " elements (16 bytes)");
   for (int d = 0; d < 4; ++d)
     if (op.size[d] > 1 && op.stride[d] > kMaxElements / op.size[d])
       return concat("'", op.name, "' is too large");

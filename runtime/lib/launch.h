@@ -34,6 +34,10 @@ struct Operand {
   const void *ptr;
   const int64_t *stride;
   int64_t size[4];
+  // Bytes per element, which the 16-byte row rule is counted in: 1 for
+  // e4m3, 2 otherwise. An f32 O keeps 2: KERNEL_ABI.md asks multiples of 8
+  // elements of every 16-bit kernel's operands, its f32 O included.
+  int elementBytes = 2;
 };
 
 // Elements reachable from the base pointer: 1 + sum (size-1) * stride. A
@@ -42,7 +46,7 @@ int64_t span(const int64_t size[4], const int64_t stride[4]);
 
 // What keeps the kernels from reading `op` in place (KERNEL_ABI.md
 // "Parameters": non-null, non-negative strides, a contiguous last dim,
-// 16-byte rows), or "" when nothing does.
+// 16-byte rows, counted in op.elementBytes), or "" when nothing does.
 std::string operandProblem(const Operand &op);
 
 // What is wrong with the window and softcap options for a kernel of

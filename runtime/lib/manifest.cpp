@@ -211,10 +211,22 @@ private:
     } else if (key == "dtype") {
       if (!parseEnum(value,
                      {{"f16", FLASHFUSE_DTYPE_F16},
+                      {"bf16", FLASHFUSE_DTYPE_BF16},
+                      {"e4m3", FLASHFUSE_DTYPE_E4M3}},
+                     n))
+        return error(concat("bad dtype '", value,
+                            "' (expected f16|bf16|e4m3)"));
+      v.dtype = static_cast<flashfuse_dtype>(n);
+    } else if (key == "out_dtype") {
+      // O's dtype of an FP8 forward (KERNEL_ABI.md "FP8 forwards"); whether
+      // the kernel may state it is finishKernel's check.
+      if (!parseEnum(value,
+                     {{"f16", FLASHFUSE_DTYPE_F16},
                       {"bf16", FLASHFUSE_DTYPE_BF16}},
                      n))
-        return error(concat("bad dtype '", value, "' (expected f16|bf16)"));
-      v.dtype = static_cast<flashfuse_dtype>(n);
+        return error(concat("bad out_dtype '", value,
+                            "' (expected bf16|f16)"));
+      v.out_dtype = static_cast<flashfuse_dtype>(n);
     } else if (key == "causal") {
       if (!parseEnum(value,
                      {{"none", FLASHFUSE_CAUSAL_NONE},
@@ -294,6 +306,21 @@ private:
         v.kind != FLASHFUSE_KIND_DECODE_CHECK)
       return bad("'page_size' is for kinds decode, kv_append and "
                  "decode_check only");
+    // FP8 forwards: O's dtype is not the inputs', so it must be stated, and
+    // nothing else has an FP8 kernel (FP8.md: the backward, the decode,
+    // varlen and dropout refuse FP8, and O is bf16 or f16).
+    bool e4m3 = v.dtype == FLASHFUSE_DTYPE_E4M3;
+    if (e4m3 && !keys.count("out_dtype"))
+      return bad("dtype e4m3 needs 'out_dtype' (bf16 or f16: O's dtype)");
+    if (!e4m3 && keys.count("out_dtype"))
+      return bad(concat("'out_dtype' is for dtype e4m3 only (the O of a ",
+                        dtypeName(v.dtype), " kernel has its dtype, or f32 "
+                        "with out_f32)"));
+    if (e4m3 && v.kind != FLASHFUSE_KIND_FORWARD)
+      return bad("dtype e4m3 is for kind forward only (no FP8 backward or "
+                 "decode kernel exists)");
+    if (e4m3 && (v.out_f32 || v.varlen || v.dropout))
+      return bad("e4m3 kernels write no f32 O and take no varlen or dropout");
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
@@ -357,7 +384,7 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
         k.mask == v.mask && k.dropout == v.dropout &&
         k.page_size == v.page_size && k.out_f32 == v.out_f32 &&
-        k.varlen == v.varlen)
+        k.varlen == v.varlen && k.out_dtype == v.out_dtype)
       return static_cast<int>(i);
   }
   return -1;
@@ -371,7 +398,25 @@ int findKernel(const Manifest &manifest, const std::string &name) {
 }
 
 const char *dtypeName(flashfuse_dtype dtype) {
-  return dtype == FLASHFUSE_DTYPE_BF16 ? "bf16" : "f16";
+  switch (dtype) {
+  case FLASHFUSE_DTYPE_F16:
+    return "f16";
+  case FLASHFUSE_DTYPE_BF16:
+    return "bf16";
+  case FLASHFUSE_DTYPE_E4M3:
+    return "e4m3";
+  }
+  return "?";
+}
+
+int dtypeBytes(flashfuse_dtype dtype) {
+  return dtype == FLASHFUSE_DTYPE_E4M3 ? 1 : 2;
+}
+
+const char *outDtypeName(const flashfuse_variant &v) {
+  if (v.out_f32)
+    return "f32";
+  return dtypeName(v.dtype == FLASHFUSE_DTYPE_E4M3 ? v.out_dtype : v.dtype);
 }
 
 std::string describeVariant(const flashfuse_variant &v) {
@@ -400,6 +445,9 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " out=f32";
   if (v.varlen)
     s += " varlen";
+  // An FP8 forward's O; 16-bit kernels carry 0 here, not a second dtype.
+  if (v.dtype == FLASHFUSE_DTYPE_E4M3)
+    s += concat(" out=", dtypeName(v.out_dtype));
   return s;
 }
 

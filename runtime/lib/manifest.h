@@ -51,6 +51,14 @@ std::string describeVariant(const flashfuse_variant &variant);
 
 const char *dtypeName(flashfuse_dtype dtype);
 
+// Bytes per element of Q/K/V (and of O unless out_f32 or e4m3): 1 for
+// e4m3, 2 for f16 and bf16.
+int dtypeBytes(flashfuse_dtype dtype);
+
+// The dtype the kernel of `v` writes O in: f32 with out_f32, out_dtype for
+// e4m3, else dtype.
+const char *outDtypeName(const flashfuse_variant &v);
+
 } // namespace flashfuse
 
 #endif // FLASHFUSE_RUNTIME_MANIFEST_H

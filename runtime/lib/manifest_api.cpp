@@ -33,14 +33,17 @@ void fillKernelInfo(const KernelSpec &k, flashfuse_kernel_info &out) {
 flashfuse_status validateVariant(const flashfuse_variant &v) {
   auto flag = [](int32_t f) { return f == 0 || f == 1; };
   if (v.kind < FLASHFUSE_KIND_FORWARD || v.kind > FLASHFUSE_KIND_DECODE_CHECK ||
-      (v.dtype != FLASHFUSE_DTYPE_F16 && v.dtype != FLASHFUSE_DTYPE_BF16) ||
+      (v.dtype != FLASHFUSE_DTYPE_F16 && v.dtype != FLASHFUSE_DTYPE_BF16 &&
+       v.dtype != FLASHFUSE_DTYPE_E4M3) ||
+      (v.out_dtype != FLASHFUSE_DTYPE_F16 &&
+       v.out_dtype != FLASHFUSE_DTYPE_BF16) ||
       v.causal < FLASHFUSE_CAUSAL_NONE ||
       v.causal > FLASHFUSE_CAUSAL_BOTTOM_RIGHT || !flag(v.window) ||
       !flag(v.softcap) || !flag(v.bias) || !flag(v.mask) || !flag(v.dropout) ||
       v.page_size < 0 || !flag(v.out_f32) || !flag(v.varlen))
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                 "variant has an out-of-range kind, dtype, causal, flag, "
-                "page_size or out_f32");
+                "page_size, out_f32 or out_dtype");
   return FLASHFUSE_SUCCESS;
 }
 

@@ -9,21 +9,69 @@ namespace flashfuse {
 
 namespace {
 
-/// The sizes and box rows of each operand a tensor map may cover.
-struct MapOperand {
-  const char *operand, *rows, *heads, *boxRows;
-  bool valueDim; // its columns are Dv
-};
-constexpr MapOperand kMapOperands[] = {
-    {"q", "seq_q", "heads_q", "block_m", false},
-    {"k", "seq_k", "heads_kv", "block_n", false},
-    {"v", "seq_k", "heads_kv", "block_n", true},
+/// Where a size of a map comes from: an integer argument of the launch
+/// (batch, heads, lengths), a head dim of the variant, a tile of the
+/// kernel, or the columns of one 128-byte swizzle row of the element type.
+enum class Extent { Arg, HeadDim, HeadDimV, BlockM, BlockN, SwizzleRow };
+
+struct Size {
+  Extent from;
+  const char *arg = nullptr; // Extent::Arg: the argument's name
 };
 
-/// Columns of one box: a 128-byte swizzle row of 16-bit elements.
-constexpr std::uint32_t kBoxColumns = 64;
+/// One operand a tensor map may cover: a 4-D [B][H][rows][columns] array
+/// with the columns contiguous, and the box a load of it moves.
+struct MapOperand {
+  const char *operand;
+  Size columns, rows;
+  const char *heads;
+  const char *rowStride; // the suffix of its rows' stride argument
+  Size boxColumns, boxRows;
+};
+
+/// 16-bit kernels: Q, K and V as [B][H][S][D] (KERNEL_ABI.md "Tensor
+/// maps").
+constexpr MapOperand kMaps16[] = {
+    {"q", {Extent::HeadDim}, {Extent::Arg, "seq_q"}, "heads_q", "s",
+     {Extent::SwizzleRow}, {Extent::BlockM}},
+    {"k", {Extent::HeadDim}, {Extent::Arg, "seq_k"}, "heads_kv", "s",
+     {Extent::SwizzleRow}, {Extent::BlockN}},
+    {"v", {Extent::HeadDimV}, {Extent::Arg, "seq_k"}, "heads_kv", "s",
+     {Extent::SwizzleRow}, {Extent::BlockN}},
+};
+/// e4m3 kernels: Q and K as above, and Vt as [B][Hkv][Dv][Sk], the keys
+/// contiguous, a box of block_n keys by all Dv rows (KERNEL_ABI.md "FP8
+/// forwards").
+constexpr MapOperand kMapsE4m3[] = {
+    kMaps16[0],
+    kMaps16[1],
+    {"vt", {Extent::Arg, "seq_k"}, {Extent::HeadDimV}, "heads_kv", "d",
+     {Extent::BlockN}, {Extent::HeadDimV}},
+};
+
+/// Bytes of one swizzle row: a box's columns must fit in it.
+constexpr std::uint64_t kSwizzleBytes = 128;
+constexpr std::uint32_t kMaxBox = 256;
 constexpr std::uint64_t kMaxStride = std::uint64_t(1) << 40;
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 32;
+
+const char *extentName(const Size &s) {
+  switch (s.from) {
+  case Extent::Arg:
+    return s.arg;
+  case Extent::HeadDim:
+    return "head_dim";
+  case Extent::HeadDimV:
+    return "head_dim_v";
+  case Extent::BlockM:
+    return "block_m";
+  case Extent::BlockN:
+    return "block_n";
+  case Extent::SwizzleRow:
+    return "swizzle row";
+  }
+  return "?";
+}
 
 } // namespace
 
@@ -36,47 +84,80 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
                 concat("launching '", spec.name, "': tensor map '", param,
                        "': ", what));
   };
+  const flashfuse_variant &v = spec.variant;
+  int dataType = 0;
+  switch (v.dtype) {
+  case FLASHFUSE_DTYPE_F16:
+    dataType = cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case FLASHFUSE_DTYPE_BF16:
+    dataType = cu::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  case FLASHFUSE_DTYPE_E4M3:
+    // TMA copies bytes; only the wgmma reads them as e4m3.
+    dataType = cu::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  default:
+    return bad("tensor maps cover f16, bf16 or e4m3 operands only");
+  }
+  const bool e4m3 = v.dtype == FLASHFUSE_DTYPE_E4M3;
   const MapOperand *op = nullptr;
-  for (const MapOperand &m : kMapOperands)
+  for (const MapOperand &m : e4m3 ? kMapsE4m3 : kMaps16)
     if (param == std::string(m.operand) + "_map")
       op = &m;
   if (!op)
-    return bad("the runtime makes tensor maps of q, k and v only");
+    return bad(e4m3 ? "the runtime makes tensor maps of q, k and vt only "
+                      "for e4m3 kernels"
+                    : "the runtime makes tensor maps of q, k and v only");
   const flashfuse_arg *buf = findArg(args, numArgs, op->operand);
   if (!buf || buf->type != FLASHFUSE_PARAM_MEMREF || !buf->ptr)
     return bad(concat("needs the memref argument '", op->operand, "'"));
-  auto integer = [&](const std::string &name, int64_t &v) {
+  auto integer = [&](const std::string &name, int64_t &value) {
     const flashfuse_arg *a = findArg(args, numArgs, name);
     if (!a || (a->type != FLASHFUSE_PARAM_I32 && a->type != FLASHFUSE_PARAM_I64))
       return false;
-    v = a->i;
+    value = a->i;
     return true;
   };
+  const std::uint64_t elt = static_cast<std::uint64_t>(dtypeBytes(v.dtype));
+  // The value of a size, or -1 when its argument is missing.
+  auto extent = [&](const Size &s) -> int64_t {
+    int64_t value = -1;
+    switch (s.from) {
+    case Extent::Arg:
+      return integer(s.arg, value) ? value : -1;
+    case Extent::HeadDim:
+      return v.head_dim;
+    case Extent::HeadDimV:
+      return v.head_dim_v;
+    case Extent::BlockM:
+      return spec.block_m;
+    case Extent::BlockN:
+      return spec.block_n;
+    case Extent::SwizzleRow:
+      return static_cast<int64_t>(kSwizzleBytes / elt);
+    }
+    return value;
+  };
   int64_t size[4] = {}, stride[3] = {};
-  size[0] = op->valueDim ? spec.variant.head_dim_v : spec.variant.head_dim;
-  const char *sizeNames[3] = {op->rows, op->heads, "batch"};
-  for (int d = 1; d < 4; ++d)
-    if (!integer(sizeNames[d - 1], size[d]) || size[d] <= 0)
+  const Size sizes[4] = {op->columns, op->rows, {Extent::Arg, op->heads},
+                         {Extent::Arg, "batch"}};
+  for (int d = 0; d < 4; ++d)
+    if ((size[d] = extent(sizes[d])) <= 0)
       return bad(concat("needs a positive integer argument '",
-                        sizeNames[d - 1], "'"));
-  const char *strideDims[3] = {"s", "h", "b"};
+                        extentName(sizes[d]), "'"));
+  const char *strideDims[3] = {op->rowStride, "h", "b"};
   for (int d = 0; d < 3; ++d) {
     std::string name = concat(op->operand, "_stride_", strideDims[d]);
     if (!integer(name, stride[d]) || stride[d] < 0)
       return bad(concat("needs a non-negative integer argument '", name, "'"));
   }
-  if (spec.variant.dtype != FLASHFUSE_DTYPE_F16 &&
-      spec.variant.dtype != FLASHFUSE_DTYPE_BF16)
-    return bad("tensor maps cover f16 or bf16 operands only");
-  const std::uint64_t elt = 2;
   auto address = reinterpret_cast<std::uintptr_t>(buf->ptr);
   if (address % 16 != 0)
     return bad(concat("'", op->operand, "' is not 16-byte aligned"));
   out = TensorMapRequest{};
   out.address = buf->ptr;
-  out.dataType = spec.variant.dtype == FLASHFUSE_DTYPE_F16
-                     ? cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                     : cu::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  out.dataType = dataType;
   for (int d = 0; d < 4; ++d) {
     if (std::uint64_t(size[d]) >= kMaxDim)
       return bad(concat("dimension ", d, " of '", op->operand, "' (", size[d],
@@ -96,12 +177,18 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     out.strides[d] = bytes;
     packed = bytes * out.dims[d + 1];
   }
-  int boxRows = std::string(op->boxRows) == "block_m" ? spec.block_m
-                                                      : spec.block_n;
-  if (boxRows <= 0 || boxRows > 256)
-    return bad(concat("the kernel's ", op->boxRows, " = ", boxRows,
-                      " is not a TMA box height (1..256)"));
-  out.box[0] = kBoxColumns;
+  const int64_t boxColumns = extent(op->boxColumns);
+  const int64_t boxRows = extent(op->boxRows);
+  // The 128-byte swizzle needs the box's columns within one swizzle row.
+  if (boxColumns <= 0 || std::uint64_t(boxColumns) * elt > kSwizzleBytes)
+    return bad(concat("the kernel's ", extentName(op->boxColumns), " = ",
+                      boxColumns, " columns of ", elt,
+                      " byte(s) is not a box width within one 128-byte "
+                      "swizzle row"));
+  if (boxRows <= 0 || boxRows > int64_t(kMaxBox))
+    return bad(concat("the kernel's ", extentName(op->boxRows), " = ",
+                      boxRows, " is not a TMA box height (1..256)"));
+  out.box[0] = static_cast<std::uint32_t>(boxColumns);
   out.box[1] = static_cast<std::uint32_t>(boxRows);
   out.box[2] = out.box[3] = 1;
   return FLASHFUSE_SUCCESS;

@@ -5,9 +5,12 @@
 // operand's own arguments: its memref (the base address), the sizes of the
 // variant (batch, heads, sequence, head dim) and its b/h/s strides, as a 4-D
 // tiled map [B][H][S][D] whose box is one 128-byte swizzle row (64 16-bit
-// columns) wide and a tile of the kernel's rows (block_m for Q, block_n for
-// K and V) high, with the 128-byte swizzle the wgmma descriptors read and
-// zeros for rows past the sequence.
+// or 128 e4m3 columns) wide and a tile of the kernel's rows (block_m for Q,
+// block_n for K and V) high, with the 128-byte swizzle the wgmma
+// descriptors read and zeros for rows past the sequence. An e4m3 kernel's
+// third map covers Vt [B][Hkv][Dv][Sk] instead (KERNEL_ABI.md "FP8
+// forwards"): the keys are its columns, a box of block_n keys by Dv rows,
+// with its b/h/d strides.
 #ifndef FLASHFUSE_RUNTIME_TENSORMAP_H
 #define FLASHFUSE_RUNTIME_TENSORMAP_H
 
@@ -24,7 +27,7 @@ struct TensorMapRequest {
   std::size_t slot = 0;    // where the map's address goes in the params
   const void *address = nullptr;
   int dataType = 0;        // CUtensorMapDataType
-  std::uint64_t dims[4] = {};    // d, s, h, b (innermost first)
+  std::uint64_t dims[4] = {};    // columns, rows, h, b (innermost first)
   std::uint64_t strides[3] = {}; // bytes between rows, heads, batches
   std::uint32_t box[4] = {};
 };

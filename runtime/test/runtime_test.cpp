@@ -5,6 +5,7 @@
 // The driver path is forced to a file that does not exist, so the no-driver
 // test behaves the same on GPU machines.
 #include "flashfuse/runtime.hpp"
+#include "test_errors.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -15,42 +16,11 @@
 
 namespace {
 
-int failures = 0;
-std::string dataDir;
-
-#define EXPECT(cond)                                                           \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      std::fprintf(stderr, "  %s:%d: expected %s\n", __FILE__, __LINE__,       \
-                   #cond);                                                     \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-bool contains(const std::string &haystack, const std::string &needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-// Runs `body`, expecting a flashfuse::Error with `status` whose message
-// contains `fragment`.
-void expectError(const std::function<void()> &body, flashfuse_status status,
-                 const std::string &fragment, int line) {
-  try {
-    body();
-    std::fprintf(stderr, "  line %d: expected an error containing '%s'\n",
-                 line, fragment.c_str());
-    ++failures;
-  } catch (const flashfuse::Error &e) {
-    if (e.status() != status || !contains(e.what(), fragment)) {
-      std::fprintf(stderr,
-                   "  line %d: expected %s containing '%s', got: %s\n", line,
-                   flashfuse_status_name(status), fragment.c_str(), e.what());
-      ++failures;
-    }
-  }
-}
-#define EXPECT_ERROR(body, status, fragment)                                   \
-  expectError([&] { body; }, status, fragment, __LINE__)
+using flashfuse_test::dataDir;
+using flashfuse_test::contains;
+using flashfuse_test::expectError;
+using flashfuse_test::failures;
+using flashfuse_test::fakePointer;
 
 flashfuse::Manifest sample() { return flashfuse::Manifest(dataDir + "/sample"); }
 
@@ -336,7 +306,7 @@ void testTensorMapParams() {
 // of the variant, absent (0) in every manifest written before it.
 void testOutF32() {
   using flashfuse::Manifest;
-  static_assert(sizeof(flashfuse_forward_args) == 352,
+  static_assert(sizeof(flashfuse_forward_args) == 424,
                 "flashfuse_forward_args layout");
   for (const flashfuse_kernel_info &k : sample().kernels())
     EXPECT(k.variant.out_f32 == 0);
@@ -715,7 +685,7 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 52, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 56, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 392,
@@ -833,10 +803,6 @@ void testDecodeManifestStrictness() {
   topLeft.replace(topLeft.find("causal none"), 11, "causal top_left");
   EXPECT_ERROR(Manifest::fromText(topLeft), FLASHFUSE_ERROR_MANIFEST,
                "not top_left");
-}
-
-const void *fakePointer(uintptr_t address) {
-  return reinterpret_cast<const void *>(address);
 }
 
 // A decode step of B = 3 sequences, GQA 32/8, Sq = 1, D = 128 over a
@@ -1255,16 +1221,7 @@ void testNullArguments() {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
-    return 2;
-  }
-  dataDir = argv[1];
-  setenv("FLASHFUSE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
-  struct {
-    const char *name;
-    void (*run)();
-  } tests[] = {{"parse_sample", testParseSample},
+  static const flashfuse_test::Test tests[] = {{"parse_sample", testParseSample},
                {"find_variant", testFindVariant},
                {"malformed_manifests", testMalformedManifests},
                {"backward_kinds", testBackwardKinds},
@@ -1285,19 +1242,5 @@ int main(int argc, char **argv) {
                {"decode_params_mismatch", testDecodeParamsMismatch},
                {"no_driver", testNoDriver},
                {"null_arguments", testNullArguments}};
-  int passed = 0, failed = 0;
-  for (const auto &t : tests) {
-    int before = failures;
-    try {
-      t.run();
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "  unexpected exception: %s\n", e.what());
-      ++failures;
-    }
-    bool ok = failures == before;
-    std::printf("%s %s\n", ok ? "PASS" : "FAIL", t.name);
-    (ok ? passed : failed)++;
-  }
-  std::printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return flashfuse_test::runTests(argc, argv, tests);
 }

@@ -67,10 +67,13 @@ class Artifact:
         return sorted({(int(k["head_dim"]), int(k["head_dim_v"])) for k in self.kernels},
                       key=lambda p: (p[0] != p[1], p))
 
-    def find(self, dtype, d, causal="none", dv=None, **flags):
+    def find(self, dtype, d, causal="none", dv=None, out_dtype=None, **flags):
+        """The forward kernel of a variant; `out_dtype` is an e4m3 kernel's
+        O dtype (KERNEL_ABI.md "FP8 forwards"), None for 16-bit kernels."""
         for k in self.kernels:
             if (k["kind"] == "forward" and k["dtype"] == dtype and int(k["head_dim"]) == d
                     and int(k["head_dim_v"]) == (d if dv is None else dv) and k["causal"] == causal
+                    and k.get("out_dtype") == out_dtype
                     and all(int(k.get(f, 0)) == int(flags.get(f, 0))
                             for f in ("window", "softcap", "bias", "mask", "dropout",
                                       "out_f32"))):
@@ -122,26 +125,36 @@ class Artifact:
         return ptrs
 
     def tensor_map(self, k, op, bufs, scalars):
-        """The CUtensorMap of operand `op` (q, k or v) of a TMA kernel, as the
-        runtime encodes it (KERNEL_ABI.md "Tensor maps"): [B][H][S][D], a box
-        of 64 columns x block_m (Q) or block_n rows, 128-byte swizzle."""
+        """The CUtensorMap of operand `op` (q, k, v or vt) of a TMA kernel, as
+        the runtime encodes it (KERNEL_ABI.md "Tensor maps", "FP8 forwards"):
+        [B][H][S][D], a box of one 128-byte swizzle row (64 16-bit or 128
+        e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle; for
+        vt, Vt [B][Hkv][Dv][Sk] with a box of block_n keys x Dv rows."""
         t = bufs[op]
-        rows, heads, box = {"q": ("seq_q", "heads_q", "block_m")}.get(
-            op, ("seq_k", "heads_kv", "block_n"))
-        dims = [t.shape[3], scalars[rows], scalars[heads], scalars["batch"]]
-        strides, packed = [], dims[0] * 2
-        for d, st in zip(dims[1:], (scalars[f"{op}_stride_s"], scalars[f"{op}_stride_h"],
+        elt = t.element_size()
+        if op == "vt":
+            dv = t.shape[2]
+            dims = [scalars["seq_k"], dv, scalars["heads_kv"], scalars["batch"]]
+            row_stride, box = "vt_stride_d", (int(k["block_n"]), dv)
+        else:
+            rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m")}.get(
+                op, ("seq_k", "heads_kv", "block_n"))
+            dims = [t.shape[3], scalars[rows], scalars[heads], scalars["batch"]]
+            row_stride, box = f"{op}_stride_s", (128 // elt, int(k[box_rows]))
+        strides, packed = [], dims[0] * elt
+        for d, st in zip(dims[1:], (scalars[row_stride], scalars[f"{op}_stride_h"],
                                     scalars[f"{op}_stride_b"])):
-            strides.append(packed if d == 1 else st * 2)
+            strides.append(packed if d == 1 else st * elt)
             packed = strides[-1] * d
         raw = (ctypes.c_uint8 * 192)()  # a CUtensorMap is 64-byte aligned
         tmap = (ctypes.c_uint64 * 16).from_buffer(raw, -ctypes.addressof(raw) % 64)
         tmap._raw = raw
-        dtype = 6 if t.dtype == torch.float16 else 9  # CU_TENSOR_MAP_DATA_TYPE_FLOAT16 / BFLOAT16
+        # CU_TENSOR_MAP_DATA_TYPE_FLOAT16 / BFLOAT16, UINT8 for e4m3 bytes
+        dtype = {torch.float16: 6, torch.bfloat16: 9}.get(t.dtype, 0)
         check(cuda.cuTensorMapEncodeTiled(
             ctypes.byref(tmap), dtype, 4, ctypes.c_void_p(t.data_ptr()),
             (ctypes.c_uint64 * 4)(*dims), (ctypes.c_uint64 * 3)(*strides),
-            (ctypes.c_uint32 * 4)(64, int(k[box]), 1, 1), (ctypes.c_uint32 * 4)(1, 1, 1, 1),
+            (ctypes.c_uint32 * 4)(*box, 1, 1), (ctypes.c_uint32 * 4)(1, 1, 1, 1),
             0, 3, 2, 0), "cuTensorMapEncodeTiled " + op)  # no interleave, 128B swizzle, L2 128B, zero fill
         return tmap
 
@@ -185,6 +198,13 @@ def attention(q, k, v, scale, causal, window, softcap, bias, drop, dtype):
     return (p.to(dtype) @ v), lse
 
 
+def passes_rule(err, err_pt, atol):
+    """FlashAttention's rule in its elementwise-max form: max|out - ref| <=
+    2 * max|out_pt - ref| + atol, ref the high-precision reference and
+    out_pt the same computation in the kernel's precision."""
+    return (not math.isnan(err)) and err <= 2 * err_pt + atol
+
+
 def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtype=torch.float32):
     """Attention in `dtype` (f32 for ref, kernel dtype for out_pt): O as f32
     and LSE."""
@@ -219,7 +239,7 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     finite = torch.isfinite(ref_lse)
     lse_err = (lse - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
     lse_inf_ok = bool(torch.all(torch.isinf(lse[~finite]))) if (~finite).any() else True
-    ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and lse_inf_ok
+    ok = passes_rule(err, err_pt, 1e-5) and lse_err < 1e-2 and lse_inf_ok
     return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d, dv], causal=causal, err=err,
                 err_pt=err_pt, lse_err=lse_err, ok=ok)
 
@@ -285,6 +305,15 @@ def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384, baseline=None, re
             methods.insert(1, ("baseline", theirs))
             res["baseline-kernel"] = base["name"]
     res["kernel"] = kern["name"]
+    res.update(interleaved_tflops(methods, flops, reps, res))
+    return res
+
+
+def interleaved_tflops(methods, flops, reps, errors):
+    """{name: TFLOP/s} of each (name, fn) in `methods`, run in turn `reps`
+    times (the median of each method's repetitions); None for a method that
+    raised (a backend unavailable for the shape), its message put into
+    `errors` under NAME-error."""
     times = {name: [] for name, _ in methods}
     for _ in range(reps):
         for name, fn in methods:
@@ -294,10 +323,9 @@ def bench(art, dtype, d, causal, S, hidden=2048, tokens=16384, baseline=None, re
                 times[name].append(median_ms(fn))
             except Exception as e:  # a backend unavailable for this shape
                 times[name] = None
-                res[name + "-error"] = str(e)[:200]
-    for name, ts in times.items():
-        res[name] = flops / statistics.median(ts) / 1e9 if ts else None
-    return res
+                errors[name + "-error"] = str(e)[:200]
+    return {name: flops / statistics.median(ts) / 1e9 if ts else None
+            for name, ts in times.items()}
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)

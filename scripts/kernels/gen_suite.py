@@ -54,6 +54,23 @@ def sm90ws_suite():
             if v.head_dim in (64, 128, 256) and not v.bias]
 
 
+def fp8_suite():
+    """FP8 forwards (docs/FP8.md; KERNEL_ABI.md "FP8 forwards"): f8E4M3FN Q,
+    K, V with per-head descales ([B, H], which the kernels also read per
+    tensor, through strides), D = Dv = 128 and 256, causal none and
+    bottom_right, O bf16 and f16: 8 variants, which flash-select-config
+    gives the sm90ws recipe on an h100 target:
+      gen_suite.py --fp8 -o build/kernels/suite-fp8.mlir
+      flashfuse-compile build/kernels/suite-fp8.mlir --target=h100 \
+          -o build/kernels/fp8
+      (on the GPU) scripts/gpu/check_fp8.sh build/kernels/fp8 BASELINE"""
+    return [KernelVariant(f"e4m3_d{d}_{causal or 'full'}_o{out}", "e4m3", d,
+                          causal=causal, out_dtype=out)
+            for d in (128, 256)
+            for causal in (None, "bottom_right")
+            for out in ("bf16", "f16")]
+
+
 def backward_suite():
     """flash.attention_grad variants, plus (with_forward) the forwards that
     the default suite lacks, so that every backward here can be trained
@@ -213,6 +230,9 @@ def main():
     ap.add_argument("--sm90ws", action="store_true",
                     help="the forward variants the sm90ws recipe serves "
                          "(compile with flashfuse-compile --recipe=sm90ws)")
+    ap.add_argument("--fp8", action="store_true",
+                    help="the FP8 (e4m3) forward variants (compile with "
+                         "flashfuse-compile --target=h100)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -221,13 +241,16 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     if (args.backward + args.decode + args.headdims + args.varlen
-            + args.sm90ws - varlen_backward > 1):
-        ap.error("--backward, --decode, --headdims, --varlen and --sm90ws are "
-                 "separate suites (but --varlen --backward is the varlen "
-                 "backward one)")
+            + args.sm90ws + args.fp8 - varlen_backward > 1):
+        ap.error("--backward, --decode, --headdims, --varlen, --sm90ws and "
+                 "--fp8 are separate suites (but --varlen --backward is the "
+                 "varlen backward one)")
+    if args.tiles and args.fp8:
+        ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
     suite = (varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws
+             else fp8_suite() if args.fp8
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]

@@ -40,7 +40,11 @@ typedef enum flashfuse_status {
 
 typedef enum flashfuse_dtype {
   FLASHFUSE_DTYPE_F16 = 0,
-  FLASHFUSE_DTYPE_BF16 = 1
+  FLASHFUSE_DTYPE_BF16 = 1,
+  /* float8 e4m3 (one byte; torch.float8_e4m3fn): Q, K, V of an FP8 forward,
+   * whose O is bf16 or f16 (flashfuse_variant::out_dtype; KERNEL_ABI.md
+   * "FP8 forwards"). */
+  FLASHFUSE_DTYPE_E4M3 = 2
 } flashfuse_dtype;
 
 typedef enum flashfuse_causal {
@@ -98,6 +102,12 @@ typedef struct flashfuse_variant {
    * every other kernel, and for manifests written before the key existed.
    * Last (after out_f32) for the same reason as page_size. */
   int32_t varlen;
+  /* forward with dtype e4m3 only: O's dtype (F16 or BF16); 0 for every other
+   * kernel, whose O has `dtype` (or is f32 with out_f32). F16 is 0 too, so
+   * an e4m3 kernel with f16 O and a 16-bit kernel differ by `dtype`, never
+   * by this field alone. Last (after varlen) for the same reason as
+   * page_size. */
+  flashfuse_dtype out_dtype;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -221,6 +231,21 @@ typedef struct flashfuse_forward_args {
    * so that callers written before it that zero or init the struct keep
    * 16-bit O. */
   int32_t out_f32;
+  /* FP8 forwards (dtype FLASHFUSE_DTYPE_E4M3; KERNEL_ABI.md "FP8 forwards").
+   * Appended after out_f32, so that zeroed or init'ed callers of 16-bit
+   * kernels are unchanged. For an e4m3 kernel, `v` is Vt, e4m3
+   * [B, Hkv, Dv, Sk] (the keys contiguous), with v_stride its four strides
+   * (the last 1; the others multiples of 16 bytes), and q, k are e4m3 with
+   * strides that are multiples of 16 elements (= bytes).
+   * out_dtype: O's dtype, F16 or BF16, equal to the kernel's.
+   * *_descale: f32 device buffers of dequantisation factors, read at
+   * [b * stride[0] + h * stride[1]] (h the query head for q_descale, the kv
+   * head for k/v): strides {0, 0} for one factor per tensor, {H, 1} for a
+   * contiguous [B, H]. Required (non-null) for e4m3 kernels, refused for
+   * the others. */
+  flashfuse_dtype out_dtype;
+  const float *q_descale, *k_descale, *v_descale;
+  int64_t q_descale_stride[2], k_descale_stride[2], v_descale_stride[2];
 } flashfuse_forward_args;
 
 FLASHFUSE_API void flashfuse_forward_args_init(flashfuse_forward_args *args);

@@ -1,0 +1,245 @@
+"""FP8 attention forwards (docs/FP8.md, docs/KERNEL_ABI.md "FP8 forwards"):
+flashfuse.attention's path for torch.float8_e4m3fn Q, K, V with
+flash-attn 3's descale arguments, and `quantize_fp8`, which makes such
+inputs from 16-bit ones.
+
+The argument checks need no GPU (they run before the device check), so
+they are tested on any machine; the op itself launches an e4m3 kernel of
+the sm90ws recipe through the runtime, like the 16-bit forward (ops.py).
+"""
+
+import torch
+
+from . import _kernels
+from . import _runtime as rt
+from . import ops
+
+E4M3 = getattr(torch, "float8_e4m3fn", None)
+E5M2 = getattr(torch, "float8_e5m2", None)
+# e4m3's largest finite value: quantize_fp8 maps each amax onto it.
+E4M3_MAX = 448.0
+# O's dtypes an FP8 forward writes (the runtime's out_dtype codes).
+OUT_DTYPES = {torch.bfloat16: rt.DTYPE_BF16, torch.float16: rt.DTYPE_F16}
+# Vt's key dimension is padded to a multiple of this many keys (bytes), so
+# that every Dv row of Vt starts 16-byte aligned, as TMA requires.
+VT_KEY_ALIGN = 16
+# FP8 tensor cores: sm_89 (Ada) and newer.
+_FP8_CAPABILITY = (8, 9)
+
+
+_FLOAT8 = tuple(t for t in (E4M3, E5M2) if t is not None)
+
+
+def is_fp8(t):
+    """Whether `t` is a float8 tensor (either format): the inputs that take
+    this path (e5m2 only to be refused by name)."""
+    return isinstance(t, torch.Tensor) and t.dtype in _FLOAT8
+
+
+def quantize_fp8(x, per="head"):
+    """(x8, descale): `x` [B, H, S, D] (bf16, f16 or f32) quantised to
+    torch.float8_e4m3fn with amax / 448 scaling, so that x ≈ x8 · descale
+    (the descale that flashfuse.attention and flash-attn 3 take).
+    per="head": one factor per (b, h), descale f32 [B, H]; per="tensor":
+    one for the whole tensor, descale f32 []. A slice of zeros gets
+    descale 1 (and zeros). Values round to nearest even; the amax lands
+    exactly on ±448, so nothing saturates."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"quantize_fp8: x must be a torch.Tensor, got "
+                        f"{type(x).__name__}")
+    if E4M3 is None:
+        raise TypeError("quantize_fp8 needs a torch with float8_e4m3fn "
+                        f"(this is {torch.__version__})")
+    if x.dim() != 4:
+        raise ValueError(f"quantize_fp8 expects [B, H, S, D]; x has shape "
+                         f"{tuple(x.shape)}")
+    if x.dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise TypeError(f"quantize_fp8 takes bfloat16, float16 or float32; "
+                        f"x is {x.dtype}")
+    if per not in ("head", "tensor"):
+        raise ValueError(f"per must be 'head' or 'tensor', got {per!r}")
+    xf = x.float()
+    dims = (2, 3) if per == "head" else (0, 1, 2, 3)
+    amax = xf.abs().amax(dim=dims, keepdim=True)
+    descale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    # Dividing by the descale (not multiplying by its reciprocal) puts the
+    # amax exactly on 448; the clamp only guards against rounding above it,
+    # which the cast would turn into NaN (e4m3fn has no infinity).
+    x8 = (xf / descale).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3)
+    descale = descale.reshape(x.shape[:2] if per == "head" else ())
+    return x8, descale.contiguous()
+
+
+def prepare_vt(v):
+    """Vt for an FP8 kernel (KERNEL_ABI.md "FP8 forwards"): `v` e4m3
+    [B, Hkv, Sk, Dv] as a contiguous [B, Hkv, Dv, Sk_pad], Sk_pad = Sk
+    rounded up to a multiple of 16 and the padding zeros. One copy: the
+    kernel's second product reads its B operand K-major (keys contiguous),
+    so V is transposed once here rather than in every block."""
+    b, h, sk, dv = v.shape
+    sk_pad = -(-sk // VT_KEY_ALIGN) * VT_KEY_ALIGN
+    # Through uint8 views: transposing copies and zero fills of float8 are
+    # bytes, and byte kernels exist on every torch that has float8.
+    vt = torch.zeros(b, h, dv, sk_pad, dtype=torch.uint8, device=v.device)
+    vt[..., :sk].copy_(v.view(torch.uint8).transpose(-1, -2))
+    return vt.view(v.dtype)
+
+
+def _descale(name, t, batch, heads, group=1):
+    """`t` as (f32 tensor, (stride_b, stride_h)) the kernel reads at
+    [b * stride_b + h * stride_h]: shape [] or [1] (one factor per tensor),
+    [batch, heads], or with `group` > 1 (q_descale) [batch, heads / group],
+    flash-attn 3's q_descale per kv head, expanded over each group of
+    query heads. TypeError/ValueError otherwise."""
+    shapes = ["[]", "[1]", f"[B, H] = [{batch}, {heads}]"]
+    if group > 1:
+        shapes.append(f"[B, Hkv] = [{batch}, {heads // group}]")
+    expected = f"a float32 tensor of shape {', '.join(shapes[:-1])} or " \
+               f"{shapes[-1]}"
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"flashfuse.attention: {name} must be {expected}; "
+                        f"got {type(t).__name__}")
+    if t.dtype != torch.float32:
+        raise TypeError(f"flashfuse.attention: {name} must be {expected}; "
+                        f"got {t.dtype}")
+    shape = tuple(t.shape)
+    if shape in ((), (1,)):
+        return t, (0, 0)
+    if group > 1 and shape == (batch, heads // group):
+        t = t.repeat_interleave(group, dim=1)
+    elif shape != (batch, heads):
+        raise ValueError(f"flashfuse.attention: {name} must be {expected}; "
+                         f"got shape {list(shape)}")
+    return t, (t.stride(0), t.stride(1))
+
+
+def check_args(q, k, v, q_descale, k_descale, v_descale, out_dtype,
+               attn_mask, dropout_p):
+    """Checks what flashfuse.attention is given for FP8 inputs (q, k, v
+    already [B, H, S, D] tensors of one shape family): e4m3 everywhere,
+    descales present and well formed, an O dtype the kernels write,
+    nothing the FP8 forward lacks. Returns the three (descale, strides)
+    pairs. Needs no GPU."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if E5M2 is not None and t.dtype == E5M2:
+            raise TypeError(f"flashfuse.attention: {name} is float8_e5m2; "
+                            "FP8 attention takes float8_e4m3fn only "
+                            "(docs/FP8.md)")
+        if t.dtype != E4M3:
+            raise TypeError("flashfuse.attention: FP8 attention needs query, "
+                            "key and value all float8_e4m3fn; got "
+                            f"{q.dtype}, {k.dtype}, {v.dtype}")
+        if t.requires_grad:
+            raise RuntimeError(
+                f"flashfuse.attention: {name} requires grad, but FP8 "
+                "attention is forward only (no FP8 backward kernel); detach "
+                "the inputs or train in bf16/f16")
+    missing = [n for n, t in (("q_descale", q_descale),
+                              ("k_descale", k_descale),
+                              ("v_descale", v_descale)) if t is None]
+    if missing:
+        raise ValueError("flashfuse.attention: float8_e4m3fn inputs need "
+                         "q_descale, k_descale and v_descale (f32, per "
+                         f"tensor or per head); missing {', '.join(missing)}."
+                         " flashfuse.quantize_fp8 returns them")
+    if out_dtype not in OUT_DTYPES:
+        raise TypeError("flashfuse.attention: out_dtype must be "
+                        f"torch.bfloat16 or torch.float16, got {out_dtype}")
+    if attn_mask is not None:
+        raise ValueError("flashfuse.attention: FP8 attention takes no "
+                         "attn_mask (no FP8 kernel has a bias or mask)")
+    if dropout_p:
+        raise ValueError("flashfuse.attention: FP8 attention takes no "
+                         "dropout (it is forward only)")
+    b, hq, hkv = q.shape[0], q.shape[1], k.shape[1]
+    return (_descale("q_descale", q_descale, b, hq, group=hq // hkv),
+            _descale("k_descale", k_descale, b, hkv),
+            _descale("v_descale", v_descale, b, hkv))
+
+
+def check_device(q, descales):
+    """The GPU side of the checks: descales on q's device, and a GPU with
+    FP8 tensor cores."""
+    for name, (t, _) in zip(("q_descale", "k_descale", "v_descale"),
+                            descales):
+        if t.device != q.device:
+            raise ValueError(f"flashfuse.attention: {name} is on {t.device}, "
+                             f"query on {q.device}")
+    capability = ops._capability(q.device.index)
+    if tuple(capability) < _FP8_CAPABILITY:
+        from .errors import UnsupportedError
+        raise UnsupportedError(
+            "flashfuse: FP8 attention needs FP8 tensor cores (sm_89 or "
+            f"newer); this GPU is sm_{capability[0]}{capability[1]}",
+            "FLASHFUSE_ERROR_UNSUPPORTED")
+
+
+def _aligned_descale(t):
+    # The runtime passes descales as memrefs, whose base must be 16-byte
+    # aligned; a fresh allocation is.
+    return t if t.data_ptr() % 16 == 0 else t.clone()
+
+
+@torch.library.custom_op("flashfuse::attention_fp8_fwd", mutates_args=(),
+                         device_types="cuda")
+def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
+                      q_descale: torch.Tensor, k_descale: torch.Tensor,
+                      v_descale: torch.Tensor, descale_strides: list[int],
+                      causal: int, scale: float, window_left: int,
+                      window_right: int, softcap: float,
+                      out_dtype: torch.dtype
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Hq, Sq, Dv] in out_dtype, LSE f32 [B, Hq, Sq]) of e4m3 q, k
+    and Vt (prepare_vt), descales with their (b, h) strides in
+    descale_strides (q's, k's, v's)."""
+    dv = vt.shape[2]
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD, rt.DTYPE_E4M3, q.shape[-1], dv, causal,
+        window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
+        out_dtype=OUT_DTYPES[out_dtype])
+    kernel = _kernels.kernel(q.device.index, variant,
+                             capability=ops._capability(q.device.index))
+    o = ops._output_like(q, dv, out_dtype)
+    q, k = ops._readable(q), ops._readable(k)
+    b, hq, sq, d = q.shape
+    lse = q.new_empty(b, hq, sq, dtype=torch.float32)
+    ops._poison(o, lse)
+    a = rt.forward_args()
+    a.dtype, a.out_dtype = rt.DTYPE_E4M3, OUT_DTYPES[out_dtype]
+    a.q, a.k, a.v, a.o, a.lse = (t.data_ptr() for t in (q, k, vt, o, lse))
+    a.batch, a.heads_q, a.seq_q, a.head_dim = b, hq, sq, d
+    a.heads_kv, a.seq_k, a.head_dim_v = k.shape[1], k.shape[2], dv
+    a.q_stride[:], a.k_stride[:] = ops._strides4(q), ops._strides4(k)
+    a.v_stride[:], a.o_stride[:] = ops._strides4(vt), ops._strides4(o)
+    descales = [_aligned_descale(t) for t in (q_descale, k_descale, v_descale)]
+    a.q_descale, a.k_descale, a.v_descale = (t.data_ptr() for t in descales)
+    a.q_descale_stride[:] = descale_strides[0:2]
+    a.k_descale_stride[:] = descale_strides[2:4]
+    a.v_descale_stride[:] = descale_strides[4:6]
+    a.scale = scale
+    a.window_left, a.window_right = window_left, window_right
+    a.softcap = softcap
+    with torch.cuda.device(q.device):
+        rt.attention_forward(kernel, a,
+                             torch.cuda.current_stream(q.device).cuda_stream)
+    return o, lse
+
+
+@attention_fp8_fwd.register_fake
+def _(q, k, vt, q_descale, k_descale, v_descale, descale_strides, causal,
+      scale, window_left, window_right, softcap, out_dtype):
+    b, hq, sq, _ = q.shape
+    return (ops._output_like(q, vt.shape[2], out_dtype),
+            q.new_empty(b, hq, sq, dtype=torch.float32))
+
+
+def attention(q, k, v, descales, out_dtype, causal, scale, window_left,
+              window_right, softcap):
+    """O of the FP8 forward for checked arguments (check_args'
+    `descales`): Vt prepared, then the custom op."""
+    vt = prepare_vt(v)
+    strides = [s for _, st in descales for s in st]
+    o, _ = torch.ops.flashfuse.attention_fp8_fwd(
+        q, k, vt, *(t for t, _ in descales), strides, causal, scale,
+        window_left, window_right, softcap, out_dtype)
+    return o

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Checks and times the FP8 (e4m3) forwards of an artifact (gen_suite.py
+--fp8, flashfuse-compile --target=h100) on an H100/H200, launching them
+through the CUDA driver with check_and_bench.py's Artifact (which encodes
+the q, k and vt tensor maps itself, KERNEL_ABI.md "FP8 forwards").
+
+For every e4m3 kernel of the manifest:
+ (a) numerics: random bf16 Q, K, V quantised per head (flashfuse.quantize_fp8),
+     the kernel's O against a float64 reference of docs/FP8.md's spec from
+     the dequantised inputs (P quantised to e4m3 against the FINAL row
+     maximum, as the CPU lowerings do), by FlashAttention's rule
+     max|O - O_ref| <= 2 max|O_pt - O_ref| + 1e-3, O_pt the same spec in
+     bf16 torch ops; the LSE (natural log of the unquantised sum, m + log l)
+     within 1e-2. Outputs are poisoned with NaN first.
+ (b) error against the unquantised inputs: RMSE of O against the f32
+     attention of the original bf16 Q, K, V, beside the RMSE of the bf16
+     kernel of --baseline (or, without one, SDPA in bf16) on the same
+     inputs: the metric of FlashAttention-3's paper (FA3_PAPER_RMSE), on
+     standard-normal inputs and on the paper's inputs with outliers.
+ (c) throughput: TFLOP/s of the FP8 kernel (alone, and with the per-call Vt
+     copy flashfuse.attention makes), the bf16 sm90ws kernel of --baseline,
+     and SDPA's flash and cuDNN backends in bf16, B·S = 16k tokens, hidden
+     2048; each method warmed up 250 ms, medians over interleaved
+     repetitions.
+
+usage: check_fp8.py ARTIFACT [--baseline BF16_ARTIFACT] [--quick] [--no-bench | --bench-only]
+                    [--seqs 2048,8192,16384] [--reps 3] [--json FILE] [--out DIR]
+Exits non-zero if a numerics case fails.
+"""
+import argparse, json, math, os, pathlib, sys, time
+
+import torch
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "python"))
+from check_and_bench import (Artifact, interleaved_tflops, keep_mask,  # noqa: E402
+                             passes_rule, reference)
+from flashfuse.fp8 import E4M3_MAX, prepare_vt, quantize_fp8  # noqa: E402
+
+E4M3 = torch.float8_e4m3fn
+OUT = {"bf16": torch.bfloat16, "f16": torch.float16}
+# docs/FP8.md: P is scaled by 256 (a power of two: no rounding) before its
+# e4m3 rounding, so that small probabilities stay normal numbers.
+P_SCALE = 256.0
+# RMSE of O against an FP64 reference, FlashAttention-3 paper (Shah et al.
+# 2024), Table 3: inputs N(0, 1) + N(0, 100) * Bernoulli(0.001) (outliers),
+# as recalled here -- TODO(check against the paper before quoting):
+FA3_PAPER_RMSE = {"baseline fp16": 3.2e-4, "fa2 fp16": 1.9e-4,
+                  "fa3 fp16": 1.9e-4, "baseline fp8": 2.4e-2,
+                  "fa3 fp8": 9.1e-3,
+                  "fa3 fp8 without block quantization": 9.3e-3,
+                  "fa3 fp8 without incoherent processing": 2.4e-2}
+# Odd shapes (B, Hq, Hkv, Sq, Sk): single rows and keys, lengths around the
+# 128-row tiles, Sq != Sk, and GQA 32/8.
+ODD = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 127, 129),
+       (1, 4, 2, 129, 127), (1, 2, 1, 1, 1000), (1, 32, 8, 1000, 1000),
+       (2, 4, 2, 1000, 17)]
+HIDDEN, TOKENS = 2048, 16384
+
+
+def fp8_kernels(art):
+    return [k for k in art.kernels
+            if k["kind"] == "forward" and k["dtype"] == "e4m3"]
+
+
+def make_inputs(B, Hq, Hkv, Sq, Sk, d, outliers=False):
+    """bf16 Q, K, V: standard normal, or FlashAttention-3's inputs with
+    outliers, N(0, 1) + N(0, 100) * Bernoulli(0.001)."""
+    def one(*shape):
+        x = torch.randn(*shape, device="cuda")
+        if outliers:
+            x += 10.0 * torch.randn_like(x) * (torch.rand_like(x) < 1e-3)
+        return x.bfloat16()
+    return one(B, Hq, Sq, d), one(B, Hkv, Sk, d), one(B, Hkv, Sk, d)
+
+
+def quantised(q, k, v):
+    """Per-head e4m3 inputs: (q8, k8, v8, vt, (qd, kd, vd))."""
+    (q8, qd), (k8, kd), (v8, vd) = (quantize_fp8(t) for t in (q, k, v))
+    return q8, k8, v8, prepare_vt(v8), (qd, kd, vd)
+
+
+def launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),
+               softcap=0.0):
+    """One launch of an e4m3 kernel (KERNEL_ABI.md "FP8 forwards"): Vt and
+    contiguous per-head descales [B, H] (strides H, 1)."""
+    B, Hq, Sq, _ = q8.shape
+    Hkv, Sk = k8.shape[1], k8.shape[2]
+    bufs = {"q": q8, "k": k8, "vt": vt, "o": o, "lse": lse}
+    scal = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": Sk,
+            "scale": scale, "window_left": window[0], "window_right": window[1],
+            "softcap": softcap, "dropout_p": 0.0, "seed": 0}
+    for name, t, dims in (("q", q8, "bhs"), ("k", k8, "bhs"), ("vt", vt, "bhd"),
+                          ("o", o, "bhs")):
+        scal.update({f"{name}_stride_{c}": t.stride(i) for i, c in enumerate(dims)})
+    for name, t in zip(("q_descale", "k_descale", "v_descale"), descales):
+        bufs[name] = t
+        scal[f"{name}_stride_b"], scal[f"{name}_stride_h"] = t.stride()
+    bm = int(kern["block_m"])
+    art.launch_named(kern, ((Sq + bm - 1) // bm, Hq, B), bufs, scal)
+
+
+def fp8_spec(q8, k8, v8, descales, scale, causal, compute):
+    """docs/FP8.md's forward for one batch entry's heads, P quantised against
+    the final row maximum: (O f64/f32, LSE) with the products in `compute`
+    (float64 for O_ref, bfloat16 for O_pt: dequantised inputs rounded to
+    bf16, bf16 matmuls) and the softmax statistics in f64 / f32."""
+    stats = torch.float64 if compute == torch.float64 else torch.float32
+    qd, kd, vd = (t[:, :, None, None].to(stats) for t in descales)
+    G = q8.shape[1] // k8.shape[1]
+    q = (q8.to(stats) * qd).to(compute)
+    k = (k8.to(stats) * kd).repeat_interleave(G, dim=1).to(compute)
+    v = (v8.to(stats) * vd).repeat_interleave(G, dim=1).to(compute)
+    s = (q @ k.transpose(-1, -2)).to(stats) * scale
+    keep = keep_mask(q.shape[2], k.shape[2], causal, None, q.device)
+    s = s.masked_fill(~keep, float("-inf"))
+    m = s.amax(dim=-1, keepdim=True)
+    m_safe = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    p = torch.exp(s - m_safe)
+    l = p.sum(dim=-1, keepdim=True)
+    p8 = (P_SCALE * p).clamp(max=E4M3_MAX).to(E4M3)
+    o = (p8.to(compute) @ v).to(stats) / (P_SCALE * l)
+    o = torch.where(l > 0, o, torch.zeros_like(o))  # a row with no key: 0
+    return o, (m_safe + torch.log(l)).squeeze(-1)
+
+
+# Bytes of float64 scores the reference holds at once (a few copies of them
+# live during its softmax).
+REF_SCORE_BYTES = 1 << 31
+
+
+def reference_slices(B, Hq, Hkv, Sq, Sk, max_batches):
+    """(batch entry, query heads, kv heads) slices the reference runs on:
+    whole GQA groups, as many kv heads as keep the scores of one slice
+    within REF_SCORE_BYTES; the first `max_batches` entries where given."""
+    G = Hq // Hkv
+    per_kv = max(1, REF_SCORE_BYTES // (G * Sq * Sk * 8))
+    for b in range(B if max_batches is None else min(B, max_batches)):
+        for h in range(0, Hkv, per_kv):
+            e = min(Hkv, h + per_kv)
+            yield b, slice(h * G, e * G), slice(h, e)
+
+
+def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
+    """FlashAttention's rule for one kernel and shape; the reference runs
+    on slices of batch entries and heads (reference_slices), over the first
+    `max_batches` entries only where given (the kernel runs on all)."""
+    d, out = int(kern["head_dim"]), OUT[kern["out_dtype"]]
+    causal = kern["causal"]
+    q, k, v = make_inputs(B, Hq, Hkv, Sq, Sk, d)
+    q8, k8, v8, vt, descales = quantised(q, k, v)
+    o = torch.full((B, Hq, Sq, d), float("nan"), device="cuda", dtype=out)
+    lse = torch.full((B, Hq, Sq), float("nan"), device="cuda")
+    scale = 1.0 / math.sqrt(d)
+    launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale)
+    torch.cuda.synchronize()
+    err = err_pt = lse_err = 0.0
+    for b, hq, hkv in reference_slices(B, Hq, Hkv, Sq, Sk, max_batches):
+        bs = slice(b, b + 1)
+        one = (q8[bs, hq], k8[bs, hkv], v8[bs, hkv])
+        ds = (descales[0][bs, hq], descales[1][bs, hkv], descales[2][bs, hkv])
+        ref, ref_lse = fp8_spec(*one, ds, scale, causal, torch.float64)
+        pt, _ = fp8_spec(*one, ds, scale, causal, torch.bfloat16)
+        err = max(err, (o[bs, hq].double() - ref).abs().max().item())
+        err_pt = max(err_pt, (pt.double() - ref).abs().max().item())
+        rows = torch.isfinite(ref_lse)  # a row without keys has no LSE
+        if rows.any():
+            lse_err = max(lse_err, (lse[bs, hq].double() - ref_lse)[rows]
+                          .abs().max().item())
+    ok = passes_rule(err, err_pt, 1e-3) and lse_err < 1e-2
+    return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], err=err,
+                err_pt=err_pt, lse_err=lse_err, ok=ok)
+
+
+def f32_attention(q, k, v, causal):
+    """O (f32) of the unquantised inputs, one batch entry at a time."""
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    return torch.cat([reference(q[b:b + 1], k[b:b + 1], v[b:b + 1], scale,
+                                causal)[0] for b in range(q.shape[0])])
+
+
+def rmse(a, b):
+    return (a.float() - b.float()).pow(2).mean().sqrt().item()
+
+
+def error_vs_unquantised(art, kern, baseline, B, H, S, outliers):
+    """(b): RMSE of the FP8 kernel's O and of the bf16 kernel's (or SDPA's)
+    against the f32 attention of the bf16 inputs before quantisation."""
+    d, causal = int(kern["head_dim"]), kern["causal"]
+    q, k, v = make_inputs(B, H, H, S, S, d, outliers)
+    truth = f32_attention(q, k, v, causal)
+    q8, k8, _, vt, descales = quantised(q, k, v)
+    o = torch.empty(B, H, S, d, device="cuda", dtype=OUT[kern["out_dtype"]])
+    lse = torch.empty(B, H, S, device="cuda")
+    launch_fp8(art, kern, q8, k8, vt, o, lse, descales, 1.0 / math.sqrt(d))
+    res = {"fp8": rmse(o, truth)}
+    base = baseline and find_bf16(baseline, d, causal)
+    o16 = torch.empty(B, H, S, d, device="cuda", dtype=torch.bfloat16)
+    if base:
+        baseline.launch(base, q, k, v, o16, lse, 1.0 / math.sqrt(d))
+        res["bf16-kernel"] = base["name"]
+    else:  # equal lengths: top-left and bottom-right causal agree
+        o16 = F.scaled_dot_product_attention(q, k, v, is_causal=causal != "none")
+        res["bf16-kernel"] = "sdpa"
+    res["bf16"] = rmse(o16, truth)
+    return res
+
+
+def find_bf16(baseline, d, causal):
+    """The baseline's bf16 forward of the same head dim and mask (for S_q =
+    S_k, causal top_left computes what bottom_right does)."""
+    for c in (causal, "top_left" if causal == "bottom_right" else causal):
+        k = baseline.find("bf16", d, c)
+        if k:
+            return k
+    return None
+
+
+def bench(art, kern, baseline, S, reps):
+    """(c) for one kernel and sequence length."""
+    from torch.nn.attention import sdpa_kernel, SDPBackend
+    d, causal = int(kern["head_dim"]), kern["causal"] != "none"
+    H, B = HIDDEN // d, TOKENS // S
+    scale = 1.0 / math.sqrt(d)
+    # Three input sets in rotation, so that repeated runs do not hit L2 only.
+    sets = []
+    for _ in range(3):
+        q, k, v = make_inputs(B, H, H, S, S, d)
+        sets.append(((q, k, v), quantised(q, k, v)))
+    o8 = torch.empty(B, H, S, d, device="cuda", dtype=OUT[kern["out_dtype"]])
+    o16 = torch.empty(B, H, S, d, device="cuda", dtype=torch.bfloat16)
+    lse = torch.empty(B, H, S, device="cuda")
+    it = [0]
+
+    def nxt():
+        it[0] += 1
+        return sets[it[0] % 3]
+
+    def fp8():
+        _, (q8, k8, _, vt, ds) = nxt()
+        launch_fp8(art, kern, q8, k8, vt, o8, lse, ds, scale)
+
+    def fp8_with_vt():  # what flashfuse.attention does per call
+        _, (q8, k8, v8, _, ds) = nxt()
+        launch_fp8(art, kern, q8, k8, prepare_vt(v8), o8, lse, ds, scale)
+
+    def sdpa(backend):
+        def run():
+            (q, k, v), _ = nxt()
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return run
+
+    methods = [("fp8", fp8), ("fp8+vt", fp8_with_vt)]
+    res = {"kernel": kern["name"], "d": d, "S": S, "B": B, "H": H,
+           "causal": kern["causal"], "out": kern["out_dtype"]}
+    base = baseline and find_bf16(baseline, d, kern["causal"])
+    if base:
+        def bf16():
+            (q, k, v), _ = nxt()
+            baseline.launch(base, q, k, v, o16, lse, scale)
+        methods.append(("bf16", bf16))
+        res["bf16-kernel"] = base["name"]
+    methods += [("sdpa-flash", sdpa(SDPBackend.FLASH_ATTENTION)),
+                ("sdpa-cudnn", sdpa(SDPBackend.CUDNN_ATTENTION))]
+    flops = 4 * B * H * S * S * d / (2 if causal else 1)
+    res.update(interleaved_tflops(methods, flops, reps, res))
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("artifact")
+    ap.add_argument("--baseline", default=None,
+                    help="a bf16 sm90ws artifact (gen_suite.py --sm90ws): its "
+                         "kernels are the bf16 side of (b) and (c)")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--json", default=None, help="write every result here")
+    ap.add_argument("--quick", action="store_true",
+                    help="the odd shapes only, no (b) (for compute-sanitizer)")
+    ap.add_argument("--no-bench", action="store_true")
+    ap.add_argument("--bench-only", action="store_true",
+                    help="(c) only: no numerics or RMSE")
+    ap.add_argument("--seqs", default="2048,8192,16384")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    torch.manual_seed(int(time.time()))
+    art = Artifact(args.artifact)
+    baseline = Artifact(args.baseline) if args.baseline else None
+    kernels = fp8_kernels(art)
+    if not kernels:
+        print(f"{args.artifact}: no e4m3 forward kernels", file=sys.stderr)
+        return 2
+    print(f"device: {torch.cuda.get_device_name()}  e4m3 kernels: {len(kernels)}",
+          flush=True)
+    seqs = [int(s) for s in args.seqs.split(",")]
+    results = {"numerics": [], "rmse": [], "bench": []}
+    failures = 0
+    for kern in kernels if not args.bench_only else []:
+        d = int(kern["head_dim"])
+        shapes = list(ODD)
+        if not args.quick:
+            # B·S = 16k tokens, hidden 2048; the reference checks one batch
+            # entry (float64 scores of S x S per head).
+            shapes += [(TOKENS // S, HIDDEN // d, HIDDEN // d, S, S) for S in seqs]
+        for shp in shapes:
+            r = check_case(art, kern, *shp, max_batches=None if shp in ODD else 1)
+            results["numerics"].append(r)
+            failures += not r["ok"]
+            print(("ok  " if r["ok"] else "FAIL") + f" {kern['name']} {shp}: err "
+                  f"{r['err']:.2e} (pt {r['err_pt']:.2e}) lse {r['lse_err']:.1e}",
+                  flush=True)
+    n = len(results["numerics"])
+    if n:
+        print(f"numerics: {n - failures}/{n} cases pass FlashAttention's rule",
+              flush=True)
+    if not args.quick and not args.bench_only:
+        print("RMSE vs f32 attention of the unquantised inputs (B=4, H=16, S=2048); "
+              "FA3 paper:", json.dumps(FA3_PAPER_RMSE), flush=True)
+        for kern in kernels:
+            for outliers in (False, True):
+                r = error_vs_unquantised(art, kern, baseline, 4, 16, 2048, outliers)
+                r.update(kernel=kern["name"], inputs="outliers" if outliers else "normal")
+                results["rmse"].append(r)
+                print(f"  {kern['name']:40} {r['inputs']:8} fp8 {r['fp8']:.2e}  "
+                      f"bf16 ({r['bf16-kernel']}) {r['bf16']:.2e}", flush=True)
+    if not args.no_bench:
+        print("TFLOP/s", flush=True)
+        for kern in kernels:
+            for S in seqs:
+                r = bench(art, kern, baseline, S, args.reps)
+                results["bench"].append(r)
+                cols = "  ".join(f"{m} {r.get(m) or 0:6.1f}" for m in
+                                 ("fp8", "fp8+vt", "bf16", "sdpa-flash", "sdpa-cudnn")
+                                 if m in r)
+                print(f"  {kern['name']:40} S={S:5}  {cols}", flush=True)
+    path = args.json or os.path.join(args.out, "fp8.json")
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
