@@ -35,3 +35,30 @@ func.func @grad(%x: tensor<1x4x256x128xf16>, %lse: tensor<1x4x256xf32>) -> (tens
       -> tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
   return %dq, %dk, %dv : tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>, tensor<1x4x256x128xf16>
 }
+
+// -----
+
+// FP8: rows of whole 128-byte swizzle atoms (D = 64 is 64 bytes) and Vᵀ
+// tiles of one atom (block_n = 128).
+func.func @fp8_d64(%q: tensor<1x1x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x64xbf16> {
+  // expected-error @+1 {{the FP8 forward needs D = Dv in {128, 256} (rows of whole 128-byte swizzle atoms) and block_n = 128; got D = 64, block_n = 128}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x64xf8E4M3FN>, tensor<1x1x128x64xf8E4M3FN>, tensor<1x1x128x64xf8E4M3FN> -> tensor<1x1x128x64xbf16>
+  return %o : tensor<1x1x128x64xbf16>
+}
+
+// -----
+
+func.func @fp8_block_n(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
+  // expected-error @+1 {{got D = 128, block_n = 64}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90ws, block_m = 128, block_n = 64, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
+  return %o : tensor<1x1x128x128xbf16>
+}
+
+// -----
+
+// FP8 has no kernel in the 16-bit recipes.
+func.func @fp8_sm90(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
+  // expected-error @+1 {{the sm90 recipe needs f16 or bf16 operands, got 'f8E4M3FN' (FP8 forwards take the sm90ws recipe)}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
+  return %o : tensor<1x1x128x128xbf16>
+}

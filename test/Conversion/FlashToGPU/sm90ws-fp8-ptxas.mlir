@@ -1,0 +1,37 @@
+// REQUIRES: ptxas
+// The FP8 forwards assemble without spilling (flashfuse-compile fails on a
+// spill) and with the register reallocation in effect (no ptxas warning):
+// D = 128 and 256, O in bf16 and f16, causal and not.
+//
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
+//
+// CHECK-NOT: ptxas warning
+// CHECK-COUNT-4: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
+//
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3
+// MANIFEST: dtype e4m3
+// MANIFEST: threads 384
+// MANIFEST: smem 115712
+// MANIFEST: out_dtype bf16
+// MANIFEST: params memref:q memref:k memref:vt {{.*}} tensormap:q_map tensormap:k_map tensormap:vt_map
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d256_m128n128w8s2_causalbr
+// MANIFEST: smem 164864
+// MANIFEST: out_dtype f16
+
+func.func @bf16_d128(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<2x8xf32>) -> tensor<2x8x1000x128xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN> -> tensor<2x8x1000x128xbf16>
+  return %o : tensor<2x8x1000x128xbf16>
+}
+func.func @f16_d128_causal(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x128xf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<top_left>} : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN> -> tensor<2x8x1000x128xf16>
+  return %o : tensor<2x8x1000x128xf16>
+}
+func.func @bf16_d256(%q: tensor<2x8x1000x256xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x256xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) : tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN> -> tensor<2x8x1000x256xbf16>
+  return %o : tensor<2x8x1000x256xbf16>
+}
+func.func @f16_d256_causal(%q: tensor<2x8x1000x256xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x256xf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>} : tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN> -> tensor<2x8x1000x256xf16>
+  return %o : tensor<2x8x1000x256xf16>
+}
