@@ -99,14 +99,16 @@ def test_gen_suite_fp8(opt_tool, tmp_path):
     subprocess.run([sys.executable, str(GEN_SUITE), "--fp8", "-o", str(out)],
                    check=True)
     text = out.read_text()
-    # D 128/256 x causal none/bottom_right x O bf16/f16, each with descales.
-    assert text.count("flash.attention ") == 8
-    assert text.count("descale(%qd, %kd, %vd") == 8
+    # D 128/256 x causal none/top_left/bottom_right x O bf16/f16, each with
+    # descales.
+    assert text.count("flash.attention ") == 12
+    assert text.count("descale(%qd, %kd, %vd") == 12
     assert text.count("#flash.causal<bottom_right>") == 4
+    assert text.count("#flash.causal<top_left>") == 4
     assert "@e4m3_d256_bottom_right_of16(" in text
-    # D = 256 with an f16 O: two functions, each naming O and LSE in its
+    # D = 256 with an f16 O: three functions, each naming O and LSE in its
     # signature, its op and its return.
-    assert text.count("x256xf16>, tensor<1x1x128xf32>") == 2 * 3
+    assert text.count("x256xf16>, tensor<1x1x128xf32>") == 3 * 3
     proc = subprocess.run([str(opt_tool), str(out)], capture_output=True,
                           text=True)
     assert proc.returncode == 0, proc.stderr

@@ -34,7 +34,7 @@ export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 HARNESS="$ROOT/scripts/kernels/check_fp8.py"
 rc=0
 mkdir -p "$OUT/numerics" "$OUT/memcheck" "$OUT/bench"
-timeout 540 "$PYTHON" "$HARNESS" "$ARTIFACT" --baseline "$BASELINE" --no-bench \
+FLASHFUSE_KERNEL_DIR="$ARTIFACT" timeout 540 "$PYTHON" "$HARNESS" "$ARTIFACT" --baseline "$BASELINE" --no-bench --api \
   --seqs "$SEQS" --json "$OUT/numerics/fp8.json" 2>&1 | tee "$OUT/numerics.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 (cd "$ROOT/python" && FLASHFUSE_KERNEL_DIR="$ARTIFACT" timeout 300 "$PYTHON" -m pytest -q -rs \

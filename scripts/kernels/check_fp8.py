@@ -58,6 +58,7 @@ ODD = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 127, 129),
        (1, 4, 2, 129, 127), (1, 2, 1, 1, 1000), (1, 32, 8, 1000, 1000),
        (2, 4, 2, 1000, 17)]
 HIDDEN, TOKENS = 2048, 16384
+API = False  # --api
 
 
 def fp8_kernels(art):
@@ -170,8 +171,21 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
             lse_err = max(lse_err, (lse[bs, hq].double() - ref_lse)[rows]
                           .abs().max().item())
     ok = passes_rule(err, err_pt, 1e-3) and lse_err < 1e-2
-    return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], err=err,
-                err_pt=err_pt, lse_err=lse_err, ok=ok)
+    result = dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], err=err,
+                  err_pt=err_pt, lse_err=lse_err, ok=ok)
+    if API and Sq == Sk:
+        # The package's path (flashfuse.attention: its own Vt copy, descale
+        # strides and kernel lookup in FLASHFUSE_KERNEL_DIR) must give this
+        # kernel's output bit for bit. Sq == Sk: both causal alignments agree.
+        import flashfuse
+        o_api = flashfuse.attention(
+            q8, k8, v8, is_causal=causal != "none", scale=scale,
+            enable_gqa=Hq != Hkv, q_descale=descales[0],
+            k_descale=descales[1], v_descale=descales[2], out_dtype=out)
+        torch.cuda.synchronize()
+        result["api_equal"] = bool(torch.equal(o_api, o))
+        result["ok"] = ok and result["api_equal"]
+    return result
 
 
 def f32_attention(q, k, v, causal):
@@ -286,7 +300,13 @@ def main():
                     help="(c) only: no numerics or RMSE")
     ap.add_argument("--seqs", default="2048,8192,16384")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--api", action="store_true",
+                    help="also run flashfuse.attention on every Sq == Sk case "
+                         "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
+                         "to equal the direct launch's bit for bit")
     args = ap.parse_args()
+    global API
+    API = args.api
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
     baseline = Artifact(args.baseline) if args.baseline else None
@@ -310,9 +330,11 @@ def main():
             r = check_case(art, kern, *shp, max_batches=None if shp in ODD else 1)
             results["numerics"].append(r)
             failures += not r["ok"]
+            api = ("" if "api_equal" not in r else
+                   "  api equal" if r["api_equal"] else "  API DIFFERS")
             print(("ok  " if r["ok"] else "FAIL") + f" {kern['name']} {shp}: err "
-                  f"{r['err']:.2e} (pt {r['err_pt']:.2e}) lse {r['lse_err']:.1e}",
-                  flush=True)
+                  f"{r['err']:.2e} (pt {r['err_pt']:.2e}) lse {r['lse_err']:.1e}"
+                  + api, flush=True)
     n = len(results["numerics"])
     if n:
         print(f"numerics: {n - failures}/{n} cases pass FlashAttention's rule",

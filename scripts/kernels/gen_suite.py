@@ -57,8 +57,9 @@ def sm90ws_suite():
 def fp8_suite():
     """FP8 forwards (docs/FP8.md; KERNEL_ABI.md "FP8 forwards"): f8E4M3FN Q,
     K, V with per-head descales ([B, H], which the kernels also read per
-    tensor, through strides), D = Dv = 128 and 256, causal none and
-    bottom_right, O bf16 and f16: 8 variants, which flash-select-config
+    tensor, through strides), D = Dv = 128 and 256, causal none, top_left
+    (flashfuse.attention's is_causal, as SDPA's) and bottom_right
+    (flash-attn's), O bf16 and f16: 12 variants, which flash-select-config
     gives the sm90ws recipe on an h100 target:
       gen_suite.py --fp8 -o build/kernels/suite-fp8.mlir
       flashfuse-compile build/kernels/suite-fp8.mlir --target=h100 \
@@ -67,7 +68,7 @@ def fp8_suite():
     return [KernelVariant(f"e4m3_d{d}_{causal or 'full'}_o{out}", "e4m3", d,
                           causal=causal, out_dtype=out)
             for d in (128, 256)
-            for causal in (None, "bottom_right")
+            for causal in (None, "top_left", "bottom_right")
             for out in ("bf16", "f16")]
 
 
