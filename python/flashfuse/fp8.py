@@ -13,6 +13,7 @@ import torch
 from . import _kernels
 from . import _runtime as rt
 from . import ops
+from ._transpose import transpose_padded
 
 E4M3 = getattr(torch, "float8_e4m3fn", None)
 E5M2 = getattr(torch, "float8_e5m2", None)
@@ -76,13 +77,9 @@ def prepare_vt(v):
     rounded up to a multiple of 16 and the padding zeros. One copy: the
     kernel's second product reads its B operand K-major (keys contiguous),
     so V is transposed once here rather than in every block."""
-    b, h, sk, dv = v.shape
-    sk_pad = -(-sk // VT_KEY_ALIGN) * VT_KEY_ALIGN
-    # Through uint8 views: transposing copies and zero fills of float8 are
-    # bytes, and byte kernels exist on every torch that has float8.
-    vt = torch.zeros(b, h, dv, sk_pad, dtype=torch.uint8, device=v.device)
-    vt[..., :sk].copy_(v.view(torch.uint8).transpose(-1, -2))
-    return vt.view(v.dtype)
+    # Through uint8 views: float8 elements are bytes, and byte kernels
+    # exist on every torch that has float8.
+    return transpose_padded(v.view(torch.uint8), VT_KEY_ALIGN).view(v.dtype)
 
 
 def _descale(name, t, batch, heads, group=1):
