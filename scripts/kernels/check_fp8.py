@@ -300,6 +300,10 @@ def main():
                     help="(c) only: no numerics or RMSE")
     ap.add_argument("--seqs", default="2048,8192,16384")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--profile", type=int, default=0, metavar="S",
+                    help="for a profiler: launch the first non-causal D = 128 "
+                         "kernel 5 times at sequence length S (16k tokens, "
+                         "hidden 2048), nothing else")
     ap.add_argument("--api", action="store_true",
                     help="also run flashfuse.attention on every Sq == Sk case "
                          "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
@@ -316,6 +320,19 @@ def main():
         return 2
     print(f"device: {torch.cuda.get_device_name()}  e4m3 kernels: {len(kernels)}",
           flush=True)
+    if args.profile:
+        kern = next(k for k in kernels
+                    if int(k["head_dim"]) == 128 and k["causal"] == "none")
+        S, H = args.profile, HIDDEN // 128
+        q, k, v = make_inputs(TOKENS // S, H, H, S, S, 128)
+        q8, k8, _, vt, ds = quantised(q, k, v)
+        o = torch.empty(q.shape, device="cuda", dtype=OUT[kern["out_dtype"]])
+        lse = torch.empty(q.shape[:3], device="cuda")
+        for _ in range(5):
+            launch_fp8(art, kern, q8, k8, vt, o, lse, ds, 1 / math.sqrt(128))
+        torch.cuda.synchronize()
+        print(f"profiled {kern['name']} at S = {S}")
+        return 0
     seqs = [int(s) for s in args.seqs.split(",")]
     results = {"numerics": [], "rmse": [], "bench": []}
     failures = 0

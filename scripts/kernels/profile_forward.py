@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""One forward shape for a profiler: our kernel, then SDPA's FlashAttention-2.
+"""One forward shape for a profiler: our kernel, then one of SDPA's backends
+(FlashAttention-2 by default, cuDNN with --backend cudnn).
 
 Launches each `--reps` times after a warm-up on the ANCHORS.md shape of
 (D, S) (hidden 2048, 16k tokens), so that Nsight Compute can pick one launch
@@ -28,6 +29,8 @@ def add_shape_arguments(ap):
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--dtype", choices=("bf16", "f16"), default="bf16")
     ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--backend", choices=("flash", "cudnn"), default="flash",
+                    help="the SDPA backend run beside ours")
 
 
 class Problem:
@@ -53,9 +56,11 @@ class Problem:
         self.art.launch(self.kern, self.q, self.k, self.v, self.o, self.lse,
                         1.0 / math.sqrt(self.args.d))
 
-    def sdpa_flash(self):
+    def sdpa(self):
         from torch.nn.attention import sdpa_kernel, SDPBackend
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        backend = {"flash": SDPBackend.FLASH_ATTENTION,
+                   "cudnn": SDPBackend.CUDNN_ATTENTION}[self.args.backend]
+        with sdpa_kernel(backend):
             F.scaled_dot_product_attention(self.q, self.k, self.v, is_causal=self.args.causal)
 
 
@@ -66,11 +71,12 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     p = Problem(args)
-    for fn in (p.ours, p.sdpa_flash):
+    for fn in (p.ours, p.sdpa):
         for _ in range(2 + args.reps):
             fn()
         torch.cuda.synchronize()
-    print(f"profiled {p.kern['name']} and SDPA-flash: B={p.B} H={p.H} S={args.seq} D={args.d}")
+    print(f"profiled {p.kern['name']} and SDPA-{args.backend}: B={p.B} H={p.H} "
+          f"S={args.seq} D={args.d}")
 
 
 if __name__ == "__main__":

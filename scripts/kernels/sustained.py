@@ -36,13 +36,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     p = Problem(args)
-    ours, fa2, flops = p.ours, p.sdpa_flash, p.flops
+    ours, fa2, flops = p.ours, p.sdpa, p.flops
     for fn in (ours, fa2):  # warm-up
         for _ in range(5):
             fn()
     torch.cuda.synchronize()
     for r in range(args.rounds):
-        for name, fn in (("ours", ours), ("sdpa-flash", fa2)):
+        for name, fn in (("ours", ours), (f"sdpa-{args.backend}", fa2)):
             # Enough calls for --seconds at the isolated speed.
             t0 = time.time(); fn(); torch.cuda.synchronize()
             calls = max(10, int(args.seconds / max(time.time() - t0, 1e-4)))
