@@ -55,9 +55,10 @@ static cl::opt<bool> deterministic(
     cl::desc("Backward kernels without float atomics (bit-identical runs)"));
 static cl::opt<std::string> recipeName(
     "recipe",
-    cl::desc("Forward recipe for ops without a config: auto (sm90 on sm_90 "
-             "where it applies), sm80, sm90 or sm90ws (forward ops; "
-             "backward ops as auto)"),
+    cl::desc("Recipe for ops without a config: auto (sm90 on sm_90 where "
+             "it applies, else sm80), auto-tma (sm90ws for the forwards it "
+             "serves on sm_90, else as auto), sm80, sm90 or sm90ws (forward "
+             "ops; backward ops as auto)"),
     cl::init("auto"));
 static cl::opt<bool> dumpKernels("dump-kernel-ir",
                                  cl::desc("Print the generated gpu.module"));

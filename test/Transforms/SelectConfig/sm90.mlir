@@ -14,7 +14,7 @@
 // A100-LABEL: func.func @d128
 // A100: config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 // FORCED: error: no kernel config for target 'a100': the sm90 recipe cannot serve this op: wgmma needs sm_90, target is sm_80
-// UNKNOWN: error: unknown recipe 'sm7'; expected auto, sm80, sm90 or sm90ws
+// UNKNOWN: error: unknown recipe 'sm7'; expected auto, auto-tma, sm80, sm90 or sm90ws
 func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
   %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
       : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>

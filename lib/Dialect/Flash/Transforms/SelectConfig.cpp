@@ -712,10 +712,10 @@ struct FlashSelectConfig
         failedAny = true;
         return;
       }
-      if (recipe != "auto" && recipe != "sm80" && recipe != "sm90" &&
-          recipe != "sm90ws") {
+      if (recipe != "auto" && recipe != "auto-tma" && recipe != "sm80" &&
+          recipe != "sm90" && recipe != "sm90ws") {
         op->emitError() << "unknown recipe '" << recipe
-                        << "'; expected auto, sm80, sm90 or sm90ws";
+                        << "'; expected auto, auto-tma, sm80, sm90 or sm90ws";
         failedAny = true;
         return;
       }
@@ -751,6 +751,15 @@ struct FlashSelectConfig
           failedAny = true;
           return;
         }
+        op->setAttr("config", sm90WsConfig(iface));
+        return;
+      }
+      // auto-tma: the forwards the sm90ws recipe serves take it. Not auto's
+      // default: its tensor maps need the runtime, and it is 1.05-1.30x the
+      // sm90 forward from 1-2k keys but 0.58-0.87x at 256-512 (docs/PERF.md
+      // runs 96, 103), while a kernel serves every length.
+      if (recipe == "auto-tma" && !isGrad &&
+          sm90WsRefusal(iface, *desc).empty()) {
         op->setAttr("config", sm90WsConfig(iface));
         return;
       }

@@ -100,10 +100,12 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
            "empty reads the module's flash.target attribute">,
     Option<"recipe", "recipe", "std::string", /*default=*/"\"auto\"",
            "Forward recipe: auto (sm90 where the target and the variant "
-           "allow it, else sm80), sm80, sm90 (an error where it cannot "
-           "serve an op) or sm90ws (forward ops: the TMA/warp-specialised "
-           "Hopper forward, an error where it cannot serve one; backward "
-           "ops as auto)">
+           "allow it, else sm80), auto-tma (auto, except that the forwards "
+           "the sm90ws recipe serves take it: for kernels the runtime "
+           "launches; faster from 1-2k keys, slower below), sm80, sm90 (an error "
+           "where it cannot serve an op) or sm90ws (forward ops: the "
+           "TMA/warp-specialised Hopper forward, an error where it cannot "
+           "serve one; backward ops as auto)">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect"];
 }

@@ -1,0 +1,51 @@
+// recipe=auto-tma (flashfuse-compile's default): the forwards the sm90ws
+// recipe serves take it on sm_90; every other op gets what auto gives it
+// (a bias and D = 96 fall back to sm90 and sm80, a backward op to sm90),
+// without an error; on sm_80 everything is auto's.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=auto-tma" | FileCheck %s --check-prefix=A100
+
+// CHECK-LABEL: func.func @d128
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// A100-LABEL: func.func @d128
+// A100: config = #flash.config<sm80,
+func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bias
+// CHECK: config = #flash.config<sm90,
+func.func @bias(%x: tensor<1x4x256x128xbf16>, %bias: tensor<1x4x256x256xf32>) -> tensor<1x4x256x128xbf16> {
+  %o = flash.attention %x, %x, %x bias(%bias : tensor<1x4x256x256xf32>)
+      : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+      -> tensor<1x4x256x128xbf16>
+  return %o : tensor<1x4x256x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d96
+// CHECK: config = #flash.config<sm80,
+func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>
+      -> tensor<1x4x256x96xbf16>
+  return %o : tensor<1x4x256x96xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grad
+// CHECK: config = #flash.config<sm90,
+func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
+      : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+}
+
