@@ -23,6 +23,7 @@ _manifests = {}  # artifact dir -> Manifest, or the ManifestError it raised
 _params = {}     # (artifact dir, kernel index) -> frozenset of param names
 _contexts = {}   # device index -> Context
 _kernels = {}    # (device index, artifact dir, variant key) -> kernel handle
+_sm90ws_dirs = {}  # variant key -> artifact dir of its sm90ws kernel, or None
 
 
 def artifact_dirs():
@@ -169,6 +170,43 @@ def kernel(device_index, variant, directory=None, capability=None):
     with _lock:
         _kernels[key] = k
     return k
+
+
+# The key length from which the sm90ws forward (TMA loads, a producer and
+# two consumer warpgroups, one CTA per SM) is taken over the sm90 forward of
+# the same variant: below it the per-tile prologue of its one CTA per SM,
+# with no second CTA beside it, costs more than it saves. H200, bf16,
+# docs/PERF.md runs 103 and 105: through the package 1.12-1.31x from 2k
+# keys, 0.58-0.87x at 256-512, mixed at 1k.
+SM90WS_MIN_KEYS = 2048
+
+
+def _sm90ws_dir(variant):
+    """The artifact directory holding an sm90ws kernel of `variant`, or
+    None; searched once per variant (a search reads every manifest)."""
+    key = variant.key()
+    if key not in _sm90ws_dirs:
+        found = None
+        for directory, index in locate_all(variant):
+            with _lock:
+                name = _manifest(directory).kernels()[index].name
+            if b"_sm90ws_" in name:
+                found = directory
+                break
+        _sm90ws_dirs[key] = found
+    return _sm90ws_dirs[key]
+
+
+def forward_kernel(device_index, variant, capability, seq_k):
+    """The forward kernel of `variant` for `seq_k` keys: an artifact's sm90ws
+    kernel of the variant from SM90WS_MIN_KEYS keys on, otherwise the first
+    one found (kernel(): the library's <target> directory sorts before
+    <target>-ws)."""
+    if seq_k >= SM90WS_MIN_KEYS:
+        directory = _sm90ws_dir(variant)
+        if directory is not None:
+            return kernel(device_index, variant, directory)
+    return kernel(device_index, variant, capability=capability)
 
 
 def has_kernel(variant, directory=None):

@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 import flashfuse.ops  # noqa: E402,F401  (registers torch.ops.flashfuse.*)
+from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -108,6 +109,37 @@ def test_forward_matches_reference(dtype, head_dim, causal, heads, seqlens):
     low = reference(q, k, v, causal, scale, upcast=False)
     assert out.shape == (batch, hq, sq, head_dim) and out.dtype == dtype
     assert_close(out, ref, low, 2, "O")
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128, 256])
+def test_long_keys_take_the_sm90ws_forward(head_dim, causal):
+    # From SM90WS_MIN_KEYS keys on, the library's sm90ws kernel of the
+    # variant (build/kernels/<target>-ws) is the one launched, and it meets
+    # the rule like the sm90 one below that length (BSHD views, GQA).
+    from flashfuse import _kernels
+    sk = _kernels.SM90WS_MIN_KEYS + 77
+    b, hq, hkv = 1, 4, 2
+    q = torch.randn(b, sk, hq, head_dim, device="cuda",
+                    dtype=torch.bfloat16).transpose(1, 2)
+    k, v = (torch.randn(b, sk, hkv, head_dim, device="cuda",
+                        dtype=torch.bfloat16).transpose(1, 2) for _ in range(2))
+    out = run_or_skip(lambda: flashfuse.attention(q, k, v, is_causal=causal,
+                                                  enable_gqa=True))
+    variant = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_BF16, head_dim,
+                                    head_dim, int(causal))
+    ws = _kernels._sm90ws_dir(variant)
+    if ws is None:
+        pytest.skip("no sm90ws kernel of the variant in the library")
+    device = q.device.index
+    assert (_kernels.forward_kernel(device, variant, None, sk)
+            is _kernels.kernel(device, variant, ws))
+    assert (_kernels.forward_kernel(device, variant, None, 1000)
+            is not _kernels.kernel(device, variant, ws))
+    scale = 1 / math.sqrt(head_dim)
+    ref = reference(q, k, v, causal, scale, upcast=True)
+    low = reference(q, k, v, causal, scale, upcast=False)
+    assert_close(out, ref, low, 2, "O (sm90ws)")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
