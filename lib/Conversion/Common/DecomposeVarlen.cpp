@@ -197,10 +197,14 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       // The verifier refuses FP8 with varlen: no descales to carry.
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+      // The verifier refuses block-sparse lists with varlen.
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
-      op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr());
+      op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr(),
+      /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), seg);
   rewriter.replaceOp(op, dense->getResults());
@@ -219,11 +223,15 @@ void mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
       op.getGradValue().getType(), /*grad_bias=*/Type(), op.getGradOutput(),
       op.getQuery(), op.getKey(), op.getValue(), op.getOutput(), op.getLse(),
       /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
-      /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getScaleAttr(),
+      /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
+      op.getScaleAttr(),
       /*causal=*/CausalAlignmentAttr(), /*window_left=*/IntegerAttr(),
       /*window_right=*/IntegerAttr(), op.getSoftcapAttr(),
       /*dropout_p=*/FloatAttr(), op.getQPermAttr(), op.getKPermAttr(),
-      op.getVPermAttr(), /*config=*/KernelConfigAttr());
+      op.getVPermAttr(), /*config=*/KernelConfigAttr(),
+      /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), seg);
   rewriter.replaceOp(op, dense->getResults());
