@@ -19,6 +19,7 @@
 #include "flashfuse/Conversion/Common/DecomposeBlockSparse.h"
 
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Common/ScorePipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -206,13 +207,6 @@ void BlockSparseMask::buildMaskMod(Region &region, Value cls) {
   }
   Value keep = arith::OrIOp::create(b, loc, full, partial);
   YieldOp::create(b, loc, keep);
-}
-
-/// Dialect-prefixed attributes (provenance, tool markers) stay with the
-/// computation.
-static void copyDiscardableAttrs(Operation *from, Operation *to) {
-  for (NamedAttribute a : from->getDiscardableAttrs())
-    to->setAttr(a.getName(), a.getValue());
 }
 
 AttentionOp mlir::flash::decomposeBlockSparseAttention(RewriterBase &rewriter,

@@ -26,6 +26,7 @@
 
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -172,13 +173,6 @@ void VarlenMask::buildMaskMod(Region &region, Value seg) {
     }
   }
   YieldOp::create(b, loc, keep);
-}
-
-/// Dialect-prefixed attributes (provenance, tool markers) stay with the
-/// computation.
-static void copyDiscardableAttrs(Operation *from, Operation *to) {
-  for (NamedAttribute a : from->getDiscardableAttrs())
-    to->setAttr(a.getName(), a.getValue());
 }
 
 void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
