@@ -106,6 +106,9 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
       os << "  out_f32 " << f32.getInt() << "\n";
     if (auto varlen = dyn_cast_or_null<IntegerAttr>(k.manifest.get("varlen")))
       os << "  varlen " << varlen.getInt() << "\n";
+    for (const char *key : {"block_sparse", "sparse_block_q", "sparse_block_k"})
+      if (auto v = dyn_cast_or_null<IntegerAttr>(k.manifest.get(key)))
+        os << "  " << key << " " << v.getInt() << "\n";
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)
