@@ -107,7 +107,7 @@ class _Attention(torch.autograd.Function):
 
 def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
               enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
-              deterministic=False):
+              deterministic=False, block_mask=None, block_size=128):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -126,7 +126,24 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     `deterministic=True`, or under torch.use_deterministic_algorithms(True),
     it uses deterministic artifacts (flashfuse-compile --deterministic: no
     float atomics, bit-identical gradients) and fails if there are none.
+
+    `block_mask` (a torch FlexAttention BlockMask, or its tensors
+    (kv_num_blocks, kv_indices[, full_kv_num_blocks, full_kv_indices])
+    with `block_size`) restricts each query block to the key blocks it
+    lists: flashfuse.block_sparse_attention, forward only, with is_causal
+    and scale (no attn_mask, window, softcap or dropout).
     """
+    if block_mask is not None:
+        if (attn_mask is not None or window is not None or softcap
+                or dropout_p):
+            raise ValueError("flashfuse.attention: block_mask goes with "
+                             "is_causal and scale only (no attn_mask, window, "
+                             "softcap or dropout_p)")
+        from .block_sparse import block_sparse_attention
+        return block_sparse_attention(query, key, value, block_mask,
+                                      block_size=block_size,
+                                      is_causal=is_causal, scale=scale,
+                                      enable_gqa=enable_gqa)
     _check_inputs(query, key, value, enable_gqa)
     if is_causal not in _CAUSAL:
         raise ValueError(f"is_causal must be a bool, 'top_left' or "

@@ -39,7 +39,10 @@ class KernelVariant:
     with_forward forward always do. `varlen` makes it the forward of a
     packed batch of variable-length sequences (flash.attention with
     `varlen(...)` operands, docs/KERNEL_ABI.md "Varlen"), or with
-    emit_backward the flash.attention_grad of one."""
+    emit_backward the flash.attention_grad of one. `block_sparse` 1 makes
+    it a forward walking block-sparse key-block lists (flash.attention's
+    `block_sparse(...)`, docs/KERNEL_ABI.md "Block-sparse"), 2 with full
+    lists too, over blocks of `sparse_blocks` (BQ, BK)."""
 
     name: str
     dtype: str
@@ -55,6 +58,8 @@ class KernelVariant:
     with_forward: bool = False
     out_dtype: Optional[str] = None  # None: dtype; "f32"
     varlen: bool = False
+    block_sparse: int = 0  # 0 dense, 1 partial lists, 2 partial + full
+    sparse_blocks: Tuple[int, int] = (128, 128)
 
     def __post_init__(self):
         # Rejected here rather than by the MLIR parser, whose message would
@@ -100,6 +105,16 @@ class KernelVariant:
             # The op's verifier refuses them (their indices would be packed).
             raise ValueError("a varlen variant takes no bias, mask or "
                              "dropout")
+        if self.block_sparse not in (0, 1, 2):
+            raise ValueError("variant block_sparse must be 0, 1 or 2, got "
+                             f"{self.block_sparse!r}")
+        if self.block_sparse and (self.varlen or self.mask):
+            # The op's verifier refuses both with the lists.
+            raise ValueError("a block-sparse variant takes no varlen or mask")
+        if len(self.sparse_blocks) != 2 or any(
+                not isinstance(s, int) or s <= 0 for s in self.sparse_blocks):
+            raise ValueError("variant sparse_blocks must be two positive "
+                             f"ints (BQ, BK), got {self.sparse_blocks!r}")
 
 
 def _float(x):
@@ -123,6 +138,9 @@ def attributes(v):
         attrs.append(f"softcap = {_float(v.softcap)} : f32")
     if v.dropout:
         attrs.append(f"dropout_p = {_float(v.dropout)} : f32")
+    if v.block_sparse and tuple(v.sparse_blocks) != (128, 128):
+        bq, bk = v.sparse_blocks
+        attrs.append(f"sparse_block_size = array<i64: {bq}, {bk}>")
     if v.tiles:
         bm, bn, w, s = v.tiles
         attrs.append(f"config = #flash.config<sm80, block_m = {bm}, "
@@ -145,6 +163,12 @@ class _Types:
         self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
         # A packed batch's offsets: [B + 1], B a kernel argument too.
         self.cu = "tensor<?xi32>"
+        # Block-sparse lists [1, 1, QB(, N)]: their sizes and strides are
+        # kernel arguments.
+        qb = -(-_SEQ // v.sparse_blocks[0])
+        kb = -(-_SEQ // v.sparse_blocks[1])
+        self.num = f"tensor<1x1x{qb}xi32>"
+        self.idx = f"tensor<1x1x{qb}x{kb}xi32>"
 
 
 def _optional_operands(v, ty):
@@ -163,6 +187,12 @@ def _optional_operands(v, ty):
     if v.varlen:
         args += [f"%cu_q: {ty.cu}", f"%cu_k: {ty.cu}"]
         uses.append(f"varlen(%cu_q, %cu_k : {ty.cu}, {ty.cu})")
+    if v.block_sparse:
+        args += [f"%kvn: {ty.num}", f"%kvi: {ty.idx}"]
+        uses.append(f"block_sparse(%kvn, %kvi : {ty.num}, {ty.idx})")
+    if v.block_sparse == 2:
+        args += [f"%fkvn: {ty.num}", f"%fkvi: {ty.idx}"]
+        uses.append(f"full_blocks(%fkvn, %fkvi : {ty.num}, {ty.idx})")
     return args, uses
 
 
@@ -323,9 +353,14 @@ def from_runtime(variant):
                         rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
     varlen = bool(variant.varlen)
+    block_sparse = int(getattr(variant, "block_sparse", 0))
+    sparse_blocks = (variant.sparse_block_q, variant.sparse_block_k) \
+        if block_sparse else (128, 128)
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)] + (["of32"] if variant.out_f32 else []) \
-        + (["varlen"] if varlen else [])
+        + (["varlen"] if varlen else []) \
+        + ([f"bs{block_sparse}_{sparse_blocks[0]}x{sparse_blocks[1]}"]
+           if block_sparse else [])
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -339,7 +374,8 @@ def from_runtime(variant):
         softcap=1.0 if variant.softcap else None,
         bias=bool(variant.bias), mask=bool(variant.mask),
         dropout=0.5 if variant.dropout else None,
-        out_dtype="f32" if variant.out_f32 else None, varlen=varlen)
+        out_dtype="f32" if variant.out_f32 else None, varlen=varlen,
+        block_sparse=block_sparse, sparse_blocks=sparse_blocks)
     return v, backward
 
 

@@ -194,6 +194,28 @@ def varlen_backward_suite():
     return vs
 
 
+def block_sparse_suite():
+    """Forward variants walking block-sparse lists (FlexAttention's
+    BlockMask layout, 128 x 128 blocks) and their dense counterparts, so
+    that scripts/kernels/check_block_sparse.py times both from one
+    artifact: f16 and bf16, D = 64 and 128, partial lists only and partial
+    + full lists, causal none and top-left (the lists of a causal
+    BlockMask's mask_mod are walked without the band's attribute; the
+    attribute variant is there for the dense baseline)."""
+    vs = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (None, "top_left"):
+                tag = causal or "full"
+                vs.append(KernelVariant(f"dense_{dtype}_d{d}_{tag}", dtype, d,
+                                        causal=causal))
+                for bs in (1, 2):
+                    vs.append(KernelVariant(
+                        f"bs{bs}_{dtype}_d{d}_{tag}", dtype, d,
+                        causal=causal, block_sparse=bs))
+    return vs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
@@ -213,6 +235,9 @@ def main():
     ap.add_argument("--sm90ws", action="store_true",
                     help="the forward variants the sm90ws recipe serves "
                          "(compile with flashfuse-compile --recipe=sm90ws)")
+    ap.add_argument("--block-sparse", action="store_true",
+                    help="forward variants walking block-sparse lists (and "
+                         "their dense counterparts)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -221,11 +246,12 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     if (args.backward + args.decode + args.headdims + args.varlen
-            + args.sm90ws - varlen_backward > 1):
-        ap.error("--backward, --decode, --headdims, --varlen and --sm90ws are "
-                 "separate suites (but --varlen --backward is the varlen "
-                 "backward one)")
-    suite = (varlen_backward_suite() if varlen_backward
+            + args.sm90ws + args.block_sparse - varlen_backward > 1):
+        ap.error("--backward, --decode, --headdims, --varlen, --sm90ws and "
+                 "--block-sparse are separate suites (but --varlen "
+                 "--backward is the varlen backward one)")
+    suite = (block_sparse_suite() if args.block_sparse
+             else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws
              else backward_suite() if args.backward
