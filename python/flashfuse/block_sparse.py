@@ -182,6 +182,18 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
     if query.shape[1] != key.shape[1] and not enable_gqa:
         raise ValueError(f"{_NAME}: query has {query.shape[1]} heads and key "
                          f"{key.shape[1]}; pass enable_gqa=True")
+    if key.shape[1] == 0 or query.shape[1] % key.shape[1]:
+        raise ValueError(f"{_NAME}: query's heads ({query.shape[1]}) must be "
+                         f"a multiple of key's ({key.shape[1]})")
+    if (tuple(key.shape[:3]) != tuple(value.shape[:3])
+            or query.shape[-1] != key.shape[-1]
+            or query.shape[0] != key.shape[0]):
+        raise ValueError(f"{_NAME}: mismatched shapes: query "
+                         f"{tuple(query.shape)}, key {tuple(key.shape)}, value "
+                         f"{tuple(value.shape)}")
+    if is_causal not in (False, True, "top_left", "bottom_right"):
+        raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
+                         f"'bottom_right', got {is_causal!r}")
     if any(t.requires_grad for t in (query, key, value)) and \
             torch.is_grad_enabled():
         raise NotImplementedError(f"{_NAME}: no backward kernels walk "

@@ -240,9 +240,10 @@ def throughput(seq, reps):
         else:
             lists = (mask.kv_num_blocks, mask.kv_indices,
                      mask.full_kv_num_blocks, mask.full_kv_indices)
+        # rows [Sq, 1] and cols [1, Sk]: the mask_mods broadcast to
+        # [Sq, Sk].
         keep = visible_mask(lists, seq, seq, False, mask_mod=(
-            (lambda r, c: mod(0, 0, r.view(-1), c.view(-1)).view(
-                r.shape[0], c.shape[1])) if mod else None))
+            (lambda r, c: mod(0, 0, r, c)) if mod else None))
         pairs = keep.sum().item()
         ours_fn = (lambda lists=lists: flashfuse.block_sparse_attention(
             q, k, v, lists, check=False))
