@@ -230,7 +230,12 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     `varlen`, FP8 operands and the `mask` operand (a boolean mask is
     expressed as `mask_mod`, whose block structure the lists describe).
     The CPU lowerings need static shapes; flash-lower-to-loops visits only
-    the listed blocks.
+    the listed blocks. On the GPU, flash-lower-to-gpu builds the sm80 or
+    sm90 recipe's forward with the block-sparse key-block iterator, which
+    fetches and scores only the listed blocks and skips mask_mod in full
+    ones (BQ and BK must be multiples of the config's block_m and block_n;
+    docs/KERNEL_ABI.md "Block-sparse"); a block-sparse flash.attention_grad
+    has no GPU kernels yet.
 
 
     FP8 (inference): Q, K and V may be `f8E4M3FN` with
