@@ -315,10 +315,13 @@ MlirOperation flashAttentionCreate(MlirLocation loc, MlirValue query,
       builder, location, resultTypes, q, k, v, unwrap(bias), unwrap(mask),
       unwrap(seed), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       /*scale=*/nullptr, /*causal=*/nullptr,
       /*window_left=*/nullptr, /*window_right=*/nullptr, /*softcap=*/nullptr,
       /*dropout_p=*/nullptr, /*q_perm=*/nullptr, /*k_perm=*/nullptr,
-      /*v_perm=*/nullptr, /*config=*/nullptr);
+      /*v_perm=*/nullptr, /*config=*/nullptr,
+      /*sparse_block_size=*/nullptr);
   // An inherent attribute of the wrong kind (causal = "yes") would be
   // dropped silently by the property setter; say so instead.
   for (const NamedAttribute &a : attrs) {

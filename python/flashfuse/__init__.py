@@ -23,7 +23,7 @@ from .errors import (CompileError, CudaError, FlashFuseError,
 __version__ = "0.1.0"
 
 __all__ = ["attention", "quantize_fp8", "attention_with_kvcache",
-           "varlen_attention",
+           "varlen_attention", "block_sparse_attention",
            "compile_report", "report_from_mlir",
            "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
            "NoDeviceError", "InvalidArgumentError", "KernelNotFoundError",
@@ -46,6 +46,9 @@ def __getattr__(name):
     if name == "varlen_attention":
         from .varlen import varlen_attention
         return varlen_attention
+    if name == "block_sparse_attention":
+        from .block_sparse import block_sparse_attention
+        return block_sparse_attention
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)

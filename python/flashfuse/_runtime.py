@@ -56,7 +56,10 @@ class Variant(ctypes.Structure):
                 ("page_size", ctypes.c_int32), ("out_f32", ctypes.c_int32),
                 ("varlen", ctypes.c_int32),
                 # O's dtype of an e4m3 forward; 0 for every other kernel.
-                ("out_dtype", ctypes.c_int)]
+                ("out_dtype", ctypes.c_int),
+                ("block_sparse", ctypes.c_int32),
+                ("sparse_block_q", ctypes.c_int32),
+                ("sparse_block_k", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -70,7 +73,10 @@ class Variant(ctypes.Structure):
                          f"D={self.head_dim}", f"Dv={self.head_dim_v}",
                          f"causal={_CAUSAL_NAMES.get(self.causal, '?')}"]
                         + flags + page + out
-                        + (["varlen"] if self.varlen else []))
+                        + (["varlen"] if self.varlen else [])
+                        + ([f"block_sparse={self.block_sparse} "
+                            f"blocks={self.sparse_block_q}x{self.sparse_block_k}"]
+                           if self.block_sparse else []))
 
     def key(self):
         return tuple(getattr(self, name) for name, _ in self._fields_)

@@ -115,7 +115,8 @@ class _Attention(torch.autograd.Function):
 def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
               enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
               deterministic=False, q_descale=None, k_descale=None,
-              v_descale=None, out_dtype=torch.bfloat16):
+              v_descale=None, out_dtype=torch.bfloat16, block_mask=None,
+              block_size=128):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -147,7 +148,24 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     KERNEL_ABI.md "FP8 forwards" gives the FP8 kernels), so V is copied
     once into that layout per call. FP8 takes no attn_mask or dropout,
     and inputs that require grad are refused (there is no FP8 backward).
+
+    `block_mask` (a torch FlexAttention BlockMask, or its tensors
+    (kv_num_blocks, kv_indices[, full_kv_num_blocks, full_kv_indices])
+    with `block_size`) restricts each query block to the key blocks it
+    lists: flashfuse.block_sparse_attention, forward only, with is_causal
+    and scale (no attn_mask, window, softcap or dropout).
     """
+    if block_mask is not None:
+        if (attn_mask is not None or window is not None or softcap
+                or dropout_p):
+            raise ValueError("flashfuse.attention: block_mask goes with "
+                             "is_causal and scale only (no attn_mask, window, "
+                             "softcap or dropout_p)")
+        from .block_sparse import block_sparse_attention
+        return block_sparse_attention(query, key, value, block_mask,
+                                      block_size=block_size,
+                                      is_causal=is_causal, scale=scale,
+                                      enable_gqa=enable_gqa)
     fp8_inputs = any(fp8.is_fp8(t) for t in (query, key, value))
     _check_inputs(query, key, value, enable_gqa, fp8_inputs)
     if is_causal not in _CAUSAL:

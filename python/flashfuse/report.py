@@ -43,10 +43,14 @@ _FILE_LOC = re.compile(r'"((?:[^"\\]|\\.)*)":(\d+):(\d+)')
 _SEGMENTS = {
     "flash.attention": ("query", "key", "value", "bias", "mask", "seed",
                         "cu_seqlens_q", "cu_seqlens_k", "q_descale",
-                        "k_descale", "v_descale"),
+                        "k_descale", "v_descale", "kv_num_blocks",
+                        "kv_indices", "full_kv_num_blocks",
+                        "full_kv_indices"),
     "flash.attention_grad": ("grad_output", "query", "key", "value",
                              "output", "lse", "bias", "mask", "seed",
-                             "cu_seqlens_q", "cu_seqlens_k"),
+                             "cu_seqlens_q", "cu_seqlens_k",
+                             "kv_num_blocks", "kv_indices",
+                             "full_kv_num_blocks", "full_kv_indices"),
 }
 
 

@@ -46,7 +46,10 @@ class KernelVariant:
     emit_backward the flash.attention_grad of one. dtype "e4m3" makes it an
     FP8 forward (docs/FP8.md): f8E4M3FN Q, K, V with per-head descale
     operands ([B, H], the general form the kernel reads per tensor too,
-    through strides) and out_dtype "bf16" or "f16"."""
+    through strides) and out_dtype "bf16" or "f16". `block_sparse` 1 makes
+    it a forward walking block-sparse key-block lists (flash.attention's
+    `block_sparse(...)`, docs/KERNEL_ABI.md "Block-sparse"), 2 with full
+    lists too, over blocks of `sparse_blocks` (BQ, BK)."""
 
     name: str
     dtype: str
@@ -62,6 +65,8 @@ class KernelVariant:
     with_forward: bool = False
     out_dtype: Optional[str] = None  # None: dtype; "f32"; e4m3: bf16|f16
     varlen: bool = False
+    block_sparse: int = 0  # 0 dense, 1 partial lists, 2 partial + full
+    sparse_blocks: Tuple[int, int] = (128, 128)
 
     def __post_init__(self):
         # Rejected here rather than by the MLIR parser, whose message would
@@ -109,6 +114,16 @@ class KernelVariant:
             # The op's verifier refuses them (their indices would be packed).
             raise ValueError("a varlen variant takes no bias, mask or "
                              "dropout")
+        if self.block_sparse not in (0, 1, 2):
+            raise ValueError("variant block_sparse must be 0, 1 or 2, got "
+                             f"{self.block_sparse!r}")
+        if self.block_sparse and (self.varlen or self.mask):
+            # The op's verifier refuses both with the lists.
+            raise ValueError("a block-sparse variant takes no varlen or mask")
+        if len(self.sparse_blocks) != 2 or any(
+                not isinstance(s, int) or s <= 0 for s in self.sparse_blocks):
+            raise ValueError("variant sparse_blocks must be two positive "
+                             f"ints (BQ, BK), got {self.sparse_blocks!r}")
 
     @property
     def fp8(self):
@@ -149,6 +164,9 @@ def attributes(v):
         attrs.append(f"softcap = {_float(v.softcap)} : f32")
     if v.dropout:
         attrs.append(f"dropout_p = {_float(v.dropout)} : f32")
+    if v.block_sparse and tuple(v.sparse_blocks) != (128, 128):
+        bq, bk = v.sparse_blocks
+        attrs.append(f"sparse_block_size = array<i64: {bq}, {bk}>")
     if v.tiles:
         bm, bn, w, s = v.tiles
         attrs.append(f"config = #flash.config<sm80, block_m = {bm}, "
@@ -173,6 +191,12 @@ class _Types:
         self.cu = "tensor<?xi32>"
         # FP8 descales per head, [B, H] (H = Hq = Hkv = 1 here).
         self.descale = "tensor<1x1xf32>"
+        # Block-sparse lists [1, 1, QB(, N)]: their sizes and strides are
+        # kernel arguments.
+        qb = -(-_SEQ // v.sparse_blocks[0])
+        kb = -(-_SEQ // v.sparse_blocks[1])
+        self.num = f"tensor<1x1x{qb}xi32>"
+        self.idx = f"tensor<1x1x{qb}x{kb}xi32>"
 
 
 def _optional_operands(v, ty):
@@ -195,6 +219,12 @@ def _optional_operands(v, ty):
         d = ty.descale
         args += [f"%qd: {d}", f"%kd: {d}", f"%vd: {d}"]
         uses.append(f"descale(%qd, %kd, %vd : {d}, {d}, {d})")
+    if v.block_sparse:
+        args += [f"%kvn: {ty.num}", f"%kvi: {ty.idx}"]
+        uses.append(f"block_sparse(%kvn, %kvi : {ty.num}, {ty.idx})")
+    if v.block_sparse == 2:
+        args += [f"%fkvn: {ty.num}", f"%fkvi: {ty.idx}"]
+        uses.append(f"full_blocks(%fkvn, %fkvi : {ty.num}, {ty.idx})")
     return args, uses
 
 
@@ -369,9 +399,14 @@ def from_runtime(variant):
                         rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         return _kvcache_from_runtime(variant, dtype, causal), False
     varlen = bool(variant.varlen)
+    block_sparse = int(getattr(variant, "block_sparse", 0))
+    sparse_blocks = (variant.sparse_block_q, variant.sparse_block_k) \
+        if block_sparse else (128, 128)
     flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
              if getattr(variant, f)] + (["of32"] if variant.out_f32 else []) \
-        + (["varlen"] if varlen else []) + ([f"o{fp8_out}"] if fp8_out else [])
+        + (["varlen"] if varlen else []) + ([f"o{fp8_out}"] if fp8_out else []) \
+        + ([f"bs{block_sparse}_{sparse_blocks[0]}x{sparse_blocks[1]}"]
+           if block_sparse else [])
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -385,7 +420,8 @@ def from_runtime(variant):
         softcap=1.0 if variant.softcap else None,
         bias=bool(variant.bias), mask=bool(variant.mask),
         dropout=0.5 if variant.dropout else None,
-        out_dtype="f32" if variant.out_f32 else fp8_out, varlen=varlen)
+        out_dtype="f32" if variant.out_f32 else fp8_out, varlen=varlen,
+        block_sparse=block_sparse, sparse_blocks=sparse_blocks)
     return v, backward
 
 

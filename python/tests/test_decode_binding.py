@@ -21,12 +21,14 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
-    # varlen and out_dtype.
-    assert ctypes.sizeof(rt_module.Variant) == 14 * 4
+    # varlen, out_dtype, block_sparse, sparse_block_q and sparse_block_k.
+    assert ctypes.sizeof(rt_module.Variant) == 17 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.Variant.out_f32.offset == 11 * 4
     assert rt_module.Variant.varlen.offset == 12 * 4
     assert rt_module.Variant.out_dtype.offset == 13 * 4
+    assert rt_module.Variant.block_sparse.offset == 14 * 4
+    assert rt_module.Variant.sparse_block_k.offset == 16 * 4
     # flashfuse_forward_args: out_f32 after seed, then the FP8 fields
     # (runtime_test.cpp and fp8_test.cpp assert the same size).
     assert ctypes.sizeof(rt_module.ForwardArgs) == 424

@@ -315,3 +315,70 @@ def test_gen_suite_varlen_backward(opt_tool, tmp_path):
     assert text.endswith(emit_module(suite, backward=True))
     assert text.count("flash.attention_grad") == 22
     verify(opt_tool, text)
+
+
+def test_block_sparse_variants_parse_and_lower(opt_tool):
+    """The block-sparse lists are written where the op's syntax has them
+    (full lists with block_sparse=2, the block sizes when not 128 x 128),
+    and the ops lower to block-sparse kernels with the manifest's keys."""
+    variants = [
+        KernelVariant("bs1", "f16", 128, block_sparse=1),
+        KernelVariant("bs2_causal", "bf16", 64, causal="top_left",
+                      block_sparse=2),
+        KernelVariant("bs2_small", "bf16", 128, block_sparse=2,
+                      sparse_blocks=(128, 256)),
+    ]
+    text = emit_module(variants)
+    assert text.count("block_sparse(%kvn, %kvi") == 3
+    assert text.count("full_blocks(%fkvn, %fkvi") == 2
+    assert text.count("sparse_block_size = array<i64: 128, 256>") == 1
+    verify(opt_tool, text)
+    proc = subprocess.run(
+        [str(opt_tool), "-", "--flash-select-config=target=h100",
+         "--flash-lower-to-gpu=chip=sm_90a"], input=text,
+        capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+    assert len(kernels) == 3
+    assert sum("_bs128x128(" in l and "block_sparse = 1" in l
+               for l in kernels) == 1
+    assert sum("_bs128x128f(" in l and "block_sparse = 2" in l
+               for l in kernels) == 1
+    assert sum("_bs128x256f(" in l for l in kernels) == 1
+
+
+def test_block_sparse_runtime_variant_mapping():
+    v = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128, 128,
+                   rt.CAUSAL_TOP_LEFT)
+    v.block_sparse, v.sparse_block_q, v.sparse_block_k = 2, 128, 64
+    mapped, backward = from_runtime(v)
+    assert not backward and mapped.block_sparse == 2
+    assert mapped.sparse_blocks == (128, 64)
+    assert mapped.name == "bf16_d128_top_left_bs2_128x64"
+    assert "block_sparse=2 blocks=128x64" in v.describe()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(block_sparse=3), "block_sparse must be 0, 1 or 2"),
+    (dict(block_sparse=1, varlen=True), "no varlen or mask"),
+    (dict(block_sparse=1, mask=True), "no varlen or mask"),
+    (dict(block_sparse=1, sparse_blocks=(0, 128)), "two positive ints"),
+])
+def test_block_sparse_variants_refuse_what_the_op_refuses(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        KernelVariant("v", "f16", 64, **kwargs)
+
+
+def test_gen_suite_block_sparse(opt_tool, tmp_path):
+    """gen_suite.py --block-sparse: f16/bf16 x D = 64/128 x full/top-left
+    causal, dense and with partial (1) or partial + full (2) lists."""
+    gen = _gen_suite()
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                    "--block-sparse"], check=True)
+    suite = gen.block_sparse_suite()
+    assert len(suite) == 24
+    assert sorted(v.block_sparse for v in suite).count(0) == 8
+    text = out.read_text()
+    assert text.endswith(emit_module(suite))
+    verify(opt_tool, text)

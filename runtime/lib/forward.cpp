@@ -34,6 +34,11 @@ public:
     if (!v.varlen && varlen_)
       return bad("a packed batch (cu_seqlens) was given but the kernel is "
                  "not a varlen kernel");
+    // Its lists are parameters the dense arguments do not carry.
+    if (v.block_sparse)
+      return bad("it walks block-sparse lists; launch it with "
+                 "flashfuse_kernel_launch and the lists' named arguments "
+                 "(KERNEL_ABI.md \"Block-sparse\")");
     if (a_.dtype != v.dtype)
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",

@@ -266,6 +266,12 @@ private:
       return number(0, 1, v.out_f32);
     } else if (key == "varlen") {
       return number(0, 1, v.varlen);
+    } else if (key == "block_sparse") {
+      return number(0, 2, v.block_sparse);
+    } else if (key == "sparse_block_q") {
+      return number(1, 1 << 16, v.sparse_block_q);
+    } else if (key == "sparse_block_k") {
+      return number(1, 1 << 16, v.sparse_block_k);
     } else {
       return error(concat("unknown key '", key, "' in kernel '", k.name, "'"));
     }
@@ -334,6 +340,20 @@ private:
                  "only (no other kind has a packed-batch kernel)");
     if (v.varlen && (v.bias || v.mask || v.dropout))
       return bad("varlen kernels take no bias, mask or dropout");
+    // Block-sparse: forward kernels only, never packed, and their block
+    // sizes stated with them (they decide which lists a kernel can walk).
+    if (v.block_sparse && v.kind != FLASHFUSE_KIND_FORWARD)
+      return bad("'block_sparse' is for kind forward only");
+    if (v.block_sparse && v.varlen)
+      return bad("block-sparse kernels are not varlen kernels");
+    if ((v.block_sparse != 0) !=
+        (v.sparse_block_q != 0 && v.sparse_block_k != 0))
+      return bad("'block_sparse' comes with 'sparse_block_q' and "
+                 "'sparse_block_k', and they only with it");
+    if (v.block_sparse && (v.sparse_block_q % k.block_m != 0 ||
+                           v.sparse_block_k % k.block_n != 0))
+      return bad("'sparse_block_q' and 'sparse_block_k' must be multiples "
+                 "of block_m and block_n");
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");
     if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)
@@ -384,7 +404,10 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
         k.mask == v.mask && k.dropout == v.dropout &&
         k.page_size == v.page_size && k.out_f32 == v.out_f32 &&
-        k.varlen == v.varlen && k.out_dtype == v.out_dtype)
+        k.varlen == v.varlen && k.out_dtype == v.out_dtype &&
+        k.block_sparse == v.block_sparse &&
+        k.sparse_block_q == v.sparse_block_q &&
+        k.sparse_block_k == v.sparse_block_k)
       return static_cast<int>(i);
   }
   return -1;
@@ -448,6 +471,9 @@ std::string describeVariant(const flashfuse_variant &v) {
   // An FP8 forward's O; 16-bit kernels carry 0 here, not a second dtype.
   if (v.dtype == FLASHFUSE_DTYPE_E4M3)
     s += concat(" out=", dtypeName(v.out_dtype));
+  if (v.block_sparse)
+    s += concat(" block_sparse=", v.block_sparse, " blocks=", v.sparse_block_q,
+                "x", v.sparse_block_k);
   return s;
 }
 

@@ -458,6 +458,54 @@ void testVarlenManifest() {
                  c.fragment);
 }
 
+// ---- block-sparse forwards (KERNEL_ABI.md "Block-sparse") -----------------
+
+void testBlockSparseManifest() {
+  using flashfuse::Manifest;
+  auto kernel = [](const std::string &extra, const char *kind = "forward") {
+    std::string body = kKernelBody;
+    body.replace(body.find("forward"), 7, kind);
+    return std::string(kHeader) + "kernel a\n" + body + extra + "end\n";
+  };
+  const std::string keys =
+      "  block_sparse 2\n  sparse_block_q 128\n  sparse_block_k 128\n";
+  flashfuse_variant v =
+      Manifest::fromText(kernel(keys)).kernels().at(0).variant;
+  EXPECT(v.block_sparse == 2 && v.sparse_block_q == 128 &&
+         v.sparse_block_k == 128);
+  // Absent keys: a dense forward, as every manifest written before them.
+  v = Manifest::fromText(kernel("")).kernels().at(0).variant;
+  EXPECT(v.block_sparse == 0 && v.sparse_block_q == 0);
+  // Lookups tell a block-sparse kernel from the dense one and from one of
+  // other block sizes.
+  Manifest m = Manifest::fromText(kernel(keys));
+  flashfuse_variant want = m.kernels().at(0).variant;
+  EXPECT(m.find(want) == 0);
+  want.sparse_block_k = 64;
+  EXPECT_ERROR(m.find(want), FLASHFUSE_ERROR_NOT_FOUND,
+               "block_sparse=2 blocks=128x64");
+  struct Case {
+    std::string text;
+    std::string fragment;
+  } cases[] = {
+      {kernel(keys, "backward"), "'block_sparse' is for kind forward only"},
+      {kernel(keys + "  varlen 1\n"),
+       "block-sparse kernels are not varlen kernels"},
+      {kernel("  block_sparse 1\n"),
+       "'block_sparse' comes with 'sparse_block_q' and 'sparse_block_k'"},
+      {kernel("  sparse_block_q 128\n  sparse_block_k 128\n"),
+       "'block_sparse' comes with 'sparse_block_q' and 'sparse_block_k'"},
+      {kernel("  block_sparse 1\n  sparse_block_q 100\n"
+              "  sparse_block_k 128\n"),
+       "must be multiples of block_m and block_n"},
+      {kernel("  block_sparse 3\n"),
+       "bad value '3' for 'block_sparse' (expected an integer in [0, 2])"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
+}
+
 // Forward arguments of a packed batch for the varlen sample: 3 sequences,
 // 300 query and 500 key rows in all, flash-attn's [total, H, D] layout.
 flashfuse_forward_args packedArgs() {
@@ -685,7 +733,7 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 56, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 68, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 392,
@@ -1230,6 +1278,7 @@ int main(int argc, char **argv) {
                {"out_f32", testOutF32},
                {"unknown_param_in_manifest", testUnknownParamInManifest},
                {"varlen_manifest", testVarlenManifest},
+               {"block_sparse_manifest", testBlockSparseManifest},
                {"varlen_forward_checks", testVarlenForwardChecks},
                {"varlen_backward_checks", testVarlenBackwardChecks},
                {"decode_manifest", testDecodeManifest},

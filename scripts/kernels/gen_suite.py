@@ -212,6 +212,28 @@ def varlen_backward_suite():
     return vs
 
 
+def block_sparse_suite():
+    """Forward variants walking block-sparse lists (FlexAttention's
+    BlockMask layout, 128 x 128 blocks) and their dense counterparts, so
+    that scripts/kernels/check_block_sparse.py times both from one
+    artifact: f16 and bf16, D = 64 and 128, partial lists only and partial
+    + full lists, causal none and top-left (the lists of a causal
+    BlockMask's mask_mod are walked without the band's attribute; the
+    attribute variant is there for the dense baseline)."""
+    vs = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (None, "top_left"):
+                tag = causal or "full"
+                vs.append(KernelVariant(f"dense_{dtype}_d{d}_{tag}", dtype, d,
+                                        causal=causal))
+                for bs in (1, 2):
+                    vs.append(KernelVariant(
+                        f"bs{bs}_{dtype}_d{d}_{tag}", dtype, d,
+                        causal=causal, block_sparse=bs))
+    return vs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
@@ -234,6 +256,9 @@ def main():
     ap.add_argument("--fp8", action="store_true",
                     help="the FP8 (e4m3) forward variants (compile with "
                          "flashfuse-compile --target=h100)")
+    ap.add_argument("--block-sparse", action="store_true",
+                    help="forward variants walking block-sparse lists (and "
+                         "their dense counterparts)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -242,13 +267,14 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     if (args.backward + args.decode + args.headdims + args.varlen
-            + args.sm90ws + args.fp8 - varlen_backward > 1):
-        ap.error("--backward, --decode, --headdims, --varlen, --sm90ws and "
-                 "--fp8 are separate suites (but --varlen --backward is the "
-                 "varlen backward one)")
+            + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward > 1):
+        ap.error("--backward, --decode, --headdims, --varlen, --sm90ws, --fp8 "
+                 "and --block-sparse are separate suites (but --varlen "
+                 "--backward is the varlen backward one)")
     if args.tiles and args.fp8:
         ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
-    suite = (varlen_backward_suite() if varlen_backward
+    suite = (block_sparse_suite() if args.block_sparse
+             else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws
              else fp8_suite() if args.fp8

@@ -108,6 +108,9 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
       os << "  varlen " << varlen.getInt() << "\n";
     if (auto out = dyn_cast_or_null<StringAttr>(k.manifest.get("out_dtype")))
       os << "  out_dtype " << out.getValue() << "\n";
+    for (const char *key : {"block_sparse", "sparse_block_q", "sparse_block_k"})
+      if (auto v = dyn_cast_or_null<IntegerAttr>(k.manifest.get(key)))
+        os << "  " << key << " " << v.getInt() << "\n";
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)

@@ -56,6 +56,10 @@ std::string attributes(const CaseSpec &c) {
     attrs.push_back("softcap = " + f32Attr(*c.softcap));
   if (c.dropout > 0)
     attrs.push_back("dropout_p = " + f32Attr(c.dropout));
+  if (c.isBlockSparse())
+    attrs.push_back("sparse_block_size = array<i64: " +
+                    std::to_string(c.sparseBlockQ) + ", " +
+                    std::to_string(c.sparseBlockK) + ">");
   if (c.layout != "bhsd") {
     auto perm = c.perm();
     std::string value = "array<i64: " + std::to_string(perm[0]) + ", " +
@@ -198,6 +202,12 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   std::string biasT = c.bias.empty() ? "" : shapeType(c.broadcastShape(c.bias), c.biasType(), "tensor");
   std::string maskT = c.mask.empty() ? "" : shapeType(c.broadcastShape(c.mask), "i1", "tensor");
   std::string cuT = c.isVarlen() ? shapeType({int64_t(c.lensQ.size()) + 1}, "i32", "tensor") : "";
+  std::string numT, idxT;
+  bool fullLists = c.isBlockSparse() && c.fullFraction > 0;
+  if (c.isBlockSparse()) {
+    numT = shapeType(c.blockCountShape(), "i32", "tensor");
+    idxT = shapeType(c.blockIndexShape(), "i32", "tensor");
+  }
 
   std::vector<Operand> ins;
   if (c.backward)
@@ -216,6 +226,14 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
   if (c.isVarlen()) {
     ins.push_back({"cu_q", cuT});
     ins.push_back({"cu_k", cuT});
+  }
+  if (c.isBlockSparse()) {
+    ins.push_back({"kvn", numT});
+    ins.push_back({"kvi", idxT});
+    if (fullLists) {
+      ins.push_back({"fkvn", numT});
+      ins.push_back({"fkvi", idxT});
+    }
   }
   // FP8: [] or [B, H] f32 descales (Hq for Q, Hkv for K and V).
   std::string qdT, kdT;
@@ -270,6 +288,10 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     os << " seed(%seed)";
   if (c.isVarlen())
     os << " varlen(%cu_q, %cu_k : " << cuT << ", " << cuT << ")";
+  if (c.isBlockSparse())
+    os << " block_sparse(%kvn, %kvi : " << numT << ", " << idxT << ")";
+  if (fullLists)
+    os << " full_blocks(%fkvn, %fkvi : " << numT << ", " << idxT << ")";
   if (c.isFp8())
     os << " descale(%qd, %kd, %vd : " << qdT << ", " << kdT << ", " << kdT
        << ")";

@@ -18,7 +18,8 @@ inline constexpr const char *kCaseFunction = "flash_case";
 /// order, forward: Q, K, V, [bias], [mask], O, LSE; backward: dO, Q, K, V,
 /// O, LSE, [bias], [mask], dQ, dK, dV, [dBias]; op=varlen adds
 /// cu_seqlens_q, cu_seqlens_k after the inputs (after LSE backward, before
-/// the results). op=kvcache: Q, key_cache,
+/// the results); block-sparse cases kv_num_blocks, kv_indices and, with
+/// full blocks, full_kv_num_blocks, full_kv_indices after the mask. op=kvcache: Q, key_cache,
 /// value_cache, cache_seqlens, [block_table], [key_new, value_new], O, LSE,
 /// [key_cache_out, value_cache_out] for flash.attention_kvcache.
 std::string buildCaseModule(const CaseSpec &c);

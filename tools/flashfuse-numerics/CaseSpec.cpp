@@ -53,6 +53,17 @@ std::vector<int64_t> CaseSpec::broadcastShape(const std::string &pattern) const 
   return s;
 }
 
+std::vector<int64_t> CaseSpec::blockCountShape() const {
+  return {sparseBcast[0] == 'x' ? batch : 1, sparseBcast[1] == 'x' ? headsQ : 1,
+          queryBlocks()};
+}
+
+std::vector<int64_t> CaseSpec::blockIndexShape() const {
+  std::vector<int64_t> s = blockCountShape();
+  s.push_back(keyBlocks());
+  return s;
+}
+
 static bool validPattern(const std::string &p) {
   if (p.size() != 4)
     return false;
@@ -167,6 +178,25 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.blockN = i64();
     else if (key == "tol")
       c.tolerance = f64();
+    else if (key == "sparse") {
+      // BQxBK
+      auto x = val.find('x');
+      if (x == std::string::npos) {
+        error = "sparse= takes BQxBK, got '" + val + "'";
+        return std::nullopt;
+      }
+      c.sparseBlockQ = std::strtoll(val.substr(0, x).c_str(), nullptr, 0);
+      c.sparseBlockK = std::strtoll(val.substr(x + 1).c_str(), nullptr, 0);
+    } else if (key == "density")
+      c.density = f64();
+    else if (key == "full")
+      c.fullFraction = f64();
+    else if (key == "empty_rows")
+      c.emptyRows = f64();
+    else if (key == "sparse_bcast" && val.size() == 2 &&
+             (val[0] == 'x' || val[0] == '1') &&
+             (val[1] == 'x' || val[1] == '1'))
+      c.sparseBcast = val;
     else {
       error = "unknown key or value '" + item + "'";
       return std::nullopt;
@@ -260,6 +290,15 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     error = "lens_q, lens_k and pad need op=varlen";
     return std::nullopt;
   }
+  if (c.isBlockSparse() || c.sparseBlockK) {
+    // The verifier refuses these with the lists; lit tests those refusals.
+    if (c.sparseBlockQ <= 0 || c.sparseBlockK <= 0 || c.op != "attention" ||
+        c.isFp8() || !c.mask.empty()) {
+      error = "sparse=BQxBK (both positive) is for op=attention without FP8 "
+              "or a mask operand";
+      return std::nullopt;
+    }
+  }
   return c;
 }
 
@@ -277,5 +316,8 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
          "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"
          "    per sequence)\n"
-         "    pad= (unowned rows after the last sequence; B, Sq, Sk are set)\n";
+         "    pad= (unowned rows after the last sequence; B, Sq, Sk are set)\n"
+         "  sparse=BQxBK (block-sparse lists, op=attention): density= full=\n"
+         "    (fraction of listed blocks that are full; 0: no full_blocks)\n"
+         "    empty_rows= sparse_bcast=xx|1x|x1|11 (lists' B and H)\n";
 }

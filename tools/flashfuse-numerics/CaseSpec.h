@@ -70,6 +70,24 @@ struct CaseSpec {
   /// packed after the last sequence in Q, K and V that no sequence owns.
   std::vector<int64_t> lensQ, lensK;
   int64_t pad = 0;
+  /// Block-sparse lists (FlashOps.td): sparse=BQxBK (0x0: a dense op)
+  /// gives flash.attention (dir=bwd: attention_grad) random lists over
+  /// BQ x BK blocks: each key block of a row is listed with probability
+  /// `density`, as full with probability `fullFraction` (full=0: no
+  /// full_blocks operands), and a row is empty with probability
+  /// `emptyRows`. `sparseBcast` ("xx", "1x", "x1", "11") says whether the
+  /// lists have the batch and head dimensions or broadcast them. The slots
+  /// past each row's count hold junk (out-of-range, repeated indices) that
+  /// the op must ignore.
+  int64_t sparseBlockQ = 0, sparseBlockK = 0;
+  double density = 0.5, fullFraction = 0.3, emptyRows = 0.15;
+  std::string sparseBcast = "xx";
+  bool isBlockSparse() const { return sparseBlockQ > 0; }
+  int64_t queryBlocks() const { return (seqQ + sparseBlockQ - 1) / sparseBlockQ; }
+  int64_t keyBlocks() const { return (seqK + sparseBlockK - 1) / sparseBlockK; }
+  /// Shape of kv_num_blocks ([B', H', QB]) and of kv_indices (+ [KB] slots).
+  std::vector<int64_t> blockCountShape() const;
+  std::vector<int64_t> blockIndexShape() const;
   std::optional<double> tolerance;
 
   int64_t headDimV() const { return dv < 0 ? d : dv; }

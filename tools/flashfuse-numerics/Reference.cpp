@@ -59,12 +59,38 @@ struct Problem {
     return t.shape.empty() ? t.data[0] : t.data[b * t.shape[1] + head];
   }
 
+  /// Whether key block kb is among the first `count` slots of the lists'
+  /// row for (b, h, qb): the contract read literally, one slot at a time.
+  bool listed(const HostTensor &num, const HostTensor &idx, int64_t b,
+              int64_t h, int64_t qb, int64_t kb) {
+    if (num.empty())
+      return false;
+    int64_t bl = num.shape[0] == 1 ? 0 : b, hl = num.shape[1] == 1 ? 0 : h;
+    int64_t at[3] = {bl, hl, qb};
+    int64_t count = int64_t(num.data[num.offset(at)]);
+    for (int64_t s = 0; s < count && s < idx.shape[3]; ++s) {
+      int64_t slot[4] = {bl, hl, qb, s};
+      if (int64_t(idx.data[idx.offset(slot)]) == kb)
+        return true;
+    }
+    return false;
+  }
+
   bool visible(int64_t b, int64_t h, int64_t i, int64_t j) {
+    // Block-sparse (FlashOps.td): a full block skips mask_mod, a partial
+    // one applies it, an unlisted one is masked; the band holds in all.
+    bool fullBlock = false;
+    if (c.isBlockSparse()) {
+      int64_t qb = i / c.sparseBlockQ, kb = j / c.sparseBlockK;
+      fullBlock = listed(in.fullKvNumBlocks, in.fullKvIndices, b, h, qb, kb);
+      if (!fullBlock && !listed(in.kvNumBlocks, in.kvIndices, b, h, qb, kb))
+        return false;
+    }
     if (!in.mask.empty() && in.mask.atBroadcast({b, h, i, j}) == 0.0)
       return false;
-    if (c.maskMod == "document" && i / 8 != j / 8)
+    if (!fullBlock && c.maskMod == "document" && i / 8 != j / 8)
       return false;
-    if (c.maskMod == "drop_row3" && i == 3)
+    if (!fullBlock && c.maskMod == "drop_row3" && i == 3)
       return false;
     if (!c.causal.empty() && j > i + off)
       return false;

@@ -22,6 +22,9 @@ struct AttentionInputs {
   /// e4m3 values themselves).
   HostTensor qDescale, kDescale, vDescale;
   HostTensor gradOutput, output, lse; // backward only
+  /// Block-sparse cases: the lists as the op takes them ([B', H', QB] and
+  /// [B', H', QB, N]); the full pair empty when there is none.
+  HostTensor kvNumBlocks, kvIndices, fullKvNumBlocks, fullKvIndices;
 };
 
 struct ForwardOutputs {

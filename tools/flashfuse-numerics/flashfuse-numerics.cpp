@@ -119,6 +119,62 @@ AttentionInputs makeInputs(const CaseSpec &c) {
   return in;
 }
 
+/// Random block-sparse lists of case `c`: per row (b', h', qb) each key
+/// block is listed with probability density, as full with probability
+/// full (else partial), in increasing order; a row is empty with
+/// probability empty_rows. Slots past a row's count hold junk (an index
+/// past the last block, -1, or a repeat of a listed block), so that a
+/// lowering that reads past the count fails.
+void makeBlockLists(const CaseSpec &c, AttentionInputs &in) {
+  Random rng(c.seed ^ 0xB10C5ull);
+  in.kvNumBlocks = HostTensor(c.blockCountShape());
+  in.kvIndices = HostTensor(c.blockIndexShape());
+  bool full = c.fullFraction > 0;
+  if (full) {
+    in.fullKvNumBlocks = HostTensor(c.blockCountShape());
+    in.fullKvIndices = HostTensor(c.blockIndexShape());
+  }
+  int64_t kBlocks = c.keyBlocks();
+  for (size_t row = 0; row < in.kvNumBlocks.data.size(); ++row) {
+    std::vector<int64_t> partial, fullBlocks;
+    bool empty = rng.uniform(0, 1) < c.emptyRows;
+    for (int64_t kb = 0; kb < kBlocks; ++kb) {
+      if (empty || rng.uniform(0, 1) >= c.density)
+        continue;
+      (full && rng.uniform(0, 1) < c.fullFraction ? fullBlocks : partial)
+          .push_back(kb);
+    }
+    auto store = [&](HostTensor &num, HostTensor &idx,
+                     const std::vector<int64_t> &blocks) {
+      num.data[row] = double(blocks.size());
+      for (int64_t s = 0; s < kBlocks; ++s) {
+        double junk = s % 3 == 0   ? double(kBlocks + s)
+                      : s % 3 == 1 ? -1.0
+                                   : double(blocks.empty() ? 0 : blocks[0]);
+        idx.data[row * kBlocks + s] =
+            s < int64_t(blocks.size()) ? double(blocks[s]) : junk;
+      }
+    };
+    store(in.kvNumBlocks, in.kvIndices, partial);
+    if (full)
+      store(in.fullKvNumBlocks, in.fullKvIndices, fullBlocks);
+  }
+}
+
+Buffer toBuffer(const HostTensor &t, const std::string &type);
+
+/// The lists as arguments, in the order of buildCaseModule.
+void appendBlockLists(const AttentionInputs &in, std::vector<Buffer> &args) {
+  if (in.kvNumBlocks.empty())
+    return;
+  args.push_back(toBuffer(in.kvNumBlocks, "i32"));
+  args.push_back(toBuffer(in.kvIndices, "i32"));
+  if (!in.fullKvNumBlocks.empty()) {
+    args.push_back(toBuffer(in.fullKvNumBlocks, "i32"));
+    args.push_back(toBuffer(in.fullKvIndices, "i32"));
+  }
+}
+
 struct Comparison {
   double maxAbsErr = 0, maxRef = 0;
   bool nonFiniteMismatch = false;
@@ -305,6 +361,8 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
   if (c.isVarlen())
     return runVarlenCase(jit, c);
   AttentionInputs in = makeInputs(c);
+  if (c.isBlockSparse())
+    makeBlockLists(c, in);
   std::vector<Buffer> args;
   std::vector<NamedOutput> outputs;
   ForwardOutputs fwd = referenceForward(c, in);
@@ -325,6 +383,7 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
     args.push_back(toBuffer(in.bias, c.biasType()));
   if (!in.mask.empty())
     args.push_back(toBuffer(in.mask, "i1"));
+  appendBlockLists(in, args);
   if (c.isFp8()) {
     args.push_back(toBuffer(in.qDescale, "f32"));
     args.push_back(toBuffer(in.kDescale, "f32"));

@@ -62,7 +62,13 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
     mask_mod that keeps, for each query row, the keys of its own sequence
     under that sequence's causal / window band
     (lib/Conversion/Common/DecomposeVarlen.cpp); the cross-sequence scores
-    are computed and masked, not skipped.
+    are computed and masked, not skipped. A block-sparse flash.attention or
+    flash.attention_grad (block_sparse(...) / full_blocks(...) lists) is
+    rewritten into the block class of every (b, h, query block, key block)
+    and the dense op whose mask_mod keeps full blocks whole and partial ones
+    through the original mask_mod, the band staying an attribute
+    (lib/Conversion/Common/DecomposeBlockSparse.cpp); unlisted blocks are
+    computed and masked here.
 
     FP8 flash.attention (f8E4M3FN Q, K, V with `descale`) follows the
     op's stated semantics: the e4m3 operands enter the f32 products
@@ -109,6 +115,12 @@ def FlashLowerToLoops : Pass<"flash-lower-to-loops"> {
     lowerings build scores, masks and dropout from the same shared code, and
     both serve flash.attention_kvcache through flash-decompose-kvcache and
     varlen flash.attention through the same per-sequence mask_mod rewrite.
+    A block-sparse flash.attention goes through the same rewrite as there,
+    and its forward walks only the listed key blocks: one query tile per
+    sparse query block (the lists' BQ rows, not block-m), and for each
+    block its row lists (partial, then full) that block's keys in block-n
+    tiles, so that unlisted blocks cost nothing; its gradient walks every
+    key block under the rewritten mask.
   }];
   let options = [
     Option<"blockM", "block-m", "int64_t", /*default=*/"64",
@@ -192,6 +204,15 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     query block, head and sequence) under the same scheduler, and the
     dense preprocess and postprocess over the packed rows; its scratch
     (Dsum, dq_accum, the dK / dV slices) is sized by the totals.
+
+    A block-sparse flash.attention (block_sparse(...) / full_blocks(...)
+    lists) gets the sm80 or sm90 recipe's forward with the block-sparse
+    key-block iterator: each block reads its query block's counts and walks
+    the listed key blocks (partial, then full) instead of the band, skipping
+    mask_mod in full blocks (docs/KERNEL_ABI.md, "Block-sparse"); the
+    lists' block sizes must be multiples of the config's block_m and
+    block_n. A block-sparse flash.attention_grad is refused (no backward
+    kernel walks the lists yet).
 
     Variants a recipe cannot serve are reported as errors (backward: a
     score_mod that is not additive, D > 128, grad_bias with a dynamic

@@ -212,12 +212,15 @@ private:
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
         // The verifier refuses FP8 caches: no descales to carry.
         /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+        /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+        /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
         op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
         paged ? DenseI64ArrayAttr() : op.getKPermAttr(),
         paged ? DenseI64ArrayAttr() : op.getVPermAttr(),
-        /*config=*/KernelConfigAttr());
+        /*config=*/KernelConfigAttr(),
+        /*sparse_block_size=*/DenseI64ArrayAttr());
 
     OpBuilder::InsertionGuard guard(b);
     Type idx = b.getIndexType();

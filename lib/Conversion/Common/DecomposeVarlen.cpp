@@ -26,6 +26,7 @@
 
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
+#include "flashfuse/Conversion/Common/LowerEachOp.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -174,13 +175,6 @@ void VarlenMask::buildMaskMod(Region &region, Value seg) {
   YieldOp::create(b, loc, keep);
 }
 
-/// Dialect-prefixed attributes (provenance, tool markers) stay with the
-/// computation.
-static void copyDiscardableAttrs(Operation *from, Operation *to) {
-  for (NamedAttribute a : from->getDiscardableAttrs())
-    to->setAttr(a.getName(), a.getValue());
-}
-
 void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
                                            AttentionOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
@@ -197,10 +191,14 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       // The verifier refuses FP8 with varlen: no descales to carry.
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+      // The verifier refuses block-sparse lists with varlen.
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
-      op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr());
+      op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr(),
+      /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), seg);
   rewriter.replaceOp(op, dense->getResults());
@@ -219,11 +217,15 @@ void mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
       op.getGradValue().getType(), /*grad_bias=*/Type(), op.getGradOutput(),
       op.getQuery(), op.getKey(), op.getValue(), op.getOutput(), op.getLse(),
       /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
-      /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(), op.getScaleAttr(),
+      /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
+      op.getScaleAttr(),
       /*causal=*/CausalAlignmentAttr(), /*window_left=*/IntegerAttr(),
       /*window_right=*/IntegerAttr(), op.getSoftcapAttr(),
       /*dropout_p=*/FloatAttr(), op.getQPermAttr(), op.getKPermAttr(),
-      op.getVPermAttr(), /*config=*/KernelConfigAttr());
+      op.getVPermAttr(), /*config=*/KernelConfigAttr(),
+      /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), seg);
   rewriter.replaceOp(op, dense->getResults());

@@ -7,6 +7,11 @@
 
 using namespace mlir;
 
+void mlir::flash::copyDiscardableAttrs(Operation *from, Operation *to) {
+  for (NamedAttribute a : from->getDiscardableAttrs())
+    to->setAttr(a.getName(), a.getValue());
+}
+
 LogicalResult mlir::flash::lowerEachFlashOp(
     Operation *root, StringRef lowering,
     function_ref<LogicalResult(AttentionOp)> lowerForward,

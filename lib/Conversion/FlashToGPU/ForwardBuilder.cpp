@@ -110,6 +110,11 @@ std::pair<Value, Value> ForwardBuilder::blockKeyRange() {
   return keyBlockRange(mStart, s.blockM, s.blockN);
 }
 
+Value ForwardBuilder::keyStartAt(Value position) {
+  Value block = keyBlockAt(position);
+  return arith::MulIOp::create(b, block, cIdx(b, s.blockN));
+}
+
 Value ForwardBuilder::rowOf(int64_t m, int64_t i) {
   // mStart + warp * 16 * mt + 16 m + g + 8 i
   Value r = arith::AddIOp::create(
@@ -128,12 +133,18 @@ Value ForwardBuilder::colOf(Value kvStart32, int64_t n, int64_t j) {
 }
 
 void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
-                                            Value kvStart, bool masked) {
+                                            Value kvStart, bool masked,
+                                            Value maskModApplies) {
   bool plain = isPlainScore();
   Value negInf = cF32(b, -INFINITY);
   Value kvStart32 = i32(kvStart);
   // Column of fragment element (n, j) = colBase + 8n + j.
   Value colBase = colOf(kvStart32, 0, 0);
+  // A full block of a block-sparse walk keeps what the band keeps.
+  Value skipsElementMasks;
+  if (masked && maskModApplies)
+    skipsElementMasks = arith::XOrIOp::create(
+        b, maskModApplies, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOf(m, i);
@@ -152,8 +163,13 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
                                       cF32(b, float(M_LOG2E)));
           if (masked) {
             Value keep = band.contains(b, c);
-            if (s.mask || s.maskMod)
-              keep = arith::AndIOp::create(b, keep, operandMaskPredicate(row, col));
+            if (s.mask || s.maskMod) {
+              Value elementKeep = operandMaskPredicate(row, col);
+              if (skipsElementMasks)
+                elementKeep =
+                    arith::OrIOp::create(b, elementKeep, skipsElementMasks);
+              keep = arith::AndIOp::create(b, keep, elementKeep);
+            }
             v = arith::SelectOp::create(b, keep, v, negInf);
           }
           sc[m][n] = accSet(b, sc[m][n], v, i, j);
@@ -181,8 +197,9 @@ void ForwardBuilder::build() {
   Value lastGroup = loadQTile();
   int64_t ahead = prefetchDistance();
   for (int64_t st = 0; st < ahead; ++st)
-    lastGroup = loadKVBlock(arith::AddIOp::create(b, nStart, cIdx(b, st)),
-                            cIdx(b, st));
+    lastGroup = loadKVBlock(
+        keyBlockAt(arith::AddIOp::create(b, nStart, cIdx(b, st))),
+        cIdx(b, st));
   nvgpu::DeviceAsyncWaitOp::create(b, lastGroup,
                                    b.getI32IntegerAttr(std::max<int64_t>(ahead - 1, 0)));
   publishTiles();
@@ -240,16 +257,16 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   Value pfBlock = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
   Value pfStage = arith::RemUIOp::create(
       b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-  Value group = loadKVBlock(pfBlock, pfStage);
+  Value group = loadKVBlock(keyBlockAt(pfBlock), pfStage);
   nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
   publishTiles();
   gpu::BarrierOp::create(b);
 
   SmallVector<Frags> sc = computeScores(qOps, stage);
-  Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+  Value kvStart = keyStartAt(j);
   if (warpKeyOffset) // this warp's keys of the block
     kvStart = arith::AddIOp::create(b, kvStart, warpKeyOffset);
-  maskScores(sc, kvStart);
+  maskScores(sc, kvStart, j);
   SoftmaxStep step = onlineSoftmax(sc, st, kvStart);
   if (s.skipsUnitRescale())
     rescaleUnlessUnit(st.acc, step.alpha);
@@ -264,11 +281,21 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   return unflatten(loop.getResults());
 }
 
-void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart) {
+void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart,
+                                Value position) {
   // Masks only where the block can contain masked elements: the tail of
   // Sk, the causal diagonal, window edges, or a mask operand/region.
   Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
                                  /*rowTail=*/false);
+  // A step that skips mask_mod (a full block) needs masks only where the
+  // band or the tail reach into it.
+  Value maskModApplies =
+      position && s.maskMod ? appliesMaskMod(position) : Value();
+  if (maskModApplies)
+    needMask = arith::SelectOp::create(
+        b, maskModApplies, needMask,
+        tileNeedsMask(mStart, s.blockM, kvStart, s.blockN, /*rowTail=*/false,
+                      /*elementMasks=*/false));
   SmallVector<Type> fragTypes(mt * nTilesN, sc[0][0].getType());
   auto ifOp = scf::IfOp::create(b, fragTypes, needMask, /*withElse=*/true);
   for (bool masked : {true, false}) {
@@ -276,7 +303,7 @@ void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart) {
     b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
                                       : &ifOp.getElseRegion().front());
     SmallVector<Frags> copy = sc;
-    applyScorePipeline(copy, kvStart, masked);
+    applyScorePipeline(copy, kvStart, masked, maskModApplies);
     SmallVector<Value> flat;
     for (auto &row : copy)
       flat.append(row.begin(), row.end());

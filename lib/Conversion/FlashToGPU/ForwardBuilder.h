@@ -126,7 +126,23 @@ protected:
   virtual void readForwardArguments();
   /// The key blocks this block walks, [first, end): the causal/window
   /// band of its rows (split-KV decode takes its split's share of it).
+  /// With a key-block iterator, the positions of its walk.
   virtual std::pair<Value, Value> blockKeyRange();
+
+  //===--- The key-block iterator's hooks --------------------------------===//
+  /// The key block (of block_n keys) that step `position` of the key loop
+  /// fetches and scores: the position itself in a dense walk; the
+  /// block-sparse iterator (BlockSparseIterator.h) maps positions to the
+  /// blocks its lists name. Must create nothing in a dense walk, whose IR
+  /// stays that of the walk over positions.
+  virtual Value keyBlockAt(Value position) { return position; }
+  /// i1, whether the element masks (mask_mod) apply at step `position`;
+  /// null where they always do (a dense walk). The block-sparse iterator
+  /// answers false for full blocks, which then skip mask_mod and, inside
+  /// the band and below Sk, all mask work.
+  virtual Value appliesMaskMod(Value position) { return Value(); }
+  /// keyBlockAt(position) * block_n: the first key of step `position`.
+  Value keyStartAt(Value position);
   /// The query position (i32) of fragment row (m, i), which the masks and
   /// the score pipeline see.
   virtual Value rowOf(int64_t m, int64_t i);
@@ -155,8 +171,10 @@ protected:
 
   //===--- Shared pieces -------------------------------------------------===//
   /// The score pipeline and masks, inside a branch taken only by blocks
-  /// that can hold masked elements.
-  void maskScores(SmallVector<Frags> &sc, Value kvStart);
+  /// that can hold masked elements; `position`, where given, is the key
+  /// loop's step (appliesMaskMod).
+  void maskScores(SmallVector<Frags> &sc, Value kvStart,
+                  Value position = Value());
   /// The online-softmax update of state `st` by the scores of one block.
   SoftmaxStep onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
                             Value kvStart);
@@ -167,8 +185,10 @@ protected:
                          ArrayRef<SmallVector<Value>> alpha);
   /// The block's first query row, from its blockIdx.x and gridDim.x.
   Value firstRowOfBlock(Value blockIdX, Value gridDimX);
-  /// Scale, softcap, bias, score_mod and masks, into the log2 domain.
-  void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked);
+  /// Scale, softcap, bias, score_mod and masks, into the log2 domain;
+  /// `maskModApplies` (i1, null: true) gates the element masks.
+  void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked,
+                          Value maskModApplies = Value());
   Value scoreFactor; // scale * log2(e), for plain scores
   Value colOf(Value kvStart32, int64_t n, int64_t j); // key of column (n, j), i32
   /// Whether O goes out through the (swizzled) Q tile in 16-byte stores

@@ -515,8 +515,8 @@ std::pair<Value, Value> KernelBuilderBase::queryBlockRange(Value colStart,
 
 Value KernelBuilderBase::tileNeedsMask(Value rowStart, int64_t rows,
                                        Value colStart, int64_t cols,
-                                       bool rowTail) {
-  if (s.window || s.mask || s.maskMod)
+                                       bool rowTail, bool elementMasks) {
+  if (s.window || (elementMasks && (s.mask || s.maskMod)))
     return arith::ConstantIntOp::create(b, b.getI1Type(), 1);
   Value colEnd = arith::AddIOp::create(b, colStart, cIdx(b, cols));
   Value need = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colEnd, seqK);
@@ -716,7 +716,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "block_table" ||
                name == "check_status" || name == "cu_seqlens_q" ||
-               name == "cu_seqlens_k")
+               name == "cu_seqlens_k" || name.ends_with("kv_num_blocks") ||
+               name.ends_with("kv_indices"))
         elt = b.getI32Type();
       types.push_back(memref1d(elt));
     } else if (kind == "tensormap") {

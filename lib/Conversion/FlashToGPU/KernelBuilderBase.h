@@ -205,10 +205,10 @@ protected:
   std::pair<Value, Value> queryBlockRange(Value colStart, int64_t cols,
                                           int64_t blockM);
   /// Whether the tile rows x cols may hold a masked element: past Sk (and
-  /// past Sq with `rowTail`), across the causal diagonal, any window or an
-  /// element mask.
+  /// past Sq with `rowTail`), across the causal diagonal, any window or,
+  /// with `elementMasks`, an element mask (mask operand, mask_mod).
   Value tileNeedsMask(Value rowStart, int64_t rows, Value colStart,
-                      int64_t cols, bool rowTail);
+                      int64_t cols, bool rowTail, bool elementMasks = true);
 
   /// No softcap, bias or score_mod: the score is scale * q·k, so scale and
   /// log2(e) fold into the exponent's FFMA (FlashAttention-2's trick).

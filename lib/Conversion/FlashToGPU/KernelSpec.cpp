@@ -139,6 +139,9 @@ std::string KernelSpec::kernelName() const {
     name += "_page" + std::to_string(pageSize);
   if (varlen)
     name += "_varlen";
+  if (blockSparse)
+    name += "_bs" + std::to_string(sparseBlockQ) + "x" +
+            std::to_string(sparseBlockK) + (fullBlocks ? "f" : "");
   if (uniqueId >= 0)
     name += "_mod" + std::to_string(uniqueId);
   return name;
@@ -211,6 +214,21 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "o"});
     biasMaskStrides();
     scalars();
+    // Block-sparse: each list pair, its batch and head strides (0 where it
+    // broadcasts) and its slots per row (the indices' row stride).
+    if (blockSparse)
+      for (const char *prefix : {"", "full_"}) {
+        if (*prefix && !fullBlocks)
+          continue;
+        std::string pre = prefix;
+        p.append({"memref:" + pre + "kv_num_blocks",
+                  "memref:" + pre + "kv_indices",
+                  "i64:" + pre + "kv_num_blocks_stride_b",
+                  "i64:" + pre + "kv_num_blocks_stride_h",
+                  "i64:" + pre + "kv_indices_stride_b",
+                  "i64:" + pre + "kv_indices_stride_h",
+                  "i32:" + pre + "kv_slots"});
+      }
     // Last, so that they stay the kernel's trailing parameters through the
     // memref expansion (flash-grid-constant-params marks them by position).
     if (usesTensorMaps())
@@ -312,7 +330,9 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
          pageSize == o.pageSize && outputType() == o.outputType() &&
-         varlen == o.varlen;
+         varlen == o.varlen && blockSparse == o.blockSparse &&
+         fullBlocks == o.fullBlocks && sparseBlockQ == o.sparseBlockQ &&
+         sparseBlockK == o.sparseBlockK;
 }
 
 KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
@@ -431,6 +451,43 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   return s;
 }
 
+/// Block-sparse lists (FlashOps.td) have no backward kernels walking them
+/// yet: refused by name rather than lowered as the dense op, which would
+/// attend to unlisted blocks.
+static LogicalResult refuseBlockSparse(Operation *op) {
+  if (!cast<AttentionVariantInterface>(op).getBlockSparse())
+    return success();
+  return op->emitOpError()
+         << "block_sparse(...) lists have no GPU backward kernels yet (the "
+            "CPU lowerings serve the gradient)";
+}
+
+/// The forward's block-sparse key-block iterator (BlockSparseIterator.h):
+/// a thread block's query rows lie in one sparse query block and its key
+/// blocks tile the sparse key blocks.
+static LogicalResult setBlockSparse(AttentionOp op, KernelSpec &s) {
+  BlockSparseOperands lists =
+      cast<AttentionVariantInterface>(op.getOperation()).getBlockSparse();
+  if (!lists)
+    return success();
+  if (s.recipe != Recipe::Sm80 && s.recipe != Recipe::Sm90)
+    return op.emitOpError()
+           << "block_sparse(...) lists are walked by the sm80 and sm90 "
+              "recipes' forward, not by recipe '"
+           << stringifyRecipe(s.recipe) << "'";
+  if (lists.blockQ % s.blockM != 0 || lists.blockK % s.blockN != 0)
+    return op.emitOpError()
+           << "block_sparse(...) needs the sparse block size ["
+           << lists.blockQ << ", " << lists.blockK
+           << "] to be multiples of the config's [block_m, block_n] = ["
+           << s.blockM << ", " << s.blockN << "]";
+  s.blockSparse = true;
+  s.fullBlocks = static_cast<bool>(lists.fullNumBlocks);
+  s.sparseBlockQ = lists.blockQ;
+  s.sparseBlockK = lists.blockK;
+  return success();
+}
+
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
@@ -445,6 +502,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   // A packed batch: the recipes' forward under the varlen tile scheduler
   // (the verifier has refused bias, mask, dropout and the regions).
   spec->varlen = op.isVarlen();
+  if (failed(setBlockSparse(op, *spec)))
+    return failure();
   if (spec->recipe == Recipe::Sm90Ws) {
     // Two consumer warpgroups of 64 rows on wgmma (block_m = 128, warps =
     // 8, the producer warpgroup on top); K and V tiles of block_n rows, at
@@ -514,6 +573,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                                  bool deterministic) {
+  if (failed(refuseBlockSparse(op)))
+    return failure();
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());

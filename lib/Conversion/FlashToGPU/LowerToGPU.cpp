@@ -72,6 +72,16 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // Packed-batch forwards say so; the others' manifests read as before.
   if (s.varlen)
     f.push_back(b.getNamedAttr("varlen", b.getI64IntegerAttr(1)));
+  // Likewise block-sparse forwards: 1 with partial lists only, 2 with full
+  // lists too (docs/KERNEL_ABI.md "Block-sparse"), and their block sizes.
+  if (s.blockSparse) {
+    f.push_back(b.getNamedAttr("block_sparse",
+                               b.getI64IntegerAttr(s.fullBlocks ? 2 : 1)));
+    f.push_back(b.getNamedAttr("sparse_block_q",
+                               b.getI64IntegerAttr(s.sparseBlockQ)));
+    f.push_back(b.getNamedAttr("sparse_block_k",
+                               b.getI64IntegerAttr(s.sparseBlockK)));
+  }
   f.push_back(b.getNamedAttr("params", b.getArrayAttr(params)));
   return b.getDictionaryAttr(f);
 }
@@ -325,8 +335,8 @@ static void replaceGradBias(ImplicitLocOpBuilder &b, Value full, Value result) {
 }
 
 /// The forward's trailing arguments: scale, window, softcap, dropout, seed,
-/// and (kernels-only) null placeholders where the runtime puts the tensor
-/// maps.
+/// the block-sparse lists, and (kernels-only) null placeholders where the
+/// runtime puts the tensor maps.
 static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
                                  AttentionVariantInterface iface,
                                  const KernelSpec &spec,
@@ -342,6 +352,36 @@ static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
   args.push_back(cf(iface.getSoftcapValue().value_or(0.0)));
   args.push_back(cf(iface.getDropoutProbability()));
   args.push_back(seedOrZero(b, iface.getSeedOperand()));
+  // Block-sparse (KERNEL_ABI.md "Block-sparse"): each list pair, its batch
+  // and head strides (0 where a list broadcasts) and its slots per row.
+  if (spec.blockSparse) {
+    Type i64 = b.getI64Type();
+    auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
+    auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
+    BlockSparseOperands lists = iface.getBlockSparse();
+    auto pushLists = [&](Value num, Value indices) {
+      args.push_back(flatBuffer(b, num, i32));
+      args.push_back(flatBuffer(b, indices, i32));
+      for (Value list : {num, indices}) {
+        // Contiguous [B', H', QB(, N)]: B' and H' strides, 0 where size 1.
+        auto type = cast<RankedTensorType>(list.getType());
+        Value inner = arith::ConstantIndexOp::create(b, 1);
+        for (int64_t d = type.getRank() - 1; d >= 2; --d)
+          inner = arith::MulIOp::create(b, inner, dimOf(b, list, d));
+        Value strideH = inner;
+        Value strideB = arith::MulIOp::create(b, inner, dimOf(b, list, 1));
+        Value strides[] = {strideB, strideH};
+        for (int64_t d = 0; d < 2; ++d)
+          args.push_back(type.getDimSize(d) == 1
+                             ? Value(arith::ConstantIntOp::create(b, i64, 0))
+                             : toI64(strides[d]));
+      }
+      args.push_back(toI32(dimOf(b, indices, 3)));
+    };
+    pushLists(lists.numBlocks, lists.indices);
+    if (spec.fullBlocks)
+      pushLists(lists.fullNumBlocks, lists.fullIndices);
+  }
   if (spec.usesTensorMaps())
     for (int i = 0; i < 3; ++i)
       args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));

@@ -12,6 +12,7 @@
 #include "Sm80Forward.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "BlockSparseIterator.h"
 #include "VarlenScheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -148,6 +149,8 @@ void mlir::flash::buildSm80ForwardKernel(gpu::GPUFuncOp func,
                                          const KernelSpec &spec) {
   if (spec.varlen)
     VarlenScheduler<Sm80ForwardBuilder>(func, spec).build();
+  else if (spec.blockSparse)
+    BlockSparseIterator<Sm80ForwardBuilder>(func, spec).build();
   else
     Sm80ForwardBuilder(func, spec).build();
 }

@@ -20,6 +20,7 @@
 #include "Sm90Forward.h"
 #include "Fragments.h"
 #include "Recipes.h"
+#include "BlockSparseIterator.h"
 #include "VarlenScheduler.h"
 #include "Wgmma.h"
 
@@ -149,7 +150,7 @@ void Sm90ForwardBuilder::outputAndWait(SmallVector<Value> &acc,
 
 void Sm90ForwardBuilder::prefetchAhead(Value block, Value nStart) {
   Value next = arith::AddIOp::create(b, block, cIdx(b, prefetchDistance()));
-  loadKVBlock(next, stageOf(next, nStart));
+  loadKVBlock(keyBlockAt(next), stageOf(next, nStart));
 }
 
 void Sm90ForwardBuilder::acquireFirstBlock(Value nStart) {
@@ -173,9 +174,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
                                  Value anyGroup) {
   if (!overlapped())
     return ForwardBuilder::buildKeyLoop(qOps, nStart, nEnd, init, anyGroup);
-  auto kvStartOf = [&](Value block) {
-    return arith::MulIOp::create(b, block, cIdx(b, s.blockN));
-  };
+  auto kvStartOf = [&](Value block) { return keyStartAt(block); };
 
   // A block with no visible key block skips everything (the epilogue then
   // writes O = 0, LSE = +inf).
@@ -197,7 +196,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
   wgmma::waitGroup(b, 0);
   SmallVector<Frags> sc = toFragments(wgmma::pinRegisters(b, s0));
-  maskScores(sc, kvStartOf(nStart));
+  maskScores(sc, kvStartOf(nStart), nStart);
   SoftmaxStep first = onlineSoftmax(sc, init, kvStartOf(nStart));
 
   // Blocks nStart+1 .. nEnd-1: carries O (scaled to the running max), m, l
@@ -230,7 +229,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     // S_j is ready once at most the P·V group is pending.
     wgmma::waitGroup(b, 1);
     SmallVector<Frags> scj = toFragments(wgmma::pinRegisters(b, sj));
-    maskScores(scj, kvStartOf(j));
+    maskScores(scj, kvStartOf(j), j);
     SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
     wgmma::waitGroup(b, 0);
     releaseBlock(prev, nStart);
@@ -262,6 +261,8 @@ void mlir::flash::buildSm90ForwardKernel(gpu::GPUFuncOp func,
                                          const KernelSpec &spec) {
   if (spec.varlen)
     VarlenScheduler<Sm90ForwardBuilder>(func, spec).build();
+  else if (spec.blockSparse)
+    BlockSparseIterator<Sm90ForwardBuilder>(func, spec).build();
   else
     Sm90ForwardBuilder(func, spec).build();
 }

@@ -17,10 +17,16 @@
 // the row maximum as the semantics state; V is weighted by P8 while l sums
 // the unquantised P, and O = acc / l · v_descale / 256.
 //
+// Block-sparse (the op decomposed by DecomposeBlockSparse.h, its lists
+// given): the query tile is one sparse query block, and the key loop runs,
+// for each block its lists name (partial, then full), over that block's
+// keys in block-n tiles; unlisted blocks are never read.
+//
 //===----------------------------------------------------------------------===//
 #include "LoopsLowering.h"
 #include "Tiles.h"
 
+#include "flashfuse/Conversion/Common/DecomposeBlockSparse.h"
 #include "flashfuse/Conversion/Common/Fp8Math.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
@@ -147,8 +153,9 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
   return {newMax, newSum, newAcc};
 }
 
-LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
-                                                 int64_t blockN) {
+LogicalResult mlir::flash::loops::lowerAttention(
+    AttentionOp op, int64_t blockM, int64_t blockN,
+    const BlockSparseOperands &lists) {
   OpBuilder b(op);
   LoopContext c = makeLoopContext(b, op, blockM, blockN);
   Location loc = c.loc;
@@ -206,18 +213,26 @@ LogicalResult mlir::flash::loops::lowerAttention(AttentionOp op, int64_t blockM,
     }
     SmallVector<Value> init = {initMax, filledTile(c, {m}, 0.0f),
                                filledTile(c, tileSizes(m, c.b.getIndexAttr(c.sz.dv)), 0.0f)};
-    auto keyLoop = scf::ForOp::create(b, loc, kStart, kEnd, c.index(blockN), init);
-    {
+    // The online softmax over keys [first, last) in block-n tiles.
+    auto walkKeys = [&](Value first, Value last,
+                        ValueRange state) -> SmallVector<Value> {
+      auto keyLoop = scf::ForOp::create(b, loc, first, last, c.index(blockN), state);
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(keyLoop.getBody());
       auto args = keyLoop.getRegionIterArgs();
       OnlineSoftmaxState next = updateWithKeyBlock(
-          c, {args[0], args[1], args[2]}, qTile, m, keyLoop.getInductionVar(), kEnd,
+          c, {args[0], args[1], args[2]}, qTile, m, keyLoop.getInductionVar(), last,
           {batch, head, q0, keyLoop.getInductionVar()}, qkDescale);
       scf::YieldOp::create(b, loc, ValueRange{next.rowMax, next.rowSum, next.acc});
-    }
-    Value rowMax = keyLoop.getResult(0), rowSum = keyLoop.getResult(1),
-          acc = keyLoop.getResult(2);
+      return SmallVector<Value>(keyLoop.getResults());
+    };
+    // Block-sparse: the listed blocks of this query block (ivs[2], the
+    // tile being one sparse query block) instead of the band.
+    SmallVector<Value> final =
+        lists ? forEachListedKeyBlock(b, loc, lists, c.sz.seqK, batch, head,
+                                      ivs[2], init, walkKeys)
+              : walkKeys(kStart, kEnd, init);
+    Value rowMax = final[0], rowSum = final[1], acc = final[2];
 
     // O = acc / l in the output's element type and Q's layout.
     AffineExpr i = c.dim(0), e = c.dim(1);

@@ -10,8 +10,12 @@ namespace mlir::flash::loops {
 LoopContext makeLoopContext(OpBuilder &b, AttentionVariantInterface op,
                             int64_t blockM, int64_t blockN);
 
-/// Replaces `op` by the tiled forward loop nest (ForwardLoops.cpp).
-LogicalResult lowerAttention(AttentionOp op, int64_t blockM, int64_t blockN);
+/// Replaces `op` by the tiled forward loop nest (ForwardLoops.cpp). With
+/// `lists` (the block-sparse lists of the op `op` was decomposed from, with
+/// blockM their BQ), the key loop of query tile qb walks only the key
+/// blocks they list for it; `op`'s mask_mod then holds the lists' masks.
+LogicalResult lowerAttention(AttentionOp op, int64_t blockM, int64_t blockN,
+                             const BlockSparseOperands &lists = {});
 /// Replaces `op` by the FA2 backward loop nest (BackwardLoops.cpp).
 LogicalResult lowerAttentionGrad(AttentionGradOp op, int64_t blockM,
                                  int64_t blockN);

@@ -2,10 +2,14 @@
 //
 // Replaces every flash.attention with the tiled online-softmax loop nest of
 // ForwardLoops.cpp and every flash.attention_grad with the FA2 backward
-// loop nest of BackwardLoops.cpp.
+// loop nest of BackwardLoops.cpp. A block-sparse op is first rewritten into
+// the dense op with its lists as a mask_mod (DecomposeBlockSparse.h); the
+// forward then walks only the listed key blocks, one query tile per sparse
+// query block, while the backward walks every block under that mask.
 //
 //===----------------------------------------------------------------------===//
 #include "LoopsLowering.h"
+#include "flashfuse/Conversion/Common/DecomposeBlockSparse.h"
 
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Passes.h"
@@ -40,9 +44,22 @@ struct FlashLowerToLoops
     if (failed(lowerEachFlashOp(
             getOperation(), "flash-lower-to-loops",
             [&](AttentionOp op) {
-              return loops::lowerAttention(op, blockM, blockN);
+              auto iface = cast<AttentionVariantInterface>(op.getOperation());
+              BlockSparseOperands lists = iface.getBlockSparse();
+              if (!lists)
+                return loops::lowerAttention(op, blockM, blockN);
+              IRRewriter rewriter(op);
+              AttentionOp dense = decomposeBlockSparseAttention(rewriter, op);
+              // One query tile per sparse query block, so that a tile's
+              // key blocks are one row of the lists.
+              return loops::lowerAttention(dense, lists.blockQ, blockN, lists);
             },
             [&](AttentionGradOp op) {
+              if (cast<AttentionVariantInterface>(op.getOperation())
+                      .getBlockSparse()) {
+                IRRewriter rewriter(op);
+                op = decomposeBlockSparseAttentionGrad(rewriter, op);
+              }
               return loops::lowerAttentionGrad(op, blockM, blockN);
             })))
       signalPassFailure();

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NaiveSteps.h"
+#include "flashfuse/Conversion/Common/DecomposeBlockSparse.h"
 
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
 #include "flashfuse/Conversion/Passes.h"
@@ -22,9 +23,26 @@ namespace {
 struct FlashLowerNaive : flash::impl::FlashLowerNaiveBase<FlashLowerNaive> {
   using FlashLowerNaiveBase::FlashLowerNaiveBase;
   void runOnOperation() override {
-    if (failed(lowerEachFlashOp(getOperation(), "flash-lower-naive",
-                                naive::lowerAttention,
-                                naive::lowerAttentionGrad)))
+    // A block-sparse op is the dense op with its lists as a mask_mod
+    // (DecomposeBlockSparse.h): the reference materialises every score.
+    if (failed(lowerEachFlashOp(
+            getOperation(), "flash-lower-naive",
+            [](AttentionOp op) {
+              if (cast<AttentionVariantInterface>(op.getOperation())
+                      .getBlockSparse()) {
+                IRRewriter rewriter(op);
+                op = decomposeBlockSparseAttention(rewriter, op);
+              }
+              return naive::lowerAttention(op);
+            },
+            [](AttentionGradOp op) {
+              if (cast<AttentionVariantInterface>(op.getOperation())
+                      .getBlockSparse()) {
+                IRRewriter rewriter(op);
+                op = decomposeBlockSparseAttentionGrad(rewriter, op);
+              }
+              return naive::lowerAttentionGrad(op);
+            })))
       signalPassFailure();
   }
 };

@@ -108,6 +108,14 @@ typedef struct flashfuse_variant {
    * by this field alone. Last (after varlen) for the same reason as
    * page_size. */
   flashfuse_dtype out_dtype;
+  /* forward: 1 for a kernel that walks block-sparse key-block lists, 2 when
+   * it takes full-block lists too, with the lists' block sizes
+   * (KERNEL_ABI.md "Block-sparse"); 0 for every other kernel and for
+   * manifests written before the keys existed. Appended after out_dtype
+   * for the same reason as page_size. */
+  int32_t block_sparse;
+  int32_t sparse_block_q;
+  int32_t sparse_block_k;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */

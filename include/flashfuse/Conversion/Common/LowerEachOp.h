@@ -18,6 +18,11 @@ lowerEachFlashOp(Operation *root, StringRef lowering,
                  function_ref<LogicalResult(AttentionOp)> lowerForward,
                  function_ref<LogicalResult(AttentionGradOp)> lowerBackward);
 
+/// Copies `from`'s dialect-prefixed attributes (provenance, tool markers)
+/// to `to`, the op a rewrite replaces it with, so that they stay with the
+/// computation (the varlen and block-sparse decompositions).
+void copyDiscardableAttrs(Operation *from, Operation *to);
+
 } // namespace mlir::flash
 
 #endif

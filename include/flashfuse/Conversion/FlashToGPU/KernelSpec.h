@@ -85,6 +85,13 @@ struct KernelSpec {
   /// through cu_seqlens_q / cu_seqlens_k (VarlenScheduler.h). The
   /// preprocess and postprocess of a packed batch are the dense ones.
   bool varlen = false;
+  /// Forward: block-sparse lists (flash.attention's `block_sparse(...)`,
+  /// docs/KERNEL_ABI.md "Block-sparse"): the key loop walks the blocks the
+  /// lists name (BlockSparseIterator.h), [sparseBlockQ, sparseBlockK] the
+  /// lists' block sizes (multiples of blockM, blockN); `fullBlocks` when
+  /// the full lists are given too.
+  bool blockSparse = false, fullBlocks = false;
+  int64_t sparseBlockQ = 0, sparseBlockK = 0;
   int64_t uniqueId = -1;
 
   /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so

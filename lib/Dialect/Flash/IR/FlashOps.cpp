@@ -360,10 +360,113 @@ static LogicalResult verifyVarlen(OpT op, const AttentionSizes &sz) {
   return success();
 }
 
+/// The block-sparse lists of flash.attention and its gradient
+/// (FlashOps.td, "Block-sparse"): kv_num_blocks [B', H', QB] and
+/// kv_indices [B', H', QB, N] (the same B', H', QB), the optional full_*
+/// pair shaped the same way, B' in {1, B}, H' in {1, Hq},
+/// QB = ceil(Sq / BQ); and none of the variants no lowering serves with
+/// them yet.
+template <typename OpT>
+static LogicalResult verifyBlockSparse(OpT op, const AttentionSizes &sz) {
+  Value num = op.getKvNumBlocks(), idx = op.getKvIndices(),
+        fullNum = op.getFullKvNumBlocks(), fullIdx = op.getFullKvIndices();
+  DenseI64ArrayAttr size = op.getSparseBlockSizeAttr();
+  if (!num && !idx && !fullNum && !fullIdx) {
+    if (size)
+      return op.emitOpError() << "'sparse_block_size' is given but there are "
+                                 "no block_sparse(...) lists";
+    return success();
+  }
+  // The custom form cannot give one operand of a pair alone; the generic
+  // form can.
+  auto pair = [&](StringRef what, StringRef a, Value va, StringRef bName,
+                  Value vb) -> LogicalResult {
+    if (static_cast<bool>(va) == static_cast<bool>(vb))
+      return success();
+    return op.emitOpError() << "'" << a << "' and '" << bName
+                            << "' must be given together (" << what
+                            << "), got only '" << (va ? a : bName) << "'";
+  };
+  if (failed(pair("block_sparse", "kv_num_blocks", num, "kv_indices", idx)) ||
+      failed(pair("full_blocks", "full_kv_num_blocks", fullNum,
+                  "full_kv_indices", fullIdx)))
+    return failure();
+  if (!num)
+    return op.emitOpError()
+           << "full_blocks(...) needs the partial lists block_sparse("
+              "'kv_num_blocks', 'kv_indices') (FlexAttention's BlockMask "
+              "always has them; they may list no block)";
+  int64_t bq = kDefaultSparseBlock;
+  if (size) {
+    if (size.size() != 2)
+      return op.emitOpError()
+             << "'sparse_block_size' must have 2 elements [BQ, BK], got "
+             << shapeStr(size.asArrayRef());
+    bq = size[0];
+    if (size[0] <= 0 || size[1] <= 0)
+      return op.emitOpError()
+             << "'sparse_block_size' must be positive, got "
+             << shapeStr(size.asArrayRef());
+  }
+  int64_t qBlocks = sz.seqQ == kDyn ? kDyn : llvm::divideCeil(sz.seqQ, bq);
+  auto listPair = [&](StringRef numName, Value n, StringRef idxName,
+                      Value ix) -> LogicalResult {
+    auto nt = cast<RankedTensorType>(n.getType());
+    auto it = cast<RankedTensorType>(ix.getType());
+    if (nt.getRank() != 3)
+      return op.emitOpError() << "'" << numName
+                              << "' must have rank 3 ([B, Hq, QB]), got " << nt;
+    if (it.getRank() != 4)
+      return op.emitOpError() << "'" << idxName
+                              << "' must have rank 4 ([B, Hq, QB, N]), got "
+                              << it;
+    auto got = nt.getShape();
+    bool ok = (got[0] == 1 || compatible(got[0], sz.batch)) &&
+              (got[1] == 1 || compatible(got[1], sz.headsQ)) &&
+              compatible(got[2], qBlocks);
+    if (!ok) {
+      auto diag = op.emitOpError()
+                  << "'" << numName << "' must have shape "
+                  << shapeStr({sz.batch, sz.headsQ, qBlocks})
+                  << " ([B, Hq, QB], B and Hq may be 1; QB = ceil(Sq / BQ)";
+      if (qBlocks != kDyn)
+        diag << " = ceil(" << sz.seqQ << " / " << bq << ")";
+      return diag << "), got " << shapeStr(got);
+    }
+    auto gotIdx = it.getShape();
+    if (!compatibleShape(gotIdx.take_front(3), got))
+      return op.emitOpError()
+             << "'" << idxName << "' must have shape "
+             << shapeStr({got[0], got[1], got[2], kDyn})
+             << " ([B, Hq, QB, N] with the B, Hq, QB of '" << numName
+             << "'), got " << shapeStr(gotIdx);
+    return success();
+  };
+  if (failed(listPair("kv_num_blocks", num, "kv_indices", idx)) ||
+      (fullNum && failed(listPair("full_kv_num_blocks", fullNum,
+                                  "full_kv_indices", fullIdx))))
+    return failure();
+  // Each refusal names the combination no lowering serves yet.
+  if (op.getCuSeqlensQ() || op.getCuSeqlensK())
+    return op.emitOpError() << "block_sparse with varlen is not supported yet "
+                               "(the lists would be per packed sequence)";
+  if (op.getMask())
+    return op.emitOpError()
+           << "block_sparse with a 'mask' operand is not supported yet "
+              "(express the mask as mask_mod)";
+  auto variant = cast<AttentionVariantInterface>(op.getOperation());
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(
+          getElementTypeOrSelf(variant.getQKV()[0])))
+    return op.emitOpError() << "block_sparse with FP8 operands is not "
+                               "supported yet";
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyAttentionFp8(*this, v.sz)) ||
       failed(verifyVarlen(*this, v.sz)) ||
+      failed(verifyBlockSparse(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput(), /*allowF32=*/true)))
     return failure();
   if (getLse())
@@ -382,6 +485,7 @@ LogicalResult AttentionGradOp::verify() {
     return failure();
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
+      failed(verifyBlockSparse(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput())) ||
       failed(v.verifySameType("grad_output", getGradOutput(), "output",
                               getOutput())) ||

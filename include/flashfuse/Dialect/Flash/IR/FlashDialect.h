@@ -45,6 +45,20 @@ AttentionSizes getAttentionSizes(Type q, Type k, Type v,
 llvm::SmallVector<int64_t, 4> applyPerm(llvm::ArrayRef<int64_t> logical,
                                         llvm::ArrayRef<int64_t> perm);
 
+/// FlexAttention's default block size, along the queries and the keys, of
+/// the block-sparse lists when `sparse_block_size` is not given.
+inline constexpr int64_t kDefaultSparseBlock = 128;
+
+/// The block-sparse operands of flash.attention / flash.attention_grad
+/// (FlashOps.td, "Block-sparse"): the partial lists, the optional full
+/// lists (null where absent) and the block sizes [BQ, BK]. False when the
+/// op is dense.
+struct BlockSparseOperands {
+  Value numBlocks, indices, fullNumBlocks, fullIndices;
+  int64_t blockQ = kDefaultSparseBlock, blockK = kDefaultSparseBlock;
+  explicit operator bool() const { return static_cast<bool>(numBlocks); }
+};
+
 } // namespace mlir::flash
 
 #include "flashfuse/Dialect/Flash/IR/FlashInterfaces.h.inc"

@@ -27,6 +27,21 @@ def Flash_AttentionVariantInterface : OpInterface<"AttentionVariantInterface"> {
       "getScoreModRegion", (ins), [{ return $_op.getScoreMod(); }]>,
     InterfaceMethod<"the mask_mod region (may be empty)", "::mlir::Region &",
       "getMaskModRegion", (ins), [{ return $_op.getMaskMod(); }]>,
+    InterfaceMethod<[{the block-sparse lists and block sizes (null operands
+      where the op is dense)}], "::mlir::flash::BlockSparseOperands",
+      "getBlockSparse", (ins), [{
+        ::mlir::flash::BlockSparseOperands bs;
+        bs.numBlocks = $_op.getKvNumBlocks();
+        bs.indices = $_op.getKvIndices();
+        bs.fullNumBlocks = $_op.getFullKvNumBlocks();
+        bs.fullIndices = $_op.getFullKvIndices();
+        if (auto size = $_op.getSparseBlockSizeAttr();
+            size && size.size() == 2) {
+          bs.blockQ = size[0];
+          bs.blockK = size[1];
+        }
+        return bs;
+      }]>,
   ];
   // Written against the generic Operation so that it works both in the
   // interface and in the op (attribute names are those of FlashOps.td).

@@ -31,7 +31,8 @@ defvar Flash_VariantAttrs = (ins
   OptionalAttr<DenseI64ArrayAttr>:$q_perm,
   OptionalAttr<DenseI64ArrayAttr>:$k_perm,
   OptionalAttr<DenseI64ArrayAttr>:$v_perm,
-  OptionalAttr<Flash_KernelConfigAttr>:$config
+  OptionalAttr<Flash_KernelConfigAttr>:$config,
+  OptionalAttr<DenseI64ArrayAttr>:$sparse_block_size
 );
 
 defvar Flash_VariantDoc = [{
@@ -76,6 +77,10 @@ defvar Flash_OptionalOperandsFormat = [{
     (`seed` `(` $seed^ `)`)?
     (`varlen` `(` $cu_seqlens_q^ `,` $cu_seqlens_k `:` type($cu_seqlens_q)
        `,` type($cu_seqlens_k) `)`)?
+    (`block_sparse` `(` $kv_num_blocks^ `,` $kv_indices `:`
+       type($kv_num_blocks) `,` type($kv_indices) `)`)?
+    (`full_blocks` `(` $full_kv_num_blocks^ `,` $full_kv_indices `:`
+       type($full_kv_num_blocks) `,` type($full_kv_indices) `)`)?
 }];
 defvar Flash_RegionsFormat = [{
     (`score_mod` $score_mod^)?
@@ -167,6 +172,72 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     same rules; flash-lower-to-gpu builds the backward kernels under the
     same scheduler (one block per key block, head and sequence).
 
+    Block-sparse attention (FlashAttention's block-sparse variant, in the
+    layout of FlexAttention's `BlockMask`, so that its four tensors pass
+    straight through):
+
+    ```mlir
+    %o, %lse = flash.attention %q, %k, %v
+        block_sparse(%kv_num, %kv_idx : tensor<1x1x8xi32>, tensor<1x1x8x8xi32>)
+        full_blocks(%full_num, %full_idx : tensor<1x1x8xi32>, tensor<1x1x8x8xi32>)
+        {sparse_block_size = array<i64: 128, 128>}
+        : tensor<2x8x1000x128xbf16>, tensor<2x8x1000x128xbf16>,
+          tensor<2x8x1000x128xbf16>
+        -> tensor<2x8x1000x128xbf16>, tensor<2x8x1000xf32>
+    ```
+
+    `sparse_block_size = [BQ, BK]` (default [128, 128], FlexAttention's)
+    cuts the queries into QB = ceil(Sq / BQ) blocks, block qb holding rows
+    [qb·BQ, min((qb+1)·BQ, Sq)), and the keys into KB = ceil(Sk / BK)
+    blocks in the same way; the last block of either may be short.
+    `kv_num_blocks` is i32 [B', H', QB] and `kv_indices` i32 [B', H', QB, N]
+    (kv_num_blocks / kv_indices of a BlockMask), where B' is B or 1 and H'
+    is Hq or 1 (a size-1 dimension broadcasts, as FlexAttention allows) and
+    N >= 0 is the number of slots: query block qb of batch b and query head
+    h lists the partial key blocks kv_indices[b, h, qb, 0 : n] with
+    n = kv_num_blocks[b, h, qb]. The optional `full_blocks(...)` operands
+    (full_kv_num_blocks / full_kv_indices, their own B', H' and N) list the
+    full key blocks the same way. For query row i in block qb and key j in
+    block kb, the semantics above hold with the mask test replaced by:
+
+    - kb listed as full: `mask_mod` is not evaluated; key j is kept iff
+      the causal / window band keeps it. A full block is the caller's
+      promise that `mask_mod` keeps all of it (FlexAttention's contract:
+      a full block that mask_mod would partly mask is attended in full).
+      The band attributes are the op's own, not part of the mask the lists
+      describe, so they hold in every block: a full block that `causal`
+      would partly mask is masked by it (FlexAttention has no such
+      attribute; its causal mask is a mask_mod, which full blocks skip).
+      Kernels do no mask work in a full block that lies inside the band
+      and below Sk, as every full block of a BlockMask built from a mask_mod
+      does.
+    - kb listed as partial: key j is kept iff `mask_mod` and the band keep
+      it, as for a dense op.
+    - kb listed in neither: key j is masked; a row whose query block lists
+      no block is a fully masked row (O = 0, LSE = +inf).
+
+    `score_mod`, `bias`, softcap and dropout apply to every kept key, full
+    blocks included: they change scores, they do not mask them. The lists'
+    contract: 0 <= n <= N, every listed index in [0, KB), strictly
+    increasing within a row, and no block in both lists of a row. Runtime
+    entry points check it on the host before a launch where they can read
+    the lists (docs/KERNEL_ABI.md "Block-sparse"). Outside it the result is
+    unspecified but nothing is read out of bounds: the lowerings clamp n
+    into [0, N] and skip indices outside [0, KB); a block listed twice may
+    be counted twice.
+
+    Not supported with `block_sparse` yet, and rejected by the verifier:
+    `varlen`, FP8 operands and the `mask` operand (a boolean mask is
+    expressed as `mask_mod`, whose block structure the lists describe).
+    The CPU lowerings need static shapes; flash-lower-to-loops visits only
+    the listed blocks. On the GPU, flash-lower-to-gpu builds the sm80 or
+    sm90 recipe's forward with the block-sparse key-block iterator, which
+    fetches and scores only the listed blocks and skips mask_mod in full
+    ones (BQ and BK must be multiples of the config's block_m and block_n;
+    docs/KERNEL_ABI.md "Block-sparse"); a block-sparse flash.attention_grad
+    has no GPU kernels yet.
+
+
     FP8 (inference): Q, K and V may be `f8E4M3FN` with
     `descale(%q_descale, %k_descale, %v_descale : ...)`, f32 dequantisation
     factors, each either `tensor<f32>` (per tensor) or `tensor<BxHxf32>`
@@ -226,7 +297,11 @@ def Flash_AttentionOp : Flash_Op<"attention", [
                             Optional<Flash_I32Tensor>:$cu_seqlens_k,
                             Optional<Flash_DescaleTensor>:$q_descale,
                             Optional<Flash_DescaleTensor>:$k_descale,
-                            Optional<Flash_DescaleTensor>:$v_descale),
+                            Optional<Flash_DescaleTensor>:$v_descale,
+                            Optional<Flash_I32Tensor>:$kv_num_blocks,
+                            Optional<Flash_I32Tensor>:$kv_indices,
+                            Optional<Flash_I32Tensor>:$full_kv_num_blocks,
+                            Optional<Flash_I32Tensor>:$full_kv_indices),
                        Flash_VariantAttrs);
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
@@ -269,7 +344,10 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
     attributes and regions must be those of the forward op, and so must the
     `varlen(%cu_seqlens_q, %cu_seqlens_k : ...)` operands of a packed batch
     (see `flash.attention`): dQ, dK, dV are then packed like Q, K, V, and
-    rows no sequence owns get zero gradients.
+    rows no sequence owns get zero gradients. Likewise the
+    `block_sparse(...)` / `full_blocks(...)` lists and `sparse_block_size`
+    of a block-sparse forward: the same lists (indexed by query block, as
+    the forward takes them), the same keys kept.
   }], Flash_VariantDoc);
 
   let arguments = !con((ins Flash_FloatTensor:$grad_output,
@@ -280,7 +358,11 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
                             Optional<Flash_MaskTensor>:$mask,
                             Optional<I64>:$seed,
                             Optional<Flash_I32Tensor>:$cu_seqlens_q,
-                            Optional<Flash_I32Tensor>:$cu_seqlens_k),
+                            Optional<Flash_I32Tensor>:$cu_seqlens_k,
+                            Optional<Flash_I32Tensor>:$kv_num_blocks,
+                            Optional<Flash_I32Tensor>:$kv_indices,
+                            Optional<Flash_I32Tensor>:$full_kv_num_blocks,
+                            Optional<Flash_I32Tensor>:$full_kv_indices),
                        Flash_VariantAttrs);
   let results = (outs Flash_QKVTensor:$grad_query, Flash_QKVTensor:$grad_key,
                       Flash_QKVTensor:$grad_value,

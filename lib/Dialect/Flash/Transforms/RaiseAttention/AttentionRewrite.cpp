@@ -304,11 +304,13 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
       loc, operands->outputType, /*lse=*/Type(), q, k, v, bias, mask, seed,
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       b.getF32FloatAttr(m.parts.scale), causal, i64(m.masks.windowLeft),
       i64(m.masks.windowRight),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
       dropout, permAttr(qPerm), permAttr(kPerm), permAttr(vPerm),
-      KernelConfigAttr());
+      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
 
   Type f32 = b.getF32Type(), idx = b.getIndexType();
   if (m.parts.residual || !modTerms.empty()) {

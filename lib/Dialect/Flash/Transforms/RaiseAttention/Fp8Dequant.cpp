@@ -256,8 +256,8 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
     return op;
   }
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
-  if (iface.hasDropout() || op.isVarlen()) {
-    whyNot = "FP8 attention takes no dropout or varlen";
+  if (iface.hasDropout() || op.isVarlen() || iface.getBlockSparse()) {
+    whyNot = "FP8 attention takes no dropout, varlen or block-sparse lists";
     return op;
   }
 
@@ -281,10 +281,12 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
       b, loc, op.getOutput().getType(), lseType, dq[0].f8, dq[1].f8, dq[2].f8,
       op.getBias(), op.getMask(), op.getSeed(), /*cu_seqlens_q=*/Value(),
       /*cu_seqlens_k=*/Value(), descales[0], descales[1], descales[2],
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       op.getScaleAttr(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
       op.getQPermAttr(), op.getKPermAttr(), op.getVPermAttr(),
-      op.getConfigAttr());
+      op.getConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
   for (NamedAttribute a : op->getDiscardableAttrs())
     fp8->setAttr(a.getName(), a.getValue());
   fp8.getScoreMod().takeBody(op.getScoreMod());

@@ -186,10 +186,12 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
       b, loc, out4, /*lse=*/Type(), ins[0], k, v, bias, mask,
       /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
+      /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       b.getF32FloatAttr(scale), causal,
       i64(band.windowLeft), i64(band.windowRight), FloatAttr(), FloatAttr(),
       DenseI64ArrayAttr(), permAttr(kPerm), permAttr(vPerm),
-      KernelConfigAttr());
+      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
   Value out = flashOp.getOutput();
   if (out4 != outTy) {
     // torch-mlir expands the result back to [B, H, S, Dv]: that is the op's

@@ -1,0 +1,121 @@
+//===- BlockSparseIterator.h - the block-sparse key-block iterator -*- C++ -*-===//
+//
+// The key-block iterator of block-sparse attention (FlashOps.td
+// "Block-sparse", docs/KERNEL_ABI.md "Block-sparse"), as a part any forward
+// engine takes on: BlockSparseIterator<E> is engine E (Sm80ForwardBuilder,
+// Sm90ForwardBuilder) walking the key blocks that the lists name for its
+// query block instead of the causal/window band. Everything else (operand
+// producer, mainloop, score pipeline, epilogue) is E's, unchanged: the
+// engine's key loop runs over positions [0, (n_partial + n_full) * r) and
+// asks keyBlockAt(position) which block of block_n keys to fetch and score
+// (r = BK / block_n kernel blocks per sparse key block), and
+// appliesMaskMod(position) whether mask_mod applies (a partial block) or
+// not (a full one: only the band and the key-length tail can mask it, and
+// a full block inside both takes the engine's unmasked path).
+//
+// The block's query block is qb = mStart / BQ (BQ a multiple of block_m,
+// checked by getKernelSpec). Its counts are read once, clamped into
+// [0, slots]; each step reads its list entry (a load one prefetch distance
+// ahead of its use). An index outside [0, KB) is visited as the block past
+// the last key (zero-filled by the copies, masked by the tail): outside the
+// contract the answer is wrong, but nothing is read out of bounds. Steps
+// past the walk's end (the prefetches of the last iterations) fetch that
+// same block, as the dense walk fetches the blocks past its band.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BLOCKSPARSEITERATOR_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BLOCKSPARSEITERATOR_H
+
+#include "ForwardBuilder.h"
+
+namespace mlir::flash {
+
+/// The engine-independent half: one query block's row of the lists, in
+/// i32 (they live across the key loop; list offsets fit 31 bits).
+struct SparseListRow {
+  Value numPartial, numFull; // clamped into [0, slots]
+  Value partialRow, fullRow; // element offsets of the rows' first slot
+};
+
+/// Reads query block `qBlock`'s row of the lists (the kernel arguments of
+/// docs/KERNEL_ABI.md "Block-sparse", in `arg`) for batch `batch`, query
+/// head `head`; numFull is 0 without full lists.
+SparseListRow readSparseListRow(ImplicitLocOpBuilder &b,
+                                const llvm::StringMap<Value> &arg,
+                                const KernelSpec &s, Value batch, Value head,
+                                Value qBlock);
+
+/// The kernel key block (of block_n keys) of walk position `position`
+/// (index): position / r names the entry (partial entries first, then full
+/// ones), position % r the kernel block within it; the first kernel block
+/// past `seqK` (Sk, index) for a position past the walk or an index outside
+/// [0, KB).
+Value sparseKeyBlockAt(ImplicitLocOpBuilder &b,
+                       const llvm::StringMap<Value> &arg, const KernelSpec &s,
+                       const SparseListRow &row, Value position, Value seqK);
+
+template <class Engine>
+class BlockSparseIterator : public Engine {
+public:
+  using Engine::Engine;
+
+protected:
+  /// The block's row of the lists. Inside the key loop (`opaque`) it is
+  /// read again where it is used, from the block's coordinates read
+  /// opaquely (so that LLVM cannot hoist the reads out of the loop), the
+  /// kernel's parameters (which take no registers) and L1-resident counts:
+  /// kept alive across the loop instead, the four values made the sm80
+  /// engine's D = 128 kernels spill 8-108 bytes.
+  SparseListRow readRow(bool opaque) {
+    auto &b = this->b;
+    Value batch = this->batchIdx, head = this->head, first = this->mStart;
+    if (opaque) {
+      batch = this->readSpecialRegisterOpaquely("ctaid.z");
+      head = this->readSpecialRegisterOpaquely("ctaid.y");
+      // One statement per op: the IR must not depend on the order C++
+      // evaluates arguments in.
+      Value blockX = this->readSpecialRegisterOpaquely("ctaid.x");
+      Value gridX = this->readSpecialRegisterOpaquely("nctaid.x");
+      first = this->firstRowOfBlock(blockX, gridX);
+    }
+    Value qBlock = arith::DivUIOp::create(
+        b, first, arith::ConstantIndexOp::create(b, this->s.sparseBlockQ));
+    return readSparseListRow(b, this->arg, this->s, batch, head, qBlock);
+  }
+
+  /// Positions [0, (n_partial + n_full) * r).
+  std::pair<Value, Value> blockKeyRange() override {
+    auto &b = this->b;
+    SparseListRow row = readRow(/*opaque=*/false);
+    Value entries = arith::IndexCastOp::create(
+        b, b.getIndexType(),
+        arith::AddIOp::create(b, row.numPartial, row.numFull));
+    Value steps = arith::MulIOp::create(
+        b, entries,
+        arith::ConstantIndexOp::create(b, this->s.sparseBlockK / this->s.blockN));
+    return {arith::ConstantIndexOp::create(b, 0), steps};
+  }
+
+  Value keyBlockAt(Value position) override {
+    return sparseKeyBlockAt(this->b, this->arg, this->s, readRow(/*opaque=*/true),
+                            position,
+                            this->seqK);
+  }
+
+  /// Partial entries come first: mask_mod applies below n_partial * r.
+  Value appliesMaskMod(Value position) override {
+    auto &b = this->b;
+    SparseListRow row = readRow(/*opaque=*/true);
+    Value partialEntries =
+        arith::IndexCastOp::create(b, b.getIndexType(), row.numPartial);
+    Value partialSteps = arith::MulIOp::create(
+        b, partialEntries,
+        arith::ConstantIndexOp::create(b, this->s.sparseBlockK / this->s.blockN));
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position,
+                                 partialSteps);
+  }
+};
+
+} // namespace mlir::flash
+
+#endif

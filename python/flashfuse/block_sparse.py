@@ -1,0 +1,240 @@
+"""flashfuse.block_sparse_attention: attention over the key blocks that
+block-sparse lists name, in FlexAttention's BlockMask layout
+(docs/KERNEL_ABI.md "Block-sparse", flash.attention's "Block-sparse"
+paragraph in FlashOps.td).
+
+The lists are kv_num_blocks [B', H', QB] and kv_indices [B', H', QB, N]
+(int32, B' in {1, B}, H' in {1, Hq}), and optionally full_kv_num_blocks /
+full_kv_indices shaped alike: query block qb of (b, h) attends to the key
+blocks kv_indices[b, h, qb, :kv_num_blocks[b, h, qb]] through the op's
+masks (there is no mask_mod here: a partial block is masked only by the
+causal flag and the key-length tail) and to the full blocks without mask
+work. A torch FlexAttention BlockMask passes straight through
+(`block_mask=`), or the four tensors with `block_size`.
+
+Forward only (no backward kernels walk the lists yet): inputs that require
+grad raise NotImplementedError rather than return a result without a
+gradient.
+"""
+
+import os
+
+import torch
+
+from . import _kernels
+from . import _runtime as rt
+from .ops import _DTYPES, _capability, _poison, _readable, _span
+
+_NAME = "flashfuse.block_sparse_attention"
+
+# Set to 1 to check the lists on every call (sorted, in range, disjoint;
+# one host synchronisation): a debug switch for a whole program.
+CHECK_ENV = "FLASHFUSE_CHECK_BLOCK_SPARSE"
+
+
+def _lists_of(block_mask, kv_num_blocks, kv_indices, full_kv_num_blocks,
+              full_kv_indices, block_size):
+    """(num, idx, full_num, full_idx, (BQ, BK)) from a BlockMask or the four
+    tensors."""
+    if isinstance(block_mask, (tuple, list)):
+        # The four tensors (or the partial pair) in BlockMask's order.
+        if len(block_mask) not in (2, 4):
+            raise ValueError(f"{_NAME}: block_mask as a tuple is (kv_num_blocks,"
+                             " kv_indices[, full_kv_num_blocks, "
+                             f"full_kv_indices]), got {len(block_mask)} items")
+        tensors = list(block_mask) + [None] * (4 - len(block_mask))
+        return _lists_of(None, *tensors, block_size)
+    if block_mask is not None:
+        if kv_num_blocks is not None or kv_indices is not None:
+            raise ValueError(f"{_NAME}: pass either block_mask or the lists, "
+                             "not both")
+        for attr in ("kv_num_blocks", "kv_indices", "BLOCK_SIZE"):
+            if not hasattr(block_mask, attr):
+                raise TypeError(f"{_NAME}: block_mask must be a FlexAttention "
+                                f"BlockMask (it has no '{attr}')")
+        size = block_mask.BLOCK_SIZE
+        size = (size, size) if isinstance(size, int) else tuple(size)
+        return (block_mask.kv_num_blocks, block_mask.kv_indices,
+                getattr(block_mask, "full_kv_num_blocks", None),
+                getattr(block_mask, "full_kv_indices", None), size)
+    if kv_num_blocks is None or kv_indices is None:
+        raise ValueError(f"{_NAME}: needs block_mask, or kv_num_blocks and "
+                         "kv_indices")
+    if (full_kv_num_blocks is None) != (full_kv_indices is None):
+        raise ValueError(f"{_NAME}: full_kv_num_blocks and full_kv_indices "
+                         "come together")
+    size = (block_size, block_size) if isinstance(block_size, int) \
+        else tuple(block_size)
+    return kv_num_blocks, kv_indices, full_kv_num_blocks, full_kv_indices, size
+
+
+def _check_shapes(q, k, v, lists, size):
+    num, idx, fnum, fidx = lists
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4:
+            raise ValueError(f"{_NAME}: {name} must be a [B, H, S, D] tensor")
+        if t.dtype not in _DTYPES:
+            raise TypeError(f"{_NAME}: {name} is {t.dtype}; float16 and "
+                            "bfloat16 are supported")
+    b, hq, sq, _ = q.shape
+    bq, bk = size
+    if bq <= 0 or bk <= 0:
+        raise ValueError(f"{_NAME}: block sizes must be positive, got {size}")
+    qb = -(-sq // bq)
+    for nname, n, iname, i in (("kv_num_blocks", num, "kv_indices", idx),
+                               ("full_kv_num_blocks", fnum, "full_kv_indices",
+                                fidx)):
+        if n is None:
+            continue
+        for name, t, rank in ((nname, n, 3), (iname, i, 4)):
+            if not isinstance(t, torch.Tensor) or t.dtype != torch.int32:
+                raise TypeError(f"{_NAME}: {name} must be an int32 tensor")
+            if t.dim() != rank:
+                raise ValueError(f"{_NAME}: {name} must have rank {rank}, got "
+                                 f"shape {tuple(t.shape)}")
+            if t.device != q.device:
+                raise ValueError(f"{_NAME}: {name} is on {t.device}, query "
+                                 f"on {q.device}")
+        if (n.shape[0] not in (1, b) or n.shape[1] not in (1, hq)
+                or n.shape[2] != qb):
+            raise ValueError(
+                f"{_NAME}: {nname} must be [B or 1, Hq or 1, QB] = [{b} or 1, "
+                f"{hq} or 1, {qb}] (QB = ceil(Sq / {bq})), got "
+                f"{tuple(n.shape)}")
+        if tuple(i.shape[:3]) != tuple(n.shape):
+            raise ValueError(f"{_NAME}: {iname} must be [{', '.join(map(str, n.shape))}, N],"
+                             f" got {tuple(i.shape)}")
+
+
+def check_lists(lists, seq_k, block_k):
+    """The lists' contract, on their device (one synchronisation): counts in
+    [0, N], each row's first count entries in [0, KB) and strictly
+    increasing, and no block both partial and full. Raises ValueError naming
+    the first offending (list, b, h, qb)."""
+    num, idx, fnum, fidx = lists
+    kb = -(-seq_k // block_k)
+    rows = {}
+    for name, n, i in (("kv", num, idx), ("full_kv", fnum, fidx)):
+        if n is None:
+            continue
+        slots = i.shape[-1]
+        bad_count = (n < 0) | (n > slots)
+        if bool(bad_count.any()):
+            at = tuple(int(x) for x in bad_count.nonzero()[0])
+            raise ValueError(f"{_NAME}: {name}_num_blocks{list(at)} = "
+                             f"{int(n[at])} is outside [0, {slots}]")
+        used = (torch.arange(slots, device=i.device) < n.unsqueeze(-1).long())
+        out = used & ((i < 0) | (i >= kb))
+        if bool(out.any()):
+            at = tuple(int(x) for x in out.nonzero()[0])
+            raise ValueError(f"{_NAME}: {name}_indices{list(at)} = "
+                             f"{int(i[at])} is outside [0, {kb}) (KB = "
+                             f"ceil({seq_k} / {block_k}))")
+        if slots > 1:
+            pair = used[..., 1:]
+            unsorted = pair & (i[..., 1:] <= i[..., :-1])
+            if bool(unsorted.any()):
+                at = tuple(int(x) for x in unsorted.nonzero()[0])
+                raise ValueError(f"{_NAME}: {name}_indices{list(at[:3])} is "
+                                 "not strictly increasing in its first "
+                                 f"{name}_num_blocks entries (at slot "
+                                 f"{at[3] + 1})")
+        # Each row as a membership mask over KB blocks (bounded: indices are
+        # in range here).
+        member = torch.zeros(*i.shape[:3], kb + 1, dtype=torch.bool,
+                             device=i.device)
+        member.scatter_(-1, torch.where(used, i.long(), kb), True)
+        rows[name] = member[..., :kb]
+    if len(rows) == 2:
+        both = rows["kv"] & rows["full_kv"]
+        if bool(both.any()):
+            at = tuple(int(x) for x in both.nonzero()[0])
+            raise ValueError(f"{_NAME}: key block {at[3]} is listed both as "
+                             f"partial and as full for (b, h, qb) = "
+                             f"{at[:3]}")
+
+
+def _list_args(named, prefix, n, i):
+    named[f"{prefix}kv_num_blocks"] = (rt.PARAM_MEMREF,
+                                       (n.data_ptr(), _span(n)))
+    named[f"{prefix}kv_indices"] = (rt.PARAM_MEMREF, (i.data_ptr(), _span(i)))
+    for name, t in (("kv_num_blocks", n), ("kv_indices", i)):
+        for axis, suffix in ((0, "b"), (1, "h")):
+            stride = 0 if t.shape[axis] == 1 else t.stride(axis)
+            named[f"{prefix}{name}_stride_{suffix}"] = (rt.PARAM_I64, stride)
+    named[f"{prefix}kv_slots"] = (rt.PARAM_I32, i.shape[-1])
+
+
+def block_sparse_attention(query, key, value, block_mask=None, *,
+                           kv_num_blocks=None, kv_indices=None,
+                           full_kv_num_blocks=None, full_kv_indices=None,
+                           block_size=128, is_causal=False, scale=None,
+                           enable_gqa=False, check=None):
+    """O [B, Hq, Sq, Dv] of attention over the listed key blocks (module
+    docstring). `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) runs
+    check_lists before the launch; the kernel itself never reads out of
+    bounds, whatever the lists hold."""
+    num, idx, fnum, fidx, size = _lists_of(
+        block_mask, kv_num_blocks, kv_indices, full_kv_num_blocks,
+        full_kv_indices, block_size)
+    lists = (num, idx, fnum, fidx)
+    _check_shapes(query, key, value, lists, size)
+    if query.shape[1] != key.shape[1] and not enable_gqa:
+        raise ValueError(f"{_NAME}: query has {query.shape[1]} heads and key "
+                         f"{key.shape[1]}; pass enable_gqa=True")
+    if key.shape[1] == 0 or query.shape[1] % key.shape[1]:
+        raise ValueError(f"{_NAME}: query's heads ({query.shape[1]}) must be "
+                         f"a multiple of key's ({key.shape[1]})")
+    if (tuple(key.shape[:3]) != tuple(value.shape[:3])
+            or query.shape[-1] != key.shape[-1]
+            or query.shape[0] != key.shape[0]):
+        raise ValueError(f"{_NAME}: mismatched shapes: query "
+                         f"{tuple(query.shape)}, key {tuple(key.shape)}, value "
+                         f"{tuple(value.shape)}")
+    if is_causal not in (False, True, "top_left", "bottom_right"):
+        raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
+                         f"'bottom_right', got {is_causal!r}")
+    if any(t.requires_grad for t in (query, key, value)) and \
+            torch.is_grad_enabled():
+        raise NotImplementedError(f"{_NAME}: no backward kernels walk "
+                                  "block-sparse lists yet")
+    if check is None:
+        check = os.environ.get(CHECK_ENV) == "1"
+    if check:
+        check_lists(lists, key.shape[2], size[1])
+    causal = {False: 0, True: 1, "top_left": 1, "bottom_right": 2}[is_causal]
+    variant = rt.Variant(rt.KIND_FORWARD, _DTYPES[query.dtype],
+                         query.shape[-1], value.shape[-1], causal)
+    variant.block_sparse = 2 if fnum is not None else 1
+    variant.sparse_block_q, variant.sparse_block_k = size
+    kernel = _kernels.kernel(query.device.index, variant,
+                             capability=_capability(query.device.index))
+    q, k, v = (_readable(t) for t in (query, key, value))
+    b, hq, sq, d = q.shape
+    o = q.new_empty(b, hq, sq, v.shape[-1])
+    lse = q.new_empty(b, hq, sq, dtype=torch.float32)
+    _poison(o, lse)
+    lists = tuple(t.contiguous() if t is not None else None for t in lists)
+    named = {}
+    for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)):
+        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+    for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+        for axis, suffix in ((0, "b"), (1, "h"), (2, "s")):
+            named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
+    for name, value_ in (("batch", b), ("heads_q", hq), ("heads_kv", k.shape[1]),
+                         ("seq_q", sq), ("seq_k", k.shape[2]),
+                         ("window_left", -1), ("window_right", -1)):
+        named[name] = (rt.PARAM_I32, value_)
+    named["scale"] = (rt.PARAM_F32,
+                      scale if scale is not None else d ** -0.5)
+    named["softcap"] = (rt.PARAM_F32, 0.0)
+    named["dropout_p"] = (rt.PARAM_F32, 0.0)
+    named["seed"] = (rt.PARAM_I64, 0)
+    _list_args(named, "", lists[0], lists[1])
+    if fnum is not None:
+        _list_args(named, "full_", lists[2], lists[3])
+    with torch.cuda.device(q.device):
+        rt.kernel_launch(kernel, named,
+                         torch.cuda.current_stream(q.device).cuda_stream,
+                         allow_unused=False)
+    return o

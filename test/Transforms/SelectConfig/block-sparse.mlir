@@ -1,0 +1,18 @@
+// A block-sparse flash.attention gets the dense op's config (the
+// key-block iterator walks the lists over the same tiles; its block sizes
+// must be multiples of them, which flash-lower-to-gpu checks). The sm90ws
+// recipe, asked for by name, refuses it: its warp-specialised key loop has
+// no key-block iterator.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=WS
+
+// CHECK-LABEL: func.func @lists
+// CHECK: flash.attention {{.*}} block_sparse(%{{.*}}, %{{.*}} : tensor<1x1x8xi32>, tensor<1x1x8x8xi32>)
+// CHECK-SAME: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// WS: error: no kernel config for target 'h100': the sm90ws recipe cannot serve this op: it has no block-sparse key-block iterator
+func.func @lists(%q: tensor<1x8x1024x128xbf16>, %n: tensor<1x1x8xi32>, %i: tensor<1x1x8x8xi32>) -> tensor<1x8x1024x128xbf16> {
+  %o = flash.attention %q, %q, %q block_sparse(%n, %i : tensor<1x1x8xi32>, tensor<1x1x8x8xi32>)
+      : tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>
+      -> tensor<1x8x1024x128xbf16>
+  return %o : tensor<1x8x1024x128xbf16>
+}
