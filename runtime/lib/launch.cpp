@@ -137,6 +137,16 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
   dims[1] = heads;
   dims[2] = batch;
   what[0] = overKeys ? "key blocks" : overBoth ? "row blocks" : "query blocks";
+  if (spec.persistent) {
+    // KERNEL_ABI.md "Grids": one block per SM (these kernels take a whole
+    // SM's registers), none idle where there are fewer tiles; each walks
+    // the tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+    int64_t tiles = dims[0] * dims[1] * dims[2];
+    int64_t slots = c.smCount > 0 ? c.smCount : tiles;
+    dims[0] = tiles < slots ? tiles : slots;
+    dims[1] = dims[2] = 1;
+    what[0] = "persistent blocks";
+  }
   return checkGrid(spec, c, dims, what, grid);
 }
 

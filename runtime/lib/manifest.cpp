@@ -272,6 +272,12 @@ private:
       return number(1, 1 << 16, v.sparse_block_q);
     } else if (key == "sparse_block_k") {
       return number(1, 1 << 16, v.sparse_block_k);
+    } else if (key == "grid") {
+      // How the launch sizes the grid; absent: one block per tile.
+      if (value != "tiles" && value != "persistent")
+        return error(concat("bad grid '", value,
+                            "' (expected tiles|persistent)"));
+      k.persistent = value == "persistent";
     } else {
       return error(concat("unknown key '", key, "' in kernel '", k.name, "'"));
     }
@@ -354,6 +360,10 @@ private:
                            v.sparse_block_k % k.block_n != 0))
       return bad("'sparse_block_q' and 'sparse_block_k' must be multiples "
                  "of block_m and block_n");
+    if (k.persistent && (v.kind != FLASHFUSE_KIND_FORWARD || v.varlen ||
+                         v.block_sparse))
+      return bad("'grid persistent' is for dense forwards only (their tile "
+                 "walk is over query blocks x heads x batch)");
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");
     if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)

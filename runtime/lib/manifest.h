@@ -22,6 +22,8 @@ struct KernelSpec {
   int block_n = 0;
   int threads = 0;
   int smem = 0;
+  // `grid persistent`: about one block per SM walks the tiles (launch.cpp).
+  bool persistent = false;
   std::vector<ParamSpec> params;
 };
 

@@ -160,6 +160,12 @@ class Artifact:
 
     def launch_packed(self, k, grid, ptrs, stream=None):
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
+        if k.get("grid") == "persistent":
+            # KERNEL_ABI.md "grid persistent": min(tiles, SMs) blocks walk
+            # the tiles of the one-block-per-tile grid.
+            tiles = grid[0] * grid[1] * grid[2]
+            sms = torch.cuda.get_device_properties(0).multi_processor_count
+            grid = (min(tiles, sms), 1, 1)
         check(cuda.cuLaunchKernel(self.funcs[k["name"]], *grid,
                                   int(k["threads"]), 1, 1, int(k["smem"]), ctypes.c_void_p(s), ptrs, None),
               "cuLaunchKernel " + k["name"])

@@ -111,6 +111,8 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
     for (const char *key : {"block_sparse", "sparse_block_q", "sparse_block_k"})
       if (auto v = dyn_cast_or_null<IntegerAttr>(k.manifest.get(key)))
         os << "  " << key << " " << v.getInt() << "\n";
+    if (auto grid = dyn_cast_or_null<StringAttr>(k.manifest.get("grid")))
+      os << "  grid " << grid.getValue() << "\n";
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)

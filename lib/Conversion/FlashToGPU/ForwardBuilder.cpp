@@ -223,6 +223,7 @@ void ForwardBuilder::build() {
   init.rowSum.assign(2 * mt, cF32(b, 0.0f));
   SoftmaxState final = buildKeyLoop(qOps, nStart, nEnd, init, lastGroup);
   writeEpilogue(final);
+  gpu::ReturnOp::create(b);
 }
 
 SmallVector<Value> ForwardBuilder::SoftmaxState::flat() const {
@@ -447,8 +448,7 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
     // the rereading itself cost a D = 32 dropout kernel (128 registers) a
     // spill.
     rereadCoordinates();
-    mStart = firstRowOfBlock(readSpecialRegisterOpaquely("ctaid.x"),
-                             readSpecialRegisterOpaquely("nctaid.x"));
+    mStart = rereadFirstRow();
   }
   oBase = operandBase("o", head);
   oStrideS = idx("o_stride_s");
@@ -480,7 +480,16 @@ void ForwardBuilder::writeEpilogue(const SoftmaxState &final) {
     }
   if (staged)
     copyOutStagedRows();
-  gpu::ReturnOp::create(b);
+}
+
+Value ForwardBuilder::rereadFirstRow() {
+  return firstRowOfBlock(readSpecialRegisterOpaquely("ctaid.x"),
+                         readSpecialRegisterOpaquely("nctaid.x"));
+}
+
+Value ForwardBuilder::stagingOffset(Value at) {
+  return outputStagingOffset ? arith::AddIOp::create(b, at, outputStagingOffset)
+                             : at;
 }
 
 Value ForwardBuilder::lseRowStart() {
@@ -540,8 +549,8 @@ void ForwardBuilder::stageOutputRow(int64_t m, int64_t i, ArrayRef<Value> pairs)
       arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < nTilesDv; ++n) {
-    Value at = arith::AddIOp::create(
-        b, swizzle::offset(b, rowInTile, cIdx(b, 8 * n), s.blockM), twoT);
+    Value at = stagingOffset(arith::AddIOp::create(
+        b, swizzle::offset(b, rowInTile, cIdx(b, 8 * n), s.blockM), twoT));
     storePair(b, pairs[2 * n], pairs[2 * n + 1], s.elementType, swizzledTiles,
               ValueRange{at});
   }
@@ -607,7 +616,7 @@ void ForwardBuilder::copyOutStagedRows() {
                   cIdx(b, 8)),
               cIdx(b, rowDelta * swizzle::kRowElements)));
       Value data = vector::LoadOp::create(b, chunkTy, swizzledTiles,
-                                          ValueRange{at}, /*nontemporal=*/false,
+                                          ValueRange{stagingOffset(at)}, /*nontemporal=*/false,
                                           llvm::Align(16));
       Value valid = colValid;
       if (check == RowCheck::Checked) {

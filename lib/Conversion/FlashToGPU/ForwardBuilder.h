@@ -151,8 +151,18 @@ protected:
   virtual float probabilityLog2Scale() const { return 0; }
   /// A per-block factor of O (null: none): the FP8 forward's v_descale.
   virtual Value outputFactor() { return Value(); }
-  /// O = acc / l and LSE from the key loop's final state.
+  /// O = acc / l and LSE from the key loop's final state (the caller ends
+  /// the kernel, or a persistent scheduler's tile, after it).
   virtual void writeEpilogue(const SoftmaxState &final);
+  /// The block's first query row again for the staged epilogue, from
+  /// coordinates read afresh (rereadCoordinates); a persistent scheduler
+  /// gives its tile's instead.
+  virtual Value rereadFirstRow();
+  /// Element offset in swizzledTiles of the tile O is staged in (null: 0,
+  /// the Q tile); the persistent sm90ws forward stages O in the last key
+  /// block's V buffer, so that the next tile's Q can land meanwhile.
+  Value outputStagingOffset;
+  Value stagingOffset(Value at);
   /// A barrier among the warps that compute (the epilogue's, before O
   /// overwrites the Q tile): the whole block's, except where a producer
   /// warpgroup takes no part in the epilogue (Sm90WsForward.cpp).

@@ -82,6 +82,10 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
     f.push_back(b.getNamedAttr("sparse_block_k",
                                b.getI64IntegerAttr(s.sparseBlockK)));
   }
+  // A persistent forward's grid is sized by the runtime from the GPU's SMs
+  // (docs/KERNEL_ABI.md "Grids"); the others' manifests read as before.
+  if (s.persistentGrid())
+    f.push_back(b.getNamedAttr("grid", b.getStringAttr("persistent")));
   f.push_back(b.getNamedAttr("params", b.getArrayAttr(params)));
   return b.getDictionaryAttr(f);
 }

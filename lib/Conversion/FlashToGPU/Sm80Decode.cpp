@@ -420,7 +420,6 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
         memref::StoreOp::create(b, rowLse, lsePartial, ValueRange{partialRow});
       }
     }
-  gpu::ReturnOp::create(b);
 }
 
 } // namespace

@@ -114,8 +114,13 @@ SmallVector<Value> Sm90ForwardBuilder::packedRegisters(const PackedP &p) {
   return regs;
 }
 
+Value Sm90ForwardBuilder::ringPosition(Value block, Value nStart) {
+  Value pos = arith::SubIOp::create(b, block, nStart);
+  return ringBase ? arith::AddIOp::create(b, pos, ringBase) : pos;
+}
+
 Value Sm90ForwardBuilder::stageOf(Value block, Value nStart) {
-  return arith::RemUIOp::create(b, arith::SubIOp::create(b, block, nStart),
+  return arith::RemUIOp::create(b, ringPosition(block, nStart),
                                 cIdx(b, s.stages));
 }
 

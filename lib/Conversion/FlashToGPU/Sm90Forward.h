@@ -72,6 +72,11 @@ protected:
                      Value stage);
   /// The ring buffer of key block `block`.
   Value stageOf(Value block, Value nStart);
+  /// How many key blocks went through the ring before block `block`:
+  /// block - nStart, plus ringBase where a persistent scheduler's earlier
+  /// tiles used it.
+  Value ringPosition(Value block, Value nStart);
+  Value ringBase;
 
   /// Element offsets of the K and V tiles of `stage`.
   /// Copies `rows` x `cols` of operand `name` from row `rowStart` into the

@@ -85,7 +85,7 @@ protected:
     return memref::LoadOp::create(b, arg.lookup(prefix), ValueRange{at});
   }
 
-  void prepareConsumers() override {
+  void prepareTile() override {
     // One factor per (batch, head) folds the dequantisation of Q and K into
     // the score scale; V's is applied to O once, in the epilogue.
     scaleOverride = arith::MulFOp::create(

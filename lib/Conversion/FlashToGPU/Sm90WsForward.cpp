@@ -23,8 +23,14 @@
 // running ahead by up to `stages` blocks regardless of the consumers' phase,
 // the consumers keep the tensor cores busier; the registers freed from the
 // producer let them hold a 128-key S and O at D = 128 without spilling.
-// Ping-pong scheduling between the consumer warpgroups and a persistent
-// tile scheduler are the next parts of this recipe (docs/PERF.md).
+//
+// The grid is persistent (PersistentScheduler.h): each CTA walks tiles,
+// both roles in the same order, the ring's position and the Q barrier's
+// phase carried from tile to tile. While the consumers finish a tile (its
+// last blocks, its epilogue) the producer already copies the next tile's
+// first key blocks and, once the consumers' last S has read it, its Q: O
+// is staged in the last key block's V buffer, which the consumers give
+// back only after the epilogue, instead of in the Q tile.
 //
 // MLIR has ops for every instruction used here (nvgpu.tma.async.load,
 // nvgpu.mbarrier.*, nvvm.setmaxregister, nvvm.barrier with an id); the
@@ -54,9 +60,9 @@ using namespace mlir::flash::frag;
 namespace {
 
 /// Registers a thread of each role keeps after the reallocation: the
-/// consumers' share of the 64K-register file with the producer at 24
-/// (128 * 24 + 256 * 240 = 64512).
-constexpr int32_t kProducerRegisters = 24, kConsumerRegisters = 240;
+/// whole 64K-register file, 128 * 32 + 256 * 240 = 65536. The producer's
+/// tile walk (the placement and key range of each tile) spilled at 24.
+constexpr int32_t kProducerRegisters = 40, kConsumerRegisters = 232;
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
 /// The try_wait's suspend-time hint, in ns (the loop retries after it).
@@ -75,7 +81,7 @@ void Sm90WsForwardBuilder::createBarriers() {
   MLIRContext *ctx = b.getContext();
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   barriers = nvgpu::MBarrierCreateOp::create(
-      b, nvgpu::MBarrierGroupType::get(ctx, wg, 1 + 2 * s.stages));
+      b, nvgpu::MBarrierGroupType::get(ctx, wg, 2 + 2 * s.stages));
   Value leader =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
   auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
@@ -83,9 +89,11 @@ void Sm90WsForwardBuilder::createBarriers() {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
     // "full" and Q: the producer's arrive.expect_tx, then the bytes;
-    // "empty": every consumer thread.
+    // "empty" and Q read: every consumer thread.
     nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1), cIdx(b, 0),
                                   Value());
+    nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, consumerThreads()),
+                                  qEmptyBarrier(), Value());
     for (int64_t st = 0; st < s.stages; ++st) {
       nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1),
                                     fullBarrier(cIdx(b, st)), Value());
@@ -149,22 +157,63 @@ void Sm90WsForwardBuilder::copyKeyBlock(Value j, Value stage, Value full) {
   copyTile("v", Value(), row, headKV, vOffset(stage), s.blockN, dv, full);
 }
 
-void Sm90WsForwardBuilder::produce(Value nStart, Value nEnd) {
+void Sm90WsForwardBuilder::placeTile(
+    const PersistentTileScheduler::Tile &tile) {
+  head = tile.head;
+  batchIdx = tile.batch;
+  // In 32 bits, as the scheduler's (PersistentScheduler.cpp).
+  Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
+                                       arg.lookup("heads_kv"));
+  headKV = arith::IndexCastUIOp::create(
+      b, b.getIndexType(),
+      arith::DivUIOp::create(
+          b, arith::IndexCastUIOp::create(b, b.getI32Type(), head), group));
+  mStart = arith::MulIOp::create(b, tile.queryBlock, cIdx(b, s.blockM));
+}
+
+void Sm90WsForwardBuilder::produce() {
   Value leader =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
   auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
-  int64_t elt = s.elementType.getIntOrFloatBitWidth() / 8;
-  int64_t d = KernelSpec::swizzleWidth(s.headDim);
-  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
+  walkTiles([&](Value count) { return produceTile(count); });
+}
 
+Value Sm90WsForwardBuilder::produceTile(Value count) {
+  auto [nStart, nEnd] = blockKeyRange();
+  // Blocks nStart .. nStart + stages - 2 take buffers the previous tile's
+  // key loop gives back (never the one its epilogue holds): they go first,
+  // while the consumers still work on that tile.
+  Value early = arith::MinUIOp::create(
+      b, arith::AddIOp::create(b, nStart, cIdx(b, s.stages - 1)), nEnd);
+  produceKeyBlocks(nStart, early, nStart);
+
+  // Q, once every consumer is done with the previous tile's.
+  Value notFirst =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, count, cIdx(b, 1));
+  auto ifNotFirst = scf::IfOp::create(b, TypeRange{}, notFirst, false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifNotFirst.getThenRegion().front());
+    waitBarrier(qEmptyBarrier(), arith::SubIOp::create(b, count, cIdx(b, 1)));
+  }
+  int64_t d = KernelSpec::swizzleWidth(s.headDim);
   Value qBar = cIdx(b, 0);
   nvgpu::MBarrierArriveExpectTxOp::create(
-      b, barriers, cIdx(b, s.blockM * d * elt), qBar, Value());
+      b, barriers, cIdx(b, s.blockM * d * s.elementBytes()), qBar, Value());
   copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
 
-  auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1));
+  produceKeyBlocks(early, nEnd, nStart);
+  return arith::SubIOp::create(b, nEnd, nStart);
+}
+
+void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
+                                            Value nStart) {
+  int64_t d = KernelSpec::swizzleWidth(s.headDim);
+  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
+  OpBuilder::InsertionGuard g(b);
+  auto loop = scf::ForOp::create(b, from, to, cIdx(b, 1));
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
   Value stage = stageOf(j, nStart);
@@ -183,12 +232,83 @@ void Sm90WsForwardBuilder::produce(Value nStart, Value nEnd) {
   }
   Value full = fullBarrier(stage);
   nvgpu::MBarrierArriveExpectTxOp::create(
-      b, barriers, cIdx(b, s.blockN * (d + dv) * elt), full, Value());
+      b, barriers, cIdx(b, s.blockN * (d + dv) * s.elementBytes()), full,
+      Value());
   copyKeyBlock(j, stage, full);
 }
 
+void Sm90WsForwardBuilder::walkTiles(function_ref<Value(Value)> tileBody) {
+  SmallVector<Value> start = {cIdx(b, 0), cIdx(b, 0)};
+  scheduler->forEachTile(
+      start, [&](const PersistentTileScheduler::Tile &tile,
+                 ValueRange carried) -> SmallVector<Value> {
+        placeTile(tile);
+        ringBase = carried[0];
+        Value count = carried[1];
+        Value blocks = tileBody(count);
+        return {arith::AddIOp::create(b, ringBase, blocks),
+                arith::AddIOp::create(b, count, cIdx(b, 1))};
+      });
+  ringBase = Value();
+}
+
+Value Sm90WsForwardBuilder::consumeTile(Value count) {
+  auto [nStart, nEnd] = blockKeyRange();
+  prepareTile();
+  waitBarrier(cIdx(b, 0), count); // Q
+  SoftmaxState init;
+  for (int64_t n = 0; n < mt * nTilesDv; ++n)
+    init.acc.push_back(accZero(b));
+  init.rowMax.assign(2 * mt, cF32(b, -INFINITY));
+  init.rowSum.assign(2 * mt, cF32(b, 0.0f));
+  SoftmaxState final = buildKeyLoop({}, nStart, nEnd, init, Value());
+
+  // The key loop gave back every buffer but the last block's.
+  Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nStart, nEnd);
+  Value last = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
+  auto when = [&](Value cond, function_ref<void()> fn) {
+    if (!cond)
+      return fn();
+    auto ifOp = scf::IfOp::create(b, TypeRange{}, cond, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    fn();
+  };
+  auto arrive = [&](Value bar) {
+    nvgpu::MBarrierArriveOp::create(
+        b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, bar);
+  };
+  auto releaseQ = [&] { arrive(qEmptyBarrier()); };
+  auto releaseLast = [&] { releaseBlock(last, nStart); };
+  Value none = arith::XOrIOp::create(
+      b, any, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+  if (!stagesOutput()) {
+    releaseQ();
+    when(any, releaseLast);
+    writeEpilogue(final);
+  } else if (stagesOutputInV()) {
+    // O goes through the last block's V buffer, the Q tile where the tile
+    // saw no key block (and holds no buffer).
+    outputStagingOffset = arith::SelectOp::create(
+        b, any, vOffset(stageOf(last, nStart)), cIdx(b, 0));
+    when(any, releaseQ);
+    writeEpilogue(final);
+    outputStagingOffset = Value();
+    // The staging's generic-proxy stores before the copy engine's refill.
+    fenceGenericToAsyncProxy();
+    when(none, releaseQ);
+    when(any, releaseLast);
+  } else {
+    when(any, releaseLast);
+    writeEpilogue(final);
+    fenceGenericToAsyncProxy();
+    releaseQ();
+  }
+  return arith::SubIOp::create(b, nEnd, nStart);
+}
+
 void Sm90WsForwardBuilder::acquireFirstBlock(Value nStart) {
-  waitBarrier(fullBarrier(cIdx(b, 0)), cIdx(b, 0));
+  waitBarrier(fullBarrier(stageOf(nStart, nStart)), roundOf(nStart, nStart));
 }
 
 void Sm90WsForwardBuilder::acquireBlock(Value j, Value nStart, Value) {
@@ -208,7 +328,9 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   nTilesDv = s.mmaDimV() / 8;
   readForwardArguments();
   carveSwizzledQKV();
-  auto [nStart, nEnd] = blockKeyRange();
+  scheduler = std::make_unique<PersistentTileScheduler>(
+      b, s.blockM, s.causal != KernelSpec::Causal::None, seqQ, headsQ,
+      idx("batch"));
   scoreFactor =
       arith::MulFOp::create(b, scoreScale(), cF32(b, float(M_LOG2E)));
   createBarriers();
@@ -227,22 +349,16 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   b.setInsertionPointToStart(producer);
   NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
-  produce(nStart, nEnd);
+  produce();
   gpu::ReturnOp::create(b);
 
   b.setInsertionPointToStart(consumer);
   NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   shiftToConsumers();
-  prepareConsumers();
   qDesc = warpgroupQDescriptor();
-  waitBarrier(cIdx(b, 0), cIdx(b, 0)); // Q
-  SoftmaxState init;
-  for (int64_t n = 0; n < mt * nTilesDv; ++n)
-    init.acc.push_back(accZero(b));
-  init.rowMax.assign(2 * mt, cF32(b, -INFINITY));
-  init.rowSum.assign(2 * mt, cF32(b, 0.0f));
-  writeEpilogue(buildKeyLoop({}, nStart, nEnd, init, Value()));
+  walkTiles([&](Value count) { return consumeTile(count); });
+  gpu::ReturnOp::create(b);
 }
 
 void mlir::flash::buildSm90WsForwardKernel(gpu::GPUFuncOp func,

@@ -10,9 +10,12 @@
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SM90WSFORWARD_H
 
 #include "Fragments.h"
+#include "PersistentScheduler.h"
 #include "Sm90Forward.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <memory>
 
 namespace mlir::flash {
 
@@ -26,8 +29,10 @@ protected:
   int64_t consumerThreads() const { return s.warps * 32; }
 
   // The mbarriers: [0] Q landed; [1, 1 + stages) K/V buffer full;
-  // [1 + stages, 1 + 2 stages) K/V buffer empty.
+  // [1 + stages, 1 + 2 stages) K/V buffer empty; [1 + 2 stages] Q read
+  // (every consumer is done with the tile's Q: the next one may land).
   Value barriers;
+  Value qEmptyBarrier() { return frag::cIdx(b, 1 + 2 * s.stages); }
   Value fullBarrier(Value stage) {
     return arith::AddIOp::create(b, stage, frag::cIdx(b, 1));
   }
@@ -39,8 +44,33 @@ protected:
   /// (0, 1, 0, ...: the round-th completion).
   void waitBarrier(Value id, Value round);
 
-  /// The producer thread's copies: Q, then each key block of [nStart, nEnd).
-  void produce(Value nStart, Value nEnd);
+  /// The persistent walk over the tiles (PersistentScheduler.h) and the
+  /// tile it places: mStart, head, headKV and batchIdx.
+  std::unique_ptr<PersistentTileScheduler> scheduler;
+  void placeTile(const PersistentTileScheduler::Tile &tile);
+  /// The CTA's tiles in the scheduler's order, each placed, with ringBase
+  /// and the tile's count (0, 1, ...: the Q barriers' phase) carried;
+  /// `tileBody(count)` builds one tile's work and returns how many key
+  /// blocks went through the ring.
+  void walkTiles(function_ref<Value(Value)> tileBody);
+  /// The producer thread's copies for every tile of the CTA.
+  void produce();
+  /// Those of one tile, the `count`-th of the CTA: its first key blocks,
+  /// its Q once the previous tile's is read, then the rest of its key
+  /// blocks.
+  Value produceTile(Value count);
+  /// The copies of key blocks [from, to) into the ring, each once its
+  /// buffer is free.
+  void produceKeyBlocks(Value from, Value to, Value nStart);
+  /// The consumers' share of one tile, the `count`-th of the CTA: wait for
+  /// Q, the key loop, the epilogue, and the buffers given back.
+  Value consumeTile(Value count);
+  /// Whether O is staged in the last key block's V buffer (held until the
+  /// epilogue has copied it out) rather than in the Q tile: the V buffer
+  /// holds block_n >= block_m rows of Dv.
+  bool stagesOutputInV() const {
+    return stagesOutput() && s.blockN >= s.blockM;
+  }
   /// One TMA copy per 128-byte swizzle row of a `rows` x `cols` tile
   /// (elements) through tensor map `<op>_map` ([B][H][rows][cols] of the
   /// operand), from row `row` and column `col0` (null: 0) of (head `h`,
@@ -51,8 +81,9 @@ protected:
   /// The copies of key block `j` into buffer `stage`, completing on `full`:
   /// its K and V tiles.
   virtual void copyKeyBlock(Value j, Value stage, Value full);
-  /// Called first in the consumers' branch, before their key loop.
-  virtual void prepareConsumers() {}
+  /// Called in the consumers' branch once a tile is placed, before its key
+  /// loop (the FP8 forward reads the tile's descales).
+  virtual void prepareTile() {}
 
   // The consumers' key loop waits for "full" and releases with "empty".
   bool overlapped() const override { return true; }
@@ -61,7 +92,7 @@ protected:
   void releaseBlock(Value block, Value nStart) override;
   /// The round (how many times the ring has wrapped) of key block `block`.
   Value roundOf(Value block, Value nStart) {
-    return arith::DivUIOp::create(b, arith::SubIOp::create(b, block, nStart),
+    return arith::DivUIOp::create(b, ringPosition(block, nStart),
                                   frag::cIdx(b, s.stages));
   }
 
@@ -71,10 +102,16 @@ protected:
     setThreadCoordinates(
         arith::SubIOp::create(b, tid, frag::cIdx(b, producerThreads())));
   }
+  /// The thread's coordinates afresh; the tile's stay those placeTile set
+  /// (a persistent CTA's block index is not its tile).
   void rereadCoordinates() override {
+    Value h = head, batch = batchIdx;
     Sm90ForwardBuilder::rereadCoordinates();
     shiftToConsumers();
+    head = h;
+    batchIdx = batch;
   }
+  Value rereadFirstRow() override { return mStart; }
   void syncComputeWarps() override;
   Value cI32(int64_t v) {
     return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));

@@ -117,6 +117,9 @@ struct KernelSpec {
   /// `tensormap:<operand>_map`, passed by value (128 bytes, 64-aligned) as
   /// the kernel's last parameters (docs/KERNEL_ABI.md, "Tensor maps").
   bool usesTensorMaps() const { return recipe == Recipe::Sm90Ws; }
+  /// A persistent grid (PersistentScheduler.h): about one block per SM,
+  /// each walking tiles; the manifest says `grid persistent`.
+  bool persistentGrid() const { return recipe == Recipe::Sm90Ws; }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their

@@ -1,0 +1,59 @@
+//===- PersistentScheduler.h - a persistent grid's tile walk -*- C++ -*-===//
+//
+// The tile scheduler of a persistent forward: a grid of about one CTA per
+// SM (the runtime launches min(SMs, tiles), manifest key `grid
+// persistent`), each CTA walking work units blockIdx.x, blockIdx.x +
+// gridDim.x, ... until none is left. A CTA then pays its prologue (barrier
+// set-up, register reallocation) once, and the next tile's loads overlap
+// this tile's epilogue where the recipe lets them (Sm90WsForward.cpp).
+//
+// A unit is one query block of one (query head, batch), or, under a causal
+// mask, the pair of query blocks M-1-i and i (the longer first): the key
+// bands of such a pair add up to about M blocks for every i, so a static
+// round-robin over units gives every CTA the same work where a round-robin
+// over single blocks would not (with 132 CTAs and M = 16 blocks, CTA c
+// would always get blocks c, c+4, c+8, c+12 mod 16: a fixed share of long
+// or of short ones). Units are numbered query-block-fastest, as blockIdx.x
+// of the one-block-per-tile grid, so the CTAs that run at one time read
+// the K/V of a few heads, which stay in L2.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_PERSISTENTSCHEDULER_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_PERSISTENTSCHEDULER_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::flash {
+
+class PersistentTileScheduler {
+public:
+  /// One tile: its query block (index of block_m rows), query head, batch.
+  struct Tile {
+    Value queryBlock, head, batch;
+  };
+  using Body =
+      function_ref<SmallVector<Value>(const Tile &tile, ValueRange carried)>;
+
+  /// Tiles of `blockM` rows over `seqQ` query rows, `heads` query heads
+  /// and `batch` sequences; `pairMirrors` under a causal mask.
+  PersistentTileScheduler(ImplicitLocOpBuilder &b, int64_t blockM, bool pairMirrors,
+                          Value seqQ, Value heads, Value batch)
+      : b(b), blockM(blockM), pairMirrors(pairMirrors), seqQ(seqQ),
+        heads(heads), batch(batch) {}
+
+  /// Builds this CTA's walk: `body` runs once per tile, in the order every
+  /// role of the CTA sees (producer and consumers must agree), with the
+  /// values it returned for the previous tile (`init` for the first);
+  /// returns those of the last.
+  SmallVector<Value> forEachTile(ValueRange init, Body body);
+
+private:
+  ImplicitLocOpBuilder &b;
+  int64_t blockM;
+  bool pairMirrors;
+  Value seqQ, heads, batch;
+};
+
+} // namespace mlir::flash
+
+#endif
