@@ -59,10 +59,14 @@ using namespace mlir::flash::frag;
 
 namespace {
 
-/// Registers a thread of each role keeps after the reallocation: the
-/// whole 64K-register file, 128 * 32 + 256 * 240 = 65536. The producer's
-/// tile walk (the placement and key range of each tile) spilled at 24.
-constexpr int32_t kProducerRegisters = 40, kConsumerRegisters = 232;
+/// Registers a thread of each role keeps after the reallocation, within
+/// the 384 x 168 the block is launched with: 128 * 40 + 256 * 232 = 64512
+/// with the persistent walk (the producer's placement and key range of
+/// each tile spill at 24), 128 * 24 + 256 * 240 with one tile a block
+/// (the FP8 forward at D = 256, whose consumers spill at 232).
+constexpr int32_t kWalkingProducerRegisters = 40,
+                  kWalkingConsumerRegisters = 232;
+constexpr int32_t kProducerRegisters = 24, kConsumerRegisters = 240;
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
 /// The try_wait's suspend-time hint, in ns (the loop retries after it).
@@ -185,18 +189,20 @@ Value Sm90WsForwardBuilder::produceTile(Value count) {
   // Blocks nStart .. nStart + stages - 2 take buffers the previous tile's
   // key loop gives back (never the one its epilogue holds): they go first,
   // while the consumers still work on that tile.
+  Value start32 = to32(nStart), end32 = to32(nEnd);
   Value early = arith::MinUIOp::create(
-      b, arith::AddIOp::create(b, nStart, cIdx(b, s.stages - 1)), nEnd);
-  produceKeyBlocks(nStart, early, nStart);
+      b, arith::AddIOp::create(b, start32, cI32(s.stages - 1)), end32);
+  produceKeyBlocks(start32, early, start32);
 
   // Q, once every consumer is done with the previous tile's.
   Value notFirst =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, count, cIdx(b, 1));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, count, cI32(1));
   auto ifNotFirst = scf::IfOp::create(b, TypeRange{}, notFirst, false);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifNotFirst.getThenRegion().front());
-    waitBarrier(qEmptyBarrier(), arith::SubIOp::create(b, count, cIdx(b, 1)));
+    waitBarrier(qEmptyBarrier(),
+                toIndex(arith::SubIOp::create(b, count, cI32(1))));
   }
   int64_t d = KernelSpec::swizzleWidth(s.headDim);
   Value qBar = cIdx(b, 0);
@@ -204,8 +210,8 @@ Value Sm90WsForwardBuilder::produceTile(Value count) {
       b, barriers, cIdx(b, s.blockM * d * s.elementBytes()), qBar, Value());
   copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
 
-  produceKeyBlocks(early, nEnd, nStart);
-  return arith::SubIOp::create(b, nEnd, nStart);
+  produceKeyBlocks(early, end32, start32);
+  return arith::SubIOp::create(b, end32, start32);
 }
 
 void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
@@ -213,22 +219,26 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
   int64_t d = KernelSpec::swizzleWidth(s.headDim);
   int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
   OpBuilder::InsertionGuard g(b);
-  auto loop = scf::ForOp::create(b, from, to, cIdx(b, 1));
+  // In 32 bits, as walkTiles' ring position.
+  auto loop = scf::ForOp::create(b, from, to, cI32(1));
   b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  Value stage = stageOf(j, nStart);
-  Value round = roundOf(j, nStart);
+  Value j32 = loop.getInductionVar();
+  Value j = toIndex(j32);
+  Value position = arith::AddIOp::create(
+      b, arith::SubIOp::create(b, j32, nStart), ring32);
+  Value stage = toIndex(arith::RemUIOp::create(b, position, cI32(s.stages)));
+  Value round = arith::DivUIOp::create(b, position, cI32(s.stages));
   // From the second round on, the buffer's previous block must have been
   // read by every consumer: wait for the empty barrier's (round - 1)-th
   // completion.
   Value refill =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, round, cIdx(b, 1));
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, round, cI32(1));
   auto ifRefill = scf::IfOp::create(b, TypeRange{}, refill, false);
   {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(&ifRefill.getThenRegion().front());
     waitBarrier(emptyBarrier(stage),
-                arith::SubIOp::create(b, round, cIdx(b, 1)));
+                toIndex(arith::SubIOp::create(b, round, cI32(1))));
   }
   Value full = fullBarrier(stage);
   nvgpu::MBarrierArriveExpectTxOp::create(
@@ -237,25 +247,42 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
   copyKeyBlock(j, stage, full);
 }
 
+Value Sm90WsForwardBuilder::toIndex(Value v) {
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+}
+
+Value Sm90WsForwardBuilder::to32(Value v) {
+  return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+}
+
 void Sm90WsForwardBuilder::walkTiles(function_ref<Value(Value)> tileBody) {
-  SmallVector<Value> start = {cIdx(b, 0), cIdx(b, 0)};
+  if (!s.persistentGrid()) {
+    // One tile, the block's (readForwardArguments placed it).
+    ring32 = cI32(0);
+    tileBody(cI32(0));
+    ring32 = Value();
+    return;
+  }
+  // Carried in 32 bits (the producer's registers).
+  SmallVector<Value> start = {cI32(0), cI32(0)};
   scheduler->forEachTile(
       start, [&](const PersistentTileScheduler::Tile &tile,
                  ValueRange carried) -> SmallVector<Value> {
         placeTile(tile);
-        ringBase = carried[0];
+        ring32 = carried[0];
+        ringBase = toIndex(ring32);
         Value count = carried[1];
         Value blocks = tileBody(count);
-        return {arith::AddIOp::create(b, ringBase, blocks),
-                arith::AddIOp::create(b, count, cIdx(b, 1))};
+        return {arith::AddIOp::create(b, ring32, blocks),
+                arith::AddIOp::create(b, count, cI32(1))};
       });
-  ringBase = Value();
+  ringBase = ring32 = Value();
 }
 
 Value Sm90WsForwardBuilder::consumeTile(Value count) {
   auto [nStart, nEnd] = blockKeyRange();
   prepareTile();
-  waitBarrier(cIdx(b, 0), count); // Q
+  waitBarrier(cIdx(b, 0), toIndex(count)); // Q
   SoftmaxState init;
   for (int64_t n = 0; n < mt * nTilesDv; ++n)
     init.acc.push_back(accZero(b));
@@ -304,7 +331,7 @@ Value Sm90WsForwardBuilder::consumeTile(Value count) {
     fenceGenericToAsyncProxy();
     releaseQ();
   }
-  return arith::SubIOp::create(b, nEnd, nStart);
+  return to32(arith::SubIOp::create(b, nEnd, nStart));
 }
 
 void Sm90WsForwardBuilder::acquireFirstBlock(Value nStart) {
@@ -347,13 +374,17 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   cf::CondBranchOp::create(b, isProducer, producer, consumer);
 
   b.setInsertionPointToStart(producer);
-  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+  NVVM::SetMaxRegisterOp::create(b,
+                                 s.persistentGrid() ? kWalkingProducerRegisters
+                                                    : kProducerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
   produce();
   gpu::ReturnOp::create(b);
 
   b.setInsertionPointToStart(consumer);
-  NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+  NVVM::SetMaxRegisterOp::create(b,
+                                 s.persistentGrid() ? kWalkingConsumerRegisters
+                                                    : kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   shiftToConsumers();
   qDesc = warpgroupQDescriptor();

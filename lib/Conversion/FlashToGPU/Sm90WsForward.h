@@ -49,18 +49,22 @@ protected:
   std::unique_ptr<PersistentTileScheduler> scheduler;
   void placeTile(const PersistentTileScheduler::Tile &tile);
   /// The CTA's tiles in the scheduler's order, each placed, with ringBase
-  /// and the tile's count (0, 1, ...: the Q barriers' phase) carried;
+  /// and the tile's count (i32 0, 1, ...: the Q barriers' phase) carried;
   /// `tileBody(count)` builds one tile's work and returns how many key
-  /// blocks went through the ring.
+  /// blocks went through the ring (i32).
   void walkTiles(function_ref<Value(Value)> tileBody);
+  /// ringBase in 32 bits, for the producer.
+  Value ring32;
+  Value toIndex(Value v);
+  Value to32(Value v);
   /// The producer thread's copies for every tile of the CTA.
   void produce();
   /// Those of one tile, the `count`-th of the CTA: its first key blocks,
   /// its Q once the previous tile's is read, then the rest of its key
   /// blocks.
   Value produceTile(Value count);
-  /// The copies of key blocks [from, to) into the ring, each once its
-  /// buffer is free.
+  /// The copies of key blocks [from, to) (i32, as nStart) into the ring,
+  /// each once its buffer is free.
   void produceKeyBlocks(Value from, Value to, Value nStart);
   /// The consumers' share of one tile, the `count`-th of the CTA: wait for
   /// Q, the key loop, the epilogue, and the buffers given back.

@@ -27,12 +27,13 @@
 // CHECK-SAME: "i64:q_descale_stride_b", "i64:q_descale_stride_h", "i64:k_descale_stride_b", "i64:k_descale_stride_h", "i64:v_descale_stride_b", "i64:v_descale_stride_h",
 // CHECK-SAME: "tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"]
 // CHECK-SAME: smem = 115712
-// CHECK: nvvm.setmaxregister {{ *}}decrease 24
-// CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{.*}}, %{{.*}}, %block_id_y, %block_id_z]{{.*}} : <tensor = memref<1x1x128x128xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: nvvm.setmaxregister {{ *}}decrease 40
 // CHECK: scf.for
-// CHECK: nvgpu.tma.async.load %{{.*}} : <tensor = memref<1x1x128x128xi8
-// CHECK: nvgpu.tma.async.load %{{.*}}[%[[KEY:[0-9]+]], %c0{{.*}}, %{{.*}}, %block_id_z]{{.*}} : <tensor = memref<1x1x128x128xi8
-// CHECK: nvvm.setmaxregister {{ *}}increase 240
+// CHECK: scf.for
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{.*}}, %{{[0-9]+}}, %{{.*}}, %[[BATCH:[0-9]+]]]{{.*}} : <tensor = memref<1x1x128x128xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
+// CHECK: nvgpu.tma.async.load %{{.*}}[%{{[0-9]+}}, %c0{{.*}}, %{{.*}}, %[[BATCH]]]{{.*}} : <tensor = memref<1x1x128x128xi8
+// CHECK: nvgpu.tma.async.load %{{.*}}[%c0{{.*}}, %{{.*}}, %{{.*}}, %[[BATCH]]]{{.*}} : <tensor = memref<1x1x128x128xi8
+// CHECK: nvvm.setmaxregister {{ *}}increase 232
 // CHECK-COUNT-3: memref.load %arg{{[567]}}
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, $128, $129, p, 1, 1;
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)

@@ -118,8 +118,12 @@ struct KernelSpec {
   /// the kernel's last parameters (docs/KERNEL_ABI.md, "Tensor maps").
   bool usesTensorMaps() const { return recipe == Recipe::Sm90Ws; }
   /// A persistent grid (PersistentScheduler.h): about one block per SM,
-  /// each walking tiles; the manifest says `grid persistent`.
-  bool persistentGrid() const { return recipe == Recipe::Sm90Ws; }
+  /// each walking tiles; the manifest says `grid persistent`. Not the FP8
+  /// forward at D = 256, whose consumers need every register the walk's
+  /// producer gives up (Sm90WsForward.cpp).
+  bool persistentGrid() const {
+    return recipe == Recipe::Sm90Ws && !(isFp8() && headDim > 128);
+  }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
