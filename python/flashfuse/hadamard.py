@@ -92,8 +92,8 @@ def rotation_matrix(d, seed):
 
 
 def hadamard_rotate(x, seed):
-    """x·M in float32 for `x` [..., D] (any float dtype, any device), D in
-    HEAD_DIMS: the signs, then a fast Walsh-Hadamard transform (log2 D
+    """x·M in float32 and x's layout for `x` [..., D] (any float dtype,
+    any device), D in HEAD_DIMS: the signs, then a fast Walsh-Hadamard transform (log2 D
     butterfly stages of x + y, x - y over pairs 2^k apart), then 1/√D. The
     torch fallback of quantize_fp8(hadamard=True) and the reference of its
     Triton kernel (which multiplies by signed_hadamard instead)."""
@@ -113,4 +113,7 @@ def hadamard_rotate(x, seed):
         a, b = pairs[..., 0, :], pairs[..., 1, :]
         y = torch.stack((a + b, a - b), dim=-2).reshape(*lead, d)
         half *= 2
-    return y * (1.0 / math.sqrt(d))
+    # In x's layout (the butterflies' reshapes made it contiguous), as x's
+    # quantisation without the rotation and the Triton kernel give it.
+    out = torch.empty_like(x, dtype=torch.float32)
+    return out.copy_(y).mul_(1.0 / math.sqrt(d))

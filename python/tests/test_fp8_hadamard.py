@@ -96,6 +96,14 @@ def test_quantize_hadamard_round_trip(per):
                  + 1e-5).all())
 
 
+def test_quantize_hadamard_keeps_the_layout():
+    # Q as models hold it, [B, S, H, D] memory seen as [B, H, S, D]: the
+    # e4m3 tensor has x's strides, as without the rotation.
+    x = torch.randn(2, 9, 3, 64).transpose(1, 2)
+    x8, _ = flashfuse.quantize_fp8(x, hadamard=True, seed=1)
+    assert x8.stride() == x.stride() == flashfuse.quantize_fp8(x)[0].stride()
+
+
 def _outliers(*shape, gen):
     """FlashAttention-3's inputs: N(0, 1) + N(0, 100) · Bernoulli(0.001)."""
     x = torch.randn(*shape, generator=gen)
