@@ -2,7 +2,7 @@
 
 `flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention
 (and flash-attn 3's FP8 forward, with `flashfuse.quantize_fp8` to make its
-inputs),
+inputs, `flashfuse.hadamard` the rotation of Q and K it can apply first),
 `flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
 `flashfuse.varlen_attention` flash-attn's flash_attn_varlen_func (packed
 batches of variable-length sequences; forward only),
@@ -52,7 +52,7 @@ def __getattr__(name):
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)
-    if name in ("hf", "bench", "distributed"):
+    if name in ("hf", "bench", "distributed", "hadamard"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'flashfuse' has no attribute {name!r}")

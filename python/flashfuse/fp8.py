@@ -1,7 +1,8 @@
 """FP8 attention forwards (docs/FP8.md, docs/KERNEL_ABI.md "FP8 forwards"):
 flashfuse.attention's path for torch.float8_e4m3fn Q, K, V with
 flash-attn 3's descale arguments, and `quantize_fp8`, which makes such
-inputs from 16-bit ones.
+inputs from 16-bit ones (with the Hadamard rotation of Q and K where
+asked: flashfuse.hadamard, _hadamard_kernel.py).
 
 The argument checks need no GPU (they run before the device check), so
 they are tested on any machine; the op itself launches an e4m3 kernel of
@@ -37,14 +38,25 @@ def is_fp8(t):
     return isinstance(t, torch.Tensor) and t.dtype in _FLOAT8
 
 
-def quantize_fp8(x, per="head"):
+def quantize_fp8(x, per="head", *, hadamard=False, seed=None):
     """(x8, descale): `x` [B, H, S, D] (bf16, f16 or f32) quantised to
     torch.float8_e4m3fn with amax / 448 scaling, so that x ≈ x8 · descale
     (the descale that flashfuse.attention and flash-attn 3 take).
     per="head": one factor per (b, h), descale f32 [B, H]; per="tensor":
     one for the whole tensor, descale f32 []. A slice of zeros gets
     descale 1 (and zeros). Values round to nearest even; the amax lands
-    exactly on ±448, so nothing saturates."""
+    exactly on ±448, so nothing saturates.
+
+    hadamard=True (Q and K only; docs/FP8.md "Incoherent processing"):
+    quantises the rotated rows x·M instead, M = diag(s)·H/√D the random
+    orthogonal matrix of `seed` (flashfuse.hadamard), so that
+    x8 · descale ≈ x·M and the scales are those of the rotated values.
+    D must be 64, 128 or 256. Q and K must be quantised with the SAME
+    seed: (QM)(KM)ᵀ = QKᵀ only then, and a mismatch cannot be detected
+    (attention silently computes other scores). V is quantised without
+    it. On a CUDA sm_89+ GPU with Triton, one kernel rotates and quantises
+    (two passes over x: the rotated amax, then the e4m3 values); elsewhere
+    torch computes x·M in f32 first."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"quantize_fp8: x must be a torch.Tensor, got "
                         f"{type(x).__name__}")
@@ -59,15 +71,44 @@ def quantize_fp8(x, per="head"):
                         f"x is {x.dtype}")
     if per not in ("head", "tensor"):
         raise ValueError(f"per must be 'head' or 'tensor', got {per!r}")
-    xf = x.float()
+    if hadamard is not True and hadamard is not False:
+        raise TypeError(f"quantize_fp8: hadamard must be True or False, got "
+                        f"{hadamard!r}")
+    if not hadamard:
+        if seed is not None:
+            raise ValueError("quantize_fp8: seed is the Hadamard rotation's; "
+                             "pass hadamard=True with it (for Q and K)")
+        return _quantize(x.float(), per)
+    from . import _hadamard_kernel, hadamard as had
+    had.check_head_dim(x.shape[3], "quantize_fp8(hadamard=True)")
+    if seed is None:
+        raise ValueError("quantize_fp8(hadamard=True) needs seed=, an int: "
+                         "pass the same one for Q and K")
+    had.check_seed(seed, "quantize_fp8(hadamard=True)")
+    if not _hadamard_kernel.usable(x):
+        return _quantize(had.hadamard_rotate(x, seed), per)
+    mat = had.signed_hadamard(x.shape[3], seed, x.dtype, x.device)
+    amax = _hadamard_kernel.rotated_amax(x, mat)
+    descale = _descale_of(amax.amax() if per == "tensor" else amax)
+    x8 = torch.empty_like(x, dtype=E4M3)
+    return _hadamard_kernel.rotate_scaled(x, mat, descale, x8), descale
+
+
+def _descale_of(amax):
+    """amax / 448, or 1 where the amax is 0 (a slice of zeros), f32."""
+    return torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+
+
+def _quantize(xf, per):
+    """quantize_fp8 of an f32 `xf` [B, H, S, D] (the values to quantise,
+    rotated already where asked)."""
     dims = (2, 3) if per == "head" else (0, 1, 2, 3)
-    amax = xf.abs().amax(dim=dims, keepdim=True)
-    descale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    descale = _descale_of(xf.abs().amax(dim=dims, keepdim=True))
     # Dividing by the descale (not multiplying by its reciprocal) puts the
     # amax exactly on 448; the clamp only guards against rounding above it,
     # which the cast would turn into NaN (e4m3fn has no infinity).
     x8 = (xf / descale).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3)
-    descale = descale.reshape(x.shape[:2] if per == "head" else ())
+    descale = descale.reshape(xf.shape[:2] if per == "head" else ())
     return x8, descale.contiguous()
 
 

@@ -142,7 +142,9 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     tensor) or [B, H] (per head: H = Hq for q_descale, Hkv for k and v;
     q_descale may be [B, Hkv] as flash-attn 3 passes it, and is then
     expanded over each group of query heads), such that Q ≈ q_descale · Q8
-    (flashfuse.quantize_fp8 makes them). O is `out_dtype`, bfloat16 or
+    (flashfuse.quantize_fp8 makes them; with hadamard=True and one seed
+    for Q and K, Q8 and K8 are of Q·M and K·M, which have Q's and K's
+    scores). O is `out_dtype`, bfloat16 or
     float16. The kernels read V transposed (Vt [B, Hkv, Dv, Sk_pad], the
     keys contiguous and padded with zeros to a multiple of 16: the layout
     KERNEL_ABI.md "FP8 forwards" gives the FP8 kernels), so V is copied

@@ -7,9 +7,12 @@
 #      odd shapes (1, 17, 127, 129, 1000, Sq != Sk, GQA 32/8) and on B·S = 16k
 #      tokens against docs/FP8.md's float64 reference (FlashAttention's rule,
 #      LSE within 1e-2), and the RMSE against the unquantised inputs beside
-#      the BASELINE bf16 kernel's;
-#   2. python/tests/test_fp8_api.py and test_fp8_variants.py (the Python
-#      path's argument checks, quantize_fp8, the Vt layout);
+#      the BASELINE bf16 kernel's, without and with the Hadamard rotation of
+#      Q and K (--hadamard: the table "baseline FP8 vs + Hadamard");
+#   2. python/tests/test_fp8_api.py, test_fp8_variants.py, test_fp8_hadamard.py
+#      and test_fp8_hadamard_gpu.py (the Python path's argument checks,
+#      quantize_fp8 with and without the rotation, its Triton kernel against
+#      the torch path, the Vt layout);
 #   3. step 1's odd shapes under compute-sanitizer --tool memcheck;
 #   4. timing, FP8 against BASELINE's bf16 kernels and SDPA's flash and cuDNN
 #      backends in bf16, interleaved repetitions (medians),
@@ -34,11 +37,12 @@ export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 HARNESS="$ROOT/scripts/kernels/check_fp8.py"
 rc=0
 mkdir -p "$OUT/numerics" "$OUT/memcheck" "$OUT/bench"
-FLASHFUSE_KERNEL_DIR="$ARTIFACT" timeout 540 "$PYTHON" "$HARNESS" "$ARTIFACT" --baseline "$BASELINE" --no-bench --api \
+FLASHFUSE_KERNEL_DIR="$ARTIFACT" timeout 540 "$PYTHON" "$HARNESS" "$ARTIFACT" --baseline "$BASELINE" --no-bench --api --hadamard \
   --seqs "$SEQS" --json "$OUT/numerics/fp8.json" 2>&1 | tee "$OUT/numerics.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 (cd "$ROOT/python" && FLASHFUSE_KERNEL_DIR="$ARTIFACT" timeout 300 "$PYTHON" -m pytest -q -rs \
-  tests/test_fp8_api.py tests/test_fp8_variants.py) 2>&1 | tee "$OUT/python.log"
+  tests/test_fp8_api.py tests/test_fp8_variants.py tests/test_fp8_hadamard.py \
+  tests/test_fp8_hadamard_gpu.py) 2>&1 | tee "$OUT/python.log"
 [[ ${PIPESTATUS[0]} == 0 ]] || { echo "check_fp8: the Python tests failed"; rc=1; }
 SANITIZER="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
 timeout 400 "$SANITIZER" --tool memcheck --error-exitcode 9 \

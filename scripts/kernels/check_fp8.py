@@ -16,7 +16,10 @@ For every e4m3 kernel of the manifest:
      attention of the original bf16 Q, K, V, beside the RMSE of the bf16
      kernel of --baseline (or, without one, SDPA in bf16) on the same
      inputs: the metric of FlashAttention-3's paper (FA3_PAPER_RMSE), on
-     standard-normal inputs and on the paper's inputs with outliers.
+     standard-normal inputs and on the paper's inputs with outliers. With
+     --hadamard also the RMSE with incoherent processing (Q and K quantised
+     by quantize_fp8(hadamard=True), V as before; docs/FP8.md) on the same
+     inputs, and a table of the two beside the paper's figures.
  (c) throughput: TFLOP/s of the FP8 kernel (alone, and with the per-call Vt
      copy flashfuse.attention makes), the bf16 sm90ws kernel of --baseline,
      and SDPA's flash and cuDNN backends in bf16, B·S = 16k tokens, hidden
@@ -24,10 +27,11 @@ For every e4m3 kernel of the manifest:
      repetitions.
 
 usage: check_fp8.py ARTIFACT [--baseline BF16_ARTIFACT] [--quick] [--no-bench | --bench-only]
-                    [--seqs 2048,8192,16384] [--reps 3] [--json FILE] [--out DIR]
+                    [--hadamard [--rmse-only]] [--seqs 2048,8192,16384] [--reps 3]
+                    [--json FILE] [--out DIR]
 Exits non-zero if a numerics case fails.
 """
-import argparse, json, math, os, pathlib, sys, time
+import argparse, json, math, os, pathlib, statistics, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -36,7 +40,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 from check_and_bench import (Artifact, interleaved_tflops, keep_mask,  # noqa: E402
-                             passes_rule, reference)
+                             median_ms, passes_rule, reference)
 from flashfuse.fp8 import E4M3_MAX, prepare_vt, quantize_fp8  # noqa: E402
 
 E4M3 = torch.float8_e4m3fn
@@ -59,6 +63,9 @@ ODD = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 127, 129),
        (2, 4, 2, 1000, 17)]
 HIDDEN, TOKENS = 2048, 16384
 API = False  # --api
+# The seed of the Hadamard rotation of Q and K (--hadamard): any; Q and K
+# must share it.
+HADAMARD_SEED = 19
 
 
 def fp8_kernels(art):
@@ -77,9 +84,12 @@ def make_inputs(B, Hq, Hkv, Sq, Sk, d, outliers=False):
     return one(B, Hq, Sq, d), one(B, Hkv, Sk, d), one(B, Hkv, Sk, d)
 
 
-def quantised(q, k, v):
-    """Per-head e4m3 inputs: (q8, k8, v8, vt, (qd, kd, vd))."""
-    (q8, qd), (k8, kd), (v8, vd) = (quantize_fp8(t) for t in (q, k, v))
+def quantised(q, k, v, hadamard=False):
+    """Per-head e4m3 inputs: (q8, k8, v8, vt, (qd, kd, vd)); with
+    `hadamard`, Q and K rotated by one seed's M first (V never is)."""
+    rot = dict(hadamard=True, seed=HADAMARD_SEED) if hadamard else {}
+    (q8, qd), (k8, kd) = (quantize_fp8(t, **rot) for t in (q, k))
+    v8, vd = quantize_fp8(v)
     return q8, k8, v8, prepare_vt(v8), (qd, kd, vd)
 
 
@@ -199,17 +209,23 @@ def rmse(a, b):
     return (a.float() - b.float()).pow(2).mean().sqrt().item()
 
 
-def error_vs_unquantised(art, kern, baseline, B, H, S, outliers):
+def error_vs_unquantised(art, kern, baseline, B, H, S, outliers,
+                         hadamard=False):
     """(b): RMSE of the FP8 kernel's O and of the bf16 kernel's (or SDPA's)
-    against the f32 attention of the bf16 inputs before quantisation."""
+    against the f32 attention of the bf16 inputs before quantisation; with
+    `hadamard`, also the FP8 kernel's on the same inputs with Q and K
+    rotated before quantisation ("fp8+hadamard")."""
     d, causal = int(kern["head_dim"]), kern["causal"]
     q, k, v = make_inputs(B, H, H, S, S, d, outliers)
     truth = f32_attention(q, k, v, causal)
-    q8, k8, _, vt, descales = quantised(q, k, v)
     o = torch.empty(B, H, S, d, device="cuda", dtype=OUT[kern["out_dtype"]])
     lse = torch.empty(B, H, S, device="cuda")
-    launch_fp8(art, kern, q8, k8, vt, o, lse, descales, 1.0 / math.sqrt(d))
-    res = {"fp8": rmse(o, truth)}
+    res = {}
+    for name, rotate in (("fp8", False), ("fp8+hadamard", True))[:1 + hadamard]:
+        # (QM)(KM)ᵀ = QKᵀ: the same kernel and scale, only the inputs differ.
+        q8, k8, _, vt, descales = quantised(q, k, v, hadamard=rotate)
+        launch_fp8(art, kern, q8, k8, vt, o, lse, descales, 1.0 / math.sqrt(d))
+        res[name] = rmse(o, truth)
     base = baseline and find_bf16(baseline, d, causal)
     o16 = torch.empty(B, H, S, d, device="cuda", dtype=torch.bfloat16)
     if base:
@@ -220,6 +236,45 @@ def error_vs_unquantised(art, kern, baseline, B, H, S, outliers):
         res["bf16-kernel"] = "sdpa"
     res["bf16"] = rmse(o16, truth)
     return res
+
+
+def hadamard_table(rows):
+    """(b)'s results as the table "baseline FP8 vs + Hadamard" (markdown),
+    our rows measured here, the paper's as recalled (FA3_PAPER_RMSE)."""
+    out = ["| kernel | inputs | fp8 | fp8 + Hadamard | ratio | bf16 |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['kernel']} | {r['inputs']} | {r['fp8']:.2e} | "
+                   f"{r['fp8+hadamard']:.2e} | "
+                   f"{r['fp8+hadamard'] / r['fp8']:.2f} | "
+                   f"{r['bf16']:.2e} ({r['bf16-kernel']}) |")
+    paper = FA3_PAPER_RMSE
+    out += ["", "FlashAttention-3 paper, outlier inputs, AS RECALLED (not "
+            "checked against the paper; their reference is FP64, their "
+            "shapes and scaling granularity may differ from ours):",
+            f"  baseline fp8 {paper['baseline fp8']:.1e}, fa3 fp8 without "
+            f"block quantization (incoherent processing only) "
+            f"{paper['fa3 fp8 without block quantization']:.1e}, fa3 fp8 "
+            f"without incoherent processing "
+            f"{paper['fa3 fp8 without incoherent processing']:.1e}, fa3 fp8 "
+            f"{paper['fa3 fp8']:.1e}. FlashFuse has no block quantization "
+            "(docs/FP8.md): compare our two columns with the first two."]
+    return "\n".join(out)
+
+
+def quantise_ms(S, d, reps):
+    """Median ms of quantising Q and K (B·S = 16k tokens, hidden 2048,
+    bf16) per head, without and with the Hadamard rotation, interleaved
+    `reps` times."""
+    H, B = HIDDEN // d, TOKENS // S
+    q, k, _ = make_inputs(B, H, H, S, S, d)
+    rot = dict(hadamard=True, seed=HADAMARD_SEED)
+    plain, rotated = [], []
+    for _ in range(reps):
+        plain.append(median_ms(lambda: (quantize_fp8(q), quantize_fp8(k))))
+        rotated.append(median_ms(
+            lambda: (quantize_fp8(q, **rot), quantize_fp8(k, **rot))))
+    return statistics.median(plain), statistics.median(rotated)
 
 
 def find_bf16(baseline, d, causal):
@@ -304,6 +359,13 @@ def main():
                     help="for a profiler: launch the first non-causal D = 128 "
                          "kernel 5 times at sequence length S (16k tokens, "
                          "hidden 2048), nothing else")
+    ap.add_argument("--hadamard", action="store_true",
+                    help="(b) also with incoherent processing: Q and K "
+                         "quantised by quantize_fp8(hadamard=True), then the "
+                         "table baseline FP8 vs + Hadamard; (c) also times "
+                         "the quantisation of Q and K with and without it")
+    ap.add_argument("--rmse-only", action="store_true",
+                    help="(b) only: no numerics (a) or timing (c)")
     ap.add_argument("--api", action="store_true",
                     help="also run flashfuse.attention on every Sq == Sk case "
                          "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
@@ -336,7 +398,9 @@ def main():
     seqs = [int(s) for s in args.seqs.split(",")]
     results = {"numerics": [], "rmse": [], "bench": []}
     failures = 0
-    for kern in kernels if not args.bench_only else []:
+    if args.rmse_only and (args.quick or args.bench_only):
+        ap.error("--rmse-only runs (b), which --quick and --bench-only skip")
+    for kern in kernels if not (args.bench_only or args.rmse_only) else []:
         d = int(kern["head_dim"])
         shapes = list(ODD)
         if not args.quick:
@@ -357,16 +421,31 @@ def main():
         print(f"numerics: {n - failures}/{n} cases pass FlashAttention's rule",
               flush=True)
     if not args.quick and not args.bench_only:
-        print("RMSE vs f32 attention of the unquantised inputs (B=4, H=16, S=2048); "
-              "FA3 paper:", json.dumps(FA3_PAPER_RMSE), flush=True)
+        print("RMSE vs f32 attention of the unquantised inputs (B=4, H=16, S=2048, "
+              "per-head scales); FA3 paper (as recalled, unchecked):",
+              json.dumps(FA3_PAPER_RMSE), flush=True)
         for kern in kernels:
             for outliers in (False, True):
-                r = error_vs_unquantised(art, kern, baseline, 4, 16, 2048, outliers)
+                r = error_vs_unquantised(art, kern, baseline, 4, 16, 2048, outliers,
+                                         hadamard=args.hadamard)
                 r.update(kernel=kern["name"], inputs="outliers" if outliers else "normal")
                 results["rmse"].append(r)
-                print(f"  {kern['name']:40} {r['inputs']:8} fp8 {r['fp8']:.2e}  "
+                rot = (f"  fp8+hadamard {r['fp8+hadamard']:.2e}"
+                       if args.hadamard else "")
+                print(f"  {kern['name']:40} {r['inputs']:8} fp8 {r['fp8']:.2e}{rot}  "
                       f"bf16 ({r['bf16-kernel']}) {r['bf16']:.2e}", flush=True)
-    if not args.no_bench:
+        if args.hadamard:
+            print(hadamard_table(results["rmse"]), flush=True)
+    if args.hadamard and not args.no_bench and not args.rmse_only:
+        print("quantising Q and K (ms, bf16, 16k tokens, hidden 2048): per head, "
+              "+ Hadamard", flush=True)
+        for d in sorted({int(k["head_dim"]) for k in kernels}):
+            for S in seqs:
+                plain, rotated = quantise_ms(S, d, args.reps)
+                results["bench"].append({"quantise": "q+k", "d": d, "S": S,
+                                         "plain_ms": plain, "hadamard_ms": rotated})
+                print(f"  D={d:3} S={S:5}  {plain:.3f}  {rotated:.3f}", flush=True)
+    if not args.no_bench and not args.rmse_only:
         print("TFLOP/s", flush=True)
         for kern in kernels:
             for S in seqs:
