@@ -80,6 +80,60 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
                            "::mlir::math::MathDialect"];
 }
 
+def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
+  let summary = "Give a flash.attention with an index-only mask_mod the "
+                "block-sparse lists that mask implies";
+  let description = [{
+    For each dense `flash.attention` with a `mask_mod` region and static
+    Sq and Sk, classifies every (query block, key block) of
+    `block-q` x `block-k` indices by interval evaluation of the region over
+    the block's index rectangle [i0, i1] x [j0, j1] (the last block of
+    either side short where S is not a multiple), with b and h over their
+    whole ranges: a block the mask_mod provably keeps entirely is listed
+    as full (the kernels then skip the mask_mod in it), one it provably
+    masks entirely (or that the op's causal / window band masks entirely)
+    is listed in neither list (the kernels skip it), and every other block
+    is partial. The lists are arith.constant tensors in FlexAttention's
+    BlockMask layout (FlashOps.td "Block-sparse"), broadcast over batch
+    and heads (B' = H' = 1); `sparse_block_size` is set to
+    [block-q, block-k]. The op's semantics do not change: the dense op and
+    the block-sparse one give the same result.
+
+    The evaluation is sound by construction: arith integer ops (add, sub,
+    mul, div/rem, min/max, cmpi, and/or/xor, select, casts), math.absi,
+    integer constants (in the region or above it) and tensor.extract from a
+    constant integer tensor (a document table) are modelled; any other op
+    makes its result unknown, and a block whose verdict depends on an
+    unknown value stays partial, where the kernels evaluate the mask_mod
+    as the dense op does. Values that could wrap are unknown too.
+    Correlated uses of one index lose precision, never soundness.
+
+    Left dense, with a remark under `explain=true` naming why: an op with
+    no mask_mod, one that already has lists, a `mask` operand, varlen, FP8
+    operands (the three refused with lists by the verifier), dynamic Sq or
+    Sk, a `config` whose block_m / block_n do not divide the block sizes
+    (flash-lower-to-gpu's rule), more than 2^22 blocks, and an op on which
+    nothing would be gained: every block partial, so the lists would only
+    add work (e.g. a dilated mask, or a mask read from a runtime tensor).
+    `flash.attention_grad` is not rewritten (its block-sparse form has no
+    GPU kernels yet). Run it before flash-select-config or
+    flash-lower-to-gpu; the CPU lowerings accept both forms.
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"128",
+           "Query rows per sparse block (BQ); flash-lower-to-gpu needs a "
+           "multiple of the config's block_m">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"128",
+           "Keys per sparse block (BK); flash-lower-to-gpu needs a "
+           "multiple of the config's block_n">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every op with a mask_mod left dense, naming "
+           "why">
+  ];
+  let dependentDialects = ["::mlir::flash::FlashDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FlashSelectConfig : Pass<"flash-select-config"> {
   let summary = "Choose a kernel recipe and tile sizes for each attention op";
   let description = [{

@@ -1,0 +1,132 @@
+// flash-derive-block-sparsity keeps the function: each flash.attention
+// with a mask_mod, dense (naive lowering) and with the lists the pass
+// derives (tiled loops lowering, which visits only the listed blocks and
+// skips the mask_mod in full ones; and the naive one, which reads the
+// lists as a mask), on the same random inputs. A block wrongly listed as
+// full (its mask_mod not applied) or wrongly skipped changes the result.
+// Sequence lengths are not multiples of the blocks (short last blocks).
+// RUN: split-file %s %t
+// RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
+// RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
+// RUN:   --after-lowering=loops \
+// RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/documents.mlir \
+// RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir | FileCheck %s
+// RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
+// RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
+// RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
+
+// CHECK-NOT: {{BAD|ERROR}}
+// CHECK-COUNT-6: OK
+// CHECK-NOT: {{BAD|ERROR}}
+// NAIVE-NOT: {{BAD|ERROR}}
+// NAIVE-COUNT-3: OK
+// NAIVE-NOT: {{BAD|ERROR}}
+
+//--- causal.mlir
+func.func @causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+
+//--- window_global.mlir
+// |q - k| < 40, or one of the first 16 keys or queries.
+func.func @window_global(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 40 : index
+    %g = arith.constant 16 : index
+    %d1 = arith.subi %i, %j : index
+    %d2 = arith.subi %j, %i : index
+    %n1 = arith.cmpi slt, %d1, %w : index
+    %n2 = arith.cmpi slt, %d2, %w : index
+    %near = arith.andi %n1, %n2 : i1
+    %gk = arith.cmpi slt, %j, %g : index
+    %gq = arith.cmpi slt, %i, %g : index
+    %glob = arith.ori %gk, %gq : i1
+    %keep = arith.ori %near, %glob : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+
+//--- prefix_br.mlir
+// Prefix-LM over Sq = 150 queries and Sk = 230 keys (the queries are the
+// last 150): the first 70 keys, or causal bottom-right; the op's own
+// bottom-right causal attribute and a left window of 120 on top.
+func.func @prefix_br(%q: tensor<1x2x150x32xf32>, %k: tensor<1x2x230x32xf32>, %v: tensor<1x2x230x32xf32>) -> tensor<1x2x150x32xf32> {
+  %o = flash.attention %q, %k, %v {causal = #flash.causal<bottom_right>, window_left = 120 : i64} : tensor<1x2x150x32xf32>, tensor<1x2x230x32xf32>, tensor<1x2x230x32xf32> -> tensor<1x2x150x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %p = arith.constant 70 : index
+    %off = arith.constant 80 : index
+    %inprefix = arith.cmpi ult, %j, %p : index
+    %diag = arith.addi %i, %off : index
+    %causal = arith.cmpi sle, %j, %diag : index
+    %keep = arith.ori %inprefix, %causal : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x150x32xf32>
+}
+
+//--- documents.mlir
+// Documents from a constant id table: [0, 50), [50, 130), [130, 200).
+func.func @documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %ids = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]> : tensor<200xi32>
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<200xi32>
+    %dj = tensor.extract %ids[%j] : tensor<200xi32>
+    %keep = arith.cmpi eq, %di, %dj : i32
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+
+//--- dilated_causal.mlir
+func.func @dilated_causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %d = arith.subi %i, %j : index
+    %r = arith.remsi %d, %c2 : index
+    %even = arith.cmpi eq, %r, %c0 : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %even, %causal : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+
+//--- fixed_documents_gqa.mlir
+// Documents of 50 tokens from the indices, 4 query heads over 2 KV heads,
+// a score_mod (ALiBi-like) applied in every block, full ones included.
+func.func @fixed_documents_gqa(%q: tensor<1x4x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x4x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x4x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x4x200x32xf32>
+  score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %c = arith.constant 0.0625 : f32
+    %bias = arith.mulf %df, %c : f32
+    %r = arith.addf %s, %bias : f32
+    flash.yield %r : f32
+  } mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c50 = arith.constant 50 : index
+    %di = arith.divsi %i, %c50 : index
+    %dj = arith.divsi %j, %c50 : index
+    %keep = arith.cmpi eq, %di, %dj : index
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x4x200x32xf32>
+}
