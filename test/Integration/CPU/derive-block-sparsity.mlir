@@ -2,7 +2,8 @@
 // with a mask_mod, dense (naive lowering) and with the lists the pass
 // derives (tiled loops lowering, which visits only the listed blocks and
 // skips the mask_mod in full ones; and the naive one, which reads the
-// lists as a mask), on the same random inputs. A block wrongly listed as
+// lists as a mask), on the same random inputs. Document ids computed at run
+// time get lists computed at run time. A block wrongly listed as
 // full (its mask_mod not applied) or wrongly skipped changes the result.
 // Sequence lengths are not multiples of the blocks (short last blocks).
 // RUN: split-file %s %t
@@ -10,13 +11,14 @@
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
 // RUN:   --after-lowering=loops \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/documents.mlir \
-// RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir | FileCheck %s
+// RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir \
+// RUN:   %t/runtime_documents.mlir %t/random_ids.mlir | FileCheck %s
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-6: OK
+// CHECK-COUNT-8: OK
 // CHECK-NOT: {{BAD|ERROR}}
 // NAIVE-NOT: {{BAD|ERROR}}
 // NAIVE-COUNT-3: OK
@@ -129,4 +131,46 @@ func.func @fixed_documents_gqa(%q: tensor<1x4x200x32xf32>, %k: tensor<1x2x200x32
     flash.yield %keep : i1
   }
   return %o : tensor<1x4x200x32xf32>
+}
+
+//--- runtime_documents.mlir
+// Documents of 37 tokens whose ids are computed at run time (offset by a
+// random input), and-ed with causal: the lists are computed at run time.
+func.func @runtime_documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>, %base: tensor<1xi64>) -> tensor<1x2x200x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c37 = arith.constant 37 : index
+  %b0 = tensor.extract %base[%c0] : tensor<1xi64>
+  %ids = tensor.generate {
+  ^bb0(%t: index):
+    %d = arith.divui %t, %c37 : index
+    %di = arith.index_cast %d : index to i64
+    %id = arith.addi %di, %b0 : i64
+    tensor.yield %id : i64
+  } : tensor<200xi64>
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<200xi64>
+    %dj = tensor.extract %ids[%j] : tensor<200xi64>
+    %same = arith.cmpi eq, %di, %dj : i64
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %same, %causal : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+
+//--- random_ids.mlir
+// Ids drawn at random per token (below 32): blocks mostly partial, some
+// skipped where short blocks' ranges are disjoint.
+func.func @random_ids(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tensor<1x2x100x32xf32>, %ids: tensor<100xi64>) -> tensor<1x2x100x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<100xi64>
+    %dj = tensor.extract %ids[%j] : tensor<100xi64>
+    %keep = arith.cmpi eq, %di, %dj : i64
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x100x32xf32>
 }

@@ -47,17 +47,37 @@ func.func @dilated(%q: tensor<1x2x512x32xf32>) -> tensor<1x2x512x32xf32> {
 
 // -----
 
-// Document ids read from a runtime tensor (a function argument): not known
-// at compile time, so every block is partial.
-// CHECK-LABEL: func.func @runtime_documents
+// Ids read from a runtime tensor but not compared for equality (ids[q]
+// <= ids[kv] is no document mask): nothing to decide at compile time.
+// CHECK-LABEL: func.func @runtime_ids_not_documents
 // CHECK-NOT: block_sparse(
-func.func @runtime_documents(%q: tensor<1x2x512x32xf32>, %ids: tensor<512xi32>) -> tensor<1x2x512x32xf32> {
+func.func @runtime_ids_not_documents(%q: tensor<1x2x512x32xf32>, %ids: tensor<512xi32>) -> tensor<1x2x512x32xf32> {
   // expected-remark @below {{(the evaluator does not model 'tensor.extract')}}
   %o = flash.attention %q, %q, %q : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32> -> tensor<1x2x512x32xf32>
   mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %di = tensor.extract %ids[%i] : tensor<512xi32>
     %dj = tensor.extract %ids[%j] : tensor<512xi32>
+    %keep = arith.cmpi sle, %di, %dj : i32
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x512x32xf32>
+}
+
+// -----
+
+// A document compare of the wrong indices (ids[q] == ids[q], always
+// true, but interval evaluation forgets that both reads are one): not the
+// document form, and nothing else decides a block.
+// CHECK-LABEL: func.func @not_document_form
+// CHECK-NOT: block_sparse(
+func.func @not_document_form(%q: tensor<1x2x512x32xf32>, %ids: tensor<512xi32>) -> tensor<1x2x512x32xf32> {
+  // expected-remark @below {{every one would be partial}}
+  %o = flash.attention %q, %q, %q : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32> -> tensor<1x2x512x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<512xi32>
+    %dj = tensor.extract %ids[%i] : tensor<512xi32>
     %keep = arith.cmpi eq, %di, %dj : i32
     flash.yield %keep : i1
   }

@@ -14,12 +14,15 @@
 // masked).
 //
 //===----------------------------------------------------------------------===//
+#include "DocumentLists.h"
 #include "MaskIntervals.h"
 
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -39,7 +42,7 @@ namespace {
 /// of tens of megabytes (2^22 blocks is 2048 x 2048 blocks of 128, S = 256k).
 constexpr int64_t kMaxBlocks = int64_t(1) << 22;
 
-enum class BlockClass : uint8_t { Skipped, Partial, Full };
+using BlockClass = StaticBlock;
 
 /// The classes of all QB x KB blocks, row-major, and what decided them.
 struct Classification {
@@ -51,7 +54,8 @@ struct Classification {
 /// True when the op's causal / window band masks every (i, j) of the box:
 /// such a block is skipped whatever mask_mod says (the band holds in every
 /// block, FlashOps.td).
-bool bandMasksAll(AttentionVariantInterface op, int64_t off, Interval i, Interval j) {
+bool bandMasksAll(AttentionVariantInterface op, int64_t off, Interval i,
+                  Interval j) {
   // Kept keys satisfy j <= i + off (causal), j >= i + off - left,
   // j <= i + off + right; the box is all masked when one of them fails at
   // its most favourable corner.
@@ -64,8 +68,12 @@ bool bandMasksAll(AttentionVariantInterface op, int64_t off, Interval i, Interva
   return false;
 }
 
-Classification classify(AttentionVariantInterface op, const AttentionSizes &sz, int64_t bq,
-                        int64_t bk, MaskIntervalEvaluator &eval) {
+/// Classifies every block by `verdict` (the mask_mod, or the part of it
+/// known at compile time) over its index box, and by the band.
+Classification classify(
+    AttentionVariantInterface op, const AttentionSizes &sz, int64_t bq,
+    int64_t bk,
+    llvm::function_ref<BoxVerdict(const std::array<Interval, 4> &)> verdict) {
   Classification c;
   c.qBlocks = llvm::divideCeil(sz.seqQ, bq);
   c.kBlocks = llvm::divideCeil(sz.seqK, bk);
@@ -88,7 +96,7 @@ Classification classify(AttentionVariantInterface op, const AttentionSizes &sz, 
         out = BlockClass::Skipped;
         continue;
       }
-      switch (eval.evaluate({b, h, i, j})) {
+      switch (verdict({b, h, i, j})) {
       case BoxVerdict::All:
         out = BlockClass::Full;
         ++c.fullCount;
@@ -186,7 +194,23 @@ struct FlashDeriveBlockSparsity
              " blocks are more than " + std::to_string(kMaxBlocks);
 
     MaskIntervalEvaluator eval(op.getMaskMod());
-    Classification c = classify(iface, sz, blockQ, blockK, eval);
+    OpBuilder b(op);
+    // Ids read at run time: the lists are computed at run time from the
+    // blocks' id ranges, with the rest of the mask decided here.
+    if (std::optional<DocumentMask> doc =
+            matchDocumentMask(op.getMaskMod(), sz.batch, sz.seqQ, sz.seqK)) {
+      Classification c =
+          classify(iface, sz, blockQ, blockK, [&](const auto &box) {
+            return eval.evaluate(box, doc->rest);
+          });
+      std::array<Value, 4> lists = buildDocumentLists(
+          b, op.getLoc(), *doc, c.cls, sz.seqQ, sz.seqK, blockQ, blockK);
+      setLists(op, lists[0], lists[1], lists[2], lists[3]);
+      return "";
+    }
+    Classification c =
+        classify(iface, sz, blockQ, blockK,
+                 [&](const auto &box) { return eval.evaluate(box); });
     if (c.fullCount == 0 && c.maskSkipped == 0) {
       std::string why = "no block is provably all kept or all masked by the "
                         "mask_mod, every one would be partial";
@@ -195,18 +219,26 @@ struct FlashDeriveBlockSparsity
                unknown->getName().getStringRef().str() + "')";
       return why;
     }
-
-    OpBuilder b(op);
     auto [num, idx] = buildLists(b, op.getLoc(), c, BlockClass::Partial);
+    Value fullNum, fullIdx;
+    if (c.fullCount)
+      std::tie(fullNum, fullIdx) =
+          buildLists(b, op.getLoc(), c, BlockClass::Full);
+    setLists(op, num, idx, fullNum, fullIdx);
+    return "";
+  }
+
+  /// Sets the lists (the full ones where given) and their block size.
+  void setLists(AttentionOp op, Value num, Value idx, Value fullNum,
+                Value fullIdx) {
     op.getKvNumBlocksMutable().assign(num);
     op.getKvIndicesMutable().assign(idx);
-    if (c.fullCount) {
-      auto [fullNum, fullIdx] = buildLists(b, op.getLoc(), c, BlockClass::Full);
+    if (fullNum) {
       op.getFullKvNumBlocksMutable().assign(fullNum);
       op.getFullKvIndicesMutable().assign(fullIdx);
     }
+    OpBuilder b(op);
     op.setSparseBlockSizeAttr(b.getDenseI64ArrayAttr({blockQ, blockK}));
-    return "";
   }
 };
 

@@ -115,8 +115,9 @@ std::optional<Interval> remainder(Interval a, int64_t c) {
 
 /// Three-valued comparisons: [1, 1] always, [0, 0] never, [0, 1] either.
 Interval truth(bool always, bool never) {
-  return always ? Interval::point(1) : never ? Interval::point(0)
-                                             : Interval{0, 1};
+  return always  ? Interval::point(1)
+         : never ? Interval::point(0)
+                 : Interval{0, 1};
 }
 Interval lessThan(Interval a, Interval b) {
   return truth(a.hi < b.lo, a.lo >= b.hi);
@@ -161,8 +162,7 @@ bool isUnsigned(arith::CmpIPredicate p) {
 /// The elements of an integer constant tensor, sign-extended (i1 as 0/1).
 std::optional<SmallVector<int64_t>> constantElements(Value tensor) {
   DenseIntElementsAttr attr;
-  if (!tensor.getDefiningOp() ||
-      !matchPattern(tensor, m_Constant(&attr)))
+  if (!tensor.getDefiningOp() || !matchPattern(tensor, m_Constant(&attr)))
     return std::nullopt;
   bool boolean = isI1(attr.getElementType());
   SmallVector<int64_t> out;
@@ -219,9 +219,9 @@ MaskIntervalEvaluator::MaskIntervalEvaluator(Region &maskMod)
     return;
   }
   Block &body = region.front();
-  usesBatchOrHead = body.getNumArguments() >= 2 &&
-                    (!body.getArgument(0).use_empty() ||
-                     !body.getArgument(1).use_empty());
+  usesBatchOrHead =
+      body.getNumArguments() >= 2 &&
+      (!body.getArgument(0).use_empty() || !body.getArgument(1).use_empty());
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   // Find the first op no box can bound, for the caller's remarks; every
@@ -231,12 +231,12 @@ MaskIntervalEvaluator::MaskIntervalEvaluator(Region &maskMod)
         op->getNumRegions() == 0 && op->getNumResults() == 1 &&
         isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
             arith::DivSIOp, arith::DivUIOp, arith::FloorDivSIOp,
-            arith::CeilDivSIOp, arith::RemSIOp, arith::RemUIOp,
-            arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp,
-            arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp,
-            arith::SelectOp, arith::IndexCastOp, arith::IndexCastUIOp,
-            arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, math::AbsIOp,
-            tensor::ExtractOp>(op);
+            arith::CeilDivSIOp, arith::RemSIOp, arith::RemUIOp, arith::MaxSIOp,
+            arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp, arith::CmpIOp,
+            arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::SelectOp,
+            arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+            arith::ExtUIOp, arith::TruncIOp, math::AbsIOp, tensor::ExtractOp>(
+            op);
     if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
       auto elts = constantElements(extract.getTensor());
       modelled = elts.has_value();
@@ -256,8 +256,9 @@ std::optional<Interval> MaskIntervalEvaluator::lookup(Value v) {
   IntegerAttr attr;
   if (v.getDefiningOp() && !region.isAncestor(v.getParentRegion()) &&
       matchPattern(v, m_Constant(&attr)))
-    return Interval::point(isI1(v.getType()) ? int64_t(attr.getValue().getBoolValue())
-                                             : attr.getValue().getSExtValue());
+    return Interval::point(isI1(v.getType())
+                               ? int64_t(attr.getValue().getBoolValue())
+                               : attr.getValue().getSExtValue());
   // An unknown i1 is either value.
   if (isI1(v.getType()))
     return Interval{0, 1};
@@ -374,12 +375,14 @@ std::optional<Interval> MaskIntervalEvaluator::evalOp(Operation *op) {
     return std::nullopt;
   int64_t lo, hi;
   if (isa<arith::AddIOp>(op)) {
-    if (llvm::AddOverflow(a->lo, b->lo, lo) || llvm::AddOverflow(a->hi, b->hi, hi))
+    if (llvm::AddOverflow(a->lo, b->lo, lo) ||
+        llvm::AddOverflow(a->hi, b->hi, hi))
       return std::nullopt;
     return fitIn({lo, hi}, type);
   }
   if (isa<arith::SubIOp>(op)) {
-    if (llvm::SubOverflow(a->lo, b->hi, lo) || llvm::SubOverflow(a->hi, b->lo, hi))
+    if (llvm::SubOverflow(a->lo, b->hi, lo) ||
+        llvm::SubOverflow(a->hi, b->lo, hi))
       return std::nullopt;
     return fitIn({lo, hi}, type);
   }
@@ -400,7 +403,8 @@ std::optional<Interval> MaskIntervalEvaluator::evalOp(Operation *op) {
     r = divideIntervals(*a, *b, Rounding::Floor);
   else if (isa<arith::CeilDivSIOp>(op))
     r = divideIntervals(*a, *b, Rounding::Ceil);
-  else if ((isa<arith::RemSIOp>(op) || (isa<arith::RemUIOp>(op) && nonNegative)) &&
+  else if ((isa<arith::RemSIOp>(op) ||
+            (isa<arith::RemUIOp>(op) && nonNegative)) &&
            b->isPoint())
     r = remainder(*a, b->lo);
   else if (isa<arith::MaxSIOp>(op) || (isa<arith::MaxUIOp>(op) && nonNegative))
@@ -417,6 +421,17 @@ std::optional<Interval> MaskIntervalEvaluator::evalOp(Operation *op) {
 BoxVerdict MaskIntervalEvaluator::evaluate(const std::array<Interval, 4> &box) {
   if (!region.hasOneBlock())
     return BoxVerdict::Some;
+  auto yield = dyn_cast<YieldOp>(region.front().getTerminator());
+  if (!yield || yield.getValues().size() != 1)
+    return BoxVerdict::Some;
+  SmallVector<Value, 1> terms(yield.getValues());
+  return evaluate(box, terms);
+}
+
+BoxVerdict MaskIntervalEvaluator::evaluate(const std::array<Interval, 4> &box,
+                                           ArrayRef<Value> terms) {
+  if (!region.hasOneBlock())
+    return BoxVerdict::Some;
   Block &body = region.front();
   env.clear();
   for (auto [arg, r] : llvm::zip(body.getArguments(), box))
@@ -424,11 +439,15 @@ BoxVerdict MaskIntervalEvaluator::evaluate(const std::array<Interval, 4> &box) {
   for (Operation *op : ops)
     if (std::optional<Interval> r = evalOp(op))
       env[op->getResult(0)] = *r;
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield || yield.getValues().size() != 1)
+  // An empty conjunction keeps everything.
+  Interval all = Interval::point(1);
+  for (Value term : terms) {
+    std::optional<Interval> t = lookup(term);
+    if (!t)
+      return BoxVerdict::Some;
+    all = {all.lo & t->lo, all.hi & t->hi};
+  }
+  if (!all.isPoint())
     return BoxVerdict::Some;
-  std::optional<Interval> kept = lookup(yield.getValues()[0]);
-  if (!kept || !kept->isPoint())
-    return BoxVerdict::Some;
-  return kept->lo ? BoxVerdict::All : BoxVerdict::None;
+  return all.lo ? BoxVerdict::All : BoxVerdict::None;
 }

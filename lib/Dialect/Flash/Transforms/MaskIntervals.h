@@ -1,4 +1,5 @@
-//===- MaskIntervals.h - a mask_mod over index rectangles --------*- C++ -*-===//
+//===- MaskIntervals.h - a mask_mod over index rectangles --------*- C++
+//-*-===//
 //
 // Interval (range) evaluation of a flash.attention `mask_mod` region:
 // given an interval for each of its arguments (b, h, q_idx, kv_idx), a
@@ -54,6 +55,11 @@ public:
 
   /// The verdict for b, h, q_idx, kv_idx ranging over `box` (inclusive).
   BoxVerdict evaluate(const std::array<Interval, 4> &box);
+
+  /// The verdict of the conjunction of `terms` (i1 values of the region)
+  /// over `box`: a part of the mask, the rest of which the caller decides.
+  BoxVerdict evaluate(const std::array<Interval, 4> &box,
+                      llvm::ArrayRef<Value> terms);
 
 private:
   std::optional<Interval> evalOp(Operation *op);

@@ -108,13 +108,26 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
     as the dense op does. Values that could wrap are unknown too.
     Correlated uses of one index lose precision, never soundness.
 
+    Document masks over ids known only at run time: where the mask_mod
+    is `ids_q[q_idx] == ids_k[kv_idx]` (two tensor.extract of rank-1
+    integer tensors defined above the op, e.g. one sequence-id tensor read
+    twice), possibly and-ed with index-only terms, the pass emits IR before
+    the op that computes the lists at run time instead: each query block's
+    and key block's minimum and maximum id (scf.for loops over the ids),
+    then per (query block, key block) skipped where the id ranges are
+    disjoint or the index-only terms (and band) mask the block, full where
+    both blocks hold one and the same id and the index-only terms keep the
+    block whole, partial otherwise; compacted into sorted lists of
+    ceil(Sk / block-k) slots.
+
     Left dense, with a remark under `explain=true` naming why: an op with
     no mask_mod, one that already has lists, a `mask` operand, varlen, FP8
     operands (the three refused with lists by the verifier), dynamic Sq or
     Sk, a `config` whose block_m / block_n do not divide the block sizes
     (flash-lower-to-gpu's rule), more than 2^22 blocks, and an op on which
     nothing would be gained: every block partial, so the lists would only
-    add work (e.g. a dilated mask, or a mask read from a runtime tensor).
+    add work (e.g. a dilated mask, or a mask read from a runtime tensor
+    in another form than the document compare above).
     `flash.attention_grad` is not rewritten (its block-sparse form has no
     GPU kernels yet). Run it before flash-select-config or
     flash-lower-to-gpu; the CPU lowerings accept both forms.
@@ -131,7 +144,9 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
            "why">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FlashSelectConfig : Pass<"flash-select-config"> {
