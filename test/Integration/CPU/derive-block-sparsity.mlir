@@ -6,25 +6,27 @@
 // time get lists computed at run time. A block wrongly listed as
 // full (its mask_mod not applied) or wrongly skipped changes the result.
 // Sequence lengths are not multiples of the blocks (short last blocks).
+// Each input is one function in a module (the script appends a driver).
 // RUN: split-file %s %t
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
 // RUN:   --after-lowering=loops \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/documents.mlir \
 // RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir \
-// RUN:   %t/runtime_documents.mlir %t/random_ids.mlir | FileCheck %s
+// RUN:   %t/runtime_documents.mlir %t/random_ids.mlir %t/batch_documents.mlir | FileCheck %s
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-8: OK
+// CHECK-COUNT-9: OK
 // CHECK-NOT: {{BAD|ERROR}}
 // NAIVE-NOT: {{BAD|ERROR}}
 // NAIVE-COUNT-3: OK
 // NAIVE-NOT: {{BAD|ERROR}}
 
 //--- causal.mlir
+module {
 func.func @causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
   %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
   mask_mod {
@@ -34,9 +36,11 @@ func.func @causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: te
   }
   return %o : tensor<1x2x200x32xf32>
 }
+}
 
 //--- window_global.mlir
 // |q - k| < 40, or one of the first 16 keys or queries.
+module {
 func.func @window_global(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
   %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
   mask_mod {
@@ -56,11 +60,13 @@ func.func @window_global(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>,
   }
   return %o : tensor<1x2x200x32xf32>
 }
+}
 
 //--- prefix_br.mlir
 // Prefix-LM over Sq = 150 queries and Sk = 230 keys (the queries are the
 // last 150): the first 70 keys, or causal bottom-right; the op's own
 // bottom-right causal attribute and a left window of 120 on top.
+module {
 func.func @prefix_br(%q: tensor<1x2x150x32xf32>, %k: tensor<1x2x230x32xf32>, %v: tensor<1x2x230x32xf32>) -> tensor<1x2x150x32xf32> {
   %o = flash.attention %q, %k, %v {causal = #flash.causal<bottom_right>, window_left = 120 : i64} : tensor<1x2x150x32xf32>, tensor<1x2x230x32xf32>, tensor<1x2x230x32xf32> -> tensor<1x2x150x32xf32>
   mask_mod {
@@ -75,9 +81,11 @@ func.func @prefix_br(%q: tensor<1x2x150x32xf32>, %k: tensor<1x2x230x32xf32>, %v:
   }
   return %o : tensor<1x2x150x32xf32>
 }
+}
 
 //--- documents.mlir
 // Documents from a constant id table: [0, 50), [50, 130), [130, 200).
+module {
 func.func @documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
   %ids = arith.constant dense<[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]> : tensor<200xi32>
   %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
@@ -90,8 +98,10 @@ func.func @documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v:
   }
   return %o : tensor<1x2x200x32xf32>
 }
+}
 
 //--- dilated_causal.mlir
+module {
 func.func @dilated_causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
   %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
   mask_mod {
@@ -107,10 +117,12 @@ func.func @dilated_causal(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>
   }
   return %o : tensor<1x2x200x32xf32>
 }
+}
 
 //--- fixed_documents_gqa.mlir
 // Documents of 50 tokens from the indices, 4 query heads over 2 KV heads,
 // a score_mod (ALiBi-like) applied in every block, full ones included.
+module {
 func.func @fixed_documents_gqa(%q: tensor<1x4x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x4x200x32xf32> {
   %o = flash.attention %q, %k, %v : tensor<1x4x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x4x200x32xf32>
   score_mod {
@@ -132,10 +144,12 @@ func.func @fixed_documents_gqa(%q: tensor<1x4x200x32xf32>, %k: tensor<1x2x200x32
   }
   return %o : tensor<1x4x200x32xf32>
 }
+}
 
 //--- runtime_documents.mlir
 // Documents of 37 tokens whose ids are computed at run time (offset by a
 // random input), and-ed with causal: the lists are computed at run time.
+module {
 func.func @runtime_documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>, %base: tensor<1xi64>) -> tensor<1x2x200x32xf32> {
   %c0 = arith.constant 0 : index
   %c37 = arith.constant 37 : index
@@ -159,10 +173,12 @@ func.func @runtime_documents(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf
   }
   return %o : tensor<1x2x200x32xf32>
 }
+}
 
 //--- random_ids.mlir
 // Ids drawn at random per token (below 32): blocks mostly partial, some
 // skipped where short blocks' ranges are disjoint.
+module {
 func.func @random_ids(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v: tensor<1x2x100x32xf32>, %ids: tensor<100xi64>) -> tensor<1x2x100x32xf32> {
   %o = flash.attention %q, %k, %v : tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32>, tensor<1x2x100x32xf32> -> tensor<1x2x100x32xf32>
   mask_mod {
@@ -173,4 +189,37 @@ func.func @random_ids(%q: tensor<1x2x100x32xf32>, %k: tensor<1x2x100x32xf32>, %v
     flash.yield %keep : i1
   }
   return %o : tensor<1x2x100x32xf32>
+}
+}
+
+//--- batch_documents.mlir
+// Per-batch document ids ([B, S]: batch 0 in documents of 30 tokens, batch
+// 1 of 45), computed at run time, and-ed with causal: lists per batch.
+module {
+func.func @batch_documents(%q: tensor<2x2x100x32xf32>, %k: tensor<2x2x100x32xf32>, %v: tensor<2x2x100x32xf32>, %base: tensor<1xi64>) -> tensor<2x2x100x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c30 = arith.constant 30 : index
+  %c15 = arith.constant 15 : index
+  %b0 = tensor.extract %base[%c0] : tensor<1xi64>
+  %ids = tensor.generate {
+  ^bb0(%r: index, %t: index):
+    %len0 = arith.muli %r, %c15 : index
+    %len = arith.addi %len0, %c30 : index
+    %d = arith.divui %t, %len : index
+    %di = arith.index_cast %d : index to i64
+    %id = arith.addi %di, %b0 : i64
+    tensor.yield %id : i64
+  } : tensor<2x100xi64>
+  %o = flash.attention %q, %k, %v : tensor<2x2x100x32xf32>, tensor<2x2x100x32xf32>, tensor<2x2x100x32xf32> -> tensor<2x2x100x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%b, %i] : tensor<2x100xi64>
+    %dj = tensor.extract %ids[%b, %j] : tensor<2x100xi64>
+    %same = arith.cmpi eq, %di, %dj : i64
+    %causal = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %same, %causal : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<2x2x100x32xf32>
+}
 }

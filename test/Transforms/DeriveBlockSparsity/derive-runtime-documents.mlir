@@ -7,9 +7,10 @@
 
 // CHECK-LABEL: func.func @documents_causal
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x512x32xf32>, %[[IDS:.*]]: tensor<512xi64>)
-// Query blocks' id ranges: a loop over 4 blocks, a scan of each block's
-// rows with min and max.
-// CHECK: %[[QR:.*]]:2 = scf.for %[[QB:.*]] = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args
+// Query blocks' id ranges: a loop over the ids' rows (one here), over 4
+// blocks, a scan of each block's rows with min and max.
+// CHECK: %[[QR:.*]]:2 = scf.for %{{.*}} = %c0{{.*}} to %c1{{.*}} step
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
 // CHECK: tensor.extract %[[IDS]]
 // CHECK: scf.for
 // CHECK: tensor.extract %[[IDS]]
