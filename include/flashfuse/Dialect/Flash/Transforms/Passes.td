@@ -18,7 +18,15 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     strided tensor.extract_slice).
     Causal and sliding-window masks built from iota/compare or constant
     triangular tensors become attributes; other elementwise functions of
-    (score, b, h, q, k) become a score_mod region or a bias operand. Nothing
+    (score, b, h, q, k) become a score_mod region or a bias operand, and
+    other keep conditions a mask_mod region: a document mask (ids[b, q] ==
+    ids[b, k] from a sequence-id tensor, read in the region, not
+    materialised), a prefix-LM mask (k < prefix or causal), a sliding
+    window with global tokens (|q - k| < w or k < g or q < g). A causal
+    conjunct of such a mask still becomes the attribute. The double
+    negation of masked_fill(~keep, -inf) is folded, so the region holds
+    the keep condition itself (flash-derive-block-sparsity recognises the
+    document compare there). Nothing
     else in the module changes. With `explain=true`, each candidate that
     almost matched gets a remark naming the step that failed and why.
 
