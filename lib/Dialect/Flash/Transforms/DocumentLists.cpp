@@ -225,29 +225,27 @@ mlir::flash::buildDocumentLists(OpBuilder &b, Location loc,
                                                           ValueRange{qb, kb});
                     Value disjoint = arith::OrIOp::create(
                         b, loc, cmp(P::slt, qhi, klo), cmp(P::slt, khi, qlo));
+                    auto isClass = [&](StaticBlock c) {
+                      return cmp(
+                          P::eq, cls,
+                          arith::ConstantIntOp::create(b, loc, i8, int(c)));
+                    };
+                    auto negate = [&](Value v) -> Value {
+                      return arith::XOrIOp::create(
+                          b, loc, v,
+                          arith::ConstantIntOp::create(b, loc, 1, 1));
+                    };
                     Value skip = arith::OrIOp::create(
-                        b, loc, disjoint,
-                        cmp(P::eq, cls,
-                            arith::ConstantIntOp::create(
-                                b, loc, i8, int(StaticBlock::Skipped))));
+                        b, loc, disjoint, isClass(StaticBlock::Skipped));
                     Value oneId = arith::AndIOp::create(
                         b, loc,
                         arith::AndIOp::create(b, loc, cmp(P::eq, qlo, qhi),
                                               cmp(P::eq, klo, khi)),
                         cmp(P::eq, qlo, klo));
                     Value full = arith::AndIOp::create(
-                        b, loc, oneId,
-                        cmp(P::eq, cls,
-                            arith::ConstantIntOp::create(
-                                b, loc, i8, int(StaticBlock::Full))));
-                    Value listed = arith::XOrIOp::create(
-                        b, loc, skip,
-                        arith::ConstantIntOp::create(b, loc, 1, 1));
-                    Value partial = arith::AndIOp::create(
-                        b, loc, listed,
-                        arith::XOrIOp::create(
-                            b, loc, full,
-                            arith::ConstantIntOp::create(b, loc, 1, 1)));
+                        b, loc, oneId, isClass(StaticBlock::Full));
+                    Value partial = arith::AndIOp::create(b, loc, negate(skip),
+                                                          negate(full));
                     Value kb32 = arith::IndexCastOp::create(b, loc, i32, kb);
                     auto slot = [&](Value n) -> Value {
                       return arith::IndexCastOp::create(b, loc,
