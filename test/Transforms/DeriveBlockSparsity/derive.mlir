@@ -158,3 +158,24 @@ func.func @band_skips(%q: tensor<1x2x512x32xf32>) -> tensor<1x2x512x32xf32> {
   }
   return %o : tensor<1x2x512x32xf32>
 }
+
+// -----
+
+// An op that already has its config: the 128 x 128 blocks rounded up to
+// its tiles' multiples (block_n = 96: 192-key blocks, KB = 3, the last one
+// 128 keys), as flash-lower-to-gpu's key-block iterator needs.
+// CHECK-LABEL: func.func @config_tiles
+// CHECK-DAG: %[[N:.*]] = arith.constant dense<[{{\[\[}}1, 2, 1, 1]]]> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[I:.*]] = arith.constant dense<{{\[\[\[\[}}0, 0], [0, 1], [1, 0], [2, 0]]]]> : tensor<1x1x4x2xi32>
+// CHECK-DAG: %[[FN:.*]] = arith.constant dense<[{{\[\[}}0, 0, 1, 2]]]> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[FI:.*]] = arith.constant dense<{{\[\[\[\[}}0, 0], [0, 0], [0, 0], [0, 1]]]]> : tensor<1x1x4x2xi32>
+// CHECK: block_sparse(%[[N]], %[[I]] : {{.*}}) full_blocks(%[[FN]], %[[FI]] : {{.*}}) {config = #flash.config<sm80, block_m = 128, block_n = 96, warps = 4, stages = 2>, sparse_block_size = array<i64: 128, 192>}
+func.func @config_tiles(%q: tensor<1x2x512x32xf16>) -> tensor<1x2x512x32xf16> {
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 128, block_n = 96, warps = 4, stages = 2>} : tensor<1x2x512x32xf16>, tensor<1x2x512x32xf16>, tensor<1x2x512x32xf16> -> tensor<1x2x512x32xf16>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x512x32xf16>
+}

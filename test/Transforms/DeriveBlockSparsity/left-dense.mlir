@@ -154,23 +154,6 @@ func.func @mask_operand(%q: tensor<1x2x512x32xf32>, %m: tensor<1x1x512x512xi1>) 
 
 // -----
 
-// A config whose tiles do not divide the 128 x 128 blocks
-// (flash-lower-to-gpu's rule for the key-block iterator).
-// CHECK-LABEL: func.func @config_tiles
-// CHECK-NOT: block_sparse(
-func.func @config_tiles(%q: tensor<1x2x512x32xf16>) -> tensor<1x2x512x32xf16> {
-  // expected-remark @below {{flash-derive-block-sparsity: left dense: its config's block_m = 128 and block_n = 96 must divide the block sizes 128 x 128}}
-  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 128, block_n = 96, warps = 4, stages = 2>} : tensor<1x2x512x32xf16>, tensor<1x2x512x32xf16>, tensor<1x2x512x32xf16> -> tensor<1x2x512x32xf16>
-  mask_mod {
-  ^bb0(%b: index, %h: index, %i: index, %j: index):
-    %keep = arith.cmpi sle, %j, %i : index
-    flash.yield %keep : i1
-  }
-  return %o : tensor<1x2x512x32xf16>
-}
-
-// -----
-
 // No mask_mod: nothing to derive, and no remark (most ops are like this).
 // The gradient is not rewritten (no block-sparse backward kernels yet).
 // CHECK-LABEL: func.func @no_mask_mod_and_grad

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <limits>
 
@@ -181,14 +182,17 @@ struct FlashDeriveBlockSparsity
     AttentionSizes sz = iface.getSizes();
     if (ShapedType::isDynamic(sz.seqQ) || ShapedType::isDynamic(sz.seqK))
       return "Sq and Sk must be static";
-    if (KernelConfigAttr config = iface.getKernelConfig();
-        config && (blockQ % config.getBlockM() || blockK % config.getBlockN()))
-      return "its config's block_m = " + std::to_string(config.getBlockM()) +
-             " and block_n = " + std::to_string(config.getBlockN()) +
-             " must divide the block sizes " + std::to_string(blockQ) + " x " +
-             std::to_string(blockK);
-    int64_t qBlocks = llvm::divideCeil(sz.seqQ, int64_t(blockQ));
-    int64_t kBlocks = llvm::divideCeil(sz.seqK, int64_t(blockK));
+    // flash-lower-to-gpu walks a sparse block in whole kernel tiles, so an
+    // op that already has its config gets the requested sizes rounded up
+    // to multiples of its block_m / block_n (e.g. 160 keys for the 80-key
+    // tiles of sm90 at D = 256).
+    int64_t bq = blockQ, bk = blockK;
+    if (KernelConfigAttr config = iface.getKernelConfig()) {
+      bq = llvm::alignTo(bq, config.getBlockM());
+      bk = llvm::alignTo(bk, config.getBlockN());
+    }
+    int64_t qBlocks = llvm::divideCeil(sz.seqQ, bq);
+    int64_t kBlocks = llvm::divideCeil(sz.seqK, bk);
     if (qBlocks * kBlocks > kMaxBlocks)
       return std::to_string(qBlocks) + " x " + std::to_string(kBlocks) +
              " blocks are more than " + std::to_string(kMaxBlocks);
@@ -200,16 +204,16 @@ struct FlashDeriveBlockSparsity
     if (std::optional<DocumentMask> doc =
             matchDocumentMask(op.getMaskMod(), sz.batch, sz.seqQ, sz.seqK)) {
       Classification c =
-          classify(iface, sz, blockQ, blockK, [&](const auto &box) {
+          classify(iface, sz, bq, bk, [&](const auto &box) {
             return eval.evaluate(box, doc->rest);
           });
       std::array<Value, 4> lists = buildDocumentLists(
-          b, op.getLoc(), *doc, c.cls, sz.seqQ, sz.seqK, blockQ, blockK);
-      setLists(op, lists[0], lists[1], lists[2], lists[3]);
+          b, op.getLoc(), *doc, c.cls, sz.seqQ, sz.seqK, bq, bk);
+      setLists(op, lists[0], lists[1], lists[2], lists[3], bq, bk);
       return "";
     }
     Classification c =
-        classify(iface, sz, blockQ, blockK,
+        classify(iface, sz, bq, bk,
                  [&](const auto &box) { return eval.evaluate(box); });
     if (c.fullCount == 0 && c.maskSkipped == 0) {
       std::string why = "no block is provably all kept or all masked by the "
@@ -224,13 +228,13 @@ struct FlashDeriveBlockSparsity
     if (c.fullCount)
       std::tie(fullNum, fullIdx) =
           buildLists(b, op.getLoc(), c, BlockClass::Full);
-    setLists(op, num, idx, fullNum, fullIdx);
+    setLists(op, num, idx, fullNum, fullIdx, bq, bk);
     return "";
   }
 
   /// Sets the lists (the full ones where given) and their block size.
   void setLists(AttentionOp op, Value num, Value idx, Value fullNum,
-                Value fullIdx) {
+                Value fullIdx, int64_t bq, int64_t bk) {
     op.getKvNumBlocksMutable().assign(num);
     op.getKvIndicesMutable().assign(idx);
     if (fullNum) {
@@ -238,7 +242,7 @@ struct FlashDeriveBlockSparsity
       op.getFullKvIndicesMutable().assign(fullIdx);
     }
     OpBuilder b(op);
-    op.setSparseBlockSizeAttr(b.getDenseI64ArrayAttr({blockQ, blockK}));
+    op.setSparseBlockSizeAttr(b.getDenseI64ArrayAttr({bq, bk}));
   }
 };
 

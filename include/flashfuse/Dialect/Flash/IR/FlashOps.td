@@ -230,8 +230,10 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     gives a dense op whose `mask_mod` it can decide block by block at
     compile time (causal, windows, prefixes, global tokens, documents of
     fixed length or from a constant id table) the lists that mask implies,
-    as constants broadcast over batch and heads, proven per block so that
-    the result stays the dense op's.
+    as constants broadcast over batch and heads, and one whose `mask_mod`
+    compares sequence ids read from a tensor (a document mask) lists
+    computed at run time from each block's id range; every block is
+    proven, so the result stays the dense op's.
 
     Not supported with `block_sparse` yet, and rejected by the verifier:
     `varlen`, FP8 operands and the `mask` operand (a boolean mask is

@@ -89,8 +89,8 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
 }
 
 def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
-  let summary = "Give a flash.attention with an index-only mask_mod the "
-                "block-sparse lists that mask implies";
+  let summary = "Give a flash.attention the block-sparse lists its mask_mod "
+                "implies";
   let description = [{
     For each dense `flash.attention` with a `mask_mod` region and static
     Sq and Sk, classifies every (query block, key block) of
@@ -119,7 +119,10 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
     Document masks over ids known only at run time: where the mask_mod
     is `ids_q[q_idx] == ids_k[kv_idx]` (two tensor.extract of rank-1
     integer tensors defined above the op, e.g. one sequence-id tensor read
-    twice), possibly and-ed with index-only terms, the pass emits IR before
+    twice) or `ids_q[b, q_idx] == ids_k[b, kv_idx]` (rank 2, one row per
+    batch, as flash-raise-attention reads a torch document mask; the lists
+    then have B' = B), possibly and-ed with other terms (decided per
+    block at compile time as above), the pass emits IR before
     the op that computes the lists at run time instead: each query block's
     and key block's minimum and maximum id (scf.for loops over the ids),
     then per (query block, key block) skipped where the id ranges are
@@ -128,17 +131,22 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
     block whole, partial otherwise; compacted into sorted lists of
     ceil(Sk / block-k) slots.
 
+    An op that already has a `config` gets [block-q, block-k] rounded up
+    to multiples of its block_m and block_n (flash-lower-to-gpu walks a
+    sparse block in whole kernel tiles): for GPU code, run the pass after
+    flash-select-config. Before it, an op may later get tiles that do not
+    divide the block sizes (sm90 at D = 256 has 80-key tiles), which
+    flash-lower-to-gpu refuses; the CPU lowerings take any sizes.
+
     Left dense, with a remark under `explain=true` naming why: an op with
     no mask_mod, one that already has lists, a `mask` operand, varlen, FP8
     operands (the three refused with lists by the verifier), dynamic Sq or
-    Sk, a `config` whose block_m / block_n do not divide the block sizes
-    (flash-lower-to-gpu's rule), more than 2^22 blocks, and an op on which
+    Sk, more than 2^22 blocks, and an op on which
     nothing would be gained: every block partial, so the lists would only
     add work (e.g. a dilated mask, or a mask read from a runtime tensor
     in another form than the document compare above).
     `flash.attention_grad` is not rewritten (its block-sparse form has no
-    GPU kernels yet). Run it before flash-select-config or
-    flash-lower-to-gpu; the CPU lowerings accept both forms.
+    GPU kernels yet).
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"128",
