@@ -7,19 +7,21 @@
 // full (its mask_mod not applied) or wrongly skipped changes the result.
 // Sequence lengths are not multiples of the blocks (short last blocks).
 // Each input is one function in a module (the script appends a driver).
+// The ops_* cases exercise each integer op the evaluator models.
 // RUN: split-file %s %t
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
 // RUN:   --after-lowering=loops \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/documents.mlir \
 // RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir \
-// RUN:   %t/runtime_documents.mlir %t/random_ids.mlir %t/batch_documents.mlir | FileCheck %s
+// RUN:   %t/runtime_documents.mlir %t/random_ids.mlir %t/batch_documents.mlir \
+// RUN:   %t/ops_floordiv.mlir %t/ops_ceildiv.mlir %t/ops_remsi.mlir %t/ops_select_casts.mlir %t/ops_minmax.mlir | FileCheck %s
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-9: OK
+// CHECK-COUNT-14: OK
 // CHECK-NOT: {{BAD|ERROR}}
 // NAIVE-NOT: {{BAD|ERROR}}
 // NAIVE-COUNT-3: OK
@@ -221,5 +223,118 @@ func.func @batch_documents(%q: tensor<2x2x100x32xf32>, %k: tensor<2x2x100x32xf32
     flash.yield %keep : i1
   }
   return %o : tensor<2x2x100x32xf32>
+}
+}
+
+//--- ops_floordiv.mlir
+// A band through floordivsi of a signed difference: 0 <= q - k < 50.
+module {
+func.func @ops_floordiv(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c0 = arith.constant 0 : index
+    %c50 = arith.constant 50 : index
+    %d = arith.subi %i, %j : index
+    %f = arith.floordivsi %d, %c50 : index
+    %keep = arith.cmpi eq, %f, %c0 : index
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- ops_ceildiv.mlir
+// Chunked causal through ceildivsi on i32: ceil(k / 30) <= ceil(q / 30).
+module {
+func.func @ops_ceildiv(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c30 = arith.constant 30 : i32
+    %ii = arith.index_cast %i : index to i32
+    %jj = arith.index_cast %j : index to i32
+    %ci = arith.ceildivsi %ii, %c30 : i32
+    %cj = arith.ceildivsi %jj, %c30 : i32
+    %keep = arith.cmpi sle, %cj, %ci : i32
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- ops_remsi.mlir
+// remsi of a negative difference (the dividend's sign): keeps q >= k and
+// the keys 64, 128, ... after the query.
+module {
+func.func @ops_remsi(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %cm1 = arith.constant -1 : index
+    %c64 = arith.constant 64 : index
+    %d = arith.subi %i, %j : index
+    %r = arith.remsi %d, %c64 : index
+    %keep = arith.cmpi sgt, %r, %cm1 : index
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- ops_select_casts.mlir
+// select between two prefixes, through extui / trunci / extsi / index_castui.
+module {
+func.func @ops_select_casts(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c100 = arith.constant 100 : index
+    %c50 = arith.constant 50 : i64
+    %c150 = arith.constant 150 : i64
+    %top = arith.cmpi ult, %i, %c100 : index
+    %j64 = arith.index_castui %j : index to i64
+    %lim = arith.select %top, %c50, %c150 : i64
+    %lt = arith.cmpi slt, %j64, %lim : i64
+    %w = arith.extui %lt : i1 to i32
+    %n = arith.extsi %lt : i1 to i8
+    %t = arith.trunci %w : i32 to i1
+    %m1 = arith.constant -1 : i8
+    %neg = arith.cmpi eq, %n, %m1 : i8
+    %keep = arith.andi %t, %neg : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- ops_minmax.mlir
+// maxsi / minsi / maxui / minui / divui / remui / andi of indices.
+module {
+func.func @ops_minmax(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>) -> tensor<1x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32> -> tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c120 = arith.constant 120 : index
+    %c160 = arith.constant 160 : index
+    %c7 = arith.constant 7 : index
+    %c40 = arith.constant 40 : index
+    %mx = arith.maxsi %i, %j : index
+    %mn = arith.minui %i, %j : index
+    %a = arith.cmpi slt, %mx, %c120 : index
+    %bq = arith.cmpi sge, %mn, %c160 : index
+    %qd = arith.divui %i, %c40 : index
+    %kr = arith.remui %j, %c40 : index
+    %kd = arith.divui %j, %c40 : index
+    %same = arith.cmpi eq, %qd, %kd : index
+    %lo = arith.andi %kr, %c7 : index
+    %x = arith.maxui %lo, %kr : index
+    %early = arith.cmpi ult, %x, %c40 : index
+    %s2 = arith.andi %same, %early : i1
+    %ab = arith.ori %a, %bq : i1
+    %keep = arith.ori %ab, %s2 : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x200x32xf32>
 }
 }
