@@ -3,15 +3,17 @@
 // A model's mask_mod (causal, sliding window with global tokens, prefix-LM,
 // documents) says, block by block, which key blocks a query block can see.
 // FlexAttention makes the user build that BlockMask; here the compiler
-// reads it off the region, at compile time, so that the kernels' key-block
-// iterator skips the blocks the mask excludes and the mask_mod work in the
-// blocks it keeps whole, with nothing from the user.
+// reads it off the region, so that the kernels' key-block iterator skips
+// the blocks the mask excludes and the mask_mod work in the blocks it keeps
+// whole, with nothing from the user. Masks of the indices alone are decided
+// at compile time (constant lists); a document mask, whose ids only exist at
+// run time, gets IR that computes its lists then (DocumentLists.h).
 //
-// Every verdict comes from MaskIntervalEvaluator, which is sound: a block is
-// full or skipped only when that is proven for every index in it, so the
-// lists never change the op's result (FlashOps.td: a full block is the
-// promise that mask_mod keeps all of it; a block in neither list is
-// masked).
+// Every compile-time verdict comes from MaskIntervalEvaluator, which is
+// sound: a block is full or skipped only when that is proven for every
+// index in it, so the lists never change the op's result (FlashOps.td: a
+// full block is the promise that mask_mod keeps all of it; a block in
+// neither list is masked).
 //
 //===----------------------------------------------------------------------===//
 #include "DocumentLists.h"

@@ -11,7 +11,7 @@
 // whatever the ids. Each verdict holds for every (i, j) of the block, so the
 // lists describe the mask exactly as FlashOps.td's contract requires.
 //
-// The lists are built by two loops over (qb, kb) in key-block order, so each
+// The lists are built by loops over (batch row, qb, kb), kb innermost, so each
 // row is sorted; a row has at most KB entries, so KB slots always suffice.
 // Each step writes kb at the row's next free slot of both lists and only
 // advances the count of the list it belongs to: slots below a count are
