@@ -179,3 +179,26 @@ func.func @config_tiles(%q: tensor<1x2x512x32xf16>) -> tensor<1x2x512x32xf16> {
   }
   return %o : tensor<1x2x512x32xf16>
 }
+
+// -----
+
+// Terms that each decide only part of a block (kv_idx < 64 or kv_idx >= 64
+// over a block of 128 keys: each term undecided, their `or` always true):
+// the block is bisected and every part decided, so every block is full.
+// CHECK-LABEL: func.func @split_terms
+// CHECK-DAG: %[[N:.*]] = arith.constant dense<0> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[FN:.*]] = arith.constant dense<4> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[FI:.*]] = arith.constant dense<{{\[\[\[\[}}0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2, 3]]]]> : tensor<1x1x4x4xi32>
+// CHECK: block_sparse(%[[N]], %{{.*}} : {{.*}}) full_blocks(%[[FN]], %[[FI]] : {{.*}})
+func.func @split_terms(%q: tensor<1x2x512x32xf32>) -> tensor<1x2x512x32xf32> {
+  %o = flash.attention %q, %q, %q : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32> -> tensor<1x2x512x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c64 = arith.constant 64 : index
+    %lo = arith.cmpi slt, %j, %c64 : index
+    %hi = arith.cmpi sge, %j, %c64 : index
+    %keep = arith.ori %lo, %hi : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<1x2x512x32xf32>
+}

@@ -71,12 +71,51 @@ bool bandMasksAll(AttentionVariantInterface op, int64_t off, Interval i,
   return false;
 }
 
+using VerdictFn =
+    llvm::function_ref<BoxVerdict(const std::array<Interval, 4> &)>;
+
+/// Bisections of an undecided block, and evaluations per op, at most.
+constexpr int kRefineDepth = 4;
+constexpr int64_t kRefineBudget = int64_t(1) << 20;
+
+/// The verdict of `box`, refined by bisection. Interval evaluation forgets
+/// that the terms of `|q - k| < w or k < g or q < g` read the same indices,
+/// so a block every part of which is decided (by one term or another) can
+/// itself be undecided. Deciding the halves of both index ranges recovers
+/// such blocks; it stays sound, since the parts cover the box: all of them
+/// kept (masked) means the box is. The first undecided or disagreeing part
+/// ends the search, so a block on a mask edge costs about one evaluation
+/// per level; `budget` bounds the evaluations of the whole op.
+BoxVerdict refine(const std::array<Interval, 4> &box, int depth,
+                  int64_t &budget, VerdictFn verdict) {
+  --budget;
+  BoxVerdict v = verdict(box);
+  Interval i = box[2], j = box[3];
+  if (v != BoxVerdict::Some || depth == 0 || budget <= 0 ||
+      (i.isPoint() && j.isPoint()))
+    return v;
+  auto halves = [](Interval r) -> SmallVector<Interval, 2> {
+    if (r.isPoint())
+      return {r};
+    int64_t mid = r.lo + (r.hi - r.lo) / 2;
+    return {Interval{r.lo, mid}, Interval{mid + 1, r.hi}};
+  };
+  std::optional<BoxVerdict> common;
+  for (Interval si : halves(i))
+    for (Interval sj : halves(j)) {
+      BoxVerdict part =
+          refine({box[0], box[1], si, sj}, depth - 1, budget, verdict);
+      if (part == BoxVerdict::Some || (common && *common != part))
+        return BoxVerdict::Some;
+      common = part;
+    }
+  return *common;
+}
+
 /// Classifies every block by `verdict` (the mask_mod, or the part of it
 /// known at compile time) over its index box, and by the band.
-Classification classify(
-    AttentionVariantInterface op, const AttentionSizes &sz, int64_t bq,
-    int64_t bk,
-    llvm::function_ref<BoxVerdict(const std::array<Interval, 4> &)> verdict) {
+Classification classify(AttentionVariantInterface op, const AttentionSizes &sz,
+                        int64_t bq, int64_t bk, VerdictFn verdict) {
   Classification c;
   c.qBlocks = llvm::divideCeil(sz.seqQ, bq);
   c.kBlocks = llvm::divideCeil(sz.seqK, bk);
@@ -90,6 +129,7 @@ Classification classify(
   };
   Interval b = upTo(sz.batch), h = upTo(sz.headsQ);
   int64_t off = op.isBottomRightAligned() ? sz.seqK - sz.seqQ : 0;
+  int64_t budget = kRefineBudget;
   for (int64_t qb = 0; qb < c.qBlocks; ++qb) {
     Interval i{qb * bq, std::min((qb + 1) * bq, sz.seqQ) - 1};
     for (int64_t kb = 0; kb < c.kBlocks; ++kb) {
@@ -99,7 +139,7 @@ Classification classify(
         out = BlockClass::Skipped;
         continue;
       }
-      switch (verdict({b, h, i, j})) {
+      switch (refine({b, h, i, j}, kRefineDepth, budget, verdict)) {
       case BoxVerdict::All:
         out = BlockClass::Full;
         ++c.fullCount;
@@ -205,18 +245,16 @@ struct FlashDeriveBlockSparsity
     // blocks' id ranges, with the rest of the mask decided here.
     if (std::optional<DocumentMask> doc =
             matchDocumentMask(op.getMaskMod(), sz.batch, sz.seqQ, sz.seqK)) {
-      Classification c =
-          classify(iface, sz, bq, bk, [&](const auto &box) {
-            return eval.evaluate(box, doc->rest);
-          });
+      Classification c = classify(iface, sz, bq, bk, [&](const auto &box) {
+        return eval.evaluate(box, doc->rest);
+      });
       std::array<Value, 4> lists = buildDocumentLists(
           b, op.getLoc(), *doc, c.cls, sz.seqQ, sz.seqK, bq, bk);
       setLists(op, lists[0], lists[1], lists[2], lists[3], bq, bk);
       return "";
     }
-    Classification c =
-        classify(iface, sz, bq, bk,
-                 [&](const auto &box) { return eval.evaluate(box); });
+    Classification c = classify(
+        iface, sz, bq, bk, [&](const auto &box) { return eval.evaluate(box); });
     if (c.fullCount == 0 && c.maskSkipped == 0) {
       std::string why = "no block is provably all kept or all masked by the "
                         "mask_mod, every one would be partial";

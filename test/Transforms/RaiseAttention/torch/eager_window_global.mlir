@@ -20,12 +20,14 @@
 // CHECK-NEXT: flash.yield %[[KEEP]] : i1
 // CHECK-NOT: flash.attention
 
-// Blocks of 4: the first key block and the first query block hold the
-// global tokens (partial: 2 of 4), the window covers the diagonal and its
-// neighbours (partial), the two blocks beyond it are skipped. No block is
-// listed full: block (0, 0) is kept whole, but interval evaluation of
-// |i - j| < 3 or j < 2 or i < 2 over it cannot prove it (each term is
-// undecided there), so it stays partial, which is always correct.
-// LISTS-DAG: %[[N:.*]] = arith.constant dense<[{{\[\[}}4, 3, 4, 3]]]> : tensor<1x1x4xi32>
-// LISTS-DAG: %[[I:.*]] = arith.constant dense<{{\[\[\[\[}}0, 1, 2, 3], [0, 1, 2, 0], [0, 1, 2, 3], [0, 2, 3, 0]]]]> : tensor<1x1x4x4xi32>
-// LISTS: flash.attention %arg0, %arg1, %arg2 block_sparse(%[[N]], %[[I]] : tensor<1x1x4xi32>, tensor<1x1x4x4xi32>) {scale
+// Blocks of 4 (the lists a brute-force evaluation gives): block (0, 0)
+// is kept whole, by one term or another in each part (interval evaluation
+// of the whole block cannot see it, its bisection into parts does); the
+// first key block and query block hold the global tokens (partial: 2 of
+// 4), the window covers the diagonal and its neighbours (partial), the two
+// blocks beyond it are skipped.
+// LISTS-DAG: %[[N:.*]] = arith.constant dense<[{{\[\[}}3, 3, 4, 3]]]> : tensor<1x1x4xi32>
+// LISTS-DAG: %[[I:.*]] = arith.constant dense<{{\[\[\[\[}}1, 2, 3, 0], [0, 1, 2, 0], [0, 1, 2, 3], [0, 2, 3, 0]]]]> : tensor<1x1x4x4xi32>
+// LISTS-DAG: %[[FN:.*]] = arith.constant dense<[{{\[\[}}1, 0, 0, 0]]]> : tensor<1x1x4xi32>
+// LISTS-DAG: %[[FI:.*]] = arith.constant dense<0> : tensor<1x1x4x1xi32>
+// LISTS: flash.attention %arg0, %arg1, %arg2 block_sparse(%[[N]], %[[I]] : tensor<1x1x4xi32>, tensor<1x1x4x4xi32>) full_blocks(%[[FN]], %[[FI]] : tensor<1x1x4xi32>, tensor<1x1x4x1xi32>) {scale

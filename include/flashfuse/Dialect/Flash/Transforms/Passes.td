@@ -114,7 +114,11 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
     makes its result unknown, and a block whose verdict depends on an
     unknown value stays partial, where the kernels evaluate the mask_mod
     as the dense op does. Values that could wrap are unknown too.
-    Correlated uses of one index lose precision, never soundness.
+    Correlated uses of one index lose precision, never soundness; to
+    recover some, an undecided block is bisected (both index ranges in
+    halves, up to 4 levels, within a budget of evaluations per op) and is
+    full or skipped when all its parts are (e.g. the block where a window
+    meets the global tokens, each part kept by one term).
 
     Document masks over ids known only at run time: where the mask_mod
     is `ids_q[q_idx] == ids_k[kv_idx]` (two tensor.extract of rank-1
