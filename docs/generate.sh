@@ -6,7 +6,8 @@
 #   TMTensorDialect.md        torch-mlir's tm_tensor ops as FlashFuse reads
 #                             them                     (TMTensorOps.td)
 #   FlashInterfaces.md        AttentionVariantInterface (FlashInterfaces.td)
-#   FlashTransformsPasses.md  flash-raise-attention, flash-select-config
+#   FlashTransformsPasses.md  flash-raise-attention, flash-derive-block-sparsity,
+#                             flash-select-config
 #   FlashConversionPasses.md  flash-decompose-kvcache, flash-lower-naive,
 #                             -to-loops, -to-gpu
 #

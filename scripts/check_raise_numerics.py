@@ -18,6 +18,12 @@ for a FILE that cannot run before raising (torch-mlir's tm_tensor.attention,
 which nothing lowers) and a REF that computes the same function (the export
 with SDPA decomposed); their arguments must have the same types.
 Exit status 1 when any file differs by more than --tol or raises nothing.
+
+--pass replaces flash-raise-attention by other rewrites that must keep the
+function (e.g. --pass=--flash-derive-block-sparsity on a flash.attention
+with a mask_mod), --count names the text that counts a rewrite in their
+output, and --after-lowering=loops runs "after" through the tiled CPU
+lowering instead of the naive one.
 """
 import argparse
 import math
@@ -93,10 +99,10 @@ def with_main(text, main):
     return text.rstrip().rstrip("}") + main + "}\n" + sep + resources
 
 
-def execute(text, lowering_opt, lib_dir):
+def execute(text, lowering_opt, lib_dir, to_llvm=TO_LLVM):
     if "tosa." in text:
         text = run([lowering_opt, TOSA], text)
-    llvm = run([lowering_opt] + TO_LLVM, text)
+    llvm = run([lowering_opt] + to_llvm, text)
     out = run(["mlir-runner", "-e", "main", "-entry-point-result=void",
                f"-shared-libs={lib_dir}/libmlir_runner_utils.so,"
                f"{lib_dir}/libmlir_c_runner_utils.so"], llvm)
@@ -105,17 +111,19 @@ def execute(text, lowering_opt, lib_dir):
         r"-?\d+\.?\d*(?:e[-+]?\d+)?|-?nan|-?inf", data)]
 
 
-def check(path, opt, naive, lib_dir, ref=None):
-    """Number of attentions raised and the largest difference."""
+def check(path, opt, naive, lib_dir, ref=None,
+          passes=("--flash-raise-attention",), count="= flash.attention",
+          after_lowering="naive"):
+    """Number of rewrites and the largest difference."""
     text = open(path).read()
     ref_text = open(ref).read() if ref else text
     # Same seed, same argument types: the same inputs for both functions.
     before = execute(with_main(ref_text, driver(ref_text, random.Random(0))),
                      naive, lib_dir)
-    raised = run([opt, "--flash-raise-attention"], text)
+    raised = run([opt] + list(passes), text)
     after = execute(with_main(raised, driver(text, random.Random(0))), naive,
-                    lib_dir)
-    n = raised.count("= flash.attention")
+                    lib_dir, [f"--flash-cpu-pipeline=lowering={after_lowering}"])
+    n = raised.count(count)
     if len(before) != len(after) or not before:
         return n, math.inf
     return n, max(abs(a - b) for a, b in zip(before, after))
@@ -130,6 +138,13 @@ def main():
     ap.add_argument("--lib-dir", help="where libmlir_runner_utils.so is "
                     "(default: the lib/ next to mlir-runner's bin/)")
     ap.add_argument("--tol", type=float, default=2e-3)
+    ap.add_argument("--pass", dest="passes", action="append",
+                    help="flashfuse-opt argument making \"after\" (repeatable; "
+                    "default --flash-raise-attention)")
+    ap.add_argument("--count", default="= flash.attention",
+                    help="text counting one rewrite in \"after\"")
+    ap.add_argument("--after-lowering", default="naive",
+                    choices=["naive", "loops"])
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     if not a.lib_dir:
@@ -140,7 +155,9 @@ def main():
         path, _, ref = arg.partition("=")
         try:
             n, err = check(path, a.opt, a.naive_opt or a.opt, a.lib_dir,
-                           ref or None)
+                           ref or None,
+                           a.passes or ["--flash-raise-attention"], a.count,
+                           a.after_lowering)
         except RuntimeError as e:
             print(f"ERROR {os.path.basename(path)}: {e}")
             bad += 1

@@ -1,7 +1,8 @@
 // Raising preserves the function for each attention form, in every
 // variant the op takes: attributes (causal both alignments, window,
 // softcap, scale), operands (bias, mask, GQA, layouts, 3-D) and regions
-// (ALiBi score_mod), linalg and TOSA. Before and after raising, on the CPU,
+// (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
+// masks as mask_mod), linalg and TOSA. Before and after raising, on the CPU,
 // on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
@@ -15,8 +16,11 @@
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/eager_scale_after_bias.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_document_causal.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_prefix_lm.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/eager_window_global.linalg.mlir \
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-11: OK
+// CHECK-COUNT-14: OK
 // CHECK-NOT: {{BAD|ERROR}}

@@ -226,6 +226,15 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     into [0, N] and skip indices outside [0, KB); a block listed twice may
     be counted twice.
 
+    The lists need not come from the user: `flash-derive-block-sparsity`
+    gives a dense op whose `mask_mod` it can decide block by block at
+    compile time (causal, windows, prefixes, global tokens, documents of
+    fixed length or from a constant id table) the lists that mask implies,
+    as constants broadcast over batch and heads, and one whose `mask_mod`
+    compares sequence ids read from a tensor (a document mask) lists
+    computed at run time from each block's id range; every block is
+    proven, so the result stays the dense op's.
+
     Not supported with `block_sparse` yet, and rejected by the verifier:
     `varlen`, FP8 operands and the `mask` operand (a boolean mask is
     expressed as `mask_mod`, whose block structure the lists describe).

@@ -18,7 +18,15 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     strided tensor.extract_slice).
     Causal and sliding-window masks built from iota/compare or constant
     triangular tensors become attributes; other elementwise functions of
-    (score, b, h, q, k) become a score_mod region or a bias operand. Nothing
+    (score, b, h, q, k) become a score_mod region or a bias operand, and
+    other keep conditions a mask_mod region: a document mask (ids[b, q] ==
+    ids[b, k] from a sequence-id tensor, read in the region, not
+    materialised), a prefix-LM mask (k < prefix or causal), a sliding
+    window with global tokens (|q - k| < w or k < g or q < g). A causal
+    conjunct of such a mask still becomes the attribute. The double
+    negation of masked_fill(~keep, -inf) is folded, so the region holds
+    the keep condition itself (flash-derive-block-sparsity recognises the
+    document compare there). Nothing
     else in the module changes. With `explain=true`, each candidate that
     almost matched gets a remark naming the step that failed and why.
 
@@ -78,6 +86,87 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
+}
+
+def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
+  let summary = "Give a flash.attention the block-sparse lists its mask_mod "
+                "implies";
+  let description = [{
+    For each dense `flash.attention` with a `mask_mod` region and static
+    Sq and Sk, classifies every (query block, key block) of
+    `block-q` x `block-k` indices by interval evaluation of the region over
+    the block's index rectangle [i0, i1] x [j0, j1] (the last block of
+    either side short where S is not a multiple), with b and h over their
+    whole ranges: a block the mask_mod provably keeps entirely is listed
+    as full (the kernels then skip the mask_mod in it), one it provably
+    masks entirely (or that the op's causal / window band masks entirely)
+    is listed in neither list (the kernels skip it), and every other block
+    is partial. The lists are arith.constant tensors in FlexAttention's
+    BlockMask layout (FlashOps.td "Block-sparse"), broadcast over batch
+    and heads (B' = H' = 1); `sparse_block_size` is set to
+    [block-q, block-k]. The op's semantics do not change: the dense op and
+    the block-sparse one give the same result.
+
+    The evaluation is sound by construction: arith integer ops (add, sub,
+    mul, div/rem, min/max, cmpi, and/or/xor, select, casts), math.absi,
+    integer constants (in the region or above it) and tensor.extract from a
+    constant integer tensor (a document table) are modelled; any other op
+    makes its result unknown, and a block whose verdict depends on an
+    unknown value stays partial, where the kernels evaluate the mask_mod
+    as the dense op does. Values that could wrap are unknown too.
+    Correlated uses of one index lose precision, never soundness; to
+    recover some, an undecided block is bisected (both index ranges in
+    halves, up to 4 levels, within a budget of evaluations per op) and is
+    full or skipped when all its parts are (e.g. the block where a window
+    meets the global tokens, each part kept by one term).
+
+    Document masks over ids known only at run time: where the mask_mod
+    is `ids_q[q_idx] == ids_k[kv_idx]` (two tensor.extract of rank-1
+    integer tensors defined above the op, e.g. one sequence-id tensor read
+    twice) or `ids_q[b, q_idx] == ids_k[b, kv_idx]` (rank 2, one row per
+    batch, as flash-raise-attention reads a torch document mask; the lists
+    then have B' = B), possibly and-ed with other terms (decided per
+    block at compile time as above), the pass emits IR before
+    the op that computes the lists at run time instead: each query block's
+    and key block's minimum and maximum id (scf.for loops over the ids),
+    then per (query block, key block) skipped where the id ranges are
+    disjoint or the index-only terms (and band) mask the block, full where
+    both blocks hold one and the same id and the index-only terms keep the
+    block whole, partial otherwise; compacted into sorted lists of
+    ceil(Sk / block-k) slots.
+
+    An op that already has a `config` gets [block-q, block-k] rounded up
+    to multiples of its block_m and block_n (flash-lower-to-gpu walks a
+    sparse block in whole kernel tiles): for GPU code, run the pass after
+    flash-select-config. Before it, an op may later get tiles that do not
+    divide the block sizes (sm90 at D = 256 has 80-key tiles), which
+    flash-lower-to-gpu refuses; the CPU lowerings take any sizes.
+
+    Left dense, with a remark under `explain=true` naming why: an op with
+    no mask_mod, one that already has lists, a `mask` operand, varlen, FP8
+    operands (the three refused with lists by the verifier), dynamic Sq or
+    Sk, more than 2^22 blocks, and an op on which
+    nothing would be gained: every block partial, so the lists would only
+    add work (e.g. a dilated mask, or a mask read from a runtime tensor
+    in another form than the document compare above).
+    `flash.attention_grad` is not rewritten (its block-sparse form has no
+    GPU kernels yet).
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"128",
+           "Query rows per sparse block (BQ); flash-lower-to-gpu needs a "
+           "multiple of the config's block_m">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"128",
+           "Keys per sparse block (BK); flash-lower-to-gpu needs a "
+           "multiple of the config's block_n">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for every op with a mask_mod left dense, naming "
+           "why">
+  ];
+  let dependentDialects = ["::mlir::flash::FlashDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FlashSelectConfig : Pass<"flash-select-config"> {

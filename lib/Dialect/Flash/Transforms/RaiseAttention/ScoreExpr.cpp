@@ -34,6 +34,23 @@ Expr *ExprBuilder::constant(double v, Type t) {
 }
 
 Expr *ExprBuilder::op(ScalarKind k, ArrayRef<Expr *> ops, Type t) {
+  // not(not x) = x and not(x xor true) = x on i1. A model's
+  // masked_fill(~keep, -inf) negates its keep condition twice (the `~` and
+  // the fill); folding the pair leaves keep itself in the mask_mod, in the
+  // form its readers recognise (the band analysis here, the document compare
+  // of flash-derive-block-sparsity) rather than under two xori.
+  if (k == ScalarKind::Not && ops.size() == 1 && t.isInteger(1)) {
+    Expr *x = ops[0];
+    if (x->kind == Expr::Op && x->op == ScalarKind::Not)
+      return x->operands[0];
+    if (x->kind == Expr::Op && x->op == ScalarKind::Xor &&
+        x->type.isInteger(1)) {
+      if (isConstant(x->operands[1], 1.0))
+        return x->operands[0];
+      if (isConstant(x->operands[0], 1.0))
+        return x->operands[1];
+    }
+  }
   Expr *e = make(Expr::Op, t);
   e->op = k;
   e->operands.assign(ops.begin(), ops.end());
