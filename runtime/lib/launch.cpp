@@ -31,6 +31,10 @@ flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
                            const int64_t dims[3], const char *const what[3],
                            unsigned grid[3]);
 
+/// The longest key sequence a `grid persistent` kernel is launched with one
+/// block per SM for.
+constexpr int64_t kPersistentMaxKeys = 8192;
+
 flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
                           int n, const flashfuse_context &c,
                           unsigned grid[3]) {
@@ -138,14 +142,21 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
   dims[2] = batch;
   what[0] = overKeys ? "key blocks" : overBoth ? "row blocks" : "query blocks";
   if (spec.persistent) {
-    // KERNEL_ABI.md "Grids": one block per SM (these kernels take a whole
-    // SM's registers), none idle where there are fewer tiles; each walks
-    // the tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+    // KERNEL_ABI.md "grid persistent": one block per SM (these kernels take
+    // a whole SM's registers), none idle where there are fewer tiles; each
+    // walks the tiles blockIdx.x, blockIdx.x + gridDim.x, ... Past
+    // kPersistentMaxKeys keys a tile's prologue is a small share of it and
+    // the static walk's last round leaves SMs idle (docs/PERF.md, run 108):
+    // one block per tile then, which the hardware schedules as SMs free up.
     int64_t tiles = dims[0] * dims[1] * dims[2];
-    int64_t slots = c.smCount > 0 ? c.smCount : tiles;
+    const flashfuse_arg *keys = findArg(args, n, "seq_k");
+    int64_t seqKeys = keys && keys->type == FLASHFUSE_PARAM_I32 ? keys->i : 0;
+    int64_t slots = c.smCount > 0 && seqKeys <= kPersistentMaxKeys
+                        ? c.smCount
+                        : tiles;
     dims[0] = tiles < slots ? tiles : slots;
     dims[1] = dims[2] = 1;
-    what[0] = "persistent blocks";
+    what[0] = "blocks";
   }
   return checkGrid(spec, c, dims, what, grid);
 }

@@ -151,6 +151,11 @@ void testMalformedManifests() {
       {std::string(kHeader) + "kernel a\n  tile 3\n", "unknown key 'tile'"},
       {std::string(kHeader) + "kernel a\n  kind forward\nend\n",
        "kernel 'a' (line 4) lacks 'dtype'"},
+      {std::string(kHeader) + "kernel a\n  grid wide\n",
+       "bad grid 'wide' (expected tiles|persistent)"},
+      {std::string(kHeader) + "kernel a\n  varlen 1\n  grid persistent\n" +
+           kKernelBody + "end\n",
+       "'grid persistent' is for dense forwards only"},
   };
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
@@ -161,6 +166,12 @@ void testMalformedManifests() {
   Manifest ok = Manifest::fromText(std::string("# c\n\n") + kHeader + "\n" +
                                    kernel + "# end\n");
   EXPECT(ok.kernels().size() == 1);
+  // `grid` is optional and says how the launch sizes the grid.
+  for (const char *grid : {"tiles", "persistent"})
+    EXPECT(Manifest::fromText(std::string(kHeader) + "kernel a\n  grid " +
+                              grid + "\n" + kKernelBody + "end\n")
+               .kernels()
+               .size() == 1);
 }
 
 // Arguments for kernel 0 of the sample (f16, D = 128) with plausible,

@@ -122,6 +122,7 @@ class Artifact:
                 vals.append(ctypes.c_float(float(scalars[name])))
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(x), ctypes.c_void_p) for x in vals])
         ptrs._keep = vals  # the values the pointers point at
+        ptrs._seq_k = int(scalars.get("seq_k", 0))  # a persistent grid's size
         return ptrs
 
     def tensor_map(self, k, op, bufs, scalars):
@@ -162,9 +163,12 @@ class Artifact:
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
         if k.get("grid") == "persistent":
             # KERNEL_ABI.md "grid persistent": min(tiles, SMs) blocks walk
-            # the tiles of the one-block-per-tile grid.
+            # the tiles of the one-block-per-tile grid up to 8192 keys (as
+            # the runtime), one block a tile past them.
             tiles = grid[0] * grid[1] * grid[2]
             sms = torch.cuda.get_device_properties(0).multi_processor_count
+            if getattr(ptrs, "_seq_k", 0) > 8192:
+                sms = tiles
             grid = (min(tiles, sms), 1, 1)
         check(cuda.cuLaunchKernel(self.funcs[k["name"]], *grid,
                                   int(k["threads"]), 1, 1, int(k["smem"]), ctypes.c_void_p(s), ptrs, None),
