@@ -28,16 +28,26 @@ SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
   Value one = c32(1);
   Value heads32 = to32(heads);
   Value queryBlocks = arith::CeilDivUIOp::create(b, to32(seqQ), c32(blockM));
+  Value grid = to32(gpu::GridDimOp::create(b, gpu::Dimension::x));
   // Units per (head, batch): the mirrored pairs (the middle block of an odd
-  // count alone), or the blocks.
-  Value unitsPerHead =
-      pairMirrors ? Value(arith::CeilDivUIOp::create(b, queryBlocks, c32(2)))
-                  : queryBlocks;
+  // count alone), or the blocks. A grid of a block per tile (the runtime's
+  // from 8192 keys on) takes single blocks, longest first, which the
+  // hardware balances better than equal pairs.
+  Value unitsPerHead = queryBlocks;
+  Value pair;
+  if (pairMirrors) {
+    Value tiles = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, queryBlocks, heads32), to32(batch));
+    pair = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, grid, tiles);
+    unitsPerHead = arith::SelectOp::create(
+        b, pair, arith::CeilDivUIOp::create(b, queryBlocks, c32(2)),
+        queryBlocks);
+  }
   Value units = arith::MulIOp::create(
       b, arith::MulIOp::create(b, unitsPerHead, heads32), to32(batch));
   auto outer = scf::ForOp::create(
-      b, to32(gpu::BlockIdOp::create(b, gpu::Dimension::x)), units,
-      to32(gpu::GridDimOp::create(b, gpu::Dimension::x)), init);
+      b, to32(gpu::BlockIdOp::create(b, gpu::Dimension::x)), units, grid,
+      init);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(outer.getBody());
   Value unit = outer.getInductionVar();
@@ -51,12 +61,13 @@ SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
     scf::YieldOp::create(b, body(tile, outer.getRegionIterArgs()));
     return outer.getResults();
   }
-  // Blocks M-1-i, then i unless it is the same block.
+  // Blocks M-1-i, then (paired) i unless it is the same block.
   Value mirror = arith::SubIOp::create(
       b, arith::SubIOp::create(b, queryBlocks, one), inHead);
-  Value single =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, mirror, inHead);
-  Value count = arith::SelectOp::create(b, single, one, c32(2));
+  Value two = arith::AndIOp::create(
+      b, pair,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ne, mirror, inHead));
+  Value count = arith::SelectOp::create(b, two, c32(2), one);
   auto inner =
       scf::ForOp::create(b, c32(0), count, one, outer.getRegionIterArgs());
   {

@@ -13,7 +13,10 @@
 // round-robin over units gives every CTA the same work where a round-robin
 // over single blocks would not (with 132 CTAs and M = 16 blocks, CTA c
 // would always get blocks c, c+4, c+8, c+12 mod 16: a fixed share of long
-// or of short ones). Units are numbered query-block-fastest, as blockIdx.x
+// or of short ones). With a block per tile (gridDim.x >= tiles: the
+// runtime's grid for long sequences) a unit is one query block under a
+// causal mask too, the longest first, as the one-block-per-tile grid had
+// them. Units are numbered query-block-fastest, as blockIdx.x
 // of the one-block-per-tile grid, so the CTAs that run at one time read
 // the K/V of a few heads, which stay in L2.
 //
