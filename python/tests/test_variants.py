@@ -40,6 +40,17 @@ def verify(opt, text):
     return proc.stdout
 
 
+def lowered_kernels(opt, text, lower_options=""):
+    """The gpu.func lines of `text` through flash-select-config (h100) and
+    flash-lower-to-gpu (sm_90a, plus `lower_options`)."""
+    proc = subprocess.run(
+        [str(opt), "-", "--flash-select-config=target=h100",
+         f"--flash-lower-to-gpu=chip=sm_90a {lower_options}".strip()],
+        input=text, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+
+
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 def test_every_feature_parses(opt_tool, backward):
     out = verify(opt_tool, emit_module(FEATURES, backward=backward))
@@ -216,12 +227,7 @@ def test_varlen_variants_parse_and_lower(opt_tool):
     assert text.count("varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>)") \
         == len(VARLEN)
     verify(opt_tool, text)
-    proc = subprocess.run(
-        [str(opt_tool), "-", "--flash-select-config=target=h100",
-         "--flash-lower-to-gpu=chip=sm_90a"], input=text,
-        capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+    kernels = lowered_kernels(opt_tool, text)
     assert len(kernels) == len(VARLEN)
     assert all("_varlen(" in l and "varlen = 1" in l for l in kernels)
 
@@ -256,12 +262,7 @@ def test_varlen_backward_variants_parse_and_lower(opt_tool):
         == len(VARLEN)
     verify(opt_tool, text)
     for det in ("false", "true"):
-        proc = subprocess.run(
-            [str(opt_tool), "-", "--flash-select-config=target=h100",
-             f"--flash-lower-to-gpu=chip=sm_90a deterministic={det}"],
-            input=text, capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+        kernels = lowered_kernels(opt_tool, text, f"deterministic={det}")
         varlen = [l for l in kernels if "_varlen(" in l]
         assert len(varlen) == len(VARLEN) * (2 if det == "true" else 1)
         assert all("varlen = 1" in l for l in varlen)
@@ -333,12 +334,7 @@ def test_block_sparse_variants_parse_and_lower(opt_tool):
     assert text.count("full_blocks(%fkvn, %fkvi") == 2
     assert text.count("sparse_block_size = array<i64: 128, 256>") == 1
     verify(opt_tool, text)
-    proc = subprocess.run(
-        [str(opt_tool), "-", "--flash-select-config=target=h100",
-         "--flash-lower-to-gpu=chip=sm_90a"], input=text,
-        capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    kernels = [l for l in proc.stdout.splitlines() if "gpu.func @" in l]
+    kernels = lowered_kernels(opt_tool, text)
     assert len(kernels) == 3
     assert sum("_bs128x128(" in l and "block_sparse = 1" in l
                for l in kernels) == 1
