@@ -24,13 +24,26 @@ constexpr int64_t kCheckStatusElements = 4;
 
 // What a launch will do: the split count and where the partial results lie
 // in the workspace (both 0 bytes with one split: the decode then writes O
-// and LSE itself).
+// and LSE itself), and who merges the splits: the decode kernel's last
+// split of each row group, counting in through split_counters (cleared
+// before the launch), or the combine kernel (KERNEL_ABI.md "Decode").
 struct Plan {
   int32_t numSplits = 1;
-  size_t lseOffset = 0; // bytes from the workspace's start to lse_partial
-  size_t bytes = 0;     // workspace needed
-  int64_t oPartialElements = 0, lsePartialElements = 0;
+  bool mergeInKernel = false;
+  size_t lseOffset = 0;      // bytes from the workspace's start to lse_partial
+  size_t countersOffset = 0; // ... to split_counters
+  size_t bytes = 0;          // workspace needed
+  int64_t oPartialElements = 0, lsePartialElements = 0, counterElements = 0;
 };
+
+// Whether the decode kernel merges its splits itself (it takes the
+// counters); kernels built before it leave them to decode_combine.
+bool mergesInKernel(const KernelSpec &decode) {
+  for (const ParamSpec &p : decode.params)
+    if (p.name == "split_counters")
+      return true;
+  return false;
+}
 
 class DecodeChecker {
 public:
@@ -112,7 +125,7 @@ public:
     if (a_.num_splits < 0)
       return bad(concat("num_splits = ", a_.num_splits,
                         " (0 chooses it, else it must be >= 1)"));
-    if (a_.num_splits > 1 && !combine_)
+    if (a_.num_splits > 1 && !combine_ && !mergesInKernel(decode_))
       return bad(concat("num_splits = ", a_.num_splits,
                         " needs a decode_combine kernel to merge the splits, "
                         "and none was given"));
@@ -229,15 +242,18 @@ public:
     // splits, so a shorter one only makes every split shorter.
     int64_t keyBlocks = (capacity() + decode_.block_n - 1) / decode_.block_n;
     int64_t splits = a_.num_splits;
+    bool inKernel = mergesInKernel(decode_);
     if (splits == 0)
-      splits = combine_ ? flashfuse_decode_num_splits(a_.batch, a_.heads_kv,
-                                                      mBlocks, keyBlocks,
-                                                      smCount, blocksPerSm)
-                        : 1;
+      splits = combine_ || inKernel
+                   ? flashfuse_decode_num_splits(a_.batch, a_.heads_kv,
+                                                 mBlocks, keyBlocks, smCount,
+                                                 blocksPerSm)
+                   : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);
     if (splits == 1)
       return FLASHFUSE_SUCCESS;
+    out.mergeInKernel = inKernel;
     int64_t rows = a_.batch * a_.heads_q * a_.seq_q;
     if (rows > kMaxElements / splits / a_.head_dim_v)
       return bad(concat("the partial results of ", splits,
@@ -248,6 +264,14 @@ public:
     out.lseOffset = (oBytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
     out.bytes = out.lseOffset +
                 static_cast<size_t>(out.lsePartialElements) * sizeof(float);
+    if (out.mergeInKernel) {
+      // One int32 per row group (batch, kv head, m-block).
+      out.counterElements = a_.batch * a_.heads_kv * mBlocks;
+      out.countersOffset =
+          (out.bytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+      out.bytes = out.countersOffset +
+                  static_cast<size_t>(out.counterElements) * sizeof(int32_t);
+    }
     return FLASHFUSE_SUCCESS;
   }
 
@@ -300,6 +324,15 @@ public:
       out.push_back(buffer("o_partial", a_.o, 1));
       out.push_back(buffer("lse_partial", a_.lse, 1));
     }
+    if (p.mergeInKernel)
+      out.push_back(buffer("split_counters",
+                           static_cast<const char *>(workspace) +
+                               p.countersOffset,
+                           p.counterElements));
+    else // unread (merge_splits 0)
+      out.push_back(buffer("split_counters", a_.lse, 1));
+    out.push_back(
+        integer("merge_splits", FLASHFUSE_PARAM_I32, p.mergeInKernel ? 1 : 0));
     addLengthArgs(out);
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
@@ -470,7 +503,7 @@ flashfuse_status prepareDecode(const KernelSpec &decode,
                           /*strict=*/false, slots);
       s != FLASHFUSE_SUCCESS)
     return s;
-  if (plan.numSplits > 1)
+  if (plan.numSplits > 1 && !plan.mergeInKernel)
     return bindParams(*combine, named.data(), static_cast<int>(named.size()),
                       /*strict=*/false, slots);
   return FLASHFUSE_SUCCESS;
@@ -595,12 +628,29 @@ flashfuse_status flashfuse_attention_decode(flashfuse_kernel *decode,
         s != FLASHFUSE_SUCCESS)
       return s;
     int n = static_cast<int>(named.size());
+    if (plan.mergeInKernel) {
+      // The counters start at 0; the workspace is the caller's, so they
+      // are cleared on the stream before every launch.
+      flashfuse_context &c = *decode->artifact->context;
+      ScopedContext scope(c);
+      if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
+        return s;
+      auto counters = reinterpret_cast<cu::CUdeviceptr>(
+          static_cast<char *>(workspace) + plan.countersOffset);
+      if (auto s = checkCu(*c.api,
+                           c.api->cuMemsetD32Async(
+                               counters, 0, plan.counterElements,
+                               static_cast<cu::CUstream>(stream)),
+                           "clearing the decode's split counters");
+          s != FLASHFUSE_SUCCESS)
+        return s;
+    }
     if (auto s = launchNamed(*decode, named.data(), n, stream,
                              /*strict=*/false);
         s != FLASHFUSE_SUCCESS)
       return s;
     // Same stream: the combine starts after every split has written.
-    if (plan.numSplits > 1)
+    if (plan.numSplits > 1 && !plan.mergeInKernel)
       return launchNamed(*combine, named.data(), n, stream, /*strict=*/false);
     return FLASHFUSE_SUCCESS;
   });

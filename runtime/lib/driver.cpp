@@ -84,6 +84,8 @@ void resolveAll(void *handle, LoadState &state) {
        reinterpret_cast<void **>(&a.cuMemcpyDtoHAsync)},
       {"cuStreamSynchronize", "cuStreamSynchronize",
        reinterpret_cast<void **>(&a.cuStreamSynchronize)},
+      {"cuMemsetD32Async", "cuMemsetD32Async",
+       reinterpret_cast<void **>(&a.cuMemsetD32Async)},
       {"cuGetErrorName", "cuGetErrorName",
        reinterpret_cast<void **>(&a.cuGetErrorName)},
       {"cuGetErrorString", "cuGetErrorString",

@@ -56,6 +56,10 @@ struct DriverApi {
   cu::CUresult (*cuMemcpyDtoHAsync)(void *dst, cu::CUdeviceptr src,
                                     size_t bytes, cu::CUstream stream);
   cu::CUresult (*cuStreamSynchronize)(cu::CUstream stream);
+  // Clears the decode's split counters before a launch that merges in the
+  // kernel (decode.cpp).
+  cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr dst, unsigned value,
+                                   size_t count, cu::CUstream stream);
   cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
   cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
   // Optional (CUDA 12 drivers have it; null otherwise): the TMA kernels'

@@ -751,7 +751,7 @@ void testDecodeManifest() {
                 "flashfuse_decode_args layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 8);
+  EXPECT(k.size() == 9);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
   EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
@@ -971,6 +971,29 @@ void testDecodeSplitsAndWorkspace() {
          2);
 }
 
+// A decode kernel that takes split_counters merges its own splits: it
+// splits without a combine kernel, and its workspace ends with one int32
+// counter per row group, at a 256-byte boundary (KERNEL_ABI.md "Decode").
+void testDecodeInKernelMerge() {
+  flashfuse::Manifest m = decodeSample();
+  flashfuse_decode_args a = goodDecodeArgs();
+  // 3 * 8 row groups of one m-block (4 packed rows of 16): 264 slots allow
+  // 11 splits, 4096 / 128 = 32 key blocks allow 8.
+  size_t bytes = 0;
+  EXPECT(m.checkDecode(8, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30,
+                       &bytes) == 8);
+  size_t oBytes = size_t(8) * 3 * 32 * 128 * 4;    // o_partial
+  size_t lseEnd = oBytes + size_t(8) * 3 * 32 * 4; // lse_partial
+  size_t counters = (lseEnd + 255) / 256 * 256;
+  EXPECT(bytes == counters + size_t(3) * 8 * 4);
+  a.num_splits = 2;
+  EXPECT(m.checkDecode(8, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+         2);
+  a.num_splits = 1;
+  EXPECT(m.checkDecode(8, -1, a, 132, 2, nullptr, 0, &bytes) == 1);
+  EXPECT(bytes == 0);
+}
+
 void testDecodeChecks() {
   flashfuse::Manifest m = decodeSample();
   auto expectBad = [&](int decode, int combine,
@@ -1051,8 +1074,8 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
-  EXPECT_ERROR(m.checkDecode(0, 8, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 8 out of range");
+  EXPECT_ERROR(m.checkDecode(0, 9, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "combine kernel index 9 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
                "kernel");
@@ -1146,9 +1169,9 @@ void testKVAppendChecks() {
                                 "'flash_decode_f16_d128_m64n64w4s3_causal': not "
                                 "a kv_append kernel");
 #undef EXPECT_BAD_APPEND
-  EXPECT_ERROR(m.checkAppend(8, goodDecodeArgs()),
+  EXPECT_ERROR(m.checkAppend(9, goodDecodeArgs()),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "kernel index 8 out of range [0, 8)");
+               "kernel index 9 out of range [0, 9)");
 }
 
 void testDeviceCheckChecks() {
@@ -1295,6 +1318,7 @@ int main(int argc, char **argv) {
                {"decode_manifest", testDecodeManifest},
                {"decode_manifest_strictness", testDecodeManifestStrictness},
                {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},
+               {"decode_in_kernel_merge", testDecodeInKernelMerge},
                {"decode_checks", testDecodeChecks},
                {"kv_append_checks", testKVAppendChecks},
                {"device_check_checks", testDeviceCheckChecks},

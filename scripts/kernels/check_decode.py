@@ -62,11 +62,15 @@ class Decode:
         return o, lse, splits
 
     def prepare(self, q, kc, vc, seqlens, block_table=None, seq_new=0, splits=None,
-                scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None):
+                scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None, merge=None):
         """q [B, Sq, Hq, D]; a contiguous cache [B, Smax, Hkv, D] or a paged
         one [pages, P, Hkv, D] with block_table [B, max_pages]. Returns
         (launch(), o [B, Sq, Hq, Dv], lse [B, Hq, Sq], splits): launch()
-        runs the decode (and combine) kernels with arguments packed once."""
+        runs the decode (and combine) kernels with arguments packed once.
+        merge: "kernel" (the decode's last split of a row group merges,
+        KERNEL_ABI.md "Decode"; the default where the kernel takes
+        split_counters) or "combine" (merge_splits 0 and the combine
+        kernel)."""
         k = self.kernel
         B, Sq, Hq, D = q.shape
         Hkv, Dv = kc.shape[2], vc.shape[3]
@@ -83,10 +87,15 @@ class Decode:
             lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
         o_part = torch.full((splits * B * Hq * Sq * Dv,), float("nan"), device=q.device)
         lse_part = torch.full((splits * B * Hq * Sq,), float("nan"), device=q.device)
+        in_kernel = "memref:split_counters" in k["params"]
+        merge = merge or ("kernel" if in_kernel else "combine")
+        counters = torch.zeros(B * Hkv * m_blocks, device=q.device, dtype=torch.int32)
         bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
-                "lse_partial": lse_part, "cache_seqlens": seqlens, "block_table": block_table}
+                "lse_partial": lse_part, "split_counters": counters,
+                "cache_seqlens": seqlens, "block_table": block_table}
         sc = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": capacity,
               "seq_new": seq_new, "num_splits": splits,
+              "merge_splits": int(merge == "kernel"),
               "scale": scale if scale is not None else 1.0 / math.sqrt(D),
               "window_left": window[0], "window_right": window[1], "softcap": softcap}
         # Logical [b, h, s] strides: q and o are BSHD, caches [B|page, S, H, D].
@@ -100,14 +109,26 @@ class Decode:
             sc.update({"num_pages": kc.shape[0], "block_table_stride": block_table.stride(0)})
         packed = self.art.pack(k, bufs, sc)
         rows = int(self.combine["block_m"])
-        packed_combine = self.art.pack(self.combine, bufs, sc) if splits > 1 else None
+        packed_combine = (self.art.pack(self.combine, bufs, sc)
+                          if splits > 1 and merge == "combine" else None)
 
-        def launch():
+        def launch_decode():
+            if merge == "kernel" and splits > 1:
+                counters.zero_()  # as the runtime clears them before each launch
             self.art.launch_packed(k, (splits * m_blocks, Hkv, B), packed)
+
+        def launch_combine():
             if packed_combine is not None:
                 self.art.launch_packed(self.combine, (-(-B * Hq * Sq // rows), 1, 1),
                                        packed_combine)
-        launch.buffers = bufs  # alive as long as the launcher
+
+        def launch():
+            launch_decode()
+            launch_combine()
+        launch.buffers, launch.scalars = bufs, sc  # alive as long as the launcher
+        launch.merge = merge
+        # The two kernels alone, for timing each part of a step.
+        launch.decode, launch.combine = launch_decode, launch_combine
         return launch, o, lse, splits
 
 
@@ -158,15 +179,16 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, dtype):
 
 
 def check_case(dec, dtype, d, causal, B, Hq, Hkv, Sq, capacity, lengths, page_size=0,
-               window=None, softcap=None, splits=None):
+               window=None, softcap=None, splits=None, merge=None):
     tdt = TDT[dtype]
     q = torch.randn(B, Sq, Hq, d, device="cuda", dtype=tdt)
     kc, vc, table, kd, vd = make_cache(B, Hkv, capacity, d, tdt, page_size)
     seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
     scale = 1.0 / math.sqrt(d)
     win = window or (-1, -1)
-    o, lse, used = dec.run(q, kc, vc, seqlens, table, splits=splits, scale=scale,
-                           window=win, softcap=softcap or 0.0)
+    launch, o, lse, used = dec.prepare(q, kc, vc, seqlens, table, splits=splits, scale=scale,
+                                       window=win, softcap=softcap or 0.0, merge=merge)
+    launch()
     torch.cuda.synchronize()
     ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, win, softcap, torch.float32)
     pt, _ = reference(q, kd, vd, lengths, scale, causal, win, softcap, tdt)
@@ -178,6 +200,7 @@ def check_case(dec, dtype, d, causal, B, Hq, Hkv, Sq, capacity, lengths, page_si
     ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and empty_ok
     return dict(kernel=dec.kernel["name"], shape=[B, Hq, Hkv, Sq, capacity, d], lengths=lengths,
                 causal=causal, page=page_size, window=window, softcap=softcap, splits=used,
+                merge=launch.merge,
                 err=err, err_pt=err_pt, lse_err=lse_err, ok=ok)
 
 
@@ -200,9 +223,11 @@ def sweep(art, dtypes, dims, quick=False):
                     if dec.kernel is None:
                         continue
                     for case in cases:
-                        for splits in ((None, 3) if quick else (None, 1, 3)):
+                        runs = [(None, None), (3, None), (3, "combine")]
+                        for splits, merge in runs + ([] if quick else [(1, None)]):
                             results.append(check_case(dec, dtype, d, causal, *case,
-                                                      page_size=page, splits=splits))
+                                                      page_size=page, splits=splits,
+                                                      merge=merge))
             for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
                 dec = Decode(art, dtype, d, "bottom_right", 0, window="window" in kw,
                              softcap="softcap" in kw)
@@ -387,6 +412,13 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=
         return run
     methods = {("ours" + (str(i) if i else "")): ours(x) for i, x in enumerate(decs)
                if x.kernel is not None}
+    if "memref:split_counters" in dec.kernel["params"]:
+        # The same kernel with its splits merged by a second launch, as
+        # before the in-kernel merge (run 112).
+        launch, _, _, used = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse,
+                                         merge="combine")
+        if used > 1:
+            methods["ours-combine"] = launch
     if one_wave:
         # The first kernel with as many splits as fill one wave exactly.
         k = dec.kernel
@@ -474,7 +506,9 @@ def main():
                   f"eff {r['sdpa-efficient_GBs'] or 0:6.0f} ({r['sdpa_us']:7.1f} us) "
                   f"ratio {r['ratio_best_sdpa'] or 0:.2f}"
                   + "".join(f" | ours{i} {r.get(f'ours{i}_GBs') or 0:6.0f}" for i in range(1, len(alts) + 1))
-                  + (f" | 1-wave {r['ours-1wave_GBs'] or 0:6.0f}" if 'ours-1wave_GBs' in r else ""),
+                  + (f" | 1-wave {r['ours-1wave_GBs'] or 0:6.0f}" if 'ours-1wave_GBs' in r else "")
+                  + (f" | combine {r['ours-combine_GBs'] or 0:6.0f}"
+                     if 'ours-combine_GBs' in r else ""),
                   flush=True)
     json.dump(rows, open(os.path.join(args.out, "decode-bench.json"), "w"), indent=1)
     return 1 if failures else 0

@@ -715,7 +715,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       else if (name == "mask")
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "block_table" ||
-               name == "check_status" || name == "cu_seqlens_q" ||
+               name == "check_status" || name == "split_counters" ||
+               name == "cu_seqlens_q" ||
                name == "cu_seqlens_k" || name.ends_with("kv_num_blocks") ||
                name.ends_with("kv_indices"))
         elt = b.getI32Type();

@@ -283,7 +283,7 @@ SmallVector<std::string> KernelSpec::params() const {
     break;
   case Kind::Decode:
     memrefs({"q", "k", "v", "o", "lse", "o_partial", "lse_partial",
-             "cache_seqlens"});
+             "split_counters", "cache_seqlens"});
     if (pageSize)
       memrefs({"block_table"});
     sizes();
@@ -291,8 +291,8 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "o"});
     if (pageSize)
       p.append({"i32:num_pages", "i64:block_table_stride"});
-    p.append({"i32:num_splits", "f32:scale", "i32:window_left",
-              "i32:window_right", "f32:softcap"});
+    p.append({"i32:num_splits", "i32:merge_splits", "f32:scale",
+              "i32:window_left", "i32:window_right", "f32:softcap"});
     break;
   case Kind::DecodeCombine:
     memrefs({"o", "lse", "o_partial", "lse_partial"});

@@ -150,6 +150,16 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     // The tensor maps are passed by value (flash-grid-constant-params).
     func->setAttr(kGridConstantParamsAttrName, b.getI64IntegerAttr(3));
   }
+  // sm_90's 228 KiB per SM, the most of any target.
+  constexpr int64_t kLargestSmemPerSm = 233472;
+  if (spec.kind == KernelSpec::Kind::Decode && spec.smemBytes() > 0)
+    // As many blocks per SM as their shared memory lets run on any target,
+    // and no more: ptxas need not keep registers for others, and otherwise
+    // spilled the merge of the splits to stay at 168 (D = 128, one block
+    // an SM) or 128 (D = 64, two).
+    func->setAttr("nvvm.minctasm",
+                  b.getI32IntegerAttr(std::max<int64_t>(
+                      1, kLargestSmemPerSm / spec.smemBytes())));
   switch (spec.kind) {
   case KernelSpec::Kind::Forward:
     if (spec.recipe == Recipe::Sm90Ws && spec.isFp8())
@@ -813,6 +823,11 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     named["block_table_stride"] = toI64(dimOf(b, op.getBlockTable(), 1));
   }
   named["num_splits"] = arith::ConstantIntOp::create(b, i32, splits);
+  // merge_splits 0: the decode kernel leaves its splits to the combine
+  // launched below and never touches the counters (one i32 binds the param).
+  named["split_counters"] = memref::AllocOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, i32), ValueRange{c(1)});
+  named["merge_splits"] = arith::ConstantIntOp::create(b, i32, 0);
   named["scale"] = arith::ConstantFloatOp::create(
       b, cast<FloatType>(f32), APFloat(float(op.getEffectiveScale())));
   named["window_left"] = arith::ConstantIntOp::create(

@@ -15,13 +15,17 @@
 //     through the page table chunk by chunk.
 //   - epilogue: with one split, O and LSE as the forward writes them; with
 //     several, each split's O normalised by its own row sum, in f32, and its
-//     LSE, for decode_combine (DecodeCombine.cpp) to merge.
+//     LSE. Launched with merge_splits, the block that finishes a row
+//     group's last split then merges the group's rows (SplitMerge.h),
+//     counted in through split_counters; without, decode_combine
+//     (DecodeCombine.cpp) merges them in a second launch.
 // The band (causal / window) is the op's: bottom-right by each sequence's
 // own length, so diagOffset = L_b - Sq.
 //
 //===----------------------------------------------------------------------===//
 #include "Recipes.h"
 #include "Sm80Forward.h"
+#include "SplitMerge.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,6 +34,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -63,6 +68,13 @@ private:
 
   /// Packed row of fragment row (m, i), index.
   Value packedRowOf(int64_t m, int64_t i);
+  /// Packed row r -> its query head, its position and its row
+  /// (b, h, position) of [B, Hq, Sq] (LSE's index, and the partial
+  /// buffers' within a split).
+  std::tuple<Value, Value, Value> placeOfPackedRow(Value r);
+  /// With merge_splits and several splits: counts this block's split in
+  /// and, in the block that completes its row group, merges its rows.
+  void mergeIfLastSplit();
   /// Where warps split the keys: their rows are the same.
   Value warpFirstRow() override;
   /// Where warps split the keys, merges their softmax states of the same
@@ -359,19 +371,7 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
       auto ifValid = scf::IfOp::create(b, TypeRange{}, valid, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifValid.getThenRegion().front());
-      Value h = arith::AddIOp::create(b, head,
-                                      arith::RemUIOp::create(b, r, group));
-      Value position = arith::DivUIOp::create(b, r, group);
-      // Row (b, h, position) of [B, Hq, Sq]: LSE's index, and of the
-      // partial buffers within a split.
-      Value statRow = arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b,
-              arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ),
-                                    h),
-              seqQ),
-          position);
+      auto [h, position, statRow] = placeOfPackedRow(r);
       auto ifSingle = scf::IfOp::create(b, TypeRange{}, single, true);
       {
         // One split: O in the dtype and layout of Q, LSE +inf for a row
@@ -420,6 +420,133 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
         memref::StoreOp::create(b, rowLse, lsePartial, ValueRange{partialRow});
       }
     }
+  mergeIfLastSplit();
+}
+
+std::tuple<Value, Value, Value> Sm80DecodeBuilder::placeOfPackedRow(Value r) {
+  Value h = arith::AddIOp::create(b, head, arith::RemUIOp::create(b, r, group));
+  Value position = arith::DivUIOp::create(b, r, group);
+  Value row = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ),
+                                h),
+          seqQ),
+      position);
+  return {h, position, row};
+}
+
+void Sm80DecodeBuilder::mergeIfLastSplit() {
+  // Why here and not in decode_combine: a second launch costs its launch
+  // gap, the drain of this grid and a grid of its own (10-12 us against a
+  // 180 us step on an H100, run 112), where the block that completes a
+  // group merges its few rows while other blocks still stream.
+  //
+  // split_counters[group] counts the group's blocks done; it is 0 at
+  // launch (the runtime clears it). A plain atomic add: a compare-and-swap
+  // loop that tagged the word against a fresh workspace's garbage cost
+  // 10-25 us at 16 splits, the splits of a group retrying one after the
+  // other (run 113).
+  Type i32 = b.getI32Type();
+  Value fused = arith::AndIOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numSplits,
+                            cIdx(b, 1)),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                            arg.lookup("merge_splits"),
+                            arith::ConstantIntOp::create(b, i32, 0)));
+  auto ifFused = scf::IfOp::create(b, TypeRange{}, fused, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFused.getThenRegion().front());
+  // Release: every thread's partial rows are performed at GPU scope before
+  // the block counts itself in. The ring is the flag's shared word, so its
+  // last prefetches must have landed.
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+  gpu::BarrierOp::create(b);
+  Value flag = sharedTile(sharedMemoryBytes(), {1}, 0, i32);
+  Value mBlocks = arith::DivUIOp::create(
+      b, gpu::GridDimOp::create(b, gpu::Dimension::x), numSplits);
+  Value counterIdx = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(
+          b,
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, batchIdx, idx("heads_kv")), headKV),
+          mBlocks),
+      arith::DivUIOp::create(b, packedStart, cIdx(b, s.blockM)));
+  Value isFirst =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  {
+    auto ifFirst = scf::IfOp::create(b, TypeRange{}, isFirst, false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, arith::ConstantIntOp::create(b, i32, 1),
+        arg.lookup("split_counters"), ValueRange{counterIdx});
+    Value last = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, asIndex(before),
+        arith::SubIOp::create(b, numSplits, cIdx(b, 1)));
+    memref::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flag,
+                            ValueRange{cIdx(b, 0)});
+  }
+  gpu::BarrierOp::create(b);
+  Value isLast = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ne,
+      memref::LoadOp::create(b, flag, ValueRange{cIdx(b, 0)}),
+      arith::ConstantIntOp::create(b, i32, 0));
+  auto ifLast = scf::IfOp::create(b, TypeRange{}, isLast, false);
+  b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+  // Acquire: the other splits' rows are read after their counts.
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  // Warp w merges packed rows w, w + warps, ... of the block, several side
+  // by side (their loads in flight together: the merge is a chain of L2
+  // round trips, and the whole grid waits for the last group's).
+  Value rows = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, idx("batch"), headsQ), seqQ);
+  Value end = arith::MinUIOp::create(
+      b, packedRows, arith::AddIOp::create(b, packedStart, cIdx(b, s.blockM)));
+  int64_t perLane = (s.headDimV + 31) / 32;
+  int64_t rowsPerWarp = (s.blockM + s.warps - 1) / s.warps;
+  int64_t atOnce = std::clamp<int64_t>(16 / perLane, 1, rowsPerWarp);
+  // This warp's rows: ceil((end - packedStart - warp) / warps), at most
+  // rowsPerWarp (a decode step's G * Sq rows often leave warps idle).
+  Value first = arith::AddIOp::create(b, packedStart, warp);
+  Value own = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, end),
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
+                                 cIdx(b, s.warps)),
+      cIdx(b, 0));
+  auto chunks = scf::ForOp::create(b, cIdx(b, 0), own, cIdx(b, atOnce));
+  b.setInsertionPointToStart(chunks.getBody());
+  SmallVector<Value> packed, valid, rowIds;
+  for (int64_t j = 0; j < atOnce; ++j) {
+    Value r = arith::AddIOp::create(
+        b, first,
+        arith::MulIOp::create(
+            b, arith::AddIOp::create(b, chunks.getInductionVar(), cIdx(b, j)),
+            cIdx(b, s.warps)));
+    valid.push_back(
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, end));
+    // A row past the block's reads the block's first (never stored).
+    packed.push_back(arith::SelectOp::create(b, valid.back(), r, packedStart));
+    rowIds.push_back(std::get<2>(placeOfPackedRow(packed.back())));
+  }
+  SmallVector<MergedRow> merged = mergeSplitRows(
+      b, lane, rowIds, rows, numSplits, arg.lookup("lse_partial"),
+      arg.lookup("o_partial"), s.headDimV, /*unroll=*/4);
+  for (int64_t j = 0; j < atOnce; ++j) {
+    auto ifValid = scf::IfOp::create(b, TypeRange{}, valid[j], false);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifValid.getThenRegion().front());
+    auto [h, position, row] = placeOfPackedRow(packed[j]);
+    Value oRow = arith::AddIOp::create(
+        b, operandBase("o", h),
+        arith::MulIOp::create(b, position, idx("o_stride_s")));
+    storeMergedRow(b, merged[j], lane, arg.lookup("o"), oRow,
+                   arg.lookup("lse"), row, s.elementType, s.headDimV);
+  }
 }
 
 } // namespace

@@ -464,10 +464,14 @@ FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
 
 /* The split count a launch of `decode` with `args` uses on the kernel's GPU
  * and the workspace it needs: o_partial (f32 [splits, B, Hq, Sq, Dv]) then,
- * at the next multiple of 256 bytes, lse_partial (f32 [splits, B, Hq, Sq]).
- * 0 bytes when the split count is 1. Validates `args` as
+ * at the next multiple of 256 bytes, lse_partial (f32 [splits, B, Hq, Sq])
+ * and, for a decode kernel that merges its splits itself (its params name
+ * split_counters, docs/KERNEL_ABI.md "Decode"), at the next multiple of 256
+ * bytes one int32 counter per (batch, kv head, m-block), which the launch
+ * clears. 0 bytes when the split count is 1. Validates `args` as
  * flashfuse_attention_decode does, except the workspace. `combine` may be
- * NULL: then the automatic choice is one split. Either output may be NULL. */
+ * NULL: then the automatic choice is one split, unless the decode kernel
+ * merges its splits itself. Either output may be NULL. */
 FLASHFUSE_API flashfuse_status flashfuse_decode_workspace_bytes(
     const flashfuse_kernel *decode, const flashfuse_kernel *combine,
     const flashfuse_decode_args *args, int32_t *num_splits, size_t *bytes);
@@ -475,7 +479,9 @@ FLASHFUSE_API flashfuse_status flashfuse_decode_workspace_bytes(
 /* Validates `args` against the kernels (kind decode, and kind
  * decode_combine of the same dtype and Dv, from the same artifact: they
  * share the partial buffers' layout) and the device, then launches the
- * decode kernel and, with more than one split, the combine on `stream`.
+ * decode kernel and, with more than one split, the combine on `stream`
+ * (a decode kernel that merges its splits itself needs no combine: the
+ * launch clears its counters in the workspace, then runs the decode).
  * The workspace (16-byte aligned, at least flashfuse_decode_workspace_bytes)
  * may be NULL when that is 0. Asynchronous, like
  * flashfuse_attention_forward: the workspace must stay allocated until the

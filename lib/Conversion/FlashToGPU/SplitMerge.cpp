@@ -1,0 +1,183 @@
+//===- SplitMerge.cpp - merge split-KV partial rows by their LSE ----------===//
+#include "SplitMerge.h"
+
+#include "Fragments.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+namespace {
+
+/// Σ or max of `init` combined with f(s, r) over the lane's splits
+/// s = lane, lane + 32, ..., then over the warp, for each row r.
+SmallVector<Value> reduceOverSplits(ImplicitLocOpBuilder &b, Value lane,
+                                    Value numSplits, int64_t numRows,
+                                    Value init, bool isMax,
+                                    function_ref<Value(Value, int64_t)> term) {
+  SmallVector<Value> inits(numRows, init);
+  auto loop = scf::ForOp::create(b, lane, numSplits, cIdx(b, 32), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < numRows; ++r) {
+      Value acc = loop.getRegionIterArgs()[r];
+      Value v = term(loop.getInductionVar(), r);
+      next.push_back(isMax ? Value(arith::MaximumFOp::create(b, acc, v))
+                           : Value(arith::AddFOp::create(b, acc, v)));
+    }
+    scf::YieldOp::create(b, next);
+  }
+  SmallVector<Value> out;
+  for (Value v : loop.getResults())
+    out.push_back(isMax ? warpReduceMax(b, v) : warpReduceSum(b, v));
+  return out;
+}
+
+} // namespace
+
+SmallVector<MergedRow> mlir::flash::mergeSplitRows(
+    ImplicitLocOpBuilder &b, Value lane, ArrayRef<Value> rowIds, Value rows,
+    Value numSplits, Value lsePartial, Value oPartial, int64_t headDimV,
+    int64_t unroll) {
+  int64_t numRows = rowIds.size();
+  auto partialLse = [&](Value split, int64_t r) {
+    return memref::LoadOp::create(
+        b, lsePartial,
+        ValueRange{arith::AddIOp::create(
+            b, arith::MulIOp::create(b, split, rows), rowIds[r])});
+  };
+  Value negInf = cF32(b, -INFINITY), log2e = cF32(b, float(M_LOG2E));
+  SmallVector<Value> maxLse = reduceOverSplits(
+      b, lane, numSplits, numRows, negInf, /*isMax=*/true, partialLse);
+  SmallVector<Value> empty, shift;
+  for (int64_t r = 0; r < numRows; ++r) {
+    empty.push_back(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                          maxLse[r], negInf));
+    // Subtract 0 rather than -inf from an empty row's -inf: exp2 sees -inf.
+    shift.push_back(
+        arith::SelectOp::create(b, empty[r], cF32(b, 0.0f), maxLse[r]));
+  }
+  auto weightOf = [&](Value lseS, int64_t r) {
+    return exp2Approx(
+        b, arith::MulFOp::create(b, arith::SubFOp::create(b, lseS, shift[r]),
+                                 log2e));
+  };
+  SmallVector<Value> sum = reduceOverSplits(
+      b, lane, numSplits, numRows, cF32(b, 0.0f), /*isMax=*/false,
+      [&](Value split, int64_t r) {
+        return weightOf(partialLse(split, r), r);
+      });
+  // lse = max + ln(sum); the weights below are exp(lse_s - lse), i.e.
+  // exp(lse_s - max) / sum.
+  SmallVector<MergedRow> merged(numRows);
+  SmallVector<Value> invSum;
+  for (int64_t r = 0; r < numRows; ++r) {
+    merged[r].lse = arith::SelectOp::create(
+        b, empty[r], cF32(b, INFINITY),
+        arith::AddFOp::create(
+            b, maxLse[r],
+            arith::MulFOp::create(b, log2Approx(b, sum[r]),
+                                  cF32(b, float(M_LN2)))));
+    invSum.push_back(arith::SelectOp::create(
+        b, empty[r], cF32(b, 0.0f),
+        arith::DivFOp::create(b, cF32(b, 1.0f), sum[r])));
+  }
+
+  // Lane l sums columns l, l + 32, ... of each row over the splits,
+  // `unroll` splits per iteration: their loads are independent, so that
+  // many are in flight at once (one at a time, a row's merge is a chain of
+  // dependent L2 round trips, as long as the decode itself at B = 1).
+  int64_t perLane = (headDimV + 31) / 32;
+  SmallVector<Value> zeros(numRows * perLane, cF32(b, 0.0f));
+  auto loop = scf::ForOp::create(b, cIdx(b, 0), numSplits, cIdx(b, unroll),
+                                 zeros);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> acc(loop.getRegionIterArgs());
+    SmallVector<Value> weights;             // [u][r]
+    SmallVector<SmallVector<Value>> parts;  // [u][r] -> columns
+    for (int64_t u = 0; u < unroll; ++u) {
+      // Splits past the last read split 0 and weigh 0.
+      Value split = arith::AddIOp::create(b, loop.getInductionVar(), cIdx(b, u));
+      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            split, numSplits);
+      split = arith::SelectOp::create(b, inRange, split, cIdx(b, 0));
+      for (int64_t r = 0; r < numRows; ++r) {
+        weights.push_back(arith::SelectOp::create(
+            b, inRange,
+            arith::MulFOp::create(b, weightOf(partialLse(split, r), r),
+                                  invSum[r]),
+            cF32(b, 0.0f)));
+        Value base = arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(b, arith::MulIOp::create(b, split, rows),
+                                  rowIds[r]),
+            cIdx(b, headDimV));
+        parts.emplace_back();
+        for (int64_t k = 0; k < perLane; ++k) {
+          // Columns past Dv (Dv not a multiple of 32) read column 0, unused.
+          Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
+          if (32 * (k + 1) > headDimV)
+            col = arith::SelectOp::create(
+                b,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                      cIdx(b, headDimV)),
+                col, cIdx(b, 0));
+          parts.back().push_back(memref::LoadOp::create(
+              b, oPartial, ValueRange{arith::AddIOp::create(b, base, col)}));
+        }
+      }
+    }
+    for (int64_t u = 0; u < unroll; ++u)
+      for (int64_t r = 0; r < numRows; ++r)
+        for (int64_t k = 0; k < perLane; ++k) {
+          Value &a = acc[r * perLane + k];
+          a = arith::AddFOp::create(
+              b, a,
+              arith::MulFOp::create(b, weights[u * numRows + r],
+                                    parts[u * numRows + r][k]));
+        }
+    scf::YieldOp::create(b, acc);
+  }
+  for (int64_t r = 0; r < numRows; ++r)
+    merged[r].columns.assign(loop.getResults().begin() + r * perLane,
+                             loop.getResults().begin() + (r + 1) * perLane);
+  return merged;
+}
+
+void mlir::flash::storeMergedRow(ImplicitLocOpBuilder &b,
+                                 const MergedRow &merged, Value lane,
+                                 Value out, Value oRow, Value lse, Value row,
+                                 Type elementType, int64_t headDimV) {
+  int64_t perLane = (headDimV + 31) / 32;
+  for (int64_t k = 0; k < perLane; ++k) {
+    Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
+    OpBuilder::InsertionGuard guard(b);
+    if (32 * (k + 1) > headDimV) {
+      auto ifCol = scf::IfOp::create(
+          b, TypeRange{},
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                cIdx(b, headDimV)),
+          false);
+      b.setInsertionPointToStart(&ifCol.getThenRegion().front());
+    }
+    Value v = arith::TruncFOp::create(b, elementType, merged.columns[k]);
+    memref::StoreOp::create(b, v, out,
+                            ValueRange{arith::AddIOp::create(b, oRow, col)});
+  }
+  OpBuilder::InsertionGuard guard(b);
+  Value isLeader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cIdx(b, 0));
+  auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
+  b.setInsertionPointToStart(&ifLead.getThenRegion().front());
+  memref::StoreOp::create(b, merged.lse, lse, ValueRange{row});
+}

@@ -1,0 +1,49 @@
+//===- SplitMerge.h - merge split-KV partial rows by their LSE --*- C++ -*-===//
+//
+// The merge of Flash-Decoding's splits (docs/KERNEL_ABI.md "Decode"):
+// split s left row r's O_s (f32, normalised by its own row sum) at
+// o_partial[(s * rows + r) * Dv ...] and lse_s at lse_partial[s * rows + r];
+//   lse = log Σ_s exp(lse_s),   O = Σ_s exp(lse_s - lse) · O_s,
+// with -inf for a split that saw no key (weight 0) and, when every split is
+// empty, O = 0 and lse = +inf as the op's contract says. One warp merges
+// one row: the lanes share the splits for the two reductions, then the
+// columns for the sum of the O_s, so each partial row is read once,
+// coalesced. Used by the decode_combine kernel and by the decode kernel's
+// last split of a row group, which merges in place of a combine launch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SPLITMERGE_H
+#define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SPLITMERGE_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::flash {
+
+/// Row `row` of `rows` merged over `numSplits` splits (all index values),
+/// as the lanes of one warp hold it.
+struct MergedRow {
+  Value lse;                       // f32, +inf for a row no split saw
+  SmallVector<Value> columns;      // f32, column lane + 32 k in columns[k]
+};
+
+/// Reads the partial results of `rowIds` (lsePartial and oPartial are the
+/// f32 memrefs of the ABI) and merges them; every lane of the warp must
+/// call it with the same rows. The rows are merged side by side, so that
+/// the loads of all of them are in flight together; `unroll` splits' rows
+/// are loaded at once: more loads in flight, more registers.
+SmallVector<MergedRow> mergeSplitRows(ImplicitLocOpBuilder &b, Value lane,
+                                      ArrayRef<Value> rowIds, Value rows,
+                                      Value numSplits, Value lsePartial,
+                                      Value oPartial, int64_t headDimV,
+                                      int64_t unroll);
+
+/// Stores the merged row: columns at out[oRow + column] in `elementType`
+/// (those past Dv skipped), and lane 0 its LSE at lse[row].
+void storeMergedRow(ImplicitLocOpBuilder &b, const MergedRow &merged,
+                    Value lane, Value out, Value oRow, Value lse, Value row,
+                    Type elementType, int64_t headDimV);
+
+} // namespace mlir::flash
+
+#endif
