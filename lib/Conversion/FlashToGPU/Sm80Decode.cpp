@@ -447,7 +447,7 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   // launch (the runtime clears it). A plain atomic add: a compare-and-swap
   // loop that tagged the word against a fresh workspace's garbage cost
   // 10-25 us at 16 splits, the splits of a group retrying one after the
-  // other (run 113).
+  // other (run 112).
   Type i32 = b.getI32Type();
   Value fused = arith::AndIOp::create(
       b,
