@@ -113,7 +113,7 @@ def launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),
     art.launch_named(kern, ((Sq + bm - 1) // bm, Hq, B), bufs, scal)
 
 
-def fp8_spec(q8, k8, v8, descales, scale, causal, compute):
+def fp8_spec(q8, k8, v8, descales, scale, causal, compute, window=None, softcap=0.0):
     """docs/FP8.md's forward for one batch entry's heads, P quantised against
     the final row maximum: (O f64/f32, LSE) with the products in `compute`
     (float64 for O_ref, bfloat16 for O_pt: dequantised inputs rounded to
@@ -125,7 +125,9 @@ def fp8_spec(q8, k8, v8, descales, scale, causal, compute):
     k = (k8.to(stats) * kd).repeat_interleave(G, dim=1).to(compute)
     v = (v8.to(stats) * vd).repeat_interleave(G, dim=1).to(compute)
     s = (q @ k.transpose(-1, -2)).to(stats) * scale
-    keep = keep_mask(q.shape[2], k.shape[2], causal, None, q.device)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    keep = keep_mask(q.shape[2], k.shape[2], causal, window, q.device)
     s = s.masked_fill(~keep, float("-inf"))
     m = s.amax(dim=-1, keepdim=True)
     m_safe = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
@@ -160,20 +162,24 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
     `max_batches` entries only where given (the kernel runs on all)."""
     d, out = int(kern["head_dim"]), OUT[kern["out_dtype"]]
     causal = kern["causal"]
+    # The sizes of a window kernel are launch parameters: 64 keys to the
+    # left of the diagonal (as gen_suite.py's variant), none to the right.
+    window = (64, 0) if str(kern.get("window", "0")) == "1" else None
+    softcap = 30.0 if str(kern.get("softcap", "0")) == "1" else 0.0
     q, k, v = make_inputs(B, Hq, Hkv, Sq, Sk, d)
     q8, k8, v8, vt, descales = quantised(q, k, v)
     o = torch.full((B, Hq, Sq, d), float("nan"), device="cuda", dtype=out)
     lse = torch.full((B, Hq, Sq), float("nan"), device="cuda")
     scale = 1.0 / math.sqrt(d)
-    launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale)
+    launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window or (-1, -1), softcap)
     torch.cuda.synchronize()
     err = err_pt = lse_err = 0.0
     for b, hq, hkv in reference_slices(B, Hq, Hkv, Sq, Sk, max_batches):
         bs = slice(b, b + 1)
         one = (q8[bs, hq], k8[bs, hkv], v8[bs, hkv])
         ds = (descales[0][bs, hq], descales[1][bs, hkv], descales[2][bs, hkv])
-        ref, ref_lse = fp8_spec(*one, ds, scale, causal, torch.float64)
-        pt, _ = fp8_spec(*one, ds, scale, causal, torch.bfloat16)
+        ref, ref_lse = fp8_spec(*one, ds, scale, causal, torch.float64, window, softcap)
+        pt, _ = fp8_spec(*one, ds, scale, causal, torch.bfloat16, window, softcap)
         err = max(err, (o[bs, hq].double() - ref).abs().max().item())
         err_pt = max(err_pt, (pt.double() - ref).abs().max().item())
         rows = torch.isfinite(ref_lse)  # a row without keys has no LSE
@@ -190,7 +196,8 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
         import flashfuse
         o_api = flashfuse.attention(
             q8, k8, v8, is_causal=causal != "none", scale=scale,
-            enable_gqa=Hq != Hkv, q_descale=descales[0],
+            enable_gqa=Hq != Hkv, window=window, softcap=softcap or None,
+            q_descale=descales[0],
             k_descale=descales[1], v_descale=descales[2], out_dtype=out)
         torch.cuda.synchronize()
         result["api_equal"] = bool(torch.equal(o_api, o))
