@@ -350,17 +350,21 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
       // P scaled by 2^offset (FP8's 256, moving p onto e4m3's normal
       // range): the row sum carries the same factor, which 1 / l cancels
       // and rowStatistics takes out of the LSE.
-      if (float offset = probabilityLog2Scale())
+      float offset = probabilityLog2Scale();
+      if (offset)
         negMUse = arith::AddFOp::create(b, negMUse, cF32(b, offset));
       Value sum = cF32(b, 0.0f);
       for (int64_t n = 0; n < nTilesN; ++n) {
         Value pair[2];
         for (int64_t jj = 0; jj < 2; ++jj) {
           Value x = accGet(b, sc[m][n], i, jj);
+          // Scores already in the log2 domain (softcap, bias, score_mod)
+          // take the offset through negMUse as well.
           pair[jj] = exp2Approx(
               b, isPlainScore()
                      ? Value(LLVM::FMAOp::create(b, x, scoreFactor, negMUse))
-                     : Value(arith::SubFOp::create(b, x, mUse)));
+                 : offset ? Value(arith::AddFOp::create(b, x, negMUse))
+                          : Value(arith::SubFOp::create(b, x, mUse)));
           sum = arith::AddFOp::create(b, sum, pair[jj]);
           // Dropout scales P after it entered the row sum: the softmax
           // normalises over every key, dropout then zeroes some of P.
