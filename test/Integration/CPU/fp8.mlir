@@ -7,7 +7,8 @@
 // Full and causal (both alignments), GQA, odd lengths (1, 17, 113), BSHD,
 // several key blocks (the loops lowering's first pass over the row maxima),
 // a bias and a mask with a fully masked row (O = 0, LSE = +inf),
-// large-magnitude scores, bf16 and f16 outputs.
+// large-magnitude scores, a sliding window with a softcap, bf16 and f16
+// outputs.
 
 // RUN: flashfuse-numerics 'lowering=naive dir=fwd B=2 Hq=4 Hkv=2 Sq=33 Sk=47 D=32 dtype=e4m3 seed=1' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=fwd B=2 Hq=4 Hkv=2 Sq=33 Sk=47 D=32 dtype=e4m3 seed=2' | FileCheck %s
@@ -21,6 +22,10 @@
 // RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=4 Hkv=2 Sq=33 Sk=47 D=32 dtype=e4m3 bias=1xxx masked_row=5 seed=10' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=naive dir=fwd Hq=2 Hkv=1 Sq=47 Sk=65 D=64 dtype=e4m3 input_scale=6 out=f16 seed=11' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=2 Hkv=1 Sq=47 Sk=65 D=64 dtype=e4m3 input_scale=6 out=f16 seed=12' | FileCheck %s
+// A sliding window and a softcap (the GPU serves both at D = 128), with
+// large scores so that the cap bites.
+// RUN: flashfuse-numerics 'lowering=naive dir=fwd Hq=4 Hkv=2 Sq=77 Sk=77 D=128 dtype=e4m3 causal=br wl=16 softcap=5 input_scale=6 seed=13' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=4 Hkv=2 Sq=77 Sk=77 D=128 dtype=e4m3 causal=br wl=16 softcap=5 input_scale=6 seed=14' | FileCheck %s
 
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1
