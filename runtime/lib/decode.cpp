@@ -19,6 +19,11 @@ namespace {
 // and a DRAM burst of its own.
 constexpr size_t kPartialAlign = 256;
 
+// `bytes` rounded up to the next multiple of kPartialAlign.
+size_t alignPartial(size_t bytes) {
+  return (bytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+}
+
 // decode_check's status: code, sequence, value, page (KERNEL_ABI.md).
 constexpr int64_t kCheckStatusElements = 4;
 
@@ -261,14 +266,13 @@ public:
     out.lsePartialElements = splits * rows;
     out.oPartialElements = out.lsePartialElements * a_.head_dim_v;
     size_t oBytes = static_cast<size_t>(out.oPartialElements) * sizeof(float);
-    out.lseOffset = (oBytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+    out.lseOffset = alignPartial(oBytes);
     out.bytes = out.lseOffset +
                 static_cast<size_t>(out.lsePartialElements) * sizeof(float);
     if (out.mergeInKernel) {
       // One int32 per row group (batch, kv head, m-block).
       out.counterElements = a_.batch * a_.heads_kv * mBlocks;
-      out.countersOffset =
-          (out.bytes + kPartialAlign - 1) / kPartialAlign * kPartialAlign;
+      out.countersOffset = alignPartial(out.bytes);
       out.bytes = out.countersOffset +
                   static_cast<size_t>(out.counterElements) * sizeof(int32_t);
     }

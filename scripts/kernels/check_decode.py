@@ -54,13 +54,6 @@ class Decode:
         self.combine = pick("decode_combine")
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
 
-    def run(self, *args, **kwargs):
-        """One decode step: prepare(...) launched once. Returns (o, lse,
-        splits)."""
-        launch, o, lse, splits = self.prepare(*args, **kwargs)
-        launch()
-        return o, lse, splits
-
     def prepare(self, q, kc, vc, seqlens, block_table=None, seq_new=0, splits=None,
                 scale=None, window=(-1, -1), softcap=0.0, o=None, lse=None, merge=None):
         """q [B, Sq, Hq, D]; a contiguous cache [B, Smax, Hkv, D] or a paged

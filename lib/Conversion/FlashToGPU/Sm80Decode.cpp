@@ -72,6 +72,8 @@ private:
   /// (b, h, position) of [B, Hq, Sq] (LSE's index, and the partial
   /// buffers' within a split).
   std::tuple<Value, Value, Value> placeOfPackedRow(Value r);
+  /// Element offset of O's row (b, h, position), in Q's layout.
+  Value outputRow(Value h, Value position);
   /// With merge_splits and several splits: counts this block's split in
   /// and, in the block that completes its row group, merges its rows.
   void mergeIfLastSplit();
@@ -378,9 +380,7 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
         // with no key (the op's contract).
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifSingle.getThenRegion().front());
-        Value oRow = arith::AddIOp::create(
-            b, operandBase("o", h),
-            arith::MulIOp::create(b, position, idx("o_stride_s")));
+        Value oRow = outputRow(h, position);
         for (int64_t n = 0; n < nTilesDv; ++n)
           storePair(b, values[2 * n], values[2 * n + 1], s.elementType, out,
                     ValueRange{arith::AddIOp::create(
@@ -435,6 +435,12 @@ std::tuple<Value, Value, Value> Sm80DecodeBuilder::placeOfPackedRow(Value r) {
           seqQ),
       position);
   return {h, position, row};
+}
+
+Value Sm80DecodeBuilder::outputRow(Value h, Value position) {
+  return arith::AddIOp::create(
+      b, operandBase("o", h),
+      arith::MulIOp::create(b, position, idx("o_stride_s")));
 }
 
 void Sm80DecodeBuilder::mergeIfLastSplit() {
@@ -520,7 +526,8 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
       cIdx(b, 0));
   auto chunks = scf::ForOp::create(b, cIdx(b, 0), own, cIdx(b, atOnce));
   b.setInsertionPointToStart(chunks.getBody());
-  SmallVector<Value> packed, valid, rowIds;
+  SmallVector<std::tuple<Value, Value, Value>> places;
+  SmallVector<Value> valid, rowIds;
   for (int64_t j = 0; j < atOnce; ++j) {
     Value r = arith::AddIOp::create(
         b, first,
@@ -530,8 +537,9 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
     valid.push_back(
         arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, end));
     // A row past the block's reads the block's first (never stored).
-    packed.push_back(arith::SelectOp::create(b, valid.back(), r, packedStart));
-    rowIds.push_back(std::get<2>(placeOfPackedRow(packed.back())));
+    places.push_back(placeOfPackedRow(
+        arith::SelectOp::create(b, valid.back(), r, packedStart)));
+    rowIds.push_back(std::get<2>(places.back()));
   }
   SmallVector<MergedRow> merged = mergeSplitRows(
       b, lane, rowIds, rows, numSplits, arg.lookup("lse_partial"),
@@ -540,11 +548,8 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
     auto ifValid = scf::IfOp::create(b, TypeRange{}, valid[j], false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(&ifValid.getThenRegion().front());
-    auto [h, position, row] = placeOfPackedRow(packed[j]);
-    Value oRow = arith::AddIOp::create(
-        b, operandBase("o", h),
-        arith::MulIOp::create(b, position, idx("o_stride_s")));
-    storeMergedRow(b, merged[j], lane, arg.lookup("o"), oRow,
+    auto [h, position, row] = places[j];
+    storeMergedRow(b, merged[j], lane, arg.lookup("o"), outputRow(h, position),
                    arg.lookup("lse"), row, s.elementType, s.headDimV);
   }
 }
