@@ -373,7 +373,8 @@ def gbps(B, Hkv, L, d):
     return 2 * B * Hkv * L * d * 2 / 1e9  # K and V, 2-byte elements; GB per call
 
 
-def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=False):
+def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=False,
+          split_sweep=(), ordered_pages=False):
     """Times the decode of every artifact in `arts` ("ours", "ours1", ...)
     and SDPA's backends on one shape."""
     from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -405,6 +406,15 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=
         return run
     methods = {("ours" + (str(i) if i else "")): ours(x) for i, x in enumerate(decs)
                if x.kernel is not None}
+    if table is not None and ordered_pages:
+        # The same cache through pages in order (page p of sequence b at
+        # b * max_pages + p): the paged layout read as the contiguous one,
+        # to tell the lookups' cost from the scattered pages'.
+        ordered = torch.arange(table.numel(), device="cuda", dtype=torch.int32).view(table.shape)
+        for i, x in enumerate(decs):
+            if x.kernel is not None:
+                methods["ours" + (str(i) if i else "") + "-ordered"] = x.prepare(
+                    q, kc, vc, seqlens, ordered, o=o, lse=lse)[0]
     if "memref:split_counters" in dec.kernel["params"]:
         # The same kernel with its splits merged by a second launch, as
         # before the in-kernel merge (run 112).
@@ -419,6 +429,11 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=
         base = B * Hkv * -(-(Hq // Hkv) // int(k["block_m"]))
         w1 = max(1, min((dec.sms * per_sm) // base, -(-capacity // int(k["block_n"])) // 4, 128))
         methods["ours-1wave"] = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse, splits=w1)[0]
+    for n in split_sweep:
+        # The first kernel at a forced split count, to map speed against it.
+        if n <= -(-capacity // int(dec.kernel["block_n"])):
+            methods[f"ours-s{n}"] = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse,
+                                                splits=n)[0]
     methods.update({"sdpa": sdpa(None),
                "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
                "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
@@ -452,6 +467,14 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sweep (for compute-sanitizer)")
     ap.add_argument("--one-wave", action="store_true",
                     help="also time the first artifact with splits filling one wave")
+    ap.add_argument("--split-sweep", default="",
+                    help="comma-separated split counts at which the first artifact is also timed")
+    ap.add_argument("--ordered-pages", action="store_true",
+                    help="also time paged caches through a page table in order")
+    ap.add_argument("--bench-only", action="store_true", help="skip the numerics sweeps")
+    ap.add_argument("--shapes", default="",
+                    help="B/Hq/Hkv/L;... instead of the ANCHORS.md shapes")
+    ap.add_argument("--pages", default="0,16,64", help="page sizes to time (0: contiguous)")
     ap.add_argument("--dims", default="64,128,256")
     ap.add_argument("--dtypes", default="bf16,f16")
     args = ap.parse_args()
@@ -459,8 +482,9 @@ def main():
     art = Artifact(args.artifact)
     alts = [Artifact(a) for a in args.alt]
     print(f"device: {torch.cuda.get_device_name()}  kernels: {len(art.kernels)}", flush=True)
-    results = sweep(art, args.dtypes.split(","), [int(x) for x in args.dims.split(",")],
-                    quick=args.quick)
+    results = ([] if args.bench_only else
+               sweep(art, args.dtypes.split(","), [int(x) for x in args.dims.split(",")],
+                     quick=args.quick))
     failures = [r for r in results if not r["ok"]]
     for r in failures:
         print("FAIL", json.dumps(r))
@@ -468,14 +492,15 @@ def main():
           "FlashAttention's rule", flush=True)
     json.dump(results, open(os.path.join(args.out, "decode-numerics.json"), "w"), indent=1)
     dims = [int(x) for x in args.dims.split(",")]
-    aux = (append_sweep(art, args.dtypes.split(","), dims, quick=args.quick)
+    aux = ([] if args.bench_only else
+           append_sweep(art, args.dtypes.split(","), dims, quick=args.quick)
            + check_sweep(art, args.dtypes.split(","), dims))
     aux_fail = [r for r in aux if not r["ok"]]
     for r in aux_fail:
         print("FAIL", json.dumps(r))
     print(f"kv_append / decode_check: {len(aux) - len(aux_fail)}/{len(aux)} cases pass",
           flush=True)
-    if not aux:
+    if not aux and not args.bench_only:
         print("FAIL: the artifact has no kv_append / decode_check kernels", flush=True)
         aux_fail = [None]
     json.dump(aux, open(os.path.join(args.out, "decode-append-check.json"), "w"), indent=1)
@@ -487,9 +512,13 @@ def main():
     rows = []
     shapes = [(16, 32, 8, 8192), (4, 32, 8, 65536), (64, 32, 8, 2048), (1, 64, 8, 131072),
               (1, 32, 8, 512)]
-    for page in (0, 16, 64):
+    if args.shapes:
+        shapes = [tuple(int(x) for x in s.split("/")) for s in args.shapes.split(";")]
+    sweep_splits = [int(x) for x in args.split_sweep.split(",") if x]
+    for page in (int(x) for x in args.pages.split(",")):
         for B, Hq, Hkv, L in shapes:
-            r = bench([art] + alts, page, B, Hq, Hkv, L, one_wave=args.one_wave)
+            r = bench([art] + alts, page, B, Hq, Hkv, L, one_wave=args.one_wave,
+                      split_sweep=sweep_splits, ordered_pages=args.ordered_pages)
             if r is None:
                 continue
             rows.append(r)
@@ -501,7 +530,11 @@ def main():
                   + "".join(f" | ours{i} {r.get(f'ours{i}_GBs') or 0:6.0f}" for i in range(1, len(alts) + 1))
                   + (f" | 1-wave {r['ours-1wave_GBs'] or 0:6.0f}" if 'ours-1wave_GBs' in r else "")
                   + (f" | combine {r['ours-combine_GBs'] or 0:6.0f}"
-                     if 'ours-combine_GBs' in r else ""),
+                     if 'ours-combine_GBs' in r else "")
+                  + "".join(f" | s{n} {r[f'ours-s{n}_GBs'] or 0:6.0f}" for n in sweep_splits
+                            if f"ours-s{n}_GBs" in r)
+                  + "".join(f" | {m[:-4]} {r[m] or 0:6.0f}" for m in r
+                            if m.endswith("-ordered_GBs")),
                   flush=True)
     json.dump(rows, open(os.path.join(args.out, "decode-bench.json"), "w"), indent=1)
     return 1 if failures else 0
