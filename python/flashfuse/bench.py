@@ -169,6 +169,25 @@ def bench_config(c, args, runners):
 DECODE_SHAPES = ((16, 8, 8192), (4, 8, 65536), (64, 8, 2048), (1, 8, 131072))
 DECODE_LAYOUTS = (0, 16, 64)  # contiguous, then paged with these page sizes
 DECODE_METHODS = ("flashfuse", "sdpa", "sdpa-flash", "sdpa-cudnn")
+# The same steps replayed from CUDA graphs, as serving stacks run them
+# (--decode-methods ... flashfuse-graph sdpa-graph): the GPU time of a step
+# without the host's per-call work.
+DECODE_GRAPH_METHODS = ("flashfuse-graph", "sdpa-graph")
+
+
+def _graphed(fn):
+    """fn captured once in a CUDA graph (after a warm-up call on a side
+    stream, which loads the kernels and fills the caches a capture may not
+    touch); returns the graph's replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
 
 
 def decode_gb(batch, heads_kv, length, head_dim, elem=2):
@@ -177,12 +196,14 @@ def decode_gb(batch, heads_kv, length, head_dim, elem=2):
 
 
 def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
-                    page_size):
+                    page_size, methods=()):
     """{method: (fn, args)} for one decoding step with every sequence at
     `length` keys: flashfuse over a flash-attn-layout cache (paged with its
     pages shuffled when page_size > 0), SDPA over a [B, Hkv, L, D] cache
     with enable_gqa (what models hand it), default backend choice or one
-    forced. Each cache is larger than L2, so one input set is enough."""
+    forced. Each cache is larger than L2, so one input set is enough.
+    A method "<m>-graph" among `methods` is <m> replayed from a CUDA
+    graph."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
@@ -221,6 +242,10 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
     runners["sdpa"] = (sdpa(None), ())
     runners["sdpa-flash"] = (sdpa(SDPBackend.FLASH_ATTENTION), ())
     runners["sdpa-cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION), ())
+    for method in methods:
+        if method.endswith("-graph"):
+            runners[method] = (_graphed(runners[method[:-len("-graph")]][0]),
+                               ())
     return runners
 
 
@@ -232,7 +257,8 @@ def bench_decode_shape(shape, page_size, args):
     batch, heads_kv, length = shape
     dtype = _DTYPES[args.dtypes[0]]
     runners = _decode_runners(batch, args.decode_heads_q, heads_kv, length,
-                              args.decode_head_dim, dtype, page_size)
+                              args.decode_head_dim, dtype, page_size,
+                              args.decode_methods)
     times = {m: [] for m in args.decode_methods}
     errors = {}
     for _ in range(args.decode_rounds):
@@ -306,7 +332,8 @@ def parse_args(argv):
                    default=list(DECODE_LAYOUTS),
                    help="cache layouts: 0 = contiguous, else page sizes")
     p.add_argument("--decode-methods", nargs="+",
-                   default=list(DECODE_METHODS), choices=DECODE_METHODS)
+                   default=list(DECODE_METHODS),
+                   choices=DECODE_METHODS + DECODE_GRAPH_METHODS)
     p.add_argument("--decode-heads-q", type=int, default=32)
     p.add_argument("--decode-head-dim", type=int, default=128)
     p.add_argument("--decode-rounds", type=int, default=3,

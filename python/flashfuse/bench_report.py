@@ -46,8 +46,10 @@ def decode_table(rows, methods):
         key = (r["batch"], r["heads_q"], r["heads_kv"], r["seqlen"],
                r["page_size"])
         by_shape.setdefault(key, {})[r["method"]] = r
+    graphs = any(m.endswith("-graph") for m in methods)
     head = (f"{'B':>3} {'Hq/Hkv':>6} {'L':>7} {'layout':>9} "
-            + " ".join(f"{m:>11}" for m in methods) + f" {'ours/best':>9}")
+            + " ".join(f"{m:>11}" for m in methods) + f" {'ours/best':>9}"
+            + (f" {'graphs':>7}" if graphs else ""))
     lines = ["decode GB/s of K and V read (median)", head, "-" * len(head)]
     for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
         got = by_shape[key]
@@ -55,14 +57,21 @@ def decode_table(rows, methods):
         for m in methods:
             g = got.get(m, {}).get("gbps")
             cells.append(f"{g:11.0f}" if g else f"{'n/a':>11}")
-        ours = got.get("flashfuse", {}).get("gbps")
-        best = max((got[m]["gbps"] or 0 for m in got
-                    if m.startswith("sdpa")), default=0)
-        ratio = f"{ours / best:9.2f}" if ours and best else f"{'n/a':>9}"
+        def ratio(ours_method, graphed, width):
+            # flashfuse against the best SDPA method timed the same way
+            # (launched per call, or replayed from a CUDA graph).
+            ours = got.get(ours_method, {}).get("gbps")
+            best = max((got[m]["gbps"] or 0 for m in got
+                        if m.startswith("sdpa")
+                        and m.endswith("-graph") == graphed), default=0)
+            return (f"{ours / best:{width}.2f}" if ours and best
+                    else f"{'n/a':>{width}}")
         b, hq, hkv, length, page = key
         layout = f"page {page}" if page else "contig"
         lines.append(f"{b:>3} {f'{hq}/{hkv}':>6} {length:>7} {layout:>9} "
-                     + " ".join(cells) + f" {ratio}")
+                     + " ".join(cells) + " " + ratio("flashfuse", False, 9)
+                     + (" " + ratio("flashfuse-graph", True, 7)
+                        if graphs else ""))
     reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
                       if r.get("error")})
     if reasons:

@@ -216,6 +216,70 @@ def test_integer_lengths_and_strided_q():
     assert_close(out, ref, low, 2, "O (int lengths, strided q)")
 
 
+@pytest.mark.parametrize("num_splits", [0, 1, 3], ids=["auto", "s1", "s3"])
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+def test_decode_steps_replay_from_a_cuda_graph(page_size, num_splits):
+    # What serving stacks (and torch.compile's reduce-overhead mode) do: one
+    # decoding step, new rows appended, captured once in a CUDA graph and
+    # replayed with the inputs' contents changed in place (q, the new rows,
+    # the lengths, one page of the table). Each replay must write the new
+    # rows where the lengths say and attend as an eager call on the same
+    # state does; the split workspace and its counters come from the
+    # graph's memory pool, so the in-kernel merge must leave nothing behind
+    # that a replay depends on.
+    dtype, b, hq, hkv, d, capacity = torch.bfloat16, 3, 32, 8, 128, 2048
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
+                                         page_size)
+    q = torch.randn(b, 1, hq, d, device="cuda", dtype=dtype)
+    k_new = torch.randn(b, 1, hkv, d, device="cuda", dtype=dtype)
+    v_new = torch.randn_like(k_new)
+    seqlens = torch.tensor([0, 700, capacity - 4], device="cuda",
+                           dtype=torch.int32)
+
+    def step():
+        return flashfuse.attention_with_kvcache(
+            q, k_cache, v_cache, seqlens, k_new, v_new, table,
+            return_lse=True, num_splits=num_splits)
+
+    # Warm-up on a side stream (kernel lookup, workspace sizes), as
+    # torch.cuda.graphs asks; it appends a row, undone by the copies below.
+    saved = (k_cache.clone(), v_cache.clone())
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run_or_skip(step)
+    torch.cuda.current_stream().wait_stream(side)
+    k_cache.copy_(saved[0])
+    v_cache.copy_(saved[1])
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = step()
+    torch.cuda.synchronize()
+    k_cache.copy_(saved[0])  # the capture itself ran nothing, but be sure
+    v_cache.copy_(saved[1])
+    for replay in range(4):
+        q.copy_(torch.randn_like(q))
+        k_new.copy_(torch.randn_like(k_new))
+        v_new.copy_(torch.randn_like(v_new))
+        if replay == 2 and table is not None:
+            # A page swapped for a spare one no sequence used.
+            spare = (set(range(k_cache.shape[0]))
+                     - set(table.flatten().tolist())).pop()
+            table[1, 700 // page_size] = spare
+        eager_k, eager_v = k_cache.clone(), v_cache.clone()
+        want, want_lse = flashfuse.attention_with_kvcache(
+            q, eager_k, eager_v, seqlens, k_new, v_new, table,
+            return_lse=True, num_splits=num_splits)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(k_cache, eager_k) and torch.equal(v_cache,
+                                                             eager_v), \
+            f"replay {replay}: cache contents"
+        assert torch.equal(out, want), f"replay {replay}: O"
+        assert torch.equal(lse, want_lse), f"replay {replay}: LSE"
+        seqlens += 1
+
+
 def appended(cache, table, new, seqlens):
     """The cache after the kv_append kernel's contract, by torch indexing:
     row t of new[b] at row seqlens[b] + t of sequence b (through the table

@@ -201,6 +201,27 @@ def test_bench_decode_arguments_and_table():
     assert "sdpa-cudnn: no kernel" in text
 
 
+def test_bench_decode_graph_ratio_compares_graphs_with_graphs():
+    from flashfuse import bench, bench_report
+    methods = bench.DECODE_METHODS + bench.DECODE_GRAPH_METHODS
+    args = bench.parse_args(["--decode", "--decode-methods", *methods])
+    assert args.decode_methods == list(methods)
+    row = dict(batch=1, heads_q=64, heads_kv=8, seqlen=131072, head_dim=128,
+               dtype="bf16", ms=1.0, error=None, page_size=0)
+    gbps = {"flashfuse": 2000.0, "sdpa": 2500.0, "sdpa-flash": 2400.0,
+            "sdpa-cudnn": 1000.0, "flashfuse-graph": 2900.0,
+            "sdpa-graph": 3100.0}
+    rows = [dict(row, method=m, gbps=g) for m, g in gbps.items()]
+    text = bench_report.decode_table(rows, methods)
+    head, line = text.splitlines()[1], text.splitlines()[3]
+    assert head.split()[-2:] == ["ours/best", "graphs"]
+    # Per-call flashfuse against per-call SDPA only (2000 / 2500), graphed
+    # against graphed (2900 / 3100).
+    assert line.split()[-2:] == ["0.80", "0.94"]
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--decode", "--decode-methods", "ours-graph"])
+
+
 def test_caches_are_never_copied():
     # A cache the kernels cannot read in place is an error, not a copy of
     # the whole cache per step.
