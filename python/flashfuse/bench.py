@@ -13,7 +13,10 @@ that. With --ring, ring attention across this machine's GPUs
 default, flash and cuDNN choices over the cache, in GB/s of K and V read.
 With --varlen, a packed batch of 16 sequences of random lengths
 (flashfuse.varlen_attention) against the dense forward on equal lengths of
-the same total tokens (bench_varlen.py).
+the same total tokens (bench_varlen.py). With --window W, a sliding window
+(each query sees itself and the W keys before it) for the methods that
+have one: flashfuse, naive and flex (FlexAttention, compiled); FLOPs then
+count exactly the query-key pairs the window keeps.
 """
 
 import argparse
@@ -27,41 +30,87 @@ import torch
 from . import bench_report
 from .errors import FlashFuseError
 
-METHODS = ("flashfuse", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "naive")
+METHODS = ("flashfuse", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "naive",
+           "flex")
 _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def _sdpa(backend):
+# With --window W every query sees itself and the W keys before it
+# (Mistral's sliding window: causal, window_size (W, 0)); 0 = no window.
+# A method that cannot express it raises, and its cells read n/a.
+
+
+def _no_window(name, window):
+    if window:
+        raise NotImplementedError(f"{name} has no sliding window")
+
+
+def _sdpa(backend, window=0):
     from torch.nn.attention import sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
     def run(q, k, v, causal):
+        _no_window("SDPA", window)
         with sdpa_kernel(backend):
             return scaled_dot_product_attention(q, k, v, is_causal=causal)
     return run
 
 
-def _naive(q, k, v, causal):
-    scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
-    if causal:
-        s_q, s_k = q.shape[-2], k.shape[-2]
-        keep = torch.ones(s_q, s_k, dtype=torch.bool, device=q.device).tril()
+def _naive(window=0):
+    def run(q, k, v, causal):
+        scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(q.shape[-1]))
+        i = torch.arange(q.shape[-2], device=q.device)[:, None]
+        j = torch.arange(k.shape[-2], device=q.device)[None, :]
+        keep = torch.ones_like(i - j, dtype=torch.bool)
+        if causal or window:
+            keep &= j <= i
+        if window:
+            keep &= i - j <= window
         scores = scores.masked_fill(~keep, float("-inf"))
-    return torch.matmul(torch.softmax(scores, dim=-1), v)
+        return torch.matmul(torch.softmax(scores, dim=-1), v)
+    return run
 
 
-def _flashfuse(q, k, v, causal):
+def _flashfuse(window=0):
     from .functional import attention
-    return attention(q, k, v, is_causal=causal)
+
+    def run(q, k, v, causal):
+        if window:  # window (W, 0) keeps no key past the diagonal
+            return attention(q, k, v, window=(window, 0))
+        return attention(q, k, v, is_causal=causal)
+    return run
 
 
-def _runners():
+def _flex(window=0):
+    """torch.compile'd FlexAttention with a BlockMask of the same mask
+    (made once per shape, outside the timing, as a model would)."""
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    compiled = torch.compile(flex_attention, dynamic=False)
+    masks = {}
+
+    def mask_mod(b, h, i, j):
+        keep = j <= i
+        return keep & (i - j <= window) if window else keep
+
+    def run(q, k, v, causal):
+        key = (q.shape[-2], k.shape[-2], q.device)
+        if (causal or window) and key not in masks:
+            masks[key] = create_block_mask(mask_mod, None, None, q.shape[-2],
+                                           k.shape[-2], device=q.device)
+        block_mask = masks[key] if (causal or window) else None
+        return compiled(q, k, v, block_mask=block_mask)
+    return run
+
+
+def _runners(window=0):
     from torch.nn.attention import SDPBackend
-    return {"flashfuse": _flashfuse,
-            "sdpa-flash": _sdpa(SDPBackend.FLASH_ATTENTION),
-            "sdpa-cudnn": _sdpa(SDPBackend.CUDNN_ATTENTION),
-            "sdpa-efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION),
-            "naive": _naive}
+    return {"flashfuse": _flashfuse(window),
+            "sdpa-flash": _sdpa(SDPBackend.FLASH_ATTENTION, window),
+            "sdpa-cudnn": _sdpa(SDPBackend.CUDNN_ATTENTION, window),
+            "sdpa-efficient": _sdpa(SDPBackend.EFFICIENT_ATTENTION, window),
+            "naive": _naive(window),
+            "flex": _flex(window)}
 
 
 def time_ms(fn, inputs, warmup, reps, warmup_ms=250.0):
@@ -96,12 +145,22 @@ def configs(args):
                     yield {"dtype": dtype, "head_dim": d,
                            "heads": args.hidden // d,
                            "batch": max(1, args.tokens // s),
-                           "seqlen": s, "causal": causal}
+                           "seqlen": s, "causal": causal,
+                           "window": args.window}
+
+
+def visible_pairs(seqlen, causal, window=0):
+    """(query, key) pairs a mask keeps: S^2, S^2 / 2 causal (the usual
+    convention), or exactly sum_i min(i, W) + 1 with a window of W."""
+    if window:
+        w = min(window, seqlen - 1)
+        return (w + 1) * seqlen - w * (w + 1) // 2
+    return seqlen ** 2 / 2 if causal else seqlen ** 2
 
 
 def flops(c, backward=False):
-    f = 4.0 * c["batch"] * c["heads"] * c["seqlen"] ** 2 * c["head_dim"]
-    f = f / 2 if c["causal"] else f
+    f = (4.0 * c["batch"] * c["heads"] * c["head_dim"]
+         * visible_pairs(c["seqlen"], c["causal"], c.get("window", 0)))
     return 2.5 * f if backward else f
 
 
@@ -310,8 +369,12 @@ def parse_args(argv):
                    default=[512, 1024, 2048, 4096, 8192, 16384])
     p.add_argument("--causal", nargs="+", default=["no", "yes"],
                    choices=["no", "yes"])
-    p.add_argument("--methods", nargs="+", default=list(METHODS),
-                   choices=METHODS)
+    p.add_argument("--methods", nargs="+",
+                   default=[m for m in METHODS if m != "flex"],
+                   choices=METHODS,
+                   help="flex (torch.compile'd FlexAttention, causal and "
+                        "window masks as BlockMasks) is not timed by default: "
+                        "it compiles per shape")
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--tokens", type=int, default=16384,
                    help="batch = tokens / seqlen")
@@ -322,6 +385,10 @@ def parse_args(argv):
     p.add_argument("--rotate", type=int, default=3,
                    help="input sets cycled through (defeats L2 reuse)")
     p.add_argument("--naive-max-gib", type=float, default=16.0)
+    p.add_argument("--window", type=int, default=0,
+                   help="sliding window: each query sees itself and the W "
+                        "keys before it (window_size (W, 0), causal); 0 = "
+                        "none. Methods without windows read n/a")
     p.add_argument("--backward", action="store_true",
                    help="time the backward pass (2.5x the forward FLOPs)")
     p.add_argument("--decode", action="store_true",
@@ -376,6 +443,10 @@ def parse_args(argv):
     p.add_argument("--png", help="plot TFLOP/s vs sequence length here")
     args = p.parse_args(argv)
     args.causal = [c == "yes" for c in args.causal]
+    if args.window < 0:
+        p.error("--window must be >= 0")
+    if args.window:  # a sliding window is causal
+        args.causal = [True]
     return args
 
 
@@ -417,7 +488,7 @@ def main(argv=None):
         if args.json:
             bench_report.write_json(args.json, meta, rows)
         return 0
-    runners = _runners()
+    runners = _runners(args.window)
     todo = list(configs(args))
     try:
         from tqdm import tqdm
@@ -431,7 +502,9 @@ def main(argv=None):
             "torch": torch.__version__, "warmup": args.warmup,
             "warmup_ms": args.warmup_ms,
             "reps": args.reps, "rotate": args.rotate,
-            "flops": "4*B*H*S*S*D, halved if causal"
+            "window": args.window,
+            "flops": "4*B*H*D*(visible query-key pairs: S*S, halved if "
+                     "causal, exact with a window)"
                      + (", x2.5 (backward)" if args.backward else "")}
     pass_name = "backward" if args.backward else "forward"
     print(bench_report.table(rows, args.methods, pass_name))

@@ -131,7 +131,8 @@ def test_bench_table_and_arguments():
                              "--seqlens", "512", "--causal", "yes"])
     cfgs = list(bench.configs(args))
     assert cfgs == [{"dtype": "bf16", "head_dim": 128, "heads": 16,
-                     "batch": 32, "seqlen": 512, "causal": True}]
+                     "batch": 32, "seqlen": 512, "causal": True,
+                     "window": 0}]
     assert bench.flops(cfgs[0]) == 4 * 32 * 16 * 512 * 512 * 128 / 2
     rows = [dict(cfgs[0], method="flashfuse", tflops=150.0, error=None),
             dict(cfgs[0], method="sdpa-flash", tflops=300.0, error=None),
@@ -144,3 +145,29 @@ def test_bench_table_and_arguments():
     assert bench.flops(cfgs[0], backward=True) == 2.5 * bench.flops(cfgs[0])
     assert bench_report.table(rows, ["flashfuse"], "backward").startswith(
         "backward TFLOP/s")
+
+
+def test_bench_window_counts_the_pairs_it_keeps():
+    from flashfuse import bench
+    args = bench.parse_args(["--window", "3", "--seqlens", "8",
+                             "--head-dims", "64", "--dtypes", "fp16"])
+    assert args.causal == [True]  # a sliding window is causal
+    assert "flex" not in args.methods  # compiles per shape: opt-in
+    (c,) = bench.configs(args)
+    assert c["window"] == 3
+    # Row i keeps min(i, 3) + 1 keys: 1 + 2 + 3 + 4 * 5 = 26 of 64.
+    brute = sum(min(i, 3) + 1 for i in range(8))
+    assert bench.visible_pairs(8, True, 3) == brute == 26
+    assert bench.visible_pairs(8, True, 100) == 36  # wider than S: causal
+    assert bench.flops(c) == 4 * c["batch"] * c["heads"] * 64 * 26
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--window", "-1"])
+    # The naive method keeps exactly those pairs (one-hot V reads P back).
+    q = torch.randn(1, 1, 8, 4)
+    k = torch.randn(1, 1, 8, 4)
+    p = bench._naive(3)(q, k, torch.eye(8)[None, None], True)[0, 0]
+    i, j = torch.meshgrid(torch.arange(8), torch.arange(8), indexing="ij")
+    assert torch.equal(p > 0, (j <= i) & (i - j <= 3))
+    # Methods without a window refuse it rather than time something else.
+    with pytest.raises(NotImplementedError, match="no sliding window"):
+        bench._sdpa(None, window=3)(q, k, k, True)
