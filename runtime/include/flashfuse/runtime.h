@@ -190,7 +190,9 @@ FLASHFUSE_API flashfuse_status flashfuse_context_device(
 
 /* Loads (once per path; later calls return the cached artifact) an artifact
  * directory: the cubin when its arch equals the device's compute capability,
- * else the PTX, JIT-compiled by the driver (its log is in the error). */
+ * else the PTX, JIT-compiled by the driver (its log is in the error). The
+ * list files of its bound params are checked (size, CRC-32) and copied to
+ * the GPU, and freed with the context. */
 FLASHFUSE_API flashfuse_status flashfuse_artifact_load(
     flashfuse_context *context, const char *artifact_dir,
     flashfuse_artifact **out);
@@ -403,7 +405,12 @@ typedef struct flashfuse_arg {
  * flashfuse_attention_forward are the caller's job here. An argument the
  * kernel does not take is an error (a misspelt name) unless allow_unused is
  * nonzero, which lets a caller pass every name a family of variants may
- * take. */
+ * take. Params the manifest binds (`bound` lines: block-sparse lists
+ * flashfuse-compile derived at compile time, KERNEL_ABI.md "Block-sparse")
+ * are filled from the artifact when the caller passes none of them, after
+ * checking the launch's sizes against their `bound_for` (a mismatch is
+ * FLASHFUSE_ERROR_INVALID_ARGUMENT); a caller passing all of them launches
+ * with its own, and passing some but not all is an error. */
 FLASHFUSE_API flashfuse_status
 flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
                         int32_t num_args, int32_t allow_unused, void *stream);
