@@ -71,6 +71,23 @@ void testParseDerived() {
   EXPECT(flashfuse::crc32(reinterpret_cast<const unsigned char *>(check), 9) ==
          0xcbf43926u);
 
+  // Through the C API.
+  flashfuse_manifest *handle = nullptr;
+  EXPECT_STATUS(flashfuse_manifest_open(derivedDir().c_str(), &handle),
+                FLASHFUSE_SUCCESS, "");
+  int32_t numBound = -1, numFor = -1;
+  EXPECT_STATUS(flashfuse_manifest_kernel_bound_count(handle, 0, &numBound, &numFor),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(numBound == 14 && numFor == 4);
+  const char *name = nullptr;
+  int64_t value = 0;
+  EXPECT_STATUS(flashfuse_manifest_kernel_bound_for(handle, 0, 1, &name, &value),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(name && std::string(name) == "seq_k" && value == 1024);
+  EXPECT_STATUS(flashfuse_manifest_kernel_bound_for(handle, 0, 4, &name, &value),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "bound_for index 4 out of range");
+  flashfuse_manifest_close(handle);
+
   // A manifest without bound lines reads as before: nothing bound, no file.
   flashfuse::Manifest sample;
   EXPECT_STATUS(flashfuse::readManifest(dataDir + "/sample", sample),

@@ -165,6 +165,17 @@ flashfuse_manifest_kernel_info(const flashfuse_manifest *manifest,
 FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_param(
     const flashfuse_manifest *manifest, int32_t kernel_index,
     int32_t param_index, flashfuse_param_type *type, const char **name);
+/* How many params of a kernel the artifact binds (`bound` lines,
+ * KERNEL_ABI.md "Block-sparse") and how many launch sizes they hold for
+ * (`bound_for`); both 0 for a kernel that binds nothing. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_count(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    int32_t *num_bound, int32_t *num_bound_for);
+/* The name (valid while the manifest lives) and value of a kernel's
+ * `bound_for` size number `index`. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_for(
+    const flashfuse_manifest *manifest, int32_t kernel_index, int32_t index,
+    const char **name, int64_t *value);
 /* Index of the first kernel whose variant equals *variant, or
  * FLASHFUSE_ERROR_NOT_FOUND with the available variants in the message. */
 FLASHFUSE_API flashfuse_status
