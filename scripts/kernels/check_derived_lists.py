@@ -155,28 +155,6 @@ def reference(q, k, v, kind, p, dtype, rows=2048):
     return o, lse
 
 
-def timed(fn, warm_ms=300.0):
-    """Runs fn for warm_ms, then returns a closure timing one call (ms,
-    CUDA events)."""
-    import torch
-    start, end = torch.cuda.Event(True), torch.cuda.Event(True)
-    start.record()
-    while True:
-        fn()
-        end.record()
-        end.synchronize()
-        if start.elapsed_time(end) >= warm_ms:
-            break
-
-    def once():
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end)
-    return once
-
-
 def within(name, out, ref, pt):
     err = (out.float() - ref).abs().max().item()
     bound = 2 * (pt - ref).abs().max().item() + 1e-5
@@ -188,6 +166,7 @@ def within(name, out, ref, pt):
 
 def check_case(name, out_dir, reps, sdpa):
     import torch
+    from check_block_sparse import timed  # warm-up, then CUDA events
     from flashfuse import artifact
     from flashfuse.errors import InvalidArgumentError
     b, h, s, d, kind, p = CASES[name]
