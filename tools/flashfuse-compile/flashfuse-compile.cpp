@@ -218,17 +218,27 @@ int main(int argc, char **argv) {
     for (llvm::StringRef line : llvm::split(log, '\n'))
       if (line.contains("warning"))
         llvm::outs() << "ptxas warning: " << line.trim() << "\n";
-    bool spilled = false;
+    bool spilled = false, derivedSpilled = false;
     for (const auto &r : resources) {
       llvm::outs() << "ptxas " << chip << " " << r.name << ": "
                    << r.registers << " registers, " << r.stackFrame
                    << " bytes stack, " << r.spillStores << "/" << r.spillLoads
                    << " bytes spill stores/loads\n";
-      spilled |= r.spillStores > 0 || r.spillLoads > 0;
+      bool spills = r.spillStores > 0 || r.spillLoads > 0;
+      spilled |= spills;
+      // A kernel derivation made block-sparse (a mask_mod's _mod kernel
+      // with lists): the dense walk may fit the registers where it does not.
+      derivedSpilled |= spills && !noDeriveBlockSparsity &&
+                        listBindings.count(r.name) &&
+                        llvm::StringRef(r.name).contains("_mod");
     }
     if (spilled && !allowSpills)
-      return fail("a kernel spills registers (see above); pass --allow-spills "
-                  "to accept it");
+      return fail(llvm::Twine("a kernel spills registers (see above); pass "
+                              "--allow-spills to accept it") +
+                  (derivedSpilled
+                       ? ", or --no-derive-block-sparsity to keep mask_mod "
+                         "ops dense (a block-sparse kernel spills)"
+                       : ""));
   }
   if (!flashfuse::writeListFile(outputDir, listBindings, error) ||
       !flashfuse::writeManifest(manifestFile, *arch, haveCubin, kernels,
