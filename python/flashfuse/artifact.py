@@ -15,12 +15,19 @@ without bias, mask, dropout, varlen or FP8 operands runs the same way.
 `kernel_info` and `check_sizes` need neither torch nor a GPU.
 """
 
+import os
+import threading
 from typing import NamedTuple
 
 from . import _kernels
 from . import _runtime as rt
 
 _NAME = "flashfuse.artifact.forward"
+
+# (artifact dir, kernel name or None) -> ArtifactKernel: a manifest and its
+# list file are read and checked once, not at every launch.
+_infos = {}
+_lock = threading.Lock()
 
 
 class ArtifactKernel(NamedTuple):
@@ -37,7 +44,19 @@ class ArtifactKernel(NamedTuple):
 def kernel_info(directory, kernel=None):
     """The forward kernel `kernel` (a name) of the artifact in `directory`,
     or its only forward kernel; ValueError naming the choices otherwise, or
-    when the kernel takes inputs forward() does not pass."""
+    when the kernel takes inputs forward() does not pass. Read once per
+    directory and kernel."""
+    key = (os.path.realpath(directory), kernel)
+    with _lock:
+        info = _infos.get(key)
+    if info is None:
+        info = _read_kernel_info(directory, kernel)
+        with _lock:
+            _infos[key] = info
+    return info
+
+
+def _read_kernel_info(directory, kernel):
     m = rt.Manifest.open(directory)
     infos = m.kernels()
     names = [info.name.decode() for info in infos]
