@@ -379,14 +379,18 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
   flashfuse_context &c = *kernel.artifact->context;
   if (numArgs < 0 || (numArgs > 0 && !args))
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "bad argument array");
-  // The params the artifact binds, where the caller passes none of them.
+  // The params the artifact binds, where the caller passes none of them
+  // (only such kernels pay for the copy: the decode launches are
+  // host-bound).
   std::vector<flashfuse_arg> all;
-  if (auto s = withBoundArgs(spec, args, numArgs, kernel.artifact->listBuffers,
-                             all);
-      s != FLASHFUSE_SUCCESS)
-    return s;
-  args = all.data();
-  numArgs = static_cast<int>(all.size());
+  if (!spec.bound.empty()) {
+    if (auto s = withBoundArgs(spec, args, numArgs,
+                               kernel.artifact->listBuffers, all);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    args = all.data();
+    numArgs = static_cast<int>(all.size());
+  }
   std::vector<ParamSlot> slots;
   std::vector<TensorMapRequest> mapRequests;
   if (auto s = bindParams(spec, args, numArgs, strict, slots, &mapRequests);
