@@ -11,7 +11,10 @@ across GPUs (docs/RING.md);
 kernels come from the kernel library or, where flashfuse-compile is found,
 are compiled on demand and cached on disk. `flashfuse.compile_report(model,
 inputs)` shows which attentions FlashFuse finds in a model and which kernels
-it would pick (`report_from_mlir` for a module exported already). Importing
+it would pick (`report_from_mlir` for a module exported already).
+`flashfuse.artifact.forward(dir, q, k, v)` runs the forward kernel of an
+artifact flashfuse-compile wrote from a model (a mask_mod's block-sparse
+lists derived at compile time travel in it). Importing
 the package needs neither torch nor a GPU; the torch parts load on first use.
 """
 
@@ -52,7 +55,7 @@ def __getattr__(name):
     if name in ("compile_report", "report_from_mlir"):
         from . import report
         return getattr(report, name)
-    if name in ("hf", "bench", "distributed", "hadamard"):
+    if name in ("hf", "bench", "distributed", "hadamard", "artifact"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'flashfuse' has no attribute {name!r}")

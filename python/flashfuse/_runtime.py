@@ -228,6 +228,11 @@ def _declare(lib):
         "flashfuse_manifest_kernel_param": (
             st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_int),
                  P(ctypes.c_char_p)]),
+        "flashfuse_manifest_kernel_bound_count": (
+            st, [vp, ctypes.c_int32, P(ctypes.c_int32), P(ctypes.c_int32)]),
+        "flashfuse_manifest_kernel_bound_for": (
+            st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_char_p),
+                 P(ctypes.c_int64)]),
         "flashfuse_manifest_find": (st, [vp, P(Variant), P(ctypes.c_int32)]),
         "flashfuse_context_create": (st, [ctypes.c_int32, P(vp)]),
         "flashfuse_context_destroy": (None, [vp]),
@@ -382,6 +387,23 @@ class Manifest:
             out.append((_PARAM_NAMES[t.value], name.value.decode()))
         return out
 
+    def bound(self, kernel_index):
+        """(number of params the artifact binds, {name: value} of the launch
+        sizes they hold for}) of a kernel (KERNEL_ABI.md "Block-sparse");
+        (0, {}) when it binds nothing."""
+        lib = library()
+        n, n_for = ctypes.c_int32(), ctypes.c_int32()
+        check(lib.flashfuse_manifest_kernel_bound_count(
+            self._handle, kernel_index, ctypes.byref(n), ctypes.byref(n_for)))
+        sizes = {}
+        for i in range(n_for.value):
+            name, value = ctypes.c_char_p(), ctypes.c_int64()
+            check(lib.flashfuse_manifest_kernel_bound_for(
+                self._handle, kernel_index, i, ctypes.byref(name),
+                ctypes.byref(value)))
+            sizes[name.value.decode()] = value.value
+        return n.value, sizes
+
     def find(self, variant):
         """Index of the kernel of `variant`; KernelNotFoundError otherwise."""
         index = ctypes.c_int32()
@@ -450,6 +472,13 @@ class Context:
         check(library().flashfuse_artifact_load(
             self._handle, os.fsencode(artifact_dir), ctypes.byref(h)))
         return h
+
+    def kernel_named(self, artifact_dir, name):
+        """The kernel `name` of an artifact (flashfuse_artifact_kernel)."""
+        k = ctypes.c_void_p()
+        check(library().flashfuse_artifact_kernel(
+            self.load(artifact_dir), name.encode(), ctypes.byref(k)))
+        return k
 
     def find_kernel(self, artifact_dir, variant):
         k = ctypes.c_void_p()

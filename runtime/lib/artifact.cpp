@@ -89,6 +89,33 @@ flashfuse_status loadModule(flashfuse_context &c, flashfuse_artifact &a) {
   return FLASHFUSE_SUCCESS;
 }
 
+// Copies the artifact's list files (bound params, KERNEL_ABI.md
+// "Block-sparse") to the GPU, once: every launch of its kernels reads them
+// there. On failure nothing stays allocated.
+flashfuse_status uploadLists(flashfuse_context &c, flashfuse_artifact &a) {
+  const DriverApi &api = *c.api;
+  for (const auto &[file, bytes] : a.manifest.data.listFiles) {
+    cu::CUdeviceptr ptr = 0;
+    flashfuse_status s = checkCu(
+        api, api.cuMemAlloc(&ptr, bytes.size()),
+        concat("allocating ", bytes.size(), " bytes for the lists of ",
+               a.manifest.data.dir, "/", file));
+    if (s == FLASHFUSE_SUCCESS) {
+      a.listBuffers.emplace(file, ptr);
+      s = checkCu(api, api.cuMemcpyHtoD(ptr, bytes.data(), bytes.size()),
+                  concat("copying ", a.manifest.data.dir, "/", file,
+                         " to the GPU"));
+    }
+    if (s != FLASHFUSE_SUCCESS) {
+      for (auto &list : a.listBuffers)
+        api.cuMemFree(list.second);
+      a.listBuffers.clear();
+      return s;
+    }
+  }
+  return FLASHFUSE_SUCCESS;
+}
+
 flashfuse_status loadArtifact(flashfuse_context &c, const char *dir,
                               flashfuse_artifact **out) {
   if (!dir || !out)
@@ -114,6 +141,10 @@ flashfuse_status loadArtifact(flashfuse_context &c, const char *dir,
     return s;
   if (auto s = loadModule(c, *a); s != FLASHFUSE_SUCCESS)
     return s;
+  if (auto s = uploadLists(c, *a); s != FLASHFUSE_SUCCESS) {
+    c.api->cuModuleUnload(a->module);
+    return s;
+  }
   *out = a.get();
   c.artifacts.emplace(key, std::move(a));
   return FLASHFUSE_SUCCESS;

@@ -129,9 +129,12 @@ void flashfuse_context_destroy(flashfuse_context *c) {
   {
     ScopedContext scope(*c);
     if (scope.enter() == FLASHFUSE_SUCCESS)
-      for (auto &entry : c->artifacts)
+      for (auto &entry : c->artifacts) {
         if (entry.second->module)
           c->api->cuModuleUnload(entry.second->module);
+        for (auto &list : entry.second->listBuffers)
+          c->api->cuMemFree(list.second);
+      }
   }
   if (c->ownsPrimary)
     c->api->cuDevicePrimaryCtxRelease(c->device);

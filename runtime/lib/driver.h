@@ -60,6 +60,12 @@ struct DriverApi {
   // kernel (decode.cpp).
   cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr dst, unsigned value,
                                    size_t count, cu::CUstream stream);
+  // The block-sparse lists an artifact carries (bound_lists.h): copied to
+  // the GPU once when the artifact is loaded, freed with its context.
+  cu::CUresult (*cuMemAlloc)(cu::CUdeviceptr *ptr, size_t bytes);
+  cu::CUresult (*cuMemFree)(cu::CUdeviceptr ptr);
+  cu::CUresult (*cuMemcpyHtoD)(cu::CUdeviceptr dst, const void *src,
+                               size_t bytes);
   cu::CUresult (*cuGetErrorName)(cu::CUresult error, const char **name);
   cu::CUresult (*cuGetErrorString)(cu::CUresult error, const char **text);
   // Optional (CUDA 12 drivers have it; null otherwise): the TMA kernels'

@@ -35,6 +35,9 @@ struct flashfuse_artifact {
   flashfuse_manifest manifest;
   flashfuse::cu::CUmodule module = nullptr;
   bool fromCubin = false;
+  // The list files of bound params on the GPU, by file name (uploaded at
+  // load, freed with the context).
+  std::map<std::string, flashfuse::cu::CUdeviceptr> listBuffers;
   // Resolved functions by kernel name; guarded by the context's mutex.
   std::map<std::string, std::unique_ptr<flashfuse_kernel>> kernels;
 };

@@ -1,5 +1,6 @@
 #include "launch.h"
 
+#include "bound_lists.h"
 #include "tensormap.h"
 
 #include <cmath>
@@ -376,6 +377,20 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
                              void *stream, bool strict) {
   const KernelSpec &spec = *kernel.spec;
   flashfuse_context &c = *kernel.artifact->context;
+  if (numArgs < 0 || (numArgs > 0 && !args))
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "bad argument array");
+  // The params the artifact binds, where the caller passes none of them
+  // (only such kernels pay for the copy: the decode launches are
+  // host-bound).
+  std::vector<flashfuse_arg> all;
+  if (!spec.bound.empty()) {
+    if (auto s = withBoundArgs(spec, args, numArgs,
+                               kernel.artifact->listBuffers, all);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    args = all.data();
+    numArgs = static_cast<int>(all.size());
+  }
   std::vector<ParamSlot> slots;
   std::vector<TensorMapRequest> mapRequests;
   if (auto s = bindParams(spec, args, numArgs, strict, slots, &mapRequests);

@@ -1,5 +1,6 @@
 #include "manifest.h"
 
+#include "bound_lists.h"
 #include "error.h"
 
 #include <charconv>
@@ -101,6 +102,15 @@ public:
           open = nullptr;
           continue;
         }
+        // One line per bound param (KERNEL_ABI.md "Block-sparse"): the
+        // only key that repeats.
+        if (t[0] == "bound") {
+          BoundParam b;
+          if (std::string why = parseBoundLine(t, b); !why.empty())
+            return error(why);
+          open->bound.push_back(std::move(b));
+          continue;
+        }
         if (!seenKeys.insert(t[0]).second)
           return error(concat("key '", t[0], "' given twice in kernel '",
                               open->name, "'"));
@@ -177,6 +187,11 @@ private:
       }
       if (k.params.empty())
         return error("'params' lists no parameters");
+      return FLASHFUSE_SUCCESS;
+    }
+    if (key == "bound_for") {
+      if (std::string why = parseBoundForLine(t, k.boundFor); !why.empty())
+        return error(why);
       return FLASHFUSE_SUCCESS;
     }
     if (t.size() != 2)
@@ -364,6 +379,8 @@ private:
                          v.block_sparse))
       return bad("'grid persistent' is for dense forwards only (their tile "
                  "walk is over query blocks x heads x batch)");
+    if (std::string why = boundProblem(k); !why.empty())
+      return bad(why);
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");
     if (decode && v.causal == FLASHFUSE_CAUSAL_TOP_LEFT)
@@ -403,7 +420,9 @@ flashfuse_status readManifest(const std::string &dir, Manifest &out) {
                 concat("cannot read ", path,
                        " (is this a flashfuse-compile artifact directory?)"));
   out.dir = dir;
-  return parseManifest(text, path, out);
+  if (auto s = parseManifest(text, path, out); s != FLASHFUSE_SUCCESS)
+    return s;
+  return readBoundLists(out, path);
 }
 
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {

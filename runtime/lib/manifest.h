@@ -5,6 +5,8 @@
 
 #include "flashfuse/runtime.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,25 @@ namespace flashfuse {
 struct ParamSpec {
   flashfuse_param_type type;
   std::string name;
+};
+
+// A `bound` line (KERNEL_ABI.md "Block-sparse"): a param whose value the
+// artifact carries, an i32 buffer in one of its files or a scalar.
+struct BoundParam {
+  std::string name;
+  bool buffer = false;
+  long long value = 0; // scalar
+  std::string file;    // buffer: file name in the artifact directory,
+  long long offset = 0; // byte offset (a multiple of 16),
+  long long count = 0;  // i32 elements,
+  uint32_t crc32 = 0;   // and the CRC-32 of those bytes
+};
+
+// A `bound_for` entry: an i32 param whose launch value the bound values
+// hold for.
+struct BoundSize {
+  std::string name;
+  long long value = 0;
 };
 
 struct KernelSpec {
@@ -25,6 +46,8 @@ struct KernelSpec {
   // `grid persistent`: about one block per SM walks the tiles (launch.cpp).
   bool persistent = false;
   std::vector<ParamSpec> params;
+  std::vector<BoundParam> bound;
+  std::vector<BoundSize> boundFor;
 };
 
 struct Manifest {
@@ -33,6 +56,9 @@ struct Manifest {
   std::string ptx;   // file name, empty if absent
   std::string cubin; // file name, empty if absent
   std::vector<KernelSpec> kernels;
+  // The list files `bound` lines name, by file name: their bytes, read and
+  // checked by readManifest (bound_lists.h), uploaded by artifact loads.
+  std::map<std::string, std::string> listFiles;
 };
 
 // Parses manifest text. `source` names it in messages ("DIR/manifest.txt").

@@ -154,6 +154,40 @@ flashfuse_status flashfuse_manifest_kernel_param(const flashfuse_manifest *m,
   });
 }
 
+flashfuse_status flashfuse_manifest_kernel_bound_count(
+    const flashfuse_manifest *m, int32_t kernel_index, int32_t *num_bound,
+    int32_t *num_bound_for) {
+  return guarded([&] {
+    if (auto s = checkManifestAndIndex(m, kernel_index); s != FLASHFUSE_SUCCESS)
+      return s;
+    const KernelSpec &k = m->data.kernels[kernel_index];
+    if (num_bound)
+      *num_bound = static_cast<int32_t>(k.bound.size());
+    if (num_bound_for)
+      *num_bound_for = static_cast<int32_t>(k.boundFor.size());
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status flashfuse_manifest_kernel_bound_for(
+    const flashfuse_manifest *m, int32_t kernel_index, int32_t index,
+    const char **name, int64_t *value) {
+  return guarded([&] {
+    if (auto s = checkManifestAndIndex(m, kernel_index); s != FLASHFUSE_SUCCESS)
+      return s;
+    const KernelSpec &k = m->data.kernels[kernel_index];
+    if (index < 0 || static_cast<size_t>(index) >= k.boundFor.size())
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("bound_for index ", index, " out of range for '",
+                         k.name, "' (", k.boundFor.size(), " sizes)"));
+    if (name)
+      *name = k.boundFor[index].name.c_str();
+    if (value)
+      *value = k.boundFor[index].value;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
 flashfuse_status flashfuse_manifest_find(const flashfuse_manifest *m,
                                          const flashfuse_variant *variant,
                                          int32_t *index) {

@@ -4,6 +4,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
@@ -71,6 +72,7 @@ bool flashfuse::assemble(llvm::StringRef ptxas, llvm::StringRef chip,
 
 bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
                               const std::vector<KernelEntry> &kernels,
+                              const std::map<std::string, ListBinding> &bindings,
                               std::string &error) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -117,7 +119,24 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)
         os << " " << cast<StringAttr>(p).getValue();
-    os << "\nend\n";
+    os << "\n";
+    // Lists the artifact carries (KERNEL_ABI.md "Block-sparse"): the sizes
+    // they hold for, then each list param's value.
+    if (auto it = bindings.find(k.name);
+        it != bindings.end() && it->second.bound) {
+      const KernelBinding &b = it->second.binding;
+      os << "  bound_for";
+      for (const auto &[name, value] : b.sizes)
+        os << " " << name << " " << value;
+      os << "\n";
+      for (const BoundBuffer &buffer : b.buffers)
+        os << "  bound " << buffer.param << " file " << buffer.file
+           << " offset " << buffer.offset << " i32 " << buffer.data.size()
+           << " crc32 " << llvm::format_hex_no_prefix(buffer.crc32, 8) << "\n";
+      for (const auto &[name, value] : b.scalars)
+        os << "  bound " << name << " " << value << "\n";
+    }
+    os << "end\n";
   }
   return true;
 }

@@ -2,6 +2,8 @@
 #ifndef FLASHFUSE_TOOLS_FLASHFUSE_COMPILE_ARTIFACT_H
 #define FLASHFUSE_TOOLS_FLASHFUSE_COMPILE_ARTIFACT_H
 
+#include "BoundLists.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
@@ -34,9 +36,12 @@ bool assemble(llvm::StringRef ptxas, llvm::StringRef chip, llvm::StringRef ptxPa
               llvm::StringRef cubinPath, std::string &log,
               std::vector<KernelResources> &resources);
 
-/// Writes manifest.txt in the format of docs/KERNEL_ABI.md.
+/// Writes manifest.txt in the format of docs/KERNEL_ABI.md; a kernel of
+/// `bindings` that is bound gets its `bound_for` and `bound` lines.
 bool writeManifest(llvm::StringRef path, int arch, bool haveCubin,
-                   const std::vector<KernelEntry> &kernels, std::string &error);
+                   const std::vector<KernelEntry> &kernels,
+                   const std::map<std::string, ListBinding> &bindings,
+                   std::string &error);
 
 } // namespace flashfuse
 

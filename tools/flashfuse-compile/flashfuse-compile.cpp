@@ -3,9 +3,13 @@
 //   flashfuse-compile model.mlir --target=h100 -o out/
 //
 // Chooses kernel configs for the target (flash-select-config, for ops that
-// have none), generates the kernels (flash-lower-to-gpu), lowers them to PTX
+// have none), derives block-sparse lists from mask_mod regions
+// (flash-derive-block-sparsity, unless --no-derive-block-sparsity),
+// generates the kernels (flash-lower-to-gpu), lowers them to PTX
 // (flash-kernels-to-ptx), assembles a cubin with ptxas and writes the
-// artifact of docs/KERNEL_ABI.md: kernels.ptx, kernels.cubin, manifest.txt.
+// artifact of docs/KERNEL_ABI.md: kernels.ptx, kernels.cubin, manifest.txt,
+// and lists.bin where lists known at compile time are carried for the
+// runtime (BoundLists.h).
 // ptxas's register, stack and spill figures are printed per kernel; a spill
 // is an error unless --allow-spills.
 //
@@ -60,6 +64,13 @@ static cl::opt<std::string> recipeName(
              "serves on sm_90, else as auto), sm80, sm90 or sm90ws (forward "
              "ops; backward ops as auto)"),
     cl::init("auto"));
+static cl::opt<bool> noDeriveBlockSparsity(
+    "no-derive-block-sparsity",
+    cl::desc("Keep mask_mod ops dense: no key-block lists derived from "
+             "their mask_mod (flash-derive-block-sparsity)"));
+static cl::opt<bool> explainBlockSparsity(
+    "explain-block-sparsity",
+    cl::desc("Remark on every mask_mod op left dense, naming why"));
 static cl::opt<bool> dumpKernels("dump-kernel-ir",
                                  cl::desc("Print the generated gpu.module"));
 
@@ -128,6 +139,14 @@ int main(int argc, char **argv) {
     selectOptions.recipe = recipeName;
     pm.addPass(flash::createFlashSelectConfig(selectOptions));
   }
+  // After the configs: the lists' block sizes are fitted to each op's tiles
+  // (flash-derive-block-sparsity rounds them up to block_m / block_n), also
+  // for ops that came with a config.
+  if (!noDeriveBlockSparsity) {
+    flash::FlashDeriveBlockSparsityOptions deriveOptions;
+    deriveOptions.explain = explainBlockSparsity;
+    pm.addPass(flash::createFlashDeriveBlockSparsity(deriveOptions));
+  }
   flash::FlashLowerToGPUOptions gpuOptions;
   gpuOptions.chip = chip;
   gpuOptions.deterministic = deterministic;
@@ -151,6 +170,13 @@ int main(int argc, char **argv) {
   });
   if (kernels.empty())
     return fail("the input has no flash.attention to compile");
+  // What the dropped host code passes as block-sparse lists: constants are
+  // carried in the artifact, the rest stays the caller's to pass.
+  std::map<std::string, DictionaryAttr> manifests;
+  for (const auto &k : kernels)
+    manifests[k.name] = k.manifest;
+  std::map<std::string, flashfuse::ListBinding> listBindings =
+      flashfuse::collectListBindings(*module, manifests);
   if (dumpKernels)
     device->print(llvm::outs());
 
@@ -192,25 +218,50 @@ int main(int argc, char **argv) {
     for (llvm::StringRef line : llvm::split(log, '\n'))
       if (line.contains("warning"))
         llvm::outs() << "ptxas warning: " << line.trim() << "\n";
-    bool spilled = false;
+    bool spilled = false, derivedSpilled = false;
     for (const auto &r : resources) {
       llvm::outs() << "ptxas " << chip << " " << r.name << ": "
                    << r.registers << " registers, " << r.stackFrame
                    << " bytes stack, " << r.spillStores << "/" << r.spillLoads
                    << " bytes spill stores/loads\n";
-      spilled |= r.spillStores > 0 || r.spillLoads > 0;
+      bool spills = r.spillStores > 0 || r.spillLoads > 0;
+      spilled |= spills;
+      // A kernel derivation made block-sparse (a mask_mod's _mod kernel
+      // with lists): the dense walk may fit the registers where it does not.
+      derivedSpilled |= spills && !noDeriveBlockSparsity &&
+                        listBindings.count(r.name) &&
+                        llvm::StringRef(r.name).contains("_mod");
     }
     if (spilled && !allowSpills)
-      return fail("a kernel spills registers (see above); pass --allow-spills "
-                  "to accept it");
+      return fail(llvm::Twine("a kernel spills registers (see above); pass "
+                              "--allow-spills to accept it") +
+                  (derivedSpilled
+                       ? ", or --no-derive-block-sparsity to keep mask_mod "
+                         "ops dense (a block-sparse kernel spills)"
+                       : ""));
   }
-  if (!flashfuse::writeManifest(manifestFile, *arch, haveCubin, kernels, error))
+  if (!flashfuse::writeListFile(outputDir, listBindings, error) ||
+      !flashfuse::writeManifest(manifestFile, *arch, haveCubin, kernels,
+                                listBindings, error))
     return fail(error);
   for (const auto &k : kernels)
     llvm::outs() << "kernel " << k.name << " (smem "
                  << k.manifest.getAs<IntegerAttr>("smem").getInt()
                  << " bytes)\n";
+  bool anyBound = false;
+  for (const auto &[name, b] : listBindings) {
+    anyBound |= b.bound;
+    if (b.bound)
+      llvm::outs() << "kernel " << name
+                   << ": block-sparse lists bound by the artifact (lists.bin)\n";
+    else
+      llvm::outs() << "note: kernel " << name
+                   << ": block-sparse lists not in the artifact: " << b.whyNot
+                   << "; the caller passes them (docs/KERNEL_ABI.md "
+                      "\"Block-sparse\")\n";
+  }
   llvm::outs() << "wrote " << outputDir << "/{kernels.ptx"
-               << (haveCubin ? ", kernels.cubin" : "") << ", manifest.txt}\n";
+               << (haveCubin ? ", kernels.cubin" : "")
+               << (anyBound ? ", lists.bin" : "") << ", manifest.txt}\n";
   return 0;
 }

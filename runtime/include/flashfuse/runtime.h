@@ -165,6 +165,17 @@ flashfuse_manifest_kernel_info(const flashfuse_manifest *manifest,
 FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_param(
     const flashfuse_manifest *manifest, int32_t kernel_index,
     int32_t param_index, flashfuse_param_type *type, const char **name);
+/* How many params of a kernel the artifact binds (`bound` lines,
+ * KERNEL_ABI.md "Block-sparse") and how many launch sizes they hold for
+ * (`bound_for`); both 0 for a kernel that binds nothing. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_count(
+    const flashfuse_manifest *manifest, int32_t kernel_index,
+    int32_t *num_bound, int32_t *num_bound_for);
+/* The name (valid while the manifest lives) and value of a kernel's
+ * `bound_for` size number `index`. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_for(
+    const flashfuse_manifest *manifest, int32_t kernel_index, int32_t index,
+    const char **name, int64_t *value);
 /* Index of the first kernel whose variant equals *variant, or
  * FLASHFUSE_ERROR_NOT_FOUND with the available variants in the message. */
 FLASHFUSE_API flashfuse_status
@@ -190,7 +201,9 @@ FLASHFUSE_API flashfuse_status flashfuse_context_device(
 
 /* Loads (once per path; later calls return the cached artifact) an artifact
  * directory: the cubin when its arch equals the device's compute capability,
- * else the PTX, JIT-compiled by the driver (its log is in the error). */
+ * else the PTX, JIT-compiled by the driver (its log is in the error). The
+ * list files of its bound params are checked (size, CRC-32) and copied to
+ * the GPU, and freed with the context. */
 FLASHFUSE_API flashfuse_status flashfuse_artifact_load(
     flashfuse_context *context, const char *artifact_dir,
     flashfuse_artifact **out);
@@ -403,7 +416,12 @@ typedef struct flashfuse_arg {
  * flashfuse_attention_forward are the caller's job here. An argument the
  * kernel does not take is an error (a misspelt name) unless allow_unused is
  * nonzero, which lets a caller pass every name a family of variants may
- * take. */
+ * take. Params the manifest binds (`bound` lines: block-sparse lists
+ * flashfuse-compile derived at compile time, KERNEL_ABI.md "Block-sparse")
+ * are filled from the artifact when the caller passes none of them, after
+ * checking the launch's sizes against their `bound_for` (a mismatch is
+ * FLASHFUSE_ERROR_INVALID_ARGUMENT); a caller passing all of them launches
+ * with its own, and passing some but not all is an error. */
 FLASHFUSE_API flashfuse_status
 flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
                         int32_t num_args, int32_t allow_unused, void *stream);

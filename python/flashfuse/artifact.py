@@ -1,0 +1,184 @@
+"""Running the forward kernel of one artifact directory that flashfuse-compile
+wrote from a model: `forward(directory, query, key, value)` returns (O, LSE).
+
+Made for a model whose attention has a mask_mod over indices only (sliding
+window with global tokens, prefix-LM, ...): flashfuse-compile derives its
+block-sparse lists at compile time and the artifact carries them
+(docs/KERNEL_ABI.md "Block-sparse", `bound` lines), so nothing but Q, K and
+V is passed and the runtime fills the lists in; the launch sizes must be the
+ones they were derived for (`bound_for`), which is checked here before the
+launch (and again by the runtime). Any forward kernel of an artifact
+without bias, mask, dropout, varlen or FP8 operands runs the same way.
+
+    o, lse = flashfuse.artifact.forward("out/", q, k, v)
+
+`kernel_info` and `check_sizes` need neither torch nor a GPU.
+"""
+
+import os
+import threading
+from typing import NamedTuple
+
+from . import _kernels
+from . import _runtime as rt
+
+_NAME = "flashfuse.artifact.forward"
+
+# (artifact dir, kernel name or None) -> ArtifactKernel: a manifest and its
+# list file are read and checked once, not at every launch.
+_infos = {}
+_lock = threading.Lock()
+
+
+class ArtifactKernel(NamedTuple):
+    """A forward kernel of an artifact, as its manifest describes it."""
+    directory: str
+    name: str
+    index: int
+    variant: rt.Variant
+    params: tuple       # (type name, param name), in launch order
+    num_bound: int      # params the artifact binds
+    bound_for: dict     # {size name: value} the bound lists hold for
+
+
+def kernel_info(directory, kernel=None):
+    """The forward kernel `kernel` (a name) of the artifact in `directory`,
+    or its only forward kernel; ValueError naming the choices otherwise, or
+    when the kernel takes inputs forward() does not pass. Read once per
+    directory and kernel."""
+    key = (os.path.realpath(directory), kernel)
+    with _lock:
+        info = _infos.get(key)
+    if info is None:
+        info = _read_kernel_info(directory, kernel)
+        with _lock:
+            _infos[key] = info
+    return info
+
+
+def _read_kernel_info(directory, kernel):
+    m = rt.Manifest.open(directory)
+    infos = m.kernels()
+    names = [info.name.decode() for info in infos]
+    if kernel is not None:
+        if kernel not in names:
+            raise ValueError(f"{_NAME}: no kernel '{kernel}' in {directory}; "
+                             f"it has: {', '.join(names)}")
+        index = names.index(kernel)
+    else:
+        forwards = [i for i, info in enumerate(infos)
+                    if info.variant.kind == rt.KIND_FORWARD]
+        if len(forwards) != 1:
+            raise ValueError(
+                f"{_NAME}: {directory} has {len(forwards)} forward kernels"
+                + (f" ({', '.join(names[i] for i in forwards)})"
+                   if forwards else "")
+                + "; name one with kernel=")
+        index = forwards[0]
+    v = infos[index].variant
+    what = [flag for flag in ("bias", "mask", "dropout", "varlen")
+            if getattr(v, flag)]
+    if v.kind != rt.KIND_FORWARD:
+        what.insert(0, f"kind {v.describe().split()[0]}")
+    if v.dtype == rt.DTYPE_E4M3:
+        what.append("FP8 operands")
+    if what:
+        raise ValueError(f"{_NAME}: kernel '{names[index]}' takes "
+                         f"{', '.join(what)}, which forward() does not pass")
+    num_bound, bound_for = m.bound(index)
+    if v.block_sparse and not num_bound:
+        raise ValueError(
+            f"{_NAME}: kernel '{names[index]}' takes its block-sparse lists "
+            "from the caller (the artifact does not carry them: they were "
+            "not known at compile time); launch it with "
+            "flashfuse.block_sparse_attention")
+    return ArtifactKernel(str(directory), names[index], index, v,
+                          tuple(m.params(index)), num_bound, bound_for)
+
+
+def check_sizes(info, batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
+                head_dim_v):
+    """ValueError where a launch of these sizes does not fit the kernel: its
+    head dims, whole GQA groups, and the sizes its bound lists were derived
+    for."""
+    v = info.variant
+    if (head_dim, head_dim_v) != (v.head_dim, v.head_dim_v):
+        raise ValueError(f"{_NAME}: head dims D={head_dim} Dv={head_dim_v}, "
+                         f"but '{info.name}' was compiled for D={v.head_dim} "
+                         f"Dv={v.head_dim_v}")
+    if heads_kv <= 0 or heads_q % heads_kv:
+        raise ValueError(f"{_NAME}: query heads ({heads_q}) must be a "
+                         f"multiple of key heads ({heads_kv})")
+    sizes = {"batch": batch, "heads_q": heads_q, "seq_q": seq_q,
+             "seq_k": seq_k}
+    for name, derived in info.bound_for.items():
+        if name in sizes and sizes[name] != derived:
+            held = ", ".join(f"{k} = {x}" for k, x in info.bound_for.items())
+            raise ValueError(
+                f"{_NAME}: {name} = {sizes[name]}, but the block-sparse lists "
+                f"{info.directory} carries for '{info.name}' were derived for "
+                f"{held}; compile the model for these sizes")
+
+
+def forward(directory, query, key, value, *, kernel=None, scale=None,
+            window=None, softcap=None):
+    """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
+    kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
+    defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
+    kernel unless its bound lists record it, `softcap` by a `softcap 1`
+    kernel."""
+    import torch
+
+    from .ops import _DTYPES, _poison, _readable, _span
+
+    info = kernel_info(directory, kernel)
+    v = info.variant
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4 or not t.is_cuda:
+            raise ValueError(f"{_NAME}: {name} must be a CUDA tensor "
+                             "[B, H, S, D]")
+        if _DTYPES.get(t.dtype) != v.dtype:
+            raise TypeError(f"{_NAME}: {name} is {t.dtype}, but "
+                            f"'{info.name}' was compiled for "
+                            f"{v.describe().split()[1]}")
+    q, k, val = (_readable(t) for t in (query, key, value))
+    b, hq, sq, d = q.shape
+    if (tuple(k.shape[:3]) != tuple(val.shape[:3]) or k.shape[0] != b
+            or k.shape[-1] != d):
+        raise ValueError(f"{_NAME}: mismatched shapes: query {tuple(q.shape)}, "
+                         f"key {tuple(k.shape)}, value {tuple(val.shape)}")
+    check_sizes(info, b, hq, k.shape[1], sq, k.shape[2], d, val.shape[-1])
+    if window is None:
+        window = (info.bound_for.get("window_left", -1),
+                  info.bound_for.get("window_right", -1))
+        if v.window and "window_left" not in info.bound_for:
+            raise ValueError(f"{_NAME}: '{info.name}' has a window; pass "
+                             "window=(left, right)")
+    if v.softcap and softcap is None:
+        raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
+    o = q.new_empty(b, hq, sq, val.shape[-1])
+    lse = q.new_empty(b, hq, sq, dtype=torch.float32)
+    _poison(o, lse)
+    named = {}
+    for name, t in (("q", q), ("k", k), ("v", val), ("o", o), ("lse", lse)):
+        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+    for name, t in (("q", q), ("k", k), ("v", val), ("o", o)):
+        for axis, suffix in enumerate(("b", "h", "s")):
+            named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
+    for name, size in (("batch", b), ("heads_q", hq), ("heads_kv", k.shape[1]),
+                       ("seq_q", sq), ("seq_k", k.shape[2]),
+                       ("window_left", window[0]),
+                       ("window_right", window[1])):
+        named[name] = (rt.PARAM_I32, size)
+    named["scale"] = (rt.PARAM_F32, d ** -0.5 if scale is None else scale)
+    named["softcap"] = (rt.PARAM_F32, softcap or 0.0)
+    named["dropout_p"] = (rt.PARAM_F32, 0.0)
+    named["seed"] = (rt.PARAM_I64, 0)
+    # The lists are not passed: the runtime fills the bound params in.
+    handle = _kernels.context(q.device.index).kernel_named(info.directory,
+                                                           info.name)
+    with torch.cuda.device(q.device):
+        rt.kernel_launch(handle, named,
+                         torch.cuda.current_stream(q.device).cuda_stream,
+                         allow_unused=False)
+    return o, lse
