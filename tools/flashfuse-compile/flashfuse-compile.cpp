@@ -95,39 +95,20 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "FlashFuse kernel compiler\n");
+/// What compileModule returns where a kernel that block-sparsity
+/// derivation produced spills (and spills are not allowed): main compiles
+/// the input again without derivation.
+constexpr int kDerivedKernelSpilled = 2;
 
-  std::optional<int> arch = archOf(targetName);
-  if (!arch)
-    return fail("unknown --target '" + targetName +
-                "'; expected a100, l4, h100 or h200");
-
-  // The PTX pipeline is textual: its upstream passes must be registered.
-  flashfuse::registerCompilerPasses();
-  DialectRegistry registry;
-  flashfuse::registerCompilerDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-
+/// Selects configs, derives block-sparse lists (`derive`), generates the
+/// kernels and writes the artifact of `module` into --o; 0 on success, 1
+/// on an error (printed), kDerivedKernelSpilled as above.
+static int compileModule(ModuleOp module, MLIRContext &context,
+                         const std::string &chip, int arch, bool derive) {
   std::string error;
-  auto file = openInputFile(inputFile, &error);
-  if (!file)
-    return fail(error);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1; // the parser printed the diagnostic
-
-  // Kernel generation on the whole module.
-  // sm_90 kernels are built for sm_90a: the sm90 recipe's wgmma exists only
-  // there, and sm_90a code runs on every sm_90 GPU (H100, H200).
-  std::string chip = "sm_" + std::to_string(*arch) + (*arch == 90 ? "a" : "");
   PassManager pm(&context);
   bool needsConfig = false;
-  module->walk([&](Operation *op) {
+  module.walk([&](Operation *op) {
     if (isa<flash::AttentionOp, flash::AttentionGradOp,
             flash::AttentionKVCacheOp>(op) &&
         !op->hasAttr("config"))
@@ -142,7 +123,7 @@ int main(int argc, char **argv) {
   // After the configs: the lists' block sizes are fitted to each op's tiles
   // (flash-derive-block-sparsity rounds them up to block_m / block_n), also
   // for ops that came with a config.
-  if (!noDeriveBlockSparsity) {
+  if (derive) {
     flash::FlashDeriveBlockSparsityOptions deriveOptions;
     deriveOptions.explain = explainBlockSparsity;
     pm.addPass(flash::createFlashDeriveBlockSparsity(deriveOptions));
@@ -153,16 +134,16 @@ int main(int argc, char **argv) {
   // Only the kernels are kept: the runtime launches them.
   gpuOptions.kernelsOnly = true;
   pm.addPass(flash::createFlashLowerToGPU(gpuOptions));
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(module)))
     return 1;
 
   // The kernels, alone in a module of their own, down to PTX.
   std::vector<flashfuse::KernelEntry> kernels;
-  OwningOpRef<ModuleOp> device = ModuleOp::create(module->getLoc());
+  OwningOpRef<ModuleOp> device = ModuleOp::create(module.getLoc());
   (*device)->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                      UnitAttr::get(&context));
   OpBuilder builder = OpBuilder::atBlockEnd(device->getBody());
-  module->walk([&](gpu::GPUModuleOp gpuModule) {
+  module.walk([&](gpu::GPUModuleOp gpuModule) {
     for (auto func : gpuModule.getOps<gpu::GPUFuncOp>())
       if (auto manifest = func->getAttrOfType<DictionaryAttr>("flash.manifest"))
         kernels.push_back({func.getName().str(), manifest});
@@ -176,7 +157,7 @@ int main(int argc, char **argv) {
   for (const auto &k : kernels)
     manifests[k.name] = k.manifest;
   std::map<std::string, flashfuse::ListBinding> listBindings =
-      flashfuse::collectListBindings(*module, manifests);
+      flashfuse::collectListBindings(module, manifests);
   if (dumpKernels)
     device->print(llvm::outs());
 
@@ -228,20 +209,19 @@ int main(int argc, char **argv) {
       spilled |= spills;
       // A kernel derivation made block-sparse (a mask_mod's _mod kernel
       // with lists): the dense walk may fit the registers where it does not.
-      derivedSpilled |= spills && !noDeriveBlockSparsity &&
+      derivedSpilled |= spills && derive &&
                         listBindings.count(r.name) &&
                         llvm::StringRef(r.name).contains("_mod");
     }
-    if (spilled && !allowSpills)
-      return fail(llvm::Twine("a kernel spills registers (see above); pass "
-                              "--allow-spills to accept it") +
-                  (derivedSpilled
-                       ? ", or --no-derive-block-sparsity to keep mask_mod "
-                         "ops dense (a block-sparse kernel spills)"
-                       : ""));
+    if (spilled && !allowSpills) {
+      if (derivedSpilled)
+        return kDerivedKernelSpilled;
+      return fail("a kernel spills registers (see above); pass "
+                  "--allow-spills to accept it");
+    }
   }
   if (!flashfuse::writeListFile(outputDir, listBindings, error) ||
-      !flashfuse::writeManifest(manifestFile, *arch, haveCubin, kernels,
+      !flashfuse::writeManifest(manifestFile, arch, haveCubin, kernels,
                                 listBindings, error))
     return fail(error);
   for (const auto &k : kernels)
@@ -264,4 +244,51 @@ int main(int argc, char **argv) {
                << (haveCubin ? ", kernels.cubin" : "")
                << (anyBound ? ", lists.bin" : "") << ", manifest.txt}\n";
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "FlashFuse kernel compiler\n");
+
+  std::optional<int> arch = archOf(targetName);
+  if (!arch)
+    return fail("unknown --target '" + targetName +
+                "'; expected a100, l4, h100 or h200");
+
+  // The PTX pipeline is textual: its upstream passes must be registered.
+  flashfuse::registerCompilerPasses();
+  DialectRegistry registry;
+  flashfuse::registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  std::string error;
+  auto file = openInputFile(inputFile, &error);
+  if (!file)
+    return fail(error);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1; // the parser printed the diagnostic
+
+  // sm_90 kernels are built for sm_90a: the sm90 recipe's wgmma exists only
+  // there, and sm_90a code runs on every sm_90 GPU (H100, H200).
+  std::string chip = "sm_" + std::to_string(*arch) + (*arch == 90 ? "a" : "");
+  bool derive = !noDeriveBlockSparsity;
+  // Kept for a second, dense compilation: the passes rewrite the module.
+  OwningOpRef<ModuleOp> pristine;
+  if (derive)
+    pristine = module->clone();
+  int status = compileModule(*module, context, chip, *arch, derive);
+  if (status != kDerivedKernelSpilled)
+    return status;
+  // Block skipping is an optimisation the user did not ask for by name: a
+  // derived kernel that spills (its list walk beside mask_mod's registers)
+  // must not turn a model that compiled dense into an error.
+  llvm::outs() << "note: a kernel made block-sparse by "
+                  "flash-derive-block-sparsity spills registers; compiling "
+                  "again with the mask_mod ops dense (--allow-spills keeps "
+                  "the block-sparse kernels)\n";
+  return compileModule(*pristine, context, chip, *arch, /*derive=*/false);
 }
