@@ -7,7 +7,8 @@
 // full (its mask_mod not applied) or wrongly skipped changes the result.
 // Sequence lengths are not multiples of the blocks (short last blocks).
 // Each input is one function in a module (the script appends a driver).
-// The ops_* cases exercise each integer op the evaluator models.
+// The ops_* cases exercise each integer op the evaluator models; the
+// *_per_head / *_per_batch cases read h / b and get lists per head / batch.
 // RUN: split-file %s %t
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
@@ -15,13 +16,14 @@
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/documents.mlir \
 // RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir \
 // RUN:   %t/runtime_documents.mlir %t/random_ids.mlir %t/batch_documents.mlir \
-// RUN:   %t/ops_floordiv.mlir %t/ops_ceildiv.mlir %t/ops_remsi.mlir %t/ops_select_casts.mlir %t/ops_minmax.mlir | FileCheck %s
+// RUN:   %t/ops_floordiv.mlir %t/ops_ceildiv.mlir %t/ops_remsi.mlir %t/ops_select_casts.mlir %t/ops_minmax.mlir \
+// RUN:   %t/window_per_head.mlir %t/prefix_per_batch.mlir | FileCheck %s
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
 // RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-14: OK
+// CHECK-COUNT-16: OK
 // CHECK-NOT: {{BAD|ERROR}}
 // NAIVE-NOT: {{BAD|ERROR}}
 // NAIVE-COUNT-3: OK
@@ -336,5 +338,44 @@ func.func @ops_minmax(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v
     flash.yield %keep : i1
   }
   return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- window_per_head.mlir
+module {
+func.func @window_per_head(%q: tensor<2x3x200x32xf32>, %k: tensor<2x3x200x32xf32>, %v: tensor<2x3x200x32xf32>) -> tensor<2x3x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<2x3x200x32xf32>, tensor<2x3x200x32xf32>, tensor<2x3x200x32xf32> -> tensor<2x3x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c1 = arith.constant 1 : index
+    %c40 = arith.constant 40 : index
+    %h1 = arith.addi %h, %c1 : index
+    %w = arith.muli %h1, %c40 : index
+    %d = arith.subi %i, %j : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %near = arith.cmpi slt, %d, %w : index
+    %keep = arith.andi %causal, %near : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<2x3x200x32xf32>
+}
+}
+
+//--- prefix_per_batch.mlir
+module {
+func.func @prefix_per_batch(%q: tensor<3x2x200x32xf32>, %k: tensor<3x2x200x32xf32>, %v: tensor<3x2x200x32xf32>) -> tensor<3x2x200x32xf32> {
+  %o = flash.attention %q, %k, %v : tensor<3x2x200x32xf32>, tensor<3x2x200x32xf32>, tensor<3x2x200x32xf32> -> tensor<3x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c1 = arith.constant 1 : index
+    %c50 = arith.constant 50 : index
+    %b1 = arith.addi %b, %c1 : index
+    %prefix = arith.muli %b1, %c50 : index
+    %causal = arith.cmpi sle, %j, %i : index
+    %inprefix = arith.cmpi slt, %j, %prefix : index
+    %keep = arith.ori %causal, %inprefix : i1
+    flash.yield %keep : i1
+  }
+  return %o : tensor<3x2x200x32xf32>
 }
 }

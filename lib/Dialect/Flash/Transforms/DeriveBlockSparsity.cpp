@@ -47,11 +47,20 @@ constexpr int64_t kMaxBlocks = int64_t(1) << 22;
 
 using BlockClass = StaticBlock;
 
-/// The classes of all QB x KB blocks, row-major, and what decided them.
+/// The classes of all QB x KB blocks of each of the lists' groupsB x
+/// groupsH (batch, head) rows, row-major, and what decided them. A group
+/// is one batch (head) where the mask_mod reads b (h), else all of them.
 struct Classification {
+  int64_t groupsB = 1, groupsH = 1;
   int64_t qBlocks, kBlocks;
   std::vector<BlockClass> cls;
   int64_t fullCount = 0, maskSkipped = 0;
+  BlockClass &at(int64_t gb, int64_t gh, int64_t qb, int64_t kb) {
+    return cls[((gb * groupsH + gh) * qBlocks + qb) * kBlocks + kb];
+  }
+  BlockClass at(int64_t gb, int64_t gh, int64_t qb, int64_t kb) const {
+    return cls[((gb * groupsH + gh) * qBlocks + qb) * kBlocks + kb];
+  }
 };
 
 /// True when the op's causal / window band masks every (i, j) of the box:
@@ -113,70 +122,122 @@ BoxVerdict refine(const std::array<Interval, 4> &box, int depth,
 }
 
 /// Classifies every block by `verdict` (the mask_mod, or the part of it
-/// known at compile time) over its index box, and by the band.
+/// known at compile time) over its index box, and by the band; per batch
+/// (head) when `perBatch` (`perHead`), else once for all of them.
 Classification classify(AttentionVariantInterface op, const AttentionSizes &sz,
-                        int64_t bq, int64_t bk, VerdictFn verdict) {
+                        int64_t bq, int64_t bk, VerdictFn verdict,
+                        bool perBatch = false, bool perHead = false) {
   Classification c;
+  c.groupsB = perBatch ? sz.batch : 1;
+  c.groupsH = perHead ? sz.headsQ : 1;
   c.qBlocks = llvm::divideCeil(sz.seqQ, bq);
   c.kBlocks = llvm::divideCeil(sz.seqK, bk);
-  c.cls.assign(c.qBlocks * c.kBlocks, BlockClass::Partial);
-  // b and h over their whole ranges (the lists are shared by every batch
-  // and head); a dynamic size leaves them unbounded above.
-  auto upTo = [](int64_t n) {
+  c.cls.assign(c.groupsB * c.groupsH * c.qBlocks * c.kBlocks,
+               BlockClass::Partial);
+  // A group's b (h): one index, or the whole range where the lists are
+  // shared (a dynamic size leaves it unbounded above).
+  auto group = [](bool split, int64_t g, int64_t n) {
+    if (split)
+      return Interval{g, g};
     return Interval{0, ShapedType::isDynamic(n)
                            ? std::numeric_limits<int64_t>::max()
                            : n - 1};
   };
-  Interval b = upTo(sz.batch), h = upTo(sz.headsQ);
   int64_t off = op.isBottomRightAligned() ? sz.seqK - sz.seqQ : 0;
   int64_t budget = kRefineBudget;
-  for (int64_t qb = 0; qb < c.qBlocks; ++qb) {
-    Interval i{qb * bq, std::min((qb + 1) * bq, sz.seqQ) - 1};
-    for (int64_t kb = 0; kb < c.kBlocks; ++kb) {
-      Interval j{kb * bk, std::min((kb + 1) * bk, sz.seqK) - 1};
-      BlockClass &out = c.cls[qb * c.kBlocks + kb];
-      if (bandMasksAll(op, off, i, j)) {
-        out = BlockClass::Skipped;
-        continue;
-      }
-      switch (refine({b, h, i, j}, kRefineDepth, budget, verdict)) {
-      case BoxVerdict::All:
-        out = BlockClass::Full;
-        ++c.fullCount;
-        break;
-      case BoxVerdict::None:
-        out = BlockClass::Skipped;
-        ++c.maskSkipped;
-        break;
-      case BoxVerdict::Some:
-        break;
+  for (int64_t gb = 0; gb < c.groupsB; ++gb)
+    for (int64_t gh = 0; gh < c.groupsH; ++gh) {
+      Interval b = group(perBatch, gb, sz.batch);
+      Interval h = group(perHead, gh, sz.headsQ);
+      for (int64_t qb = 0; qb < c.qBlocks; ++qb) {
+        Interval i{qb * bq, std::min((qb + 1) * bq, sz.seqQ) - 1};
+        for (int64_t kb = 0; kb < c.kBlocks; ++kb) {
+          Interval j{kb * bk, std::min((kb + 1) * bk, sz.seqK) - 1};
+          BlockClass &out = c.at(gb, gh, qb, kb);
+          if (bandMasksAll(op, off, i, j)) {
+            out = BlockClass::Skipped;
+            continue;
+          }
+          switch (refine({b, h, i, j}, kRefineDepth, budget, verdict)) {
+          case BoxVerdict::All:
+            out = BlockClass::Full;
+            ++c.fullCount;
+            break;
+          case BoxVerdict::None:
+            out = BlockClass::Skipped;
+            ++c.maskSkipped;
+            break;
+          case BoxVerdict::Some:
+            break;
+          }
+        }
       }
     }
-  }
   return c;
 }
 
-/// kv_num_blocks [1, 1, QB] and kv_indices [1, 1, QB, N] of the blocks of
-/// class `want`, sorted by key block; N is the longest row (at least 1, so
-/// that the slot dimension is never empty) and unused slots hold 0.
+/// Shares the lists of groups that came out the same (a mask that reads h
+/// only where it cannot matter, or the same for every batch): one row
+/// broadcast over the dimension instead of B or H copies.
+void shareIdenticalGroups(Classification &c) {
+  int64_t plane = c.qBlocks * c.kBlocks;
+  auto group = [&](int64_t gb, int64_t gh) {
+    return c.cls.begin() + (gb * c.groupsH + gh) * plane;
+  };
+  auto keep = [&](int64_t nb, int64_t nh, auto pick) {
+    std::vector<BlockClass> kept;
+    for (int64_t gb = 0; gb < nb; ++gb)
+      for (int64_t gh = 0; gh < nh; ++gh) {
+        auto [b, h] = pick(gb, gh);
+        kept.insert(kept.end(), group(b, h), group(b, h) + plane);
+      }
+    c.cls = std::move(kept);
+    c.groupsB = nb;
+    c.groupsH = nh;
+  };
+  bool headsSame = true;
+  for (int64_t gb = 0; gb < c.groupsB && headsSame; ++gb)
+    for (int64_t gh = 1; gh < c.groupsH && headsSame; ++gh)
+      headsSame = std::equal(group(gb, 0), group(gb, 0) + plane, group(gb, gh));
+  if (c.groupsH > 1 && headsSame)
+    keep(c.groupsB, 1, [](int64_t gb, int64_t) {
+      return std::pair<int64_t, int64_t>{gb, 0};
+    });
+  bool batchesSame = true;
+  for (int64_t gb = 1; gb < c.groupsB && batchesSame; ++gb)
+    batchesSame =
+        std::equal(group(0, 0), group(0, 0) + c.groupsH * plane, group(gb, 0));
+  if (c.groupsB > 1 && batchesSame)
+    keep(1, c.groupsH, [](int64_t, int64_t gh) {
+      return std::pair<int64_t, int64_t>{0, gh};
+    });
+}
+
+/// kv_num_blocks [GB, GH, QB] and kv_indices [GB, GH, QB, N] of the blocks
+/// of class `want`, sorted by key block (GB, GH: the classification's
+/// groups, 1 where the lists are shared); N is the longest row (at least 1,
+/// so that the slot dimension is never empty) and unused slots hold 0.
 std::pair<Value, Value> buildLists(OpBuilder &b, Location loc,
                                    const Classification &c, BlockClass want) {
-  std::vector<std::vector<int32_t>> rows(c.qBlocks);
+  int64_t numRows = c.groupsB * c.groupsH * c.qBlocks;
+  std::vector<std::vector<int32_t>> rows(numRows);
   int64_t width = 1;
-  for (int64_t qb = 0; qb < c.qBlocks; ++qb) {
+  for (int64_t row = 0; row < numRows; ++row) {
     for (int64_t kb = 0; kb < c.kBlocks; ++kb)
-      if (c.cls[qb * c.kBlocks + kb] == want)
-        rows[qb].push_back(int32_t(kb));
-    width = std::max<int64_t>(width, rows[qb].size());
+      if (c.cls[row * c.kBlocks + kb] == want)
+        rows[row].push_back(int32_t(kb));
+    width = std::max<int64_t>(width, rows[row].size());
   }
-  std::vector<int32_t> counts, indices(c.qBlocks * width, 0);
-  for (int64_t qb = 0; qb < c.qBlocks; ++qb) {
-    counts.push_back(int32_t(rows[qb].size()));
-    llvm::copy(rows[qb], indices.begin() + qb * width);
+  std::vector<int32_t> counts, indices(numRows * width, 0);
+  for (int64_t row = 0; row < numRows; ++row) {
+    counts.push_back(int32_t(rows[row].size()));
+    llvm::copy(rows[row], indices.begin() + row * width);
   }
   auto i32 = b.getI32Type();
-  auto numType = RankedTensorType::get({1, 1, c.qBlocks}, i32);
-  auto idxType = RankedTensorType::get({1, 1, c.qBlocks, width}, i32);
+  auto numType =
+      RankedTensorType::get({c.groupsB, c.groupsH, c.qBlocks}, i32);
+  auto idxType =
+      RankedTensorType::get({c.groupsB, c.groupsH, c.qBlocks, width}, i32);
   Value num = arith::ConstantOp::create(
       b, loc, numType,
       DenseElementsAttr::get(numType, llvm::ArrayRef<int32_t>(counts)));
@@ -253,8 +314,23 @@ struct FlashDeriveBlockSparsity
       setLists(op, lists[0], lists[1], lists[2], lists[3], bq, bk);
       return "";
     }
+    // A mask that reads b or h gets lists per batch or head where the
+    // sizes are static and the blocks stay within bounds: over the whole
+    // range those indices would leave most blocks partial (a window that
+    // depends on the head is narrow for one head and wide for another).
+    Region &region = op.getMaskMod();
+    auto splits = [&](unsigned arg, int64_t n) {
+      return !region.front().getArgument(arg).use_empty() &&
+             !ShapedType::isDynamic(n) && n > 1;
+    };
+    bool perBatch = splits(0, sz.batch), perHead = splits(1, sz.headsQ);
+    if ((perBatch ? sz.batch : 1) * (perHead ? sz.headsQ : 1) * qBlocks *
+            kBlocks > kMaxBlocks)
+      perBatch = perHead = false;
     Classification c = classify(
-        iface, sz, bq, bk, [&](const auto &box) { return eval.evaluate(box); });
+        iface, sz, bq, bk, [&](const auto &box) { return eval.evaluate(box); },
+        perBatch, perHead);
+    shareIdenticalGroups(c);
     if (c.fullCount == 0 && c.maskSkipped == 0) {
       std::string why = "no block is provably all kept or all masked by the "
                         "mask_mod, every one would be partial";

@@ -230,7 +230,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     gives a dense op whose `mask_mod` it can decide block by block at
     compile time (causal, windows, prefixes, global tokens, documents of
     fixed length or from a constant id table) the lists that mask implies,
-    as constants broadcast over batch and heads, and one whose `mask_mod`
+    as constants broadcast over batch and heads (per batch or head where
+    the mask_mod reads b or h), and one whose `mask_mod`
     compares sequence ids read from a tensor (a document mask) lists
     computed at run time from each block's id range; every block is
     proven, so the result stays the dense op's.

@@ -103,7 +103,11 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
     is listed in neither list (the kernels skip it), and every other block
     is partial. The lists are arith.constant tensors in FlexAttention's
     BlockMask layout (FlashOps.td "Block-sparse"), broadcast over batch
-    and heads (B' = H' = 1); `sparse_block_size` is set to
+    and heads (B' = H' = 1), except that a mask_mod which reads the batch
+    (head) index gets a row per batch (head), B' = B (H' = Hq), where that
+    size is static and the blocks stay under the pass's bound, shared
+    again where every batch (head) came out the same; `sparse_block_size`
+    is set to
     [block-q, block-k]. The op's semantics do not change: the dense op and
     the block-sparse one give the same result.
 
