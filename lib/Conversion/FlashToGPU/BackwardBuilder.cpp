@@ -256,13 +256,17 @@ void BackwardBuilder::build() {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
                                         : &ifOp.getElseRegion().front());
-      // Where band-masked tiles are common (causal, window) or every tile
-      // is masked (mask_mod), the masks read the block and whether
-      // mask_mod applies again here rather than hold them across the
-      // step (an iterator's loaded block; a dense walk's is i itself).
+      // Where every tile is masked (mask_mod), or band-masked tiles are
+      // common (causal, window) in a walk of full and partial entries, the
+      // masks read the block and whether mask_mod applies again here
+      // rather than hold them across the step (an iterator's loaded block;
+      // a dense walk's is i itself). Measured, not derived: ptxas 13 at
+      // the 255-register cap spilled 8-20 bytes in the sm80 D = 128
+      // kernels on sm_90a without it there, and 12 with it in the causal
+      // walk of partial entries only.
       Value rowStart32 = qStart32, maskModHere = maskModApplies;
       bool bandMasked = s.causal != KernelSpec::Causal::None || s.window;
-      if (masked && (bandMasked || maskModApplies)) {
+      if (masked && ((bandMasked && s.fullBlocks) || maskModApplies)) {
         if (Value again = queryStartAgain(i, qStart); again != qStart)
           rowStart32 = i32(again);
         if (maskModApplies)

@@ -23,13 +23,14 @@
 // 4-8 bytes at 255 registers on sm_90a, checked as they are.
 // RUN: flashfuse-compile %s --target=h100 --deterministic --allow-spills -o %t/h100-det | FileCheck %s --check-prefix=DET
 //
-// DET-COUNT-5: ptxas sm_90a flash_bwd_dq_sm80_{{.*}}_det_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// DET-COUNT-6: ptxas sm_90a flash_bwd_dq_sm80_{{.*}}_det_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
 //
-// Four transpose kernels: the mask_mod op's is the full-list bf16 D = 128
+// Five transpose kernels: the mask_mod op's is the full-list bf16 D = 128
 // one (the transposition reads no region).
-// A100-COUNT-4: ptxas sm_80 flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
-// A100-COUNT-5: ptxas sm_80 flash_bwd_sm80_{{.*}}_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
-// H100-COUNT-4: ptxas sm_90a flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// A100-COUNT-5: ptxas sm_80 flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// A100-COUNT-6: ptxas sm_80 flash_bwd_sm80_{{.*}}_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// H100-COUNT-5: ptxas sm_90a flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_causal_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm80_f16_d128_m64n128w8s2_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_causal_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
@@ -76,6 +77,15 @@ func.func @bf16_d128_causal_gqa_full(%q: tensor<1x8x1024x128xbf16>, %k: tensor<1
       : tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x2x1024x128xbf16>,
         tensor<1x2x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>
       -> tensor<1x8x1024x128xbf16>, tensor<1x2x1024x128xbf16>, tensor<1x2x1024x128xbf16>
+  return %dq : tensor<1x8x1024x128xbf16>
+}
+func.func @bf16_d128_causal_partial(%t: tensor<1x8x1024x128xbf16>, %lse: tensor<1x8x1024xf32>, %n: tensor<1x1x8xi32>, %i: tensor<1x1x8x8xi32>) -> tensor<1x8x1024x128xbf16> {
+  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
+      block_sparse(%n, %i : tensor<1x1x8xi32>, tensor<1x1x8x8xi32>)
+      {causal = #flash.causal<top_left>}
+      : tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>,
+        tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024xf32>
+      -> tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>, tensor<1x8x1024x128xbf16>
   return %dq : tensor<1x8x1024x128xbf16>
 }
 func.func @f16_d64_full(%t: tensor<2x4x777x64xf16>, %lse: tensor<2x4x777xf32>, %n: tensor<2x1x7xi32>, %i: tensor<2x1x7x7xi32>, %fn: tensor<2x1x7xi32>, %fi: tensor<2x1x7x7xi32>) -> tensor<2x4x777x64xf16> {
