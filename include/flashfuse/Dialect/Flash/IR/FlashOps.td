@@ -248,8 +248,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     (query blocks per key block, sorted, each once, into a workspace of
     its own) before the sm80 recipe's main backward kernel walks them, so
     that the gradient visits exactly the blocks the forward visited
-    (docs/KERNEL_ABI.md "Block-sparse backward"; no deterministic mode
-    yet).
+    (docs/KERNEL_ABI.md "Block-sparse backward"; the deterministic mode's
+    dQ kernel walks the forward's lists directly).
 
 
     FP8 (inference): Q, K and V may be `f8E4M3FN` with
