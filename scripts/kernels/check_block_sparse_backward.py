@@ -11,6 +11,10 @@ dense kernels.
         scripts/kernels/check_block_sparse_backward.py [--numerics-only] \\
         [--seq 16384] [--sanitize]
 
+The transposition (backward_sparse_transpose) alone, exactly: its
+workspace against a torch transposition of the same lists (counts, and
+each row's query blocks in increasing order up to its count).
+
 Numerics (FlashAttention's rule, DESIGN.md): g_ref from torch autograd in
 f32 over the keys the lists keep (check_block_sparse.visible_mask: partial
 blocks through causal when asked, full blocks whole, unlisted blocks
@@ -57,8 +61,61 @@ sys.path.insert(0, str(ROOT / "scripts" / "kernels"))
 import torch  # noqa: E402
 
 import flashfuse  # noqa: E402
+from flashfuse import _runtime as rt  # noqa: E402
+from flashfuse import block_sparse, ops  # noqa: E402
 from check_block_sparse import (BLOCK, _flex, random_lists,  # noqa: E402
                                 timed, visible_mask)
+
+
+def reference_transpose(n, i, sq, sk):
+    """The transposed pair of docs/KERNEL_ABI.md "Block-sparse backward"
+    from the forward pair (n [B', H', QB], i [B', H', QB, N]): counts
+    [B', H', KB] and, per row, the query blocks listing kb, increasing."""
+    qb, kb = -(-sq // BLOCK), -(-sk // BLOCK)
+    used = torch.arange(i.shape[-1], device=i.device) < \
+        n.clamp(0, i.shape[-1]).unsqueeze(-1)
+    member = torch.zeros(*i.shape[:3], kb + 1, dtype=torch.bool,
+                         device=i.device)
+    member.scatter_(-1, torch.where(used & (i >= 0) & (i < kb), i.long(), kb),
+                    True)
+    member = member[..., :kb].transpose(2, 3)  # [B', H', KB, QB]
+    counts = member.sum(-1).to(torch.int32)
+    order = torch.argsort((~member).to(torch.int8), dim=-1, stable=True)
+    return counts, order.to(torch.int32)
+
+
+def check_transpose(name, b, hq, sq, sk, lists):
+    """Runs the artifact's backward_sparse_transpose kernel alone and
+    compares its workspace with reference_transpose, exactly (the slots
+    past each count are not part of the contract)."""
+    q = torch.zeros(b, hq, sq, 128, device="cuda", dtype=torch.bfloat16)
+    mode = 2 if len(lists) == 4 else 1
+    plan = ops._backward_plan(
+        q.device.index, (q, q, q, None, None, 0, -1, -1, 0.0, 0.0),
+        deterministic=False, block_sparse=(mode, BLOCK, BLOCK))
+    kernel = plan[1][0]  # after the preprocess
+    full = tuple(t.contiguous() for t in lists) + (None,) * (4 - len(lists))
+    named, workspace = block_sparse._backward_list_args(full, sq, sk,
+                                                        (BLOCK, BLOCK))
+    for key, value in (("batch", b), ("heads_q", hq), ("seq_q", sq),
+                       ("seq_k", sk)):
+        named[key] = (rt.PARAM_I32, value)
+    for t in workspace:
+        t.fill_(-7)  # unwritten counts show
+    rt.kernel_launch(kernel, named, torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    ok = True
+    for pair, (t_num, t_idx) in enumerate(zip(workspace[::2],
+                                              workspace[1::2])):
+        counts, order = reference_transpose(full[2 * pair], full[2 * pair + 1],
+                                            sq, sk)
+        ok &= torch.equal(t_num, counts)
+        used = torch.arange(order.shape[-1], device=order.device) < \
+            counts.unsqueeze(-1)
+        ok &= torch.equal(torch.where(used, t_idx, -1),
+                          torch.where(used, order, -1))
+    print(f"{'ok  ' if ok else 'FAIL'} transpose {name}")
+    return ok
 
 
 def reference_grads(q, k, v, do, keep, dtype):
@@ -179,6 +236,19 @@ def numerics(sanitize=False):
             except Exception as e:  # a missing kernel, a bad launch
                 failures += 1
                 print(f"FAIL {name} {dtype}: {type(e).__name__}: {e}")
+    # The transposition alone, exactly: per-(b, h) and broadcast lists,
+    # junk past the counts, lengths not multiples of the block.
+    for name, b, hq, sq, sk, (lb, lh) in (
+            ("per-head", 2, 4, 1000, 1300, (2, 4)),
+            ("broadcast", 2, 8, 384, 640, (1, 1)),
+            ("batch-broadcast", 3, 2, 129, 7000, (1, 2))):
+        n, i, fn, fi = random_lists(lb, lh, sq, sk, 0.5, 0.3, gen)
+        try:
+            failures += not check_transpose(name, b, hq, sq, sk,
+                                            (n, i, fn, fi))
+        except Exception as e:
+            failures += 1
+            print(f"FAIL transpose {name}: {type(e).__name__}: {e}")
     if sanitize:
         return failures
     # A key block that no query block lists: dK = dV = 0 on its keys.
