@@ -29,6 +29,8 @@ KIND_DECODE, KIND_DECODE_COMBINE = 5, 6
 # The append of new K/V rows to the cache and the device-side check of the
 # lengths and the page table.
 KIND_KV_APPEND, KIND_DECODE_CHECK = 7, 8
+# The block-sparse backward's transposition of the forward's lists.
+KIND_BACKWARD_SPARSE_TRANSPOSE = 9
 PARAM_MEMREF, PARAM_I32, PARAM_I64, PARAM_F32 = 0, 1, 2, 3
 # A TMA tensor map the runtime encodes from its operand's arguments.
 PARAM_TENSORMAP = 4
@@ -42,7 +44,8 @@ _KIND_NAMES = {KIND_FORWARD: "forward",
                KIND_BACKWARD_DQ: "backward_dq",
                KIND_BACKWARD_POSTPROCESS: "backward_postprocess",
                KIND_DECODE: "decode", KIND_DECODE_COMBINE: "decode_combine",
-               KIND_KV_APPEND: "kv_append", KIND_DECODE_CHECK: "decode_check"}
+               KIND_KV_APPEND: "kv_append", KIND_DECODE_CHECK: "decode_check",
+               KIND_BACKWARD_SPARSE_TRANSPOSE: "backward_sparse_transpose"}
 _PARAM_NAMES = {PARAM_MEMREF: "memref", PARAM_I32: "i32", PARAM_I64: "i64",
                 PARAM_F32: "f32", PARAM_TENSORMAP: "tensormap"}
 

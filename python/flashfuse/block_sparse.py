@@ -12,16 +12,18 @@ causal flag and the key-length tail) and to the full blocks without mask
 work. A torch FlexAttention BlockMask passes straight through
 (`block_mask=`), or the four tensors with `block_size`.
 
-Forward only (no backward kernels walk the lists yet): inputs that require
-grad raise NotImplementedError rather than return a result without a
-gradient.
+Differentiable: with inputs that require grad, the backward launches the
+preprocess, the transposition of the lists (query blocks per key block,
+built on the GPU into a workspace), the main backward kernel walking them
+and the postprocess, all from the artifact of the forward's variant
+(docs/KERNEL_ABI.md "Block-sparse backward").
 """
 
 import os
 
 import torch
 
-from . import _kernels
+from . import _kernels, ops
 from . import _runtime as rt
 from .ops import _DTYPES, _capability, _poison, _readable, _span
 
@@ -154,26 +156,61 @@ def check_lists(lists, seq_k, block_k):
                              f"{at[:3]}")
 
 
-def _list_args(named, prefix, n, i):
-    named[f"{prefix}kv_num_blocks"] = (rt.PARAM_MEMREF,
-                                       (n.data_ptr(), _span(n)))
-    named[f"{prefix}kv_indices"] = (rt.PARAM_MEMREF, (i.data_ptr(), _span(i)))
-    for name, t in (("kv_num_blocks", n), ("kv_indices", i)):
+def _list_args(named, prefix, n, i, family="kv"):
+    """The kernel arguments of one list pair (contiguous n [B', H', R], i
+    [B', H', R, slots]): `family` "kv" for the forward's lists, "q" for the
+    transposed ones."""
+    pre = f"{prefix}{family}_"
+    named[f"{pre}num_blocks"] = (rt.PARAM_MEMREF, (n.data_ptr(), _span(n)))
+    named[f"{pre}indices"] = (rt.PARAM_MEMREF, (i.data_ptr(), _span(i)))
+    for name, t in (("num_blocks", n), ("indices", i)):
         for axis, suffix in ((0, "b"), (1, "h")):
             stride = 0 if t.shape[axis] == 1 else t.stride(axis)
-            named[f"{prefix}{name}_stride_{suffix}"] = (rt.PARAM_I64, stride)
-    named[f"{prefix}kv_slots"] = (rt.PARAM_I32, i.shape[-1])
+            named[f"{pre}{name}_stride_{suffix}"] = (rt.PARAM_I64, stride)
+    named[f"{pre}slots"] = (rt.PARAM_I32, i.shape[-1])
+
+
+def _backward_list_args(lists, seq_q, seq_k, size):
+    """The backward's list arguments: the forward's lists (read by the
+    transpose kernel) and, per pair, the workspace the transpose kernel
+    fills with the transposed pair: counts [B', H', KB] and indices
+    [B', H', KB, QB] int32, the forward pair's B' and H'
+    (docs/KERNEL_ABI.md "Block-sparse backward")."""
+    bq, bk = size
+    qb, kb = -(-seq_q // bq), -(-seq_k // bk)
+    named, workspace = {}, []
+    for prefix, n, i in (("", lists[0], lists[1]), ("full_", lists[2],
+                                                    lists[3])):
+        if n is None:
+            continue
+        _list_args(named, prefix, n, i)
+        b_, h_ = n.shape[:2]
+        t_num = n.new_empty(b_, h_, kb)
+        t_idx = n.new_empty(b_, h_, kb, qb)
+        if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
+            # Counts the transposition failed to write would walk every
+            # slot, of indices past QB: a wrong gradient, never a read out
+            # of bounds.
+            t_num.fill_(2**31 - 1)
+            t_idx.fill_(2**31 - 1)
+        _list_args(named, prefix, t_num, t_idx, family="q")
+        workspace += [t_num, t_idx]
+    # The workspace must outlive the launches' queuing only: torch's
+    # allocator orders its reuse after them on the stream.
+    return named, workspace
 
 
 def block_sparse_attention(query, key, value, block_mask=None, *,
                            kv_num_blocks=None, kv_indices=None,
                            full_kv_num_blocks=None, full_kv_indices=None,
                            block_size=128, is_causal=False, scale=None,
-                           enable_gqa=False, check=None):
+                           enable_gqa=False, check=None, deterministic=False):
     """O [B, Hq, Sq, Dv] of attention over the listed key blocks (module
     docstring). `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) runs
     check_lists before the launch; the kernel itself never reads out of
-    bounds, whatever the lists hold."""
+    bounds, whatever the lists hold. `deterministic=True` (or torch's
+    deterministic mode) makes the backward use a deterministic artifact
+    (flashfuse-compile --deterministic: dQ without atomics)."""
     num, idx, fnum, fidx, size = _lists_of(
         block_mask, kv_num_blocks, kv_indices, full_kv_num_blocks,
         full_kv_indices, block_size)
@@ -194,19 +231,32 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
     if is_causal not in (False, True, "top_left", "bottom_right"):
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")
-    if any(t.requires_grad for t in (query, key, value)) and \
-            torch.is_grad_enabled():
-        raise NotImplementedError(f"{_NAME}: no backward kernels walk "
-                                  "block-sparse lists yet")
     if check is None:
         check = os.environ.get(CHECK_ENV) == "1"
     if check:
         check_lists(lists, key.shape[2], size[1])
     causal = {False: 0, True: 1, "top_left": 1, "bottom_right": 2}[is_causal]
+    scale = scale if scale is not None else query.shape[-1] ** -0.5
+    lists = tuple(t.contiguous() if t is not None else None for t in lists)
+    mode = 2 if lists[2] is not None else 1
+    sparse = (mode,) + tuple(size)
+    if torch.is_grad_enabled() and any(
+            t.requires_grad for t in (query, key, value)):
+        deterministic = bool(deterministic) or (
+            torch.are_deterministic_algorithms_enabled()
+            and not torch.is_deterministic_algorithms_warn_only_enabled())
+        return _BlockSparseAttention.apply(query, key, value, lists, sparse,
+                                           causal, scale, deterministic)
+    return _forward(query, key, value, lists, sparse, causal, scale)[0]
+
+
+def _forward(query, key, value, lists, sparse, causal, scale):
+    """(O, LSE) by the block-sparse forward kernel of `sparse` = (1 or 2,
+    BQ, BK) over contiguous lists."""
     variant = rt.Variant(rt.KIND_FORWARD, _DTYPES[query.dtype],
                          query.shape[-1], value.shape[-1], causal)
-    variant.block_sparse = 2 if fnum is not None else 1
-    variant.sparse_block_q, variant.sparse_block_k = size
+    (variant.block_sparse, variant.sparse_block_q,
+     variant.sparse_block_k) = sparse
     kernel = _kernels.kernel(query.device.index, variant,
                              capability=_capability(query.device.index))
     q, k, v = (_readable(t) for t in (query, key, value))
@@ -214,7 +264,6 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
     o = q.new_empty(b, hq, sq, v.shape[-1])
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
-    lists = tuple(t.contiguous() if t is not None else None for t in lists)
     named = {}
     for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)):
         named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
@@ -225,16 +274,57 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
                          ("seq_q", sq), ("seq_k", k.shape[2]),
                          ("window_left", -1), ("window_right", -1)):
         named[name] = (rt.PARAM_I32, value_)
-    named["scale"] = (rt.PARAM_F32,
-                      scale if scale is not None else d ** -0.5)
+    named["scale"] = (rt.PARAM_F32, scale)
     named["softcap"] = (rt.PARAM_F32, 0.0)
     named["dropout_p"] = (rt.PARAM_F32, 0.0)
     named["seed"] = (rt.PARAM_I64, 0)
     _list_args(named, "", lists[0], lists[1])
-    if fnum is not None:
+    if lists[2] is not None:
         _list_args(named, "full_", lists[2], lists[3])
     with torch.cuda.device(q.device):
         rt.kernel_launch(kernel, named,
                          torch.cuda.current_stream(q.device).cuda_stream,
                          allow_unused=False)
-    return o
+    return o, lse
+
+
+def _backward(dout, query, key, value, out, lse, lists, sparse, causal,
+              scale, deterministic=False):
+    """(dQ, dK, dV) by the block-sparse backward sequence: the dense
+    backward's launcher (ops._launch_backward) with the transposition of
+    the lists before the main kernel."""
+    plan = ops._backward_plan(
+        query.device.index,
+        (query, key, value, None, None, causal, -1, -1, 0.0, 0.0),
+        deterministic=deterministic, block_sparse=sparse)
+    grad_q, grad_k, grad_v = (ops._grad_like(t) for t in (query, key, value))
+    dout, q, k, v, out = (_readable(t) for t in (dout, query, key, value, out))
+    extra, workspace = _backward_list_args(lists, q.shape[2], k.shape[2],
+                                           sparse[1:])
+    ops._launch_backward(plan, dout, q, k, v, out, lse, None, None, grad_q,
+                         grad_k, grad_v, scale, -1, -1, 0.0, extra=extra)
+    del workspace  # queued: the allocator orders its reuse after the kernels
+    return grad_q, grad_k, grad_v
+
+
+class _BlockSparseAttention(torch.autograd.Function):
+    """block_sparse_attention with autograd: the forward saves O and LSE,
+    the backward recomputes P block by block over the same lists."""
+
+    @staticmethod
+    def forward(ctx, query, key, value, lists, sparse, causal, scale,
+                deterministic):
+        o, lse = _forward(query, key, value, lists, sparse, causal, scale)
+        ctx.save_for_backward(query, key, value, o, lse,
+                              *(t for t in lists if t is not None))
+        ctx.sparse, ctx.causal, ctx.scale = sparse, causal, scale
+        ctx.deterministic = deterministic
+        return o
+
+    @staticmethod
+    def backward(ctx, dout):
+        query, key, value, o, lse, *saved = ctx.saved_tensors
+        lists = tuple(saved) + (None,) * (4 - len(saved))
+        grads = _backward(dout, query, key, value, o, lse, lists, ctx.sparse,
+                          ctx.causal, ctx.scale, ctx.deterministic)
+        return grads + (None,) * 5

@@ -154,8 +154,9 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     `block_mask` (a torch FlexAttention BlockMask, or its tensors
     (kv_num_blocks, kv_indices[, full_kv_num_blocks, full_kv_indices])
     with `block_size`) restricts each query block to the key blocks it
-    lists: flashfuse.block_sparse_attention, forward only, with is_causal
-    and scale (no attn_mask, window, softcap or dropout).
+    lists: flashfuse.block_sparse_attention (differentiable: its backward
+    walks the same lists, transposed on the GPU), with is_causal and scale
+    (no attn_mask, window, softcap or dropout).
     """
     if block_mask is not None:
         if (attn_mask is not None or window is not None or softcap

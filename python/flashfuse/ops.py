@@ -30,12 +30,19 @@ def _output_like(q, head_dim_v, dtype=None):
 
 
 def _variant(kind, q, k, v, bias, mask, causal, window_left, window_right,
-             softcap, dropout_p, out_f32=False, varlen=False):
-    return _kernels.make_variant(
+             softcap, dropout_p, out_f32=False, varlen=False,
+             block_sparse=None):
+    """`block_sparse`: (1 or 2, BQ, BK) for a kernel that reads block-sparse
+    lists (docs/KERNEL_ABI.md "Block-sparse"), None for a dense one."""
+    variant = _kernels.make_variant(
         kind, _DTYPES[q.dtype], q.shape[-1], v.shape[-1], causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
         bias=bias is not None, mask=mask is not None, dropout=dropout_p > 0,
         out_f32=out_f32, varlen=varlen)
+    if block_sparse is not None:
+        (variant.block_sparse, variant.sparse_block_q,
+         variant.sparse_block_k) = block_sparse
+    return variant
 
 
 @functools.lru_cache(maxsize=None)
@@ -208,18 +215,29 @@ def _backward_dirs(device_index, bwd, dq, deterministic):
         + f"\n{note}")
 
 
-def _backward_plan(device_index, variant_args, deterministic, varlen=False):
+def _backward_plan(device_index, variant_args, deterministic, varlen=False,
+                   block_sparse=None):
     """[(kernel handle, its param names)] to launch in order, all from one
     artifact: the kernels share buffers whose meaning depends on how the
     artifact was compiled (a deterministic backward writes no dq_accum), so
     they cannot be mixed across artifacts. NotImplementedError names the
     missing kind. `varlen`: a packed batch's sequence, whose main and dQ
     kernels are varlen ones and whose preprocess and postprocess are the
-    dense ones (docs/KERNEL_ABI.md "Varlen")."""
+    dense ones (docs/KERNEL_ABI.md "Varlen"). `block_sparse` (1 or 2, BQ,
+    BK): the sequence of block-sparse attention, with the transposition
+    of the lists before the main kernel, whose preprocess and postprocess
+    are the dense ones too (docs/KERNEL_ABI.md "Block-sparse backward")."""
     per_sequence = (rt.KIND_BACKWARD, rt.KIND_BACKWARD_DQ)
-    variants = {kind: _variant(kind, *variant_args,
-                               varlen=varlen and kind in per_sequence)
-                for kind in _BACKWARD_SEQUENCE}
+    sequence = _BACKWARD_SEQUENCE
+    if block_sparse is not None:
+        sequence = (rt.KIND_BACKWARD_PREPROCESS,
+                    rt.KIND_BACKWARD_SPARSE_TRANSPOSE) + sequence[1:]
+    reads_lists = per_sequence + (rt.KIND_BACKWARD_SPARSE_TRANSPOSE,)
+    variants = {kind: _variant(
+                    kind, *variant_args,
+                    varlen=varlen and kind in per_sequence,
+                    block_sparse=block_sparse if kind in reads_lists else None)
+                for kind in sequence}
     bwd = variants[rt.KIND_BACKWARD]
     key = (device_index, bwd.key(), deterministic)
     plan = _backward_plans.get(key)
@@ -234,7 +252,7 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False):
     directory = (det_dirs[0] if deterministic or not atomic_dirs
                  else atomic_dirs[0])
     plan = []
-    for kind in _BACKWARD_SEQUENCE:
+    for kind in sequence:
         v = variants[kind]
         if kind == rt.KIND_BACKWARD_DQ and directory not in det_dirs:
             continue
@@ -309,11 +327,12 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
 
 def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
                      grad_k, grad_v, scale, window_left, window_right,
-                     softcap, dropout_p=0.0, seed=0):
+                     softcap, dropout_p=0.0, seed=0, extra=None):
     """Launches `plan` (KERNEL_ABI.md "Backward") on [B, H, S, D] views the
     kernels can read in place, writing grad_q, grad_k, grad_v; allocates
     the f32 scratch it needs and returns dBias (None unless the plan
-    computes it)."""
+    computes it). `extra`: more named arguments ({name: (type, value)}),
+    such as block-sparse lists and their workspace."""
     params = frozenset().union(*(names for _, names in plan))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
@@ -358,6 +377,7 @@ def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
                         ("dropout_p", dropout_p)):
         named[name] = (rt.PARAM_F32, value)
     named["seed"] = (rt.PARAM_I64, seed)
+    named.update(extra or {})
     # Every kernel takes the names it lists from this one set (the runtime
     # binds by name and computes each kind's grid); all on torch's current
     # stream, so the buffers above are ordered with the launches.

@@ -378,3 +378,44 @@ def test_gen_suite_block_sparse(opt_tool, tmp_path):
     text = out.read_text()
     assert text.endswith(emit_module(suite))
     verify(opt_tool, text)
+
+
+def test_block_sparse_backward_variants_lower(opt_tool):
+    """A block-sparse variant's flash.attention_grad lowers to the dense
+    preprocess and postprocess, the transposition of the lists and the
+    main kernel walking them, each reading the lists carrying the
+    manifest's keys (docs/KERNEL_ABI.md "Block-sparse backward")."""
+    v = KernelVariant("bs2", "bf16", 128, causal="top_left", block_sparse=2)
+    text = emit_module([v], backward=True)
+    assert "flash.attention_grad" in text and "full_blocks(%fkvn" in text
+    kernels = lowered_kernels(opt_tool, text)
+    names = [l.split("@")[1].split("(")[0] for l in kernels]
+    assert len(names) == 4
+    assert sum(n.startswith("flash_bwd_pre_") and "_bs" not in n
+               for n in names) == 1
+    assert sum(n.startswith("flash_bwd_post_") and "_bs" not in n
+               for n in names) == 1
+    main = [l for l in kernels if '"backward"' in l]
+    transpose = [l for l in kernels if '"backward_sparse_transpose"' in l]
+    assert len(main) == 1 and "_bs128x128f(" in main[0]
+    assert "block_sparse = 2" in main[0] and '"memref:q_num_blocks"' in main[0]
+    assert len(transpose) == 1 and "block_sparse = 2" in transpose[0]
+    assert '"memref:kv_indices"' in transpose[0]
+
+
+def test_gen_suite_block_sparse_backward(opt_tool, tmp_path):
+    """gen_suite.py --block-sparse --backward: the --block-sparse suite's
+    variants as gradients with their forwards (24: f16/bf16 x D = 64/128 x
+    full/top-left causal, dense and with partial or partial + full lists)."""
+    gen = _gen_suite()
+    out = tmp_path / "suite.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
+                    "--block-sparse", "--backward"], check=True)
+    suite = gen.block_sparse_backward_suite()
+    assert len(suite) == 24 and all(v.with_forward for v in suite)
+    assert sorted(v.block_sparse for v in suite).count(2) == 8
+    text = out.read_text()
+    assert text.endswith(emit_module(suite, backward=True))
+    assert text.count("flash.attention_grad") == 24
+    assert text.count("= flash.attention %q") == 24
+    verify(opt_tool, text)

@@ -65,6 +65,23 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     what[0] = "new-row blocks";
     return checkGrid(spec, c, dims, what, grid);
   }
+  if (kind == FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE) {
+    // KERNEL_ABI.md "Block-sparse backward": one thread per sparse key
+    // block, of KB = ceil(seq_k / sparse_block_k), per query head and batch.
+    int64_t blocks = 0;
+    for (auto [name, value] :
+         {std::pair<const char *, int64_t *>{"batch", &batch},
+          {"heads_q", &heads}, {"seq_k", &seqK}})
+      if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
+        return s;
+    blocks = (seqK + spec.variant.sparse_block_k - 1) /
+             spec.variant.sparse_block_k;
+    dims[0] = (blocks + spec.threads - 1) / spec.threads;
+    dims[1] = heads;
+    dims[2] = batch;
+    what[0] = "key-block groups";
+    return checkGrid(spec, c, dims, what, grid);
+  }
   if (kind == FLASHFUSE_KIND_DECODE_CHECK) {
     // One block strides over every sequence's entries.
     dims[0] = dims[1] = dims[2] = 1;

@@ -216,12 +216,15 @@ private:
                       {"decode", FLASHFUSE_KIND_DECODE},
                       {"decode_combine", FLASHFUSE_KIND_DECODE_COMBINE},
                       {"kv_append", FLASHFUSE_KIND_KV_APPEND},
-                      {"decode_check", FLASHFUSE_KIND_DECODE_CHECK}},
+                      {"decode_check", FLASHFUSE_KIND_DECODE_CHECK},
+                      {"backward_sparse_transpose",
+                       FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE}},
                      n))
         return error(concat("bad kind '", value,
                             "' (expected forward|backward_preprocess|backward|"
                             "backward_dq|backward_postprocess|decode|"
-                            "decode_combine|kv_append|decode_check)"));
+                            "decode_combine|kv_append|decode_check|"
+                            "backward_sparse_transpose)"));
       v.kind = static_cast<flashfuse_kernel_kind>(n);
     } else if (key == "dtype") {
       if (!parseEnum(value,
@@ -361,10 +364,19 @@ private:
                  "only (no other kind has a packed-batch kernel)");
     if (v.varlen && (v.bias || v.mask || v.dropout))
       return bad("varlen kernels take no bias, mask or dropout");
-    // Block-sparse: forward kernels only, never packed, and their block
-    // sizes stated with them (they decide which lists a kernel can walk).
-    if (v.block_sparse && v.kind != FLASHFUSE_KIND_FORWARD)
-      return bad("'block_sparse' is for kind forward only");
+    // Block-sparse: the kernels that read the lists (the forward, and the
+    // backward's main, dQ and transpose kernels), never packed, and their
+    // block sizes stated with them (they decide which lists a kernel can
+    // walk).
+    bool readsLists = v.kind == FLASHFUSE_KIND_FORWARD ||
+                      v.kind == FLASHFUSE_KIND_BACKWARD ||
+                      v.kind == FLASHFUSE_KIND_BACKWARD_DQ ||
+                      v.kind == FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE;
+    if (v.block_sparse && !readsLists)
+      return bad("'block_sparse' is for kinds forward, backward, backward_dq "
+                 "and backward_sparse_transpose only");
+    if (v.kind == FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE && !v.block_sparse)
+      return bad("a backward_sparse_transpose kernel needs 'block_sparse'");
     if (v.block_sparse && v.varlen)
       return bad("block-sparse kernels are not varlen kernels");
     if ((v.block_sparse != 0) !=
@@ -476,7 +488,7 @@ std::string describeVariant(const flashfuse_variant &v) {
                                 "backward",    "backward_dq",
                                 "backward_postprocess", "decode",
                                 "decode_combine", "kv_append",
-                                "decode_check"};
+                                "decode_check", "backward_sparse_transpose"};
   static const char *causal[] = {"none", "top_left", "bottom_right"};
   std::string s = concat(kinds[v.kind], " ", dtypeName(v.dtype),
                          " D=", v.head_dim, " Dv=", v.head_dim_v,

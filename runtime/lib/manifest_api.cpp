@@ -32,7 +32,7 @@ void fillKernelInfo(const KernelSpec &k, flashfuse_kernel_info &out) {
 
 flashfuse_status validateVariant(const flashfuse_variant &v) {
   auto flag = [](int32_t f) { return f == 0 || f == 1; };
-  if (v.kind < FLASHFUSE_KIND_FORWARD || v.kind > FLASHFUSE_KIND_DECODE_CHECK ||
+  if (v.kind < FLASHFUSE_KIND_FORWARD || v.kind > FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE ||
       (v.dtype != FLASHFUSE_DTYPE_F16 && v.dtype != FLASHFUSE_DTYPE_BF16 &&
        v.dtype != FLASHFUSE_DTYPE_E4M3) ||
       (v.out_dtype != FLASHFUSE_DTYPE_F16 &&

@@ -495,11 +495,39 @@ void testBlockSparseManifest() {
   want.sparse_block_k = 64;
   EXPECT_ERROR(m.find(want), FLASHFUSE_ERROR_NOT_FOUND,
                "block_sparse=2 blocks=128x64");
+  // The block-sparse backward's kernels that read the lists carry the keys
+  // too (KERNEL_ABI.md "Block-sparse backward"); the transposition needs
+  // them.
+  for (const char *kind :
+       {"backward", "backward_dq", "backward_sparse_transpose"}) {
+    flashfuse_variant b =
+        Manifest::fromText(kernel(keys, kind)).kernels().at(0).variant;
+    EXPECT(b.block_sparse == 2 && b.sparse_block_k == 128);
+  }
+  EXPECT(Manifest::fromText(kernel(keys, "backward_sparse_transpose"))
+             .kernels()
+             .at(0)
+             .variant.kind == FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE);
+  // ... and is found by its variant (the lookup checks the kind's range).
+  {
+    Manifest t = Manifest::fromText(kernel(keys, "backward_sparse_transpose"));
+    EXPECT(t.find(t.kernels().at(0).variant) == 0);
+  }
   struct Case {
     std::string text;
     std::string fragment;
   } cases[] = {
-      {kernel(keys, "backward"), "'block_sparse' is for kind forward only"},
+      {kernel(keys, "backward_preprocess"),
+       "'block_sparse' is for kinds forward, backward, backward_dq and "
+       "backward_sparse_transpose only"},
+      {kernel(keys, "backward_postprocess"),
+       "'block_sparse' is for kinds forward, backward, backward_dq and "
+       "backward_sparse_transpose only"},
+      {kernel(keys, "decode"),
+       "'block_sparse' is for kinds forward, backward, backward_dq and "
+       "backward_sparse_transpose only"},
+      {kernel("", "backward_sparse_transpose"),
+       "a backward_sparse_transpose kernel needs 'block_sparse'"},
       {kernel(keys + "  varlen 1\n"),
        "block-sparse kernels are not varlen kernels"},
       {kernel("  block_sparse 1\n"),

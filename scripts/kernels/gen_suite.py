@@ -239,6 +239,18 @@ def block_sparse_suite():
     return vs
 
 
+def block_sparse_backward_suite():
+    """flash.attention_grad variants walking block-sparse lists, each with
+    its forward (one artifact serves block_sparse_attention's autograd), and
+    their dense counterparts (prefix dense_), so that
+    scripts/kernels/check_block_sparse_backward.py checks and times both
+    from one artifact: f16 and bf16, D = 64 and 128, causal none and
+    top-left, partial lists only and partial + full lists, 128 x 128
+    blocks. 24 variants."""
+    return [dataclasses.replace(v, with_forward=True)
+            for v in block_sparse_suite()]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("-o", "--output", required=True)
@@ -263,7 +275,8 @@ def main():
                          "flashfuse-compile --target=h100)")
     ap.add_argument("--block-sparse", action="store_true",
                     help="forward variants walking block-sparse lists (and "
-                         "their dense counterparts)")
+                         "their dense counterparts); with --backward, their "
+                         "flash.attention_grad variants with the forwards")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -271,14 +284,18 @@ def main():
     if args.decode_dims and not args.decode:
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
+    sparse_backward = args.block_sparse and args.backward
     if (args.backward + args.decode + args.headdims + args.varlen
-            + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward > 1):
+            + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
+            - sparse_backward > 1):
         ap.error("--backward, --decode, --headdims, --varlen, --sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
-                 "--backward is the varlen backward one)")
+                 "--backward is the varlen backward one, --block-sparse "
+                 "--backward the block-sparse backward one)")
     if args.tiles and args.fp8:
         ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
-    suite = (block_sparse_suite() if args.block_sparse
+    suite = (block_sparse_backward_suite() if sparse_backward
+             else block_sparse_suite() if args.block_sparse
              else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws

@@ -188,7 +188,7 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
 
 void BackwardBuilder::build() {
   setUp();
-  auto [mFirst, mEnd] = queryBlockRange(kStart, s.blockN, s.blockM);
+  auto [mFirst, mEnd] = blockQueryRange();
   const float log2e = float(M_LOG2E);
   Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
 
@@ -196,8 +196,10 @@ void BackwardBuilder::build() {
   // past Sq are fetched as zeros (src-size 0) so that every iteration
   // commits the same number of groups and the waits need no branches.
   loadKeyValueTiles();
-  for (int64_t st = 0; st + 1 < s.stages; ++st)
-    loadQdOBlock(arith::AddIOp::create(b, mFirst, cIdx(b, st)), cIdx(b, st));
+  for (int64_t st = 0; st + 1 < s.stages; ++st) {
+    Value position = arith::AddIOp::create(b, mFirst, cIdx(b, st));
+    loadQdOBlock(queryBlockAt(position), cIdx(b, st));
+  }
 
   SmallVector<Value> init = zeroGradient(nTilesD);
   int64_t nDK = init.size();
@@ -216,8 +218,8 @@ void BackwardBuilder::build() {
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
     Value pfStage = arith::RemUIOp::create(
         b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-    Value group = loadQdOBlock(arith::AddIOp::create(b, i, cIdx(b, s.stages - 1)),
-                               pfStage);
+    Value pfPosition = arith::AddIOp::create(b, i, cIdx(b, s.stages - 1));
+    Value group = loadQdOBlock(queryBlockAt(pfPosition), pfStage);
     // Two groups (Q, dO) per block: everything older than the stages - 1
     // blocks prefetched since, this block included, has landed.
     nvgpu::DeviceAsyncWaitOp::create(b, group,
@@ -225,7 +227,7 @@ void BackwardBuilder::build() {
     publishTiles();
     gpu::BarrierOp::create(b);
 
-    Value qStart = arith::MulIOp::create(b, i, cIdx(b, s.blockM));
+    Value qStart = arith::MulIOp::create(b, queryBlockAt(i), cIdx(b, s.blockM));
     Value qStart32 = i32(qStart);
     SmallVector<Frags> sT = computeScoresT(stage);
 
@@ -238,6 +240,14 @@ void BackwardBuilder::build() {
     // element mask pay for the predicate.
     Value needMask = tileNeedsMask(qStart, s.blockM, kStart, s.blockN,
                                    /*rowTail=*/true);
+    // A step that skips mask_mod (a full block of a block-sparse walk)
+    // needs masks only where the band or the tails reach into it.
+    Value maskModApplies = s.maskMod ? appliesMaskMod(i) : Value();
+    if (maskModApplies)
+      needMask = arith::SelectOp::create(
+          b, maskModApplies, needMask,
+          tileNeedsMask(qStart, s.blockM, kStart, s.blockN, /*rowTail=*/true,
+                        /*elementMasks=*/false));
     int64_t perSet = mk * nTilesM;
     int64_t sets = s.softcap ? 2 : 1;
     SmallVector<Type> types(perSet * sets, accZero(b).getType());
@@ -246,6 +256,22 @@ void BackwardBuilder::build() {
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
                                         : &ifOp.getElseRegion().front());
+      // Where every tile is masked (mask_mod), or band-masked tiles are
+      // common (causal, window) in a walk of full and partial entries, the
+      // masks read the block and whether mask_mod applies again here
+      // rather than hold them across the step (an iterator's loaded block;
+      // a dense walk's is i itself). Measured, not derived: ptxas 13 at
+      // the 255-register cap spilled 8-20 bytes in the sm80 D = 128
+      // kernels on sm_90a without it there, and 12 with it in the causal
+      // walk of partial entries only.
+      Value rowStart32 = qStart32, maskModHere = maskModApplies;
+      bool bandMasked = s.causal != KernelSpec::Causal::None || s.window;
+      if (masked && ((bandMasked && s.fullBlocks) || maskModApplies)) {
+        if (Value again = queryStartAgain(i, qStart); again != qStart)
+          rowStart32 = i32(again);
+        if (maskModApplies)
+          maskModHere = appliesMaskMod(i);
+      }
       SmallVector<Frags> p = sT, th = sT;
       for (int64_t n = 0; n < nTilesM; ++n)
         for (int64_t j = 0; j < 2; ++j) {
@@ -257,11 +283,12 @@ void BackwardBuilder::build() {
               Value key, query;
               if (masked || !isPlainScore()) {
                 key = keyOf(m, ii);
-                query = queryOf(qStart32, n, j);
+                query = queryOf(rowStart32, n, j);
               }
               Value tanhV;
               Value pv = recomputeProbability(raw, query, key, negLse,
-                                              scoreFactor, masked, &tanhV);
+                                              scoreFactor, masked, &tanhV,
+                                              maskModHere);
               if (s.softcap)
                 th[m][n] = accSet(b, th[m][n], tanhV, ii, j);
               p[m][n] = accSet(b, p[m][n], pv, ii, j);
@@ -340,7 +367,7 @@ void BackwardBuilder::build() {
 
     accumulateDK(dK, dsT, stage);
     if (!s.deterministic)
-      accumulateDQ(dsT, qStart);
+      accumulateDQ(dsT, queryStartAgain(i, qStart));
     finishQueryBlock(dK, dV);
     // The next iteration's prefetch overwrites the stage read here (and
     // the dS tile).

@@ -103,6 +103,27 @@ protected:
   virtual void finishQueryBlock(SmallVector<Value> &dK,
                                 SmallVector<Value> &dV) {}
 
+  //===--- The query-block iterator's hooks ------------------------------===//
+  /// The walk's positions, [first, end): the query blocks the causal/window
+  /// band lets see the block's keys in a dense walk; a query-block iterator
+  /// (BlockSparseQueryIterator.h) walks positions of its own.
+  virtual std::pair<Value, Value> blockQueryRange() {
+    return queryBlockRange(kStart, s.blockN, s.blockM);
+  }
+  /// The query block (of block_m rows) that step `position` fetches and
+  /// computes: the position itself in a dense walk, which must create
+  /// nothing, so that its IR stays that of the walk over positions.
+  virtual Value queryBlockAt(Value position) { return position; }
+  /// i1, whether the element masks (mask_mod) apply at step `position`;
+  /// null where they always do (a dense walk). The block-sparse iterator
+  /// answers false for full blocks.
+  virtual Value appliesMaskMod(Value position) { return Value(); }
+  /// The first query row of step `position` again, for the dQ product at
+  /// the end of the step (`qStart`: the one computed at its top): a dense
+  /// walk keeps that one; an iterator whose blocks are loaded may read it
+  /// again there rather than hold it in a register across the step.
+  virtual Value queryStartAgain(Value position, Value qStart) { return qStart; }
+
   //===--- Shared pieces -------------------------------------------------===//
   /// LSE and Dsum of the query blocks in the Q/dO ring, [stages][2][block_m]
   /// f32 in shared memory: staged with Q rather than loaded from global

@@ -26,33 +26,10 @@
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BLOCKSPARSEITERATOR_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_BLOCKSPARSEITERATOR_H
 
+#include "BlockSparseLists.h"
 #include "ForwardBuilder.h"
 
 namespace mlir::flash {
-
-/// The engine-independent half: one query block's row of the lists, in
-/// i32 (they live across the key loop; list offsets fit 31 bits).
-struct SparseListRow {
-  Value numPartial, numFull; // clamped into [0, slots]
-  Value partialRow, fullRow; // element offsets of the rows' first slot
-};
-
-/// Reads query block `qBlock`'s row of the lists (the kernel arguments of
-/// docs/KERNEL_ABI.md "Block-sparse", in `arg`) for batch `batch`, query
-/// head `head`; numFull is 0 without full lists.
-SparseListRow readSparseListRow(ImplicitLocOpBuilder &b,
-                                const llvm::StringMap<Value> &arg,
-                                const KernelSpec &s, Value batch, Value head,
-                                Value qBlock);
-
-/// The kernel key block (of block_n keys) of walk position `position`
-/// (index): position / r names the entry (partial entries first, then full
-/// ones), position % r the kernel block within it; the first kernel block
-/// past `seqK` (Sk, index) for a position past the walk or an index outside
-/// [0, KB).
-Value sparseKeyBlockAt(ImplicitLocOpBuilder &b,
-                       const llvm::StringMap<Value> &arg, const KernelSpec &s,
-                       const SparseListRow &row, Value position, Value seqK);
 
 template <class Engine>
 class BlockSparseIterator : public Engine {
@@ -80,40 +57,31 @@ protected:
     }
     Value qBlock = arith::DivUIOp::create(
         b, first, arith::ConstantIndexOp::create(b, this->s.sparseBlockQ));
-    return readSparseListRow(b, this->arg, this->s, batch, head, qBlock);
+    return readSparseListRow(b, this->arg, SparseLists::forward(this->s),
+                             batch, head, qBlock);
   }
 
   /// Positions [0, (n_partial + n_full) * r).
   std::pair<Value, Value> blockKeyRange() override {
     auto &b = this->b;
-    SparseListRow row = readRow(/*opaque=*/false);
-    Value entries = arith::IndexCastOp::create(
-        b, b.getIndexType(),
-        arith::AddIOp::create(b, row.numPartial, row.numFull));
-    Value steps = arith::MulIOp::create(
-        b, entries,
-        arith::ConstantIndexOp::create(b, this->s.sparseBlockK / this->s.blockN));
+    Value steps =
+        sparseWalkLength(b, readRow(/*opaque=*/false), stepsPerEntry());
     return {arith::ConstantIndexOp::create(b, 0), steps};
   }
 
   Value keyBlockAt(Value position) override {
-    return sparseKeyBlockAt(this->b, this->arg, this->s, readRow(/*opaque=*/true),
-                            position,
-                            this->seqK);
+    return sparseBlockAt(this->b, this->arg, SparseLists::forward(this->s),
+                         readRow(/*opaque=*/true), position, this->seqK);
   }
 
   /// Partial entries come first: mask_mod applies below n_partial * r.
   Value appliesMaskMod(Value position) override {
-    auto &b = this->b;
-    SparseListRow row = readRow(/*opaque=*/true);
-    Value partialEntries =
-        arith::IndexCastOp::create(b, b.getIndexType(), row.numPartial);
-    Value partialSteps = arith::MulIOp::create(
-        b, partialEntries,
-        arith::ConstantIndexOp::create(b, this->s.sparseBlockK / this->s.blockN));
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position,
-                                 partialSteps);
+    return sparseStepIsPartial(this->b, readRow(/*opaque=*/true), position,
+                               stepsPerEntry());
   }
+
+private:
+  int64_t stepsPerEntry() const { return this->s.sparseBlockK / this->s.blockN; }
 };
 
 } // namespace mlir::flash

@@ -612,12 +612,21 @@ Value KernelBuilderBase::operandMaskPredicate(Value row, Value col) {
   return ok;
 }
 
-Value KernelBuilderBase::elementMaskPredicate(Value row, Value col) {
+Value KernelBuilderBase::elementMaskPredicate(Value row, Value col,
+                                              Value maskModApplies) {
   // The band relative to column 0, then the element operands.
   Value zero = arith::ConstantIntOp::create(b, b.getI32Type(), 0);
   Value ok = rowBand(row, zero).contains(b, col);
-  if (s.mask || s.maskMod)
-    ok = arith::AndIOp::create(b, ok, operandMaskPredicate(row, col));
+  if (s.mask || s.maskMod) {
+    Value keep = operandMaskPredicate(row, col);
+    if (maskModApplies)
+      keep = arith::OrIOp::create(
+          b, keep,
+          arith::XOrIOp::create(
+              b, maskModApplies,
+              arith::ConstantIntOp::create(b, b.getI1Type(), 1)));
+    ok = arith::AndIOp::create(b, ok, keep);
+  }
   return ok;
 }
 
@@ -634,7 +643,8 @@ Value KernelBuilderBase::dropoutFactor(Value row, Value col) {
 Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
                                               Value key, Value negLseLog2,
                                               Value scoreFactor, bool masked,
-                                              Value *tanhOut) {
+                                              Value *tanhOut,
+                                              Value maskModApplies) {
   // A fully masked row has LSE = +inf: the exponent is -inf and P = 0.
   Value e;
   if (isPlainScore()) {
@@ -647,7 +657,7 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
   if (!masked)
     return p;
   Value ok = arith::AndIOp::create(
-      b, elementMaskPredicate(query, key),
+      b, elementMaskPredicate(query, key, maskModApplies),
       arith::CmpIOp::create(b, arith::CmpIPredicate::slt, query, i32(seqQ)));
   return arith::SelectOp::create(b, ok, p, cF32(b, 0.0f));
 }
@@ -717,8 +727,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       else if (name == "cache_seqlens" || name == "block_table" ||
                name == "check_status" || name == "split_counters" ||
                name == "cu_seqlens_q" ||
-               name == "cu_seqlens_k" || name.ends_with("kv_num_blocks") ||
-               name.ends_with("kv_indices"))
+               name == "cu_seqlens_k" || name.ends_with("_num_blocks") ||
+               name.ends_with("_indices"))
         elt = b.getI32Type();
       types.push_back(memref1d(elt));
     } else if (kind == "tensormap") {

@@ -47,6 +47,8 @@ std::string KernelSpec::kindName() const {
     return "kv_append";
   case Kind::DecodeCheck:
     return "decode_check";
+  case Kind::BackwardSparseTranspose:
+    return "backward_sparse_transpose";
   }
   llvm_unreachable("unknown kernel kind");
 }
@@ -90,6 +92,7 @@ int64_t KernelSpec::smemBytes() const {
   case Kind::BackwardPostprocess:
   case Kind::DecodeCombine:
   case Kind::KVAppend:
+  case Kind::BackwardSparseTranspose:
     return 0;
   case Kind::DecodeCheck: // the block's lowest faulty entry (i64)
     return 8;
@@ -102,7 +105,8 @@ std::string KernelSpec::kernelName() const {
                                  "flash_bwd",      "flash_bwd_dq",
                                  "flash_bwd_post", "flash_decode",
                                  "flash_decode_combine", "flash_kv_append",
-                                 "flash_decode_check"};
+                                 "flash_decode_check",
+                                 "flash_bwd_bs_transpose"};
   bool isDecode = kind == Kind::Decode || kind == Kind::DecodeCombine ||
                   kind == Kind::KVAppend || kind == Kind::DecodeCheck;
   std::string name = std::string(prefix[int(kind)]) + "_" +
@@ -181,6 +185,22 @@ SmallVector<std::string> KernelSpec::params() const {
     p.append({"f32:scale", "i32:window_left", "i32:window_right",
               "f32:softcap", "f32:dropout_p", "i64:seed"});
   };
+  // Block-sparse: each list pair of `family` ("kv": the forward's key
+  // blocks per query block; "q": the transposed query blocks per key
+  // block), its batch and head strides (0 where it broadcasts) and its
+  // slots per row (the indices' row stride).
+  auto sparseLists = [&](StringRef family) {
+    for (const char *prefix : {"", "full_"}) {
+      if (*prefix && !fullBlocks)
+        continue;
+      std::string pre = prefix + family.str();
+      p.append({"memref:" + pre + "_num_blocks", "memref:" + pre + "_indices",
+                "i64:" + pre + "_num_blocks_stride_b",
+                "i64:" + pre + "_num_blocks_stride_h",
+                "i64:" + pre + "_indices_stride_b",
+                "i64:" + pre + "_indices_stride_h", "i32:" + pre + "_slots"});
+    }
+  };
   switch (kind) {
   case Kind::Forward:
     if (isFp8()) {
@@ -214,21 +234,8 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "o"});
     biasMaskStrides();
     scalars();
-    // Block-sparse: each list pair, its batch and head strides (0 where it
-    // broadcasts) and its slots per row (the indices' row stride).
     if (blockSparse)
-      for (const char *prefix : {"", "full_"}) {
-        if (*prefix && !fullBlocks)
-          continue;
-        std::string pre = prefix;
-        p.append({"memref:" + pre + "kv_num_blocks",
-                  "memref:" + pre + "kv_indices",
-                  "i64:" + pre + "kv_num_blocks_stride_b",
-                  "i64:" + pre + "kv_num_blocks_stride_h",
-                  "i64:" + pre + "kv_indices_stride_b",
-                  "i64:" + pre + "kv_indices_stride_h",
-                  "i32:" + pre + "kv_slots"});
-      }
+      sparseLists("kv");
     // Last, so that they stay the kernel's trailing parameters through the
     // memref expansion (flash-grid-constant-params marks them by position).
     if (usesTensorMaps())
@@ -259,6 +266,9 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "do"});
     biasMaskStrides();
     scalars();
+    // The transposed lists (docs/KERNEL_ABI.md "Block-sparse backward").
+    if (blockSparse)
+      sparseLists("q");
     break;
   case Kind::BackwardDQ:
     memrefs({"q", "k", "v", "do", "lse", "delta", "grad_q"});
@@ -271,6 +281,16 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"q", "k", "v", "do", "grad_q"});
     biasMaskStrides();
     scalars();
+    // The forward's lists: the dQ kernel walks key blocks per query block.
+    if (blockSparse)
+      sparseLists("kv");
+    break;
+  case Kind::BackwardSparseTranspose:
+    // The forward's lists in, the transposed ones out; the sizes give QB
+    // and KB (and the runtime the grid).
+    sparseLists("kv");
+    sparseLists("q");
+    p.append({"i32:batch", "i32:heads_q", "i32:seq_q", "i32:seq_k"});
     break;
   case Kind::BackwardPostprocess:
     if (!deterministic)
@@ -333,6 +353,35 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          varlen == o.varlen && blockSparse == o.blockSparse &&
          fullBlocks == o.fullBlocks && sparseBlockQ == o.sparseBlockQ &&
          sparseBlockK == o.sparseBlockK;
+}
+
+KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
+                                            KernelSpec::Kind kind) {
+  using Kind = KernelSpec::Kind;
+  KernelSpec s = main;
+  s.kind = kind;
+  // The dQ kernel's warps own 16-row slabs of the query block like the
+  // forward's; the main kernel may run more warps than block_m has slabs.
+  if (kind == Kind::BackwardDQ)
+    s.warps = std::min(s.warps, s.blockM / 16);
+  // The preprocess and postprocess are row by row: a block-sparse op
+  // shares the dense ones.
+  if (kind == Kind::BackwardPreprocess || kind == Kind::BackwardPostprocess) {
+    s.blockSparse = s.fullBlocks = false;
+    s.sparseBlockQ = s.sparseBlockK = 0;
+  }
+  if (kind == Kind::BackwardSparseTranspose) {
+    // One thread per key block (BlockSparseTranspose.cpp). Its code depends
+    // on the lists only; it keeps the variant (dtype, head dims, flags) so
+    // that it is found by the backward's variant key, but not the regions
+    // nor the deterministic mode, which it does not read.
+    s.warps = 4;
+    s.deterministic = false;
+    s.gradBias = false;
+    s.scoreMod = s.maskMod = nullptr;
+    s.uniqueId = -1;
+  }
+  return s;
 }
 
 KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
@@ -451,32 +500,27 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   return s;
 }
 
-/// Block-sparse lists (FlashOps.td) have no backward kernels walking them
-/// yet: refused by name rather than lowered as the dense op, which would
-/// attend to unlisted blocks.
-static LogicalResult refuseBlockSparse(Operation *op) {
-  if (!cast<AttentionVariantInterface>(op).getBlockSparse())
-    return success();
-  return op->emitOpError()
-         << "block_sparse(...) lists have no GPU backward kernels yet (the "
-            "CPU lowerings serve the gradient)";
-}
-
-/// The forward's block-sparse key-block iterator (BlockSparseIterator.h):
-/// a thread block's query rows lie in one sparse query block and its key
-/// blocks tile the sparse key blocks.
-static LogicalResult setBlockSparse(AttentionOp op, KernelSpec &s) {
+/// The block-sparse iterators (BlockSparseIterator.h): a thread block's
+/// query rows lie in one sparse query block and its key blocks tile the
+/// sparse key blocks (both ways round for the backward, whose blocks own
+/// keys). The forward walks the lists on the sm80 and sm90 recipes; the
+/// backward on the sm80 recipe (flash-select-config gives a block-sparse
+/// flash.attention_grad that config on sm_90 too).
+static LogicalResult setBlockSparse(Operation *op, KernelSpec &s) {
   BlockSparseOperands lists =
-      cast<AttentionVariantInterface>(op.getOperation()).getBlockSparse();
+      cast<AttentionVariantInterface>(op).getBlockSparse();
   if (!lists)
     return success();
-  if (s.recipe != Recipe::Sm80 && s.recipe != Recipe::Sm90)
-    return op.emitOpError()
-           << "block_sparse(...) lists are walked by the sm80 and sm90 "
-              "recipes' forward, not by recipe '"
-           << stringifyRecipe(s.recipe) << "'";
+  bool grad = isa<AttentionGradOp>(op);
+  if (grad ? s.recipe != Recipe::Sm80
+           : s.recipe != Recipe::Sm80 && s.recipe != Recipe::Sm90)
+    return op->emitOpError()
+           << "block_sparse(...) lists are walked by "
+           << (grad ? "the sm80 recipe's backward"
+                    : "the sm80 and sm90 recipes' forward")
+           << ", not by recipe '" << stringifyRecipe(s.recipe) << "'";
   if (lists.blockQ % s.blockM != 0 || lists.blockK % s.blockN != 0)
-    return op.emitOpError()
+    return op->emitOpError()
            << "block_sparse(...) needs the sparse block size ["
            << lists.blockQ << ", " << lists.blockK
            << "] to be multiples of the config's [block_m, block_n] = ["
@@ -502,7 +546,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   // A packed batch: the recipes' forward under the varlen tile scheduler
   // (the verifier has refused bias, mask, dropout and the regions).
   spec->varlen = op.isVarlen();
-  if (failed(setBlockSparse(op, *spec)))
+  if (failed(setBlockSparse(op.getOperation(), *spec)))
     return failure();
   if (spec->recipe == Recipe::Sm90Ws) {
     // Two consumer warpgroups of 64 rows on wgmma (block_m = 128, warps =
@@ -573,8 +617,6 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
 
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                                  bool deterministic) {
-  if (failed(refuseBlockSparse(op)))
-    return failure();
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
                      op.getScoreMod(), op.getMaskMod());
@@ -586,6 +628,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                                "yet; give attention_grad an sm90 config";
   s.kind = KernelSpec::Kind::Backward;
   s.deterministic = deterministic;
+  if (failed(setBlockSparse(op.getOperation(), s)))
+    return failure();
   // A packed batch: the main and dQ kernels under the varlen tile
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).

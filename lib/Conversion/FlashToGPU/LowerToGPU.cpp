@@ -198,6 +198,9 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   case KernelSpec::Kind::DecodeCheck:
     buildDecodeCheckKernel(func, spec);
     break;
+  case KernelSpec::Kind::BackwardSparseTranspose:
+    buildBlockSparseTransposeKernel(func, spec);
+    break;
   }
   kernels.push_back({spec, func});
   return func;
@@ -348,6 +351,36 @@ static void replaceGradBias(ImplicitLocOpBuilder &b, Value full, Value result) {
   result.replaceAllUsesWith(t);
 }
 
+/// One block-sparse list pair's kernel arguments (KERNEL_ABI.md
+/// "Block-sparse"), in params() order: the counts and indices as flat i32
+/// buffers, their batch and head strides (0 where a list broadcasts) and
+/// the slots per row. `num` and `indices` are tensors, [B', H', R] and
+/// [B', H', R, slots], contiguous.
+static SmallVector<Value, 7> sparseListArgs(ImplicitLocOpBuilder &b, Value num,
+                                            Value indices) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
+  auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
+  SmallVector<Value, 7> args = {flatBuffer(b, num, i32),
+                                flatBuffer(b, indices, i32)};
+  for (Value list : {num, indices}) {
+    // Contiguous [B', H', R(, N)]: B' and H' strides, 0 where size 1.
+    auto type = cast<RankedTensorType>(list.getType());
+    Value inner = arith::ConstantIndexOp::create(b, 1);
+    for (int64_t d = type.getRank() - 1; d >= 2; --d)
+      inner = arith::MulIOp::create(b, inner, dimOf(b, list, d));
+    Value strideH = inner;
+    Value strideB = arith::MulIOp::create(b, inner, dimOf(b, list, 1));
+    Value strides[] = {strideB, strideH};
+    for (int64_t d = 0; d < 2; ++d)
+      args.push_back(type.getDimSize(d) == 1
+                         ? Value(arith::ConstantIntOp::create(b, i64, 0))
+                         : toI64(strides[d]));
+  }
+  args.push_back(toI32(dimOf(b, indices, 3)));
+  return args;
+}
+
 /// The forward's trailing arguments: scale, window, softcap, dropout, seed,
 /// the block-sparse lists, and (kernels-only) null placeholders where the
 /// runtime puts the tensor maps.
@@ -369,32 +402,10 @@ static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
   // Block-sparse (KERNEL_ABI.md "Block-sparse"): each list pair, its batch
   // and head strides (0 where a list broadcasts) and its slots per row.
   if (spec.blockSparse) {
-    Type i64 = b.getI64Type();
-    auto toI32 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i32, v)); };
-    auto toI64 = [&](Value v) { return Value(arith::IndexCastOp::create(b, i64, v)); };
     BlockSparseOperands lists = iface.getBlockSparse();
-    auto pushLists = [&](Value num, Value indices) {
-      args.push_back(flatBuffer(b, num, i32));
-      args.push_back(flatBuffer(b, indices, i32));
-      for (Value list : {num, indices}) {
-        // Contiguous [B', H', QB(, N)]: B' and H' strides, 0 where size 1.
-        auto type = cast<RankedTensorType>(list.getType());
-        Value inner = arith::ConstantIndexOp::create(b, 1);
-        for (int64_t d = type.getRank() - 1; d >= 2; --d)
-          inner = arith::MulIOp::create(b, inner, dimOf(b, list, d));
-        Value strideH = inner;
-        Value strideB = arith::MulIOp::create(b, inner, dimOf(b, list, 1));
-        Value strides[] = {strideB, strideH};
-        for (int64_t d = 0; d < 2; ++d)
-          args.push_back(type.getDimSize(d) == 1
-                             ? Value(arith::ConstantIntOp::create(b, i64, 0))
-                             : toI64(strides[d]));
-      }
-      args.push_back(toI32(dimOf(b, indices, 3)));
-    };
-    pushLists(lists.numBlocks, lists.indices);
+    args.append(sparseListArgs(b, lists.numBlocks, lists.indices));
     if (spec.fullBlocks)
-      pushLists(lists.fullNumBlocks, lists.fullIndices);
+      args.append(sparseListArgs(b, lists.fullNumBlocks, lists.fullIndices));
   }
   if (spec.usesTensorMaps())
     for (int i = 0; i < 3; ++i)
@@ -672,14 +683,64 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   named["dropout_p"] = cf(iface.getDropoutProbability());
   named["seed"] = seedOrZero(b, iface.getSeedOperand());
 
+  // Block-sparse (KERNEL_ABI.md "Block-sparse backward"): the forward's
+  // lists, which the transpose and dQ kernels read, and the transposed
+  // lists the transpose kernel writes into a workspace for the main
+  // kernel: per forward pair, counts [B', H', KB] and indices [B', H', KB,
+  // QB] (the forward pair's B' and H', so a broadcast pair is transposed
+  // once), contiguous.
+  Value keyBlocks;
+  if (spec.blockSparse) {
+    BlockSparseOperands lists = iface.getBlockSparse();
+    keyBlocks = arith::CeilDivUIOp::create(
+        b, seqK, arith::ConstantIndexOp::create(b, spec.sparseBlockK));
+    Value queryBlocks = arith::CeilDivUIOp::create(
+        b, seqQ, arith::ConstantIndexOp::create(b, spec.sparseBlockQ));
+    auto addPair = [&](StringRef prefix, Value num, Value indices) {
+      const char *fields[] = {"num_blocks",          "indices",
+                              "num_blocks_stride_b", "num_blocks_stride_h",
+                              "indices_stride_b",    "indices_stride_h",
+                              "slots"};
+      for (auto [field, value] :
+           llvm::zip_equal(fields, sparseListArgs(b, num, indices)))
+        named[(prefix + "kv_" + field).str()] = value;
+      auto type = cast<RankedTensorType>(num.getType());
+      int64_t kDyn = ShapedType::kDynamic;
+      Value outer[] = {dimOf(b, num, 0), dimOf(b, num, 1)};
+      Value tNum = allocBuffer(
+          b, {type.getDimSize(0), type.getDimSize(1), kDyn},
+          {outer[0], outer[1], keyBlocks}, i32);
+      Value tIdx = allocBuffer(
+          b, {type.getDimSize(0), type.getDimSize(1), kDyn, kDyn},
+          {outer[0], outer[1], keyBlocks, queryBlocks}, i32);
+      std::string t = (prefix + "q_").str();
+      named[t + "num_blocks"] = flatten(b, tNum);
+      named[t + "indices"] = flatten(b, tIdx);
+      Value rowLen[] = {keyBlocks,
+                        arith::MulIOp::create(b, keyBlocks, queryBlocks)};
+      const char *lists[] = {"num_blocks", "indices"};
+      for (int64_t l = 0; l < 2; ++l) {
+        Value strideH = rowLen[l];
+        Value strideB = arith::MulIOp::create(b, strideH, outer[1]);
+        named[t + lists[l] + "_stride_b"] =
+            type.getDimSize(0) == 1
+                ? Value(arith::ConstantIntOp::create(b, i64, 0))
+                : toI64(strideB);
+        named[t + lists[l] + "_stride_h"] =
+            type.getDimSize(1) == 1
+                ? Value(arith::ConstantIntOp::create(b, i64, 0))
+                : toI64(strideH);
+      }
+      named[t + "slots"] = arith::IndexCastOp::create(b, i32, queryBlocks);
+    };
+    addPair("", lists.numBlocks, lists.indices);
+    if (spec.fullBlocks)
+      addPair("full_", lists.fullNumBlocks, lists.fullIndices);
+  }
+
   Value one = arith::ConstantIndexOp::create(b, 1);
   auto launch = [&](KernelSpec::Kind kind, Value rows, int64_t rowsPerBlock) {
-    KernelSpec ks = spec;
-    ks.kind = kind;
-    // The dQ kernel's warps own 16-row slabs of the query block like the
-    // forward's; the main kernel may run more warps than block_m has slabs.
-    if (kind == KernelSpec::Kind::BackwardDQ)
-      ks.warps = std::min(ks.warps, ks.blockM / 16);
+    KernelSpec ks = getBackwardStepSpec(spec, kind);
     // The preprocess and the postprocess are row by row: over the packed
     // [1, H, total, D] tensors the dense kernels do the same work, and
     // ops of equal dtype and dims share them.
@@ -704,6 +765,10 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   };
   using Kind = KernelSpec::Kind;
   launch(Kind::BackwardPreprocess, seqQ, spec.blockM);
+  // One thread per (key block, batch, head) of the transposed lists.
+  if (spec.blockSparse)
+    launch(Kind::BackwardSparseTranspose, keyBlocks,
+           getBackwardStepSpec(spec, Kind::BackwardSparseTranspose).threads());
   launch(Kind::Backward, seqK, spec.blockN);
   if (spec.deterministic)
     launch(Kind::BackwardDQ, seqQ, spec.blockM);
@@ -945,13 +1010,15 @@ void FlashLowerToGPU::runOnOperation() {
     replaceGradWithLaunches(op, module, spec);
   for (auto [op, spec] : llvm::zip(kvOps, kvSpecs))
     replaceKVCacheWithLaunches(op, module, spec, op.getConfigAttr().getSplits());
-  // The kv_append and decode_check kernels go last: the PTX numbers its
-  // kernels in module order (in their block labels), so every other kernel
-  // keeps the code it had before they existed, byte for byte.
+  // The kv_append, decode_check and backward_sparse_transpose kernels go
+  // last: the PTX numbers its kernels in module order (in their block
+  // labels), so every other kernel keeps the code it had before they
+  // existed, byte for byte.
   Block &body = module.getBodyRegion().front();
   for (auto &[spec, func] : kernels) {
     if (spec.kind != KernelSpec::Kind::KVAppend &&
-        spec.kind != KernelSpec::Kind::DecodeCheck)
+        spec.kind != KernelSpec::Kind::DecodeCheck &&
+        spec.kind != KernelSpec::Kind::BackwardSparseTranspose)
       continue;
     Operation &last = body.back();
     if (last.hasTrait<OpTrait::IsTerminator>())

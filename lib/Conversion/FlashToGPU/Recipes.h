@@ -38,6 +38,10 @@ void buildSm90BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardDQKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
                                         const KernelSpec &spec);
+/// The block-sparse backward's transposition of the forward's lists into
+/// query blocks per key block, before the main kernel (BlockSparseTranspose.cpp).
+void buildBlockSparseTransposeKernel(gpu::GPUFuncOp func,
+                                     const KernelSpec &spec);
 /// Attention over a KV cache (docs/KVCACHE.md): the split-KV decode kernel
 /// on the sm80 forward's engine (Sm80Decode.cpp) and the combine of its
 /// partial results (DecodeCombine.cpp).

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardBuilder.h"
+#include "BlockSparseQueryIterator.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "VarlenScheduler.h"
@@ -237,6 +238,8 @@ void mlir::flash::buildSm80BackwardKernel(gpu::GPUFuncOp func,
   if (spec.varlen)
     VarlenBackwardScheduler<Sm80BackwardBuilder>(func, spec, UnownedRows::Keys)
         .build();
+  else if (spec.blockSparse)
+    BlockSparseQueryIterator<Sm80BackwardBuilder>(func, spec).build();
   else
     Sm80BackwardBuilder(func, spec).build();
 }

@@ -9,9 +9,13 @@
 // element is summed by one thread in a fixed order, so the result is the
 // same bit for bit on every run; grad_q is written in the dtype. A packed
 // batch's dQ kernel is this one under the varlen tile scheduler
-// (VarlenScheduler.h): its block is a query block of one sequence.
+// (VarlenScheduler.h): its block is a query block of one sequence. A
+// block-sparse one is this one under the forward's key-block iterator
+// (BlockSparseIterator.h): it walks the blocks the forward's lists name
+// for its query block, as the forward did.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockSparseIterator.h"
 #include "Fragments.h"
 #include "KernelBuilderBase.h"
 #include "Recipes.h"
@@ -38,9 +42,29 @@ public:
 
   void build();
 
+protected:
+  //===--- The key-block iterator's hooks (ForwardBuilder's) -------------===//
+  /// The walk's positions, [first, end): the band's key blocks in a dense
+  /// walk; BlockSparseIterator<Sm80BackwardDQBuilder> walks the forward's
+  /// lists, as the forward does.
+  virtual std::pair<Value, Value> blockKeyRange() {
+    return keyBlockRange(mStart, s.blockM, s.blockN);
+  }
+  /// The key block of step `position` (dense: the position itself, which
+  /// creates nothing).
+  virtual Value keyBlockAt(Value position) { return position; }
+  /// i1, whether mask_mod applies at step `position`; null: always.
+  virtual Value appliesMaskMod(Value position) { return Value(); }
+  /// The block's first query row from its blockIdx.x (the iterator reads
+  /// it again opaquely inside the loop).
+  Value firstRowOfBlock(Value blockX, Value gridX) {
+    return arith::MulIOp::create(b, blockX, cIdx(b, s.blockM));
+  }
+  Value mStart;
+
 private:
   using Frags = SmallVector<Value>;
-  Value mStart, warpRow0, kBase, vBase, sQ, sdO, sK, sV;
+  Value warpRow0, kBase, vBase, sQ, sdO, sK, sV;
   int64_t mt = 0, nTilesN = 0;
 
   Value rowOf(int64_t m, int64_t i) { // query row of fragment row (m, i), index
@@ -90,7 +114,7 @@ void Sm80BackwardDQBuilder::build() {
                   s.elementType);
   sV = sharedTile(raw, {s.stages, s.blockN, s.mmaDimV() + pad},
                   qdoBytes + s.stages * s.kStageBytes(), s.elementType);
-  auto [nStart, nEnd] = keyBlockRange(mStart, s.blockM, s.blockN);
+  auto [nStart, nEnd] = blockKeyRange();
   const float log2e = float(M_LOG2E);
   Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
 
@@ -98,8 +122,10 @@ void Sm80BackwardDQBuilder::build() {
                 mStart, seqQ, sQ, ValueRange{}, s.blockM, s.headDim);
   copyTileAsync(arg.lookup("do"), operandBase("do", head), idx("do_stride_s"),
                 mStart, seqQ, sdO, ValueRange{}, s.blockM, s.headDimV);
-  for (int64_t st = 0; st + 1 < s.stages; ++st)
-    loadKV(arith::AddIOp::create(b, nStart, cIdx(b, st)), cIdx(b, st));
+  for (int64_t st = 0; st + 1 < s.stages; ++st) {
+    Value position = arith::AddIOp::create(b, nStart, cIdx(b, st));
+    loadKV(keyBlockAt(position), cIdx(b, st));
+  }
 
   // The rows' saved statistics (rows past Sq read the last row; they are
   // never written).
@@ -127,7 +153,8 @@ void Sm80BackwardDQBuilder::build() {
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
     Value pfStage = arith::RemUIOp::create(
         b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-    Value group = loadKV(arith::AddIOp::create(b, j, cIdx(b, s.stages - 1)), pfStage);
+    Value pfPosition = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
+    Value group = loadKV(keyBlockAt(pfPosition), pfStage);
     // Two groups (K, V) per block: all but the stages - 1 blocks
     // prefetched since have landed (Q and dO with the first).
     nvgpu::DeviceAsyncWaitOp::create(b, group,
@@ -136,9 +163,17 @@ void Sm80BackwardDQBuilder::build() {
 
     SmallVector<Frags> sc = productNT(sQ, sK, stage, s.mmaDim());
     SmallVector<Frags> dp = productNT(sdO, sV, stage, s.mmaDimV());
-    Value kvStart = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+    Value kvStart = arith::MulIOp::create(b, keyBlockAt(j), cIdx(b, s.blockN));
     Value needMask = tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
                                    /*rowTail=*/false);
+    // A step that skips mask_mod (a full block of a block-sparse walk)
+    // needs masks only where the band or the key tail reach into it.
+    Value maskModApplies = s.maskMod ? appliesMaskMod(j) : Value();
+    if (maskModApplies)
+      needMask = arith::SelectOp::create(
+          b, maskModApplies, needMask,
+          tileNeedsMask(mStart, s.blockM, kvStart, s.blockN,
+                        /*rowTail=*/false, /*elementMasks=*/false));
     SmallVector<Type> types(mt * nTilesN, accZero(b).getType());
     auto ifOp = scf::IfOp::create(b, types, needMask, /*withElse=*/true);
     for (bool masked : {true, false}) {
@@ -155,7 +190,7 @@ void Sm80BackwardDQBuilder::build() {
               Value tanhV;
               Value p = recomputeProbability(accGet(b, sc[m][n], i, jj), query,
                                              key, negLse[2 * m + i], scoreFactor,
-                                             masked, &tanhV);
+                                             masked, &tanhV, maskModApplies);
               Value z = s.dropout ? dropoutFactor(query, key) : Value();
               Value d = scoreGradient(p, accGet(b, dp[m][n], i, jj),
                                       dsum[2 * m + i], z);
@@ -221,6 +256,8 @@ void mlir::flash::buildSm80BackwardDQKernel(gpu::GPUFuncOp func,
     VarlenBackwardScheduler<Sm80BackwardDQBuilder>(func, spec,
                                                    UnownedRows::Queries)
         .build();
+  else if (spec.blockSparse)
+    BlockSparseIterator<Sm80BackwardDQBuilder>(func, spec).build();
   else
     Sm80BackwardDQBuilder(func, spec).build();
 }

@@ -62,7 +62,10 @@ typedef enum flashfuse_kernel_kind {
   FLASHFUSE_KIND_DECODE = 5,         /* split-KV attention over a KV cache */
   FLASHFUSE_KIND_DECODE_COMBINE = 6, /* merges the decode's splits by LSE */
   FLASHFUSE_KIND_KV_APPEND = 7,      /* writes new K/V rows into the cache */
-  FLASHFUSE_KIND_DECODE_CHECK = 8    /* validates lengths/pages on the GPU */
+  FLASHFUSE_KIND_DECODE_CHECK = 8,   /* validates lengths/pages on the GPU */
+  /* block-sparse backward: the forward's lists transposed to query blocks
+   * per key block, before the main kernel (KERNEL_ABI.md) */
+  FLASHFUSE_KIND_BACKWARD_SPARSE_TRANSPOSE = 9
 } flashfuse_kernel_kind;
 
 typedef enum flashfuse_param_type {
@@ -108,10 +111,11 @@ typedef struct flashfuse_variant {
    * by this field alone. Last (after varlen) for the same reason as
    * page_size. */
   flashfuse_dtype out_dtype;
-  /* forward: 1 for a kernel that walks block-sparse key-block lists, 2 when
-   * it takes full-block lists too, with the lists' block sizes
-   * (KERNEL_ABI.md "Block-sparse"); 0 for every other kernel and for
-   * manifests written before the keys existed. Appended after out_dtype
+  /* forward, backward, backward_dq, backward_sparse_transpose: 1 for a
+   * kernel of block-sparse attention (lists of key blocks), 2 when it takes
+   * full-block lists too, with the lists' block sizes (KERNEL_ABI.md
+   * "Block-sparse"); 0 for every other kernel and for manifests written
+   * before the keys existed. Appended after out_dtype
    * for the same reason as page_size. */
   int32_t block_sparse;
   int32_t sparse_block_q;

@@ -24,10 +24,11 @@ constexpr llvm::StringLiteral kGridConstantParamsAttrName =
 struct KernelSpec {
   /// The kernels of docs/KERNEL_ABI.md: the forward, the four of the
   /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
-  /// dQ kernel, postprocess), and the four of attention over a KV cache
+  /// dQ kernel, postprocess), the four of attention over a KV cache
   /// (the split-KV decode, the combine of its partial results, the append
   /// of new_kv's rows to the cache and the device-side check of the
-  /// lengths and the page table).
+  /// lengths and the page table), and the block-sparse backward's
+  /// transposition of the forward's lists (BlockSparseTranspose.cpp).
   enum class Kind {
     Forward,
     BackwardPreprocess,
@@ -37,7 +38,8 @@ struct KernelSpec {
     Decode,
     DecodeCombine,
     KVAppend,
-    DecodeCheck
+    DecodeCheck,
+    BackwardSparseTranspose
   } kind = Kind::Forward;
   /// The schedule the kernel is built with (#flash.config's recipe): sm80
   /// (mma.sync) for every kernel, sm90 (wgmma) for the forward and the main
@@ -89,7 +91,11 @@ struct KernelSpec {
   /// docs/KERNEL_ABI.md "Block-sparse"): the key loop walks the blocks the
   /// lists name (BlockSparseIterator.h), [sparseBlockQ, sparseBlockK] the
   /// lists' block sizes (multiples of blockM, blockN); `fullBlocks` when
-  /// the full lists are given too.
+  /// the full lists are given too. Backward (flash.attention_grad's same
+  /// lists): the main kernel walks the transposed lists that the
+  /// BackwardSparseTranspose kernel builds (query blocks per key block),
+  /// the dQ kernel the forward's; the preprocess and postprocess are the
+  /// dense ones.
   bool blockSparse = false, fullBlocks = false;
   int64_t sparseBlockQ = 0, sparseBlockK = 0;
   int64_t uniqueId = -1;
@@ -230,6 +236,10 @@ struct KernelSpec {
   bool operator==(const KernelSpec &o) const;
 };
 
+/// The spec of step `kind` of the backward launch sequence whose main
+/// kernel is `main` (kind Backward): the preprocess, the block-sparse
+/// lists' transposition, the dQ kernel and the postprocess.
+KernelSpec getBackwardStepSpec(const KernelSpec &main, KernelSpec::Kind kind);
 /// Reads the spec of `op` from its types, attributes and `config`. Fails
 /// with a diagnostic on `op` for a variant the sm80 recipe does not serve.
 FailureOr<KernelSpec> getKernelSpec(AttentionOp op);
@@ -250,7 +260,8 @@ KernelSpec getKVAppendSpec(const KernelSpec &decode);
 /// dims so that it is found by the decode's variant key.
 KernelSpec getDecodeCheckSpec(const KernelSpec &decode);
 /// The spec of the main backward kernel of `op` (kind Backward); the other
-/// backward kernels are the same spec with another kind.
+/// backward kernels are the same spec with another kind (the preprocess
+/// and postprocess without the block-sparse lists: they are row by row).
 FailureOr<KernelSpec> getKernelSpec(AttentionGradOp op, bool deterministic);
 
 } // namespace mlir::flash

@@ -244,8 +244,13 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     sm90 recipe's forward with the block-sparse key-block iterator, which
     fetches and scores only the listed blocks and skips mask_mod in full
     ones (BQ and BK must be multiples of the config's block_m and block_n;
-    docs/KERNEL_ABI.md "Block-sparse"); a block-sparse flash.attention_grad
-    has no GPU kernels yet.
+    docs/KERNEL_ABI.md "Block-sparse"). A block-sparse flash.attention_grad
+    takes the same lists; flash-lower-to-gpu transposes them on the GPU
+    (query blocks per key block, sorted, each once, into a workspace of
+    its own) before the sm80 recipe's main backward kernel walks them, so
+    that the gradient visits exactly the blocks the forward visited
+    (docs/KERNEL_ABI.md "Block-sparse backward"; the deterministic mode's
+    dQ kernel walks the forward's lists directly).
 
 
     FP8 (inference): Q, K and V may be `f8E4M3FN` with
@@ -357,7 +362,8 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
     rows no sequence owns get zero gradients. Likewise the
     `block_sparse(...)` / `full_blocks(...)` lists and `sparse_block_size`
     of a block-sparse forward: the same lists (indexed by query block, as
-    the forward takes them), the same keys kept.
+    the forward takes them), the same keys kept; transposing them for the
+    backward's walk over key blocks is the lowering's job.
   }], Flash_VariantDoc);
 
   let arguments = !con((ins Flash_FloatTensor:$grad_output,

@@ -1,5 +1,12 @@
-//===- BlockSparseIterator.cpp - reading the block-sparse lists -----------===//
-#include "BlockSparseIterator.h"
+//===- BlockSparseLists.cpp - reading the block-sparse lists --------------===//
+//
+// The list reading both iterators share: the forward's lists (key blocks
+// per query block) and the transposed ones the backward's main kernel
+// walks (query blocks per key block) have the same layout, so one row
+// reader and one entry-to-block map serve both (SparseLists names which).
+//
+//===----------------------------------------------------------------------===//
+#include "BlockSparseLists.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -26,15 +33,24 @@ Value loadEntry(ImplicitLocOpBuilder &b, const llvm::StringMap<Value> &arg,
 }
 } // namespace
 
+SparseLists mlir::flash::SparseLists::forward(const KernelSpec &s) {
+  return {"kv", s.sparseBlockK, s.blockN, s.fullBlocks};
+}
+
+SparseLists mlir::flash::SparseLists::transposed(const KernelSpec &s) {
+  return {"q", s.sparseBlockQ, s.blockM, s.fullBlocks};
+}
+
 SparseListRow mlir::flash::readSparseListRow(ImplicitLocOpBuilder &b,
                                              const llvm::StringMap<Value> &arg,
-                                             const KernelSpec &s, Value batch,
-                                             Value head, Value qBlock) {
+                                             const SparseLists &lists,
+                                             Value batch, Value head,
+                                             Value rowBlock) {
   // One list pair, `prefix` "" (partial) or "full_": its clamped count and
   // the offset of its row's first slot. Strides are 0 where a list
   // broadcasts the batch or the heads.
   auto readRow = [&](StringRef prefix) -> std::pair<Value, Value> {
-    std::string p = prefix.str();
+    std::string p = prefix.str() + lists.family.str() + "_";
     // One statement per op: the IR must not depend on the order C++
     // evaluates arguments in.
     auto strided = [&](StringRef list, Value last) {
@@ -45,13 +61,13 @@ SparseListRow mlir::flash::readSparseListRow(ImplicitLocOpBuilder &b,
       Value off = arith::AddIOp::create(b, atB, atH);
       return arith::AddIOp::create(b, off, last);
     };
-    Value slots = indexArg(b, arg, p + "kv_slots");
-    Value n = loadEntry(b, arg, p + "kv_num_blocks",
-                        strided("kv_num_blocks", qBlock));
+    Value slots = indexArg(b, arg, p + "slots");
+    Value n = loadEntry(b, arg, p + "num_blocks",
+                        strided("num_blocks", rowBlock));
     n = arith::MaxSIOp::create(b, n, cIndex(b, 0));
     n = arith::MinSIOp::create(b, n, slots);
     Value rowStart =
-        strided("kv_indices", arith::MulIOp::create(b, qBlock, slots));
+        strided("indices", arith::MulIOp::create(b, rowBlock, slots));
     return {n, rowStart};
   };
   // Kept in i32 across the key loop: four i64 values there made the sm80
@@ -63,7 +79,7 @@ SparseListRow mlir::flash::readSparseListRow(ImplicitLocOpBuilder &b,
   auto [numPartial, partialRow] = readRow("");
   row.numPartial = toI32(numPartial);
   row.partialRow = toI32(partialRow);
-  if (s.fullBlocks) {
+  if (lists.fullBlocks) {
     auto [numFull, fullRow] = readRow("full_");
     row.numFull = toI32(numFull);
     row.fullRow = toI32(fullRow);
@@ -74,12 +90,13 @@ SparseListRow mlir::flash::readSparseListRow(ImplicitLocOpBuilder &b,
   return row;
 }
 
-Value mlir::flash::sparseKeyBlockAt(ImplicitLocOpBuilder &b,
-                                    const llvm::StringMap<Value> &arg,
-                                    const KernelSpec &s,
-                                    const SparseListRow &row, Value position,
-                                    Value seqK) {
-  int64_t r = s.sparseBlockK / s.blockN;
+Value mlir::flash::sparseBlockAt(ImplicitLocOpBuilder &b,
+                                 const llvm::StringMap<Value> &arg,
+                                 const SparseLists &lists,
+                                 const SparseListRow &row, Value position,
+                                 Value seqLen) {
+  int64_t r = lists.listedBlock / lists.kernelBlock;
+  std::string family = lists.family.str();
   Value entry = position, sub;
   if (r > 1) {
     entry = arith::DivUIOp::create(b, position, cIndex(b, r));
@@ -100,11 +117,11 @@ Value mlir::flash::sparseKeyBlockAt(ImplicitLocOpBuilder &b,
     b.setInsertionPointToStart(&ifWalk.getThenRegion().front());
     Value kb;
     auto partialEntry = [&] {
-      return loadEntry(b, arg, "kv_indices",
+      return loadEntry(b, arg, family + "_indices",
                        arith::AddIOp::create(b, asIndex(row.partialRow),
                                              entry));
     };
-    if (!s.fullBlocks) {
+    if (!lists.fullBlocks) {
       kb = partialEntry();
     } else {
       Value isPartial = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
@@ -117,7 +134,7 @@ Value mlir::flash::sparseKeyBlockAt(ImplicitLocOpBuilder &b,
         b.setInsertionPointToStart(&ifPartial.getElseRegion().front());
         Value fullEntry = arith::SubIOp::create(b, entry, numPartial);
         scf::YieldOp::create(
-            b, loadEntry(b, arg, "full_kv_indices",
+            b, loadEntry(b, arg, "full_" + family + "_indices",
                          arith::AddIOp::create(b, asIndex(row.fullRow),
                                                fullEntry)));
       }
@@ -129,10 +146,11 @@ Value mlir::flash::sparseKeyBlockAt(ImplicitLocOpBuilder &b,
   }
   Value kb = ifWalk.getResult(0);
   // A listed index outside [0, KB) (and the -1 past the walk) visits the
-  // block past the last key.
+  // block past the last key (row, for the transposed lists).
   Value keyBlocks =
-      arith::CeilDivUIOp::create(b, seqK, cIndex(b, s.sparseBlockK));
-  Value pastEnd = arith::CeilDivUIOp::create(b, seqK, cIndex(b, s.blockN));
+      arith::CeilDivUIOp::create(b, seqLen, cIndex(b, lists.listedBlock));
+  Value pastEnd =
+      arith::CeilDivUIOp::create(b, seqLen, cIndex(b, lists.kernelBlock));
   Value nonNegative =
       arith::CmpIOp::create(b, arith::CmpIPredicate::sge, kb, cIndex(b, 0));
   Value belowEnd =
@@ -144,4 +162,24 @@ Value mlir::flash::sparseKeyBlockAt(ImplicitLocOpBuilder &b,
     block = arith::AddIOp::create(b, first, sub);
   }
   return arith::SelectOp::create(b, valid, block, pastEnd);
+}
+
+Value mlir::flash::sparseWalkLength(ImplicitLocOpBuilder &b,
+                                    const SparseListRow &row,
+                                    int64_t stepsPerEntry) {
+  Value entries = arith::IndexCastOp::create(
+      b, b.getIndexType(),
+      arith::AddIOp::create(b, row.numPartial, row.numFull));
+  return arith::MulIOp::create(b, entries, cIndex(b, stepsPerEntry));
+}
+
+Value mlir::flash::sparseStepIsPartial(ImplicitLocOpBuilder &b,
+                                       const SparseListRow &row,
+                                       Value position, int64_t stepsPerEntry) {
+  Value partialEntries =
+      arith::IndexCastOp::create(b, b.getIndexType(), row.numPartial);
+  Value partialSteps =
+      arith::MulIOp::create(b, partialEntries, cIndex(b, stepsPerEntry));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position,
+                               partialSteps);
 }

@@ -1,0 +1,136 @@
+"""block_sparse_attention's backward without a GPU: the launch plan it asks
+the artifacts for (the dense preprocess and postprocess around the lists'
+transposition and the block-sparse main kernel) and the arguments of the
+lists and their workspace (docs/KERNEL_ABI.md "Block-sparse backward")."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from flashfuse import _kernels, ops  # noqa: E402
+from flashfuse import _runtime as rt  # noqa: E402
+from flashfuse import block_sparse  # noqa: E402
+
+
+def test_backward_list_args_shape_the_workspace():
+    # Partial lists broadcast over the batch, full lists over the heads;
+    # Sq = 300 (QB = 3 of 128), Sk = 700 (KB = 6).
+    n = torch.zeros(1, 4, 3, dtype=torch.int32)
+    i = torch.zeros(1, 4, 3, 5, dtype=torch.int32)
+    fn = torch.zeros(2, 1, 3, dtype=torch.int32)
+    fi = torch.zeros(2, 1, 3, 2, dtype=torch.int32)
+    named, workspace = block_sparse._backward_list_args(
+        (n, i, fn, fi), 300, 700, (128, 128))
+    t_num, t_idx, f_num, f_idx = workspace
+    assert t_num.shape == (1, 4, 6) and t_idx.shape == (1, 4, 6, 3)
+    assert f_num.shape == (2, 1, 6) and f_idx.shape == (2, 1, 6, 3)
+    assert all(t.dtype == torch.int32 for t in workspace)
+    # The forward lists as the forward passes them.
+    assert named["kv_num_blocks"][1] == (n.data_ptr(), 12)
+    assert named["kv_slots"] == (rt.PARAM_I32, 5)
+    assert named["kv_indices_stride_b"] == (rt.PARAM_I64, 0)
+    assert named["kv_indices_stride_h"] == (rt.PARAM_I64, 15)
+    assert named["full_kv_slots"] == (rt.PARAM_I32, 2)
+    # The transposed pairs: stride 0 exactly where the forward pair
+    # broadcasts, QB slots per row.
+    assert named["q_num_blocks"][1] == (t_num.data_ptr(), 24)
+    assert named["q_indices"][1] == (t_idx.data_ptr(), 72)
+    assert named["q_num_blocks_stride_b"] == (rt.PARAM_I64, 0)
+    assert named["q_num_blocks_stride_h"] == (rt.PARAM_I64, 6)
+    assert named["q_indices_stride_h"] == (rt.PARAM_I64, 18)
+    assert named["q_slots"] == (rt.PARAM_I32, 3)
+    assert named["full_q_num_blocks_stride_b"] == (rt.PARAM_I64, 6)
+    assert named["full_q_num_blocks_stride_h"] == (rt.PARAM_I64, 0)
+    assert named["full_q_indices_stride_b"] == (rt.PARAM_I64, 18)
+    assert named["full_q_slots"] == (rt.PARAM_I32, 3)
+
+
+def test_backward_list_args_without_full_lists():
+    n = torch.zeros(2, 2, 1, dtype=torch.int32)
+    i = torch.zeros(2, 2, 1, 1, dtype=torch.int32)
+    named, workspace = block_sparse._backward_list_args(
+        (n, i, None, None), 1, 129, (128, 128))
+    assert len(workspace) == 2 and workspace[1].shape == (2, 2, 2, 1)
+    assert not any(k.startswith("full_") for k in named)
+    assert named["q_num_blocks_stride_b"] == (rt.PARAM_I64, 4)
+
+
+@pytest.fixture
+def fake_artifact(monkeypatch):
+    """An artifact that has every kernel asked for: records the variants
+    the plan looks up, in order."""
+    asked = []
+    monkeypatch.setattr(_kernels, "locate_all", lambda v: [("dir", 0)])
+    monkeypatch.setattr(_kernels, "has_kernel",
+                        lambda v, d: v.kind != rt.KIND_BACKWARD_DQ)
+    monkeypatch.setattr(_kernels, "locate", lambda v, d=None: ("dir", 0))
+    monkeypatch.setattr(_kernels, "param_names", lambda d, i: {"x"})
+
+    def kernel(device, v, directory=None, **kw):
+        asked.append((v.kind, v.block_sparse, v.sparse_block_q,
+                      v.sparse_block_k))
+        return len(asked)
+    monkeypatch.setattr(_kernels, "kernel", kernel)
+    monkeypatch.setattr(ops, "_backward_plans", {})
+    return asked
+
+
+def _tensors(d=64):
+    q = torch.zeros(1, 2, 8, d, dtype=torch.bfloat16)
+    return q, q, q
+
+
+def test_backward_plan_of_block_sparse_attention(fake_artifact):
+    q, k, v = _tensors()
+    plan = ops._backward_plan(0, (q, k, v, None, None, 1, -1, -1, 0.0, 0.0),
+                              deterministic=False,
+                              block_sparse=(2, 128, 64))
+    assert [kernel for kernel, _ in plan] == [1, 2, 3, 4]
+    # The dense preprocess and postprocess, the transposition before the
+    # main kernel; the lists' variant keys only where the lists are read.
+    assert fake_artifact == [
+        (rt.KIND_BACKWARD_PREPROCESS, 0, 0, 0),
+        (rt.KIND_BACKWARD_SPARSE_TRANSPOSE, 2, 128, 64),
+        (rt.KIND_BACKWARD, 2, 128, 64),
+        (rt.KIND_BACKWARD_POSTPROCESS, 0, 0, 0)]
+
+
+def test_dense_backward_plan_is_unchanged(fake_artifact):
+    q, k, v = _tensors()
+    ops._backward_plan(0, (q, k, v, None, None, 0, -1, -1, 0.0, 0.0),
+                       deterministic=False)
+    assert [kind for kind, *_ in fake_artifact] == [
+        rt.KIND_BACKWARD_PREPROCESS, rt.KIND_BACKWARD,
+        rt.KIND_BACKWARD_POSTPROCESS]
+    assert all(bs == 0 for _, bs, *_ in fake_artifact)
+
+
+def test_plans_are_cached_per_list_kind(fake_artifact):
+    q, k, v = _tensors()
+    args = (q, k, v, None, None, 0, -1, -1, 0.0, 0.0)
+    a = ops._backward_plan(0, args, False, block_sparse=(1, 128, 128))
+    b = ops._backward_plan(0, args, False, block_sparse=(2, 128, 128))
+    c = ops._backward_plan(0, args, False, block_sparse=(1, 128, 128))
+    assert a is c and a is not b
+
+
+def test_grad_of_cpu_inputs_is_refused_before_any_launch():
+    """Inputs that require grad take the autograd path; bad lists are still
+    refused by the shape checks first, naming the list."""
+    q = torch.zeros(1, 2, 300, 64, dtype=torch.float16, requires_grad=True)
+    n = torch.zeros(1, 2, 2, dtype=torch.int32)  # QB = 3 expected
+    i = torch.zeros(1, 2, 2, 3, dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"kv_num_blocks must be \[B or 1"):
+        block_sparse.block_sparse_attention(q, q, q, (n, i))
+
+
+def test_deterministic_plan_walks_the_lists_in_the_dq_kernel(fake_artifact,
+                                                             monkeypatch):
+    """A deterministic artifact (one with backward_dq): its dQ kernel is
+    asked for with the lists' keys, after the main kernel."""
+    monkeypatch.setattr(_kernels, "has_kernel", lambda v, d: True)
+    q, k, v = _tensors()
+    ops._backward_plan(0, (q, k, v, None, None, 0, -1, -1, 0.0, 0.0),
+                       deterministic=True, block_sparse=(1, 128, 128))
+    assert fake_artifact[3] == (rt.KIND_BACKWARD_DQ, 1, 128, 128)
+    assert len(fake_artifact) == 5
