@@ -141,20 +141,24 @@ def check_case(name, b, hq, hkv, sq, sk, d, dtype, lists, causal):
     return ok
 
 
+# The odd-shape sweep of the forward check and the backward one
+# (check_block_sparse_backward.py): (name, B, Hq, Hkv, Sq, Sk, D, density,
+# full fraction, causal, list broadcast (B', H')).
+ODD_SHAPE_CASES = [
+    ("random d128", 2, 4, 2, 1000, 1300, 128, 0.5, 0.3, False, (2, 4)),
+    ("random d64 causal", 1, 4, 4, 777, 777, 64, 0.6, 0.4, True, (1, 4)),
+    ("partial only", 2, 2, 1, 513, 257, 128, 0.5, 0.0, False, (2, 2)),
+    ("broadcast gqa", 2, 8, 2, 384, 640, 128, 0.3, 0.5, False, (1, 1)),
+    ("empty rows", 1, 2, 2, 300, 300, 64, 0.0, 0.0, False, (1, 2)),
+    ("one key", 1, 2, 2, 129, 1, 128, 1.0, 0.5, False, (1, 2)),
+]
+
+
 def numerics():
     gen = torch.Generator().manual_seed(0)
     failures = 0
-    cases = [
-        # (name, B, Hq, Hkv, Sq, Sk, D, density, full fraction, causal,
-        #  list broadcast (B', H'))
-        ("random d128", 2, 4, 2, 1000, 1300, 128, 0.5, 0.3, False, (2, 4)),
-        ("random d64 causal", 1, 4, 4, 777, 777, 64, 0.6, 0.4, True, (1, 4)),
-        ("partial only", 2, 2, 1, 513, 257, 128, 0.5, 0.0, False, (2, 2)),
-        ("broadcast", 2, 8, 2, 384, 640, 128, 0.3, 0.5, False, (1, 1)),
-        ("empty rows", 1, 2, 2, 300, 300, 64, 0.0, 0.0, False, (1, 2)),
-        ("one key", 1, 2, 2, 129, 1, 128, 1.0, 0.5, False, (1, 2)),
-    ]
-    for name, b, hq, hkv, sq, sk, d, dens, full, causal, (lb, lh) in cases:
+    for name, b, hq, hkv, sq, sk, d, dens, full, causal, (lb, lh) in \
+            ODD_SHAPE_CASES:
         for dtype in (torch.float16, torch.bfloat16):
             n, i, fn, fi = random_lists(lb, lh, sq, sk, dens, full, gen)
             lists = (n, i) if full == 0 else (n, i, fn, fi)

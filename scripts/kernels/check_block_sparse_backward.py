@@ -63,8 +63,8 @@ import torch  # noqa: E402
 import flashfuse  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse import block_sparse, ops  # noqa: E402
-from check_block_sparse import (BLOCK, _flex, random_lists,  # noqa: E402
-                                timed, visible_mask)
+from check_block_sparse import (BLOCK, ODD_SHAPE_CASES, _flex,  # noqa: E402
+                                random_lists, timed, visible_mask)
 
 
 def reference_transpose(n, i, sq, sk):
@@ -210,15 +210,9 @@ def structured(seq_q, seq_k, which):
 def numerics(sanitize=False):
     gen = torch.Generator().manual_seed(0)
     failures = 0
-    cases = [
-        # (name, B, Hq, Hkv, Sq, Sk, D, density, full fraction, causal,
-        #  list broadcast (B', H'))
-        ("random d128", 2, 4, 2, 1000, 1300, 128, 0.5, 0.3, False, (2, 4)),
-        ("random d64 causal", 1, 4, 4, 777, 777, 64, 0.6, 0.4, True, (1, 4)),
-        ("partial only", 2, 2, 1, 513, 257, 128, 0.5, 0.0, False, (2, 2)),
-        ("broadcast gqa", 2, 8, 2, 384, 640, 128, 0.3, 0.5, False, (1, 1)),
-        ("empty rows", 1, 2, 2, 300, 300, 64, 0.0, 0.0, False, (1, 2)),
-        ("one key", 1, 2, 2, 129, 1, 128, 1.0, 0.5, False, (1, 2)),
+    # The forward check's sweep, and a causal case with Sq < Sk (the
+    # transposed band starts past the first key blocks).
+    cases = ODD_SHAPE_CASES + [
         ("causal sq<sk", 1, 2, 2, 200, 700, 128, 0.7, 0.5, True, (1, 1)),
     ]
     if sanitize:  # odd shapes, each once
