@@ -325,6 +325,10 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     return grad_q, grad_k, grad_v, dbias
 
 
+# dq_accum's rows: Sq rounded up to this (docs/KERNEL_ABI.md "Backward").
+DQ_ACCUM_ROW_MULTIPLE = 128
+
+
 def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
                      grad_k, grad_v, scale, window_left, window_right,
                      softcap, dropout_p=0.0, seed=0, extra=None):
@@ -337,21 +341,31 @@ def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
-    # The f32 scratch KERNEL_ABI.md asks for: delta = rowsum(dO * O); dQ
+    # The scratch KERNEL_ABI.md asks for: delta = rowsum(dO * O); dQ
     # accumulated atomically (atomic artifacts); dK/dV one slice per query
-    # head, summed over each GQA group by the postprocess.
+    # head, summed over each GQA group by the postprocess, except where the
+    # main kernel takes grad_k (the sm90 dense one) and there is no GQA:
+    # it writes grad_k / grad_v itself, and dk / dv go unused.
     delta = q.new_empty(b, hq, sq, dtype=f32)
-    dk_heads = q.new_empty(b, hq, sk, d)
-    dv_heads = q.new_empty(b, hq, sk, dv)
+    writes_grads = any("grad_k" in names and "lse" in names
+                       for _, names in plan)
+    if hq == hkv and writes_grads:
+        dk_heads, dv_heads = grad_k, grad_v
+    else:
+        dk_heads = q.new_empty(b, hq, sk, d)
+        dv_heads = q.new_empty(b, hq, sk, dv)
     dbias = _grad_bias_like(q, k) if "dbias" in params else None
     _poison(grad_q, grad_k, grad_v, delta, dk_heads, dv_heads, dbias)
     dq_accum = None
     if "dq_accum" in params:
+        # Sq rounded up to 128 rows: the sm90 kernels' dQ tiles cover whole
+        # query blocks (KERNEL_ABI.md "Backward").
+        rows = -(-sq // DQ_ACCUM_ROW_MULTIPLE) * DQ_ACCUM_ROW_MULTIPLE
         if "dq_accum" in plan[0][1]:  # the preprocess zeroes it
-            dq_accum = q.new_empty(b, hq, sq, d, dtype=f32)
+            dq_accum = q.new_empty(b, hq, rows, d, dtype=f32)
             _poison(dq_accum)
         else:
-            dq_accum = q.new_zeros(b, hq, sq, d, dtype=f32)
+            dq_accum = q.new_zeros(b, hq, rows, d, dtype=f32)
     named = {}
     for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
                     ("lse", lse), ("delta", delta), ("dq_accum", dq_accum),

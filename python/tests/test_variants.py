@@ -300,21 +300,18 @@ def test_gen_suite_varlen(opt_tool, tmp_path):
 def test_gen_suite_varlen_backward(opt_tool, tmp_path):
     """gen_suite.py --varlen --backward: the gradient ops (with their
     forwards) of f16/bf16 x D = 64/128 x full/causal top-left/bottom-right
-    packed batches, a window and softcap at D = 128, and the dense f16
-    counterparts of the plain ones (the training bench's other side)."""
+    packed batches, a window and softcap at D = 128; no dense backward
+    (its dQ layout differs on sm90: the two cannot share an artifact)."""
     gen = _gen_suite()
     out = tmp_path / "suite.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
                     "--varlen", "--backward"], check=True)
     suite = gen.varlen_backward_suite()
-    assert len(suite) == 22 and sum(v.varlen for v in suite) == 16
+    assert len(suite) == 16 and all(v.varlen for v in suite)
     assert all(v.with_forward for v in suite)
-    assert {(v.dtype, v.head_dim, v.causal) for v in suite if not v.varlen} \
-        == {("f16", d, c) for d in (64, 128)
-            for c in (None, "top_left", "bottom_right")}
     text = out.read_text()
     assert text.endswith(emit_module(suite, backward=True))
-    assert text.count("flash.attention_grad") == 22
+    assert text.count("flash.attention_grad") == 16
     verify(opt_tool, text)
 
 

@@ -281,8 +281,13 @@ def test_varlen_gradients_of_one_sequence_match_the_dense_backward():
                     for t in (q, k, v)]
     dense_out = run_or_skip(lambda: flashfuse.attention(
         *dense_leaves, is_causal="bottom_right", enable_gqa=True))
-    dense = torch.autograd.grad(dense_out, dense_leaves,
-                                dout.transpose(0, 1).unsqueeze(0))
+    # The dense backward lives in another artifact than the packed one
+    # (gen_suite.py --backward; on sm90 the two cannot share one).
+    try:
+        dense = torch.autograd.grad(dense_out, dense_leaves,
+                                    dout.transpose(0, 1).unsqueeze(0))
+    except NotImplementedError as e:
+        pytest.skip("no dense backward kernel: " + str(e).splitlines()[0])
     for name, a, b in zip(("dq", "dk", "dv"), packed, dense):
         torch.testing.assert_close(a, b[0].transpose(0, 1), atol=2e-2,
                                    rtol=0, msg=name)

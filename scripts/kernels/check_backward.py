@@ -71,7 +71,8 @@ def run_backward(art, kerns, t, scale, window, softcap, p, seed, poison=True,
     def out(shape, dtype):
         return (torch.full(shape, float("nan"), device="cuda", dtype=dtype) if poison
                 else torch.empty(shape, device="cuda", dtype=dtype))
-    named.update(delta=out((B, Hq, Sq), f32), dq_accum=out((B, Hq, Sq, D), f32),
+    rows = -(-Sq // 128) * 128  # KERNEL_ABI.md "Backward": dq_accum's rows
+    named.update(delta=out((B, Hq, Sq), f32), dq_accum=out((B, Hq, rows, D), f32),
                  dk=out((B, Hq, Sk, D), q.dtype), dv=out((B, Hq, Sk, Dv), q.dtype),
                  grad_q=out(q.shape, q.dtype), grad_k=out(k.shape, k.dtype),
                  grad_v=out(v.shape, v.dtype))

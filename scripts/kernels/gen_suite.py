@@ -194,26 +194,24 @@ def varlen_backward_suite():
     """flash.attention_grad variants of packed batches, each with its
     forward (one artifact serves flashfuse.varlen_attention's autograd):
     f16/bf16 x D = 64/128 x full, causal (top_left) and causal
-    bottom_right, a window and softcap at D = 128 (16 variants); and the
-    dense f16 backward and forward of the first six (prefix dense_), so
-    that check_varlen.py times varlen and dense training steps from one
-    artifact, compiled alike. 22 variants."""
+    bottom_right, a window and softcap at D = 128. 16 variants. No dense
+    backward: on the sm90 recipe a dense op and a packed one of the same
+    variant accumulate dQ in different layouts and cannot share an
+    artifact (docs/KERNEL_ABI.md "Backward"); the training bench takes the
+    dense side from the --backward artifact."""
     vs = []
-    for varlen in (True, False):
-        for dtype in ("f16", "bf16") if varlen else ("f16",):
-            for d in (64, 128):
-                for causal in (None, "top_left", "bottom_right"):
-                    name = (f"{'varlen' if varlen else 'dense'}_{dtype}_d{d}_"
-                            f"{causal or 'full'}")
-                    vs.append(KernelVariant(name, dtype, d, causal=causal,
-                                            varlen=varlen, with_forward=True))
-            if varlen:
-                vs.append(KernelVariant(f"varlen_{dtype}_d128_window", dtype,
-                                        128, window=(64, 0), varlen=True,
-                                        with_forward=True))
-                vs.append(KernelVariant(f"varlen_{dtype}_d128_softcap", dtype,
-                                        128, causal="top_left", softcap=30.0,
-                                        varlen=True, with_forward=True))
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128):
+            for causal in (None, "top_left", "bottom_right"):
+                vs.append(KernelVariant(
+                    f"varlen_{dtype}_d{d}_{causal or 'full'}", dtype, d,
+                    causal=causal, varlen=True, with_forward=True))
+        vs.append(KernelVariant(f"varlen_{dtype}_d128_window", dtype, 128,
+                                window=(64, 0), varlen=True,
+                                with_forward=True))
+        vs.append(KernelVariant(f"varlen_{dtype}_d128_softcap", dtype, 128,
+                                causal="top_left", softcap=30.0, varlen=True,
+                                with_forward=True))
     return vs
 
 

@@ -158,20 +158,41 @@ void BackwardBuilder::addToDQAccum(ArrayRef<Value> acc, Value firstRow,
   }
 }
 
-void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
-                                int64_t n, Value factor, int64_t width,
-                                Value tile) {
-  // Rows i = 0, 1 of accumulator tile (m, n) into the contiguous
-  // [B, Hq, Sk, width] slice `name`, as pairs of halves.
+BackwardBuilder::GradientRows
+BackwardBuilder::gradientRows(StringRef name, Value direct, int64_t width) {
+  // Without GQA grad_k / grad_v of the block's kv head (= its query head)
+  // in the operand's own layout, else the contiguous [B, Hq, Sk, width]
+  // slice of its query head: selected, not branched, so that the epilogue
+  // exists once (two copies raised the spills of tight kernels).
+  if (!direct) // the slice; storeRows addresses it row by row
+    return {arg.lookup(name), Value(), Value(), width};
+  Value slice = arith::MulIOp::create(b, sliceRowStart(/*keys=*/true),
+                                      cIdx(b, width));
+  std::string grad = name == "dk" ? "grad_k" : "grad_v";
+  auto pick = [&](Value x, Value y) {
+    return Value(arith::SelectOp::create(b, direct, x, y));
+  };
+  return {pick(arg.lookup(grad), arg.lookup(name)),
+          pick(operandBase(grad, headKV), slice),
+          pick(idx(grad + "_stride_s"), cIdx(b, width)), width};
+}
+
+void BackwardBuilder::storeRows(Value acc, const GradientRows &dst, int64_t m,
+                                int64_t n, Value factor, Value tile) {
+  // Rows i = 0, 1 of accumulator tile (m, n), as pairs of halves.
   for (int64_t i = 0; i < 2; ++i) {
     Value key = asIndex(keyOf(m, i));
     Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, seqK);
     auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-    Value rowOff = arith::MulIOp::create(
-        b, arith::AddIOp::create(b, sliceRowStart(/*keys=*/true), key),
-        cIdx(b, width));
+    Value rowOff =
+        dst.base
+            ? Value(arith::AddIOp::create(
+                  b, dst.base, arith::MulIOp::create(b, key, dst.rowStride)))
+            : Value(arith::MulIOp::create(
+                  b, arith::AddIOp::create(b, sliceRowStart(/*keys=*/true), key),
+                  cIdx(b, dst.width)));
     Value col = arith::AddIOp::create(
         b, arith::MulIOp::create(b, t, cIdx(b, 2)),
         tile ? arith::MulIOp::create(b, tile, cIdx(b, 8)).getResult()
@@ -181,9 +202,44 @@ void BackwardBuilder::storeRows(Value acc, StringRef name, int64_t m,
       x0 = arith::MulFOp::create(b, x0, factor);
       x1 = arith::MulFOp::create(b, x1, factor);
     }
-    storePair(b, x0, x1, s.elementType, arg.lookup(name),
+    storePair(b, x0, x1, s.elementType, dst.memref,
               ValueRange{arith::AddIOp::create(b, rowOff, col)});
   }
+}
+
+void BackwardBuilder::storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
+                                     Value direct) {
+  Value scale = arg.lookup("scale");
+  GradientRows dkRows = gradientRows("dk", direct, s.headDim);
+  GradientRows dvRows = gradientRows("dv", direct, s.headDimV);
+  if (!columnGroup) {
+    for (int64_t m = 0; m < mk; ++m) {
+      for (int64_t n = 0; n < s.headDim / 8; ++n)
+        storeRows(gradientTile(dK, m, n, nTilesD), dkRows, m, n, scale);
+      for (int64_t n = 0; n < s.headDimV / 8; ++n)
+        storeRows(gradientTile(dV, m, n, nTilesDv), dvRows, m, n, Value());
+    }
+    return;
+  }
+  // The group's 8-column tiles that fall inside D (Dv).
+  auto storeGroup = [&](ArrayRef<Value> acc, const GradientRows &dst,
+                        int64_t tiles, Value factor, int64_t width) {
+    Value tile0 = arith::MulIOp::create(b, columnGroup, cIdx(b, tiles));
+    for (int64_t m = 0; m < mk; ++m)
+      for (int64_t n = 0; n < tiles; ++n) {
+        Value tile = arith::AddIOp::create(b, tile0, cIdx(b, n));
+        auto ifIn = scf::IfOp::create(
+            b, TypeRange{},
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile,
+                                  cIdx(b, width / 8)),
+            false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifIn.getThenRegion().front());
+        storeRows(gradientTile(acc, m, n, tiles), dst, m, n, factor, tile);
+      }
+  };
+  storeGroup(dK, dkRows, nTilesD, scale, s.headDim);
+  storeGroup(dV, dvRows, nTilesDv, Value(), s.headDimV);
 }
 
 void BackwardBuilder::build() {
@@ -372,48 +428,28 @@ void BackwardBuilder::build() {
     // The next iteration's prefetch overwrites the stage read here (and
     // the dS tile).
     gpu::BarrierOp::create(b);
+    if (s.dqTiles)
+      publishDQ(queryStartAgain(i, qStart));
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
     std::tie(tid, lane, warp, g, t, kStart, warpKey0) = coords;
   }
 
-  // Epilogue: dK · scale and dV, per query head. A block no query sees
-  // writes zeros.
+  // Epilogue: dK · scale and dV. A block no query sees writes zeros.
+  // Without GQA (Hq = Hkv, known at launch) the block's query head is its
+  // kv head's only one, so it writes grad_k / grad_v itself and the
+  // postprocess has nothing to sum; otherwise one slice per query head, the
+  // group summed by the postprocess.
   auto results = loop.getResults();
   SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
+  if (s.dqTiles)
+    drainDQ();
   enterEpilogue();
-  Value scale = arg.lookup("scale");
-  if (!columnGroup) {
-    for (int64_t m = 0; m < mk; ++m) {
-      for (int64_t n = 0; n < s.headDim / 8; ++n)
-        storeRows(gradientTile(dK, m, n, nTilesD), "dk", m, n, scale,
-                  s.headDim);
-      for (int64_t n = 0; n < s.headDimV / 8; ++n)
-        storeRows(gradientTile(dV, m, n, nTilesDv), "dv", m, n, Value(),
-                  s.headDimV);
-    }
-  } else {
-    // The group's 8-column tiles that fall inside D (Dv).
-    auto storeGroup = [&](ArrayRef<Value> acc, StringRef name, int64_t tiles,
-                          Value factor, int64_t width) {
-      Value tile0 = arith::MulIOp::create(b, columnGroup, cIdx(b, tiles));
-      for (int64_t m = 0; m < mk; ++m)
-        for (int64_t n = 0; n < tiles; ++n) {
-          Value tile = arith::AddIOp::create(b, tile0, cIdx(b, n));
-          auto ifIn = scf::IfOp::create(
-              b, TypeRange{},
-              arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile,
-                                    cIdx(b, width / 8)),
-              false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&ifIn.getThenRegion().front());
-          storeRows(gradientTile(acc, m, n, tiles), name, m, n, factor,
-                    width, tile);
-        }
-    };
-    storeGroup(dK, "dk", nTilesD, scale, s.headDim);
-    storeGroup(dV, "dv", nTilesDv, Value(), s.headDimV);
-  }
+  storeGradients(dK, dV,
+                 s.dqTiles ? Value(arith::CmpIOp::create(
+                                 b, arith::CmpIPredicate::eq, headsQ,
+                                 idx("heads_kv")))
+                           : Value());
   gpu::ReturnOp::create(b);
 }

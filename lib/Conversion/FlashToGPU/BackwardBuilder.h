@@ -19,8 +19,9 @@
 //                                into dq_accum)
 // Z is the dropout factor (1/(1-p) or 0, Philox keep test), Dsum = rowsum(dO ∘ O)
 // from the preprocess kernel. scale is applied to dK and dQ once, at the
-// end. dK and dV of the block's query head are written in the epilogue, one
-// slice per query head; the postprocess kernel sums GQA groups. In
+// end. dK and dV of the block's query head are written in the epilogue:
+// into grad_k / grad_v where Hq = Hkv, else one slice per query head, which
+// the postprocess kernel sums over each GQA group. In
 // deterministic mode the dQ product is left to the BackwardDQ kernel, so
 // the main kernel issues no float atomics.
 //
@@ -102,6 +103,13 @@ protected:
   /// dK and dV here.
   virtual void finishQueryBlock(SmallVector<Value> &dK,
                                 SmallVector<Value> &dV) {}
+  /// With dQ tiles (KernelSpec::dqTiles), after the barrier that ends the
+  /// step of the query block at `qStart` (every thread's shared-memory
+  /// writes of the step are visible): the engine, which staged dQ in
+  /// shared memory, adds it to dq_accum here.
+  virtual void publishDQ(Value qStart) {}
+  /// With dQ tiles, before the epilogue: waits for what publishDQ started.
+  virtual void drainDQ() {}
 
   //===--- The query-block iterator's hooks ------------------------------===//
   /// The walk's positions, [first, end): the query blocks the causal/window
@@ -153,11 +161,23 @@ protected:
 
 private:
   void setUp();
+  /// Where a gradient's rows go: `memref`, the offset of the block's row 0
+  /// and the distance between rows (elements); without `base`, the query
+  /// head's contiguous slice of rows `width` wide.
+  struct GradientRows {
+    Value memref, base, rowStride;
+    int64_t width;
+  };
+  /// dK (`name` "dk") or dV ("dv") of the block: the contiguous
+  /// [B, Hq, Sk, width] slice of its query head, or where `direct` (i1),
+  /// grad_k / grad_v of its kv head in their own strides.
+  GradientRows gradientRows(StringRef name, Value direct, int64_t width);
   /// Rows i = 0, 1 of fragment `acc` (m-tile m, 8-column tile n, or
-  /// `tile` of the row where given) into the contiguous [B, Hq, Sk, width]
-  /// gradient `name`, times `factor`.
-  void storeRows(Value acc, StringRef name, int64_t m, int64_t n, Value factor,
-                 int64_t width, Value tile = Value());
+  /// `tile` of the row where given) into `dst`, times `factor`.
+  void storeRows(Value acc, const GradientRows &dst, int64_t m, int64_t n,
+                 Value factor, Value tile = Value());
+  /// The epilogue's stores of dK · scale and dV (see gradientRows).
+  void storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV, Value direct);
 };
 
 } // namespace mlir::flash

@@ -73,11 +73,12 @@ int64_t KernelSpec::smemBytes() const {
     }
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
-    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum
+    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE,
+                                // Dsum; the f32 dQ tile (dqTiles)
       return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   2 * blockN * blockM) +
-             statTileBytes();
+             statTileBytes() + (dqTiles ? 4 * blockM * headDim : 0);
     // K and V of the block, a `stages`-deep ring of Q and dO tiles, the dS
     // tile the dQ product reads back (not in deterministic mode), and the
     // ring's LSE and Dsum.
@@ -139,6 +140,11 @@ std::string KernelSpec::kernelName() const {
     name += "_of32";
   if (deterministic)
     name += "_det";
+  // The sm90 recipe's preprocess and postprocess of dQ in rows (a packed
+  // batch's) are told apart from the default, tiled ones.
+  if ((kind == Kind::BackwardPreprocess || kind == Kind::BackwardPostprocess) &&
+      recipe == Recipe::Sm90 && !deterministic && !dqTiles)
+    name += "_dqrows";
   if (pageSize)
     name += "_page" + std::to_string(pageSize);
   if (varlen)
@@ -253,6 +259,10 @@ SmallVector<std::string> KernelSpec::params() const {
     if (!deterministic)
       memrefs({"dq_accum"});
     memrefs({"dk", "dv"});
+    // The sm90 dense backward writes dK/dV straight into grad_k/grad_v
+    // where Hq = Hkv (the slices only with GQA).
+    if (dqTiles)
+      memrefs({"grad_k", "grad_v"});
     biasMask();
     if (gradBias)
       memrefs({"dbias"});
@@ -264,6 +274,8 @@ SmallVector<std::string> KernelSpec::params() const {
     if (varlen)
       p.append({"i32:num_seqs", "i32:max_seqlen_k"});
     strides({"q", "k", "v", "do"});
+    if (dqTiles)
+      strides({"grad_k", "grad_v"});
     biasMaskStrides();
     scalars();
     // The transposed lists (docs/KERNEL_ABI.md "Block-sparse backward").
@@ -350,7 +362,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
          pageSize == o.pageSize && outputType() == o.outputType() &&
-         varlen == o.varlen && blockSparse == o.blockSparse &&
+         varlen == o.varlen && dqTiles == o.dqTiles &&
+         blockSparse == o.blockSparse &&
          fullBlocks == o.fullBlocks && sparseBlockQ == o.sparseBlockQ &&
          sparseBlockK == o.sparseBlockK;
 }
@@ -634,6 +647,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
+  s.dqTiles = s.recipe == Recipe::Sm90 && !deterministic && !s.varlen &&
+              !s.blockSparse;
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused

@@ -608,9 +608,20 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
   Value qRows[] = {batch, headsQ, seqQ}, kRowsD[] = {batch, headsQ, seqK, nullptr};
   named["delta"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqQ}, qRows, f32));
   if (!spec.deterministic) {
-    Value dqSizes[] = {batch, headsQ, seqQ, nullptr};
+    // Sq rounded up to 128 rows (KERNEL_ABI.md: room for the dQ tiles of
+    // the sm90 recipe's query blocks, rows past Sq included).
+    int64_t multiple = KernelSpec::kDqAccumRowMultiple, rows;
+    Value dynRows;
+    if (ShapedType::isDynamic(sz.seqQ)) {
+      rows = ShapedType::kDynamic;
+      Value m = arith::ConstantIndexOp::create(b, multiple);
+      dynRows = arith::MulIOp::create(b, arith::CeilDivUIOp::create(b, seqQ, m), m);
+    } else {
+      rows = llvm::alignTo(sz.seqQ, multiple);
+    }
+    Value dqSizes[] = {batch, headsQ, dynRows, nullptr};
     named["dq_accum"] = flatten(
-        b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqQ, sz.d}, dqSizes, f32));
+        b, allocBuffer(b, {sz.batch, sz.headsQ, rows, sz.d}, dqSizes, f32));
   }
   named["dk"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqK, sz.d}, kRowsD, elt));
   named["dv"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqK, sz.dv}, kRowsD, elt));
@@ -1000,6 +1011,28 @@ void FlashLowerToGPU::runOnOperation() {
     collect(getKernelSpec(op), kvSpecs);
   if (refused)
     return signalPassFailure();
+  // The preprocess and postprocess of a dense op and of a packed batch
+  // (varlen) share a name and a variant key except for the layout of dQ's
+  // accumulator (KernelSpec::dqTiles), which the runtime cannot tell
+  // apart: one artifact holds one of them per variant.
+  for (auto [i, spec] : llvm::enumerate(gradSpecs))
+    for (auto [j, other] : llvm::enumerate(gradSpecs)) {
+      if (j >= i || spec.dqTiles == other.dqTiles)
+        continue;
+      KernelSpec a = getBackwardStepSpec(spec, KernelSpec::Kind::BackwardPostprocess);
+      KernelSpec c = getBackwardStepSpec(other, KernelSpec::Kind::BackwardPostprocess);
+      c.dqTiles = a.dqTiles;
+      c.varlen = a.varlen = false;
+      if (a == c) {
+        gradOps[i]->emitOpError()
+            << "shares its variant with a "
+            << (spec.varlen ? "dense" : "packed (varlen)")
+            << " flash.attention_grad of this module, and the two accumulate "
+               "dQ in different layouts on the sm90 recipe; compile them into "
+               "separate artifacts";
+        return signalPassFailure();
+      }
+    }
   gpu::GPUModuleOp module = getOrCreateKernelModule();
   for (auto [op, spec] : llvm::zip(ops, specs)) {
     gpu::GPUFuncOp kernel = getOrCreateKernel(module, spec);

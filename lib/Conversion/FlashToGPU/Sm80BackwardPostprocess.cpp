@@ -5,6 +5,9 @@
 // operands' dtype and layouts: grad_q from dq_accum (not in deterministic
 // mode, where the dQ kernel writes grad_q itself), and grad_k / grad_v of
 // kv head h as the f32 sum of the slices of its G = Hq / Hkv query heads.
+// The sm90 recipe's dense backward (KernelSpec::dqTiles) leaves dQ in
+// tiles instead, in its accumulators' order, and without GQA writes
+// grad_k / grad_v itself: then only dQ is converted here.
 // Block (x, h, b) covers rows [x block_m, (x + 1) block_m) of query head h
 // and, when h < Hkv, of kv head h: grid = (ceil(max(Sq, Sk) / block_m), Hq, B).
 // Memory-bound: each thread moves 16-byte chunks (8 elements; the rows of
@@ -82,23 +85,183 @@ public:
     Value lastQ = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
     Value lastK = arith::SubIOp::create(b, seqK, cIdx(b, 1));
 
+    // Step k of a thread: the 16-byte chunk (row, 8 columns) of the block
+    // it takes (consecutive threads, consecutive chunks); `valid` false past
+    // the block's chunks, which then read chunk 0.
+    struct Step {
+      Value row, col, valid, dq, dk, dv;
+    };
+    auto placeStep = [&](Step &x, int64_t k) {
+      Value e = arith::AddIOp::create(b, tid, cIdx(b, k * s.threads()));
+      x.valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
+                                      cIdx(b, chunks));
+      e = arith::SelectOp::create(b, x.valid, e, cIdx(b, 0));
+      x.row = arith::AddIOp::create(
+          b, rowStart, arith::DivUIOp::create(b, e, cIdx(b, rowChunks)));
+      x.col = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, e, cIdx(b, rowChunks)), cIdx(b, 8));
+    };
+    auto when = [&](Value cond, function_ref<void()> body) {
+      auto ifOp = scf::IfOp::create(b, TypeRange{}, cond, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      body();
+    };
+    auto store = [&](Value v, StringRef name, Value row, Value col) {
+      Value at = arith::AddIOp::create(
+          b, operandBase(name, head),
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, row, idx((name + "_stride_s").str())),
+              col));
+      vector::StoreOp::create(b, arith::TruncFOp::create(b, vecTy, v),
+                              arg.lookup(name), ValueRange{at},
+                              /*nontemporal=*/false, llvm::Align(16));
+    };
+    if (s.dqTiles) {
+      // dQ tiles (KernelSpec::dqTiles): block x converts tile x of its
+      // slice, in the main kernel's fragment order (Sm90Backward.cpp): 64-byte
+      // chunks c = ((w * n8 + n) * 32 + 8 warp + g), the four threads t of
+      // one (warp, g) of warpgroup w, each [rows g, g + 8] x [columns 2t,
+      // 2t + 1] of 8-column fragment n of w's 64 rows x `cols` slice. A chunk
+      // is two 8-column row segments; consecutive threads read consecutive
+      // chunks.
+      // Blocks past Sq's last tile have none (nor, for Sq = 0, a tile to
+      // clamp to).
+      struct TileChunk {
+        Value row, col, valid, values;
+      };
+      if (!s.deterministic)
+        when(slt(rowStart, seqQ), [&] {
+          SmallVector<TileChunk> tileChunks;
+          int64_t rowBlocks = s.blockM / 64;
+          int64_t cols = d * rowBlocks / (s.warps / 4), n8 = cols / 8;
+          int64_t chunksPerTile = s.blockM * d / 16;
+          Value tiles = arith::CeilDivUIOp::create(b, seqQ, cIdx(b, s.blockM));
+          Value tile = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+          Value tileBase = arith::MulIOp::create(
+              b, arith::AddIOp::create(b, arith::MulIOp::create(b, qSlice, tiles), tile),
+              cIdx(b, s.blockM * d));
+          auto f32x16 = VectorType::get({16}, b.getF32Type());
+          for (int64_t first = 0; first < chunksPerTile; first += s.threads()) {
+            Value c = arith::AddIOp::create(b, tid, cIdx(b, first));
+            Value inTile = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                                 cIdx(b, chunksPerTile));
+            c = arith::SelectOp::create(b, inTile, c, cIdx(b, 0));
+            Value w = arith::DivUIOp::create(b, c, cIdx(b, 32 * n8));
+            Value n = arith::RemUIOp::create(
+                b, arith::DivUIOp::create(b, c, cIdx(b, 32)), cIdx(b, n8));
+            Value warpRow = arith::MulIOp::create(
+                b,
+                arith::DivUIOp::create(
+                    b, arith::RemUIOp::create(b, c, cIdx(b, 32)), cIdx(b, 8)),
+                cIdx(b, 16));
+            TileChunk ch;
+            ch.row = arith::AddIOp::create(
+                b, rowStart,
+                arith::AddIOp::create(
+                    b,
+                    arith::MulIOp::create(
+                        b, arith::RemUIOp::create(b, w, cIdx(b, rowBlocks)),
+                        cIdx(b, 64)),
+                    arith::AddIOp::create(b, warpRow,
+                                          arith::RemUIOp::create(b, c, cIdx(b, 8)))));
+            ch.col = arith::AddIOp::create(
+                b,
+                arith::MulIOp::create(
+                    b, arith::DivUIOp::create(b, w, cIdx(b, rowBlocks)),
+                    cIdx(b, cols)),
+                arith::MulIOp::create(b, n, cIdx(b, 8)));
+            ch.valid = inTile;
+            ch.values = load(
+                f32x16, "dq_accum",
+                arith::AddIOp::create(b, tileBase,
+                                      arith::MulIOp::create(b, c, cIdx(b, 16))));
+            tileChunks.push_back(ch);
+          }
+          // Rows g and g + 8 of a chunk: elements 0, 1 (2, 3) of each
+          // thread's four.
+          for (TileChunk &ch : tileChunks)
+            for (int64_t i = 0; i < 2; ++i) {
+              Value row = arith::AddIOp::create(b, ch.row, cIdx(b, 8 * i));
+              SmallVector<int64_t> pick;
+              for (int64_t t = 0; t < 4; ++t)
+                pick.append({4 * t + 2 * i, 4 * t + 2 * i + 1});
+              Value seg = vector::ShuffleOp::create(b, ch.values, ch.values, pick);
+              when(arith::AndIOp::create(b, ch.valid, slt(row, seqQ)),
+                   [&] { store(seg, "grad_q", row, ch.col); });
+            }
+          });
+
+      // grad_k / grad_v: only with GQA (G > 1), in kv heads' blocks; without,
+      // the main kernel wrote them itself.
+      SmallVector<Step> st(steps);
+      for (int64_t k = 0; k < steps; ++k)
+        placeStep(st[k], k);
+      Value isKVHead = arith::AndIOp::create(
+          b, slt(head, headsKV),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, group, cIdx(b, 1)));
+      when(isKVHead, [&] {
+        SmallVector<Value> sums;
+        for (int64_t k = 0; k < steps; ++k) {
+          Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+          sums.push_back(arith::ExtFOp::create(
+              b, f32x8,
+              load(vecTy, "dk", packed(firstSlice, seqK, kRow, st[k].col))));
+          sums.push_back(arith::ExtFOp::create(
+              b, f32x8,
+              load(vecTy, "dv", dvAt(firstSlice, seqK, kRow, st[k].col))));
+        }
+        // The group's other query-head slices, all steps per slice.
+        auto loop = scf::ForOp::create(b, cIdx(b, 1), group, cIdx(b, 1), sums);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          Value slice =
+              arith::AddIOp::create(b, firstSlice, loop.getInductionVar());
+          SmallVector<Value> next;
+          for (int64_t k = 0; k < steps; ++k) {
+            Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+            for (int64_t w = 0; w < 2; ++w) {
+              Value v = load(vecTy, w ? "dv" : "dk",
+                             w ? dvAt(slice, seqK, kRow, st[k].col)
+                               : packed(slice, seqK, kRow, st[k].col));
+              next.push_back(arith::AddFOp::create(
+                  b, loop.getRegionIterArgs()[2 * k + w],
+                  arith::ExtFOp::create(b, f32x8, v)));
+            }
+          }
+          scf::YieldOp::create(b, next);
+        }
+        for (int64_t k = 0; k < steps; ++k) {
+          Value kvRow =
+              arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqK));
+          when(kvRow, [&] {
+            store(loop.getResult(2 * k), "grad_k", st[k].row, st[k].col);
+            if (dv == d) {
+              store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
+              return;
+            }
+            when(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st[k].col,
+                                       cIdx(b, dv)),
+                 [&] {
+                   store(loop.getResult(2 * k + 1), "grad_v", st[k].row,
+                         st[k].col);
+                 });
+          });
+        }
+      });
+
+      gpu::ReturnOp::create(b);
+      return;
+    }
+
     // Every step's loads first (the steps are unrolled; consecutive threads
     // take consecutive chunks): a thread has all its reads in flight at
     // once, which a memory-bound kernel needs. Loads use clamped rows;
     // the stores are predicated.
-    struct Step {
-      Value row, col, valid, dq, dk, dv;
-    };
     SmallVector<Step> st(steps);
     for (int64_t k = 0; k < steps; ++k) {
-      Value e = arith::AddIOp::create(b, tid, cIdx(b, k * s.threads()));
-      st[k].valid = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, e,
-                                          cIdx(b, chunks));
-      e = arith::SelectOp::create(b, st[k].valid, e, cIdx(b, 0));
-      st[k].row = arith::AddIOp::create(
-          b, rowStart, arith::DivUIOp::create(b, e, cIdx(b, rowChunks)));
-      st[k].col = arith::MulIOp::create(
-          b, arith::RemUIOp::create(b, e, cIdx(b, rowChunks)), cIdx(b, 8));
+      placeStep(st[k], k);
       if (!s.deterministic)
         st[k].dq = load(f32x8, "dq_accum",
                         packed(qSlice, seqQ,
@@ -134,22 +297,6 @@ public:
       scf::YieldOp::create(b, next);
     }
 
-    auto when = [&](Value cond, function_ref<void()> body) {
-      auto ifOp = scf::IfOp::create(b, TypeRange{}, cond, false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      body();
-    };
-    auto store = [&](Value v, StringRef name, Value row, Value col) {
-      Value at = arith::AddIOp::create(
-          b, operandBase(name, head),
-          arith::AddIOp::create(
-              b, arith::MulIOp::create(b, row, idx((name + "_stride_s").str())),
-              col));
-      vector::StoreOp::create(b, arith::TruncFOp::create(b, vecTy, v),
-                              arg.lookup(name), ValueRange{at},
-                              /*nontemporal=*/false, llvm::Align(16));
-    };
     Value isKVHead = slt(head, headsKV);
     for (int64_t k = 0; k < steps; ++k) {
       if (!s.deterministic)

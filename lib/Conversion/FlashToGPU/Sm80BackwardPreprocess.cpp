@@ -6,7 +6,9 @@
 // the f32 accumulator. Memory-bound: each thread takes one 16-byte chunk of
 // a row of O and dO (8 elements; rows are 16-byte aligned, docs/KERNEL_ABI.md),
 // the Dv / 8 lanes of a row sum their products with shuffles, and the same
-// lanes zero the row of dq_accum with 16-byte stores.
+// lanes zero the row of dq_accum with 16-byte stores (with dQ tiles,
+// KernelSpec::dqTiles, the block zeroes its query block's whole tile, rows
+// past Sq included: the main kernel adds all of it).
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
@@ -61,10 +63,11 @@ public:
     // as the operands may alias for all the compiler knows. Every lane
     // loads (a clamped row and column) so that the shuffles see a full
     // warp; invalid lanes contribute 0.
-    SmallVector<Value> rows, inRange, prods;
+    SmallVector<Value> rows, rowsInBlock, inRange, prods;
     for (int64_t pass = 0; pass < passes; ++pass) {
       Value rowInBlock = arith::AddIOp::create(b, rowInPass,
                                                cIdx(b, pass * rowsPerPass));
+      rowsInBlock.push_back(rowInBlock);
       Value row = arith::AddIOp::create(b, rowStart, rowInBlock);
       rows.push_back(row);
       inRange.push_back(arith::AndIOp::create(
@@ -113,18 +116,34 @@ public:
       }
       if (s.deterministic)
         continue;
-      // dq_accum rows hold D floats: each of the D / 8 lanes zeroes 8.
+      // dq_accum rows hold D floats: each of the D / 8 lanes zeroes 8. A
+      // tile is block_m x D values in some order: zeroed as if rows.
+      Value zeroes = s.dqTiles
+                         ? Value(arith::CmpIOp::create(
+                               b, arith::CmpIPredicate::ult, rowsInBlock[pass],
+                               cIdx(b, s.blockM)))
+                         : inRange[pass];
       auto ifZero = scf::IfOp::create(
           b, TypeRange{},
           arith::AndIOp::create(
-              b, inRange[pass],
+              b, zeroes,
               arith::CmpIOp::create(b, arith::CmpIPredicate::ult, chunk,
                                     cIdx(b, s.headDim / 8))),
           false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifZero.getThenRegion().front());
+      Value dqRow = at;
+      if (s.dqTiles) // row rowInBlock of tile (slice, blockIdx.x)
+        dqRow = arith::AddIOp::create(
+            b,
+            arith::MulIOp::create(
+                b, slice,
+                arith::MulIOp::create(
+                    b, arith::CeilDivUIOp::create(b, seqQ, cIdx(b, s.blockM)),
+                    cIdx(b, s.blockM))),
+            arith::AddIOp::create(b, rowStart, rowsInBlock[pass]));
       Value dqAt = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, at, cIdx(b, s.headDim)), col);
+          b, arith::MulIOp::create(b, dqRow, cIdx(b, s.headDim)), col);
       for (int64_t h = 0; h < 2; ++h)
         vector::StoreOp::create(
             b, zero, arg.lookup("dq_accum"),

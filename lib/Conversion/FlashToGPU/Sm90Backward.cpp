@@ -9,8 +9,14 @@
 //                              [key][query] tile (K-major), B N-major;
 //   dQ  = dS K                 the dSᵀ tile read M-major, B = K N-major.
 // Warpgroup w takes rows 64 (w mod block_m/64) and a slice of 32 or 64
-// columns of dQ, reduced into dq_accum with red.global.add.v2.f32 after the
-// products. LSE and Dsum of each query block are staged in shared memory
+// columns of dQ. Dense batches (KernelSpec::dqTiles) stage the block's dQ
+// in shared memory in the accumulator's fragment order and add it to its
+// tile of dq_accum with one bulk reduction (cp.reduce.async.bulk), which
+// the postprocess reads back in that order: FlashAttention-3's layout.
+// Per-thread red.global.add.v2.f32 from registers, which a packed batch
+// keeps, took 8-11% more time (docs/PERF.md, run 122), and rows in shared
+// memory would be read by the bulk copy with 8-way bank conflicts on the
+// writes. LSE and Dsum of each query block are staged in shared memory
 // with its Q tile.
 // The accumulators of dK and dV stay in the wgmma register form across the
 // query loop. K, V, the Q/dO ring, Pᵀ and dSᵀ live in 128-byte-swizzled
@@ -94,6 +100,11 @@ private:
                             Value bOffset, int64_t n);
   /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
   void warpgroupBarrier();
+  void publishDQ(Value qStart) override;
+  void drainDQ() override;
+  /// The block's dQ in shared memory (dqTiles): [block_m x D] f32 in
+  /// fragment order, as the tile of dq_accum it is added to.
+  Value dqTile;
 
   // Element offsets of the tiles in swizzledTiles.
   int64_t vOffset() const { return kElems; }
@@ -119,7 +130,13 @@ void Sm90BackwardBuilder::carveSharedMemory() {
   doElems = s.blockM * s.headDimV;
   int64_t elements = dsOffset() + s.blockN * s.blockM;
   carveSwizzledTiles(elements);
-  carveStatisticTile(arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements)));
+  Value statOffset = arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements));
+  carveStatisticTile(statOffset);
+  if (s.dqTiles)
+    dqTile = sharedTile(
+        sharedMemoryBytes(), {s.blockM * s.headDim},
+        arith::AddIOp::create(b, statOffset, cIdx(b, s.statTileBytes())),
+        b.getF32Type());
 }
 
 void Sm90BackwardBuilder::enterQueryLoop() {
@@ -244,8 +261,12 @@ void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
 
 void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
                                        ArrayRef<Frags> dsT, Value stage) {
-  // dQ reads every warpgroup's rows of dSᵀ: a block barrier.
+  // dQ reads every warpgroup's rows of dSᵀ: a block barrier. It also
+  // orders the dQ tile's writes of this step after the read of the bulk
+  // reduction issued a step ago, which its issuer waits for here.
   storeKeyQueryTile(dsT, dsOffset());
+  if (s.dqTiles)
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   gpu::BarrierOp::create(b);
   issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
 }
@@ -286,6 +307,34 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
                           /*transposeA=*/true, /*transposeB=*/true);
   wgmma::commitGroup(b);
   wgmma::waitGroup(b, 0);
+  if (s.dqTiles) {
+    SmallVector<Value> frags =
+        wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
+    // Fragment order: warpgroup w's region of 64 x cols values is
+    // [n][thread of w][4], the 4 being rows g, g + 8 times columns 2t,
+    // 2t + 1 of 8-column fragment n: every 16-byte store of a warp covers
+    // 512 consecutive bytes (no bank conflicts).
+    Value scale = arg.lookup("scale");
+    Value region = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * cols)),
+        arith::MulIOp::create(b, arith::RemUIOp::create(b, tid, cIdx(b, 128)),
+                              cIdx(b, 4)));
+    auto f32x4 = VectorType::get({4}, b.getF32Type());
+    for (int64_t n = 0; n < int64_t(frags.size()); ++n) {
+      SmallVector<Value> xs;
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t c = 0; c < 2; ++c)
+          xs.push_back(
+              arith::MulFOp::create(b, accGet(b, frags[n], i, c), scale));
+      Value at = arith::AddIOp::create(b, region, cIdx(b, n * 128 * 4));
+      vector::StoreOp::create(b, vector::FromElementsOp::create(b, f32x4, xs),
+                              dqTile, ValueRange{at});
+    }
+    // Read by the bulk reduction, through the async proxy, after the
+    // step's closing barrier (publishDQ).
+    fenceGenericToAsyncProxy();
+    return;
+  }
   Value firstRow = arith::AddIOp::create(
       b, qStart,
       arith::AddIOp::create(
@@ -294,6 +343,45 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
               b, arith::RemUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 16))));
   addToDQAccum(wgmma::toFragments(b, wgmma::pinRegisters(b, dq)), firstRow,
                arith::MulIOp::create(b, colBlock, cIdx(b, cols / 8)));
+}
+
+void Sm90BackwardBuilder::publishDQ(Value qStart) {
+  if (!s.dqTiles)
+    return;
+  // Thread 0 adds the block's tile to tile qStart / block_m of its
+  // (batch, head) in dq_accum: ceil(Sq / block_m) tiles of block_m x D per
+  // slice. No NVVM op covers the non-tensor bulk reduction
+  // (nvvm.cp.async.bulk.tensor.reduce needs a tensor map): inline PTX.
+  Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  auto ifFirst = scf::IfOp::create(b, TypeRange{}, first, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  Value tiles = arith::CeilDivUIOp::create(b, seqQ, cIdx(b, s.blockM));
+  Value slice = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+  Value tile = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, slice, tiles),
+      arith::DivUIOp::create(b, qStart, cIdx(b, s.blockM)));
+  Value dst = byteAddress(
+      arg.lookup("dq_accum"),
+      {arith::MulIOp::create(b, tile, cIdx(b, s.blockM * s.headDim))});
+  Value src = arith::TruncIOp::create(b, b.getI32Type(),
+                                      byteAddress(dqTile, {cIdx(b, 0)}));
+  Value bytes =
+      arith::ConstantIntOp::create(b, b.getI32Type(), 4 * s.blockM * s.headDim);
+  NVVM::InlinePtxOp::create(
+      b, TypeRange{}, ValueRange{dst, src, bytes}, ValueRange{},
+      "{ .reg .u64 ga; cvta.to.global.u64 ga, $0; "
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
+      "[ga], [$1], $2; }",
+      /*predicate=*/Value());
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+}
+
+void Sm90BackwardBuilder::drainDQ() {
+  // The last reduction done (not only read) before the block ends.
+  if (s.dqTiles)
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
 }
 
 void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,

@@ -1,6 +1,7 @@
 // REQUIRES: ptxas
 // The sm90 backward (select-config's choice for D = 64 and 128 on sm_90):
-// wgmma products, dQ reduced with f32 pairs, LSE/Dsum staged through shared
+// wgmma products, dQ staged in shared memory and added to its dq_accum tile
+// by one bulk reduction per query block, LSE/Dsum staged through shared
 // memory by 4-byte cp.async. flashfuse-compile fails on a spill, so all the
 // kernels (preprocess, main, postprocess) assemble for sm_90a with none.
 // RUN: rm -rf %t && flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefix=CONFIG
@@ -20,24 +21,36 @@
 // CHECK-DAG: ptxas sm_90a flash_bwd_post_sm90_f16_d64_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 
 // Shared memory: 1024 (alignment) + 2 ((block_n + 2 block_m) 2D + 2 block_n
-// block_m) (K, V, the Q/dO ring, Pᵀ, dSᵀ) + 4 * 2 * 2 block_m (LSE, Dsum).
+// block_m) (K, V, the Q/dO ring, Pᵀ, dSᵀ) + 4 * 2 * 2 block_m (LSE, Dsum)
+// + 4 block_m D (the f32 dQ tile).
 // MANIFEST: kernel flash_bwd_sm90_bf16_d128_m64n128w8s2
 // MANIFEST-NEXT: kind backward
-// MANIFEST: smem 165888
+// MANIFEST: smem 198656
 // MANIFEST: kernel flash_bwd_sm90_f16_d64_m128n128w8s2_causal
 // MANIFEST-NEXT: kind backward
-// MANIFEST: smem 166912
+// MANIFEST: smem 199680
 
 // Sᵀ = K Qᵀ (N = block_m = 64), dV/dK (N = D, both operands from shared
 // memory, B N-major), dQ (A M-major: transposed, N = 64), the statistics
-// copies and the f32-pair reductions.
+// copies; the dQ tile's 16-byte stores, the proxy fence, and after the
+// step's barrier one bulk reduction of the whole 64 x 128 f32 tile (32768
+// bytes), waited for (its reads) before the next step's tile writes.
 // PTX-LABEL: .entry flash_bwd_sm90_bf16_d128_m64n128w8s2(
 // PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4, {{.*}};
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // PTX: bar.sync
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 1;
+// PTX: cp.async.bulk.wait_group.read 0;
+// PTX-NEXT: bar.sync 0;
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 1, 1;
-// PTX: red.global.add.v2.f32
+// PTX-NOT: red.global.add
+// PTX-COUNT-8: st.shared.v4.b32
+// PTX-NEXT: fence.proxy.async.shared::cta;
+// PTX: bar.sync 0;
+// PTX: mov.b32 [[BYTES:%r[0-9]+]], 32768;
+// PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [ga], [{{%r[0-9]+}}], [[BYTES]];
+// PTX: cp.async.bulk.commit_group;
+// PTX: cp.async.bulk.wait_group 0;
 // PTX-LABEL: .entry flash_bwd_sm90_f16_d64_m128n128w8s2_causal(
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1;

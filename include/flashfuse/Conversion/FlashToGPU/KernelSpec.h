@@ -69,6 +69,16 @@ struct KernelSpec {
   /// Backward only: dQ without float atomics (a BackwardDQ kernel instead
   /// of the f32 accumulator), so two runs are bit-identical.
   bool deterministic = false;
+  /// Backward preprocess, main kernel and postprocess: dq_accum holds the
+  /// sm90 engine's dQ tiles in its fragment order rather than rows
+  /// (docs/KERNEL_ABI.md "Backward"): each [block_m x D] tile of query
+  /// block x contiguous, so that a block adds its dQ with one bulk
+  /// reduction. Dense ops of the sm90 recipe with dQ atomics; a packed
+  /// batch's blocks do not align with fixed tiles and keep rows.
+  bool dqTiles = false;
+  /// dq_accum holds B x Hq x (Sq rounded up to this) x D values, room for
+  /// the tiles of every block_m the sm90 backward takes (64, 128).
+  static constexpr int64_t kDqAccumRowMultiple = 128;
   /// Compute capability of the chip the kernels are built for (80, 89,
   /// 90): sm_90 has vector float reductions for the dQ accumulation.
   int64_t arch = 80;
