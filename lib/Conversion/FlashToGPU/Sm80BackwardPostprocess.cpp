@@ -123,8 +123,10 @@ public:
       // chunks c = ((w * n8 + n) * 32 + 8 warp + g), the four threads t of
       // one (warp, g) of warpgroup w, each [rows g, g + 8] x [columns 2t,
       // 2t + 1] of 8-column fragment n of w's 64 rows x `cols` slice. A chunk
-      // is two 8-column row segments; consecutive threads read consecutive
-      // chunks.
+      // is two 8-column row segments. Consecutive threads take consecutive
+      // fragments n of the same rows, so that their 16-byte stores of
+      // grad_q cover whole rows (taking consecutive chunks, rows g, wrote
+      // 16 bytes per row per warp).
       // Blocks past Sq's last tile have none (nor, for Sq = 0, a tile to
       // clamp to).
       struct TileChunk {
@@ -143,17 +145,26 @@ public:
               cIdx(b, s.blockM * d));
           auto f32x16 = VectorType::get({16}, b.getF32Type());
           for (int64_t first = 0; first < chunksPerTile; first += s.threads()) {
-            Value c = arith::AddIOp::create(b, tid, cIdx(b, first));
-            Value inTile = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+            // j = (w * 32 + 8 warp + g) * n8 + n, chunk c = (w * n8 + n)
+            // * 32 + 8 warp + g.
+            Value j = arith::AddIOp::create(b, tid, cIdx(b, first));
+            Value inTile = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, j,
                                                  cIdx(b, chunksPerTile));
-            c = arith::SelectOp::create(b, inTile, c, cIdx(b, 0));
-            Value w = arith::DivUIOp::create(b, c, cIdx(b, 32 * n8));
-            Value n = arith::RemUIOp::create(
-                b, arith::DivUIOp::create(b, c, cIdx(b, 32)), cIdx(b, n8));
-            Value warpRow = arith::MulIOp::create(
+            j = arith::SelectOp::create(b, inTile, j, cIdx(b, 0));
+            Value n = arith::RemUIOp::create(b, j, cIdx(b, n8));
+            Value rowSlot = arith::RemUIOp::create(
+                b, arith::DivUIOp::create(b, j, cIdx(b, n8)), cIdx(b, 32));
+            Value w = arith::DivUIOp::create(b, j, cIdx(b, 32 * n8));
+            Value c = arith::AddIOp::create(
                 b,
-                arith::DivUIOp::create(
-                    b, arith::RemUIOp::create(b, c, cIdx(b, 32)), cIdx(b, 8)),
+                arith::MulIOp::create(
+                    b,
+                    arith::AddIOp::create(
+                        b, arith::MulIOp::create(b, w, cIdx(b, n8)), n),
+                    cIdx(b, 32)),
+                rowSlot);
+            Value warpRow = arith::MulIOp::create(
+                b, arith::DivUIOp::create(b, rowSlot, cIdx(b, 8)),
                 cIdx(b, 16));
             TileChunk ch;
             ch.row = arith::AddIOp::create(
@@ -163,8 +174,9 @@ public:
                     arith::MulIOp::create(
                         b, arith::RemUIOp::create(b, w, cIdx(b, rowBlocks)),
                         cIdx(b, 64)),
-                    arith::AddIOp::create(b, warpRow,
-                                          arith::RemUIOp::create(b, c, cIdx(b, 8)))));
+                    arith::AddIOp::create(
+                        b, warpRow,
+                        arith::RemUIOp::create(b, rowSlot, cIdx(b, 8)))));
             ch.col = arith::AddIOp::create(
                 b,
                 arith::MulIOp::create(
