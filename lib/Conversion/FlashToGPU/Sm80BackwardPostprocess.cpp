@@ -117,6 +117,39 @@ public:
                               arg.lookup(name), ValueRange{at},
                               /*nontemporal=*/false, llvm::Align(16));
     };
+    // The GQA group's other query-head slices added to `sums` (dK and dV
+    // of each step), all steps per slice.
+    auto sumOtherSlices = [&](ArrayRef<Step> st, ValueRange sums) {
+      auto loop = scf::ForOp::create(b, cIdx(b, 1), group, cIdx(b, 1), sums);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value slice = arith::AddIOp::create(b, firstSlice, loop.getInductionVar());
+      SmallVector<Value> next;
+      for (int64_t k = 0; k < int64_t(st.size()); ++k) {
+        Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+        for (int64_t w = 0; w < 2; ++w) {
+          Value v = load(vecTy, w ? "dv" : "dk",
+                         w ? dvAt(slice, seqK, kRow, st[k].col)
+                           : packed(slice, seqK, kRow, st[k].col));
+          next.push_back(arith::AddFOp::create(
+              b, loop.getRegionIterArgs()[2 * k + w],
+              arith::ExtFOp::create(b, f32x8, v)));
+        }
+      }
+      scf::YieldOp::create(b, next);
+      return loop;
+    };
+    // A step's rows of grad_k and grad_v (only its columns below Dv).
+    auto storeKeyRows = [&](const Step &x, Value dkSum, Value dvSum) {
+      store(dkSum, "grad_k", x.row, x.col);
+      if (dv == d) {
+        store(dvSum, "grad_v", x.row, x.col);
+        return;
+      }
+      when(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x.col,
+                                 cIdx(b, dv)),
+           [&] { store(dvSum, "grad_v", x.row, x.col); });
+    };
     if (s.dqTiles) {
       // dQ tiles (KernelSpec::dqTiles): block x converts tile x of its
       // slice, in the main kernel's fragment order (Sm90Backward.cpp): 64-byte
@@ -223,44 +256,13 @@ public:
               b, f32x8,
               load(vecTy, "dv", dvAt(firstSlice, seqK, kRow, st[k].col))));
         }
-        // The group's other query-head slices, all steps per slice.
-        auto loop = scf::ForOp::create(b, cIdx(b, 1), group, cIdx(b, 1), sums);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(loop.getBody());
-          Value slice =
-              arith::AddIOp::create(b, firstSlice, loop.getInductionVar());
-          SmallVector<Value> next;
-          for (int64_t k = 0; k < steps; ++k) {
-            Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
-            for (int64_t w = 0; w < 2; ++w) {
-              Value v = load(vecTy, w ? "dv" : "dk",
-                             w ? dvAt(slice, seqK, kRow, st[k].col)
-                               : packed(slice, seqK, kRow, st[k].col));
-              next.push_back(arith::AddFOp::create(
-                  b, loop.getRegionIterArgs()[2 * k + w],
-                  arith::ExtFOp::create(b, f32x8, v)));
-            }
-          }
-          scf::YieldOp::create(b, next);
-        }
-        for (int64_t k = 0; k < steps; ++k) {
-          Value kvRow =
-              arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqK));
-          when(kvRow, [&] {
-            store(loop.getResult(2 * k), "grad_k", st[k].row, st[k].col);
-            if (dv == d) {
-              store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
-              return;
-            }
-            when(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st[k].col,
-                                       cIdx(b, dv)),
-                 [&] {
-                   store(loop.getResult(2 * k + 1), "grad_v", st[k].row,
-                         st[k].col);
-                 });
-          });
-        }
+        auto loop = sumOtherSlices(st, sums);
+        for (int64_t k = 0; k < steps; ++k)
+          when(arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqK)),
+               [&] {
+                 storeKeyRows(st[k], loop.getResult(2 * k),
+                              loop.getResult(2 * k + 1));
+               });
       });
 
       gpu::ReturnOp::create(b);
@@ -289,25 +291,7 @@ public:
     SmallVector<Value> sums;
     for (Step &x : st)
       sums.append({x.dk, x.dv});
-    auto loop = scf::ForOp::create(b, cIdx(b, 1), group, cIdx(b, 1), sums);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value slice = arith::AddIOp::create(b, firstSlice, loop.getInductionVar());
-      SmallVector<Value> next;
-      for (int64_t k = 0; k < steps; ++k) {
-        Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
-        for (int64_t w = 0; w < 2; ++w) {
-          Value v = load(vecTy, w ? "dv" : "dk",
-                         w ? dvAt(slice, seqK, kRow, st[k].col)
-                           : packed(slice, seqK, kRow, st[k].col));
-          next.push_back(arith::AddFOp::create(
-              b, loop.getRegionIterArgs()[2 * k + w],
-              arith::ExtFOp::create(b, f32x8, v)));
-        }
-      }
-      scf::YieldOp::create(b, next);
-    }
+    auto loop = sumOtherSlices(st, sums);
 
     Value isKVHead = slt(head, headsKV);
     for (int64_t k = 0; k < steps; ++k) {
@@ -318,17 +302,7 @@ public:
       Value kvRow = arith::AndIOp::create(
           b, st[k].valid, arith::AndIOp::create(b, isKVHead, slt(st[k].row, seqK)));
       when(kvRow, [&] {
-        store(loop.getResult(2 * k), "grad_k", st[k].row, st[k].col);
-        if (dv == d) {
-          store(loop.getResult(2 * k + 1), "grad_v", st[k].row, st[k].col);
-          return;
-        }
-        when(arith::CmpIOp::create(b, arith::CmpIPredicate::ult, st[k].col,
-                                   cIdx(b, dv)),
-             [&] {
-               store(loop.getResult(2 * k + 1), "grad_v", st[k].row,
-                     st[k].col);
-             });
+        storeKeyRows(st[k], loop.getResult(2 * k), loop.getResult(2 * k + 1));
       });
     }
     gpu::ReturnOp::create(b);
