@@ -1,6 +1,7 @@
 //===- KernelSpec.cpp - the compiled-in part of an attention kernel -------===//
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
 #include "flashfuse/Conversion/Common/ScorePipeline.h"
+#include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -748,6 +749,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
     return op.emitOpError()
            << "the decode recipe needs f16 or bf16 operands, got "
            << s.elementType;
+  if (op.hasFp8Cache())
+    return op.emitOpError() << kNoFp8CacheKernel;
   s.headDim = op.getHeadDim();
   s.headDimV = op.getHeadDimV();
   if (!isDecodeHeadDim(s.headDim, s.headDimV))

@@ -25,3 +25,14 @@ func.func @f32(%q: tensor<1x8x1x64xf32>, %k: tensor<1x8x64x64xf32>, %len: tensor
       : tensor<1x8x1x64xf32>, tensor<1x8x64x64xf32>, tensor<1x8x64x64xf32>, tensor<1xi32> -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
 }
+
+// -----
+
+// An FP8 cache: the op and the CPU lowerings serve it, no decode kernel does
+// yet (docs/KVCACHE.md "FP8 cache").
+func.func @fp8_cache(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x64x64xf8E4M3FN>, %len: tensor<1xi32>, %d: tensor<f32>) -> tensor<1x8x1x64xbf16> {
+  // expected-error @+1 {{no GPU kernel for an f8E4M3FN KV cache yet: the decode recipe reads 16-bit caches only (the CPU lowerings flash-lower-naive and flash-lower-to-loops serve the FP8 cache; docs/KVCACHE.md)}}
+  %o = flash.attention_kvcache %q, %k, %k, %len descale(%d, %d : tensor<f32>, tensor<f32>)
+      : tensor<1x8x1x64xbf16>, tensor<1x8x64x64xf8E4M3FN>, tensor<1x8x64x64xf8E4M3FN>, tensor<1xi32> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
+}

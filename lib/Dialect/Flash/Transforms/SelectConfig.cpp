@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/IR/HeadDims.h"
+#include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 #include "flashfuse/decode_splits.h"
 
@@ -614,6 +615,8 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
     return op.emitError() << "no kernel config: the decode recipe needs f16 "
                              "or bf16 inputs, got "
                           << elt;
+  if (op.hasFp8Cache())
+    return op.emitError() << kNoFp8CacheKernel;
   int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
   if (!isDecodeHeadDim(d, dv))
     return op.emitError()
