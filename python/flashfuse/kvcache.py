@@ -85,10 +85,13 @@ def _check_cache_descales(k_descale, v_descale, fp8, b, hkv):
         # A CUDA tensor's values would cost a synchronisation to read: the
         # caller's promise there, as for the lengths (check_inputs does not
         # cover the descales either).
-        if t.device.type == "cpu" and t.numel() and not bool(
-                (torch.isfinite(t) & (t > 0)).all()):
-            raise ValueError(f"{_NAME}: {name} must be positive and finite, "
-                             f"got {t.tolist()}")
+        if t.device.type == "cpu" and t.numel():
+            bad = ~(torch.isfinite(t) & (t > 0))
+            if bool(bad.any()):
+                where = tuple(int(i) for i in bad.nonzero()[0])
+                raise ValueError(
+                    f"{_NAME}: {name} must be positive and finite, got "
+                    f"{float(t[where] if where else t)} at {list(where)}")
         out.append((t, (0, 0) if shape in ((), (1,))
                     else (t.stride(0), t.stride(1))))
     return tuple(out)

@@ -59,9 +59,11 @@ def test_valid_fp8_cache_reaches_the_device_check():
      r"v_descale must be .*; got shape \[2\]"),
     (dict(v_descale=[1.0]), TypeError, "v_descale must be .*; got list"),
     (dict(k_descale=torch.tensor([[1.0, 0.0], [1.0, 1.0]])), ValueError,
-     "k_descale must be positive and finite"),
+     r"k_descale must be positive and finite, got 0.0 at \[0, 1\]"),
     (dict(v_descale=torch.tensor(-2.0)), ValueError,
-     "v_descale must be positive and finite, got -2.0"),
+     r"v_descale must be positive and finite, got -2.0 at \[\]"),
+    (dict(k_descale=torch.tensor([float("nan")])), ValueError,
+     r"k_descale must be positive and finite, got nan at \[0\]"),
     (dict(k_descale=torch.tensor(float("inf"))), ValueError,
      "k_descale must be positive and finite, got inf"),
 ])
