@@ -236,7 +236,14 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
            "artifact that the runtime launches (flashfuse-compile). Allows "
            "kernels with parameters only the runtime makes (the sm90ws "
            "recipe's TMA tensor maps), whose gpu.launch_func gets null "
-           "placeholders for them; without it such an op is an error">
+           "placeholders for them; without it such an op is an error">,
+    Option<"experimentalFp8KVCache", "experimental-fp8-kvcache", "bool",
+           /*default=*/"false",
+           "Build the decode kernel of an f8E4M3FN KV cache (sm_89+; "
+           "docs/KVCACHE.md \"FP8 cache\"). Off by default: the kernel "
+           "compiles spill-free but has not been validated on a GPU, and "
+           "the runtime cannot launch it yet; without it such an op is an "
+           "error">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::cf::ControlFlowDialect",
