@@ -166,9 +166,12 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
 
 def decode_fp8_suite():
     """flash.attention_kvcache variants over an FP8 (e4m3) cache
-    (docs/KVCACHE.md "FP8 cache"; compile with --target=h100 or h200, the
-    e4m3 conversions need sm_89+): D 64/128/256 x f16/bf16 Q x causal
-    (bottom-right) or not x contiguous or paged (16, 64 rows a page);
+    (docs/KVCACHE.md "FP8 cache"; compile with flashfuse-compile
+    --target=h100 or h200 --experimental-fp8-kvcache: the kernel is
+    experimental, and the e4m3 conversions need sm_89+; the runtime refuses
+    such an artifact until it binds the descales): D 64/128/256 x f16/bf16
+    Q x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
+    page);
     window and softcap at D = 128, causal, contiguous and page 16. 44
     variants; their decode_combine and decode_check kernels are the 16-bit
     ones'. No new rows: kv_append does not quantise yet."""
@@ -294,7 +297,8 @@ def main():
                     help="flash.attention_kvcache variants (decode kernels)")
     ap.add_argument("--decode-fp8", action="store_true",
                     help="flash.attention_kvcache variants over an FP8 "
-                         "(e4m3) cache (compile with --target=h100 or h200)")
+                         "(e4m3) cache (compile with --target=h100 or h200 "
+                         "--experimental-fp8-kvcache)")
     ap.add_argument("--headdims", action="store_true",
                     help="forward and backward variants of the head dims "
                          "served on padded tiles (8-256, 192/128)")
