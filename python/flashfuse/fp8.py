@@ -112,6 +112,58 @@ def _quantize(xf, per):
     return x8, descale.contiguous()
 
 
+def quantize_kv_cache(cache, per="head", *, batch=None):
+    """(cache8, descale) for flashfuse.attention_with_kvcache's FP8 cache
+    (docs/KVCACHE.md "FP8 cache"): `cache` (bf16, f16 or f32) in
+    flash-attn's layouts quantised to torch.float8_e4m3fn with amax / 448
+    scaling, so that cache ≈ cache8 · descale[b, h].
+
+    Contiguous [B, Smax, Hkv, D] (batch=None): per="head" gives one factor
+    per (sequence, kv head), descale f32 [B, Hkv]; per="tensor" one f32 [].
+    Paged [num_pages, page_size, Hkv, D] (batch=B): a page may belong to
+    any sequence, so per="head" takes one factor per kv head over the
+    whole pool and returns it as [B, Hkv] (an expanded view: the same
+    factor for every sequence); per="tensor" ignores batch. Every row of
+    the tensor is quantised, used or not. A head of zeros gets descale 1.
+    Rows appended later are quantised against these descales by the
+    append (saturating at ±448), as vLLM's reshape_and_cache does."""
+    if not isinstance(cache, torch.Tensor):
+        raise TypeError("quantize_kv_cache: cache must be a torch.Tensor, "
+                        f"got {type(cache).__name__}")
+    if E4M3 is None:
+        raise TypeError("quantize_kv_cache needs a torch with float8_e4m3fn "
+                        f"(this is {torch.__version__})")
+    if cache.dim() != 4:
+        raise ValueError("quantize_kv_cache expects [B, Smax, Hkv, D] or "
+                         "[num_pages, page_size, Hkv, D]; cache has shape "
+                         f"{tuple(cache.shape)}")
+    if cache.dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise TypeError("quantize_kv_cache takes bfloat16, float16 or "
+                        f"float32; cache is {cache.dtype}")
+    if per not in ("head", "tensor"):
+        raise ValueError(f"per must be 'head' or 'tensor', got {per!r}")
+    if batch is not None and (isinstance(batch, bool)
+                              or not isinstance(batch, int) or batch < 1):
+        raise ValueError("quantize_kv_cache: batch (the number of sequences "
+                         f"of a paged cache) must be an int >= 1, got "
+                         f"{batch!r}")
+    xf = cache.float()
+    if per == "tensor":
+        descale = _descale_of(xf.abs().amax())
+    elif batch is None:
+        descale = _descale_of(xf.abs().amax(dim=(1, 3)))      # [B, Hkv]
+    else:
+        descale = _descale_of(xf.abs().amax(dim=(0, 1, 3)))   # [Hkv]
+    # As _quantize: dividing puts each amax exactly on 448.
+    div = descale if per == "tensor" else (
+        descale[:, None, :, None] if batch is None
+        else descale[None, None, :, None])
+    cache8 = (xf / div).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3)
+    if per == "head" and batch is not None:
+        descale = descale[None, :].expand(batch, -1)
+    return cache8, descale
+
+
 def prepare_vt(v):
     """Vt for an FP8 kernel (KERNEL_ABI.md "FP8 forwards"): `v` e4m3
     [B, Hkv, Sk, Dv] as a contiguous [B, Hkv, Dv, Sk_pad], Sk_pad = Sk

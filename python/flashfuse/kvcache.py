@@ -6,6 +6,7 @@ import os
 
 import torch
 
+from . import fp8 as fp8_mod
 from . import ops  # registers torch.ops.flashfuse.*
 
 # Set to 1 to run the device-side check of the lengths and the page table
@@ -28,6 +29,72 @@ def _tensor(name, t, dims):
     if t.dim() != len(dims):
         raise ValueError(f"{_NAME}: {name} must be [{', '.join(dims)}], got "
                          f"shape {tuple(t.shape)}")
+
+
+def _check_cache_dtypes(q, k_cache, v_cache):
+    """The caches share q's dtype, or are both float8_e4m3fn (an FP8 cache,
+    docs/KVCACHE.md "FP8 cache"); returns whether they are FP8."""
+    fp8 = [fp8_mod.is_fp8(t) for t in (k_cache, v_cache)]
+    if not any(fp8):
+        _check_half("k_cache", k_cache, q.dtype)
+        _check_half("v_cache", v_cache, q.dtype)
+        return False
+    for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
+        if fp8_mod.E5M2 is not None and t.dtype == fp8_mod.E5M2:
+            raise TypeError(f"{_NAME}: {name} is float8_e5m2; an FP8 cache "
+                            "is float8_e4m3fn (docs/KVCACHE.md)")
+    if not all(fp8):
+        raise TypeError(f"{_NAME}: k_cache is {k_cache.dtype} and v_cache "
+                        f"{v_cache.dtype}; the caches are both "
+                        "float8_e4m3fn or both q's dtype")
+    return True
+
+
+def _check_cache_descales(k_descale, v_descale, fp8, b, hkv):
+    """flash-attn 3's k_descale / v_descale: f32, [] or [1] (per tensor) or
+    [B, Hkv] (per kv head), both given exactly with an FP8 cache; values
+    the host can see (CPU tensors) must be positive and finite. Returns
+    them as ((tensor, (stride_b, stride_h)), ...) for the launch."""
+    given = [n for n, t in (("k_descale", k_descale),
+                            ("v_descale", v_descale)) if t is not None]
+    if not fp8:
+        if given:
+            raise ValueError(f"{_NAME}: {' and '.join(given)} are for a "
+                             "float8_e4m3fn cache; these caches are 16-bit")
+        return None
+    if len(given) != 2:
+        missing = [n for n in ("k_descale", "v_descale") if n not in given]
+        raise ValueError(f"{_NAME}: a float8_e4m3fn cache needs k_descale "
+                         "and v_descale (f32, per tensor or [B, Hkv]); "
+                         f"missing {', '.join(missing)}. "
+                         "flashfuse.fp8.quantize_kv_cache returns them")
+    out = []
+    for name, t in (("k_descale", k_descale), ("v_descale", v_descale)):
+        expected = (f"a float32 tensor of shape [], [1] or [B, Hkv] = "
+                    f"[{b}, {hkv}]")
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{_NAME}: {name} must be {expected}; got "
+                            f"{type(t).__name__}")
+        if t.dtype != torch.float32:
+            raise TypeError(f"{_NAME}: {name} must be {expected}; got "
+                            f"{t.dtype}")
+        shape = tuple(t.shape)
+        if shape not in ((), (1,), (b, hkv)):
+            raise ValueError(f"{_NAME}: {name} must be {expected}; got "
+                             f"shape {list(shape)}")
+        # A CUDA tensor's values would cost a synchronisation to read: the
+        # caller's promise there, as for the lengths (check_inputs does not
+        # cover the descales either).
+        if t.device.type == "cpu" and t.numel():
+            bad = ~(torch.isfinite(t) & (t > 0))
+            if bool(bad.any()):
+                where = tuple(int(i) for i in bad.nonzero()[0])
+                raise ValueError(
+                    f"{_NAME}: {name} must be positive and finite, got "
+                    f"{float(t[where] if where else t)} at {list(where)}")
+        out.append((t, (0, 0) if shape in ((), (1,))
+                    else (t.stride(0), t.stride(1))))
+    return tuple(out)
 
 
 def _check_half(name, t, dtype):
@@ -56,18 +123,22 @@ def _readable_in_place(name, t):
 
 
 def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
-           window_size, softcap):
-    """Every check that needs no GPU and no host synchronisation; returns
-    (capacity, cache_seqlens as given: an int or an i32 tensor)."""
+           window_size, softcap, k_descale=None, v_descale=None):
+    """Every check that needs no GPU and no host synchronisation (but the
+    values of CPU descales); returns (capacity, Snew, the descales as
+    _check_cache_descales gives them, None for a 16-bit cache)."""
     _tensor("q", q, ("B", "Sq", "Hq", "D"))
     paged = block_table is not None
     cache_dims = (("num_pages", "page_size", "Hkv", "D") if paged
                   else ("B", "Smax", "Hkv", "D"))
     _tensor("k_cache", k_cache, cache_dims)
     _tensor("v_cache", v_cache, cache_dims[:3] + ("Dv",))
+    if fp8_mod.is_fp8(q):
+        raise TypeError(f"{_NAME}: q is {q.dtype}; with an FP8 cache q "
+                        "stays float16 or bfloat16 (FP8 q is "
+                        "flashfuse.attention's)")
     _check_half("q", q, None)
-    _check_half("k_cache", k_cache, q.dtype)
-    _check_half("v_cache", v_cache, q.dtype)
+    fp8 = _check_cache_dtypes(q, k_cache, v_cache)
     b, sq, hq, d = q.shape
     if 0 in q.shape:
         raise ValueError(f"{_NAME} does not take an empty q, got shape "
@@ -81,6 +152,7 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
     if hkv == 0 or hq % hkv:
         raise ValueError(f"{_NAME}: q's heads ({hq}) must be a multiple of "
                          f"the caches' heads ({hkv})")
+    descales = _check_cache_descales(k_descale, v_descale, fp8, b, hkv)
     if paged:
         if not isinstance(block_table, torch.Tensor):
             raise TypeError(f"{_NAME}: block_table must be a torch.Tensor "
@@ -119,6 +191,8 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
     if k_new is not None:
         _tensor("k_new", k_new, ("B", "Snew", "Hkv", "D"))
         _tensor("v_new", v_new, ("B", "Snew", "Hkv", "Dv"))
+        # New rows come in q's dtype also for an FP8 cache: the append
+        # quantises them with 1 / descale (docs/KVCACHE.md).
         _check_half("k_new", k_new, q.dtype)
         _check_half("v_new", v_new, q.dtype)
         snew = k_new.shape[1]
@@ -161,7 +235,8 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                ("k_new", k_new), ("v_new", v_new),
                ("block_table", block_table),
                ("cache_seqlens", cache_seqlens
-                if isinstance(cache_seqlens, torch.Tensor) else None)]
+                if isinstance(cache_seqlens, torch.Tensor) else None),
+               ("k_descale", k_descale), ("v_descale", v_descale)]
     for name, t in tensors:
         if t is not None and t.device.type != "cuda":
             raise ValueError(
@@ -174,7 +249,7 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                              f"{q.device}")
     for name, t in (("k_cache", k_cache), ("v_cache", v_cache)):
         _readable_in_place(name, t)
-    return capacity, snew
+    return capacity, snew, descales
 
 
 def check_requested(check_inputs):
@@ -188,7 +263,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            softmax_scale=None, is_causal=True,
                            window_size=(-1, -1), softcap=0.0,
                            return_lse=False, check_inputs=False,
-                           num_splits=0):
+                           num_splits=0, k_descale=None, v_descale=None):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -231,6 +306,18 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     exceeds the cache capacity 4096". The check reads 16 bytes back, so it
     synchronises the stream: a debug option. Unchecked, such input gives a
     wrong answer, never an out-of-bounds access.
+
+    FP8 cache (flash-attn 3's names; docs/KVCACHE.md "FP8 cache"): k_cache
+    and v_cache both torch.float8_e4m3fn with k_descale and v_descale, f32
+    of shape [] / [1] (per tensor) or [B, Hkv] (per kv head), so that
+    K = k_descale[b, h] * float(k_cache) (V likewise); q, k_new, v_new and
+    out stay float16 or bfloat16, and new rows are quantised as they are
+    appended (e4m3(clamp(k_new / k_descale, -448, 448))).
+    flashfuse.fp8.quantize_kv_cache makes such a cache from a 16-bit one.
+    The arguments are checked (descales missing, given for a 16-bit cache,
+    of the wrong dtype or shape, or, when on the CPU, not positive and
+    finite); the GPU decode kernels have no FP8 path yet, so a valid call
+    raises flashfuse.errors.UnsupportedError.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
@@ -243,8 +330,16 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
-    _, snew = _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
-                     block_table, window_size, softcap)
+    _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
+                               v_new, block_table, window_size, softcap,
+                               k_descale, v_descale)
+    if descales is not None:
+        from .errors import UnsupportedError
+        raise UnsupportedError(
+            f"{_NAME}: no GPU decode kernel reads a float8_e4m3fn cache yet "
+            "(docs/KVCACHE.md \"FP8 cache\"); the CPU lowerings of "
+            "flash.attention_kvcache serve it",
+            "FLASHFUSE_ERROR_UNSUPPORTED")
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):

@@ -296,7 +296,10 @@ class KVCacheVariant:
     decode_combine of its dtype and Dv. `causal` is None or "bottom_right"
     (the op rejects top_left); `page_size` 0 for a contiguous cache, else
     the rows per page of a paged one; `window` and `softcap` switch those
-    features on (their values are run-time parameters)."""
+    features on (their values are run-time parameters). `kv_dtype` "e4m3"
+    makes the caches f8E4M3FN with their descale operands (docs/KVCACHE.md
+    "FP8 cache"; the kernel reads per-head and per-tensor descales alike,
+    through strides), "" keeps them in `dtype`."""
 
     name: str
     dtype: str
@@ -306,11 +309,16 @@ class KVCacheVariant:
     window: Optional[Tuple[int, int]] = None
     softcap: Optional[float] = None
     page_size: int = 0
+    kv_dtype: str = ""
 
     def __post_init__(self):
         if self.dtype == "e4m3":
             raise ValueError("a kvcache variant's dtype must be f16 or bf16 "
-                             "(flash.attention_kvcache refuses FP8)")
+                             "(flash.attention_kvcache refuses FP8 queries; "
+                             "an FP8 cache is kv_dtype='e4m3')")
+        if self.kv_dtype not in ("", "e4m3"):
+            raise ValueError("a kvcache variant's kv_dtype must be '' (the "
+                             f"query's dtype) or 'e4m3', got {self.kv_dtype!r}")
         base = KernelVariant(self.name, self.dtype, self.head_dim,
                              self.head_dim_v, window=self.window,
                              softcap=self.softcap)
@@ -330,21 +338,26 @@ def emit_kvcache(v, symbol=None):
     with the syntax of docs/KVCACHE.md (O and LSE results; a paged cache
     [num_pages, page_size, Hkv, D] with its block_table)."""
     t = v.dtype
+    c = "f8E4M3FN" if v.kv_dtype == "e4m3" else t  # the caches' type
     q = f"tensor<1x1x1x{v.head_dim}x{t}>"
     o = f"tensor<1x1x1x{v.head_dim_v}x{t}>"
     lse = "tensor<1x1x1xf32>"
     lengths = "tensor<1xi32>"
     if v.page_size:
         pages = _KV_CAPACITY // v.page_size
-        k = f"tensor<{pages}x{v.page_size}x1x{v.head_dim}x{t}>"
-        vc = f"tensor<{pages}x{v.page_size}x1x{v.head_dim_v}x{t}>"
+        k = f"tensor<{pages}x{v.page_size}x1x{v.head_dim}x{c}>"
+        vc = f"tensor<{pages}x{v.page_size}x1x{v.head_dim_v}x{c}>"
         table = f"tensor<1x{pages}xi32>"
         args = [f"%bt: {table}"]
         uses = [f"block_table(%bt : {table})"]
     else:
-        k = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim}x{t}>"
-        vc = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim_v}x{t}>"
+        k = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim}x{c}>"
+        vc = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim_v}x{c}>"
         args, uses = [], []
+    if v.kv_dtype:
+        ds = "tensor<1x1xf32>"  # [B, Hkv]
+        args += [f"%kd: {ds}", f"%vd: {ds}"]
+        uses.append(f"descale(%kd, %vd : {ds}, {ds})")
     params = ", ".join([f"%q: {q}", f"%k: {k}", f"%v: {vc}",
                         f"%lens: {lengths}"] + args)
     results = f"{o}, {lse}"

@@ -13,7 +13,8 @@ from conftest import ROOT
 from flashfuse import _kernels
 from flashfuse import _runtime as rt
 from flashfuse.variants import (KernelVariant, KVCacheVariant, emit_backward,
-                                emit_forward, emit_module, from_runtime)
+                                emit_forward, emit_kvcache, emit_module,
+                                from_runtime)
 
 FP8_DIR = ROOT / "runtime" / "test" / "data" / "fp8"
 GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
@@ -71,6 +72,24 @@ def test_no_fp8_backward_or_kvcache():
         emit_backward(v)
     with pytest.raises(ValueError, match="refuses FP8"):
         KVCacheVariant("kv", "e4m3", 128)
+
+
+def test_kvcache_fp8_cache_variant():
+    # An FP8 cache (docs/KVCACHE.md "FP8 cache"): e4m3 caches with [B, Hkv]
+    # descales, the query and O in the variant's dtype.
+    v = KVCacheVariant("kv", "bf16", 128, causal="bottom_right",
+                       page_size=16, kv_dtype="e4m3")
+    text = emit_kvcache(v)
+    assert "tensor<256x16x1x128xf8E4M3FN>" in text
+    assert "tensor<1x1x1x128xbf16>" in text
+    assert ("descale(%kd, %vd : tensor<1x1xf32>, tensor<1x1xf32>)"
+            in text)
+    # block_table(...) comes before descale(...), as the op's syntax has it.
+    assert text.index("block_table(") < text.index("descale(")
+    plain = emit_kvcache(KVCacheVariant("kv", "bf16", 128))
+    assert "f8E4M3FN" not in plain and "descale" not in plain
+    with pytest.raises(ValueError, match="kv_dtype must be '' .* or 'e4m3'"):
+        KVCacheVariant("kv", "bf16", 128, kv_dtype="e5m2")
 
 
 def test_runtime_variant_out_dtype():

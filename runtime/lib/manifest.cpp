@@ -279,6 +279,14 @@ private:
       return number(0, 1, v.dropout);
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
+    } else if (key == "kv_dtype") {
+      // flashfuse-compile --experimental-fp8-kvcache's decode kernels of an
+      // FP8 cache: their descale params and 1-byte strides have no
+      // flashfuse_decode_args fields yet (docs/KVCACHE.md "FP8 cache").
+      return error(concat("kernel '", k.name, "' reads a KV cache of dtype ",
+                          value, ", which this runtime cannot launch yet "
+                          "(docs/KVCACHE.md \"FP8 cache\"): build such "
+                          "kernels into an artifact of their own"));
     } else if (key == "out_f32") {
       // Absent (every manifest written before it): 0, O in `dtype`.
       return number(0, 1, v.out_f32);

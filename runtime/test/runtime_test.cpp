@@ -875,6 +875,9 @@ void testDecodeManifestStrictness() {
        "key 'page_size' given twice"},
       {decodeKernel("  bias 1\n"), "decode kernels take no bias"},
       {decodeKernel("  splits 4\n"), "unknown key 'splits'"},
+      {decodeKernel("  kv_dtype e4m3\n"),
+       "reads a KV cache of dtype e4m3, which this runtime cannot launch "
+       "yet"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "

@@ -164,6 +164,40 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     return vs
 
 
+def decode_fp8_suite():
+    """flash.attention_kvcache variants over an FP8 (e4m3) cache
+    (docs/KVCACHE.md "FP8 cache"; compile with flashfuse-compile
+    --target=h100 or h200 --experimental-fp8-kvcache: the kernel is
+    experimental, and the e4m3 conversions need sm_89+; the runtime refuses
+    such an artifact until it binds the descales): D 64/128/256 x f16/bf16
+    Q x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
+    page);
+    window and softcap at D = 128, causal, contiguous and page 16. 44
+    variants; their decode_combine and decode_check kernels are the 16-bit
+    ones'. No new rows: kv_append does not quantise yet."""
+    vs = []
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128, 256):
+            for causal in (None, "bottom_right"):
+                for page in (0, 16, 64):
+                    vs.append(KVCacheVariant(
+                        f"kvf8_{dtype}_d{d}_{causal or 'full'}"
+                        + (f"_page{page}" if page else ""),
+                        dtype, d, causal=causal, page_size=page,
+                        kv_dtype="e4m3"))
+        for page in (0, 16):
+            suffix = f"_page{page}" if page else ""
+            vs.append(KVCacheVariant(f"kvf8_{dtype}_d128_window{suffix}",
+                                     dtype, 128, causal="bottom_right",
+                                     window=(64, 0), page_size=page,
+                                     kv_dtype="e4m3"))
+            vs.append(KVCacheVariant(f"kvf8_{dtype}_d128_softcap{suffix}",
+                                     dtype, 128, causal="bottom_right",
+                                     softcap=30.0, page_size=page,
+                                     kv_dtype="e4m3"))
+    return vs
+
+
 def varlen_suite():
     """Forward variants of packed batches (flash.attention with varlen
     operands, docs/KERNEL_ABI.md "Varlen"): f16/bf16 x D = 64/128 x full,
@@ -259,6 +293,10 @@ def main():
                          "with --varlen, those of packed batches")
     ap.add_argument("--decode", action="store_true",
                     help="flash.attention_kvcache variants (decode kernels)")
+    ap.add_argument("--decode-fp8", action="store_true",
+                    help="flash.attention_kvcache variants over an FP8 "
+                         "(e4m3) cache (compile with --target=h100 or h200 "
+                         "--experimental-fp8-kvcache)")
     ap.add_argument("--headdims", action="store_true",
                     help="forward and backward variants of the head dims "
                          "served on padded tiles (8-256, 192/128)")
@@ -283,10 +321,12 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     sparse_backward = args.block_sparse and args.backward
-    if (args.backward + args.decode + args.headdims + args.varlen
+    if (args.backward + args.decode + args.decode_fp8 + args.headdims
+            + args.varlen
             + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
             - sparse_backward > 1):
-        ap.error("--backward, --decode, --headdims, --varlen, --sm90ws, --fp8 "
+        ap.error("--backward, --decode, --decode-fp8, --headdims, --varlen, "
+                 "--sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
                  "--backward the block-sparse backward one)")
@@ -298,13 +338,14 @@ def main():
              else varlen_suite() if args.varlen
              else sm90ws_suite() if args.sm90ws
              else fp8_suite() if args.fp8
+             else decode_fp8_suite() if args.decode_fp8
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]
                                      if args.decode_dims else []))
              if args.decode
              else headdims_suite() if args.headdims else default_suite())
-    if args.tiles and args.decode:
+    if args.tiles and (args.decode or args.decode_fp8):
         ap.error("--tiles forces forward/backward tiles; the decode recipe "
                  "chooses its own")
     if args.tiles:

@@ -120,21 +120,25 @@ std::string regions(const CaseSpec &c) {
 } // namespace
 
 /// flash.attention_kvcache; arguments Q, key_cache, value_cache,
-/// cache_seqlens, [block_table], [key_new, value_new], then the results O,
-/// LSE, [key_cache_out, value_cache_out].
+/// cache_seqlens, [block_table], [key_new, value_new], [k_descale,
+/// v_descale] (cache=e4m3), then the results O, LSE, [key_cache_out,
+/// value_cache_out].
 static std::string buildKVCacheModule(const CaseSpec &c) {
-  const std::string &elt = c.dtype;
+  const std::string &elt = c.dtype, &cacheElt = c.cacheType();
   auto perm = c.perm();
   int64_t dv = c.headDimV();
   std::string qT = shapeType(permutedShape({c.batch, c.headsQ, c.seqQ, c.d}, perm), elt, "tensor");
   std::string kT, vT;
   if (c.pageSize) {
-    kT = shapeType({c.numPages(), c.pageSize, c.headsKV, c.d}, elt, "tensor");
-    vT = shapeType({c.numPages(), c.pageSize, c.headsKV, dv}, elt, "tensor");
+    kT = shapeType({c.numPages(), c.pageSize, c.headsKV, c.d}, cacheElt, "tensor");
+    vT = shapeType({c.numPages(), c.pageSize, c.headsKV, dv}, cacheElt, "tensor");
   } else {
-    kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), elt, "tensor");
-    vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), elt, "tensor");
+    kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), cacheElt, "tensor");
+    vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), cacheElt, "tensor");
   }
+  std::string descaleT = c.descale == "tensor"
+                             ? "tensor<f32>"
+                             : shapeType({c.batch, c.headsKV}, "f32", "tensor");
   std::string lensT = shapeType({c.batch}, "i32", "tensor");
   std::string tableT = shapeType({c.batch, c.maxPages()}, "i32", "tensor");
   std::string knT = shapeType(permutedShape({c.batch, c.headsKV, c.newRows, c.d}, perm), elt, "tensor");
@@ -148,6 +152,10 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
   if (c.newRows) {
     ins.push_back({"kn", knT});
     ins.push_back({"vn", vnT});
+  }
+  if (c.hasFp8Cache()) {
+    ins.push_back({"kd", descaleT});
+    ins.push_back({"vd", descaleT});
   }
   std::vector<Operand> outs = {{"o", oT}, {"lse", lseT}};
   if (c.newRows) {
@@ -176,6 +184,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     os << " block_table(%table : " << tableT << ")";
   if (c.newRows)
     os << " new_kv(%kn, %vn : " << knT << ", " << vnT << ")";
+  if (c.hasFp8Cache())
+    os << " descale(%kd, %vd : " << descaleT << ", " << descaleT << ")";
   os << " " << attributes(c) << " : " << qT << ", " << kT << ", " << vT << ", "
      << lensT << " -> ";
   for (size_t i = 0; i < outs.size(); ++i)

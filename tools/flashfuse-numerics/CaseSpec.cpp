@@ -136,6 +136,12 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.dtype = "f8E4M3FN";
     else if (key == "out" && (val == "f32" || val == "bf16" || val == "f16"))
       c.outDtype = val;
+    else if (key == "cache" && val == "e4m3")
+      c.cacheDtype = "f8E4M3FN";
+    else if (key == "ref_descale" && val == "first")
+      c.referenceFirstDescale = true;
+    else if (key == "ref_quantize" && (val == "0" || val == "1"))
+      c.referenceQuantizesNewRows = val == "1";
     else if (key == "descale" && (val == "head" || val == "tensor"))
       c.descale = val;
     else if (key == "ref_p8" && (val == "0" || val == "1"))
@@ -258,8 +264,19 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
               "mask, dropout or regions";
       return std::nullopt;
     }
-  } else if (!c.seqlens.empty() || c.newRows || c.pageSize) {
-    error = "lens, Snew and page need op=kvcache";
+    if (c.hasFp8Cache() && c.dtype != "f16" && c.dtype != "bf16") {
+      error = "cache=e4m3 takes dtype=f16 or bf16 (Q, the new rows and O; "
+              "the verifier refuses the others)";
+      return std::nullopt;
+    }
+    if (!c.hasFp8Cache() &&
+        (c.referenceFirstDescale || !c.referenceQuantizesNewRows)) {
+      error = "ref_descale and ref_quantize are for cache=e4m3";
+      return std::nullopt;
+    }
+  } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
+             c.hasFp8Cache()) {
+    error = "lens, Snew, page and cache=e4m3 need op=kvcache";
     return std::nullopt;
   }
   if (c.isVarlen()) {
@@ -314,6 +331,8 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  seed= input_scale= block_m= block_n= tol=\n"
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
+         "    cache=e4m3 (f8E4M3FN caches, descale=head|tensor; dtype=f16|bf16)\n"
+         "    ref_descale=first ref_quantize=0|1 (cache=e4m3 counter-cases)\n"
          "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"
          "    per sequence)\n"
          "    pad= (unowned rows after the last sequence; B, Sq, Sk are set)\n"

@@ -35,8 +35,19 @@ struct CaseSpec {
   /// when not given); "" for O in `dtype`.
   std::string outDtype;
   /// e4m3: descale=head ([B, Hq] / [B, Hkv] factors, the default) or
-  /// descale=tensor (one factor each).
+  /// descale=tensor (one factor each); also the k/v descales of an FP8
+  /// cache (cache=e4m3).
   std::string descale = "head";
+  /// op=kvcache: cache=e4m3 keeps the caches in f8E4M3FN with k/v descales
+  /// (Q, new rows and O stay in `dtype`, f16 or bf16); "" for caches in
+  /// `dtype`.
+  std::string cacheDtype;
+  /// cache=e4m3 counter-cases, so that a test can show the descales and the
+  /// quantisation on append are visible (they must fail):
+  /// ref_descale=first makes the reference read every head's descale as
+  /// the first one; ref_quantize=0 makes it append new rows unquantised.
+  bool referenceFirstDescale = false;
+  bool referenceQuantizesNewRows = true;
   /// e4m3: ref_p8=0 makes the reference skip P's e4m3 quantisation, so that
   /// a test can show the lowering's quantisation is visible (it must fail).
   bool referenceQuantizesP = true;
@@ -96,6 +107,12 @@ struct CaseSpec {
     return outDtype.empty() ? dtype : outDtype;
   }
   bool isKVCache() const { return op == "kvcache"; }
+  /// op=kvcache with cache=e4m3.
+  bool hasFp8Cache() const { return cacheDtype == "f8E4M3FN"; }
+  /// The caches' element type.
+  const std::string &cacheType() const {
+    return cacheDtype.empty() ? dtype : cacheDtype;
+  }
   bool isFp8() const { return dtype == "f8E4M3FN"; }
   /// The bias operand's element type: f32 for e4m3 cases (the op takes no
   /// FP8 bias), else dtype.

@@ -1,6 +1,9 @@
 //===- KVCacheReference.cpp - double-precision KV-cache reference ---------===//
 #include "KVCacheReference.h"
 
+#include "ElementCodec.h"
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -25,6 +28,27 @@ struct KVCacheProblem {
   }
 
   int64_t seqlen(int64_t b) const { return int64_t(in.seqlens.data[b]); }
+
+  /// An FP8 cache's factor for (b, kv head h); 1 for a 16-bit cache.
+  double descale(HostTensor &d, int64_t b, int64_t h) const {
+    if (!c.hasFp8Cache())
+      return 1.0;
+    if (d.shape.empty() || c.referenceFirstDescale)
+      return d.data[0];
+    return d.data[b * c.headsKV + h];
+  }
+
+  /// A new row's element as the cache stores it. FP8 (docs/KVCACHE.md):
+  /// e4m3(clamp(x * (1 / d), -448, 448)) with the reciprocal and the
+  /// product rounded to f32, as the op computes them.
+  double stored(double x, HostTensor &d, int64_t b, int64_t h) const {
+    if (!c.hasFp8Cache() || !c.referenceQuantizesNewRows)
+      return x;
+    float inv = 1.0f / float(descale(d, b, h));
+    float scaled = float(x) * inv;
+    scaled = std::clamp(scaled, -448.0f, 448.0f);
+    return roundTo(c.cacheType(), double(scaled));
+  }
 };
 } // namespace
 
@@ -43,11 +67,11 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
       for (int64_t h = 0; h < c.headsKV; ++h) {
         int64_t row = pb.seqlen(b) + t;
         for (int64_t e = 0; e < c.d; ++e)
-          pb.at(out.keyCacheOut, b, h, row, e) =
-              in.keyNew.atLogical(pb.perm, {b, h, t, e});
+          pb.at(out.keyCacheOut, b, h, row, e) = pb.stored(
+              in.keyNew.atLogical(pb.perm, {b, h, t, e}), in.kDescale, b, h);
         for (int64_t e = 0; e < dv; ++e)
-          pb.at(out.valueCacheOut, b, h, row, e) =
-              in.valueNew.atLogical(pb.perm, {b, h, t, e});
+          pb.at(out.valueCacheOut, b, h, row, e) = pb.stored(
+              in.valueNew.atLogical(pb.perm, {b, h, t, e}), in.vDescale, b, h);
       }
 
   out.output =
@@ -60,6 +84,9 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
         // Bottom-right alignment per sequence: the last query row sits at
         // the sequence's last key.
         const int64_t diag = i + len - c.seqQ;
+        // The dequantised cache: K = kd * K8, V = vd * V8 (1 for 16 bits).
+        const double kd = pb.descale(in.kDescale, b, h / group),
+                     vd = pb.descale(in.vDescale, b, h / group);
         std::vector<double> s(len, -std::numeric_limits<double>::infinity());
         double m = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < len; ++j) {
@@ -71,7 +98,7 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
           for (int64_t e = 0; e < c.d; ++e)
             dot += in.q.atLogical(pb.perm, {b, h, i, e}) *
                    pb.at(out.keyCacheOut, b, h / group, j, e);
-          s[j] = scale * dot;
+          s[j] = scale * (kd * dot);
           if (c.softcap)
             s[j] = *c.softcap * std::tanh(s[j] / *c.softcap);
           m = std::max(m, s[j]);
@@ -92,7 +119,7 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
           double acc = 0;
           for (int64_t j = 0; j < len; ++j)
             acc += s[j] / l * pb.at(out.valueCacheOut, b, h / group, j, e);
-          out.output.atLogical(pb.perm, {b, h, i, e}) = acc;
+          out.output.atLogical(pb.perm, {b, h, i, e}) = vd * acc;
         }
       }
   }

@@ -14,12 +14,15 @@
 
 namespace flashfuse::numerics {
 
-/// The op's inputs, values already rounded to the case's dtype. Q, key_new,
+/// The op's inputs, values already rounded to the case's dtype (the caches
+/// to cacheType(): e4m3 codes' values for an FP8 cache). Q, key_new,
 /// value_new (and contiguous caches) are in the case's layout; paged caches
-/// are [num_pages, page_size, Hkv, D]; blockTable is [B, max_pages].
+/// are [num_pages, page_size, Hkv, D]; blockTable is [B, max_pages];
+/// kDescale / vDescale ([] or [B, Hkv]) only for an FP8 cache.
 struct KVCacheInputs {
   HostTensor q, keyCache, valueCache, keyNew, valueNew;
   HostTensor seqlens, blockTable;
+  HostTensor kDescale, vDescale;
 };
 
 struct KVCacheOutputs {

@@ -24,6 +24,13 @@ def FlashDecomposeKVCache : Pass<"flash-decompose-kvcache"> {
     clamped into [0, num_pages), so input outside the contract gives a wrong
     answer, never an out-of-bounds access.
 
+    An f8E4M3FN cache (`descale(...)`): step 1 quantises each new element
+    as e4m3(clamp(x * (1 / descale), -448, 448)); before step 3 the dense
+    caches are dequantised to f32 (descale[b, h] * x8) and Q widened to
+    f32, so the flash.attention is an f32 one and its O is narrowed back to
+    Q's type: the op's dequantised semantics exactly, with no FP8 attention
+    in between. Run flash-expand-fp8-casts before lowering to LLVM.
+
     flash-lower-naive and flash-lower-to-loops run this rewrite first; the
     pass exists to inspect it. Ops with dynamic shapes are refused with an
     error.
@@ -229,7 +236,14 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
            "artifact that the runtime launches (flashfuse-compile). Allows "
            "kernels with parameters only the runtime makes (the sm90ws "
            "recipe's TMA tensor maps), whose gpu.launch_func gets null "
-           "placeholders for them; without it such an op is an error">
+           "placeholders for them; without it such an op is an error">,
+    Option<"experimentalFp8KVCache", "experimental-fp8-kvcache", "bool",
+           /*default=*/"false",
+           "Build the decode kernel of an f8E4M3FN KV cache (sm_89+; "
+           "docs/KVCACHE.md \"FP8 cache\"). Off by default: the kernel "
+           "compiles spill-free but has not been validated on a GPU, and "
+           "the runtime cannot launch it yet; without it such an op is an "
+           "error">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::cf::ControlFlowDialect",

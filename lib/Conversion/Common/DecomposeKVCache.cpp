@@ -9,6 +9,11 @@
 //  3. a flash.attention over the (dense) caches, Sk = C, whose mask_mod keeps
 //     key j for query i of sequence b iff j < L_b = cache_seqlens[b] + Snew
 //     and j lies in the causal / window band around diag(i) = i + L_b - Sq.
+// An FP8 (f8E4M3FN) cache adds two steps of its own: new rows are quantised
+// with 1 / descale as they are written (step 1), and the dense caches are
+// dequantised into f32 before step 3, whose flash.attention then runs on
+// f32 operands (Q widened, O narrowed back to Q's type): the exact
+// dequantised semantics of FlashOps.td, with no FP8 attention involved.
 // Inputs outside the contract (lengths outside [0, C], page indices outside
 // [0, num_pages)) give a wrong answer but never an out-of-bounds access: new
 // rows outside [0, C) or on a page outside [0, num_pages) are not written,
@@ -17,12 +22,15 @@
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Conversion/Common/DecomposeKVCache.h"
 
+#include "flashfuse/Conversion/Common/Fp8Math.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
+#include "flashfuse/Conversion/Common/SoftmaxMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::flash;
@@ -47,8 +55,28 @@ public:
       denseKeys = gatherPages(keys, op.getHeadDim());
       denseValues = gatherPages(values, op.getHeadDimV());
     }
-    AttentionOp attention = buildAttention(denseKeys, denseValues);
-    results.push_back(attention.getOutput());
+    Value query = op.getQuery();
+    Type outType = op.getOutput().getType();
+    if (op.hasFp8Cache()) {
+      // Gathered pages are [B, Hkv, C, D]; a contiguous cache keeps its
+      // perm.
+      SmallVector<int64_t, 4> identity = {0, 1, 2, 3};
+      denseKeys = dequantize(denseKeys,
+                             op.isPaged() ? identity : op.getKeyPerm(),
+                             op.getKDescale());
+      denseValues = dequantize(denseValues,
+                               op.isPaged() ? identity : op.getValuePerm(),
+                               op.getVDescale());
+      query = convertElements(query, b.getF32Type());
+      outType = cast<RankedTensorType>(outType).clone(b.getF32Type());
+    }
+    AttentionOp attention =
+        buildAttention(query, denseKeys, denseValues, outType);
+    Value output = attention.getOutput();
+    if (op.hasFp8Cache())
+      output = convertElements(
+          output, getElementTypeOrSelf(op.getOutput().getType()));
+    results.push_back(output);
     if (op.getLse())
       results.push_back(attention.getLse());
     if (op.hasNewKV()) {
@@ -103,15 +131,18 @@ private:
     return loop.getResults();
   }
 
-  /// Copies new[bIdx, h, t, :] (layout of Q) into cache row `row`.
+  /// Copies new[bIdx, h, t, :] (layout of Q) into cache row `row`;
+  /// quantised with `invDescale` (1 / descale of (bIdx, h)) when given.
   Value copyRow(Value newRowsOperand, Value cache, int64_t width,
                 ArrayRef<int64_t> cachePerm, Value bIdx, Value h, Value t,
-                Value row) {
+                Value row, Value invDescale) {
     auto qPerm = op.getQueryPerm();
     return forLoop(width, cache, [&](Value d, ValueRange args) {
              Value x = tensor::ExtractOp::create(
                  b, loc, newRowsOperand,
                  toOperandOrder<Value>({bIdx, h, t, d}, qPerm));
+             if (invDescale)
+               x = quantizeToE4M3(b, loc, x, invDescale);
              Value updated = tensor::InsertOp::create(
                  b, loc, x, args[0], cacheIndices(bIdx, h, row, d, cachePerm));
              return SmallVector<Value>{updated};
@@ -164,10 +195,17 @@ private:
           b.setInsertionPointToStart(ifOp.thenBlock());
           SmallVector<Value> rows =
               forLoop(headsKV, caches, [&](Value h, ValueRange cs) {
+                Value kInv, vInv;
+                if (op.hasFp8Cache()) {
+                  kInv = reciprocal(readDescale(b, loc, op.getKDescale(),
+                                                bIdx, h));
+                  vInv = reciprocal(readDescale(b, loc, op.getVDescale(),
+                                                bIdx, h));
+                }
                 Value k = copyRow(op.getKeyNew(), cs[0], d, kPerm, bIdx, h, t,
-                                  row);
+                                  row, kInv);
                 Value v = copyRow(op.getValueNew(), cs[1], dv, vPerm, bIdx, h,
-                                  t, row);
+                                  t, row, vInv);
                 return SmallVector<Value>{k, v};
               });
           scf::YieldOp::create(b, loc, rows);
@@ -201,16 +239,62 @@ private:
         });
   }
 
+  /// The f32 1 / d: the IEEE division a kernel's rcp.rn also computes, so
+  /// that both quantise a new row alike.
+  Value reciprocal(Value d) {
+    Value one = constF32(b, loc, 1.0f);
+    return arith::DivFOp::create(b, loc, one, d);
+  }
+
+  /// FP8 cache: descale[b, h] * f32(cache8) in f32, elementwise over the
+  /// cache's own shape; `perm` places B and H in it (logical -> operand
+  /// dimension).
+  Value dequantize(Value cache, ArrayRef<int64_t> perm, Value descale) {
+    auto type = cast<RankedTensorType>(cache.getType());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t n : type.getShape())
+      sizes.push_back(b.getIndexAttr(n));
+    Value init = buildEmpty(b, loc, sizes, b.getF32Type());
+    AffineMap identity = b.getMultiDimIdentityMap(4);
+    return buildGeneric(
+        b, loc, cache, init, {identity, identity}, parallelThenReduction(4, 0),
+        [&](OpBuilder &nb, Location, ValueRange args) -> Value {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          auto ids = loopIndices(b, loc, 4);
+          Value d = readDescale(b, loc, descale, ids[perm[0]], ids[perm[1]]);
+          return dequantizeE4M3(b, loc, args[0], d);
+        });
+  }
+
+  /// `t` with its elements converted (extf / truncf) to `elt`.
+  Value convertElements(Value t, Type elt) {
+    auto type = cast<RankedTensorType>(t.getType());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t n : type.getShape())
+      sizes.push_back(b.getIndexAttr(n));
+    Value init = buildEmpty(b, loc, sizes, elt);
+    AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+    return buildGeneric(
+        b, loc, t, init, {identity, identity},
+        parallelThenReduction(type.getRank(), 0),
+        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+          Value x = castToF32(nb, l, args[0]);
+          return castFromF32(nb, l, x, elt);
+        });
+  }
+
   /// Step 3: attention over all C rows; the mask_mod keeps what the
-  /// contract makes visible.
-  AttentionOp buildAttention(Value keys, Value values) {
+  /// contract makes visible. `outType` is O's (f32 over an FP8 cache).
+  AttentionOp buildAttention(Value query, Value keys, Value values,
+                             Type outType) {
     bool paged = op.isPaged();
     Type lseType = op.getLse() ? op.getLse().getType() : Type();
     auto attention = AttentionOp::create(
-        b, loc, op.getOutput().getType(), lseType, op.getQuery(), keys,
+        b, loc, outType, lseType, query, keys,
         values, /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
         /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
-        // The verifier refuses FP8 caches: no descales to carry.
+        // An FP8 cache is dequantised before: the attention is f32.
         /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
         /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
         /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),

@@ -28,3 +28,21 @@ Value mlir::flash::quantizeProbability(OpBuilder &b, Location loc, Value p) {
                                      clamped);
   return arith::ExtFOp::create(b, loc, b.getF32Type(), p8);
 }
+
+Value mlir::flash::dequantizeE4M3(OpBuilder &b, Location loc, Value x8,
+                                  Value descale) {
+  Value x = arith::ExtFOp::create(b, loc, b.getF32Type(), x8);
+  return arith::MulFOp::create(b, loc, x, descale);
+}
+
+Value mlir::flash::quantizeToE4M3(OpBuilder &b, Location loc, Value x,
+                                  Value invDescale) {
+  Value scaled = arith::MulFOp::create(b, loc, castToF32(b, loc, x), invDescale);
+  // minimumf / maximumf propagate a NaN input, which stays NaN in e4m3.
+  Value hi = constF32(b, loc, kE4M3Max);
+  Value lo = constF32(b, loc, -kE4M3Max);
+  Value clamped = arith::MinimumFOp::create(b, loc, scaled, hi);
+  clamped = arith::MaximumFOp::create(b, loc, clamped, lo);
+  return arith::TruncFOp::create(b, loc, b.getType<Float8E4M3FNType>(),
+                                 clamped);
+}

@@ -61,11 +61,10 @@ void ForwardBuilder::readForwardArguments() {
 }
 
 void ForwardBuilder::carveSwizzledQKV() {
-  int64_t d = KernelSpec::swizzleWidth(s.headDim);
-  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
-  qElems = s.blockM * d;
-  kElems = s.blockN * d;
-  vElems = s.blockN * dv;
+  qElems = s.blockM * KernelSpec::swizzleWidth(s.headDim);
+  // An FP8 cache's K/V rows are half as many 16-bit units.
+  kElems = s.blockN * KernelSpec::swizzleWidth(s.cacheColumns(s.headDim));
+  vElems = s.blockN * KernelSpec::swizzleWidth(s.cacheColumns(s.headDimV));
   carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
 }
 
@@ -188,7 +187,7 @@ void ForwardBuilder::build() {
   readForwardArguments();
   carveSharedMemory();
   auto [nStart, nEnd] = blockKeyRange();
-  scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"),
+  scoreFactor = arith::MulFOp::create(b, scoreScale(),
                                       cF32(b, float(M_LOG2E)));
 
   // Prologue: Q and the first prefetchDistance() key blocks in flight.

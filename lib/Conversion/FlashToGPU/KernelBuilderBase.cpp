@@ -100,6 +100,14 @@ Value KernelBuilderBase::operandBase(StringRef name, Value h) {
   return arith::AddIOp::create(b, bOff, hOff);
 }
 
+Value KernelBuilderBase::loadDescale(StringRef name, Value h) {
+  std::string prefix = (name + "_descale").str();
+  Value at = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, batchIdx, idx(prefix + "_stride_b")),
+      arith::MulIOp::create(b, h, idx(prefix + "_stride_h")));
+  return memref::LoadOp::create(b, arg.lookup(prefix), ValueRange{at});
+}
+
 Value KernelBuilderBase::sliceRowStart(bool keys) {
   return arith::MulIOp::create(
       b, arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ), head),
@@ -216,7 +224,7 @@ void KernelBuilderBase::issueCopies(
         b, arith::SubIOp::create(b, rowLimit, rowStart), tidRow);
   // Paged rows find their address page by page, below.
   Value src = paged ? Value()
-                    : byteAddress(
+                    : copySourceAddress(
                           gmem,
                           ValueRange{arith::AddIOp::create(
                               b, base,
@@ -230,7 +238,7 @@ void KernelBuilderBase::issueCopies(
   // kernel parameter, so no register) with src-size 0: the hardware writes
   // zeros and reads nothing.
   Value firstElement = check == RowCheck::Checked
-                           ? byteAddress(gmem, ValueRange{cIdx(b, 0)})
+                           ? copySourceAddress(gmem, ValueRange{cIdx(b, 0)})
                            : Value();
   Value passBytes = arith::IndexCastOp::create(
       b, b.getI64Type(),
@@ -251,7 +259,7 @@ void KernelBuilderBase::issueCopies(
       Value row0 = arith::AddIOp::create(b, rowStart, cIdx(b, rowDelta));
       Value pageSize = cIdx(b, paged->pageSize);
       Value rowInPage = arith::RemUIOp::create(b, row0, pageSize);
-      src = byteAddress(
+      src = copySourceAddress(
           gmem,
           ValueRange{arith::AddIOp::create(
               b, paged->pageStart(arith::DivUIOp::create(b, row0, pageSize)),
@@ -342,6 +350,25 @@ void KernelBuilderBase::issueIndexedCopies(
                           arith::AddIOp::create(
                               b, arith::MulIOp::create(b, srcRow, rowStride),
                               c)));
+    if (isCacheView(gmem)) {
+      // nvgpu's copy wants one element type on both sides: the 16-bit view
+      // of an FP8 cache is copied as raw bytes.
+      Value srcBytes = arith::SelectOp::create(
+          b, valid, arith::ConstantIntOp::create(b, b.getI32Type(), 16),
+          arith::ConstantIntOp::create(b, b.getI32Type(), 0));
+      Value dst = byteAddress(tile, dstIndex(r, rowDelta, c));
+      auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+      auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
+      NVVM::CpAsyncOp::create(
+          b, LLVM::IntToPtrOp::create(b, sharedPtr, dst),
+          LLVM::IntToPtrOp::create(b, globalPtr,
+                                   copySourceAddress(gmem, ValueRange{src})),
+          b.getI32IntegerAttr(16),
+          NVVM::LoadCacheModifierKindAttr::get(
+              b.getContext(), NVVM::LoadCacheModifierKind::CG),
+          srcBytes);
+      continue;
+    }
     Value srcElems = arith::SelectOp::create(b, valid, cIdx(b, 8), cIdx(b, 0));
     auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
     Value tok = nvgpu::DeviceAsyncCopyOp::create(
@@ -363,6 +390,21 @@ void KernelBuilderBase::ifRowsBelow(Value rowStart, int64_t rows,
   body(RowCheck::None);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   body(RowCheck::Checked);
+}
+
+bool KernelBuilderBase::isCacheView(Value gmem) const {
+  return s.fp8Cache &&
+         isa<Float8E4M3FNType>(cast<MemRefType>(gmem.getType()).getElementType());
+}
+
+Value KernelBuilderBase::copySourceAddress(Value gmem, ValueRange indices) {
+  if (!isCacheView(gmem))
+    return byteAddress(gmem, indices);
+  // A 1-D cache buffer indexed in the tile's 16-bit units.
+  Value bytes = arith::AddIOp::create(
+      b, memref::ExtractAlignedPointerAsIndexOp::create(b, gmem),
+      arith::MulIOp::create(b, indices[0], cIdx(b, 2)));
+  return arith::IndexCastOp::create(b, b.getI64Type(), bytes);
 }
 
 Value KernelBuilderBase::byteAddress(Value memory, ValueRange indices) {
@@ -715,7 +757,10 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
     StringRef name = StringRef(p).split(':').second;
     if (kind == "memref") {
       Type elt = spec.elementType;
-      if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
+      // An FP8 cache's decode reads its e4m3 codes (Q and O stay 16-bit).
+      if (spec.fp8Cache && (name == "k" || name == "v"))
+        elt = Float8E4M3FNType::get(ctx);
+      else if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
                               "o_partial", "lse_partial", "q_descale",
                               "k_descale", "v_descale"},
                              name))

@@ -165,6 +165,12 @@ protected:
   /// The i64 address of memory[indices] (static strides, no offset: kernel
   /// arguments and shared-memory tiles), for the raw NVVM ops.
   Value byteAddress(Value memory, ValueRange indices);
+  /// Whether `gmem` is an FP8 KV cache that the copies read as a 16-bit
+  /// view (KernelSpec::fp8Cache): two e4m3 codes a 16-bit unit.
+  bool isCacheView(Value gmem) const;
+  /// The address of a copy's source: byteAddress, except that indices into
+  /// an FP8 cache's view count its 16-bit units (the tile's elements).
+  Value copySourceAddress(Value gmem, ValueRange indices);
   /// The 128-byte-swizzled tiles (Swizzle.h), `elements`
   /// 16-bit elements in one 1-D view `swizzledTiles` from the first
   /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
@@ -217,6 +223,10 @@ protected:
   /// recipe set in `scaleOverride` (the FP8 forward's scale · q_descale ·
   /// k_descale).
   Value scaleOverride;
+  /// Descale `name` ("q", "k", "v") of batch entry batchIdx and head `h`:
+  /// `<name>_descale` at b * stride_b + h * stride_h (per tensor: strides
+  /// 0), as the FP8 forward and the FP8-cache decode take them.
+  Value loadDescale(StringRef name, Value h);
   Value scoreScale() {
     return scaleOverride ? scaleOverride : arg.lookup("scale");
   }

@@ -1,6 +1,7 @@
 //===- KernelSpec.cpp - the compiled-in part of an attention kernel -------===//
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
 #include "flashfuse/Conversion/Common/ScorePipeline.h"
+#include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -67,6 +68,12 @@ int64_t KernelSpec::smemBytes() const {
     if (isFp8()) // one byte an element; Vᵀ tiles of Dv rows x block_n keys
       return kSwizzleAlignSlack + blockM * headDim +
              stages * blockN * (headDim + headDimV);
+    if (fp8Cache) { // 16-bit Q rows; K/V rows of D / 2 16-bit units
+      int64_t d = swizzleWidth(headDim);
+      int64_t dk = swizzleWidth(cacheColumns(headDim));
+      int64_t dv = swizzleWidth(cacheColumns(headDimV));
+      return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (dk + dv));
+    }
     if (swizzledTiles()) {
       int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
       return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
@@ -115,6 +122,8 @@ std::string KernelSpec::kernelName() const {
                      dtypeName() +
                      // An FP8 forward's O dtype tells its kernels apart.
                      (isFp8() ? (outputType().isBF16() ? "_bf16" : "_f16") : "") +
+                     // An FP8 cache's decode kernels read e4m3 K/V.
+                     (fp8Cache ? "_kvf8" : "") +
                      "_d" + std::to_string(headDim);
   if (headDimV != headDim)
     name += "_dv" + std::to_string(headDimV);
@@ -325,6 +334,16 @@ SmallVector<std::string> KernelSpec::params() const {
       p.append({"i32:num_pages", "i64:block_table_stride"});
     p.append({"i32:num_splits", "i32:merge_splits", "f32:scale",
               "i32:window_left", "i32:window_right", "f32:softcap"});
+    // docs/KERNEL_ABI.md "Decode": an FP8 cache's descales, f32, element
+    // (b, hkv) at b * stride_b + hkv * stride_h ([B, Hkv]: Hkv and 1; per
+    // tensor: 0 and 0). Last, so that the 16-bit kernels' parameters stay
+    // as they were.
+    if (fp8Cache) {
+      memrefs({"k_descale", "v_descale"});
+      for (const char *t : {"k", "v"})
+        for (const char *d : {"b", "h"})
+          p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+    }
     break;
   case Kind::DecodeCombine:
     memrefs({"o", "lse", "o_partial", "lse_partial"});
@@ -361,7 +380,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          softcap == o.softcap && bias == o.bias && mask == o.mask &&
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
-         pageSize == o.pageSize && outputType() == o.outputType() &&
+         pageSize == o.pageSize && fp8Cache == o.fp8Cache &&
+         outputType() == o.outputType() &&
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
          fullBlocks == o.fullBlocks && sparseBlockQ == o.sparseBlockQ &&
@@ -765,6 +785,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
            << s.elementType;
   s.headDim = op.getHeadDim();
   s.headDimV = op.getHeadDimV();
+  if (op.hasFp8Cache()) {
+    // The target check (sm_89+) is flash-lower-to-gpu's, which knows the
+    // chip (checkFp8CacheTarget).
+    if (std::string why = fp8CacheKernelGap(s.headDim, s.headDimV,
+                                            op.hasNewKV());
+        !why.empty())
+      return op.emitOpError() << why;
+    s.fp8Cache = true;
+  }
   if (!isDecodeHeadDim(s.headDim, s.headDimV))
     return op.emitOpError()
            << "the decode recipe supports D = Dv, a multiple of 16 from 32 to "

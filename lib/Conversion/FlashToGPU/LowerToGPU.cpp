@@ -10,6 +10,7 @@
 #include "Recipes.h"
 
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 #include "flashfuse/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,6 +61,10 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       s.kind == KernelSpec::Kind::KVAppend ||
       s.kind == KernelSpec::Kind::DecodeCheck)
     f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
+  // Decode kernels of an FP8 cache name its dtype (Q's is `dtype`); the
+  // 16-bit ones have no key, so their manifests read as before.
+  if (s.fp8Cache)
+    f.push_back(b.getNamedAttr("kv_dtype", b.getStringAttr("e4m3")));
   // Likewise only a forward that writes O in f32 says so: the runtime looks
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())
@@ -842,8 +847,10 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     named["k"] = flatten(b, kBuf);
     named["v"] = flatten(b, vBuf);
   } else {
-    named["k"] = flatBuffer(b, kc, elt);
-    named["v"] = flatBuffer(b, vc, elt);
+    // An FP8 cache stays e4m3: the kernel reads its codes.
+    Type cacheElt = spec.fp8Cache ? getElementTypeOrSelf(kc.getType()) : elt;
+    named["k"] = flatBuffer(b, kc, cacheElt);
+    named["v"] = flatBuffer(b, vc, cacheElt);
   }
   named["cache_seqlens"] = flatBuffer(b, op.getCacheSeqlens(), i32);
   if (paged)
@@ -912,6 +919,19 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
       b, i32, op.getWindowRight().value_or(-1));
   named["softcap"] = arith::ConstantFloatOp::create(
       b, cast<FloatType>(f32), APFloat(float(op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0)));
+  // An FP8 cache's descales: [B, Hkv] with strides (Hkv, 1), [] read as
+  // [1] with strides 0 (flash.attention's FP8 forward passes them alike).
+  if (spec.fp8Cache)
+    for (auto [name, d] : {std::pair<StringRef, Value>{"k", op.getKDescale()},
+                           {"v", op.getVDescale()}}) {
+      bool perHead = cast<RankedTensorType>(d.getType()).getRank() == 2;
+      named[(name + "_descale").str()] = descaleBuffer(b, d);
+      named[(name + "_descale_stride_b").str()] =
+          perHead ? toI64(dimOf(b, d, 1))
+                  : Value(arith::ConstantIntOp::create(b, i64, 0));
+      named[(name + "_descale_stride_h").str()] =
+          arith::ConstantIntOp::create(b, i64, perHead ? 1 : 0);
+    }
 
   Value one = c(1);
   auto launch = [&](const KernelSpec &ks, gpu::KernelDim3 grid) {
@@ -949,7 +969,11 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
   // The append and the device-side check of the cache are built with every
   // decode kernel, launched or not: the runtime serves attention_with_kvcache
   // (new rows, check_inputs) from the same artifact.
-  getOrCreateKernel(module, append);
+  // Not for an FP8 cache: kv_append copies 16-bit rows, and getKernelSpec
+  // refuses new rows until it quantises them; a runtime must find no
+  // append for such a cache.
+  if (!spec.fp8Cache)
+    getOrCreateKernel(module, append);
   getOrCreateKernel(module, getDecodeCheckSpec(spec));
 
   Value out = bufferization::ToTensorOp::create(b, b.getLoc(), outTy, oBuf,
@@ -1007,8 +1031,18 @@ void FlashLowerToGPU::runOnOperation() {
     collect(getKernelSpec(op, deterministic), gradSpecs);
     checkChip(op, gradSpecs);
   }
-  for (AttentionKVCacheOp op : kvOps)
+  for (AttentionKVCacheOp op : kvOps) {
     collect(getKernelSpec(op), kvSpecs);
+    // The e4m3 conversions of the FP8-cache decode need sm_89+, and the
+    // kernel is built only on request (kFp8CacheKernelExperimental).
+    if (!refused && kvSpecs.back().fp8Cache &&
+        (kvSpecs.back().arch < 89 || !experimentalFp8KVCache)) {
+      op.emitOpError() << (kvSpecs.back().arch < 89
+                               ? kFp8CacheNeedsSm89
+                               : kFp8CacheKernelExperimental);
+      refused = true;
+    }
+  }
   if (refused)
     return signalPassFailure();
   // The preprocess and postprocess of a dense op and of a packed batch

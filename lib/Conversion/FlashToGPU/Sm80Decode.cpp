@@ -22,10 +22,40 @@
 // The band (causal / window) is the op's: bottom-right by each sequence's
 // own length, so diagOffset = L_b - Sq.
 //
+// An FP8 (e4m3) cache (KernelSpec::fp8Cache, docs/KVCACHE.md "FP8 cache"):
+// the copies read the cache as a 16-bit view, two codes a unit, so the K/V
+// tiles hold D / 2 units a row in the same swizzled layout and a block
+// reads half the bytes; the codes become the MMA's 16-bit type in
+// registers (cvt.rn.f16x2.e4m3x2, exact; for bf16 Q the f16 pair is
+// widened to f32 and narrowed to bf16, exact too: e4m3's 3-bit mantissa
+// and its exponents 2^-9 .. 2^8 fit bf16. Computing a bf16 Q's products in
+// f16 instead is not exact: f16 holds neither its range nor, for values
+// under 2^-14, its precision). The engine's ldmatrix still reads 16-bit
+// units, which pairs codes differently from the m16n8k16 fragments:
+//   - K (B operand of S = Q Kᵀ, stored [key][D]): ldmatrix.x4 gives thread
+//     (g, t) codes 4t..4t+3 of key g in one register. The contraction over
+//     D does not care which k position holds which column as long as Q
+//     agrees, so fragment positions (2t, 2t+1 | 2t+8, 2t+9) take columns
+//     (4t, 4t+1 | 4t+2, 4t+3): Q's A operand is read from its tile in that
+//     order (one 8-byte load of 4 columns per row), and one ldmatrix.x4
+//     serves two k16 steps.
+//   - V (B operand of O = P V, stored [key][Dv]): ldmatrix.trans gives
+//     thread (g, t) the unit (2 codes: columns 2u, 2u + 1) of keys 2t and
+//     2t + 1; a byte shuffle makes the even column's pair and the odd
+//     column's pair, each a B fragment of keys (2t, 2t+1) as P's A operand
+//     has them. So each 16-column ldmatrix half feeds two n8 tiles, one of
+//     the even columns and one of the odd ones: O's columns are permuted in
+//     the accumulators (fp8OutputColumn) and put back in the epilogue,
+//     where thread t's pairs are 4 consecutive columns.
+// k_descale folds into the score scale (scaleOverride, one f32 rounding of
+// scale * dk), v_descale into the epilogue's 1 / l, both per (b, kv head);
+// the split partials are scaled alike, so the merge is unchanged.
+//
 //===----------------------------------------------------------------------===//
 #include "Recipes.h"
 #include "Sm80Forward.h"
 #include "SplitMerge.h"
+#include "Swizzle.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -91,6 +121,21 @@ private:
   /// into [0, num_pages) (rows past the sequence's length are not read, but
   /// their pages are looked up).
   Value pageStart(StringRef operand, Value page);
+
+  //===--- FP8 cache (see the file comment) ------------------------------===//
+  Value vDescale; // v_descale of this (b, kv head); null for 16-bit caches
+  /// idx(name) for a stride or offset of the K/V cache, in the copies'
+  /// 16-bit units (half the codes of an FP8 cache).
+  Value cacheIdx(StringRef name);
+  /// The 16-bit pair (element type of Q) converted from codes `lo` (low
+  /// half) and `hi` of `codes`, a vector<4xi8>: one MMA register (i32).
+  Value convertCodes(Value codes, int64_t lo, int64_t hi);
+  /// The four e4m3 codes of an ldmatrix register.
+  Value codesOf(Value reg);
+  Frags loadQOperand(int64_t m, int64_t kk) override;
+  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
+  void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
+                        Value stage) override;
 };
 
 void Sm80DecodeBuilder::readForwardArguments() {
@@ -128,14 +173,143 @@ void Sm80DecodeBuilder::readForwardArguments() {
   qBase = operandBase("q", head);
   qStrideS = idx("q_stride_s");
   qStrideH = idx("q_stride_h");
-  kStrideS = idx("k_stride_s");
-  vStrideS = idx("v_stride_s");
+  kStrideS = cacheIdx("k_stride_s");
+  vStrideS = cacheIdx("v_stride_s");
   if (s.pageSize) { // rows located through the page table
-    kBase = arith::MulIOp::create(b, headKV, idx("k_stride_h"));
-    vBase = arith::MulIOp::create(b, headKV, idx("v_stride_h"));
+    kBase = arith::MulIOp::create(b, headKV, cacheIdx("k_stride_h"));
+    vBase = arith::MulIOp::create(b, headKV, cacheIdx("v_stride_h"));
+  } else if (s.fp8Cache) {
+    auto base = [&](StringRef t) {
+      return arith::AddIOp::create(
+          b, arith::MulIOp::create(b, batchIdx, cacheIdx((t + "_stride_b").str())),
+          arith::MulIOp::create(b, headKV, cacheIdx((t + "_stride_h").str())));
+    };
+    kBase = base("k");
+    vBase = base("v");
   } else {
     kBase = operandBase("k", headKV);
     vBase = operandBase("v", headKV);
+  }
+  if (s.fp8Cache) {
+    scaleOverride = arith::MulFOp::create(b, arg.lookup("scale"),
+                                          loadDescale("k", headKV));
+    vDescale = loadDescale("v", headKV);
+  }
+}
+
+Value Sm80DecodeBuilder::cacheIdx(StringRef name) {
+  // The runtime checks that an FP8 cache's strides are multiples of 16
+  // codes (16-byte copies), so halving them is exact.
+  Value v = idx(name);
+  return s.fp8Cache ? Value(arith::DivUIOp::create(b, v, cIdx(b, 2))) : v;
+}
+
+Value Sm80DecodeBuilder::codesOf(Value reg) {
+  Value v = vector::FromElementsOp::create(
+      b, VectorType::get({1}, b.getI32Type()), ValueRange{reg});
+  return vector::BitCastOp::create(b, VectorType::get({4}, b.getI8Type()), v);
+}
+
+Value Sm80DecodeBuilder::convertCodes(Value codes, int64_t lo, int64_t hi) {
+  Value pair = vector::ShuffleOp::create(b, codes, codes,
+                                         ArrayRef<int64_t>{lo, hi});
+  auto f16x2 = VectorType::get({2}, b.getF16Type());
+  Value h = NVVM::ConvertF8x2ToF16x2Op::create(
+      b, f16x2, pair, /*relu=*/false, Float8E4M3FNType::get(b.getContext()));
+  if (s.elementType.isBF16()) // exact: every e4m3 value is a bf16 value
+    h = arith::TruncFOp::create(
+        b, VectorType::get({2}, s.elementType),
+        arith::ExtFOp::create(b, VectorType::get({2}, b.getF32Type()), h));
+  Value i = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), h);
+  return vector::ExtractOp::create(b, i, ArrayRef<int64_t>{0});
+}
+
+ForwardBuilder::Frags Sm80DecodeBuilder::loadQOperand(int64_t m, int64_t kk) {
+  if (!s.fp8Cache)
+    return Sm80ForwardBuilder::loadQOperand(m, kk);
+  // Fragment positions (2t, 2t+1 | 2t+8, 2t+9) of k-step kk hold Q's
+  // columns 16kk + (4t, 4t+1 | 4t+2, 4t+3), the order in which the K
+  // fragments carry the codes: 4 consecutive columns of rows g and g + 8,
+  // within one 16-byte chunk of the swizzled Q tile.
+  Value col8 = arith::AddIOp::create(
+      b, cIdx(b, 16 * kk),
+      arith::MulIOp::create(b, arith::DivUIOp::create(b, t, cIdx(b, 2)),
+                            cIdx(b, 8)));
+  Value inChunk = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, t, cIdx(b, 2)), cIdx(b, 4));
+  auto quad = VectorType::get({4}, s.elementType);
+  auto i32x2 = VectorType::get({2}, b.getI32Type());
+  Value regs[2][2];
+  for (int64_t i = 0; i < 2; ++i) {
+    Value row = arith::AddIOp::create(
+        b, warpFirstRow(), arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
+    Value at = arith::AddIOp::create(
+        b, swizzle::offset(b, row, col8, s.blockM), inChunk);
+    Value v = vector::LoadOp::create(b, quad, swizzledTiles, ValueRange{at});
+    Value w = vector::BitCastOp::create(b, i32x2, v);
+    for (int64_t h = 0; h < 2; ++h)
+      regs[i][h] = vector::ExtractOp::create(b, w, ArrayRef<int64_t>{h});
+  }
+  return {regs[0][0], regs[1][0], regs[0][1], regs[1][1]};
+}
+
+SmallVector<ForwardBuilder::Frags>
+Sm80DecodeBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
+  if (!s.fp8Cache)
+    return Sm80ForwardBuilder::computeScores(qRegs, stage);
+  SmallVector<Frags> sc(mt, Frags(nTilesN, accZero(b)));
+  // One ldmatrix.x4 of 16 units (32 codes) of 16 keys: register
+  // (half, h) holds n-tile 2p + half's codes of k-step 2j + h.
+  for (int64_t j = 0; j < nTilesD / 2; ++j) {
+    SmallVector<Frags> qa[2];
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t m = 0; m < mt; ++m)
+        qa[h].push_back(qRegs.empty() ? loadQOperand(m, 2 * j + h)
+                                      : qRegs[m * nTilesD + 2 * j + h]);
+    for (int64_t p = 0; p < nTilesN / 2; ++p) {
+      Regs kf = loadBlock(Operand::K, stage, X4::BPair, keyRow(16 * p),
+                          16 * j);
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t h = 0; h < 2; ++h) {
+          Value codes = codesOf(kf[2 * half + h]);
+          Value kb[2] = {convertCodes(codes, 0, 1), convertCodes(codes, 2, 3)};
+          for (int64_t m = 0; m < mt; ++m) {
+            Value &a = sc[m][2 * p + half];
+            a = mma(b, qa[h][m], {kb[0], kb[1]}, a, s.elementType);
+          }
+        }
+    }
+  }
+  return sc;
+}
+
+void Sm80DecodeBuilder::accumulateOutput(SmallVector<Value> &acc,
+                                         const PackedP &packedP, Value stage) {
+  if (!s.fp8Cache)
+    return Sm80ForwardBuilder::accumulateOutput(acc, packedP, stage);
+  for (int64_t kk = 0; kk < nTilesN / 2; ++kk) {
+    SmallVector<Regs> pA(mt);
+    for (int64_t m = 0; m < mt; ++m)
+      pA[m] = {packedP[m][2 * kk][0], packedP[m][2 * kk][1],
+               packedP[m][2 * kk + 1][0], packedP[m][2 * kk + 1][1]};
+    // One ldmatrix.x4.trans of 16 keys x 16 units (32 columns): registers
+    // 2h, 2h + 1 hold keys 0-7, 8-15 of units 8h + g, whose even and odd
+    // columns are accumulator tiles 4q + 2h and 4q + 2h + 1.
+    for (int64_t q = 0; q < nTilesDv / 4; ++q) {
+      Regs vf = loadBlock(Operand::V, stage, X4::BPairTransposed,
+                          keyRow(16 * kk), 16 * q);
+      for (int64_t h = 0; h < 2; ++h) {
+        Value lo = codesOf(vf[2 * h]), hi = codesOf(vf[2 * h + 1]);
+        for (int64_t odd = 0; odd < 2; ++odd) {
+          Value vb[2] = {convertCodes(lo, odd, 2 + odd),
+                         convertCodes(hi, odd, 2 + odd)};
+          for (int64_t m = 0; m < mt; ++m) {
+            Value &a = acc[m * nTilesDv + 4 * q + 2 * h + odd];
+            a = mma(b, pA[m], {vb[0], vb[1]}, a, s.elementType);
+          }
+        }
+      }
+    }
   }
 }
 
@@ -295,7 +469,7 @@ Value Sm80DecodeBuilder::pageStart(StringRef operand, Value page) {
   bool isKey = operand == "k";
   return arith::AddIOp::create(
       b, isKey ? kBase : vBase,
-      arith::MulIOp::create(b, stored, idx(operand.str() + "_stride_b")));
+      arith::MulIOp::create(b, stored, cacheIdx(operand.str() + "_stride_b")));
 }
 
 Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
@@ -356,11 +530,32 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
   // The warps of key slice 0 write the rows.
   Value owner = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyWarp,
                                       cIdx(b, 0));
+  // Thread t's pair k of a row: columns 8k + 2t, +1 of the accumulators'
+  // own layout; for an FP8 cache (tiles of even and odd columns, see the
+  // file comment), accumulator tiles 4q + 2h, 4q + 2h + 1's elements j are
+  // columns 32q + 16h + 4t + 2j, +1.
+  Value fourT = s.fp8Cache ? arith::MulIOp::create(b, t, cIdx(b, 4)) : Value();
+  auto pairColumn = [&](int64_t k) -> Value {
+    if (!s.fp8Cache)
+      return arith::AddIOp::create(b, twoT, cIdx(b, 8 * k));
+    return arith::AddIOp::create(b, fourT,
+                                 cIdx(b, 32 * (k / 4) + 16 * (k % 4 / 2) +
+                                             2 * (k % 2)));
+  };
+  auto pairValues = [&](ArrayRef<Value> values, int64_t k)
+      -> std::pair<Value, Value> {
+    if (!s.fp8Cache)
+      return {values[2 * k], values[2 * k + 1]};
+    int64_t even = k / 2 * 2, j = k % 2; // tiles even, even + 1
+    return {values[2 * even + j], values[2 * (even + 1) + j]};
+  };
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       // A split that saw no key has LSE -inf (weight 0 in the combine).
       auto [inv, rowLse] =
           rowStatistics(rowL[2 * m + i], rowM[2 * m + i], -INFINITY);
+      if (vDescale) // O = dv * (P V8) / l; LSE is the scores'
+        inv = arith::MulFOp::create(b, inv, vDescale);
       SmallVector<Value> values;
       for (int64_t n = 0; n < nTilesDv; ++n)
         for (int64_t j = 0; j < 2; ++j)
@@ -381,10 +576,11 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifSingle.getThenRegion().front());
         Value oRow = outputRow(h, position);
-        for (int64_t n = 0; n < nTilesDv; ++n)
-          storePair(b, values[2 * n], values[2 * n + 1], s.elementType, out,
-                    ValueRange{arith::AddIOp::create(
-                        b, oRow, arith::AddIOp::create(b, twoT, cIdx(b, 8 * n)))});
+        for (int64_t n = 0; n < nTilesDv; ++n) {
+          auto [lo, hi] = pairValues(values, n);
+          storePair(b, lo, hi, s.elementType, out,
+                    ValueRange{arith::AddIOp::create(b, oRow, pairColumn(n))});
+        }
         auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
         b.setInsertionPointToStart(&ifLead.getThenRegion().front());
         Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
@@ -407,12 +603,12 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
         Value oRow =
             arith::MulIOp::create(b, partialRow, cIdx(b, s.headDimV));
         for (int64_t n = 0; n < nTilesDv; ++n) {
-          Value pair = vector::FromElementsOp::create(
-              b, f32x2, ValueRange{values[2 * n], values[2 * n + 1]});
+          auto [lo, hi] = pairValues(values, n);
+          Value pair = vector::FromElementsOp::create(b, f32x2,
+                                                      ValueRange{lo, hi});
           vector::StoreOp::create(
               b, pair, outPartial,
-              ValueRange{arith::AddIOp::create(
-                  b, oRow, arith::AddIOp::create(b, twoT, cIdx(b, 8 * n)))},
+              ValueRange{arith::AddIOp::create(b, oRow, pairColumn(n))},
               /*nontemporal=*/false, llvm::MaybeAlign(8));
         }
         auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);

@@ -46,6 +46,8 @@ void Sm80ForwardBuilder::copyOperand(Operand op, Value stage, Value rowStart,
   Value stride = isQ ? qStrideS : op == Operand::K ? kStrideS : vStrideS;
   int64_t rows = isQ ? s.blockM : s.blockN;
   int64_t cols = op == Operand::V ? s.headDimV : s.headDim;
+  if (!isQ) // 16-bit units: half the row of an FP8 cache
+    cols = s.cacheColumns(cols);
   Value limit = rowLimit ? rowLimit : isQ ? seqQ : seqK;
   if (s.swizzledTiles()) {
     Value offset = isQ ? cIdx(b, 0)

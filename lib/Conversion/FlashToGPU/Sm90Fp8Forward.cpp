@@ -77,23 +77,15 @@ protected:
 
   /// The descale of operand `name` for head `h`: [b * stride_b + h *
   /// stride_h] (strides 0 for one factor per tensor).
-  Value descale(StringRef name, Value h) {
-    std::string prefix = (name + "_descale").str();
-    Value at = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, batchIdx, idx(prefix + "_stride_b")),
-        arith::MulIOp::create(b, h, idx(prefix + "_stride_h")));
-    return memref::LoadOp::create(b, arg.lookup(prefix), ValueRange{at});
-  }
-
   void prepareTile() override {
     // One factor per (batch, head) folds the dequantisation of Q and K into
     // the score scale; V's is applied to O once, in the epilogue.
     scaleOverride = arith::MulFOp::create(
         b, arg.lookup("scale"),
-        arith::MulFOp::create(b, descale("q", head), descale("k", headKV)));
+        arith::MulFOp::create(b, loadDescale("q", head), loadDescale("k", headKV)));
     scoreFactor =
         arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
-    vDescale = descale("v", headKV);
+    vDescale = loadDescale("v", headKV);
   }
 
   float probabilityLog2Scale() const override { return 8; }

@@ -28,6 +28,17 @@ Value readDescale(OpBuilder &b, Location loc, Value descale, Value batch,
 /// [0, 1]: an arith.truncf to f8E4M3FN and its arith.extf back.
 Value quantizeProbability(OpBuilder &b, Location loc, Value p);
 
+/// An FP8 KV cache's element: descale * f32(x8), in f32 (the dequantised
+/// cache of flash.attention_kvcache's FP8 form).
+Value dequantizeE4M3(OpBuilder &b, Location loc, Value x8, Value descale);
+
+/// A new row's element as an FP8 cache stores it:
+/// e4m3(clamp(f32(x) * invDescale, -448, 448)), rounded to nearest even,
+/// as an f8E4M3FN value; `invDescale` is the f32 1 / descale. Saturating
+/// (vLLM's reshape_and_cache does the same) rather than letting truncf turn
+/// an outlier into NaN.
+Value quantizeToE4M3(OpBuilder &b, Location loc, Value x, Value invDescale);
+
 } // namespace mlir::flash
 
 #endif // FLASHFUSE_CONVERSION_COMMON_FP8MATH_H

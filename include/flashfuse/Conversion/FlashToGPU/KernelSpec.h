@@ -91,6 +91,17 @@ struct KernelSpec {
   /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
   /// for a contiguous one.
   int64_t pageSize = 0;
+  /// Decode: the KV cache holds f8E4M3FN codes (docs/KVCACHE.md "FP8
+  /// cache") while Q and O keep elementType (f16/bf16). The kernel copies
+  /// the cache as a 16-bit view (two codes a unit, so the K/V tiles are
+  /// cacheColumns() wide), converts the codes in registers and takes the
+  /// descales as k_descale / v_descale with [B, Hkv] strides.
+  bool fp8Cache = false;
+  /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
+  /// them for an FP8 cache, all of them otherwise.
+  int64_t cacheColumns(int64_t cols) const {
+    return fp8Cache ? cols / 2 : cols;
+  }
   /// Forward, backward and backward_dq: a packed batch of variable-length
   /// sequences (the ops' `varlen(...)` operands; docs/KERNEL_ABI.md
   /// "Varlen"): the tile scheduler places each block in its sequence
@@ -174,8 +185,9 @@ struct KernelSpec {
     };
     return (kind == Kind::Forward || kind == Kind::Decode) && headDim >= 64 &&
            headDimV >= 64 &&
-           evenlyCopied(blockM, headDim) && evenlyCopied(blockN, headDim) &&
-           evenlyCopied(blockN, headDimV);
+           evenlyCopied(blockM, headDim) &&
+           evenlyCopied(blockN, cacheColumns(headDim)) &&
+           evenlyCopied(blockN, cacheColumns(headDimV));
   }
   /// Columns of a swizzled tile holding `cols` columns: whole 64-element
   /// swizzle rows.

@@ -38,6 +38,10 @@ enum PagedDim { kPage = 0, kPageRow = 1, kPagedHead = 2, kPagedD = 3 };
 // Sizes
 //===----------------------------------------------------------------------===//
 
+bool AttentionKVCacheOp::hasFp8Cache() {
+  return isa<Float8E4M3FNType>(getElementTypeOrSelf(getKeyCache()));
+}
+
 int64_t AttentionKVCacheOp::getPageSize() {
   return isPaged() ? shapeOf(getKeyCache())[kPageRow] : 0;
 }
@@ -255,6 +259,8 @@ struct KVCacheVerifier {
                           "logical [B, Hq, Sq, Dv]")))
       return failure();
 
+    // An f8E4M3FN cache's element types were checked by
+    // verifyKVCacheFp8Types; the rest follow the query.
     Type elt = getElementTypeOrSelf(op.getQuery());
     for (auto [name, v] :
          {std::pair<StringRef, Value>{"key_cache", op.getKeyCache()},
@@ -262,7 +268,8 @@ struct KVCacheVerifier {
           {"key_new", op.getKeyNew()},
           {"value_new", op.getValueNew()},
           {"output", op.getOutput()}})
-      if (v && failed(expectElementType(name, v, elt)))
+      if (v && !(op.hasFp8Cache() && name.ends_with("_cache")) &&
+          failed(expectElementType(name, v, elt)))
         return failure();
     return success();
   }
@@ -389,17 +396,11 @@ struct KVCacheVerifier {
 } // namespace
 
 LogicalResult AttentionKVCacheOp::verify() {
-  if (failed(refuseFp8(*this,
-                       {{"query", getQuery()}, {"key_cache", getKeyCache()},
-                        {"value_cache", getValueCache()},
-                        {"key_new", getKeyNew()}, {"value_new", getValueNew()}},
-                       "flash.attention_kvcache has no descale operands yet; "
-                       "FP8 attention is flash.attention with "
-                       "descale(...)")))
+  if (failed(verifyKVCacheFp8Types(*this)))
     return failure();
   KVCacheVerifier v{*this};
   if (failed(v.verifyAttributes()) || failed(v.verifyRanksAndTypes()) ||
-      failed(v.verifyShapes()))
+      failed(v.verifyShapes()) || failed(verifyKVCacheFp8Descales(*this)))
     return failure();
   return v.verifyResults();
 }

@@ -1,9 +1,11 @@
 //===- Fp8Verify.cpp - the FP8 rules of the flash ops ---------------------===//
 //
-// flash.attention takes f8E4M3FN Q, K, V with f32 descale operands
-// (FlashOps.td states the semantics); every other FP8 combination is refused
-// here with the reason, rather than by a type constraint that would only
-// list the accepted types.
+// flash.attention takes f8E4M3FN Q, K, V with f32 descale operands, and
+// flash.attention_kvcache an f8E4M3FN cache with f32 descales of K and V
+// (FlashOps.td states both semantics); every other FP8 combination is
+// refused here with the reason, rather than by a type constraint that would
+// only list the accepted types. Both ops take descales of the same shapes,
+// checked by the one verifyDescale below.
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
@@ -32,13 +34,13 @@ LogicalResult mlir::flash::detail::refuseFp8(
 /// heads); a constant one must be positive and finite, since a zero or
 /// negative factor is always a caller's mistake (a runtime value is checked
 /// by the runtime and the Python API).
-static LogicalResult verifyDescale(AttentionOp op, StringRef name, Value d,
+static LogicalResult verifyDescale(Operation *op, StringRef name, Value d,
                                    int64_t batch, int64_t heads,
                                    StringRef headsName) {
   auto type = cast<RankedTensorType>(d.getType());
   SmallVector<int64_t> perHead = {batch, heads};
   if (type.getRank() != 0 && !compatibleShape(type.getShape(), perHead))
-    return op.emitOpError() << "'" << name
+    return op->emitOpError() << "'" << name
                             << "' must have shape [] (per tensor) or "
                             << shapeStr(perHead) << " ([B, " << headsName
                             << "], per head), got " << shapeStr(type.getShape());
@@ -47,9 +49,9 @@ static LogicalResult verifyDescale(AttentionOp op, StringRef name, Value d,
     for (APFloat x : values.getValues<APFloat>()) {
       double v = x.convertToDouble();
       if (!(v > 0.0 && std::isfinite(v)))
-        return op.emitOpError() << "'" << name
-                                << "' must be positive and finite, got "
-                                << num(v);
+        return op->emitOpError() << "'" << name
+                                 << "' must be positive and finite, got "
+                                 << num(v);
     }
   return success();
 }
@@ -88,9 +90,73 @@ LogicalResult verifyAttentionFp8(AttentionOp op, const AttentionSizes &sz) {
     return op.emitOpError()
            << "dropout with FP8 operands is not supported (FP8 attention is "
               "for inference)";
-  if (failed(verifyDescale(op, "q_descale", qd, sz.batch, sz.headsQ, "Hq")) ||
-      failed(verifyDescale(op, "k_descale", kd, sz.batch, sz.headsKV, "Hkv")) ||
-      failed(verifyDescale(op, "v_descale", vd, sz.batch, sz.headsKV, "Hkv")))
+  Operation *o = op.getOperation();
+  if (failed(verifyDescale(o, "q_descale", qd, sz.batch, sz.headsQ, "Hq")) ||
+      failed(verifyDescale(o, "k_descale", kd, sz.batch, sz.headsKV, "Hkv")) ||
+      failed(verifyDescale(o, "v_descale", vd, sz.batch, sz.headsKV, "Hkv")))
+    return failure();
+  return success();
+}
+
+LogicalResult verifyKVCacheFp8Types(AttentionKVCacheOp op) {
+  std::pair<StringRef, Value> operands[] = {
+      {"query", op.getQuery()},         {"key_cache", op.getKeyCache()},
+      {"value_cache", op.getValueCache()}, {"key_new", op.getKeyNew()},
+      {"value_new", op.getValueNew()}};
+  for (auto [name, v] : operands)
+    if (v && isa<Float8E5M2Type>(getElementTypeOrSelf(v)))
+      return op.emitOpError()
+             << "'" << name
+             << "' element type f8E5M2 is not supported: an FP8 KV cache is "
+                "f8E4M3FN (e4m3's third mantissa bit is what attention "
+                "needs; there are no e5m2 kernels)";
+  Type qElt = getElementTypeOrSelf(op.getQuery());
+  if (isa<Float8E4M3FNType>(qElt))
+    return op.emitOpError()
+           << "'query' has FP8 element type f8E4M3FN: flash.attention_kvcache "
+              "takes an FP8 cache with an f16 or bf16 query (FP8 Q is "
+              "flash.attention's descale(...) form)";
+  Type kElt = getElementTypeOrSelf(op.getKeyCache()),
+       vElt = getElementTypeOrSelf(op.getValueCache());
+  bool kFp8 = isa<Float8E4M3FNType>(kElt), vFp8 = isa<Float8E4M3FNType>(vElt);
+  bool anyDescale = op.getKDescale() || op.getVDescale();
+  if (kFp8 != vFp8)
+    return op.emitOpError()
+           << "'key_cache' (" << kElt << ") and 'value_cache' (" << vElt
+           << ") must both be f8E4M3FN or both in the type of 'query'";
+  if (!kFp8) {
+    if (anyDescale)
+      return op.emitOpError() << "'descale' operands are only for an "
+                                 "f8E4M3FN cache, got "
+                              << kElt;
+    return success();
+  }
+  if (!op.getKDescale() || !op.getVDescale())
+    return op.emitOpError()
+           << "an f8E4M3FN cache needs both 'k_descale' and 'v_descale' (the "
+              "f32 factors that dequantise it), got "
+           << (anyDescale ? "only one" : "none");
+  if (!qElt.isF16() && !qElt.isBF16())
+    return op.emitOpError() << "'query' element type " << qElt
+                            << " must be bf16 or f16 with an f8E4M3FN cache "
+                               "(O is in its type)";
+  for (auto [name, v] : ArrayRef(operands).drop_front(3))
+    if (v && getElementTypeOrSelf(v) != qElt)
+      return op.emitOpError()
+             << "'" << name << "' element type " << getElementTypeOrSelf(v)
+             << " must be the type of 'query' (" << qElt
+             << "): new rows are quantised into the f8E4M3FN cache as they "
+                "are appended";
+  return success();
+}
+
+LogicalResult verifyKVCacheFp8Descales(AttentionKVCacheOp op) {
+  if (!op.hasFp8Cache())
+    return success();
+  Operation *o = op.getOperation();
+  int64_t b = op.getBatch(), hkv = op.getHeadsKV();
+  if (failed(verifyDescale(o, "k_descale", op.getKDescale(), b, hkv, "Hkv")) ||
+      failed(verifyDescale(o, "v_descale", op.getVDescale(), b, hkv, "Hkv")))
     return failure();
   return success();
 }

@@ -53,11 +53,20 @@ LogicalResult refuseFp8(Operation *op, llvm::ArrayRef<std::pair<llvm::StringRef,
 
 namespace mlir::flash {
 class AttentionOp;
+class AttentionKVCacheOp;
 struct AttentionSizes;
 namespace detail {
 /// flash.attention's FP8 rules: f8E4M3FN only, all three descales, their
 /// shapes and constant values, a bf16 or f16 O, no varlen or dropout.
 LogicalResult verifyAttentionFp8(AttentionOp op, const AttentionSizes &sz);
+/// flash.attention_kvcache's FP8 element-type rules (they need no shapes,
+/// so they run first and give the specific reason): f8E4M3FN caches, both
+/// or neither, with both descales and only then; an f16 or bf16 query and
+/// new rows in its type.
+LogicalResult verifyKVCacheFp8Types(AttentionKVCacheOp op);
+/// The descales' shapes ([] or [B, Hkv]) and constant values, once the
+/// sizes are known to agree.
+LogicalResult verifyKVCacheFp8Descales(AttentionKVCacheOp op);
 } // namespace detail
 } // namespace mlir::flash
 

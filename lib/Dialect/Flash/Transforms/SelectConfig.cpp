@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/IR/HeadDims.h"
+#include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 #include "flashfuse/decode_splits.h"
 
@@ -615,6 +616,16 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
                              "or bf16 inputs, got "
                           << elt;
   int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
+  // The FP8 cache's K/V tiles are at most the 16-bit ones (half the bytes
+  // of a row, in whole 128-byte swizzle rows), so the 16-bit tiles below
+  // fit its shared memory too.
+  if (op.hasFp8Cache()) {
+    if (target.arch < 89)
+      return op.emitError() << kFp8CacheNeedsSm89;
+    if (std::string why = fp8CacheKernelGap(d, dv, op.hasNewKV());
+        !why.empty())
+      return op.emitError() << why;
+  }
   if (!isDecodeHeadDim(d, dv))
     return op.emitError()
            << "no kernel config: the decode recipe serves D = Dv, a multiple "
@@ -649,12 +660,25 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
     blockM = 64;
     tiles = {{32, 3}, {32, 2}};
   }
+  // An FP8 cache: a block of 256 keys is the bytes of a 16-bit block of
+  // 128 at D <= 128, and keeps as many in flight. At 128 keys its smaller
+  // tiles let three blocks share an SM, which capped the kernel at 168
+  // registers and spilled 8-52 bytes at D = 128.
+  bool fp8 = op.hasFp8Cache();
+  if (fp8 && d > 64 && d <= 128)
+    tiles.insert(tiles.begin(), {256, 2});
   int64_t keyWarps = 16 * kDecodeWarps / std::min<int64_t>(blockM, 64);
   auto smem = [&](int64_t blockN, int64_t stages) {
     int64_t merge = keyWarps > 1 ? keyWarps * blockM * (dv + 2) * 4 : 0;
-    return std::max(sm80SharedMemory(blockM, blockN, stages, d, dv,
-                                     /*forward=*/true),
-                    merge);
+    // FP8: KernelSpec::smemBytes's, K/V rows of D / 2 16-bit units in
+    // whole 128-byte swizzle rows.
+    auto rowUnits = [](int64_t units) { return (units + 63) / 64 * 64; };
+    int64_t tilesBytes =
+        fp8 ? 1024 + 2 * (blockM * rowUnits(d) +
+                          stages * blockN * (rowUnits(d / 2) + rowUnits(dv / 2)))
+            : sm80SharedMemory(blockM, blockN, stages, d, dv,
+                               /*forward=*/true);
+    return std::max(tilesBytes, merge);
   };
   auto fit = llvm::find_if(tiles, [&](auto t) {
     return smem(t.first, t.second) <= target.smemPerBlock &&

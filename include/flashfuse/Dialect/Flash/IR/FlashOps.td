@@ -14,8 +14,8 @@ def Flash_LseTensor : RankedTensorOf<[F32]>;
 def Flash_I32Tensor : RankedTensorOf<[I32]>;
 // Q, K and V (and KV caches) may also be 8-bit floats. Both FP8 formats are
 // accepted here so that the verifiers, not the type constraint, name the
-// reason an unsupported one (e5m2, FP8 in the gradient or the KV cache op)
-// is refused.
+// reason an unsupported one (e5m2, FP8 in the gradient, an FP8 query of the
+// KV cache op) is refused.
 def Flash_QKVTensor : RankedTensorOf<[F16, BF16, F32, F8E4M3FN, F8E5M2]>;
 // Dequantisation factors of FP8 operands: [] per tensor, [B, H] per head.
 def Flash_DescaleTensor : RankedTensorOf<[F32]>;
@@ -299,8 +299,9 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     descale given as a constant must be positive and finite (the verifier
     cannot see a runtime value; the caller must pass positive ones).
     Per-block (along S) descales are not
-    supported yet. `flash.attention_grad` and `flash.attention_kvcache`
-    refuse FP8 operands.
+    supported yet. `flash.attention_grad` refuses FP8 operands;
+    `flash.attention_kvcache` takes an FP8 cache (not an FP8 Q) with
+    `k_descale` / `v_descale` of the same shapes.
   }]);
 
   let arguments = !con((ins Flash_QKVTensor:$query, Flash_QKVTensor:$key,
@@ -476,8 +477,44 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     nothing is written out of bounds or onto another sequence's rows.
 
     Other attributes must be dialect-prefixed, as for `flash.attention`.
-    FP8 operands are refused (the op has no descale operands yet): use
-    `flash.attention` with `descale(...)` over a dequantised cache update.
+
+    FP8 cache (vLLM's `kv_cache_dtype=fp8`, flash-attn 3's `k_descale` /
+    `v_descale`): `key_cache` and `value_cache` may both be `f8E4M3FN`
+    (contiguous or paged) with `descale(%k_descale, %v_descale : ...)`, f32
+    dequantisation factors of the shapes flash.attention's FP8 form takes
+    for K and V: `tensor<f32>` (per tensor) or `tensor<BxHkvxf32>` (per kv
+    head). `query` stays f16 or bf16, O is in its type, the LSE f32.
+
+    ```mlir
+    %o, %kc, %vc = flash.attention_kvcache %q, %k8, %v8, %cache_seqlens
+        block_table(%bt : tensor<4x64xi32>)
+        new_kv(%k_new, %v_new : tensor<4x8x1x128xbf16>, tensor<4x8x1x128xbf16>)
+        descale(%kd, %vd : tensor<4x8xf32>, tensor<4x8xf32>)
+        {causal = #flash.causal<bottom_right>}
+        : tensor<4x32x1x128xbf16>, tensor<1024x16x8x128xf8E4M3FN>,
+          tensor<1024x16x8x128xf8E4M3FN>, tensor<4xi32>
+        -> tensor<4x32x1x128xbf16>, tensor<1024x16x8x128xf8E4M3FN>,
+           tensor<1024x16x8x128xf8E4M3FN>
+    ```
+
+    With dk = k_descale[b, h / G] and dv = v_descale[b, h / G] (the scalar
+    itself when per tensor), the semantics above hold over the dequantised
+    cache, in f32:
+    ```
+    K[b, hkv, j, :] = dk * float(K8[b, hkv, j, :])     (V likewise with dv)
+    ```
+    `key_new` / `value_new` stay in the type of `query` and are quantised as
+    they are appended, as vLLM's reshape_and_cache does:
+    ```
+    K8 row := e4m3(clamp(float(key_new) * (1 / dk), -448, 448))   (f32; round
+              to nearest even; 1 / dk an f32 division)
+    ```
+    so the rows a step attends to are the quantised ones, like every older
+    row. The updated caches are `f8E4M3FN` like the caches. Refused by the
+    verifier: `f8E5M2` caches, an FP8 `query` (FP8 Q is flash.attention's),
+    one cache FP8 and the other not, an FP8 cache without `descale`,
+    `descale` without an FP8 cache, descale shapes other than the two above,
+    and constant descales that are not positive and finite.
   }];
 
   let arguments = (ins Flash_QKVTensor:$query, Flash_QKVTensor:$key_cache,
@@ -486,6 +523,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        Optional<Flash_I32Tensor>:$block_table,
                        Optional<Flash_QKVTensor>:$key_new,
                        Optional<Flash_QKVTensor>:$value_new,
+                       Optional<Flash_DescaleTensor>:$k_descale,
+                       Optional<Flash_DescaleTensor>:$v_descale,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Flash_CausalAttr>:$causal,
                        OptionalAttr<I64Attr>:$window_left,
@@ -507,6 +546,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`new_kv` `(` $key_new^ `,` $value_new `:` type($key_new) `,`
        type($value_new) `)`)?
+    (`descale` `(` $k_descale^ `,` $v_descale `:` type($k_descale) `,`
+       type($v_descale) `)`)?
     attr-dict `:` type($query) `,` type($key_cache) `,` type($value_cache) `,`
     type($cache_seqlens) `->`
     custom<KVCacheResultTypes>(ref(type($key_new)), type($output), type($lse),
@@ -519,6 +560,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     bool isPaged() { return static_cast<bool>(getBlockTable()); }
     /// True when new rows are appended (`new_kv`).
     bool hasNewKV() { return static_cast<bool>(getKeyNew()); }
+    /// True when the caches are f8E4M3FN (dequantised by `descale`).
+    bool hasFp8Cache();
     /// Rows per page (dim 1 of the paged cache type); 0 when contiguous.
     int64_t getPageSize();
     /// Pages in the pool (dim 0 of the paged cache); 0 when contiguous.
