@@ -62,12 +62,17 @@ class Variant(ctypes.Structure):
                 ("out_dtype", ctypes.c_int),
                 ("block_sparse", ctypes.c_int32),
                 ("sparse_block_q", ctypes.c_int32),
-                ("sparse_block_k", ctypes.c_int32)]
+                ("sparse_block_k", ctypes.c_int32),
+                # decode: DTYPE_E4M3 for an FP8 cache (manifest kv_dtype
+                # e4m3); 0 for a cache of `dtype` and every other kernel.
+                ("kv_dtype", ctypes.c_int)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
                  if getattr(self, f)]
         page = [f"page_size={self.page_size}"] if self.page_size else []
+        if self.kv_dtype:
+            page.append(f"kv={_DTYPE_NAMES.get(self.kv_dtype, '?')}")
         out = (["out=f32"] if self.out_f32 else
                [f"out={_DTYPE_NAMES.get(self.out_dtype, '?')}"]
                if self.dtype == DTYPE_E4M3 else [])
@@ -189,7 +194,13 @@ class DecodeArgs(ctypes.Structure):
                 ("window_right", ctypes.c_int32),
                 ("softcap", ctypes.c_float), ("num_splits", ctypes.c_int32),
                 ("k_new", ctypes.c_void_p), ("v_new", ctypes.c_void_p),
-                ("k_new_stride", _I64x4), ("v_new_stride", _I64x4)]
+                ("k_new_stride", _I64x4), ("v_new_stride", _I64x4),
+                # An FP8 cache (kv_dtype DTYPE_E4M3): one byte an element,
+                # f32 descales, element (b, hkv) at b * stride[0] + hkv *
+                # stride[1]. 0 / null: the caches have `dtype`.
+                ("kv_dtype", ctypes.c_int),
+                ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
+                ("k_descale_stride", _I64x2), ("v_descale_stride", _I64x2)]
 
 
 class Arg(ctypes.Structure):

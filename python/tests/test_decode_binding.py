@@ -16,13 +16,16 @@ from flashfuse.variants import (KVCacheVariant, emit_kvcache, emit_module,
                                 from_runtime)
 
 DECODE_DIR = ROOT / "runtime" / "test" / "data" / "decode"
+DECODE_FP8_DIR = ROOT / "runtime" / "test" / "data" / "decode-fp8"
 GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 
 
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
-    # varlen, out_dtype, block_sparse, sparse_block_q and sparse_block_k.
-    assert ctypes.sizeof(rt_module.Variant) == 17 * 4
+    # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k and
+    # kv_dtype.
+    assert ctypes.sizeof(rt_module.Variant) == 18 * 4
+    assert rt_module.Variant.kv_dtype.offset == 17 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.Variant.out_f32.offset == 11 * 4
     assert rt_module.Variant.varlen.offset == 12 * 4
@@ -41,7 +44,13 @@ def test_variant_struct_matches_the_c_layout():
         rt_module.DecodeArgs.softcap.offset + 4)
     # The sizes runtime_test.cpp asserts of the C structs: the new rows'
     # pointers and strides last, after num_splits and its padding.
-    assert ctypes.sizeof(rt_module.DecodeArgs) == 392
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 448
+    # An FP8 cache's fields after them.
+    assert rt_module.DecodeArgs.kv_dtype.offset == 392
+    assert rt_module.DecodeArgs.k_descale.offset == 400
+    assert rt_module.DecodeArgs.v_descale.offset == 408
+    assert rt_module.DecodeArgs.k_descale_stride.offset == 416
+    assert rt_module.DecodeArgs.v_descale_stride.offset == 432
     assert rt_module.DecodeArgs.k_new.offset == 312
     assert rt_module.DecodeArgs.v_new.offset == 320
     assert rt_module.DecodeArgs.k_new_stride.offset == 328
@@ -357,3 +366,58 @@ def test_launch_functions_are_bound(rt):
     with pytest.raises(InvalidArgumentError,
                        match="decode kernel and arguments must not be NULL"):
         rt.decode_workspace_bytes(None, None, args)
+
+
+# ---- an FP8 (e4m3) cache (docs/KVCACHE.md "FP8 cache") --------------------
+
+def _fp8_args(rt, capacity=4096):
+    """Kernel 0 of decode-fp8: bf16 queries, an e4m3 cache (strides in
+    bytes), descales [B, Hkv]."""
+    a = _decode_args(rt, 3, capacity)
+    a.dtype = rt.DTYPE_BF16
+    a.kv_dtype = rt.DTYPE_E4M3
+    a.k_descale, a.v_descale = 0x8000000, 0x8001000
+    a.k_descale_stride[:] = a.v_descale_stride[:] = (8, 1)
+    return a
+
+
+
+def test_fp8_cache_arguments_bind(rt):
+    m = rt.Manifest.open(DECODE_FP8_DIR)
+    a = _fp8_args(rt)
+    a.num_splits = 1
+    assert m.check_decode(0, -1, a, 132, 2) == (1, 0)
+    a.num_splits = 3
+    splits, nbytes = m.check_decode(0, -1, a, 132, 2, 0x7000000, 1 << 30)
+    assert splits == 3 and nbytes > 0
+    a.k_descale_stride[:] = a.v_descale_stride[:] = (0, 0)  # per tensor
+    m.check_decode(0, -1, a, 132, 2, 0x7000000, 1 << 30)
+
+
+def test_fp8_cache_argument_checks(rt):
+    from flashfuse.errors import InvalidArgumentError
+    m = rt.Manifest.open(DECODE_FP8_DIR)
+    cases = [
+        (0, lambda a: setattr(a, "kv_dtype", 0),
+         "describe a bf16 cache but the kernel was compiled for an e4m3"),
+        (0, lambda a: setattr(a, "k_descale", None),
+         "'k_descale' is a null pointer"),
+        (0, lambda a: setattr(a, "v_descale", None),
+         "'v_descale' is a null pointer"),
+        (2, lambda a: setattr(a, "kv_dtype", 0),
+         "k_descale/v_descale were given for a 16-bit cache"),
+        (2, lambda a: None,
+         "describe an e4m3 \\(FP8\\) cache but the kernel was compiled for "
+         "a bf16 cache"),
+        (0, lambda a: a.k_stride.__setitem__(2, 8 * 128 + 8),
+         "'k_cache' stride 1032 in dimension 2 is not a multiple of 16"),
+        (0, lambda a: setattr(a, "v_cache", 0x3000008),
+         "the FP8 cache 'v_cache' at 0x3000008 is not 16-byte aligned"),
+        (0, lambda a: a.v_descale_stride.__setitem__(0, -1),
+         "'v_descale' has a negative stride"),
+    ]
+    for index, edit, message in cases:
+        a = _fp8_args(rt)
+        edit(a)
+        with pytest.raises(InvalidArgumentError, match=message):
+            m.check_decode(index, -1, a, 132, 2, 0x7000000, 1 << 30)

@@ -88,6 +88,8 @@ public:
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",
                         dtypeName(v.dtype)));
+    if (auto s = checkCacheDtype(); s != FLASHFUSE_SUCCESS)
+      return s;
     const int64_t sizes[] = {a_.batch, a_.heads_q, a_.heads_kv, a_.seq_q};
     const char *sizeNames[] = {"batch", "heads_q", "heads_kv", "seq_q"};
     for (int i = 0; i < 4; ++i)
@@ -123,6 +125,28 @@ public:
     for (const Operand &op : tensors())
       if (std::string why = operandProblem(op); !why.empty())
         return bad(why);
+    if (fp8Cache())
+      for (const Operand &op : {tensors()[1], tensors()[2]}) {
+        auto address = reinterpret_cast<uintptr_t>(op.ptr);
+        if (address % 16 != 0)
+          return bad(concat("the FP8 cache '", op.name, "' at ",
+                            hexAddress(address),
+                            " is not 16-byte aligned (the kernel copies it "
+                            "16 bytes at a time)"));
+      }
+    if (fp8Cache())
+      for (int i = 0; i < 2; ++i) {
+        const float *d = i ? a_.v_descale : a_.k_descale;
+        const int64_t *st = i ? a_.v_descale_stride : a_.k_descale_stride;
+        const char *name = i ? "v_descale" : "k_descale";
+        if (st[0] < 0 || st[1] < 0)
+          return bad(concat("'", name, "' has a negative stride"));
+        if (st[0] > kMaxElements / a_.batch ||
+            st[1] > kMaxElements / a_.heads_kv)
+          return bad(concat("'", name, "' is too large"));
+        if (reinterpret_cast<uintptr_t>(d) % alignof(float) != 0)
+          return bad(concat("'", name, "' is not 4-byte aligned"));
+      }
     if (!a_.lse)
       return bad("'lse' is a null pointer");
     if (!a_.cache_seqlens)
@@ -144,6 +168,9 @@ public:
     if (v.kind != FLASHFUSE_KIND_KV_APPEND)
       return bad("not a kv_append kernel (flashfuse_kvcache_append takes the "
                  "kind kv_append)");
+    if (a_.kv_dtype == FLASHFUSE_DTYPE_E4M3)
+      return bad("the caches are e4m3: no kv_append quantises new rows into "
+                 "an FP8 cache yet (docs/KVCACHE.md \"FP8 cache\")");
     if (a_.dtype != v.dtype)
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",
@@ -225,12 +252,15 @@ public:
     // order; a contiguous one [b, h, s, d].
     int64_t outer = a_.page_size ? a_.num_pages : a_.batch;
     int64_t rows = a_.page_size ? a_.page_size : a_.cache_len;
+    // An FP8 cache holds one byte an element: its strides must be
+    // multiples of 16 of them (KERNEL_ABI.md "Decode").
+    int cacheBytes = fp8Cache() ? 1 : 2;
     return {
         {"q", a_.q, a_.q_stride, {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim}},
         {"k_cache", a_.k_cache, a_.k_stride,
-         {outer, a_.heads_kv, rows, a_.head_dim}},
+         {outer, a_.heads_kv, rows, a_.head_dim}, cacheBytes},
         {"v_cache", a_.v_cache, a_.v_stride,
-         {outer, a_.heads_kv, rows, a_.head_dim_v}},
+         {outer, a_.heads_kv, rows, a_.head_dim_v}, cacheBytes},
         {"o", a_.o, a_.o_stride,
          {a_.batch, a_.heads_q, a_.seq_q, a_.head_dim_v}},
     };
@@ -350,10 +380,54 @@ public:
     out.push_back(
         integer("window_right", FLASHFUSE_PARAM_I32, a_.window_right));
     out.push_back(real("softcap", a_.softcap));
+    if (fp8Cache()) {
+      const float *ptrs[2] = {a_.k_descale, a_.v_descale};
+      const int64_t *strides[2] = {a_.k_descale_stride, a_.v_descale_stride};
+      static const char *names[2][3] = {
+          {"k_descale", "k_descale_stride_b", "k_descale_stride_h"},
+          {"v_descale", "v_descale_stride_b", "v_descale_stride_h"}};
+      for (int i = 0; i < 2; ++i) {
+        out.push_back(buffer(names[i][0], ptrs[i],
+                             1 + (a_.batch - 1) * strides[i][0] +
+                                 (a_.heads_kv - 1) * strides[i][1]));
+        out.push_back(
+            integer(names[i][1], FLASHFUSE_PARAM_I64, strides[i][0]));
+        out.push_back(
+            integer(names[i][2], FLASHFUSE_PARAM_I64, strides[i][1]));
+      }
+    }
     return out;
   }
 
 private:
+  bool fp8Cache() const { return a_.kv_dtype == FLASHFUSE_DTYPE_E4M3; }
+
+  // The cache's dtype must be the kernel's, with descales iff it is e4m3.
+  flashfuse_status checkCacheDtype() const {
+    const flashfuse_variant &v = decode_.variant;
+    if (a_.kv_dtype != 0 && a_.kv_dtype != FLASHFUSE_DTYPE_E4M3)
+      return bad(concat("kv_dtype = ", static_cast<int>(a_.kv_dtype),
+                        " (0: the caches have dtype; or "
+                        "FLASHFUSE_DTYPE_E4M3)"));
+    if (a_.kv_dtype != v.kv_dtype) {
+      auto form = [&](flashfuse_dtype kv) {
+        return kv ? std::string("an e4m3 (FP8) cache")
+                  : concat("a ", dtypeName(v.dtype), " cache");
+      };
+      return bad(concat("the arguments describe ", form(a_.kv_dtype),
+                        " but the kernel was compiled for ",
+                        form(v.kv_dtype)));
+    }
+    if (fp8Cache() && (!a_.k_descale || !a_.v_descale))
+      return bad(concat("an FP8 cache needs k_descale and v_descale, and '",
+                        a_.k_descale ? "v_descale" : "k_descale",
+                        "' is a null pointer"));
+    if (!fp8Cache() && (a_.k_descale || a_.v_descale))
+      return bad("k_descale/v_descale were given for a 16-bit cache (they "
+                 "are for kv_dtype e4m3 only)");
+    return FLASHFUSE_SUCCESS;
+  }
+
   // What every kernel of a KV cache reads: the batch, the new rows' count,
   // the cache's form and capacity, the lengths.
   flashfuse_status checkSequences() const {

@@ -280,13 +280,12 @@ private:
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
     } else if (key == "kv_dtype") {
-      // flashfuse-compile --experimental-fp8-kvcache's decode kernels of an
-      // FP8 cache: their descale params and 1-byte strides have no
-      // flashfuse_decode_args fields yet (docs/KVCACHE.md "FP8 cache").
-      return error(concat("kernel '", k.name, "' reads a KV cache of dtype ",
-                          value, ", which this runtime cannot launch yet "
-                          "(docs/KVCACHE.md \"FP8 cache\"): build such "
-                          "kernels into an artifact of their own"));
+      // The cache's dtype of a decode kernel over an FP8 cache
+      // (flashfuse-compile --experimental-fp8-kvcache; docs/KVCACHE.md "FP8
+      // cache"). Absent: the cache has `dtype` (kv_dtype 0).
+      if (!parseEnum(value, {{"e4m3", FLASHFUSE_DTYPE_E4M3}}, n))
+        return error(concat("bad kv_dtype '", value, "' (expected e4m3)"));
+      v.kv_dtype = static_cast<flashfuse_dtype>(n);
     } else if (key == "out_f32") {
       // Absent (every manifest written before it): 0, O in `dtype`.
       return number(0, 1, v.out_f32);
@@ -359,6 +358,27 @@ private:
                  "decode kernel exists)");
     if (e4m3 && (v.out_f32 || v.varlen || v.dropout))
       return bad("e4m3 kernels write no f32 O and take no varlen or dropout");
+    // An FP8 cache: only the decode reads one (no kv_append quantises new
+    // rows yet), its queries and O are 16-bit, and it takes the descales
+    // by name (KERNEL_ABI.md "Decode").
+    if (v.kv_dtype && v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("'kv_dtype' is for kind decode only (no other kernel reads "
+                 "an FP8 cache)");
+    if (v.kv_dtype && e4m3)
+      return bad("kv_dtype e4m3 needs a 16-bit dtype (the queries' and O's)");
+    {
+      bool kd = false, vd = false;
+      for (const ParamSpec &p : k.params) {
+        kd |= p.name == "k_descale";
+        vd |= p.name == "v_descale";
+      }
+      if (v.kv_dtype && !(kd && vd))
+        return bad("kv_dtype e4m3 needs the params 'k_descale' and "
+                   "'v_descale'");
+      if (!v.kv_dtype && (kd || vd) && v.kind == FLASHFUSE_KIND_DECODE)
+        return bad("the params 'k_descale'/'v_descale' are for kv_dtype "
+                   "e4m3 only");
+    }
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
@@ -456,7 +476,7 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.varlen == v.varlen && k.out_dtype == v.out_dtype &&
         k.block_sparse == v.block_sparse &&
         k.sparse_block_q == v.sparse_block_q &&
-        k.sparse_block_k == v.sparse_block_k)
+        k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype)
       return static_cast<int>(i);
   }
   return -1;
@@ -513,6 +533,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " dropout";
   if (v.page_size)
     s += concat(" page_size=", v.page_size);
+  if (v.kv_dtype)
+    s += concat(" kv=", dtypeName(v.kv_dtype));
   if (v.out_f32)
     s += " out=f32";
   if (v.varlen)

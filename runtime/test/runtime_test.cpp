@@ -772,10 +772,10 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 68, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 72, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
-  static_assert(sizeof(flashfuse_decode_args) == 392,
+  static_assert(sizeof(flashfuse_decode_args) == 448,
                 "flashfuse_decode_args layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
@@ -876,8 +876,12 @@ void testDecodeManifestStrictness() {
       {decodeKernel("  bias 1\n"), "decode kernels take no bias"},
       {decodeKernel("  splits 4\n"), "unknown key 'splits'"},
       {decodeKernel("  kv_dtype e4m3\n"),
-       "reads a KV cache of dtype e4m3, which this runtime cannot launch "
-       "yet"},
+       "kv_dtype e4m3 needs the params 'k_descale' and 'v_descale'"},
+      {decodeKernel("  kv_dtype f16\n"), "bad kv_dtype 'f16' (expected e4m3)"},
+      {decodeKernel("  kv_dtype e4m3\n", "decode_combine"),
+       "'kv_dtype' is for kind decode only"},
+      {decodeKernel("  kv_dtype e4m3\n", "forward"),
+       "'kv_dtype' is for kind decode only"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "
@@ -1333,6 +1337,163 @@ void testNullArguments() {
 
 } // namespace
 
+// ---- decode over an FP8 (e4m3) cache -------------------------------------
+
+flashfuse::Manifest decodeFp8Sample() {
+  return flashfuse::Manifest(dataDir + "/decode-fp8");
+}
+
+void testDecodeFp8Manifest() {
+  flashfuse::Manifest m = decodeFp8Sample();
+  std::vector<flashfuse_kernel_info> k = m.kernels();
+  EXPECT(k.size() == 3);
+  EXPECT(k[0].variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
+  EXPECT(k[1].variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
+  EXPECT(k[1].variant.page_size == 16);
+  EXPECT(k[2].variant.kv_dtype == 0); // absent: a cache of `dtype`
+  for (const flashfuse_kernel_info &d : decodeSampleKernels())
+    EXPECT(d.variant.kv_dtype == 0);
+  // Lookup tells the cache's dtype apart: kernels 0 and 2 differ by it only
+  // (and their names).
+  flashfuse_variant v = decodeVariant(FLASHFUSE_KIND_DECODE,
+                                      FLASHFUSE_DTYPE_BF16, 128,
+                                      FLASHFUSE_CAUSAL_BOTTOM_RIGHT, 0);
+  EXPECT(m.find(v) == 2);
+  v.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  EXPECT(m.find(v) == 0);
+  flashfuse_variant paged = decodeVariant(
+      FLASHFUSE_KIND_DECODE, FLASHFUSE_DTYPE_F16, 64, FLASHFUSE_CAUSAL_NONE, 16);
+  EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_NOT_FOUND,
+               "no kernel for variant 'decode f16 D=64 Dv=64 causal=none "
+               "page_size=16'");
+  paged.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  EXPECT(m.find(paged) == 1);
+  // A decode kernel of a 16-bit cache takes no descales.
+  std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
+  text.replace(text.find("forward"), 7, "decode");
+  text.replace(text.find("memref:q"), 8, "memref:q memref:k_descale");
+  EXPECT_ERROR(flashfuse::Manifest::fromText(text + "end\n"),
+               FLASHFUSE_ERROR_MANIFEST,
+               "'k_descale'/'v_descale' are for kv_dtype e4m3 only");
+  EXPECT(flashfuse::Manifest::fromText(
+             text.replace(text.find("memref:k_descale"), 16,
+                          "memref:k_descale memref:v_descale") +
+             "  kv_dtype e4m3\nend\n")
+             .kernels()
+             .at(0)
+             .variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
+}
+
+// Kernel 0 of decode-fp8 (bf16 queries, e4m3 cache, D = 128): B = 3, GQA
+// 32/8, a contiguous cache of 4096 rows in flash-attn's layout [B, C, Hkv,
+// D] (strides in bytes = elements), descales [B, Hkv].
+flashfuse_decode_args goodFp8Args() {
+  flashfuse_decode_args a = goodDecodeArgs();
+  a.dtype = FLASHFUSE_DTYPE_BF16;
+  a.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  a.k_descale = static_cast<const float *>(fakePointer(0x90000000));
+  a.v_descale = static_cast<const float *>(fakePointer(0x90001000));
+  a.k_descale_stride[0] = a.v_descale_stride[0] = 8;
+  a.k_descale_stride[1] = a.v_descale_stride[1] = 1;
+  return a;
+}
+
+void testDecodeFp8Checks() {
+  flashfuse::Manifest m = decodeFp8Sample();
+  flashfuse_decode_args a = goodFp8Args();
+  // Binds by name (the dry run of checkDecode fails on a param it cannot
+  // provide): contiguous, per-tensor descales, and paged.
+  EXPECT(m.checkDecode(0, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30) >=
+         1);
+  a.num_splits = 1;
+  EXPECT(m.checkDecode(0, -1, a, 132, 2, nullptr, 0) == 1);
+  a.num_splits = 3;
+  EXPECT(m.checkDecode(0, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+         3);
+  a = goodFp8Args();
+  a.k_descale_stride[0] = a.k_descale_stride[1] = 0;
+  a.v_descale_stride[0] = a.v_descale_stride[1] = 0;
+  m.checkDecode(0, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30);
+  flashfuse_decode_args paged = goodPagedArgs();
+  paged.dtype = FLASHFUSE_DTYPE_F16;
+  paged.window_left = paged.window_right = -1;
+  paged.softcap = 0;
+  paged.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  paged.k_descale = a.k_descale;
+  paged.v_descale = a.v_descale;
+  m.checkDecode(1, -1, paged, 132, 2, fakePointer(0x80000000), 1 << 30);
+  // A 16-bit cache through the 16-bit kernel of the same variant.
+  flashfuse_decode_args plain = goodDecodeArgs();
+  plain.dtype = FLASHFUSE_DTYPE_BF16;
+  m.checkDecode(2, -1, plain, 132, 2, fakePointer(0x80000000), 1 << 30);
+  auto expectBad = [&](int index,
+                       const std::function<void(flashfuse_decode_args &)> &edit,
+                       const std::string &fragment, int line) {
+    flashfuse_decode_args b = index == 2 ? plain : goodFp8Args();
+    edit(b);
+    expectError(
+        [&] {
+          m.checkDecode(index, -1, b, 132, 2, fakePointer(0x80000000),
+                        1 << 30);
+        },
+        FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+  };
+#define EXPECT_BAD_FP8(index, edit, fragment)                                  \
+  expectBad(index, [](flashfuse_decode_args & a) { edit; }, fragment, __LINE__)
+  // Cache dtype against the kernel's, descales iff e4m3.
+  EXPECT_BAD_FP8(0, a.kv_dtype = FLASHFUSE_DTYPE_F16,
+                 "the arguments describe a bf16 cache but the kernel was "
+                 "compiled for an e4m3 (FP8) cache");
+  EXPECT_BAD_FP8(2, a.kv_dtype = FLASHFUSE_DTYPE_E4M3,
+                 "the arguments describe an e4m3 (FP8) cache but the kernel "
+                 "was compiled for a bf16 cache");
+  EXPECT_BAD_FP8(0, a.k_descale = nullptr,
+                 "an FP8 cache needs k_descale and v_descale, and "
+                 "'k_descale' is a null pointer");
+  EXPECT_BAD_FP8(0, a.v_descale = nullptr, "'v_descale' is a null pointer");
+  EXPECT_BAD_FP8(2, a.k_descale = static_cast<const float *>(
+                        fakePointer(0x90000000)),
+                 "k_descale/v_descale were given for a 16-bit cache");
+  EXPECT_BAD_FP8(0, a.kv_dtype = static_cast<flashfuse_dtype>(7),
+                 "kv_dtype = 7");
+  // One byte an element: strides in multiples of 16 of them.
+  EXPECT_BAD_FP8(0, a.k_stride[2] = 8 * 128 + 8,
+                 "'k_cache' stride 1032 in dimension 2 is not a multiple of "
+                 "16 elements (16 bytes)");
+  EXPECT_BAD_FP8(0, a.v_stride[1] = 136,
+                 "'v_cache' stride 136 in dimension 1 is not a multiple of "
+                 "16");
+  EXPECT_BAD_FP8(0, a.v_stride[3] = 2,
+                 "'v_cache' has stride 2 in its last dimension");
+  // ... and 16-byte aligned caches.
+  EXPECT_BAD_FP8(0, a.k_cache = fakePointer(0x20000008),
+                 "the FP8 cache 'k_cache' at 0x20000008 is not 16-byte "
+                 "aligned");
+  EXPECT_BAD_FP8(0, a.v_cache = fakePointer(0x30000001),
+                 "the FP8 cache 'v_cache' at 0x30000001 is not 16-byte "
+                 "aligned");
+  EXPECT_BAD_FP8(0, a.k_descale_stride[1] = -1,
+                 "'k_descale' has a negative stride");
+  EXPECT_BAD_FP8(0, a.v_descale = static_cast<const float *>(
+                        fakePointer(0x90000002)),
+                 "'v_descale' is not 4-byte aligned");
+  // The 16-bit checks are unchanged for the FP8 kernel.
+  EXPECT_BAD_FP8(0, a.dtype = FLASHFUSE_DTYPE_F16,
+                 "inputs are f16 but the kernel was compiled for bf16");
+  EXPECT_BAD_FP8(0, a.q_stride[1] = 12, "'q' stride 12 in dimension 1");
+#undef EXPECT_BAD_FP8
+  // No kv_append writes an FP8 cache.
+  flashfuse::Manifest d = decodeSample();
+  flashfuse_decode_args app = withNewRows(goodDecodeArgs(), 1);
+  app.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  EXPECT_ERROR(d.checkAppend(4, app), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "no kv_append quantises new rows into an FP8 cache");
+  // flashfuse_decode_args_init leaves the cache 16-bit.
+  flashfuse_decode_args init;
+  flashfuse_decode_args_init(&init);
+  EXPECT(init.kv_dtype == 0 && !init.k_descale && !init.v_descale);
+}
+
 int main(int argc, char **argv) {
   static const flashfuse_test::Test tests[] = {{"parse_sample", testParseSample},
                {"find_variant", testFindVariant},
@@ -1352,6 +1513,8 @@ int main(int argc, char **argv) {
                {"decode_in_kernel_merge", testDecodeInKernelMerge},
                {"decode_checks", testDecodeChecks},
                {"kv_append_checks", testKVAppendChecks},
+               {"decode_fp8_manifest", testDecodeFp8Manifest},
+               {"decode_fp8_checks", testDecodeFp8Checks},
                {"device_check_checks", testDeviceCheckChecks},
                {"device_check_verdicts", testDeviceCheckVerdicts},
                {"decode_params_mismatch", testDecodeParamsMismatch},

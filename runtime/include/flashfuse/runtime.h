@@ -120,6 +120,11 @@ typedef struct flashfuse_variant {
   int32_t block_sparse;
   int32_t sparse_block_q;
   int32_t sparse_block_k;
+  /* decode: FLASHFUSE_DTYPE_E4M3 for a kernel over an FP8 KV cache
+   * (manifest `kv_dtype e4m3`, docs/KVCACHE.md "FP8 cache"), whose params
+   * take k_descale/v_descale; 0 for a cache of `dtype` and for every other
+   * kind. Appended after sparse_block_k for the same reason as page_size. */
+  flashfuse_dtype kv_dtype;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -480,6 +485,17 @@ typedef struct flashfuse_decode_args {
   const void *k_new;
   const void *v_new;
   int64_t k_new_stride[4], v_new_stride[4];
+  /* An FP8 cache (docs/KVCACHE.md "FP8 cache"; a decode kernel of
+   * kv_dtype e4m3): kv_dtype FLASHFUSE_DTYPE_E4M3, k_cache/v_cache hold one
+   * byte an element (strides count bytes, multiples of 16; 16-byte aligned
+   * addresses), and k_descale/v_descale are f32 device buffers, element
+   * (b, hkv) at b * stride[0] + hkv * stride[1] ((Hkv, 1) for [B, Hkv],
+   * (0, 0) for one factor per tensor). 0 and null (the init's values): the
+   * caches have `dtype`, and the descales must be null. Last, after k_new. */
+  flashfuse_dtype kv_dtype;
+  const float *k_descale;
+  const float *v_descale;
+  int64_t k_descale_stride[2], v_descale_stride[2];
 } flashfuse_decode_args;
 
 FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
