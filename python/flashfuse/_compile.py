@@ -183,6 +183,14 @@ def artifact_for(variant, capability, deterministic=False):
     GPU of `capability`: a cached one, or one compiled now. Unavailable
     when no flashfuse-compile is found or it has no target for the GPU;
     CompileError with the compiler's message when it fails."""
+    if getattr(variant, "kv_dtype", 0):
+        # flashfuse-compile --experimental-fp8-kvcache only: never built
+        # behind the caller's back (docs/KVCACHE.md "FP8 cache").
+        raise Unavailable(
+            "the decode kernels of an FP8 cache are experimental and not "
+            "compiled on demand: build them with scripts/gen_suite.py "
+            "--decode-fp8 (flashfuse-compile --experimental-fp8-kvcache) "
+            "into FLASHFUSE_KERNEL_DIR")
     compiler = find_compiler()
     if compiler is None:
         raise Unavailable(

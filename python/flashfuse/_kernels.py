@@ -58,16 +58,20 @@ def _manifest(directory):
 def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
                  dropout=False, page_size=0, out_f32=False, varlen=False,
-                 out_dtype=0):
+                 out_dtype=0, kv_dtype=0):
     """A runtime Variant; `out_f32` (forward kernels only) asks for the
     kernel that writes O in f32 rather than in the inputs' dtype, `varlen`
     (forward only) for the kernel of a packed batch of variable-length
     sequences, `out_dtype` (a DTYPE_ code; e4m3 forwards only, 0 for every
-    other kernel) for O's dtype."""
-    return rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
-                      int(window), int(softcap), int(bias), int(mask),
-                      int(dropout), int(page_size), int(out_f32), int(varlen),
-                      int(out_dtype))
+    other kernel) for O's dtype, `kv_dtype` (decode only: DTYPE_E4M3 for
+    the kernel of an FP8 cache, 0 for a cache of the queries' dtype) for
+    the cache's."""
+    v = rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
+                   int(window), int(softcap), int(bias), int(mask),
+                   int(dropout), int(page_size), int(out_f32), int(varlen),
+                   int(out_dtype))
+    v.kv_dtype = int(kv_dtype)
+    return v
 
 
 def _search(variant, directory=None):

@@ -311,13 +311,16 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     and v_cache both torch.float8_e4m3fn with k_descale and v_descale, f32
     of shape [] / [1] (per tensor) or [B, Hkv] (per kv head), so that
     K = k_descale[b, h] * float(k_cache) (V likewise); q, k_new, v_new and
-    out stay float16 or bfloat16, and new rows are quantised as they are
-    appended (e4m3(clamp(k_new / k_descale, -448, 448))).
+    out stay float16 or bfloat16.
     flashfuse.fp8.quantize_kv_cache makes such a cache from a 16-bit one.
     The arguments are checked (descales missing, given for a 16-bit cache,
     of the wrong dtype or shape, or, when on the CPU, not positive and
-    finite); the GPU decode kernels have no FP8 path yet, so a valid call
-    raises flashfuse.errors.UnsupportedError.
+    finite). The decode kernel of an FP8 cache is experimental: it is
+    built only by flashfuse-compile --experimental-fp8-kvcache
+    (scripts/gen_suite.py --decode-fp8), never on demand, and found in
+    FLASHFUSE_KERNEL_DIR like any other. No kv_append quantises new rows
+    into an FP8 cache yet: k_new/v_new with one raise
+    flashfuse.errors.UnsupportedError.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
@@ -333,12 +336,12 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                v_new, block_table, window_size, softcap,
                                k_descale, v_descale)
-    if descales is not None:
+    if descales is not None and k_new is not None:
         from .errors import UnsupportedError
         raise UnsupportedError(
-            f"{_NAME}: no GPU decode kernel reads a float8_e4m3fn cache yet "
-            "(docs/KVCACHE.md \"FP8 cache\"); the CPU lowerings of "
-            "flash.attention_kvcache serve it",
+            f"{_NAME}: k_new/v_new with a float8_e4m3fn cache: no kv_append "
+            "kernel quantises new rows into an FP8 cache yet (docs/KVCACHE.md "
+            "\"FP8 cache\")",
             "FLASHFUSE_ERROR_UNSUPPORTED")
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
@@ -348,7 +351,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     else:
         lengths = cache_seqlens
     if check_requested(check_inputs):
-        ops.kvcache_check(k_cache, v_cache, lengths, block_table, snew)
+        ops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
+                          q.dtype)
     # Eager steps call the ops' bodies: the dispatcher's checks of a custom
     # op (alias analysis, autograd wrapping) took more host time than a
     # small step's kernels (run 87). torch.compile still goes through the
@@ -362,8 +366,10 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         append(k_cache, v_cache, k_new, v_new, lengths, block_table)
     attend = (ops.attention_kvcache_eager if eager
               else torch.ops.flashfuse.attention_kvcache)
+    k_ds, v_ds = ((None, None) if descales is None
+                  else (descales[0][0], descales[1][0]))
     out, lse = attend(
         q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
         scale, int(window_size[0]), int(window_size[1]), float(softcap),
-        num_splits)
+        num_splits, k_ds, v_ds)
     return (out, lse) if return_lse else out

@@ -466,7 +466,8 @@ def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
     paged = block_table is not None
     cache_seqlens = _aligned_index(cache_seqlens)
     block_table = _aligned_index(block_table)
-    a.dtype = _DTYPES[k_cache.dtype]
+    if k_cache.dtype in _DTYPES:  # an FP8 cache: the decode sets q's
+        a.dtype = _DTYPES[k_cache.dtype]
     a.k_cache, a.v_cache = k_cache.data_ptr(), v_cache.data_ptr()
     a.cache_seqlens = cache_seqlens.data_ptr()
     a.batch, a.heads_kv = cache_seqlens.shape[0], k_cache.shape[2]
@@ -486,14 +487,14 @@ def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
 _aux_kernels = {}  # (device, kind, dtype, D, Dv, page size) -> kernel
 
 
-def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged):
+def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None):
     """The kv_append or decode_check kernel of a cache: it depends on the
     dtype, the head dims and the page size only (flash-lower-to-gpu builds
     both next to every decode kernel), so any artifact's will do; compiled
     on demand where none has it."""
     variant = _kernels.make_variant(
-        kind, _DTYPES[k_cache.dtype], k_cache.shape[-1], v_cache.shape[-1],
-        page_size=k_cache.shape[1] if paged else 0)
+        kind, _DTYPES[dtype or k_cache.dtype], k_cache.shape[-1],
+        v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0)
     key = (device_index, variant.key())
     k = _aux_kernels.get(key)
     if k is None:
@@ -546,19 +547,23 @@ def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table):
     return None
 
 
-def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new):
+def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
+                  dtype=None):
     """The debug check of the lengths and the page table on the GPU (the
     decode_check kernel, KERNEL_ABI.md "Decode"): raises
     InvalidArgumentError (a ValueError) naming the first sequence whose
     cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
     one of whose pages [0, ceil(L_b / page_size)) is outside [0,
     num_pages). One 16-byte read-back: it synchronises the current
-    stream."""
+    stream. `dtype`: the queries' (for an FP8 cache, whose check kernel
+    reads lengths and pages only and is any 16-bit decode's)."""
     paged = block_table is not None
     check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
-                            k_cache, v_cache, paged)
+                            k_cache, v_cache, paged, dtype)
     a = rt.decode_args()
     keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    if dtype is not None:
+        a.dtype = _DTYPES[dtype]
     a.seq_new = seq_new
     status = torch.empty(4, dtype=torch.int32, device=k_cache.device)
     stream = torch.cuda.current_stream(k_cache.device).cuda_stream
@@ -579,7 +584,9 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                       v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
                       block_table: Optional[torch.Tensor], seq_new: int,
                       causal: int, scale: float, window_left: int,
-                      window_right: int, softcap: float, num_splits: int
+                      window_right: int, softcap: float, num_splits: int,
+                      k_descale: Optional[torch.Tensor] = None,
+                      v_descale: Optional[torch.Tensor] = None
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
     the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
@@ -587,11 +594,12 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     to its first cache_seqlens[b] + seq_new rows, its keys split between
     num_splits blocks (0: the runtime chooses). The caches are read in
     place; the caller (flashfuse.attention_with_kvcache) has checked the
-    shapes and appended the new rows (kvcache_append)."""
+    shapes and appended the new rows (kvcache_append). An FP8 cache
+    (float8_e4m3fn) comes with its f32 k_descale and v_descale."""
     return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
                                    block_table, seq_new, causal, scale,
                                    window_left, window_right, softcap,
-                                   num_splits)
+                                   num_splits, k_descale, v_descale)
 
 
 # (device, dtype, D, Dv, causal, window, softcap, page size) -> the
@@ -604,22 +612,34 @@ _decode_kernels_by_shape = {}
 _workspace_bytes = {}
 
 
+def _descale_strides(t):
+    """(stride_b, stride_h) of a descale: (0, 0) for one factor per tensor
+    ([] or [1]), else the [B, Hkv] tensor's element strides."""
+    return (0, 0) if t.dim() == 0 or t.numel() == 1 and t.dim() == 1 \
+        else (t.stride(0), t.stride(1))
+
+
 def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
                             seq_new, causal, scale, window_left,
-                            window_right, softcap, num_splits):
+                            window_right, softcap, num_splits,
+                            k_descale=None, v_descale=None):
     """The body of flashfuse::attention_kvcache, called directly by eager
-    decoding steps (see kvcache_append_eager)."""
+    decoding steps (see kvcache_append_eager). With an FP8 (e4m3) cache,
+    k_descale and v_descale (f32, [] / [1] or [B, Hkv], on q's device) are
+    the caller's, checked by flashfuse.attention_with_kvcache."""
     paged = block_table is not None
     page_size = k_cache.shape[1] if paged else 0
     dv = v_cache.shape[-1]
+    fp8_cache = k_descale is not None
     windowed = (window_left, window_right) != (-1, -1)
     shape_key = (q.device.index, q.dtype, q.shape[-1], dv, causal, windowed,
-                 softcap > 0, page_size)
+                 softcap > 0, page_size, fp8_cache)
     kernels = _decode_kernels_by_shape.get(shape_key)
     if kernels is None:
         variant = _kernels.make_variant(
             rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
-            window=windowed, softcap=softcap > 0, page_size=page_size)
+            window=windowed, softcap=softcap > 0, page_size=page_size,
+            kv_dtype=rt.DTYPE_E4M3 if fp8_cache else 0)
         kernels = _decode_kernels_by_shape[shape_key] = _decode_kernels(
             q.device.index, variant)
     decode, combine = kernels
@@ -629,6 +649,13 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
     _, sq, hq, _ = q.shape
     a = rt.decode_args()
     keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    if fp8_cache:
+        # The cache's dtype is the kernel's kv_dtype; q and O keep theirs.
+        a.dtype = _DTYPES[q.dtype]
+        a.kv_dtype = rt.DTYPE_E4M3
+        a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
+        a.k_descale_stride[:] = _descale_strides(k_descale)
+        a.v_descale_stride[:] = _descale_strides(v_descale)
     a.q, a.o, a.lse = (t.data_ptr() for t in (q, o, lse))
     a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
     a.q_stride[:], a.o_stride[:] = _bhsd_strides(q), _bhsd_strides(o)
@@ -640,7 +667,7 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
         size_key = (decode.value, combine.value if combine else None,
                     q.device.index, a.batch, hq, a.heads_kv,
                     sq, seq_new, a.cache_len, a.num_pages, a.max_pages,
-                    num_splits)
+                    num_splits, fp8_cache)
         nbytes = _workspace_bytes.get(size_key)
         if nbytes is None:
             _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
@@ -660,7 +687,8 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
 
 @attention_kvcache.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
-      window_left, window_right, softcap, num_splits):
+      window_left, window_right, softcap, num_splits, k_descale=None,
+      v_descale=None):
     return _kvcache_outputs(q, v_cache.shape[-1])
 
 

@@ -463,8 +463,11 @@ def _kvcache_from_runtime(variant, dtype, causal):
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
     page = [f"page{variant.page_size}"] if variant.page_size else []
+    # An FP8 cache (kv_dtype e4m3): its op reads f8E4M3FN caches (compiled
+    # only with flashfuse-compile --experimental-fp8-kvcache).
+    fp8_cache = getattr(variant, "kv_dtype", 0) == rt.DTYPE_E4M3
     return KVCacheVariant(
-        name="_".join(["kv", dtype] + dims
+        name="_".join(["kvf8" if fp8_cache else "kv", dtype] + dims
                       + [causal if causal != "none" else "full"] + flags
                       + page),
         dtype=dtype, head_dim=variant.head_dim,
@@ -472,4 +475,4 @@ def _kvcache_from_runtime(variant, dtype, causal):
         causal=None if causal == "none" else causal,
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
-        page_size=variant.page_size)
+        page_size=variant.page_size, kv_dtype="e4m3" if fp8_cache else "")

@@ -381,6 +381,26 @@ def _fp8_args(rt, capacity=4096):
     return a
 
 
+def test_fp8_cache_kernels_are_told_apart(rt):
+    from flashfuse import _kernels
+    m = rt.Manifest.open(DECODE_FP8_DIR)
+    kernels = m.kernels()
+    assert [k.variant.kv_dtype for k in kernels] == [
+        rt.DTYPE_E4M3, rt.DTYPE_E4M3, 0]
+    assert "kv=e4m3" in kernels[0].variant.describe()
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128, 128,
+                              rt.CAUSAL_BOTTOM_RIGHT)
+    assert v.kv_dtype == 0 and m.find(v) == 2
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128, 128,
+                              rt.CAUSAL_BOTTOM_RIGHT, kv_dtype=rt.DTYPE_E4M3)
+    assert m.find(v) == 0
+    paged = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
+                                  page_size=16, kv_dtype=rt.DTYPE_E4M3)
+    assert m.find(paged) == 1
+    # The 16-bit decode sample has no kv_dtype anywhere.
+    assert all(k.variant.kv_dtype == 0
+               for k in rt.Manifest.open(DECODE_DIR).kernels())
+
 
 def test_fp8_cache_arguments_bind(rt):
     m = rt.Manifest.open(DECODE_FP8_DIR)
@@ -421,3 +441,24 @@ def test_fp8_cache_argument_checks(rt):
         edit(a)
         with pytest.raises(InvalidArgumentError, match=message):
             m.check_decode(index, -1, a, 132, 2, 0x7000000, 1 << 30)
+
+
+def test_fp8_cache_kernels_are_not_compiled_on_demand(rt):
+    from flashfuse import _compile, _kernels
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
+                              kv_dtype=rt.DTYPE_E4M3)
+    with pytest.raises(_compile.Unavailable, match="--decode-fp8"):
+        _compile.artifact_for(v, (9, 0))
+
+
+def test_fp8_cache_variant_maps_to_an_fp8_kvcache_op(rt):
+    from flashfuse import _kernels
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128, 128,
+                              rt.CAUSAL_BOTTOM_RIGHT, page_size=16,
+                              kv_dtype=rt.DTYPE_E4M3)
+    kv, backward = from_runtime(v)
+    assert not backward and kv.kv_dtype == "e4m3"
+    assert kv.name.startswith("kvf8_bf16_d128")
+    assert "f8E4M3FN" in emit_kvcache(kv)
+    v.kv_dtype = 0
+    assert from_runtime(v)[0].kv_dtype == ""
