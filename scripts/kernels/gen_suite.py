@@ -168,8 +168,8 @@ def decode_fp8_suite():
     """flash.attention_kvcache variants over an FP8 (e4m3) cache
     (docs/KVCACHE.md "FP8 cache"; compile with flashfuse-compile
     --target=h100 or h200 --experimental-fp8-kvcache: the kernel is
-    experimental, and the e4m3 conversions need sm_89+; the runtime refuses
-    such an artifact until it binds the descales): D 64/128/256 x f16/bf16
+    experimental, and the e4m3 conversions need sm_89+; the runtime binds
+    its descales, python/tests/test_decode_fp8_gpu.py runs it): D 64/128/256 x f16/bf16
     Q x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
     page);
     window and softcap at D = 128, causal, contiguous and page 16. 44
