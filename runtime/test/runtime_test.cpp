@@ -1368,6 +1368,8 @@ void testDecodeFp8Manifest() {
                "page_size=16'");
   paged.kv_dtype = FLASHFUSE_DTYPE_E4M3;
   EXPECT(m.find(paged) == 1);
+  paged.kv_dtype = FLASHFUSE_DTYPE_BF16; // 0 (the cache has dtype) or e4m3
+  EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_INVALID_ARGUMENT, "kv_dtype");
   // A decode kernel of a 16-bit cache takes no descales.
   std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
   text.replace(text.find("forward"), 7, "decode");
