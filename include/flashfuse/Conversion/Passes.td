@@ -240,10 +240,10 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     Option<"experimentalFp8KVCache", "experimental-fp8-kvcache", "bool",
            /*default=*/"false",
            "Build the decode kernel of an f8E4M3FN KV cache (sm_89+; "
-           "docs/KVCACHE.md \"FP8 cache\"). Off by default: the kernel "
-           "compiles spill-free but has not been validated on a GPU, and "
-           "the runtime cannot launch it yet; without it such an op is an "
-           "error">
+           "docs/KVCACHE.md \"FP8 cache\"). Off by default until new rows "
+           "can be quantised into such a cache on the GPU (the decode "
+           "kernel itself is checked on a GPU); without it such an op is "
+           "an error">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::cf::ControlFlowDialect",

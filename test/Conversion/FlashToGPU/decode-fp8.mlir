@@ -13,7 +13,7 @@
 // RUN: not flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu="chip=sm_80 experimental-fp8-kvcache=true" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not flashfuse-opt %s --flash-select-config=target=a100 2>&1 | FileCheck %s --check-prefix=SM80
 
-// EXPERIMENTAL: error: 'flash.attention_kvcache' op the GPU decode kernel of an f8E4M3FN KV cache is experimental (not yet validated on a GPU; the runtime cannot launch it yet): pass experimental-fp8-kvcache=true to flash-lower-to-gpu (flashfuse-compile --experimental-fp8-kvcache) to build it
+// EXPERIMENTAL: error: 'flash.attention_kvcache' op the GPU decode kernel of an f8E4M3FN KV cache is experimental (checked on a GPU, but no kernel quantises new rows into the cache yet): pass experimental-fp8-kvcache=true to flash-lower-to-gpu (flashfuse-compile --experimental-fp8-kvcache) to build it
 // SM80: no GPU kernel for an f8E4M3FN KV cache on this target: the decode kernel converts e4m3 with cvt.rn.f16x2.e4m3x2, which needs sm_89 or later
 
 // D = 128: blocks of 256 keys, the bytes of the 16-bit kernel's 128.

@@ -14,11 +14,11 @@
 namespace mlir::flash {
 
 /// An f8E4M3FN cache without flash-lower-to-gpu's experimental-fp8-kvcache:
-/// the kernel is built only on request until a GPU has validated it and
-/// the runtime launches it (docs/KVCACHE.md "FP8 cache").
+/// the kernel is built only on request until new rows can be appended to
+/// such a cache on the GPU (docs/KVCACHE.md "FP8 cache").
 inline constexpr const char *kFp8CacheKernelExperimental =
-    "the GPU decode kernel of an f8E4M3FN KV cache is experimental (not yet "
-    "validated on a GPU; the runtime cannot launch it yet): pass "
+    "the GPU decode kernel of an f8E4M3FN KV cache is experimental (checked "
+    "on a GPU, but no kernel quantises new rows into the cache yet): pass "
     "experimental-fp8-kvcache=true to flash-lower-to-gpu "
     "(flashfuse-compile --experimental-fp8-kvcache) to build it, or use the "
     "CPU lowerings flash-lower-naive and flash-lower-to-loops "
