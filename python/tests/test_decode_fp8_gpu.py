@@ -19,8 +19,8 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 from flashfuse import fp8  # noqa: E402
-from test_decode_gpu import dense, make_cache, reference, run_or_skip  # noqa: E402,E501
-from test_numerics_gpu import assert_close  # noqa: E402
+from test_decode_gpu import (check_result, dense, make_cache,  # noqa: E402
+                             reference, run_or_skip)
 
 pytestmark = pytest.mark.gpu
 
@@ -74,14 +74,7 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
                              0.0, upcast=True)
     low, _ = reference(q, kf.to(dtype), vf.to(dtype), lengths, scale, causal,
                        (-1, -1), 0.0, upcast=False)
-    assert out.shape == (b, sq, hq, d) and out.dtype == dtype
-    assert_close(out, ref, low, 3, "O")
-    assert lse.shape == (b, hq, sq) and lse.dtype == torch.float32
-    seen = torch.isfinite(ref_lse)
-    assert torch.equal(lse[~seen], ref_lse[~seen]), "LSE of empty rows"
-    if seen.any():
-        err = (lse[seen] - ref_lse[seen]).abs().max().item()
-        assert err < 1e-2, f"LSE off by {err}"
+    check_result(out, lse, ref, ref_lse, low, 3, (b, sq, hq, d), dtype)
 
 
 @pytest.mark.parametrize("batch", BATCHES,
