@@ -73,6 +73,11 @@ Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
 void BackwardBuilder::carveStatisticTile(Value offset) {
   statTile = sharedTile(sharedMemoryBytes(), {s.stages * 2 * s.blockM}, offset,
                         b.getF32Type());
+  if (s.blockSparse)
+    stepSlots = sharedTile(
+        sharedMemoryBytes(), {(s.stages + 1) * 4},
+        arith::AddIOp::create(b, offset, cIdx(b, 4 * s.stages * 2 * s.blockM)),
+        b.getI32Type());
 }
 
 void BackwardBuilder::copyRowStatistics(Value rowStart, Value stage) {
@@ -254,7 +259,8 @@ void BackwardBuilder::build() {
   loadKeyValueTiles();
   for (int64_t st = 0; st + 1 < s.stages; ++st) {
     Value position = arith::AddIOp::create(b, mFirst, cIdx(b, st));
-    loadQdOBlock(queryBlockAt(position), cIdx(b, st));
+    Value stage = cIdx(b, st);
+    loadQdOBlock(fetchQueryBlock(position, stage), stage);
   }
 
   SmallVector<Value> init = zeroGradient(nTilesD);
@@ -275,7 +281,7 @@ void BackwardBuilder::build() {
     Value pfStage = arith::RemUIOp::create(
         b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
     Value pfPosition = arith::AddIOp::create(b, i, cIdx(b, s.stages - 1));
-    Value group = loadQdOBlock(queryBlockAt(pfPosition), pfStage);
+    Value group = loadQdOBlock(fetchQueryBlock(pfPosition, pfStage), pfStage);
     // Two groups (Q, dO) per block: everything older than the stages - 1
     // blocks prefetched since, this block included, has landed.
     nvgpu::DeviceAsyncWaitOp::create(b, group,
@@ -283,7 +289,16 @@ void BackwardBuilder::build() {
     publishTiles();
     gpu::BarrierOp::create(b);
 
-    Value qStart = arith::MulIOp::create(b, queryBlockAt(i), cIdx(b, s.blockM));
+    // The first query row of the step, and again where used far from here
+    // (an iterator's block is read again rather than held in a register).
+    Value block = stepQueryBlock(i, stage, /*again=*/false);
+    Value qStart = arith::MulIOp::create(b, block, cIdx(b, s.blockM));
+    auto stepStart = [&](bool again) -> Value {
+      Value blockAgain = stepQueryBlock(i, stage, again);
+      return blockAgain == block ? qStart
+                                 : arith::MulIOp::create(b, blockAgain,
+                                                         cIdx(b, s.blockM));
+    };
     Value qStart32 = i32(qStart);
     SmallVector<Frags> sT = computeScoresT(stage);
 
@@ -298,7 +313,7 @@ void BackwardBuilder::build() {
                                    /*rowTail=*/true);
     // A step that skips mask_mod (a full block of a block-sparse walk)
     // needs masks only where the band or the tails reach into it.
-    Value maskModApplies = s.maskMod ? appliesMaskMod(i) : Value();
+    Value maskModApplies = s.maskMod ? appliesMaskMod(i, stage) : Value();
     if (maskModApplies)
       needMask = arith::SelectOp::create(
           b, maskModApplies, needMask,
@@ -323,10 +338,10 @@ void BackwardBuilder::build() {
       Value rowStart32 = qStart32, maskModHere = maskModApplies;
       bool bandMasked = s.causal != KernelSpec::Causal::None || s.window;
       if (masked && ((bandMasked && s.fullBlocks) || maskModApplies)) {
-        if (Value again = queryStartAgain(i, qStart); again != qStart)
+        if (Value again = stepStart(/*again=*/true); again != qStart)
           rowStart32 = i32(again);
         if (maskModApplies)
-          maskModHere = appliesMaskMod(i);
+          maskModHere = appliesMaskMod(i, stage);
       }
       SmallVector<Frags> p = sT, th = sT;
       for (int64_t n = 0; n < nTilesM; ++n)
@@ -423,13 +438,13 @@ void BackwardBuilder::build() {
 
     accumulateDK(dK, dsT, stage);
     if (!s.deterministic)
-      accumulateDQ(dsT, queryStartAgain(i, qStart));
+      accumulateDQ(dsT, stepStart(/*again=*/true));
     finishQueryBlock(dK, dV);
     // The next iteration's prefetch overwrites the stage read here (and
     // the dS tile).
     gpu::BarrierOp::create(b);
     if (s.dqTiles)
-      publishDQ(queryStartAgain(i, qStart));
+      publishDQ(stepStart(/*again=*/true));
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);

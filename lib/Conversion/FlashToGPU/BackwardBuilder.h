@@ -118,19 +118,25 @@ protected:
   virtual std::pair<Value, Value> blockQueryRange() {
     return queryBlockRange(kStart, s.blockN, s.blockM);
   }
-  /// The query block (of block_m rows) that step `position` fetches and
-  /// computes: the position itself in a dense walk, which must create
-  /// nothing, so that its IR stays that of the walk over positions.
-  virtual Value queryBlockAt(Value position) { return position; }
-  /// i1, whether the element masks (mask_mod) apply at step `position`;
-  /// null where they always do (a dense walk). The block-sparse iterator
-  /// answers false for full blocks.
-  virtual Value appliesMaskMod(Value position) { return Value(); }
-  /// The first query row of step `position` again, for the dQ product at
-  /// the end of the step (`qStart`: the one computed at its top): a dense
-  /// walk keeps that one; an iterator whose blocks are loaded may read it
-  /// again there rather than hold it in a register across the step.
-  virtual Value queryStartAgain(Value position, Value qStart) { return qStart; }
+  /// The query block (of block_m rows) that step `position` fetches into
+  /// ring buffer `stage` (prologue and prefetch): the position itself in a
+  /// dense walk, which must create nothing, so that its IR stays that of
+  /// the walk over positions. An iterator may record what the step needs
+  /// later next to the stage's tiles (see stepQueryBlock).
+  virtual Value fetchQueryBlock(Value position, Value stage) {
+    return position;
+  }
+  /// The query block that step `position`, whose tiles are in ring buffer
+  /// `stage`, computes; read at its top and again where the masks and the
+  /// dQ product need its first row (`again`), rather than held across the
+  /// step. A dense walk's is the position.
+  virtual Value stepQueryBlock(Value position, Value stage, bool again) {
+    return position;
+  }
+  /// i1, whether the element masks (mask_mod) apply at step `position` (in
+  /// `stage`); null where they always do (a dense walk). The block-sparse
+  /// iterator answers false for full blocks.
+  virtual Value appliesMaskMod(Value position, Value stage) { return Value(); }
 
   //===--- Shared pieces -------------------------------------------------===//
   /// LSE and Dsum of the query blocks in the Q/dO ring, [stages][2][block_m]
@@ -138,7 +144,12 @@ protected:
   /// memory where used (those loads stalled on L2 latency inside the loop,
   /// and ptxas hoisted them to its top, holding block_m / 4 registers).
   Value statTile;
-  /// Views statTile at byte `offset` of the dynamic shared memory.
+  /// Block-sparse: [stages + 1][4] i32 after statTile, where a query-block
+  /// iterator records each stage's step and its row of the lists
+  /// (KernelSpec::statTileBytes).
+  Value stepSlots;
+  /// Views statTile (and stepSlots) at byte `offset` of the dynamic shared
+  /// memory.
   void carveStatisticTile(Value offset);
   /// Starts the copies of query block `rowStart`'s LSE and Dsum into ring
   /// buffer `stage` (4-byte cp.async, rows past Sq zero-filled); nothing

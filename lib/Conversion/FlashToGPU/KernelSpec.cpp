@@ -536,22 +536,18 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
 /// The block-sparse iterators (BlockSparseIterator.h): a thread block's
 /// query rows lie in one sparse query block and its key blocks tile the
 /// sparse key blocks (both ways round for the backward, whose blocks own
-/// keys). The forward walks the lists on the sm80 and sm90 recipes; the
-/// backward on the sm80 recipe (flash-select-config gives a block-sparse
-/// flash.attention_grad that config on sm_90 too).
+/// keys). The forward and the backward walk the lists on the sm80 and sm90
+/// recipes (the sm90ws forward has no key-block iterator).
 static LogicalResult setBlockSparse(Operation *op, KernelSpec &s) {
   BlockSparseOperands lists =
       cast<AttentionVariantInterface>(op).getBlockSparse();
   if (!lists)
     return success();
-  bool grad = isa<AttentionGradOp>(op);
-  if (grad ? s.recipe != Recipe::Sm80
-           : s.recipe != Recipe::Sm80 && s.recipe != Recipe::Sm90)
+  if (s.recipe != Recipe::Sm80 && s.recipe != Recipe::Sm90)
     return op->emitOpError()
-           << "block_sparse(...) lists are walked by "
-           << (grad ? "the sm80 recipe's backward"
-                    : "the sm80 and sm90 recipes' forward")
-           << ", not by recipe '" << stringifyRecipe(s.recipe) << "'";
+           << "block_sparse(...) lists are walked by the sm80 and sm90 "
+              "recipes' kernels, not by recipe '"
+           << stringifyRecipe(s.recipe) << "'";
   if (lists.blockQ % s.blockM != 0 || lists.blockK % s.blockN != 0)
     return op->emitOpError()
            << "block_sparse(...) needs the sparse block size ["
@@ -667,8 +663,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
-  s.dqTiles = s.recipe == Recipe::Sm90 && !deterministic && !s.varlen &&
-              !s.blockSparse;
+  s.dqTiles = s.recipe == Recipe::Sm90 && !deterministic && !s.varlen;
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused

@@ -1045,27 +1045,45 @@ void FlashLowerToGPU::runOnOperation() {
   }
   if (refused)
     return signalPassFailure();
-  // The preprocess and postprocess of a dense op and of a packed batch
-  // (varlen) share a name and a variant key except for the layout of dQ's
-  // accumulator (KernelSpec::dqTiles), which the runtime cannot tell
-  // apart: one artifact holds one of them per variant.
+  // An artifact holds one preprocess and one postprocess per runtime
+  // variant key (the manifest's fields but the tiles), which the runtime
+  // pairs with every main kernel of that variant: two gradients of one key
+  // whose kernels lay out dQ's accumulator differently (KernelSpec::dqTiles:
+  // the sm90 recipe's tiles of block_m rows for dense and block-sparse ops;
+  // rows for packed batches and the sm80 recipe) cannot share an artifact.
+  Builder builder(&getContext());
+  auto runtimeKey = [&](const KernelSpec &grad) {
+    KernelSpec post =
+        getBackwardStepSpec(grad, KernelSpec::Kind::BackwardPostprocess);
+    post.varlen = false; // a packed batch's are looked up as dense ones
+    NamedAttrList fields(buildManifestAttr(builder, post));
+    for (StringRef tile : {"block_m", "block_n", "threads", "smem", "params"})
+      fields.erase(tile);
+    return fields.getDictionary(&getContext());
+  };
+  auto dqLayout = [](const KernelSpec &grad) {
+    return grad.dqTiles ? grad.blockM : 0; // tiles of block_m rows, or rows
+  };
+  auto layout = [](const KernelSpec &grad) -> std::string {
+    if (grad.dqTiles)
+      return "tiles of " + std::to_string(grad.blockM) + " rows (sm90 recipe)";
+    return grad.varlen ? "rows (a packed batch)"
+                       : "rows (recipe '" + stringifyRecipe(grad.recipe).str() +
+                             "')";
+  };
   for (auto [i, spec] : llvm::enumerate(gradSpecs))
     for (auto [j, other] : llvm::enumerate(gradSpecs)) {
-      if (j >= i || spec.dqTiles == other.dqTiles)
+      if (j >= i || dqLayout(spec) == dqLayout(other) ||
+          runtimeKey(spec) != runtimeKey(other))
         continue;
-      KernelSpec a = getBackwardStepSpec(spec, KernelSpec::Kind::BackwardPostprocess);
-      KernelSpec c = getBackwardStepSpec(other, KernelSpec::Kind::BackwardPostprocess);
-      c.dqTiles = a.dqTiles;
-      c.varlen = a.varlen = false;
-      if (a == c) {
-        gradOps[i]->emitOpError()
-            << "shares its variant with a "
-            << (spec.varlen ? "dense" : "packed (varlen)")
-            << " flash.attention_grad of this module, and the two accumulate "
-               "dQ in different layouts on the sm90 recipe; compile them into "
-               "separate artifacts";
-        return signalPassFailure();
-      }
+      gradOps[i]->emitOpError()
+          << "shares its variant with another flash.attention_grad of this "
+             "module, and the two accumulate dQ in different layouts (this "
+             "one in "
+          << layout(spec) << ", the other in " << layout(other)
+          << "); the runtime pairs one preprocess and postprocess with every "
+             "backward of a variant: compile them into separate artifacts";
+      return signalPassFailure();
     }
   gpu::GPUModuleOp module = getOrCreateKernelModule();
   for (auto [op, spec] : llvm::zip(ops, specs)) {

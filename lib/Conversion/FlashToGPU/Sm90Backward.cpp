@@ -33,6 +33,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BackwardBuilder.h"
+#include "BlockSparseQueryIterator.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "VarlenScheduler.h"
@@ -353,6 +354,13 @@ void Sm90BackwardBuilder::publishDQ(Value qStart) {
   // slice. No NVVM op covers the non-tensor bulk reduction
   // (nvvm.cp.async.bulk.tensor.reduce needs a tensor map): inline PTX.
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  // A block-sparse walk may visit the block past the last row (a sparse
+  // block's second kernel block where Sq ends inside the first, an index
+  // out of range): its dQ is zero and its tile is not the slice's.
+  if (s.blockSparse)
+    first = arith::AndIOp::create(
+        b, first,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, qStart, seqQ));
   auto ifFirst = scf::IfOp::create(b, TypeRange{}, first, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
@@ -402,6 +410,8 @@ void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
   if (spec.varlen)
     VarlenBackwardScheduler<Sm90BackwardBuilder>(func, spec, UnownedRows::Keys)
         .build();
+  else if (spec.blockSparse)
+    BlockSparseQueryIterator<Sm90BackwardBuilder>(func, spec).build();
   else
     Sm90BackwardBuilder(func, spec).build();
 }

@@ -67,7 +67,19 @@ func.func @packed(%do: tensor<1x4x512x64xf16>, %q: tensor<1x4x512x64xf16>, %k: t
 // apart: refused, and the module left as it was.
 func.func @mixed(%do: tensor<1x4x512x64xf16>, %q: tensor<1x4x512x64xf16>, %k: tensor<1x4x512x64xf16>, %o: tensor<1x4x512x64xf16>, %lse: tensor<1x4x512xf32>, %cu: tensor<?xi32>) -> (tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %k, %o, %lse : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512xf32> -> tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
-  // expected-error @+1 {{shares its variant with a dense flash.attention_grad of this module, and the two accumulate dQ in different layouts on the sm90 recipe; compile them into separate artifacts}}
+  // expected-error @+1 {{shares its variant with another flash.attention_grad of this module, and the two accumulate dQ in different layouts (this one in rows (a packed batch), the other in tiles of 128 rows (sm90 recipe)); the runtime pairs one preprocess and postprocess with every backward of a variant: compile them into separate artifacts}}
   %dq2, %dk2, %dv2 = flash.attention_grad %do, %q, %k, %k, %o, %lse varlen(%cu, %cu : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512xf32> -> tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
+  return %dq, %dq2 : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
+}
+
+// -----
+
+// Likewise an sm80-recipe gradient (dQ in rows) beside an sm90 one of the
+// same variant, here a block-sparse one (its sm90 kernels take dQ tiles
+// like the dense ones; test/Conversion/FlashToGPU/block-sparse-backward.mlir).
+func.func @mixed_recipes(%do: tensor<1x4x512x64xf16>, %q: tensor<1x4x512x64xf16>, %lse: tensor<1x4x512xf32>, %n: tensor<1x1x4xi32>, %i: tensor<1x1x4x4xi32>) -> (tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %q, %q, %lse block_sparse(%n, %i : tensor<1x1x4xi32>, tensor<1x1x4x4xi32>) : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512xf32> -> tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
+  // expected-error @+1 {{shares its variant with another flash.attention_grad of this module, and the two accumulate dQ in different layouts (this one in rows (recipe 'sm80'), the other in tiles of 128 rows (sm90 recipe))}}
+  %dq2, %dk2, %dv2 = flash.attention_grad %do, %q, %q, %q, %q, %lse {config = #flash.config<sm80, block_m = 64, block_n = 128, warps = 8, stages = 2>} : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512xf32> -> tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
   return %dq, %dq2 : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>
 }

@@ -1,49 +1,44 @@
 // REQUIRES: ptxas
 // The block-sparse backward kernels (BlockSparseQueryIterator.h over the
-// sm80 backward engine, and the backward_sparse_transpose kernel) assemble
-// without spilling (flashfuse-compile fails on a spill) on sm_80 (A100) and
-// sm_90a (H100, where flash-select-config gives a block-sparse gradient the
-// sm80 recipe; test/Transforms/SelectConfig/block-sparse.mlir): D = 64 and 128, partial lists only
+// sm80 backward engine on sm_80 (A100) and the sm90 one on sm_90a (H100),
+// and the backward_sparse_transpose kernel) assemble without spilling
+// (flashfuse-compile fails on a spill): D = 64 and 128, partial lists only
 // and partial + full lists, lists broadcast over batch and heads, causal,
 // GQA, and a mask_mod (the variant where full blocks skip the element
 // masks). The main kernel reads its key block's row of the transposed
-// lists again inside the query loop, from coordinates read opaquely, as
-// the forward's iterator does, and again where the masks and the dQ
-// product need its first row (held across the step, that one register
-// made the D = 128 kernels spill 8 bytes). The mask_mod kernel on sm_90a
-// spills as the dense sm80 backward with a mask_mod does there (8 bytes,
-// at 255 registers): it is checked as it is (--allow-spills), the rest
-// spill-free.
+// lists once, saves it in shared memory, and each step's fetch records
+// its query block in the stage's slot, read back where the step needs it:
+// read from the lists at each use, the sm90 D = 128 kernels spilled 36-92
+// bytes at 255 registers.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
-// RUN: flashfuse-compile %s --target=h100 --allow-spills -o %t/h100 | FileCheck %s --check-prefix=H100
+// RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 // Deterministic: the dQ kernels (the forward's key-block iterator over the
-// dQ engine) spill nothing; the main kernels without the dQ product spill
-// 4-8 bytes at 255 registers on sm_90a, checked as they are.
-// RUN: flashfuse-compile %s --target=h100 --deterministic --allow-spills -o %t/h100-det | FileCheck %s --check-prefix=DET
+// dQ engine) and the main kernels without the dQ product spill nothing.
+// RUN: flashfuse-compile %s --target=h100 --deterministic -o %t/h100-det | FileCheck %s --check-prefix=DET
 //
-// DET-COUNT-6: ptxas sm_90a flash_bwd_dq_sm80_{{.*}}_det_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// DET-COUNT-6: ptxas sm_90a flash_bwd_dq_sm90_{{.*}}_det_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
 //
 // Five transpose kernels: the mask_mod op's is the full-list bf16 D = 128
 // one (the transposition reads no region).
 // A100-COUNT-5: ptxas sm_80 flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
 // A100-COUNT-6: ptxas sm_80 flash_bwd_sm80_{{.*}}_bs{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
-// H100-COUNT-5: ptxas sm_90a flash_bwd_bs_transpose_sm80_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_causal_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_f16_d128_m64n128w8s2_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_causal_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_f16_d64_m32n128w4s2_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d128_m64n128w8s2_bs128x128f_mod0: {{.*}}, {{[0-9]+}}/{{[0-9]+}} bytes spill stores/loads
+// H100-COUNT-5: ptxas sm_90a flash_bwd_bs_transpose_sm90_{{.*}}: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_causal_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_f16_d128_m64n128w8s2_bs128x128: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_causal_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_f16_d64_m128n128w8s2_bs128x128f: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_bs128x128f_mod0: {{.*}}, 0/0 bytes spill stores/loads
 //
-// MANIFEST-LABEL: kernel flash_bwd_sm80_bf16_d128_{{.*}}_bs128x128f
+// MANIFEST-LABEL: kernel flash_bwd_sm90_bf16_d128_{{.*}}_bs128x128f
 // MANIFEST: kind backward
 // MANIFEST: block_sparse 2
 // MANIFEST-NEXT: sparse_block_q 128
 // MANIFEST-NEXT: sparse_block_k 128
 // MANIFEST-NEXT: params {{.*}} i64:seed memref:q_num_blocks memref:q_indices i64:q_num_blocks_stride_b i64:q_num_blocks_stride_h i64:q_indices_stride_b i64:q_indices_stride_h i32:q_slots memref:full_q_num_blocks {{.*}} i32:full_q_slots{{$}}
-// MANIFEST-LABEL: kernel flash_bwd_bs_transpose_sm80_bf16_d128_{{.*}}_bs128x128f
+// MANIFEST-LABEL: kernel flash_bwd_bs_transpose_sm90_bf16_d128_{{.*}}_bs128x128f
 // MANIFEST: kind backward_sparse_transpose
 // MANIFEST: threads 128
 // MANIFEST: smem 0

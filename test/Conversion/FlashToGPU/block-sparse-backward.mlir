@@ -28,28 +28,33 @@
 // CHECK: gpu.launch_func @flash_kernels::@flash_bwd_post_sm80_f16_d64_m64n64w4s2 blocks
 
 // The main kernel: its key block kb = kStart / 128 reads its transposed
-// row (counts clamped into [0, slots]) before the loop; the walk has
+// row (counts clamped into [0, slots]) before the loop and saves it (the
+// counts, then the rows' offsets) after the stage slots, words 8-11 of the
+// [(stages + 1) * 4] i32 tile behind LSE and Dsum; the walk has
 // (n_partial + n_full) * 2 positions.
 // CHECK: gpu.func @flash_bwd_sm80_f16_d64_m64n64w4s2_bs128x128f(
 // CHECK-SAME: %[[QNUM:arg32]]: memref<?xi32>, %[[QIDX:arg33]]: memref<?xi32>, %arg34: i64, %arg35: i64, %arg36: i64, %arg37: i64, %arg38: i32, %[[FQNUM:arg39]]: memref<?xi32>, %[[FQIDX:arg40]]: memref<?xi32>
 // CHECK-SAME: block_sparse = 2
 // CHECK-SAME: kind = "backward"
 // CHECK-SAME: "i64:seed", "memref:q_num_blocks", "memref:q_indices", "i64:q_num_blocks_stride_b", "i64:q_num_blocks_stride_h", "i64:q_indices_stride_b", "i64:q_indices_stride_h", "i32:q_slots", "memref:full_q_num_blocks"
+// CHECK: %[[SLOTS:.*]] = memref.view {{.*}} to memref<12xi32, #gpu.address_space<workgroup>>
 // CHECK: %[[KBLK:.*]] = arith.divui %{{.*}}, %c128 : index
 // CHECK: memref.load %[[QNUM]]
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
 // CHECK: memref.load %[[FQNUM]]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c8]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c9]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c10]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]][%c11]
 // CHECK: %[[SUM:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
 // CHECK: %[[ENTRIES:.*]] = arith.index_cast %[[SUM]] : i32 to index
 // CHECK: %[[STEPS:.*]] = arith.muli %[[ENTRIES]], %c2{{.*}} : index
-// Inside the loop the row is read again from the block's coordinates read
-// opaquely; entry = position / 2, partial entries first; a query block
-// outside [0, QB) (and -1 past the walk) becomes the kernel block past Sq.
-// CHECK: scf.for %[[POS:.*]] = %{{.*}} to %[[STEPS]] step %c1
-// CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %ctaid.z;"
-// CHECK: memref.load %[[QNUM]]
-// CHECK: memref.load %[[FQNUM]]
+// The prologue's fetch (position 0 into stage 0): the saved row read back,
+// entry = position / 2, partial entries first; a query block outside
+// [0, QB) (and -1 past the walk) becomes the kernel block past Sq; the
+// block is recorded in its stage's slot (word 4 * stage).
+// CHECK: memref.load %[[SLOTS]]
 // CHECK: %[[ENTRY:.*]] = arith.divui %{{.*}}, %c2{{.*}} : index
 // CHECK: scf.if
 // CHECK: memref.load %[[QIDX]]
@@ -60,6 +65,15 @@
 // CHECK: arith.ceildivui %{{.*}}, %c128{{.*}} : index
 // CHECK: arith.ceildivui %{{.*}}, %c64{{.*}} : index
 // CHECK: arith.select
+// CHECK: memref.store %{{.*}}, %[[SLOTS]]
+// In the loop: the prefetch fetches (and records) the same way; the step's
+// block is read from its stage's slot after the barrier.
+// CHECK: scf.for %[[POS:.*]] = %{{.*}} to %[[STEPS]] step %c1
+// CHECK: memref.load %[[SLOTS]]
+// CHECK: memref.load %[[QIDX]]
+// CHECK: memref.store %{{.*}}, %[[SLOTS]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SLOTS]]
 // CHECK: gpu.return
 
 // The transpose kernel: one thread per key block (kb < KB); a pair that

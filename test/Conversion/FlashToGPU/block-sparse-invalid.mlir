@@ -1,8 +1,7 @@
 // flash-lower-to-gpu's refusals of block-sparse ops (KernelSpec.cpp): lists
 // whose blocks the config's tiles do not divide, the sm90ws recipe (whose
-// warp-specialised key loop has no key-block iterator), the gradient on the
-// sm90 recipe (only the sm80 backward engine has the query-block iterator)
-// and the deterministic gradient (its dQ kernel does not walk the lists).
+// warp-specialised key loop has no key-block iterator) and the
+// deterministic gradient (its dQ kernel does not walk the lists).
 // Each leaves the module as it was.
 // RUN: flashfuse-opt %s --flash-lower-to-gpu="chip=sm_90a kernels-only=true" --split-input-file --verify-diagnostics
 
@@ -27,24 +26,11 @@ func.func @key_block_not_tiled(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>
 // -----
 
 func.func @sm90ws(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>, %i: tensor<1x2x2x2xi32>) -> tensor<1x2x256x64xf16> {
-  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 and sm90 recipes' forward, not by recipe 'sm90ws'}}
+  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 and sm90 recipes' kernels, not by recipe 'sm90ws'}}
   %o = flash.attention %q, %q, %q block_sparse(%n, %i : tensor<1x2x2xi32>, tensor<1x2x2x2xi32>)
       {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>}
       : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
   return %o : tensor<1x2x256x64xf16>
-}
-
-// -----
-
-func.func @gradient(%t: tensor<1x2x256x64xf16>, %lse: tensor<1x2x256xf32>, %n: tensor<1x2x2xi32>, %i: tensor<1x2x2x2xi32>) -> tensor<1x2x256x64xf16> {
-  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 recipe's backward, not by recipe 'sm90'}}
-  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
-      block_sparse(%n, %i : tensor<1x2x2xi32>, tensor<1x2x2x2xi32>)
-      {config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 2>}
-      : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>,
-        tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256xf32>
-      -> tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>
-  return %dq : tensor<1x2x256x64xf16>
 }
 
 // -----

@@ -73,8 +73,9 @@ struct KernelSpec {
   /// sm90 engine's dQ tiles in its fragment order rather than rows
   /// (docs/KERNEL_ABI.md "Backward"): each [block_m x D] tile of query
   /// block x contiguous, so that a block adds its dQ with one bulk
-  /// reduction. Dense ops of the sm90 recipe with dQ atomics; a packed
-  /// batch's blocks do not align with fixed tiles and keep rows.
+  /// reduction. Dense and block-sparse ops of the sm90 recipe with dQ
+  /// atomics; a packed batch's blocks do not align with fixed tiles and
+  /// keep rows.
   bool dqTiles = false;
   /// dq_accum holds B x Hq x (Sq rounded up to this) x D values, room for
   /// the tiles of every block_m the sm90 backward takes (64, 128).
@@ -244,8 +245,14 @@ struct KernelSpec {
   int64_t dqGroupColumns() const { return mmaDim() / dqColumnGroups(); }
   /// dS of one (key block, query block) pair, [block_n][block_m + pad].
   int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
-  /// The backward's LSE and Dsum of the Q/dO ring: [stages][2][block_m] f32.
-  int64_t statTileBytes() const { return 4 * stages * 2 * blockM; }
+  /// The backward's LSE and Dsum of the Q/dO ring: [stages][2][block_m]
+  /// f32; block-sparse, then [stages + 1][4] i32: what the query-block
+  /// iterator records of each stage's step and its row of the lists
+  /// (BlockSparseQueryIterator.h), 16 bytes each so that what follows
+  /// stays 16-byte aligned.
+  int64_t statTileBytes() const {
+    return 4 * stages * 2 * blockM + (blockSparse ? 16 * (stages + 1) : 0);
+  }
   int64_t smemBytes() const;
   std::string kindName() const;
   std::string dtypeName() const;

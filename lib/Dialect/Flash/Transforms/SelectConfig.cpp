@@ -513,10 +513,6 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   // recipe: the wgmma schedule's tiles, warpgroup splits and dQ slices are
   // written for whole 64-column swizzle rows with D = Dv.
   const Sm90Tile *t = sz.d == sz.dv ? sm90Tile(sz.d) : nullptr;
-  // The block-sparse backward's query-block iterator is composed with the
-  // sm80 engine only (BlockSparseQueryIterator.h).
-  if (isGrad && iface.getBlockSparse())
-    return "its backward has no block-sparse query-block iterator yet";
   if (isGrad && (!t || t->bwdBlockM == 0))
     return "its backward serves D = Dv in {64, 128}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
@@ -810,12 +806,6 @@ struct FlashSelectConfig
           failedAny = true;
           return;
         }
-        // Said where it costs speed: sm_90 runs the sm80 backward's
-        // mma.sync rather than wgmma.
-        if (isGrad && iface.getBlockSparse() && desc->arch == 90)
-          op->emitRemark() << "block-sparse backward on target '"
-                           << desc->name << "' takes the sm80 recipe (the "
-                           << "sm90 recipe: " << why << ")";
       }
       FailureOr<KernelConfigAttr> config =
           selectSm80(op, iface, *desc, isGrad);
