@@ -46,6 +46,10 @@ H * D per visible (query, key) pair (forward 1x, backward 2.5x). Reported:
 useful TFLOP/s of ours and of the dense step, and FlexAttention's time over
 ours (target > 1). Exit status 1 when a numerics check fails or a kernel is
 missing; the timings are reported, not enforced (docs/PERF.md).
+
+--profile prints the device time of each kernel of one training step
+(ours: forward, transposition, preprocess, backward, postprocess; and
+FlexAttention's) at 50% and 10% random density, with no numerics.
 """
 import argparse
 import math
@@ -357,6 +361,54 @@ def throughput(seq, reps):
                  else f"{'-':>8} {'-':>9}"))
 
 
+def kernel_times(fn, steps=5):
+    """{kernel name: device microseconds per call of fn} from the CUDA
+    profiler (CUPTI sees the runtime's launches too)."""
+    fn()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.key_averages():
+        t = e.self_device_time_total  # kernels' own time; 0 for host ops
+        if t:
+            times[e.key] = times.get(e.key, 0.0) + t / steps
+    return times
+
+
+def profile(seq):
+    """--profile: one training step's kernels, ours and FlexAttention's,
+    at 50% and 10% random density (same shapes as the throughput)."""
+    flex = _flex()
+    b, h, d, dtype = 1, 16, 128, torch.bfloat16
+    gen = torch.Generator().manual_seed(1)
+    q, k, v, do = (torch.randn(b, h, seq, d, device="cuda", dtype=dtype)
+                   for _ in range(4))
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+
+    def step(attn):
+        o = attn()
+        return torch.autograd.grad(o, (q, k, v), do)
+
+    for density in (0.5, 0.1):
+        lists = random_lists(1, 1, seq, seq, density, 0.5, gen, empty_rows=0)
+        runs = {"ours": lambda: step(lambda: flashfuse.block_sparse_attention(
+            q, k, v, lists, check=False))}
+        if flex is not None:
+            bm = flex_block_mask(lists, seq)
+            runs["flex"] = lambda bm=bm: step(
+                lambda: flex[1](q, k, v, block_mask=bm))
+        for who, fn in runs.items():
+            times = kernel_times(fn)
+            total = sum(times.values())
+            print(f"{who} {int(density * 100)}%: {total:.0f} us of kernels")
+            for name, t in sorted(times.items(), key=lambda x: -x[1])[:8]:
+                print(f"  {t:9.1f} us  {name[:100]}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
@@ -365,10 +417,16 @@ def main():
                     help="a few odd shapes once each, for compute-sanitizer")
     ap.add_argument("--seq", type=int, default=16384)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--profile", action="store_true",
+                    help="per-kernel device times of one step (ours and "
+                         "FlexAttention's), no numerics")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("check_block_sparse_backward: no CUDA device", file=sys.stderr)
         return 2
+    if args.profile:
+        profile(args.seq)
+        return 0
     failures = numerics(sanitize=args.sanitize)
     print(f"check_block_sparse_backward: {failures} numerics failures")
     if not (args.numerics_only or args.sanitize) and not failures:
