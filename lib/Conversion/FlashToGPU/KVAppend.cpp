@@ -12,11 +12,13 @@
 // cvt.rn.satfinite.e4m3x2.f32 (sm_89+) and stored as 8 bytes. That is the
 // CPU lowerings' e4m3(clamp(x * (1 / d), -448, 448)) (Fp8Math.h's
 // quantizeToE4M3) code for code: the reciprocal is one IEEE division per
-// row (arith.divf, div.rn.f32), the product is rounded to f32 before the
-// conversion, and satfinite clamps finite values and infinities to +-448
-// before rounding to nearest even, as the clamp does. A NaN stays NaN in
-// both, but cvt writes the canonical 0x7f where the CPU path keeps its
-// sign (0xff for a negative NaN).
+// row (arith.divf of 1, which NVPTX emits as rcp.rn.f32, correctly
+// rounded like the CPU's division), the product is rounded to f32 before the
+// conversion, which rounds to nearest even and saturates finite values and
+// infinities beyond +-448 to +-448: the code of clamping first, 448 being
+// e4m3fn's largest finite value. A NaN stays NaN in both, but cvt writes
+// the canonical 0x7f where the CPU path keeps its sign (0xff for a
+// negative NaN).
 //
 // A destination outside the cache (a negative length, p beyond the
 // capacity, a page index outside [0, num_pages)) is skipped. The decode
