@@ -183,14 +183,13 @@ def artifact_for(variant, capability, deterministic=False):
     GPU of `capability`: a cached one, or one compiled now. Unavailable
     when no flashfuse-compile is found or it has no target for the GPU;
     CompileError with the compiler's message when it fails."""
-    if getattr(variant, "kv_dtype", 0):
-        # flashfuse-compile --experimental-fp8-kvcache only: never built
-        # behind the caller's back (docs/KVCACHE.md "FP8 cache").
+    if getattr(variant, "kv_dtype", 0) and tuple(capability) < (8, 9):
+        # The FP8-cache kernels convert e4m3 in hardware (docs/KVCACHE.md
+        # "FP8 cache"): say so rather than let the compiler refuse the op.
+        major, minor = capability
         raise Unavailable(
-            "the decode kernels of an FP8 cache are experimental and not "
-            "compiled on demand: build them with scripts/gen_suite.py "
-            "--decode-fp8 (flashfuse-compile --experimental-fp8-kvcache) "
-            "into FLASHFUSE_KERNEL_DIR")
+            "the kernels of an FP8 (e4m3) KV cache need sm_89 or later (an "
+            f"L4, H100 or H200); this GPU is sm_{major}{minor}")
     compiler = find_compiler()
     if compiler is None:
         raise Unavailable(

@@ -63,9 +63,9 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
     kernel that writes O in f32 rather than in the inputs' dtype, `varlen`
     (forward only) for the kernel of a packed batch of variable-length
     sequences, `out_dtype` (a DTYPE_ code; e4m3 forwards only, 0 for every
-    other kernel) for O's dtype, `kv_dtype` (decode only: DTYPE_E4M3 for
-    the kernel of an FP8 cache, 0 for a cache of the queries' dtype) for
-    the cache's."""
+    other kernel) for O's dtype, `kv_dtype` (decode and kv_append only:
+    DTYPE_E4M3 for the kernel of an FP8 cache, 0 for a cache of the
+    queries' dtype) for the cache's."""
     v = rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                    int(window), int(softcap), int(bias), int(mask),
                    int(dropout), int(page_size), int(out_f32), int(varlen),

@@ -63,8 +63,9 @@ class Variant(ctypes.Structure):
                 ("block_sparse", ctypes.c_int32),
                 ("sparse_block_q", ctypes.c_int32),
                 ("sparse_block_k", ctypes.c_int32),
-                # decode: DTYPE_E4M3 for an FP8 cache (manifest kv_dtype
-                # e4m3); 0 for a cache of `dtype` and every other kernel.
+                # decode, kv_append: DTYPE_E4M3 for an FP8 cache (manifest
+                # kv_dtype e4m3); 0 for a cache of `dtype` and every other
+                # kernel.
                 ("kv_dtype", ctypes.c_int)]
 
     def describe(self):

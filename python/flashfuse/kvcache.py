@@ -315,12 +315,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     flashfuse.fp8.quantize_kv_cache makes such a cache from a 16-bit one.
     The arguments are checked (descales missing, given for a 16-bit cache,
     of the wrong dtype or shape, or, when on the CPU, not positive and
-    finite). The decode kernel of an FP8 cache is experimental: it is
-    built only by flashfuse-compile --experimental-fp8-kvcache
-    (scripts/gen_suite.py --decode-fp8), never on demand, and found in
-    FLASHFUSE_KERNEL_DIR like any other. No kv_append quantises new rows
-    into an FP8 cache yet: k_new/v_new with one raise
-    flashfuse.errors.UnsupportedError.
+    finite). k_new/v_new (q's dtype) are quantised into the cache as
+    e4m3(clamp(float(x) * (1 / descale), -448, 448)), rounded to nearest
+    even, with the f32 reciprocal of their (b, h) descale, so the step
+    attends to the quantised new rows like every older one (bit-identical
+    to the CPU lowerings' codes). The FP8-cache kernels need an sm_89+ GPU
+    (L4, H100, H200); the kernel library holds them for h100/h200 and they
+    are compiled on demand like any other variant.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
@@ -336,13 +337,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                v_new, block_table, window_size, softcap,
                                k_descale, v_descale)
-    if descales is not None and k_new is not None:
-        from .errors import UnsupportedError
-        raise UnsupportedError(
-            f"{_NAME}: k_new/v_new with a float8_e4m3fn cache: no kv_append "
-            "kernel quantises new rows into an FP8 cache yet (docs/KVCACHE.md "
-            "\"FP8 cache\")",
-            "FLASHFUSE_ERROR_UNSUPPORTED")
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):
@@ -360,14 +354,16 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     # asking for one raises, rather than a silently detached result).
     eager = (not torch.compiler.is_compiling()
              and not (q.requires_grad and torch.is_grad_enabled()))
-    if k_new is not None:
-        append = (ops.kvcache_append_eager if eager
-                  else torch.ops.flashfuse.kvcache_append)
-        append(k_cache, v_cache, k_new, v_new, lengths, block_table)
-    attend = (ops.attention_kvcache_eager if eager
-              else torch.ops.flashfuse.attention_kvcache)
     k_ds, v_ds = ((None, None) if descales is None
                   else (descales[0][0], descales[1][0]))
+    if k_new is not None:
+        # An FP8 cache's append quantises the rows with the descales.
+        append = (ops.kvcache_append_eager if eager
+                  else torch.ops.flashfuse.kvcache_append)
+        append(k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds,
+               v_ds)
+    attend = (ops.attention_kvcache_eager if eager
+              else torch.ops.flashfuse.attention_kvcache)
     out, lse = attend(
         q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
         scale, int(window_size[0]), int(window_size[1]), float(softcap),

@@ -484,17 +484,20 @@ def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
     return cache_seqlens, block_table
 
 
-_aux_kernels = {}  # (device, kind, dtype, D, Dv, page size) -> kernel
+_aux_kernels = {}  # (device, variant key) -> kernel
 
 
-def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None):
+def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
+                    kv_dtype=0):
     """The kv_append or decode_check kernel of a cache: it depends on the
-    dtype, the head dims and the page size only (flash-lower-to-gpu builds
-    both next to every decode kernel), so any artifact's will do; compiled
-    on demand where none has it."""
+    dtype (`dtype`, default the cache's), the head dims, the page size and,
+    for kv_append, the cache's kv_dtype only (flash-lower-to-gpu builds both
+    next to every decode kernel), so any artifact's will do; compiled on
+    demand where none has it."""
     variant = _kernels.make_variant(
         kind, _DTYPES[dtype or k_cache.dtype], k_cache.shape[-1],
-        v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0)
+        v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0,
+        kv_dtype=kv_dtype)
     key = (device_index, variant.key())
     k = _aux_kernels.get(key)
     if k is None:
@@ -511,27 +514,46 @@ def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None):
 def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
                    k_new: torch.Tensor, v_new: torch.Tensor,
                    cache_seqlens: torch.Tensor,
-                   block_table: Optional[torch.Tensor]) -> None:
+                   block_table: Optional[torch.Tensor],
+                   k_descale: Optional[torch.Tensor] = None,
+                   v_descale: Optional[torch.Tensor] = None) -> None:
     """Writes k_new / v_new [B, Snew, Hkv, D/Dv] into the caches in place at
     rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each sequence b,
     through block_table when paged, with the kv_append kernel (a row whose
-    destination is outside the cache is skipped). The caller
+    destination is outside the cache is skipped). An FP8 cache
+    (float8_e4m3fn) comes with its f32 k_descale and v_descale, and the rows
+    are stored as e4m3(clamp(x * (1 / descale), -448, 448)). The caller
     (flashfuse.attention_with_kvcache) has checked the shapes."""
     kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table)
+                         block_table, k_descale, v_descale)
+
+
+def _fp8_cache_args(a, q_dtype, k_descale, v_descale):
+    """The FP8 cache's fields of DecodeArgs `a`, which its decode and its
+    kv_append share: q's (or the new rows') dtype, kv_dtype e4m3 and the
+    descales with their strides."""
+    a.dtype = _DTYPES[q_dtype]
+    a.kv_dtype = rt.DTYPE_E4M3
+    a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
+    a.k_descale_stride[:] = _descale_strides(k_descale)
+    a.v_descale_stride[:] = _descale_strides(v_descale)
 
 
 def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table):
+                         block_table, k_descale=None, v_descale=None):
     """The body of flashfuse::kvcache_append, called directly by eager
     decoding steps (the dispatcher's checks of a custom op cost more than
     a small step's kernels; torch.compile still sees the op)."""
     paged = block_table is not None
+    fp8_cache = k_descale is not None
     append = _kvcache_kernel(k_cache.device.index, rt.KIND_KV_APPEND,
-                             k_cache, v_cache, paged)
+                             k_cache, v_cache, paged, k_new.dtype,
+                             rt.DTYPE_E4M3 if fp8_cache else 0)
     k_new, v_new = _readable(k_new), _readable(v_new)
     a = rt.decode_args()
     keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    if fp8_cache:
+        _fp8_cache_args(a, k_new.dtype, k_descale, v_descale)
     a.seq_new = k_new.shape[1]
     a.k_new, a.v_new = k_new.data_ptr(), v_new.data_ptr()
     a.k_new_stride[:] = _bhsd_strides(k_new)
@@ -543,7 +565,8 @@ def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
 
 
 @kvcache_append.register_fake
-def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table):
+def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
+      k_descale=None, v_descale=None):
     return None
 
 
@@ -651,11 +674,7 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
     keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
     if fp8_cache:
         # The cache's dtype is the kernel's kv_dtype; q and O keep theirs.
-        a.dtype = _DTYPES[q.dtype]
-        a.kv_dtype = rt.DTYPE_E4M3
-        a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
-        a.k_descale_stride[:] = _descale_strides(k_descale)
-        a.v_descale_stride[:] = _descale_strides(v_descale)
+        _fp8_cache_args(a, q.dtype, k_descale, v_descale)
     a.q, a.o, a.lse = (t.data_ptr() for t in (q, o, lse))
     a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
     a.q_stride[:], a.o_stride[:] = _bhsd_strides(q), _bhsd_strides(o)

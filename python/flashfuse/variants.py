@@ -445,14 +445,18 @@ def _kvcache_from_runtime(variant, dtype, causal):
     if variant.kind == rt.KIND_DECODE_COMBINE:
         return KVCacheVariant(f"kv_{dtype}_d{variant.head_dim_v}_combine",
                               dtype, variant.head_dim_v)
+    # An FP8 cache (kv_dtype e4m3): its op reads f8E4M3FN caches.
+    fp8_cache = getattr(variant, "kv_dtype", 0) == rt.DTYPE_E4M3
     if variant.kind in (rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         # flash-lower-to-gpu builds both next to every decode kernel of the
-        # same dtype, head dim and page size.
+        # same dtype, head dim, page size and (the append) cache dtype.
         kind = "append" if variant.kind == rt.KIND_KV_APPEND else "check"
         page = f"_page{variant.page_size}" if variant.page_size else ""
-        return KVCacheVariant(f"kv_{dtype}_d{variant.head_dim}_{kind}{page}",
-                              dtype, variant.head_dim,
-                              page_size=variant.page_size)
+        prefix = "kvf8" if fp8_cache else "kv"
+        return KVCacheVariant(
+            f"{prefix}_{dtype}_d{variant.head_dim}_{kind}{page}", dtype,
+            variant.head_dim, page_size=variant.page_size,
+            kv_dtype="e4m3" if fp8_cache else "")
     if causal == "top_left" or variant.bias or variant.mask or variant.dropout:
         raise ValueError(f"no flash.attention_kvcache computes "
                          f"'{variant.describe()}' (decode kernels are causal "
@@ -463,9 +467,6 @@ def _kvcache_from_runtime(variant, dtype, causal):
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
     page = [f"page{variant.page_size}"] if variant.page_size else []
-    # An FP8 cache (kv_dtype e4m3): its op reads f8E4M3FN caches (compiled
-    # only with flashfuse-compile --experimental-fp8-kvcache).
-    fp8_cache = getattr(variant, "kv_dtype", 0) == rt.DTYPE_E4M3
     return KVCacheVariant(
         name="_".join(["kvf8" if fp8_cache else "kv", dtype] + dims
                       + [causal if causal != "none" else "full"] + flags

@@ -386,7 +386,7 @@ def test_fp8_cache_kernels_are_told_apart(rt):
     m = rt.Manifest.open(DECODE_FP8_DIR)
     kernels = m.kernels()
     assert [k.variant.kv_dtype for k in kernels] == [
-        rt.DTYPE_E4M3, rt.DTYPE_E4M3, 0]
+        rt.DTYPE_E4M3, rt.DTYPE_E4M3, 0, rt.DTYPE_E4M3, 0]
     assert "kv=e4m3" in kernels[0].variant.describe()
     v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128, 128,
                               rt.CAUSAL_BOTTOM_RIGHT)
@@ -397,6 +397,12 @@ def test_fp8_cache_kernels_are_told_apart(rt):
     paged = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
                                   page_size=16, kv_dtype=rt.DTYPE_E4M3)
     assert m.find(paged) == 1
+    # The appends too: 3 quantises into an e4m3 cache, 4 copies 16-bit rows.
+    append = _kernels.make_variant(rt.KIND_KV_APPEND, rt.DTYPE_BF16, 128, 128)
+    assert m.find(append) == 4
+    append = _kernels.make_variant(rt.KIND_KV_APPEND, rt.DTYPE_BF16, 128, 128,
+                                   kv_dtype=rt.DTYPE_E4M3)
+    assert m.find(append) == 3
     # The 16-bit decode sample has no kv_dtype anywhere.
     assert all(k.variant.kv_dtype == 0
                for k in rt.Manifest.open(DECODE_DIR).kernels())
@@ -443,12 +449,59 @@ def test_fp8_cache_argument_checks(rt):
             m.check_decode(index, -1, a, 132, 2, 0x7000000, 1 << 30)
 
 
-def test_fp8_cache_kernels_are_not_compiled_on_demand(rt):
+def test_fp8_cache_append_arguments(rt):
+    # Kernel 3 quantises new rows into the e4m3 cache of kernel 0: it binds
+    # the descales by name (per head and per tensor) and checks them, and
+    # the cache's dtype, as the decode does.
+    from flashfuse.errors import InvalidArgumentError
+    m = rt.Manifest.open(DECODE_FP8_DIR)
+    m.check_append(3, _with_new_rows(_fp8_args(rt), 1))
+    a = _with_new_rows(_fp8_args(rt), 4)
+    a.k_descale_stride[:] = a.v_descale_stride[:] = (0, 0)
+    m.check_append(3, a)
+    cases = [
+        (3, lambda a: setattr(a, "kv_dtype", 0),
+         "describe a bf16 cache but the kernel was compiled for an e4m3"),
+        (3, lambda a: setattr(a, "k_descale", None),
+         "'k_descale' is a null pointer"),
+        (3, lambda a: a.k_descale_stride.__setitem__(1, -1),
+         "'k_descale' has a negative stride"),
+        (3, lambda a: setattr(a, "v_cache", 0x3000008),
+         "the FP8 cache 'v_cache' at 0x3000008 is not 16-byte aligned"),
+        (3, lambda a: setattr(a, "dtype", rt.DTYPE_F16),
+         "inputs are f16 but the kernel was compiled for bf16"),
+        (4, lambda a: None,
+         "describe an e4m3 \\(FP8\\) cache but the kernel was compiled for "
+         "a bf16 cache"),
+    ]
+    for index, edit, message in cases:
+        a = _with_new_rows(_fp8_args(rt), 2)
+        edit(a)
+        with pytest.raises(InvalidArgumentError, match=message):
+            m.check_append(index, a)
+
+
+def test_fp8_cache_kernels_compile_on_demand_from_sm89(rt):
+    # Like any variant where flashfuse-compile is found; below sm_89 the
+    # e4m3 conversions are missing, and the message says so.
     from flashfuse import _compile, _kernels
     v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 64, 64,
                               kv_dtype=rt.DTYPE_E4M3)
-    with pytest.raises(_compile.Unavailable, match="--decode-fp8"):
-        _compile.artifact_for(v, (9, 0))
+    with pytest.raises(_compile.Unavailable,
+                       match="an FP8 \\(e4m3\\) KV cache need sm_89 or later "
+                             "\\(an L4, H100 or H200\\); this GPU is sm_80"):
+        _compile.artifact_for(v, (8, 0))
+
+
+def test_fp8_cache_append_variant_maps_to_an_fp8_kvcache_op(rt):
+    from flashfuse import _kernels
+    v = _kernels.make_variant(rt.KIND_KV_APPEND, rt.DTYPE_BF16, 128, 128,
+                              page_size=16, kv_dtype=rt.DTYPE_E4M3)
+    kv, backward = from_runtime(v)
+    assert not backward and kv.kv_dtype == "e4m3" and kv.page_size == 16
+    assert kv.name == "kvf8_bf16_d128_append_page16"
+    v16 = _kernels.make_variant(rt.KIND_KV_APPEND, rt.DTYPE_BF16, 128, 128)
+    assert from_runtime(v16)[0].kv_dtype == ""
 
 
 def test_fp8_cache_variant_maps_to_an_fp8_kvcache_op(rt):

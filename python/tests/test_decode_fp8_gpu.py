@@ -1,6 +1,7 @@
 """flashfuse.attention_with_kvcache over an FP8 (e4m3) cache on a GPU
-(docs/KVCACHE.md "FP8 cache"; the decode kernel of flashfuse-compile
---experimental-fp8-kvcache, scripts/kernels/gen_suite.py --decode-fp8).
+(docs/KVCACHE.md "FP8 cache"; the decode and kv_append kernels of the
+library's <target>-decode-fp8 artifact, scripts/kernels/gen_suite.py
+--decode-fp8-library, or of --decode-fp8, or compiled on demand).
 Caches made by flashfuse.fp8.quantize_kv_cache (per kv head or per
 tensor); the reference is float attention over the dequantised cache
 (descale · float(code)), with FlashAttention's rule as test_decode_gpu.py
@@ -8,8 +9,13 @@ applies it: max|out - ref| <= 3 * max|out_lowprec - ref| + atol, ref in
 f32, out_lowprec the same computation with the dequantised cache and q in
 the query dtype. Contiguous and paged (16, 64; pages shuffled) caches, GQA,
 ragged lengths with 0 and 1, causal bottom-right, f16 and bf16 queries,
-D = 64 and 128, splits automatic and forced. Skipped without a GPU or
-without the FP8-cache kernels in FLASHFUSE_KERNEL_DIR."""
+D = 64 and 128, splits automatic and forced. New rows: the codes the
+kv_append kernel writes must be torch's quantisation
+(x.float() * (1.0 / d)).clamp(-448, 448).to(float8_e4m3fn) byte for byte
+(the IEEE reciprocal and product computed on the CPU), every other byte of
+the cache unchanged, and the step's attention is checked over the updated
+cache as above. Skipped without a GPU or without the FP8-cache kernels
+(none in FLASHFUSE_KERNEL_DIR and no flashfuse-compile)."""
 
 import math
 
@@ -19,8 +25,8 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 from flashfuse import fp8  # noqa: E402
-from test_decode_gpu import (check_result, dense, make_cache,  # noqa: E402
-                             reference, run_or_skip)
+from test_decode_gpu import (appended, check_result, dense,  # noqa: E402
+                             make_cache, reference, run_or_skip)
 
 pytestmark = pytest.mark.gpu
 
@@ -115,15 +121,106 @@ def test_fp8_decode_forced_splits(dtype, page_size, num_splits):
           num_splits=num_splits)
 
 
-def test_fp8_new_rows_refused():
-    from flashfuse.errors import UnsupportedError
-    q = torch.randn(2, 1, 8, 64, device="cuda", dtype=torch.bfloat16)
-    k8, kd = fp8.quantize_kv_cache(
-        torch.randn(2, 128, 2, 64, device="cuda", dtype=torch.bfloat16))
-    v8, vd = fp8.quantize_kv_cache(
-        torch.randn(2, 128, 2, 64, device="cuda", dtype=torch.bfloat16))
-    kn = torch.randn(2, 1, 2, 64, device="cuda", dtype=torch.bfloat16)
-    lens = torch.tensor([5, 100], dtype=torch.int32, device="cuda")
-    with pytest.raises(UnsupportedError, match="no kv_append"):
-        flashfuse.attention_with_kvcache(q, k8, v8, lens, kn, kn.clone(),
-                                         k_descale=kd, v_descale=vd)
+def descales(b, hkv, per):
+    """Per (b, h) factors that differ from each other (a wrong b or h
+    stride picks another one), or one per tensor."""
+    if per == "tensor":
+        return (torch.tensor(1 / 48, device="cuda"),
+                torch.tensor(1 / 80, device="cuda"))
+    return tuple((torch.rand(b, hkv, device="cuda") + 0.5) / s
+                 for s in (48, 80))
+
+
+def quantized(new, descale):
+    """torch's e4m3 codes of new rows [B, Snew, Hkv, D] with the descale of
+    their (b, h): (x.float() * (1.0 / d)).clamp(-448, 448), rounded to
+    nearest even; the f32 reciprocal and product on the CPU (IEEE, as the
+    kernel's rcp.rn and mul.rn)."""
+    d = descale.cpu()
+    d = d.reshape(()) if d.numel() == 1 else d[:, None, :, None]
+    x = (new.float().cpu() * (1.0 / d)).clamp(-448, 448)
+    return x.to(fp8.E4M3).to("cuda")
+
+
+def new_rows(b, snew, hkv, d, dtype):
+    """Random rows with outliers that saturate (|x| / descale > 448) and a
+    few exact zeros and negative zeros."""
+    x = torch.randn(b, snew, hkv, d, device="cuda", dtype=dtype) * 3
+    x[0, 0, 0, :4] = torch.tensor([1e4, -1e4, 0.0, -0.0], dtype=dtype,
+                                    device="cuda")
+    x[-1, -1, -1, -2:] = torch.tensor([30.0, -25.0], dtype=dtype,
+                                     device="cuda")
+    return x
+
+
+def codes(t):
+    return t.view(torch.uint8)
+
+
+@pytest.mark.parametrize("per", ["head", "tensor"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("snew", [1, 4], ids=["snew1", "snew4"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_fp8_append_kernel_matches_torch(dtype, d, snew, page_size, per):
+    # The kv_append kernel alone: ragged lengths (empty, mid-page, ending on
+    # a page boundary, filling the cache), shuffled pages with spares; the
+    # whole pool is compared byte for byte, so a row written anywhere else,
+    # or a code rounded differently, fails.
+    b, hkv, capacity = 4, 8, 256
+    k16, v16, table = make_cache(b, hkv, capacity, d, dtype, page_size)
+    k8, v8 = k16.float().to(fp8.E4M3), v16.float().to(fp8.E4M3)
+    kd, vd = descales(b, hkv, per)
+    seqlens = torch.tensor([0, 63, 128 - snew, capacity - snew],
+                           device="cuda", dtype=torch.int32)
+    k_new, v_new = (new_rows(b, snew, hkv, d, dtype) for _ in range(2))
+    want_k = appended(codes(k8), table, codes(quantized(k_new, kd)), seqlens)
+    want_v = appended(codes(v8), table, codes(quantized(v_new, vd)), seqlens)
+    run_or_skip(lambda: torch.ops.flashfuse.kvcache_append(
+        k8, v8, k_new, v_new, seqlens, table, kd, vd))
+    torch.cuda.synchronize()
+    assert torch.equal(codes(k8), want_k), "K codes"
+    assert torch.equal(codes(v8), want_v), "V codes"
+
+
+@pytest.mark.parametrize("per", ["head", "tensor"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("snew", [1, 3], ids=["snew1", "snew3"])
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_fp8_step_with_new_rows(dtype, d, snew, page_size, per):
+    # attention_with_kvcache with k_new/v_new: the rows quantised into the
+    # cache at [cache_seqlens[b], L_b), then attended to with the rest
+    # (Sq = Snew new query rows, causal bottom-right, GQA 32/8).
+    b, hq, hkv, capacity = 3, 32, 8, 512
+    lengths = [snew, 65, 512]  # L_b, new rows included
+    q = torch.randn(b, snew, hq, d, device="cuda", dtype=dtype)
+    k16, v16, table = make_cache(b, hkv, capacity, d, dtype, page_size)
+    k8, v8 = k16.float().to(fp8.E4M3), v16.float().to(fp8.E4M3)
+    kd, vd = descales(b, hkv, per)
+    seqlens = torch.tensor([n - snew for n in lengths], device="cuda",
+                           dtype=torch.int32)
+    k_new, v_new = (new_rows(b, snew, hkv, d, dtype) for _ in range(2))
+    want_k = appended(codes(k8), table, codes(quantized(k_new, kd)), seqlens)
+    want_v = appended(codes(v8), table, codes(quantized(v_new, vd)), seqlens)
+    out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k8, v8, seqlens, k_new, v_new, table, is_causal=True,
+        return_lse=True, check_inputs=True, k_descale=kd, v_descale=vd))
+    assert torch.equal(codes(k8), want_k), "K codes"
+    assert torch.equal(codes(v8), want_v), "V codes"
+
+    def dequantized(c8, descale):  # [B, Hkv, C, D] in f32
+        x = dense(c8.float(), table, b)
+        if descale.numel() == 1:
+            return x * descale.reshape(())
+        return x * descale[:, :, None, None]
+
+    kf, vf = dequantized(k8, kd), dequantized(v8, vd)
+    scale = 1 / math.sqrt(d)
+    ref, ref_lse = reference(q, kf, vf, lengths, scale, True, (-1, -1), 0.0,
+                             upcast=True)
+    low, _ = reference(q, kf.to(dtype), vf.to(dtype), lengths, scale, True,
+                       (-1, -1), 0.0, upcast=False)
+    check_result(out, lse, ref, ref_lse, low, 3, (b, snew, hq, d), dtype)

@@ -175,22 +175,3 @@ def test_quantize_kv_cache_per_tensor_and_paged():
 def test_quantize_kv_cache_errors(args, kwargs, error, message):
     with pytest.raises(error, match=message):
         fp8.quantize_kv_cache(*args, **kwargs)
-
-
-
-@pytest.mark.gpu
-def test_new_rows_with_an_fp8_cache_are_refused_by_name():
-    # No kv_append quantises new rows into an e4m3 cache yet (docs/KVCACHE.md
-    # "FP8 cache"): a valid call with k_new/v_new must say so, never copy
-    # 16-bit rows into the bytes. The decode itself is test_decode_fp8_gpu's.
-    from flashfuse.errors import UnsupportedError
-    q = torch.randn(2, 1, 8, 64, device="cuda", dtype=BF16)
-    k8, kd = fp8.quantize_kv_cache(
-        torch.randn(2, 128, 2, 64, device="cuda", dtype=BF16))
-    v8, vd = fp8.quantize_kv_cache(
-        torch.randn(2, 128, 2, 64, device="cuda", dtype=BF16))
-    lens = torch.tensor([5, 100], dtype=torch.int32, device="cuda")
-    kn = torch.randn(2, 1, 2, 64, device="cuda", dtype=BF16)
-    with pytest.raises(UnsupportedError, match="no kv_append kernel "
-                       "quantises new rows into an FP8 cache"):
-        call(q, k8, v8, lens, kn, kn.clone(), k_descale=kd, v_descale=vd)

@@ -125,28 +125,8 @@ public:
     for (const Operand &op : tensors())
       if (std::string why = operandProblem(op); !why.empty())
         return bad(why);
-    if (fp8Cache())
-      for (const Operand &op : {tensors()[1], tensors()[2]}) {
-        auto address = reinterpret_cast<uintptr_t>(op.ptr);
-        if (address % 16 != 0)
-          return bad(concat("the FP8 cache '", op.name, "' at ",
-                            hexAddress(address),
-                            " is not 16-byte aligned (the kernel copies it "
-                            "16 bytes at a time)"));
-      }
-    if (fp8Cache())
-      for (int i = 0; i < 2; ++i) {
-        const float *d = i ? a_.v_descale : a_.k_descale;
-        const int64_t *st = i ? a_.v_descale_stride : a_.k_descale_stride;
-        const char *name = i ? "v_descale" : "k_descale";
-        if (st[0] < 0 || st[1] < 0)
-          return bad(concat("'", name, "' has a negative stride"));
-        if (st[0] > kMaxElements / a_.batch ||
-            st[1] > kMaxElements / a_.heads_kv)
-          return bad(concat("'", name, "' is too large"));
-        if (reinterpret_cast<uintptr_t>(d) % alignof(float) != 0)
-          return bad(concat("'", name, "' is not 4-byte aligned"));
-      }
+    if (auto s = checkFp8Cache(); s != FLASHFUSE_SUCCESS)
+      return s;
     if (!a_.lse)
       return bad("'lse' is a null pointer");
     if (!a_.cache_seqlens)
@@ -168,13 +148,15 @@ public:
     if (v.kind != FLASHFUSE_KIND_KV_APPEND)
       return bad("not a kv_append kernel (flashfuse_kvcache_append takes the "
                  "kind kv_append)");
-    if (a_.kv_dtype == FLASHFUSE_DTYPE_E4M3)
-      return bad("the caches are e4m3: no kv_append quantises new rows into "
-                 "an FP8 cache yet (docs/KVCACHE.md \"FP8 cache\")");
+    // An FP8 cache's append (kv_dtype e4m3) quantises the new rows, which
+    // are in `dtype`, with the descales: the same dtype rules and
+    // descale checks as the decode.
     if (a_.dtype != v.dtype)
       return bad(concat("inputs are ", dtypeName(a_.dtype),
                         " but the kernel was compiled for ",
                         dtypeName(v.dtype)));
+    if (auto s = checkCacheDtype(); s != FLASHFUSE_SUCCESS)
+      return s;
     if (auto s = checkSequences(); s != FLASHFUSE_SUCCESS)
       return s;
     if (a_.heads_kv <= 0 || a_.heads_kv > kMaxI32)
@@ -187,6 +169,8 @@ public:
     for (const Operand &op : {ops[1], ops[2]})
       if (std::string why = operandProblem(op); !why.empty())
         return bad(why);
+    if (auto s = checkFp8Cache(); s != FLASHFUSE_SUCCESS)
+      return s;
     if (a_.seq_new > 0 && a_.batch * a_.heads_kv * a_.seq_new > kMaxI32)
       return bad(concat(a_.batch * a_.heads_kv * a_.seq_new,
                         " new rows (B x Hkv x seq_new) are more than one "
@@ -232,6 +216,7 @@ public:
                               all[i]->stride[d]));
     }
     out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
+    addDescaleArgs(out);
     return out;
   }
 
@@ -380,27 +365,60 @@ public:
     out.push_back(
         integer("window_right", FLASHFUSE_PARAM_I32, a_.window_right));
     out.push_back(real("softcap", a_.softcap));
-    if (fp8Cache()) {
-      const float *ptrs[2] = {a_.k_descale, a_.v_descale};
-      const int64_t *strides[2] = {a_.k_descale_stride, a_.v_descale_stride};
-      static const char *names[2][3] = {
-          {"k_descale", "k_descale_stride_b", "k_descale_stride_h"},
-          {"v_descale", "v_descale_stride_b", "v_descale_stride_h"}};
-      for (int i = 0; i < 2; ++i) {
-        out.push_back(buffer(names[i][0], ptrs[i],
-                             1 + (a_.batch - 1) * strides[i][0] +
-                                 (a_.heads_kv - 1) * strides[i][1]));
-        out.push_back(
-            integer(names[i][1], FLASHFUSE_PARAM_I64, strides[i][0]));
-        out.push_back(
-            integer(names[i][2], FLASHFUSE_PARAM_I64, strides[i][1]));
-      }
-    }
+    addDescaleArgs(out);
     return out;
   }
 
 private:
   bool fp8Cache() const { return a_.kv_dtype == FLASHFUSE_DTYPE_E4M3; }
+
+  // An FP8 cache's descales, named as its decode and kv_append take them
+  // (KERNEL_ABI.md "Decode"); nothing for a 16-bit cache.
+  void addDescaleArgs(std::vector<flashfuse_arg> &out) const {
+    if (!fp8Cache())
+      return;
+    const float *ptrs[2] = {a_.k_descale, a_.v_descale};
+    const int64_t *strides[2] = {a_.k_descale_stride, a_.v_descale_stride};
+    static const char *names[2][3] = {
+        {"k_descale", "k_descale_stride_b", "k_descale_stride_h"},
+        {"v_descale", "v_descale_stride_b", "v_descale_stride_h"}};
+    for (int i = 0; i < 2; ++i) {
+      out.push_back(buffer(names[i][0], ptrs[i],
+                           1 + (a_.batch - 1) * strides[i][0] +
+                               (a_.heads_kv - 1) * strides[i][1]));
+      out.push_back(integer(names[i][1], FLASHFUSE_PARAM_I64, strides[i][0]));
+      out.push_back(integer(names[i][2], FLASHFUSE_PARAM_I64, strides[i][1]));
+    }
+  }
+
+  // An FP8 cache's addresses and descales (after checkCacheDtype, which
+  // requires the descales; batch and heads_kv checked positive): what its
+  // decode and kv_append read and write 16 and 4 bytes at a time.
+  flashfuse_status checkFp8Cache() const {
+    if (!fp8Cache())
+      return FLASHFUSE_SUCCESS;
+    for (const Operand &op : {tensors()[1], tensors()[2]}) {
+      auto address = reinterpret_cast<uintptr_t>(op.ptr);
+      if (address % 16 != 0)
+        return bad(concat("the FP8 cache '", op.name, "' at ",
+                          hexAddress(address),
+                          " is not 16-byte aligned (the kernels copy it "
+                          "16 bytes at a time)"));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const float *d = i ? a_.v_descale : a_.k_descale;
+      const int64_t *st = i ? a_.v_descale_stride : a_.k_descale_stride;
+      const char *name = i ? "v_descale" : "k_descale";
+      if (st[0] < 0 || st[1] < 0)
+        return bad(concat("'", name, "' has a negative stride"));
+      if (st[0] > kMaxElements / a_.batch ||
+          st[1] > kMaxElements / a_.heads_kv)
+        return bad(concat("'", name, "' is too large"));
+      if (reinterpret_cast<uintptr_t>(d) % alignof(float) != 0)
+        return bad(concat("'", name, "' is not 4-byte aligned"));
+    }
+    return FLASHFUSE_SUCCESS;
+  }
 
   // The cache's dtype must be the kernel's, with descales iff it is e4m3.
   flashfuse_status checkCacheDtype() const {

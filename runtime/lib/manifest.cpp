@@ -280,9 +280,9 @@ private:
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
     } else if (key == "kv_dtype") {
-      // The cache's dtype of a decode kernel over an FP8 cache
-      // (flashfuse-compile --experimental-fp8-kvcache; docs/KVCACHE.md "FP8
-      // cache"). Absent: the cache has `dtype` (kv_dtype 0).
+      // The cache's dtype of a decode or kv_append kernel over an FP8
+      // cache (docs/KVCACHE.md "FP8 cache"). Absent: the cache has `dtype`
+      // (kv_dtype 0).
       if (!parseEnum(value, {{"e4m3", FLASHFUSE_DTYPE_E4M3}}, n))
         return error(concat("bad kv_dtype '", value, "' (expected e4m3)"));
       v.kv_dtype = static_cast<flashfuse_dtype>(n);
@@ -358,12 +358,14 @@ private:
                  "decode kernel exists)");
     if (e4m3 && (v.out_f32 || v.varlen || v.dropout))
       return bad("e4m3 kernels write no f32 O and take no varlen or dropout");
-    // An FP8 cache: only the decode reads one (no kv_append quantises new
-    // rows yet), its queries and O are 16-bit, and it takes the descales
-    // by name (KERNEL_ABI.md "Decode").
-    if (v.kv_dtype && v.kind != FLASHFUSE_KIND_DECODE)
-      return bad("'kv_dtype' is for kind decode only (no other kernel reads "
-                 "an FP8 cache)");
+    // An FP8 cache: the decode reads one and kv_append quantises new rows
+    // into it; their queries, O and new rows are 16-bit, and both take the
+    // descales by name (KERNEL_ABI.md "Decode").
+    bool cacheKernel = v.kind == FLASHFUSE_KIND_DECODE ||
+                       v.kind == FLASHFUSE_KIND_KV_APPEND;
+    if (v.kv_dtype && !cacheKernel)
+      return bad("'kv_dtype' is for kinds decode and kv_append only (no "
+                 "other kernel reads or writes an FP8 cache)");
     if (v.kv_dtype && e4m3)
       return bad("kv_dtype e4m3 needs a 16-bit dtype (the queries' and O's)");
     {
@@ -375,7 +377,7 @@ private:
       if (v.kv_dtype && !(kd && vd))
         return bad("kv_dtype e4m3 needs the params 'k_descale' and "
                    "'v_descale'");
-      if (!v.kv_dtype && (kd || vd) && v.kind == FLASHFUSE_KIND_DECODE)
+      if (!v.kv_dtype && (kd || vd) && cacheKernel)
         return bad("the params 'k_descale'/'v_descale' are for kv_dtype "
                    "e4m3 only");
     }

@@ -879,9 +879,13 @@ void testDecodeManifestStrictness() {
        "kv_dtype e4m3 needs the params 'k_descale' and 'v_descale'"},
       {decodeKernel("  kv_dtype f16\n"), "bad kv_dtype 'f16' (expected e4m3)"},
       {decodeKernel("  kv_dtype e4m3\n", "decode_combine"),
-       "'kv_dtype' is for kind decode only"},
+       "'kv_dtype' is for kinds decode and kv_append only"},
       {decodeKernel("  kv_dtype e4m3\n", "forward"),
-       "'kv_dtype' is for kind decode only"},
+       "'kv_dtype' is for kinds decode and kv_append only"},
+      {decodeKernel("  kv_dtype e4m3\n", "decode_check"),
+       "'kv_dtype' is for kinds decode and kv_append only"},
+      {decodeKernel("  kv_dtype e4m3\n", "kv_append"),
+       "kv_dtype e4m3 needs the params 'k_descale' and 'v_descale'"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "
@@ -1346,8 +1350,12 @@ flashfuse::Manifest decodeFp8Sample() {
 void testDecodeFp8Manifest() {
   flashfuse::Manifest m = decodeFp8Sample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 3);
+  EXPECT(k.size() == 5);
   EXPECT(k[0].variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
+  EXPECT(k[3].variant.kind == FLASHFUSE_KIND_KV_APPEND &&
+         k[3].variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
+  EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND &&
+         k[4].variant.kv_dtype == 0);
   EXPECT(k[1].variant.kv_dtype == FLASHFUSE_DTYPE_E4M3);
   EXPECT(k[1].variant.page_size == 16);
   EXPECT(k[2].variant.kv_dtype == 0); // absent: a cache of `dtype`
@@ -1370,6 +1378,13 @@ void testDecodeFp8Manifest() {
   EXPECT(m.find(paged) == 1);
   paged.kv_dtype = FLASHFUSE_DTYPE_BF16; // 0 (the cache has dtype) or e4m3
   EXPECT_ERROR(m.find(paged), FLASHFUSE_ERROR_INVALID_ARGUMENT, "kv_dtype");
+  // So are the appends: kernel 3 quantises into an e4m3 cache, 4 copies.
+  flashfuse_variant append = decodeVariant(
+      FLASHFUSE_KIND_KV_APPEND, FLASHFUSE_DTYPE_BF16, 128,
+      FLASHFUSE_CAUSAL_NONE, 0);
+  EXPECT(m.find(append) == 4);
+  append.kv_dtype = FLASHFUSE_DTYPE_E4M3;
+  EXPECT(m.find(append) == 3);
   // A decode kernel of a 16-bit cache takes no descales.
   std::string text = std::string(kHeader) + "kernel a\n" + kKernelBody;
   text.replace(text.find("forward"), 7, "decode");
@@ -1484,12 +1499,49 @@ void testDecodeFp8Checks() {
                  "inputs are f16 but the kernel was compiled for bf16");
   EXPECT_BAD_FP8(0, a.q_stride[1] = 12, "'q' stride 12 in dimension 1");
 #undef EXPECT_BAD_FP8
-  // No kv_append writes an FP8 cache.
-  flashfuse::Manifest d = decodeSample();
-  flashfuse_decode_args app = withNewRows(goodDecodeArgs(), 1);
-  app.kv_dtype = FLASHFUSE_DTYPE_E4M3;
-  EXPECT_ERROR(d.checkAppend(4, app), FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "no kv_append quantises new rows into an FP8 cache");
+  // kv_append into an FP8 cache (kernel 3): binds the descales by name
+  // (the dry run fails on a param it cannot provide), per head and per
+  // tensor; the decode's dtype and descale checks apply.
+  m.checkAppend(3, withNewRows(goodFp8Args(), 1));
+  flashfuse_decode_args perTensor = withNewRows(goodFp8Args(), 4);
+  perTensor.k_descale_stride[0] = perTensor.k_descale_stride[1] = 0;
+  perTensor.v_descale_stride[0] = perTensor.v_descale_stride[1] = 0;
+  m.checkAppend(3, perTensor);
+  auto expectBadAppend =
+      [&](int index, const std::function<void(flashfuse_decode_args &)> &edit,
+          const std::string &fragment, int line) {
+        flashfuse_decode_args b = withNewRows(goodFp8Args(), 2);
+        if (index == 4) { // the 16-bit append
+          b.kv_dtype = static_cast<flashfuse_dtype>(0);
+          b.k_descale = b.v_descale = nullptr;
+        }
+        edit(b);
+        expectError([&] { m.checkAppend(index, b); },
+                    FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment, line);
+      };
+#define EXPECT_BAD_APPEND(index, edit, fragment)                               \
+  expectBadAppend(index, [](flashfuse_decode_args & a) { edit; }, fragment,    \
+                  __LINE__)
+  EXPECT_BAD_APPEND(3, a.kv_dtype = static_cast<flashfuse_dtype>(0),
+                    "the arguments describe a bf16 cache but the kernel was "
+                    "compiled for an e4m3 (FP8) cache");
+  EXPECT_BAD_APPEND(4, a.kv_dtype = FLASHFUSE_DTYPE_E4M3,
+                    "the arguments describe an e4m3 (FP8) cache but the "
+                    "kernel was compiled for a bf16 cache");
+  EXPECT_BAD_APPEND(3, a.v_descale = nullptr,
+                    "an FP8 cache needs k_descale and v_descale, and "
+                    "'v_descale' is a null pointer");
+  EXPECT_BAD_APPEND(3, a.k_descale_stride[0] = -8,
+                    "'k_descale' has a negative stride");
+  EXPECT_BAD_APPEND(3, a.k_cache = fakePointer(0x20000008),
+                    "the FP8 cache 'k_cache' at 0x20000008 is not 16-byte "
+                    "aligned");
+  EXPECT_BAD_APPEND(3, a.k_stride[2] = 8 * 128 + 8,
+                    "'k_cache' stride 1032 in dimension 2 is not a multiple "
+                    "of 16 elements (16 bytes)");
+  EXPECT_BAD_APPEND(3, a.dtype = FLASHFUSE_DTYPE_F16,
+                    "inputs are f16 but the kernel was compiled for bf16");
+#undef EXPECT_BAD_APPEND
   // flashfuse_decode_args_init leaves the cache 16-bit.
   flashfuse_decode_args init;
   flashfuse_decode_args_init(&init);

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The FP8-cache decode (docs/KVCACHE.md "FP8 cache") on a GPU, through the
-runtime and flashfuse.attention_with_kvcache: runs
+"""The FP8-cache decode and append (docs/KVCACHE.md "FP8 cache") on a GPU,
+through the runtime and flashfuse.attention_with_kvcache: runs
 python/tests/test_decode_fp8_gpu.py (unless --no-tests), then times one
 decode step over an e4m3 cache against the same step over a bf16 cache,
 in GB/s of the cache bytes actually read (K and V rows of every sequence's
 L keys: 1 byte an element for e4m3, 2 for bf16), medians of CUDA-event
-timings after a warm-up. FLASHFUSE_KERNEL_DIR must hold both the 16-bit
-decode artifact (gen_suite.py --decode) and the FP8 one (--decode-fp8,
-flashfuse-compile --experimental-fp8-kvcache).
+timings after a warm-up; `*_step_us` times the same step with one new row
+a sequence appended first (kv_append, quantising into the e4m3 cache).
+FLASHFUSE_KERNEL_DIR must hold both the 16-bit decode artifact
+(gen_suite.py --decode) and an FP8 one (--decode-fp8, or the library's
+--decode-fp8-library).
 
   scripts/kernels/check_decode_fp8.py [--no-tests] [--out DIR]
 """
@@ -40,6 +42,8 @@ def bench(page_size, b, hq, hkv, length, d, reps=50):
     k8, kd = fp8.quantize_kv_cache(k, batch=b if page_size else None)
     v8, vd = fp8.quantize_kv_cache(v, batch=b if page_size else None)
     lens = torch.full((b,), length, device="cuda", dtype=torch.int32)
+    k_new = torch.randn(b, 1, hkv, d, device="cuda", dtype=dtype)
+    v_new = torch.randn_like(k_new)
 
     def time_ms(fn):
         for _ in range(10):
@@ -63,6 +67,11 @@ def bench(page_size, b, hq, hkv, length, d, reps=50):
         nbytes = 2 * b * hkv * length * d * elem
         row[f"{name}_us"] = round(ms * 1e3, 1)
         row[f"{name}_GBps"] = round(nbytes / (ms * 1e-3) / 1e9, 1)
+        # The last row of each sequence rewritten every repetition.
+        step_ms = time_ms(lambda: flashfuse.attention_with_kvcache(
+            q, kc, vc, lens - 1, k_new, v_new, table, is_causal=True,
+            **extra))
+        row[f"{name}_step_us"] = round(step_ms * 1e3, 1)
     row["speedup"] = round(row["bf16_us"] / row["e4m3_us"], 2)
     return row
 

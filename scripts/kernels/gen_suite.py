@@ -164,27 +164,45 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     return vs
 
 
+def decode_fp8_library_suite():
+    """The FP8 (e4m3) cache variants the kernel library ships for sm_90
+    targets (python/CMakeLists.txt, build/kernels/<target>-decode-fp8;
+    docs/KVCACHE.md "FP8 cache"): D 64/128 x f16/bf16 queries x causal
+    (bottom-right) or not x contiguous or paged (16, 64 rows a page), the
+    16-bit library's common shapes. 24 variants; with each decode kernel
+    its quantising kv_append (and decode_check) of the same dtype, D and
+    page size, so new rows are served too. The e4m3 conversions need
+    sm_89+: compile with --target=h100 or h200 (or l4). Other shapes
+    (D = 96..256, window, softcap) are compiled on demand or by
+    --decode-fp8."""
+    return [KVCacheVariant(f"kvf8_{dtype}_d{d}_{causal or 'full'}"
+                           + (f"_page{page}" if page else ""),
+                           dtype, d, causal=causal, page_size=page,
+                           kv_dtype="e4m3")
+            for dtype in ("f16", "bf16")
+            for d in (64, 128)
+            for causal in (None, "bottom_right")
+            for page in (0, 16, 64)]
+
+
 def decode_fp8_suite():
-    """flash.attention_kvcache variants over an FP8 (e4m3) cache
-    (docs/KVCACHE.md "FP8 cache"; compile with flashfuse-compile
-    --target=h100 or h200 --experimental-fp8-kvcache: the kernel is
-    experimental, and the e4m3 conversions need sm_89+; the runtime binds
-    its descales, python/tests/test_decode_fp8_gpu.py runs it): D 64/128/256 x f16/bf16
-    Q x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
-    page);
-    window and softcap at D = 128, causal, contiguous and page 16. 44
-    variants; their decode_combine and decode_check kernels are the 16-bit
-    ones'. No new rows: kv_append does not quantise yet."""
-    vs = []
+    """flash.attention_kvcache variants over an FP8 (e4m3) cache for the
+    GPU tests and benchmarks (docs/KVCACHE.md "FP8 cache"; compile with
+    flashfuse-compile --target=h100 or h200: the e4m3 conversions need
+    sm_89+; python/tests/test_decode_fp8_gpu.py runs it): the library's
+    (decode_fp8_library_suite) plus D = 256, and a window and softcap at
+    D = 128, causal, contiguous and page 16. 44 variants; with each decode
+    kernel its quantising kv_append, and the 16-bit decode_combine and
+    decode_check kernels."""
+    vs = decode_fp8_library_suite()
     for dtype in ("f16", "bf16"):
-        for d in (64, 128, 256):
-            for causal in (None, "bottom_right"):
-                for page in (0, 16, 64):
-                    vs.append(KVCacheVariant(
-                        f"kvf8_{dtype}_d{d}_{causal or 'full'}"
-                        + (f"_page{page}" if page else ""),
-                        dtype, d, causal=causal, page_size=page,
-                        kv_dtype="e4m3"))
+        for causal in (None, "bottom_right"):
+            for page in (0, 16, 64):
+                vs.append(KVCacheVariant(
+                    f"kvf8_{dtype}_d256_{causal or 'full'}"
+                    + (f"_page{page}" if page else ""),
+                    dtype, 256, causal=causal, page_size=page,
+                    kv_dtype="e4m3"))
         for page in (0, 16):
             suffix = f"_page{page}" if page else ""
             vs.append(KVCacheVariant(f"kvf8_{dtype}_d128_window{suffix}",
@@ -295,8 +313,11 @@ def main():
                     help="flash.attention_kvcache variants (decode kernels)")
     ap.add_argument("--decode-fp8", action="store_true",
                     help="flash.attention_kvcache variants over an FP8 "
-                         "(e4m3) cache (compile with --target=h100 or h200 "
-                         "--experimental-fp8-kvcache)")
+                         "(e4m3) cache for the GPU tests (compile with "
+                         "--target=h100 or h200)")
+    ap.add_argument("--decode-fp8-library", action="store_true",
+                    help="the FP8 (e4m3) cache variants the kernel library "
+                         "ships for sm_90 targets")
     ap.add_argument("--headdims", action="store_true",
                     help="forward and backward variants of the head dims "
                          "served on padded tiles (8-256, 192/128)")
@@ -321,12 +342,12 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     sparse_backward = args.block_sparse and args.backward
-    if (args.backward + args.decode + args.decode_fp8 + args.headdims
-            + args.varlen
+    if (args.backward + args.decode + args.decode_fp8
+            + args.decode_fp8_library + args.headdims + args.varlen
             + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
             - sparse_backward > 1):
-        ap.error("--backward, --decode, --decode-fp8, --headdims, --varlen, "
-                 "--sm90ws, --fp8 "
+        ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
+                 "--headdims, --varlen, --sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
                  "--backward the block-sparse backward one)")
@@ -339,13 +360,15 @@ def main():
              else sm90ws_suite() if args.sm90ws
              else fp8_suite() if args.fp8
              else decode_fp8_suite() if args.decode_fp8
+             else decode_fp8_library_suite() if args.decode_fp8_library
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]
                                      if args.decode_dims else []))
              if args.decode
              else headdims_suite() if args.headdims else default_suite())
-    if args.tiles and (args.decode or args.decode_fp8):
+    if args.tiles and (args.decode or args.decode_fp8
+                       or args.decode_fp8_library):
         ap.error("--tiles forces forward/backward tiles; the decode recipe "
                  "chooses its own")
     if args.tiles:

@@ -57,10 +57,6 @@ static cl::opt<bool> allowSpills("allow-spills",
 static cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("Backward kernels without float atomics (bit-identical runs)"));
-static cl::opt<bool> experimentalFp8KVCache(
-    "experimental-fp8-kvcache",
-    cl::desc("Build the decode kernels of f8E4M3FN KV caches (not yet "
-             "validated on a GPU; the runtime cannot launch them yet)"));
 static cl::opt<std::string> recipeName(
     "recipe",
     cl::desc("Recipe for ops without a config: auto (sm90 on sm_90 where "
@@ -135,7 +131,6 @@ static int compileModule(ModuleOp module, MLIRContext &context,
   flash::FlashLowerToGPUOptions gpuOptions;
   gpuOptions.chip = chip;
   gpuOptions.deterministic = deterministic;
-  gpuOptions.experimentalFp8KVCache = experimentalFp8KVCache;
   // Only the kernels are kept: the runtime launches them.
   gpuOptions.kernelsOnly = true;
   pm.addPass(flash::createFlashLowerToGPU(gpuOptions));

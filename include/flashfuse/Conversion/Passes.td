@@ -199,6 +199,12 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     (the device-side validation of the lengths and the page table, which
     the runtime launches as a debug option), launched or not, so that an
     artifact serves the whole decode path (docs/KERNEL_ABI.md, "Decode").
+    An f8E4M3FN cache (`descale(...)`, sm_89+) gets the FP8-cache decode
+    kernel, which converts the codes in registers and applies the
+    descales, and a `kv_append` that quantises the new rows as the CPU
+    lowerings do, e4m3(clamp(x * (1 / d), -448, 448)) with the IEEE f32
+    reciprocal (docs/KVCACHE.md, "FP8 cache"); on an older chip the op is
+    an error.
 
     A varlen flash.attention (cu_seqlens_q / cu_seqlens_k over a packed
     batch) gets the recipe's forward under the varlen tile scheduler: one
@@ -236,14 +242,7 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
            "artifact that the runtime launches (flashfuse-compile). Allows "
            "kernels with parameters only the runtime makes (the sm90ws "
            "recipe's TMA tensor maps), whose gpu.launch_func gets null "
-           "placeholders for them; without it such an op is an error">,
-    Option<"experimentalFp8KVCache", "experimental-fp8-kvcache", "bool",
-           /*default=*/"false",
-           "Build the decode kernel of an f8E4M3FN KV cache (sm_89+; "
-           "docs/KVCACHE.md \"FP8 cache\"). Off by default until new rows "
-           "can be quantised into such a cache on the GPU (the decode "
-           "kernel itself is checked on a GPU); without it such an op is "
-           "an error">
+           "placeholders for them; without it such an op is an error">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::cf::ControlFlowDialect",

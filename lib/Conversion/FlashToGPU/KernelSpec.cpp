@@ -216,6 +216,18 @@ SmallVector<std::string> KernelSpec::params() const {
                 "i64:" + pre + "_indices_stride_h", "i32:" + pre + "_slots"});
     }
   };
+  // docs/KERNEL_ABI.md "Decode": an FP8 cache's descales, f32, element
+  // (b, hkv) at b * stride_b + hkv * stride_h ([B, Hkv]: Hkv and 1; per
+  // tensor: 0 and 0), read by its decode and kv_append kernels. Last, so
+  // that the 16-bit kernels' parameters stay as they were.
+  auto cacheDescales = [&] {
+    if (!fp8Cache)
+      return;
+    memrefs({"k_descale", "v_descale"});
+    for (const char *t : {"k", "v"})
+      for (const char *d : {"b", "h"})
+        p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+  };
   switch (kind) {
   case Kind::Forward:
     if (isFp8()) {
@@ -334,16 +346,7 @@ SmallVector<std::string> KernelSpec::params() const {
       p.append({"i32:num_pages", "i64:block_table_stride"});
     p.append({"i32:num_splits", "i32:merge_splits", "f32:scale",
               "i32:window_left", "i32:window_right", "f32:softcap"});
-    // docs/KERNEL_ABI.md "Decode": an FP8 cache's descales, f32, element
-    // (b, hkv) at b * stride_b + hkv * stride_h ([B, Hkv]: Hkv and 1; per
-    // tensor: 0 and 0). Last, so that the 16-bit kernels' parameters stay
-    // as they were.
-    if (fp8Cache) {
-      memrefs({"k_descale", "v_descale"});
-      for (const char *t : {"k", "v"})
-        for (const char *d : {"b", "h"})
-          p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
-    }
+    cacheDescales();
     break;
   case Kind::DecodeCombine:
     memrefs({"o", "lse", "o_partial", "lse_partial"});
@@ -358,6 +361,7 @@ SmallVector<std::string> KernelSpec::params() const {
     strides({"k", "v", "k_new", "v_new"});
     if (pageSize)
       p.append({"i32:num_pages", "i64:block_table_stride"});
+    cacheDescales();
     break;
   case Kind::DecodeCheck:
     memrefs({"cache_seqlens"});
@@ -437,6 +441,7 @@ KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode) {
   s.headDim = decode.headDim;
   s.headDimV = decode.headDimV;
   s.pageSize = decode.pageSize;
+  s.fp8Cache = decode.fp8Cache;
   s.warps = 4;
   s.blockM = s.warps; // new rows per block, a warp each
   s.arch = decode.arch;
@@ -783,8 +788,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
   if (op.hasFp8Cache()) {
     // The target check (sm_89+) is flash-lower-to-gpu's, which knows the
     // chip (checkFp8CacheTarget).
-    if (std::string why = fp8CacheKernelGap(s.headDim, s.headDimV,
-                                            op.hasNewKV());
+    if (std::string why = fp8CacheKernelGap(s.headDim, s.headDimV);
         !why.empty())
       return op.emitOpError() << why;
     s.fp8Cache = true;

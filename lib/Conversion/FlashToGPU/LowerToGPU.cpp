@@ -920,7 +920,8 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
   named["softcap"] = arith::ConstantFloatOp::create(
       b, cast<FloatType>(f32), APFloat(float(op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0)));
   // An FP8 cache's descales: [B, Hkv] with strides (Hkv, 1), [] read as
-  // [1] with strides 0 (flash.attention's FP8 forward passes them alike).
+  // [1] with strides 0 (flash.attention's FP8 forward passes them alike);
+  // its decode and its kv_append take them by the same names.
   if (spec.fp8Cache)
     for (auto [name, d] : {std::pair<StringRef, Value>{"k", op.getKDescale()},
                            {"v", op.getVDescale()}}) {
@@ -968,12 +969,9 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     getOrCreateKernel(module, combine);
   // The append and the device-side check of the cache are built with every
   // decode kernel, launched or not: the runtime serves attention_with_kvcache
-  // (new rows, check_inputs) from the same artifact.
-  // Not for an FP8 cache: kv_append copies 16-bit rows, and getKernelSpec
-  // refuses new rows until it quantises them; a runtime must find no
-  // append for such a cache.
-  if (!spec.fp8Cache)
-    getOrCreateKernel(module, append);
+  // (new rows, check_inputs) from the same artifact. An FP8 cache's
+  // append quantises the rows with the descales (variant kv_dtype e4m3).
+  getOrCreateKernel(module, append);
   getOrCreateKernel(module, getDecodeCheckSpec(spec));
 
   Value out = bufferization::ToTensorOp::create(b, b.getLoc(), outTy, oBuf,
@@ -1033,13 +1031,9 @@ void FlashLowerToGPU::runOnOperation() {
   }
   for (AttentionKVCacheOp op : kvOps) {
     collect(getKernelSpec(op), kvSpecs);
-    // The e4m3 conversions of the FP8-cache decode need sm_89+, and the
-    // kernel is built only on request (kFp8CacheKernelExperimental).
-    if (!refused && kvSpecs.back().fp8Cache &&
-        (kvSpecs.back().arch < 89 || !experimentalFp8KVCache)) {
-      op.emitOpError() << (kvSpecs.back().arch < 89
-                               ? kFp8CacheNeedsSm89
-                               : kFp8CacheKernelExperimental);
+    // The e4m3 conversions of the FP8-cache decode and append need sm_89+.
+    if (!refused && kvSpecs.back().fp8Cache && kvSpecs.back().arch < 89) {
+      op.emitOpError() << kFp8CacheNeedsSm89;
       refused = true;
     }
   }
@@ -1098,19 +1092,30 @@ void FlashLowerToGPU::runOnOperation() {
   // The kv_append, decode_check and backward_sparse_transpose kernels go
   // last: the PTX numbers its kernels in module order (in their block
   // labels), so every other kernel keeps the code it had before they
-  // existed, byte for byte.
+  // existed, byte for byte. The FP8-cache appends, the newest, go after
+  // those.
   Block &body = module.getBodyRegion().front();
-  for (auto &[spec, func] : kernels) {
-    if (spec.kind != KernelSpec::Kind::KVAppend &&
-        spec.kind != KernelSpec::Kind::DecodeCheck &&
-        spec.kind != KernelSpec::Kind::BackwardSparseTranspose)
-      continue;
-    Operation &last = body.back();
-    if (last.hasTrait<OpTrait::IsTerminator>())
-      func->moveBefore(&last);
-    else
-      func->moveBefore(&body, body.end());
-  }
+  auto moveLast = [&](function_ref<bool(const KernelSpec &)> selected) {
+    for (auto &[spec, func] : kernels) {
+      if (!selected(spec))
+        continue;
+      Operation &last = body.back();
+      if (last.hasTrait<OpTrait::IsTerminator>())
+        func->moveBefore(&last);
+      else
+        func->moveBefore(&body, body.end());
+    }
+  };
+  auto fp8Append = [](const KernelSpec &spec) {
+    return spec.kind == KernelSpec::Kind::KVAppend && spec.fp8Cache;
+  };
+  moveLast([&](const KernelSpec &spec) {
+    return (spec.kind == KernelSpec::Kind::KVAppend ||
+            spec.kind == KernelSpec::Kind::DecodeCheck ||
+            spec.kind == KernelSpec::Kind::BackwardSparseTranspose) &&
+           !fp8Append(spec);
+  });
+  moveLast(fp8Append);
 }
 
 } // namespace

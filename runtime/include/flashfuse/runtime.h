@@ -120,10 +120,10 @@ typedef struct flashfuse_variant {
   int32_t block_sparse;
   int32_t sparse_block_q;
   int32_t sparse_block_k;
-  /* decode: FLASHFUSE_DTYPE_E4M3 for a kernel over an FP8 KV cache
-   * (manifest `kv_dtype e4m3`, docs/KVCACHE.md "FP8 cache"), whose params
-   * take k_descale/v_descale; 0 for a cache of `dtype` and for every other
-   * kind. Appended after sparse_block_k for the same reason as page_size. */
+  /* decode, kv_append: FLASHFUSE_DTYPE_E4M3 for a kernel over an FP8 KV
+   * cache (manifest `kv_dtype e4m3`, docs/KVCACHE.md "FP8 cache"), whose
+   * params take k_descale/v_descale (kv_append quantises the new rows with
+   * them); 0 for a cache of `dtype` and for every other kind. Appended after sparse_block_k for the same reason as page_size. */
   flashfuse_dtype kv_dtype;
 } flashfuse_variant;
 
@@ -455,7 +455,7 @@ flashfuse_kernel_launch(flashfuse_kernel *kernel, const flashfuse_arg *args,
  * would land outside the cache). flashfuse_decode_check_on_device checks
  * them on the GPU (a debug option; it synchronises the stream). */
 typedef struct flashfuse_decode_args {
-  flashfuse_dtype dtype;        /* of q, the caches and o */
+  flashfuse_dtype dtype;        /* of q, o, k_new/v_new and a 16-bit cache */
   const void *q;                /* [B, Hq, Sq, D] */
   const void *k_cache;          /* [B, Hkv, C, D] or [num_pages, P, Hkv, D] */
   const void *v_cache;          /* the same with Dv */
@@ -485,8 +485,9 @@ typedef struct flashfuse_decode_args {
   const void *k_new;
   const void *v_new;
   int64_t k_new_stride[4], v_new_stride[4];
-  /* An FP8 cache (docs/KVCACHE.md "FP8 cache"; a decode kernel of
-   * kv_dtype e4m3): kv_dtype FLASHFUSE_DTYPE_E4M3, k_cache/v_cache hold one
+  /* An FP8 cache (docs/KVCACHE.md "FP8 cache"; decode and kv_append
+   * kernels of kv_dtype e4m3, which takes k_new/v_new in `dtype`):
+   * kv_dtype FLASHFUSE_DTYPE_E4M3, k_cache/v_cache hold one
    * byte an element (strides count bytes, multiples of 16; 16-byte aligned
    * addresses), and k_descale/v_descale are f32 device buffers, element
    * (b, hkv) at b * stride[0] + hkv * stride[1] ((Hkv, 1) for [B, Hkv],
@@ -548,9 +549,12 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode_check(
  * capacity, a page index outside [0, num_pages)) is skipped, never clamped
  * onto another sequence's rows. Validates the arguments as
  * flashfuse_attention_decode does (those of the caches, the lengths, the
- * table and k_new/v_new; q, o, lse and the options are not used). seq_new =
- * 0 launches nothing. Asynchronous; launch the decode after it on the same
- * stream. */
+ * table and k_new/v_new; q, o, lse and the options are not used). For an
+ * FP8 cache (kv_dtype FLASHFUSE_DTYPE_E4M3, a kv_append of kv_dtype e4m3)
+ * k_new/v_new are in `dtype` and are stored as e4m3(clamp(x * (1 /
+ * descale[b, h]), -448, 448)), rounded to nearest even, with the decode's
+ * descale arguments and checks. seq_new = 0 launches nothing.
+ * Asynchronous; launch the decode after it on the same stream. */
 FLASHFUSE_API flashfuse_status flashfuse_kvcache_append(
     flashfuse_kernel *append, const flashfuse_decode_args *args,
     void *stream);

@@ -5,21 +5,27 @@
 // by chunk), 128 at D = 64, 32 at D = 256, with f16 and bf16 queries.
 // Their K/V copies are 16-byte cp.async of the codes, converted by
 // cvt.rn.f16x2.e4m3x2 (bf16: through f32, cvt.rn.bf16x2.f32); the manifest
-// names the cache's dtype and the descale params, and holds no kv_append.
+// names the cache's dtype and the descale params. Their kv_append kernels
+// quantise new rows with cvt.rn.satfinite.e4m3x2.f32 after an IEEE
+// reciprocal of the descale (rcp.rn.f32) and store 8 codes a lane.
 //
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --experimental-fp8-kvcache -o %t/h100 | FileCheck %s
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 // RUN: grep -c "cvt.rn.f16x2.e4m3x2" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: grep -c "cvt.rn.bf16x2.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: grep -c "cp.async.cg.shared.global" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: grep -c "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
-// RUN: not grep -q flash_kv_append %t/h100/manifest.txt
+// RUN: grep -c "cvt.rn.satfinite.e4m3x2.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "rcp.rn.f32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "st.global.v4.b16" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 //
 // CHECK-DAG: ptxas sm_90a flash_decode_bf16_kvf8_d128_m16n256w4s2_causalbr: {{.*}}, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_decode_bf16_kvf8_d128_m16n256w4s2_causalbr_window_softcap_page64: {{.*}}, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_decode_f16_kvf8_d64_m16n128w4s3_page16: {{.*}}, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_decode_f16_kvf8_d96_m16n256w4s2_page16: {{.*}}, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_decode_f16_kvf8_d256_m64n32w4s3_causalbr_page16: {{.*}}, 0/0 bytes spill stores/loads
+// CHECK-DAG: ptxas sm_90a flash_kv_append_bf16_kvf8_d128_m4n0w4s0: {{.*}}, 0/0 bytes spill stores/loads
+// CHECK-DAG: ptxas sm_90a flash_kv_append_f16_kvf8_d64_m4n0w4s0_page16: {{.*}}, 0/0 bytes spill stores/loads
 // CHECK: wrote
 //
 // MANIFEST-LABEL: kernel flash_decode_bf16_kvf8_d128_m16n256w4s2_causalbr
@@ -28,6 +34,11 @@
 // MANIFEST: page_size 0
 // MANIFEST: kv_dtype e4m3
 // MANIFEST: params {{.*}} memref:k_descale memref:v_descale i64:k_descale_stride_b i64:k_descale_stride_h i64:v_descale_stride_b i64:v_descale_stride_h
+// MANIFEST-LABEL: kernel flash_kv_append_bf16_kvf8_d128_m4n0w4s0
+// MANIFEST: kind kv_append
+// MANIFEST: dtype bf16
+// MANIFEST: kv_dtype e4m3
+// MANIFEST: params memref:k memref:v memref:k_new memref:v_new {{.*}} memref:k_descale memref:v_descale i64:k_descale_stride_b i64:k_descale_stride_h i64:v_descale_stride_b i64:v_descale_stride_h
 // NONZERO: {{[1-9]}}
 
 func.func @d128(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x4096x128xf8E4M3FN>,

@@ -1,20 +1,22 @@
 // The decode kernel of an FP8 (f8E4M3FN) KV cache (docs/KVCACHE.md "FP8
-// cache", Sm80Decode.cpp): built only with experimental-fp8-kvcache, on
-// sm_89+. The caches reach the kernel as e4m3 buffers, copied by cp.async
-// as a 16-bit view; the codes become the MMA's type with
-// nvvm.convert.f8x2.to.f16x2 (and f16 -> f32 -> bf16 for a bf16 query);
-// the descales are [B, Hkv] buffers with strides (Hkv, 1), or [] with
-// strides 0. No kv_append kernel is built for such a cache (it would copy
-// 16-bit rows).
-// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu="chip=sm_90a experimental-fp8-kvcache=true" | FileCheck %s
+// cache", Sm80Decode.cpp), on sm_89+. The caches reach the kernel as e4m3
+// buffers, copied by cp.async as a 16-bit view; the codes become the MMA's
+// type with nvvm.convert.f8x2.to.f16x2 (and f16 -> f32 -> bf16 for a bf16
+// query); the descales are [B, Hkv] buffers with strides (Hkv, 1), or []
+// with strides 0. The kv_append of such a cache (KVAppend.cpp) takes the
+// descales by the same names and quantises the new rows: f32 products with
+// 1 / descale, converted pairwise by nvvm.convert.f32x2.to.f8x2 (satfinite,
+// round to nearest even) and stored as 8 e4m3 codes a lane.
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefix=CONFIG
-// Without the option, or on sm_80, the lowering refuses the op by name.
-// RUN: not flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=EXPERIMENTAL
-// RUN: not flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu="chip=sm_80 experimental-fp8-kvcache=true" 2>&1 | FileCheck %s --check-prefix=SM80
+// On sm_80 the lowering and the config selection refuse the op by name.
+// RUN: not flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not flashfuse-opt %s --flash-select-config=target=a100 2>&1 | FileCheck %s --check-prefix=SM80
+// The experimental option is gone.
+// RUN: not flashfuse-opt %s --flash-lower-to-gpu="chip=sm_90a experimental-fp8-kvcache=true" 2>&1 | FileCheck %s --check-prefix=NOOPTION
 
-// EXPERIMENTAL: error: 'flash.attention_kvcache' op the GPU decode kernel of an f8E4M3FN KV cache is experimental (checked on a GPU, but no kernel quantises new rows into the cache yet): pass experimental-fp8-kvcache=true to flash-lower-to-gpu (flashfuse-compile --experimental-fp8-kvcache) to build it
-// SM80: no GPU kernel for an f8E4M3FN KV cache on this target: the decode kernel converts e4m3 with cvt.rn.f16x2.e4m3x2, which needs sm_89 or later
+// SM80: no GPU kernel for an f8E4M3FN KV cache on this target: the decode kernel converts e4m3 with cvt.rn.f16x2.e4m3x2 and kv_append with cvt.rn.satfinite.e4m3x2.f32, which need sm_89 or later
+// NOOPTION: no such option experimental-fp8-kvcache
 
 // D = 128: blocks of 256 keys, the bytes of the 16-bit kernel's 128.
 // CONFIG-LABEL: func.func @per_head
@@ -49,8 +51,25 @@ func.func @paged_per_tensor(%q: tensor<2x8x1x64xf16>, %k: tensor<64x16x2x64xf8E4
   return %o : tensor<2x8x1x64xf16>
 }
 
+// New rows: kv_append first, with the descales after its 16-bit kernel's
+// parameters ([B, Hkv] k_descale: strides (Hkv, 1); [] v_descale: 0, 0),
+// then the decode over the updated caches.
+// CHECK-LABEL: func.func @append
+// CHECK: gpu.launch_func @flash_kernels::@flash_kv_append_f16_kvf8_d64_m4n0w4s0_page16
+// CHECK-SAME: args(%{{.*}} : memref<?xf8E4M3FN>, %{{.*}} : memref<?xf8E4M3FN>, %{{.*}} : memref<?xf16>, %{{.*}} : memref<?xf16>,
+// CHECK-SAME: %{{.*}} : memref<?xf32>, %{{.*}} : memref<?xf32>, %{{.*}} : i64, %c1_i64{{[_0-9]*}} : i64, %c0_i64{{[_0-9]*}} : i64, %c0_i64{{[_0-9]*}} : i64)
+// CHECK: gpu.launch_func @flash_kernels::@flash_decode_f16_kvf8_d64_m16n128w4s3_page16
+func.func @append(%q: tensor<2x8x1x64xf16>, %k: tensor<64x16x2x64xf8E4M3FN>, %v: tensor<64x16x2x64xf8E4M3FN>,
+                  %len: tensor<2xi32>, %bt: tensor<2x32xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>,
+                  %kd: tensor<2x2xf32>, %vd: tensor<f32>)
+    -> (tensor<2x8x1x64xf16>, tensor<64x16x2x64xf8E4M3FN>, tensor<64x16x2x64xf8E4M3FN>) {
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %len block_table(%bt : tensor<2x32xi32>) new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) descale(%kd, %vd : tensor<2x2xf32>, tensor<f32>)
+      : tensor<2x8x1x64xf16>, tensor<64x16x2x64xf8E4M3FN>, tensor<64x16x2x64xf8E4M3FN>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<64x16x2x64xf8E4M3FN>, tensor<64x16x2x64xf8E4M3FN>
+  return %o, %kc, %vc : tensor<2x8x1x64xf16>, tensor<64x16x2x64xf8E4M3FN>, tensor<64x16x2x64xf8E4M3FN>
+}
+
 // CHECK: gpu.module @flash_kernels
-// CHECK-NOT: flash_kv_append
 // CHECK: gpu.func @flash_decode_bf16_kvf8_d128_m16n256w4s2_causalbr(
 // CHECK-SAME: %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xf8E4M3FN>, %{{[^:]*}}: memref<?xf8E4M3FN>, %{{[^:]*}}: memref<?xbf16>
 // CHECK-SAME: kv_dtype = "e4m3"
@@ -65,3 +84,28 @@ func.func @paged_per_tensor(%q: tensor<2x8x1x64xf16>, %k: tensor<64x16x2x64xf8E4
 // CHECK: gpu.func @flash_decode_f16_kvf8_d64_m16n128w4s3_page16(
 // CHECK-NOT: arith.extf %{{.*}} : vector<2xf16> to vector<2xf32>
 // CHECK: gpu.func @flash_decode_check_
+// Every decode kernel comes with its append, the FP8 ones last in the
+// module (after the decode_check kernels, whose PTX stays as it was).
+// CHECK: gpu.func @flash_kv_append_bf16_kvf8_d128_m4n0w4s0(%{{[^:]*}}: memref<?xf8E4M3FN>, %{{[^:]*}}: memref<?xf8E4M3FN>, %{{[^:]*}}: memref<?xbf16>, %{{[^:]*}}: memref<?xbf16>
+// CHECK: gpu.func @flash_kv_append_f16_kvf8_d64_m4n0w4s0_page16(
+// CHECK-SAME: kind = "kv_append", kv_dtype = "e4m3"
+// CHECK-SAME: "i32:num_pages", "i64:block_table_stride", "memref:k_descale", "memref:v_descale", "i64:k_descale_stride_b", "i64:k_descale_stride_h", "i64:v_descale_stride_b", "i64:v_descale_stride_h"]
+// One IEEE division per row and cache: the reciprocals of the descales.
+// CHECK: %[[KD:.*]] = memref.load %{{.*}} : memref<?xf32>
+// CHECK: %[[KINV:.*]] = arith.divf %{{.*}}, %[[KD]] : f32
+// CHECK: %[[VD:.*]] = memref.load %{{.*}} : memref<?xf32>
+// CHECK: arith.divf %{{.*}}, %[[VD]] : f32
+// A lane's 8 new elements (16 bytes) times 1 / k_descale in f32, converted
+// in pairs (element 2i in the low byte: the op's first operand is the high
+// one) and stored as 8 codes.
+// CHECK: %[[ROW:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// CHECK: %[[INV8:.*]] = vector.broadcast %[[KINV]] : f32 to vector<8xf32>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[ROW]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[X:.*]] = arith.mulf %[[WIDE]], %[[INV8]] : vector<8xf32>
+// CHECK: %[[X1:.*]] = vector.extract %[[X]][1]
+// CHECK: %[[X0:.*]] = vector.extract %[[X]][0]
+// CHECK: %[[P0:.*]] = nvvm.convert.f32x2.to.f8x2 %[[X1]], %[[X0]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK-COUNT-3: nvvm.convert.f32x2.to.f8x2
+// CHECK: %[[PAIRS:.*]] = vector.from_elements %[[P0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi16>
+// CHECK: %[[CODES:.*]] = vector.bitcast %[[PAIRS]] : vector<4xi16> to vector<8xf8E4M3FN>
+// CHECK: vector.store %[[CODES]], %{{.*}} {alignment = 8 : i64} : memref<?xf8E4M3FN>, vector<8xf8E4M3FN>

@@ -82,7 +82,7 @@ func.func @kvcache_new_kv_dv(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>
 // An FP8 cache on sm_80 (this file's chip): no e4m3 conversion instruction,
 // so no kernel (decode-fp8.mlir has sm_90a's).
 func.func @kvcache_fp8_cache(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf8E4M3FN>, %len: tensor<1xi32>, %d: tensor<1x8xf32>) -> tensor<1x8x1x64xf16> {
-  // expected-error @+1 {{no GPU kernel for an f8E4M3FN KV cache on this target: the decode kernel converts e4m3 with cvt.rn.f16x2.e4m3x2, which needs sm_89 or later}}
+  // expected-error @+1 {{no GPU kernel for an f8E4M3FN KV cache on this target: the decode kernel converts e4m3 with cvt.rn.f16x2.e4m3x2 and kv_append with cvt.rn.satfinite.e4m3x2.f32, which need sm_89 or later}}
   %o = flash.attention_kvcache %q, %k, %k, %len descale(%d, %d : tensor<1x8xf32>, tensor<1x8xf32>) {config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>}
       : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf8E4M3FN>, tensor<1x8x64x64xf8E4M3FN>, tensor<1xi32> -> tensor<1x8x1x64xf16>
   return %o : tensor<1x8x1x64xf16>

@@ -30,7 +30,7 @@ func.func @f32(%q: tensor<1x8x1x64xf32>, %k: tensor<1x8x64x64xf32>, %len: tensor
 
 // An FP8 cache (docs/KVCACHE.md "FP8 cache"): the decode kernel serves D and
 // Dv multiples of 32 from 64 to 256 (select-config-decode-fp8.mlir), not
-// D = 32 nor new rows (kv_append does not quantise yet).
+// D = 32.
 func.func @fp8_cache_d32(%q: tensor<1x8x1x32xbf16>, %k: tensor<1x8x64x32xf8E4M3FN>, %len: tensor<1xi32>, %d: tensor<f32>) -> tensor<1x8x1x32xbf16> {
   // expected-error @+1 {{no GPU kernel for an f8E4M3FN KV cache at D = 32, Dv = 32: the FP8-cache decode kernel serves D and Dv multiples of 32 from 64 to 256 (the CPU lowerings serve the others; docs/KVCACHE.md)}}
   %o = flash.attention_kvcache %q, %k, %k, %len descale(%d, %d : tensor<f32>, tensor<f32>)
@@ -45,13 +45,4 @@ func.func @fp8_cache_d80(%q: tensor<1x8x1x80xf16>, %k: tensor<1x8x64x80xf8E4M3FN
   %o = flash.attention_kvcache %q, %k, %k, %len descale(%d, %d : tensor<f32>, tensor<f32>)
       : tensor<1x8x1x80xf16>, tensor<1x8x64x80xf8E4M3FN>, tensor<1x8x64x80xf8E4M3FN>, tensor<1xi32> -> tensor<1x8x1x80xf16>
   return %o : tensor<1x8x1x80xf16>
-}
-
-// -----
-
-func.func @fp8_cache_new_kv(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x8x64x64xf8E4M3FN>, %len: tensor<1xi32>, %kn: tensor<1x8x1x64xbf16>, %d: tensor<f32>) -> tensor<1x8x1x64xbf16> {
-  // expected-error @+1 {{no GPU kernel appends new_kv rows to an f8E4M3FN KV cache yet: kv_append copies 16-bit rows and does not quantise them (the CPU lowerings serve it; docs/KVCACHE.md)}}
-  %o, %kc, %vc = flash.attention_kvcache %q, %k, %k, %len new_kv(%kn, %kn : tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>) descale(%d, %d : tensor<f32>, tensor<f32>)
-      : tensor<1x8x1x64xbf16>, tensor<1x8x64x64xf8E4M3FN>, tensor<1x8x64x64xf8E4M3FN>, tensor<1xi32> -> tensor<1x8x1x64xbf16>, tensor<1x8x64x64xf8E4M3FN>, tensor<1x8x64x64xf8E4M3FN>
-  return %o : tensor<1x8x1x64xbf16>
 }

@@ -97,6 +97,8 @@ struct KernelSpec {
   /// the cache as a 16-bit view (two codes a unit, so the K/V tiles are
   /// cacheColumns() wide), converts the codes in registers and takes the
   /// descales as k_descale / v_descale with [B, Hkv] strides.
+  /// KVAppend: the cache it writes is such a cache; the kernel quantises
+  /// the new rows (elementType) with the descales' reciprocals.
   bool fp8Cache = false;
   /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
   /// them for an FP8 cache, all of them otherwise.
@@ -280,8 +282,9 @@ FailureOr<KernelSpec> getKernelSpec(AttentionKVCacheOp op);
 /// block), so every decode variant of a dtype and Dv shares it.
 KernelSpec getDecodeCombineSpec(const KernelSpec &decode);
 /// The kv_append kernel that writes new_kv's rows into the cache of
-/// `decode` (same dtype, head dims and page size; one warp per new row,
-/// block_m rows a block).
+/// `decode` (same dtype, head dims, page size and cache dtype: it
+/// quantises into an FP8 cache; one warp per new row, block_m rows a
+/// block).
 KernelSpec getKVAppendSpec(const KernelSpec &decode);
 /// The decode_check kernel that validates the lengths and page table of
 /// `decode`'s cache on the device (one block of block_m threads). Its code

@@ -618,7 +618,7 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   if (op.hasFp8Cache()) {
     if (target.arch < 89)
       return op.emitError() << kFp8CacheNeedsSm89;
-    if (std::string why = fp8CacheKernelGap(d, dv, op.hasNewKV());
+    if (std::string why = fp8CacheKernelGap(d, dv);
         !why.empty())
       return op.emitError() << why;
   }
