@@ -16,10 +16,15 @@ Differentiable: with inputs that require grad, the backward launches the
 preprocess, the transposition of the lists (query blocks per key block,
 built on the GPU into a workspace), the main backward kernel walking them
 and the postprocess, all from the artifact of the forward's variant
-(docs/KERNEL_ABI.md "Block-sparse backward").
+(docs/KERNEL_ABI.md "Block-sparse backward"). The transposed lists are
+kept for the next steps while the same list tensors come back unmodified
+(a training loop passes one BlockMask to every step): the transposition
+then runs once, as FlexAttention builds its q-lists once per BlockMask.
 """
 
+import collections
 import os
+import weakref
 
 import torch
 
@@ -170,34 +175,93 @@ def _list_args(named, prefix, n, i, family="kv"):
     named[f"{pre}slots"] = (rt.PARAM_I32, i.shape[-1])
 
 
-def _backward_list_args(lists, seq_q, seq_k, size):
+def _backward_list_args(lists, seq_q, seq_k, size, transposed=None):
     """The backward's list arguments: the forward's lists (read by the
     transpose kernel) and, per pair, the workspace the transpose kernel
     fills with the transposed pair: counts [B', H', KB] and indices
     [B', H', KB, QB] int32, the forward pair's B' and H'
-    (docs/KERNEL_ABI.md "Block-sparse backward")."""
+    (docs/KERNEL_ABI.md "Block-sparse backward"). `transposed`: a
+    workspace already filled for these lists (TransposedLists), passed
+    instead of a new one."""
     bq, bk = size
     qb, kb = -(-seq_q // bq), -(-seq_k // bk)
     named, workspace = {}, []
+    given = iter(transposed or ())
     for prefix, n, i in (("", lists[0], lists[1]), ("full_", lists[2],
                                                     lists[3])):
         if n is None:
             continue
         _list_args(named, prefix, n, i)
-        b_, h_ = n.shape[:2]
-        t_num = n.new_empty(b_, h_, kb)
-        t_idx = n.new_empty(b_, h_, kb, qb)
-        if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
-            # Counts the transposition failed to write would walk every
-            # slot, of indices past QB: a wrong gradient, never a read out
-            # of bounds.
-            t_num.fill_(2**31 - 1)
-            t_idx.fill_(2**31 - 1)
+        if transposed is not None:
+            t_num, t_idx = next(given), next(given)
+        else:
+            b_, h_ = n.shape[:2]
+            t_num = n.new_empty(b_, h_, kb)
+            t_idx = n.new_empty(b_, h_, kb, qb)
+            if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
+                # Counts the transposition failed to write would walk every
+                # slot, of indices past QB: a wrong gradient, never a read
+                # out of bounds.
+                t_num.fill_(2**31 - 1)
+                t_idx.fill_(2**31 - 1)
         _list_args(named, prefix, t_num, t_idx, family="q")
         workspace += [t_num, t_idx]
-    # The workspace must outlive the launches' queuing only: torch's
-    # allocator orders its reuse after them on the stream.
     return named, workspace
+
+
+class TransposedLists:
+    """The transposed lists of recent backward steps, reused while the
+    forward's list tensors are the same objects, unmodified since (torch's
+    version counter: any in-place write bumps it), for the same sequence
+    lengths, block size, device and stream. `capacity` entries, the least
+    recently used dropped first: each holds B' x H' x KB x (QB + 1) int32
+    per list pair (1 MiB per head at 16k keys and 128 x 128 blocks)."""
+
+    def __init__(self, capacity=4):
+        self.capacity = capacity
+        self._entries = collections.OrderedDict()
+
+    @staticmethod
+    def _key(lists, seq_q, seq_k, size, stream):
+        present = tuple(t for t in lists if t is not None)
+        return (tuple(id(t) for t in present), seq_q, seq_k, tuple(size),
+                str(present[0].device), stream)
+
+    def get(self, lists, seq_q, seq_k, size, stream):
+        """The workspace filled for `lists`, or None."""
+        key = self._key(lists, seq_q, seq_k, size, stream)
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        refs, versions, workspace = entry
+        present = [t for t in lists if t is not None]
+        # id() may be reused by a new tensor once the old one is freed: the
+        # weak references tell the same objects apart.
+        if any(r() is not t or t._version != v
+               for r, v, t in zip(refs, versions, present)):
+            del self._entries[key]
+            return None
+        self._entries.move_to_end(key)
+        return workspace
+
+    def put(self, lists, seq_q, seq_k, size, stream, workspace):
+        # Entries whose lists are gone can never be hit again.
+        for key in [k for k, (refs, _, _) in self._entries.items()
+                    if any(r() is None for r in refs)]:
+            del self._entries[key]
+        present = [t for t in lists if t is not None]
+        key = self._key(lists, seq_q, seq_k, size, stream)
+        self._entries[key] = ([weakref.ref(t) for t in present],
+                              [t._version for t in present], workspace)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+
+    def clear(self):
+        self._entries.clear()
+
+
+_transposed = TransposedLists()
 
 
 def block_sparse_attention(query, key, value, block_mask=None, *,
@@ -299,11 +363,19 @@ def _backward(dout, query, key, value, out, lse, lists, sparse, causal,
         deterministic=deterministic, block_sparse=sparse)
     grad_q, grad_k, grad_v = (ops._grad_like(t) for t in (query, key, value))
     dout, q, k, v, out = (_readable(t) for t in (dout, query, key, value, out))
-    extra, workspace = _backward_list_args(lists, q.shape[2], k.shape[2],
-                                           sparse[1:])
+    seq_q, seq_k, size = q.shape[2], k.shape[2], sparse[1:]
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    transposed = _transposed.get(lists, seq_q, seq_k, size, stream)
+    extra, workspace = _backward_list_args(lists, seq_q, seq_k, size,
+                                           transposed)
+    if transposed is not None:
+        # The sequence of _backward_plan(block_sparse=...) is preprocess,
+        # transposition, main kernel, ...: the lists are transposed already.
+        plan = plan[:1] + plan[2:]
     ops._launch_backward(plan, dout, q, k, v, out, lse, None, None, grad_q,
                          grad_k, grad_v, scale, -1, -1, 0.0, extra=extra)
-    del workspace  # queued: the allocator orders its reuse after the kernels
+    if transposed is None:
+        _transposed.put(lists, seq_q, seq_k, size, stream, workspace)
     return grad_q, grad_k, grad_v
 
 

@@ -134,3 +134,52 @@ def test_deterministic_plan_walks_the_lists_in_the_dq_kernel(fake_artifact,
                        deterministic=True, block_sparse=(1, 128, 128))
     assert fake_artifact[3] == (rt.KIND_BACKWARD_DQ, 1, 128, 128)
     assert len(fake_artifact) == 5
+
+
+def _cpu_lists(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n = torch.randint(0, 3, (1, 2, 4), generator=g, dtype=torch.int32)
+    i = torch.randint(0, 4, (1, 2, 4, 3), generator=g, dtype=torch.int32)
+    return (n, i, None, None)
+
+
+def test_transposed_lists_are_kept_for_the_same_unmodified_tensors():
+    cache = block_sparse.TransposedLists(capacity=2)
+    lists = _cpu_lists()
+    work = [torch.zeros(3)]
+    assert cache.get(lists, 500, 500, (128, 128), 7) is None
+    cache.put(lists, 500, 500, (128, 128), 7, work)
+    assert cache.get(lists, 500, 500, (128, 128), 7) is work
+    # Other lengths, block size or stream: not the same transposition.
+    assert cache.get(lists, 501, 500, (128, 128), 7) is None
+    assert cache.get(lists, 500, 500, (64, 128), 7) is None
+    assert cache.get(lists, 500, 500, (128, 128), 8) is None
+    # Equal values in other tensors: a miss (kept by identity, not value).
+    copy = tuple(t.clone() if t is not None else None for t in lists)
+    assert cache.get(copy, 500, 500, (128, 128), 7) is None
+    # An in-place write bumps the version counter: the entry is dropped.
+    lists[1][0, 0, 0, 0] += 1
+    assert cache.get(lists, 500, 500, (128, 128), 7) is None
+    assert cache.get(lists, 500, 500, (128, 128), 7) is None
+
+
+def test_transposed_lists_evict_the_least_recently_used():
+    cache = block_sparse.TransposedLists(capacity=2)
+    a, b, c = _cpu_lists(1), _cpu_lists(2), _cpu_lists(3)
+    for lists in (a, b):
+        cache.put(lists, 256, 256, (128, 128), 0, [lists[0]])
+    assert cache.get(a, 256, 256, (128, 128), 0) is not None  # a is recent
+    cache.put(c, 256, 256, (128, 128), 0, [c[0]])
+    assert cache.get(b, 256, 256, (128, 128), 0) is None
+    assert cache.get(a, 256, 256, (128, 128), 0) is not None
+    assert cache.get(c, 256, 256, (128, 128), 0) is not None
+
+
+def test_transposed_lists_of_freed_tensors_are_dropped():
+    cache = block_sparse.TransposedLists(capacity=4)
+    lists = _cpu_lists(4)
+    cache.put(lists, 256, 256, (128, 128), 0, [])
+    del lists
+    other = _cpu_lists(5)
+    cache.put(other, 256, 256, (128, 128), 0, [])
+    assert len(cache._entries) == 1
