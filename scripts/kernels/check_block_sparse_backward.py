@@ -73,6 +73,7 @@ from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse import block_sparse, ops  # noqa: E402
 from check_block_sparse import (BLOCK, ODD_SHAPE_CASES, _flex,  # noqa: E402
                                 random_lists, timed, visible_mask)
+from profile_backward_kernels import kernel_times  # noqa: E402
 
 
 def reference_transpose(n, i, sq, sk):
@@ -253,34 +254,36 @@ def numerics(sanitize=False):
             print(f"FAIL transpose {name}: {type(e).__name__}: {e}")
     if sanitize:
         return failures
+    def guarded(label, cases):
+        """Failures of the named cases (a callable returning their
+        count), an exception counting as one."""
+        try:
+            return cases()
+        except Exception as e:  # a missing kernel, a bad launch
+            print(f"FAIL {label}: {type(e).__name__}: {e}")
+            return 1
+
+    def case_640(name, lists, zero_key_blocks=()):
+        return not check_case(name, 1, 2, 2, 640, 640, 128, torch.bfloat16,
+                              lists, False, zero_key_blocks=zero_key_blocks)
+
     # A key block that no query block lists: dK = dV = 0 on its keys.
     n, i, fn, fi = random_lists(1, 2, 640, 640, 0.8, 0.4, gen, empty_rows=0)
     lists = unlisted_key_block((n, i, fn, fi), 2)
-    try:
-        failures += not check_case("unlisted key block", 1, 2, 2, 640, 640,
-                                   128, torch.bfloat16, lists, False,
-                                   zero_key_blocks=(2,))
-    except Exception as e:
-        failures += 1
-        print(f"FAIL unlisted key block: {type(e).__name__}: {e}")
+    failures += guarded("unlisted key block", lambda: case_640(
+        "unlisted key block", lists, zero_key_blocks=(2,)))
+
     # The same list tensors again (the transposed lists kept from the step
     # before, block_sparse.TransposedLists), then rewritten in place with
     # key block 2 dropped: the version counter must invalidate the kept
     # transposition, or key block 2 keeps its gradients.
-    n, i, fn, fi = random_lists(1, 2, 640, 640, 0.8, 0.4, gen, empty_rows=0)
-    lists = (n, i, fn, fi)
-    try:
-        for step in ("first", "reused"):
-            failures += not check_case(f"{step} lists", 1, 2, 2, 640, 640,
-                                       128, torch.bfloat16, lists, False)
+    def reused():
+        lists = random_lists(1, 2, 640, 640, 0.8, 0.4, gen, empty_rows=0)
+        bad = case_640("first lists", lists) + case_640("reused lists", lists)
         for t, new in zip(lists, unlisted_key_block(lists, 2)):
             t.copy_(new)
-        failures += not check_case("rewritten lists", 1, 2, 2, 640, 640,
-                                   128, torch.bfloat16, lists, False,
-                                   zero_key_blocks=(2,))
-    except Exception as e:
-        failures += 1
-        print(f"FAIL reused lists: {type(e).__name__}: {e}")
+        return bad + case_640("rewritten lists", lists, zero_key_blocks=(2,))
+    failures += guarded("reused lists", reused)
     # Structured BlockMasks (their partial blocks need the mask_mod, which
     # the Python entry point does not take: the kernels' partial blocks keep
     # every key, and so does the reference, which reads the same lists).
@@ -292,13 +295,9 @@ def numerics(sanitize=False):
         bm, _ = made
         lists = (bm.kv_num_blocks, bm.kv_indices, bm.full_kv_num_blocks,
                  bm.full_kv_indices)
-        try:
-            failures += not check_case(f"{which} blockmask", 1, 4, 4, 1000,
-                                       1000, 128, torch.bfloat16, lists,
-                                       False)
-        except Exception as e:
-            failures += 1
-            print(f"FAIL {which}: {type(e).__name__}: {e}")
+        failures += guarded(which, lambda lists=lists: not check_case(
+            f"{which} blockmask", 1, 4, 4, 1000, 1000, 128, torch.bfloat16,
+            lists, False))
     return failures
 
 
@@ -392,24 +391,6 @@ def throughput(seq, reps):
                  else f"{'-':>8} {'-':>9}"))
 
 
-def kernel_times(fn, steps=5):
-    """{kernel name: device microseconds per call of fn} from the CUDA
-    profiler (CUPTI sees the runtime's launches too)."""
-    fn()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(steps):
-            fn()
-        torch.cuda.synchronize()
-    times = {}
-    for e in prof.key_averages():
-        t = e.self_device_time_total  # kernels' own time; 0 for host ops
-        if t:
-            times[e.key] = times.get(e.key, 0.0) + t / steps
-    return times
-
-
 def profile(seq):
     """--profile: one training step's kernels, ours and FlexAttention's,
     at 50% and 10% random density (same shapes as the throughput)."""
@@ -433,7 +414,7 @@ def profile(seq):
             runs["flex"] = lambda bm=bm: step(
                 lambda: flex[1](q, k, v, block_mask=bm))
         for who, fn in runs.items():
-            times = kernel_times(fn)
+            times = {name: us for name, (_, us) in kernel_times(fn, 5).items()}
             total = sum(times.values())
             print(f"{who} {int(density * 100)}%: {total:.0f} us of kernels")
             for name, t in sorted(times.items(), key=lambda x: -x[1])[:8]:
