@@ -9,6 +9,9 @@
 // Each input is one function in a module (the script appends a driver).
 // The ops_* cases exercise each integer op the evaluator models; the
 // *_per_head / *_per_batch cases read h / b and get lists per head / batch.
+// The window_global_d* cases are its flash.attention_grad, one gradient
+// each (dQ, dK, dV), on random dO, O and LSE: dense and block-sparse agree
+// on any inputs.
 // RUN: split-file %s %t
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=32 block-k=32" --count="block_sparse(" \
@@ -17,16 +20,17 @@
 // RUN:   %t/dilated_causal.mlir %t/fixed_documents_gqa.mlir \
 // RUN:   %t/runtime_documents.mlir %t/random_ids.mlir %t/batch_documents.mlir \
 // RUN:   %t/ops_floordiv.mlir %t/ops_ceildiv.mlir %t/ops_remsi.mlir %t/ops_select_casts.mlir %t/ops_minmax.mlir \
-// RUN:   %t/window_per_head.mlir %t/prefix_per_batch.mlir | FileCheck %s
+// RUN:   %t/window_per_head.mlir %t/prefix_per_batch.mlir \
+// RUN:   %t/window_global_dq.mlir %t/window_global_dk.mlir %t/window_global_dv.mlir | FileCheck %s
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   --pass="--flash-derive-block-sparsity=block-q=64 block-k=16" --count="full_blocks(" \
-// RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir | FileCheck %s --check-prefix=NAIVE
+// RUN:   %t/causal.mlir %t/window_global.mlir %t/prefix_br.mlir %t/window_global_dk.mlir | FileCheck %s --check-prefix=NAIVE
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-16: OK
+// CHECK-COUNT-19: OK
 // CHECK-NOT: {{BAD|ERROR}}
 // NAIVE-NOT: {{BAD|ERROR}}
-// NAIVE-COUNT-3: OK
+// NAIVE-COUNT-4: OK
 // NAIVE-NOT: {{BAD|ERROR}}
 
 //--- causal.mlir
@@ -63,6 +67,81 @@ func.func @window_global(%q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>,
     flash.yield %keep : i1
   }
   return %o : tensor<1x2x200x32xf32>
+}
+}
+
+//--- window_global_dq.mlir
+// The gradient of window_global's mask (its dq): the lists derived
+// for flash.attention_grad, walked key block by key block.
+module {
+func.func @window_global_dq(%do: tensor<1x2x200x32xf32>, %q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>, %o: tensor<1x2x200x32xf32>, %lse: tensor<1x2x200xf32>) -> tensor<1x2x200x32xf32> {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200xf32> -> tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 40 : index
+    %g = arith.constant 16 : index
+    %d1 = arith.subi %i, %j : index
+    %d2 = arith.subi %j, %i : index
+    %n1 = arith.cmpi slt, %d1, %w : index
+    %n2 = arith.cmpi slt, %d2, %w : index
+    %near = arith.andi %n1, %n2 : i1
+    %gk = arith.cmpi slt, %j, %g : index
+    %gq = arith.cmpi slt, %i, %g : index
+    %glob = arith.ori %gk, %gq : i1
+    %keep = arith.ori %near, %glob : i1
+    flash.yield %keep : i1
+  }
+  return %dq : tensor<1x2x200x32xf32>
+}
+}
+
+//--- window_global_dk.mlir
+// The gradient of window_global's mask (its dk): the lists derived
+// for flash.attention_grad, walked key block by key block.
+module {
+func.func @window_global_dk(%do: tensor<1x2x200x32xf32>, %q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>, %o: tensor<1x2x200x32xf32>, %lse: tensor<1x2x200xf32>) -> tensor<1x2x200x32xf32> {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200xf32> -> tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 40 : index
+    %g = arith.constant 16 : index
+    %d1 = arith.subi %i, %j : index
+    %d2 = arith.subi %j, %i : index
+    %n1 = arith.cmpi slt, %d1, %w : index
+    %n2 = arith.cmpi slt, %d2, %w : index
+    %near = arith.andi %n1, %n2 : i1
+    %gk = arith.cmpi slt, %j, %g : index
+    %gq = arith.cmpi slt, %i, %g : index
+    %glob = arith.ori %gk, %gq : i1
+    %keep = arith.ori %near, %glob : i1
+    flash.yield %keep : i1
+  }
+  return %dk : tensor<1x2x200x32xf32>
+}
+}
+
+//--- window_global_dv.mlir
+// The gradient of window_global's mask (its dv): the lists derived
+// for flash.attention_grad, walked key block by key block.
+module {
+func.func @window_global_dv(%do: tensor<1x2x200x32xf32>, %q: tensor<1x2x200x32xf32>, %k: tensor<1x2x200x32xf32>, %v: tensor<1x2x200x32xf32>, %o: tensor<1x2x200x32xf32>, %lse: tensor<1x2x200xf32>) -> tensor<1x2x200x32xf32> {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200xf32> -> tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>, tensor<1x2x200x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %w = arith.constant 40 : index
+    %g = arith.constant 16 : index
+    %d1 = arith.subi %i, %j : index
+    %d2 = arith.subi %j, %i : index
+    %n1 = arith.cmpi slt, %d1, %w : index
+    %n2 = arith.cmpi slt, %d2, %w : index
+    %near = arith.andi %n1, %n2 : i1
+    %gk = arith.cmpi slt, %j, %g : index
+    %gq = arith.cmpi slt, %i, %g : index
+    %glob = arith.ori %gk, %gq : i1
+    %keep = arith.ori %near, %glob : i1
+    flash.yield %keep : i1
+  }
+  return %dv : tensor<1x2x200x32xf32>
 }
 }
 

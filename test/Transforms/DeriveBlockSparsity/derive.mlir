@@ -34,6 +34,29 @@ func.func @causal(%q: tensor<1x2x512x32xf32>) -> tensor<1x2x512x32xf32> {
 
 // -----
 
+// The gradient of the same causal mask_mod gets the same lists (its
+// kernels walk their transposition, key block by key block).
+// CHECK-LABEL: func.func @causal_grad
+// CHECK-DAG: %[[N:.*]] = arith.constant dense<1> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[I:.*]] = arith.constant dense<{{\[\[\[\[}}0], [1], [2], [3]]]]> : tensor<1x1x4x1xi32>
+// CHECK-DAG: %[[FN:.*]] = arith.constant dense<[{{\[\[}}0, 1, 2, 3]]]> : tensor<1x1x4xi32>
+// CHECK-DAG: %[[FI:.*]] = arith.constant dense<{{\[\[\[\[}}0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 1, 2]]]]> : tensor<1x1x4x3xi32>
+// CHECK: flash.attention_grad {{.*}} block_sparse(%[[N]], %[[I]] : tensor<1x1x4xi32>, tensor<1x1x4x1xi32>) full_blocks(%[[FN]], %[[FI]] : tensor<1x1x4xi32>, tensor<1x1x4x3xi32>) {sparse_block_size = array<i64: 128, 128>}
+// CHECK: mask_mod
+// B256-LABEL: func.func @causal_grad
+// B256: sparse_block_size = array<i64: 256, 128>
+func.func @causal_grad(%q: tensor<1x2x512x32xf32>, %lse: tensor<1x2x512xf32>) -> tensor<1x2x512x32xf32> {
+  %dq, %dk, %dv = flash.attention_grad %q, %q, %q, %q, %q, %lse : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512xf32> -> tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>
+  mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi sle, %j, %i : index
+    flash.yield %keep : i1
+  }
+  return %dq : tensor<1x2x512x32xf32>
+}
+
+// -----
+
 // Sliding window (|q - k| < 128, through math.absi on i64) with 128
 // global tokens (kv_idx < 128 or q_idx < 128): the first key block and the
 // first query block are full, the window's inner diagonals full, its edges

@@ -155,9 +155,10 @@ func.func @mask_operand(%q: tensor<1x2x512x32xf32>, %m: tensor<1x1x512x512xi1>) 
 // -----
 
 // No mask_mod: nothing to derive, and no remark (most ops are like this).
-// The gradient is not rewritten (no block-sparse backward kernels yet).
+// The gradient's mask_mod gets its lists (derive.mlir has their values).
 // CHECK-LABEL: func.func @no_mask_mod_and_grad
-// CHECK-NOT: block_sparse(
+// CHECK: flash.attention %{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}} {causal = #flash.causal<top_left>}
+// CHECK: flash.attention_grad {{.*}} block_sparse(
 func.func @no_mask_mod_and_grad(%q: tensor<1x2x512x32xf32>, %lse: tensor<1x2x512xf32>) -> (tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>) {
   %o = flash.attention %q, %q, %q {causal = #flash.causal<top_left>} : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32> -> tensor<1x2x512x32xf32>
   %dq, %dk, %dv = flash.attention_grad %q, %q, %q, %q, %q, %lse : tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512xf32> -> tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>, tensor<1x2x512x32xf32>

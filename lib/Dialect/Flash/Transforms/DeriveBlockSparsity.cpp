@@ -30,6 +30,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
+#include <type_traits>
 
 namespace mlir::flash {
 #define GEN_PASS_DEF_FLASHDERIVEBLOCKSPARSITY
@@ -259,17 +260,26 @@ struct FlashDeriveBlockSparsity
           << blockQ << " and " << blockK;
       return signalPassFailure();
     }
-    SmallVector<AttentionOp> ops;
-    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
-    for (AttentionOp op : ops) {
-      std::string why = derive(op);
-      if (!why.empty() && explain && !op.getMaskMod().empty())
-        op.emitRemark() << "flash-derive-block-sparsity: left dense: " << why;
+    // The forward and the gradient alike: a training graph's backward
+    // visits the same blocks (its kernels walk the transposed lists).
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<AttentionOp, AttentionGradOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      std::string why = isa<AttentionOp>(op) ? derive(cast<AttentionOp>(op))
+                                             : derive(cast<AttentionGradOp>(op));
+      auto iface = cast<AttentionVariantInterface>(op);
+      if (!why.empty() && explain && !iface.getMaskModRegion().empty())
+        op->emitRemark() << "flash-derive-block-sparsity: left dense: " << why;
     }
   }
 
-  /// Gives `op` its lists, or says why not.
-  std::string derive(AttentionOp op) {
+  /// Gives `op` (flash.attention or flash.attention_grad) its lists, or
+  /// says why not.
+  template <typename OpT>
+  std::string derive(OpT op) {
     if (op.getMaskMod().empty())
       return "no mask_mod region";
     auto iface = cast<AttentionVariantInterface>(op.getOperation());
@@ -280,8 +290,9 @@ struct FlashDeriveBlockSparsity
       return "it has a 'mask' operand, which block_sparse does not take";
     if (op.isVarlen())
       return "it is varlen, which block_sparse does not take";
-    if (op.isFp8())
-      return "it has FP8 operands, which block_sparse does not take";
+    if constexpr (std::is_same_v<OpT, AttentionOp>)
+      if (op.isFp8())
+        return "it has FP8 operands, which block_sparse does not take";
     AttentionSizes sz = iface.getSizes();
     if (ShapedType::isDynamic(sz.seqQ) || ShapedType::isDynamic(sz.seqK))
       return "Sq and Sk must be static";
@@ -349,7 +360,8 @@ struct FlashDeriveBlockSparsity
   }
 
   /// Sets the lists (the full ones where given) and their block size.
-  void setLists(AttentionOp op, Value num, Value idx, Value fullNum,
+  template <typename OpT>
+  void setLists(OpT op, Value num, Value idx, Value fullNum,
                 Value fullIdx, int64_t bq, int64_t bk) {
     op.getKvNumBlocksMutable().assign(num);
     op.getKvIndicesMutable().assign(idx);

@@ -92,8 +92,9 @@ def FlashDeriveBlockSparsity : Pass<"flash-derive-block-sparsity"> {
   let summary = "Give a flash.attention the block-sparse lists its mask_mod "
                 "implies";
   let description = [{
-    For each dense `flash.attention` with a `mask_mod` region and static
-    Sq and Sk, classifies every (query block, key block) of
+    For each dense `flash.attention` or `flash.attention_grad` with a
+    `mask_mod` region and static Sq and Sk (a gradient gets the lists of
+    its forward: its kernels walk their transposition), classifies every (query block, key block) of
     `block-q` x `block-k` indices by interval evaluation of the region over
     the block's index rectangle [i0, i1] x [j0, j1] (the last block of
     either side short where S is not a multiple), with b and h over their
