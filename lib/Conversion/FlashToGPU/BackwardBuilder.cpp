@@ -441,10 +441,12 @@ void BackwardBuilder::build() {
       accumulateDQ(dsT, stepStart(/*again=*/true));
     finishQueryBlock(dK, dV);
     // The next iteration's prefetch overwrites the stage read here (and
-    // the dS tile).
+    // the dS tile), an iterator's record of the step included: the dQ
+    // tile's destination is read before the barrier, not after it.
+    Value publishStart = s.dqTiles ? stepStart(/*again=*/true) : Value();
     gpu::BarrierOp::create(b);
     if (s.dqTiles)
-      publishDQ(stepStart(/*again=*/true));
+      publishDQ(publishStart);
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
