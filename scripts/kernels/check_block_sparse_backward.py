@@ -317,13 +317,28 @@ def flex_block_mask(lists, seq):
         return BlockMask.from_kv_blocks(n, i, fn, fi, BLOCK_SIZE=BLOCK)
 
 
+# The timed shapes: B = 1, H = 16, D = 128, bf16, S = --seq.
+BENCH_B, BENCH_H, BENCH_D = 1, 16, 128
+
+
+def bench_inputs(seq):
+    """Q, K, V (requiring grad) of the timed shapes and step(attn): one
+    training step, attn() and the gradients of its output against a fixed
+    dO."""
+    q, k, v, do = (torch.randn(BENCH_B, BENCH_H, seq, BENCH_D, device="cuda",
+                               dtype=torch.bfloat16) for _ in range(4))
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+
+    def step(attn):
+        o = attn()
+        return torch.autograd.grad(o, (q, k, v), do)
+    return q, k, v, step
+
+
 def throughput(seq, reps):
     flex = _flex()
-    b, h, d, dtype = 1, 16, 128, torch.bfloat16
     gen = torch.Generator().manual_seed(1)
-    q, k, v, do = (torch.randn(b, h, seq, d, device="cuda", dtype=dtype)
-                   for _ in range(4))
-    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    q, k, v, step = bench_inputs(seq)
     cases = []
     for density in (0.5, 0.25, 0.1):
         lists = random_lists(1, 1, seq, seq, density, 0.5, gen, empty_rows=0)
@@ -340,10 +355,6 @@ def throughput(seq, reps):
             lists = (bm.kv_num_blocks, bm.kv_indices, bm.full_kv_num_blocks,
                      bm.full_kv_indices)
             cases.append((name, lists, bm, mod))
-
-    def step(attn):
-        o = attn()
-        return torch.autograd.grad(o, (q, k, v), do)
 
     dense = timed(lambda: step(lambda: flashfuse.attention(q, k, v)))
     print(f"{'case':16} {'ours ms':>8} {'ours+T':>8} {'dense ms':>8} "
@@ -380,7 +391,7 @@ def throughput(seq, reps):
             if flex_t:
                 samples["flex"].append(flex_t())
         med = {key: statistics.median(s) for key, s in samples.items() if s}
-        flops = 3.5 * 4 * b * h * d
+        flops = 3.5 * 4 * BENCH_B * BENCH_H * BENCH_D
         useful = flops * pairs / (med["ours"] * 1e-3) / 1e12
         dense_tf = flops * seq * seq / (med["dense"] * 1e-3) / 1e12
         flex_ms = med.get("flex")
@@ -395,15 +406,8 @@ def profile(seq):
     """--profile: one training step's kernels, ours and FlexAttention's,
     at 50% and 10% random density (same shapes as the throughput)."""
     flex = _flex()
-    b, h, d, dtype = 1, 16, 128, torch.bfloat16
     gen = torch.Generator().manual_seed(1)
-    q, k, v, do = (torch.randn(b, h, seq, d, device="cuda", dtype=dtype)
-                   for _ in range(4))
-    q, k, v = (t.requires_grad_() for t in (q, k, v))
-
-    def step(attn):
-        o = attn()
-        return torch.autograd.grad(o, (q, k, v), do)
+    q, k, v, step = bench_inputs(seq)
 
     for density in (0.5, 0.1):
         lists = random_lists(1, 1, seq, seq, density, 0.5, gen, empty_rows=0)
