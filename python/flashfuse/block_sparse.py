@@ -198,7 +198,7 @@ def _backward_list_args(lists, seq_q, seq_k, size, transposed=None):
             b_, h_ = n.shape[:2]
             t_num = n.new_empty(b_, h_, kb)
             t_idx = n.new_empty(b_, h_, kb, qb)
-            if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
+            if ops.poison_requested():
                 # Counts the transposition failed to write would walk every
                 # slot, of indices past QB: a wrong gradient, never a read
                 # out of bounds.

@@ -7,6 +7,8 @@
 transformers is imported only by register(); it is not a dependency.
 """
 
+import weakref
+
 NAME = "flashfuse"
 
 # Query rows per step up to which a step over a cache is decoding (one token,
@@ -50,8 +52,34 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
     if attention_mask is not None and not getattr(
             getattr(module, "config", None), "_flashfuse_unpadded", False):
         return None
+    return _lengths_from_positions(position_ids, query.shape[0])
+
+
+# The last step's (position_ids, its version, B) and lengths: every layer of
+# a step gets the same position_ids, and three small torch ops per layer
+# were a large part of a decoding step's host time.
+_last_lengths = [None, -1, 0, None]
+
+
+def _lengths_from_positions(position_ids, batch):
+    """i32 [B] position_ids[:, -1] + 1, computed once per position_ids
+    tensor (while its contents are unchanged) and batch in eager mode."""
+    import torch
+
+    if torch.compiler.is_compiling():
+        # Traced into the graph (a tensor kept across calls would be a
+        # CUDA graph's output that the next replay overwrites).
+        return (position_ids[:, -1] + 1).to(torch.int32).expand(
+            batch).contiguous()
+    held, version, held_batch, lengths = _last_lengths
+    if (held is not None and held() is position_ids
+            and version == position_ids._version and held_batch == batch):
+        return lengths
     last = (position_ids[:, -1] + 1).to(torch.int32)
-    return last.expand(query.shape[0]).contiguous()
+    lengths = last.expand(batch).contiguous()
+    _last_lengths[:] = [weakref.ref(position_ids), position_ids._version,
+                        batch, lengths]
+    return lengths
 
 
 def attention_forward(module, query, key, value, attention_mask, scaling=None,

@@ -7,6 +7,7 @@ import os
 import torch
 
 from . import fp8 as fp8_mod
+from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
 
 # Set to 1 to run the device-side check of the lengths and the page table
@@ -334,6 +335,24 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
+    # Eager steps call the launches directly: the dispatcher's checks of a
+    # custom op (alias analysis, autograd wrapping) took more host time than
+    # a small step's kernels (run 87). torch.compile still goes through the
+    # ops, and so does a q that needs a gradient (the op has no backward:
+    # asking for one raises, rather than a silently detached result).
+    eager = (not torch.compiler.is_compiling()
+             and not (getattr(q, "requires_grad", False)
+                      and torch.is_grad_enabled()))
+    key = (_step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                     block_table, softmax_scale, is_causal, window_size,
+                     softcap, num_splits, k_descale, v_descale)
+           if eager and not check_requested(check_inputs) else None)
+    step = _steps.entries.get(key) if key is not None else None
+    if step is not None:
+        lengths = (step.lengths if step.lengths is not None
+                   else cache_seqlens)
+        return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
+                    k_descale, v_descale, return_lse)
     _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                v_new, block_table, window_size, softcap,
                                k_descale, v_descale)
@@ -345,27 +364,100 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     else:
         lengths = cache_seqlens
     if check_requested(check_inputs):
-        ops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
+        kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
                           q.dtype)
-    # Eager steps call the ops' bodies: the dispatcher's checks of a custom
-    # op (alias analysis, autograd wrapping) took more host time than a
-    # small step's kernels (run 87). torch.compile still goes through the
-    # ops, and so does a q that needs a gradient (the op has no backward:
-    # asking for one raises, rather than a silently detached result).
-    eager = (not torch.compiler.is_compiling()
-             and not (q.requires_grad and torch.is_grad_enabled()))
     k_ds, v_ds = ((None, None) if descales is None
                   else (descales[0][0], descales[1][0]))
+    causal = 2 if is_causal else 0
+    window_left, window_right = int(window_size[0]), int(window_size[1])
+    if eager:
+        step = _Step(
+            kvops.append_launch(k_cache, v_cache, k_new, v_new, lengths,
+                                block_table, k_ds, v_ds)
+            if k_new is not None else None,
+            kvops.decode_launch(q, k_cache, v_cache, lengths, block_table,
+                                snew, causal, scale, window_left,
+                                window_right, float(softcap), num_splits,
+                                k_ds, v_ds),
+            lengths if isinstance(cache_seqlens, int) else None)
+        if key is not None:
+            _steps.get(key, lambda: step)
+        return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
+                    k_ds, v_ds, return_lse)
     if k_new is not None:
         # An FP8 cache's append quantises the rows with the descales.
-        append = (ops.kvcache_append_eager if eager
-                  else torch.ops.flashfuse.kvcache_append)
-        append(k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds,
-               v_ds)
-    attend = (ops.attention_kvcache_eager if eager
-              else torch.ops.flashfuse.attention_kvcache)
-    out, lse = attend(
-        q, k_cache, v_cache, lengths, block_table, snew, 2 if is_causal else 0,
-        scale, int(window_size[0]), int(window_size[1]), float(softcap),
-        num_splits, k_ds, v_ds)
+        torch.ops.flashfuse.kvcache_append(
+            k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds, v_ds)
+    out, lse = torch.ops.flashfuse.attention_kvcache(
+        q, k_cache, v_cache, lengths, block_table, snew, causal, scale,
+        window_left, window_right, float(softcap), num_splits, k_ds, v_ds)
     return (out, lse) if return_lse else out
+
+
+class _Step:
+    """The launches of an eager step whose arguments' signature has been
+    checked (and, for an int cache_seqlens, its lengths tensor)."""
+
+    __slots__ = ("append", "decode", "lengths")
+
+    def __init__(self, append, decode, lengths):
+        self.append, self.decode, self.lengths = append, decode, lengths
+
+    def __call__(self, q, k_cache, v_cache, lengths, k_new, v_new,
+                 block_table, k_descale, v_descale, return_lse):
+        if self.append is not None:
+            # An FP8 cache's append quantises the rows with the descales.
+            self.append(k_cache, v_cache, k_new, v_new, lengths, block_table,
+                        k_descale, v_descale)
+        out, lse = self.decode(q, k_cache, v_cache, lengths, block_table,
+                               k_descale, v_descale, want_lse=return_lse)
+        return (out, lse) if return_lse else out
+
+
+# Checked signatures of eager steps -> their _Step: a decoding loop calls
+# with the same shapes, strides, dtypes and scalars every layer and step,
+# and _check alone took a third of a small step's host time.
+_steps = kvops._Templates()
+
+
+def _signature(t):
+    """What _check reads of an optional tensor; None where `t` is not a
+    plain tensor (then the step is checked in full)."""
+    if t is None:
+        return ()
+    if type(t) is not torch.Tensor:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.get_device())
+
+
+def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
+              softmax_scale, is_causal, window_size, softcap, num_splits,
+              k_descale, v_descale):
+    """Everything _check and the launches depend on, hashable, or None where
+    the step is checked in full every call: values the check reads (CPU
+    descales) or arguments it would reject by type."""
+    if type(cache_seqlens) is int:
+        lengths = cache_seqlens
+    else:
+        lengths = _signature(cache_seqlens)
+        if not lengths:
+            return None
+    key = [lengths, softmax_scale, is_causal, softcap, num_splits]
+    for t in (q, k_cache, v_cache, k_new, v_new, block_table, k_descale,
+              v_descale):
+        meta = _signature(t)
+        if meta is None:
+            return None
+        key.append(meta)
+    for t in (k_descale, v_descale):
+        if t is not None and t.device.type == "cpu":
+            return None
+    if type(window_size) not in (tuple, list) or any(
+            type(w) is not int for w in window_size):
+        return None
+    key.append(tuple(window_size))
+    if type(softcap) not in (int, float) or (
+            softmax_scale is not None
+            and type(softmax_scale) not in (int, float)):
+        return None
+    return tuple(key)

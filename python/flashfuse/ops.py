@@ -73,13 +73,14 @@ def _launch_context(device):
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def _aligned(t):
+def _aligned(t, address=True):
     """Whether the kernels can read t in place: last dim contiguous, 16-byte
-    aligned base, and every walked row starting on a 16-byte boundary."""
+    aligned base (unless not `address`: the strides alone), and every
+    walked row starting on a 16-byte boundary."""
     elem = t.element_size()
     if t.shape[-1] > 1 and t.stride(-1) != 1:
         return False
-    if t.data_ptr() % 16:
+    if address and t.data_ptr() % 16:
         return False
     return all(n == 1 or (s * elem) % 16 == 0
                for n, s in zip(t.shape[:-1], t.stride()[:-1]))
@@ -98,11 +99,16 @@ def _readable(t):
     return t.contiguous()
 
 
+def poison_requested():
+    """FLASHFUSE_POISON_OUTPUTS=1 (read at every launch: tests set it)."""
+    return os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1"
+
+
 def _poison(*tensors):
     """With FLASHFUSE_POISON_OUTPUTS=1, fill outputs with NaN before a launch
     so that elements a kernel fails to write cannot pass a test by holding
     an earlier result (the caching allocator reuses blocks)."""
-    if os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1":
+    if poison_requested():
         for t in tensors:
             if t is not None:
                 t.fill_(float("nan"))
@@ -411,306 +417,6 @@ def _(dout, q, k, v, out, lse, bias, mask, causal, scale, window_left,
             else q.new_empty(0, dtype=torch.float32))
 
 
-# ---- attention over a KV cache (docs/KVCACHE.md) ---------------------------
-
-_decode_plans = {}  # (device, decode variant key) -> (decode, combine or None)
-
-
-def _decode_kernels(device_index, variant):
-    """(decode kernel, its decode_combine or None) for `variant`, both from
-    the artifact that has the decode kernel (they share the layout of the
-    partial results, KERNEL_ABI.md "Decode"); the decode is compiled on
-    demand where no artifact has it. Without a combine kernel the runtime
-    runs one split, which is correct, only slower for small batches."""
-    key = (device_index, variant.key())
-    plan = _decode_plans.get(key)
-    if plan is not None:
-        return plan
-    directory, _ = _kernels.locate(variant,
-                                   capability=_capability(device_index))
-    decode = _kernels.kernel(device_index, variant, directory)
-    combine_variant = _kernels.make_variant(
-        rt.KIND_DECODE_COMBINE, variant.dtype, variant.head_dim_v,
-        variant.head_dim_v)
-    combine = (_kernels.kernel(device_index, combine_variant, directory)
-               if _kernels.has_kernel(combine_variant, directory) else None)
-    plan = _decode_plans[key] = (decode, combine)
-    return plan
-
-
-def _bhsd_strides(t):
-    """[b, h, s, d] element strides of a BSHD tensor ([B, S, H, D]; a paged
-    cache [num_pages, page_size, Hkv, D] gives [page, h, row, d], the
-    order KERNEL_ABI.md "Decode" takes)."""
-    s = t.stride()
-    return (s[0], s[2], s[1], s[3])
-
-
-def _aligned_index(t):
-    """An i32 index tensor (lengths, page table) with a contiguous last dim
-    on a 16-byte boundary, as the kernels' memrefs need: t itself, or a
-    copy (a few bytes per sequence)."""
-    if t is None:
-        return None
-    if t.data_ptr() % 16 == 0 and (t.dim() < 2 or t.stride(-1) == 1
-                                   or t.shape[-1] == 1):
-        return t
-    return t.clone(memory_format=torch.contiguous_format)
-
-
-def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
-    """Fills the cache's fields of DecodeArgs `a` (dtype, caches, lengths,
-    page table, sizes, strides), which the decode, the append and the
-    check share; returns the index tensors passed (possibly aligned
-    copies), to be kept alive until the launch is queued."""
-    paged = block_table is not None
-    cache_seqlens = _aligned_index(cache_seqlens)
-    block_table = _aligned_index(block_table)
-    if k_cache.dtype in _DTYPES:  # an FP8 cache: the decode sets q's
-        a.dtype = _DTYPES[k_cache.dtype]
-    a.k_cache, a.v_cache = k_cache.data_ptr(), v_cache.data_ptr()
-    a.cache_seqlens = cache_seqlens.data_ptr()
-    a.batch, a.heads_kv = cache_seqlens.shape[0], k_cache.shape[2]
-    a.head_dim, a.head_dim_v = k_cache.shape[-1], v_cache.shape[-1]
-    if paged:
-        a.page_size, a.num_pages = k_cache.shape[1], k_cache.shape[0]
-        a.max_pages = block_table.shape[1]
-        a.block_table = block_table.data_ptr()
-        a.block_table_stride = block_table.stride(0)
-    else:
-        a.cache_len = k_cache.shape[1]
-    a.k_stride[:] = _bhsd_strides(k_cache)
-    a.v_stride[:] = _bhsd_strides(v_cache)
-    return cache_seqlens, block_table
-
-
-_aux_kernels = {}  # (device, variant key) -> kernel
-
-
-def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
-                    kv_dtype=0):
-    """The kv_append or decode_check kernel of a cache: it depends on the
-    dtype (`dtype`, default the cache's), the head dims, the page size and,
-    for kv_append, the cache's kv_dtype only (flash-lower-to-gpu builds both
-    next to every decode kernel), so any artifact's will do; compiled on
-    demand where none has it."""
-    variant = _kernels.make_variant(
-        kind, _DTYPES[dtype or k_cache.dtype], k_cache.shape[-1],
-        v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0,
-        kv_dtype=kv_dtype)
-    key = (device_index, variant.key())
-    k = _aux_kernels.get(key)
-    if k is None:
-        directory, _ = _kernels.locate(variant,
-                                       capability=_capability(device_index))
-        k = _aux_kernels[key] = _kernels.kernel(device_index, variant,
-                                                directory)
-    return k
-
-
-@torch.library.custom_op("flashfuse::kvcache_append",
-                         mutates_args=("k_cache", "v_cache"),
-                         device_types="cuda")
-def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
-                   k_new: torch.Tensor, v_new: torch.Tensor,
-                   cache_seqlens: torch.Tensor,
-                   block_table: Optional[torch.Tensor],
-                   k_descale: Optional[torch.Tensor] = None,
-                   v_descale: Optional[torch.Tensor] = None) -> None:
-    """Writes k_new / v_new [B, Snew, Hkv, D/Dv] into the caches in place at
-    rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each sequence b,
-    through block_table when paged, with the kv_append kernel (a row whose
-    destination is outside the cache is skipped). An FP8 cache
-    (float8_e4m3fn) comes with its f32 k_descale and v_descale, and the rows
-    are stored as e4m3(clamp(x * (1 / descale), -448, 448)). The caller
-    (flashfuse.attention_with_kvcache) has checked the shapes."""
-    kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table, k_descale, v_descale)
-
-
-def _fp8_cache_args(a, q_dtype, k_descale, v_descale):
-    """The FP8 cache's fields of DecodeArgs `a`, which its decode and its
-    kv_append share: q's (or the new rows') dtype, kv_dtype e4m3 and the
-    descales with their strides."""
-    a.dtype = _DTYPES[q_dtype]
-    a.kv_dtype = rt.DTYPE_E4M3
-    a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
-    a.k_descale_stride[:] = _descale_strides(k_descale)
-    a.v_descale_stride[:] = _descale_strides(v_descale)
-
-
-def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table, k_descale=None, v_descale=None):
-    """The body of flashfuse::kvcache_append, called directly by eager
-    decoding steps (the dispatcher's checks of a custom op cost more than
-    a small step's kernels; torch.compile still sees the op)."""
-    paged = block_table is not None
-    fp8_cache = k_descale is not None
-    append = _kvcache_kernel(k_cache.device.index, rt.KIND_KV_APPEND,
-                             k_cache, v_cache, paged, k_new.dtype,
-                             rt.DTYPE_E4M3 if fp8_cache else 0)
-    k_new, v_new = _readable(k_new), _readable(v_new)
-    a = rt.decode_args()
-    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
-    if fp8_cache:
-        _fp8_cache_args(a, k_new.dtype, k_descale, v_descale)
-    a.seq_new = k_new.shape[1]
-    a.k_new, a.v_new = k_new.data_ptr(), v_new.data_ptr()
-    a.k_new_stride[:] = _bhsd_strides(k_new)
-    a.v_new_stride[:] = _bhsd_strides(v_new)
-    context, stream = _launch_context(k_cache.device)
-    with context:
-        rt.kvcache_append(append, a, stream)
-    del keep
-
-
-@kvcache_append.register_fake
-def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
-      k_descale=None, v_descale=None):
-    return None
-
-
-def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
-                  dtype=None):
-    """The debug check of the lengths and the page table on the GPU (the
-    decode_check kernel, KERNEL_ABI.md "Decode"): raises
-    InvalidArgumentError (a ValueError) naming the first sequence whose
-    cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
-    one of whose pages [0, ceil(L_b / page_size)) is outside [0,
-    num_pages). One 16-byte read-back: it synchronises the current
-    stream. `dtype`: the queries' (for an FP8 cache, whose check kernel
-    reads lengths and pages only and is any 16-bit decode's)."""
-    paged = block_table is not None
-    check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
-                            k_cache, v_cache, paged, dtype)
-    a = rt.decode_args()
-    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
-    if dtype is not None:
-        a.dtype = _DTYPES[dtype]
-    a.seq_new = seq_new
-    status = torch.empty(4, dtype=torch.int32, device=k_cache.device)
-    stream = torch.cuda.current_stream(k_cache.device).cuda_stream
-    with torch.cuda.device(k_cache.device):
-        rt.decode_check_on_device(check, a, status.data_ptr(), stream)
-    del keep
-
-
-def _kvcache_outputs(q, head_dim_v):
-    b, sq, hq, _ = q.shape
-    return (q.new_empty(b, sq, hq, head_dim_v),
-            q.new_empty(b, hq, sq, dtype=torch.float32))
-
-
-@torch.library.custom_op("flashfuse::attention_kvcache", mutates_args=(),
-                         device_types="cuda")
-def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
-                      v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
-                      block_table: Optional[torch.Tensor], seq_new: int,
-                      causal: int, scale: float, window_left: int,
-                      window_right: int, softcap: float, num_splits: int,
-                      k_descale: Optional[torch.Tensor] = None,
-                      v_descale: Optional[torch.Tensor] = None
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
-    the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
-    Hkv, D] through block_table i32 [B, max_pages]), sequence b attending
-    to its first cache_seqlens[b] + seq_new rows, its keys split between
-    num_splits blocks (0: the runtime chooses). The caches are read in
-    place; the caller (flashfuse.attention_with_kvcache) has checked the
-    shapes and appended the new rows (kvcache_append). An FP8 cache
-    (float8_e4m3fn) comes with its f32 k_descale and v_descale."""
-    return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
-                                   block_table, seq_new, causal, scale,
-                                   window_left, window_right, softcap,
-                                   num_splits, k_descale, v_descale)
-
-
-# (device, dtype, D, Dv, causal, window, softcap, page size) -> the
-# (decode, combine) kernels: what _decode_kernels finds for a variant,
-# without building the variant every step.
-_decode_kernels_by_shape = {}
-# Host-visible sizes of a decode launch -> its workspace bytes
-# (flashfuse_decode_workspace_bytes: the split count depends on these and
-# the GPU only, not on the lengths on the device).
-_workspace_bytes = {}
-
-
-def _descale_strides(t):
-    """(stride_b, stride_h) of a descale: (0, 0) for one factor per tensor
-    ([] or [1]), else the [B, Hkv] tensor's element strides."""
-    return (0, 0) if t.dim() == 0 or t.numel() == 1 and t.dim() == 1 \
-        else (t.stride(0), t.stride(1))
-
-
-def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
-                            seq_new, causal, scale, window_left,
-                            window_right, softcap, num_splits,
-                            k_descale=None, v_descale=None):
-    """The body of flashfuse::attention_kvcache, called directly by eager
-    decoding steps (see kvcache_append_eager). With an FP8 (e4m3) cache,
-    k_descale and v_descale (f32, [] / [1] or [B, Hkv], on q's device) are
-    the caller's, checked by flashfuse.attention_with_kvcache."""
-    paged = block_table is not None
-    page_size = k_cache.shape[1] if paged else 0
-    dv = v_cache.shape[-1]
-    fp8_cache = k_descale is not None
-    windowed = (window_left, window_right) != (-1, -1)
-    shape_key = (q.device.index, q.dtype, q.shape[-1], dv, causal, windowed,
-                 softcap > 0, page_size, fp8_cache)
-    kernels = _decode_kernels_by_shape.get(shape_key)
-    if kernels is None:
-        variant = _kernels.make_variant(
-            rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
-            window=windowed, softcap=softcap > 0, page_size=page_size,
-            kv_dtype=rt.DTYPE_E4M3 if fp8_cache else 0)
-        kernels = _decode_kernels_by_shape[shape_key] = _decode_kernels(
-            q.device.index, variant)
-    decode, combine = kernels
-    o, lse = _kvcache_outputs(q, dv)
-    q = _readable(q)
-    _poison(o, lse)
-    _, sq, hq, _ = q.shape
-    a = rt.decode_args()
-    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
-    if fp8_cache:
-        # The cache's dtype is the kernel's kv_dtype; q and O keep theirs.
-        _fp8_cache_args(a, q.dtype, k_descale, v_descale)
-    a.q, a.o, a.lse = (t.data_ptr() for t in (q, o, lse))
-    a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
-    a.q_stride[:], a.o_stride[:] = _bhsd_strides(q), _bhsd_strides(o)
-    a.scale = scale
-    a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
-    a.num_splits = num_splits
-    context, stream = _launch_context(q.device)
-    with context:
-        size_key = (decode.value, combine.value if combine else None,
-                    q.device.index, a.batch, hq, a.heads_kv,
-                    sq, seq_new, a.cache_len, a.num_pages, a.max_pages,
-                    num_splits, fp8_cache)
-        nbytes = _workspace_bytes.get(size_key)
-        if nbytes is None:
-            _, nbytes = rt.decode_workspace_bytes(decode, combine, a)
-            _workspace_bytes[size_key] = nbytes
-        # From torch's caching allocator on the launch stream: reused by
-        # the next step without a synchronisation.
-        workspace = (torch.empty(nbytes, dtype=torch.uint8, device=q.device)
-                     if nbytes else None)
-        _poison(workspace.view(torch.float32) if workspace is not None
-                else None)
-        rt.attention_decode(decode, combine, a,
-                            workspace.data_ptr() if nbytes else None, nbytes,
-                            stream)
-    del keep
-    return o, lse
-
-
-@attention_kvcache.register_fake
-def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
-      window_left, window_right, softcap, num_splits, k_descale=None,
-      v_descale=None):
-    return _kvcache_outputs(q, v_cache.shape[-1])
-
-
 # ---- packed variable-length batches (docs/KERNEL_ABI.md "Varlen") ----------
 
 def _packed_view(t):
@@ -919,3 +625,8 @@ def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
       max_seqlen_k, causal, scale, window_left, window_right, softcap,
       deterministic):
     return _varlen_grads(q, k, v)
+
+
+# The KV-cache ops live in their own module, which builds on the helpers
+# above; importing it here registers them with the rest.
+from . import _kvcache_ops  # noqa: E402,F401

@@ -224,6 +224,60 @@ def test_integer_lengths_and_strided_q():
     assert_close(out, ref, low, 2, "O (int lengths, strided q)")
 
 
+def check_step(q, k_cache, v_cache, table, lengths, out):
+    """out of one step against the reference over the caches as they are."""
+    b, d = q.shape[0], q.shape[-1]
+    kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
+    args = (kd, vd, lengths, 1 / math.sqrt(d), True, (-1, -1), 0.0)
+    ref, _ = reference(q, *args, upcast=True)
+    low, _ = reference(q, *args, upcast=False)
+    assert_close(out, ref, low, 2, "O")
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+def test_steps_of_one_signature_use_their_own_tensors(page_size):
+    # A decoding loop calls with the same shapes, strides and scalars every
+    # step, so the checks and the launch templates are done once
+    # (kvcache._steps, _kvcache_ops.DecodeLaunch): each step must still read
+    # and write its own tensors and lengths, copy a q it cannot read in
+    # place, and a call of a shape no step had is checked in full.
+    dtype, b, hq, hkv, d, capacity = torch.bfloat16, 3, 32, 8, 128, 512
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
+                                         page_size)
+    lengths = [5, 64, 300]
+    # q a view into a wider buffer: 8 elements in (16-byte aligned) on
+    # even steps, 1 element in (the same strides, misaligned: copied).
+    buffer = torch.randn(b, 1, hq * d + 8, device="cuda", dtype=dtype)
+    for step in range(4):
+        start = 8 if step % 2 == 0 else 1
+        buffer.normal_()
+        q = buffer[..., start:start + hq * d].unflatten(-1, (hq, d))
+        k_new = torch.randn(b, 1, hkv, d, device="cuda", dtype=dtype)
+        v_new = torch.randn_like(k_new)
+        seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
+        out = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+            q, k_cache, v_cache, seqlens, k_new, v_new, table))
+        lengths = [n + 1 for n in lengths]
+        kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
+        for i, n in enumerate(lengths):
+            assert torch.equal(kd[i, :, n - 1], k_new[i, 0]), f"step {step}"
+            assert torch.equal(vd[i, :, n - 1], v_new[i, 0]), f"step {step}"
+        check_step(q, k_cache, v_cache, table, lengths, out)
+    if page_size == 0:
+        # int lengths: each call's own value.
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=dtype)
+        for n in (100, 200, 100):
+            out = flashfuse.attention_with_kvcache(q, k_cache, v_cache, n)
+            check_step(q, k_cache, v_cache, None, [n] * b, out)
+    with pytest.raises(ValueError, match="multiple of the caches' heads"):
+        flashfuse.attention_with_kvcache(
+            torch.randn(b, 1, 12, d, device="cuda", dtype=dtype), k_cache,
+            v_cache, seqlens, block_table=table)
+    with pytest.raises(ValueError, match="capacity"):
+        flashfuse.attention_with_kvcache(q, k_cache, v_cache, capacity + 1,
+                                         block_table=table)
+
+
 @pytest.mark.parametrize("num_splits", [0, 1, 3], ids=["auto", "s1", "s3"])
 @pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
 def test_decode_steps_replay_from_a_cuda_graph(page_size, num_splits):

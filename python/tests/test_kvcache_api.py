@@ -164,7 +164,7 @@ def test_custom_op_fake():
 
 
 def test_index_tensors_are_aligned_for_the_kernels():
-    from flashfuse.ops import _aligned_index, _bhsd_strides
+    from flashfuse._kvcache_ops import _aligned_index, _bhsd_strides
     t = torch.arange(40, dtype=torch.int32)
     assert _aligned_index(t) is t
     shifted = _aligned_index(t[1:])
@@ -234,3 +234,46 @@ def test_caches_are_never_copied():
         # Rows of 68 elements (136 bytes), of which D = 64 are used.
         kvcache._readable_in_place(
             "k_cache", torch.zeros(2, 16, 4, 68, dtype=F16)[..., :64])
+
+
+def test_step_signatures():
+    # The key under which an eager step's checks and launches are reused:
+    # equal for another step of the same shapes, strides, dtypes, devices
+    # and scalars; different where any of them differs; None where the
+    # check reads values (CPU descales) or would reject a type.
+    from flashfuse.kvcache import _step_key
+
+    def key(q, k, lengths=None, window=(-1, -1), descale=None, **kw):
+        return _step_key(q, k, k, lengths if lengths is not None
+                         else torch.zeros(q.shape[0], dtype=torch.int32),
+                         None, None, None, None, True, window, 0.0, 0,
+                         descale, descale)
+
+    q = torch.randn(2, 1, 8, 64)
+    k = torch.randn(2, 16, 2, 64)
+    assert key(q, k) == key(torch.randn_like(q), torch.randn_like(k))
+    assert key(q, k, window=[4, 0]) == key(q, k, window=(4, 0))
+    assert key(q, k) != key(q, torch.randn(2, 32, 2, 64)[:, :16])
+    assert key(q, k) != key(q.half(), k.half())
+    assert key(q, k, lengths=3) != key(q, k, lengths=4)
+    assert key(q, k) != key(q, k, window=(4, 0))
+    assert key([q], k, lengths=3) is None
+    assert key(q, k, lengths=True) is None
+    assert key(q, k, window=(4.0, 0)) is None
+    assert key(q, k, descale=torch.ones(())) is None
+
+
+def test_hf_lengths_are_computed_once_per_position_ids():
+    # Every layer of a decoding step gets the same position_ids: the
+    # lengths are computed once, and again when the contents, the tensor or
+    # the batch change.
+    from flashfuse.hf import _lengths_from_positions
+
+    pos = torch.tensor([[7], [9]])
+    first = _lengths_from_positions(pos, 2)
+    assert first.dtype == torch.int32 and first.tolist() == [8, 10]
+    assert _lengths_from_positions(pos, 2) is first
+    pos += 1
+    assert _lengths_from_positions(pos, 2).tolist() == [9, 11]
+    assert _lengths_from_positions(torch.tensor([[3]]), 4).tolist() == [4] * 4
+    assert _lengths_from_positions(pos, 2) is not first

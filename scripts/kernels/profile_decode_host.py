@@ -48,6 +48,37 @@ def device_us(fn, reps=50):
     return statistics.median(times)
 
 
+def layers(q, k, v, lengths, table, calls):
+    """Host time per call of what attention_with_kvcache runs: its
+    DecodeLaunch (outputs, workspace, addresses, the runtime call), the
+    runtime's flashfuse_attention_decode alone (arguments prepared,
+    launch queued) and flashfuse_decode_workspace_bytes (the same
+    preparation without the launch)."""
+    from flashfuse import _kvcache_ops as kvops
+    from flashfuse import _runtime as rt
+    launch = kvops.decode_launch(q, k, v, lengths, table, 0, 2,
+                                 q.shape[-1] ** -0.5, -1, -1, 0.0, 0)
+    o, lse = launch(q, k, v, lengths, table)
+    a = rt.DecodeArgs.from_buffer_copy(launch.args)
+    keep = kvops._cache_addresses(a, k, v, lengths, table)
+    a.q, a.o, a.lse = q.data_ptr(), o.data_ptr(), lse.data_ptr()
+    nbytes = launch.workspace_bytes
+    workspace = torch.empty(max(nbytes, 16), dtype=torch.uint8,
+                            device=q.device)
+    stream = torch.cuda.current_stream().cuda_stream
+    for name, fn in (
+            ("DecodeLaunch", lambda: launch(q, k, v, lengths, table)),
+            ("runtime attention_decode", lambda: rt.attention_decode(
+                launch.decode, launch.combine, a,
+                workspace.data_ptr() if nbytes else None, nbytes, stream)),
+            ("runtime decode_workspace_bytes",
+             lambda: rt.decode_workspace_bytes(launch.decode,
+                                               launch.combine, a))):
+        print(f"  {name:32s} {per_call_us(fn, calls):7.1f} us/call",
+              flush=True)
+    del keep
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--calls", type=int, default=2000)
@@ -56,6 +87,10 @@ def main():
     ap.add_argument("--page", type=int, default=0)
     ap.add_argument("--profile", type=int, default=25,
                     help="cProfile rows for the first shape (0: none)")
+    ap.add_argument("--layers", action="store_true",
+                    help="for the first shape, the host time of each layer "
+                         "below attention_with_kvcache: the launch template "
+                         "alone and the runtime's C calls alone")
     ap.add_argument("--kernels", action="store_true",
                     help="the device time of each kernel of the first shape "
                          "(torch.profiler)")
@@ -95,6 +130,8 @@ def main():
             print(f"B={b} Hkv={hkv} L={length} page={args.page} {name:10s} "
                   f"back-to-back {wall:7.1f} us/call, alone on the device "
                   f"{gpu:7.1f} us", flush=True)
+        if i == 0 and args.layers:
+            layers(q, k, v, lengths, table, args.calls)
         if i == 0 and args.kernels:
             from torch.profiler import ProfilerActivity, profile
             with profile(activities=[ProfilerActivity.CUDA]) as kprof:

@@ -1,0 +1,450 @@
+"""The torch custom ops of attention over a KV cache (docs/KVCACHE.md): the
+append of new rows, the decode (split + combine) and the debug check of the
+lengths and the page table, and the launch templates eager decoding steps
+reuse.
+
+A decoding step at a small batch is host-bound: its kernels take 8-12 us,
+while the Python around them took 90 us (run 87). What a launch needs
+that depends only on its arguments' shapes, strides, dtypes and scalars
+(the kernels, every size and stride of the runtime's argument struct, the
+workspace size) is therefore worked out once per signature, in a
+DecodeLaunch or AppendLaunch; calling one fills in the addresses of this
+step's tensors and launches.
+"""
+
+from typing import Optional
+
+import torch
+
+from . import _kernels
+from . import _runtime as rt
+from .ops import (_DTYPES, _aligned, _capability, _launch_context, _poison,
+                  _readable, poison_requested)
+
+
+_decode_plans = {}  # (device, decode variant key) -> (decode, combine or None)
+
+
+def _decode_kernels(device_index, variant):
+    """(decode kernel, its decode_combine or None) for `variant`, both from
+    the artifact that has the decode kernel (they share the layout of the
+    partial results, KERNEL_ABI.md "Decode"); the decode is compiled on
+    demand where no artifact has it. Without a combine kernel the runtime
+    runs one split, which is correct, only slower for small batches."""
+    key = (device_index, variant.key())
+    plan = _decode_plans.get(key)
+    if plan is not None:
+        return plan
+    directory, _ = _kernels.locate(variant,
+                                   capability=_capability(device_index))
+    decode = _kernels.kernel(device_index, variant, directory)
+    combine_variant = _kernels.make_variant(
+        rt.KIND_DECODE_COMBINE, variant.dtype, variant.head_dim_v,
+        variant.head_dim_v)
+    combine = (_kernels.kernel(device_index, combine_variant, directory)
+               if _kernels.has_kernel(combine_variant, directory) else None)
+    plan = _decode_plans[key] = (decode, combine)
+    return plan
+
+
+def _bhsd_strides(t):
+    """[b, h, s, d] element strides of a BSHD tensor ([B, S, H, D]; a paged
+    cache [num_pages, page_size, Hkv, D] gives [page, h, row, d], the
+    order KERNEL_ABI.md "Decode" takes)."""
+    s = t.stride()
+    return (s[0], s[2], s[1], s[3])
+
+
+def _aligned_index(t):
+    """An i32 index tensor (lengths, page table) with a contiguous last dim
+    on a 16-byte boundary, as the kernels' memrefs need: t itself, or a
+    copy (a few bytes per sequence)."""
+    if t is None:
+        return None
+    if t.data_ptr() % 16 == 0 and (t.dim() < 2 or t.stride(-1) == 1
+                                   or t.shape[-1] == 1):
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _descale_strides(t):
+    """(stride_b, stride_h) of a descale: (0, 0) for one factor per tensor
+    ([] or [1]), else the [B, Hkv] tensor's element strides."""
+    return (0, 0) if t.dim() == 0 or t.numel() == 1 and t.dim() == 1 \
+        else (t.stride(0), t.stride(1))
+
+
+def _cache_layout(a, k_cache, v_cache, batch, block_table):
+    """Fills the address-free cache fields of DecodeArgs `a` (dtype of an
+    FP8 cache, sizes, page geometry, strides), which the decode, the
+    append and the check share."""
+    if k_cache.dtype in _DTYPES:  # an FP8 cache: the decode sets q's
+        a.dtype = _DTYPES[k_cache.dtype]
+    a.batch, a.heads_kv = batch, k_cache.shape[2]
+    a.head_dim, a.head_dim_v = k_cache.shape[-1], v_cache.shape[-1]
+    if block_table is not None:
+        a.page_size, a.num_pages = k_cache.shape[1], k_cache.shape[0]
+        a.max_pages = block_table.shape[1]
+        a.block_table_stride = block_table.stride(0)
+    else:
+        a.cache_len = k_cache.shape[1]
+    a.k_stride[:] = _bhsd_strides(k_cache)
+    a.v_stride[:] = _bhsd_strides(v_cache)
+
+
+def _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table):
+    """Fills the cache's addresses in DecodeArgs `a`; returns the index
+    tensors passed (possibly aligned copies), to be kept alive until the
+    launch is queued. A copied page table has its own row stride."""
+    cache_seqlens = _aligned_index(cache_seqlens)
+    block_table = _aligned_index(block_table)
+    a.k_cache, a.v_cache = k_cache.data_ptr(), v_cache.data_ptr()
+    a.cache_seqlens = cache_seqlens.data_ptr()
+    if block_table is not None:
+        a.block_table = block_table.data_ptr()
+        a.block_table_stride = block_table.stride(0)
+    return cache_seqlens, block_table
+
+
+def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
+    """_cache_layout and _cache_addresses together."""
+    _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0], block_table)
+    return _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table)
+
+
+def _fp8_cache_layout(a, q_dtype, k_descale, v_descale):
+    """The address-free FP8 cache fields of DecodeArgs `a`, which its decode
+    and its kv_append share: q's (or the new rows') dtype, kv_dtype e4m3
+    and the descales' strides."""
+    a.dtype = _DTYPES[q_dtype]
+    a.kv_dtype = rt.DTYPE_E4M3
+    a.k_descale_stride[:] = _descale_strides(k_descale)
+    a.v_descale_stride[:] = _descale_strides(v_descale)
+
+
+def _fp8_cache_addresses(a, k_descale, v_descale):
+    a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
+
+
+_aux_kernels = {}  # (device, variant key) -> kernel
+
+
+def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
+                    kv_dtype=0):
+    """The kv_append or decode_check kernel of a cache: it depends on the
+    dtype (`dtype`, default the cache's), the head dims, the page size and,
+    for kv_append, the cache's kv_dtype only (flash-lower-to-gpu builds both
+    next to every decode kernel), so any artifact's will do; compiled on
+    demand where none has it."""
+    variant = _kernels.make_variant(
+        kind, _DTYPES[dtype or k_cache.dtype], k_cache.shape[-1],
+        v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0,
+        kv_dtype=kv_dtype)
+    key = (device_index, variant.key())
+    k = _aux_kernels.get(key)
+    if k is None:
+        directory, _ = _kernels.locate(variant,
+                                       capability=_capability(device_index))
+        k = _aux_kernels[key] = _kernels.kernel(device_index, variant,
+                                                directory)
+    return k
+
+
+def _meta(t):
+    """What a launch template depends on of an optional tensor."""
+    return None if t is None else (t.shape, t.stride(), t.dtype)
+
+
+class _Templates:
+    """Launch templates by signature, the oldest dropped first beyond
+    `limit` (a growing cache, such as transformers' DynamicCache, gives
+    every step a new signature; all layers of a step share it)."""
+
+    def __init__(self, limit=64):
+        self.limit = limit
+        self.entries = {}
+
+    def get(self, key, build):
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = build()
+            if len(self.entries) >= self.limit:
+                del self.entries[next(iter(self.entries))]
+            self.entries[key] = entry
+        return entry
+
+
+class AppendLaunch:
+    """The kv_append launch of one signature (KERNEL_ABI.md "Decode"):
+    writes k_new / v_new into the caches at each sequence's length."""
+
+    def __init__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
+                 block_table, k_descale, v_descale):
+        self.fp8 = k_descale is not None
+        self.kernel = _kvcache_kernel(
+            k_cache.device.index, rt.KIND_KV_APPEND, k_cache, v_cache,
+            block_table is not None, k_new.dtype,
+            rt.DTYPE_E4M3 if self.fp8 else 0)
+        a = self.args = rt.decode_args()
+        _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
+                      block_table)
+        if self.fp8:
+            _fp8_cache_layout(a, k_new.dtype, k_descale, v_descale)
+        a.seq_new = k_new.shape[1]
+        # Rows the kernel cannot read in place are copied each call, with
+        # the strides of the copy (_readable).
+        a.k_new_stride[:] = _bhsd_strides(k_new)
+        a.v_new_stride[:] = _bhsd_strides(v_new)
+
+    def __call__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
+                 block_table, k_descale=None, v_descale=None):
+        a = rt.DecodeArgs.from_buffer_copy(self.args)
+        keep = _cache_addresses(a, k_cache, v_cache, cache_seqlens,
+                                block_table)
+        if self.fp8:
+            _fp8_cache_addresses(a, k_descale, v_descale)
+        for name, t in (("k_new", k_new), ("v_new", v_new)):
+            readable = _readable(t)
+            if readable is not t:
+                getattr(a, name + "_stride")[:] = _bhsd_strides(readable)
+            setattr(a, name, readable.data_ptr())
+            keep += (readable,)
+        context, stream = _launch_context(k_cache.device)
+        with context:
+            rt.kvcache_append(self.kernel, a, stream)
+        del keep
+
+
+_append_templates = _Templates()
+
+
+def append_launch(k_cache, v_cache, k_new, v_new, cache_seqlens,
+                  block_table, k_descale=None, v_descale=None):
+    """The AppendLaunch of these arguments' signature."""
+    key = (k_cache.device, _meta(k_cache), _meta(v_cache), _meta(k_new),
+           _meta(v_new), cache_seqlens.shape, _meta(block_table),
+           _meta(k_descale), _meta(v_descale))
+    return _append_templates.get(key, lambda: AppendLaunch(
+        k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
+        k_descale, v_descale))
+
+
+@torch.library.custom_op("flashfuse::kvcache_append",
+                         mutates_args=("k_cache", "v_cache"),
+                         device_types="cuda")
+def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
+                   k_new: torch.Tensor, v_new: torch.Tensor,
+                   cache_seqlens: torch.Tensor,
+                   block_table: Optional[torch.Tensor],
+                   k_descale: Optional[torch.Tensor] = None,
+                   v_descale: Optional[torch.Tensor] = None) -> None:
+    """Writes k_new / v_new [B, Snew, Hkv, D/Dv] into the caches in place at
+    rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each sequence b,
+    through block_table when paged, with the kv_append kernel (a row whose
+    destination is outside the cache is skipped). An FP8 cache
+    (float8_e4m3fn) comes with its f32 k_descale and v_descale, and the rows
+    are stored as e4m3(clamp(x * (1 / descale), -448, 448)). The caller
+    (flashfuse.attention_with_kvcache) has checked the shapes."""
+    kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
+                         block_table, k_descale, v_descale)
+
+
+def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
+                         block_table, k_descale=None, v_descale=None):
+    """The body of flashfuse::kvcache_append, called directly by eager
+    decoding steps (the dispatcher's checks of a custom op cost more than
+    a small step's kernels; torch.compile still sees the op)."""
+    append_launch(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
+                  k_descale, v_descale)(k_cache, v_cache, k_new, v_new,
+                                        cache_seqlens, block_table,
+                                        k_descale, v_descale)
+
+
+@kvcache_append.register_fake
+def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
+      k_descale=None, v_descale=None):
+    return None
+
+
+def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
+                  dtype=None):
+    """The debug check of the lengths and the page table on the GPU (the
+    decode_check kernel, KERNEL_ABI.md "Decode"): raises
+    InvalidArgumentError (a ValueError) naming the first sequence whose
+    cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
+    one of whose pages [0, ceil(L_b / page_size)) is outside [0,
+    num_pages). One 16-byte read-back: it synchronises the current
+    stream. `dtype`: the queries' (for an FP8 cache, whose check kernel
+    reads lengths and pages only and is any 16-bit decode's)."""
+    paged = block_table is not None
+    check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
+                            k_cache, v_cache, paged, dtype)
+    a = rt.decode_args()
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    if dtype is not None:
+        a.dtype = _DTYPES[dtype]
+    a.seq_new = seq_new
+    status = torch.empty(4, dtype=torch.int32, device=k_cache.device)
+    stream = torch.cuda.current_stream(k_cache.device).cuda_stream
+    with torch.cuda.device(k_cache.device):
+        rt.decode_check_on_device(check, a, status.data_ptr(), stream)
+    del keep
+
+
+def _kvcache_outputs(q, head_dim_v):
+    b, sq, hq, _ = q.shape
+    return (q.new_empty(b, sq, hq, head_dim_v),
+            q.new_empty(b, hq, sq, dtype=torch.float32))
+
+
+class DecodeLaunch:
+    """The decode launch of one signature (KERNEL_ABI.md "Decode"): the
+    decode kernel and its combine, DecodeArgs with every size, stride and
+    scalar filled, and the workspace size (the split count depends on the
+    host-visible sizes and the GPU only, not on the lengths on the device).
+    Calling it allocates O, LSE and the workspace and launches."""
+
+    def __init__(self, q, k_cache, v_cache, cache_seqlens, block_table,
+                 seq_new, causal, scale, window_left, window_right, softcap,
+                 num_splits, k_descale=None, v_descale=None):
+        paged = block_table is not None
+        dv = v_cache.shape[-1]
+        self.fp8 = k_descale is not None
+        variant = _kernels.make_variant(
+            rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
+            window=(window_left, window_right) != (-1, -1),
+            softcap=softcap > 0,
+            page_size=k_cache.shape[1] if paged else 0,
+            kv_dtype=rt.DTYPE_E4M3 if self.fp8 else 0)
+        self.decode, self.combine = _decode_kernels(q.device.index, variant)
+        b, sq, hq, _ = q.shape
+        self.o_shape, self.lse_shape = (b, sq, hq, dv), (b, hq, sq)
+        a = self.args = rt.decode_args()
+        _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
+                      block_table)
+        if self.fp8:
+            # The cache's dtype is the kernel's kv_dtype; q and O keep theirs.
+            _fp8_cache_layout(a, q.dtype, k_descale, v_descale)
+        a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
+        a.q_stride[:] = _bhsd_strides(q)
+        a.o_stride[:] = (sq * hq * dv, dv, hq * dv, 1)  # O is contiguous
+        a.scale = scale
+        a.window_left, a.window_right = window_left, window_right
+        a.softcap = softcap
+        a.num_splits = num_splits
+        # Asked of the runtime at the first call, whose arguments are
+        # complete (it checks the addresses too).
+        self.workspace_bytes = None
+        # q's strides allow reading it in place; its address is each call's.
+        self.q_rows_readable = _aligned(q, address=False)
+        # Where the caller does not want the LSE, it goes to the start of
+        # the workspace's allocation (one allocation less per step).
+        self.lse_bytes = -(-b * hq * sq * 4 // 256) * 256
+
+    def __call__(self, q, k_cache, v_cache, cache_seqlens, block_table,
+                 k_descale=None, v_descale=None, want_lse=True):
+        """(O, LSE) of this step; LSE None unless `want_lse`."""
+        a = rt.DecodeArgs.from_buffer_copy(self.args)
+        o = q.new_empty(self.o_shape)
+        readable = q
+        if not self.q_rows_readable or q.data_ptr() % 16:
+            readable = _readable(q)
+            a.q_stride[:] = _bhsd_strides(readable)
+        keep = _cache_addresses(a, k_cache, v_cache, cache_seqlens,
+                                block_table)
+        if self.fp8:
+            _fp8_cache_addresses(a, k_descale, v_descale)
+        # The first call has an LSE of its own: the runtime sizes the
+        # workspace from complete arguments (it checks every address).
+        separate_lse = want_lse or self.workspace_bytes is None
+        lse = (q.new_empty(self.lse_shape, dtype=torch.float32)
+               if separate_lse else None)
+        a.q, a.o = readable.data_ptr(), o.data_ptr()
+        if separate_lse:
+            a.lse = lse.data_ptr()
+        if self.workspace_bytes is None:
+            _, self.workspace_bytes = rt.decode_workspace_bytes(
+                self.decode, self.combine, a)
+        nbytes = self.workspace_bytes
+        lse_bytes = 0 if separate_lse else self.lse_bytes
+        # From torch's caching allocator on the launch stream: reused by
+        # the next step without a synchronisation.
+        buffer = (torch.empty(lse_bytes + nbytes, dtype=torch.uint8,
+                              device=q.device)
+                  if lse_bytes + nbytes else None)
+        base = buffer.data_ptr() if buffer is not None else 0
+        if not separate_lse:
+            a.lse = base
+        if poison_requested():
+            _poison(o, lse, buffer.view(torch.float32) if buffer is not None
+                    else None)
+        context, stream = _launch_context(q.device)
+        with context:
+            rt.attention_decode(self.decode, self.combine, a,
+                                base + lse_bytes if nbytes else None,
+                                nbytes, stream)
+        del keep, readable, buffer
+        return o, (lse if want_lse else None)
+
+
+_decode_templates = _Templates()
+
+
+def decode_launch(q, k_cache, v_cache, cache_seqlens, block_table, seq_new,
+                  causal, scale, window_left, window_right, softcap,
+                  num_splits, k_descale=None, v_descale=None):
+    """The DecodeLaunch of these arguments' signature."""
+    key = (q.device, _meta(q), _meta(k_cache), _meta(v_cache),
+           cache_seqlens.shape, _meta(block_table), seq_new, causal, scale,
+           window_left, window_right, softcap, num_splits, _meta(k_descale),
+           _meta(v_descale))
+    return _decode_templates.get(key, lambda: DecodeLaunch(
+        q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
+        scale, window_left, window_right, softcap, num_splits, k_descale,
+        v_descale))
+
+
+@torch.library.custom_op("flashfuse::attention_kvcache", mutates_args=(),
+                         device_types="cuda")
+def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
+                      v_cache: torch.Tensor, cache_seqlens: torch.Tensor,
+                      block_table: Optional[torch.Tensor], seq_new: int,
+                      causal: int, scale: float, window_left: int,
+                      window_right: int, softcap: float, num_splits: int,
+                      k_descale: Optional[torch.Tensor] = None,
+                      v_descale: Optional[torch.Tensor] = None
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
+    the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
+    Hkv, D] through block_table i32 [B, max_pages]), sequence b attending
+    to its first cache_seqlens[b] + seq_new rows, its keys split between
+    num_splits blocks (0: the runtime chooses). The caches are read in
+    place; the caller (flashfuse.attention_with_kvcache) has checked the
+    shapes and appended the new rows (kvcache_append). An FP8 cache
+    (float8_e4m3fn) comes with its f32 k_descale and v_descale."""
+    return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
+                                   block_table, seq_new, causal, scale,
+                                   window_left, window_right, softcap,
+                                   num_splits, k_descale, v_descale)
+
+
+def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
+                            seq_new, causal, scale, window_left,
+                            window_right, softcap, num_splits,
+                            k_descale=None, v_descale=None):
+    """The body of flashfuse::attention_kvcache, called directly by eager
+    decoding steps (see kvcache_append_eager). With an FP8 (e4m3) cache,
+    k_descale and v_descale (f32, [] / [1] or [B, Hkv], on q's device) are
+    the caller's, checked by flashfuse.attention_with_kvcache."""
+    return decode_launch(
+        q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
+        scale, window_left, window_right, softcap, num_splits, k_descale,
+        v_descale)(q, k_cache, v_cache, cache_seqlens, block_table,
+                   k_descale, v_descale)
+
+
+@attention_kvcache.register_fake
+def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
+      window_left, window_right, softcap, num_splits, k_descale=None,
+      v_descale=None):
+    return _kvcache_outputs(q, v_cache.shape[-1])
