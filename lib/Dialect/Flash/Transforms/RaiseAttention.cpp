@@ -91,6 +91,16 @@ struct FlashRaiseAttention
         if (auto dense = dyn_cast<flash::AttentionOp>(placed);
             dense && narrowUpcasts)
           placed = narrowUpcastAttention(dense);
+        if (auto step = dyn_cast<flash::AttentionKVCacheOp>(placed);
+            step && fp8) {
+          std::string whyNot;
+          placed = raiseFp8KVCache(step, whyNot);
+          if (explain && !whyNot.empty())
+            placed->emitRemark()
+                << "flash-raise-attention: decode step over a dequantised "
+                   "FP8 KV cache, kept over the 16-bit cache: "
+                << whyNot;
+        }
         if (auto dense = dyn_cast<flash::AttentionOp>(placed); dense && fp8) {
           std::string whyNot;
           placed = raiseFp8Dequant(dense, whyNot);

@@ -71,6 +71,15 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     FP8 op computes x · scale in f32 where the model rounded it to 16 bits.
     Anything else keeps the 16-bit attention (a remark under `explain=true`
     names the reason). `fp8=false` never raises to FP8.
+
+    A decode step whose K and V caches are both dequantised that way right
+    before it (an FP8 KV cache, `k_cache.to(bf16) * k_scale`) becomes
+    flash.attention_kvcache on the f8E4M3FN caches with the scales as
+    `descale(k_descale, v_descale)` (per tensor, or per sequence and kv
+    head), Q staying 16-bit. A scale along the rows or channels, an e5m2
+    or half-dequantised cache, a query dequantised from FP8 too, a query
+    that is not f16/bf16 and a dequantised cache with other users keep the
+    step over the 16-bit cache (a remark under `explain=true`).
   }];
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
@@ -80,7 +89,9 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
            "type">,
     Option<"fp8", "fp8", "bool", /*default=*/"true",
            "Raise an attention over Q, K, V dequantised from f8E4M3FN into "
-           "FP8 flash.attention with descale operands">
+           "FP8 flash.attention with descale operands, and a decode step "
+           "over dequantised f8E4M3FN caches into the FP8 cache form of "
+           "flash.attention_kvcache">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect",
                            "::mlir::tensor::TensorDialect",

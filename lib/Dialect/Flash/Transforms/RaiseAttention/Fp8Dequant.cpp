@@ -11,6 +11,11 @@
 // dequantised values are then products in f32 rather than rounded to 16
 // bits, a difference within the FP8 numerics rule.
 //
+// The matching of one dequantise, the checks of its source type and scale
+// and the building of a descale operand are shared with the FP8 KV cache
+// (KVCacheFp8.cpp), which absorbs the same dequantise of a decode step's
+// caches into flash.attention_kvcache.
+//
 //===----------------------------------------------------------------------===//
 #include "Match.h"
 
@@ -25,17 +30,9 @@
 
 using namespace mlir;
 using namespace mlir::flash;
+using namespace mlir::flash::raise;
 
 namespace {
-/// One operand's dequantise: the e4m3 tensor, the scale tensor, and for
-/// each scale dimension the operand dimension it follows (-1: read at 0,
-/// a broadcast or size-1 dimension).
-struct Dequant {
-  Value f8, scale;
-  SmallVector<int64_t> scaleDims;
-  SmallVector<Operation *> ops; // the dequantise, innermost last
-};
-
 bool isFp8(Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); }
 
 /// Follows `v` up through scalar extf / truncf to a block argument.
@@ -66,11 +63,11 @@ Value upcastSource(Value v, SmallVectorImpl<Operation *> &ops) {
   ops.push_back(def);
   return src;
 }
+} // namespace
 
-/// Matches `v` as a dequantise. Returns failure with `why` empty when `v`
-/// is not one at all, with `why` set when it is one the op cannot take.
-FailureOr<Dequant> matchDequant(Value v, std::string &why) {
-  Dequant d;
+FailureOr<Fp8Dequant> mlir::flash::raise::matchFp8Dequant(Value v,
+                                                          std::string &why) {
+  Fp8Dequant d;
   Operation *def = v.getDefiningOp();
   auto g = dyn_cast_or_null<linalg::GenericOp>(def);
   if (!g || g.getNumDpsInits() != 1 || g.getNumDpsInputs() != 2 ||
@@ -127,12 +124,24 @@ FailureOr<Dequant> matchDequant(Value v, std::string &why) {
   return d;
 }
 
-/// Whether the scale of `d` can be a descale operand: it must follow only
-/// logical B and H of the operand (layout `perm`: B at dimension perm[0], H
-/// at perm[1]) and, when constant, be positive and finite. Sets `perHead`
-/// when it follows B or H; fails with `why`.
-LogicalResult checkScale(const Dequant &d, ArrayRef<int64_t> perm,
-                         StringRef name, bool &perHead, std::string &why) {
+LogicalResult mlir::flash::raise::checkFp8Source(const Fp8Dequant &d,
+                                                StringRef name,
+                                                StringRef takes,
+                                                std::string &why) {
+  Type t = getElementTypeOrSelf(d.f8);
+  if (isa<Float8E4M3FNType>(t))
+    return success();
+  why = ("'" + name + "' is dequantised from " +
+         (isa<Float8E5M2Type>(t) ? "f8E5M2" : "another type") + " (" + takes +
+         " f8E4M3FN)")
+            .str();
+  return failure();
+}
+
+LogicalResult mlir::flash::raise::checkFp8Scale(const Fp8Dequant &d,
+                                               ArrayRef<int64_t> perm,
+                                               StringRef name, bool &perHead,
+                                               std::string &why) {
   perHead = false;
   for (int64_t k : d.scaleDims) {
     if (k < 0)
@@ -158,10 +167,10 @@ LogicalResult checkScale(const Dequant &d, ArrayRef<int64_t> perm,
   return success();
 }
 
-/// The op's descale operand for `d`: tensor<f32> (per tensor) or
-/// tensor<BxHxf32> (per head), read from the scale in f32.
-Value buildDescale(OpBuilder &b, Location loc, const Dequant &d, bool perHead,
-                   ArrayRef<int64_t> perm, int64_t batch, int64_t heads) {
+Value mlir::flash::raise::buildFp8Descale(OpBuilder &b, Location loc,
+                                         const Fp8Dequant &d, bool perHead,
+                                         ArrayRef<int64_t> perm, int64_t batch,
+                                         int64_t heads) {
   Type f32 = b.getF32Type();
   auto toF32 = [&](OpBuilder &nb, Location nloc, Value x) -> Value {
     if (x.getType().isF32())
@@ -197,8 +206,8 @@ Value buildDescale(OpBuilder &b, Location loc, const Dequant &d, bool perHead,
   return g.getResult(0);
 }
 
-void eraseIfUnused(ArrayRef<Operation *> ops) {
-  for (Operation *op : ops) {
+void mlir::flash::raise::eraseFp8DequantIfUnused(const Fp8Dequant &d) {
+  for (Operation *op : d.ops) {
     if (!op->use_empty())
       return;
     Operation *init = nullptr;
@@ -209,18 +218,17 @@ void eraseIfUnused(ArrayRef<Operation *> ops) {
       init->erase();
   }
 }
-} // namespace
 
 Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
                                                std::string &whyNot) {
   whyNot.clear();
   const char *names[3] = {"query", "key", "value"};
   Value operands[3] = {op.getQuery(), op.getKey(), op.getValue()};
-  SmallVector<Dequant, 3> dq;
+  SmallVector<Fp8Dequant, 3> dq;
   int found = 0;
   for (int i = 0; i < 3; ++i) {
     std::string why;
-    FailureOr<Dequant> d = matchDequant(operands[i], why);
+    FailureOr<Fp8Dequant> d = matchFp8Dequant(operands[i], why);
     if (failed(d)) {
       if (!why.empty())
         whyNot = ("'" + Twine(names[i]) + "': " + why).str();
@@ -240,15 +248,8 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
     return op;
   }
   for (int i = 0; i < 3; ++i)
-    if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(dq[i].f8))) {
-      whyNot = ("'" + Twine(names[i]) + "' is dequantised from " +
-                Twine(isa<Float8E5M2Type>(getElementTypeOrSelf(dq[i].f8))
-                          ? "f8E5M2"
-                          : "another type") +
-                " (FP8 attention takes f8E4M3FN)")
-                   .str();
+    if (failed(checkFp8Source(dq[i], names[i], "FP8 attention takes", whyNot)))
       return op;
-    }
   Type outElt = getElementTypeOrSelf(op.getOutput());
   if (!outElt.isBF16() && !outElt.isF16()) {
     whyNot = "the attention's O is not bf16 or f16 (FP8 attention writes a "
@@ -269,12 +270,12 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
   int64_t heads[3] = {sz.headsQ, sz.headsKV, sz.headsKV};
   bool perHead[3];
   for (int i = 0; i < 3; ++i)
-    if (failed(checkScale(dq[i], perms[i], names[i], perHead[i], whyNot)))
+    if (failed(checkFp8Scale(dq[i], perms[i], names[i], perHead[i], whyNot)))
       return op;
   Value descales[3];
   for (int i = 0; i < 3; ++i)
-    descales[i] = buildDescale(b, loc, dq[i], perHead[i], perms[i], sz.batch,
-                               heads[i]);
+    descales[i] = buildFp8Descale(b, loc, dq[i], perHead[i], perms[i],
+                                  sz.batch, heads[i]);
 
   Type lseType = op.getLse() ? op.getLse().getType() : Type();
   auto fp8 = AttentionOp::create(
@@ -293,7 +294,11 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
   fp8.getMaskMod().takeBody(op.getMaskMod());
   op->replaceAllUsesWith(fp8->getResults());
   op->erase();
+  // Operands that share one dequantise (K = V) erase it once.
   for (int i = 0; i < 3; ++i)
-    eraseIfUnused(dq[i].ops);
+    if (llvm::none_of(llvm::ArrayRef(dq).take_front(i), [&](const auto &e) {
+          return e.ops.front() == dq[i].ops.front();
+        }))
+      eraseFp8DequantIfUnused(dq[i]);
   return fp8;
 }

@@ -428,12 +428,56 @@ void eraseDead(Operation *root, llvm::DenseSet<Operation *> &erased);
 /// on the 16-bit values (NarrowUpcast.cpp); returns the op now in place.
 Operation *narrowUpcastAttention(flash::AttentionOp op);
 
+/// One tensor dequantised from FP8: `x.to(bf16) * scale` as torch-mlir
+/// exports it, an arith.extf from f8E4M3FN (or f8E5M2) and an arith.mulf by
+/// a scale, fused in one linalg.generic or an up-cast generic then a mul
+/// generic (Fp8Dequant.cpp).
+struct Fp8Dequant {
+  /// The FP8 tensor and the scale tensor.
+  Value f8, scale;
+  /// For each scale dimension the dimension of the dequantised tensor it
+  /// follows (-1: read at 0, a broadcast or size-1 dimension).
+  llvm::SmallVector<int64_t> scaleDims;
+  /// The dequantise's generics, the one producing the value first.
+  llvm::SmallVector<Operation *> ops;
+};
+/// Matches `v` as a dequantise. Fails with `why` empty when `v` is not one
+/// at all, with `why` set when it is one a descale cannot express.
+FailureOr<Fp8Dequant> matchFp8Dequant(Value v, std::string &why);
+/// Fails with `why` unless `d` dequantises f8E4M3FN; `name` is the
+/// operand's in the message, `takes` says who takes e4m3 ("FP8 attention
+/// takes").
+LogicalResult checkFp8Source(const Fp8Dequant &d, llvm::StringRef name,
+                             llvm::StringRef takes, std::string &why);
+/// Whether the scale of `d` can be a descale operand: it must follow only
+/// logical B and H of the dequantised operand (layout `perm`: B at
+/// dimension perm[0], H at perm[1]) and, when constant, be positive and
+/// finite. Sets `perHead` when it follows B or H; fails with `why`.
+LogicalResult checkFp8Scale(const Fp8Dequant &d, llvm::ArrayRef<int64_t> perm,
+                            llvm::StringRef name, bool &perHead,
+                            std::string &why);
+/// The descale operand for `d`: tensor<f32> (per tensor) or
+/// tensor<BxHxf32> (per head, H = `heads`), read from the scale in f32.
+Value buildFp8Descale(OpBuilder &b, Location loc, const Fp8Dequant &d,
+                      bool perHead, llvm::ArrayRef<int64_t> perm,
+                      int64_t batch, int64_t heads);
+/// Erases the dequantise's generics (and their tensor.empty inits) that
+/// are left without users, stopping at the first still used.
+void eraseFp8DequantIfUnused(const Fp8Dequant &d);
+
 /// A 16-bit attention whose Q, K, V are each dequantised from f8E4M3FN
 /// (extf, mulf by a per-tensor or per-head scale), rebuilt as FP8
 /// flash.attention with the scales as descale operands (Fp8Dequant.cpp).
 /// Returns the op now in place; when some operand is a dequantise but the
 /// op cannot be rebuilt, `whyNot` says why (empty otherwise).
 Operation *raiseFp8Dequant(flash::AttentionOp op, std::string &whyNot);
+
+/// A decode step (flash.attention_kvcache) whose K and V caches are each
+/// dequantised from f8E4M3FN right before it, rebuilt on the e4m3 caches
+/// with the scales as k_descale / v_descale (KVCacheFp8.cpp). Returns the
+/// op now in place; when a cache is a dequantise but the op cannot absorb
+/// it, `whyNot` says why (empty otherwise).
+Operation *raiseFp8KVCache(flash::AttentionKVCacheOp op, std::string &whyNot);
 
 } // namespace mlir::flash::raise
 
