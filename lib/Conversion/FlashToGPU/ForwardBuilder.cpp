@@ -371,7 +371,7 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
             pair[jj] = arith::MulFOp::create(
                 b, pair[jj], dropoutFactor(rowOf(m, i), colOf(kvStart32, n, jj)));
         }
-        step.p[m][n][i] = packPair(b, pair[0], pair[1], s.elementType);
+        step.p[m][n][i] = packPair(b, pair[0], pair[1], probabilityType());
       }
       step.rowMax[2 * m + i] = mNew;
       step.rowSum[2 * m + i] = arith::AddFOp::create(

@@ -149,6 +149,9 @@ protected:
   /// log2 of the factor P is scaled by before the P·V product (0: none):
   /// the FP8 forward's 8, so that P ≤ 256 uses e4m3's normal range.
   virtual float probabilityLog2Scale() const { return 0; }
+  /// The 16-bit type P is rounded to for the P·V product: the element type,
+  /// unless a recipe reads V in another (Sm80Decode.cpp, FP8 caches).
+  virtual Type probabilityType() const { return s.elementType; }
   /// A per-block factor of O (null: none): the FP8 forward's v_descale.
   virtual Value outputFactor() { return Value(); }
   /// O = acc / l and LSE from the key loop's final state (the caller ends

@@ -127,9 +127,20 @@ private:
   /// idx(name) for a stride or offset of the K/V cache, in the copies'
   /// 16-bit units (half the codes of an FP8 cache).
   Value cacheIdx(StringRef name);
-  /// The 16-bit pair (element type of Q) converted from codes `lo` (low
-  /// half) and `hi` of `codes`, a vector<4xi8>: one MMA register (i32).
-  Value convertCodes(Value codes, int64_t lo, int64_t hi);
+  /// The 16-bit pair of type `type` (f16, or bf16: Q's for K) converted
+  /// from codes `lo` (low half) and `hi` of `codes`, a vector<4xi8>: one
+  /// MMA register (i32).
+  Value convertCodes(Value codes, int64_t lo, int64_t hi, Type type);
+  /// P·V over an FP8 cache runs in f16 whatever Q's type: each pair of V
+  /// codes is then one cvt.rn.f16x2.e4m3x2, where bf16 needs that, two
+  /// f16 -> f32 and an f32x2 -> bf16x2 besides (the H200 decode was bound
+  /// by those conversions, docs/PERF.md run 137). Exact for V; and f16
+  /// holds P (in [0, 1]) at least as finely as bf16: 11 significant bits
+  /// from 2^-14 up, where bf16 has 8, and steps of 2^-24 below.
+  Type probabilityType() const override {
+    return s.fp8Cache ? Type(Float16Type::get(s.elementType.getContext()))
+                      : s.elementType;
+  }
   /// The four e4m3 codes of an ldmatrix register.
   Value codesOf(Value reg);
   Frags loadQOperand(int64_t m, int64_t kk) override;
@@ -210,15 +221,16 @@ Value Sm80DecodeBuilder::codesOf(Value reg) {
   return vector::BitCastOp::create(b, VectorType::get({4}, b.getI8Type()), v);
 }
 
-Value Sm80DecodeBuilder::convertCodes(Value codes, int64_t lo, int64_t hi) {
+Value Sm80DecodeBuilder::convertCodes(Value codes, int64_t lo, int64_t hi,
+                                      Type type) {
   Value pair = vector::ShuffleOp::create(b, codes, codes,
                                          ArrayRef<int64_t>{lo, hi});
   auto f16x2 = VectorType::get({2}, b.getF16Type());
   Value h = NVVM::ConvertF8x2ToF16x2Op::create(
       b, f16x2, pair, /*relu=*/false, Float8E4M3FNType::get(b.getContext()));
-  if (s.elementType.isBF16()) // exact: every e4m3 value is a bf16 value
+  if (type.isBF16()) // exact: every e4m3 value is a bf16 value
     h = arith::TruncFOp::create(
-        b, VectorType::get({2}, s.elementType),
+        b, VectorType::get({2}, type),
         arith::ExtFOp::create(b, VectorType::get({2}, b.getF32Type()), h));
   Value i = vector::BitCastOp::create(b, VectorType::get({1}, b.getI32Type()), h);
   return vector::ExtractOp::create(b, i, ArrayRef<int64_t>{0});
@@ -272,7 +284,8 @@ Sm80DecodeBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t h = 0; h < 2; ++h) {
           Value codes = codesOf(kf[2 * half + h]);
-          Value kb[2] = {convertCodes(codes, 0, 1), convertCodes(codes, 2, 3)};
+          Value kb[2] = {convertCodes(codes, 0, 1, s.elementType),
+                         convertCodes(codes, 2, 3, s.elementType)};
           for (int64_t m = 0; m < mt; ++m) {
             Value &a = sc[m][2 * p + half];
             a = mma(b, qa[h][m], {kb[0], kb[1]}, a, s.elementType);
@@ -301,11 +314,12 @@ void Sm80DecodeBuilder::accumulateOutput(SmallVector<Value> &acc,
       for (int64_t h = 0; h < 2; ++h) {
         Value lo = codesOf(vf[2 * h]), hi = codesOf(vf[2 * h + 1]);
         for (int64_t odd = 0; odd < 2; ++odd) {
-          Value vb[2] = {convertCodes(lo, odd, 2 + odd),
-                         convertCodes(hi, odd, 2 + odd)};
+          Type pv = probabilityType();
+          Value vb[2] = {convertCodes(lo, odd, 2 + odd, pv),
+                         convertCodes(hi, odd, 2 + odd, pv)};
           for (int64_t m = 0; m < mt; ++m) {
             Value &a = acc[m * nTilesDv + 4 * q + 2 * h + odd];
-            a = mma(b, pA[m], {vb[0], vb[1]}, a, s.elementType);
+            a = mma(b, pA[m], {vb[0], vb[1]}, a, pv);
           }
         }
       }
