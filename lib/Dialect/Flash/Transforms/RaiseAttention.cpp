@@ -91,25 +91,23 @@ struct FlashRaiseAttention
         if (auto dense = dyn_cast<flash::AttentionOp>(placed);
             dense && narrowUpcasts)
           placed = narrowUpcastAttention(dense);
+        // The FP8 forms, each with the remark of the case it declines.
+        auto toFp8 = [&](auto op, auto raiseFp8, StringRef declined) {
+          std::string whyNot;
+          placed = raiseFp8(op, whyNot);
+          if (explain && !whyNot.empty())
+            placed->emitRemark()
+                << "flash-raise-attention: " << declined << ": " << whyNot;
+        };
         if (auto step = dyn_cast<flash::AttentionKVCacheOp>(placed);
-            step && fp8) {
-          std::string whyNot;
-          placed = raiseFp8KVCache(step, whyNot);
-          if (explain && !whyNot.empty())
-            placed->emitRemark()
-                << "flash-raise-attention: decode step over a dequantised "
-                   "FP8 KV cache, kept over the 16-bit cache: "
-                << whyNot;
-        }
-        if (auto dense = dyn_cast<flash::AttentionOp>(placed); dense && fp8) {
-          std::string whyNot;
-          placed = raiseFp8Dequant(dense, whyNot);
-          if (explain && !whyNot.empty())
-            placed->emitRemark()
-                << "flash-raise-attention: 16-bit attention over dequantised "
-                   "FP8 inputs, not raised to FP8: "
-                << whyNot;
-        }
+            step && fp8)
+          toFp8(step, raiseFp8KVCache,
+                "decode step over a dequantised FP8 KV cache, kept over the "
+                "16-bit cache");
+        if (auto dense = dyn_cast<flash::AttentionOp>(placed); dense && fp8)
+          toFp8(dense, raiseFp8Dequant,
+                "16-bit attention over dequantised FP8 inputs, not raised "
+                "to FP8");
         continue;
       }
       if (explain && why.softmaxFound && why.why)
