@@ -185,9 +185,10 @@ def kernel(device_index, variant, directory=None, capability=None):
 SM90WS_MIN_KEYS = 2048
 
 
-def _sm90ws_dir(variant):
-    """The artifact directory holding an sm90ws kernel of `variant`, or
-    None; searched once per variant (a search reads every manifest)."""
+def sm90ws_dir(variant):
+    """The artifact directory holding an sm90ws kernel of `variant` (a
+    forward, or a backward: <target>-bwd-ws), or None; searched once per
+    variant (a search reads every manifest)."""
     key = variant.key()
     if key not in _sm90ws_dirs:
         found = None
@@ -207,7 +208,7 @@ def forward_kernel(device_index, variant, capability, seq_k):
     one found (kernel(): the library's <target> directory sorts before
     <target>-ws)."""
     if seq_k >= SM90WS_MIN_KEYS:
-        directory = _sm90ws_dir(variant)
+        directory = sm90ws_dir(variant)
         if directory is not None:
             return kernel(device_index, variant, directory)
     return kernel(device_index, variant, capability=capability)

@@ -255,6 +255,13 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     # Not asked to be deterministic: prefer the atomic-dQ artifact (one
     # kernel fewer); a deterministic one computes the same gradients.
     atomic_dirs = [d for d in dirs if d not in det_dirs]
+    # Of those, the sm90ws backward's (a TMA producer warpgroup feeding the
+    # sm90 backward's products; <target>-bwd-ws) where one has the variant:
+    # 1.17-1.24x the sm90 kernels at 2k-8k keys (docs/PERF.md, run 140).
+    ws = _kernels.sm90ws_dir(bwd)
+    if ws in atomic_dirs:
+        atomic_dirs.remove(ws)
+        atomic_dirs.insert(0, ws)
     directory = (det_dirs[0] if deterministic or not atomic_dirs
                  else atomic_dirs[0])
     plan = []

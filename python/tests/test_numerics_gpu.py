@@ -128,7 +128,7 @@ def test_long_keys_take_the_sm90ws_forward(head_dim, causal):
                                                   enable_gqa=True))
     variant = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_BF16, head_dim,
                                     head_dim, int(causal))
-    ws = _kernels._sm90ws_dir(variant)
+    ws = _kernels.sm90ws_dir(variant)
     if ws is None:
         pytest.skip("no sm90ws kernel of the variant in the library")
     device = q.device.index

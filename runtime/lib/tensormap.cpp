@@ -29,8 +29,8 @@ struct MapOperand {
   Size boxColumns, boxRows;
 };
 
-/// 16-bit kernels: Q, K and V as [B][H][S][D] (KERNEL_ABI.md "Tensor
-/// maps").
+/// 16-bit kernels: Q, K, V and (the backward's) dO as [B][H][S][D]
+/// (KERNEL_ABI.md "Tensor maps").
 constexpr MapOperand kMaps16[] = {
     {"q", {Extent::HeadDim}, {Extent::Arg, "seq_q"}, "heads_q", "s",
      {Extent::SwizzleRow}, {Extent::BlockM}},
@@ -38,6 +38,8 @@ constexpr MapOperand kMaps16[] = {
      {Extent::SwizzleRow}, {Extent::BlockN}},
     {"v", {Extent::HeadDimV}, {Extent::Arg, "seq_k"}, "heads_kv", "s",
      {Extent::SwizzleRow}, {Extent::BlockN}},
+    {"do", {Extent::HeadDimV}, {Extent::Arg, "seq_q"}, "heads_q", "s",
+     {Extent::SwizzleRow}, {Extent::BlockM}},
 };
 /// e4m3 kernels: Q and K as above, and Vt as [B][Hkv][Dv][Sk], the keys
 /// contiguous, a box of block_n keys by all Dv rows (KERNEL_ABI.md "FP8
@@ -108,7 +110,8 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
   if (!op)
     return bad(e4m3 ? "the runtime makes tensor maps of q, k and vt only "
                       "for e4m3 kernels"
-                    : "the runtime makes tensor maps of q, k and v only");
+                    : "the runtime makes tensor maps of q, k, v and do "
+                      "only");
   const flashfuse_arg *buf = findArg(args, numArgs, op->operand);
   if (!buf || buf->type != FLASHFUSE_PARAM_MEMREF || !buf->ptr)
     return bad(concat("needs the memref argument '", op->operand, "'"));

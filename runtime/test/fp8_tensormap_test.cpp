@@ -148,7 +148,7 @@ void testFp8TensorMaps(const std::string &artifactDir,
                 "kernels",
                 __LINE__);
   expectRefused(bf16, args16, "vt_map",
-                "the runtime makes tensor maps of q, k and v only", __LINE__);
+                "the runtime makes tensor maps of q, k, v and do only", __LINE__);
   // Vt rows (Dv apart... of 200 keys) that are not 16 bytes apart.
   flashfuse_forward_args odd = a;
   odd.v_stride[2] = 200;

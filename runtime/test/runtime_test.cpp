@@ -306,11 +306,11 @@ void testTensorMapParams() {
   EXPECT_ERROR(t.checkForward(0, goodArgs()), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "tensor map 'q_map': the kernel's block_m = 512 is not a TMA "
                "box height (1..256)");
-  // Only q, k and v have maps.
+  // Only q, k, v and do have maps.
   Manifest o = Manifest::fromText(std::string(kHeader) +
                                   forwardKernelText("o", "", " tensormap:o_map"));
   EXPECT_ERROR(o.checkForward(0, goodArgs()), FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "the runtime makes tensor maps of q, k and v only");
+               "the runtime makes tensor maps of q, k, v and do only");
 }
 
 // Forward kernels that write O in f32 (`out_f32 1`, KERNEL_ABI.md): a key

@@ -126,7 +126,7 @@ class Artifact:
         return ptrs
 
     def tensor_map(self, k, op, bufs, scalars):
-        """The CUtensorMap of operand `op` (q, k, v or vt) of a TMA kernel, as
+        """The CUtensorMap of operand `op` (q, k, v, do or vt) of a TMA kernel, as
         the runtime encodes it (KERNEL_ABI.md "Tensor maps", "FP8 forwards"):
         [B][H][S][D], a box of one 128-byte swizzle row (64 16-bit or 128
         e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle; for
@@ -138,7 +138,8 @@ class Artifact:
             dims = [scalars["seq_k"], dv, scalars["heads_kv"], scalars["batch"]]
             row_stride, box = "vt_stride_d", (int(k["block_n"]), dv)
         else:
-            rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m")}.get(
+            rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m"),
+                                     "do": ("seq_q", "heads_q", "block_m")}.get(
                 op, ("seq_k", "heads_kv", "block_n"))
             dims = [t.shape[3], scalars[rows], scalars[heads], scalars["batch"]]
             row_stride, box = f"{op}_stride_s", (128 // elt, int(k[box_rows]))

@@ -28,10 +28,12 @@ def launch(art, k, named, grid):
     vals = []
     for p in k["params"]:
         kind, name = p.split(":")
-        v = named[name]
+        v = named.get(name)
         if kind == "memref":
             vals += [ctypes.c_void_p(v.data_ptr()), ctypes.c_void_p(v.data_ptr()),
                      ctypes.c_int64(0), ctypes.c_int64(v.numel()), ctypes.c_int64(1)]
+        elif kind == "tensormap":  # the sm90ws backward's, as the runtime's
+            vals.append(art.tensor_map(k, name[:-len("_map")], named, named))
         elif kind == "i32":
             vals.append(ctypes.c_int32(int(v)))
         elif kind == "i64":

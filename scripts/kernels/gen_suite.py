@@ -54,6 +54,15 @@ def sm90ws_suite():
             if v.head_dim in (64, 128, 256) and not v.bias]
 
 
+def sm90ws_backward_suite():
+    """The backward suite's variants the sm90ws backward (the sm90 backward
+    fed by a TMA producer warpgroup) serves, for flashfuse-compile
+    --recipe=sm90ws: D = 64 and 128 without bias or dropout."""
+    return [dataclasses.replace(v, with_forward=False)
+            for v in backward_suite()
+            if v.head_dim in (64, 128) and not v.bias and not v.dropout]
+
+
 def fp8_suite():
     """FP8 forwards (docs/FP8.md; KERNEL_ABI.md "FP8 forwards"): f8E4M3FN Q,
     K, V with per-head descales ([B, H], which the kernels also read per
@@ -326,7 +335,8 @@ def main():
                          "(and their dense counterparts)")
     ap.add_argument("--sm90ws", action="store_true",
                     help="the forward variants the sm90ws recipe serves "
-                         "(compile with flashfuse-compile --recipe=sm90ws)")
+                         "(compile with flashfuse-compile --recipe=sm90ws); "
+                         "with --backward, its backward variants")
     ap.add_argument("--fp8", action="store_true",
                     help="the FP8 (e4m3) forward variants (compile with "
                          "flashfuse-compile --target=h100)")
@@ -342,21 +352,24 @@ def main():
         ap.error("--decode-dims goes with --decode")
     varlen_backward = args.varlen and args.backward
     sparse_backward = args.block_sparse and args.backward
+    ws_backward = args.sm90ws and args.backward
     if (args.backward + args.decode + args.decode_fp8
             + args.decode_fp8_library + args.headdims + args.varlen
             + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
-            - sparse_backward > 1):
+            - sparse_backward - ws_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
                  "--headdims, --varlen, --sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
-                 "--backward the block-sparse backward one)")
+                 "--backward the block-sparse backward one, --sm90ws "
+                 "--backward the sm90ws backward one)")
     if args.tiles and args.fp8:
         ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
     suite = (block_sparse_backward_suite() if sparse_backward
              else block_sparse_suite() if args.block_sparse
              else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
+             else sm90ws_backward_suite() if ws_backward
              else sm90ws_suite() if args.sm90ws
              else fp8_suite() if args.fp8
              else decode_fp8_suite() if args.decode_fp8

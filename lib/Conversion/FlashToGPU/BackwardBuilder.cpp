@@ -250,8 +250,7 @@ void BackwardBuilder::storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
 void BackwardBuilder::build() {
   setUp();
   auto [mFirst, mEnd] = blockQueryRange();
-  const float log2e = float(M_LOG2E);
-  Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
+  Value scoreFactor = scoreFactorLog2();
 
   // Prologue: K_j and V_j, then the first stages - 1 query blocks. Blocks
   // past Sq are fetched as zeros (src-size 0) so that every iteration
@@ -262,9 +261,40 @@ void BackwardBuilder::build() {
     Value stage = cIdx(b, st);
     loadQdOBlock(fetchQueryBlock(position, stage), stage);
   }
+  writeGradients(walkQueryBlocks(mFirst, mEnd, scoreFactor));
+  gpu::ReturnOp::create(b);
+}
 
+Value BackwardBuilder::scoreFactorLog2() {
+  return arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, float(M_LOG2E)));
+}
+
+void BackwardBuilder::awaitQueryBlock(Value i, Value rel, Value stage) {
+  // Prefetch the block stages - 1 ahead into the buffer the previous step
+  // read, then wait for this one's copies.
+  Value pfStage = arith::RemUIOp::create(
+      b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
+  Value pfPosition = arith::AddIOp::create(b, i, cIdx(b, s.stages - 1));
+  Value group = loadQdOBlock(fetchQueryBlock(pfPosition, pfStage), pfStage);
+  // Two groups (Q, dO) per block: everything older than the stages - 1
+  // blocks prefetched since, this block included, has landed.
+  nvgpu::DeviceAsyncWaitOp::create(b, group,
+                                   b.getI32IntegerAttr(2 * (s.stages - 1)));
+  publishTiles();
+  gpu::BarrierOp::create(b);
+}
+
+void BackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
+  gpu::BarrierOp::create(b);
+  if (s.dqTiles)
+    publishDQ(dqStart);
+}
+
+SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
+                                                    Value scoreFactor) {
+  const float log2e = float(M_LOG2E);
   SmallVector<Value> init = zeroGradient(nTilesD);
-  int64_t nDK = init.size();
+  int64_t nDK = dkCount = init.size();
   SmallVector<Value> zeroV = zeroGradient(nTilesDv);
   init.append(zeroV.begin(), zeroV.end());
   auto loop = scf::ForOp::create(b, mFirst, mEnd, cIdx(b, 1), init);
@@ -278,16 +308,7 @@ void BackwardBuilder::build() {
     enterQueryLoop();
     Value rel = arith::SubIOp::create(b, i, mFirst);
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
-    Value pfStage = arith::RemUIOp::create(
-        b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-    Value pfPosition = arith::AddIOp::create(b, i, cIdx(b, s.stages - 1));
-    Value group = loadQdOBlock(fetchQueryBlock(pfPosition, pfStage), pfStage);
-    // Two groups (Q, dO) per block: everything older than the stages - 1
-    // blocks prefetched since, this block included, has landed.
-    nvgpu::DeviceAsyncWaitOp::create(b, group,
-                                     b.getI32IntegerAttr(2 * (s.stages - 1)));
-    publishTiles();
-    gpu::BarrierOp::create(b);
+    awaitQueryBlock(i, rel, stage);
 
     // The first query row of the step, and again where used far from here
     // (an iterator's block is read again rather than held in a register).
@@ -444,22 +465,24 @@ void BackwardBuilder::build() {
     // the dS tile), an iterator's record of the step included: the dQ
     // tile's destination is read before the barrier, not after it.
     Value publishStart = s.dqTiles ? stepStart(/*again=*/true) : Value();
-    gpu::BarrierOp::create(b);
-    if (s.dqTiles)
-      publishDQ(publishStart);
+    releaseQueryBlock(stage, publishStart);
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
     std::tie(tid, lane, warp, g, t, kStart, warpKey0) = coords;
   }
 
+  return loop.getResults();
+}
+
+void BackwardBuilder::writeGradients(ValueRange results) {
   // Epilogue: dK · scale and dV. A block no query sees writes zeros.
   // Without GQA (Hq = Hkv, known at launch) the block's query head is its
   // kv head's only one, so it writes grad_k / grad_v itself and the
   // postprocess has nothing to sum; otherwise one slice per query head, the
   // group summed by the postprocess.
-  auto results = loop.getResults();
-  SmallVector<Value> dK(results.take_front(nDK)), dV(results.drop_front(nDK));
+  SmallVector<Value> dK(results.take_front(dkCount)),
+      dV(results.drop_front(dkCount));
   if (s.dqTiles)
     drainDQ();
   enterEpilogue();
@@ -468,5 +491,4 @@ void BackwardBuilder::build() {
                                  b, arith::CmpIPredicate::eq, headsQ,
                                  idx("heads_kv")))
                            : Value());
-  gpu::ReturnOp::create(b);
 }

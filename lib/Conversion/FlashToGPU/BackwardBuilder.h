@@ -50,6 +50,7 @@ public:
       : KernelBuilderBase(func, spec) {}
   virtual ~BackwardBuilder() = default;
 
+  /// The kernel: the prologue's copies, walkQueryBlocks, writeGradients.
   void build();
 
 protected:
@@ -111,6 +112,29 @@ protected:
   /// With dQ tiles, before the epilogue: waits for what publishDQ started.
   virtual void drainDQ() {}
 
+  //===--- The pipeline's hooks ------------------------------------------===//
+  /// At the top of step `i` (the rel-th of the walk, its tiles in ring
+  /// buffer `stage`): makes them visible to every computing thread. By
+  /// default the step prefetches the block stages - 1 ahead with cp.async,
+  /// waits for its own and synchronises the block; a producer warpgroup's
+  /// consumers wait for the buffer's "full" barrier instead.
+  virtual void awaitQueryBlock(Value i, Value rel, Value stage);
+  /// At the end of a step whose dK and dV products are done: the closing
+  /// barrier, then (dqTiles) publishDQ(dqStart); a producer's consumers
+  /// also hand `stage` back.
+  virtual void releaseQueryBlock(Value stage, Value dqStart);
+
+  //===--- The schedule's parts, for recipes that arrange them -----------===//
+  /// scale · log2(e), the exponent's factor.
+  Value scoreFactorLog2();
+  /// The loop over query blocks [mFirst, mEnd): its results are the dK
+  /// accumulators (dkCount of them), then dV's.
+  SmallVector<Value> walkQueryBlocks(Value mFirst, Value mEnd,
+                                     Value scoreFactor);
+  int64_t dkCount = 0;
+  /// The epilogue: dQ's last reduction drained, dK · scale and dV stored.
+  void writeGradients(ValueRange results);
+
   //===--- The query-block iterator's hooks ------------------------------===//
   /// The walk's positions, [first, end): the query blocks the causal/window
   /// band lets see the block's keys in a dense walk; a query-block iterator
@@ -170,8 +194,11 @@ protected:
   /// `firstTile` (index) of `acc`'s fragments; rows past Sq are skipped.
   void addToDQAccum(ArrayRef<Value> acc, Value firstRow, Value firstTile);
 
-private:
+  /// Reads the arguments, places the block (kStart, its heads) and carves
+  /// the shared memory.
   void setUp();
+
+private:
   /// Where a gradient's rows go: `memref`, the offset of the block's row 0
   /// and the distance between rows (elements); without `base`, the query
   /// head's contiguous slice of rows `width` wide.

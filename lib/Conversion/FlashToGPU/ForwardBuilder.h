@@ -166,10 +166,6 @@ protected:
   /// block's V buffer, so that the next tile's Q can land meanwhile.
   Value outputStagingOffset;
   Value stagingOffset(Value at);
-  /// A barrier among the warps that compute (the epilogue's, before O
-  /// overwrites the Q tile): the whole block's, except where a producer
-  /// warpgroup takes no part in the epilogue (Sm90WsForward.cpp).
-  virtual void syncComputeWarps() { gpu::BarrierOp::create(b); }
   /// Element offset in `lse` of the block's row 0 (its batch and head):
   /// (b * Hq + h) * Sq for [B, Hq, Sq]; a packed batch's scheduler
   /// offsets it by its sequence's first row.

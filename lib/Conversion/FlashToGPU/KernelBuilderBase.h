@@ -195,6 +195,24 @@ protected:
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.
   void fenceGenericToAsyncProxy();
+  /// A barrier among the warps that compute (the forward's epilogue,
+  /// before O overwrites the Q tile; the backward's dS tile): the whole
+  /// block's, except where a producer warpgroup takes no part
+  /// (Sm90WsForward.cpp, Sm90WsBackward.cpp).
+  virtual void syncComputeWarps() { gpu::BarrierOp::create(b); }
+  /// The TMA recipes' mbarriers (an nvgpu.mbarrier.group; each recipe
+  /// lays out its own).
+  Value barriers;
+  /// Waits until barrier `id` of `barriers` has completed the phase of
+  /// parity `round` (0, 1, 0, ...: the round-th completion).
+  void waitBarrier(Value id, Value round);
+  /// One TMA copy per 128-byte swizzle row of a `rows` x `cols` tile
+  /// (elements) through tensor map `<op>_map` ([B][H][rows][cols] of the
+  /// operand), from row `row` and column `col0` (null: 0) of (head `h`,
+  /// batchIdx), into the swizzled tiles at `offset` (16-bit units, as
+  /// swizzledAddress counts), completing on barrier `bar`.
+  void copyTile(StringRef op, Value col0, Value row, Value h, Value offset,
+                int64_t rows, int64_t cols, Value bar);
   /// cp.async.commit_group of the copies issued so far; its token.
   Value commitGroup(ArrayRef<Value> tokens);
   /// issueTileCopies of one tile as a commit group of its own.

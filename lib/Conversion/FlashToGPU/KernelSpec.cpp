@@ -80,8 +80,8 @@ int64_t KernelSpec::smemBytes() const {
     }
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
-    if (recipe == Recipe::Sm90) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE,
-                                // Dsum; the f32 dQ tile (dqTiles)
+    if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum; the
+                     // f32 dQ tile (dqTiles)
       return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   2 * blockN * blockM) +
@@ -302,6 +302,10 @@ SmallVector<std::string> KernelSpec::params() const {
     // The transposed lists (docs/KERNEL_ABI.md "Block-sparse backward").
     if (blockSparse)
       sparseLists("q");
+    // The sm90ws backward's, last as the forward's.
+    if (usesTensorMaps())
+      p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:v_map",
+                "tensormap:do_map"});
     break;
   case Kind::BackwardDQ:
     memrefs({"q", "k", "v", "do", "lse", "delta", "grad_q"});
@@ -406,6 +410,10 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
   if (kind == Kind::BackwardPreprocess || kind == Kind::BackwardPostprocess) {
     s.blockSparse = s.fullBlocks = false;
     s.sparseBlockQ = s.sparseBlockK = 0;
+    // The sm90ws backward reads and writes the sm90 one's buffers (dQ in
+    // the same tiles): it shares that recipe's kernels.
+    if (s.recipe == Recipe::Sm90Ws)
+      s.recipe = Recipe::Sm90;
   }
   if (kind == Kind::BackwardSparseTranspose) {
     // One thread per key block (BlockSparseTranspose.cpp). Its code depends
@@ -657,18 +665,32 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   if (failed(spec))
     return failure();
   KernelSpec &s = *spec;
-  if (s.recipe == Recipe::Sm90Ws)
-    return op.emitOpError() << "the sm90ws recipe has no backward kernels "
-                               "yet; give attention_grad an sm90 config";
   s.kind = KernelSpec::Kind::Backward;
   s.deterministic = deterministic;
+  if (s.recipe == Recipe::Sm90Ws) {
+    // The sm90 backward's schedule fed by a TMA producer warpgroup
+    // (Sm90WsBackward.cpp): what its producer and tensor maps do not
+    // carry yet is refused by name (block-sparse lists by setBlockSparse).
+    StringRef unsupported =
+        deterministic            ? "deterministic mode (its dQ kernel)"
+        : op.isVarlen()          ? "varlen (cu_seqlens) batches"
+        : s.bias                 ? "a bias operand"
+        : s.mask                 ? "a mask operand"
+        : s.dropout              ? "dropout"
+        : s.scoreMod || s.maskMod ? "score_mod / mask_mod regions"
+                                 : "";
+    if (!unsupported.empty())
+      return op.emitOpError()
+             << "the sm90ws backward does not serve " << unsupported
+             << " yet; give attention_grad an sm90 config";
+  }
   if (failed(setBlockSparse(op.getOperation(), s)))
     return failure();
   // A packed batch: the main and dQ kernels under the varlen tile
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
-  s.dqTiles = s.recipe == Recipe::Sm90 && !deterministic && !s.varlen;
+  s.dqTiles = s.usesWgmma() && !deterministic && !s.varlen;
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused
@@ -712,12 +734,16 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
            << " to be a multiple of 16 whose 16-row slabs the " << s.warps
            << " warps divide, or divide with column groups of D = "
            << s.headDim << " that are multiples of 16";
-  if (s.recipe == Recipe::Sm90) {
+  if (s.usesWgmma()) {
     // Warpgroups own 64 keys each (one wgmma m64 per product), the query
     // block is the N of Sᵀ and dPᵀ, and the warpgroups split dQ into 64-row
-    // blocks and column slices of 32 or a multiple of 64.
+    // blocks and column slices of 32 or a multiple of 64. The sm90
+    // recipe's threads copy the tiles and the rows' LSE and Dsum; the
+    // sm90ws producer's TMA and its warp do (any tile; a TMA box is at
+    // most 256 rows).
     int64_t groups = s.warps / 4, rowBlocks = s.blockM / 64;
-    int64_t threads = s.threads();
+    bool ws = s.recipe == Recipe::Sm90Ws;
+    int64_t threads = ws ? 1 : s.threads();
     int64_t dqCols = rowBlocks > 0 && groups % rowBlocks == 0
                          ? s.headDim * rowBlocks / groups
                          : 0;
@@ -727,17 +753,19 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
               (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
               (s.blockN * s.headDim / 8) % threads == 0 &&
-              2 * s.blockM <= threads;
+              (ws ? s.blockM % 32 == 0 && s.stages >= 2 && s.blockN <= 256
+                  : 2 * s.blockM <= threads);
     if (!ok)
       return op.emitOpError()
-             << "the sm90 backward needs warps a multiple of 4, block_n = 16 "
+             << "the " << stringifyRecipe(s.recipe) << " backward needs warps a multiple of 4, block_n = 16 "
                 "* warps, block_m a multiple of 64 and at most threads / 2 (one "
                 "LSE or Dsum copy per thread) whose 64-row blocks split the "
                 "warpgroups into dQ slices of 32 or a multiple of 64 columns, "
                 "D in {64, 128} and tiles whose 16-byte chunks the threads "
-                "divide; got block_m = "
+                "divide (sm90ws: block_m a multiple of 32 and stages >= 2); "
+                "got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
-             << s.warps << ", D = " << s.headDim;
+             << s.warps << ", stages = " << s.stages << ", D = " << s.headDim;
   }
   if (op.getGradBias()) {
     // dBias = dS element by element, written full-size by the kernel; the

@@ -106,6 +106,9 @@ private:
   gpu::GPUModuleOp getOrCreateKernelModule();
   gpu::GPUFuncOp getOrCreateKernel(gpu::GPUModuleOp module,
                                    const KernelSpec &spec);
+  /// Fails (with the reason) where `op`'s kernels cannot be launched from
+  /// the IR: tensor maps without kernels-only.
+  LogicalResult checkLaunchable(Operation *op, const KernelSpec &spec);
   LogicalResult replaceWithLaunch(AttentionOp op, gpu::GPUFuncOp kernel,
                                   const KernelSpec &spec);
   void replaceGradWithLaunches(AttentionGradOp op, gpu::GPUModuleOp module,
@@ -153,7 +156,8 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     // threads() threads.
     func->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
     // The tensor maps are passed by value (flash-grid-constant-params).
-    func->setAttr(kGridConstantParamsAttrName, b.getI64IntegerAttr(3));
+    func->setAttr(kGridConstantParamsAttrName,
+                  b.getI64IntegerAttr(spec.tensorMapCount()));
   }
   // sm_90's 228 KiB per SM, the most of any target.
   constexpr int64_t kLargestSmemPerSm = 233472;
@@ -180,7 +184,9 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     buildSm80BackwardPreprocessKernel(func, spec);
     break;
   case KernelSpec::Kind::Backward:
-    if (spec.recipe == Recipe::Sm90)
+    if (spec.recipe == Recipe::Sm90Ws)
+      buildSm90WsBackwardKernel(func, spec);
+    else if (spec.recipe == Recipe::Sm90)
       buildSm90BackwardKernel(func, spec);
     else
       buildSm80BackwardKernel(func, spec);
@@ -413,7 +419,7 @@ static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
       args.append(sparseListArgs(b, lists.fullNumBlocks, lists.fullIndices));
   }
   if (spec.usesTensorMaps())
-    for (int i = 0; i < 3; ++i)
+    for (int64_t i = 0; i < spec.tensorMapCount(); ++i)
       args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));
 }
 
@@ -445,18 +451,25 @@ static Value descaleBuffer(ImplicitLocOpBuilder &b, Value d) {
   return flatBuffer(b, d, b.getF32Type());
 }
 
-LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
-                                                 gpu::GPUFuncOp kernel,
-                                                 const KernelSpec &spec) {
+LogicalResult FlashLowerToGPU::checkLaunchable(Operation *op,
+                                               const KernelSpec &spec) {
   // The tensor maps are by-value parameters the runtime encodes at launch
   // (docs/KERNEL_ABI.md "Tensor maps"); a gpu.launch_func has no way to pass
   // one, so only a module whose host side is not run may hold such kernels.
   if (spec.usesTensorMaps() && !kernelsOnly)
-    return op.emitOpError()
+    return op->emitOpError()
            << "recipe '" << stringifyRecipe(spec.recipe)
            << "' takes TMA tensor maps by value, which only the FlashFuse "
               "runtime makes: compile it with flashfuse-compile (or "
               "kernels-only=true) and launch it through the runtime";
+  return success();
+}
+
+LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
+                                                 gpu::GPUFuncOp kernel,
+                                                 const KernelSpec &spec) {
+  if (failed(checkLaunchable(op, spec)))
+    return failure();
   ImplicitLocOpBuilder b(op.getLoc(), op);
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
@@ -652,6 +665,11 @@ void FlashLowerToGPU::replaceGradWithLaunches(AttentionGradOp op,
     named["dbias"] = flatten(b, gradBias);
   }
   addSizes(b, named, {batch, headsQ, headsKV, seqQ, seqK});
+  // The sm90ws backward's tensor maps: placeholders of a kernels-only
+  // module (checkLaunchable), whose launches are never run.
+  if (spec.usesTensorMaps())
+    for (const char *m : {"q_map", "k_map", "v_map", "do_map"})
+      named[m] = LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext()));
   // A packed batch (KERNEL_ABI.md "Varlen"): the offsets and B = size - 1
   // sequences; the totals bound every length. The scratch above is sized
   // by the totals: each sequence's rows sit in it where they sit in Q / K.
@@ -1085,8 +1103,11 @@ void FlashLowerToGPU::runOnOperation() {
     if (failed(replaceWithLaunch(op, kernel, spec)))
       return signalPassFailure();
   }
-  for (auto [op, spec] : llvm::zip(gradOps, gradSpecs))
+  for (auto [op, spec] : llvm::zip(gradOps, gradSpecs)) {
+    if (failed(checkLaunchable(op, spec)))
+      return signalPassFailure();
     replaceGradWithLaunches(op, module, spec);
+  }
   for (auto [op, spec] : llvm::zip(kvOps, kvSpecs))
     replaceKVCacheWithLaunches(op, module, spec, op.getConfigAttr().getSplits());
   // The kv_append, decode_check and backward_sparse_transpose kernels go

@@ -35,6 +35,8 @@ void buildSm80BackwardPreprocessKernel(gpu::GPUFuncOp func,
 void buildSm80BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The main backward kernel on wgmma (sm_90a). See Sm90Backward.cpp.
 void buildSm90BackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// The same fed by a TMA producer warpgroup. See Sm90WsBackward.cpp.
+void buildSm90WsBackwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardDQKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 void buildSm80BackwardPostprocessKernel(gpu::GPUFuncOp func,
                                         const KernelSpec &spec);

@@ -32,7 +32,7 @@
 // finishes; dV runs while dS is computed; dK and dQ together.
 //
 //===----------------------------------------------------------------------===//
-#include "BackwardBuilder.h"
+#include "Sm90Backward.h"
 #include "BlockSparseQueryIterator.h"
 #include "Fragments.h"
 #include "Recipes.h"
@@ -49,80 +49,6 @@
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
-
-namespace {
-
-class Sm90BackwardBuilder : public BackwardBuilder {
-public:
-  using BackwardBuilder::BackwardBuilder;
-
-private:
-  int64_t kElems = 0, vElems = 0, qElems = 0, doElems = 0; // one tile
-  Value wgIdx;        // this thread's warpgroup
-  Value kDesc, vDesc; // the warpgroup's 64 keys of K and V, k-step 0
-  /// dPᵀ's accumulators, issued with Sᵀ and collected by computeDPT().
-  SmallVector<Value> pendingDPT;
-  void carveSharedMemory() override;
-  void loadKeyValueTiles() override;
-  Value loadQdOBlock(Value block, Value stage) override;
-  void publishTiles() override { fenceGenericToAsyncProxy(); }
-  SmallVector<Value> zeroGradient(int64_t tiles) override {
-    return SmallVector<Value>(4 * tiles, cF32(b, 0.0f));
-  }
-  Value gradientTile(ArrayRef<Value> acc, int64_t m, int64_t n,
-                     int64_t tiles) override {
-    return wgmma::toFragments(b, acc.slice(4 * n, 4))[0];
-  }
-  SmallVector<Frags> computeScoresT(Value stage) override;
-  void accumulateDV(SmallVector<Value> &dV, ArrayRef<Frags> pdT,
-                    Value stage) override;
-  SmallVector<Frags> computeDPT(Value stage) override;
-  void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
-                    Value stage) override;
-  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) override;
-  void finishQueryBlock(SmallVector<Value> &dK,
-                        SmallVector<Value> &dV) override;
-  /// Everything derived from the thread coordinates alone (descriptors and
-  /// their per-k-step advances, tile offsets, copy addresses) is
-  /// loop-invariant; hoisted out of the query loop it holds registers (a
-  /// 64-bit pair per k-step descriptor). Loop-local opaque copies of the
-  /// coordinates keep that arithmetic (a few integer ops per use) inside.
-  void enterQueryLoop() override;
-  /// A chain of K-major products over `depth` columns: this warpgroup's
-  /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
-  SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);
-  /// Stores the warp's rows of Xᵀ (16 keys x block_m queries, `x`) to the
-  /// [block_n][block_m] tile at element `offset`, as 16-bit values.
-  void storeKeyQueryTile(ArrayRef<Frags> x, int64_t offset);
-  /// acc += (this warpgroup's 64 rows of the [key][query] tile at
-  /// `aOffset`) · (the block_m x n N-major tile at `bOffset`), issued as
-  /// one group.
-  void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
-                            Value bOffset, int64_t n);
-  /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
-  void warpgroupBarrier();
-  void publishDQ(Value qStart) override;
-  void drainDQ() override;
-  /// The block's dQ in shared memory (dqTiles): [block_m x D] f32 in
-  /// fragment order, as the tile of dq_accum it is added to.
-  Value dqTile;
-
-  // Element offsets of the tiles in swizzledTiles.
-  int64_t vOffset() const { return kElems; }
-  Value qOffset(Value stage) {
-    return arith::AddIOp::create(b, cIdx(b, kElems + vElems),
-                                 arith::MulIOp::create(b, stage, cIdx(b, qElems)));
-  }
-  Value doOffset(Value stage) {
-    return arith::AddIOp::create(
-        b, cIdx(b, kElems + vElems + s.stages * qElems),
-        arith::MulIOp::create(b, stage, cIdx(b, doElems)));
-  }
-  int64_t pOffset() const {
-    return kElems + vElems + s.stages * (qElems + doElems);
-  }
-  int64_t dsOffset() const { return pOffset() + s.blockN * s.blockM; }
-};
 
 void Sm90BackwardBuilder::carveSharedMemory() {
   kElems = s.blockN * s.headDim;
@@ -268,7 +194,7 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   storeKeyQueryTile(dsT, dsOffset());
   if (s.dqTiles)
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
-  gpu::BarrierOp::create(b);
+  syncComputeWarps();
   issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
 }
 
@@ -402,8 +328,6 @@ void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
   dK.assign(both.begin(), both.begin() + dK.size());
   dV.assign(both.begin() + dK.size(), both.end());
 }
-
-} // namespace
 
 void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
                                           const KernelSpec &spec) {

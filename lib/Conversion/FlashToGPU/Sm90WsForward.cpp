@@ -69,8 +69,6 @@ constexpr int32_t kWalkingProducerRegisters = 40,
 constexpr int32_t kProducerRegisters = 24, kConsumerRegisters = 240;
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
-/// The try_wait's suspend-time hint, in ns (the loop retries after it).
-constexpr int64_t kWaitHintNs = 0x989680;
 
 } // namespace
 
@@ -108,49 +106,6 @@ void Sm90WsForwardBuilder::createBarriers() {
     NVVM::FenceMbarrierInitOp::create(b);
   }
   gpu::BarrierOp::create(b);
-}
-
-void Sm90WsForwardBuilder::waitBarrier(Value id, Value round) {
-  Value parity = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::ne, arith::AndIOp::create(b, round, cIdx(b, 1)),
-      cIdx(b, 0));
-  nvgpu::MBarrierTryWaitParityOp::create(b, barriers, parity,
-                                         cIdx(b, kWaitHintNs), id);
-}
-
-void Sm90WsForwardBuilder::copyTile(StringRef op, Value col0, Value row,
-                                    Value h, Value offset, int64_t rows,
-                                    int64_t cols, Value bar) {
-  MLIRContext *ctx = b.getContext();
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  // A box of one 128-byte swizzle row x `rows` rows of one (head, batch):
-  // the tensor maps are [B][H][rows][cols] (runtime/lib/tensormap.cpp).
-  int64_t boxCols = swizzle::kRowBytes / s.elementBytes();
-  Type boxElt = s.isFp8() ? Type(b.getI8Type()) : s.elementType;
-  auto box = MemRefType::get({1, 1, rows, boxCols}, boxElt,
-                             MemRefLayoutAttrInterface(), wg);
-  auto mapType = nvgpu::TensorMapDescriptorType::get(
-      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
-      nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
-      nvgpu::TensorMapOOBKind::OOB_ZERO,
-      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value map = UnrealizedConversionCastOp::create(
-                  b, mapType, arg.lookup((op + "_map").str()))
-                  .getResult(0);
-  Value raw = sharedMemoryBytes();
-  for (int64_t c = 0; c < cols / boxCols; ++c) {
-    Value elem =
-        arith::AddIOp::create(b, offset, cIdx(b, c * rows * swizzle::kRowElements));
-    Value bytes = arith::AddIOp::create(
-        b, swizzledPad, arith::MulIOp::create(b, elem, cIdx(b, 2)));
-    Value dst = memref::ViewOp::create(b, box, raw, bytes, ValueRange{});
-    Value col = cIdx(b, c * boxCols);
-    if (col0)
-      col = arith::AddIOp::create(b, col0, col);
-    nvgpu::TmaAsyncLoadOp::create(
-        b, dst, barriers, map, SmallVector<Value>{col, row, h, batchIdx}, bar,
-        /*multicastMask=*/Value(), /*predicate=*/Value());
-  }
 }
 
 void Sm90WsForwardBuilder::copyKeyBlock(Value j, Value stage, Value full) {

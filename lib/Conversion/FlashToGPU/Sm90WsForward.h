@@ -28,10 +28,10 @@ protected:
   int64_t producerThreads() const { return s.producerWarps() * 32; }
   int64_t consumerThreads() const { return s.warps * 32; }
 
-  // The mbarriers: [0] Q landed; [1, 1 + stages) K/V buffer full;
-  // [1 + stages, 1 + 2 stages) K/V buffer empty; [1 + 2 stages] Q read
-  // (every consumer is done with the tile's Q: the next one may land).
-  Value barriers;
+  // The mbarriers (KernelBuilderBase::barriers): [0] Q landed; [1, 1 +
+  // stages) K/V buffer full; [1 + stages, 1 + 2 stages) K/V buffer empty;
+  // [1 + 2 stages] Q read (every consumer is done with the tile's Q: the
+  // next one may land).
   Value qEmptyBarrier() { return frag::cIdx(b, 1 + 2 * s.stages); }
   Value fullBarrier(Value stage) {
     return arith::AddIOp::create(b, stage, frag::cIdx(b, 1));
@@ -40,9 +40,6 @@ protected:
     return arith::AddIOp::create(b, stage, frag::cIdx(b, 1 + s.stages));
   }
   void createBarriers();
-  /// Waits until barrier `id` has completed the phase of parity `round`
-  /// (0, 1, 0, ...: the round-th completion).
-  void waitBarrier(Value id, Value round);
 
   /// The persistent walk over the tiles (PersistentScheduler.h) and the
   /// tile it places: mStart, head, headKV and batchIdx.
@@ -75,13 +72,6 @@ protected:
   bool stagesOutputInV() const {
     return stagesOutput() && s.blockN >= s.blockM;
   }
-  /// One TMA copy per 128-byte swizzle row of a `rows` x `cols` tile
-  /// (elements) through tensor map `<op>_map` ([B][H][rows][cols] of the
-  /// operand), from row `row` and column `col0` (null: 0) of (head `h`,
-  /// batch), into the swizzled tiles at `offset` (16-bit units, as
-  /// swizzledAddress counts), completing on barrier `bar`.
-  void copyTile(StringRef op, Value col0, Value row, Value h, Value offset,
-                int64_t rows, int64_t cols, Value bar);
   /// The copies of key block `j` into buffer `stage`, completing on `full`:
   /// its K and V tiles.
   virtual void copyKeyBlock(Value j, Value stage, Value full);

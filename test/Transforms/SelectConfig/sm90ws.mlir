@@ -1,8 +1,9 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
 // (128 query rows over two consumer warpgroups, three stages of 128 keys
-// at D = 64/128 and of 48 at D = 256); backward ops take what auto gives them
-// (sm90ws has no backward kernels); a forward it cannot serve is an error
-// naming why.
+// at D = 64/128 and of 48 at D = 256); backward ops the sm90ws backward
+// serves get the sm90 backward's tiles under the sm90ws recipe, the others
+// (bias, dropout, ...) what auto gives them; a forward it cannot serve is
+// an error naming why.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" -verify-diagnostics | FileCheck %s
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=A100
 
@@ -40,14 +41,26 @@ func.func @d256(%x: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
 
 // -----
 
-// The backward keeps the sm90 recipe's config.
+// The backward takes the sm90 backward's tiles, fed by the producer.
 // CHECK-LABEL: func.func @grad
-// CHECK: config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// CHECK: config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
 func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
       : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
       -> tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
   return %dq, %dk, %dv : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+}
+
+// -----
+
+// A backward the sm90ws backward does not serve (a bias) keeps auto's.
+// CHECK-LABEL: func.func @grad_bias
+// CHECK: config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+func.func @grad_bias(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>, %b: tensor<1x4x256x256xf32>) -> (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse bias(%b : tensor<1x4x256x256xf32>)
+      : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
 }
 
 // -----

@@ -134,25 +134,38 @@ struct KernelSpec {
   int64_t mmaDim() const { return mmaWidth(headDim); }
   int64_t mmaDimV() const { return mmaWidth(headDimV); }
 
+  /// Whether this is a kernel of the sm90ws recipe's own (its forward or
+  /// its backward main kernel): the backward's preprocess and postprocess
+  /// of an sm90ws op are the sm90 recipe's plain kernels.
+  bool warpSpecialized() const {
+    return recipe == Recipe::Sm90Ws &&
+           (kind == Kind::Forward || kind == Kind::Backward);
+  }
   /// The sm90ws recipe's producer warpgroup, which issues the TMA copies,
   /// comes on top of `warps` (the consumer warps that compute): 4 warps
-  /// there, 0 in every other recipe.
-  int64_t producerWarps() const { return recipe == Recipe::Sm90Ws ? 4 : 0; }
+  /// there, 0 in every other kernel.
+  int64_t producerWarps() const { return warpSpecialized() ? 4 : 0; }
   int64_t threads() const { return (warps + producerWarps()) * 32; }
   /// Both Hopper recipes compute with wgmma on swizzled tiles.
   bool usesWgmma() const {
     return recipe == Recipe::Sm90 || recipe == Recipe::Sm90Ws;
   }
-  /// sm90ws loads Q, K and V through TMA tensor maps: kernel parameters
-  /// `tensormap:<operand>_map`, passed by value (128 bytes, 64-aligned) as
-  /// the kernel's last parameters (docs/KERNEL_ABI.md, "Tensor maps").
-  bool usesTensorMaps() const { return recipe == Recipe::Sm90Ws; }
+  /// sm90ws loads Q, K and V (and the backward dO) through TMA tensor
+  /// maps: kernel parameters `tensormap:<operand>_map`, passed by value
+  /// (128 bytes, 64-aligned) as the kernel's last parameters
+  /// (docs/KERNEL_ABI.md, "Tensor maps").
+  bool usesTensorMaps() const { return warpSpecialized(); }
+  /// How many: q, k, v (vt) for a forward, and do for the backward.
+  int64_t tensorMapCount() const {
+    return !usesTensorMaps() ? 0 : kind == Kind::Backward ? 4 : 3;
+  }
   /// A persistent grid (PersistentScheduler.h): about one block per SM,
   /// each walking tiles; the manifest says `grid persistent`. Not the FP8
   /// forward at D = 256, whose consumers need every register the walk's
   /// producer gives up (Sm90WsForward.cpp).
   bool persistentGrid() const {
-    return recipe == Recipe::Sm90Ws && !(isFp8() && headDim > 128);
+    return recipe == Recipe::Sm90Ws && kind == Kind::Forward &&
+           !(isFp8() && headDim > 128);
   }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take

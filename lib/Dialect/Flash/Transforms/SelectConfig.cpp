@@ -564,7 +564,8 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
     return "it serves D = Dv in {64, 128, 256}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
   auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
-  if (fwd && fwd.isVarlen())
+  auto grad = dyn_cast<AttentionGradOp>(iface.getOperation());
+  if ((fwd && fwd.isVarlen()) || (grad && grad.isVarlen()))
     return "it has no varlen (cu_seqlens) tile scheduler yet";
   if (iface.getBlockSparse())
     return "it has no block-sparse key-block iterator";
@@ -572,6 +573,15 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
       !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
     return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
   return "";
+}
+
+/// The sm90ws backward (Sm90WsBackward.cpp) is the sm90 backward's engine
+/// fed by the producer warpgroup: the sm90 backward's tiles.
+KernelConfigAttr sm90WsBackwardConfig(AttentionVariantInterface iface) {
+  KernelConfigAttr c = sm90Config(iface, /*isGrad=*/true);
+  return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
+                               c.getBlockM(), c.getBlockN(), c.getWarps(),
+                               c.getStages());
 }
 
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
@@ -771,8 +781,14 @@ struct FlashSelectConfig
         op->setAttr("config", fp8Config(iface));
         return;
       }
-      // sm90ws has forward kernels only: a backward op takes what auto
-      // gives it.
+      // A backward op the sm90ws backward serves (the sm90 backward's
+      // variants less those sm90WsRefusal names) takes it; the others take
+      // what auto gives them.
+      if (recipe == "sm90ws" && isGrad && sm90WsRefusal(iface, *desc).empty() &&
+          sm90Refusal(iface, *desc, /*isGrad=*/true).empty()) {
+        op->setAttr("config", sm90WsBackwardConfig(iface));
+        return;
+      }
       if (recipe == "sm90ws" && !isGrad) {
         std::string why = sm90WsRefusal(iface, *desc);
         if (!why.empty()) {

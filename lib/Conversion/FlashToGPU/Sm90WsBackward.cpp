@@ -1,0 +1,292 @@
+//===- Sm90WsBackward.cpp - the warp-specialised Hopper backward ----------===//
+//
+// The sm90 backward (Sm90Backward.cpp: each consumer warpgroup owns 64 of
+// the block's keys, Sᵀ / dPᵀ / dV / dK / dQ on wgmma) fed by a producer
+// warpgroup instead of by every thread's cp.async, as the sm90ws forward
+// (Sm90WsForward.cpp) feeds the forward's mainloop:
+//
+//   warpgroup 0, the producer: its first warp walks the block's query
+//     blocks ahead of the consumers. Lane 0 issues the TMA copies (the
+//     runtime's tensor maps of Q, K, V and dO write the same 128-byte
+//     swizzle the wgmma descriptors read): K and V once, then each query
+//     block's Q and dO tiles into a ring of `stages` buffers. The 32 lanes
+//     copy the block's LSE and Dsum rows beside them (4-byte rows need not
+//     be 16-byte aligned, which a bulk copy would need), then arrive on
+//     the buffer's "full" mbarrier, whose expected bytes lane 0 armed. A
+//     buffer is refilled once its "empty" mbarrier says every consumer
+//     thread is done with it. The other three warps leave at once; the
+//     warpgroup gives its registers back (setmaxnreg.dec) to
+//   warpgroups 1 and 2, the consumers (setmaxnreg.inc): the shared
+//     schedule of BackwardBuilder, waiting for "full" where the sm90
+//     recipe waits for its cp.async groups, and synchronised among
+//     themselves (dS, the dQ tile) by named barrier 3 (1 and 2 are the
+//     warpgroups' own).
+//
+// What moves: the consumers issue no copies (no cp.async address
+// arithmetic, no MIO queue slots for the loads: docs/PERF.md, run 135, has
+// that queue as the sm90 backward's main stall against cuDNN), and the
+// loads run ahead by up to `stages` query blocks. The grid is the sm90
+// backward's, one block per key block.
+//
+// MLIR has ops for every instruction used here (nvgpu.tma.async.load,
+// nvgpu.mbarrier.*, nvvm.setmaxregister, nvvm.barrier with an id); the dQ
+// tile's bulk reduction is Sm90Backward.cpp's inline PTX.
+//
+//===----------------------------------------------------------------------===//
+#include "Recipes.h"
+#include "Sm90Backward.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::flash;
+using namespace mlir::flash::frag;
+
+namespace {
+
+/// Registers a thread of each role keeps after the reallocation, within
+/// the 384 x 168 the block is launched with: 128 * 24 + 256 * 240 = 64512.
+constexpr int32_t kProducerRegisters = 24, kConsumerRegisters = 240;
+/// The consumers' named barrier: 0 is the block's, 1 and 2 each consumer
+/// warpgroup's own (Sm90BackwardBuilder::warpgroupBarrier).
+constexpr int32_t kConsumerBarrier = 3;
+/// The lanes of the producer warp that copy LSE and Dsum.
+constexpr int64_t kStatisticLanes = 32;
+
+class Sm90WsBackwardBuilder : public Sm90BackwardBuilder {
+public:
+  using Sm90BackwardBuilder::Sm90BackwardBuilder;
+  void buildWarpSpecialized();
+
+private:
+  int64_t producerThreads() const { return s.producerWarps() * 32; }
+  int64_t consumerThreads() const { return s.warps * 32; }
+  int64_t swizzledD() const { return KernelSpec::swizzleWidth(s.headDim); }
+  int64_t swizzledDv() const { return KernelSpec::swizzleWidth(s.headDimV); }
+
+  // The mbarriers: [0] K and V landed; [1, 1 + stages) the Q/dO buffer
+  // full (its tiles, LSE and Dsum); [1 + stages, 1 + 2 stages) empty.
+  Value fullBarrier(Value stage) {
+    return arith::AddIOp::create(b, stage, cIdx(b, 1));
+  }
+  Value emptyBarrier(Value stage) {
+    return arith::AddIOp::create(b, stage, cIdx(b, 1 + s.stages));
+  }
+  void createBarriers();
+  /// The producer warp's walk over query blocks [mFirst, mEnd).
+  void produce(Value mFirst, Value mEnd);
+  /// The producer warp's copies of the LSE and Dsum rows of the query
+  /// block at `rowStart` into ring buffer `stage` (rows past Sq as 0, as
+  /// the sm90 recipe's zero-filled copies).
+  void copyRowStatisticsByWarp(Value rowStart, Value stage);
+
+  void awaitQueryBlock(Value i, Value rel, Value stage) override;
+  void releaseQueryBlock(Value stage, Value dqStart) override;
+  void syncComputeWarps() override;
+  Value cI32(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
+};
+
+void Sm90WsBackwardBuilder::createBarriers() {
+  MLIRContext *ctx = b.getContext();
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  barriers = nvgpu::MBarrierCreateOp::create(
+      b, nvgpu::MBarrierGroupType::get(ctx, wg, 1 + 2 * s.stages));
+  Value leader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
+    // K/V: lane 0's arrive.expect_tx, then the bytes. "full": that and the
+    // statistic lanes' arrivals; "empty": every consumer thread.
+    nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1), cIdx(b, 0),
+                                  Value());
+    for (int64_t st = 0; st < s.stages; ++st) {
+      nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1 + kStatisticLanes),
+                                    fullBarrier(cIdx(b, st)), Value());
+      nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, consumerThreads()),
+                                    emptyBarrier(cIdx(b, st)), Value());
+    }
+    // The initialisations, visible to the copy engine's completions.
+    NVVM::FenceMbarrierInitOp::create(b);
+  }
+  gpu::BarrierOp::create(b);
+}
+
+void Sm90WsBackwardBuilder::syncComputeWarps() {
+  NVVM::BarrierOp::create(b, /*res=*/Type(), cI32(kConsumerBarrier),
+                          cI32(consumerThreads()),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+void Sm90WsBackwardBuilder::copyRowStatisticsByWarp(Value rowStart,
+                                                    Value stage) {
+  // Value i of [lse | delta] (2 block_m of them) is lane i mod 32's; with
+  // block_m a multiple of 32 each pass reads one of the two rows. Rows in
+  // 32 bits (rowStart is i32).
+  const StringRef stats[] = {"lse", "delta"};
+  Value lane32 = i32(tid), seqQ32 = i32(seqQ);
+  for (int64_t first = 0; first < 2 * s.blockM; first += kStatisticLanes) {
+    int64_t which = first / s.blockM;
+    Value q = arith::AddIOp::create(
+        b, rowStart, arith::AddIOp::create(b, lane32, cI32(first % s.blockM)));
+    Value valid =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, seqQ32);
+    Value src = arith::AddIOp::create(
+        b, rowBaseLse,
+        asIndex(arith::SelectOp::create(b, valid, q, cI32(0))));
+    Value x = memref::LoadOp::create(b, arg.lookup(stats[which]),
+                                     ValueRange{src});
+    x = arith::SelectOp::create(b, valid, x, cF32(b, 0.0f));
+    Value dst = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)),
+        arith::AddIOp::create(b, tid, cIdx(b, first)));
+    memref::StoreOp::create(b, x, statTile, ValueRange{dst});
+  }
+}
+
+void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
+  Value leader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  auto whenLeader = [&](function_ref<void()> fn) {
+    auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
+    fn();
+  };
+  int64_t elt = s.elementBytes();
+  whenLeader([&] {
+    Value kv = cIdx(b, 0);
+    nvgpu::MBarrierArriveExpectTxOp::create(
+        b, barriers, cIdx(b, s.blockN * (swizzledD() + swizzledDv()) * elt),
+        kv, Value());
+    copyTile("k", Value(), kStart, headKV, cIdx(b, 0), s.blockN, swizzledD(),
+             kv);
+    copyTile("v", Value(), kStart, headKV, cIdx(b, vOffset()), s.blockN,
+             swizzledDv(), kv);
+  });
+
+  // In 32 bits, from 0: the producer runs in 24 registers.
+  OpBuilder::InsertionGuard g(b);
+  Value count = i32(arith::SubIOp::create(b, mEnd, mFirst));
+  Value firstRow = i32(arith::MulIOp::create(b, mFirst, cIdx(b, s.blockM)));
+  auto loop = scf::ForOp::create(b, cI32(0), count, cI32(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value rel = loop.getInductionVar();
+  Value stage = asIndex(arith::RemUIOp::create(b, rel, cI32(s.stages)));
+  Value round = arith::DivUIOp::create(b, rel, cI32(s.stages));
+  // From the second round on, the buffer's previous block must have been
+  // read by every consumer: wait for the empty barrier's (round - 1)-th
+  // completion.
+  Value refill =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, round, cI32(1));
+  auto ifRefill = scf::IfOp::create(b, TypeRange{}, refill, false);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifRefill.getThenRegion().front());
+    waitBarrier(emptyBarrier(stage),
+                asIndex(arith::SubIOp::create(b, round, cI32(1))));
+  }
+  Value rowStart = arith::AddIOp::create(
+      b, firstRow, arith::MulIOp::create(b, rel, cI32(s.blockM)));
+  Value full = fullBarrier(stage);
+  whenLeader([&] {
+    nvgpu::MBarrierArriveExpectTxOp::create(
+        b, barriers, cIdx(b, s.blockM * (swizzledD() + swizzledDv()) * elt),
+        full, Value());
+    copyTile("q", Value(), asIndex(rowStart), head, qOffset(stage), s.blockM,
+             swizzledD(), full);
+    copyTile("do", Value(), asIndex(rowStart), head, doOffset(stage), s.blockM,
+             swizzledDv(), full);
+  });
+  copyRowStatisticsByWarp(rowStart, stage);
+  nvgpu::MBarrierArriveOp::create(
+      b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, full);
+}
+
+void Sm90WsBackwardBuilder::awaitQueryBlock(Value, Value rel, Value stage) {
+  waitBarrier(fullBarrier(stage),
+              arith::DivUIOp::create(b, rel, cIdx(b, s.stages)));
+}
+
+void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
+  // The step's products are done with the buffer (finishQueryBlock waited
+  // for dV and dK): hand it to the producer before the closing barrier,
+  // which orders the next step's dS stores after every warpgroup's dQ
+  // product and the dQ tile's stores before its reduction.
+  nvgpu::MBarrierArriveOp::create(
+      b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+      emptyBarrier(stage));
+  syncComputeWarps();
+  if (s.dqTiles)
+    publishDQ(dqStart);
+}
+
+void Sm90WsBackwardBuilder::buildWarpSpecialized() {
+  setUp();
+  createBarriers();
+
+  // One branch per role, each ending the kernel: setmaxnreg applies to a
+  // warpgroup that takes one side of a uniform branch.
+  Block *entry = b.getInsertionBlock();
+  Region *body = entry->getParent();
+  Block *producer = new Block(), *consumer = new Block();
+  body->push_back(producer);
+  body->push_back(consumer);
+  Value isProducer = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           cIdx(b, producerThreads()));
+  cf::CondBranchOp::create(b, isProducer, producer, consumer);
+
+  b.setInsertionPointToStart(consumer);
+  NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  // The consumers number their warps from 0 (the schedule's key layout).
+  setThreadCoordinates(
+      arith::SubIOp::create(b, tid, cIdx(b, producerThreads())));
+  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  auto [mFirst, mEnd] = blockQueryRange();
+  Value scoreFactor = scoreFactorLog2();
+  waitBarrier(cIdx(b, 0), cIdx(b, 0)); // K and V
+  writeGradients(walkQueryBlocks(mFirst, mEnd, scoreFactor));
+  gpu::ReturnOp::create(b);
+
+  b.setInsertionPointToStart(producer);
+  NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,
+                                 NVVM::SetMaxRegisterAction::decrease);
+  // The block's placement read afresh, rather than carried from the entry
+  // into the producer's 24 registers (they spilled there); the coordinates
+  // are the block's own again (the consumers' were shifted).
+  rereadCoordinates();
+  auto ifFirstWarp = scf::IfOp::create(
+      b, TypeRange{},
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                            cIdx(b, kStatisticLanes)),
+      false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifFirstWarp.getThenRegion().front());
+    headKV = arith::DivUIOp::create(
+        b, head, arith::DivUIOp::create(b, headsQ, idx("heads_kv")));
+    kStart = arith::MulIOp::create(b, readSpecialRegisterOpaquely("ctaid.x"),
+                                   cIdx(b, s.blockN));
+    rowBaseLse = sliceRowStart(/*keys=*/false);
+    auto [first, end] = blockQueryRange();
+    produce(first, end);
+  }
+  gpu::ReturnOp::create(b);
+}
+
+} // namespace
+
+void mlir::flash::buildSm90WsBackwardKernel(gpu::GPUFuncOp func,
+                                            const KernelSpec &spec) {
+  Sm90WsBackwardBuilder(func, spec).buildWarpSpecialized();
+}

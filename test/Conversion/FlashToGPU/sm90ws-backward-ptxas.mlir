@@ -1,0 +1,69 @@
+// REQUIRES: ptxas
+// The sm90ws backward (select-config's recipe=sm90ws for the backwards it
+// serves): the sm90 backward's tiles and products (backward-sm90-ptxas.mlir)
+// in two consumer warpgroups of 240 registers, fed by a producer warpgroup
+// of 24 whose first warp issues the TMA copies of K and V once and of each
+// query block's Q and dO into a two-deep ring (lane 0, mbarrier
+// expect_tx), copies the block's LSE and Dsum rows beside them and arrives
+// on the buffer's "full" barrier; the consumers hand each buffer back on
+// its "empty" barrier and synchronise among themselves on named barrier 3.
+// The preprocess and postprocess are the sm90 recipe's. flashfuse-compile
+// fails on a spill, so all the kernels assemble for sm_90a with none.
+// RUN: rm -rf %t && flashfuse-opt %s --flash-select-config="target=h100 recipe=sm90ws" | FileCheck %s --check-prefix=CONFIG
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
+// RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
+
+// CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
+
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_f16_d64_m128n128w8s2_causal: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_f16_d64_m64n128w8s2_softcap: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_pre_sm90_bf16_d128_m64n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_post_sm90_f16_d64_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+
+// 384 threads (the producer warpgroup on top of the 8 consumer warps), the
+// sm90 backward's shared memory, and the four tensor maps last.
+// MANIFEST: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2
+// MANIFEST-NEXT: kind backward
+// MANIFEST: threads 384
+// MANIFEST-NEXT: smem 198656
+// MANIFEST: params {{.*}} f32:scale {{.*}} tensormap:q_map tensormap:k_map tensormap:v_map tensormap:do_map{{$}}
+
+// PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d128_m64n128w8s2(
+// PTX: .maxntid 384, 1, 1
+// PTX: .minnctapersm 1
+// PTX: mbarrier.init.shared.b64 [__mbarrier], {{%r[0-9]+}};
+// PTX: fence.mbarrier_init.release.cluster;
+// PTX: setmaxnreg.dec.sync.aligned.u32 24;
+// K and V (two 64-column boxes each) on barrier 0, then Q and dO of a
+// query block on its "full" barrier.
+// PTX: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__mbarrier], {{%r[0-9]+}};
+// PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {{.*}}, [__mbarrier];
+// PTX: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__mbarrier+8], {{%r[0-9]+}};
+// PTX-COUNT-4: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes {{.*}}, [__mbarrier+8];
+// PTX: mbarrier.arrive.shared.b64 {{%rd[0-9]+}}, [__mbarrier+8];
+// PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// PTX-NOT: cp.async.ca
+// PTX: mbarrier.try_wait.parity
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX: bar.sync 3, 256;
+// PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// PTX: .entry
+
+func.func @grad128(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, %k: tensor<2x8x256x128xbf16>, %v: tensor<2x8x256x128xbf16>, %o: tensor<2x8x256x128xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256xf32> -> tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
+  return %dq, %dk, %dv : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
+}
+
+func.func @grad64(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<top_left>} : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+  return %dq, %dk, %dv : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+}
+
+func.func @grad64_softcap(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {softcap = 30.0 : f32} : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+  return %dq, %dk, %dv : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+}
