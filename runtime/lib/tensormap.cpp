@@ -104,9 +104,15 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
   }
   const bool e4m3 = v.dtype == FLASHFUSE_DTYPE_E4M3;
   const MapOperand *op = nullptr;
-  for (const MapOperand &m : e4m3 ? kMapsE4m3 : kMaps16)
-    if (param == std::string(m.operand) + "_map")
-      op = &m;
+  auto find = [&](const auto &maps) {
+    for (const MapOperand &m : maps)
+      if (param == std::string(m.operand) + "_map")
+        op = &m;
+  };
+  if (e4m3)
+    find(kMapsE4m3);
+  else
+    find(kMaps16);
   if (!op)
     return bad(e4m3 ? "the runtime makes tensor maps of q, k and vt only "
                       "for e4m3 kernels"
