@@ -8,6 +8,7 @@
 #include "flashfuse/Conversion/Common/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -479,6 +480,39 @@ void KernelBuilderBase::fenceGenericToAsyncProxy() {
 
 /// The try_wait's suspend-time hint, in ns (the loop retries after it).
 static constexpr int64_t kWaitHintNs = 0x989680;
+
+std::pair<Block *, Block *>
+KernelBuilderBase::branchByRole(int64_t producerThreads) {
+  Region *body = b.getInsertionBlock()->getParent();
+  Block *producer = new Block(), *consumer = new Block();
+  body->push_back(producer);
+  body->push_back(consumer);
+  Value isProducer = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
+                                           cIdx(b, producerThreads));
+  cf::CondBranchOp::create(b, isProducer, producer, consumer);
+  return {producer, consumer};
+}
+
+void KernelBuilderBase::createBarriers(
+    int64_t count, ArrayRef<std::pair<int64_t, int64_t>> inits) {
+  MLIRContext *ctx = b.getContext();
+  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  barriers = nvgpu::MBarrierCreateOp::create(
+      b, nvgpu::MBarrierGroupType::get(ctx, wg, count));
+  Value leader =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
+  auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
+    for (auto [id, arrivals] : inits)
+      nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, arrivals),
+                                    cIdx(b, id), Value());
+    // The initialisations, visible to the copy engine's completions.
+    NVVM::FenceMbarrierInitOp::create(b);
+  }
+  gpu::BarrierOp::create(b);
+}
 
 void KernelBuilderBase::waitBarrier(Value id, Value round) {
   Value parity = arith::CmpIOp::create(

@@ -200,9 +200,19 @@ protected:
   /// block's, except where a producer warpgroup takes no part
   /// (Sm90WsForward.cpp, Sm90WsBackward.cpp).
   virtual void syncComputeWarps() { gpu::BarrierOp::create(b); }
+  /// Ends the current block with a uniform branch on tid < `producerThreads`
+  /// into two new blocks of the kernel, (producer, consumer), each to end
+  /// the kernel: setmaxnreg applies to a warpgroup that takes one side of
+  /// a uniform branch.
+  std::pair<Block *, Block *> branchByRole(int64_t producerThreads);
   /// The TMA recipes' mbarriers (an nvgpu.mbarrier.group; each recipe
   /// lays out its own).
   Value barriers;
+  /// Creates `barriers`, `count` mbarriers, thread 0 initialising each
+  /// (id, expected arrivals) of `inits` in order and fencing the
+  /// initialisations for the copy engine; then a block barrier.
+  void createBarriers(int64_t count,
+                      ArrayRef<std::pair<int64_t, int64_t>> inits);
   /// Waits until barrier `id` of `barriers` has completed the phase of
   /// parity `round` (0, 1, 0, ...: the round-th completion).
   void waitBarrier(Value id, Value round);

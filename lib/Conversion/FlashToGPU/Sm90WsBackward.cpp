@@ -94,30 +94,14 @@ private:
 };
 
 void Sm90WsBackwardBuilder::createBarriers() {
-  MLIRContext *ctx = b.getContext();
-  auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  barriers = nvgpu::MBarrierCreateOp::create(
-      b, nvgpu::MBarrierGroupType::get(ctx, wg, 1 + 2 * s.stages));
-  Value leader =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
-  auto ifLeader = scf::IfOp::create(b, TypeRange{}, leader, false);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&ifLeader.getThenRegion().front());
-    // K/V: lane 0's arrive.expect_tx, then the bytes. "full": that and the
-    // statistic lanes' arrivals; "empty": every consumer thread.
-    nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1), cIdx(b, 0),
-                                  Value());
-    for (int64_t st = 0; st < s.stages; ++st) {
-      nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, 1 + kStatisticLanes),
-                                    fullBarrier(cIdx(b, st)), Value());
-      nvgpu::MBarrierInitOp::create(b, barriers, cIdx(b, consumerThreads()),
-                                    emptyBarrier(cIdx(b, st)), Value());
-    }
-    // The initialisations, visible to the copy engine's completions.
-    NVVM::FenceMbarrierInitOp::create(b);
+  // K/V: lane 0's arrive.expect_tx, then the bytes. "full": that and the
+  // statistic lanes' arrivals; "empty": every consumer thread.
+  SmallVector<std::pair<int64_t, int64_t>> inits = {{0, 1}};
+  for (int64_t st = 0; st < s.stages; ++st) {
+    inits.push_back({1 + st, 1 + kStatisticLanes});
+    inits.push_back({1 + s.stages + st, consumerThreads()});
   }
-  gpu::BarrierOp::create(b);
+  KernelBuilderBase::createBarriers(1 + 2 * s.stages, inits);
 }
 
 void Sm90WsBackwardBuilder::syncComputeWarps() {
@@ -234,16 +218,7 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   setUp();
   createBarriers();
 
-  // One branch per role, each ending the kernel: setmaxnreg applies to a
-  // warpgroup that takes one side of a uniform branch.
-  Block *entry = b.getInsertionBlock();
-  Region *body = entry->getParent();
-  Block *producer = new Block(), *consumer = new Block();
-  body->push_back(producer);
-  body->push_back(consumer);
-  Value isProducer = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
-                                           cIdx(b, producerThreads()));
-  cf::CondBranchOp::create(b, isProducer, producer, consumer);
+  auto [producer, consumer] = branchByRole(producerThreads());
 
   b.setInsertionPointToStart(consumer);
   NVVM::SetMaxRegisterOp::create(b, kConsumerRegisters,

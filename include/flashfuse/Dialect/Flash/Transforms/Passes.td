@@ -208,9 +208,9 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
            "allow it, else sm80), auto-tma (auto, except that the forwards "
            "the sm90ws recipe serves take it: for kernels the runtime "
            "launches; faster from 1-2k keys, slower below), sm80, sm90 (an error "
-           "where it cannot serve an op) or sm90ws (forward ops: the "
-           "TMA/warp-specialised Hopper forward, an error where it cannot "
-           "serve one; backward ops as auto)">
+           "where it cannot serve an op) or sm90ws (the "
+           "TMA/warp-specialised Hopper kernels: a forward op it cannot "
+           "serve is an error, a backward op it cannot serve gets auto's)">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect"];
 }
