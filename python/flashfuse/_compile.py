@@ -115,8 +115,14 @@ class Job:
         # Without ptxas the artifact is PTX only: the driver assembles it
         # on load (a one-off cost per process, cached by the driver too).
         ptxas = _tools.find_ptxas()
+        # A gradient op takes the sm90ws backward where it serves it (the
+        # sm90 backward's products fed by a TMA producer warpgroup: 1.1-1.4x
+        # on an H100, docs/PERF.md run 141), auto's recipe elsewhere
+        # (flash-select-config); it has no deterministic mode.
+        ws = backward and not deterministic and not kernel_variant.with_forward
         self.flags = [f"--target={target}", "--allow-spills"] + (
             ["--deterministic"] if deterministic else []) + (
+            ["--recipe=sm90ws"] if ws else []) + (
             [f"--ptxas={ptxas}"] if ptxas else ["--no-cubin"])
         digest = hashlib.sha256(json.dumps(
             [_CACHE_FORMAT, self.mlir, self.flags,

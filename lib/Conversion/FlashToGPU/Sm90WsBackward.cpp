@@ -33,6 +33,7 @@
 // tile's bulk reduction is Sm90Backward.cpp's inline PTX.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockSparseQueryIterator.h"
 #include "Recipes.h"
 #include "Sm90Backward.h"
 
@@ -63,7 +64,7 @@ public:
   using Sm90BackwardBuilder::Sm90BackwardBuilder;
   void buildWarpSpecialized();
 
-private:
+protected:
   int64_t producerThreads() const { return s.producerWarps() * 32; }
   int64_t consumerThreads() const { return s.warps * 32; }
   int64_t swizzledD() const { return KernelSpec::swizzleWidth(s.headDim); }
@@ -179,8 +180,16 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
     waitBarrier(emptyBarrier(stage),
                 asIndex(arith::SubIOp::create(b, round, cI32(1))));
   }
-  Value rowStart = arith::AddIOp::create(
-      b, firstRow, arith::MulIOp::create(b, rel, cI32(s.blockM)));
+  // A dense walk's block is its position (in 32 bits from firstRow); an
+  // iterator's is read from its lists and recorded for the consumers in
+  // the stage's slot, published by this step's "full" barrier.
+  Value position = arith::AddIOp::create(b, mFirst, asIndex(rel));
+  Value block = fetchQueryBlock(position, stage);
+  Value rowStart =
+      block == position
+          ? Value(arith::AddIOp::create(
+                b, firstRow, arith::MulIOp::create(b, rel, cI32(s.blockM))))
+          : i32(arith::MulIOp::create(b, block, cIdx(b, s.blockM)));
   Value full = fullBarrier(stage);
   whenLeader([&] {
     nvgpu::MBarrierArriveExpectTxOp::create(
@@ -263,5 +272,9 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
 
 void mlir::flash::buildSm90WsBackwardKernel(gpu::GPUFuncOp func,
                                             const KernelSpec &spec) {
-  Sm90WsBackwardBuilder(func, spec).buildWarpSpecialized();
+  if (spec.blockSparse)
+    BlockSparseQueryIterator<Sm90WsBackwardBuilder>(func, spec)
+        .buildWarpSpecialized();
+  else
+    Sm90WsBackwardBuilder(func, spec).buildWarpSpecialized();
 }

@@ -26,7 +26,7 @@ func.func @key_block_not_tiled(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>
 // -----
 
 func.func @sm90ws(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>, %i: tensor<1x2x2x2xi32>) -> tensor<1x2x256x64xf16> {
-  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 and sm90 recipes' kernels, not by recipe 'sm90ws'}}
+  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 and sm90 recipes' kernels (and the sm90ws backward), not by recipe 'sm90ws' (its forward)}}
   %o = flash.attention %q, %q, %q block_sparse(%n, %i : tensor<1x2x2xi32>, tensor<1x2x2x2xi32>)
       {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>}
       : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>

@@ -564,14 +564,31 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
     return "it serves D = Dv in {64, 128, 256}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
   auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
-  auto grad = dyn_cast<AttentionGradOp>(iface.getOperation());
-  if ((fwd && fwd.isVarlen()) || (grad && grad.isVarlen()))
+  if (fwd && fwd.isVarlen())
     return "it has no varlen (cu_seqlens) tile scheduler yet";
   if (iface.getBlockSparse())
     return "it has no block-sparse key-block iterator";
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout() ||
       !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
     return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
+  return "";
+}
+
+/// Why the sm90ws backward cannot serve `iface` (a gradient op the sm90
+/// backward serves) on `target`, or "": it walks dense bands and
+/// block-sparse lists with any score_mod / mask_mod, but not packed
+/// batches, and leaves the per-element operands and dropout to the sm90
+/// recipe (KernelSpec.cpp says why).
+std::string sm90WsBackwardRefusal(AttentionGradOp grad,
+                                  const TargetDesc &target) {
+  if (target.arch != 90)
+    return "wgmma and TMA need sm_90, target is sm_" +
+           std::to_string(target.arch);
+  if (grad.isVarlen())
+    return "it has no varlen (cu_seqlens) tile scheduler yet";
+  auto iface = cast<AttentionVariantInterface>(grad.getOperation());
+  if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
+    return "it does not serve bias, mask or dropout yet";
   return "";
 }
 
@@ -784,8 +801,9 @@ struct FlashSelectConfig
       // A backward op the sm90ws backward serves (the sm90 backward's
       // variants less those sm90WsRefusal names) takes it; the others take
       // what auto gives them.
-      if (recipe == "sm90ws" && isGrad && sm90WsRefusal(iface, *desc).empty() &&
-          sm90Refusal(iface, *desc, /*isGrad=*/true).empty()) {
+      if (recipe == "sm90ws" && isGrad &&
+          sm90Refusal(iface, *desc, /*isGrad=*/true).empty() &&
+          sm90WsBackwardRefusal(cast<AttentionGradOp>(op), *desc).empty()) {
         op->setAttr("config", sm90WsBackwardConfig(iface));
         return;
       }
