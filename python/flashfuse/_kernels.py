@@ -194,8 +194,11 @@ def sm90ws_dir(variant):
         found = None
         for directory, index in locate_all(variant):
             with _lock:
-                name = _manifest(directory).kernels()[index].name
-            if b"_sm90ws_" in name:
+                manifest = _manifest(directory)
+            # An artifact this runtime cannot read is not one to launch.
+            if isinstance(manifest, ManifestError):
+                continue
+            if b"_sm90ws_" in manifest.kernels()[index].name:
                 found = directory
                 break
         _sm90ws_dirs[key] = found

@@ -63,6 +63,17 @@ def sm90ws_backward_suite():
             if v.head_dim in (64, 128) and not v.bias and not v.dropout]
 
 
+def sm90ws_varlen_backward_suite():
+    """The packed-batch gradients of varlen_backward_suite, without their
+    forwards (the sm90ws forward has no varlen scheduler), for
+    flashfuse-compile --recipe=sm90ws: an artifact apart from the dense
+    ones, whose dQ layout differs. Not the softcap ones: at the consumers'
+    240 registers they spill 232 bytes. Not in the kernel library: no
+    faster than the sm90 recipe's (docs/PERF.md run 143)."""
+    return [dataclasses.replace(v, with_forward=False)
+            for v in varlen_backward_suite() if not v.softcap]
+
+
 def fp8_suite():
     """FP8 forwards (docs/FP8.md; KERNEL_ABI.md "FP8 forwards"): f8E4M3FN Q,
     K, V with per-head descales ([B, H], which the kernels also read per
@@ -353,20 +364,23 @@ def main():
     varlen_backward = args.varlen and args.backward
     sparse_backward = args.block_sparse and args.backward
     ws_backward = args.sm90ws and args.backward
+    ws_varlen_backward = ws_backward and args.varlen
     if (args.backward + args.decode + args.decode_fp8
             + args.decode_fp8_library + args.headdims + args.varlen
             + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
-            - sparse_backward - ws_backward > 1):
+            - sparse_backward - ws_backward - ws_varlen_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
                  "--headdims, --varlen, --sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
                  "--backward the block-sparse backward one, --sm90ws "
-                 "--backward the sm90ws backward one)")
+                 "--backward the sm90ws backward one, --sm90ws --varlen "
+                 "--backward its packed-batch one)")
     if args.tiles and args.fp8:
         ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
     suite = (block_sparse_backward_suite() if sparse_backward
              else block_sparse_suite() if args.block_sparse
+             else sm90ws_varlen_backward_suite() if ws_varlen_backward
              else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_backward_suite() if ws_backward

@@ -552,7 +552,8 @@ void KernelBuilderBase::copyTile(StringRef op, Value col0, Value row, Value h,
     if (col0)
       col = arith::AddIOp::create(b, col0, col);
     nvgpu::TmaAsyncLoadOp::create(
-        b, dst, barriers, map, SmallVector<Value>{col, row, h, batchIdx}, bar,
+        b, dst, barriers, map, SmallVector<Value>{col, row, h, tensorMapBatch()},
+        bar,
         /*multicastMask=*/Value(), /*predicate=*/Value());
   }
 }

@@ -223,6 +223,16 @@ protected:
   /// swizzledAddress counts), completing on barrier `bar`.
   void copyTile(StringRef op, Value col0, Value row, Value h, Value offset,
                 int64_t rows, int64_t cols, Value bar);
+  /// Where copyTile finds the block's rows in a tensor map: the first row
+  /// of its query (key, with `keys`) sequence among the map's rows (null:
+  /// 0) and its batch coordinate. A packed batch's maps are [1][H][total]:
+  /// its scheduler gives the sequence's first packed row and batch 0.
+  virtual Value tensorMapRowStart(bool keys) { return Value(); }
+  virtual Value tensorMapBatch() { return batchIdx; }
+  /// The block's placement read afresh where a branch should not carry it
+  /// (the sm90ws producer's few registers): the coordinates, and a packed
+  /// batch's sequence.
+  virtual void rereadPlacement() { rereadCoordinates(); }
   /// cp.async.commit_group of the copies issued so far; its token.
   Value commitGroup(ArrayRef<Value> tokens);
   /// issueTileCopies of one tile as a commit group of its own.

@@ -673,13 +673,11 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   s.deterministic = deterministic;
   if (s.recipe == Recipe::Sm90Ws) {
     // The sm90 backward's schedule fed by a TMA producer warpgroup
-    // (Sm90WsBackward.cpp): what its producer and tensor maps do not carry
-    // yet (a packed batch's rows), and the per-element operands and
-    // dropout, whose registers its consumers (240, not 255) have not been
-    // measured with, are refused by name.
+    // (Sm90WsBackward.cpp): the per-element operands and dropout, whose
+    // registers its consumers (240, not 255) have not been measured with,
+    // and deterministic mode are refused by name.
     StringRef unsupported =
         deterministic            ? "deterministic mode (its dQ kernel)"
-        : op.isVarlen()          ? "varlen (cu_seqlens) batches"
         : s.bias                 ? "a bias operand"
         : s.mask                 ? "a mask operand"
         : s.dropout              ? "dropout"

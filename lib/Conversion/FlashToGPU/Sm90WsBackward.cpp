@@ -36,6 +36,7 @@
 #include "BlockSparseQueryIterator.h"
 #include "Recipes.h"
 #include "Sm90Backward.h"
+#include "VarlenScheduler.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -153,9 +154,12 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, barriers, cIdx(b, s.blockN * (swizzledD() + swizzledDv()) * elt),
         kv, Value());
-    copyTile("k", Value(), kStart, headKV, cIdx(b, 0), s.blockN, swizzledD(),
+    Value keyRow = kStart;
+    if (Value first = tensorMapRowStart(/*keys=*/true))
+      keyRow = arith::AddIOp::create(b, keyRow, first);
+    copyTile("k", Value(), keyRow, headKV, cIdx(b, 0), s.blockN, swizzledD(),
              kv);
-    copyTile("v", Value(), kStart, headKV, cIdx(b, vOffset()), s.blockN,
+    copyTile("v", Value(), keyRow, headKV, cIdx(b, vOffset()), s.blockN,
              swizzledDv(), kv);
   });
 
@@ -195,9 +199,12 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, barriers, cIdx(b, s.blockM * (swizzledD() + swizzledDv()) * elt),
         full, Value());
-    copyTile("q", Value(), asIndex(rowStart), head, qOffset(stage), s.blockM,
-             swizzledD(), full);
-    copyTile("do", Value(), asIndex(rowStart), head, doOffset(stage), s.blockM,
+    Value row = asIndex(rowStart);
+    if (Value first = tensorMapRowStart(/*keys=*/false))
+      row = arith::AddIOp::create(b, row, first);
+    copyTile("q", Value(), row, head, qOffset(stage), s.blockM, swizzledD(),
+             full);
+    copyTile("do", Value(), row, head, doOffset(stage), s.blockM,
              swizzledDv(), full);
   });
   copyRowStatisticsByWarp(rowStart, stage);
@@ -248,7 +255,7 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   // The block's placement read afresh, rather than carried from the entry
   // into the producer's 24 registers (they spilled there); the coordinates
   // are the block's own again (the consumers' were shifted).
-  rereadCoordinates();
+  rereadPlacement();
   auto ifFirstWarp = scf::IfOp::create(
       b, TypeRange{},
       arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid,
@@ -272,7 +279,11 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
 
 void mlir::flash::buildSm90WsBackwardKernel(gpu::GPUFuncOp func,
                                             const KernelSpec &spec) {
-  if (spec.blockSparse)
+  if (spec.varlen)
+    VarlenBackwardScheduler<Sm90WsBackwardBuilder>(func, spec,
+                                                   UnownedRows::Keys)
+        .buildWarpSpecialized();
+  else if (spec.blockSparse)
     BlockSparseQueryIterator<Sm90WsBackwardBuilder>(func, spec)
         .buildWarpSpecialized();
   else

@@ -206,6 +206,26 @@ protected:
     placeSequence(this->readSpecialRegisterOpaquely("ctaid.z"));
   }
 
+  /// The coordinates and the sequence afresh (as readBlockArguments).
+  void rereadPlacement() override {
+    this->rereadCoordinates();
+    placeSequence(this->batchIdx);
+    if (this->s.causal == KernelSpec::Causal::BottomRight)
+      this->diagOffset =
+          arith::SubIOp::create(this->b, this->seqK, this->seqQ);
+  }
+
+  /// The tensor maps (the sm90ws backward's) are [1][H][total][D]: the
+  /// sequence's rows from its first packed row, in batch 0. A tile may
+  /// read rows of the next sequence past this one's end; the masks of the
+  /// tails give them P = 0, as the zeros of a dense batch's tail.
+  Value tensorMapRowStart(bool keys) override {
+    return keys ? seq.startK : seq.startQ;
+  }
+  Value tensorMapBatch() override {
+    return arith::ConstantIndexOp::create(this->b, 0);
+  }
+
   /// The grid covers the longest sequence: the blocks past this one's
   /// length have nothing to do. A key block of a sequence without queries
   /// is not past it: it writes dK = dV = 0.

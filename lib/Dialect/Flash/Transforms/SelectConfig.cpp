@@ -576,16 +576,18 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
 
 /// Why the sm90ws backward cannot serve `iface` (a gradient op the sm90
 /// backward serves) on `target`, or "": it walks dense bands and
-/// block-sparse lists with any score_mod / mask_mod, but not packed
-/// batches, and leaves the per-element operands and dropout to the sm90
-/// recipe (KernelSpec.cpp says why).
+/// block-sparse lists with any score_mod / mask_mod, and leaves the
+/// per-element operands and dropout to the sm90 recipe (KernelSpec.cpp
+/// says why). Packed batches too: its varlen kernels (an explicit sm90ws
+/// config) pass the GPU tests but spill 12-40 bytes at 240 registers and
+/// were no faster than the sm90 ones (docs/PERF.md, run 143).
 std::string sm90WsBackwardRefusal(AttentionGradOp grad,
                                   const TargetDesc &target) {
   if (target.arch != 90)
     return "wgmma and TMA need sm_90, target is sm_" +
            std::to_string(target.arch);
   if (grad.isVarlen())
-    return "it has no varlen (cu_seqlens) tile scheduler yet";
+    return "its packed-batch kernels are no faster than the sm90 ones";
   auto iface = cast<AttentionVariantInterface>(grad.getOperation());
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";

@@ -1,0 +1,30 @@
+// REQUIRES: ptxas
+// A packed batch's backward on an explicit sm90ws config (select-config
+// keeps packed batches on sm90: no faster, docs/PERF.md run 143): the
+// producer places the block in its sequence (VarlenBackwardScheduler's
+// rereadPlacement) and copies the sequence's rows from its first packed
+// row in batch 0 of the [1][H][total][D] tensor maps; the consumers add dQ
+// by rows (no dQ tiles for a packed batch). It spills at the consumers'
+// 240 registers, hence --allow-spills.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
+
+// CHECK: kernel flash_bwd_sm90ws_f16_d64_m128n128w8s2_causalbr_varlen (smem
+// CHECK: kernel flash_bwd_post_sm90_f16_d64_m128n128w8s2_causalbr_dqrows (smem
+
+// The producer reads the offsets again after its setmaxnreg; its first K
+// copy (column 0) is in batch 0: the same zero register twice.
+// PTX-LABEL: .entry flash_bwd_sm90ws_f16_d64_m128n128w8s2_causalbr_varlen(
+// PTX: setmaxnreg.dec.sync.aligned.u32 24;
+// PTX: ld.global.b32
+// PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// PTX: red.global.add
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {[[ZERO:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}}, [[ZERO]]}], [__mbarrier];
+
+func.func @varlen_grad(%do: tensor<1x8x300x64xf16>, %q: tensor<1x8x300x64xf16>, %k: tensor<1x2x500x64xf16>, %v: tensor<1x2x500x64xf16>, %o: tensor<1x8x300x64xf16>, %lse: tensor<1x8x300xf32>, %cu_q: tensor<4xi32>, %cu_k: tensor<4xi32>) -> (tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<4xi32>, tensor<4xi32>)
+      {causal = #flash.causal<bottom_right>, config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>}
+      : tensor<1x8x300x64xf16>, tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>, tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
+      -> tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>
+  return %dq, %dk, %dv : tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>
+}
