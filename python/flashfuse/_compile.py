@@ -117,7 +117,7 @@ class Job:
         ptxas = _tools.find_ptxas()
         # A gradient op takes the sm90ws backward where it serves it (the
         # sm90 backward's products fed by a TMA producer warpgroup: 1.1-1.4x
-        # on an H100, docs/PERF.md run 141), auto's recipe elsewhere
+        # on an H100 from 2k keys, docs/PERF.md run 144), auto's recipe elsewhere
         # (flash-select-config); it has no deterministic mode.
         ws = backward and not deterministic and not kernel_variant.with_forward
         self.flags = [f"--target={target}", "--allow-spills"] + (
