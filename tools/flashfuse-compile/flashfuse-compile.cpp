@@ -60,8 +60,8 @@ static cl::opt<bool> deterministic(
 static cl::opt<std::string> recipeName(
     "recipe",
     cl::desc("Recipe for ops without a config: auto (sm90 on sm_90 where "
-             "it applies, else sm80), auto-tma (sm90ws for the forwards it "
-             "serves on sm_90, else as auto), sm80, sm90 or sm90ws (forward "
+             "it applies, else sm80), auto-tma (sm90ws for the forwards and "
+             "backwards it serves on sm_90, else as auto), sm80, sm90 or sm90ws (forward "
              "and backward ops it serves; other backward ops as auto)"),
     cl::init("auto"));
 static cl::opt<bool> noDeriveBlockSparsity(

@@ -1,7 +1,8 @@
-// recipe=auto-tma (flashfuse-compile's default): the forwards the sm90ws
-// recipe serves take it on sm_90; every other op gets what auto gives it
-// (a bias and D = 96 fall back to sm90 and sm80, a backward op to sm90),
-// without an error; on sm_80 everything is auto's.
+// recipe=auto-tma (opt-in; flashfuse-compile's default is auto): the
+// forwards and backwards the sm90ws recipe serves take it on sm_90; every
+// other op gets what auto gives it (a bias and D = 96 fall back to sm90
+// and sm80, a backward with a bias to sm90), without an error; on sm_80
+// everything is auto's.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=auto-tma" | FileCheck %s --check-prefix=A100
 
@@ -41,7 +42,9 @@ func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
 // -----
 
 // CHECK-LABEL: func.func @grad
-// CHECK: config = #flash.config<sm90,
+// CHECK: config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// A100-LABEL: func.func @grad
+// A100: config = #flash.config<sm80,
 func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse
       : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
@@ -49,3 +52,14 @@ func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (ten
   return %dq, %dk, %dv : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
 }
 
+
+// -----
+
+// CHECK-LABEL: func.func @grad_bias
+// CHECK: config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
+func.func @grad_bias(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>, %b: tensor<1x4x256x256xf32>) -> (tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse bias(%b : tensor<1x4x256x256xf32>)
+      : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>
+}

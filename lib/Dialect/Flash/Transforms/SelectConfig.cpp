@@ -800,10 +800,10 @@ struct FlashSelectConfig
         op->setAttr("config", fp8Config(iface));
         return;
       }
-      // A backward op the sm90ws backward serves (the sm90 backward's
-      // variants less those sm90WsRefusal names) takes it; the others take
-      // what auto gives them.
-      if (recipe == "sm90ws" && isGrad &&
+      // With sm90ws or auto-tma, a backward op the sm90ws backward serves
+      // (the sm90 backward's variants less those sm90WsBackwardRefusal
+      // names) takes it; the others take what auto gives them.
+      if ((recipe == "sm90ws" || recipe == "auto-tma") && isGrad &&
           sm90Refusal(iface, *desc, /*isGrad=*/true).empty() &&
           sm90WsBackwardRefusal(cast<AttentionGradOp>(op), *desc).empty()) {
         op->setAttr("config", sm90WsBackwardConfig(iface));

@@ -206,8 +206,9 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
     Option<"recipe", "recipe", "std::string", /*default=*/"\"auto\"",
            "Forward recipe: auto (sm90 where the target and the variant "
            "allow it, else sm80), auto-tma (auto, except that the forwards "
-           "the sm90ws recipe serves take it: for kernels the runtime "
-           "launches; faster from 1-2k keys, slower below), sm80, sm90 (an error "
+           "and backwards the sm90ws recipe serves take it: for kernels the "
+           "runtime launches; its forward is faster from 1-2k keys, slower "
+           "below), sm80, sm90 (an error "
            "where it cannot serve an op) or sm90ws (the "
            "TMA/warp-specialised Hopper kernels: a forward op it cannot "
            "serve is an error, a backward op it cannot serve gets auto's)">
