@@ -28,6 +28,17 @@
 // loads run ahead by up to `stages` query blocks. The grid is the sm90
 // backward's, one block per key block.
 //
+// The walk's parts compose as for the sm90 backward: under a block-sparse
+// iterator (BlockSparseQueryIterator.h) the producer asks it which query
+// block each step fetches (fetchQueryBlock reads the transposed lists and
+// records the step in the stage's slot, which the "full" barrier
+// publishes to the consumers); under the varlen scheduler
+// (VarlenScheduler.h) it re-reads the block's sequence (rereadPlacement)
+// and addresses the sequence's rows in the packed tensor maps
+// (tensorMapRowStart, tensorMapBatch). The producer reads the block's
+// placement afresh in its branch rather than carry it from the entry:
+// carried, it spilled at 24 registers.
+//
 // MLIR has ops for every instruction used here (nvgpu.tma.async.load,
 // nvgpu.mbarrier.*, nvvm.setmaxregister, nvvm.barrier with an id); the dQ
 // tile's bulk reduction is Sm90Backward.cpp's inline PTX.
