@@ -222,7 +222,7 @@ def _backward_dirs(device_index, bwd, dq, deterministic):
 
 
 def _backward_plan(device_index, variant_args, deterministic, varlen=False,
-                   block_sparse=None):
+                   block_sparse=None, seq_k=None):
     """[(kernel handle, its param names)] to launch in order, all from one
     artifact: the kernels share buffers whose meaning depends on how the
     artifact was compiled (a deterministic backward writes no dq_accum), so
@@ -232,7 +232,9 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     dense ones (docs/KERNEL_ABI.md "Varlen"). `block_sparse` (1 or 2, BQ,
     BK): the sequence of block-sparse attention, with the transposition
     of the lists before the main kernel, whose preprocess and postprocess
-    are the dense ones too (docs/KERNEL_ABI.md "Block-sparse backward")."""
+    are the dense ones too (docs/KERNEL_ABI.md "Block-sparse backward").
+    `seq_k`: the key length, below _kernels.SM90WS_MIN_KEYS of which the
+    sm90 backward is taken over an sm90ws one (None: any length)."""
     per_sequence = (rt.KIND_BACKWARD, rt.KIND_BACKWARD_DQ)
     sequence = _BACKWARD_SEQUENCE
     if block_sparse is not None:
@@ -245,7 +247,12 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
                     block_sparse=block_sparse if kind in reads_lists else None)
                 for kind in sequence}
     bwd = variants[rt.KIND_BACKWARD]
-    key = (device_index, bwd.key(), deterministic)
+    # The sm90ws backward from SM90WS_MIN_KEYS keys on, as the forward:
+    # below them its one 384-thread block per SM lost to the sm90 kernel at
+    # D = 128 (0.6-0.94x at 512-1k keys, causal; docs/PERF.md runs 144,
+    # 147), though not everywhere (1.1-1.2x at 1k without a mask).
+    prefer_ws = seq_k is None or seq_k >= _kernels.SM90WS_MIN_KEYS
+    key = (device_index, bwd.key(), deterministic, prefer_ws)
     plan = _backward_plans.get(key)
     if plan is not None:
         return plan
@@ -257,11 +264,12 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     atomic_dirs = [d for d in dirs if d not in det_dirs]
     # Of those, the sm90ws backward's (a TMA producer warpgroup feeding the
     # sm90 backward's products; <target>-bwd-ws) where one has the variant:
-    # 1.17-1.24x the sm90 kernels at 2k-8k keys (docs/PERF.md, run 140).
+    # 1.01-1.24x the sm90 kernels at 2k-16k keys (docs/PERF.md, run 144);
+    # below SM90WS_MIN_KEYS keys another artifact's where there is one.
     ws = _kernels.sm90ws_dir(bwd)
     if ws in atomic_dirs:
         atomic_dirs.remove(ws)
-        atomic_dirs.insert(0, ws)
+        atomic_dirs.insert(0 if prefer_ws else len(atomic_dirs), ws)
     directory = (det_dirs[0] if deterministic or not atomic_dirs
                  else atomic_dirs[0])
     plan = []
@@ -318,7 +326,8 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     the forward's, so that the kernels regenerate its dropout mask."""
     plan = _backward_plan(
         q.device.index, (q, k, v, bias, mask, causal, window_left,
-                         window_right, softcap, dropout_p), deterministic)
+                         window_right, softcap, dropout_p), deterministic,
+        seq_k=k.shape[2])
     params = frozenset().union(*(names for _, names in plan))
     if grad_bias and "dbias" not in params:
         raise NotImplementedError(
