@@ -117,12 +117,16 @@ class Job:
         ptxas = _tools.find_ptxas()
         # A gradient op takes the sm90ws backward where it serves it (the
         # sm90 backward's products fed by a TMA producer warpgroup: 1.1-1.4x
-        # on an H100 from 2k keys, docs/PERF.md run 144), auto's recipe elsewhere
-        # (flash-select-config); it has no deterministic mode.
-        ws = backward and not deterministic and not kernel_variant.with_forward
+        # on an H100 from 2k keys, docs/PERF.md run 144), and so does a
+        # block-sparse forward (1.1-1.4x, run 148); auto's recipe elsewhere
+        # (auto-tma in flash-select-config). The backward has no
+        # deterministic mode.
+        block_sparse = getattr(kernel_variant, "block_sparse", 0)
+        ws = (not deterministic and not kernel_variant.with_forward
+              and (backward or block_sparse))
         self.flags = [f"--target={target}", "--allow-spills"] + (
             ["--deterministic"] if deterministic else []) + (
-            ["--recipe=sm90ws"] if ws else []) + (
+            ["--recipe=auto-tma"] if ws else []) + (
             [f"--ptxas={ptxas}"] if ptxas else ["--no-cubin"])
         digest = hashlib.sha256(json.dumps(
             [_CACHE_FORMAT, self.mlir, self.flags,

@@ -101,15 +101,17 @@ def test_cache_entry_covers_variant_flags_target_and_compiler(cache, tmp_path):
 
 
 def test_gradients_compile_with_the_sm90ws_backward(cache, compiler):
-    # A gradient op asks for the sm90ws backward (flash-select-config gives
-    # it where it serves the variant, auto's recipe elsewhere); forwards and
-    # deterministic gradients do not (it has no deterministic mode).
+    # A gradient op asks for the sm90ws kernels (recipe auto-tma:
+    # flash-select-config gives them where they serve the variant, auto's
+    # recipe elsewhere); dense forwards and deterministic gradients do not
+    # (the backward has no deterministic mode).
     plain = rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 64, 64,
                        rt.CAUSAL_TOP_LEFT, 0, 0, 0, 0, 0)
-    assert "--recipe=sm90ws" in _compile.Job(plain, "h100", compiler).flags
-    assert "--recipe=sm90ws" not in _compile.Job(
+    assert "--recipe=auto-tma" in _compile.Job(plain, "h100", compiler).flags
+    assert "--recipe=auto-tma" not in _compile.Job(
         plain, "h100", compiler, deterministic=True).flags
-    assert "--recipe=sm90ws" not in _compile.Job(MASKED, "h100", compiler).flags
+    assert "--recipe=auto-tma" not in _compile.Job(MASKED, "h100",
+                                                   compiler).flags
     kernels = manifest_kernels(_compile.artifact_for(plain, H100))
     assert any(n.startswith("flash_bwd_sm90ws_bf16_d64_") for n in kernels)
     assert kernels[next(n for n in kernels if "_sm90ws_" in n)]["threads"] == "384"

@@ -549,22 +549,21 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
 /// The block-sparse iterators (BlockSparseIterator.h): a thread block's
 /// query rows lie in one sparse query block and its key blocks tile the
 /// sparse key blocks (both ways round for the backward, whose blocks own
-/// keys). The forward and the backward walk the lists on the sm80 and sm90
-/// recipes, the backward on the sm90ws one too (its forward has no
-/// key-block iterator).
+/// keys). The forward and the backward walk the lists on the sm80, sm90 and
+/// sm90ws recipes (the sm90ws forward one tile a block: no persistent
+/// walk).
 static LogicalResult setBlockSparse(Operation *op, KernelSpec &s) {
   BlockSparseOperands lists =
       cast<AttentionVariantInterface>(op).getBlockSparse();
   if (!lists)
     return success();
   bool walks = s.recipe == Recipe::Sm80 || s.recipe == Recipe::Sm90 ||
-               (s.recipe == Recipe::Sm90Ws && s.kind == KernelSpec::Kind::Backward);
+               s.recipe == Recipe::Sm90Ws;
   if (!walks)
     return op->emitOpError()
-           << "block_sparse(...) lists are walked by the sm80 and sm90 "
-              "recipes' kernels (and the sm90ws backward), not by recipe '"
-           << stringifyRecipe(s.recipe) << "'"
-           << (s.recipe == Recipe::Sm90Ws ? " (its forward)" : "");
+           << "block_sparse(...) lists are walked by the sm80, sm90 and "
+              "sm90ws recipes' kernels, not by recipe '"
+           << stringifyRecipe(s.recipe) << "'";
   if (lists.blockQ % s.blockM != 0 || lists.blockK % s.blockN != 0)
     return op->emitOpError()
            << "block_sparse(...) needs the sparse block size ["
@@ -616,8 +615,9 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                             : s.bias    ? "a bias operand"
                             : s.mask    ? "a mask operand"
                             : s.dropout ? "dropout"
-                            : s.scoreMod || s.maskMod
-                                ? "score_mod / mask_mod regions"
+                            : (s.scoreMod || s.maskMod) && !s.blockSparse
+                                ? "score_mod / mask_mod regions (but over "
+                                  "block_sparse(...) lists)"
                                 : "";
     if (!unsupported.empty())
       return op->emitOpError()

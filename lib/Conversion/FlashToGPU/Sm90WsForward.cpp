@@ -38,6 +38,7 @@
 // flash-grid-constant-params.
 //
 //===----------------------------------------------------------------------===//
+#include "BlockSparseIterator.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "Sm90WsForward.h"
@@ -94,7 +95,8 @@ void Sm90WsForwardBuilder::createBarriers() {
 void Sm90WsForwardBuilder::copyKeyBlock(Value j, Value stage, Value full) {
   int64_t d = KernelSpec::swizzleWidth(s.headDim);
   int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
-  Value row = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
+  // Step j's keys: the block the iterator names (a dense walk's is j).
+  Value row = keyStartAt(j);
   copyTile("k", Value(), row, headKV, kOffset(stage), s.blockN, d, full);
   copyTile("v", Value(), row, headKV, vOffset(stage), s.blockN, dv, full);
 }
@@ -323,5 +325,9 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
 
 void mlir::flash::buildSm90WsForwardKernel(gpu::GPUFuncOp func,
                                            const KernelSpec &spec) {
-  Sm90WsForwardBuilder(func, spec).buildWarpSpecialized();
+  if (spec.blockSparse)
+    BlockSparseIterator<Sm90WsForwardBuilder>(func, spec)
+        .buildWarpSpecialized();
+  else
+    Sm90WsForwardBuilder(func, spec).buildWarpSpecialized();
 }

@@ -1,7 +1,6 @@
 // flash-lower-to-gpu's refusals of block-sparse ops (KernelSpec.cpp): lists
-// whose blocks the config's tiles do not divide, the sm90ws recipe (whose
-// warp-specialised key loop has no key-block iterator) and the
-// deterministic gradient (its dQ kernel does not walk the lists).
+// whose blocks the config's tiles do not divide and the deterministic
+// gradient (its dQ kernel does not walk the lists).
 // Each leaves the module as it was.
 // RUN: flashfuse-opt %s --flash-lower-to-gpu="chip=sm_90a kernels-only=true" --split-input-file --verify-diagnostics
 
@@ -19,16 +18,6 @@ func.func @key_block_not_tiled(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>
   // expected-error @+1 {{block_sparse(...) needs the sparse block size [128, 96] to be multiples of the config's [block_m, block_n] = [64, 64]}}
   %o = flash.attention %q, %q, %q block_sparse(%n, %i : tensor<1x2x2xi32>, tensor<1x2x2x3xi32>)
       {sparse_block_size = array<i64: 128, 96>, config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>}
-      : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
-  return %o : tensor<1x2x256x64xf16>
-}
-
-// -----
-
-func.func @sm90ws(%q: tensor<1x2x256x64xf16>, %n: tensor<1x2x2xi32>, %i: tensor<1x2x2x2xi32>) -> tensor<1x2x256x64xf16> {
-  // expected-error @+1 {{block_sparse(...) lists are walked by the sm80 and sm90 recipes' kernels (and the sm90ws backward), not by recipe 'sm90ws' (its forward)}}
-  %o = flash.attention %q, %q, %q block_sparse(%n, %i : tensor<1x2x2xi32>, tensor<1x2x2x2xi32>)
-      {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>}
       : tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16>, tensor<1x2x256x64xf16> -> tensor<1x2x256x64xf16>
   return %o : tensor<1x2x256x64xf16>
 }

@@ -162,9 +162,10 @@ struct KernelSpec {
   /// A persistent grid (PersistentScheduler.h): about one block per SM,
   /// each walking tiles; the manifest says `grid persistent`. Not the FP8
   /// forward at D = 256, whose consumers need every register the walk's
-  /// producer gives up (Sm90WsForward.cpp).
+  /// producer gives up (Sm90WsForward.cpp), nor a block-sparse one, whose
+  /// iterator reads its query block from the block's coordinates.
   bool persistentGrid() const {
-    return recipe == Recipe::Sm90Ws && kind == Kind::Forward &&
+    return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&
            !(isFp8() && headDim > 128);
   }
   /// Warps that share each row of the block and split its key blocks

@@ -566,10 +566,12 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
   auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
   if (fwd && fwd.isVarlen())
     return "it has no varlen (cu_seqlens) tile scheduler yet";
-  if (iface.getBlockSparse())
-    return "it has no block-sparse key-block iterator";
-  if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout() ||
-      !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
+  if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
+    return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
+  // Regions are checked on the GPU over block-sparse lists (the partial
+  // blocks' mask_mod) only.
+  if (!iface.getBlockSparse() && (!iface.getScoreModRegion().empty() ||
+                                  !iface.getMaskModRegion().empty()))
     return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
   return "";
 }
