@@ -121,8 +121,10 @@ class Job:
         # block-sparse forward (1.1-1.4x, run 148); auto's recipe elsewhere
         # (auto-tma in flash-select-config). The backward has no
         # deterministic mode.
+        # (KV-cache variants have neither field: the decode recipe.)
         block_sparse = getattr(kernel_variant, "block_sparse", 0)
-        ws = (not deterministic and not kernel_variant.with_forward
+        with_forward = getattr(kernel_variant, "with_forward", False)
+        ws = (not deterministic and not with_forward
               and (backward or block_sparse))
         self.flags = [f"--target={target}", "--allow-spills"] + (
             ["--deterministic"] if deterministic else []) + (
