@@ -27,7 +27,13 @@
 // registers per thread) stay in them for the whole loop, next to Pᵀ and dPᵀ
 // in f32. Pᵀ and dSᵀ therefore go through shared memory rather than being
 // packed into register A operands, which would have to stay alive until
-// their products complete (that layout spilled at every head dim).
+// their products complete (that layout spilled at every head dim). The
+// sm90ws recipe's consumers, at 240 registers with no copies to issue,
+// take that form (gradientsFromRegisters): dV += Pᵀ dO and dK += dSᵀ Q
+// read the packed Pᵀ and dSᵀ as wgmma's register A operand, as
+// FlashAttention-3's backward does; dSᵀ is still stored for dQ, Pᵀ is not,
+// and dV is issued without the warpgroup barrier its tile needed (+6-17%
+// on the main kernel, docs/PERF.md run 149).
 // Overlap: Sᵀ and dPᵀ are in flight together and P is recomputed while dPᵀ
 // finishes; dV runs while dS is computed; dK and dQ together.
 //
@@ -131,19 +137,55 @@ SmallVector<BackwardBuilder::Frags> Sm90BackwardBuilder::computeDPT(Value) {
   return {wgmma::toFragments(b, wgmma::pinRegisters(b, pendingDPT))};
 }
 
+SmallVector<Value> Sm90BackwardBuilder::packKeyQueryA(ArrayRef<Frags> x) {
+  // Query tiles 2kk and 2kk + 1 of the warp's 16 keys form the A operand
+  // of k-step kk, as P does in the forward's P·V.
+  SmallVector<Value> regs;
+  for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
+    llvm::append_range(regs, accPairToA(b, x[0][2 * kk], x[0][2 * kk + 1],
+                                        s.elementType));
+  return regs;
+}
+
+Value Sm90BackwardBuilder::keyQueryPairIndex(Value twoT, int64_t n,
+                                             int64_t ii, int64_t offset) {
+  Value row = arith::AddIOp::create(
+      b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 8 * ii)));
+  return arith::AddIOp::create(
+      b, cIdx(b, offset),
+      arith::AddIOp::create(
+          b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
+}
+
 void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
                                             int64_t offset) {
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < nTilesM; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value row = arith::AddIOp::create(
-          b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 8 * ii)));
-      Value at = arith::AddIOp::create(
-          b, cIdx(b, offset),
-          arith::AddIOp::create(
-              b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
-      storePair(b, accGet(b, x[0][n], ii, 0), accGet(b, x[0][n], ii, 1),
-                s.elementType, swizzledTiles, ValueRange{at});
+      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value lo = accGet(b, x[0][n], ii, 0);
+      Value hi = accGet(b, x[0][n], ii, 1);
+      storePair(b, lo, hi, s.elementType, swizzledTiles, ValueRange{at});
+    }
+  fenceGenericToAsyncProxy();
+}
+
+void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Value> packed,
+                                            int64_t offset) {
+  // Register 4kk + 2h + ii of the packed A operands holds row g + 8ii of
+  // query tile 2kk + h.
+  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
+  auto pairTy = VectorType::get({2}, s.elementType);
+  auto oneI32 = VectorType::get({1}, b.getI32Type());
+  for (int64_t n = 0; n < nTilesM; ++n)
+    for (int64_t ii = 0; ii < 2; ++ii) {
+      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value pair = vector::BitCastOp::create(
+          b, pairTy,
+          vector::FromElementsOp::create(
+              b, oneI32, packed[4 * (n / 2) + 2 * (n % 2) + ii]));
+      vector::StoreOp::create(b, pair, swizzledTiles, ValueRange{at},
+                              /*nontemporal=*/false, llvm::Align(4));
     }
   fenceGenericToAsyncProxy();
 }
@@ -178,8 +220,42 @@ void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
   wgmma::commitGroup(b);
 }
 
+void Sm90BackwardBuilder::issueKeyQueryProductFromRegisters(
+    SmallVector<Value> &acc, ArrayRef<Value> packed, Value bOffset,
+    int64_t n) {
+  SmallVector<Value> regs(packed);
+  // Written by ordinary instructions: in their registers before the fence.
+  SmallVector<Value> both(acc);
+  both.append(regs.begin(), regs.end());
+  both = wgmma::pinRegisters(b, both);
+  acc.assign(both.begin(), both.begin() + acc.size());
+  regs.assign(both.begin() + acc.size(), both.end());
+  Value bDesc = wgmma::mnMajorDescriptor(b, swizzledAddress(bOffset),
+                                         s.blockM * swizzle::kRowBytes);
+  wgmma::fence(b);
+  for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
+    acc = wgmma::mmaRegisterA(b, acc, ArrayRef<Value>(regs).slice(4 * kk, 4),
+                              wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
+                              n, s.elementType, /*accumulate=*/true,
+                              /*transposeB=*/true);
+  wgmma::commitGroup(b);
+  registerOperandsInFlight.append(regs.begin(), regs.end());
+}
+
+void Sm90BackwardBuilder::retireRegisterOperands() {
+  if (registerOperandsInFlight.empty())
+    return;
+  wgmma::pinRegisters(b, registerOperandsInFlight);
+  registerOperandsInFlight.clear();
+}
+
 void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
                                        ArrayRef<Frags> pdT, Value stage) {
+  if (gradientsFromRegisters()) {
+    issueKeyQueryProductFromRegisters(dV, packKeyQueryA(pdT), doOffset(stage),
+                                      s.headDimV);
+    return;
+  }
   // Each warpgroup reads only its own keys' rows of Pᵀ.
   storeKeyQueryTile(pdT, pOffset());
   warpgroupBarrier();
@@ -191,11 +267,23 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   // dQ reads every warpgroup's rows of dSᵀ: a block barrier. It also
   // orders the dQ tile's writes of this step after the read of the bulk
   // reduction issued a step ago, which its issuer waits for here.
-  storeKeyQueryTile(dsT, dsOffset());
+  // From registers, dK needs none of that and is issued first; the tile is
+  // then stored from the (pinned) registers it reads, so that the packed
+  // dSᵀ is not held twice.
+  if (gradientsFromRegisters()) {
+    issueKeyQueryProductFromRegisters(dK, packKeyQueryA(dsT), qOffset(stage),
+                                      s.headDim);
+    storeKeyQueryTile(ArrayRef<Value>(registerOperandsInFlight)
+                          .take_back(2 * nTilesM),
+                      dsOffset());
+  } else {
+    storeKeyQueryTile(dsT, dsOffset());
+  }
   if (s.dqTiles)
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   syncComputeWarps();
-  issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
+  if (!gradientsFromRegisters())
+    issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
 }
 
 void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
@@ -234,6 +322,7 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
                           /*transposeA=*/true, /*transposeB=*/true);
   wgmma::commitGroup(b);
   wgmma::waitGroup(b, 0);
+  retireRegisterOperands();
   if (s.dqTiles) {
     SmallVector<Value> frags =
         wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
@@ -322,6 +411,7 @@ void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
                                            SmallVector<Value> &dV) {
   // dV and dK (already waited for with dQ unless in deterministic mode).
   wgmma::waitGroup(b, 0);
+  retireRegisterOperands();
   SmallVector<Value> both(dK);
   both.append(dV.begin(), dV.end());
   both = wgmma::pinRegisters(b, both);

@@ -55,9 +55,17 @@ protected:
   /// A chain of K-major products over `depth` columns: this warpgroup's
   /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
   SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);
+  /// The warp's rows of Xᵀ (16 keys x block_m queries, `x`) packed to
+  /// 16 bits as wgmma A operands, 4 registers per k-step.
+  SmallVector<Value> packKeyQueryA(ArrayRef<Frags> x);
   /// Stores the warp's rows of Xᵀ (16 keys x block_m queries, `x`) to the
-  /// [block_n][block_m] tile at element `offset`, as 16-bit values.
+  /// [block_n][block_m] tile at element `offset`, as 16-bit values; or
+  /// the same rows already `packed` by packKeyQueryA.
   void storeKeyQueryTile(ArrayRef<Frags> x, int64_t offset);
+  void storeKeyQueryTile(ArrayRef<Value> packed, int64_t offset);
+  /// The tile element of columns 2t, 2t + 1 (`twoT`) of row g + 8ii of the
+  /// warp's query tile n, in the tile at element `offset`.
+  Value keyQueryPairIndex(Value twoT, int64_t n, int64_t ii, int64_t offset);
   /// acc += (this warpgroup's 64 rows of the [key][query] tile at
   /// `aOffset`) · (the block_m x n N-major tile at `bOffset`), issued as
   /// one group.
@@ -65,6 +73,31 @@ protected:
                             Value bOffset, int64_t n);
   /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
   void warpgroupBarrier();
+
+  /// Whether dV and dK read Pᵀ and dSᵀ as register A operands (packed from
+  /// their accumulators, FlashAttention-3's "RS" products) rather than
+  /// from tiles the warpgroup stores first. dQ reads dSᵀ from shared
+  /// memory either way. Off in the sm90 recipe (its two warpgroups spilled
+  /// with it at every head dim); a recipe whose consumers have the
+  /// registers turns it on.
+  virtual bool gradientsFromRegisters() const { return false; }
+  /// The packed 16-bit registers of register-A products in flight; an
+  /// asynchronous mma reads them after issue, so they are kept alive
+  /// (pinned) up to the wait that retires their group.
+  SmallVector<Value> registerOperandsInFlight;
+  /// Pᵀ ∘ Z of the step and its dV accumulators (the schedule's, updated
+  /// in place), from accumulateDV to accumulateDK.
+  SmallVector<Frags> deferredPdT;
+  SmallVector<Value> *deferredDV = nullptr;
+  /// After a wait for every group: the in-flight register operands pinned
+  /// there, and forgotten.
+  void retireRegisterOperands();
+  /// acc += (this warpgroup's 64 keys of Xᵀ, `packed` by packKeyQueryA) ·
+  /// (the block_m x n N-major tile at `bOffset`), issued as one group; the
+  /// pinned operands join registerOperandsInFlight.
+  void issueKeyQueryProductFromRegisters(SmallVector<Value> &acc,
+                                         ArrayRef<Value> packed, Value bOffset,
+                                         int64_t n);
   void publishDQ(Value qStart) override;
   void drainDQ() override;
   /// The block's dQ in shared memory (dqTiles): [block_m x D] f32 in

@@ -20,7 +20,9 @@
 //     schedule of BackwardBuilder, waiting for "full" where the sm90
 //     recipe waits for its cp.async groups, and synchronised among
 //     themselves (dS, the dQ tile) by named barrier 3 (1 and 2 are the
-//     warpgroups' own).
+//     warpgroups' own). With the registers the producer gave up, dV and
+//     dK take Pᵀ and dSᵀ from registers (Sm90Backward.cpp,
+//     gradientsFromRegisters).
 //
 // What moves: the consumers issue no copies (no cp.async address
 // arithmetic, no MIO queue slots for the loads: docs/PERF.md, run 135, has
@@ -98,6 +100,9 @@ protected:
   /// the sm90 recipe's zero-filled copies).
   void copyRowStatisticsByWarp(Value rowStart, Value stage);
 
+  /// The consumers' 240 registers hold the packed Pᵀ and dSᵀ beside dK,
+  /// dV, Sᵀ and dPᵀ.
+  bool gradientsFromRegisters() const override { return true; }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
