@@ -80,11 +80,11 @@ int64_t KernelSpec::smemBytes() const {
     }
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:
-    if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ, dSᵀ; LSE, Dsum; the
-                     // f32 dQ tile (dqTiles)
+    if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ (unless from
+                     // registers), dSᵀ; LSE, Dsum; the f32 dQ tile (dqTiles)
       return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
-                  2 * blockN * blockM) +
+                  (gradientsFromRegisters() ? 1 : 2) * blockN * blockM) +
              statTileBytes() + (dqTiles ? 4 * blockM * headDim : 0);
     // K and V of the block, a `stages`-deep ring of Q and dO tiles, the dS
     // tile the dQ product reads back (not in deterministic mode), and the

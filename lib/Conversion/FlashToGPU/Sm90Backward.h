@@ -76,11 +76,11 @@ protected:
 
   /// Whether dV and dK read Pᵀ and dSᵀ as register A operands (packed from
   /// their accumulators, FlashAttention-3's "RS" products) rather than
-  /// from tiles the warpgroup stores first. dQ reads dSᵀ from shared
-  /// memory either way. Off in the sm90 recipe (its two warpgroups spilled
-  /// with it at every head dim); a recipe whose consumers have the
-  /// registers turns it on.
-  virtual bool gradientsFromRegisters() const { return false; }
+  /// from tiles the warpgroup stores first: the sm90ws backward, whose
+  /// consumers have the registers (KernelSpec::gradientsFromRegisters). dQ
+  /// reads dSᵀ from shared memory either way. The sm90 recipe's two
+  /// warpgroups spilled with it at every head dim.
+  bool gradientsFromRegisters() const { return s.gradientsFromRegisters(); }
   /// The packed 16-bit registers of register-A products in flight; an
   /// asynchronous mma reads them after issue, so they are kept alive
   /// (pinned) up to the wait that retires their group.
@@ -118,7 +118,10 @@ protected:
   int64_t pOffset() const {
     return kElems + vElems + s.stages * (qElems + doElems);
   }
-  int64_t dsOffset() const { return pOffset() + s.blockN * s.blockM; }
+  /// dSᵀ's tile, after Pᵀ's where Pᵀ has one.
+  int64_t dsOffset() const {
+    return pOffset() + (gradientsFromRegisters() ? 0 : s.blockN * s.blockM);
+  }
 };
 
 } // namespace mlir::flash

@@ -100,9 +100,6 @@ protected:
   /// the sm90 recipe's zero-filled copies).
   void copyRowStatisticsByWarp(Value rowStart, Value stage);
 
-  /// The consumers' 240 registers hold the packed Pᵀ and dSᵀ beside dK,
-  /// dV, Sᵀ and dPᵀ.
-  bool gradientsFromRegisters() const override { return true; }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;

@@ -30,11 +30,12 @@
 // CHECK-DAG: ptxas sm_90a flash_bwd_post_sm90_f16_d64_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
 
 // 384 threads (the producer warpgroup on top of the 8 consumer warps), the
-// sm90 backward's shared memory, and the four tensor maps last.
+// sm90 backward's shared memory less its Pᵀ tile (198656 - 2 x 64 x 128
+// bytes), and the four tensor maps last.
 // MANIFEST: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2
 // MANIFEST-NEXT: kind backward
 // MANIFEST: threads 384
-// MANIFEST-NEXT: smem 198656
+// MANIFEST-NEXT: smem 182272
 // MANIFEST: params {{.*}} f32:scale {{.*}} tensormap:q_map tensormap:k_map tensormap:v_map tensormap:do_map{{$}}
 
 // PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d128_m64n128w8s2(

@@ -141,6 +141,12 @@ struct KernelSpec {
     return recipe == Recipe::Sm90Ws &&
            (kind == Kind::Forward || kind == Kind::Backward);
   }
+  /// Whether the backward main kernel's dV and dK read Pᵀ and dSᵀ as
+  /// register A operands (the sm90ws backward, Sm90Backward.cpp): no Pᵀ
+  /// tile in shared memory.
+  bool gradientsFromRegisters() const {
+    return warpSpecialized() && kind == Kind::Backward;
+  }
   /// The sm90ws recipe's producer warpgroup, which issues the TMA copies,
   /// comes on top of `warps` (the consumer warps that compute): 4 warps
   /// there, 0 in every other kernel.
