@@ -83,10 +83,11 @@ func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
 
 // -----
 
-// A packed batch's backward keeps the sm90 recipe: the sm90ws varlen
-// kernels were no faster (docs/PERF.md run 143).
+// A packed batch's backward takes the sm90ws backward too (with dV and dK
+// from registers its varlen kernels are the faster ones, docs/PERF.md run
+// 152), on the sm90 backward's tiles.
 // CHECK-LABEL: func.func @grad_varlen
-// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @grad_varlen(%do: tensor<1x8x300x64xf16>, %q: tensor<1x8x300x64xf16>, %k: tensor<1x2x500x64xf16>, %v: tensor<1x2x500x64xf16>, %o: tensor<1x8x300x64xf16>, %lse: tensor<1x8x300xf32>, %cu_q: tensor<4xi32>, %cu_k: tensor<4xi32>) -> (tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<4xi32>, tensor<4xi32>)
       {causal = #flash.causal<bottom_right>}

@@ -580,16 +580,15 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
 /// backward serves) on `target`, or "": it walks dense bands and
 /// block-sparse lists with any score_mod / mask_mod, and leaves the
 /// per-element operands and dropout to the sm90 recipe (KernelSpec.cpp
-/// says why). Packed batches too: its varlen kernels (an explicit sm90ws
-/// config) pass the GPU tests but spill 12-40 bytes at 240 registers and
-/// were no faster than the sm90 ones (docs/PERF.md, run 143).
+/// says why). Packed batches take it too: with dV and dK from registers
+/// its varlen kernels make a packed training step 1.03-1.04x faster than
+/// the sm90 ones (docs/PERF.md, run 152), though they spill 4-40 bytes at
+/// the consumers' 240 registers (run 143: no faster before).
 std::string sm90WsBackwardRefusal(AttentionGradOp grad,
                                   const TargetDesc &target) {
   if (target.arch != 90)
     return "wgmma and TMA need sm_90, target is sm_" +
            std::to_string(target.arch);
-  if (grad.isVarlen())
-    return "its packed-batch kernels are no faster than the sm90 ones";
   auto iface = cast<AttentionVariantInterface>(grad.getOperation());
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
