@@ -182,6 +182,15 @@ BackwardBuilder::gradientRows(StringRef name, Value direct, int64_t width) {
           pick(idx(grad + "_stride_s"), cIdx(b, width)), width};
 }
 
+Value BackwardBuilder::gradientRowStart(const GradientRows &dst, Value key) {
+  if (dst.base)
+    return arith::AddIOp::create(b, dst.base,
+                                 arith::MulIOp::create(b, key, dst.rowStride));
+  return arith::MulIOp::create(
+      b, arith::AddIOp::create(b, sliceRowStart(/*keys=*/true), key),
+      cIdx(b, dst.width));
+}
+
 void BackwardBuilder::storeRows(Value acc, const GradientRows &dst, int64_t m,
                                 int64_t n, Value factor, Value tile) {
   // Rows i = 0, 1 of accumulator tile (m, n), as pairs of halves.
@@ -191,13 +200,7 @@ void BackwardBuilder::storeRows(Value acc, const GradientRows &dst, int64_t m,
     auto ifRow = scf::IfOp::create(b, TypeRange{}, inRange, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRow.getThenRegion().front());
-    Value rowOff =
-        dst.base
-            ? Value(arith::AddIOp::create(
-                  b, dst.base, arith::MulIOp::create(b, key, dst.rowStride)))
-            : Value(arith::MulIOp::create(
-                  b, arith::AddIOp::create(b, sliceRowStart(/*keys=*/true), key),
-                  cIdx(b, dst.width)));
+    Value rowOff = gradientRowStart(dst, key);
     Value col = arith::AddIOp::create(
         b, arith::MulIOp::create(b, t, cIdx(b, 2)),
         tile ? arith::MulIOp::create(b, tile, cIdx(b, 8)).getResult()

@@ -198,7 +198,6 @@ protected:
   /// the shared memory.
   void setUp();
 
-private:
   /// Where a gradient's rows go: `memref`, the offset of the block's row 0
   /// and the distance between rows (elements); without `base`, the query
   /// head's contiguous slice of rows `width` wide.
@@ -210,12 +209,19 @@ private:
   /// [B, Hq, Sk, width] slice of its query head, or where `direct` (i1),
   /// grad_k / grad_v of its kv head in their own strides.
   GradientRows gradientRows(StringRef name, Value direct, int64_t width);
+  /// The element offset in `dst.memref` of the row of key `key` (absolute,
+  /// index).
+  Value gradientRowStart(const GradientRows &dst, Value key);
+  /// The epilogue's stores of dK · scale and dV (see gradientRows), from
+  /// the accumulators row pair by row pair; `direct` as gradientRows'.
+  virtual void storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
+                              Value direct);
+
+private:
   /// Rows i = 0, 1 of fragment `acc` (m-tile m, 8-column tile n, or
   /// `tile` of the row where given) into `dst`, times `factor`.
   void storeRows(Value acc, const GradientRows &dst, int64_t m, int64_t n,
                  Value factor, Value tile = Value());
-  /// The epilogue's stores of dK · scale and dV (see gradientRows).
-  void storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV, Value direct);
 };
 
 } // namespace mlir::flash

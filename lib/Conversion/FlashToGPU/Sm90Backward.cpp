@@ -419,6 +419,74 @@ void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
   dV.assign(both.begin() + dK.size(), both.end());
 }
 
+void Sm90BackwardBuilder::stageGradient(ArrayRef<Value> acc, int64_t tiles,
+                                        int64_t offset, Value factor) {
+  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
+  for (int64_t n = 0; n < tiles; ++n)
+    for (int64_t ii = 0; ii < 2; ++ii) {
+      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value frag = gradientTile(acc, 0, n, tiles);
+      Value lo = accGet(b, frag, ii, 0), hi = accGet(b, frag, ii, 1);
+      if (factor) {
+        lo = arith::MulFOp::create(b, lo, factor);
+        hi = arith::MulFOp::create(b, hi, factor);
+      }
+      storePair(b, lo, hi, s.elementType, swizzledTiles, ValueRange{at});
+    }
+}
+
+void Sm90BackwardBuilder::copyStagedGradient(const GradientRows &dst,
+                                             int64_t offset, int64_t width) {
+  // Chunk i of the warpgroup's rows x width / 8 chunks is row i / (width /
+  // 8), chunk i mod (width / 8): a warp's 32 lanes cover whole rows.
+  int64_t rows = s.blockN / (s.warps / 4), chunks = width / 8;
+  Value firstRow = arith::MulIOp::create(b, wgIdx, cIdx(b, rows));
+  Value lane128 = arith::RemUIOp::create(b, tid, cIdx(b, 128));
+  auto vecTy = VectorType::get({8}, s.elementType);
+  for (int64_t k = 0; k < rows * chunks / 128; ++k) {
+    Value i = arith::AddIOp::create(b, lane128, cIdx(b, 128 * k));
+    Value row = arith::AddIOp::create(
+        b, firstRow, arith::DivUIOp::create(b, i, cIdx(b, chunks)));
+    Value col = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, i, cIdx(b, chunks)), cIdx(b, 8));
+    Value key = arith::AddIOp::create(b, kStart, row);
+    auto ifRow = scf::IfOp::create(
+        b, TypeRange{},
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, key, seqK), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifRow.getThenRegion().front());
+    Value v = vector::LoadOp::create(
+        b, vecTy, swizzledTiles,
+        ValueRange{arith::AddIOp::create(
+            b, cIdx(b, offset), swizzle::offset(b, row, col, s.blockN))});
+    vector::StoreOp::create(
+        b, v, dst.memref,
+        ValueRange{arith::AddIOp::create(b, gradientRowStart(dst, key), col)},
+        /*nontemporal=*/false, llvm::Align(16));
+  }
+}
+
+void Sm90BackwardBuilder::storeGradients(ArrayRef<Value> dK,
+                                         ArrayRef<Value> dV, Value direct) {
+  // Staged at D = 128, where it made the main kernel 1.01-1.08x faster
+  // (short walks gain most); at D = 64 it cost 2.5% at 8k keys non-causal
+  // for 4% at 2k causal (docs/PERF.md, run 154), so the accumulators are
+  // stored directly there.
+  if (!gradientsFromRegisters() || columnGroup || s.headDim < 128)
+    return BackwardBuilder::storeGradients(dK, dV, direct);
+  // Every product that reads K and V (the last step's dQ included) has
+  // completed before the walk's closing barrier; a block no query sees
+  // waited for the tiles to land. Each warpgroup stages and copies its own
+  // rows, so its own barrier orders the two.
+  wgIdx = arith::DivUIOp::create(b, warp, cIdx(b, 4));
+  stageGradient(dK, nTilesD, 0, arg.lookup("scale"));
+  stageGradient(dV, nTilesDv, vOffset(), Value());
+  warpgroupBarrier();
+  copyStagedGradient(gradientRows("dk", direct, s.headDim), 0, s.headDim);
+  copyStagedGradient(gradientRows("dv", direct, s.headDimV), vOffset(),
+                     s.headDimV);
+}
+
 void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
                                           const KernelSpec &spec) {
   if (spec.varlen)

@@ -98,6 +98,20 @@ protected:
   void issueKeyQueryProductFromRegisters(SmallVector<Value> &acc,
                                          ArrayRef<Value> packed, Value bOffset,
                                          int64_t n);
+  /// With gradientsFromRegisters: dK · scale and dV staged in the K and V
+  /// tiles (free once the walk ends), each warpgroup's rows then copied out
+  /// in 16-byte chunks, whole rows per group of lanes, instead of 4-byte
+  /// pairs of scattered rows from the accumulators.
+  void storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
+                      Value direct) override;
+  /// The warp's rows of `acc` (`tiles` 8-column tiles, times `factor`
+  /// where given) into the swizzled tile at element `offset`.
+  void stageGradient(ArrayRef<Value> acc, int64_t tiles, int64_t offset,
+                     Value factor);
+  /// This warpgroup's rows of the staged tile at element `offset`, `width`
+  /// columns, to `dst`: rows past Sk skipped.
+  void copyStagedGradient(const GradientRows &dst, int64_t offset,
+                          int64_t width);
   void publishDQ(Value qStart) override;
   void drainDQ() override;
   /// The block's dQ in shared memory (dqTiles): [block_m x D] f32 in
