@@ -62,6 +62,12 @@
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd
 // PTX: bar.sync 3, 256;
 // PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// The epilogue at D = 128: dK and dV staged in the K and V tiles, then
+// 16-byte chunks to global memory (8 a thread for each), no 4-byte pairs.
+// PTX-NOT: st.global.b32
+// PTX: ld.shared.v4.b32
+// PTX-COUNT-16: st.global.v4.b32
+// PTX-NOT: st.global.b32
 // PTX: .entry
 
 func.func @grad128(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, %k: tensor<2x8x256x128xbf16>, %v: tensor<2x8x256x128xbf16>, %o: tensor<2x8x256x128xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>) {
