@@ -468,11 +468,14 @@ void Sm90BackwardBuilder::copyStagedGradient(const GradientRows &dst,
 
 void Sm90BackwardBuilder::storeGradients(ArrayRef<Value> dK,
                                          ArrayRef<Value> dV, Value direct) {
-  // Staged at D = 128, where it made the main kernel 1.01-1.08x faster
-  // (short walks gain most); at D = 64 it cost 2.5% at 8k keys non-causal
-  // for 4% at 2k causal (docs/PERF.md, run 154), so the accumulators are
-  // stored directly there.
-  if (!gradientsFromRegisters() || columnGroup || s.headDim < 128)
+  // Staged in dense walks at D = 128, where it made the main kernel
+  // 1.01-1.08x faster (short walks gain most). At D = 64 it cost 2.5% at
+  // 8k keys non-causal for 4% at 2k causal, and the block-sparse training
+  // step was 4-6% slower with it (its kernels spilled more; docs/PERF.md
+  // runs 154 and 156), so those store the accumulators directly, as do
+  // packed batches (not timed with it).
+  if (!gradientsFromRegisters() || columnGroup || s.headDim < 128 ||
+      s.blockSparse || s.varlen)
     return BackwardBuilder::storeGradients(dK, dV, direct);
   // Every product that reads K and V (the last step's dQ included) has
   // completed before the walk's closing barrier; a block no query sees
