@@ -120,6 +120,24 @@ def test_gradients_compile_with_the_sm90ws_backward(cache, compiler):
     assert any(n.startswith("flash_bwd_sm90_bf16_d64_") for n in masked)
 
 
+def test_packed_gradients_compile_with_the_sm90ws_backward(cache, compiler):
+    # A packed batch's gradient takes the sm90ws backward too (flash-select-
+    # config's auto-tma; docs/PERF.md run 152): its main kernel is the
+    # varlen sm90ws one, 384 threads, tensor maps last; the preprocess and
+    # postprocess stay the sm90 recipe's.
+    packed = rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
+                        rt.CAUSAL_BOTTOM_RIGHT, varlen=1)
+    assert "--recipe=auto-tma" in _compile.Job(packed, "h100", compiler).flags
+    kernels = manifest_kernels(_compile.artifact_for(packed, H100))
+    main = [n for n in kernels if n.startswith("flash_bwd_sm90ws_bf16_d128_")]
+    assert len(main) == 1 and main[0].endswith("_causalbr_varlen")
+    k = kernels[main[0]]
+    assert (k["threads"], k["varlen"]) == ("384", "1")
+    assert k["params"].endswith("tensormap:q_map tensormap:k_map "
+                                "tensormap:v_map tensormap:do_map")
+    assert any(n.startswith("flash_bwd_pre_sm90_") for n in kernels)
+
+
 def test_explicit_compiler_setting_must_exist(monkeypatch, tmp_path):
     monkeypatch.setenv("FLASHFUSE_COMPILE", str(tmp_path / "nope"))
     with pytest.raises(ToolNotFoundError, match="FLASHFUSE_COMPILE=.*nope is "
