@@ -85,10 +85,6 @@ protected:
   /// asynchronous mma reads them after issue, so they are kept alive
   /// (pinned) up to the wait that retires their group.
   SmallVector<Value> registerOperandsInFlight;
-  /// Pᵀ ∘ Z of the step and its dV accumulators (the schedule's, updated
-  /// in place), from accumulateDV to accumulateDK.
-  SmallVector<Frags> deferredPdT;
-  SmallVector<Value> *deferredDV = nullptr;
   /// After a wait for every group: the in-flight register operands pinned
   /// there, and forgotten.
   void retireRegisterOperands();
