@@ -147,7 +147,7 @@ SmallVector<Value> Sm90BackwardBuilder::packKeyQueryA(ArrayRef<Frags> x) {
   return regs;
 }
 
-Value Sm90BackwardBuilder::keyQueryPairIndex(Value twoT, int64_t n,
+Value Sm90BackwardBuilder::keyRowPairIndex(Value twoT, int64_t n,
                                              int64_t ii, int64_t offset) {
   Value row = arith::AddIOp::create(
       b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 8 * ii)));
@@ -162,7 +162,7 @@ void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < nTilesM; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value at = keyRowPairIndex(twoT, n, ii, offset);
       Value lo = accGet(b, x[0][n], ii, 0);
       Value hi = accGet(b, x[0][n], ii, 1);
       storePair(b, lo, hi, s.elementType, swizzledTiles, ValueRange{at});
@@ -179,7 +179,7 @@ void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Value> packed,
   auto oneI32 = VectorType::get({1}, b.getI32Type());
   for (int64_t n = 0; n < nTilesM; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value at = keyRowPairIndex(twoT, n, ii, offset);
       Value pair = vector::BitCastOp::create(
           b, pairTy,
           vector::FromElementsOp::create(
@@ -424,7 +424,7 @@ void Sm90BackwardBuilder::stageGradient(ArrayRef<Value> acc, int64_t tiles,
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < tiles; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyQueryPairIndex(twoT, n, ii, offset);
+      Value at = keyRowPairIndex(twoT, n, ii, offset);
       Value frag = gradientTile(acc, 0, n, tiles);
       Value lo = accGet(b, frag, ii, 0), hi = accGet(b, frag, ii, 1);
       if (factor) {

@@ -63,9 +63,10 @@ protected:
   /// the same rows already `packed` by packKeyQueryA.
   void storeKeyQueryTile(ArrayRef<Frags> x, int64_t offset);
   void storeKeyQueryTile(ArrayRef<Value> packed, int64_t offset);
-  /// The tile element of columns 2t, 2t + 1 (`twoT`) of row g + 8ii of the
-  /// warp's query tile n, in the tile at element `offset`.
-  Value keyQueryPairIndex(Value twoT, int64_t n, int64_t ii, int64_t offset);
+  /// In a swizzled tile of block_n key rows at element `offset` ([key][query]
+  /// or [key][d]): the element of columns 8n + 2t, 8n + 2t + 1 (`twoT` =
+  /// 2t) of the warp's key row g + 8ii, where its accumulator pair lives.
+  Value keyRowPairIndex(Value twoT, int64_t n, int64_t ii, int64_t offset);
   /// acc += (this warpgroup's 64 rows of the [key][query] tile at
   /// `aOffset`) · (the block_m x n N-major tile at `bOffset`), issued as
   /// one group.
