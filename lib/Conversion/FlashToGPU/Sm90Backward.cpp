@@ -32,7 +32,7 @@
 // take that form (gradientsFromRegisters): dV += Pᵀ dO and dK += dSᵀ Q
 // read the packed Pᵀ and dSᵀ as wgmma's register A operand, as
 // FlashAttention-3's backward does; dSᵀ is still stored for dQ, Pᵀ is not,
-// and dV is issued without the warpgroup barrier its tile needed (+6-17%
+// and dV is issued without the warpgroup barrier its tile needed (+3-8%
 // on the main kernel, docs/PERF.md run 149).
 // Overlap: Sᵀ and dPᵀ are in flight together and P is recomputed while dPᵀ
 // finishes; dV runs while dS is computed; dK and dQ together.
