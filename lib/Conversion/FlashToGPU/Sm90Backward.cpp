@@ -157,16 +157,25 @@ Value Sm90BackwardBuilder::keyRowPairIndex(Value twoT, int64_t n,
           b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
 }
 
-void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
-                                            int64_t offset) {
+void Sm90BackwardBuilder::storeKeyRowPairs(ArrayRef<Value> tiles,
+                                           int64_t offset, Value factor) {
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
-  for (int64_t n = 0; n < nTilesM; ++n)
+  for (int64_t n = 0; n < int64_t(tiles.size()); ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
       Value at = keyRowPairIndex(twoT, n, ii, offset);
-      Value lo = accGet(b, x[0][n], ii, 0);
-      Value hi = accGet(b, x[0][n], ii, 1);
+      Value lo = accGet(b, tiles[n], ii, 0);
+      Value hi = accGet(b, tiles[n], ii, 1);
+      if (factor) {
+        lo = arith::MulFOp::create(b, lo, factor);
+        hi = arith::MulFOp::create(b, hi, factor);
+      }
       storePair(b, lo, hi, s.elementType, swizzledTiles, ValueRange{at});
     }
+}
+
+void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
+                                            int64_t offset) {
+  storeKeyRowPairs(x[0], offset, Value());
   fenceGenericToAsyncProxy();
 }
 
@@ -419,22 +428,6 @@ void Sm90BackwardBuilder::finishQueryBlock(SmallVector<Value> &dK,
   dV.assign(both.begin() + dK.size(), both.end());
 }
 
-void Sm90BackwardBuilder::stageGradient(ArrayRef<Value> acc, int64_t tiles,
-                                        int64_t offset, Value factor) {
-  Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
-  for (int64_t n = 0; n < tiles; ++n)
-    for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyRowPairIndex(twoT, n, ii, offset);
-      Value frag = gradientTile(acc, 0, n, tiles);
-      Value lo = accGet(b, frag, ii, 0), hi = accGet(b, frag, ii, 1);
-      if (factor) {
-        lo = arith::MulFOp::create(b, lo, factor);
-        hi = arith::MulFOp::create(b, hi, factor);
-      }
-      storePair(b, lo, hi, s.elementType, swizzledTiles, ValueRange{at});
-    }
-}
-
 void Sm90BackwardBuilder::copyStagedGradient(const GradientRows &dst,
                                              int64_t offset, int64_t width) {
   // Chunk i of the warpgroup's rows x width / 8 chunks is row i / (width /
@@ -482,8 +475,8 @@ void Sm90BackwardBuilder::storeGradients(ArrayRef<Value> dK,
   // waited for the tiles to land. Each warpgroup stages and copies its own
   // rows, so its own barrier orders the two.
   wgIdx = arith::DivUIOp::create(b, warp, cIdx(b, 4));
-  stageGradient(dK, nTilesD, 0, arg.lookup("scale"));
-  stageGradient(dV, nTilesDv, vOffset(), Value());
+  storeKeyRowPairs(wgmma::toFragments(b, dK), 0, arg.lookup("scale"));
+  storeKeyRowPairs(wgmma::toFragments(b, dV), vOffset(), Value());
   warpgroupBarrier();
   copyStagedGradient(gradientRows("dk", direct, s.headDim), 0, s.headDim);
   copyStagedGradient(gradientRows("dv", direct, s.headDimV), vOffset(),

@@ -63,6 +63,10 @@ protected:
   /// the same rows already `packed` by packKeyQueryA.
   void storeKeyQueryTile(ArrayRef<Frags> x, int64_t offset);
   void storeKeyQueryTile(ArrayRef<Value> packed, int64_t offset);
+  /// The warp's rows of m16n8 accumulator `tiles` (8 columns each, times
+  /// `factor` where given) into the swizzled tile at element `offset`, as
+  /// 16-bit pairs: Xᵀ for the products, dK and dV for the staged epilogue.
+  void storeKeyRowPairs(ArrayRef<Value> tiles, int64_t offset, Value factor);
   /// In a swizzled tile of block_n key rows at element `offset` ([key][query]
   /// or [key][d]): the element of columns 8n + 2t, 8n + 2t + 1 (`twoT` =
   /// 2t) of the warp's key row g + 8ii, where its accumulator pair lives.
@@ -101,10 +105,6 @@ protected:
   /// pairs of scattered rows from the accumulators.
   void storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
                       Value direct) override;
-  /// The warp's rows of `acc` (`tiles` 8-column tiles, times `factor`
-  /// where given) into the swizzled tile at element `offset`.
-  void stageGradient(ArrayRef<Value> acc, int64_t tiles, int64_t offset,
-                     Value factor);
   /// This warpgroup's rows of the staged tile at element `offset`, `width`
   /// columns, to `dst`: rows past Sk skipped.
   void copyStagedGradient(const GradientRows &dst, int64_t offset,
