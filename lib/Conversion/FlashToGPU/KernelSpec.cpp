@@ -594,20 +594,26 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   if (failed(setBlockSparse(op.getOperation(), *spec)))
     return failure();
   if (spec->recipe == Recipe::Sm90Ws) {
-    // Two consumer warpgroups of 64 rows on wgmma (block_m = 128, warps =
-    // 8, the producer warpgroup on top); K and V tiles of block_n rows, at
-    // most 256 (a TMA box's and a wgmma N's limit); whole 64-column swizzle
-    // rows of D = Dv. Variants whose operands or per-element work the
-    // producer/consumer split does not carry yet are refused by name.
+    // Consumer warpgroups of 64 rows on wgmma (block_m = 16 * warps, the
+    // producer warpgroup on top): two (warps = 8), or three (warps = 12) in
+    // a D = 64 forward, whose O and 128-key S fit the 160 registers a
+    // thread of three gets (at D = 128 they spill); K and V tiles of
+    // block_n rows, at most 256 (a TMA box's and a wgmma N's limit); whole
+    // 64-column swizzle rows of D = Dv. Variants whose operands or
+    // per-element work the producer/consumer split does not carry yet are
+    // refused by name.
     const KernelSpec &s = *spec;
     bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
-    if (s.warps != 8 || s.blockM != 128 || s.blockN % 16 != 0 ||
-        s.blockN > 256 || s.stages < 2 || !knownHeadDim ||
-        s.headDimV != s.headDim)
+    bool threeConsumers = s.warps == 12 && s.kind == KernelSpec::Kind::Forward &&
+                          s.headDim == 64 && !s.isFp8();
+    if ((s.warps != 8 && !threeConsumers) || s.blockM != 16 * s.warps ||
+        s.blockN % 16 != 0 || s.blockN > 256 || s.stages < 2 ||
+        !knownHeadDim || s.headDimV != s.headDim)
       return op->emitOpError()
-             << "the sm90ws recipe needs warps = 8 (two consumer "
-                "warpgroups), block_m = 128, block_n a multiple of 16 up to "
-                "256, stages >= 2 and D = Dv in {64, 128, 256}; got block_m = "
+             << "the sm90ws recipe needs warps = 8 (two consumer warpgroups; "
+                "12, three, for a 16-bit D = 64 forward), block_m = 16 * "
+                "warps, block_n a multiple of 16 up to 256, stages >= 2 and "
+                "D = Dv in {64, 128, 256}; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", stages = " << s.stages << ", D = " << s.headDim
              << ", Dv = " << s.headDimV;

@@ -14,7 +14,8 @@
 //     every consumer thread arrives on once its products have read the
 //     buffer; the producer waits for it before refilling. Its registers are
 //     given back (setmaxnreg.dec) to
-//   warpgroups 1 and 2, the consumers (setmaxnreg.inc): 64 query rows each,
+//   warpgroups 1 and 2 (and 3 at D = 64 without a mask: 192 rows), the
+//     consumers (setmaxnreg.inc): 64 query rows each,
 //     the shared schedule of ForwardBuilder with the waits on "full"
 //     instead of cp.async's, and the epilogue, synchronised among
 //     themselves by named barrier 1.
@@ -52,6 +53,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -60,14 +62,28 @@ using namespace mlir::flash::frag;
 
 namespace {
 
-/// Registers a thread of each role keeps after the reallocation, within
-/// the 384 x 168 the block is launched with: 128 * 40 + 256 * 232 = 64512
-/// with the persistent walk (the producer's placement and key range of
-/// each tile spill at 24), 128 * 24 + 256 * 240 with one tile a block
-/// (the FP8 forward at D = 256, whose consumers spill at 232).
-constexpr int32_t kWalkingProducerRegisters = 40,
-                  kWalkingConsumerRegisters = 232;
-constexpr int32_t kProducerRegisters = 24, kConsumerRegisters = 240;
+/// Registers a producer thread keeps after the reallocation: 40 with the
+/// persistent walk (its placement and key range of each tile spill at 24
+/// and, in some variants, at 32), 32 beside three consumer warpgroups (at
+/// 40 they would get 152, where a D = 64 key loop spills), 24 with one tile
+/// a block.
+int32_t producerRegisters(const KernelSpec &s) {
+  if (!s.persistentGrid())
+    return 24;
+  return s.warps > 8 ? 32 : 40;
+}
+/// The register file every block gets whole (one block an SM), and a
+/// consumer's ceiling: 255 rounded down to setmaxnreg's multiple of 8.
+constexpr int32_t kRegisterFile = 65536, kMaxConsumerRegisters = 240;
+
+/// What each consumer thread gets of the rest: two consumer warpgroups
+/// 128 * 40 + 256 * 232 = 64512 with the walk, 128 * 24 + 256 * 240 with
+/// one tile a block (the FP8 forward at D = 256, whose consumers spill at
+/// 232); three 128 * 40 + 384 * 152, or 128 * 24 + 384 * 160.
+int32_t consumerRegisters(int32_t producerRegisters, int64_t consumerThreads) {
+  int64_t share = (kRegisterFile - 128 * producerRegisters) / consumerThreads;
+  return std::min<int32_t>(kMaxConsumerRegisters, share / 8 * 8);
+}
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
 
@@ -305,18 +321,15 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   auto [producer, consumer] = branchByRole(producerThreads());
 
   b.setInsertionPointToStart(producer);
-  NVVM::SetMaxRegisterOp::create(b,
-                                 s.persistentGrid() ? kWalkingProducerRegisters
-                                                    : kProducerRegisters,
+  NVVM::SetMaxRegisterOp::create(b, producerRegisters(s),
                                  NVVM::SetMaxRegisterAction::decrease);
   produce();
   gpu::ReturnOp::create(b);
 
   b.setInsertionPointToStart(consumer);
-  NVVM::SetMaxRegisterOp::create(b,
-                                 s.persistentGrid() ? kWalkingConsumerRegisters
-                                                    : kConsumerRegisters,
-                                 NVVM::SetMaxRegisterAction::increase);
+  NVVM::SetMaxRegisterOp::create(
+      b, consumerRegisters(producerRegisters(s), consumerThreads()),
+      NVVM::SetMaxRegisterAction::increase);
   shiftToConsumers();
   qDesc = warpgroupQDescriptor();
   walkTiles([&](Value count) { return consumeTile(count); });

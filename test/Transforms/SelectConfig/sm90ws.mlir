@@ -1,6 +1,7 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
 // (128 query rows over two consumer warpgroups, three stages of 128 keys
-// at D = 64/128 and of 48 at D = 256); backward ops the sm90ws backward
+// at D = 64/128 and of 48 at D = 256; at D = 64 without a causal or window
+// mask 192 rows over three consumer warpgroups and four stages); backward ops the sm90ws backward
 // serves get the sm90 backward's tiles under the sm90ws recipe, the others
 // (bias, dropout, ...) what auto gives them; a forward it cannot serve is
 // an error naming why.
@@ -20,12 +21,32 @@ func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
 // -----
 
 // CHECK-LABEL: func.func @d64
-// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
 func.func @d64(%x: tensor<2x8x512x64xf16>) -> tensor<2x8x512x64xf16> {
   %o = flash.attention %x, %x, %x
       : tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>, tensor<2x8x512x64xf16>
       -> tensor<2x8x512x64xf16>
   return %o : tensor<2x8x512x64xf16>
+}
+
+// -----
+
+// Causal or windowed, D = 64 keeps two consumer warpgroups.
+// CHECK-LABEL: func.func @d64_causal
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK-LABEL: func.func @d64_window
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @d64_causal(%x: tensor<2x8x512x64xbf16>) -> tensor<2x8x512x64xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<bottom_right>}
+      : tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>
+      -> tensor<2x8x512x64xbf16>
+  return %o : tensor<2x8x512x64xbf16>
+}
+func.func @d64_window(%x: tensor<2x8x512x64xbf16>) -> tensor<2x8x512x64xbf16> {
+  %o = flash.attention %x, %x, %x {window_left = 128 : i64, window_right = 128 : i64}
+      : tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>
+      -> tensor<2x8x512x64xbf16>
+  return %o : tensor<2x8x512x64xbf16>
 }
 
 // -----

@@ -532,7 +532,8 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 //===----------------------------------------------------------------------===//
 //
 // A forward recipe: 128 query rows (64 per consumer warpgroup) and three
-// K/V stages, of 128 keys at D = 64 and 128 and of 48 at D = 256. Measured
+// K/V stages, of 128 keys at D = 64 and 128 and of 48 at D = 256; 192 rows
+// on three consumer warpgroups for D = 64 without a mask (below). Measured
 // on an H200 (docs/PERF.md, runs 93 and 95, bf16, S = 2k and 8k): at
 // D = 128 three stages of 128 keys were 13-23% faster than two (and than
 // two of 176 keys); at D = 256 three of 48 were 13-16% faster than two of
@@ -604,7 +605,27 @@ KernelConfigAttr sm90WsBackwardConfig(AttentionVariantInterface iface) {
                                c.getStages());
 }
 
+/// Whether a forward takes three consumer warpgroups (192 query rows) and
+/// four stages of 128 keys: D = 64 without a causal or window mask and
+/// without block-sparse lists (whose 128-row blocks 192 does not divide).
+/// There the softmax is most of a block's work, and a third warpgroup's
+/// products and exponentials hide the other two's latencies, as
+/// FlashAttention-3 does at D = 64 (H100, runs 158-159, bf16/f16, S = 2k-16k:
+/// 1.08-1.23x the 128-row kernel, 1.06-1.17x cuDNN; three stages spilled
+/// 8-16 bytes at the 160 registers a consumer gets, two were 0-6% slower).
+/// Causal, the 192-row diagonal tiles mask more work: 15% slower at 2k,
+/// at most 5% faster from 8k, so causal and window forwards keep 128 rows.
+bool takesThreeConsumers(AttentionVariantInterface iface) {
+  return iface.getSizes().d == 64 && !iface.isCausal() &&
+         !iface.getWindowLeftSize() && !iface.getWindowRightSize() &&
+         !iface.getBlockSparse();
+}
+
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
+  if (takesThreeConsumers(iface))
+    return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
+                                 /*blockM=*/192, /*blockN=*/128, /*warps=*/12,
+                                 /*stages=*/4);
   const Sm90WsTile *t = sm90WsTile(iface.getSizes().d);
   return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
                                /*blockM=*/128, t->blockN, /*warps=*/8,
