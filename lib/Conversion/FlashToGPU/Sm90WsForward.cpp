@@ -79,7 +79,7 @@ constexpr int32_t kRegisterFile = 65536, kMaxConsumerRegisters = 240;
 /// What each consumer thread gets of the rest: two consumer warpgroups
 /// 128 * 40 + 256 * 232 = 64512 with the walk, 128 * 24 + 256 * 240 with
 /// one tile a block (the FP8 forward at D = 256, whose consumers spill at
-/// 232); three 128 * 40 + 384 * 152, or 128 * 24 + 384 * 160.
+/// 232); three 128 * 32 + 384 * 160 with the walk.
 int32_t consumerRegisters(int32_t producerRegisters, int64_t consumerThreads) {
   int64_t share = (kRegisterFile - 128 * producerRegisters) / consumerThreads;
   return std::min<int32_t>(kMaxConsumerRegisters, share / 8 * 8);
