@@ -200,6 +200,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   wgmma::fence(b);
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
   wgmma::waitGroup(b, 0);
+  releaseKeys(nStart, nStart);
   SmallVector<Frags> sc = toFragments(wgmma::pinRegisters(b, s0));
   maskScores(sc, kvStartOf(nStart), nStart);
   SoftmaxStep first = onlineSoftmax(sc, init, kvStartOf(nStart));
@@ -230,9 +231,11 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     wgmma::fence(b);
     SmallVector<Value> sj = issueScores(stageOf(j, nStart));
     Value prev = arith::SubIOp::create(b, j, cIdx(b, 1));
+    acquireValues(prev, nStart);
     o = issueOutput(o, pPrev, stageOf(prev, nStart));
     // S_j is ready once at most the P·V group is pending.
     wgmma::waitGroup(b, 1);
+    releaseKeys(j, nStart);
     SmallVector<Frags> scj = toFragments(wgmma::pinRegisters(b, sj));
     maskScores(scj, kvStartOf(j), j);
     SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
@@ -256,6 +259,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   auto results = loop.getResults();
   SoftmaxState last = unflatten(results.take_front(nState));
   Value lastBlock = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
+  acquireValues(lastBlock, nStart);
   outputAndWait(last.acc, SmallVector<Value>(results.drop_front(nState)),
                 stageOf(lastBlock, nStart));
   scf::YieldOp::create(b, last.flat());

@@ -52,6 +52,13 @@ protected:
   /// (the stage may be refilled); nothing for cp.async, whose barrier at
   /// the next iteration's top orders the refill.
   virtual void releaseBlock(Value block, Value nStart) {}
+  /// Makes block `block`'s V tile readable before its P·V product is
+  /// issued, where K and V land apart (the sm90ws ring); acquireBlock
+  /// covered both for cp.async.
+  virtual void acquireValues(Value block, Value nStart) {}
+  /// Called once S of block `block` has completed: its K tile may be
+  /// refilled while its V tile still serves the P·V product.
+  virtual void releaseKeys(Value block, Value nStart) {}
   /// Starts the cp.async copies of block + prefetchDistance().
   void prefetchAhead(Value block, Value nStart);
   /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;

@@ -66,11 +66,14 @@ protected:
     carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
   }
 
-  void copyKeyBlock(Value j, Value stage, Value full) override {
+  void copyKeys(Value j, Value stage, Value full) override {
     Value keys = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
     copyTile("k", Value(), keys, headKV, kOffset(stage), s.blockN, s.headDim,
              full);
+  }
+  void copyValues(Value j, Value stage, Value full) override {
     // Vᵀ: Dv rows from row 0, block_n keys from the block's first.
+    Value keys = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
     copyTile("vt", keys, cIdx(b, 0), headKV, vOffset(stage), s.headDimV,
              s.blockN, full);
   }

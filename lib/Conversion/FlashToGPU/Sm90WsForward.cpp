@@ -78,8 +78,8 @@ constexpr int32_t kRegisterFile = 65536, kMaxConsumerRegisters = 240;
 
 /// What each consumer thread gets of the rest: two consumer warpgroups
 /// 128 * 40 + 256 * 232 = 64512 with the walk, 128 * 24 + 256 * 240 with
-/// one tile a block (the FP8 forward at D = 256, whose consumers spill at
-/// 232); three 128 * 32 + 384 * 160 with the walk.
+/// one tile a block (D = 256, whose consumers spill at 232); three
+/// 128 * 32 + 384 * 160 with the walk.
 int32_t consumerRegisters(int32_t producerRegisters, int64_t consumerThreads) {
   int64_t share = (kRegisterFile - 128 * producerRegisters) / consumerThreads;
   return std::min<int32_t>(kMaxConsumerRegisters, share / 8 * 8);
@@ -101,20 +101,26 @@ void Sm90WsForwardBuilder::createBarriers() {
   // and Q read: every consumer thread.
   SmallVector<std::pair<int64_t, int64_t>> inits = {
       {0, 1}, {1 + 2 * s.stages, consumerThreads()}};
-  for (int64_t st = 0; st < s.stages; ++st) {
-    inits.push_back({1 + st, 1});
-    inits.push_back({1 + s.stages + st, consumerThreads()});
+  int64_t perStage = keysApart() ? 2 : 1;
+  for (int64_t half = 0; half < perStage; ++half) {
+    int64_t first = 1 + half * (1 + 2 * s.stages);
+    for (int64_t st = 0; st < s.stages; ++st) {
+      inits.push_back({first + st, 1});
+      inits.push_back({first + s.stages + st, consumerThreads()});
+    }
   }
-  KernelBuilderBase::createBarriers(2 + 2 * s.stages, inits);
+  KernelBuilderBase::createBarriers(2 + 2 * perStage * s.stages, inits);
 }
 
-void Sm90WsForwardBuilder::copyKeyBlock(Value j, Value stage, Value full) {
-  int64_t d = KernelSpec::swizzleWidth(s.headDim);
-  int64_t dv = KernelSpec::swizzleWidth(s.headDimV);
+void Sm90WsForwardBuilder::copyKeys(Value j, Value stage, Value full) {
   // Step j's keys: the block the iterator names (a dense walk's is j).
-  Value row = keyStartAt(j);
-  copyTile("k", Value(), row, headKV, kOffset(stage), s.blockN, d, full);
-  copyTile("v", Value(), row, headKV, vOffset(stage), s.blockN, dv, full);
+  copyTile("k", Value(), keyStartAt(j), headKV, kOffset(stage), s.blockN,
+           KernelSpec::swizzleWidth(s.headDim), full);
+}
+
+void Sm90WsForwardBuilder::copyValues(Value j, Value stage, Value full) {
+  copyTile("v", Value(), keyStartAt(j), headKV, vOffset(stage), s.blockN,
+           KernelSpec::swizzleWidth(s.headDimV), full);
 }
 
 void Sm90WsForwardBuilder::placeTile(
@@ -184,23 +190,36 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
       b, arith::SubIOp::create(b, j32, nStart), ring32);
   Value stage = toIndex(arith::RemUIOp::create(b, position, cI32(s.stages)));
   Value round = arith::DivUIOp::create(b, position, cI32(s.stages));
-  // From the second round on, the buffer's previous block must have been
-  // read by every consumer: wait for the empty barrier's (round - 1)-th
-  // completion.
+  // From the second round on, the buffer's previous K (then V) tile must
+  // have been read by every consumer: wait for its empty barrier's
+  // (round - 1)-th completion.
   Value refill =
       arith::CmpIOp::create(b, arith::CmpIPredicate::uge, round, cI32(1));
-  auto ifRefill = scf::IfOp::create(b, TypeRange{}, refill, false);
-  {
+  auto refillAfter = [&](Value empty) {
+    auto ifRefill = scf::IfOp::create(b, TypeRange{}, refill, false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(&ifRefill.getThenRegion().front());
-    waitBarrier(emptyBarrier(stage),
-                toIndex(arith::SubIOp::create(b, round, cI32(1))));
+    waitBarrier(empty, toIndex(arith::SubIOp::create(b, round, cI32(1))));
+  };
+  auto expect = [&](Value full, int64_t columns) {
+    nvgpu::MBarrierArriveExpectTxOp::create(
+        b, barriers, cIdx(b, s.blockN * columns * s.elementBytes()), full,
+        Value());
+  };
+  refillAfter(keysEmptyBarrier(stage));
+  Value keysFull = keysFullBarrier(stage);
+  if (!keysApart()) {
+    expect(keysFull, d + dv);
+    copyKeys(j, stage, keysFull);
+    copyValues(j, stage, keysFull);
+    return;
   }
-  Value full = fullBarrier(stage);
-  nvgpu::MBarrierArriveExpectTxOp::create(
-      b, barriers, cIdx(b, s.blockN * (d + dv) * s.elementBytes()), full,
-      Value());
-  copyKeyBlock(j, stage, full);
+  expect(keysFull, d);
+  copyKeys(j, stage, keysFull);
+  refillAfter(valuesEmptyBarrier(stage));
+  Value valuesFull = valuesFullBarrier(stage);
+  expect(valuesFull, dv);
+  copyValues(j, stage, valuesFull);
 }
 
 Value Sm90WsForwardBuilder::toIndex(Value v) {
@@ -291,17 +310,31 @@ Value Sm90WsForwardBuilder::consumeTile(Value count) {
 }
 
 void Sm90WsForwardBuilder::acquireFirstBlock(Value nStart) {
-  waitBarrier(fullBarrier(stageOf(nStart, nStart)), roundOf(nStart, nStart));
+  acquireBlock(nStart, nStart, Value());
 }
 
 void Sm90WsForwardBuilder::acquireBlock(Value j, Value nStart, Value) {
-  waitBarrier(fullBarrier(stageOf(j, nStart)), roundOf(j, nStart));
+  waitBarrier(keysFullBarrier(stageOf(j, nStart)), roundOf(j, nStart));
+}
+
+void Sm90WsForwardBuilder::acquireValues(Value block, Value nStart) {
+  if (keysApart())
+    waitBarrier(valuesFullBarrier(stageOf(block, nStart)),
+                roundOf(block, nStart));
+}
+
+void Sm90WsForwardBuilder::releaseKeys(Value block, Value nStart) {
+  if (!keysApart())
+    return;
+  nvgpu::MBarrierArriveOp::create(
+      b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+      keysEmptyBarrier(stageOf(block, nStart)));
 }
 
 void Sm90WsForwardBuilder::releaseBlock(Value block, Value nStart) {
   nvgpu::MBarrierArriveOp::create(
       b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-      emptyBarrier(stageOf(block, nStart)));
+      valuesEmptyBarrier(stageOf(block, nStart)));
 }
 
 void Sm90WsForwardBuilder::buildWarpSpecialized() {

@@ -1,6 +1,6 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
 // (128 query rows over two consumer warpgroups, three stages of 128 keys
-// at D = 64/128 and of 48 at D = 256; at D = 64 without a causal or window
+// at D = 64/128 and two of 80 at D = 256; at D = 64 without a causal or window
 // mask 192 rows over three consumer warpgroups and four stages); backward ops the sm90ws backward
 // serves get the sm90 backward's tiles under the sm90ws recipe, the others
 // (bias, dropout, ...) what auto gives them; a forward it cannot serve is
@@ -52,7 +52,7 @@ func.func @d64_window(%x: tensor<2x8x512x64xbf16>) -> tensor<2x8x512x64xbf16> {
 // -----
 
 // CHECK-LABEL: func.func @d256
-// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 48, warps = 8, stages = 3>
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 80, warps = 8, stages = 2>
 func.func @d256(%x: tensor<1x4x512x256xbf16>) -> tensor<1x4x512x256xbf16> {
   %o = flash.attention %x, %x, %x
       : tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>, tensor<1x4x512x256xbf16>

@@ -166,13 +166,15 @@ struct KernelSpec {
     return !usesTensorMaps() ? 0 : kind == Kind::Backward ? 4 : 3;
   }
   /// A persistent grid (PersistentScheduler.h): about one block per SM,
-  /// each walking tiles; the manifest says `grid persistent`. Not the FP8
-  /// forward at D = 256, whose consumers need every register the walk's
-  /// producer gives up (Sm90WsForward.cpp), nor a block-sparse one, whose
+  /// each walking tiles; the manifest says `grid persistent`. Not at
+  /// D = 256, whose consumers need every register the walk's producer
+  /// gives up (Sm90WsForward.cpp: the 16-bit causal, bottom-right and f32-O
+  /// kernels of 80 keys spill 8-28 bytes at 232, the FP8 ones more; the walk
+  /// was worth 0-4% there, runs 108 and 162), nor a block-sparse one, whose
   /// iterator reads its query block from the block's coordinates.
   bool persistentGrid() const {
     return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&
-           !(isFp8() && headDim > 128);
+           headDim <= 128;
   }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take

@@ -531,18 +531,21 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // The sm90ws recipe (a TMA producer warpgroup, two wgmma consumers)
 //===----------------------------------------------------------------------===//
 //
-// A forward recipe: 128 query rows (64 per consumer warpgroup) and three
-// K/V stages, of 128 keys at D = 64 and 128 and of 48 at D = 256; 192 rows
-// on three consumer warpgroups for D = 64 without a mask (below). Measured
-// on an H200 (docs/PERF.md, runs 93 and 95, bf16, S = 2k and 8k): at
-// D = 128 three stages of 128 keys were 13-23% faster than two (and than
-// two of 176 keys); at D = 256 three of 48 were 13-16% faster than two of
-// 80 (FlashAttention-3's tile) or of 64; at D = 64 four stages of 128, two
-// of 192 and four of 64 keys were no faster than three of 128.
+// A forward recipe: 128 query rows (64 per consumer warpgroup); three K/V
+// stages of 128 keys at D = 64 and 128, two of 80 at D = 256 (192 rows on
+// three consumer warpgroups for D = 64 without a mask: below). Measured on
+// an H200 (docs/PERF.md, runs 93 and 95, bf16, S = 2k and 8k): at D = 128
+// three stages of 128 keys were 13-23% faster than two (and than two of
+// 176 keys); at D = 64 four stages of 128, two of 192 and four of 64 keys
+// were no faster than three of 128. Two stages hold whole blocks too few
+// to copy ahead unless K and V are given back apart (Sm90WsForward.h,
+// keysApart); with that, D = 256's two stages of 80 keys (FlashAttention-3's
+// tile) are 1.12-1.22x the three of 48 it had before (H100, run 162;
+// 13-16% slower without it, run 95), and 64 keys 2-6% below 80.
 struct Sm90WsTile {
   int64_t headDim, blockN, stages;
 };
-constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 3}, {256, 48, 3}};
+constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 3}, {256, 80, 2}};
 
 const Sm90WsTile *sm90WsTile(int64_t d) {
   for (const Sm90WsTile &t : kSm90WsTiles)
