@@ -53,7 +53,7 @@ protected:
   /// into before iteration j ends and the next S waits for the copy; apart,
   /// K_{j+1} copies while P·V_{j-1} still runs (FlashAttention-3's two
   /// pipelines). From three stages the ring runs ahead anyway, and the
-  /// extra arrive and wait per block cost 1-2% (H100, run 161).
+  /// extra arrive and wait per block cost 1-2% (H100, run 162).
   bool keysApart() const { return s.stages == 2; }
   Value barrierOf(Value stage, int64_t first) {
     return arith::AddIOp::create(b, stage, frag::cIdx(b, first));

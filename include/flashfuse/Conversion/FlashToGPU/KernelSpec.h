@@ -170,7 +170,7 @@ struct KernelSpec {
   /// D = 256, whose consumers need every register the walk's producer
   /// gives up (Sm90WsForward.cpp: the 16-bit causal, bottom-right and f32-O
   /// kernels of 80 keys spill 8-28 bytes at 232, the FP8 ones more; the walk
-  /// was worth 0-4% there, runs 108 and 162), nor a block-sparse one, whose
+  /// was worth 0-4% there, runs 108 and 163), nor a block-sparse one, whose
   /// iterator reads its query block from the block's coordinates.
   bool persistentGrid() const {
     return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&

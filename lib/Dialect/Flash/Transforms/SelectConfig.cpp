@@ -540,8 +540,9 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // were no faster than three of 128. Two stages hold whole blocks too few
 // to copy ahead unless K and V are given back apart (Sm90WsForward.h,
 // keysApart); with that, D = 256's two stages of 80 keys (FlashAttention-3's
-// tile) are 1.12-1.22x the three of 48 it had before (H100, run 162;
-// 13-16% slower without it, run 95), and 64 keys 2-6% below 80.
+// tile) are 1.12-1.21x the three of 48 it had before (H100, run 163;
+// 13-16% slower without it, run 95); 64 keys were within 6% of 80 either
+// way, 5-6% behind at 16k.
 struct Sm90WsTile {
   int64_t headDim, blockN, stages;
 };
