@@ -1,7 +1,8 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
 // (128 query rows over two consumer warpgroups, three stages of 128 keys
-// at D = 64/128 and two of 80 at D = 256; at D = 64 without a causal or window
-// mask 192 rows over three consumer warpgroups and four stages); backward ops the sm90ws backward
+// at D = 64/128 and two of 80 at D = 256; without a causal or window mask
+// 192 rows over three consumer warpgroups and four stages at D = 64, two
+// stages of 176 keys at D = 128 unless a softcap is on); backward ops the sm90ws backward
 // serves get the sm90 backward's tiles under the sm90ws recipe, the others
 // (bias, dropout, ...) what auto gives them; a forward it cannot serve is
 // an error naming why.
@@ -13,6 +14,25 @@
 // A100: error: no kernel config for target 'a100': the sm90ws recipe cannot serve this op: wgmma and TMA need sm_90, target is sm_80
 func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
   %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @d128_unmasked
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 176, warps = 8, stages = 2>
+// CHECK-LABEL: func.func @d128_softcap
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @d128_unmasked(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+func.func @d128_softcap(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x {softcap = 30.0 : f32}
       : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
       -> tensor<2x8x512x128xbf16>
   return %o : tensor<2x8x512x128xbf16>

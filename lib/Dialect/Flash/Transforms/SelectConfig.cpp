@@ -536,7 +536,7 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // three consumer warpgroups for D = 64 without a mask: below). Measured on
 // an H200 (docs/PERF.md, runs 93 and 95, bf16, S = 2k and 8k): at D = 128
 // three stages of 128 keys were 13-23% faster than two (and than two of
-// 176 keys); at D = 64 four stages of 128, two of 192 and four of 64 keys
+// 176 keys, before K and V were given back apart); at D = 64 four stages of 128, two of 192 and four of 64 keys
 // were no faster than three of 128. Two stages hold whole blocks too few
 // to copy ahead unless K and V are given back apart (Sm90WsForward.h,
 // keysApart); with that, D = 256's two stages of 80 keys (FlashAttention-3's
@@ -609,31 +609,39 @@ KernelConfigAttr sm90WsBackwardConfig(AttentionVariantInterface iface) {
                                c.getStages());
 }
 
-/// Whether a forward takes three consumer warpgroups (192 query rows) and
-/// four stages of 128 keys: D = 64 without a causal or window mask and
-/// without block-sparse lists (whose 128-row blocks 192 does not divide).
-/// There the softmax is most of a block's work, and a third warpgroup's
-/// products and exponentials hide the other two's latencies, as
-/// FlashAttention-3 does at D = 64 (H100, runs 158-159, bf16/f16, S = 2k-16k:
-/// 1.08-1.23x the 128-row kernel, 1.06-1.17x cuDNN; three stages spilled
-/// 8-16 bytes at the 160 registers a consumer gets, two were 0-6% slower).
-/// Causal, the 192-row diagonal tiles mask more work: 15% slower at 2k,
-/// at most 5% faster from 8k, so causal and window forwards keep 128 rows.
-bool takesThreeConsumers(AttentionVariantInterface iface) {
-  return iface.getSizes().d == 64 && !iface.isCausal() &&
-         !iface.getWindowLeftSize() && !iface.getWindowRightSize() &&
-         !iface.getBlockSparse();
+/// Whether every block of a forward is a whole band with no mask work: no
+/// causal or window mask, and no block-sparse lists (whose 128 x 128
+/// blocks the wider tiles below do not divide).
+bool unmaskedForward(AttentionVariantInterface iface) {
+  return !iface.isCausal() && !iface.getWindowLeftSize() &&
+         !iface.getWindowRightSize() && !iface.getBlockSparse();
 }
 
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
-  if (takesThreeConsumers(iface))
-    return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
-                                 /*blockM=*/192, /*blockN=*/128, /*warps=*/12,
-                                 /*stages=*/4);
-  const Sm90WsTile *t = sm90WsTile(iface.getSizes().d);
-  return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
-                               /*blockM=*/128, t->blockN, /*warps=*/8,
-                               t->stages);
+  MLIRContext *ctx = iface->getContext();
+  int64_t d = iface.getSizes().d;
+  // D = 64 unmasked: three consumer warpgroups (192 query rows) and four
+  // stages of 128 keys. There the softmax is most of a block's work, and a
+  // third warpgroup's products and exponentials hide the other two's
+  // latencies, as FlashAttention-3 does at D = 64 (H100, runs 158-159,
+  // bf16/f16, S = 2k-16k: 1.08-1.23x the 128-row kernel, 1.06-1.17x cuDNN;
+  // three stages spilled 8-16 bytes at the 160 registers a consumer gets,
+  // two were 0-6% slower). Causal, the 192-row diagonal tiles mask more
+  // work: 15% slower at 2k, at most 5% faster from 8k, so masked forwards
+  // keep 128 rows.
+  if (d == 64 && unmaskedForward(iface))
+    return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/192,
+                                 /*blockN=*/128, /*warps=*/12, /*stages=*/4);
+  // D = 128 unmasked, without a softcap: two stages of 176 keys, K and V
+  // apart (FlashAttention-3's non-causal tile): 1.00-1.09x three stages of
+  // 128 at 2k and 1.03-1.08x from 4k (H100, runs 162 and 165, bf16). Causal
+  // it lost 11% at 2k; with a softcap its consumers spill 40 bytes.
+  if (d == 128 && unmaskedForward(iface) && !iface.getSoftcapValue())
+    return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
+                                 /*blockN=*/176, /*warps=*/8, /*stages=*/2);
+  const Sm90WsTile *t = sm90WsTile(d);
+  return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128, t->blockN,
+                               /*warps=*/8, t->stages);
 }
 
 //===----------------------------------------------------------------------===//
