@@ -354,6 +354,7 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="interleaved repetitions of every method (medians)")
     args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
     baseline = Artifact(args.baseline) if args.baseline else None
