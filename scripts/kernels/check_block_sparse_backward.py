@@ -35,7 +35,8 @@ and scratch are poisoned first (FLASHFUSE_POISON_OUTPUTS=1).
 
 Throughput (--seq, default 16384, bf16, D = 128, B = 1, H = 16): random
 lists at densities 50 / 25 / 10 % (half of the listed blocks full), and the
-document and sliding-window masks; per case one training step (forward +
+document, sliding-window + global and prefix-LM (causal, plus the first
+quarter of the keys for every query) masks; per case one training step (forward +
 backward, torch.autograd.grad of O against a fixed dO) of ours, of
 FlexAttention with the same BlockMask (BlockMask.from_kv_blocks for the
 random lists: its q-block lists are built once, outside the timing, as
@@ -347,9 +348,11 @@ def throughput(seq, reps):
     if flex is not None:
         create_block_mask, _ = flex
         doc = torch.arange(seq, device="cuda") // 2048
+        prefix = seq // 4
         mods = {"document": lambda b_, h_, q_, k_: doc[q_] == doc[k_],
                 "sliding+global": lambda b_, h_, q_, k_:
-                ((q_ - k_).abs() <= 1024) | (k_ < 256) | (q_ < 256)}
+                ((q_ - k_).abs() <= 1024) | (k_ < 256) | (q_ < 256),
+                "prefix-lm": lambda b_, h_, q_, k_: (k_ <= q_) | (k_ < prefix)}
         for name, mod in mods.items():
             bm = create_block_mask(mod, None, None, seq, seq, device="cuda")
             lists = (bm.kv_num_blocks, bm.kv_indices, bm.full_kv_num_blocks,
