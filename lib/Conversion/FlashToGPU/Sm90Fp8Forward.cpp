@@ -66,16 +66,11 @@ protected:
     carveSwizzledTiles(qElems + s.stages * (kElems + vElems));
   }
 
-  void copyKeys(Value j, Value stage, Value full) override {
-    Value keys = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
-    copyTile("k", Value(), keys, headKV, kOffset(stage), s.blockN, s.headDim,
-             full);
-  }
+  // K is copied as the 16-bit forward's (rows of D bytes); Vᵀ is not.
   void copyValues(Value j, Value stage, Value full) override {
     // Vᵀ: Dv rows from row 0, block_n keys from the block's first.
-    Value keys = arith::MulIOp::create(b, j, cIdx(b, s.blockN));
-    copyTile("vt", keys, cIdx(b, 0), headKV, vOffset(stage), s.headDimV,
-             s.blockN, full);
+    copyTile("vt", keyStartAt(j), cIdx(b, 0), headKV, vOffset(stage),
+             s.headDimV, s.blockN, full);
   }
 
   /// The descale of operand `name` for head `h`: [b * stride_b + h *
