@@ -74,8 +74,13 @@ void Sm90BackwardBuilder::carveSharedMemory() {
 
 void Sm90BackwardBuilder::enterQueryLoop() {
   SmallVector<Value> c = wgmma::pinRegisters(b, {i32(tid), i32(kStart)});
-  tid = asIndex(c[0]);
-  kStart = asIndex(c[1]);
+  auto widen = [&](Value v) -> Value {
+    if (zeroExtendsLoopCoordinates())
+      return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+    return asIndex(v);
+  };
+  tid = widen(c[0]);
+  kStart = widen(c[1]);
   warp = arith::DivUIOp::create(b, tid, cIdx(b, 32));
   lane = arith::RemUIOp::create(b, tid, cIdx(b, 32));
   g = arith::DivUIOp::create(b, lane, cIdx(b, 4));

@@ -52,6 +52,12 @@ protected:
   /// 64-bit pair per k-step descriptor). Loop-local opaque copies of the
   /// coordinates keep that arithmetic (a few integer ops per use) inside.
   void enterQueryLoop() override;
+  /// Whether enterQueryLoop's copies of the (non-negative) coordinates are
+  /// zero-extended, their high words known zero, rather than
+  /// sign-extended: it takes the sm90ws backward's D = 128 kernels to 0
+  /// spill bytes; on the sm90 recipe's it moves spills around (a
+  /// block-sparse kernel from 0 to 4 bytes), so that recipe keeps its PTX.
+  virtual bool zeroExtendsLoopCoordinates() const { return false; }
   /// A chain of K-major products over `depth` columns: this warpgroup's
   /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
   SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);

@@ -100,6 +100,35 @@ protected:
   /// the sm90 recipe's zero-filled copies).
   void copyRowStatisticsByWarp(Value rowStart, Value stage);
 
+  /// The block's kv head and the dense sequence lengths, derived again in
+  /// the consumers' branch in 32 bits and zero-extended (all are
+  /// non-negative): the entry's sign-extended, 64-bit-divided copies were
+  /// live from the prologue to the epilogue and spilled at 240 registers.
+  void rederiveNonNegatives();
+  /// The block's head and batch read afresh (opaquely) for the epilogue,
+  /// the kv head and dense lengths derived from them again: the gradient
+  /// slices' row offsets then start there, instead of being computed with
+  /// the LSE rows in the prologue and living, spilled, through the loop.
+  void enterEpilogue() override {
+    if (!rederives())
+      return;
+    head = readSpecialRegisterOpaquely("ctaid.y");
+    batchIdx = readSpecialRegisterOpaquely("ctaid.z");
+    rederiveNonNegatives();
+  }
+  /// A consumer thread's number from its `threadId`, in 32 bits and
+  /// zero-extended: an index difference's two words were live through the
+  /// loop and spilled in the bottom-right causal kernels.
+  Value consumerThreadId(Value threadId) {
+    Value tid32 = arith::IndexCastUIOp::create(b, b.getI32Type(), threadId);
+    return arith::IndexCastUIOp::create(
+        b, b.getIndexType(),
+        arith::SubIOp::create(b, tid32, cI32(producerThreads())));
+  }
+  bool zeroExtendsLoopCoordinates() const override { return true; }
+  /// Only where the consumers are short of registers (D = 128); at D = 64
+  /// they are not, and the changed prologue made the producer spill 8/32.
+  bool rederives() const { return s.headDim > 64; }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
@@ -243,6 +272,22 @@ void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
     publishDQ(dqStart);
 }
 
+void Sm90WsBackwardBuilder::rederiveNonNegatives() {
+  auto zext = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+  };
+  Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
+                                       arg.lookup("heads_kv"));
+  Value head32 = arith::IndexCastUIOp::create(b, b.getI32Type(), head);
+  headKV = zext(arith::DivUIOp::create(b, head32, group));
+  headsQ = zext(arg.lookup("heads_q"));
+  // A packed batch's lengths are its sequence's (VarlenScheduler.h).
+  if (!s.varlen) {
+    seqQ = zext(arg.lookup("seq_q"));
+    seqK = zext(arg.lookup("seq_k"));
+  }
+}
+
 void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   setUp();
   createBarriers();
@@ -254,13 +299,23 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
                                  NVVM::SetMaxRegisterAction::increase);
   // The consumers number their warps from 0 (the schedule's key layout).
   setThreadCoordinates(
-      arith::SubIOp::create(b, tid, cIdx(b, producerThreads())));
+      rederives() ? consumerThreadId(tid)
+                  : arith::SubIOp::create(b, tid, cIdx(b, producerThreads())));
+  Value entryHeadKV = headKV, entryHeadsQ = headsQ, entrySeqQ = seqQ,
+        entrySeqK = seqK;
+  if (rederives())
+    rederiveNonNegatives();
   warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
   auto [mFirst, mEnd] = blockQueryRange();
   Value scoreFactor = scoreFactorLog2();
   waitBarrier(cIdx(b, 0), cIdx(b, 0)); // K and V
   writeGradients(walkQueryBlocks(mFirst, mEnd, scoreFactor));
   gpu::ReturnOp::create(b);
+  // The producer's branch sees the entry's values, not the consumers'.
+  headKV = entryHeadKV;
+  headsQ = entryHeadsQ;
+  seqQ = entrySeqQ;
+  seqK = entrySeqK;
 
   b.setInsertionPointToStart(producer);
   NVVM::SetMaxRegisterOp::create(b, kProducerRegisters,

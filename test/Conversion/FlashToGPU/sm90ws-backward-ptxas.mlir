@@ -10,20 +10,26 @@
 // The preprocess and postprocess are the sm90 recipe's. dV and dK read
 // the packed Pᵀ and dSᵀ from registers (wgmma's register A operand), so
 // the consumers store only dSᵀ (for dQ) and never wait on a barrier
-// before dV. D = 64 assembles for sm_90a with no spill; at D = 128 ptxas
-// keeps two values of the prologue on the stack (20 bytes stored, one
-// 4-byte reload per query block: docs/PERF.md, run 149), which
-// --allow-spills accepts and the figures below pin.
+// before dV. Every kernel assembles for sm_90a with no spill
+// (flashfuse-compile fails on one): at D = 128 the consumers derive the
+// kv head, the lengths and their thread number again in 32 bits and the
+// epilogue reads the block's head and batch afresh, where the prologue's
+// 64-bit copies once lived through the loop on the stack (16-20 bytes,
+// docs/PERF.md "Zero spill bytes in the sm90ws backward").
 // RUN: rm -rf %t && flashfuse-opt %s --flash-select-config="target=h100 recipe=sm90ws" | FileCheck %s --check-prefix=CONFIG
-// RUN: flashfuse-compile %s --target=h100 --recipe=sm90ws --allow-spills -o %t 2>&1 | FileCheck %s
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 
 // CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
 // CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // CONFIG: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// CONFIG-COUNT-3: flash.attention_grad {{.*}}config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
 
-// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2: 168 registers, 16 bytes stack, 20/16 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_f16_d128_m64n128w8s2_causalbr: 168 registers, 0 bytes stack, 0/0 bytes spill
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_window: 168 registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_f16_d64_m128n128w8s2_causal: 168 registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_f16_d64_m64n128w8s2_softcap: 168 registers, 0 bytes stack, 0/0 bytes spill
 // CHECK-DAG: ptxas sm_90a flash_bwd_pre_sm90_bf16_d128_m64n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
@@ -83,4 +89,19 @@ func.func @grad64(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: t
 func.func @grad64_softcap(%do: tensor<2x8x256x64xf16>, %q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {softcap = 30.0 : f32} : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
   return %dq, %dk, %dv : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>
+}
+
+func.func @grad128_causal(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, %k: tensor<2x8x256x128xbf16>, %v: tensor<2x8x256x128xbf16>, %o: tensor<2x8x256x128xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<top_left>} : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256xf32> -> tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
+  return %dq, %dk, %dv : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
+}
+
+func.func @grad128_causal_br(%do: tensor<2x8x256x128xf16>, %q: tensor<2x8x256x128xf16>, %k: tensor<2x8x256x128xf16>, %v: tensor<2x8x256x128xf16>, %o: tensor<2x8x256x128xf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<bottom_right>} : tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256xf32> -> tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>
+  return %dq, %dk, %dv : tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>, tensor<2x8x256x128xf16>
+}
+
+func.func @grad128_window(%do: tensor<2x8x256x128xbf16>, %q: tensor<2x8x256x128xbf16>, %k: tensor<2x8x256x128xbf16>, %v: tensor<2x8x256x128xbf16>, %o: tensor<2x8x256x128xbf16>, %lse: tensor<2x8x256xf32>) -> (tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {window_left = 512 : i64, window_right = 0 : i64} : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256xf32> -> tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
+  return %dq, %dk, %dv : tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>
 }
