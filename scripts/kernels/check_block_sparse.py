@@ -151,6 +151,9 @@ ODD_SHAPE_CASES = [
     ("broadcast gqa", 2, 8, 2, 384, 640, 128, 0.3, 0.5, False, (1, 1)),
     ("empty rows", 1, 2, 2, 300, 300, 64, 0.0, 0.0, False, (1, 2)),
     ("one key", 1, 2, 2, 129, 1, 128, 1.0, 0.5, False, (1, 2)),
+    # D = 256: two key tiles of 64 per sparse block (flash-select-config).
+    ("random d256", 2, 4, 2, 1000, 1300, 256, 0.5, 0.3, False, (2, 4)),
+    ("random d256 causal", 1, 2, 2, 777, 777, 256, 0.6, 0.0, True, (1, 2)),
 ]
 
 

@@ -220,9 +220,10 @@ def structured(seq_q, seq_k, which):
 def numerics(sanitize=False):
     gen = torch.Generator().manual_seed(0)
     failures = 0
-    # The forward check's sweep, and a causal case with Sq < Sk (the
-    # transposed band starts past the first key blocks).
-    cases = ODD_SHAPE_CASES + [
+    # The forward check's sweep (D <= 128: D = 256 has no backward
+    # kernel), and a causal case with Sq < Sk (the transposed band starts
+    # past the first key blocks).
+    cases = [c for c in ODD_SHAPE_CASES if c[6] <= 128] + [
         ("causal sq<sk", 1, 2, 2, 200, 700, 128, 0.7, 0.5, True, (1, 1)),
     ]
     if sanitize:  # odd shapes, each once

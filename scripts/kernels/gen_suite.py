@@ -291,13 +291,13 @@ def block_sparse_suite():
     """Forward variants walking block-sparse lists (FlexAttention's
     BlockMask layout, 128 x 128 blocks) and their dense counterparts, so
     that scripts/kernels/check_block_sparse.py times both from one
-    artifact: f16 and bf16, D = 64 and 128, partial lists only and partial
-    + full lists, causal none and top-left (the lists of a causal
+    artifact: f16 and bf16, D = 64, 128 and 256, partial lists only and
+    partial + full lists, causal none and top-left (the lists of a causal
     BlockMask's mask_mod are walked without the band's attribute; the
     attribute variant is there for the dense baseline)."""
     vs = []
     for dtype in ("f16", "bf16"):
-        for d in (64, 128):
+        for d in (64, 128, 256):
             for causal in (None, "top_left"):
                 tag = causal or "full"
                 vs.append(KernelVariant(f"dense_{dtype}_d{d}_{tag}", dtype, d,
@@ -316,9 +316,9 @@ def block_sparse_backward_suite():
     scripts/kernels/check_block_sparse_backward.py checks and times both
     from one artifact: f16 and bf16, D = 64 and 128, causal none and
     top-left, partial lists only and partial + full lists, 128 x 128
-    blocks. 24 variants."""
+    blocks (D = 256 has no backward kernel). 24 variants."""
     return [dataclasses.replace(v, with_forward=True)
-            for v in block_sparse_suite()]
+            for v in block_sparse_suite() if v.head_dim <= 128]
 
 
 def main():

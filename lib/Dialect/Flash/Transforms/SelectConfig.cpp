@@ -420,6 +420,22 @@ const Sm90Tile *sm90Tile(int64_t d) {
   return nullptr;
 }
 
+/// A block-sparse forward's key tile: its sparse key blocks must be whole
+/// numbers of tiles (the key-block iterator walks tiles of a listed
+/// block; KernelSpec.cpp). D = 256's 80 keys do not divide 128-key blocks;
+/// the widest multiple of 16 keys below `blockN` that divides them serves
+/// (64 there, within 6% of 80 on dense ops: H100, run 163).
+int64_t keysTilingSparseBlocks(AttentionVariantInterface iface,
+                               int64_t blockN) {
+  BlockSparseOperands lists = iface.getBlockSparse();
+  if (!lists)
+    return blockN;
+  for (int64_t n = blockN; n >= 16; n -= 16)
+    if (lists.blockK % n == 0)
+      return n;
+  return blockN; // none: flash-lower-to-gpu names the sizes
+}
+
 /// The sm90 config of a forward (`isGrad` false) or backward op, whose head
 /// dim kSm90Tiles must hold.
 KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
@@ -437,8 +453,9 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
   bool dropout = iface.hasDropout();
   return KernelConfigAttr::get(
       ctx, Recipe::Sm90, kSm90BlockM,
-      dropout ? t->fwdDropoutBlockN : t->fwdBlockN, kSm90Warps,
-      dropout ? t->fwdDropoutStages : t->fwdStages);
+      keysTilingSparseBlocks(iface,
+                             dropout ? t->fwdDropoutBlockN : t->fwdBlockN),
+      kSm90Warps, dropout ? t->fwdDropoutStages : t->fwdStages);
 }
 
 /// Shared memory of an sm90 config (KernelSpec::smemBytes, D = Dv, with
@@ -640,7 +657,8 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
     return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
                                  /*blockN=*/176, /*warps=*/8, /*stages=*/2);
   const Sm90WsTile *t = sm90WsTile(d);
-  return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128, t->blockN,
+  return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
+                               keysTilingSparseBlocks(iface, t->blockN),
                                /*warps=*/8, t->stages);
 }
 
