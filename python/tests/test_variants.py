@@ -363,15 +363,16 @@ def test_block_sparse_variants_refuse_what_the_op_refuses(kwargs, message):
 
 
 def test_gen_suite_block_sparse(opt_tool, tmp_path):
-    """gen_suite.py --block-sparse: f16/bf16 x D = 64/128 x full/top-left
-    causal, dense and with partial (1) or partial + full (2) lists."""
+    """gen_suite.py --block-sparse: f16/bf16 x D = 64/128/256 x
+    full/top-left causal, dense and with partial (1) or partial + full (2)
+    lists."""
     gen = _gen_suite()
     out = tmp_path / "suite.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
                     "--block-sparse"], check=True)
     suite = gen.block_sparse_suite()
-    assert len(suite) == 24
-    assert sorted(v.block_sparse for v in suite).count(0) == 8
+    assert len(suite) == 36
+    assert sorted(v.block_sparse for v in suite).count(0) == 12
     text = out.read_text()
     assert text.endswith(emit_module(suite))
     verify(opt_tool, text)
