@@ -21,7 +21,8 @@ PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
                                                Value cuQ, Value cuK, Value z,
                                                Value numSeqs, Value totalQ,
                                                Value totalK,
-                                               UnownedRows unowned) {
+                                               UnownedRows unowned,
+                                               bool zeroExtend) {
   // In i32, as the offsets and totals are: the lengths the key loop keeps
   // then take one register each, not two.
   Type i32 = b.getI32Type();
@@ -52,6 +53,8 @@ PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
   Value endK = arith::SelectOp::create(
       b, owned, offset(cuK, next, startK, totalK), keys ? totalK : startK);
   auto index = [&](Value v) {
+    if (zeroExtend)
+      return Value(arith::IndexCastUIOp::create(b, b.getIndexType(), v));
     return Value(arith::IndexCastOp::create(b, b.getIndexType(), v));
   };
   PackedSequence seq;

@@ -60,11 +60,15 @@ enum class UnownedRows { Queries, Keys };
 /// Reads sequence `z`'s rows (z an index, z = num_seqs being the rows past
 /// the last offsets, as `unowned` says; numSeqs and the totals i32, as the
 /// kernel arguments are): loads of cu_seqlens_q/k[z] and [z + 1], clamped
-/// into [0, total] and non-decreasing. The results are index values.
+/// into [0, total] and non-decreasing. The results are index values,
+/// sign-extended or, with `zeroExtend`, zero-extended (both are right:
+/// every one is non-negative; which keeps fewer registers is the
+/// engine's, see VarlenBackwardScheduler::placeSequence).
 PackedSequence readPackedSequence(ImplicitLocOpBuilder &b, Value cuQ,
                                   Value cuK, Value z, Value numSeqs,
                                   Value totalQ, Value totalK,
-                                  UnownedRows unowned = UnownedRows::Queries);
+                                  UnownedRows unowned = UnownedRows::Queries,
+                                  bool zeroExtend = false);
 
 /// The element offset of head `h`'s first row of `seq` in a packed
 /// [1, H, total, D] operand `name` (K and V rows from seq.startK, the
@@ -176,13 +180,19 @@ protected:
   PackedSequence seq;
   UnownedRows unowned;
 
-  /// The block's sequence, from block index z.
+  /// The block's sequence, from block index z. The wgmma engines take its
+  /// offsets and lengths zero-extended: their known-zero high words left
+  /// the sm90ws D = 128 kernels 0-12 spill bytes where they had 4-20, and
+  /// the sm90 bottom-right one 16 where it had 20; the sm80 engines'
+  /// window and dQ kernels spilled 12-16 bytes more that way, so they keep
+  /// them sign-extended.
   void placeSequence(Value z) {
     seq = readPackedSequence(this->b, this->arg.lookup("cu_seqlens_q"),
                              this->arg.lookup("cu_seqlens_k"), z,
                              this->arg.lookup("num_seqs"),
                              this->arg.lookup("seq_q"),
-                             this->arg.lookup("seq_k"), unowned);
+                             this->arg.lookup("seq_k"), unowned,
+                             /*zeroExtend=*/this->s.usesWgmma());
     this->seqQ = seq.lengthQ;
     this->seqK = seq.lengthK;
   }
