@@ -604,7 +604,7 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
 /// per-element operands and dropout to the sm90 recipe (KernelSpec.cpp
 /// says why). Packed batches take it too: with dV and dK from registers
 /// its varlen kernels make a packed training step 1.03-1.04x faster than
-/// the sm90 ones (docs/PERF.md, run 152), though they spill 4-40 bytes at
+/// the sm90 ones (docs/PERF.md, run 152), though they spill 0-44 bytes at
 /// the consumers' 240 registers (run 143: no faster before).
 std::string sm90WsBackwardRefusal(AttentionGradOp grad,
                                   const TargetDesc &target) {
