@@ -54,10 +54,12 @@ protected:
   void enterQueryLoop() override;
   /// Whether enterQueryLoop's copies of the (non-negative) coordinates are
   /// zero-extended, their high words known zero, rather than
-  /// sign-extended: it takes the sm90ws backward's D = 128 kernels to 0
-  /// spill bytes; on the sm90 recipe's it moves spills around (a
-  /// block-sparse kernel from 0 to 4 bytes), so that recipe keeps its PTX.
-  virtual bool zeroExtendsLoopCoordinates() const { return false; }
+  /// sign-extended. It takes the sm90ws backward's D = 128 kernels to 0
+  /// spill bytes, and on this recipe the bottom-right D = 128 kernel from
+  /// 12 to 4 (varlen: 20 to 0) and the D = 64 dropout one from 60 to 44;
+  /// its block-sparse kernels keep sign extension, with which they spill
+  /// nothing (zero-extended, one spilled 4 bytes).
+  virtual bool zeroExtendsLoopCoordinates() const { return !s.blockSparse; }
   /// A chain of K-major products over `depth` columns: this warpgroup's
   /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
   SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);

@@ -1,22 +1,23 @@
 // REQUIRES: ptxas
 // The packed-batch (varlen) backward kernels assemble without spilling on
 // sm_80 (the a100 target's sm80 recipe, atomic and deterministic, whose
-// dQ kernel is varlen too; flashfuse-compile fails on a spill) and, but
-// for one, on sm_90a (the h100 target's sm90 main kernel): D = 64 and 128
-// in every causal alignment and a window at D = 128, with the configs
-// flash-select-config gives the dense ops. The one is the sm90 D = 128
-// bottom-right causal kernel, which spills 16 bytes (20 with the
-// sequence's offsets sign-extended, VarlenBackwardScheduler::placeSequence;
-// the dense bottom-right kernel spills 12). The
-// scheduler reads each block's sequence again after the query loop rather
-// than keep its first key row in registers across it: kept, the sm90
-// bottom-right kernels spilled 4 (D = 64) and 28 (D = 128) bytes. (The
-// D = 128 softcap backward, left out, spills dense and varlen alike.)
+// dQ kernel is varlen too) and on sm_90a (the h100 target's sm90 main
+// kernel; flashfuse-compile fails on a spill): D = 64 and 128 in every
+// causal alignment and a window at D = 128, with the configs
+// flash-select-config gives the dense ops. On sm_90a the sequence's
+// offsets and the query loop's coordinates are zero-extended
+// (VarlenBackwardScheduler::placeSequence, Sm90BackwardBuilder::
+// zeroExtendsLoopCoordinates): sign-extended, the D = 128 bottom-right
+// kernel spilled 20 bytes. The scheduler reads each block's sequence again
+// after the query loop rather than keep its first key row in registers
+// across it: kept, the sm90 bottom-right kernels spilled 4 (D = 64) and 28
+// (D = 128) bytes. (The D = 128 causal softcap backward, left out, spills
+// dense and varlen alike.)
 // The preprocess and postprocess are the dense kernels.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
 // RUN: flashfuse-compile %s --target=a100 --deterministic -o %t/a100-det | FileCheck %s --check-prefix=DET
-// RUN: flashfuse-compile %s --target=h100 --allow-spills -o %t/h100 | FileCheck %s --check-prefix=H100
+// RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 //
 // A100-COUNT-6: ptxas sm_80 flash_bwd_sm80_{{.*}}_varlen: {{.*}}, 0/0 bytes spill stores/loads
@@ -25,7 +26,7 @@
 // H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d64_m128n128w8s2_causalbr_varlen: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm90_f16_d128_m64n128w8s2_varlen: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_causal_varlen: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_causalbr_varlen: {{.*}}, 16/16 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_causalbr_varlen: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm90_f16_d128_m64n128w8s2_window_varlen: {{.*}}, 0/0 bytes spill stores/loads
 //
 // MANIFEST-LABEL: kernel flash_bwd_sm90_f16_d64_{{.*}}_varlen
