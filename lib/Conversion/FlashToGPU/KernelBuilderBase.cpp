@@ -39,6 +39,10 @@ Value KernelBuilderBase::asIndex(Value v) {
   return arith::IndexCastOp::create(b, b.getIndexType(), v);
 }
 
+Value KernelBuilderBase::asUnsignedIndex(Value v) {
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+}
+
 void KernelBuilderBase::setThreadCoordinates(Value threadId) {
   tid = threadId;
   Value c32 = cIdx(b, 32);
@@ -57,7 +61,7 @@ Value KernelBuilderBase::readSpecialRegisterOpaquely(StringRef name) {
       LLVM::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
-  return arith::IndexCastUIOp::create(b, b.getIndexType(), read.getResult(0));
+  return asUnsignedIndex(read.getResult(0));
 }
 
 void KernelBuilderBase::rereadCoordinates() {

@@ -32,6 +32,9 @@ protected:
   Value idx(StringRef name);
   Value i32(Value index);
   Value asIndex(Value v);
+  /// A non-negative integer as index, zero-extended: its high word is known
+  /// zero, which keeps the 64-bit arithmetic on it in one register.
+  Value asUnsignedIndex(Value v);
 
   // Set by readArguments(): thread coordinates (lane = g * 4 + t), the
   // block's batch and query head (blockIdx.z, blockIdx.y), its kv head, and

@@ -74,10 +74,8 @@ void Sm90BackwardBuilder::carveSharedMemory() {
 
 void Sm90BackwardBuilder::enterQueryLoop() {
   SmallVector<Value> c = wgmma::pinRegisters(b, {i32(tid), i32(kStart)});
-  auto widen = [&](Value v) -> Value {
-    if (zeroExtendsLoopCoordinates())
-      return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
-    return asIndex(v);
+  auto widen = [&](Value v) {
+    return zeroExtendsLoopCoordinates() ? asUnsignedIndex(v) : asIndex(v);
   };
   tid = widen(c[0]);
   kStart = widen(c[1]);

@@ -121,8 +121,7 @@ protected:
   /// loop and spilled in the bottom-right causal kernels.
   Value consumerThreadId(Value threadId) {
     Value tid32 = arith::IndexCastUIOp::create(b, b.getI32Type(), threadId);
-    return arith::IndexCastUIOp::create(
-        b, b.getIndexType(),
+    return asUnsignedIndex(
         arith::SubIOp::create(b, tid32, cI32(producerThreads())));
   }
   bool zeroExtendsLoopCoordinates() const override { return true; }
@@ -273,18 +272,15 @@ void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
 }
 
 void Sm90WsBackwardBuilder::rederiveNonNegatives() {
-  auto zext = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
-  };
   Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
                                        arg.lookup("heads_kv"));
   Value head32 = arith::IndexCastUIOp::create(b, b.getI32Type(), head);
-  headKV = zext(arith::DivUIOp::create(b, head32, group));
-  headsQ = zext(arg.lookup("heads_q"));
+  headKV = asUnsignedIndex(arith::DivUIOp::create(b, head32, group));
+  headsQ = asUnsignedIndex(arg.lookup("heads_q"));
   // A packed batch's lengths are its sequence's (VarlenScheduler.h).
   if (!s.varlen) {
-    seqQ = zext(arg.lookup("seq_q"));
-    seqK = zext(arg.lookup("seq_k"));
+    seqQ = asUnsignedIndex(arg.lookup("seq_q"));
+    seqK = asUnsignedIndex(arg.lookup("seq_k"));
   }
 }
 

@@ -164,7 +164,7 @@ Value Sm90WsForwardBuilder::produceTile(Value count) {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifNotFirst.getThenRegion().front());
     waitBarrier(qEmptyBarrier(),
-                toIndex(arith::SubIOp::create(b, count, cI32(1))));
+                asUnsignedIndex(arith::SubIOp::create(b, count, cI32(1))));
   }
   int64_t d = KernelSpec::swizzleWidth(s.headDim);
   Value qBar = cIdx(b, 0);
@@ -185,10 +185,10 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
   auto loop = scf::ForOp::create(b, from, to, cI32(1));
   b.setInsertionPointToStart(loop.getBody());
   Value j32 = loop.getInductionVar();
-  Value j = toIndex(j32);
+  Value j = asUnsignedIndex(j32);
   Value position = arith::AddIOp::create(
       b, arith::SubIOp::create(b, j32, nStart), ring32);
-  Value stage = toIndex(arith::RemUIOp::create(b, position, cI32(s.stages)));
+  Value stage = asUnsignedIndex(arith::RemUIOp::create(b, position, cI32(s.stages)));
   Value round = arith::DivUIOp::create(b, position, cI32(s.stages));
   // From the second round on, the buffer's previous K (then V) tile must
   // have been read by every consumer: wait for its empty barrier's
@@ -199,7 +199,7 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
     auto ifRefill = scf::IfOp::create(b, TypeRange{}, refill, false);
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(&ifRefill.getThenRegion().front());
-    waitBarrier(empty, toIndex(arith::SubIOp::create(b, round, cI32(1))));
+    waitBarrier(empty, asUnsignedIndex(arith::SubIOp::create(b, round, cI32(1))));
   };
   auto expect = [&](Value full, int64_t columns) {
     nvgpu::MBarrierArriveExpectTxOp::create(
@@ -222,10 +222,6 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
   copyValues(j, stage, valuesFull);
 }
 
-Value Sm90WsForwardBuilder::toIndex(Value v) {
-  return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
-}
-
 Value Sm90WsForwardBuilder::to32(Value v) {
   return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
 }
@@ -245,7 +241,7 @@ void Sm90WsForwardBuilder::walkTiles(function_ref<Value(Value)> tileBody) {
                  ValueRange carried) -> SmallVector<Value> {
         placeTile(tile);
         ring32 = carried[0];
-        ringBase = toIndex(ring32);
+        ringBase = asUnsignedIndex(ring32);
         Value count = carried[1];
         Value blocks = tileBody(count);
         return {arith::AddIOp::create(b, ring32, blocks),
@@ -257,7 +253,7 @@ void Sm90WsForwardBuilder::walkTiles(function_ref<Value(Value)> tileBody) {
 Value Sm90WsForwardBuilder::consumeTile(Value count) {
   auto [nStart, nEnd] = blockKeyRange();
   prepareTile();
-  waitBarrier(cIdx(b, 0), toIndex(count)); // Q
+  waitBarrier(cIdx(b, 0), asUnsignedIndex(count)); // Q
   SoftmaxState init;
   for (int64_t n = 0; n < mt * nTilesDv; ++n)
     init.acc.push_back(accZero(b));

@@ -71,7 +71,6 @@ protected:
   void walkTiles(function_ref<Value(Value)> tileBody);
   /// ringBase in 32 bits, for the producer.
   Value ring32;
-  Value toIndex(Value v);
   Value to32(Value v);
   /// The producer thread's copies for every tile of the CTA.
   void produce();
