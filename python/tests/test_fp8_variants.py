@@ -118,15 +118,17 @@ def test_gen_suite_fp8(opt_tool, tmp_path):
     subprocess.run([sys.executable, str(GEN_SUITE), "--fp8", "-o", str(out)],
                    check=True)
     text = out.read_text()
-    # D 128/256 x causal none/top_left/bottom_right x O bf16/f16, then a
-    # window and a softcap at D = 128, each with descales.
-    assert text.count("flash.attention ") == 14
-    assert text.count("descale(%qd, %kd, %vd") == 14
-    assert text.count("#flash.causal<bottom_right>") == 4
-    assert text.count("#flash.causal<top_left>") == 4
+    # D 64/128/256 x causal none/top_left/bottom_right x O bf16/f16, then a
+    # window and a softcap at D = 64 and 128, each with descales.
+    assert text.count("flash.attention ") == 22
+    assert text.count("descale(%qd, %kd, %vd") == 22
+    assert text.count("#flash.causal<bottom_right>") == 6
+    assert text.count("#flash.causal<top_left>") == 6
     assert "@e4m3_d256_bottom_right_of16(" in text
-    assert "@e4m3_d128_window_obf16(" in text
-    assert "@e4m3_d128_softcap_obf16(" in text
+    assert "@e4m3_d64_full_obf16(" in text
+    for d in (64, 128):
+        assert f"@e4m3_d{d}_window_obf16(" in text
+        assert f"@e4m3_d{d}_softcap_obf16(" in text
     # D = 256 with an f16 O: three functions, each naming O and LSE in its
     # signature, its op and its return.
     assert text.count("x256xf16>, tensor<1x1x128xf32>") == 3 * 3

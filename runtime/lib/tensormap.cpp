@@ -51,8 +51,10 @@ constexpr MapOperand kMapsE4m3[] = {
      {Extent::BlockN}, {Extent::HeadDimV}},
 };
 
-/// Bytes of one swizzle row: a box's columns must fit in it.
+/// Bytes of one swizzle row: a box's columns must fit in it. e4m3 rows of
+/// 64 bytes (D = 64) take the 64-byte swizzle, a whole row a box.
 constexpr std::uint64_t kSwizzleBytes = 128;
+constexpr std::uint64_t kNarrowSwizzleBytes = 64;
 constexpr std::uint32_t kMaxBox = 256;
 constexpr std::uint64_t kMaxStride = std::uint64_t(1) << 40;
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 32;
@@ -129,6 +131,11 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     return true;
   };
   const std::uint64_t elt = static_cast<std::uint64_t>(dtypeBytes(v.dtype));
+  // The kernel's rule (KernelSpec::tmaSwizzleBytes): 128-byte swizzle rows,
+  // but whole e4m3 rows where they are 64 bytes.
+  const bool narrow = e4m3 && op->columns.from == Extent::HeadDim &&
+                      std::uint64_t(v.head_dim) * elt == kNarrowSwizzleBytes;
+  const std::uint64_t swizzleBytes = narrow ? kNarrowSwizzleBytes : kSwizzleBytes;
   // The value of a size, or -1 when its argument is missing.
   auto extent = [&](const Size &s) -> int64_t {
     int64_t value = -1;
@@ -144,7 +151,7 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     case Extent::BlockN:
       return spec.block_n;
     case Extent::SwizzleRow:
-      return static_cast<int64_t>(kSwizzleBytes / elt);
+      return static_cast<int64_t>(swizzleBytes / elt);
     }
     return value;
   };
@@ -188,18 +195,20 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
   }
   const int64_t boxColumns = extent(op->boxColumns);
   const int64_t boxRows = extent(op->boxRows);
-  // The 128-byte swizzle needs the box's columns within one swizzle row.
-  if (boxColumns <= 0 || std::uint64_t(boxColumns) * elt > kSwizzleBytes)
+  // The swizzle needs the box's columns within one swizzle row.
+  if (boxColumns <= 0 || std::uint64_t(boxColumns) * elt > swizzleBytes)
     return bad(concat("the kernel's ", extentName(op->boxColumns), " = ",
                       boxColumns, " columns of ", elt,
-                      " byte(s) is not a box width within one 128-byte "
-                      "swizzle row"));
+                      " byte(s) is not a box width within one ", swizzleBytes,
+                      "-byte swizzle row"));
   if (boxRows <= 0 || boxRows > int64_t(kMaxBox))
     return bad(concat("the kernel's ", extentName(op->boxRows), " = ",
                       boxRows, " is not a TMA box height (1..256)"));
   out.box[0] = static_cast<std::uint32_t>(boxColumns);
   out.box[1] = static_cast<std::uint32_t>(boxRows);
   out.box[2] = out.box[3] = 1;
+  out.swizzle = narrow ? cu::CU_TENSOR_MAP_SWIZZLE_64B
+                       : cu::CU_TENSOR_MAP_SWIZZLE_128B;
   return FLASHFUSE_SUCCESS;
 }
 
@@ -218,7 +227,7 @@ flashfuse_status encodeTensorMap(const DriverApi &api, const KernelSpec &spec,
       api.cuTensorMapEncodeTiled(
           &out, r.dataType, 4, const_cast<void *>(r.address), r.dims,
           r.strides, r.box, unitStrides, cu::CU_TENSOR_MAP_INTERLEAVE_NONE,
-          cu::CU_TENSOR_MAP_SWIZZLE_128B,
+          r.swizzle,
           cu::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
           cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
       concat("encoding a tensor map for '", spec.name, "'"));

@@ -7,7 +7,9 @@
 // tiled map [B][H][S][D] whose box is one 128-byte swizzle row (64 16-bit
 // or 128 e4m3 columns) wide and a tile of the kernel's rows (block_m for Q,
 // block_n for K and V) high, with the 128-byte swizzle the wgmma
-// descriptors read and zeros for rows past the sequence. An e4m3 kernel's
+// descriptors read and zeros for rows past the sequence; e4m3 rows of 64
+// bytes (D = 64) are one box of the 64-byte swizzle instead, as the
+// kernel's KernelSpec::tmaSwizzleBytes has them. An e4m3 kernel's
 // third map covers Vt [B][Hkv][Dv][Sk] instead (KERNEL_ABI.md "FP8
 // forwards"): the keys are its columns, a box of block_n keys by Dv rows,
 // with its b/h/d strides.
@@ -30,6 +32,7 @@ struct TensorMapRequest {
   std::uint64_t dims[4] = {};    // columns, rows, h, b (innermost first)
   std::uint64_t strides[3] = {}; // bytes between rows, heads, batches
   std::uint32_t box[4] = {};
+  int swizzle = 0;               // CUtensorMapSwizzle
 };
 
 // Describes the map of parameter `param` (kind tensormap) of `spec` from the

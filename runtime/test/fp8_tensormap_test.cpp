@@ -51,6 +51,7 @@ struct MapCase {
   int dataType;
   std::uint64_t dims[4], strides[3];
   std::uint32_t box[2];
+  int swizzle = 3; // CU_TENSOR_MAP_SWIZZLE_128B
 };
 
 void expectMap(const flashfuse::KernelSpec &spec,
@@ -66,7 +67,8 @@ void expectMap(const flashfuse::KernelSpec &spec,
     return;
   }
   bool same = r.dataType == c.dataType && r.box[0] == c.box[0] &&
-              r.box[1] == c.box[1] && r.box[2] == 1 && r.box[3] == 1;
+              r.box[1] == c.box[1] && r.box[2] == 1 && r.box[3] == 1 &&
+              r.swizzle == c.swizzle;
   for (int d = 0; d < 4; ++d)
     same = same && r.dims[d] == c.dims[d];
   for (int d = 0; d < 3; ++d)
@@ -74,12 +76,13 @@ void expectMap(const flashfuse::KernelSpec &spec,
   if (!same) {
     std::fprintf(stderr,
                  "  line %d: %s: type %d dims %llu %llu %llu %llu strides "
-                 "%llu %llu %llu box %u %u\n",
+                 "%llu %llu %llu box %u %u swizzle %d\n",
                  line, c.param, r.dataType, (unsigned long long)r.dims[0],
                  (unsigned long long)r.dims[1], (unsigned long long)r.dims[2],
                  (unsigned long long)r.dims[3], (unsigned long long)r.strides[0],
                  (unsigned long long)r.strides[1],
-                 (unsigned long long)r.strides[2], r.box[0], r.box[1]);
+                 (unsigned long long)r.strides[2], r.box[0], r.box[1],
+                 r.swizzle);
     ++flashfuse_test::failures;
   }
 }
@@ -118,6 +121,23 @@ void testFp8TensorMaps(const std::string &artifactDir,
             __LINE__);
   expectMap(d256, args,
             {"q_map", u8, {256, 113, 8, 2}, {1024, 128, 115712}, {128, 128}},
+            __LINE__);
+  // D = 64: Q and K rows of 64 bytes are one box of the 64-byte swizzle
+  // (KernelSpec::tmaSwizzleBytes); Vt rows of block_n keys keep the
+  // 128-byte one.
+  flashfuse::KernelSpec d64 = e4m3;
+  d64.variant.head_dim = d64.variant.head_dim_v = 64;
+  const int swizzle64 = 2; // CU_TENSOR_MAP_SWIZZLE_64B
+  expectMap(d64, args,
+            {"q_map", u8, {64, 113, 8, 2}, {1024, 128, 115712}, {64, 128},
+             swizzle64},
+            __LINE__);
+  expectMap(d64, args,
+            {"k_map", u8, {64, 203, 2, 2}, {128, 25984, 51968}, {64, 128},
+             swizzle64},
+            __LINE__);
+  expectMap(d64, args,
+            {"vt_map", u8, {203, 64, 2, 2}, {208, 26624, 53248}, {128, 64}},
             __LINE__);
   // The 16-bit maps are unchanged: 64 two-byte columns, byte strides.
   flashfuse_forward_args h = a;

@@ -77,24 +77,26 @@ def sm90ws_varlen_backward_suite():
 def fp8_suite():
     """FP8 forwards (docs/FP8.md; KERNEL_ABI.md "FP8 forwards"): f8E4M3FN Q,
     K, V with per-head descales ([B, H], which the kernels also read per
-    tensor, through strides), D = Dv = 128 and 256, causal none, top_left
-    (flashfuse.attention's is_causal, as SDPA's) and bottom_right
-    (flash-attn's), O bf16 and f16: 12 variants; then a sliding window and a
-    softcap at D = 128 (at 256 they spill, and are refused), O bf16: 2 more.
-    flash-select-config gives them the sm90ws recipe on an h100 target:
+    tensor, through strides), D = Dv = 64, 128 and 256, causal none,
+    top_left (flashfuse.attention's is_causal, as SDPA's) and bottom_right
+    (flash-attn's), O bf16 and f16: 18 variants; then a sliding window and a
+    softcap at D = 64 and 128 (at 256 they spill, and are refused), O bf16:
+    4 more. flash-select-config gives them the sm90ws recipe on an h100
+    target:
       gen_suite.py --fp8 -o build/kernels/suite-fp8.mlir
       flashfuse-compile build/kernels/suite-fp8.mlir --target=h100 \
           -o build/kernels/fp8
       (on the GPU) scripts/gpu/check_fp8.sh build/kernels/fp8 BASELINE"""
     return ([KernelVariant(f"e4m3_d{d}_{causal or 'full'}_o{out}", "e4m3", d,
                            causal=causal, out_dtype=out)
-             for d in (128, 256)
+             for d in (64, 128, 256)
              for causal in (None, "top_left", "bottom_right")
              for out in ("bf16", "f16")]
-            + [KernelVariant("e4m3_d128_window_obf16", "e4m3", 128, window=(64, 0),
-                             out_dtype="bf16"),
-               KernelVariant("e4m3_d128_softcap_obf16", "e4m3", 128, softcap=30.0,
-                             out_dtype="bf16")])
+            + [v for d in (64, 128) for v in (
+                KernelVariant(f"e4m3_d{d}_window_obf16", "e4m3", d,
+                              window=(64, 0), out_dtype="bf16"),
+                KernelVariant(f"e4m3_d{d}_softcap_obf16", "e4m3", d,
+                              softcap=30.0, out_dtype="bf16"))])
 
 
 def backward_suite():

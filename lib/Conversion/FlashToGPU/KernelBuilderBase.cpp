@@ -531,14 +531,17 @@ void KernelBuilderBase::copyTile(StringRef op, Value col0, Value row, Value h,
                                  Value bar) {
   MLIRContext *ctx = b.getContext();
   auto wg = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  // A box of one 128-byte swizzle row x `rows` rows of one (head, batch):
-  // the tensor maps are [B][H][rows][cols] (runtime/lib/tensormap.cpp).
-  int64_t boxCols = swizzle::kRowBytes / s.elementBytes();
+  // A box of one swizzle row x `rows` rows of one (head, batch): the
+  // tensor maps are [B][H][rows][cols] (runtime/lib/tensormap.cpp).
+  int64_t rowBytes = s.tmaSwizzleBytes(cols);
+  int64_t boxCols = rowBytes / s.elementBytes();
   Type boxElt = s.isFp8() ? Type(b.getI8Type()) : s.elementType;
   auto box = MemRefType::get({1, 1, rows, boxCols}, boxElt,
                              MemRefLayoutAttrInterface(), wg);
   auto mapType = nvgpu::TensorMapDescriptorType::get(
-      ctx, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      ctx, box,
+      rowBytes == swizzle::kRowBytes ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                                     : nvgpu::TensorMapSwizzleKind::SWIZZLE_64B,
       nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
@@ -548,7 +551,7 @@ void KernelBuilderBase::copyTile(StringRef op, Value col0, Value row, Value h,
   Value raw = sharedMemoryBytes();
   for (int64_t c = 0; c < cols / boxCols; ++c) {
     Value elem =
-        arith::AddIOp::create(b, offset, cIdx(b, c * rows * swizzle::kRowElements));
+        arith::AddIOp::create(b, offset, cIdx(b, c * rows * rowBytes / 2));
     Value bytes = arith::AddIOp::create(
         b, swizzledPad, arith::MulIOp::create(b, elem, cIdx(b, 2)));
     Value dst = memref::ViewOp::create(b, box, raw, bytes, ValueRange{});

@@ -219,11 +219,12 @@ protected:
   /// Waits until barrier `id` of `barriers` has completed the phase of
   /// parity `round` (0, 1, 0, ...: the round-th completion).
   void waitBarrier(Value id, Value round);
-  /// One TMA copy per 128-byte swizzle row of a `rows` x `cols` tile
-  /// (elements) through tensor map `<op>_map` ([B][H][rows][cols] of the
-  /// operand), from row `row` and column `col0` (null: 0) of (head `h`,
-  /// batchIdx), into the swizzled tiles at `offset` (16-bit units, as
-  /// swizzledAddress counts), completing on barrier `bar`.
+  /// One TMA copy per swizzle row (KernelSpec::tmaSwizzleBytes: 128 bytes,
+  /// or a whole row of 64) of a `rows` x `cols` tile (elements) through
+  /// tensor map `<op>_map` ([B][H][rows][cols] of the operand), from row
+  /// `row` and column `col0` (null: 0) of (head `h`, batchIdx), into the
+  /// swizzled tiles at `offset` (16-bit units, as swizzledAddress counts),
+  /// completing on barrier `bar`.
   void copyTile(StringRef op, Value col0, Value row, Value h, Value offset,
                 int64_t rows, int64_t cols, Value bar);
   /// Where copyTile finds the block's rows in a tensor map: the first row

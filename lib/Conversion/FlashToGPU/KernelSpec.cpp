@@ -629,13 +629,14 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
       return op->emitOpError()
              << "the sm90ws recipe does not serve " << unsupported
              << " yet; use the sm90 recipe";
-    // FP8: Q/K rows and Vᵀ rows (block_n keys) are whole 128-byte swizzle
-    // rows, which wgmma's e4m3 k-steps of 32 bytes walk.
-    if (s.isFp8() && (s.headDim % 128 != 0 || s.blockN != 128))
+    // FP8: Q/K rows are whole 128-byte swizzle rows, or at D = 64 one
+    // 64-byte one (KernelSpec::tmaSwizzleBytes), which wgmma's e4m3 k-steps
+    // of 32 bytes walk; Vᵀ rows (block_n keys) are one 128-byte row.
+    if (s.isFp8() && s.blockN != 128)
       return op->emitOpError()
-             << "the FP8 forward needs D = Dv in {128, 256} (rows of whole "
-                "128-byte swizzle atoms) and block_n = 128; got D = "
-             << s.headDim << ", block_n = " << s.blockN;
+             << "the FP8 forward needs block_n = 128 (Vᵀ rows of one "
+                "128-byte swizzle row); got block_n = "
+             << s.blockN;
     return spec;
   }
   if (spec->recipe == Recipe::Sm90) {

@@ -39,10 +39,12 @@ void Sm90ForwardBuilder::carveSharedMemory() {
 
 Value Sm90ForwardBuilder::warpgroupQDescriptor() {
   // Warpgroup w's rows start 64 rows (8 swizzle atoms) into each column
-  // block of Q.
+  // block of Q (16-bit units).
+  int64_t rowBytes = s.tmaSwizzleBytes(s.headDim);
   Value wgRows = arith::MulIOp::create(
-      b, arith::DivUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 64 * 64));
-  return wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
+      b, arith::DivUIOp::create(b, warp, cIdx(b, 4)),
+      cIdx(b, 64 * rowBytes / 2));
+  return wgmma::kMajorDescriptor(b, swizzledAddress(wgRows), rowBytes);
 }
 
 void Sm90ForwardBuilder::copyOperand(StringRef name, Value base,

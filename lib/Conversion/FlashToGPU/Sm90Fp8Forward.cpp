@@ -12,7 +12,9 @@
 //
 // The shared-memory tiles hold bytes in the 16-bit tiles' geometry: a Q or
 // K row of D e4m3 elements is D / 128 swizzle rows, as a 16-bit row of D / 2
-// elements is. The second product reads its B operand K-major only (8-bit
+// elements is; at D = 64 a row is 64 bytes, one row of the 64-byte swizzle
+// (KernelSpec::tmaSwizzleBytes: the TMA box, the tensor map's swizzle and
+// the S product's descriptors follow it). The second product reads its B operand K-major only (8-bit
 // wgmma has no transpose), so V arrives transposed: the runtime's Vᵀ
 // [B][Hkv][Dv][Sk] (docs/KERNEL_ABI.md "FP8 forwards"), loaded as Dv rows of
 // block_n = 128 keys, one swizzle row each.
@@ -90,9 +92,13 @@ protected:
   Value outputFactor() override { return vDescale; }
 
   SmallVector<Value> issueScores(Value stage) override {
-    Value kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(kOffset(stage)));
+    // Q and K rows of D bytes: 128-byte swizzle rows, or at D = 64 whole
+    // rows of the 64-byte swizzle (warpgroupQDescriptor's too).
+    int64_t rowBytes = s.tmaSwizzleBytes(s.headDim);
+    Value kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(kOffset(stage)),
+                                          rowBytes);
     return wgmma::productKMajor(b, qDesc, s.blockM, kDesc, s.blockN,
-                                s.headDim, s.elementType);
+                                s.headDim, s.elementType, rowBytes);
   }
 
   SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,

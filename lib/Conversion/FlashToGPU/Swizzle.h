@@ -14,6 +14,12 @@
 // groups. Padded rows get the second but not the first: their cp.async
 // writes straddle lines (2.6x the ideal wavefronts, docs/PERF.md).
 //
+// The one exception: TMA tiles whose whole rows are 64 bytes (e4m3 Q and K
+// at D = 64) take the 64-byte swizzle, rows of 64 bytes whose 16-byte
+// chunk c sits at c ^ ((r / 2) % 4), 8-row atoms of 512 bytes. Only the
+// copy engine writes them and only wgmma descriptors read them
+// (kNarrowRowBytes; Wgmma.h's `rowBytes` arguments).
+//
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
@@ -28,6 +34,8 @@ constexpr int64_t kRowBytes = 128;
 constexpr int64_t kAtomBytes = 1024;
 /// 16-bit elements of one atom row.
 constexpr int64_t kRowElements = kRowBytes / 2;
+/// Bytes of one row of the 64-byte swizzle.
+constexpr int64_t kNarrowRowBytes = 64;
 
 /// Element offset, inside a swizzled tile of `rows` rows, of the 8 elements
 /// of row `row` from column `col` (a multiple of 8). Index values.

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <cassert>
 #include <string>
 
 using namespace mlir;
@@ -14,24 +15,30 @@ using namespace mlir::flash::wgmma;
 
 /// Descriptor fields (PTX ISA, "Matrix Descriptor Format"): start address
 /// >> 4 in bits 0-13, leading-dimension byte offset >> 4 in 16-29, stride
-/// byte offset >> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 bytes).
+/// byte offset >> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 bytes,
+/// 2 = 64 bytes).
 static Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t leading,
-                        int64_t stride) {
+                        int64_t stride, int64_t rowBytes = swizzle::kRowBytes) {
+  assert((rowBytes == swizzle::kRowBytes ||
+          rowBytes == swizzle::kNarrowRowBytes) &&
+         "a 128- or 64-byte swizzle");
   Type i64 = b.getI64Type();
   auto c = [&](int64_t v) {
     return Value(arith::ConstantIntOp::create(b, i64, v));
   };
+  uint64_t mode = rowBytes == swizzle::kRowBytes ? 1 : 2;
   uint64_t fields = (uint64_t(leading >> 4) << 16) |
-                    (uint64_t(stride >> 4) << 32) | (uint64_t(1) << 62);
+                    (uint64_t(stride >> 4) << 32) | (mode << 62);
   Value start = arith::AndIOp::create(
       b, arith::ShRUIOp::create(b, addr, c(4)), c(0x3FFF));
   return arith::OrIOp::create(b, start, c(int64_t(fields)));
 }
 
-Value wgmma::kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr) {
+Value wgmma::kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
+                              int64_t rowBytes) {
   // Swizzled K-major layouts do not use the leading offset; it is 1 by
-  // convention.
-  return descriptor(b, addr, 16, swizzle::kAtomBytes);
+  // convention. The stride is one 8-row atom.
+  return descriptor(b, addr, 16, 8 * rowBytes, rowBytes);
 }
 
 Value wgmma::mnMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
@@ -144,11 +151,13 @@ SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
 
 SmallVector<Value> wgmma::productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                         int64_t aRows, Value descB, int64_t n,
-                                        int64_t depth, Type elementType) {
+                                        int64_t depth, Type elementType,
+                                        int64_t rowBytes) {
   SmallVector<Value> acc;
   for (int64_t kk = 0; kk < depth / kStepElements(elementType); ++kk)
-    acc = mmaShared(b, acc, advance(b, descA, kStepBytes(kk, aRows)),
-                    advance(b, descB, kStepBytes(kk, n)), n, elementType,
+    acc = mmaShared(b, acc, advance(b, descA, kStepBytes(kk, aRows, rowBytes)),
+                    advance(b, descB, kStepBytes(kk, n, rowBytes)), n,
+                    elementType,
                     /*accumulate=*/kk > 0, /*transposeA=*/false,
                     /*transposeB=*/false);
   commitGroup(b);

@@ -6,7 +6,9 @@
 // shared memory through 64-bit matrix descriptors.
 //
 // Shared-memory layout: the 128-byte swizzle of Swizzle.h, the one layout
-// both operand majors read here.
+// both operand majors read here; K-major operands whose rows are 64 bytes
+// (e4m3 at K = 64) may take the 64-byte swizzle (the `rowBytes`
+// arguments).
 //
 // Accumulator layout: warp w of the warpgroup holds rows 16w..16w+15; with
 // g = lane / 4, t = lane % 4, the N/2 registers are, per 8-column tile n,
@@ -29,8 +31,10 @@ namespace mlir::flash::wgmma {
 
 /// The descriptor of a K-major operand (rows of the operand are the M or N
 /// dimension, each row's K elements contiguous) whose first element is at
-/// shared address `addr` (i64 bytes): 8-row groups 1024 bytes apart.
-Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr);
+/// shared address `addr` (i64 bytes), swizzled in rows of `rowBytes` (128,
+/// or 64): 8-row groups 8 * rowBytes apart.
+Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
+                       int64_t rowBytes = swizzle::kRowBytes);
 /// The descriptor of an MN-major operand (K rows, each holding M or N
 /// contiguous elements): 8-row K groups 1024 bytes apart, 64-column M/N
 /// blocks `blockBytes` apart.
@@ -41,9 +45,11 @@ inline int64_t kStepElements(Type elementType) {
   return 256 / elementType.getIntOrFloatBitWidth();
 }
 /// Byte offset of k-step kk (32 bytes of K) inside a K-major swizzled tile
-/// of `rows` rows: 4 k-steps per 128-byte swizzle row, 32 bytes apart.
-constexpr int64_t kStepBytes(int64_t kk, int64_t rows) {
-  return (kk / 4) * rows * swizzle::kRowBytes + (kk % 4) * 32;
+/// of `rows` rows: rowBytes / 32 k-steps per swizzle row (4 in a 128-byte
+/// one), 32 bytes apart, then the next column block of `rows` rows.
+constexpr int64_t kStepBytes(int64_t kk, int64_t rows,
+                             int64_t rowBytes = swizzle::kRowBytes) {
+  return (kk / (rowBytes / 32)) * rows * rowBytes + (kk % (rowBytes / 32)) * 32;
 }
 /// Byte offset of k-step kk (16 rows, 2 atoms) inside an MN-major tile.
 constexpr int64_t mnStepBytes(int64_t kk) { return kk * 2 * swizzle::kAtomBytes; }
@@ -75,11 +81,13 @@ SmallVector<Value> fromFragments(ImplicitLocOpBuilder &b,
                                  ArrayRef<Value> frags);
 
 /// A = (a tile of `aRows` rows) · Bᵀ (a tile of `n` rows) over `depth`
-/// columns, both K-major and 128-byte-swizzled (descriptors at k-step 0):
-/// depth / kStepElements chained steps, committed as one group.
+/// columns, both K-major and swizzled in rows of `rowBytes` (descriptors
+/// at k-step 0): depth / kStepElements chained steps, committed as one
+/// group.
 SmallVector<Value> productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                  int64_t aRows, Value descB, int64_t n,
-                                 int64_t depth, Type elementType);
+                                 int64_t depth, Type elementType,
+                                 int64_t rowBytes = swizzle::kRowBytes);
 
 /// wgmma.fence: orders this thread's earlier register writes before the
 /// asynchronous matrix reads of the next mma.

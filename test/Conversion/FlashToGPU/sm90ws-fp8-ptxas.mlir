@@ -1,13 +1,14 @@
 // REQUIRES: ptxas
 // The FP8 forwards assemble without spilling (flashfuse-compile fails on a
 // spill) and with the register reallocation in effect (no ptxas warning):
-// D = 128 and 256, O in bf16 and f16, causal and not.
+// D = 64, 128 and 256, O in bf16 and f16, causal and not, and at D = 64 a
+// window with a softcap (the 64-byte swizzle's Q and K tiles).
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 //
 // CHECK-NOT: ptxas warning
-// CHECK-COUNT-4: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
+// CHECK-COUNT-7: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
 //
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3
 // MANIFEST: dtype e4m3
@@ -18,6 +19,8 @@
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d256_m128n128w8s2_causalbr
 // MANIFEST: smem 164864
 // MANIFEST: out_dtype f16
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d64_m128n128w8s4
+// MANIFEST: smem 74752
 
 func.func @bf16_d128(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<2x8xf32>) -> tensor<2x8x1000x128xbf16> {
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN> -> tensor<2x8x1000x128xbf16>
@@ -34,4 +37,16 @@ func.func @bf16_d256(%q: tensor<2x8x1000x256xf8E4M3FN>, %d: tensor<f32>) -> tens
 func.func @f16_d256_causal(%q: tensor<2x8x1000x256xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x256xf16> {
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>} : tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN> -> tensor<2x8x1000x256xf16>
   return %o : tensor<2x8x1000x256xf16>
+}
+func.func @bf16_d64(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<2x8xf32>) -> tensor<2x8x1000x64xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN> -> tensor<2x8x1000x64xbf16>
+  return %o : tensor<2x8x1000x64xbf16>
+}
+func.func @f16_d64_causal(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x64xf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>} : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN> -> tensor<2x8x1000x64xf16>
+  return %o : tensor<2x8x1000x64xf16>
+}
+func.func @bf16_d64_window_softcap(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x64xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>, window_left = 64 : i64, softcap = 30.0 : f32} : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN> -> tensor<2x8x1000x64xbf16>
+  return %o : tensor<2x8x1000x64xbf16>
 }

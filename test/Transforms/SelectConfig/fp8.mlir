@@ -3,19 +3,20 @@
 // but no kernel here (the mma.sync e4m3 fallback is not built), and says
 // so rather than picking a 16-bit recipe that would read e4m3 bytes as f16.
 // On sm_90 (h100) the FP8 forward of the sm90ws recipe serves D = Dv in
-// {128, 256}: 128 x 128 tiles, three stages at D = 128 and two at D = 256,
-// with causal masks, and at D = 128 a sliding window and a softcap; other
-// head dims, a window at D = 256, a bias, and an explicit 16-bit recipe,
-// are refused by name.
+// {64, 128, 256}: 128 x 128 tiles, four stages at D = 64, three at D = 128
+// and two at D = 256, with causal masks, and at D = 64 and 128 a sliding
+// window and a softcap; other head dims, a window at D = 256, a bias, and
+// an explicit 16-bit recipe, are refused by name.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 -verify-diagnostics
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config=target=l4 2>&1 | FileCheck %s --check-prefix=L4
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config=target=h100 2>&1 | FileCheck %s --check-prefix=H100
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=SM90
 
 // L4: no kernel config for target 'l4': FP8 (f8E4M3FN) attention has a wgmma (sm_90) kernel only; the mma.sync e4m3 fallback for sm_89 is not built (lower it with flash-lower-to-loops)
-// H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {128, 256} (Q, K and Vᵀ rows of whole 128-byte swizzle atoms), got D = 64, Dv = 64
-// H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 128 only (at D = 256 its consumer warpgroups spill), got D = 256
+// H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of whole 128- or 64-byte swizzle rows), got D = 96, Dv = 96
+// H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 64 and 128 only (at D = 256 its consumer warpgroups spill), got D = 256
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
+// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 4>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_window_softcap
@@ -27,6 +28,16 @@ func.func @fp8_d64(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1
       : tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>
       -> tensor<1x2x128x64xbf16>
   return %o : tensor<1x2x128x64xbf16>
+}
+
+// -----
+
+func.func @fp8_d96(%q: tensor<1x2x128x96xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x96xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>)
+      : tensor<1x2x128x96xf8E4M3FN>, tensor<1x2x128x96xf8E4M3FN>, tensor<1x2x128x96xf8E4M3FN>
+      -> tensor<1x2x128x96xbf16>
+  return %o : tensor<1x2x128x96xbf16>
 }
 
 // -----

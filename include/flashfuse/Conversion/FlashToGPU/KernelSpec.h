@@ -217,6 +217,14 @@ struct KernelSpec {
   /// Columns of a swizzled tile holding `cols` columns: whole 64-element
   /// swizzle rows.
   static int64_t swizzleWidth(int64_t cols) { return (cols + 63) / 64 * 64; }
+  /// Bytes of one swizzle row of a TMA tile whose rows hold `cols` elements
+  /// (the box width, the swizzle mode and the wgmma descriptors all follow
+  /// it; runtime/lib/tensormap.cpp makes the maps by the same rule): 128,
+  /// but 64 for e4m3 rows of 64 bytes (Q and K at D = 64), which a 128-byte
+  /// box would read past.
+  int64_t tmaSwizzleBytes(int64_t cols) const {
+    return isFp8() && cols == 64 ? 64 : 128;
+  }
   /// The sm80 forward skips the O rescale of a key block when alpha is 1
   /// for every row of the warp (a vote and a uniform branch). Only at
   /// D = 128 with 128 x 64 tiles: there it removes ptxas's 72-112-byte

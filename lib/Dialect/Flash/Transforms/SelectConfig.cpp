@@ -485,18 +485,18 @@ std::string fp8Refusal(AttentionVariantInterface iface,
            std::to_string(target.arch) +
            " is not built (lower it with flash-lower-to-loops)";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || (sz.d != 128 && sz.d != 256))
-    return "the FP8 forward serves D = Dv in {128, 256} (Q, K and Vᵀ rows of "
-           "whole 128-byte swizzle atoms), got D = " +
+  if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128 && sz.d != 256))
+    return "the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of "
+           "whole 128- or 64-byte swizzle rows), got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
   // Causal masks, windows and the softcap are what the GPU check covers
   // (scripts/kernels/check_fp8.py: the score pipeline is the sm90ws
   // recipe's); the rest waits for a check of its own.
   if ((iface.getWindowLeftSize() || iface.getWindowRightSize() ||
        iface.getSoftcapValue()) &&
-      sz.d != 128)
-    return "the FP8 forward serves a window or softcap at D = 128 only (at "
-           "D = 256 its consumer warpgroups spill), got D = " +
+      sz.d == 256)
+    return "the FP8 forward serves a window or softcap at D = 64 and 128 "
+           "only (at D = 256 its consumer warpgroups spill), got D = " +
            std::to_string(sz.d);
   if (iface.getBiasOperand() || iface.getMaskOperand() ||
       !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
@@ -507,13 +507,13 @@ std::string fp8Refusal(AttentionVariantInterface iface,
 
 /// The FP8 forward's config (the sm90ws recipe): 128 query rows (64 per
 /// consumer warpgroup) and K / Vᵀ tiles of 128 keys, one 128-byte swizzle
-/// row of Vᵀ. Three stages at D = 128 (112 KiB); two at D = 256, where
-/// three would need 235 KiB of shared memory.
+/// row of Vᵀ. Four stages at D = 64 (72 KiB), three at D = 128 (112 KiB);
+/// two at D = 256, where three would need 235 KiB of shared memory.
 KernelConfigAttr fp8Config(AttentionVariantInterface iface) {
   int64_t d = iface.getSizes().d;
   return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
                                /*blockM=*/128, /*blockN=*/128, /*warps=*/8,
-                               /*stages=*/d == 128 ? 3 : 2);
+                               /*stages=*/d == 64 ? 4 : d == 128 ? 3 : 2);
 }
 
 /// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
