@@ -129,10 +129,12 @@ class Artifact:
         """The CUtensorMap of operand `op` (q, k, v, do or vt) of a TMA kernel, as
         the runtime encodes it (KERNEL_ABI.md "Tensor maps", "FP8 forwards"):
         [B][H][S][D], a box of one 128-byte swizzle row (64 16-bit or 128
-        e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle; for
+        e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle, but
+        e4m3 rows of 64 bytes (D = 64) one box of the 64-byte swizzle; for
         vt, Vt [B][Hkv][Dv][Sk] with a box of block_n keys x Dv rows."""
         t = bufs[op]
         elt = t.element_size()
+        swizzle_bytes = 128  # CU_TENSOR_MAP_SWIZZLE_128B
         if op == "vt":
             dv = t.shape[2]
             dims = [scalars["seq_k"], dv, scalars["heads_kv"], scalars["batch"]]
@@ -142,7 +144,10 @@ class Artifact:
                                      "do": ("seq_q", "heads_q", "block_m")}.get(
                 op, ("seq_k", "heads_kv", "block_n"))
             dims = [t.shape[3], scalars[rows], scalars[heads], scalars["batch"]]
-            row_stride, box = f"{op}_stride_s", (128 // elt, int(k[box_rows]))
+            if elt == 1 and t.shape[3] == 64:  # KernelSpec::tmaSwizzleBytes
+                swizzle_bytes = 64
+            row_stride, box = (f"{op}_stride_s",
+                               (swizzle_bytes // elt, int(k[box_rows])))
         strides, packed = [], dims[0] * elt
         for d, st in zip(dims[1:], (scalars[row_stride], scalars[f"{op}_stride_h"],
                                     scalars[f"{op}_stride_b"])):
@@ -157,7 +162,10 @@ class Artifact:
             ctypes.byref(tmap), dtype, 4, ctypes.c_void_p(t.data_ptr()),
             (ctypes.c_uint64 * 4)(*dims), (ctypes.c_uint64 * 3)(*strides),
             (ctypes.c_uint32 * 4)(*box, 1, 1), (ctypes.c_uint32 * 4)(1, 1, 1, 1),
-            0, 3, 2, 0), "cuTensorMapEncodeTiled " + op)  # no interleave, 128B swizzle, L2 128B, zero fill
+            # No interleave, the 128- (3) or 64-byte (2) swizzle, L2 128B,
+            # zero fill.
+            0, 3 if swizzle_bytes == 128 else 2, 2, 0),
+            "cuTensorMapEncodeTiled " + op)
         return tmap
 
     def launch_packed(self, k, grid, ptrs, stream=None):

@@ -605,13 +605,13 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
     const KernelSpec &s = *spec;
     bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
     bool threeConsumers = s.warps == 12 && s.kind == KernelSpec::Kind::Forward &&
-                          s.headDim == 64 && !s.isFp8();
+                          s.headDim == 64;
     if ((s.warps != 8 && !threeConsumers) || s.blockM != 16 * s.warps ||
         s.blockN % 16 != 0 || s.blockN > 256 || s.stages < 2 ||
         !knownHeadDim || s.headDimV != s.headDim)
       return op->emitOpError()
              << "the sm90ws recipe needs warps = 8 (two consumer warpgroups; "
-                "12, three, for a 16-bit D = 64 forward), block_m = 16 * "
+                "12, three, for a D = 64 forward), block_m = 16 * "
                 "warps, block_n a multiple of 16 up to 256, stages >= 2 and "
                 "D = Dv in {64, 128, 256}; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "

@@ -8,11 +8,13 @@
 // (bits 62-63) with 8-row groups 512 bytes apart (bits 32-45):
 // 0x8000002000010000, with the leading offset 1 (bits 16-29), is
 // -9223371899415756800 as an i64. P·V is four k-steps of m64n64k32.
-// CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d64_m128n128w8s4(
-// CHECK-SAME: smem = 74752
+// Without a mask, 192 query rows on three consumer warpgroups (SelectConfig's
+// fp8Config), Q one box of 192 rows.
+// CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d64_m192n128w12s4(
+// CHECK-SAME: smem = 78848
 // CHECK: nvgpu.tma.async.load {{.*}} : <tensor = memref<1x1x128x64xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_64b
 // CHECK: nvgpu.tma.async.load {{.*}} : <tensor = memref<1x1x64x128xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_128b
-// CHECK: nvgpu.tma.async.load {{.*}} : <tensor = memref<1x1x128x64xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_64b
+// CHECK: nvgpu.tma.async.load {{.*}} : <tensor = memref<1x1x192x64xi8, #gpu.address_space<workgroup>>, swizzle = swizzle_64b
 // CHECK: arith.constant -9223371899415756800 : i64
 // CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {{.*}}, $128, $129, p, 1, 1;
 // CHECK: nvvm.wgmma.commit.group.sync.aligned

@@ -19,7 +19,10 @@
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d256_m128n128w8s2_causalbr
 // MANIFEST: smem 164864
 // MANIFEST: out_dtype f16
-// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d64_m128n128w8s4
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d64_m192n128w12s4
+// MANIFEST: threads 512
+// MANIFEST: smem 78848
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d64_m128n128w8s4_causalbr
 // MANIFEST: smem 74752
 
 func.func @bf16_d128(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<2x8xf32>) -> tensor<2x8x1000x128xbf16> {

@@ -3,8 +3,9 @@
 // but no kernel here (the mma.sync e4m3 fallback is not built), and says
 // so rather than picking a 16-bit recipe that would read e4m3 bytes as f16.
 // On sm_90 (h100) the FP8 forward of the sm90ws recipe serves D = Dv in
-// {64, 128, 256}: 128 x 128 tiles, four stages at D = 64, three at D = 128
-// and two at D = 256, with causal masks, and at D = 64 and 128 a sliding
+// {64, 128, 256}: 128 x 128 tiles, four stages at D = 64 (192 query rows
+// on three consumer warpgroups without a mask), three at D = 128 and two
+// at D = 256, with causal masks, and at D = 64 and 128 a sliding
 // window and a softcap; other head dims, a window at D = 256, a bias, and
 // an explicit 16-bit recipe, are refused by name.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 -verify-diagnostics
@@ -16,7 +17,7 @@
 // H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of whole 128- or 64-byte swizzle rows), got D = 96, Dv = 96
 // H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 64 and 128 only (at D = 256 its consumer warpgroups spill), got D = 256
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
-// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 4>
+// H100: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_window_softcap
