@@ -231,9 +231,12 @@ def reference(q, k, v, scale, causal, window=None, softcap=None, bias=None, dtyp
     return o.float(), lse
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None, with_bias=False,
-               dv=None, out_f32=False):
+               dv=None, out_f32=False, rising=False):
     """With out_f32, the kernel that writes O in f32 (its O is held to the
-    same rule: unrounded, it can only be closer to the reference)."""
+    same rule: unrounded, it can only be closer to the reference). With
+    `rising`, K's rows grow 0.1x to 8x along the keys, so that a row's
+    maximum keeps rising past the running one by more than a stale
+    maximum's 2^8 (ForwardBuilder.h staleMaxLog2) several times."""
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     dv = d if dv is None else dv
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
@@ -243,6 +246,8 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
         return None
     q = torch.randn(B, Hq, Sq, d, device="cuda", dtype=tdt)
     k = torch.randn(B, Hkv, Sk, d, device="cuda", dtype=tdt)
+    if rising:
+        k = (k.float() * torch.linspace(0.1, 8.0, Sk, device="cuda")[:, None]).to(tdt)
     v = torch.randn(B, Hkv, Sk, dv, device="cuda", dtype=tdt)
     bias = torch.randn(1, Hq, Sq, Sk, device="cuda", dtype=torch.float32) if with_bias else None
     o = torch.full((B, Hq, Sq, dv), float("nan"), device="cuda",
@@ -260,7 +265,7 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
     lse_inf_ok = bool(torch.all(torch.isinf(lse[~finite]))) if (~finite).any() else True
     ok = passes_rule(err, err_pt, 1e-5) and lse_err < 1e-2 and lse_inf_ok
     return dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d, dv], causal=causal, err=err,
-                err_pt=err_pt, lse_err=lse_err, ok=ok)
+                err_pt=err_pt, lse_err=lse_err, ok=ok, rising=rising)
 
 # -------------------------------------------------------------- timing
 def median_ms(fn, iters=30, warmup=5, warmup_ms=250.0):
@@ -382,6 +387,12 @@ def main():
                     r = check_case(art, dtype, d, causal, *shp, dv=dv)
                     if r:
                         results.append(r); failures += not r["ok"]
+        # Rising scores: the running maximum moves late and far.
+        for d, dv in art.head_dims():
+            for causal in ("none", "bottom_right"):
+                r = check_case(art, dtype, d, causal, 1, 4, 2, 200, 2000, dv=dv,
+                               rising=True)
+                if r: results.append(r); failures += not r["ok"]
         for shp in shapes[2:]:
             for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
                 r = check_case(art, dtype, 128, "none", *shp, **kw)
