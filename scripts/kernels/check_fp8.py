@@ -122,17 +122,24 @@ def launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),
     art.launch_named(kern, ((Sq + bm - 1) // bm, Hq, B), bufs, scal)
 
 
+def dequantised(q8, k8, v8, descales, stats, compute):
+    """Q, K, V times their descales in `stats`, rounded to `compute`, K and
+    V repeated over each GQA group."""
+    qd, kd, vd = (t[:, :, None, None].to(stats) for t in descales)
+    G = q8.shape[1] // k8.shape[1]
+    q = (q8.to(stats) * qd).to(compute)
+    k = (k8.to(stats) * kd).repeat_interleave(G, dim=1).to(compute)
+    v = (v8.to(stats) * vd).repeat_interleave(G, dim=1).to(compute)
+    return q, k, v
+
+
 def fp8_spec(q8, k8, v8, descales, scale, causal, compute, window=None, softcap=0.0):
     """docs/FP8.md's forward for one batch entry's heads, P quantised against
     the final row maximum: (O f64/f32, LSE) with the products in `compute`
     (float64 for O_ref, bfloat16 for O_pt: dequantised inputs rounded to
     bf16, bf16 matmuls) and the softmax statistics in f64 / f32."""
     stats = torch.float64 if compute == torch.float64 else torch.float32
-    qd, kd, vd = (t[:, :, None, None].to(stats) for t in descales)
-    G = q8.shape[1] // k8.shape[1]
-    q = (q8.to(stats) * qd).to(compute)
-    k = (k8.to(stats) * kd).repeat_interleave(G, dim=1).to(compute)
-    v = (v8.to(stats) * vd).repeat_interleave(G, dim=1).to(compute)
+    q, k, v = dequantised(q8, k8, v8, descales, stats, compute)
     s = (q @ k.transpose(-1, -2)).to(stats) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
@@ -159,11 +166,7 @@ def fp8_online_pt(q8, k8, v8, descales, scale, causal, block_n, window=None,
     online rounding against that and failed it, run 178). This is the
     online computation: bf16 products, f32 statistics, P8 of 256 p against
     the maximum so far, the accumulator rescaled when the maximum grows."""
-    qd, kd, vd = (t[:, :, None, None].float() for t in descales)
-    G = q8.shape[1] // k8.shape[1]
-    q = (q8.float() * qd).bfloat16()
-    k = (k8.float() * kd).repeat_interleave(G, dim=1).bfloat16()
-    v = (v8.float() * vd).repeat_interleave(G, dim=1).bfloat16()
+    q, k, v = dequantised(q8, k8, v8, descales, torch.float32, torch.bfloat16)
     Sq, Sk = q.shape[2], k.shape[2]
     keep = keep_mask(Sq, Sk, causal, window, q.device)
     m = torch.full(q.shape[:3] + (1,), float("-inf"), device=q.device)

@@ -14,8 +14,9 @@
 // K row of D e4m3 elements is D / 128 swizzle rows, as a 16-bit row of D / 2
 // elements is; at D = 64 a row is 64 bytes, one row of the 64-byte swizzle
 // (KernelSpec::tmaSwizzleBytes: the TMA box, the tensor map's swizzle and
-// the S product's descriptors follow it). The second product reads its B operand K-major only (8-bit
-// wgmma has no transpose), so V arrives transposed: the runtime's Vᵀ
+// the S product's descriptors follow it). The second product reads its B
+// operand K-major only (8-bit wgmma has no transpose), so V arrives
+// transposed: the runtime's Vᵀ
 // [B][Hkv][Dv][Sk] (docs/KERNEL_ABI.md "FP8 forwards"), loaded as Dv rows of
 // block_n = 128 keys, one swizzle row each.
 //
