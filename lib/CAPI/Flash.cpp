@@ -321,7 +321,8 @@ MlirOperation flashAttentionCreate(MlirLocation loc, MlirValue query,
       /*window_left=*/nullptr, /*window_right=*/nullptr, /*softcap=*/nullptr,
       /*dropout_p=*/nullptr, /*q_perm=*/nullptr, /*k_perm=*/nullptr,
       /*v_perm=*/nullptr, /*config=*/nullptr,
-      /*sparse_block_size=*/nullptr);
+      /*sparse_block_size=*/nullptr,
+      /*descale_block_size=*/nullptr);
   // An inherent attribute of the wrong kind (causal = "yes") would be
   // dropped silently by the property setter; say so instead.
   for (const NamedAttribute &a : attrs) {

@@ -66,7 +66,11 @@ class Variant(ctypes.Structure):
                 # decode, kv_append: DTYPE_E4M3 for an FP8 cache (manifest
                 # kv_dtype e4m3); 0 for a cache of `dtype` and every other
                 # kernel.
-                ("kv_dtype", ctypes.c_int)]
+                ("kv_dtype", ctypes.c_int),
+                # e4m3 forwards with per-block descales: the rows of Q and
+                # of K/V one factor covers; 0 for every other kernel.
+                ("descale_block_q", ctypes.c_int32),
+                ("descale_block_k", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -85,7 +89,10 @@ class Variant(ctypes.Structure):
                         + (["varlen"] if self.varlen else [])
                         + ([f"block_sparse={self.block_sparse} "
                             f"blocks={self.sparse_block_q}x{self.sparse_block_k}"]
-                           if self.block_sparse else []))
+                           if self.block_sparse else [])
+                        + ([f"descale_blocks={self.descale_block_q}x"
+                            f"{self.descale_block_k}"]
+                           if self.descale_block_k else []))
 
     def key(self):
         return tuple(getattr(self, name) for name, _ in self._fields_)
@@ -127,7 +134,12 @@ class ForwardArgs(ctypes.Structure):
                 ("k_descale", ctypes.c_void_p),
                 ("v_descale", ctypes.c_void_p),
                 ("q_descale_stride", _I64x2), ("k_descale_stride", _I64x2),
-                ("v_descale_stride", _I64x2)]
+                ("v_descale_stride", _I64x2),
+                # Per-block descales: the stride between blocks (0 for a
+                # descale per tensor or per head).
+                ("q_descale_stride_block", ctypes.c_int64),
+                ("k_descale_stride_block", ctypes.c_int64),
+                ("v_descale_stride_block", ctypes.c_int64)]
 
 
 class BackwardArgs(ctypes.Structure):

@@ -38,12 +38,17 @@ def is_fp8(t):
     return isinstance(t, torch.Tensor) and t.dtype in _FLOAT8
 
 
-def quantize_fp8(x, per="head", *, hadamard=False, seed=None):
+def quantize_fp8(x, per="head", *, hadamard=False, seed=None,
+                 block_size=128):
     """(x8, descale): `x` [B, H, S, D] (bf16, f16 or f32) quantised to
     torch.float8_e4m3fn with amax / 448 scaling, so that x ≈ x8 · descale
     (the descale that flashfuse.attention and flash-attn 3 take).
     per="head": one factor per (b, h), descale f32 [B, H]; per="tensor":
-    one for the whole tensor, descale f32 []. A slice of zeros gets
+    one for the whole tensor, descale f32 []; per="block": one per (b, h)
+    and block of `block_size` rows of S (FlashAttention-3's block
+    quantisation), descale f32 [B, H, ceil(S / block_size)], for
+    flashfuse.attention with descale_block_size (BQ, BK) = the block sizes
+    Q's and K/V's were quantised with. A slice of zeros gets
     descale 1 (and zeros). Values round to nearest even; the amax lands
     exactly on ±448, so nothing saturates.
 
@@ -69,8 +74,13 @@ def quantize_fp8(x, per="head", *, hadamard=False, seed=None):
     if x.dtype not in (torch.bfloat16, torch.float16, torch.float32):
         raise TypeError(f"quantize_fp8 takes bfloat16, float16 or float32; "
                         f"x is {x.dtype}")
-    if per not in ("head", "tensor"):
-        raise ValueError(f"per must be 'head' or 'tensor', got {per!r}")
+    if per not in ("head", "tensor", "block"):
+        raise ValueError(f"per must be 'head', 'tensor' or 'block', got "
+                         f"{per!r}")
+    if per == "block" and (not isinstance(block_size, int)
+                           or isinstance(block_size, bool) or block_size <= 0):
+        raise ValueError(f"quantize_fp8: block_size must be a positive int, "
+                         f"got {block_size!r}")
     if hadamard is not True and hadamard is not False:
         raise TypeError(f"quantize_fp8: hadamard must be True or False, got "
                         f"{hadamard!r}")
@@ -78,15 +88,17 @@ def quantize_fp8(x, per="head", *, hadamard=False, seed=None):
         if seed is not None:
             raise ValueError("quantize_fp8: seed is the Hadamard rotation's; "
                              "pass hadamard=True with it (for Q and K)")
-        return _quantize(x.float(), per)
+        return _quantize(x.float(), per, block_size)
     from . import _hadamard_kernel, hadamard as had
     had.check_head_dim(x.shape[3], "quantize_fp8(hadamard=True)")
     if seed is None:
         raise ValueError("quantize_fp8(hadamard=True) needs seed=, an int: "
                          "pass the same one for Q and K")
     had.check_seed(seed, "quantize_fp8(hadamard=True)")
-    if not _hadamard_kernel.usable(x):
-        return _quantize(had.hadamard_rotate(x, seed), per)
+    # The fused kernel keeps one scale per head or tensor; per block, the
+    # rotated rows are quantised by torch.
+    if per == "block" or not _hadamard_kernel.usable(x):
+        return _quantize(had.hadamard_rotate(x, seed), per, block_size)
     mat = had.signed_hadamard(x.shape[3], seed, x.dtype, x.device)
     amax = _hadamard_kernel.rotated_amax(x, mat)
     descale = _descale_of(amax.amax() if per == "tensor" else amax)
@@ -99,9 +111,19 @@ def _descale_of(amax):
     return torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
 
 
-def _quantize(xf, per):
+def _quantize(xf, per, block_size=128):
     """quantize_fp8 of an f32 `xf` [B, H, S, D] (the values to quantise,
     rotated already where asked)."""
+    if per == "block":
+        # Rows padded with zeros to whole blocks: [B, H, N, block, D].
+        b, h, s, d = xf.shape
+        n = -(-s // block_size)
+        padded = torch.nn.functional.pad(xf, (0, 0, 0, n * block_size - s))
+        blocks = padded.view(b, h, n, block_size, d)
+        descale = _descale_of(blocks.abs().amax(dim=(3, 4), keepdim=True))
+        x8 = (blocks / descale).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3)
+        x8 = x8.view(b, h, n * block_size, d)[:, :, :s].contiguous()
+        return x8, descale.reshape(b, h, n).contiguous()
     dims = (2, 3) if per == "head" else (0, 1, 2, 3)
     descale = _descale_of(xf.abs().amax(dim=dims, keepdim=True))
     # Dividing by the descale (not multiplying by its reciprocal) puts the
@@ -175,13 +197,16 @@ def prepare_vt(v):
     return transpose_padded(v.view(torch.uint8), VT_KEY_ALIGN).view(v.dtype)
 
 
-def _descale(name, t, batch, heads, group=1):
-    """`t` as (f32 tensor, (stride_b, stride_h)) the kernel reads at
-    [b * stride_b + h * stride_h]: shape [] or [1] (one factor per tensor),
-    [batch, heads], or with `group` > 1 (q_descale) [batch, heads / group],
-    flash-attn 3's q_descale per kv head, expanded over each group of
-    query heads. TypeError/ValueError otherwise."""
-    shapes = ["[]", "[1]", f"[B, H] = [{batch}, {heads}]"]
+def _descale(name, t, batch, heads, blocks, group=1):
+    """`t` as (f32 tensor, (stride_b, stride_h, stride_n)) the kernel reads
+    at [b * stride_b + h * stride_h + n * stride_n]: shape [] or [1] (one
+    factor per tensor), [batch, heads], with `group` > 1 (q_descale)
+    [batch, heads / group], flash-attn 3's q_descale per kv head, expanded
+    over each group of query heads, or per block [batch, heads, blocks]
+    (the sequence's ceil(S / block) blocks). TypeError/ValueError
+    otherwise."""
+    shapes = ["[]", "[1]", f"[B, H] = [{batch}, {heads}]",
+              f"[B, H, ceil(S / block)] = [{batch}, {heads}, {blocks}]"]
     if group > 1:
         shapes.append(f"[B, Hkv] = [{batch}, {heads // group}]")
     expected = f"a float32 tensor of shape {', '.join(shapes[:-1])} or " \
@@ -194,22 +219,25 @@ def _descale(name, t, batch, heads, group=1):
                         f"got {t.dtype}")
     shape = tuple(t.shape)
     if shape in ((), (1,)):
-        return t, (0, 0)
+        return t, (0, 0, 0)
+    if shape == (batch, heads, blocks):
+        return t, (t.stride(0), t.stride(1), t.stride(2))
     if group > 1 and shape == (batch, heads // group):
         t = t.repeat_interleave(group, dim=1)
     elif shape != (batch, heads):
         raise ValueError(f"flashfuse.attention: {name} must be {expected}; "
                          f"got shape {list(shape)}")
-    return t, (t.stride(0), t.stride(1))
+    return t, (t.stride(0), t.stride(1), 0)
 
 
 def check_args(q, k, v, q_descale, k_descale, v_descale, out_dtype,
-               attn_mask, dropout_p):
+               attn_mask, dropout_p, descale_block_size=(128, 128)):
     """Checks what flashfuse.attention is given for FP8 inputs (q, k, v
     already [B, H, S, D] tensors of one shape family): e4m3 everywhere,
     descales present and well formed, an O dtype the kernels write,
     nothing the FP8 forward lacks. Returns the three (descale, strides)
-    pairs. Needs no GPU."""
+    pairs and the (BQ, BK) of per-block descales ((0, 0) when none is per
+    block). Needs no GPU."""
     for name, t in (("query", q), ("key", k), ("value", v)):
         if E5M2 is not None and t.dtype == E5M2:
             raise TypeError(f"flashfuse.attention: {name} is float8_e5m2; "
@@ -241,10 +269,27 @@ def check_args(q, k, v, q_descale, k_descale, v_descale, out_dtype,
     if dropout_p:
         raise ValueError("flashfuse.attention: FP8 attention takes no "
                          "dropout (it is forward only)")
+    if (not isinstance(descale_block_size, (tuple, list))
+            or len(descale_block_size) != 2
+            or any(not isinstance(s, int) or isinstance(s, bool) or s <= 0
+                   for s in descale_block_size)):
+        raise ValueError("flashfuse.attention: descale_block_size must be "
+                         "(BQ, BK), two positive ints; got "
+                         f"{descale_block_size!r}")
+    bq, bk = descale_block_size
     b, hq, hkv = q.shape[0], q.shape[1], k.shape[1]
-    return (_descale("q_descale", q_descale, b, hq, group=hq // hkv),
-            _descale("k_descale", k_descale, b, hkv),
-            _descale("v_descale", v_descale, b, hkv))
+    sq, sk = q.shape[2], k.shape[2]
+    descales = (
+        _descale("q_descale", q_descale, b, hq, -(-sq // bq), group=hq // hkv),
+        _descale("k_descale", k_descale, b, hkv, -(-sk // bk)),
+        _descale("v_descale", v_descale, b, hkv, -(-sk // bk)))
+    per_block = any(t.dim() == 3 for t, _ in descales)
+    if per_block and (bq % 16 or bk % 128):
+        raise ValueError("flashfuse.attention: per-block descales need "
+                         "descale_block_size (BQ, BK) with BQ a multiple of 16 "
+                         "and BK of 128 (one factor per warp's rows and per "
+                         f"key tile of the kernels); got ({bq}, {bk})")
+    return descales, ((bq, bk) if per_block else (0, 0))
 
 
 def check_device(q, descales):
@@ -275,18 +320,20 @@ def _aligned_descale(t):
 def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
                       q_descale: torch.Tensor, k_descale: torch.Tensor,
                       v_descale: torch.Tensor, descale_strides: list[int],
+                      descale_blocks: list[int],
                       causal: int, scale: float, window_left: int,
                       window_right: int, softcap: float,
                       out_dtype: torch.dtype
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Hq, Sq, Dv] in out_dtype, LSE f32 [B, Hq, Sq]) of e4m3 q, k
-    and Vt (prepare_vt), descales with their (b, h) strides in
-    descale_strides (q's, k's, v's)."""
+    and Vt (prepare_vt), descales with their (b, h, block) strides in
+    descale_strides (q's, k's, v's) and the (BQ, BK) of per-block ones in
+    descale_blocks ([0, 0]: none)."""
     dv = vt.shape[2]
     variant = _kernels.make_variant(
         rt.KIND_FORWARD, rt.DTYPE_E4M3, q.shape[-1], dv, causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
-        out_dtype=OUT_DTYPES[out_dtype])
+        out_dtype=OUT_DTYPES[out_dtype], descale_blocks=descale_blocks)
     kernel = _kernels.kernel(q.device.index, variant,
                              capability=ops._capability(q.device.index))
     o = ops._output_like(q, dv, out_dtype)
@@ -304,8 +351,11 @@ def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
     descales = [_aligned_descale(t) for t in (q_descale, k_descale, v_descale)]
     a.q_descale, a.k_descale, a.v_descale = (t.data_ptr() for t in descales)
     a.q_descale_stride[:] = descale_strides[0:2]
-    a.k_descale_stride[:] = descale_strides[2:4]
-    a.v_descale_stride[:] = descale_strides[4:6]
+    a.k_descale_stride[:] = descale_strides[3:5]
+    a.v_descale_stride[:] = descale_strides[6:8]
+    a.q_descale_stride_block = descale_strides[2]
+    a.k_descale_stride_block = descale_strides[5]
+    a.v_descale_stride_block = descale_strides[8]
     a.scale = scale
     a.window_left, a.window_right = window_left, window_right
     a.softcap = softcap
@@ -316,20 +366,21 @@ def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
 
 
 @attention_fp8_fwd.register_fake
-def _(q, k, vt, q_descale, k_descale, v_descale, descale_strides, causal,
-      scale, window_left, window_right, softcap, out_dtype):
+def _(q, k, vt, q_descale, k_descale, v_descale, descale_strides,
+      descale_blocks, causal, scale, window_left, window_right, softcap,
+      out_dtype):
     b, hq, sq, _ = q.shape
     return (ops._output_like(q, vt.shape[2], out_dtype),
             q.new_empty(b, hq, sq, dtype=torch.float32))
 
 
-def attention(q, k, v, descales, out_dtype, causal, scale, window_left,
-              window_right, softcap):
+def attention(q, k, v, descales, blocks, out_dtype, causal, scale,
+              window_left, window_right, softcap):
     """O of the FP8 forward for checked arguments (check_args'
-    `descales`): Vt prepared, then the custom op."""
+    `descales` and `blocks`): Vt prepared, then the custom op."""
     vt = prepare_vt(v)
     strides = [s for _, st in descales for s in st]
     o, _ = torch.ops.flashfuse.attention_fp8_fwd(
-        q, k, vt, *(t for t, _ in descales), strides, causal, scale,
-        window_left, window_right, softcap, out_dtype)
+        q, k, vt, *(t for t, _ in descales), strides, list(blocks), causal,
+        scale, window_left, window_right, softcap, out_dtype)
     return o

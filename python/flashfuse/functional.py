@@ -116,7 +116,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
               enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
               deterministic=False, q_descale=None, k_descale=None,
               v_descale=None, out_dtype=torch.bfloat16, block_mask=None,
-              block_size=128):
+              block_size=128, descale_block_size=(128, 128)):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -144,7 +144,11 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     expanded over each group of query heads), such that Q ≈ q_descale · Q8
     (flashfuse.quantize_fp8 makes them; with hadamard=True and one seed
     for Q and K, Q8 and K8 are of Q·M and K·M, which have Q's and K's
-    scores). O is `out_dtype`, bfloat16 or
+    scores). Any of them may instead be per block of the sequence
+    (FlashAttention-3's block quantisation; quantize_fp8(per="block")):
+    [B, H, ceil(S / BQ)] for q_descale and [B, Hkv, ceil(Sk / BK)] for k
+    and v, with `descale_block_size` = (BQ, BK), default (128, 128); the
+    GPU kernels take BQ a multiple of 16 and BK of 128. O is `out_dtype`, bfloat16 or
     float16. The kernels read V transposed (Vt [B, Hkv, Dv, Sk_pad], the
     keys contiguous and padded with zeros to a multiple of 16: the layout
     KERNEL_ABI.md "FP8 forwards" gives the FP8 kernels), so V is copied
@@ -188,11 +192,12 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     if fp8_inputs:
-        descales = fp8.check_args(query, key, value, q_descale, k_descale,
-                                  v_descale, out_dtype, attn_mask, dropout_p)
+        descales, blocks = fp8.check_args(
+            query, key, value, q_descale, k_descale, v_descale, out_dtype,
+            attn_mask, dropout_p, descale_block_size)
         _check_device(query, key, value)
         fp8.check_device(query, descales)
-        return fp8.attention(query, key, value, descales, out_dtype,
+        return fp8.attention(query, key, value, descales, blocks, out_dtype,
                              _CAUSAL[is_causal], float(scale),
                              int(window[0]), int(window[1]), softcap)
     if any(t is not None for t in (q_descale, k_descale, v_descale)):

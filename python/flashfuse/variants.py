@@ -49,7 +49,11 @@ class KernelVariant:
     through strides) and out_dtype "bf16" or "f16". `block_sparse` 1 makes
     it a forward walking block-sparse key-block lists (flash.attention's
     `block_sparse(...)`, docs/KERNEL_ABI.md "Block-sparse"), 2 with full
-    lists too, over blocks of `sparse_blocks` (BQ, BK)."""
+    lists too, over blocks of `sparse_blocks` (BQ, BK). `descale_blocks`
+    (BQ, BK), e4m3 only, makes the descales per block of the sequence
+    ([B, H, N], flash.attention's `descale_block_size`; FlashAttention-3's
+    block quantisation), which the kernel reads per tensor and per head too
+    (block stride 0)."""
 
     name: str
     dtype: str
@@ -67,6 +71,7 @@ class KernelVariant:
     varlen: bool = False
     block_sparse: int = 0  # 0 dense, 1 partial lists, 2 partial + full
     sparse_blocks: Tuple[int, int] = (128, 128)
+    descale_blocks: Optional[Tuple[int, int]] = None
 
     def __post_init__(self):
         # Rejected here rather than by the MLIR parser, whose message would
@@ -141,6 +146,12 @@ class KernelVariant:
         if self.tiles:
             raise ValueError("an e4m3 variant takes no forced tiles (they "
                              "name the sm80 recipe, which has no FP8)")
+        if self.descale_blocks is not None and (
+                len(self.descale_blocks) != 2
+                or any(not isinstance(s, int) or s <= 0
+                       for s in self.descale_blocks)):
+            raise ValueError("variant descale_blocks must be two positive "
+                             f"ints (BQ, BK), got {self.descale_blocks!r}")
 
 
 def _float(x):
@@ -167,6 +178,9 @@ def attributes(v):
     if v.block_sparse and tuple(v.sparse_blocks) != (128, 128):
         bq, bk = v.sparse_blocks
         attrs.append(f"sparse_block_size = array<i64: {bq}, {bk}>")
+    if v.fp8 and v.descale_blocks:
+        bq, bk = v.descale_blocks
+        attrs.append(f"descale_block_size = array<i64: {bq}, {bk}>")
     if v.tiles:
         bm, bn, w, s = v.tiles
         attrs.append(f"config = #flash.config<sm80, block_m = {bm}, "
@@ -189,8 +203,13 @@ class _Types:
         self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
         # A packed batch's offsets: [B + 1], B a kernel argument too.
         self.cu = "tensor<?xi32>"
-        # FP8 descales per head, [B, H] (H = Hq = Hkv = 1 here).
-        self.descale = "tensor<1x1xf32>"
+        # FP8 descales per head, [B, H] (H = Hq = Hkv = 1 here), or per
+        # block [B, H, N].
+        self.descale = self.k_descale = "tensor<1x1xf32>"
+        if v.fp8 and v.descale_blocks:
+            bq, bk = v.descale_blocks
+            self.descale = f"tensor<1x1x{-(-_SEQ // bq)}xf32>"
+            self.k_descale = f"tensor<1x1x{-(-_SEQ // bk)}xf32>"
         # Block-sparse lists [1, 1, QB(, N)]: their sizes and strides are
         # kernel arguments.
         qb = -(-_SEQ // v.sparse_blocks[0])
@@ -216,9 +235,9 @@ def _optional_operands(v, ty):
         args += [f"%cu_q: {ty.cu}", f"%cu_k: {ty.cu}"]
         uses.append(f"varlen(%cu_q, %cu_k : {ty.cu}, {ty.cu})")
     if v.fp8:
-        d = ty.descale
-        args += [f"%qd: {d}", f"%kd: {d}", f"%vd: {d}"]
-        uses.append(f"descale(%qd, %kd, %vd : {d}, {d}, {d})")
+        d, kd = ty.descale, ty.k_descale
+        args += [f"%qd: {d}", f"%kd: {kd}", f"%vd: {kd}"]
+        uses.append(f"descale(%qd, %kd, %vd : {d}, {kd}, {kd})")
     if v.block_sparse:
         args += [f"%kvn: {ty.num}", f"%kvi: {ty.idx}"]
         uses.append(f"block_sparse(%kvn, %kvi : {ty.num}, {ty.idx})")
@@ -420,6 +439,11 @@ def from_runtime(variant):
         + (["varlen"] if varlen else []) + ([f"o{fp8_out}"] if fp8_out else []) \
         + ([f"bs{block_sparse}_{sparse_blocks[0]}x{sparse_blocks[1]}"]
            if block_sparse else [])
+    # An e4m3 forward of per-block descales.
+    descale_blocks = ((variant.descale_block_q, variant.descale_block_k)
+                      if getattr(variant, "descale_block_k", 0) else None)
+    if descale_blocks:
+        flags.append(f"ds{descale_blocks[0]}x{descale_blocks[1]}")
     dims = [f"d{variant.head_dim}"] + (
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
@@ -434,7 +458,8 @@ def from_runtime(variant):
         bias=bool(variant.bias), mask=bool(variant.mask),
         dropout=0.5 if variant.dropout else None,
         out_dtype="f32" if variant.out_f32 else fp8_out, varlen=varlen,
-        block_sparse=block_sparse, sparse_blocks=sparse_blocks)
+        block_sparse=block_sparse, sparse_blocks=sparse_blocks,
+        descale_blocks=descale_blocks)
     return v, backward
 
 

@@ -22,10 +22,11 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
-    # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k and
-    # kv_dtype.
-    assert ctypes.sizeof(rt_module.Variant) == 18 * 4
+    # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k,
+    # kv_dtype, descale_block_q and descale_block_k.
+    assert ctypes.sizeof(rt_module.Variant) == 20 * 4
     assert rt_module.Variant.kv_dtype.offset == 17 * 4
+    assert rt_module.Variant.descale_block_k.offset == 19 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
     assert rt_module.Variant.out_f32.offset == 11 * 4
     assert rt_module.Variant.varlen.offset == 12 * 4
@@ -33,8 +34,10 @@ def test_variant_struct_matches_the_c_layout():
     assert rt_module.Variant.block_sparse.offset == 14 * 4
     assert rt_module.Variant.sparse_block_k.offset == 16 * 4
     # flashfuse_forward_args: out_f32 after seed, then the FP8 fields
-    # (runtime_test.cpp and fp8_test.cpp assert the same size).
-    assert ctypes.sizeof(rt_module.ForwardArgs) == 424
+    # and the per-block descale strides (runtime_test.cpp and fp8_test.cpp
+    # assert the same size).
+    assert ctypes.sizeof(rt_module.ForwardArgs) == 448
+    assert rt_module.ForwardArgs.q_descale_stride_block.offset == 424
     assert rt_module.ForwardArgs.out_f32.offset == (
         rt_module.ForwardArgs.seed.offset + 8) == 344
     assert rt_module.ForwardArgs.out_dtype.offset == 348

@@ -52,7 +52,7 @@ def test_quantize_per_tensor_and_zeros():
     (lambda: fp8.quantize_fp8(torch.zeros(1, 1, 1, 16, dtype=torch.int32)),
      TypeError, "takes bfloat16, float16 or float32"),
     (lambda: fp8.quantize_fp8(torch.zeros(1, 1, 1, 16), per="row"),
-     ValueError, "per must be 'head' or 'tensor'"),
+     ValueError, "per must be 'head', 'tensor' or 'block'"),
 ])
 def test_quantize_errors(call, error, message):
     with pytest.raises(error, match=message):
@@ -93,10 +93,11 @@ def test_valid_fp8_arguments_reach_the_device_check():
     (lambda qkv, d: d.update(q_descale=d["q_descale"].half()), TypeError,
      "q_descale must be a float32 tensor .* got torch.float16"),
     (lambda qkv, d: d.update(v_descale=torch.ones(2, 4)), ValueError,
-     "v_descale must be a float32 tensor of shape \\[\\], \\[1\\] or "
-     "\\[B, H\\] = \\[2, 2\\]; got shape \\[2, 4\\]"),
+     "v_descale must be a float32 tensor of shape \\[\\], \\[1\\], "
+     "\\[B, H\\] = \\[2, 2\\] or \\[B, H, ceil\\(S / block\\)\\] = "
+     "\\[2, 2, 1\\]; got shape \\[2, 4\\]"),
     (lambda qkv, d: d.update(q_descale=torch.ones(3)), ValueError,
-     "q_descale must be .*\\[B, H\\] = \\[2, 4\\] or \\[B, Hkv\\] = \\[2, 2\\]"
+     "q_descale must be .*\\[B, H\\] = \\[2, 4\\], .* or \\[B, Hkv\\] = \\[2, 2\\]"
      "; got shape \\[3\\]"),
     (lambda qkv, d: d.update(k_descale=[1.0]), TypeError,
      "k_descale must be a float32 tensor.*got list"),
@@ -142,16 +143,69 @@ def test_descale_forms():
     and its (b, h) strides (0, 0 per tensor)."""
     (q, k, v), d = _fp8_qkv(b=2, hq=4, hkv=2)
     per_kv_head = torch.arange(4, dtype=torch.float32).reshape(2, 2) + 1
-    (qt, qs), (kt, ks), (vt, vs) = fp8.check_args(
+    ((qt, qs), (kt, ks), (vt, vs)), blocks = fp8.check_args(
         q, k, v, per_kv_head, torch.ones(1), torch.ones(2, 2).t(),
         torch.bfloat16, None, 0.0)
     # flash-attn 3's q_descale per kv head, expanded over each group of two
     # query heads.
-    assert qt.shape == (2, 4) and qs == (4, 1)
+    assert qt.shape == (2, 4) and qs == (4, 1, 0)
     assert qt.tolist() == [[1, 1, 2, 2], [3, 3, 4, 4]]
-    assert ks == (0, 0)
+    assert ks == (0, 0, 0)
     # Any strides of a [B, H] view are read in place.
-    assert vs == (1, 2)
+    assert vs == (1, 2, 0)
+    assert blocks == (0, 0)
+
+
+def test_per_block_descales():
+    """Per-block descales: [B, H, ceil(S / block)] with descale_block_size,
+    mixed with per-tensor ones; the kernel's (BQ, BK) come back with them,
+    and block sizes the kernels cannot take are refused by name."""
+    (q, k, v), d = _fp8_qkv(b=2, hq=4, hkv=2)
+    sq, sk = q.shape[2], k.shape[2]
+    qd = torch.ones(2, 4, -(-sq // 64))
+    kd = torch.ones(2, 2, -(-sk // 128))
+    ((qt, qs), (kt, ks), (vt, vs)), blocks = fp8.check_args(
+        q, k, v, qd, kd, torch.ones(()), torch.bfloat16, None, 0.0,
+        descale_block_size=(64, 128))
+    assert blocks == (64, 128)
+    assert qs == (4 * qd.shape[2], qd.shape[2], 1)
+    assert ks == (2 * kd.shape[2], kd.shape[2], 1) and vs == (0, 0, 0)
+    with pytest.raises(ValueError, match=r"k_descale must be .*\[B, H, "
+                                         r"ceil\(S / block\)\]"):
+        fp8.check_args(q, k, v, qd, torch.ones(2, 2, 99), kd,
+                       torch.bfloat16, None, 0.0,
+                       descale_block_size=(64, 128))
+    with pytest.raises(ValueError, match="BK of 128"):
+        fp8.check_args(q, k, v, qd, torch.ones(2, 2, -(-sk // 64)),
+                       torch.ones(()), torch.bfloat16, None, 0.0,
+                       descale_block_size=(64, 64))
+    with pytest.raises(ValueError, match="two positive ints"):
+        fp8.check_args(q, k, v, qd, kd, kd, torch.bfloat16, None, 0.0,
+                       descale_block_size=(64,))
+
+
+def test_quantize_per_block():
+    """quantize_fp8(per="block"): one descale per block of rows (a short
+    last block), x ≈ x8 · descale within e4m3's rounding, each block's
+    amax on 448."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 200, 64)
+    x[:, :, 150:] *= 100  # the last blocks far larger
+    x8, descale = flashfuse.quantize_fp8(x, per="block", block_size=64)
+    assert x8.dtype == E4M3 and x8.shape == x.shape
+    assert descale.shape == (2, 3, 4)
+    rows = torch.arange(200) // 64
+    step = descale[:, :, rows, None]
+    deq = x8.float() * step
+    # e4m3 rounding: half an ulp of 3 mantissa bits for normal codes, half
+    # of the subnormal step 2^-9 of the block's scale below them.
+    assert torch.all((deq - x).abs() <= 2 ** -4 * x.abs() + 2 ** -10 * step)
+    amax = x8.float().abs().view(2, 3, 200, 64)
+    for n in range(4):
+        assert torch.all(amax[:, :, 64 * n:64 * (n + 1)].amax(dim=(2, 3))
+                         == 448)
+    with pytest.raises(ValueError, match="block_size must be a positive int"):
+        flashfuse.quantize_fp8(x, per="block", block_size=0)
 
 
 def test_fp8_custom_op_has_a_fake():
@@ -162,7 +216,8 @@ def test_fp8_custom_op_has_a_fake():
     vt = torch.empty(2, 2, 64, 304, dtype=E4M3, device="meta")
     d = torch.empty((), dtype=torch.float32, device="meta")
     o, lse = torch.ops.flashfuse.attention_fp8_fwd(
-        q, k, vt, d, d, d, [0] * 6, 0, 0.1, -1, -1, 0.0, torch.float16)
+        q, k, vt, d, d, d, [0] * 9, [0, 0], 0, 0.1, -1, -1, 0.0,
+        torch.float16)
     assert o.shape == (2, 8, 100, 64) and o.dtype == torch.float16
     assert o.transpose(1, 2).is_contiguous()
     assert lse.shape == (2, 8, 100) and lse.dtype == torch.float32

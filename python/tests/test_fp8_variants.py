@@ -113,17 +113,41 @@ def test_runtime_variant_out_dtype():
             from_runtime(bad)
 
 
+def test_runtime_variant_descale_blocks():
+    """A runtime variant of per-block descales names its blocks and comes
+    back as the variant whose IR takes [B, H, N] descales with
+    descale_block_size (the on-demand compile of such a kernel)."""
+    v = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_E4M3, 128, 128,
+                              out_dtype=rt.DTYPE_BF16,
+                              descale_blocks=(64, 128))
+    assert v.describe().endswith("out=bf16 descale_blocks=64x128")
+    kv, _ = from_runtime(v)
+    assert kv.descale_blocks == (64, 128)
+    assert kv.name == "e4m3_d128_full_obf16_ds64x128"
+    text = emit_module([kv])
+    # _SEQ = 128 rows: two Q blocks of 64, one K/V block of 128.
+    assert ("descale(%qd, %kd, %vd : tensor<1x1x2xf32>, tensor<1x1x1xf32>, "
+            "tensor<1x1x1xf32>)") in text
+    assert "descale_block_size = array<i64: 64, 128>" in text
+    with pytest.raises(ValueError, match="descale_blocks must be two positive"):
+        KernelVariant("x", "e4m3", 128, out_dtype="bf16", descale_blocks=(0, 128))
+
+
 def test_gen_suite_fp8(opt_tool, tmp_path):
     out = tmp_path / "fp8.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "--fp8", "-o", str(out)],
                    check=True)
     text = out.read_text()
     # D 64/128/256 x causal none/top_left/bottom_right x O bf16/f16, then a
-    # window and a softcap at D = 64 and 128, each with descales.
-    assert text.count("flash.attention ") == 22
-    assert text.count("descale(%qd, %kd, %vd") == 22
-    assert text.count("#flash.causal<bottom_right>") == 6
-    assert text.count("#flash.causal<top_left>") == 6
+    # window and a softcap at D = 64 and 128, each with descales; then
+    # per-block descales at D = 64, 128 (three causal modes) and 256 (none).
+    assert text.count("flash.attention ") == 29
+    assert text.count("descale(%qd, %kd, %vd") == 29
+    assert text.count("descale_block_size = array<i64: 128, 128>") == 7
+    assert "@e4m3_d256_full_obf16_ds128(" in text
+    assert "@e4m3_d256_top_left_obf16_ds128(" not in text
+    assert text.count("#flash.causal<bottom_right>") == 8
+    assert text.count("#flash.causal<top_left>") == 8
     assert "@e4m3_d256_bottom_right_of16(" in text
     assert "@e4m3_d64_full_obf16(" in text
     for d in (64, 128):
@@ -189,4 +213,4 @@ def test_forward_args_reach_the_runtime(rt):
                        match="inputs are e4m3 but the kernel was compiled "
                              "for bf16"):
         m.check_forward(2, _fp8_args())
-    assert ctypes.sizeof(rt.ForwardArgs) == 424
+    assert ctypes.sizeof(rt.ForwardArgs) == 448

@@ -104,11 +104,20 @@ public:
     const float *ptr;
     const int64_t *stride;
     int64_t heads; // Hq for q_descale, Hkv for k and v
+    int64_t strideBlock;
+    int64_t blocks; // ceil(seq / block) of a per-block kernel, else 1
   };
   std::vector<Descale> descales() const {
-    return {{"q_descale", a_.q_descale, a_.q_descale_stride, a_.heads_q},
-            {"k_descale", a_.k_descale, a_.k_descale_stride, a_.heads_kv},
-            {"v_descale", a_.v_descale, a_.v_descale_stride, a_.heads_kv}};
+    const flashfuse_variant &v = spec_.variant;
+    auto blocks = [&](int64_t seq, int32_t block) {
+      return block > 0 ? (seq + block - 1) / block : int64_t(1);
+    };
+    return {{"q_descale", a_.q_descale, a_.q_descale_stride, a_.heads_q,
+             a_.q_descale_stride_block, blocks(a_.seq_q, v.descale_block_q)},
+            {"k_descale", a_.k_descale, a_.k_descale_stride, a_.heads_kv,
+             a_.k_descale_stride_block, blocks(a_.seq_k, v.descale_block_k)},
+            {"v_descale", a_.v_descale, a_.v_descale_stride, a_.heads_kv,
+             a_.v_descale_stride_block, blocks(a_.seq_k, v.descale_block_k)}};
   }
 
   const flashfuse_varlen_args *varlen() const { return varlen_; }
@@ -169,13 +178,17 @@ private:
     if (!d.ptr)
       return bad(concat("'", d.name, "' is a null pointer (e4m3 kernels need "
                         "q_descale, k_descale and v_descale)"));
-    if (d.stride[0] < 0 || d.stride[1] < 0)
+    if (d.stride[0] < 0 || d.stride[1] < 0 || d.strideBlock < 0)
       return bad(concat("'", d.name, "' has a negative stride"));
-    // Far beyond any [B, H] buffer: the span below must not overflow.
-    for (int i = 0; i < 2; ++i)
-      if (d.stride[i] > kMaxI32)
-        return bad(concat("'", d.name, "' stride ", d.stride[i],
-                          " is too large"));
+    // Far beyond any [B, H, N] buffer: the span below must not overflow.
+    for (int64_t stride : {d.stride[0], d.stride[1], d.strideBlock})
+      if (stride > kMaxI32)
+        return bad(concat("'", d.name, "' stride ", stride, " is too large"));
+    if (d.strideBlock && !spec_.variant.descale_block_k)
+      return bad(concat("'", d.name, "' has a block stride (",
+                        d.strideBlock, ", per-block descales) but the kernel "
+                        "takes per-tensor or per-head descales; compile it "
+                        "with descale_block_size"));
     return FLASHFUSE_SUCCESS;
   }
 
@@ -223,18 +236,21 @@ std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
   }
   out.push_back(buffer("lse", a.lse, a.batch * a.heads_q * a.seq_q));
   if (checker.fp8()) {
-    static const char *descaleStrideNames[3][2] = {
-        {"q_descale_stride_b", "q_descale_stride_h"},
-        {"k_descale_stride_b", "k_descale_stride_h"},
-        {"v_descale_stride_b", "v_descale_stride_h"}};
+    static const char *descaleStrideNames[3][3] = {
+        {"q_descale_stride_b", "q_descale_stride_h", "q_descale_stride_n"},
+        {"k_descale_stride_b", "k_descale_stride_h", "k_descale_stride_n"},
+        {"v_descale_stride_b", "v_descale_stride_h", "v_descale_stride_n"}};
     std::vector<ForwardChecker::Descale> ds = checker.descales();
     for (size_t i = 0; i < ds.size(); ++i) {
-      const int64_t size[4] = {a.batch, ds[i].heads, 1, 1};
-      const int64_t stride[4] = {ds[i].stride[0], ds[i].stride[1], 0, 0};
+      const int64_t size[4] = {a.batch, ds[i].heads, ds[i].blocks, 1};
+      const int64_t stride[4] = {ds[i].stride[0], ds[i].stride[1],
+                                 ds[i].strideBlock, 0};
       out.push_back(buffer(ds[i].name, ds[i].ptr, span(size, stride)));
-      for (int d = 0; d < 2; ++d)
+      const int64_t strides[3] = {ds[i].stride[0], ds[i].stride[1],
+                                  ds[i].strideBlock};
+      for (int d = 0; d < 3; ++d)
         out.push_back(integer(descaleStrideNames[i][d], FLASHFUSE_PARAM_I64,
-                              ds[i].stride[d]));
+                              strides[d]));
     }
   }
   const int64_t scoreSize[4] = {a.batch, a.heads_q, a.seq_q, a.seq_k};

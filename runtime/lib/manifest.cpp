@@ -297,6 +297,10 @@ private:
       return number(1, 1 << 16, v.sparse_block_q);
     } else if (key == "sparse_block_k") {
       return number(1, 1 << 16, v.sparse_block_k);
+    } else if (key == "descale_block_q") {
+      return number(1, 1 << 16, v.descale_block_q);
+    } else if (key == "descale_block_k") {
+      return number(1, 1 << 16, v.descale_block_k);
     } else if (key == "grid") {
       // How the launch sizes the grid; absent: one block per tile.
       if (value != "tiles" && value != "persistent")
@@ -358,6 +362,27 @@ private:
                  "decode kernel exists)");
     if (e4m3 && (v.out_f32 || v.varlen || v.dropout))
       return bad("e4m3 kernels write no f32 O and take no varlen or dropout");
+    if ((v.descale_block_q != 0) != (v.descale_block_k != 0))
+      return bad("'descale_block_q' and 'descale_block_k' come together");
+    if (v.descale_block_k && !e4m3)
+      return bad("'descale_block_q'/'descale_block_k' are for e4m3 forwards "
+                 "only (per-block descales)");
+    if (v.descale_block_k && (v.descale_block_q % 16 != 0 ||
+                              v.descale_block_k % k.block_n != 0))
+      return bad("'descale_block_q' must be a multiple of 16 and "
+                 "'descale_block_k' of block_n");
+    if (e4m3) {
+      // The block strides are params exactly when the blocks are stated.
+      bool blockStrides = false;
+      for (const ParamSpec &p : k.params)
+        blockStrides |= p.name == "q_descale_stride_n";
+      if (blockStrides != (v.descale_block_k != 0))
+        return bad(v.descale_block_k
+                       ? "per-block descales need the param "
+                         "'q_descale_stride_n' (and k_, v_)"
+                       : "the param 'q_descale_stride_n' needs "
+                         "'descale_block_q' and 'descale_block_k'");
+    }
     // An FP8 cache: the decode reads one and kv_append quantises new rows
     // into it; their queries, O and new rows are 16-bit, and both take the
     // descales by name (KERNEL_ABI.md "Decode").
@@ -478,7 +503,9 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.varlen == v.varlen && k.out_dtype == v.out_dtype &&
         k.block_sparse == v.block_sparse &&
         k.sparse_block_q == v.sparse_block_q &&
-        k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype)
+        k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype &&
+        k.descale_block_q == v.descale_block_q &&
+        k.descale_block_k == v.descale_block_k)
       return static_cast<int>(i);
   }
   return -1;
@@ -547,6 +574,8 @@ std::string describeVariant(const flashfuse_variant &v) {
   if (v.block_sparse)
     s += concat(" block_sparse=", v.block_sparse, " blocks=", v.sparse_block_q,
                 "x", v.sparse_block_k);
+  if (v.descale_block_k)
+    s += concat(" descale_blocks=", v.descale_block_q, "x", v.descale_block_k);
   return s;
 }
 

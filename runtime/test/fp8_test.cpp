@@ -176,7 +176,7 @@ flashfuse_forward_args fp8Args() {
 }
 
 void testForwardChecks() {
-  static_assert(sizeof(flashfuse_forward_args) == 424,
+  static_assert(sizeof(flashfuse_forward_args) == 448,
                 "flashfuse_forward_args layout (python/flashfuse/_runtime.py "
                 "mirrors it)");
   flashfuse::Manifest m = fp8Sample();
@@ -244,6 +244,86 @@ void testForwardChecks() {
 #undef EXPECT_BAD
 }
 
+// Per-block descales (flash.attention's descale_block_size): the manifest
+// keys descale_block_q / descale_block_k, lookup by them, their malformed
+// forms, and the block strides a launch gives.
+void testBlockDescales() {
+  using flashfuse::Manifest;
+  std::string params;
+  for (const char *p :
+       {"memref:q", "memref:k", "memref:vt", "memref:o", "memref:lse",
+        "memref:q_descale", "memref:k_descale", "memref:v_descale",
+        "i32:batch", "i32:heads_q", "i32:heads_kv", "i32:seq_q", "i32:seq_k",
+        "i64:q_stride_b", "i64:q_stride_h", "i64:q_stride_s", "i64:k_stride_b",
+        "i64:k_stride_h", "i64:k_stride_s", "i64:vt_stride_b",
+        "i64:vt_stride_h", "i64:vt_stride_d", "i64:o_stride_b",
+        "i64:o_stride_h", "i64:o_stride_s", "i64:q_descale_stride_b",
+        "i64:q_descale_stride_h", "i64:q_descale_stride_n",
+        "i64:k_descale_stride_b", "i64:k_descale_stride_h",
+        "i64:k_descale_stride_n", "i64:v_descale_stride_b",
+        "i64:v_descale_stride_h", "i64:v_descale_stride_n", "f32:scale",
+        "i32:window_left", "i32:window_right", "f32:softcap",
+        "tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"})
+    params += std::string(" ") + p;
+  auto kernel = [&](const std::string &dtype, const std::string &keys,
+                    const std::string &ps) {
+    return std::string(kHeader) + "kernel flash_fwd_ds\n  kind forward\n" +
+           dtype + keys +
+           "  head_dim 128\n  head_dim_v 128\n  block_m 128\n  block_n 128\n"
+           "  threads 384\n  smem 0\n  causal none\n  params" +
+           ps + "\nend\n";
+  };
+  const std::string e4m3 = "  dtype e4m3\n  out_dtype bf16\n";
+  const std::string blocks = "  descale_block_q 64\n  descale_block_k 128\n";
+  Manifest m = Manifest::fromText(kernel(e4m3, blocks, params));
+  flashfuse_variant v =
+      fp8Variant(FLASHFUSE_DTYPE_BF16, 128, FLASHFUSE_CAUSAL_NONE);
+  // The per-head kernel's key is another variant.
+  EXPECT_ERROR(m.find(v), FLASHFUSE_ERROR_NOT_FOUND,
+               "forward e4m3 D=128 Dv=128 causal=none out=bf16 "
+               "descale_blocks=64x128");
+  v.descale_block_q = 64;
+  v.descale_block_k = 128;
+  EXPECT(m.find(v) == 0);
+  // q and v per block ([B, H, N] contiguous), k per tensor.
+  flashfuse_forward_args a = fp8Args();
+  a.q_descale_stride[0] = 8 * 2;
+  a.q_descale_stride[1] = 2;
+  a.q_descale_stride_block = 1;
+  a.v_descale_stride[0] = 2 * 2;
+  a.v_descale_stride[1] = 2;
+  a.v_descale_stride_block = 1;
+  m.checkForward(0, a);
+  a.v_descale_stride_block = -1;
+  EXPECT_ERROR(m.checkForward(0, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'v_descale' has a negative stride");
+  // A block stride for a kernel of per-head descales.
+  flashfuse_forward_args b = fp8Args();
+  b.k_descale_stride_block = 1;
+  EXPECT_ERROR(fp8Sample().checkForward(0, b),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'k_descale' has a block stride (1, per-block descales) but "
+               "the kernel takes per-tensor or per-head descales");
+  struct Case {
+    std::string dtype, keys, params, fragment;
+  } cases[] = {
+      {e4m3, "  descale_block_q 64\n", params,
+       "'descale_block_q' and 'descale_block_k' come together"},
+      {e4m3, "  descale_block_q 64\n  descale_block_k 64\n", params,
+       "'descale_block_k' of block_n"},
+      {e4m3, "  descale_block_q 8\n  descale_block_k 128\n", params,
+       "'descale_block_q' must be a multiple of 16"},
+      {e4m3, blocks, " memref:q",
+       "per-block descales need the param 'q_descale_stride_n'"},
+      {e4m3, "", params,
+       "the param 'q_descale_stride_n' needs 'descale_block_q'"},
+      {"  dtype bf16\n", blocks, params, "are for e4m3 forwards only"},
+  };
+  for (const Case &c : cases)
+    EXPECT_ERROR(Manifest::fromText(kernel(c.dtype, c.keys, c.params)),
+                 FLASHFUSE_ERROR_MANIFEST, c.fragment);
+}
+
 // The tensor maps of kernels of the fp8 sample for arguments of kernel 0's
 // shape (fp8_tensormap_test.cpp, which reaches the runtime's internals).
 void testTensorMaps() { testFp8TensorMaps(dataDir + "/fp8", fp8Args()); }
@@ -256,6 +336,7 @@ int main(int argc, char **argv) {
       {"fp8_lookup", testLookup},
       {"fp8_malformed", testMalformed},
       {"fp8_forward_checks", testForwardChecks},
+      {"fp8_block_descales", testBlockDescales},
       {"fp8_tensor_maps", testTensorMaps}};
   return flashfuse_test::runTests(argc, argv, tests);
 }

@@ -317,7 +317,7 @@ void testTensorMapParams() {
 // of the variant, absent (0) in every manifest written before it.
 void testOutF32() {
   using flashfuse::Manifest;
-  static_assert(sizeof(flashfuse_forward_args) == 424,
+  static_assert(sizeof(flashfuse_forward_args) == 448,
                 "flashfuse_forward_args layout");
   for (const flashfuse_kernel_info &k : sample().kernels())
     EXPECT(k.variant.out_f32 == 0);
@@ -772,7 +772,7 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 72, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 80, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 448,

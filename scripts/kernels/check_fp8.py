@@ -33,7 +33,7 @@ usage: check_fp8.py ARTIFACT [--baseline BF16_ARTIFACT] [--quick] [--no-bench | 
                     [--json FILE] [--out DIR]
 Exits non-zero if a numerics case fails.
 """
-import argparse, json, math, os, pathlib, statistics, sys, time
+import argparse, json, math, os, pathlib, re, statistics, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -93,19 +93,33 @@ def make_inputs(B, Hq, Hkv, Sq, Sk, d, outliers=False):
     return one(B, Hq, Sq, d), one(B, Hkv, Sk, d), one(B, Hkv, Sk, d)
 
 
-def quantised(q, k, v, hadamard=False):
+def descale_blocks(kern):
+    """(BQ, BK) of a kernel of per-block descales, None for the others."""
+    if "descale_block_k" not in kern:
+        return None
+    return int(kern["descale_block_q"]), int(kern["descale_block_k"])
+
+
+def quantised(q, k, v, hadamard=False, blocks=None):
     """Per-head e4m3 inputs: (q8, k8, v8, vt, (qd, kd, vd)); with
-    `hadamard`, Q and K rotated by one seed's M first (V never is)."""
+    `hadamard`, Q and K rotated by one seed's M first (V never is); with
+    `blocks` (BQ, BK), one descale per block of BQ query rows and of BK
+    keys (FlashAttention-3's block quantisation)."""
     rot = dict(hadamard=True, seed=HADAMARD_SEED) if hadamard else {}
-    (q8, qd), (k8, kd) = (quantize_fp8(t, **rot) for t in (q, k))
-    v8, vd = quantize_fp8(v)
+    per = lambda rows: (dict(per="block", block_size=rows) if blocks
+                        else {})
+    bq, bk = blocks or (0, 0)
+    q8, qd = quantize_fp8(q, **rot, **per(bq))
+    k8, kd = quantize_fp8(k, **rot, **per(bk))
+    v8, vd = quantize_fp8(v, **per(bk))
     return q8, k8, v8, prepare_vt(v8), (qd, kd, vd)
 
 
 def launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),
                softcap=0.0):
     """One launch of an e4m3 kernel (KERNEL_ABI.md "FP8 forwards"): Vt and
-    contiguous per-head descales [B, H] (strides H, 1)."""
+    contiguous descales, per head [B, H] (strides H, 1) or per block
+    [B, H, N] (H N, N, 1; a kernel of per-block descales)."""
     B, Hq, Sq, _ = q8.shape
     Hkv, Sk = k8.shape[1], k8.shape[2]
     bufs = {"q": q8, "k": k8, "vt": vt, "o": o, "lse": lse}
@@ -117,15 +131,29 @@ def launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),
         scal.update({f"{name}_stride_{c}": t.stride(i) for i, c in enumerate(dims)})
     for name, t in zip(("q_descale", "k_descale", "v_descale"), descales):
         bufs[name] = t
-        scal[f"{name}_stride_b"], scal[f"{name}_stride_h"] = t.stride()
+        strides = t.stride() + (0,) * (3 - t.dim())
+        for c, st in zip("bhn", strides):
+            scal[f"{name}_stride_{c}"] = st
     bm = int(kern["block_m"])
     art.launch_named(kern, ((Sq + bm - 1) // bm, Hq, B), bufs, scal)
 
 
-def dequantised(q8, k8, v8, descales, stats, compute):
-    """Q, K, V times their descales in `stats`, rounded to `compute`, K and
-    V repeated over each GQA group."""
-    qd, kd, vd = (t[:, :, None, None].to(stats) for t in descales)
+def per_row(descale, rows, block):
+    """A descale [B, H] or [B, H, N] (blocks of `block` rows) as factors
+    [B, H, 1 or rows, 1]."""
+    if descale.dim() == 2:
+        return descale[:, :, None, None]
+    return descale[:, :, torch.arange(rows, device=descale.device) // block,
+                   None]
+
+
+def dequantised(q8, k8, v8, descales, stats, compute, blocks=None):
+    """Q, K, V times their descales in `stats` (per block of `blocks` =
+    (BQ, BK) rows where they are [B, H, N]), rounded to `compute`, K and V
+    repeated over each GQA group."""
+    bq, bk = blocks or (0, 0)
+    qd, kd, vd = (per_row(t, x.shape[2], rows).to(stats)
+                  for t, x, rows in zip(descales, (q8, k8, v8), (bq, bk, bk)))
     G = q8.shape[1] // k8.shape[1]
     q = (q8.to(stats) * qd).to(compute)
     k = (k8.to(stats) * kd).repeat_interleave(G, dim=1).to(compute)
@@ -133,13 +161,14 @@ def dequantised(q8, k8, v8, descales, stats, compute):
     return q, k, v
 
 
-def fp8_spec(q8, k8, v8, descales, scale, causal, compute, window=None, softcap=0.0):
+def fp8_spec(q8, k8, v8, descales, scale, causal, compute, window=None,
+             softcap=0.0, blocks=None):
     """docs/FP8.md's forward for one batch entry's heads, P quantised against
     the final row maximum: (O f64/f32, LSE) with the products in `compute`
     (float64 for O_ref, bfloat16 for O_pt: dequantised inputs rounded to
     bf16, bf16 matmuls) and the softmax statistics in f64 / f32."""
     stats = torch.float64 if compute == torch.float64 else torch.float32
-    q, k, v = dequantised(q8, k8, v8, descales, stats, compute)
+    q, k, v = dequantised(q8, k8, v8, descales, stats, compute, blocks)
     s = (q @ k.transpose(-1, -2)).to(stats) * scale
     if softcap:
         s = softcap * torch.tanh(s / softcap)
@@ -156,7 +185,7 @@ def fp8_spec(q8, k8, v8, descales, scale, causal, compute, window=None, softcap=
 
 
 def fp8_online_pt(q8, k8, v8, descales, scale, causal, block_n, window=None,
-                  softcap=0.0):
+                  softcap=0.0, blocks=None):
     """O_pt of FlashAttention's rule for the kernels: their algorithm in
     low precision. The kernels quantise P against the RUNNING row maximum
     (online softmax over key blocks of `block_n`), so a P8 can land one
@@ -166,7 +195,8 @@ def fp8_online_pt(q8, k8, v8, descales, scale, causal, block_n, window=None,
     online rounding against that and failed it, run 178). This is the
     online computation: bf16 products, f32 statistics, P8 of 256 p against
     the maximum so far, the accumulator rescaled when the maximum grows."""
-    q, k, v = dequantised(q8, k8, v8, descales, torch.float32, torch.bfloat16)
+    q, k, v = dequantised(q8, k8, v8, descales, torch.float32, torch.bfloat16,
+                          blocks)
     Sq, Sk = q.shape[2], k.shape[2]
     keep = keep_mask(Sq, Sk, causal, window, q.device)
     m = torch.full(q.shape[:3] + (1,), float("-inf"), device=q.device)
@@ -217,7 +247,16 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
     window = (64, 0) if str(kern.get("window", "0")) == "1" else None
     softcap = 30.0 if str(kern.get("softcap", "0")) == "1" else 0.0
     q, k, v = make_inputs(B, Hq, Hkv, Sq, Sk, d)
-    q8, k8, v8, vt, descales = quantised(q, k, v)
+    blocks = descale_blocks(kern)
+    if blocks:
+        # Blocks apart in magnitude (x0.5, 1, 2 for Q and K, whose scores
+        # stay moderate; x0.25, 1, 4 for V), so that a factor read for the
+        # wrong block shows.
+        for t, rows, base in ((q, blocks[0], 2.0), (k, blocks[1], 2.0),
+                              (v, blocks[1], 4.0)):
+            t *= base ** (torch.arange(t.shape[2], device=t.device) // rows % 3
+                          - 1)[:, None].to(t.dtype)
+    q8, k8, v8, vt, descales = quantised(q, k, v, blocks=blocks)
     o = torch.full((B, Hq, Sq, d), float("nan"), device="cuda", dtype=out)
     lse = torch.full((B, Hq, Sq), float("nan"), device="cuda")
     scale = 1.0 / math.sqrt(d)
@@ -228,9 +267,10 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
         bs = slice(b, b + 1)
         one = (q8[bs, hq], k8[bs, hkv], v8[bs, hkv])
         ds = (descales[0][bs, hq], descales[1][bs, hkv], descales[2][bs, hkv])
-        ref, ref_lse = fp8_spec(*one, ds, scale, causal, torch.float64, window, softcap)
+        ref, ref_lse = fp8_spec(*one, ds, scale, causal, torch.float64, window,
+                                softcap, blocks)
         pt = fp8_online_pt(*one, ds, scale, causal, int(kern["block_n"]),
-                           window, softcap)
+                           window, softcap, blocks)
         err = max(err, (o[bs, hq].double() - ref).abs().max().item())
         err_pt = max(err_pt, (pt.double() - ref).abs().max().item())
         rows = torch.isfinite(ref_lse)  # a row without keys has no LSE
@@ -249,7 +289,8 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
             q8, k8, v8, is_causal=causal != "none", scale=scale,
             enable_gqa=Hq != Hkv, window=window, softcap=softcap or None,
             q_descale=descales[0],
-            k_descale=descales[1], v_descale=descales[2], out_dtype=out)
+            k_descale=descales[1], v_descale=descales[2], out_dtype=out,
+            descale_block_size=blocks or (128, 128))
         torch.cuda.synchronize()
         result["api_equal"] = bool(torch.equal(o_api, o))
         result["ok"] = ok and result["api_equal"]
@@ -281,7 +322,8 @@ def error_vs_unquantised(art, kern, baseline, B, H, S, outliers,
     res = {}
     for name, rotate in (("fp8", False), ("fp8+hadamard", True))[:1 + hadamard]:
         # (QM)(KM)ᵀ = QKᵀ: the same kernel and scale, only the inputs differ.
-        q8, k8, _, vt, descales = quantised(q, k, v, hadamard=rotate)
+        q8, k8, _, vt, descales = quantised(q, k, v, hadamard=rotate,
+                                            blocks=descale_blocks(kern))
         launch_fp8(art, kern, q8, k8, vt, o, lse, descales, 1.0 / math.sqrt(d))
         res[name] = rmse(o, truth)
     base = baseline and find_bf16(baseline, d, causal)
@@ -424,6 +466,9 @@ def main():
                          "the quantisation of Q and K with and without it")
     ap.add_argument("--rmse-only", action="store_true",
                     help="(b) only: no numerics (a) or timing (c)")
+    ap.add_argument("--kernels", default=None, metavar="REGEX",
+                    help="only the e4m3 kernels whose name matches (re.search), "
+                         "e.g. _ds for those of per-block descales")
     ap.add_argument("--api", action="store_true",
                     help="also run flashfuse.attention on every Sq == Sk case "
                          "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
@@ -434,7 +479,8 @@ def main():
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
     baseline = Artifact(args.baseline) if args.baseline else None
-    kernels = fp8_kernels(art)
+    kernels = [k for k in fp8_kernels(art)
+               if not args.kernels or re.search(args.kernels, k["name"])]
     if not kernels:
         print(f"{args.artifact}: no e4m3 forward kernels", file=sys.stderr)
         return 2

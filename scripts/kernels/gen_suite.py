@@ -81,8 +81,12 @@ def fp8_suite():
     top_left (flashfuse.attention's is_causal, as SDPA's) and bottom_right
     (flash-attn's), O bf16 and f16: 18 variants; then a sliding window and a
     softcap at D = 64 and 128 (at 256 they spill, and are refused), O bf16:
-    4 more. flash-select-config gives them the sm90ws recipe on an h100
-    target:
+    4 more; last, per-block descales (FlashAttention-3's block
+    quantisation, blocks of 128 rows of Q and of K/V) at D = 64, 128 and
+    256, causal none, top_left and bottom_right (at D = 256 none only:
+    with a mask they spill), O bf16: 7 more, after the others so that
+    their PTX stays as it was. flash-select-config gives them the sm90ws
+    recipe on an h100 target:
       gen_suite.py --fp8 -o build/kernels/suite-fp8.mlir
       flashfuse-compile build/kernels/suite-fp8.mlir --target=h100 \
           -o build/kernels/fp8
@@ -96,7 +100,13 @@ def fp8_suite():
                 KernelVariant(f"e4m3_d{d}_window_obf16", "e4m3", d,
                               window=(64, 0), out_dtype="bf16"),
                 KernelVariant(f"e4m3_d{d}_softcap_obf16", "e4m3", d,
-                              softcap=30.0, out_dtype="bf16"))])
+                              softcap=30.0, out_dtype="bf16"))]
+            + [KernelVariant(f"e4m3_d{d}_{causal or 'full'}_obf16_ds128",
+                             "e4m3", d, causal=causal, out_dtype="bf16",
+                             descale_blocks=(128, 128))
+               for d in (64, 128, 256)
+               for causal in (None, "top_left", "bottom_right")
+               if d < 256 or causal is None])
 
 
 def backward_suite():

@@ -56,6 +56,10 @@ std::string attributes(const CaseSpec &c) {
     attrs.push_back("softcap = " + f32Attr(*c.softcap));
   if (c.dropout > 0)
     attrs.push_back("dropout_p = " + f32Attr(c.dropout));
+  if (c.isFp8() && c.descale == "block")
+    attrs.push_back("descale_block_size = array<i64: " +
+                    std::to_string(c.descaleBlockQ) + ", " +
+                    std::to_string(c.descaleBlockK) + ">");
   if (c.isBlockSparse())
     attrs.push_back("sparse_block_size = array<i64: " +
                     std::to_string(c.sparseBlockQ) + ", " +
@@ -245,12 +249,13 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
       ins.push_back({"fkvi", idxT});
     }
   }
-  // FP8: [] or [B, H] f32 descales (Hq for Q, Hkv for K and V).
+  // FP8: [], [B, H] or [B, H, N] f32 descales (Hq for Q, Hkv for K and V).
   std::string qdT, kdT;
   if (c.isFp8()) {
-    bool perTensor = c.descale == "tensor";
-    qdT = perTensor ? "tensor<f32>" : shapeType({c.batch, c.headsQ}, "f32", "tensor");
-    kdT = perTensor ? "tensor<f32>" : shapeType({c.batch, c.headsKV}, "f32", "tensor");
+    qdT = shapeType(c.descaleShape(c.headsQ, c.seqQ, c.descaleBlockQ), "f32",
+                    "tensor");
+    kdT = shapeType(c.descaleShape(c.headsKV, c.seqK, c.descaleBlockK), "f32",
+                    "tensor");
     ins.push_back({"qd", qdT});
     ins.push_back({"kd", kdT});
     ins.push_back({"vd", kdT});

@@ -53,6 +53,15 @@ std::vector<int64_t> CaseSpec::broadcastShape(const std::string &pattern) const 
   return s;
 }
 
+std::vector<int64_t> CaseSpec::descaleShape(int64_t heads, int64_t seq,
+                                            int64_t blockRows) const {
+  if (descale == "tensor")
+    return {};
+  if (descale == "block")
+    return {batch, heads, (seq + blockRows - 1) / blockRows};
+  return {batch, heads};
+}
+
 std::vector<int64_t> CaseSpec::blockCountShape() const {
   return {sparseBcast[0] == 'x' ? batch : 1, sparseBcast[1] == 'x' ? headsQ : 1,
           queryBlocks()};
@@ -142,8 +151,21 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.referenceFirstDescale = true;
     else if (key == "ref_quantize" && (val == "0" || val == "1"))
       c.referenceQuantizesNewRows = val == "1";
-    else if (key == "descale" && (val == "head" || val == "tensor"))
+    else if (key == "descale" &&
+             (val == "head" || val == "tensor" || val == "block"))
       c.descale = val;
+    else if (key == "descale_block") {
+      // BQxBK
+      auto x = val.find('x');
+      c.descaleBlockQ = std::strtoll(val.substr(0, x).c_str(), nullptr, 0);
+      c.descaleBlockK = x == std::string::npos
+                            ? 0
+                            : std::strtoll(val.substr(x + 1).c_str(), nullptr, 0);
+      if (c.descaleBlockQ <= 0 || c.descaleBlockK <= 0) {
+        error = "descale_block= takes BQxBK (both positive), got '" + val + "'";
+        return std::nullopt;
+      }
+    }
     else if (key == "ref_p8" && (val == "0" || val == "1"))
       c.referenceQuantizesP = val == "1";
     else if (key == "layout" && (val == "bhsd" || val == "bshd" || val == "bhds"))
@@ -224,14 +246,19 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     if (c.outDtype.empty())
       c.outDtype = "bf16";
     if (c.outDtype == "f32" || c.backward || c.op != "attention" ||
-        c.dropout > 0) {
+        c.dropout > 0 || !c.referenceQuantizesNewRows) {
       error = "dtype=e4m3 is flash.attention's forward (op=attention, "
-              "dir=fwd, no dropout) with out=bf16 or out=f16";
+              "dir=fwd, no dropout or ref_quantize) with out=bf16 or "
+              "out=f16";
       return std::nullopt;
     }
   } else if (c.outDtype == "bf16" || c.outDtype == "f16") {
     error = "out=bf16 and out=f16 are for dtype=e4m3 (other O types follow "
             "dtype, or out=f32)";
+    return std::nullopt;
+  }
+  if (!c.isFp8() && !c.isKVCache() && c.referenceFirstDescale) {
+    error = "ref_descale=first is for dtype=e4m3 and cache=e4m3";
     return std::nullopt;
   }
   if (c.outDtype == "f32" && (c.backward || c.isKVCache())) {
@@ -267,6 +294,11 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     if (c.hasFp8Cache() && c.dtype != "f16" && c.dtype != "bf16") {
       error = "cache=e4m3 takes dtype=f16 or bf16 (Q, the new rows and O; "
               "the verifier refuses the others)";
+      return std::nullopt;
+    }
+    if (c.descale == "block") {
+      error = "descale=block is flash.attention's (op=attention, "
+              "dtype=e4m3); an FP8 cache takes descale=head or tensor";
       return std::nullopt;
     }
     if (!c.hasFp8Cache() &&
@@ -322,7 +354,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
 const char *flashfuse::numerics::caseKeysHelp() {
   return "  lowering=naive|loops   dir=fwd|bwd   dtype=f32|f16|bf16|e4m3\n"
          "  out=f32 (forward: O in f32, not in dtype)\n"
-         "  e4m3 (forward): out=bf16|f16   descale=head|tensor   ref_p8=0|1\n"
+         "  e4m3 (forward): out=bf16|f16   descale=head|tensor|block   "
+         "descale_block=BQxBK   ref_p8=0|1\n"
          "  B= Hq= Hkv= Sq= Sk= D= Dv=   layout=bhsd|bshd|bhds   scale=\n"
          "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"

@@ -34,18 +34,25 @@ struct CaseSpec {
   /// results of FlashOps.td); out=bf16|f16: the O of an e4m3 case (bf16
   /// when not given); "" for O in `dtype`.
   std::string outDtype;
-  /// e4m3: descale=head ([B, Hq] / [B, Hkv] factors, the default) or
-  /// descale=tensor (one factor each); also the k/v descales of an FP8
-  /// cache (cache=e4m3).
+  /// e4m3: descale=head ([B, Hq] / [B, Hkv] factors, the default),
+  /// descale=tensor (one factor each) or descale=block ([B, H, N] factors,
+  /// one per block of descale_block=BQxBK rows, default 128x128); head and
+  /// tensor are also the k/v descales of an FP8 cache (cache=e4m3).
   std::string descale = "head";
+  int64_t descaleBlockQ = 128, descaleBlockK = 128;
+  /// The shape of an e4m3 case's descale of an operand with `heads` heads
+  /// and `seq` rows, blocks of `blockRows`.
+  std::vector<int64_t> descaleShape(int64_t heads, int64_t seq,
+                                    int64_t blockRows) const;
   /// op=kvcache: cache=e4m3 keeps the caches in f8E4M3FN with k/v descales
   /// (Q, new rows and O stay in `dtype`, f16 or bf16); "" for caches in
   /// `dtype`.
   std::string cacheDtype;
-  /// cache=e4m3 counter-cases, so that a test can show the descales and the
-  /// quantisation on append are visible (they must fail):
-  /// ref_descale=first makes the reference read every head's descale as
-  /// the first one; ref_quantize=0 makes it append new rows unquantised.
+  /// cache=e4m3 (and dtype=e4m3) counter-cases, so that a test can show
+  /// the descales and the quantisation on append are visible (they must
+  /// fail): ref_descale=first makes the reference read every head's (and
+  /// block's) descale as the first one; ref_quantize=0 makes it append new
+  /// rows unquantised.
   bool referenceFirstDescale = false;
   bool referenceQuantizesNewRows = true;
   /// e4m3: ref_p8=0 makes the reference skip P's e4m3 quantisation, so that

@@ -52,11 +52,17 @@ struct Problem {
         off(c.causal == "br" ? c.seqK - c.seqQ : 0),
         scale(c.effectiveScale()) {}
 
-  /// A descale factor of an e4m3 case at (b, head); 1 otherwise.
-  double descale(const HostTensor &t, int64_t b, int64_t head) {
+  /// A descale factor of an e4m3 case at (b, head) and sequence row `row`
+  /// (blocks of `blockRows` rows when per block); 1 otherwise.
+  double descale(const HostTensor &t, int64_t b, int64_t head, int64_t row,
+                 int64_t blockRows) {
     if (!c.isFp8())
       return 1.0;
-    return t.shape.empty() ? t.data[0] : t.data[b * t.shape[1] + head];
+    if (t.shape.empty() || c.referenceFirstDescale)
+      return t.data[0];
+    if (t.shape.size() == 2)
+      return t.data[b * t.shape[1] + head];
+    return t.data[(b * t.shape[1] + head) * t.shape[2] + row / blockRows];
   }
 
   /// Whether key block kb is among the first `count` slots of the lists'
@@ -109,7 +115,8 @@ struct Problem {
         dot += in.q.atLogical(perm, {b, h, i, e}) *
                in.k.atLogical(perm, {b, h / group, j, e});
       // FP8: the dots of the e4m3 values, dequantised (FlashOps.td).
-      dot *= descale(in.qDescale, b, h) * descale(in.kDescale, b, h / group);
+      dot *= descale(in.qDescale, b, h, i, c.descaleBlockQ) *
+             descale(in.kDescale, b, h / group, j, c.descaleBlockK);
       double s = scale * dot;
       r.scaledDot.push_back(s);
       if (c.softcap)
@@ -180,8 +187,11 @@ ForwardOutputs flashfuse::numerics::referenceForward(const CaseSpec &c,
             double scaled = std::min(pj * 256.0, 448.0);
             weights[j] = c.referenceQuantizesP ? roundTo("f8E4M3FN", scaled)
                                                : scaled;
+            // V's factor of key j (FlashOps.td: dv_j · P8_j).
+            weights[j] *= pb.descale(in.vDescale, b, h / pb.group, j,
+                                     c.descaleBlockK);
           }
-          outFactor = pb.descale(in.vDescale, b, h / pb.group) / (256.0 * l);
+          outFactor = 1.0 / (256.0 * l);
         }
         int64_t lseIdx[3] = {b, h, i};
         out.lse.data[out.lse.offset(lseIdx)] = lse;

@@ -51,12 +51,12 @@ HostTensor randomTensor(Random &rng, std::vector<int64_t> shape,
   return t;
 }
 
-/// An e4m3 case's descale: one factor (descale=tensor) or one per
-/// (batch, head), each `base` times a random factor in [0.5, 2).
+/// An e4m3 case's descale: one factor (descale=tensor), one per (batch,
+/// head), or one per (batch, head, block of `blockRows` of `seq` rows)
+/// (descale=block), each `base` times a random factor in [0.5, 2).
 HostTensor randomDescale(Random &rng, const CaseSpec &c, int64_t heads,
-                         double base) {
-  HostTensor t(c.descale == "tensor" ? std::vector<int64_t>{}
-                                     : std::vector<int64_t>{c.batch, heads});
+                         int64_t seq, int64_t blockRows, double base) {
+  HostTensor t(c.descaleShape(heads, seq, blockRows));
   for (double &v : t.data)
     v = double(float(base * rng.uniform(0.5, 2.0)));
   return t;
@@ -77,9 +77,12 @@ AttentionInputs makeFp8Inputs(const CaseSpec &c) {
   in.v = randomTensor(
       rng, permutedShape({c.batch, c.headsKV, c.seqK, c.headDimV()}, perm),
       e4m3, 448.0);
-  in.qDescale = randomDescale(rng, c, c.headsQ, c.inputScale / 448.0);
-  in.kDescale = randomDescale(rng, c, c.headsKV, c.inputScale / 448.0);
-  in.vDescale = randomDescale(rng, c, c.headsKV, 1.0 / 448.0);
+  in.qDescale = randomDescale(rng, c, c.headsQ, c.seqQ, c.descaleBlockQ,
+                              c.inputScale / 448.0);
+  in.kDescale = randomDescale(rng, c, c.headsKV, c.seqK, c.descaleBlockK,
+                              c.inputScale / 448.0);
+  in.vDescale = randomDescale(rng, c, c.headsKV, c.seqK, c.descaleBlockK,
+                              1.0 / 448.0);
   if (!c.bias.empty())
     in.bias = randomTensor(rng, c.broadcastShape(c.bias), "f32", 1.0);
   if (!c.mask.empty()) {
@@ -252,8 +255,10 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
   const bool fp8 = c.hasFp8Cache();
   const double kMag = fp8 ? 448.0 : c.inputScale, vMag = fp8 ? 448.0 : 1.0;
   if (fp8) {
-    in.kDescale = randomDescale(rng, c, c.headsKV, c.inputScale / 448.0);
-    in.vDescale = randomDescale(rng, c, c.headsKV, 1.0 / 448.0);
+    in.kDescale = randomDescale(rng, c, c.headsKV, c.seqK, c.descaleBlockK,
+                                c.inputScale / 448.0);
+    in.vDescale = randomDescale(rng, c, c.headsKV, c.seqK, c.descaleBlockK,
+                                1.0 / 448.0);
   }
   if (c.pageSize) {
     in.keyCache = randomTensor(rng, {c.numPages(), c.pageSize, c.headsKV, c.d},

@@ -230,7 +230,8 @@ AttentionOp mlir::flash::decomposeBlockSparseAttention(RewriterBase &rewriter,
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
       op.getQPermAttr(),
       op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr(),
-      /*sparse_block_size=*/DenseI64ArrayAttr());
+      /*sparse_block_size=*/DenseI64ArrayAttr(),
+      /*descale_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), cls);
   dense.getScoreMod().takeBody(op.getScoreMod());

@@ -304,7 +304,8 @@ private:
         paged ? DenseI64ArrayAttr() : op.getKPermAttr(),
         paged ? DenseI64ArrayAttr() : op.getVPermAttr(),
         /*config=*/KernelConfigAttr(),
-        /*sparse_block_size=*/DenseI64ArrayAttr());
+        /*sparse_block_size=*/DenseI64ArrayAttr(),
+        /*descale_block_size=*/DenseI64ArrayAttr());
 
     OpBuilder::InsertionGuard guard(b);
     Type idx = b.getIndexType();

@@ -198,7 +198,8 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
       op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr(),
-      /*sparse_block_size=*/DenseI64ArrayAttr());
+      /*sparse_block_size=*/DenseI64ArrayAttr(),
+      /*descale_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
   mask.buildMaskMod(dense.getMaskMod(), seg);
   rewriter.replaceOp(op, dense->getResults());

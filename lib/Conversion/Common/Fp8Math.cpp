@@ -9,11 +9,22 @@
 using namespace mlir;
 
 Value mlir::flash::readDescale(OpBuilder &b, Location loc, Value descale,
-                               Value batch, Value head) {
+                               Value batch, Value head, Value row,
+                               int64_t blockRows) {
   auto type = cast<RankedTensorType>(descale.getType());
   if (type.getRank() == 0)
     return tensor::ExtractOp::create(b, loc, descale, ValueRange{});
-  return tensor::ExtractOp::create(b, loc, descale, ValueRange{batch, head});
+  if (type.getRank() == 2)
+    return tensor::ExtractOp::create(b, loc, descale, ValueRange{batch, head});
+  assert(row && blockRows > 0 && "a per-block descale needs its row");
+  Value block = arith::DivUIOp::create(
+      b, loc, row, arith::ConstantIndexOp::create(b, loc, blockRows));
+  return tensor::ExtractOp::create(b, loc, descale,
+                                   ValueRange{batch, head, block});
+}
+
+bool mlir::flash::isBlockDescale(Value descale) {
+  return descale && cast<RankedTensorType>(descale.getType()).getRank() == 3;
 }
 
 Value mlir::flash::quantizeProbability(OpBuilder &b, Location loc, Value p) {

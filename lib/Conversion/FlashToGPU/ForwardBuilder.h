@@ -154,6 +154,20 @@ protected:
   virtual Type probabilityType() const { return s.elementType; }
   /// A per-block factor of O (null: none): the FP8 forward's v_descale.
   virtual Value outputFactor() { return Value(); }
+  /// Called before the scores of key block `position` are masked and enter
+  /// the softmax: the FP8 forward with per-block descales sets that block's
+  /// score factor (scoreFactor, scaleOverride) here. Creates nothing
+  /// elsewhere. The overlapped key loop restores both after the walk.
+  virtual void enterKeyBlock(Value position) {}
+  /// The factors O is rescaled by once block `position`'s softmax is known,
+  /// before its P·V is added: alpha itself, or the FP8 forward's alpha ·
+  /// dv(position - 1) / dv(position) with per-block v_descales (O is kept
+  /// in units of the current block's factor; outputFactor() applies the
+  /// last one).
+  virtual SmallVector<SmallVector<Value>>
+  outputRescale(ArrayRef<SmallVector<Value>> alpha, Value position) {
+    return SmallVector<SmallVector<Value>>(alpha.begin(), alpha.end());
+  }
   /// O = acc / l and LSE from the key loop's final state (the caller ends
   /// the kernel, or a persistent scheduler's tile, after it).
   virtual void writeEpilogue(const SoftmaxState &final);

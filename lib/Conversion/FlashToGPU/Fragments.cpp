@@ -325,6 +325,10 @@ Value frag::exp2Approx(ImplicitLocOpBuilder &b, Value x) {
   return unaryIntrinsic(b, "llvm.nvvm.ex2.approx.ftz.f", x);
 }
 
+Value frag::reciprocalApprox(ImplicitLocOpBuilder &b, Value x) {
+  return unaryIntrinsic(b, "llvm.nvvm.rcp.approx.ftz.f", x);
+}
+
 Value frag::log2Approx(ImplicitLocOpBuilder &b, Value x) {
   return unaryIntrinsic(b, "llvm.nvvm.lg2.approx.ftz.f", x);
 }

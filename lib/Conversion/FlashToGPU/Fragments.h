@@ -124,6 +124,8 @@ void atomicAddPair(ImplicitLocOpBuilder &b, Value memory, Value index,
 
 /// Fast approximate 2^x and log2(x) (ex2/lg2.approx, as FlashAttention uses).
 Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
+/// 1 / x, rcp.approx.ftz.f32 (a few ulp; no IEEE division's slow path).
+Value reciprocalApprox(ImplicitLocOpBuilder &b, Value x);
 Value log2Approx(ImplicitLocOpBuilder &b, Value x);
 /// tanh through exp2 (no libdevice): 1 - 2 / (1 + 2^(2x log2 e)).
 Value tanhApprox(ImplicitLocOpBuilder &b, Value x);

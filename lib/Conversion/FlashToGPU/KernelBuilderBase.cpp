@@ -106,11 +106,14 @@ Value KernelBuilderBase::operandBase(StringRef name, Value h) {
   return arith::AddIOp::create(b, bOff, hOff);
 }
 
-Value KernelBuilderBase::loadDescale(StringRef name, Value h) {
+Value KernelBuilderBase::loadDescale(StringRef name, Value h, Value block) {
   std::string prefix = (name + "_descale").str();
   Value at = arith::AddIOp::create(
       b, arith::MulIOp::create(b, batchIdx, idx(prefix + "_stride_b")),
       arith::MulIOp::create(b, h, idx(prefix + "_stride_h")));
+  if (block)
+    at = arith::AddIOp::create(
+        b, at, arith::MulIOp::create(b, block, idx(prefix + "_stride_n")));
   return memref::LoadOp::create(b, arg.lookup(prefix), ValueRange{at});
 }
 

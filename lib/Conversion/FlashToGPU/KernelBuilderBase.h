@@ -267,8 +267,9 @@ protected:
   Value scaleOverride;
   /// Descale `name` ("q", "k", "v") of batch entry batchIdx and head `h`:
   /// `<name>_descale` at b * stride_b + h * stride_h (per tensor: strides
-  /// 0), as the FP8 forward and the FP8-cache decode take them.
-  Value loadDescale(StringRef name, Value h);
+  /// 0), as the FP8 forward and the FP8-cache decode take them; with
+  /// `block` (an FP8 forward with per-block descales) + block * stride_n.
+  Value loadDescale(StringRef name, Value h, Value block = Value());
   Value scoreScale() {
     return scaleOverride ? scaleOverride : arg.lookup("scale");
   }

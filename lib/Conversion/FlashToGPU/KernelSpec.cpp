@@ -161,6 +161,9 @@ std::string KernelSpec::kernelName() const {
   if (blockSparse)
     name += "_bs" + std::to_string(sparseBlockQ) + "x" +
             std::to_string(sparseBlockK) + (fullBlocks ? "f" : "");
+  if (blockDescales())
+    name += "_ds" + std::to_string(descaleBlockQ) + "x" +
+            std::to_string(descaleBlockK);
   if (uniqueId >= 0)
     name += "_mod" + std::to_string(uniqueId);
   return name;
@@ -242,9 +245,12 @@ SmallVector<std::string> KernelSpec::params() const {
       for (const char *d : {"b", "h", "d"})
         p.push_back(std::string("i64:vt_stride_") + d);
       strides({"o"});
+      // Per-block descales add each one's block stride (0 for one that
+      // is per tensor or per head).
       for (const char *t : {"q", "k", "v"})
-        for (const char *d : {"b", "h"})
-          p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+        for (const char *d : {"b", "h", "n"})
+          if (*d != 'n' || blockDescales())
+            p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
       scalars();
       p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"});
       break;
@@ -393,7 +399,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
          fullBlocks == o.fullBlocks && sparseBlockQ == o.sparseBlockQ &&
-         sparseBlockK == o.sparseBlockK;
+         sparseBlockK == o.sparseBlockK && descaleBlockQ == o.descaleBlockQ &&
+         descaleBlockK == o.descaleBlockK;
 }
 
 KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
@@ -593,6 +600,11 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   spec->varlen = op.isVarlen();
   if (failed(setBlockSparse(op.getOperation(), *spec)))
     return failure();
+  if (op.hasBlockDescales()) {
+    auto [bq, bk] = op.getDescaleBlocks();
+    spec->descaleBlockQ = bq;
+    spec->descaleBlockK = bk;
+  }
   if (spec->recipe == Recipe::Sm90Ws) {
     // Consumer warpgroups of 64 rows on wgmma (block_m = 16 * warps, the
     // producer warpgroup on top): two (warps = 8), or three (warps = 12) in
@@ -637,6 +649,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
              << "the FP8 forward needs block_n = 128 (Vᵀ rows of one "
                 "128-byte swizzle row); got block_n = "
              << s.blockN;
+    // One Q factor per warp (its 16 rows) and one K and V factor per key
+    // tile: the kernel folds them into per-warp and per-block scalars.
+    if (s.blockDescales() &&
+        (s.descaleBlockQ % 16 != 0 || s.descaleBlockK % s.blockN != 0))
+      return op->emitOpError()
+             << "per-block descales need descale_block_size [BQ, BK] with BQ "
+                "a multiple of 16 and BK a multiple of block_n = "
+             << s.blockN << "; got [" << s.descaleBlockQ << ", "
+             << s.descaleBlockK << "]";
     return spec;
   }
   if (spec->recipe == Recipe::Sm90) {

@@ -87,6 +87,14 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
     f.push_back(b.getNamedAttr("sparse_block_k",
                                b.getI64IntegerAttr(s.sparseBlockK)));
   }
+  // FP8 forwards with per-block descales, their block sizes (the runtime
+  // matches them against the call's).
+  if (s.blockDescales()) {
+    f.push_back(b.getNamedAttr("descale_block_q",
+                               b.getI64IntegerAttr(s.descaleBlockQ)));
+    f.push_back(b.getNamedAttr("descale_block_k",
+                               b.getI64IntegerAttr(s.descaleBlockK)));
+  }
   // A persistent forward's grid is sized by the runtime from the GPU's SMs
   // (docs/KERNEL_ABI.md "Grids"); the others' manifests read as before.
   if (s.persistentGrid())
@@ -548,12 +556,24 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
     pushStrides(v, vPerm);
   pushStrides(q, qPerm); // O has the layout and sizes of Q (D == Dv here)
   // [B, H] descales: stride H over the batch, 1 over the heads; [] ones 0.
+  // With per-block descales every one takes a block stride too: [B, H, N]
+  // contiguous (H N, N, 1), the others 0 over the blocks.
   if (spec.isFp8())
     for (Value d : {op.getQDescale(), op.getKDescale(), op.getVDescale()}) {
-      bool perHead = cast<RankedTensorType>(d.getType()).getRank() == 2;
-      args.push_back(perHead ? toI64(dimOf(b, d, 1))
-                             : Value(arith::ConstantIntOp::create(b, i64, 0)));
+      int64_t rank = cast<RankedTensorType>(d.getType()).getRank();
+      auto zero = [&] { return Value(arith::ConstantIntOp::create(b, i64, 0)); };
+      if (rank == 3) {
+        Value n = dimOf(b, d, 2);
+        args.push_back(toI64(arith::MulIOp::create(b, dimOf(b, d, 1), n)));
+        args.push_back(toI64(n));
+        args.push_back(arith::ConstantIntOp::create(b, i64, 1));
+        continue;
+      }
+      bool perHead = rank == 2;
+      args.push_back(perHead ? toI64(dimOf(b, d, 1)) : zero());
       args.push_back(arith::ConstantIntOp::create(b, i64, perHead ? 1 : 0));
+      if (spec.blockDescales())
+        args.push_back(zero());
     }
   // Bias and mask: [B, Hq, Sq, Sk]; a size-1 dimension broadcasts (stride 0).
   auto pushBroadcastStrides = [&](Value tensor) {

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace mlir::flash;
@@ -197,6 +198,13 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifAny.getThenRegion().front());
 
+  // Per-block score factors (enterKeyBlock) live inside the walk only.
+  Value tileScoreFactor = scoreFactor, tileScaleOverride = scaleOverride;
+  auto restoreFactors = llvm::make_scope_exit([&] {
+    scoreFactor = tileScoreFactor;
+    scaleOverride = tileScaleOverride;
+  });
+
   // The first block: S and softmax only.
   acquireFirstBlock(nStart);
   wgmma::fence(b);
@@ -204,6 +212,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   wgmma::waitGroup(b, 0);
   releaseKeys(nStart, nStart);
   SmallVector<Frags> sc = toFragments(wgmma::pinRegisters(b, s0));
+  enterKeyBlock(nStart);
   maskScores(sc, kvStartOf(nStart), nStart);
   SoftmaxStep first = onlineSoftmax(sc, init, kvStartOf(nStart));
 
@@ -239,6 +248,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     wgmma::waitGroup(b, 1);
     releaseKeys(j, nStart);
     SmallVector<Frags> scj = toFragments(wgmma::pinRegisters(b, sj));
+    enterKeyBlock(j);
     maskScores(scj, kvStartOf(j), j);
     SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
     wgmma::waitGroup(b, 0);
@@ -249,7 +259,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     pinned = wgmma::pinRegisters(b, pinned);
     SoftmaxState next;
     next.acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
-    rescale(next.acc, step.alpha);
+    rescale(next.acc, outputRescale(step.alpha, j));
     next.rowMax = step.rowMax;
     next.rowSum = step.rowSum;
     SmallVector<Value> yields = next.flat();

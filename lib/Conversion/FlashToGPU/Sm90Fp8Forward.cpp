@@ -10,6 +10,13 @@
 //   O += P8 · V8                     wgmma m64n{Dv}k32 e4m3, P8 from registers
 //   O  = v_descale · O / l,  LSE = (m + log2 l − 8) · ln 2
 //
+// Per-block descales (KernelSpec::blockDescales): a warp's 16 rows share
+// one q_descale (BQ is a multiple of 16), a key block one k_descale and one
+// v_descale (BK a multiple of block_n). k_descale goes into each block's
+// score factor; O is kept in units of the current block's v_descale,
+// rescaled by dv(j - 1) / dv(j) with the softmax's alpha, and the last
+// block's applied in the epilogue.
+//
 // The shared-memory tiles hold bytes in the 16-bit tiles' geometry: a Q or
 // K row of D e4m3 elements is D / 128 swizzle rows, as a 16-bit row of D / 2
 // elements is; at D = 64 a row is 64 bytes, one row of the 64-byte swizzle
@@ -36,6 +43,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <cmath>
 
@@ -76,9 +84,13 @@ protected:
              s.headDimV, s.blockN, full);
   }
 
-  /// The descale of operand `name` for head `h`: [b * stride_b + h *
-  /// stride_h] (strides 0 for one factor per tensor).
-  void prepareTile() override {
+  /// scale · q_descale of this warp's rows, with per-block descales; for
+  /// plain scores only its product with log2(e), the exponent's factor.
+  Value queryScale;
+
+  void prepareTile(Value nStart, Value nEnd) override {
+    if (s.blockDescales())
+      return prepareBlockDescales(nStart, nEnd);
     // One factor per (batch, head) folds the dequantisation of Q and K into
     // the score scale; V's is applied to O once, in the epilogue.
     scaleOverride = arith::MulFOp::create(
@@ -87,6 +99,78 @@ protected:
     scoreFactor =
         arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
     vDescale = loadDescale("v", headKV);
+  }
+
+  /// The descale block of key block `position` (index).
+  Value keyDescaleBlock(Value position) {
+    // One statement per op throughout: the IR must not depend on the order
+    // C++ evaluates arguments in.
+    Value start = keyStartAt(position);
+    Value rows = cIdx(b, s.descaleBlockK);
+    return arith::DivUIOp::create(b, start, rows);
+  }
+
+  void prepareBlockDescales(Value nStart, Value nEnd) {
+    // The warp's rows (rowOf(0, 0) and the 15 after it) lie in one Q block;
+    // a tail tile's rows past Sq read the last block.
+    Value row = arith::IndexCastOp::create(b, b.getIndexType(), rowOf(0, 0));
+    Value rows = cIdx(b, s.descaleBlockQ);
+    Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
+    Value lastBlock = arith::DivUIOp::create(b, lastRow, rows);
+    Value rowBlock = arith::DivUIOp::create(b, row, rows);
+    Value qBlock = arith::MinUIOp::create(b, rowBlock, lastBlock);
+    queryScale = arith::MulFOp::create(b, arg.lookup("scale"),
+                                       loadDescale("q", head, qBlock));
+    if (isPlainScore())
+      queryScale =
+          arith::MulFOp::create(b, queryScale, cF32(b, float(M_LOG2E)));
+    // O leaves in units of the last key block's v_descale (a tile with no
+    // key block reads none: its O is 0).
+    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nStart, nEnd);
+    auto ifAny = scf::IfOp::create(b, b.getF32Type(), any, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifAny.getThenRegion().front());
+      Value last = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
+      scf::YieldOp::create(
+          b, loadDescale("v", headKV, keyDescaleBlock(last)));
+      b.setInsertionPointToStart(&ifAny.getElseRegion().front());
+      scf::YieldOp::create(b, cF32(b, 1.0f));
+    }
+    vDescale = ifAny.getResult(0);
+  }
+
+  void enterKeyBlock(Value position) override {
+    if (!s.blockDescales())
+      return;
+    Value scaled = arith::MulFOp::create(
+        b, queryScale, loadDescale("k", headKV, keyDescaleBlock(position)));
+    if (isPlainScore()) {
+      scoreFactor = scaled;
+      return;
+    }
+    scaleOverride = scaled;
+    scoreFactor =
+        arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
+  }
+
+  SmallVector<SmallVector<Value>>
+  outputRescale(ArrayRef<SmallVector<Value>> alpha, Value position) override {
+    SmallVector<SmallVector<Value>> factors(alpha.begin(), alpha.end());
+    if (!s.blockDescales())
+      return factors;
+    // O holds block position - 1's P·V in that block's units: move it to
+    // this block's.
+    // (An approximate reciprocal: an IEEE division's slow path costs the
+    // D = 256 consumers registers they do not have.)
+    Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
+    Value before = loadDescale("v", headKV, keyDescaleBlock(previous));
+    Value now = loadDescale("v", headKV, keyDescaleBlock(position));
+    Value ratio = arith::MulFOp::create(b, before, reciprocalApprox(b, now));
+    for (SmallVector<Value> &rows : factors)
+      for (Value &a : rows)
+        a = arith::MulFOp::create(b, a, ratio);
+    return factors;
   }
 
   float probabilityLog2Scale() const override { return 8; }

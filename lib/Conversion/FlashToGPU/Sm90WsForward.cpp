@@ -252,7 +252,7 @@ void Sm90WsForwardBuilder::walkTiles(function_ref<Value(Value)> tileBody) {
 
 Value Sm90WsForwardBuilder::consumeTile(Value count) {
   auto [nStart, nEnd] = blockKeyRange();
-  prepareTile();
+  prepareTile(nStart, nEnd);
   waitBarrier(cIdx(b, 0), asUnsignedIndex(count)); // Q
   SoftmaxState init;
   for (int64_t n = 0; n < mt * nTilesDv; ++n)

@@ -95,8 +95,9 @@ protected:
   virtual void copyKeys(Value j, Value stage, Value full);
   virtual void copyValues(Value j, Value stage, Value full);
   /// Called in the consumers' branch once a tile is placed, before its key
-  /// loop (the FP8 forward reads the tile's descales).
-  virtual void prepareTile() {}
+  /// loop over blocks [nStart, nEnd) (the FP8 forward reads the tile's
+  /// descales).
+  virtual void prepareTile(Value nStart, Value nEnd) {}
 
   // The consumers' key loop waits for "full" and releases with "empty".
   bool overlapped() const override { return true; }

@@ -15,7 +15,9 @@
 // loop computes the final row maxima, which the online loop starts from
 // (alpha is then 1), so that P8 = e4m3(256 P) quantises exp(s - m) against
 // the row maximum as the semantics state; V is weighted by P8 while l sums
-// the unquantised P, and O = acc / l · v_descale / 256.
+// the unquantised P, and O = acc / l · v_descale / 256. Per-block descales
+// (FlashOps.td) are read per row and key inside the tiles: Q's and K's
+// factors multiply X element by element, V's weights P8 by its key's block.
 //
 // Block-sparse (the op decomposed by DecomposeBlockSparse.h, its lists
 // given): the query tile is one sparse query block, and the key loop runs,
@@ -37,6 +39,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::loops;
@@ -46,16 +50,54 @@ namespace {
 struct OnlineSoftmaxState {
   Value rowMax, rowSum, acc;
 };
+
+/// FP8's dequantisation factors for one (batch, head): scalars read once
+/// where the descales are per tensor or per head, read per row and key
+/// inside the tiles where they are per block.
+struct Fp8Factors {
+  Value qDescale, kDescale, vDescale;
+  int64_t blockQ, blockK; // descale_block_size
+  Value batch, head, kvHead;
+  Value qk; // q_descale · k_descale, when neither is per block
+  Value v;  // v_descale, applied to O, when not per block
+
+  /// q_descale · k_descale at query row `row` and key `key`.
+  Value qkAt(OpBuilder &b, Location loc, Value row, Value key) const {
+    if (qk)
+      return qk;
+    Value qd = readDescale(b, loc, qDescale, batch, head, row, blockQ);
+    Value kd = readDescale(b, loc, kDescale, batch, kvHead, key, blockK);
+    return arith::MulFOp::create(b, loc, qd, kd);
+  }
+  /// v_descale of key `key`'s block (only when V's is per block).
+  Value vAt(OpBuilder &b, Location loc, Value key) const {
+    return readDescale(b, loc, vDescale, batch, kvHead, key, blockK);
+  }
+};
 } // namespace
 
-/// The score tile of a query tile and a key tile at `at`; `qkDescale`
-/// (FP8 only, else null) multiplies the raw dots first.
+/// The tile's (i, j) as the query row q0 + i and the key k0 + j, inside a
+/// generic over the tile.
+static std::pair<Value, Value> tilePosition(OpBuilder &b, Location loc,
+                                            const TileOrigin &at) {
+  auto idx = loopIndices(b, loc, 2);
+  return {arith::AddIOp::create(b, loc, at.q0, idx[0]),
+          arith::AddIOp::create(b, loc, at.k0, idx[1])};
+}
+
+/// The score tile of a query tile and a key tile at `at`; `fp8` (FP8 only,
+/// else null) descales the raw dots first.
 static Value scoreTile(LoopContext &c, Value qTile, Value kTile, Value m,
-                       Value n, Value qkDescale, const TileOrigin &at) {
+                       Value n, const Fp8Factors *fp8, const TileOrigin &at) {
   Value dots = buildRawDotTile(c, qTile, kTile, m, n);
-  if (qkDescale)
+  if (fp8)
     dots = mapTiles(c, dots, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-      return arith::MulFOp::create(b, loc, a[0], qkDescale);
+      Value factor = fp8->qk;
+      if (!factor) {
+        auto [row, key] = tilePosition(b, loc, at);
+        factor = fp8->qkAt(b, loc, row, key);
+      }
+      return arith::MulFOp::create(b, loc, a[0], factor);
     });
   return buildScoreTile(c, dots, at);
 }
@@ -71,20 +113,20 @@ static Value maxWithTile(LoopContext &c, Value scores, Value rowMax) {
       });
 }
 
-/// One key block's update of the online softmax. With FP8 (`qkDescale`
-/// set) the state's row max is already final and P8 weights V.
+/// One key block's update of the online softmax. With FP8 (`fp8` set) the
+/// state's row max is already final and P8 weights V.
 static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
                                              const OnlineSoftmaxState &state,
                                              Value qTile, Value m, Value k0,
                                              Value kEnd, const TileOrigin &at,
-                                             Value qkDescale) {
+                                             const Fp8Factors *fp8) {
   Value n = c.tileExtent(c.blockN, k0, kEnd);
   Value kvHead = arith::DivUIOp::create(c.b, c.loc, at.head, c.index(c.group));
   Value kTile = extractRows(
       c, c.op.getQKV()[1], {c.op.getKeyPerm(), at.batch, kvHead, k0, n});
   Value vTile = extractRows(
       c, c.op.getQKV()[2], {c.op.getValuePerm(), at.batch, kvHead, k0, n});
-  Value scores = scoreTile(c, qTile, kTile, m, n, qkDescale, at);
+  Value scores = scoreTile(c, qTile, kTile, m, n, fp8, at);
 
   AffineExpr i = c.dim(0), j = c.dim(1);
   AffineMap tile = c.map(2, {i, j}), row = c.map(2, {i});
@@ -131,10 +173,15 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
         return arith::MulFOp::create(b, loc, a[0], a[1]);
       });
-  // FP8 weights V with P8 = e4m3(256 P); l above summed the unquantised P.
-  if (qkDescale)
-    probs = mapTiles(c, probs, [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-      return quantizeProbability(b, loc, a[0]);
+  // FP8 weights V with P8 = e4m3(256 P) (times its key's per-block
+  // v_descale); l above summed the unquantised P.
+  if (fp8)
+    probs = mapTiles(c, probs, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+      Value p8 = quantizeProbability(b, loc, a[0]);
+      if (fp8->v)
+        return p8;
+      Value key = tilePosition(b, loc, at).second;
+      return arith::MulFOp::create(b, loc, p8, fp8->vAt(b, loc, key));
     });
   // Dropout scales the probabilities V is weighted with, not the sum l.
   if (Value factor = buildDropoutTile(c, probs, at))
@@ -187,18 +234,27 @@ LogicalResult mlir::flash::loops::lowerAttention(
     // block masks are not visited at all.
     auto [kStart, kEnd] = keyRangeForQueries(c, q0, m);
     // FP8 only, so that other ops lower to the same IR as before.
-    Value kvHead, qkDescale, vDescale;
+    std::optional<Fp8Factors> fp8;
+    Value kvHead;
     if (op.isFp8()) {
       kvHead = arith::DivUIOp::create(b, loc, head, c.index(c.group));
+      auto [bq, bk] = op.getDescaleBlocks();
+      fp8 = Fp8Factors{op.getQDescale(), op.getKDescale(), op.getVDescale(),
+                       bq, bk, batch, head, kvHead, Value(), Value()};
       // One statement per op: the IR must not depend on the order C++
       // evaluates arguments in.
-      Value qd = readDescale(b, loc, op.getQDescale(), batch, head);
-      Value kd = readDescale(b, loc, op.getKDescale(), batch, kvHead);
-      qkDescale = arith::MulFOp::create(b, loc, qd, kd);
-      vDescale = readDescale(b, loc, op.getVDescale(), batch, kvHead);
+      if (!isBlockDescale(op.getQDescale()) &&
+          !isBlockDescale(op.getKDescale())) {
+        Value qd = readDescale(b, loc, op.getQDescale(), batch, head);
+        Value kd = readDescale(b, loc, op.getKDescale(), batch, kvHead);
+        fp8->qk = arith::MulFOp::create(b, loc, qd, kd);
+      }
+      if (!isBlockDescale(op.getVDescale()))
+        fp8->v = readDescale(b, loc, op.getVDescale(), batch, kvHead);
     }
+    const Fp8Factors *fp8Factors = fp8 ? &*fp8 : nullptr;
     Value initMax = filledTile(c, {m}, -INFINITY);
-    if (qkDescale) {
+    if (fp8) {
       // The row maxima over every visible key, before any P is quantised.
       initMax = buildForLoop(
           c, kStart, kEnd, c.index(blockN), initMax,
@@ -206,8 +262,8 @@ LogicalResult mlir::flash::loops::lowerAttention(
             Value n = c.tileExtent(blockN, k0, kEnd);
             Value kTile = extractRows(
                 c, c.op.getQKV()[1], {c.op.getKeyPerm(), batch, kvHead, k0, n});
-            Value scores =
-                scoreTile(c, qTile, kTile, m, n, qkDescale, {batch, head, q0, k0});
+            Value scores = scoreTile(c, qTile, kTile, m, n, fp8Factors,
+                                     {batch, head, q0, k0});
             return {maxWithTile(c, scores, args[0])};
           })[0];
     }
@@ -222,7 +278,7 @@ LogicalResult mlir::flash::loops::lowerAttention(
       auto args = keyLoop.getRegionIterArgs();
       OnlineSoftmaxState next = updateWithKeyBlock(
           c, {args[0], args[1], args[2]}, qTile, m, keyLoop.getInductionVar(), last,
-          {batch, head, q0, keyLoop.getInductionVar()}, qkDescale);
+          {batch, head, q0, keyLoop.getInductionVar()}, fp8Factors);
       scf::YieldOp::create(b, loc, ValueRange{next.rowMax, next.rowSum, next.acc});
       return SmallVector<Value>(keyLoop.getResults());
     };
@@ -246,9 +302,11 @@ LogicalResult mlir::flash::loops::lowerAttention(
         parallelThenReduction(2, 0),
         [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
           Value o = buildNormalizedOutput(b, loc, a[0], a[1]);
-          if (vDescale) {
-            Value inv = constF32(b, loc, 1.0f / kFp8ProbScale);
-            Value factor = arith::MulFOp::create(b, loc, vDescale, inv);
+          if (fp8) {
+            // A per-block v_descale is in acc already.
+            Value factor = constF32(b, loc, 1.0f / kFp8ProbScale);
+            if (fp8->v)
+              factor = arith::MulFOp::create(b, loc, fp8->v, factor);
             o = arith::MulFOp::create(b, loc, o, factor);
           }
           return castFromF32(b, loc, o, outElt);

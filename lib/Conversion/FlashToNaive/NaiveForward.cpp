@@ -4,7 +4,8 @@
 //   L = rowsum E, P = E / L (0 for an empty row) · dropout factor,
 //   O = P V, LSE = safe(M) + log L (+inf for an empty row).
 // FP8 (FlashOps.td): X is descaled by q_descale · k_descale, P8 =
-// e4m3(256 E) replaces P in the product, O = (P8 V) / L · v_descale / 256.
+// e4m3(256 E) replaces P in the product, O = (P8 V) / L · v_descale / 256;
+// a per-block v_descale weights P8 by its key's block instead.
 //
 //===----------------------------------------------------------------------===//
 #include "NaiveSteps.h"
@@ -52,23 +53,47 @@ static Value withRowStat(NaiveContext &c, Value scores, Value rowStat,
                       });
 }
 
-/// FP8: X[b, h, i, j] · q_descale[b, h] · k_descale[b, h/G], the raw dots
-/// of the dequantised Q and K (the e4m3 products themselves are exact).
+/// FP8: X[b, h, i, j] · q_descale[b, h(, i / BQ)] · k_descale[b, h/G(,
+/// j / BK)], the raw dots of the dequantised Q and K (the e4m3 products
+/// themselves are exact).
 static Value descaleDots(NaiveContext &c, AttentionOp op, Value dots) {
+  auto [bq, bk] = op.getDescaleBlocks();
   return buildScoreElementwise(
       c, dots, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         auto idx = loopIndices(b, loc, 4);
         Value group = arith::ConstantIndexOp::create(b, loc, c.groupSize);
         Value kvHead = arith::DivUIOp::create(b, loc, idx[1], group);
-        Value qd = readDescale(b, loc, op.getQDescale(), idx[0], idx[1]);
-        Value kd = readDescale(b, loc, op.getKDescale(), idx[0], kvHead);
+        Value qd = readDescale(b, loc, op.getQDescale(), idx[0], idx[1],
+                               idx[2], bq);
+        Value kd = readDescale(b, loc, op.getKDescale(), idx[0], kvHead,
+                               idx[3], bk);
         Value qkd = arith::MulFOp::create(b, loc, qd, kd);
         return arith::MulFOp::create(b, loc, a[0], qkd);
       });
 }
 
+/// FP8: P8 = e4m3(256 E) at (b, h, i, j), times v_descale[b, h/G, j / BK]
+/// when V's descale is per block (its key's own factor).
+static Value quantizeProbabilities(NaiveContext &c, AttentionOp op,
+                                   Value exps) {
+  Value vd = op.getVDescale();
+  int64_t bk = op.getDescaleBlocks()[1];
+  return buildScoreElementwise(
+      c, exps, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value p8 = quantizeProbability(b, loc, a[0]);
+        if (!isBlockDescale(vd))
+          return p8;
+        auto idx = loopIndices(b, loc, 4);
+        Value group = arith::ConstantIndexOp::create(b, loc, c.groupSize);
+        Value kvHead = arith::DivUIOp::create(b, loc, idx[1], group);
+        Value factor = readDescale(b, loc, vd, idx[0], kvHead, idx[3], bk);
+        return arith::MulFOp::create(b, loc, p8, factor);
+      });
+}
+
 /// FP8: O = acc / l · v_descale[b, h/G] / 256 in the output type, where acc
-/// (in Q's layout) accumulated P8 · V.
+/// (in Q's layout) accumulated P8 · V (a per-block v_descale is already
+/// in acc).
 static Value finishFp8Output(NaiveContext &c, AttentionOp op, Value acc,
                              Value rowSum) {
   auto qPerm = c.op.getQueryPerm();
@@ -84,10 +109,14 @@ static Value finishFp8Output(NaiveContext &c, AttentionOp op, Value acc,
         auto idx = loopIndices(b, loc, 4);
         Value group = arith::ConstantIndexOp::create(b, loc, c.groupSize);
         Value kvHead = arith::DivUIOp::create(b, loc, idx[qPerm[1]], group);
-        Value vd = readDescale(b, loc, op.getVDescale(), idx[qPerm[0]], kvHead);
+        Value vd = isBlockDescale(op.getVDescale())
+                       ? Value()
+                       : readDescale(b, loc, op.getVDescale(), idx[qPerm[0]],
+                                     kvHead);
         Value o = buildNormalizedOutput(b, loc, a[0], a[1]);
-        Value inv = constF32(b, loc, 1.0f / kFp8ProbScale);
-        Value factor = arith::MulFOp::create(b, loc, vd, inv);
+        Value factor = constF32(b, loc, 1.0f / kFp8ProbScale);
+        if (vd)
+          factor = arith::MulFOp::create(b, loc, vd, factor);
         Value scaled = arith::MulFOp::create(b, loc, o, factor);
         return castFromF32(b, loc, scaled, outElt);
       });
@@ -119,11 +148,7 @@ LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
   // FP8 weights V by P8 = e4m3(256 exp(s - m)), unnormalised; the division
   // by 256 l comes after the product (finishFp8Output). FP8 has no dropout.
   Value probs =
-      fp8 ? buildScoreElementwise(
-                c, exps,
-                [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                  return quantizeProbability(b, loc, a[0]);
-                })
+      fp8 ? quantizeProbabilities(c, op, exps)
           : withRowStat(c, exps, rowSum,
                         [&](OpBuilder &b, Location loc, Value e,
                             Value l) -> Value {

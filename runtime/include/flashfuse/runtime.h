@@ -125,6 +125,14 @@ typedef struct flashfuse_variant {
    * params take k_descale/v_descale (kv_append quantises the new rows with
    * them); 0 for a cache of `dtype` and for every other kind. Appended after sparse_block_k for the same reason as page_size. */
   flashfuse_dtype kv_dtype;
+  /* forward with dtype e4m3 only: the rows of Q and of K/V that one
+   * per-block descale covers (flash.attention's descale_block_size;
+   * KERNEL_ABI.md "FP8 forwards"), whose params take each descale's block
+   * stride too; 0 for kernels of per-tensor or per-head descales and every
+   * other kernel. Appended after kv_dtype for the same reason as
+   * page_size. */
+  int32_t descale_block_q;
+  int32_t descale_block_k;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -276,6 +284,14 @@ typedef struct flashfuse_forward_args {
   flashfuse_dtype out_dtype;
   const float *q_descale, *k_descale, *v_descale;
   int64_t q_descale_stride[2], k_descale_stride[2], v_descale_stride[2];
+  /* Per-block descales (a kernel whose variant has descale_block_q/k): the
+   * stride between blocks, factor (b, h, n) of rows [n * block, (n + 1) *
+   * block) at [b * stride[0] + h * stride[1] + n * stride_block]; {H * N,
+   * N} and 1 for a contiguous [B, H, N] with N = ceil(seq / block). 0 for
+   * a descale that is per tensor or per head (any kernel). Appended last,
+   * so that callers that zero or init the struct keep per-head descales. */
+  int64_t q_descale_stride_block, k_descale_stride_block,
+      v_descale_stride_block;
 } flashfuse_forward_args;
 
 FLASHFUSE_API void flashfuse_forward_args_init(flashfuse_forward_args *args);

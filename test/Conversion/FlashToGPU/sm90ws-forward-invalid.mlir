@@ -55,6 +55,16 @@ func.func @fp8_block_n(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> ten
 
 // -----
 
+// Per-block descales: one q_descale per warp's 16 rows, one k and v
+// descale per key tile.
+func.func @fp8_descale_blocks(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<1x1x16xf32>) -> tensor<1x1x128x128xbf16> {
+  // expected-error @+1 {{per-block descales need descale_block_size [BQ, BK] with BQ a multiple of 16 and BK a multiple of block_n = 128; got [8, 8]}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>) {descale_block_size = array<i64: 8, 8>, config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
+  return %o : tensor<1x1x128x128xbf16>
+}
+
+// -----
+
 // FP8 has no kernel in the 16-bit recipes.
 func.func @fp8_sm90(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
   // expected-error @+1 {{the sm90 recipe needs f16 or bf16 operands, got 'f8E4M3FN' (FP8 forwards take the sm90ws recipe)}}

@@ -2,13 +2,14 @@
 // The FP8 forwards assemble without spilling (flashfuse-compile fails on a
 // spill) and with the register reallocation in effect (no ptxas warning):
 // D = 64, 128 and 256, O in bf16 and f16, causal and not, and at D = 64 a
-// window with a softcap (the 64-byte swizzle's Q and K tiles).
+// window with a softcap (the 64-byte swizzle's Q and K tiles), and per-block
+// descales at D = 64, 128 (causal) and 256.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 //
 // CHECK-NOT: ptxas warning
-// CHECK-COUNT-7: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
+// CHECK-COUNT-10: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
 //
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3
 // MANIFEST: dtype e4m3
@@ -24,6 +25,10 @@
 // MANIFEST: smem 78848
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d64_m128n128w8s4_causalbr
 // MANIFEST: smem 74752
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_ds128x128
+// MANIFEST: descale_block_q 128
+// MANIFEST: descale_block_k 128
+// MANIFEST: params {{.*}} i64:q_descale_stride_b i64:q_descale_stride_h i64:q_descale_stride_n i64:k_descale_stride_b
 
 func.func @bf16_d128(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<2x8xf32>) -> tensor<2x8x1000x128xbf16> {
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN> -> tensor<2x8x1000x128xbf16>
@@ -52,4 +57,16 @@ func.func @f16_d64_causal(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<f32>) -> 
 func.func @bf16_d64_window_softcap(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<2x8x1000x64xbf16> {
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>, window_left = 64 : i64, softcap = 30.0 : f32} : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN> -> tensor<2x8x1000x64xbf16>
   return %o : tensor<2x8x1000x64xbf16>
+}
+func.func @bf16_d64_blocks(%q: tensor<2x8x1000x64xf8E4M3FN>, %d: tensor<2x8x8xf32>) -> tensor<2x8x1000x64xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN>, tensor<2x8x1000x64xf8E4M3FN> -> tensor<2x8x1000x64xbf16>
+  return %o : tensor<2x8x1000x64xbf16>
+}
+func.func @bf16_d128_causal_blocks(%q: tensor<2x8x1000x128xf8E4M3FN>, %d: tensor<2x8x8xf32>) -> tensor<2x8x1000x128xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) {causal = #flash.causal<bottom_right>} : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN>, tensor<2x8x1000x128xf8E4M3FN> -> tensor<2x8x1000x128xbf16>
+  return %o : tensor<2x8x1000x128xbf16>
+}
+func.func @bf16_d256_blocks(%q: tensor<2x8x1000x256xf8E4M3FN>, %d: tensor<2x8x8xf32>) -> tensor<2x8x1000x256xbf16> {
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32>) : tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN>, tensor<2x8x1000x256xf8E4M3FN> -> tensor<2x8x1000x256xbf16>
+  return %o : tensor<2x8x1000x256xbf16>
 }

@@ -15,7 +15,7 @@ func.func @perm_short(%x: tensor<1x2x16x32xf16>) {
 // A misspelt variant attribute is an error, not a discardable attribute
 // that would silently compile another variant; dialect-prefixed ones pass.
 func.func @unknown_attribute(%x: tensor<1x2x16x32xf16>) {
-  // expected-error @below {{'flash.attention' op has no attribute 'window' (its attributes: causal, config, dropout_p, k_perm, q_perm, scale, softcap, sparse_block_size, v_perm, window_left, window_right; dialect-prefixed names pass through)}}
+  // expected-error @below {{'flash.attention' op has no attribute 'window' (its attributes: causal, config, descale_block_size, dropout_p, k_perm, q_perm, scale, softcap, sparse_block_size, v_perm, window_left, window_right; dialect-prefixed names pass through)}}
   %o = flash.attention %x, %x, %x {window = array<i64: 64, 0>}
       : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
       -> tensor<1x2x16x32xf16>

@@ -1,6 +1,7 @@
 // Every FP8 refusal of the verifiers (Fp8Verify.cpp), each naming its
 // reason: e5m2, missing descales, descales without FP8, the output type,
-// descale shapes and constant values, varlen and dropout with FP8, and the
+// descale shapes (per block too) and constant values, descale_block_size,
+// varlen and dropout with FP8, and the
 // op without an FP8 form (attention_grad). flash.attention_kvcache's FP8
 // cache rules are in invalid-kvcache-fp8.mlir.
 // RUN: flashfuse-opt %s -split-input-file -verify-diagnostics
@@ -87,7 +88,7 @@ func.func @mixed_fp8(%q: tensor<1x2x16x32xf8E4M3FN>, %k: tensor<1x2x16x32xbf16>,
 func.func @kv_descale_heads(%q: tensor<2x8x16x32xf8E4M3FN>, %k: tensor<2x2x16x32xf8E4M3FN>,
                             %v: tensor<2x2x16x32xf8E4M3FN>, %qd: tensor<2x8xf32>,
                             %kd: tensor<2x8xf32>) {
-  // expected-error @below {{'k_descale' must have shape [] (per tensor) or [2, 2] ([B, Hkv], per head), got [2, 8]}}
+  // expected-error @below {{'k_descale' must have shape [] (per tensor) or [2, 2] ([B, Hkv], per head) or [2, 2, 1] ([B, Hkv, ceil(S / 128)], per block), got [2, 8]}}
   %o = flash.attention %q, %k, %v descale(%qd, %kd, %kd : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
       : tensor<2x8x16x32xf8E4M3FN>, tensor<2x2x16x32xf8E4M3FN>, tensor<2x2x16x32xf8E4M3FN>
       -> tensor<2x8x16x32xbf16>
@@ -96,12 +97,71 @@ func.func @kv_descale_heads(%q: tensor<2x8x16x32xf8E4M3FN>, %k: tensor<2x2x16x32
 
 // -----
 
-// Per block of the sequence is not a supported granularity (yet).
-func.func @per_block_descale(%q: tensor<1x2x128x32xf8E4M3FN>, %k: tensor<1x2x128x32xf8E4M3FN>,
-                             %v: tensor<1x2x128x32xf8E4M3FN>, %qd: tensor<1x2x2xf32>,
-                             %d: tensor<f32>) {
-  // expected-error @below {{'q_descale' must have shape [] (per tensor) or [1, 2] ([B, Hq], per head), got [1, 2, 2]}}
-  %o = flash.attention %q, %k, %v descale(%qd, %d, %d : tensor<1x2x2xf32>, tensor<f32>, tensor<f32>)
+// A per-block descale has ceil(S / BQ) blocks: 128 rows in blocks of 64
+// are 2, not 3.
+func.func @per_block_count(%q: tensor<1x2x128x32xf8E4M3FN>, %k: tensor<1x2x128x32xf8E4M3FN>,
+                           %v: tensor<1x2x128x32xf8E4M3FN>, %qd: tensor<1x2x3xf32>,
+                           %d: tensor<f32>) {
+  // expected-error @below {{'q_descale' must have shape [] (per tensor) or [1, 2] ([B, Hq], per head) or [1, 2, 2] ([B, Hq, ceil(S / 64)], per block), got [1, 2, 3]}}
+  %o = flash.attention %q, %k, %v descale(%qd, %d, %d : tensor<1x2x3xf32>, tensor<f32>, tensor<f32>)
+      {descale_block_size = array<i64: 64, 128>}
+      : tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>
+      -> tensor<1x2x128x32xbf16>
+  return
+}
+
+// -----
+
+// K's blocks follow BK (the default 128: 300 keys are 3 blocks).
+func.func @per_block_keys(%q: tensor<1x2x128x32xf8E4M3FN>, %k: tensor<1x1x300x32xf8E4M3FN>,
+                          %v: tensor<1x1x300x32xf8E4M3FN>, %kd: tensor<1x1x2xf32>,
+                          %d: tensor<f32>) {
+  // expected-error @below {{'v_descale' must have shape [] (per tensor) or [1, 1] ([B, Hkv], per head) or [1, 1, 3] ([B, Hkv, ceil(S / 128)], per block), got [1, 1, 2]}}
+  %o = flash.attention %q, %k, %v descale(%d, %d, %kd : tensor<f32>, tensor<f32>, tensor<1x1x2xf32>)
+      : tensor<1x2x128x32xf8E4M3FN>, tensor<1x1x300x32xf8E4M3FN>, tensor<1x1x300x32xf8E4M3FN>
+      -> tensor<1x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @block_size_without_blocks(%q: tensor<1x2x128x32xf8E4M3FN>, %k: tensor<1x2x128x32xf8E4M3FN>,
+                                     %v: tensor<1x2x128x32xf8E4M3FN>, %d: tensor<f32>) {
+  // expected-error @below {{'descale_block_size' is given but no descale is per block ([B, H, N])}}
+  %o = flash.attention %q, %k, %v descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>)
+      {descale_block_size = array<i64: 64, 64>}
+      : tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>
+      -> tensor<1x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @block_size_16bit(%q: tensor<1x2x128x32xbf16>) {
+  // expected-error @below {{'descale_block_size' is given but no descale is per block ([B, H, N])}}
+  %o = flash.attention %q, %q, %q {descale_block_size = array<i64: 64, 64>}
+      : tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>, tensor<1x2x128x32xbf16>
+      -> tensor<1x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @block_size_rank(%q: tensor<1x2x128x32xf8E4M3FN>, %qd: tensor<1x2x2xf32>, %d: tensor<f32>) {
+  // expected-error @below {{'descale_block_size' must have 2 elements [BQ, BK], got 1}}
+  %o = flash.attention %q, %q, %q descale(%qd, %d, %d : tensor<1x2x2xf32>, tensor<f32>, tensor<f32>)
+      {descale_block_size = array<i64: 64>}
+      : tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>
+      -> tensor<1x2x128x32xbf16>
+  return
+}
+
+// -----
+
+func.func @block_size_zero(%q: tensor<1x2x128x32xf8E4M3FN>, %qd: tensor<1x2x2xf32>, %d: tensor<f32>) {
+  // expected-error @below {{'descale_block_size' must be positive, got [64, 0]}}
+  %o = flash.attention %q, %q, %q descale(%qd, %d, %d : tensor<1x2x2xf32>, tensor<f32>, tensor<f32>)
+      {descale_block_size = array<i64: 64, 0>}
       : tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>, tensor<1x2x128x32xf8E4M3FN>
       -> tensor<1x2x128x32xbf16>
   return

@@ -1,5 +1,6 @@
 // Round-trip of FP8 flash.attention: f8E4M3FN Q, K, V with descale
-// operands, per tensor ([]) and per head ([B, Hq] / [B, Hkv]), printed and
+// operands, per tensor ([]), per head ([B, Hq] / [B, Hkv]) and per block
+// ([B, H, N] with descale_block_size), printed and
 // parsed again, the generic form parsed back, and its operand segments.
 // RUN: flashfuse-opt %s | flashfuse-opt | FileCheck %s
 // RUN: flashfuse-opt %s --mlir-print-op-generic | flashfuse-opt | FileCheck %s
@@ -58,4 +59,35 @@ func.func @constant_descales(%q: tensor<1x2x16x32xf8E4M3FN>, %k: tensor<1x2x16x3
       : tensor<1x2x16x32xf8E4M3FN>, tensor<1x2x16x32xf8E4M3FN>,
         tensor<1x2x16x32xf8E4M3FN> -> tensor<1x2x16x32xbf16>
   return %o : tensor<1x2x16x32xbf16>
+}
+
+// Per-block descales (FlashAttention-3's block quantisation): [B, H,
+// ceil(S / BQ)] for Q, [B, Hkv, ceil(S / BK)] for K and V, mixed freely
+// with per-tensor and per-head ones; descale_block_size defaults to
+// [128, 128].
+// CHECK-LABEL: func.func @per_block
+// CHECK: descale(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x4xf32>, tensor<2x2x3xf32>, tensor<f32>)
+// CHECK-SAME: descale_block_size = array<i64: 64, 128>
+func.func @per_block(%q: tensor<2x8x200x64xf8E4M3FN>, %k: tensor<2x2x300x64xf8E4M3FN>,
+                     %v: tensor<2x2x300x64xf8E4M3FN>, %qd: tensor<2x8x4xf32>,
+                     %kd: tensor<2x2x3xf32>, %vd: tensor<f32>) -> tensor<2x8x200x64xbf16> {
+  %o = flash.attention %q, %k, %v
+      descale(%qd, %kd, %vd : tensor<2x8x4xf32>, tensor<2x2x3xf32>, tensor<f32>)
+      {descale_block_size = array<i64: 64, 128>}
+      : tensor<2x8x200x64xf8E4M3FN>, tensor<2x2x300x64xf8E4M3FN>,
+        tensor<2x2x300x64xf8E4M3FN> -> tensor<2x8x200x64xbf16>
+  return %o : tensor<2x8x200x64xbf16>
+}
+
+// CHECK-LABEL: func.func @per_block_default
+// CHECK: descale(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x2xf32>, tensor<1x1x3xf32>, tensor<1x1x3xf32>)
+// CHECK-NOT: descale_block_size
+func.func @per_block_default(%q: tensor<1x2x33x128xf8E4M3FN>, %k: tensor<1x1x257x128xf8E4M3FN>,
+                             %v: tensor<1x1x257x128xf8E4M3FN>, %qd: tensor<1x2xf32>,
+                             %kd: tensor<1x1x3xf32>) -> tensor<1x2x33x128xf16> {
+  %o = flash.attention %q, %k, %v
+      descale(%qd, %kd, %kd : tensor<1x2xf32>, tensor<1x1x3xf32>, tensor<1x1x3xf32>)
+      : tensor<1x2x33x128xf8E4M3FN>, tensor<1x1x257x128xf8E4M3FN>,
+        tensor<1x1x257x128xf8E4M3FN> -> tensor<1x2x33x128xf16>
+  return %o : tensor<1x2x33x128xf16>
 }

@@ -8,7 +8,7 @@
 // several key blocks (the loops lowering's first pass over the row maxima),
 // a bias and a mask with a fully masked row (O = 0, LSE = +inf),
 // large-magnitude scores, a sliding window with a softcap, bf16 and f16
-// outputs.
+// outputs, and per-block descales.
 
 // RUN: flashfuse-numerics 'lowering=naive dir=fwd B=2 Hq=4 Hkv=2 Sq=33 Sk=47 D=32 dtype=e4m3 seed=1' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=fwd B=2 Hq=4 Hkv=2 Sq=33 Sk=47 D=32 dtype=e4m3 seed=2' | FileCheck %s
@@ -27,9 +27,28 @@
 // RUN: flashfuse-numerics 'lowering=naive dir=fwd Hq=4 Hkv=2 Sq=77 Sk=77 D=128 dtype=e4m3 causal=br wl=16 softcap=5 input_scale=6 seed=13' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=4 Hkv=2 Sq=77 Sk=77 D=128 dtype=e4m3 causal=br wl=16 softcap=5 input_scale=6 seed=14' | FileCheck %s
 
+// Per-block descales (descale_block_size; FlashAttention-3's block
+// quantisation): a factor per block of Q's rows and of K's and V's keys,
+// blocks that straddle the loops lowering's key tiles (32-key blocks over
+// 48-key tiles), short last blocks, GQA, a causal mask and a mix with a
+// per-head descale's layout.
+// RUN: flashfuse-numerics 'lowering=naive dir=fwd B=2 Hq=4 Hkv=2 Sq=70 Sk=100 D=32 dtype=e4m3 descale=block descale_block=16x32 seed=21' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=fwd B=2 Hq=4 Hkv=2 Sq=70 Sk=100 D=32 dtype=e4m3 descale=block descale_block=16x32 block_n=48 seed=21' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=fwd Hq=2 Hkv=1 Sq=33 Sk=150 D=64 dtype=e4m3 descale=block descale_block=32x64 causal=br out=f16 input_scale=6 seed=22' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=2 Hkv=1 Sq=33 Sk=150 D=64 dtype=e4m3 descale=block descale_block=32x64 causal=br out=f16 input_scale=6 seed=22' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=fwd Hq=2 Hkv=2 Sq=130 Sk=130 D=64 dtype=e4m3 descale=block layout=bshd causal=tl seed=23' | FileCheck %s
+
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1
 // CHECK: 1 of 1 cases passed
+
+// The per-block factors are visible: a reference that reads every block's
+// (and head's) descale as the first one fails on O and LSE.
+// RUN: not flashfuse-numerics 'lowering=naive dir=fwd B=2 Hq=4 Hkv=2 Sq=70 Sk=100 D=32 dtype=e4m3 descale=block descale_block=16x32 ref_descale=first seed=21' | FileCheck %s --check-prefix=FIRST
+// RUN: not flashfuse-numerics 'lowering=loops dir=fwd B=2 Hq=4 Hkv=2 Sq=70 Sk=100 D=32 dtype=e4m3 descale=block descale_block=16x32 block_n=48 ref_descale=first seed=21' | FileCheck %s --check-prefix=FIRST
+// FIRST: O {{.*}} <-- over tolerance
+// FIRST: LSE {{.*}} <-- over tolerance
+// FIRST: FAIL: case 1
 
 // The P quantisation is visible: the same lowerings held to the f16
 // tolerance against a reference that does not quantise P fail on O (and
@@ -44,5 +63,9 @@
 // lit-tested in test/Dialect/Flash/invalid-fp8.mlir.
 // RUN: not flashfuse-numerics 'dir=bwd dtype=e4m3' | FileCheck %s --check-prefix=REFUSED
 // RUN: not flashfuse-numerics 'dtype=bf16 out=bf16' | FileCheck %s --check-prefix=OUT16
+// RUN: not flashfuse-numerics 'op=kvcache cache=e4m3 dtype=bf16 descale=block lens=3' | FileCheck %s --check-prefix=BLOCKCACHE
+// RUN: not flashfuse-numerics 'dtype=e4m3 descale=block descale_block=16' | FileCheck %s --check-prefix=BLOCKSIZE
 // REFUSED: error: dtype=e4m3 is flash.attention's forward
 // OUT16: error: out=bf16 and out=f16 are for dtype=e4m3
+// BLOCKCACHE: error: descale=block is flash.attention's
+// BLOCKSIZE: error: descale_block= takes BQxBK (both positive), got '16'

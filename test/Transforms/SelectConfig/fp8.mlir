@@ -17,6 +17,7 @@
 // H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of whole 128- or 64-byte swizzle rows), got D = 96, Dv = 96
 // H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 64 and 128 only (at D = 256 its consumer warpgroups spill), got D = 256
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
+// H100: no kernel config for target 'h100': the FP8 forward serves per-block descales at D = 256 without a causal mask only (with one its consumer warpgroups spill)
 // H100: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
@@ -93,4 +94,16 @@ func.func @fp8_bias(%q: tensor<1x2x128x128xf8E4M3FN>, %d: tensor<f32>, %bias: te
       : tensor<1x2x128x128xf8E4M3FN>, tensor<1x2x128x128xf8E4M3FN>, tensor<1x2x128x128xf8E4M3FN>
       -> tensor<1x2x128x128xbf16>
   return %o : tensor<1x2x128x128xbf16>
+}
+
+// -----
+
+// Per-block descales with a causal mask at D = 256 are refused (H100 above).
+func.func @fp8_d256_blocks_causal(%q: tensor<1x2x256x256xf8E4M3FN>, %d: tensor<1x2x2xf32>) -> tensor<1x2x256x256xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+      {causal = #flash.causal<top_left>}
+      : tensor<1x2x256x256xf8E4M3FN>, tensor<1x2x256x256xf8E4M3FN>, tensor<1x2x256x256xf8E4M3FN>
+      -> tensor<1x2x256x256xbf16>
+  return %o : tensor<1x2x256x256xbf16>
 }

@@ -19,10 +19,15 @@ inline constexpr float kFp8ProbScale = 256.0f;
 /// The largest finite f8E4M3FN value.
 inline constexpr float kE4M3Max = 448.0f;
 
-/// The factor of `descale` (f32, [] or [B, H]) for `batch` and `head`
-/// (index values; ignored for a per-tensor descale).
+/// The factor of `descale` (f32, [], [B, H] or [B, H, N]) for `batch`,
+/// `head` and sequence row `row` (index values): a per-tensor descale
+/// ignores all three, a per-head one `row`, and a per-block one reads block
+/// row / blockRows (flash.attention's `descale_block_size`).
 Value readDescale(OpBuilder &b, Location loc, Value descale, Value batch,
-                  Value head);
+                  Value head, Value row = Value(), int64_t blockRows = 0);
+
+/// Whether `descale` has one factor per block of the sequence ([B, H, N]).
+bool isBlockDescale(Value descale);
 
 /// The f32 value of P8 = e4m3(min(p * 256, 448)) for an f32 probability p in
 /// [0, 1]: an arith.truncf to f8E4M3FN and its arith.extf back.

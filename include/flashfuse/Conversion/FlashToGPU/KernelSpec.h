@@ -122,6 +122,13 @@ struct KernelSpec {
   /// dense ones.
   bool blockSparse = false, fullBlocks = false;
   int64_t sparseBlockQ = 0, sparseBlockK = 0;
+  /// FP8 forward: per-block descales (flash.attention's [B, H, N] descales,
+  /// docs/KERNEL_ABI.md "FP8 forwards"), [descaleBlockQ, descaleBlockK]
+  /// rows a factor (descale_block_size; multiples of 16 and of blockN), the
+  /// descales taking a block stride `<name>_descale_stride_n` too; 0 when
+  /// every descale is per tensor or per head.
+  int64_t descaleBlockQ = 0, descaleBlockK = 0;
+  bool blockDescales() const { return descaleBlockK > 0; }
   int64_t uniqueId = -1;
 
   /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so

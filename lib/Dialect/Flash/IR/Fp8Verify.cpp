@@ -31,19 +31,32 @@ LogicalResult mlir::flash::detail::refuseFp8(
 }
 
 /// A descale is [] (per tensor) or [B, H] (per head, H the operand's own
-/// heads); a constant one must be positive and finite, since a zero or
-/// negative factor is always a caller's mistake (a runtime value is checked
-/// by the runtime and the Python API).
+/// heads), or, where `blockRows` is given (flash.attention), [B, H,
+/// ceil(seq / blockRows)] (per block of the sequence); a constant one must be
+/// positive and finite, since a zero or negative factor is always a caller's
+/// mistake (a runtime value is checked by the runtime and the Python API).
 static LogicalResult verifyDescale(Operation *op, StringRef name, Value d,
                                    int64_t batch, int64_t heads,
-                                   StringRef headsName) {
+                                   StringRef headsName, int64_t seq = 0,
+                                   int64_t blockRows = 0) {
   auto type = cast<RankedTensorType>(d.getType());
   SmallVector<int64_t> perHead = {batch, heads};
-  if (type.getRank() != 0 && !compatibleShape(type.getShape(), perHead))
-    return op->emitOpError() << "'" << name
-                            << "' must have shape [] (per tensor) or "
-                            << shapeStr(perHead) << " ([B, " << headsName
-                            << "], per head), got " << shapeStr(type.getShape());
+  SmallVector<int64_t> perBlock = {
+      batch, heads,
+      ShapedType::isDynamic(seq) ? ShapedType::kDynamic
+                                 : llvm::divideCeil(seq, blockRows ? blockRows : 1)};
+  bool ok = type.getRank() == 0 ||
+            compatibleShape(type.getShape(), perHead) ||
+            (blockRows && compatibleShape(type.getShape(), perBlock));
+  if (!ok) {
+    InFlightDiagnostic diag = op->emitOpError();
+    diag << "'" << name << "' must have shape [] (per tensor) or "
+         << shapeStr(perHead) << " ([B, " << headsName << "], per head)";
+    if (blockRows)
+      diag << " or " << shapeStr(perBlock) << " ([B, " << headsName
+           << ", ceil(S / " << blockRows << ")], per block)";
+    return diag << ", got " << shapeStr(type.getShape());
+  }
   DenseFPElementsAttr values;
   if (matchPattern(d, m_Constant(&values)))
     for (APFloat x : values.getValues<APFloat>()) {
@@ -53,6 +66,26 @@ static LogicalResult verifyDescale(Operation *op, StringRef name, Value d,
                                  << "' must be positive and finite, got "
                                  << num(v);
     }
+  return success();
+}
+
+/// `descale_block_size`: [BQ, BK], both positive, and only with a per-block
+/// descale.
+static LogicalResult verifyDescaleBlocks(AttentionOp op) {
+  DenseI64ArrayAttr size = op.getDescaleBlockSizeAttr();
+  if (!size)
+    return success();
+  if (!op.hasBlockDescales())
+    return op.emitOpError()
+           << "'descale_block_size' is given but no descale is per block "
+              "([B, H, N])";
+  if (size.size() != 2)
+    return op.emitOpError()
+           << "'descale_block_size' must have 2 elements [BQ, BK], got "
+           << size.size();
+  if (size[0] <= 0 || size[1] <= 0)
+    return op.emitOpError() << "'descale_block_size' must be positive, got ["
+                            << size[0] << ", " << size[1] << "]";
   return success();
 }
 
@@ -71,7 +104,7 @@ LogicalResult verifyAttentionFp8(AttentionOp op, const AttentionSizes &sz) {
       return op.emitOpError() << "'descale' operands are only for f8E4M3FN "
                                  "Q, K and V, got "
                               << elt;
-    return success();
+    return verifyDescaleBlocks(op);
   }
   if (!qd || !kd || !vd)
     return op.emitOpError()
@@ -91,9 +124,15 @@ LogicalResult verifyAttentionFp8(AttentionOp op, const AttentionSizes &sz) {
            << "dropout with FP8 operands is not supported (FP8 attention is "
               "for inference)";
   Operation *o = op.getOperation();
-  if (failed(verifyDescale(o, "q_descale", qd, sz.batch, sz.headsQ, "Hq")) ||
-      failed(verifyDescale(o, "k_descale", kd, sz.batch, sz.headsKV, "Hkv")) ||
-      failed(verifyDescale(o, "v_descale", vd, sz.batch, sz.headsKV, "Hkv")))
+  if (failed(verifyDescaleBlocks(op)))
+    return failure();
+  auto [bq, bk] = op.getDescaleBlocks();
+  if (failed(verifyDescale(o, "q_descale", qd, sz.batch, sz.headsQ, "Hq",
+                           sz.seqQ, bq)) ||
+      failed(verifyDescale(o, "k_descale", kd, sz.batch, sz.headsKV, "Hkv",
+                           sz.seqK, bk)) ||
+      failed(verifyDescale(o, "v_descale", vd, sz.batch, sz.headsKV, "Hkv",
+                           sz.seqK, bk)))
     return failure();
   return success();
 }

@@ -498,6 +498,12 @@ std::string fp8Refusal(AttentionVariantInterface iface,
     return "the FP8 forward serves a window or softcap at D = 64 and 128 "
            "only (at D = 256 its consumer warpgroups spill), got D = " +
            std::to_string(sz.d);
+  // Per-block descales load a k and two v factors per key block; with the
+  // causal mask's work the D = 256 consumers spill 12/16 bytes.
+  if (auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
+      fwd && fwd.hasBlockDescales() && sz.d == 256 && iface.isCausal())
+    return "the FP8 forward serves per-block descales at D = 256 without a "
+           "causal mask only (with one its consumer warpgroups spill)";
   if (iface.getBiasOperand() || iface.getMaskOperand() ||
       !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
     return "the FP8 forward does not serve a bias, mask, score_mod or "

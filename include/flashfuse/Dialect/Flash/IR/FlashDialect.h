@@ -16,6 +16,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <array>
 #include <cmath>
 
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h.inc"

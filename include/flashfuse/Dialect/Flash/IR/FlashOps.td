@@ -17,7 +17,8 @@ def Flash_I32Tensor : RankedTensorOf<[I32]>;
 // reason an unsupported one (e5m2, FP8 in the gradient, an FP8 query of the
 // KV cache op) is refused.
 def Flash_QKVTensor : RankedTensorOf<[F16, BF16, F32, F8E4M3FN, F8E5M2]>;
-// Dequantisation factors of FP8 operands: [] per tensor, [B, H] per head.
+// Dequantisation factors of FP8 operands: [] per tensor, [B, H] per head,
+// [B, H, N] per block of the sequence (flash.attention only).
 def Flash_DescaleTensor : RankedTensorOf<[F32]>;
 
 // The attributes that define a variant; both ops carry the same set.
@@ -255,9 +256,19 @@ def Flash_AttentionOp : Flash_Op<"attention", [
 
     FP8 (inference): Q, K and V may be `f8E4M3FN` with
     `descale(%q_descale, %k_descale, %v_descale : ...)`, f32 dequantisation
-    factors, each either `tensor<f32>` (per tensor) or `tensor<BxHxf32>`
-    (per head: H = Hq for `q_descale`, Hkv for `k_descale` and
-    `v_descale`), as flash-attn 3 takes them. O is bf16 or f16.
+    factors, each `tensor<f32>` (per tensor), `tensor<BxHxf32>` (per head:
+    H = Hq for `q_descale`, Hkv for `k_descale` and `v_descale`), as
+    flash-attn 3 takes them, or `tensor<BxHxNxf32>` (per block of the
+    sequence, FlashAttention-3's block quantisation). O is bf16 or f16.
+
+    Per-block descales: `descale_block_size = [BQ, BK]` (default
+    [128, 128]) cuts Q's rows into N = ceil(Sq / BQ) blocks and K's and V's
+    into N = ceil(Sk / BK), block n holding rows [n·BQ, min((n+1)·BQ, S))
+    as `sparse_block_size` does; a rank-3 descale has one factor per (batch,
+    head, block). Each of the three may be per tensor, per head or per
+    block on its own; the attribute is refused where none is per block.
+    flash-lower-to-gpu serves BQ a multiple of 16 (the rows one warp owns)
+    and BK a multiple of the config's block_n (one factor per key tile).
 
     ```mlir
     %o = flash.attention %q, %k, %v
@@ -266,18 +277,26 @@ def Flash_AttentionOp : Flash_Op<"attention", [
           tensor<2x2x128x64xf8E4M3FN> -> tensor<2x8x128x64xbf16>
     ```
 
-    With dq = q_descale[b, h], dk = k_descale[b, h/G], dv = v_descale[b, h/G]
-    (the scalar itself when per tensor), Q, K, V read as the exact values of
-    their e4m3 codes, and everything else as in the semantics above:
+    With dq_i = q_descale[b, h], dk_j = k_descale[b, h/G] and
+    dv_j = v_descale[b, h/G] (the scalar itself when per tensor;
+    q_descale[b, h, i / BQ], k_descale[b, h/G, j / BK] and
+    v_descale[b, h/G, j / BK] when per block), Q, K, V read as the exact
+    values of their e4m3 codes, and everything else as in the semantics
+    above:
 
     ```
     x      = dot(Q[b,h,i,:], K[b,h/G,j,:])      in f32 (e4m3 products are exact)
-    s      = score pipeline(dq * dk * x)        (scale, softcap, bias, masks)
+    s      = score pipeline(dq_i * dk_j * x)    (scale, softcap, bias, masks)
     m      = max_j s;  p_j = exp(s_j - m);  l = sum_j p_j     (f32, unquantised)
     P8_j   = e4m3(min(p_j * 256, 448))          round to nearest even
-    O      = dv * (sum_j P8_j * V[b,h/G,j,:]) / (256 * l)
+    O      = (sum_j dv_j * P8_j * V[b,h/G,j,:]) / (256 * l)
     LSE    = m + log l
     ```
+
+    A per-block V factor multiplies P8 after its quantisation: P8 does not
+    depend on how V was scaled. (A kernel keeps O in units of the current
+    key block's dv and rescales it by the ratio of two blocks' factors
+    along with the softmax's own rescale.)
 
     P is quantised to e4m3 because the second product runs on FP8 tensor
     cores; the fixed power-of-two P scale 256 adds no rounding of its own
@@ -297,9 +316,9 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     `descale`, `descale` without FP8, an O that is not bf16 or f16, dropout
     and varlen with FP8, and descale shapes other than the two above; a
     descale given as a constant must be positive and finite (the verifier
-    cannot see a runtime value; the caller must pass positive ones).
-    Per-block (along S) descales are not
-    supported yet. `flash.attention_grad` refuses FP8 operands;
+    cannot see a runtime value; the caller must pass positive ones), and
+    `descale_block_size` must have two positive elements and come with at
+    least one per-block descale. `flash.attention_grad` refuses FP8 operands;
     `flash.attention_kvcache` takes an FP8 cache (not an FP8 Q) with
     `k_descale` / `v_descale` of the same shapes.
   }]);
@@ -318,7 +337,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
                             Optional<Flash_I32Tensor>:$kv_indices,
                             Optional<Flash_I32Tensor>:$full_kv_num_blocks,
                             Optional<Flash_I32Tensor>:$full_kv_indices),
-                       Flash_VariantAttrs);
+                       Flash_VariantAttrs,
+                       (ins OptionalAttr<DenseI64ArrayAttr>:$descale_block_size));
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
   let regions = (region AnyRegion:$score_mod, AnyRegion:$mask_mod);
 
@@ -337,6 +357,21 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     bool isVarlen() {
       return static_cast<bool>(getCuSeqlensQ()) ||
              static_cast<bool>(getCuSeqlensK());
+    }
+    /// [BQ, BK] of per-block descales: `descale_block_size`, or the
+    /// default [128, 128].
+    std::array<int64_t, 2> getDescaleBlocks() {
+      if (auto size = getDescaleBlockSizeAttr(); size && size.size() == 2)
+        return {size[0], size[1]};
+      return {128, 128};
+    }
+    /// True when any descale is per block of the sequence (rank 3).
+    bool hasBlockDescales() {
+      for (Value d : {getQDescale(), getKDescale(), getVDescale()})
+        if (d && ::llvm::cast<::mlir::RankedTensorType>(d.getType())
+                         .getRank() == 3)
+          return true;
+      return false;
     }
     /// True when Q, K and V are f8E4M3FN (the verifier then guarantees the
     /// three descale operands).

@@ -310,7 +310,8 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
       i64(m.masks.windowRight),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
       dropout, permAttr(qPerm), permAttr(kPerm), permAttr(vPerm),
-      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
+      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr(),
+      /*descale_block_size=*/DenseI64ArrayAttr());
 
   Type f32 = b.getF32Type(), idx = b.getIndexType();
   if (m.parts.residual || !modTerms.empty()) {

@@ -287,7 +287,8 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
       op.getScaleAttr(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
       op.getQPermAttr(), op.getKPermAttr(), op.getVPermAttr(),
-      op.getConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
+      op.getConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr(),
+      /*descale_block_size=*/DenseI64ArrayAttr());
   for (NamedAttribute a : op->getDiscardableAttrs())
     fp8->setAttr(a.getName(), a.getValue());
   fp8.getScoreMod().takeBody(op.getScoreMod());

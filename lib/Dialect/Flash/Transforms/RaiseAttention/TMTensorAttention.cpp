@@ -191,7 +191,8 @@ mlir::flash::raise::raiseTMTensorAttention(Operation *operation,
       b.getF32FloatAttr(scale), causal,
       i64(band.windowLeft), i64(band.windowRight), FloatAttr(), FloatAttr(),
       DenseI64ArrayAttr(), permAttr(kPerm), permAttr(vPerm),
-      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr());
+      KernelConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr(),
+      /*descale_block_size=*/DenseI64ArrayAttr());
   Value out = flashOp.getOutput();
   if (out4 != outTy) {
     // torch-mlir expands the result back to [B, H, S, Dv]: that is the op's
