@@ -236,10 +236,24 @@ def reference_slices(B, Hq, Hkv, Sq, Sk, max_batches):
             yield b, slice(h * G, e * G), slice(h, e)
 
 
-def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
+# Per-block descale kernels see inputs whose blocks of rows differ in
+# magnitude (Q and K x 1/1.25, 1, 1.25 by block; V x 1/4, 1, 4), so that a
+# factor read for the wrong block shows. Q's and K's stay mild: Hopper's
+# e4m3 wgmma accumulates with fewer bits than f32 (a relative error of
+# about 2^-13 of the summed product magnitudes), which LSE's absolute
+# tolerance sees on large scores (run 185: x2 gave LSE errors of 1.2e-2 at
+# D = 256).
+BLOCK_MAGNITUDES = (1.25, 4.0)
+
+
+def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None,
+               magnitudes=None):
     """FlashAttention's rule for one kernel and shape; the reference runs
     on slices of batch entries and heads (reference_slices), over the first
-    `max_batches` entries only where given (the kernel runs on all)."""
+    `max_batches` entries only where given (the kernel runs on all).
+    `magnitudes` (QK base, V base, rows) scales the inputs' blocks of rows
+    as BLOCK_MAGNITUDES does for per-block kernels (the default), for any
+    kernel."""
     d, out = int(kern["head_dim"]), OUT[kern["out_dtype"]]
     causal = kern["causal"]
     # The sizes of a window kernel are launch parameters: 64 keys to the
@@ -248,12 +262,11 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None):
     softcap = 30.0 if str(kern.get("softcap", "0")) == "1" else 0.0
     q, k, v = make_inputs(B, Hq, Hkv, Sq, Sk, d)
     blocks = descale_blocks(kern)
-    if blocks:
-        # Blocks apart in magnitude (x0.5, 1, 2 for Q and K, whose scores
-        # stay moderate; x0.25, 1, 4 for V), so that a factor read for the
-        # wrong block shows.
-        for t, rows, base in ((q, blocks[0], 2.0), (k, blocks[1], 2.0),
-                              (v, blocks[1], 4.0)):
+    if blocks and magnitudes is None:
+        magnitudes = BLOCK_MAGNITUDES + (blocks[1],)
+    if magnitudes:
+        qk_base, v_base, rows = magnitudes
+        for t, base in ((q, qk_base), (k, qk_base), (v, v_base)):
             t *= base ** (torch.arange(t.shape[2], device=t.device) // rows % 3
                           - 1)[:, None].to(t.dtype)
     q8, k8, v8, vt, descales = quantised(q, k, v, blocks=blocks)
@@ -439,6 +452,35 @@ def bench(art, kern, baseline, S, reps):
     return res
 
 
+def bench_block_descales(art, kern, S, reps):
+    """The cost of per-block descales: kernel `kern` (a _ds one) and its
+    per-head counterpart (the same name without the _ds suffix) timed in
+    interleaved repetitions on the same inputs, each with its own
+    descales (per block, per head)."""
+    base_name = re.sub(r"_ds\d+x\d+$", "", kern["name"])
+    head = next(k for k in art.kernels if k["name"] == base_name)
+    d, causal = int(kern["head_dim"]), kern["causal"] != "none"
+    H, B = HIDDEN // d, TOKENS // S
+    scale = 1.0 / math.sqrt(d)
+    q, k, v = make_inputs(B, H, H, S, S, d)
+    per_head = quantised(q, k, v)
+    per_block = quantised(q, k, v, blocks=descale_blocks(kern))
+    o = torch.empty(B, H, S, d, device="cuda", dtype=OUT[kern["out_dtype"]])
+    lse = torch.empty(B, H, S, device="cuda")
+
+    def run(kernel, inputs):
+        q8, k8, _, vt, ds = inputs
+        return lambda: launch_fp8(art, kernel, q8, k8, vt, o, lse, ds, scale)
+
+    res = {"kernel": kern["name"], "per_head_kernel": head["name"], "d": d,
+           "S": S, "causal": kern["causal"]}
+    flops = 4 * B * H * S * S * d / (2 if causal else 1)
+    res.update(interleaved_tflops([("per-head", run(head, per_head)),
+                                   ("per-block", run(kern, per_block))],
+                                  flops, reps, res))
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -469,11 +511,16 @@ def main():
     ap.add_argument("--kernels", default=None, metavar="REGEX",
                     help="only the e4m3 kernels whose name matches (re.search), "
                          "e.g. _ds for those of per-block descales")
+    ap.add_argument("--block-cost", action="store_true",
+                    help="(c) for per-block descale kernels only: each timed "
+                         "against its per-head counterpart, interleaved")
     ap.add_argument("--api", action="store_true",
                     help="also run flashfuse.attention on every Sq == Sk case "
                          "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
                          "to equal the direct launch's bit for bit")
     args = ap.parse_args()
+    # --block-cost is a timing of its own: no numerics or RMSE.
+    args.bench_only = args.bench_only or args.block_cost
     global API
     API = args.api
     torch.manual_seed(int(time.time()))
@@ -551,7 +598,20 @@ def main():
                 results["bench"].append({"quantise": "q+k", "d": d, "S": S,
                                          "plain_ms": plain, "hadamard_ms": rotated})
                 print(f"  D={d:3} S={S:5}  {plain:.3f}  {rotated:.3f}", flush=True)
-    if not args.no_bench and not args.rmse_only:
+    if args.block_cost:
+        print("TFLOP/s, per-block descales against per-head ones "
+              "(interleaved)", flush=True)
+        for kern in [k for k in kernels if descale_blocks(k)]:
+            for S in seqs:
+                r = bench_block_descales(art, kern, S, args.reps)
+                results["bench"].append(r)
+                ratio = (r["per-block"] / r["per-head"]
+                         if r.get("per-block") and r.get("per-head") else 0)
+                print(f"  {kern['name']:52} S={S:5}  per-head "
+                      f"{r.get('per-head') or 0:6.1f}  per-block "
+                      f"{r.get('per-block') or 0:6.1f}  ({ratio:.3f})",
+                      flush=True)
+    elif not args.no_bench and not args.rmse_only:
         print("TFLOP/s", flush=True)
         # Against the baseline's forward of the same causal mask: window
         # and softcap kernels have no counterpart there.

@@ -206,6 +206,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   });
 
   // The first block: S and softmax only.
+  beginKeyBlock(nStart, /*first=*/true);
   acquireFirstBlock(nStart);
   wgmma::fence(b);
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
@@ -235,6 +236,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     SoftmaxState st = unflatten(iter.take_front(nState));
     SmallVector<Value> pPrev(iter.drop_front(nState));
 
+    beginKeyBlock(j, /*first=*/false);
     acquireBlock(j, nStart, anyGroup);
 
     SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(st.acc));

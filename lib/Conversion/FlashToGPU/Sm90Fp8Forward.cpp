@@ -87,6 +87,10 @@ protected:
   /// scale · q_descale of this warp's rows, with per-block descales; for
   /// plain scores only its product with log2(e), the exponent's factor.
   Value queryScale;
+  /// The current key block's k_descale, and the v_descales of the block
+  /// before it and of it (beginKeyBlock's loads, used once the S product
+  /// and the softmax have given them time to land).
+  Value blockKDescale, previousVDescale, blockVDescale;
 
   void prepareTile(Value nStart, Value nEnd) override {
     if (s.blockDescales())
@@ -140,11 +144,31 @@ protected:
     vDescale = ifAny.getResult(0);
   }
 
+  void beginKeyBlock(Value position, bool first) override {
+    if (!s.blockDescales())
+      return;
+    if (!earlyDescaleLoads())
+      return;
+    Value block = keyDescaleBlock(position);
+    blockKDescale = loadDescale("k", headKV, block);
+    if (first)
+      return;
+    Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
+    previousVDescale = loadDescale("v", headKV, keyDescaleBlock(previous));
+    blockVDescale = loadDescale("v", headKV, block);
+  }
+
+  /// Whether beginKeyBlock loads the block's descales, ahead of their use:
+  /// not at D = 256, whose consumers spill 8-12 bytes holding even one of
+  /// them across the S product (they are loaded where they are used).
+  bool earlyDescaleLoads() const { return s.headDim < 256; }
+
   void enterKeyBlock(Value position) override {
     if (!s.blockDescales())
       return;
-    Value scaled = arith::MulFOp::create(
-        b, queryScale, loadDescale("k", headKV, keyDescaleBlock(position)));
+    if (!earlyDescaleLoads())
+      blockKDescale = loadDescale("k", headKV, keyDescaleBlock(position));
+    Value scaled = arith::MulFOp::create(b, queryScale, blockKDescale);
     if (isPlainScore()) {
       scoreFactor = scaled;
       return;
@@ -160,13 +184,15 @@ protected:
     if (!s.blockDescales())
       return factors;
     // O holds block position - 1's P·V in that block's units: move it to
-    // this block's.
-    // (An approximate reciprocal: an IEEE division's slow path costs the
-    // D = 256 consumers registers they do not have.)
-    Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
-    Value before = loadDescale("v", headKV, keyDescaleBlock(previous));
-    Value now = loadDescale("v", headKV, keyDescaleBlock(position));
-    Value ratio = arith::MulFOp::create(b, before, reciprocalApprox(b, now));
+    // this block's. (An approximate reciprocal: an IEEE division's slow
+    // path costs the D = 256 consumers registers they do not have.)
+    if (!earlyDescaleLoads()) {
+      Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
+      previousVDescale = loadDescale("v", headKV, keyDescaleBlock(previous));
+      blockVDescale = loadDescale("v", headKV, keyDescaleBlock(position));
+    }
+    Value ratio = arith::MulFOp::create(b, previousVDescale,
+                                        reciprocalApprox(b, blockVDescale));
     for (SmallVector<Value> &rows : factors)
       for (Value &a : rows)
         a = arith::MulFOp::create(b, a, ratio);
