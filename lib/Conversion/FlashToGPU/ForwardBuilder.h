@@ -154,11 +154,13 @@ protected:
   virtual Type probabilityType() const { return s.elementType; }
   /// A per-block factor of O (null: none): the FP8 forward's v_descale.
   virtual Value outputFactor() { return Value(); }
-  /// Called at the start of the overlapped loop's step for key block
-  /// `position` (`first`: the walk's first block, which has no P·V before
-  /// it), before its tiles are waited for: the FP8 forward issues its
-  /// per-block descale loads here, so that their latency hides behind that
-  /// wait and the S product. Creates nothing elsewhere.
+  /// Called in the overlapped loop's step for key block `position`
+  /// (`first`: the walk's first block, which has no P·V before it) once its
+  /// products are issued, before they are waited for: the FP8 forward
+  /// issues its per-block descale loads here, so that their latency hides
+  /// behind the products. (Not before the products: wgmma's fence waits for
+  /// every register write in flight, a load's included.) Creates nothing
+  /// elsewhere.
   virtual void beginKeyBlock(Value position, bool first) {}
   /// Called before the scores of key block `position` are masked and enter
   /// the softmax: the FP8 forward with per-block descales sets that block's

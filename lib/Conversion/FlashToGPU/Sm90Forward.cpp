@@ -206,10 +206,10 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   });
 
   // The first block: S and softmax only.
-  beginKeyBlock(nStart, /*first=*/true);
   acquireFirstBlock(nStart);
   wgmma::fence(b);
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
+  beginKeyBlock(nStart, /*first=*/true);
   wgmma::waitGroup(b, 0);
   releaseKeys(nStart, nStart);
   SmallVector<Frags> sc = toFragments(wgmma::pinRegisters(b, s0));
@@ -236,7 +236,6 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     SoftmaxState st = unflatten(iter.take_front(nState));
     SmallVector<Value> pPrev(iter.drop_front(nState));
 
-    beginKeyBlock(j, /*first=*/false);
     acquireBlock(j, nStart, anyGroup);
 
     SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(st.acc));
@@ -246,6 +245,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     Value prev = arith::SubIOp::create(b, j, cIdx(b, 1));
     acquireValues(prev, nStart);
     o = issueOutput(o, pPrev, stageOf(prev, nStart));
+    beginKeyBlock(j, /*first=*/false);
     // S_j is ready once at most the P·V group is pending.
     wgmma::waitGroup(b, 1);
     releaseKeys(j, nStart);

@@ -89,8 +89,8 @@ protected:
   Value queryScale;
   /// The current key block's k_descale, and the v_descales of the block
   /// before it and of it (beginKeyBlock's loads, used once the S product
-  /// and the softmax have given them time to land).
-  Value blockKDescale, previousVDescale, blockVDescale;
+  /// has given them time to land), and dv(j - 1) / dv(j).
+  Value blockKDescale, previousVDescale, blockVDescale, valueRatio;
 
   void prepareTile(Value nStart, Value nEnd) override {
     if (s.blockDescales())
@@ -151,6 +151,7 @@ protected:
       return;
     Value block = keyDescaleBlock(position);
     blockKDescale = loadDescale("k", headKV, block);
+    previousVDescale = Value();
     if (first)
       return;
     Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
@@ -163,11 +164,24 @@ protected:
   /// them across the S product (they are loaded where they are used).
   bool earlyDescaleLoads() const { return s.headDim < 256; }
 
+  /// dv(j - 1) / dv(j) from the two loads. (An approximate reciprocal: an
+  /// IEEE division's slow path costs the D = 256 consumers registers they
+  /// do not have.)
+  Value ratioOfValueDescales() {
+    return arith::MulFOp::create(b, previousVDescale,
+                                 reciprocalApprox(b, blockVDescale));
+  }
+
   void enterKeyBlock(Value position) override {
     if (!s.blockDescales())
       return;
     if (!earlyDescaleLoads())
       blockKDescale = loadDescale("k", headKV, keyDescaleBlock(position));
+    // O's ratio while the softmax runs, not after the P·V wait, where the
+    // reciprocal's latency would sit between the product and O's rescale.
+    valueRatio = earlyDescaleLoads() && previousVDescale
+                     ? ratioOfValueDescales()
+                     : Value();
     Value scaled = arith::MulFOp::create(b, queryScale, blockKDescale);
     if (isPlainScore()) {
       scoreFactor = scaled;
@@ -184,15 +198,14 @@ protected:
     if (!s.blockDescales())
       return factors;
     // O holds block position - 1's P·V in that block's units: move it to
-    // this block's. (An approximate reciprocal: an IEEE division's slow
-    // path costs the D = 256 consumers registers they do not have.)
+    // this block's.
+    Value ratio = valueRatio;
     if (!earlyDescaleLoads()) {
       Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
       previousVDescale = loadDescale("v", headKV, keyDescaleBlock(previous));
       blockVDescale = loadDescale("v", headKV, keyDescaleBlock(position));
+      ratio = ratioOfValueDescales();
     }
-    Value ratio = arith::MulFOp::create(b, previousVDescale,
-                                        reciprocalApprox(b, blockVDescale));
     for (SmallVector<Value> &rows : factors)
       for (Value &a : rows)
         a = arith::MulFOp::create(b, a, ratio);
