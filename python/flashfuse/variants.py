@@ -106,6 +106,9 @@ class KernelVariant:
                              f"{self.dropout!r}")
         if self.fp8:
             self._check_fp8()
+        elif self.descale_blocks is not None:
+            raise ValueError("variant descale_blocks (per-block descales) "
+                             "are for dtype e4m3 only")
         elif self.out_dtype not in OUT_DTYPES:
             raise ValueError(f"variant out_dtype must be one of {OUT_DTYPES} "
                              f"(None: the dtype), got {self.out_dtype!r}")

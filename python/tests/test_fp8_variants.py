@@ -131,6 +131,8 @@ def test_runtime_variant_descale_blocks():
     assert "descale_block_size = array<i64: 64, 128>" in text
     with pytest.raises(ValueError, match="descale_blocks must be two positive"):
         KernelVariant("x", "e4m3", 128, out_dtype="bf16", descale_blocks=(0, 128))
+    with pytest.raises(ValueError, match="are for dtype e4m3 only"):
+        KernelVariant("x", "bf16", 128, descale_blocks=(128, 128))
 
 
 def test_gen_suite_fp8(opt_tool, tmp_path):

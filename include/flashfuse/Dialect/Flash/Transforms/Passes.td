@@ -67,8 +67,13 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     matched yet), the op is rebuilt on the f8E4M3FN tensors with the scales as
     its `descale(...)` operands (FlashOps.td), rather than left as a 16-bit
     attention after a separate dequantise. A scale must be per tensor or
-    per head (constant along S and D) and, when constant, positive; the
-    FP8 op computes x · scale in f32 where the model rounded it to 16 bits.
+    per head (constant along S and D), or per block of rows (the
+    dequantise done on a view that splits S into blocks, `x8.view(B, H, N,
+    rows, D) * scale[B, H, N, 1, 1]` viewed back: a tensor.expand_shape,
+    the dequantise and a tensor.collapse_shape, which become a [B, H, N]
+    descale with `descale_block_size`; K and V in blocks of one size), and,
+    when constant, positive; the FP8 op computes x · scale in f32 where the
+    model rounded it to 16 bits.
     Anything else keeps the 16-bit attention (a remark under `explain=true`
     names the reason). `fp8=false` never raises to FP8.
 

@@ -11,6 +11,12 @@
 // dequantised values are then products in f32 rather than rounded to 16
 // bits, a difference within the FP8 numerics rule.
 //
+// A scale per block of rows (FlashAttention-3's block quantisation, as a
+// model writes it: `(x8.view(B, H, N, rows, D).to(bf16) * scale[:, :, :,
+// None, None]).view(B, H, S, D)`, exported as a tensor.expand_shape, the
+// dequantise on the 5-D view and a tensor.collapse_shape) becomes a
+// per-block descale [B, H, N] with descale_block_size.
+//
 // The matching of one dequantise, the checks of its source type and scale
 // and the building of a descale operand are shared with the FP8 KV cache
 // (KVCacheFp8.cpp), which absorbs the same dequantise of a decode step's
@@ -26,6 +32,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -65,8 +72,55 @@ Value upcastSource(Value v, SmallVectorImpl<Operation *> &ops) {
 }
 } // namespace
 
+/// A dequantise of blocks of rows: `collapse` merges back the two
+/// dimensions a tensor.expand_shape split an FP8 tensor's dimension into,
+/// with the dequantise between them.
+static FailureOr<Fp8Dequant> matchBlockDequant(tensor::CollapseShapeOp collapse,
+                                               std::string &why) {
+  SmallVector<ReassociationIndices> groups =
+      collapse.getReassociationIndices();
+  int64_t split = -1;
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    if (group.size() == 2 && split < 0)
+      split = int64_t(i);
+    else if (group.size() != 1)
+      return failure();
+  }
+  if (split < 0)
+    return failure();
+  FailureOr<Fp8Dequant> d = matchFp8Dequant(collapse.getSrc(), why);
+  if (failed(d))
+    return failure();
+  auto expand = d->f8.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || expand.getReassociationIndices() != groups)
+    return failure();
+  int64_t rows = expand.getResultType().getDimSize(split + 1);
+  if (ShapedType::isDynamic(rows))
+    return failure();
+  // The scale's dimensions in terms of the unsplit tensor.
+  for (int64_t &k : d->scaleDims) {
+    if (k == split) {
+      k = kFp8ScaleBlockDim;
+    } else if (k == split + 1) {
+      why = "the scale varies within a block of rows (per token), not per "
+            "tensor, per head or per block";
+      return failure();
+    } else if (k > split + 1) {
+      k -= 1;
+    }
+  }
+  d->f8 = expand.getSrc();
+  d->blockRows = rows;
+  d->blockDim = split;
+  d->ops.insert(d->ops.begin(), collapse);
+  d->ops.push_back(expand);
+  return d;
+}
+
 FailureOr<Fp8Dequant> mlir::flash::raise::matchFp8Dequant(Value v,
                                                           std::string &why) {
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    return matchBlockDequant(collapse, why);
   Fp8Dequant d;
   Operation *def = v.getDefiningOp();
   auto g = dyn_cast_or_null<linalg::GenericOp>(def);
@@ -141,9 +195,24 @@ LogicalResult mlir::flash::raise::checkFp8Source(const Fp8Dequant &d,
 LogicalResult mlir::flash::raise::checkFp8Scale(const Fp8Dequant &d,
                                                ArrayRef<int64_t> perm,
                                                StringRef name, bool &perHead,
-                                               std::string &why) {
+                                               std::string &why,
+                                               int64_t *blockRows) {
   perHead = false;
+  if (blockRows)
+    *blockRows = 0;
   for (int64_t k : d.scaleDims) {
+    if (k == kFp8ScaleBlockDim) {
+      if (!blockRows || d.blockDim != perm[2]) {
+        why = ("the scale of '" + name + "' is per block of " +
+               (blockRows ? "another dimension than S"
+                          : "rows (per-block descales are flash.attention's)"))
+                  .str();
+        return failure();
+      }
+      *blockRows = d.blockRows;
+      perHead = true;
+      continue;
+    }
     if (k < 0)
       continue;
     if (k != perm[0] && k != perm[1]) {
@@ -170,7 +239,8 @@ LogicalResult mlir::flash::raise::checkFp8Scale(const Fp8Dequant &d,
 Value mlir::flash::raise::buildFp8Descale(OpBuilder &b, Location loc,
                                          const Fp8Dequant &d, bool perHead,
                                          ArrayRef<int64_t> perm, int64_t batch,
-                                         int64_t heads) {
+                                         int64_t heads, int64_t blockRows,
+                                         int64_t seq) {
   Type f32 = b.getF32Type();
   auto toF32 = [&](OpBuilder &nb, Location nloc, Value x) -> Value {
     if (x.getType().isF32())
@@ -185,21 +255,26 @@ Value mlir::flash::raise::buildFp8Descale(OpBuilder &b, Location loc,
     return tensor::FromElementsOp::create(b, loc, RankedTensorType::get({}, f32),
                                           ValueRange{s});
   }
-  // [B, H] from the scale: loops (b, h), the scale read at b / h where it
-  // follows B / H and at 0 elsewhere.
+  // [B, H] (or [B, H, N] per block) from the scale: loops (b, h[, n]),
+  // the scale read at b / h / n where it follows B / H / the blocks and at
+  // 0 elsewhere.
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineExpr> reads;
   for (int64_t k : d.scaleDims)
     reads.push_back(k == perm[0]   ? getAffineDimExpr(0, ctx)
                     : k == perm[1] ? getAffineDimExpr(1, ctx)
-                                   : getAffineConstantExpr(0, ctx));
-  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch, heads}, f32);
+                    : k == kFp8ScaleBlockDim ? getAffineDimExpr(2, ctx)
+                                             : getAffineConstantExpr(0, ctx));
+  SmallVector<int64_t> shape = {batch, heads};
+  if (blockRows)
+    shape.push_back(seq / blockRows);
+  unsigned loops = shape.size();
+  Value init = tensor::EmptyOp::create(b, loc, shape, f32);
   auto g = linalg::GenericOp::create(
       b, loc, init.getType(), d.scale, init,
-      ArrayRef<AffineMap>{AffineMap::get(2, 0, reads, ctx),
-                          AffineMap::getMultiDimIdentityMap(2, ctx)},
-      ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                    utils::IteratorType::parallel},
+      ArrayRef<AffineMap>{AffineMap::get(loops, 0, reads, ctx),
+                          AffineMap::getMultiDimIdentityMap(loops, ctx)},
+      SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         linalg::YieldOp::create(nb, nloc, toF32(nb, nloc, args[0]));
       });
@@ -268,14 +343,30 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
   SmallVector<int64_t, 4> perms[3] = {iface.getQueryPerm(), iface.getKeyPerm(),
                                       iface.getValuePerm()};
   int64_t heads[3] = {sz.headsQ, sz.headsKV, sz.headsKV};
+  int64_t seqs[3] = {sz.seqQ, sz.seqK, sz.seqK};
   bool perHead[3];
+  int64_t blockRows[3];
   for (int i = 0; i < 3; ++i)
-    if (failed(checkFp8Scale(dq[i], perms[i], names[i], perHead[i], whyNot)))
+    if (failed(checkFp8Scale(dq[i], perms[i], names[i], perHead[i], whyNot,
+                             &blockRows[i])))
       return op;
+  // One block size for K's and V's rows (descale_block_size's BK).
+  if (blockRows[1] && blockRows[2] && blockRows[1] != blockRows[2]) {
+    whyNot = "K and V are dequantised per block of different sizes (" +
+             std::to_string(blockRows[1]) + " and " +
+             std::to_string(blockRows[2]) +
+             " rows; FP8 attention takes one for both)";
+    return op;
+  }
+  DenseI64ArrayAttr descaleBlocks;
+  if (blockRows[0] || blockRows[1] || blockRows[2]) {
+    int64_t bq = blockRows[0], bk = std::max(blockRows[1], blockRows[2]);
+    descaleBlocks = b.getDenseI64ArrayAttr({bq ? bq : 128, bk ? bk : 128});
+  }
   Value descales[3];
   for (int i = 0; i < 3; ++i)
     descales[i] = buildFp8Descale(b, loc, dq[i], perHead[i], perms[i],
-                                  sz.batch, heads[i]);
+                                  sz.batch, heads[i], blockRows[i], seqs[i]);
 
   Type lseType = op.getLse() ? op.getLse().getType() : Type();
   auto fp8 = AttentionOp::create(
@@ -288,7 +379,7 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
       op.getQPermAttr(), op.getKPermAttr(), op.getVPermAttr(),
       op.getConfigAttr(), /*sparse_block_size=*/DenseI64ArrayAttr(),
-      /*descale_block_size=*/DenseI64ArrayAttr());
+      descaleBlocks);
   for (NamedAttribute a : op->getDiscardableAttrs())
     fp8->setAttr(a.getName(), a.getValue());
   fp8.getScoreMod().takeBody(op.getScoreMod());

@@ -432,12 +432,21 @@ Operation *narrowUpcastAttention(flash::AttentionOp op);
 /// exports it, an arith.extf from f8E4M3FN (or f8E5M2) and an arith.mulf by
 /// a scale, fused in one linalg.generic or an up-cast generic then a mul
 /// generic (Fp8Dequant.cpp).
+/// Fp8Dequant::scaleDims' entry for a scale dimension that follows the
+/// block index of a per-block dequantise.
+constexpr int64_t kFp8ScaleBlockDim = -2;
 struct Fp8Dequant {
   /// The FP8 tensor and the scale tensor.
   Value f8, scale;
   /// For each scale dimension the dimension of the dequantised tensor it
-  /// follows (-1: read at 0, a broadcast or size-1 dimension).
+  /// follows (-1: read at 0, a broadcast or size-1 dimension;
+  /// kFp8ScaleBlockDim: the block index below).
   llvm::SmallVector<int64_t> scaleDims;
+  /// A dequantise of blocks of rows (`x8.view(.., N, rows, ..) * scale`,
+  /// then viewed back: a tensor.expand_shape that splits dimension
+  /// `blockDim` of `f8` into N blocks of `blockRows`, the generic, and the
+  /// tensor.collapse_shape that merges them again); 0 otherwise.
+  int64_t blockRows = 0, blockDim = -1;
   /// The dequantise's generics, the one producing the value first.
   llvm::SmallVector<Operation *> ops;
 };
@@ -451,16 +460,22 @@ LogicalResult checkFp8Source(const Fp8Dequant &d, llvm::StringRef name,
                              llvm::StringRef takes, std::string &why);
 /// Whether the scale of `d` can be a descale operand: it must follow only
 /// logical B and H of the dequantised operand (layout `perm`: B at
-/// dimension perm[0], H at perm[1]) and, when constant, be positive and
-/// finite. Sets `perHead` when it follows B or H; fails with `why`.
+/// dimension perm[0], H at perm[1]), or with `blockRows` given also the
+/// blocks of rows of a per-block dequantise along S (perm[2]), and, when
+/// constant, be positive and finite. Sets `perHead` when it follows B, H
+/// or the blocks, and `*blockRows` to the rows of a block it follows (0
+/// where none); fails with `why`.
 LogicalResult checkFp8Scale(const Fp8Dequant &d, llvm::ArrayRef<int64_t> perm,
                             llvm::StringRef name, bool &perHead,
-                            std::string &why);
-/// The descale operand for `d`: tensor<f32> (per tensor) or
-/// tensor<BxHxf32> (per head, H = `heads`), read from the scale in f32.
+                            std::string &why, int64_t *blockRows = nullptr);
+/// The descale operand for `d`: tensor<f32> (per tensor), tensor<BxHxf32>
+/// (per head, H = `heads`) or, where the scale follows blocks of
+/// `blockRows` of the `seq` rows, tensor<BxHxNxf32> (N = seq / blockRows),
+/// read from the scale in f32.
 Value buildFp8Descale(OpBuilder &b, Location loc, const Fp8Dequant &d,
                       bool perHead, llvm::ArrayRef<int64_t> perm,
-                      int64_t batch, int64_t heads);
+                      int64_t batch, int64_t heads, int64_t blockRows = 0,
+                      int64_t seq = 0);
 /// Erases the dequantise's generics (and their tensor.empty inits) that
 /// are left without users, stopping at the first still used.
 void eraseFp8DequantIfUnused(const Fp8Dequant &d);
