@@ -145,9 +145,7 @@ protected:
   }
 
   void beginKeyBlock(Value position, bool first) override {
-    if (!s.blockDescales())
-      return;
-    if (!earlyDescaleLoads())
+    if (!s.blockDescales() || !earlyDescaleLoads())
       return;
     Value block = keyDescaleBlock(position);
     blockKDescale = loadDescale("k", headKV, block);

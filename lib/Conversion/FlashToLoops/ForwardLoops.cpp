@@ -51,6 +51,15 @@ struct OnlineSoftmaxState {
   Value rowMax, rowSum, acc;
 };
 
+/// The tile's (i, j) as the query row q0 + i and the key k0 + j, inside a
+/// generic over the tile.
+std::pair<Value, Value> tilePosition(OpBuilder &b, Location loc,
+                                     const TileOrigin &at) {
+  auto idx = loopIndices(b, loc, 2);
+  return {arith::AddIOp::create(b, loc, at.q0, idx[0]),
+          arith::AddIOp::create(b, loc, at.k0, idx[1])};
+}
+
 /// FP8's dequantisation factors for one (batch, head): scalars read once
 /// where the descales are per tensor or per head, read per row and key
 /// inside the tiles where they are per block.
@@ -61,29 +70,24 @@ struct Fp8Factors {
   Value qk; // q_descale · k_descale, when neither is per block
   Value v;  // v_descale, applied to O, when not per block
 
-  /// q_descale · k_descale at query row `row` and key `key`.
-  Value qkAt(OpBuilder &b, Location loc, Value row, Value key) const {
+  /// q_descale · k_descale of the tile's element (i, j) at `at`, inside a
+  /// generic over the tile.
+  Value qkAt(OpBuilder &b, Location loc, const TileOrigin &at) const {
     if (qk)
       return qk;
+    auto [row, key] = tilePosition(b, loc, at);
     Value qd = readDescale(b, loc, qDescale, batch, head, row, blockQ);
     Value kd = readDescale(b, loc, kDescale, batch, kvHead, key, blockK);
     return arith::MulFOp::create(b, loc, qd, kd);
   }
-  /// v_descale of key `key`'s block (only when V's is per block).
-  Value vAt(OpBuilder &b, Location loc, Value key) const {
+  /// v_descale of the tile's element (i, j)'s key block (only when V's is
+  /// per block).
+  Value vAt(OpBuilder &b, Location loc, const TileOrigin &at) const {
+    Value key = tilePosition(b, loc, at).second;
     return readDescale(b, loc, vDescale, batch, kvHead, key, blockK);
   }
 };
 } // namespace
-
-/// The tile's (i, j) as the query row q0 + i and the key k0 + j, inside a
-/// generic over the tile.
-static std::pair<Value, Value> tilePosition(OpBuilder &b, Location loc,
-                                            const TileOrigin &at) {
-  auto idx = loopIndices(b, loc, 2);
-  return {arith::AddIOp::create(b, loc, at.q0, idx[0]),
-          arith::AddIOp::create(b, loc, at.k0, idx[1])};
-}
 
 /// The score tile of a query tile and a key tile at `at`; `fp8` (FP8 only,
 /// else null) descales the raw dots first.
@@ -92,12 +96,7 @@ static Value scoreTile(LoopContext &c, Value qTile, Value kTile, Value m,
   Value dots = buildRawDotTile(c, qTile, kTile, m, n);
   if (fp8)
     dots = mapTiles(c, dots, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-      Value factor = fp8->qk;
-      if (!factor) {
-        auto [row, key] = tilePosition(b, loc, at);
-        factor = fp8->qkAt(b, loc, row, key);
-      }
-      return arith::MulFOp::create(b, loc, a[0], factor);
+      return arith::MulFOp::create(b, loc, a[0], fp8->qkAt(b, loc, at));
     });
   return buildScoreTile(c, dots, at);
 }
@@ -180,8 +179,7 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
       Value p8 = quantizeProbability(b, loc, a[0]);
       if (fp8->v)
         return p8;
-      Value key = tilePosition(b, loc, at).second;
-      return arith::MulFOp::create(b, loc, p8, fp8->vAt(b, loc, key));
+      return arith::MulFOp::create(b, loc, p8, fp8->vAt(b, loc, at));
     });
   // Dropout scales the probabilities V is weighted with, not the sum l.
   if (Value factor = buildDropoutTile(c, probs, at))

@@ -41,10 +41,11 @@ static LogicalResult verifyDescale(Operation *op, StringRef name, Value d,
                                    int64_t blockRows = 0) {
   auto type = cast<RankedTensorType>(d.getType());
   SmallVector<int64_t> perHead = {batch, heads};
-  SmallVector<int64_t> perBlock = {
-      batch, heads,
-      ShapedType::isDynamic(seq) ? ShapedType::kDynamic
-                                 : llvm::divideCeil(seq, blockRows ? blockRows : 1)};
+  SmallVector<int64_t> perBlock;
+  if (blockRows)
+    perBlock = {batch, heads,
+                ShapedType::isDynamic(seq) ? ShapedType::kDynamic
+                                           : llvm::divideCeil(seq, blockRows)};
   bool ok = type.getRank() == 0 ||
             compatibleShape(type.getShape(), perHead) ||
             (blockRows && compatibleShape(type.getShape(), perBlock));
