@@ -624,6 +624,7 @@ def main():
                                  if m in r)
                 print(f"  {kern['name']:40} S={S:5}  {cols}", flush=True)
     path = args.json or os.path.join(args.out, "fp8.json")
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
     return 1 if failures else 0
