@@ -109,6 +109,19 @@ def fp8_suite():
                if d < 256 or causal is None])
 
 
+def fp8_mma_sync_suite():
+    """The FP8 forwards of the mma.sync kernel (sm_89, where wgmma is absent;
+    Sm80Fp8Forward.cpp): fp8_suite's at D = 64 and 128 with per-head
+    descales, 16 variants. flash-select-config gives them the sm80 recipe
+    on an l4 target, and on an h100 one with --recipe=sm80 (the same
+    kernels, to check them on Hopper):
+      gen_suite.py --fp8-mma-sync -o build/kernels/suite-fp8-mma-sync.mlir
+      flashfuse-compile build/kernels/suite-fp8-mma-sync.mlir --target=l4 \
+          -o build/kernels/l4-fp8"""
+    return [v for v in fp8_suite()
+            if v.head_dim < 256 and not v.descale_blocks]
+
+
 def backward_suite():
     """flash.attention_grad variants, plus (with_forward) the forwards that
     the default suite lacks, so that every backward here can be trained
@@ -360,6 +373,10 @@ def main():
                     help="the forward variants the sm90ws recipe serves "
                          "(compile with flashfuse-compile --recipe=sm90ws); "
                          "with --backward, its backward variants")
+    ap.add_argument("--fp8-mma-sync", action="store_true",
+                    help="the FP8 (e4m3) forward variants of the mma.sync "
+                         "kernel (compile with --target=l4, or --target=h100 "
+                         "--recipe=sm80)")
     ap.add_argument("--fp8", action="store_true",
                     help="the FP8 (e4m3) forward variants (compile with "
                          "flashfuse-compile --target=h100)")
@@ -379,7 +396,8 @@ def main():
     ws_varlen_backward = ws_backward and args.varlen
     if (args.backward + args.decode + args.decode_fp8
             + args.decode_fp8_library + args.headdims + args.varlen
-            + args.sm90ws + args.fp8 + args.block_sparse - varlen_backward
+            + args.sm90ws + args.fp8 + args.fp8_mma_sync + args.block_sparse
+            - varlen_backward
             - sparse_backward - ws_backward - ws_varlen_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
                  "--headdims, --varlen, --sm90ws, --fp8 "
@@ -388,8 +406,9 @@ def main():
                  "--backward the block-sparse backward one, --sm90ws "
                  "--backward the sm90ws backward one, --sm90ws --varlen "
                  "--backward its packed-batch one)")
-    if args.tiles and args.fp8:
-        ap.error("--tiles forces sm80 tiles, and the sm80 recipe has no FP8")
+    if args.tiles and (args.fp8 or args.fp8_mma_sync):
+        ap.error("--tiles forces 16-bit sm80 tiles; the FP8 kernels choose "
+                 "their own")
     suite = (block_sparse_backward_suite() if sparse_backward
              else block_sparse_suite() if args.block_sparse
              else sm90ws_varlen_backward_suite() if ws_varlen_backward
@@ -398,6 +417,7 @@ def main():
              else sm90ws_backward_suite() if ws_backward
              else sm90ws_suite() if args.sm90ws
              else fp8_suite() if args.fp8
+             else fp8_mma_sync_suite() if args.fp8_mma_sync
              else decode_fp8_suite() if args.decode_fp8
              else decode_fp8_library_suite() if args.decode_fp8_library
              else backward_suite() if args.backward

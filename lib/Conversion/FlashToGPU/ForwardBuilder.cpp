@@ -181,8 +181,8 @@ void ForwardBuilder::build() {
   nTilesN = s.blockN / s.keyWarps() / 8;
   // Whole mma steps (HeadDims.h's mmaWidth): an odd multiple of 8 takes one
   // more k16 step over zero-filled columns, and one more n8 tile of O that
-  // is never stored.
-  nTilesD = s.mmaDim() / 16;
+  // is never stored. A step reads 32 bytes of a row: 16 halves, 32 e4m3.
+  nTilesD = s.mmaDim() * s.elementBytes() / 32;
   nTilesDv = s.mmaDimV() / 8;
   readForwardArguments();
   carveSharedMemory();

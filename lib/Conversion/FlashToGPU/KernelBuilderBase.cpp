@@ -213,7 +213,9 @@ void KernelBuilderBase::issueCopies(
   // (ncu, run 56); as offsets from one address, LLVM hoists one 64-bit
   // offset per pass out of the key loop, which spills.
   int64_t rowsPerPass = threads / chunksPerRow;
-  int64_t eltBytes = s.elementType.getIntOrFloatBitWidth() / 8;
+  // Rows are stepped in the copies' units: 16 bits in an e4m3 view.
+  int64_t eltBytes =
+      isCacheView(gmem) ? 2 : s.elementType.getIntOrFloatBitWidth() / 8;
   Value tidRow = arith::DivUIOp::create(b, tid, cIdx(b, chunksPerRow));
   Value tidCol = arith::MulIOp::create(
       b, arith::RemUIOp::create(b, tid, cIdx(b, chunksPerRow)), cIdx(b, 8));
@@ -402,7 +404,7 @@ void KernelBuilderBase::ifRowsBelow(Value rowStart, int64_t rows,
 }
 
 bool KernelBuilderBase::isCacheView(Value gmem) const {
-  return s.fp8Cache &&
+  return (s.fp8Cache || (s.isFp8() && s.recipe == Recipe::Sm80)) &&
          isa<Float8E4M3FNType>(cast<MemRefType>(gmem.getType()).getElementType());
 }
 
@@ -431,7 +433,7 @@ Value KernelBuilderBase::byteAddress(Value memory, ValueRange indices) {
   return arith::IndexCastOp::create(b, b.getI64Type(), bytes);
 }
 
-void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
+void KernelBuilderBase::carveSwizzledTiles(int64_t elements, Type unit) {
   // The swizzle is a function of address bits 4-9: tiles start at 1024-byte
   // boundaries. The dynamic shared memory's start is only 16-byte aligned,
   // so round up.
@@ -441,7 +443,7 @@ void KernelBuilderBase::carveSwizzledTiles(int64_t elements) {
   Value pad = arith::RemUIOp::create(
       b, arith::SubIOp::create(b, align, arith::RemUIOp::create(b, addr, align)),
       align);
-  swizzledTiles = sharedTile(raw, {elements}, pad, s.elementType);
+  swizzledTiles = sharedTile(raw, {elements}, pad, unit ? unit : s.elementType);
   swizzledPad = pad;
   swizzledBase = arith::IndexCastOp::create(
       b, b.getI64Type(), arith::AddIOp::create(b, addr, pad));

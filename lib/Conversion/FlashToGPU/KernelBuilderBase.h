@@ -168,17 +168,19 @@ protected:
   /// The i64 address of memory[indices] (static strides, no offset: kernel
   /// arguments and shared-memory tiles), for the raw NVVM ops.
   Value byteAddress(Value memory, ValueRange indices);
-  /// Whether `gmem` is an FP8 KV cache that the copies read as a 16-bit
-  /// view (KernelSpec::fp8Cache): two e4m3 codes a 16-bit unit.
+  /// Whether `gmem` is an e4m3 operand that the copies read as a 16-bit
+  /// view, two e4m3 codes a unit: an FP8 KV cache (KernelSpec::fp8Cache),
+  /// or Q and K of the sm80 recipe's FP8 forward.
   bool isCacheView(Value gmem) const;
   /// The address of a copy's source: byteAddress, except that indices into
-  /// an FP8 cache's view count its 16-bit units (the tile's elements).
+  /// an e4m3 operand's 16-bit view count its units (the tile's elements).
   Value copySourceAddress(Value gmem, ValueRange indices);
   /// The 128-byte-swizzled tiles (Swizzle.h), `elements`
   /// 16-bit elements in one 1-D view `swizzledTiles` from the first
   /// 1024-byte boundary of the dynamic shared memory (KernelSpec reserves
-  /// kSwizzleAlignSlack bytes for the rounding).
-  void carveSwizzledTiles(int64_t elements);
+  /// kSwizzleAlignSlack bytes for the rounding). The view's element type is
+  /// `unit`, or the operands' when null.
+  void carveSwizzledTiles(int64_t elements, Type unit = Type());
   Value swizzledTiles;
   Value swizzledBase; // i64 shared-memory address of swizzledTiles
   Value swizzledPad;  // byte offset of swizzledTiles in the dynamic smem

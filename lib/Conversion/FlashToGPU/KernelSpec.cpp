@@ -65,6 +65,15 @@ int64_t KernelSpec::smemBytes() const {
   switch (kind) {
   case Kind::Forward:
   case Kind::Decode: // the forward's tiles: packed query rows, K/V ring
+    if (isFp8() && recipe == Recipe::Sm80) {
+      // Q and K rows of D bytes and Vᵀ rows of block_n bytes, each in the
+      // 16-bit units of the 128-byte swizzle (a 64-byte row takes a whole
+      // swizzle row).
+      int64_t d = swizzleWidth(headDim / 2);
+      return kSwizzleAlignSlack +
+             2 * (blockM * d +
+                  stages * (blockN * d + headDimV * swizzleWidth(blockN / 2)));
+    }
     if (isFp8()) // one byte an element; Vᵀ tiles of Dv rows x block_n keys
       return kSwizzleAlignSlack + blockM * headDim +
              stages * blockN * (headDim + headDimV);
@@ -252,7 +261,9 @@ SmallVector<std::string> KernelSpec::params() const {
           if (*d != 'n' || blockDescales())
             p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
       scalars();
-      p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"});
+      // The mma.sync engine (sm_89) copies the tiles itself.
+      if (usesTensorMaps())
+        p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:vt_map"});
       break;
     }
     memrefs({"q", "k", "v", "o", "lse"});
@@ -492,14 +503,18 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   KernelSpec s;
   s.recipe = config.getRecipe();
   s.elementType = getElementTypeOrSelf(query.getType());
-  // FP8 is served by the sm90ws recipe only (getKernelSpec(AttentionOp)).
+  // FP8 forwards are served by the sm90ws recipe (wgmma) and by the sm80
+  // recipe's mma.sync engine for sm_89 (getKernelSpec(AttentionOp)).
   if (!s.elementType.isF16() && !s.elementType.isBF16() &&
       !(s.isFp8() && isa<AttentionOp>(op) &&
-        config.getRecipe() == Recipe::Sm90Ws))
+        (config.getRecipe() == Recipe::Sm90Ws ||
+         config.getRecipe() == Recipe::Sm80)))
     return op->emitOpError()
            << "the " << stringifyRecipe(config.getRecipe())
            << " recipe needs f16 or bf16 operands, got " << s.elementType
-           << (s.isFp8() ? " (FP8 forwards take the sm90ws recipe)" : "");
+           << (s.isFp8() ? " (FP8 forwards take the sm90ws recipe, or sm80 "
+                           "on sm_89)"
+                         : "");
   AttentionSizes sz = iface.getSizes();
   s.headDim = sz.d;
   s.headDimV = sz.dv;
@@ -678,6 +693,28 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                 "tiles whose 16-byte chunks the threads divide; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", D = " << s.headDim;
+    return spec;
+  }
+  // The sm80 FP8 forward (Sm80Fp8Forward.cpp): Q and K rows of D bytes,
+  // Vᵀ rows of block_n = 128 keys (one 128-byte swizzle row), one 16-row
+  // slab a warp, descales per tensor or per head.
+  if (spec->isFp8()) {
+    const KernelSpec &s = *spec;
+    if ((s.headDim != 64 && s.headDim != 128) || s.headDimV != s.headDim ||
+        s.blockN != 128 || s.blockM != 16 * s.warps || s.stages < 2)
+      return op->emitOpError()
+             << "the sm80 FP8 forward needs D = Dv in {64, 128}, block_n = "
+                "128, block_m = 16 * warps and stages >= 2; got D = "
+             << s.headDim << ", Dv = " << s.headDimV << ", block_m = "
+             << s.blockM << ", block_n = " << s.blockN << ", warps = "
+             << s.warps << ", stages = " << s.stages;
+    StringRef unsupported = s.varlen        ? "varlen (cu_seqlens) batches"
+                            : s.blockSparse ? "block-sparse lists"
+                            : s.blockDescales() ? "per-block descales"
+                                                : "";
+    if (!unsupported.empty())
+      return op->emitOpError()
+             << "the sm80 FP8 forward does not serve " << unsupported;
     return spec;
   }
   // The forward's warps each own 16-row slabs of the query block.

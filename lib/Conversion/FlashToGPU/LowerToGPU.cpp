@@ -112,6 +112,8 @@ struct FlashLowerToGPU : flash::impl::FlashLowerToGPUBase<FlashLowerToGPU> {
 
 private:
   gpu::GPUModuleOp getOrCreateKernelModule();
+  /// Raises the kernel module's PTX version where its kernels need it.
+  void requirePtxForMmaSyncFp8(gpu::GPUModuleOp module);
   gpu::GPUFuncOp getOrCreateKernel(gpu::GPUModuleOp module,
                                    const KernelSpec &spec);
   /// Fails (with the reason) where `op`'s kernels cannot be launched from
@@ -137,7 +139,8 @@ gpu::GPUModuleOp FlashLowerToGPU::getOrCreateKernelModule() {
                   UnitAttr::get(module.getContext()));
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   // PTX 8.1 for sm_90: the dQ reduction uses red.global.add.v2.f32. 8.0
-  // elsewhere, which every driver that runs sm_80 code JITs.
+  // elsewhere, which every driver that runs sm_80 code JITs (a module with
+  // the mma.sync FP8 forward asks for 8.4: requirePtxForMmaSyncFp8).
   StringRef ptx = StringRef(chip).starts_with("sm_9") ? "+ptx81" : "+ptx80";
   auto target = NVVM::NVVMTargetAttr::get(module.getContext(), /*optLevel=*/3,
                                           "nvptx64-nvidia-cuda", chip, ptx);
@@ -185,6 +188,8 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
       buildSm90WsForwardKernel(func, spec);
     else if (spec.recipe == Recipe::Sm90)
       buildSm90ForwardKernel(func, spec);
+    else if (spec.isFp8())
+      buildSm80Fp8ForwardKernel(func, spec);
     else
       buildSm80ForwardKernel(func, spec);
     break;
@@ -1157,6 +1162,26 @@ void FlashLowerToGPU::runOnOperation() {
            !fp8Append(spec);
   });
   moveLast(fp8Append);
+  requirePtxForMmaSyncFp8(module);
+}
+
+void FlashLowerToGPU::requirePtxForMmaSyncFp8(gpu::GPUModuleOp module) {
+  // mma.sync with e4m3 operands is PTX ISA 8.4 (and LLVM selects the e4m3
+  // conversions from 8.1 on sm_89): only a module holding the mma.sync FP8
+  // forward asks for it, so that the others keep running on older drivers.
+  bool mmaSyncFp8 = llvm::any_of(kernels, [](const auto &kernel) {
+    const KernelSpec &spec = kernel.first;
+    return spec.kind == KernelSpec::Kind::Forward && spec.isFp8() &&
+           spec.recipe == Recipe::Sm80;
+  });
+  if (!mmaSyncFp8)
+    return;
+  auto target = cast<NVVM::NVVMTargetAttr>(module.getTargetsAttr()[0]);
+  module.setTargetsAttr(ArrayAttr::get(
+      module.getContext(),
+      {NVVM::NVVMTargetAttr::get(module.getContext(), target.getO(),
+                                 target.getTriple(), target.getChip(),
+                                 "+ptx84")}));
 }
 
 } // namespace

@@ -26,6 +26,9 @@ void buildSm90WsForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The FP8 (e4m3) forward on the warp-specialised schedule. See
 /// Sm90Fp8Forward.cpp.
 void buildSm90Fp8ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
+/// The FP8 (e4m3) forward on mma.sync m16n8k32 (sm_89, where wgmma is
+/// absent). See Sm80Fp8Forward.cpp.
+void buildSm80Fp8ForwardKernel(gpu::GPUFuncOp func, const KernelSpec &spec);
 /// The backward kernels (docs/KERNEL_ABI.md, "Backward"): Dsum and the
 /// zeroed dQ accumulator; the main dK/dV (and atomic dQ) kernel; the
 /// deterministic mode's dQ kernel; the conversion of the gradients to the

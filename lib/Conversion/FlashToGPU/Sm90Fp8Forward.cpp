@@ -27,12 +27,8 @@
 // [B][Hkv][Dv][Sk] (docs/KERNEL_ABI.md "FP8 forwards"), loaded as Dv rows of
 // block_n = 128 keys, one swizzle row each.
 //
-// P's layout: the S accumulator gives thread (g, t) of a warp the key pairs
-// {2t, 2t+1} of each 8-key tile of row g (and g+8); the k32 A fragment
-// wants keys 4t..4t+3 and 16+4t..16+4t+3 in its registers 0 and 2 (1 and 3
-// for row g+8). Within each 32-key chunk, a thread holds pairs t, 4+t, 8+t,
-// 12+t and needs 2t, 2t+1, 8+2t, 9+2t: two shuffles within the quad
-// exchange them (packedRegisters).
+// P's layout: the k32 A fragment of wgmma's register operand, which
+// e4m3ProbabilityOperands (Fragments.h) builds from the accumulator pairs.
 //
 //===----------------------------------------------------------------------===//
 #include "Fragments.h"
@@ -241,64 +237,9 @@ protected:
   }
 
   SmallVector<Value> packedRegisters(const PackedP &p) override {
-    Type i32Type = b.getI32Type();
-    auto c32 = [&](int64_t v) {
-      return Value(arith::ConstantIntOp::create(b, i32Type, v));
-    };
-    auto wide = [&](Value half) {
-      return Value(arith::ExtUIOp::create(b, i32Type, half));
-    };
-    auto join = [&](Value lo, Value hi) { // two 16-bit halves
-      return Value(arith::OrIOp::create(
-          b, lo, arith::ShLIOp::create(b, hi, c32(16))));
-    };
     Value lane32 = i32(lane);
     Value t32 = i32(t);
-    Value odd = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, t32, c32(1)), c32(0));
-    Value swap = arith::CmpIOp::create(b, arith::CmpIPredicate::uge, t32,
-                                       c32(2));
-    // Thread t reads lane 2(t & 1) + (t >> 1) of its quad, then its
-    // neighbour (xor 1).
-    Value src1 = arith::OrIOp::create(
-        b, arith::AndIOp::create(b, lane32, c32(~3)),
-        arith::OrIOp::create(
-            b, arith::ShLIOp::create(b, arith::AndIOp::create(b, t32, c32(1)),
-                                     c32(1)),
-            arith::ShRUIOp::create(b, t32, c32(1))));
-    Value src2 = arith::XOrIOp::create(b, src1, c32(1));
-    Value width = c32(32);
-    auto shuffle = [&](Value v, Value src) {
-      return gpu::ShuffleOp::create(b, v, src, width, gpu::ShuffleMode::IDX)
-          .getShuffleResult();
-    };
-
-    SmallVector<Value> regs;
-    for (int64_t kk = 0; kk < nTilesN / 4; ++kk) {
-      Value w[2][2]; // [row half i][k quad 0 or 16]
-      for (int64_t i = 0; i < 2; ++i) {
-        // Pairs t and 8+t (Zlo), 4+t and 12+t (Zhi) of this chunk.
-        Value zlo = join(wide(p[0][4 * kk][i]), wide(p[0][4 * kk + 2][i]));
-        Value zhi = join(wide(p[0][4 * kk + 1][i]), wide(p[0][4 * kk + 3][i]));
-        // Even lanes offer Zlo first, odd lanes Zhi: every reader of a
-        // shuffle finds the half it needs from that source.
-        Value first = shuffle(arith::SelectOp::create(b, odd, zhi, zlo), src1);
-        Value second = shuffle(arith::SelectOp::create(b, odd, zlo, zhi), src2);
-        // Threads 2 and 3 received their lower pair second.
-        Value lower = arith::SelectOp::create(b, swap, second, first);
-        Value upper = arith::SelectOp::create(b, swap, first, second);
-        Value mask = c32(0xFFFF);
-        w[i][0] = arith::OrIOp::create(
-            b, arith::AndIOp::create(b, lower, mask),
-            arith::ShLIOp::create(b, upper, c32(16)));
-        w[i][1] = arith::OrIOp::create(
-            b, arith::ShRUIOp::create(b, lower, c32(16)),
-            arith::AndIOp::create(b, upper, c32(int64_t(0xFFFF0000))));
-      }
-      regs.append({w[0][0], w[1][0], w[0][1], w[1][1]});
-    }
-    return regs;
+    return e4m3ProbabilityOperands(b, p[0], lane32, t32);
   }
 };
 

@@ -467,43 +467,79 @@ int64_t sm90SharedMemory(KernelConfigAttr c, int64_t d, bool isGrad) {
   return 1024 + 2 * (m * d + st * n * 2 * d);
 }
 
-/// Why no recipe serves an FP8 op on `target`, or "" for other ops and for
-/// the FP8 forwards the sm90ws recipe serves (fp8Config). FP8 tensor cores
-/// exist from sm_89 (mma.sync e4m3) and sm_90 (wgmma e4m3); only the wgmma
-/// mainloop is built (Sm90Fp8Forward.cpp).
+/// Shared memory of the mma.sync FP8 forward (KernelSpec::smemBytes): Q and
+/// K rows of D e4m3 codes and Vᵀ rows of 128 keys, each at least one
+/// 128-byte swizzle row.
+int64_t fp8MmaSyncSharedMemory(int64_t d, int64_t stages) {
+  int64_t row = std::max<int64_t>(d, 128);
+  return 1024 + 128 * row + stages * (128 * row + d * 128);
+}
+
+/// The stages of the mma.sync FP8 forward on `target`: three where they
+/// fit, else two (0: not even two fit).
+int64_t fp8MmaSyncStages(int64_t d, const TargetDesc &target) {
+  for (int64_t stages : {3, 2})
+    if (fp8MmaSyncSharedMemory(d, stages) <= target.smemPerBlock)
+      return stages;
+  return 0;
+}
+
+/// Why no kernel serves an FP8 op on `target` with `recipe`, or "" for
+/// other ops and for the FP8 forwards fp8Config serves. FP8 tensor cores
+/// exist from sm_89: wgmma e4m3 on sm_90 (the sm90ws recipe,
+/// Sm90Fp8Forward.cpp), mma.sync m16n8k32 e4m3 from sm_89 (the sm80
+/// recipe, Sm80Fp8Forward.cpp; what sm_89 gets, and sm_90 with
+/// recipe=sm80).
 std::string fp8Refusal(AttentionVariantInterface iface,
-                       const TargetDesc &target) {
+                       const TargetDesc &target, StringRef recipe) {
   if (!isa<Float8E4M3FNType>(getElementTypeOrSelf(iface.getQKV()[0])))
     return "";
   if (target.arch < 89)
     return "FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or "
            "newer), target is sm_" +
            std::to_string(target.arch);
-  if (target.arch != 90)
-    return "FP8 (f8E4M3FN) attention has a wgmma (sm_90) kernel only; the "
-           "mma.sync e4m3 fallback for sm_" +
-           std::to_string(target.arch) +
-           " is not built (lower it with flash-lower-to-loops)";
+  bool wgmma = target.arch == 90 && recipe != "sm80";
+  if (target.arch == 90 && recipe == "sm90")
+    return "the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws "
+           "recipe (recipe=auto or sm90ws), or the mma.sync one of sm80";
+  if (target.arch != 90 && (recipe == "sm90" || recipe == "sm90ws"))
+    return "the " + recipe.str() + " recipe needs sm_90 (wgmma), target is "
+           "sm_" + std::to_string(target.arch) +
+           "; FP8 there takes the mma.sync kernel (recipe=auto or sm80)";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128 && sz.d != 256))
-    return "the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of "
-           "whole 128- or 64-byte swizzle rows), got D = " +
-           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
-  // Causal masks, windows and the softcap are what the GPU check covers
-  // (scripts/kernels/check_fp8.py: the score pipeline is the sm90ws
-  // recipe's); the rest waits for a check of its own.
-  if ((iface.getWindowLeftSize() || iface.getWindowRightSize() ||
-       iface.getSoftcapValue()) &&
-      sz.d == 256)
-    return "the FP8 forward serves a window or softcap at D = 64 and 128 "
-           "only (at D = 256 its consumer warpgroups spill), got D = " +
-           std::to_string(sz.d);
-  // Per-block descales load a k and two v factors per key block; with the
-  // causal mask's work the D = 256 consumers spill 12/16 bytes.
-  if (auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
-      fwd && fwd.hasBlockDescales() && sz.d == 256 && iface.isCausal())
-    return "the FP8 forward serves per-block descales at D = 256 without a "
-           "causal mask only (with one its consumer warpgroups spill)";
+  auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
+  if (!wgmma) {
+    if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128))
+      return "the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = " +
+             std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+    if (fp8MmaSyncStages(sz.d, target) == 0)
+      return "the mma.sync FP8 forward needs " +
+             std::to_string(fp8MmaSyncSharedMemory(sz.d, 2)) +
+             " bytes of shared memory, the target has " +
+             std::to_string(target.smemPerBlock);
+    if (fwd && fwd.hasBlockDescales())
+      return "the mma.sync FP8 forward serves descales per tensor or per "
+             "head, not per block (the sm_90 wgmma kernel does)";
+  } else {
+    if (sz.d != sz.dv || (sz.d != 64 && sz.d != 128 && sz.d != 256))
+      return "the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows "
+             "of whole 128- or 64-byte swizzle rows), got D = " +
+             std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+    // Causal masks, windows and the softcap are what the GPU check covers
+    // (scripts/kernels/check_fp8.py: the score pipeline is the sm90ws
+    // recipe's); the rest waits for a check of its own.
+    if ((iface.getWindowLeftSize() || iface.getWindowRightSize() ||
+         iface.getSoftcapValue()) &&
+        sz.d == 256)
+      return "the FP8 forward serves a window or softcap at D = 64 and 128 "
+             "only (at D = 256 its consumer warpgroups spill), got D = " +
+             std::to_string(sz.d);
+    // Per-block descales load a k and two v factors per key block; with
+    // the causal mask's work the D = 256 consumers spill 12/16 bytes.
+    if (fwd && fwd.hasBlockDescales() && sz.d == 256 && iface.isCausal())
+      return "the FP8 forward serves per-block descales at D = 256 without "
+             "a causal mask only (with one its consumer warpgroups spill)";
+  }
   if (iface.getBiasOperand() || iface.getMaskOperand() ||
       !iface.getScoreModRegion().empty() || !iface.getMaskModRegion().empty())
     return "the FP8 forward does not serve a bias, mask, score_mod or "
@@ -519,7 +555,8 @@ bool unmaskedForward(AttentionVariantInterface iface) {
          !iface.getWindowRightSize() && !iface.getBlockSparse();
 }
 
-/// The FP8 forward's config (the sm90ws recipe): 128 query rows (64 per
+/// The FP8 forward's config: on sm_89 (or with recipe=sm80) the mma.sync
+/// kernel's, below; on sm_90 the sm90ws recipe's, 128 query rows (64 per
 /// consumer warpgroup) and K / Vᵀ tiles of 128 keys, one 128-byte swizzle
 /// row of Vᵀ. Four stages at D = 64 (72 KiB), three at D = 128 (112 KiB);
 /// two at D = 256, where three would need 235 KiB of shared memory. D = 64
@@ -528,8 +565,15 @@ bool unmaskedForward(AttentionVariantInterface iface) {
 /// 1.05-1.12x the 128-row kernel at 2k-16k (three or five stages: 1-6%
 /// slower than four); causal, 12% slower at 2k and 4-5% faster from 8k,
 /// so masked forwards keep 128 rows.
-KernelConfigAttr fp8Config(AttentionVariantInterface iface) {
+KernelConfigAttr fp8Config(AttentionVariantInterface iface,
+                           const TargetDesc &target, StringRef recipe) {
   int64_t d = iface.getSizes().d;
+  // mma.sync (sm_89, or sm_90 with recipe=sm80): 16 rows a warp, 8 warps,
+  // Vᵀ rows of 128 keys; as many stages as fit (fp8Refusal checked two do).
+  if (target.arch != 90 || recipe == "sm80")
+    return KernelConfigAttr::get(iface->getContext(), Recipe::Sm80,
+                                 /*blockM=*/128, /*blockN=*/128, /*warps=*/8,
+                                 fp8MmaSyncStages(d, target));
   if (d == 64 && unmaskedForward(iface))
     return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
                                  /*blockM=*/192, /*blockN=*/128, /*warps=*/12,
@@ -847,24 +891,15 @@ struct FlashSelectConfig
         return;
       }
       bool isGrad = isa<AttentionGradOp>(op);
-      if (std::string why = fp8Refusal(iface, *desc); !why.empty()) {
+      if (std::string why = fp8Refusal(iface, *desc, recipe); !why.empty()) {
         op->emitError() << "no kernel config for target '" << desc->name
                         << "': " << why;
         failedAny = true;
         return;
       }
-      // FP8 forwards have one kernel, the sm90ws recipe's (the verifier
-      // refuses FP8 in flash.attention_grad).
+      // FP8 forwards (the verifier refuses FP8 in flash.attention_grad).
       if (isa<Float8E4M3FNType>(getElementTypeOrSelf(iface.getQKV()[0]))) {
-        if (recipe == "sm80" || recipe == "sm90") {
-          op->emitError() << "no kernel config for target '" << desc->name
-                          << "': the " << recipe
-                          << " recipe has no FP8 kernel; FP8 forwards take "
-                             "the sm90ws recipe (recipe=auto or sm90ws)";
-          failedAny = true;
-          return;
-        }
-        op->setAttr("config", fp8Config(iface));
+        op->setAttr("config", fp8Config(iface, *desc, recipe));
         return;
       }
       // With sm90ws or auto-tma, a backward op the sm90ws backward serves
