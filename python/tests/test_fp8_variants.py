@@ -164,7 +164,29 @@ def test_gen_suite_fp8(opt_tool, tmp_path):
     refused = subprocess.run([sys.executable, str(GEN_SUITE), "--fp8",
                               "--tiles", "64,64,4,2", "-o", str(out)],
                              capture_output=True, text=True)
-    assert refused.returncode != 0 and "no FP8" in refused.stderr
+    assert (refused.returncode != 0
+            and "FP8 kernels choose their own" in refused.stderr)
+
+
+def test_gen_suite_fp8_mma_sync(opt_tool, tmp_path):
+    """The mma.sync kernel's suite (sm_89): D = 64 and 128 with per-head
+    descales, three causal modes and two O dtypes, a window and a softcap;
+    flash-select-config gives every one the sm80 recipe on l4."""
+    out = tmp_path / "fp8-mma-sync.mlir"
+    subprocess.run([sys.executable, str(GEN_SUITE), "--fp8-mma-sync", "-o",
+                    str(out)], check=True)
+    text = out.read_text()
+    assert text.count("flash.attention ") == 16
+    assert "x256x" not in text and "descale_block_size" not in text
+    for d in (64, 128):
+        assert f"@e4m3_d{d}_window_obf16(" in text
+        assert f"@e4m3_d{d}_bottom_right_of16(" in text
+    proc = subprocess.run([str(opt_tool), str(out),
+                           "--flash-select-config=target=l4"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("#flash.config<sm80, block_m = 128, "
+                             "block_n = 128, warps = 8") == 16
 
 
 def _fp8_args():

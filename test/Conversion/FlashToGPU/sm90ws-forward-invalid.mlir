@@ -67,7 +67,7 @@ func.func @fp8_descale_blocks(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<1x1x1
 
 // FP8 has no kernel in the 16-bit recipes.
 func.func @fp8_sm90(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
-  // expected-error @+1 {{the sm90 recipe needs f16 or bf16 operands, got 'f8E4M3FN' (FP8 forwards take the sm90ws recipe)}}
+  // expected-error @+1 {{the sm90 recipe needs f16 or bf16 operands, got 'f8E4M3FN' (FP8 forwards take the sm90ws recipe, or sm80 on sm_89)}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
   return %o : tensor<1x1x128x128xbf16>
 }

@@ -1,19 +1,35 @@
 // FP8 flash.attention on the GPU: a target without FP8 tensor cores (a100,
-// sm_80) is refused naming that reason; sm_89 (l4) has FP8 tensor cores
-// but no kernel here (the mma.sync e4m3 fallback is not built), and says
-// so rather than picking a 16-bit recipe that would read e4m3 bytes as f16.
+// sm_80) is refused naming that reason. sm_89 (l4) takes the mma.sync e4m3
+// forward (the sm80 recipe, Sm80Fp8Forward.cpp): D = Dv in {64, 128},
+// 128 x 128 tiles on 8 warps, three stages at D = 64 and two at D = 128 in
+// l4's 99 KiB, causal masks, a window and a softcap; D = 96 and 256,
+// per-block descales, a bias, and the wgmma recipes are refused by name.
 // On sm_90 (h100) the FP8 forward of the sm90ws recipe serves D = Dv in
 // {64, 128, 256}: 128 x 128 tiles, four stages at D = 64 (192 query rows
 // on three consumer warpgroups without a mask), three at D = 128 and two
 // at D = 256, with causal masks, and at D = 64 and 128 a sliding
 // window and a softcap; other head dims, a window at D = 256, a bias, and
-// an explicit 16-bit recipe, are refused by name.
+// the sm90 recipe, are refused by name. recipe=sm80 on h100 gives the
+// mma.sync kernel (three stages at D = 128 there).
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 -verify-diagnostics
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config=target=l4 2>&1 | FileCheck %s --check-prefix=L4
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=l4 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=L4WS
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config=target=h100 2>&1 | FileCheck %s --check-prefix=H100
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=SM90
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm80" 2>&1 | FileCheck %s --check-prefix=H100SM80
 
-// L4: no kernel config for target 'l4': FP8 (f8E4M3FN) attention has a wgmma (sm_90) kernel only; the mma.sync e4m3 fallback for sm_89 is not built (lower it with flash-lower-to-loops)
+// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 96, Dv = 96
+// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 256, Dv = 256
+// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 256, Dv = 256
+// L4: no kernel config for target 'l4': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
+// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 256, Dv = 256
+// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves descales per tensor or per head, not per block (the sm_90 wgmma kernel does)
+// L4-LABEL: func.func @fp8_d64
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// L4-LABEL: func.func @fp8_d128
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// L4-LABEL: func.func @fp8_window_softcap
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>, softcap = 3.000000e+01 : f32, window_left = 64
 // H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of whole 128- or 64-byte swizzle rows), got D = 96, Dv = 96
 // H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 64 and 128 only (at D = 256 its consumer warpgroups spill), got D = 256
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
@@ -23,7 +39,12 @@
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_window_softcap
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>, softcap = 3.000000e+01 : f32, window_left = 64
-// SM90: no kernel config for target 'h100': the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws recipe (recipe=auto or sm90ws)
+// H100-LABEL: func.func @fp8_d128_blocks
+// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// SM90: no kernel config for target 'h100': the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws recipe (recipe=auto or sm90ws), or the mma.sync one of sm80
+// L4WS: no kernel config for target 'l4': the sm90ws recipe needs sm_90 (wgmma), target is sm_89; FP8 there takes the mma.sync kernel (recipe=auto or sm80)
+// H100SM80-LABEL: func.func @fp8_d128
+// H100SM80: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 3>
 func.func @fp8_d64(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x64xbf16> {
   // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>)
@@ -106,4 +127,16 @@ func.func @fp8_d256_blocks_causal(%q: tensor<1x2x256x256xf8E4M3FN>, %d: tensor<1
       : tensor<1x2x256x256xf8E4M3FN>, tensor<1x2x256x256xf8E4M3FN>, tensor<1x2x256x256xf8E4M3FN>
       -> tensor<1x2x256x256xbf16>
   return %o : tensor<1x2x256x256xbf16>
+}
+
+// -----
+
+// Per-block descales at D = 128: the wgmma kernel's (H100 above), not the
+// mma.sync one's (L4 above).
+func.func @fp8_d128_blocks(%q: tensor<1x2x256x128xf8E4M3FN>, %d: tensor<1x2x2xf32>) -> tensor<1x2x256x128xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+      : tensor<1x2x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>
+      -> tensor<1x2x256x128xbf16>
+  return %o : tensor<1x2x256x128xbf16>
 }
