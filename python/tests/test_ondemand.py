@@ -120,6 +120,23 @@ def test_gradients_compile_with_the_sm90ws_backward(cache, compiler):
     assert any(n.startswith("flash_bwd_sm90_bf16_d64_") for n in masked)
 
 
+def test_fp8_forward_compiles_for_sm89(cache, compiler):
+    # An sm_89 GPU (target l4) gets the mma.sync FP8 forward (the sm80
+    # recipe, no tensor maps, PTX 8.4); an sm_90 one the wgmma kernel.
+    fp8 = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_E4M3, 128, 128,
+                                rt.CAUSAL_BOTTOM_RIGHT,
+                                out_dtype=rt.DTYPE_BF16)
+    directory = _compile.artifact_for(fp8, (8, 9))
+    kernels = manifest_kernels(directory)
+    assert list(kernels) == ["flash_fwd_sm80_e4m3_bf16_d128_m128n128w8s2_causalbr"]
+    k = kernels["flash_fwd_sm80_e4m3_bf16_d128_m128n128w8s2_causalbr"]
+    assert (k["dtype"], k["out_dtype"], k["threads"]) == ("e4m3", "bf16", "256")
+    assert "memref:vt" in k["params"] and "tensormap" not in k["params"]
+    assert ".version 8.4" in (pathlib.Path(directory) / "kernels.ptx").read_text()
+    hopper = manifest_kernels(_compile.artifact_for(fp8, H100))
+    assert list(hopper) == ["flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr"]
+
+
 def test_packed_gradients_compile_with_the_sm90ws_backward(cache, compiler):
     # A packed batch's gradient takes the sm90ws backward too (flash-select-
     # config's auto-tma; docs/PERF.md run 152): its main kernel is the
