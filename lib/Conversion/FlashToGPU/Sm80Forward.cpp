@@ -100,16 +100,24 @@ Sm80ForwardBuilder::computeScores(ArrayRef<Frags> qRegs, Value stage) {
     for (int64_t m = 0; m < mt; ++m)
       qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
     for (int64_t p = 0; p < nTilesN / 2; ++p) {
-      Regs kf = loadBlock(Operand::K, stage, X4::BPair, keyRow(16 * p),
-                          kk * 16);
+      Regs kf = loadKeyOperands(stage, p, kk);
       for (int64_t m = 0; m < mt; ++m) {
-        sc[m][2 * p] = mma(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p], s.elementType);
-        sc[m][2 * p + 1] =
-            mma(b, qa[m], {kf[2], kf[3]}, sc[m][2 * p + 1], s.elementType);
+        sc[m][2 * p] = mmaStep(qa[m], {kf[0], kf[1]}, sc[m][2 * p]);
+        sc[m][2 * p + 1] = mmaStep(qa[m], {kf[2], kf[3]}, sc[m][2 * p + 1]);
       }
     }
   }
   return sc;
+}
+
+Regs Sm80ForwardBuilder::loadKeyOperands(Value stage, int64_t p,
+                                         int64_t kk) {
+  return loadBlock(Operand::K, stage, X4::BPair, keyRow(16 * p), kk * 16);
+}
+
+Value Sm80ForwardBuilder::mmaStep(ArrayRef<Value> a, ArrayRef<Value> bOp,
+                                  Value c) {
+  return mma(b, a, bOp, c, s.elementType);
 }
 
 ForwardBuilder::Frags Sm80ForwardBuilder::loadQOperand(int64_t m,

@@ -48,6 +48,12 @@ protected:
   bool keepsQInRegisters() override { return s.qInRegisters(); }
   Frags loadQOperand(int64_t m, int64_t kk) override;
   SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
+  /// computeScores' parts: the B operands of key tiles 2p and 2p + 1 at
+  /// k-step kk (ldmatrix of K's rows), and one mma of the A and B operands
+  /// into accumulator c (m16n8k16 of the element type). The FP8 forward
+  /// (Sm80Fp8Forward.cpp) reads them from its byte tiles into m16n8k32 e4m3.
+  virtual frag::Regs loadKeyOperands(Value stage, int64_t p, int64_t kk);
+  virtual Value mmaStep(ArrayRef<Value> a, ArrayRef<Value> bOp, Value c);
   void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
                         Value stage) override;
 };

@@ -179,25 +179,14 @@ protected:
     return Frags(r.begin(), r.end());
   }
 
-  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs,
-                                   Value stage) override {
-    // nTilesD steps of 32 keys' D codes (16 units) each.
-    SmallVector<Frags> sc(mt, Frags(nTilesN, accZero(b)));
-    for (int64_t kk = 0; kk < nTilesD; ++kk) {
-      SmallVector<Frags> qa(mt);
-      for (int64_t m = 0; m < mt; ++m)
-        qa[m] = qRegs.empty() ? loadQOperand(m, kk) : qRegs[m * nTilesD + kk];
-      for (int64_t p = 0; p < nTilesN / 2; ++p) {
-        Regs kf = loadUnits(kOffset(stage), s.blockN, X4::BPair,
-                            cIdx(b, 16 * p), 16 * kk);
-        for (int64_t m = 0; m < mt; ++m) {
-          sc[m][2 * p] = mmaE4m3(b, qa[m], {kf[0], kf[1]}, sc[m][2 * p]);
-          sc[m][2 * p + 1] =
-              mmaE4m3(b, qa[m], {kf[2], kf[3]}, sc[m][2 * p + 1]);
-        }
-      }
-    }
-    return sc;
+  // Q·Kᵀ: Sm80ForwardBuilder::computeScores over nTilesD steps of 32 keys'
+  // D codes (16 units) each, on these operands.
+  Regs loadKeyOperands(Value stage, int64_t p, int64_t kk) override {
+    return loadUnits(kOffset(stage), s.blockN, X4::BPair, cIdx(b, 16 * p),
+                     16 * kk);
+  }
+  Value mmaStep(ArrayRef<Value> a, ArrayRef<Value> bOp, Value c) override {
+    return mmaE4m3(b, a, bOp, c);
   }
 
   void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
