@@ -170,14 +170,16 @@ def test_gen_suite_fp8(opt_tool, tmp_path):
 
 def test_gen_suite_fp8_mma_sync(opt_tool, tmp_path):
     """The mma.sync kernel's suite (sm_89): D = 64 and 128 with per-head
-    descales, three causal modes and two O dtypes, a window and a softcap;
-    flash-select-config gives every one the sm80 recipe on l4."""
+    descales, three causal modes and two O dtypes, a window and a softcap,
+    then per-block descales in the three causal modes; flash-select-config
+    gives every one the sm80 recipe on l4."""
     out = tmp_path / "fp8-mma-sync.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "--fp8-mma-sync", "-o",
                     str(out)], check=True)
     text = out.read_text()
-    assert text.count("flash.attention ") == 16
-    assert "x256x" not in text and "descale_block_size" not in text
+    assert text.count("flash.attention ") == 22
+    assert "x256x" not in text
+    assert text.count("descale_block_size = array<i64: 128, 128>") == 6
     for d in (64, 128):
         assert f"@e4m3_d{d}_window_obf16(" in text
         assert f"@e4m3_d{d}_bottom_right_of16(" in text
@@ -186,7 +188,7 @@ def test_gen_suite_fp8_mma_sync(opt_tool, tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("#flash.config<sm80, block_m = 128, "
-                             "block_n = 128, warps = 8") == 16
+                             "block_n = 128, warps = 8") == 22
 
 
 def _fp8_args():

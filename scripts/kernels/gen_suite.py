@@ -111,15 +111,14 @@ def fp8_suite():
 
 def fp8_mma_sync_suite():
     """The FP8 forwards of the mma.sync kernel (sm_89, where wgmma is absent;
-    Sm80Fp8Forward.cpp): fp8_suite's at D = 64 and 128 with per-head
-    descales, 16 variants. flash-select-config gives them the sm80 recipe
+    Sm80Fp8Forward.cpp): fp8_suite's at D = 64 and 128, 22 variants (16 with
+    per-head descales, then 6 per-block). flash-select-config gives them the sm80 recipe
     on an l4 target, and on an h100 one with --recipe=sm80 (the same
     kernels, to check them on Hopper):
       gen_suite.py --fp8-mma-sync -o build/kernels/suite-fp8-mma-sync.mlir
       flashfuse-compile build/kernels/suite-fp8-mma-sync.mlir --target=l4 \
           -o build/kernels/l4-fp8"""
-    return [v for v in fp8_suite()
-            if v.head_dim < 256 and not v.descale_blocks]
+    return [v for v in fp8_suite() if v.head_dim < 256]
 
 
 def backward_suite():

@@ -30,6 +30,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <cmath>
 
@@ -248,6 +249,12 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
                              const SoftmaxState &init, Value anyGroup) {
   auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init.flat());
   OpBuilder::InsertionGuard guard(b);
+  // Per-block score factors (enterKeyBlock) live inside the loop only.
+  Value tileScoreFactor = scoreFactor, tileScaleOverride = scaleOverride;
+  auto restoreFactors = llvm::make_scope_exit([&] {
+    scoreFactor = tileScoreFactor;
+    scaleOverride = tileScaleOverride;
+  });
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
   SoftmaxState st = unflatten(loop.getRegionIterArgs());
@@ -263,15 +270,19 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   gpu::BarrierOp::create(b);
 
   SmallVector<Frags> sc = computeScores(qOps, stage);
+  // Every block rescales O, the walk's first included (O is 0 there).
+  beginKeyBlock(j, /*first=*/false);
   Value kvStart = keyStartAt(j);
   if (warpKeyOffset) // this warp's keys of the block
     kvStart = arith::AddIOp::create(b, kvStart, warpKeyOffset);
+  enterKeyBlock(j);
   maskScores(sc, kvStart, j);
   SoftmaxStep step = onlineSoftmax(sc, st, kvStart);
+  SmallVector<SmallVector<Value>> factors = outputRescale(step.alpha, j);
   if (s.skipsUnitRescale())
-    rescaleUnlessUnit(st.acc, step.alpha);
+    rescaleUnlessUnit(st.acc, factors);
   else
-    rescale(st.acc, step.alpha);
+    rescale(st.acc, factors);
   accumulateOutput(st.acc, step.p, stage);
   // The next iteration's prefetch overwrites the stage read here.
   gpu::BarrierOp::create(b);

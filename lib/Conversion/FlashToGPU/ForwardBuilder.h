@@ -159,13 +159,14 @@ protected:
   /// products are issued, before they are waited for: the FP8 forward
   /// issues its per-block descale loads here, so that their latency hides
   /// behind the products. (Not before the products: wgmma's fence waits for
-  /// every register write in flight, a load's included.) Creates nothing
-  /// elsewhere.
+  /// every register write in flight, a load's included.) The FA2 loop
+  /// calls it after S (with `first` false: it rescales O at every block).
+  /// Creates nothing elsewhere.
   virtual void beginKeyBlock(Value position, bool first) {}
   /// Called before the scores of key block `position` are masked and enter
   /// the softmax: the FP8 forward with per-block descales sets that block's
   /// score factor (scoreFactor, scaleOverride) here. Creates nothing
-  /// elsewhere. The overlapped key loop restores both after the walk.
+  /// elsewhere. Both key loops restore the two after the walk.
   virtual void enterKeyBlock(Value position) {}
   /// The factors O is rescaled by once block `position`'s softmax is known,
   /// before its P·V is added: alpha itself, or the FP8 forward's alpha ·

@@ -599,6 +599,20 @@ static LogicalResult setBlockSparse(Operation *op, KernelSpec &s) {
   return success();
 }
 
+/// The FP8 forwards' per-block descales (Fp8Descales.h): one Q factor per
+/// warp (its 16 rows) and one K and V factor per key tile, which the
+/// kernels fold into per-warp and per-block scalars.
+static LogicalResult checkDescaleBlocks(AttentionOp op, const KernelSpec &s) {
+  if (!s.blockDescales() ||
+      (s.descaleBlockQ % 16 == 0 && s.descaleBlockK % s.blockN == 0))
+    return success();
+  return op->emitOpError()
+         << "per-block descales need descale_block_size [BQ, BK] with BQ "
+            "a multiple of 16 and BK a multiple of block_n = "
+         << s.blockN << "; got [" << s.descaleBlockQ << ", "
+         << s.descaleBlockK << "]";
+}
+
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
@@ -664,15 +678,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
              << "the FP8 forward needs block_n = 128 (Vᵀ rows of one "
                 "128-byte swizzle row); got block_n = "
              << s.blockN;
-    // One Q factor per warp (its 16 rows) and one K and V factor per key
-    // tile: the kernel folds them into per-warp and per-block scalars.
-    if (s.blockDescales() &&
-        (s.descaleBlockQ % 16 != 0 || s.descaleBlockK % s.blockN != 0))
-      return op->emitOpError()
-             << "per-block descales need descale_block_size [BQ, BK] with BQ "
-                "a multiple of 16 and BK a multiple of block_n = "
-             << s.blockN << "; got [" << s.descaleBlockQ << ", "
-             << s.descaleBlockK << "]";
+    if (failed(checkDescaleBlocks(op, s)))
+      return failure();
     return spec;
   }
   if (spec->recipe == Recipe::Sm90) {
@@ -697,7 +704,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   }
   // The sm80 FP8 forward (Sm80Fp8Forward.cpp): Q and K rows of D bytes,
   // Vᵀ rows of block_n = 128 keys (one 128-byte swizzle row), one 16-row
-  // slab a warp, descales per tensor or per head.
+  // slab a warp; per-block descales as the wgmma kernel's (Fp8Descales.h).
   if (spec->isFp8()) {
     const KernelSpec &s = *spec;
     if ((s.headDim != 64 && s.headDim != 128) || s.headDimV != s.headDim ||
@@ -710,11 +717,12 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
              << s.warps << ", stages = " << s.stages;
     StringRef unsupported = s.varlen        ? "varlen (cu_seqlens) batches"
                             : s.blockSparse ? "block-sparse lists"
-                            : s.blockDescales() ? "per-block descales"
-                                                : "";
+                                            : "";
     if (!unsupported.empty())
       return op->emitOpError()
              << "the sm80 FP8 forward does not serve " << unsupported;
+    if (failed(checkDescaleBlocks(op, s)))
+      return failure();
     return spec;
   }
   // The forward's warps each own 16-row slabs of the query block.

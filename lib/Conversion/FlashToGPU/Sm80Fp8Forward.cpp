@@ -29,6 +29,7 @@
 // the row's padding into a NaN of O.
 //
 //===----------------------------------------------------------------------===//
+#include "Fp8Descales.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "Sm80Forward.h"
@@ -47,9 +48,9 @@ using namespace mlir::flash::frag;
 
 namespace {
 
-class Sm80Fp8ForwardBuilder : public Sm80ForwardBuilder {
+class Sm80Fp8ForwardBuilder : public Fp8Descales<Sm80ForwardBuilder> {
 public:
-  using Sm80ForwardBuilder::Sm80ForwardBuilder;
+  using Fp8Descales<Sm80ForwardBuilder>::Fp8Descales;
 
 protected:
   /// 16-bit units of a Q or K row (D codes) and of a Vᵀ row (block_n).
@@ -57,7 +58,8 @@ protected:
   int64_t vtUnits() const { return s.blockN / 2; }
   /// Vᵀ's (batch, kv head) base and its row (Dv) stride, in bytes.
   Value vtBase, vtStrideD;
-  Value vDescale;
+  /// The walk's first key block (previousPosition's floor).
+  Value walkStart;
 
   Value cI32(int64_t v) {
     return arith::ConstantIntOp::create(b, b.getI32Type(), v);
@@ -77,13 +79,24 @@ protected:
     kStrideS = arith::DivUIOp::create(b, idx("k_stride_s"), two);
     vtBase = operandBase("vt", headKV);
     vtStrideD = idx("vt_stride_d");
-    // One factor per (batch, head) folds the dequantisation of Q and K into
-    // the score scale; V's is applied to O once, in the epilogue.
-    Value qd = loadDescale("q", head);
-    Value kd = loadDescale("k", headKV);
-    scaleOverride = arith::MulFOp::create(
-        b, arg.lookup("scale"), arith::MulFOp::create(b, qd, kd));
-    vDescale = loadDescale("v", headKV);
+  }
+
+  /// The descales once the key range is known (before build() derives the
+  /// score factor from scaleOverride).
+  std::pair<Value, Value> blockKeyRange() override {
+    auto range = Fp8Descales<Sm80ForwardBuilder>::blockKeyRange();
+    walkStart = range.first;
+    prepareDescales(range.first, range.second);
+    return range;
+  }
+
+  /// The FA2 order rescales O at every block, the walk's first included
+  /// (O is 0 there): its "previous" block is itself, a ratio of 1.
+  Value previousPosition(Value position) override {
+    Value after = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                        position, walkStart);
+    Value before = arith::SubIOp::create(b, position, cIdx(b, 1));
+    return arith::SelectOp::create(b, after, before, position);
   }
 
   void carveSharedMemory() override {
@@ -212,8 +225,6 @@ protected:
       }
   }
 
-  float probabilityLog2Scale() const override { return 8; }
-  Value outputFactor() override { return vDescale; }
 };
 
 } // namespace

@@ -31,6 +31,7 @@
 // e4m3ProbabilityOperands (Fragments.h) builds from the accumulator pairs.
 //
 //===----------------------------------------------------------------------===//
+#include "Fp8Descales.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "Sm90WsForward.h"
@@ -49,13 +50,11 @@ using namespace mlir::flash::frag;
 
 namespace {
 
-class Sm90Fp8ForwardBuilder : public Sm90WsForwardBuilder {
+class Sm90Fp8ForwardBuilder : public Fp8Descales<Sm90WsForwardBuilder> {
 public:
-  using Sm90WsForwardBuilder::Sm90WsForwardBuilder;
+  using Fp8Descales<Sm90WsForwardBuilder>::Fp8Descales;
 
 protected:
-  Value vDescale;
-
   void readForwardArguments() override {
     // The producer's TMA copies and the epilogue's stores address the
     // operands themselves: no Q/K/V bases or strides here.
@@ -80,134 +79,9 @@ protected:
              s.headDimV, s.blockN, full);
   }
 
-  /// scale · q_descale of this warp's rows, with per-block descales; for
-  /// plain scores only its product with log2(e), the exponent's factor.
-  Value queryScale;
-  /// The current key block's k_descale, and the v_descales of the block
-  /// before it and of it (beginKeyBlock's loads, used once the S product
-  /// has given them time to land), and dv(j - 1) / dv(j).
-  Value blockKDescale, previousVDescale, blockVDescale, valueRatio;
-
   void prepareTile(Value nStart, Value nEnd) override {
-    if (s.blockDescales())
-      return prepareBlockDescales(nStart, nEnd);
-    // One factor per (batch, head) folds the dequantisation of Q and K into
-    // the score scale; V's is applied to O once, in the epilogue.
-    scaleOverride = arith::MulFOp::create(
-        b, arg.lookup("scale"),
-        arith::MulFOp::create(b, loadDescale("q", head), loadDescale("k", headKV)));
-    scoreFactor =
-        arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
-    vDescale = loadDescale("v", headKV);
+    prepareDescales(nStart, nEnd);
   }
-
-  /// The descale block of key block `position` (index).
-  Value keyDescaleBlock(Value position) {
-    // One statement per op throughout: the IR must not depend on the order
-    // C++ evaluates arguments in.
-    Value start = keyStartAt(position);
-    Value rows = cIdx(b, s.descaleBlockK);
-    return arith::DivUIOp::create(b, start, rows);
-  }
-
-  void prepareBlockDescales(Value nStart, Value nEnd) {
-    // The warp's rows (rowOf(0, 0) and the 15 after it) lie in one Q block;
-    // a tail tile's rows past Sq read the last block.
-    Value row = arith::IndexCastOp::create(b, b.getIndexType(), rowOf(0, 0));
-    Value rows = cIdx(b, s.descaleBlockQ);
-    Value lastRow = arith::SubIOp::create(b, seqQ, cIdx(b, 1));
-    Value lastBlock = arith::DivUIOp::create(b, lastRow, rows);
-    Value rowBlock = arith::DivUIOp::create(b, row, rows);
-    Value qBlock = arith::MinUIOp::create(b, rowBlock, lastBlock);
-    queryScale = arith::MulFOp::create(b, arg.lookup("scale"),
-                                       loadDescale("q", head, qBlock));
-    if (isPlainScore())
-      queryScale =
-          arith::MulFOp::create(b, queryScale, cF32(b, float(M_LOG2E)));
-    // O leaves in units of the last key block's v_descale (a tile with no
-    // key block reads none: its O is 0).
-    Value any = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nStart, nEnd);
-    auto ifAny = scf::IfOp::create(b, b.getF32Type(), any, /*withElse=*/true);
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifAny.getThenRegion().front());
-      Value last = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
-      scf::YieldOp::create(
-          b, loadDescale("v", headKV, keyDescaleBlock(last)));
-      b.setInsertionPointToStart(&ifAny.getElseRegion().front());
-      scf::YieldOp::create(b, cF32(b, 1.0f));
-    }
-    vDescale = ifAny.getResult(0);
-  }
-
-  void beginKeyBlock(Value position, bool first) override {
-    if (!s.blockDescales() || !earlyDescaleLoads())
-      return;
-    Value block = keyDescaleBlock(position);
-    blockKDescale = loadDescale("k", headKV, block);
-    previousVDescale = Value();
-    if (first)
-      return;
-    Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
-    previousVDescale = loadDescale("v", headKV, keyDescaleBlock(previous));
-    blockVDescale = loadDescale("v", headKV, block);
-  }
-
-  /// Whether beginKeyBlock loads the block's descales, ahead of their use:
-  /// not at D = 256, whose consumers spill 8-12 bytes holding even one of
-  /// them across the S product (they are loaded where they are used).
-  bool earlyDescaleLoads() const { return s.headDim < 256; }
-
-  /// dv(j - 1) / dv(j) from the two loads. (An approximate reciprocal: an
-  /// IEEE division's slow path costs the D = 256 consumers registers they
-  /// do not have.)
-  Value ratioOfValueDescales() {
-    return arith::MulFOp::create(b, previousVDescale,
-                                 reciprocalApprox(b, blockVDescale));
-  }
-
-  void enterKeyBlock(Value position) override {
-    if (!s.blockDescales())
-      return;
-    if (!earlyDescaleLoads())
-      blockKDescale = loadDescale("k", headKV, keyDescaleBlock(position));
-    // O's ratio while the softmax runs, not after the P·V wait, where the
-    // reciprocal's latency would sit between the product and O's rescale.
-    valueRatio = earlyDescaleLoads() && previousVDescale
-                     ? ratioOfValueDescales()
-                     : Value();
-    Value scaled = arith::MulFOp::create(b, queryScale, blockKDescale);
-    if (isPlainScore()) {
-      scoreFactor = scaled;
-      return;
-    }
-    scaleOverride = scaled;
-    scoreFactor =
-        arith::MulFOp::create(b, scaleOverride, cF32(b, float(M_LOG2E)));
-  }
-
-  SmallVector<SmallVector<Value>>
-  outputRescale(ArrayRef<SmallVector<Value>> alpha, Value position) override {
-    SmallVector<SmallVector<Value>> factors(alpha.begin(), alpha.end());
-    if (!s.blockDescales())
-      return factors;
-    // O holds block position - 1's P·V in that block's units: move it to
-    // this block's.
-    Value ratio = valueRatio;
-    if (!earlyDescaleLoads()) {
-      Value previous = arith::SubIOp::create(b, position, cIdx(b, 1));
-      previousVDescale = loadDescale("v", headKV, keyDescaleBlock(previous));
-      blockVDescale = loadDescale("v", headKV, keyDescaleBlock(position));
-      ratio = ratioOfValueDescales();
-    }
-    for (SmallVector<Value> &rows : factors)
-      for (Value &a : rows)
-        a = arith::MulFOp::create(b, a, ratio);
-    return factors;
-  }
-
-  float probabilityLog2Scale() const override { return 8; }
-  Value outputFactor() override { return vDescale; }
 
   SmallVector<Value> issueScores(Value stage) override {
     // Q and K rows of D bytes: 128-byte swizzle rows, or at D = 64 whole

@@ -18,8 +18,8 @@ func.func @fp8_d256(%q: tensor<1x1x128x256xf8E4M3FN>, %d: tensor<f32>) -> tensor
 
 // -----
 
-func.func @fp8_blocks(%q: tensor<1x1x256x128xf8E4M3FN>, %d: tensor<1x1x2xf32>) -> tensor<1x1x256x128xbf16> {
-  // expected-error @+1 {{the sm80 FP8 forward does not serve per-block descales}}
-  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>) {config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>} : tensor<1x1x256x128xf8E4M3FN>, tensor<1x1x256x128xf8E4M3FN>, tensor<1x1x256x128xf8E4M3FN> -> tensor<1x1x256x128xbf16>
+func.func @fp8_blocks(%q: tensor<1x1x256x128xf8E4M3FN>, %d: tensor<1x1x4xf32>) -> tensor<1x1x256x128xbf16> {
+  // expected-error @+1 {{per-block descales need descale_block_size [BQ, BK] with BQ a multiple of 16 and BK a multiple of block_n = 128; got [64, 64]}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) {descale_block_size = array<i64: 64, 64>, config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>} : tensor<1x1x256x128xf8E4M3FN>, tensor<1x1x256x128xf8E4M3FN>, tensor<1x1x256x128xf8E4M3FN> -> tensor<1x1x256x128xbf16>
   return %o : tensor<1x1x256x128xbf16>
 }

@@ -2,8 +2,8 @@
 // sm_80) is refused naming that reason. sm_89 (l4) takes the mma.sync e4m3
 // forward (the sm80 recipe, Sm80Fp8Forward.cpp): D = Dv in {64, 128},
 // 128 x 128 tiles on 8 warps, three stages at D = 64 and two at D = 128 in
-// l4's 99 KiB, causal masks, a window and a softcap; D = 96 and 256,
-// per-block descales, a bias, and the wgmma recipes are refused by name.
+// l4's 99 KiB, causal masks, a window and a softcap, per-block descales;
+// D = 96 and 256, a bias, and the wgmma recipes are refused by name.
 // On sm_90 (h100) the FP8 forward of the sm90ws recipe serves D = Dv in
 // {64, 128, 256}: 128 x 128 tiles, four stages at D = 64 (192 query rows
 // on three consumer warpgroups without a mask), three at D = 128 and two
@@ -23,13 +23,14 @@
 // L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 256, Dv = 256
 // L4: no kernel config for target 'l4': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
 // L4: no kernel config for target 'l4': the mma.sync FP8 forward serves D = Dv in {64, 128}, got D = 256, Dv = 256
-// L4: no kernel config for target 'l4': the mma.sync FP8 forward serves descales per tensor or per head, not per block (the sm_90 wgmma kernel does)
 // L4-LABEL: func.func @fp8_d64
 // L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 3>
 // L4-LABEL: func.func @fp8_d128
 // L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // L4-LABEL: func.func @fp8_window_softcap
 // L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>, softcap = 3.000000e+01 : f32, window_left = 64
+// L4-LABEL: func.func @fp8_d128_blocks
+// L4: config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // H100: no kernel config for target 'h100': the FP8 forward serves D = Dv in {64, 128, 256} (Q and K rows of whole 128- or 64-byte swizzle rows), got D = 96, Dv = 96
 // H100: no kernel config for target 'h100': the FP8 forward serves a window or softcap at D = 64 and 128 only (at D = 256 its consumer warpgroups spill), got D = 256
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
@@ -131,8 +132,7 @@ func.func @fp8_d256_blocks_causal(%q: tensor<1x2x256x256xf8E4M3FN>, %d: tensor<1
 
 // -----
 
-// Per-block descales at D = 128: the wgmma kernel's (H100 above), not the
-// mma.sync one's (L4 above).
+// Per-block descales at D = 128: both kernels serve them (H100, L4 above).
 func.func @fp8_d128_blocks(%q: tensor<1x2x256x128xf8E4M3FN>, %d: tensor<1x2x2xf32>) -> tensor<1x2x256x128xbf16> {
   // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
