@@ -11,6 +11,7 @@
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_KERNELBUILDERBASE_H
 
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/StringMap.h"
@@ -31,6 +32,10 @@ protected:
   /// An integer argument as index.
   Value idx(StringRef name);
   Value i32(Value index);
+  /// An i32 constant.
+  Value cI32(int64_t v) {
+    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+  }
   Value asIndex(Value v);
   /// A non-negative integer as index, zero-extended: its high word is known
   /// zero, which keeps the 64-bit arithmetic on it in one register.

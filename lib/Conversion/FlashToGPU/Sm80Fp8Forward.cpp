@@ -40,8 +40,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
@@ -60,10 +58,6 @@ protected:
   Value vtBase, vtStrideD;
   /// The walk's first key block (previousPosition's floor).
   Value walkStart;
-
-  Value cI32(int64_t v) {
-    return arith::ConstantIntOp::create(b, b.getI32Type(), v);
-  }
 
   void readForwardArguments() override {
     readArguments();
@@ -224,7 +218,6 @@ protected:
         }
       }
   }
-
 };
 
 } // namespace

@@ -131,9 +131,6 @@ protected:
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
-  Value cI32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
 };
 
 void Sm90WsBackwardBuilder::createBarriers() {

@@ -129,9 +129,6 @@ protected:
   }
   Value rereadFirstRow() override { return mStart; }
   void syncComputeWarps() override;
-  Value cI32(int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  }
 };
 
 } // namespace mlir::flash
