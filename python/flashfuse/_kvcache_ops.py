@@ -18,8 +18,8 @@ import torch
 
 from . import _kernels
 from . import _runtime as rt
-from .ops import (_DTYPES, _aligned, _capability, _launch_context, _poison,
-                  _readable, poison_requested)
+from .ops import (_DTYPES, _Templates, _aligned, _capability,
+                  _launch_context, _meta, _poison, _readable, poison_requested)
 
 
 _decode_plans = {}  # (device, decode variant key) -> (decode, combine or None)
@@ -148,30 +148,6 @@ def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
         k = _aux_kernels[key] = _kernels.kernel(device_index, variant,
                                                 directory)
     return k
-
-
-def _meta(t):
-    """What a launch template depends on of an optional tensor."""
-    return None if t is None else (t.shape, t.stride(), t.dtype)
-
-
-class _Templates:
-    """Launch templates by signature, the oldest dropped first beyond
-    `limit` (a growing cache, such as transformers' DynamicCache, gives
-    every step a new signature; all layers of a step share it)."""
-
-    def __init__(self, limit=64):
-        self.limit = limit
-        self.entries = {}
-
-    def get(self, key, build):
-        entry = self.entries.get(key)
-        if entry is None:
-            entry = build()
-            if len(self.entries) >= self.limit:
-                del self.entries[next(iter(self.entries))]
-            self.entries[key] = entry
-        return entry
 
 
 class AppendLaunch:

@@ -7,6 +7,7 @@ structures below mirror the C declarations field by field; keep them in step.
 import ctypes
 import os
 import pathlib
+import struct
 import threading
 
 from .errors import RuntimeLibraryNotFound, error_for_status
@@ -611,23 +612,69 @@ def decode_check_status(status, args):
     check(library().flashfuse_decode_check_status(arr, ctypes.byref(args)))
 
 
+# One Arg as struct packs it (native alignment: name, type, 4 bytes of
+# padding, ptr, numel, i, f); pack_args writes a whole array with one
+# pack_into where setting ctypes fields one by one took ~1.5 us per
+# argument, ~90 us for a backward's ~60 (docs/PERF.md run 203).
+_ARG_FORMAT = "PiPqqd"
+_arg_packers = {}
+# Every argument name, encoded once and kept for the process: the arrays
+# point at these bytes.
+_encoded_names = {}
+
+
+def _name_address(name):
+    entry = _encoded_names.get(name)
+    if entry is None:
+        encoded = name.encode()
+        entry = _encoded_names[name] = (
+            encoded, ctypes.cast(ctypes.c_char_p(encoded), ctypes.c_void_p).value)
+    return entry[1]
+
+
 def pack_args(named):
     """{name: (type, value)}, value being (ptr, numel) for memrefs, as the
     runtime's flashfuse_arg array; packed once, launchable many times."""
-    arr = (Arg * len(named))()
-    names = []  # the encoded names must outlive the array
-    for slot, (name, (ptype, value)) in zip(arr, named.items()):
-        encoded = name.encode()
-        names.append(encoded)
-        slot.name = encoded
-        slot.type = ptype
+    n = len(named)
+    packer = _arg_packers.get(n)
+    if packer is None:
+        packer = _arg_packers[n] = struct.Struct("@" + _ARG_FORMAT * n)
+        assert packer.size == n * ctypes.sizeof(Arg)
+    values = []
+    for name, (ptype, value) in named.items():
         if ptype == PARAM_MEMREF:
-            slot.ptr, slot.numel = value
+            ptr, numel = value
+            values += (_name_address(name), ptype, ptr or 0, numel, 0, 0.0)
         elif ptype == PARAM_F32:
-            slot.f = float(value)
+            values += (_name_address(name), ptype, 0, 0, 0, float(value))
         else:
-            slot.i = int(value)
-    return arr, names
+            values += (_name_address(name), ptype, 0, 0, int(value), 0.0)
+    arr = (Arg * n)()
+    packer.pack_into(arr, 0, *values)
+    return arr, None
+
+
+class ArgTemplate:
+    """Named arguments packed once (pack_args) for calls that differ only
+    in their memref addresses and a few integer scalars: fill() copies the
+    packed array (one memcpy) and sets those fields, where packing every
+    size, stride and scalar again cost a launch tens of microseconds of
+    Python (docs/PERF.md run 203)."""
+
+    def __init__(self, named):
+        self.array, _ = pack_args(named)
+        self.slot = {name: i for i, name in enumerate(named)}
+
+    def fill(self, addresses, integers=()):
+        """The packed arguments with `addresses` ((name, address) pairs of
+        memrefs) and `integers` ((name, value) pairs) replaced."""
+        arr = type(self.array).from_buffer_copy(self.array)
+        slot = self.slot
+        for name, address in addresses:
+            arr[slot[name]].ptr = address
+        for name, value in integers:
+            arr[slot[name]].i = value
+        return arr, None
 
 
 def launch_packed(kernel, packed, stream, allow_unused=True):

@@ -30,7 +30,7 @@ import torch
 
 from . import _kernels, ops
 from . import _runtime as rt
-from .ops import _DTYPES, _capability, _poison, _readable, _span
+from .ops import _DTYPES, _capability, _meta, _poison, _readable, _span
 
 _NAME = "flashfuse.block_sparse_attention"
 
@@ -317,39 +317,82 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
 def _forward(query, key, value, lists, sparse, causal, scale):
     """(O, LSE) by the block-sparse forward kernel of `sparse` = (1 or 2,
     BQ, BK) over contiguous lists."""
-    variant = rt.Variant(rt.KIND_FORWARD, _DTYPES[query.dtype],
-                         query.shape[-1], value.shape[-1], causal)
-    (variant.block_sparse, variant.sparse_block_q,
-     variant.sparse_block_k) = sparse
-    kernel = _kernels.kernel(query.device.index, variant,
-                             capability=_capability(query.device.index))
     q, k, v = (_readable(t) for t in (query, key, value))
-    b, hq, sq, d = q.shape
-    o = q.new_empty(b, hq, sq, v.shape[-1])
-    lse = q.new_empty(b, hq, sq, dtype=torch.float32)
-    _poison(o, lse)
-    named = {}
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)):
-        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
-        for axis, suffix in ((0, "b"), (1, "h"), (2, "s")):
-            named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
-    for name, value_ in (("batch", b), ("heads_q", hq), ("heads_kv", k.shape[1]),
-                         ("seq_q", sq), ("seq_k", k.shape[2]),
-                         ("window_left", -1), ("window_right", -1)):
-        named[name] = (rt.PARAM_I32, value_)
-    named["scale"] = (rt.PARAM_F32, scale)
-    named["softcap"] = (rt.PARAM_F32, 0.0)
-    named["dropout_p"] = (rt.PARAM_F32, 0.0)
-    named["seed"] = (rt.PARAM_I64, 0)
-    _list_args(named, "", lists[0], lists[1])
-    if lists[2] is not None:
-        _list_args(named, "full_", lists[2], lists[3])
-    with torch.cuda.device(q.device):
-        rt.kernel_launch(kernel, named,
-                         torch.cuda.current_stream(q.device).cuda_stream,
-                         allow_unused=False)
-    return o, lse
+    key_ = (q.device.index, _meta(q), _meta(k), _meta(v),
+            tuple(_meta(t) for t in lists), sparse, causal, scale)
+    launch = _forward_launches.get(key_, lambda: _ForwardLaunch(
+        q, k, v, lists, sparse, causal, scale))
+    return launch(q, k, v, lists)
+
+
+def _list_addresses(lists, family="kv"):
+    """(name, address) of the list tensors' memref arguments (_list_args)."""
+    out = []
+    for prefix, n, i in (("", lists[0], lists[1]), ("full_", lists[2],
+                                                    lists[3])):
+        if n is not None:
+            out += [(f"{prefix}{family}_num_blocks", n.data_ptr()),
+                    (f"{prefix}{family}_indices", i.data_ptr())]
+    return out
+
+
+class _ForwardLaunch:
+    """The block-sparse forward of one signature (_forward's key): its
+    kernel and every size, stride and scalar packed once (rt.ArgTemplate);
+    a call allocates O and LSE, fills in the addresses and launches."""
+
+    def __init__(self, q, k, v, lists, sparse, causal, scale):
+        variant = rt.Variant(rt.KIND_FORWARD, _DTYPES[q.dtype], q.shape[-1],
+                             v.shape[-1], causal)
+        (variant.block_sparse, variant.sparse_block_q,
+         variant.sparse_block_k) = sparse
+        self.kernel = _kernels.kernel(q.device.index, variant,
+                                      capability=_capability(q.device.index))
+        o, lse = self._outputs(q, v)
+        named = {}
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", o),
+                        ("lse", lse)):
+            named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", o)):
+            for axis, suffix in ((0, "b"), (1, "h"), (2, "s")):
+                named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64,
+                                                    t.stride(axis))
+        b, hq, sq, _ = q.shape
+        for name, value_ in (("batch", b), ("heads_q", hq),
+                             ("heads_kv", k.shape[1]), ("seq_q", sq),
+                             ("seq_k", k.shape[2]), ("window_left", -1),
+                             ("window_right", -1)):
+            named[name] = (rt.PARAM_I32, value_)
+        named["scale"] = (rt.PARAM_F32, scale)
+        named["softcap"] = (rt.PARAM_F32, 0.0)
+        named["dropout_p"] = (rt.PARAM_F32, 0.0)
+        named["seed"] = (rt.PARAM_I64, 0)
+        _list_args(named, "", lists[0], lists[1])
+        if lists[2] is not None:
+            _list_args(named, "full_", lists[2], lists[3])
+        self.args = rt.ArgTemplate(named)
+
+    @staticmethod
+    def _outputs(q, v):
+        b, hq, sq, _ = q.shape
+        return (q.new_empty(b, hq, sq, v.shape[-1]),
+                q.new_empty(b, hq, sq, dtype=torch.float32))
+
+    def __call__(self, q, k, v, lists):
+        o, lse = self._outputs(q, v)
+        _poison(o, lse)
+        args = self.args.fill(
+            [("q", q.data_ptr()), ("k", k.data_ptr()), ("v", v.data_ptr()),
+             ("o", o.data_ptr()), ("lse", lse.data_ptr())]
+            + _list_addresses(lists))
+        with torch.cuda.device(q.device):
+            rt.launch_packed(self.kernel, args,
+                             torch.cuda.current_stream(q.device).cuda_stream,
+                             allow_unused=False)
+        return o, lse
+
+
+_forward_launches = ops._Templates()
 
 
 def _backward(dout, query, key, value, out, lse, lists, sparse, causal,

@@ -123,6 +123,30 @@ def _strides4(t):
     return (t.stride(0), t.stride(1), t.stride(2), t.stride(3))
 
 
+def _meta(t):
+    """What a launch template depends on of an optional tensor."""
+    return None if t is None else (t.shape, t.stride(), t.dtype)
+
+
+class _Templates:
+    """Launch templates by signature, the oldest dropped first beyond
+    `limit` (a growing cache, such as transformers' DynamicCache, gives
+    every step a new signature; all layers of a step share it)."""
+
+    def __init__(self, limit=64):
+        self.limit = limit
+        self.entries = {}
+
+    def get(self, key, build):
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = build()
+            if len(self.entries) >= self.limit:
+                del self.entries[next(iter(self.entries))]
+            self.entries[key] = entry
+        return entry
+
+
 @torch.library.custom_op("flashfuse::attention_fwd", mutates_args=(),
                          device_types="cuda")
 def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -179,7 +203,7 @@ def _(q, k, v, bias, mask, causal, scale, window_left, window_right, softcap,
 # --deterministic), whose backward kernel then adds no dQ atomically.
 _BACKWARD_SEQUENCE = (rt.KIND_BACKWARD_PREPROCESS, rt.KIND_BACKWARD,
                       rt.KIND_BACKWARD_DQ, rt.KIND_BACKWARD_POSTPROCESS)
-_backward_plans = {}  # (device, backward variant key, deterministic) -> plan
+_backward_plans = {}  # _backward_plan's key -> plan
 
 
 def _no_backward(what, variant, detail=""):
@@ -235,6 +259,22 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     are the dense ones too (docs/KERNEL_ABI.md "Block-sparse backward").
     `seq_k`: the key length, below _kernels.SM90WS_MIN_KEYS of which the
     sm90 backward is taken over an sm90ws one (None: any length)."""
+    q, _, v, bias, mask, causal, window_left, window_right, softcap, \
+        dropout_p = variant_args
+    # The sm90ws backward from SM90WS_MIN_KEYS keys on, as the forward:
+    # below them its one 384-thread block per SM lost to the sm90 kernel at
+    # D = 128 (0.6-0.94x at 512-1k keys, causal; docs/PERF.md runs 144,
+    # 147), though not everywhere (1.1-1.2x at 1k without a mask).
+    prefer_ws = seq_k is None or seq_k >= _kernels.SM90WS_MIN_KEYS
+    # What the variants below depend on, without building them (four
+    # make_variant calls cost a step ~50 us of Python, docs/PERF.md run 203).
+    key = (device_index, q.dtype, q.shape[-1], v.shape[-1], causal,
+           (window_left, window_right) != (-1, -1), softcap > 0,
+           bias is not None, mask is not None, dropout_p > 0, varlen,
+           block_sparse, deterministic, prefer_ws)
+    plan = _backward_plans.get(key)
+    if plan is not None:
+        return plan
     per_sequence = (rt.KIND_BACKWARD, rt.KIND_BACKWARD_DQ)
     sequence = _BACKWARD_SEQUENCE
     if block_sparse is not None:
@@ -247,15 +287,6 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
                     block_sparse=block_sparse if kind in reads_lists else None)
                 for kind in sequence}
     bwd = variants[rt.KIND_BACKWARD]
-    # The sm90ws backward from SM90WS_MIN_KEYS keys on, as the forward:
-    # below them its one 384-thread block per SM lost to the sm90 kernel at
-    # D = 128 (0.6-0.94x at 512-1k keys, causal; docs/PERF.md runs 144,
-    # 147), though not everywhere (1.1-1.2x at 1k without a mask).
-    prefer_ws = seq_k is None or seq_k >= _kernels.SM90WS_MIN_KEYS
-    key = (device_index, bwd.key(), deterministic, prefer_ws)
-    plan = _backward_plans.get(key)
-    if plan is not None:
-        return plan
     dirs, det_dirs = _backward_dirs(device_index, bwd,
                                     variants[rt.KIND_BACKWARD_DQ],
                                     deterministic)
@@ -359,70 +390,130 @@ def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
     the f32 scratch it needs and returns dBias (None unless the plan
     computes it). `extra`: more named arguments ({name: (type, value)}),
     such as block-sparse lists and their workspace."""
+    extra = extra or {}
+    tensors = (dout, q, k, v, out, lse, bias, mask, grad_q, grad_k, grad_v)
+    # The runtime's kernel handles (ctypes, unhashable) live as long as the
+    # process (_kernels caches them): their ids name them.
+    key = (tuple(id(kernel) for kernel, _ in plan),
+           tuple(_meta(t) for t in tensors), scale, window_left,
+           window_right, softcap, dropout_p,
+           tuple((name, ptype, value[1] if ptype == rt.PARAM_MEMREF
+                  else value) for name, (ptype, value) in extra.items()))
+    launch = _backward_launches.get(key, lambda: _BackwardLaunch(
+        plan, *tensors, scale, window_left, window_right, softcap, dropout_p,
+        extra))
+    return launch(*tensors, seed, extra)
+
+
+def _backward_scratch(plan, q, k, v, grad_k, grad_v):
+    """{name: tensor} of the f32 scratch KERNEL_ABI.md asks for: delta =
+    rowsum(dO * O); dQ accumulated atomically (atomic artifacts); dK/dV one
+    slice per query head, summed over each GQA group by the postprocess,
+    except where the main kernel takes grad_k (the sm90 dense one) and
+    there is no GQA: it writes grad_k / grad_v itself, and dk / dv go
+    unused; dBias where the plan computes it."""
     params = frozenset().union(*(names for _, names in plan))
     b, hq, sq, d = q.shape
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
-    # The scratch KERNEL_ABI.md asks for: delta = rowsum(dO * O); dQ
-    # accumulated atomically (atomic artifacts); dK/dV one slice per query
-    # head, summed over each GQA group by the postprocess, except where the
-    # main kernel takes grad_k (the sm90 dense one) and there is no GQA:
-    # it writes grad_k / grad_v itself, and dk / dv go unused.
-    delta = q.new_empty(b, hq, sq, dtype=f32)
+    scratch = {"delta": q.new_empty(b, hq, sq, dtype=f32)}
     writes_grads = any("grad_k" in names and "lse" in names
                        for _, names in plan)
     if hq == hkv and writes_grads:
-        dk_heads, dv_heads = grad_k, grad_v
+        scratch["dk"], scratch["dv"] = grad_k, grad_v
     else:
-        dk_heads = q.new_empty(b, hq, sk, d)
-        dv_heads = q.new_empty(b, hq, sk, dv)
-    dbias = _grad_bias_like(q, k) if "dbias" in params else None
-    _poison(grad_q, grad_k, grad_v, delta, dk_heads, dv_heads, dbias)
-    dq_accum = None
+        scratch["dk"] = q.new_empty(b, hq, sk, d)
+        scratch["dv"] = q.new_empty(b, hq, sk, dv)
+    if "dbias" in params:
+        scratch["dbias"] = _grad_bias_like(q, k)
     if "dq_accum" in params:
         # Sq rounded up to 128 rows: the sm90 kernels' dQ tiles cover whole
         # query blocks (KERNEL_ABI.md "Backward").
         rows = -(-sq // DQ_ACCUM_ROW_MULTIPLE) * DQ_ACCUM_ROW_MULTIPLE
         if "dq_accum" in plan[0][1]:  # the preprocess zeroes it
-            dq_accum = q.new_empty(b, hq, rows, d, dtype=f32)
-            _poison(dq_accum)
+            scratch["dq_accum"] = q.new_empty(b, hq, rows, d, dtype=f32)
         else:
-            dq_accum = q.new_zeros(b, hq, rows, d, dtype=f32)
-    named = {}
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
-                    ("lse", lse), ("delta", delta), ("dq_accum", dq_accum),
-                    ("dk", dk_heads), ("dv", dv_heads), ("dbias", dbias),
-                    ("grad_q", grad_q), ("grad_k", grad_k), ("grad_v", grad_v),
-                    ("bias", bias), ("mask", mask)):
-        if t is not None:
-            named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
-    for name, t in (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
-                    ("grad_q", grad_q), ("grad_k", grad_k),
-                    ("grad_v", grad_v)):
-        for axis, suffix in enumerate(("b", "h", "s")):
-            named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
-    for name, t in (("bias", bias), ("mask", mask)):
-        if t is not None:
-            for axis, suffix in enumerate(("b", "h", "q", "k")):
-                named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
-    for name, value in (("batch", b), ("heads_q", hq), ("heads_kv", hkv),
-                        ("seq_q", sq), ("seq_k", sk), ("window_left", window_left),
-                        ("window_right", window_right)):
-        named[name] = (rt.PARAM_I32, value)
-    for name, value in (("scale", scale), ("softcap", softcap),
-                        ("dropout_p", dropout_p)):
-        named[name] = (rt.PARAM_F32, value)
-    named["seed"] = (rt.PARAM_I64, seed)
-    named.update(extra or {})
-    # Every kernel takes the names it lists from this one set (the runtime
-    # binds by name and computes each kind's grid); all on torch's current
-    # stream, so the buffers above are ordered with the launches.
-    args = rt.pack_args(named)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    with torch.cuda.device(q.device):
-        for kernel, _ in plan:
-            rt.launch_packed(kernel, args, stream)
-    return dbias
+            scratch["dq_accum"] = q.new_zeros(b, hq, rows, d, dtype=f32)
+    return scratch
+
+
+def _backward_tensors(dout, q, k, v, out, lse, bias, mask, grad_q, grad_k,
+                      grad_v, scratch):
+    """The backward's memref arguments, by name (None where absent)."""
+    return (("q", q), ("k", k), ("v", v), ("o", out), ("do", dout),
+            ("lse", lse), ("delta", scratch["delta"]),
+            ("dq_accum", scratch.get("dq_accum")), ("dk", scratch["dk"]),
+            ("dv", scratch["dv"]), ("dbias", scratch.get("dbias")),
+            ("grad_q", grad_q), ("grad_k", grad_k), ("grad_v", grad_v),
+            ("bias", bias), ("mask", mask))
+
+
+class _BackwardLaunch:
+    """The launches of one backward signature (_launch_backward's key):
+    every size, stride and scalar packed once (rt.ArgTemplate); a call
+    allocates the scratch, fills in the addresses and the seed, and
+    launches the plan's kernels."""
+
+    def __init__(self, plan, dout, q, k, v, out, lse, bias, mask, grad_q,
+                 grad_k, grad_v, scale, window_left, window_right, softcap,
+                 dropout_p, extra):
+        self.plan = plan
+        scratch = _backward_scratch(plan, q, k, v, grad_k, grad_v)
+        named = {}
+        for name, t in _backward_tensors(dout, q, k, v, out, lse, bias, mask,
+                                         grad_q, grad_k, grad_v, scratch):
+            if t is not None:
+                named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+        for name, t in (("q", q), ("k", k), ("v", v), ("o", out),
+                        ("do", dout), ("grad_q", grad_q), ("grad_k", grad_k),
+                        ("grad_v", grad_v)):
+            for axis, suffix in enumerate(("b", "h", "s")):
+                named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64,
+                                                    t.stride(axis))
+        for name, t in (("bias", bias), ("mask", mask)):
+            if t is not None:
+                for axis, suffix in enumerate(("b", "h", "q", "k")):
+                    named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64,
+                                                        t.stride(axis))
+        b, hq, sq, _ = q.shape
+        for name, value in (("batch", b), ("heads_q", hq),
+                            ("heads_kv", k.shape[1]), ("seq_q", sq),
+                            ("seq_k", k.shape[2]),
+                            ("window_left", window_left),
+                            ("window_right", window_right)):
+            named[name] = (rt.PARAM_I32, value)
+        for name, value in (("scale", scale), ("softcap", softcap),
+                            ("dropout_p", dropout_p)):
+            named[name] = (rt.PARAM_F32, value)
+        named["seed"] = (rt.PARAM_I64, 0)
+        named.update(extra)
+        # Every kernel takes the names it lists from this one set (the
+        # runtime binds by name and computes each kind's grid).
+        self.args = rt.ArgTemplate(named)
+
+    def __call__(self, dout, q, k, v, out, lse, bias, mask, grad_q, grad_k,
+                 grad_v, seed, extra):
+        scratch = _backward_scratch(self.plan, q, k, v, grad_k, grad_v)
+        _poison(grad_q, grad_k, grad_v, scratch["delta"], scratch["dk"],
+                scratch["dv"], scratch.get("dbias"))
+        if "dq_accum" in self.plan[0][1]:
+            _poison(scratch.get("dq_accum"))
+        addresses = [(name, t.data_ptr()) for name, t in _backward_tensors(
+            dout, q, k, v, out, lse, bias, mask, grad_q, grad_k, grad_v,
+            scratch) if t is not None]
+        addresses += [(name, value[0]) for name, (ptype, value)
+                      in extra.items() if ptype == rt.PARAM_MEMREF]
+        args = self.args.fill(addresses, (("seed", seed),))
+        # All on torch's current stream, so the buffers above are ordered
+        # with the launches.
+        stream = torch.cuda.current_stream(q.device).cuda_stream
+        with torch.cuda.device(q.device):
+            for kernel, _ in self.plan:
+                rt.launch_packed(kernel, args, stream)
+        return scratch.get("dbias")
+
+
+_backward_launches = _Templates()
 
 
 @attention_bwd.register_fake

@@ -183,3 +183,57 @@ def test_transposed_lists_of_freed_tensors_are_dropped():
     other = _cpu_lists(5)
     cache.put(other, 256, 256, (128, 128), 0, [])
     assert len(cache._entries) == 1
+
+
+def test_backward_launches_reuse_their_packed_arguments(monkeypatch):
+    """Two backward calls of one signature: the second launches with its
+    own tensors' addresses and seed, every size, stride and scalar as a
+    fresh packing gives them (ops._BackwardLaunch)."""
+    import contextlib
+    import ctypes
+    import types
+    launched = []
+
+    def record(kernel, packed, stream, allow_unused=True):
+        launched.append((kernel.value, {
+            a.name.decode(): (a.type, a.ptr or 0, a.numel, a.i, a.f)
+            for a in packed[0]}))
+    monkeypatch.setattr(rt, "launch_packed", record)
+    monkeypatch.setattr(torch.cuda, "current_stream",
+                        lambda device=None: types.SimpleNamespace(cuda_stream=0))
+    monkeypatch.setattr(torch.cuda, "device",
+                        lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(ops, "_backward_launches", ops._Templates())
+    # Handles as the runtime gives them: ctypes, not hashable.
+    plan = [(ctypes.c_void_p(11), {"q", "o", "do", "delta"}),
+            (ctypes.c_void_p(12), {"q", "k", "v", "lse", "delta",
+                                   "dq_accum", "dk", "dv", "seed"})]
+
+    def call(seed):
+        q, k, v, o, do = (torch.randn(1, 4, 130, 64, dtype=torch.bfloat16)
+                          for _ in range(5))
+        k, v = k[:, :2], v[:, :2]  # GQA: dk / dv per query head
+        lse = torch.zeros(1, 4, 130)
+        grads = [torch.empty_like(t) for t in (q, k, v)]
+        ops._launch_backward(plan, do, q, k, v, o, lse, None, None, *grads,
+                             0.125, -1, -1, 0.0, 0.1, seed)
+        return {"q": q, "k": k, "v": v, "o": o, "do": do, "lse": lse,
+                "grad_q": grads[0], "grad_k": grads[1], "grad_v": grads[2]}
+
+    first = call(seed=5)
+    second = call(seed=7)
+    assert len(ops._backward_launches.entries) == 1
+    monkeypatch.setattr(ops, "_backward_launches", ops._Templates())
+    call(seed=7)  # the same signature, packed afresh
+    (k1, a1), (k2, a2), (k3, a3), (k4, a4), (k5, a5), (k6, a6) = launched
+    assert (k1, k2, k3, k4) == (11, 12, 11, 12) and a3 == a4
+    for name, t in second.items():
+        assert a3[name][1] == t.data_ptr() != first[name].data_ptr()
+    assert a1["seed"][3] == 5 and a3["seed"][3] == 7
+    # Everything but the addresses (and the seed) as the first call packed
+    # it, and as a fresh packing of the second call.
+    without_addresses = lambda a: {n: f[:1] + f[2:] for n, f in a.items()
+                                   if n != "seed"}
+    assert without_addresses(a3) == without_addresses(a1)
+    assert without_addresses(a5) == without_addresses(a3)
+    assert a5["seed"] == a3["seed"]
