@@ -325,14 +325,15 @@ def _forward(query, key, value, lists, sparse, causal, scale):
     return launch(q, k, v, lists)
 
 
-def _list_addresses(lists, family="kv"):
-    """(name, address) of the list tensors' memref arguments (_list_args)."""
+def _list_addresses(lists):
+    """(name, address) of the forward lists' memref arguments, as
+    _list_args names them."""
     out = []
     for prefix, n, i in (("", lists[0], lists[1]), ("full_", lists[2],
                                                     lists[3])):
         if n is not None:
-            out += [(f"{prefix}{family}_num_blocks", n.data_ptr()),
-                    (f"{prefix}{family}_indices", i.data_ptr())]
+            out += [(f"{prefix}kv_num_blocks", n.data_ptr()),
+                    (f"{prefix}kv_indices", i.data_ptr())]
     return out
 
 
