@@ -22,7 +22,11 @@ Throughput (--seq, default 16384, bf16, D = 128, B = 1, H = 16): random
 lists at densities 50 / 25 / 10 % and the three masks; per case the
 block-sparse kernel, the dense kernel (all blocks, no lists) and
 flex_attention, each warmed for 250 ms, timed with CUDA events over
-interleaved repetitions (medians). Useful FLOP/s counts 4 * B * H * D per
+interleaved repetitions (medians): each repetition times 8 calls issued
+back to back behind a GPU sleep, so that the host runs ahead (the
+device's time of a call, as python -m flashfuse.bench times; the ratios
+use it), and one call issued to an idle stream (the host's issue time
+included; printed beside as 'idle'). Useful FLOP/s counts 4 * B * H * D per
 visible (query, key) pair of the listed blocks (every key of a full
 block, the kept ones of a partial one), the dense kernel's all Sq * Sk.
 Reported: useful TFLOP/s of both, their ratio (target >= 0.9), and
@@ -202,9 +206,14 @@ def masks(seq):
     }
 
 
-def timed(fn, warm_ms=250.0):
-    """Runs fn for warm_ms of wall time, then returns a timing closure (one
-    CUDA-event measurement in ms)."""
+def timed(fn, warm_ms=250.0, calls=8):
+    """Runs fn for warm_ms of wall time, then returns a timing closure
+    giving (ahead, idle) in ms: `ahead`, the median of `calls` calls
+    issued back to back behind a short GPU sleep, one event pair each, so
+    that the host runs ahead of the GPU as in a training loop (the device's
+    time of a call, as `python -m flashfuse.bench` times); `idle`, one call
+    issued to an idle stream, the host's issue time included (what a caller
+    waiting on each result sees)."""
     start, end = torch.cuda.Event(True), torch.cuda.Event(True)
     start.record()
     while True:
@@ -213,14 +222,31 @@ def timed(fn, warm_ms=250.0):
         end.synchronize()
         if start.elapsed_time(end) >= warm_ms:
             break
+    starts = [torch.cuda.Event(True) for _ in range(calls)]
+    ends = [torch.cuda.Event(True) for _ in range(calls)]
 
     def once():
         start.record()
         fn()
         end.record()
         end.synchronize()
-        return start.elapsed_time(end)
+        idle = start.elapsed_time(end)
+        torch.cuda._sleep(2_000_000)  # ~1 ms: the host queues ahead of it
+        for a, b in zip(starts, ends):
+            a.record()
+            fn()
+            b.record()
+        ends[-1].synchronize()
+        ahead = statistics.median(a.elapsed_time(b)
+                                  for a, b in zip(starts, ends))
+        return ahead, idle
     return once
+
+
+def medians(samples):
+    """{key: (ahead, idle)} medians of {key: [(ahead, idle), ...]}."""
+    return {key: tuple(statistics.median(x[i] for x in s) for i in (0, 1))
+            for key, s in samples.items() if s}
 
 
 def throughput(seq, reps):
@@ -239,8 +265,11 @@ def throughput(seq, reps):
             bm = create_block_mask(mod, None, None, seq, seq, device="cuda")
             cases.append((name, bm, mod))
     dense_time = timed(lambda: flashfuse.attention(q, k, v))
+    print("ms: the device's time of a call with the host ahead; 'idle': "
+          "one call on an idle stream, the host's issue time included")
     print(f"{'case':16} {'ours ms':>8} {'dense ms':>8} {'useful TF/s':>11} "
-          f"{'dense TF/s':>10} {'ratio':>6} {'flex ms':>8} {'flex/ours':>9}")
+          f"{'dense TF/s':>10} {'ratio':>6} {'flex ms':>8} {'flex/ours':>9} "
+          f"{'idle ours':>9} {'idle flex':>9} {'flex/ours':>9}")
     for name, mask, mod in cases:
         if isinstance(mask, tuple):
             lists = mask
@@ -266,14 +295,18 @@ def throughput(seq, reps):
             samples["dense"].append(dense_time())
             if flex_t:
                 samples["flex"].append(flex_t())
-        med = {key: statistics.median(s) for key, s in samples.items() if s}
-        useful = 4 * b * h * d * pairs / (med["ours"] * 1e-3) / 1e12
-        dense_tf = 4 * b * h * d * seq * seq / (med["dense"] * 1e-3) / 1e12
+        med = medians(samples)
+        ours_ms, dense_ms = med["ours"][0], med["dense"][0]
+        useful = 4 * b * h * d * pairs / (ours_ms * 1e-3) / 1e12
+        dense_tf = 4 * b * h * d * seq * seq / (dense_ms * 1e-3) / 1e12
         flex_ms = med.get("flex")
-        print(f"{name:16} {med['ours']:8.3f} {med['dense']:8.3f} "
+        print(f"{name:16} {ours_ms:8.3f} {dense_ms:8.3f} "
               f"{useful:11.1f} {dense_tf:10.1f} {useful / dense_tf:6.2f} "
-              + (f"{flex_ms:8.3f} {flex_ms / med['ours']:9.2f}" if flex_ms
-                 else f"{'-':>8} {'-':>9}"))
+              + (f"{flex_ms[0]:8.3f} {flex_ms[0] / ours_ms:9.2f} "
+                 if flex_ms else f"{'-':>8} {'-':>9} ")
+              + f"{med['ours'][1]:9.3f} "
+              + (f"{flex_ms[1]:9.3f} {flex_ms[1] / med['ours'][1]:9.2f}"
+                 if flex_ms else f"{'-':>9} {'-':>9}"))
 
 
 def main():

@@ -43,7 +43,9 @@ random lists: its q-block lists are built once, outside the timing, as
 create_block_mask does; ours likewise after the first step, and in the
 column "ours+T" transposed again in every step) and of our
 dense kernels (all blocks), each warmed for 250 ms, timed with CUDA events
-over interleaved repetitions (medians). Useful FLOP/s counts 3.5 * 4 * B *
+over interleaved repetitions (medians; as check_block_sparse.py: the
+device's time of a step with the host ahead, and one step on an idle
+stream, 'idle'). Useful FLOP/s counts 3.5 * 4 * B *
 H * D per visible (query, key) pair (forward 1x, backward 2.5x). Reported:
 useful TFLOP/s of ours and of the dense step, and FlexAttention's time over
 ours (target > 1). Exit status 1 when a numerics check fails or a kernel is
@@ -60,7 +62,6 @@ import argparse
 import math
 import os
 import pathlib
-import statistics
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -73,7 +74,8 @@ import flashfuse  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse import block_sparse, ops  # noqa: E402
 from check_block_sparse import (BLOCK, ODD_SHAPE_CASES, _flex,  # noqa: E402
-                                random_lists, timed, visible_mask)
+                                medians, random_lists, timed,
+                                visible_mask)
 from profile_backward_kernels import kernel_times  # noqa: E402
 
 
@@ -361,9 +363,12 @@ def throughput(seq, reps):
             cases.append((name, lists, bm, mod))
 
     dense = timed(lambda: step(lambda: flashfuse.attention(q, k, v)))
+    print("ms: the device's time of a step with the host ahead; 'idle': "
+          "one step on an idle stream, the host's issue time included")
     print(f"{'case':16} {'ours ms':>8} {'ours+T':>8} {'dense ms':>8} "
           f"{'useful TF/s':>11} "
-          f"{'dense TF/s':>10} {'flex ms':>8} {'flex/ours':>9}")
+          f"{'dense TF/s':>10} {'flex ms':>8} {'flex/ours':>9} "
+          f"{'idle ours':>9} {'idle flex':>9} {'flex/ours':>9}")
     for name, lists, bm, mod in cases:
         # The pairs the lists keep; the structured masks' partial blocks
         # through their mask_mod (what FlexAttention computes there; ours,
@@ -394,16 +399,20 @@ def throughput(seq, reps):
             samples["dense"].append(dense())
             if flex_t:
                 samples["flex"].append(flex_t())
-        med = {key: statistics.median(s) for key, s in samples.items() if s}
+        med = medians(samples)
+        ours_ms = med["ours"][0]
         flops = 3.5 * 4 * BENCH_B * BENCH_H * BENCH_D
-        useful = flops * pairs / (med["ours"] * 1e-3) / 1e12
-        dense_tf = flops * seq * seq / (med["dense"] * 1e-3) / 1e12
+        useful = flops * pairs / (ours_ms * 1e-3) / 1e12
+        dense_tf = flops * seq * seq / (med["dense"][0] * 1e-3) / 1e12
         flex_ms = med.get("flex")
-        print(f"{name:16} {med['ours']:8.3f} {med['ours_t']:8.3f} "
-              f"{med['dense']:8.3f} "
+        print(f"{name:16} {ours_ms:8.3f} {med['ours_t'][0]:8.3f} "
+              f"{med['dense'][0]:8.3f} "
               f"{useful:11.1f} {dense_tf:10.1f} "
-              + (f"{flex_ms:8.3f} {flex_ms / med['ours']:9.2f}" if flex_ms
-                 else f"{'-':>8} {'-':>9}"))
+              + (f"{flex_ms[0]:8.3f} {flex_ms[0] / ours_ms:9.2f} "
+                 if flex_ms else f"{'-':>8} {'-':>9} ")
+              + f"{med['ours'][1]:9.3f} "
+              + (f"{flex_ms[1]:9.3f} {flex_ms[1] / med['ours'][1]:9.2f}"
+                 if flex_ms else f"{'-':>9} {'-':>9}"))
 
 
 def profile(seq):

@@ -272,7 +272,7 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   SmallVector<Frags> sc = computeScores(qOps, stage);
   // Every block rescales O, the walk's first included (O is 0 there).
   beginKeyBlock(j, /*first=*/false);
-  Value kvStart = keyStartAt(j);
+  Value kvStart = scoredKeyStart(j);
   if (warpKeyOffset) // this warp's keys of the block
     kvStart = arith::AddIOp::create(b, kvStart, warpKeyOffset);
   enterKeyBlock(j);
@@ -301,7 +301,7 @@ void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart,
   // A step that skips mask_mod (a full block) needs masks only where the
   // band or the tail reach into it.
   Value maskModApplies =
-      position && s.maskMod ? appliesMaskMod(position) : Value();
+      position && s.maskMod ? scoredMaskModApplies(position) : Value();
   if (maskModApplies)
     needMask = arith::SelectOp::create(
         b, maskModApplies, needMask,

@@ -143,6 +143,14 @@ protected:
   virtual Value appliesMaskMod(Value position) { return Value(); }
   /// keyBlockAt(position) * block_n: the first key of step `position`.
   Value keyStartAt(Value position);
+  /// The same two answers where the key loop uses them (the masks and the
+  /// score pipeline of step `position`, after the step's block was
+  /// acquired): keyStartAt and appliesMaskMod, unless a recipe's producer
+  /// handed them over with the block (the sm90ws forward's key table).
+  virtual Value scoredKeyStart(Value position) { return keyStartAt(position); }
+  virtual Value scoredMaskModApplies(Value position) {
+    return appliesMaskMod(position);
+  }
   /// The query position (i32) of fragment row (m, i), which the masks and
   /// the score pipeline see.
   virtual Value rowOf(int64_t m, int64_t i);

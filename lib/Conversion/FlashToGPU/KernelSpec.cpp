@@ -85,7 +85,8 @@ int64_t KernelSpec::smemBytes() const {
     }
     if (swizzledTiles()) {
       int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
-      return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
+      return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv)) +
+             (publishesKeyBlocks() ? 4 * stages : 0);
     }
     return qTileBytes() + stages * (kStageBytes() + vStageBytes());
   case Kind::Backward:

@@ -182,7 +182,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
                                  Value anyGroup) {
   if (!overlapped())
     return ForwardBuilder::buildKeyLoop(qOps, nStart, nEnd, init, anyGroup);
-  auto kvStartOf = [&](Value block) { return keyStartAt(block); };
+  auto kvStartOf = [&](Value block) { return scoredKeyStart(block); };
 
   // A block with no visible key block skips everything (the epilogue then
   // writes O = 0, LSE = +inf).

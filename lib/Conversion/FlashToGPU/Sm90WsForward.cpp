@@ -114,13 +114,51 @@ void Sm90WsForwardBuilder::createBarriers() {
 
 void Sm90WsForwardBuilder::copyKeys(Value j, Value stage, Value full) {
   // Step j's keys: the block the iterator names (a dense walk's is j).
-  copyTile("k", Value(), keyStartAt(j), headKV, kOffset(stage), s.blockN,
-           KernelSpec::swizzleWidth(s.headDim), full);
+  copyTile("k", Value(), producedKeyStart(j, stage), headKV, kOffset(stage),
+           s.blockN, KernelSpec::swizzleWidth(s.headDim), full);
 }
 
 void Sm90WsForwardBuilder::copyValues(Value j, Value stage, Value full) {
-  copyTile("v", Value(), keyStartAt(j), headKV, vOffset(stage), s.blockN,
-           KernelSpec::swizzleWidth(s.headDimV), full);
+  copyTile("v", Value(), producedKeyStart(j, stage), headKV, vOffset(stage),
+           s.blockN, KernelSpec::swizzleWidth(s.headDimV), full);
+}
+
+Value Sm90WsForwardBuilder::producedKeyStart(Value j, Value stage) {
+  if (!keyTable)
+    return keyStartAt(j);
+  // The producer thread's own store (publishKeyBlock), read back.
+  Value entry = memref::LoadOp::create(b, keyTable, ValueRange{stage});
+  return arith::MulIOp::create(b, entryBlock(entry), cIdx(b, s.blockN));
+}
+
+void Sm90WsForwardBuilder::publishKeyBlock(Value j, Value stage) {
+  Value entry = to32(keyBlockAt(j));
+  if (s.maskMod)
+    entry = arith::SelectOp::create(
+        b, appliesMaskMod(j),
+        arith::OrIOp::create(b, entry, cI32(int32_t(0x80000000u))), entry);
+  memref::StoreOp::create(b, entry, keyTable, ValueRange{stage});
+}
+
+Value Sm90WsForwardBuilder::entryBlock(Value entry) {
+  if (s.maskMod)
+    entry = arith::AndIOp::create(b, entry, cI32(0x7fffffff));
+  return asUnsignedIndex(entry);
+}
+
+Value Sm90WsForwardBuilder::scoredKeyStart(Value position) {
+  if (!keyTable)
+    return keyStartAt(position);
+  assert(acquiredEntry && "the step's block is acquired before it is scored");
+  return arith::MulIOp::create(b, entryBlock(acquiredEntry), cIdx(b, s.blockN));
+}
+
+Value Sm90WsForwardBuilder::scoredMaskModApplies(Value position) {
+  if (!keyTable)
+    return appliesMaskMod(position);
+  assert(acquiredEntry && "the step's block is acquired before it is scored");
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::slt, acquiredEntry,
+                               cI32(0));
 }
 
 void Sm90WsForwardBuilder::placeTile(
@@ -207,6 +245,8 @@ void Sm90WsForwardBuilder::produceKeyBlocks(Value from, Value to,
         Value());
   };
   refillAfter(keysEmptyBarrier(stage));
+  if (keyTable)
+    publishKeyBlock(j, stage);
   Value keysFull = keysFullBarrier(stage);
   if (!keysApart()) {
     expect(keysFull, d + dv);
@@ -310,7 +350,10 @@ void Sm90WsForwardBuilder::acquireFirstBlock(Value nStart) {
 }
 
 void Sm90WsForwardBuilder::acquireBlock(Value j, Value nStart, Value) {
-  waitBarrier(keysFullBarrier(stageOf(j, nStart)), roundOf(j, nStart));
+  Value stage = stageOf(j, nStart);
+  waitBarrier(keysFullBarrier(stage), roundOf(j, nStart));
+  if (keyTable)
+    acquiredEntry = memref::LoadOp::create(b, keyTable, ValueRange{stage});
 }
 
 void Sm90WsForwardBuilder::acquireValues(Value block, Value nStart) {
@@ -340,6 +383,13 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
   nTilesDv = s.mmaDimV() / 8;
   readForwardArguments();
   carveSwizzledQKV();
+  if (s.publishesKeyBlocks()) // after the 16-bit tiles (KernelSpec::smemBytes)
+    keyTable = sharedTile(
+        sharedMemoryBytes(), {s.stages},
+        arith::AddIOp::create(
+            b, swizzledPad,
+            cIdx(b, 2 * (qElems + s.stages * (kElems + vElems)))),
+        b.getI32Type());
   scheduler = std::make_unique<PersistentTileScheduler>(
       b, s.blockM, s.causal != KernelSpec::Causal::None, seqQ, headsQ,
       idx("batch"));

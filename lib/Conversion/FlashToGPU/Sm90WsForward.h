@@ -94,6 +94,29 @@ protected:
   /// each completing on its own barrier.
   virtual void copyKeys(Value j, Value stage, Value full);
   virtual void copyValues(Value j, Value stage, Value full);
+  /// The first key of the block the producer copies into `stage` as step
+  /// `j`: keyStartAt(j), or the key table's entry it published.
+  Value producedKeyStart(Value j, Value stage);
+
+  /// The key table (KernelSpec::publishesKeyBlocks; null elsewhere): one
+  /// i32 a ring stage after the tiles, the key block the stage holds, bit
+  /// 31 set where mask_mod applies (a partial block). A block-sparse walk's
+  /// block then comes from the lists once, in the producer, instead of
+  /// from a chain of dependent global loads in every consumer thread's
+  /// key loop, between S and the softmax (16% of a block's time at full
+  /// density, run 208). The producer writes a stage's entry before it arms
+  /// the stage's "full" barrier, whose arrive releases the store; the
+  /// consumers read it as soon as that barrier completes, before they give
+  /// the stage's K back (after which the producer may rewrite it).
+  Value keyTable;
+  /// The entry of the block the consumers acquired last (acquireBlock):
+  /// what the masks of that step read.
+  Value acquiredEntry;
+  void publishKeyBlock(Value j, Value stage);
+  /// The key block of a table entry (index).
+  Value entryBlock(Value entry);
+  Value scoredKeyStart(Value position) override;
+  Value scoredMaskModApplies(Value position) override;
   /// Called in the consumers' branch once a tile is placed, before its key
   /// loop over blocks [nStart, nEnd) (the FP8 forward reads the tile's
   /// descales).

@@ -183,6 +183,14 @@ struct KernelSpec {
     return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&
            headDim <= 128;
   }
+  /// Whether the sm90ws forward's producer publishes the key block of each
+  /// ring stage (and, with mask_mod, whether it is a partial block) in a
+  /// table of `stages` i32 after the tiles, so that the consumers take it
+  /// from shared memory instead of reading the block-sparse lists again
+  /// in their key loop (Sm90WsForward.h, keyTable).
+  bool publishesKeyBlocks() const {
+    return warpSpecialized() && kind == Kind::Forward && blockSparse;
+  }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
