@@ -186,10 +186,24 @@ void Sm90WsForwardBuilder::produce() {
 
 Value Sm90WsForwardBuilder::produceTile(Value count) {
   auto [nStart, nEnd] = blockKeyRange();
+  Value start32 = to32(nStart), end32 = to32(nEnd);
+  int64_t d = KernelSpec::swizzleWidth(s.headDim);
+  auto copyQ = [&] {
+    Value qBar = cIdx(b, 0);
+    nvgpu::MBarrierArriveExpectTxOp::create(
+        b, barriers, cIdx(b, s.blockM * d * s.elementBytes()), qBar, Value());
+    copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
+  };
+  if (s.blockSparse && !s.persistentGrid()) {
+    // One tile a block, whose key blocks each wait for the lists' reads
+    // (the counts, then the entry): Q goes out before them (run 212).
+    copyQ();
+    produceKeyBlocks(start32, end32, start32);
+    return arith::SubIOp::create(b, end32, start32);
+  }
   // Blocks nStart .. nStart + stages - 2 take buffers the previous tile's
   // key loop gives back (never the one its epilogue holds): they go first,
   // while the consumers still work on that tile.
-  Value start32 = to32(nStart), end32 = to32(nEnd);
   Value early = arith::MinUIOp::create(
       b, arith::AddIOp::create(b, start32, cI32(s.stages - 1)), end32);
   produceKeyBlocks(start32, early, start32);
@@ -204,11 +218,7 @@ Value Sm90WsForwardBuilder::produceTile(Value count) {
     waitBarrier(qEmptyBarrier(),
                 asUnsignedIndex(arith::SubIOp::create(b, count, cI32(1))));
   }
-  int64_t d = KernelSpec::swizzleWidth(s.headDim);
-  Value qBar = cIdx(b, 0);
-  nvgpu::MBarrierArriveExpectTxOp::create(
-      b, barriers, cIdx(b, s.blockM * d * s.elementBytes()), qBar, Value());
-  copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
+  copyQ();
 
   produceKeyBlocks(early, end32, start32);
   return arith::SubIOp::create(b, end32, start32);

@@ -8,7 +8,8 @@
 // with bit 31 set where mask_mod applies, before it arms the stage's
 // "full" barrier; the consumers read the stage's entry from there (the
 // table sits 229376 bytes past the tiles' base at D = 128) instead of the
-// lists.
+// lists. With one tile a block, Q goes out before the key blocks, whose
+// copies wait for the lists' reads.
 // RUN: rm -rf %t && flashfuse-opt %s --flash-select-config="target=h100 recipe=sm90ws" | FileCheck %s --check-prefix=CONFIG
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
@@ -25,15 +26,22 @@
 // MANIFEST: block_sparse 2
 // MANIFEST: params {{.*}}memref:kv_num_blocks{{.*}}tensormap:q_map tensormap:k_map tensormap:v_map{{$}}
 
+// The producer reads the row's counts, issues Q (32768 bytes) before any
+// key block, then stores each step's entry before the stage's K and V
+// (65536 bytes) are expected.
 // PTX-LABEL: .entry flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f(
 // PTX: setmaxnreg.dec.sync.aligned.u32 24;
 // PTX: ld.global.b32
+// PTX-NOT: st.shared.b32
+// PTX: mov.b32 {{%r[0-9]+}}, 32768;
+// PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__mbarrier],
 // PTX: st.shared.b32 [{{%rd[0-9]+}}], {{%r[0-9]+}};
 // PTX-NEXT: mov.b32 {{%r[0-9]+}}, 65536;
 // PTX-NEXT: mbarrier.arrive.expect_tx.shared.b64
 // PTX: setmaxnreg.inc.sync.aligned.u32 240;
 // PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: ld.shared.b32 {{%r[0-9]+}}, [{{%rd[0-9]+}}+229376];
+// PTX-LABEL: .entry flash_fwd_sm90ws_f16_d128_m128n128w8s3_bs128x128(
 // PTX-LABEL: .entry flash_fwd_sm90ws_bf16_d64_m128n128w8s3_bs128x128f_mod
 // PTX: or.b32 {{%r[0-9]+}}, {{%r[0-9]+}}, -2147483648;
 // PTX: st.shared.b32
