@@ -103,11 +103,12 @@ protected:
   /// 31 set where mask_mod applies (a partial block). A block-sparse walk's
   /// block then comes from the lists once, in the producer, instead of
   /// from a chain of dependent global loads in every consumer thread's
-  /// key loop, between S and the softmax (16% of a block's time at full
-  /// density, run 208). The producer writes a stage's entry before it arms
-  /// the stage's "full" barrier, whose arrive releases the store; the
-  /// consumers read it as soon as that barrier completes, before they give
-  /// the stage's K back (after which the producer may rewrite it).
+  /// key loop, between S and the softmax (2-4% of a block-sparse
+  /// forward, docs/PERF.md run 209). The producer writes a stage's entry
+  /// before it arms the stage's "full" barrier, whose arrive releases the
+  /// store; the consumers read it as soon as that barrier completes,
+  /// before they give the stage's K back (after which the producer may
+  /// rewrite it).
   Value keyTable;
   /// The entry of the block the consumers acquired last (acquireBlock):
   /// what the masks of that step read.
