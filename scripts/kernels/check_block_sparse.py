@@ -22,7 +22,8 @@ Throughput (--seq, default 16384, bf16, D = 128, B = 1, H = 16): random
 lists at densities 50 / 25 / 10 % and the three masks; per case the
 block-sparse kernel, the dense kernel (all blocks, no lists) and
 flex_attention, each warmed for 250 ms, timed with CUDA events over
-interleaved repetitions (medians): each repetition times 8 calls issued
+interleaved repetitions (medians; the order rotated every repetition):
+each repetition times 8 calls issued
 back to back behind a GPU sleep, so that the host runs ahead (the
 device's time of a call, as python -m flashfuse.bench times; the ratios
 use it), and one call issued to an idle stream (the host's issue time
@@ -243,6 +244,20 @@ def timed(fn, warm_ms=250.0, calls=8):
     return once
 
 
+def interleaved(timers, reps):
+    """{key: [(ahead, idle), ...]} of each timing closure in `timers`,
+    `reps` times in turn, the order rotated by one every repetition: a
+    method that always ran right after the same other one would inherit
+    the clock that one leaves (a long dense call at full power, runs
+    214-215)."""
+    keys = list(timers)
+    samples = {key: [] for key in keys}
+    for r in range(reps):
+        for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+            samples[key].append(timers[key]())
+    return samples
+
+
 def medians(samples):
     """{key: (ahead, idle)} medians of {key: [(ahead, idle), ...]}."""
     return {key: tuple(statistics.median(x[i] for x in s) for i in (0, 1))
@@ -289,13 +304,10 @@ def throughput(seq, reps):
             _, flex_attention = flex
             flex_t = timed(lambda mask=mask: flex_attention(q, k, v,
                                                             block_mask=mask))
-        samples = {"ours": [], "dense": [], "flex": []}
-        for _ in range(reps):  # interleaved
-            samples["ours"].append(ours())
-            samples["dense"].append(dense_time())
-            if flex_t:
-                samples["flex"].append(flex_t())
-        med = medians(samples)
+        timers = {"ours": ours, "dense": dense_time}
+        if flex_t:
+            timers["flex"] = flex_t
+        med = medians(interleaved(timers, reps))
         ours_ms, dense_ms = med["ours"][0], med["dense"][0]
         useful = 4 * b * h * d * pairs / (ours_ms * 1e-3) / 1e12
         dense_tf = 4 * b * h * d * seq * seq / (dense_ms * 1e-3) / 1e12

@@ -74,7 +74,7 @@ import flashfuse  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse import block_sparse, ops  # noqa: E402
 from check_block_sparse import (BLOCK, ODD_SHAPE_CASES, _flex,  # noqa: E402
-                                medians, random_lists, timed,
+                                interleaved, medians, random_lists, timed,
                                 visible_mask)
 from profile_backward_kernels import kernel_times  # noqa: E402
 
@@ -392,14 +392,10 @@ def throughput(seq, reps):
             _, flex_attention = flex
             flex_t = timed(lambda bm=bm: step(
                 lambda: flex_attention(q, k, v, block_mask=bm)))
-        samples = {"ours": [], "ours_t": [], "dense": [], "flex": []}
-        for _ in range(reps):  # interleaved
-            samples["ours"].append(ours())
-            samples["ours_t"].append(ours_t())
-            samples["dense"].append(dense())
-            if flex_t:
-                samples["flex"].append(flex_t())
-        med = medians(samples)
+        timers = {"ours": ours, "ours_t": ours_t, "dense": dense}
+        if flex_t:
+            timers["flex"] = flex_t
+        med = medians(interleaved(timers, reps))
         ours_ms = med["ours"][0]
         flops = 3.5 * 4 * BENCH_B * BENCH_H * BENCH_D
         useful = flops * pairs / (ours_ms * 1e-3) / 1e12

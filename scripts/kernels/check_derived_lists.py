@@ -176,7 +176,7 @@ def within(name, out, ref, pt):
 def check_case(name, out_dir, reps, sdpa):
     import torch
     # warm-up, then CUDA events: the device's time with the host ahead
-    from check_block_sparse import medians, timed
+    from check_block_sparse import interleaved, medians, timed
     from flashfuse import artifact
     from flashfuse.errors import InvalidArgumentError
     b, h, s, d, kind, p = CASES[name]
@@ -245,11 +245,8 @@ def check_case(name, out_dir, reps, sdpa):
             lambda: torch.nn.functional.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask))
     timers = {key: timed(fn) for key, fn in fns.items()}
-    samples = {key: [] for key in fns}
-    for _ in range(reps):  # interleaved
-        for key, t in timers.items():
-            samples[key].append(t())
-    med = {key: ahead for key, (ahead, _) in medians(samples).items()}
+    med = {key: ahead
+           for key, (ahead, _) in medians(interleaved(timers, reps)).items()}
     flops = 4 * b * h * d * visible  # the visible (query, key) pairs
     print(f"  visible pairs {visible / (s * s):.1%} of S^2")
     for key in fns:
