@@ -264,6 +264,17 @@ def medians(samples):
             for key, s in samples.items() if s}
 
 
+def flex_columns(med):
+    """The table's last five columns from `medians`: FlexAttention's ms
+    and its time over ours with the host ahead, then ours, Flex's and the
+    ratio on an idle stream ('-' without FlexAttention)."""
+    ours, flex = med["ours"], med.get("flex")
+    if not flex:
+        return f"{'-':>8} {'-':>9} {ours[1]:9.3f} {'-':>9} {'-':>9}"
+    return (f"{flex[0]:8.3f} {flex[0] / ours[0]:9.2f} {ours[1]:9.3f} "
+            f"{flex[1]:9.3f} {flex[1] / ours[1]:9.2f}")
+
+
 def throughput(seq, reps):
     flex = _flex()
     b, h, d, dtype = 1, 16, 128, torch.bfloat16
@@ -311,14 +322,9 @@ def throughput(seq, reps):
         ours_ms, dense_ms = med["ours"][0], med["dense"][0]
         useful = 4 * b * h * d * pairs / (ours_ms * 1e-3) / 1e12
         dense_tf = 4 * b * h * d * seq * seq / (dense_ms * 1e-3) / 1e12
-        flex_ms = med.get("flex")
         print(f"{name:16} {ours_ms:8.3f} {dense_ms:8.3f} "
               f"{useful:11.1f} {dense_tf:10.1f} {useful / dense_tf:6.2f} "
-              + (f"{flex_ms[0]:8.3f} {flex_ms[0] / ours_ms:9.2f} "
-                 if flex_ms else f"{'-':>8} {'-':>9} ")
-              + f"{med['ours'][1]:9.3f} "
-              + (f"{flex_ms[1]:9.3f} {flex_ms[1] / med['ours'][1]:9.2f}"
-                 if flex_ms else f"{'-':>9} {'-':>9}"))
+              + flex_columns(med))
 
 
 def main():

@@ -74,8 +74,8 @@ import flashfuse  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
 from flashfuse import block_sparse, ops  # noqa: E402
 from check_block_sparse import (BLOCK, ODD_SHAPE_CASES, _flex,  # noqa: E402
-                                interleaved, medians, random_lists, timed,
-                                visible_mask)
+                                flex_columns, interleaved, medians,
+                                random_lists, timed, visible_mask)
 from profile_backward_kernels import kernel_times  # noqa: E402
 
 
@@ -400,15 +400,9 @@ def throughput(seq, reps):
         flops = 3.5 * 4 * BENCH_B * BENCH_H * BENCH_D
         useful = flops * pairs / (ours_ms * 1e-3) / 1e12
         dense_tf = flops * seq * seq / (med["dense"][0] * 1e-3) / 1e12
-        flex_ms = med.get("flex")
         print(f"{name:16} {ours_ms:8.3f} {med['ours_t'][0]:8.3f} "
               f"{med['dense'][0]:8.3f} "
-              f"{useful:11.1f} {dense_tf:10.1f} "
-              + (f"{flex_ms[0]:8.3f} {flex_ms[0] / ours_ms:9.2f} "
-                 if flex_ms else f"{'-':>8} {'-':>9} ")
-              + f"{med['ours'][1]:9.3f} "
-              + (f"{flex_ms[1]:9.3f} {flex_ms[1] / med['ours'][1]:9.2f}"
-                 if flex_ms else f"{'-':>9} {'-':>9}"))
+              f"{useful:11.1f} {dense_tf:10.1f} " + flex_columns(med))
 
 
 def profile(seq):
