@@ -129,7 +129,8 @@ class ForwardArgs(ctypes.Structure):
                 ("softcap", ctypes.c_float), ("dropout_p", ctypes.c_float),
                 ("seed", ctypes.c_uint64), ("out_f32", ctypes.c_int32),
                 # FP8 forwards: O's dtype, and the f32 descale buffers with
-                # their [b, h] strides (`v` is then Vt [B, Hkv, Dv, Sk]).
+                # their [b, h] strides (`v` is then Vt [B, Hkv, Dv, Sk_pad]
+                # in the kernels' key order: fp8.prepare_vt).
                 ("out_dtype", ctypes.c_int),
                 ("q_descale", ctypes.c_void_p),
                 ("k_descale", ctypes.c_void_p),

@@ -14,7 +14,7 @@ import torch
 from . import _kernels
 from . import _runtime as rt
 from . import ops
-from ._transpose import transpose_padded
+from ._transpose import fp8_vt
 
 E4M3 = getattr(torch, "float8_e4m3fn", None)
 E5M2 = getattr(torch, "float8_e5m2", None)
@@ -22,9 +22,6 @@ E5M2 = getattr(torch, "float8_e5m2", None)
 E4M3_MAX = 448.0
 # O's dtypes an FP8 forward writes (the runtime's out_dtype codes).
 OUT_DTYPES = {torch.bfloat16: rt.DTYPE_BF16, torch.float16: rt.DTYPE_F16}
-# Vt's key dimension is padded to a multiple of this many keys (bytes), so
-# that every Dv row of Vt starts 16-byte aligned, as TMA requires.
-VT_KEY_ALIGN = 16
 # FP8 tensor cores: sm_89 (Ada) and newer.
 _FP8_CAPABILITY = (8, 9)
 
@@ -189,12 +186,13 @@ def quantize_kv_cache(cache, per="head", *, batch=None):
 def prepare_vt(v):
     """Vt for an FP8 kernel (KERNEL_ABI.md "FP8 forwards"): `v` e4m3
     [B, Hkv, Sk, Dv] as a contiguous [B, Hkv, Dv, Sk_pad], Sk_pad = Sk
-    rounded up to a multiple of 16 and the padding zeros. One copy: the
+    rounded up to a multiple of 32, the keys of each group of 32 in the
+    kernels' order (fp8_vt_layout.h) and the padding zeros. One copy: the
     kernel's second product reads its B operand K-major (keys contiguous),
     so V is transposed once here rather than in every block."""
     # Through uint8 views: float8 elements are bytes, and byte kernels
     # exist on every torch that has float8.
-    return transpose_padded(v.view(torch.uint8), VT_KEY_ALIGN).view(v.dtype)
+    return fp8_vt(v.view(torch.uint8)).view(v.dtype)
 
 
 def _descale(name, t, batch, heads, blocks, group=1):

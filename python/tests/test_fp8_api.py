@@ -59,17 +59,27 @@ def test_quantize_errors(call, error, message):
         call()
 
 
-@pytest.mark.parametrize("sk", [1, 16, 17, 203])
+# fp8_vt_layout.h's key order, spelled out: position p of a group of 32
+# holds key 16 p[4] + 8 p[1] + 2 p[3:2] + p[0].
+VT_GROUP_KEYS = [0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                 16, 17, 24, 25, 18, 19, 26, 27, 20, 21, 28, 29, 22, 23, 30, 31]
+
+
+@pytest.mark.parametrize("sk", [1, 16, 17, 32, 33, 203])
 def test_prepare_vt(sk):
     v8, _ = fp8.quantize_fp8(torch.randn(2, 3, sk, 32))
     vt = fp8.prepare_vt(v8)
-    pad = -(-sk // 16) * 16
+    pad = -(-sk // 32) * 32
     assert vt.dtype == E4M3 and vt.shape == (2, 3, 32, pad)
     assert vt.is_contiguous()
     bytes_ = vt.view(torch.uint8)
-    assert torch.equal(bytes_[..., :sk],
-                       v8.view(torch.uint8).transpose(-1, -2))
-    assert not bool(bytes_[..., sk:].any())  # the padding is zeros
+    src = v8.view(torch.uint8)
+    for pos in range(pad):
+        key = pos // 32 * 32 + VT_GROUP_KEYS[pos % 32]
+        if key < sk:
+            assert torch.equal(bytes_[..., pos], src[:, :, key, :]), pos
+        else:  # the padding is zeros
+            assert not bool(bytes_[..., pos].any()), pos
 
 
 def _fp8_qkv(b=2, hq=4, hkv=2, sq=17, sk=33, d=64, requires_grad=False):

@@ -193,8 +193,8 @@ def test_gen_suite_fp8_mma_sync(opt_tool, tmp_path):
 
 def _fp8_args():
     """ForwardArgs for kernel 0 of data/fp8 (e4m3, D = 128, bf16 O) with
-    fake, aligned device addresses (never dereferenced): Vt [2, 2, 128, 208]
-    for Sk = 203."""
+    fake, aligned device addresses (never dereferenced): Vt [2, 2, 128, 224]
+    for Sk = 203 (Sk_pad, a whole group of 32 keys)."""
     a = rt.forward_args()
     a.dtype, a.out_dtype = rt.DTYPE_E4M3, rt.DTYPE_BF16
     a.q, a.k, a.v, a.o, a.lse = (0x10000000, 0x20000000, 0x30000000,
@@ -204,7 +204,7 @@ def _fp8_args():
     a.head_dim = a.head_dim_v = 128
     a.q_stride[:] = a.o_stride[:] = (8 * 113 * 128, 113 * 128, 128, 1)
     a.k_stride[:] = (2 * 203 * 128, 203 * 128, 128, 1)
-    a.v_stride[:] = (2 * 128 * 208, 128 * 208, 208, 1)
+    a.v_stride[:] = (2 * 128 * 224, 128 * 224, 224, 1)
     a.q_descale_stride[:] = (8, 1)
     a.scale = 0.088
     return a
@@ -225,8 +225,10 @@ def test_forward_args_reach_the_runtime(rt):
             ("out_dtype", rt.DTYPE_F16,
              "out_dtype is f16 but the kernel writes O in bf16"),
             ("q_descale_stride", (8, -1), "'q_descale' has a negative stride"),
-            ("v_stride", (2 * 128 * 208, 128 * 208, 200, 1),
-             "'vt' stride 200 in dimension 2 is not a multiple of 16")):
+            ("v_stride", (2 * 128 * 232, 128 * 232, 232, 1),
+             "'vt' stride 232 in dimension 2 is not a multiple of 16"),
+            ("v_stride", (2 * 128 * 208, 128 * 208, 208, 1),
+             "'vt' rows are 208 elements apart but span 224 keys")):
         a = _fp8_args()
         if isinstance(value, tuple):
             getattr(a, field)[:] = value

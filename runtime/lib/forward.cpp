@@ -1,6 +1,7 @@
 // Forward attention: checks a flashfuse_forward_args against the kernel's
 // compiled variant and turns it into the named arguments of KERNEL_ABI.md.
 #include "launch.h"
+#include "flashfuse/fp8_vt_layout.h"
 
 #include <cmath>
 #include <cstdint>
@@ -61,6 +62,15 @@ public:
     for (const Operand &op : tensors())
       if (auto s = checkTensor(op); s != FLASHFUSE_SUCCESS)
         return s;
+    // Vt's rows span Sk_pad keys (fp8_vt_layout.h): the kernels read every
+    // position of the last group, so shorter rows would read the next row.
+    const int64_t keysPadded = flashfuse_fp8_vt_keys(a_.seq_k);
+    if (fp8() && a_.head_dim_v > 1 && a_.v_stride[2] < keysPadded)
+      return bad(concat("'vt' rows are ", a_.v_stride[2],
+                        " elements apart but span ", keysPadded,
+                        " keys: Sk = ", a_.seq_k, " rounded up to a group of ",
+                        FLASHFUSE_FP8_VT_KEY_GROUP,
+                        " (KERNEL_ABI.md \"FP8 forwards\")"));
     if (!a_.lse)
       return bad("'lse' is a null pointer");
     for (const Descale &d : descales())
@@ -79,8 +89,9 @@ public:
 
   bool fp8() const { return spec_.variant.dtype == FLASHFUSE_DTYPE_E4M3; }
 
-  // Q, K, V (Vt, [B, Hkv, Dv, Sk], for an e4m3 kernel: KERNEL_ABI.md "FP8
-  // forwards") and O, named as the kernel's params name them.
+  // Q, K, V (Vt, [B, Hkv, Dv, Sk_pad], for an e4m3 kernel: KERNEL_ABI.md
+  // "FP8 forwards", fp8_vt_layout.h) and O, named as the kernel's params
+  // name them.
   std::vector<Operand> tensors() const {
     const int in = dtypeBytes(a_.dtype);
     return {
@@ -89,7 +100,9 @@ public:
         {"k", a_.k, a_.k_stride, {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim},
          in},
         fp8() ? Operand{"vt", a_.v, a_.v_stride,
-                        {a_.batch, a_.heads_kv, a_.head_dim_v, a_.seq_k}, in}
+                        {a_.batch, a_.heads_kv, a_.head_dim_v,
+                         flashfuse_fp8_vt_keys(a_.seq_k)},
+                        in}
               : Operand{"v", a_.v, a_.v_stride,
                         {a_.batch, a_.heads_kv, a_.seq_k, a_.head_dim_v}, in},
         {"o", a_.o, a_.o_stride,

@@ -2,6 +2,7 @@
 
 #include "error.h"
 #include "launch.h"
+#include "flashfuse/fp8_vt_layout.h"
 
 #include <cstring>
 
@@ -17,6 +18,7 @@ enum class Extent { Arg, HeadDim, HeadDimV, BlockM, BlockN, SwizzleRow };
 struct Size {
   Extent from;
   const char *arg = nullptr; // Extent::Arg: the argument's name
+  int64_t multiple = 1;      // Extent::Arg: rounded up to a multiple of this
 };
 
 /// One operand a tensor map may cover: a 4-D [B][H][rows][columns] array
@@ -41,14 +43,16 @@ constexpr MapOperand kMaps16[] = {
     {"do", {Extent::HeadDimV}, {Extent::Arg, "seq_q"}, "heads_q", "s",
      {Extent::SwizzleRow}, {Extent::BlockM}},
 };
-/// e4m3 kernels: Q and K as above, and Vt as [B][Hkv][Dv][Sk], the keys
-/// contiguous, a box of block_n keys by all Dv rows (KERNEL_ABI.md "FP8
-/// forwards").
+/// e4m3 kernels: Q and K as above, and Vt as [B][Hkv][Dv][Sk_pad], the
+/// keys contiguous and permuted in groups (fp8_vt_layout.h), a box of
+/// block_n keys by all Dv rows (KERNEL_ABI.md "FP8 forwards"). The map
+/// spans Sk_pad: the last group's keys lie anywhere in it.
 constexpr MapOperand kMapsE4m3[] = {
     kMaps16[0],
     kMaps16[1],
-    {"vt", {Extent::Arg, "seq_k"}, {Extent::HeadDimV}, "heads_kv", "d",
-     {Extent::BlockN}, {Extent::HeadDimV}},
+    {"vt", {Extent::Arg, "seq_k", FLASHFUSE_FP8_VT_KEY_GROUP},
+     {Extent::HeadDimV}, "heads_kv", "d", {Extent::BlockN},
+     {Extent::HeadDimV}},
 };
 
 /// Bytes of one swizzle row: a box's columns must fit in it. e4m3 rows of
@@ -141,7 +145,9 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     int64_t value = -1;
     switch (s.from) {
     case Extent::Arg:
-      return integer(s.arg, value) ? value : -1;
+      if (!integer(s.arg, value) || value <= 0)
+        return -1;
+      return (value + s.multiple - 1) / s.multiple * s.multiple;
     case Extent::HeadDim:
       return v.head_dim;
     case Extent::HeadDimV:

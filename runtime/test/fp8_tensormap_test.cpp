@@ -110,14 +110,14 @@ void testFp8TensorMaps(const std::string &artifactDir,
   expectMap(e4m3, args,
             {"k_map", u8, {128, 203, 2, 2}, {128, 25984, 51968}, {128, 128}},
             __LINE__);
-  // Vt: the keys innermost (seq_k of them; the padding to 208 is past the
-  // map, so key 203 onwards reads as zeros), Dv rows of 208 bytes, a box of
-  // block_n keys by all Dv rows.
+  // Vt: the keys innermost, Sk_pad = 224 of them (the last group's keys
+  // lie anywhere in its 32 positions; fp8_vt_layout.h), Dv rows of 224
+  // bytes, a box of block_n keys by all Dv rows.
   expectMap(e4m3, args,
-            {"vt_map", u8, {203, 128, 2, 2}, {208, 26624, 53248}, {128, 128}},
+            {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {128, 128}},
             __LINE__);
   expectMap(d256, args,
-            {"vt_map", u8, {203, 256, 2, 2}, {208, 26624, 53248}, {80, 256}},
+            {"vt_map", u8, {224, 256, 2, 2}, {224, 28672, 57344}, {80, 256}},
             __LINE__);
   expectMap(d256, args,
             {"q_map", u8, {256, 113, 8, 2}, {1024, 128, 115712}, {128, 128}},
@@ -137,7 +137,7 @@ void testFp8TensorMaps(const std::string &artifactDir,
              swizzle64},
             __LINE__);
   expectMap(d64, args,
-            {"vt_map", u8, {203, 64, 2, 2}, {208, 26624, 53248}, {128, 64}},
+            {"vt_map", u8, {224, 64, 2, 2}, {224, 28672, 57344}, {128, 64}},
             __LINE__);
   // The 16-bit maps are unchanged: 64 two-byte columns, byte strides.
   flashfuse_forward_args h = a;

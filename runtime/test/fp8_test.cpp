@@ -138,7 +138,8 @@ void testMalformed() {
 }
 
 // Arguments for kernel 0 (e4m3, D = 128, bf16 O): Q seen in BSHD memory, K
-// contiguous, Vt [B, Hkv, Dv, 208] (Sk = 203 padded to 16 keys), q and v
+// contiguous, Vt [B, Hkv, Dv, 224] (Sk = 203 padded to a group of 32
+// keys), q and v
 // descales per head, k's per tensor. The addresses are never dereferenced.
 flashfuse_forward_args fp8Args() {
   flashfuse_forward_args a;
@@ -161,7 +162,7 @@ flashfuse_forward_args fp8Args() {
   a.head_dim = a.head_dim_v = 128;
   const int64_t q[4] = {113 * 8 * 128, 128, 8 * 128, 1};
   const int64_t k[4] = {2 * 203 * 128, 203 * 128, 128, 1};
-  const int64_t vt[4] = {2 * 128 * 208, 128 * 208, 208, 1};
+  const int64_t vt[4] = {2 * 128 * 224, 128 * 224, 224, 1};
   for (int d = 0; d < 4; ++d) {
     a.q_stride[d] = a.o_stride[d] = q[d];
     a.k_stride[d] = k[d];
@@ -214,9 +215,13 @@ void testForwardChecks() {
              "buffer 'k_descale' at 0x60000104 is not 16-byte aligned");
   // Vt: the keys contiguous, 16-byte rows of bytes.
   EXPECT_BAD(0, a.v_stride[3] = 2, "'vt' has stride 2 in its last dimension");
-  EXPECT_BAD(0, a.v_stride[2] = 200,
-             "'vt' stride 200 in dimension 2 is not a multiple of 16 "
+  EXPECT_BAD(0, a.v_stride[2] = 232,
+             "'vt' stride 232 in dimension 2 is not a multiple of 16 "
              "elements (16 bytes)");
+  // Rows that end before Sk_pad: 208 holds Sk = 203, not its group.
+  EXPECT_BAD(0, a.v_stride[2] = 208,
+             "'vt' rows are 208 elements apart but span 224 keys: Sk = 203 "
+             "rounded up to a group of 32");
   // Q, K rows: multiples of 16 one-byte elements (8 would do for 16 bits).
   EXPECT_BAD(0, a.q_stride[2] = 8 * 128 + 8,
              "'q' stride 1032 in dimension 2 is not a multiple of 16");

@@ -131,13 +131,15 @@ class Artifact:
         [B][H][S][D], a box of one 128-byte swizzle row (64 16-bit or 128
         e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle, but
         e4m3 rows of 64 bytes (D = 64) one box of the 64-byte swizzle; for
-        vt, Vt [B][Hkv][Dv][Sk] with a box of block_n keys x Dv rows."""
+        vt, Vt [B][Hkv][Dv][Sk_pad] (Sk rounded up to the 32-key group of
+        fp8_vt_layout.h) with a box of block_n keys x Dv rows."""
         t = bufs[op]
         elt = t.element_size()
         swizzle_bytes = 128  # CU_TENSOR_MAP_SWIZZLE_128B
         if op == "vt":
             dv = t.shape[2]
-            dims = [scalars["seq_k"], dv, scalars["heads_kv"], scalars["batch"]]
+            keys_pad = -(-int(scalars["seq_k"]) // 32) * 32
+            dims = [keys_pad, dv, scalars["heads_kv"], scalars["batch"]]
             row_stride, box = "vt_stride_d", (int(k["block_n"]), dv)
         else:
             rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m"),

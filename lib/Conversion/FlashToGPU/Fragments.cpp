@@ -359,63 +359,21 @@ Value frag::accZero(ImplicitLocOpBuilder &b) {
 
 SmallVector<Value>
 frag::e4m3ProbabilityOperands(ImplicitLocOpBuilder &b,
-                              ArrayRef<std::array<Value, 2>> pairs,
-                              Value lane32, Value t32) {
+                              ArrayRef<std::array<Value, 2>> pairs) {
   Type i32Type = b.getI32Type();
-  auto c32 = [&](int64_t v) {
-    return Value(arith::ConstantIntOp::create(b, i32Type, v));
-  };
-  auto wide = [&](Value half) {
-    return Value(arith::ExtUIOp::create(b, i32Type, half));
-  };
   auto join = [&](Value lo, Value hi) { // two 16-bit halves
     return Value(arith::OrIOp::create(
-        b, lo, arith::ShLIOp::create(b, hi, c32(16))));
+        b, arith::ExtUIOp::create(b, i32Type, lo),
+        arith::ShLIOp::create(
+            b, arith::ExtUIOp::create(b, i32Type, hi),
+            arith::ConstantIntOp::create(b, i32Type, 16))));
   };
-  Value odd = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::ne, arith::AndIOp::create(b, t32, c32(1)),
-      c32(0));
-  Value swap =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::uge, t32, c32(2));
-  // Thread t reads lane 2(t & 1) + (t >> 1) of its quad, then its
-  // neighbour (xor 1).
-  Value src1 = arith::OrIOp::create(
-      b, arith::AndIOp::create(b, lane32, c32(~3)),
-      arith::OrIOp::create(
-          b, arith::ShLIOp::create(b, arith::AndIOp::create(b, t32, c32(1)),
-                                   c32(1)),
-          arith::ShRUIOp::create(b, t32, c32(1))));
-  Value src2 = arith::XOrIOp::create(b, src1, c32(1));
-  Value width = c32(32);
-  auto shuffle = [&](Value v, Value src) {
-    return gpu::ShuffleOp::create(b, v, src, width, gpu::ShuffleMode::IDX)
-        .getShuffleResult();
-  };
-
   SmallVector<Value> regs;
-  for (int64_t kk = 0; kk < int64_t(pairs.size()) / 4; ++kk) {
-    Value w[2][2]; // [row half i][k quad 0 or 16]
-    for (int64_t i = 0; i < 2; ++i) {
-      // Pairs t and 8+t (Zlo), 4+t and 12+t (Zhi) of this chunk.
-      Value zlo = join(wide(pairs[4 * kk][i]), wide(pairs[4 * kk + 2][i]));
-      Value zhi = join(wide(pairs[4 * kk + 1][i]), wide(pairs[4 * kk + 3][i]));
-      // Even lanes offer Zlo first, odd lanes Zhi: every reader of a
-      // shuffle finds the half it needs from that source.
-      Value first = shuffle(arith::SelectOp::create(b, odd, zhi, zlo), src1);
-      Value second = shuffle(arith::SelectOp::create(b, odd, zlo, zhi), src2);
-      // Threads 2 and 3 received their lower pair second.
-      Value lower = arith::SelectOp::create(b, swap, second, first);
-      Value upper = arith::SelectOp::create(b, swap, first, second);
-      Value mask = c32(0xFFFF);
-      w[i][0] = arith::OrIOp::create(
-          b, arith::AndIOp::create(b, lower, mask),
-          arith::ShLIOp::create(b, upper, c32(16)));
-      w[i][1] = arith::OrIOp::create(
-          b, arith::ShRUIOp::create(b, lower, c32(16)),
-          arith::AndIOp::create(b, upper, c32(int64_t(0xFFFF0000))));
-    }
-    regs.append({w[0][0], w[1][0], w[0][1], w[1][1]});
-  }
+  for (int64_t kk = 0; kk < int64_t(pairs.size()) / 4; ++kk)
+    for (int64_t h = 0; h < 2; ++h)   // positions 0-15, then 16-31
+      for (int64_t i = 0; i < 2; ++i) // row g, then g + 8
+        regs.push_back(
+            join(pairs[4 * kk + 2 * h][i], pairs[4 * kk + 2 * h + 1][i]));
   return regs;
 }
 

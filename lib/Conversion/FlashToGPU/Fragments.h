@@ -113,15 +113,16 @@ void storePair(ImplicitLocOpBuilder &b, Value lo, Value hi, Type elementType,
 /// mma.sync m16n8k32 share the layout): `pairs[n][i]` is the 16-bit pair of
 /// e4m3 probabilities of accumulator tile n (8 keys), row half i (rows g
 /// and g + 8), as packPair makes them. Thread (g, t) holds key pairs
-/// {2t, 2t+1} of each 8-key tile; the k32 operand wants keys 4t..4t+3 and
-/// 16+4t..16+4t+3 in registers 0 and 2 (1 and 3 for row g + 8). Within each
-/// 32-key chunk a thread holds pairs t, 4+t, 8+t, 12+t and needs 2t, 2t+1,
-/// 8+2t, 9+2t: two shuffles within the quad exchange them. Returns four
-/// i32 registers per 32 keys, in operand order. `lane32`, `t32`: the lane
-/// and t as i32.
+/// {2t, 2t+1} of each 8-key tile; the k32 operand's register 0 holds
+/// positions 4t..4t+3 of a 32-key step and register 2 positions
+/// 16+4t..16+4t+3 (1 and 3 for row g + 8). Each register is two of the
+/// thread's own pairs, tiles 4kk and 4kk+1 (2 and 3): positions
+/// 16h + 4t + 2j + e take key 16h + 8j + 2t + e, the key order of Vᵀ
+/// (kFp8VtKeyGroup, docs/KERNEL_ABI.md "FP8 forwards"), so that P needs no
+/// exchange between threads. Returns four i32 registers per 32 keys, in
+/// operand order.
 SmallVector<Value> e4m3ProbabilityOperands(
-    ImplicitLocOpBuilder &b, ArrayRef<std::array<Value, 2>> pairs,
-    Value lane32, Value t32);
+    ImplicitLocOpBuilder &b, ArrayRef<std::array<Value, 2>> pairs);
 /// mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (sm_89+): A four
 /// i32 registers of 4 e4m3 each, B two, C and the result accumulator
 /// fragments as mma's. Inline PTX: MLIR 22's nvvm.mma.sync has no dense

@@ -11,6 +11,7 @@
 
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
 #include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
+#include "flashfuse/fp8_vt_layout.h"
 #include "flashfuse/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -436,21 +437,87 @@ static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
       args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));
 }
 
-/// An FP8 op's V transposed to the logical [B, Hkv, Dv, Sk], contiguous:
-/// the Vᵀ operand of its kernel.
+/// An FP8 op's V as its kernel's Vᵀ (fp8_vt_layout.h): the logical
+/// [B, Hkv, Dv, Sk_pad], contiguous, the keys zero-padded to a whole group
+/// of 32 and permuted within each group. Key 32 G + 16 h + 8 j + 2 t + e
+/// goes to position 32 G + 16 h + 4 t + 2 j + e: the keys expanded to
+/// [G, h, j, t, e], one transpose swaps j and t as it moves Dv ahead, and
+/// the positions collapse back.
 static Value transposedValue(ImplicitLocOpBuilder &b, AttentionOp op) {
+  constexpr int64_t group = FLASHFUSE_FP8_VT_KEY_GROUP;
+  static_assert(group == 32, "the expansion below spells out 32 keys");
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
   auto vPerm = iface.getValuePerm();
   Value v = op.getValue();
   auto vType = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> toVt = {vPerm[0], vPerm[1], vPerm[3], vPerm[2]};
+  Type elt = vType.getElementType();
+  int64_t keyDim = vPerm[2];
+  auto size = [&](Value t, int64_t d) {
+    auto type = cast<RankedTensorType>(t.getType());
+    return type.isDynamicDim(d) ? OpFoldResult(dimOf(b, t, d))
+                                : OpFoldResult(b.getIndexAttr(type.getDimSize(d)));
+  };
+  // Pad the keys up to a whole group with zeros (finite codes for P = 0).
+  SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)), high = low;
+  if (vType.isDynamicDim(keyDim)) {
+    Value keys = dimOf(b, v, keyDim);
+    Value padded = arith::MulIOp::create(
+        b,
+        arith::CeilDivUIOp::create(b, keys,
+                                   arith::ConstantIndexOp::create(b, group)),
+        arith::ConstantIndexOp::create(b, group));
+    high[keyDim] = OpFoldResult(arith::SubIOp::create(b, padded, keys));
+  } else {
+    int64_t keys = vType.getDimSize(keyDim);
+    high[keyDim] = b.getIndexAttr((keys + group - 1) / group * group - keys);
+  }
+  Value zero = arith::ConstantOp::create(b, elt, b.getFloatAttr(elt, 0.0));
+  Value padded = tensor::PadOp::create(b, Type(), v, low, high, zero);
+  // [.., Sk_pad, ..] -> [.., G, h, j, t, e, ..] at the key dimension.
+  SmallVector<ReassociationIndices> expand;
+  SmallVector<OpFoldResult> expandedSizes;
+  SmallVector<int64_t> expandedShape;
+  auto expandedDim = [&](int64_t d) { return d > keyDim ? d + 4 : d; };
+  for (int64_t d = 0; d < 4; ++d) {
+    int64_t first = expandedDim(d);
+    if (d != keyDim) {
+      expand.push_back({first});
+      expandedSizes.push_back(size(padded, d));
+      expandedShape.push_back(cast<RankedTensorType>(padded.getType())
+                                  .getDimSize(d));
+      continue;
+    }
+    expand.push_back({first, first + 1, first + 2, first + 3, first + 4});
+    int64_t keysPadded =
+        cast<RankedTensorType>(padded.getType()).getDimSize(d);
+    OpFoldResult groups =
+        ShapedType::isDynamic(keysPadded)
+            ? OpFoldResult(arith::DivUIOp::create(
+                  b, dimOf(b, padded, d),
+                  arith::ConstantIndexOp::create(b, group)))
+            : OpFoldResult(b.getIndexAttr(keysPadded / group));
+    expandedSizes.append({groups, b.getIndexAttr(2), b.getIndexAttr(2),
+                          b.getIndexAttr(4), b.getIndexAttr(2)});
+    expandedShape.append({ShapedType::isDynamic(keysPadded)
+                              ? ShapedType::kDynamic
+                              : keysPadded / group,
+                          2, 2, 4, 2});
+  }
+  Value expanded = tensor::ExpandShapeOp::create(
+      b, RankedTensorType::get(expandedShape, elt), padded, expand,
+      expandedSizes);
+  // -> [B, Hkv, Dv, G, h, t, j, e].
+  int64_t g = expandedDim(keyDim);
+  SmallVector<int64_t> toVt = {expandedDim(vPerm[0]), expandedDim(vPerm[1]),
+                               expandedDim(vPerm[3]), g, g + 1, g + 3, g + 2,
+                               g + 4};
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : toVt)
-    sizes.push_back(vType.isDynamicDim(d)
-                        ? OpFoldResult(dimOf(b, v, d))
-                        : OpFoldResult(b.getIndexAttr(vType.getDimSize(d))));
-  Value init = tensor::EmptyOp::create(b, sizes, vType.getElementType());
-  return linalg::TransposeOp::create(b, v, init, toVt).getResult()[0];
+    sizes.push_back(size(expanded, d));
+  Value init = tensor::EmptyOp::create(b, sizes, elt);
+  Value vt = linalg::TransposeOp::create(b, expanded, init, toVt).getResult()[0];
+  return tensor::CollapseShapeOp::create(
+      b, vt, ArrayRef<ReassociationIndices>{{0}, {1}, {2}, {3, 4, 5, 6, 7}});
 }
 
 /// A descale operand as the kernel's memref<?xf32>; one per tensor ([])
@@ -517,8 +584,9 @@ LogicalResult FlashLowerToGPU::replaceWithLaunch(AttentionOp op,
   Value lseBuf = memref::AllocOp::create(b, MemRefType::get(lseTy.getShape(), f32), lseDyn);
 
 
-  // FP8 (KERNEL_ABI.md "FP8 forwards"): V goes in transposed, [B, Hkv,
-  // Dv, Sk] contiguous, and the descales follow LSE.
+  // FP8 (KERNEL_ABI.md "FP8 forwards"): V goes in as Vᵀ, [B, Hkv, Dv,
+  // Sk_pad] contiguous in the kernels' key order, and the descales follow
+  // LSE.
   Value vt = spec.isFp8() ? transposedValue(b, op) : Value();
   SmallVector<Value> args = {flatBuffer(b, q, spec.elementType),
                              flatBuffer(b, k, spec.elementType),

@@ -20,19 +20,22 @@
 // 16-column step's. The B operand of O += P·V wants the keys of one value
 // column contiguous: Vᵀ [B][Hkv][Dv][Sk] (docs/KERNEL_ABI.md "FP8
 // forwards"), Dv rows of block_n = 128 keys a stage, read by ldmatrix
-// without transposition. P's accumulator pairs move into the k32 A layout
-// by quad shuffles (e4m3ProbabilityOperands, shared with wgmma's register
-// operand).
+// without transposition. P's k32 A operands are each thread's own
+// accumulator pairs (e4m3ProbabilityOperands, shared with wgmma's register
+// operand), Vᵀ's keys being permuted within groups of 32 to match
+// (fp8_vt_layout.h).
 //
-// Vᵀ's key tail: a stage's columns past Sk are zero-filled byte-exactly
-// (cp.async's src-size), since P = 0 there would still turn a NaN code of
-// the row's padding into a NaN of O.
+// Vᵀ's key tail: a stage's columns past Sk_pad (Sk rounded up to the key
+// group: the last group's keys are spread over all its positions) are
+// zero-filled byte-exactly (cp.async's src-size), since P = 0 there would
+// still turn a NaN code of the row's padding into a NaN of O.
 //
 //===----------------------------------------------------------------------===//
 #include "Fp8Descales.h"
 #include "Fragments.h"
 #include "Recipes.h"
 #include "Sm80Forward.h"
+#include "flashfuse/fp8_vt_layout.h"
 #include "Swizzle.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -121,7 +124,7 @@ protected:
   /// Stage `stage`'s Vᵀ tile: Dv rows of the block_n keys from `keyStart`,
   /// 16-byte chunks spread row-major over the block's threads. Where the
   /// block may reach past Sk (`check` not None), a chunk copies only
-  /// its keys below Sk and zero-fills the rest.
+  /// its positions below Sk_pad (fp8_vt_layout.h) and zero-fills the rest.
   void copyValuesTransposed(Value keyStart, Value stage, RowCheck check) {
     int64_t chunksPerRow = s.blockN / 16;
     int64_t threads = s.threads();
@@ -134,8 +137,12 @@ protected:
         b, keyStart, arith::MulIOp::create(b, chunk, cIdx(b, 16)));
     Value srcBytes;
     if (check != RowCheck::None) {
-      // min(max(Sk - firstKey, 0), 16), in signed 32 bits.
-      Value left = arith::SubIOp::create(b, i32(seqK), i32(firstKey));
+      // min(max(Sk_pad - firstKey, 0), 16), in signed 32 bits.
+      constexpr int64_t group = FLASHFUSE_FP8_VT_KEY_GROUP;
+      Value padded = arith::AndIOp::create(
+          b, arith::AddIOp::create(b, i32(seqK), cI32(group - 1)),
+          cI32(~(group - 1)));
+      Value left = arith::SubIOp::create(b, padded, i32(firstKey));
       Value clamped = arith::MaxSIOp::create(b, left, cI32(0));
       srcBytes = arith::MinSIOp::create(b, clamped, cI32(16));
     }
@@ -200,11 +207,9 @@ protected:
                         Value stage) override {
     // O += P V over 32-key steps: P's k32 A operands from its e4m3 pairs,
     // V's B operands from Vᵀ's rows (value columns) by plain ldmatrix.
-    Value lane32 = i32(lane);
-    Value t32 = i32(t);
     SmallVector<SmallVector<Value>> pA(mt);
     for (int64_t m = 0; m < mt; ++m)
-      pA[m] = e4m3ProbabilityOperands(b, packedP[m], lane32, t32);
+      pA[m] = e4m3ProbabilityOperands(b, packedP[m]);
     for (int64_t kk = 0; kk < s.blockN / 32; ++kk)
       for (int64_t p = 0; p < nTilesDv / 2; ++p) {
         Regs vf = loadUnits(vOffset(stage), s.headDimV, X4::BPair,

@@ -28,7 +28,9 @@
 // block_n = 128 keys, one swizzle row each.
 //
 // P's layout: the k32 A fragment of wgmma's register operand, which
-// e4m3ProbabilityOperands (Fragments.h) builds from the accumulator pairs.
+// e4m3ProbabilityOperands (Fragments.h) builds from each thread's own
+// accumulator pairs: Vᵀ's keys come permuted within groups of 32 to match
+// (fp8_vt_layout.h), and the tensor map spans them to a whole group.
 //
 //===----------------------------------------------------------------------===//
 #include "Fp8Descales.h"
@@ -111,9 +113,7 @@ protected:
   }
 
   SmallVector<Value> packedRegisters(const PackedP &p) override {
-    Value lane32 = i32(lane);
-    Value t32 = i32(t);
-    return e4m3ProbabilityOperands(b, p[0], lane32, t32);
+    return e4m3ProbabilityOperands(b, p[0]);
   }
 };
 

@@ -272,9 +272,11 @@ typedef struct flashfuse_forward_args {
   /* FP8 forwards (dtype FLASHFUSE_DTYPE_E4M3; KERNEL_ABI.md "FP8 forwards").
    * Appended after out_f32, so that zeroed or init'ed callers of 16-bit
    * kernels are unchanged. For an e4m3 kernel, `v` is Vt, e4m3
-   * [B, Hkv, Dv, Sk] (the keys contiguous), with v_stride its four strides
-   * (the last 1; the others multiples of 16 bytes), and q, k are e4m3 with
-   * strides that are multiples of 16 elements (= bytes).
+   * [B, Hkv, Dv, Sk_pad] (the keys contiguous, Sk_pad = Sk rounded up to
+   * 32, the keys of each group of 32 in the order of fp8_vt_layout.h and
+   * finite codes past Sk), with v_stride its four strides (the last 1; the
+   * others multiples of 16 bytes, v_stride[2] >= Sk_pad), and q, k are
+   * e4m3 with strides that are multiples of 16 elements (= bytes).
    * out_dtype: O's dtype, F16 or BF16, equal to the kernel's.
    * *_descale: f32 device buffers of dequantisation factors, read at
    * [b * stride[0] + h * stride[1]] (h the query head for q_descale, the kv

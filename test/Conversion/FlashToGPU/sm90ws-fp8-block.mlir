@@ -14,7 +14,7 @@
 // On the host: the block strides after each descale's batch and head
 // strides, 1 for Q's and K's [B, H, N], 0 for V's one factor.
 // CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_ds64x128
-// CHECK-SAME: : i64, %c1_i64 : i64, %{{.*}} : i64, %{{.*}} : i64, %c1_i64{{.*}} : i64, %c0_i64 : i64, %c0_i64{{.*}} : i64, %c0_i64{{.*}} : i64, %cst : f32
+// CHECK-SAME: : i64, %c1_i64 : i64, %{{.*}} : i64, %{{.*}} : i64, %c1_i64{{.*}} : i64, %c0_i64 : i64, %c0_i64{{.*}} : i64, %c0_i64{{.*}} : i64, %cst{{.*}} : f32
 // A per-head op keeps the kernel without block strides.
 // CHECK-LABEL: func.func @per_head
 // CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3 blocks
