@@ -134,7 +134,11 @@ def test_fp8_forward_compiles_for_sm89(cache, compiler):
     assert "memref:vt" in k["params"] and "tensormap" not in k["params"]
     assert ".version 8.4" in (pathlib.Path(directory) / "kernels.ptx").read_text()
     hopper = manifest_kernels(_compile.artifact_for(fp8, H100))
-    assert list(hopper) == ["flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr"]
+    assert list(hopper) == ["flash_fwd_sm90ws_e4m3_bf16_d128_m128n192w8s2_causalbr"]
+    # Both read Vt in the kernels' key order, and say so.
+    assert k["vt_key_group"] == "32"
+    assert hopper["flash_fwd_sm90ws_e4m3_bf16_d128_m128n192w8s2_causalbr"][
+        "vt_key_group"] == "32"
 
 
 def test_packed_gradients_compile_with_the_sm90ws_backward(cache, compiler):

@@ -1,4 +1,5 @@
 #include "manifest.h"
+#include "flashfuse/fp8_vt_layout.h"
 
 #include "bound_lists.h"
 #include "error.h"
@@ -301,6 +302,10 @@ private:
       return number(1, 1 << 16, v.descale_block_q);
     } else if (key == "descale_block_k") {
       return number(1, 1 << 16, v.descale_block_k);
+    } else if (key == "vt_key_group") {
+      // e4m3 forwards: Vt's key order (fp8_vt_layout.h); finishKernel
+      // requires this runtime's group of them and refuses it elsewhere.
+      return number(1, 1 << 10, k.vt_key_group);
     } else if (key == "grid") {
       // How the launch sizes the grid; absent: one block per tile.
       if (value != "tiles" && value != "persistent")
@@ -362,6 +367,22 @@ private:
                  "decode kernel exists)");
     if (e4m3 && (v.out_f32 || v.varlen || v.dropout))
       return bad("e4m3 kernels write no f32 O and take no varlen or dropout");
+    // Vt's key order is part of the kernel's contract: a kernel compiled
+    // before the keys were permuted (no key) would read this runtime's and
+    // flashfuse.attention's Vt in another order and give wrong O silently.
+    if (e4m3 && k.vt_key_group == 0)
+      return bad(concat("an e4m3 forward needs 'vt_key_group ",
+                        FLASHFUSE_FP8_VT_KEY_GROUP,
+                        "' (Vt's keys permuted within groups, "
+                        "fp8_vt_layout.h); a kernel without it was compiled "
+                        "for Vt in natural key order: recompile the artifact "
+                        "with this flashfuse-compile"));
+    if (e4m3 && k.vt_key_group != FLASHFUSE_FP8_VT_KEY_GROUP)
+      return bad(concat("vt_key_group ", k.vt_key_group,
+                        " is not this runtime's Vt key group (",
+                        FLASHFUSE_FP8_VT_KEY_GROUP, ", fp8_vt_layout.h)"));
+    if (!e4m3 && k.vt_key_group != 0)
+      return bad("'vt_key_group' is for e4m3 forwards only");
     if ((v.descale_block_q != 0) != (v.descale_block_k != 0))
       return bad("'descale_block_q' and 'descale_block_k' come together");
     if (v.descale_block_k && !e4m3)

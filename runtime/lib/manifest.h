@@ -42,6 +42,9 @@ struct KernelSpec {
   int block_m = 0;
   int block_n = 0;
   int threads = 0;
+  // An e4m3 forward's `vt_key_group`: the group of keys its Vt is permuted
+  // within (fp8_vt_layout.h); 0 for every other kernel.
+  int vt_key_group = 0;
   int smem = 0;
   // `grid persistent`: about one block per SM walks the tiles (launch.cpp).
   bool persistent = false;

@@ -5,6 +5,7 @@
 #include "flashfuse/fp8_vt_layout.h"
 
 #include <cstring>
+#include <functional>
 
 namespace flashfuse {
 
@@ -13,7 +14,7 @@ namespace {
 /// Where a size of a map comes from: an integer argument of the launch
 /// (batch, heads, lengths), a head dim of the variant, a tile of the
 /// kernel, or the columns of one 128-byte swizzle row of the element type.
-enum class Extent { Arg, HeadDim, HeadDimV, BlockM, BlockN, SwizzleRow };
+enum class Extent { Arg, HeadDim, HeadDimV, BlockM, BlockN, SwizzleRow, Map };
 
 struct Size {
   Extent from;
@@ -29,6 +30,10 @@ struct MapOperand {
   const char *heads;
   const char *rowStride; // the suffix of its rows' stride argument
   Size boxColumns, boxRows;
+  // The columns of the kernel's tile, which the swizzle follows
+  // (KernelSpec::tmaSwizzleBytes): the map's own columns, or for Vt the
+  // kernel's block_n keys (copied one swizzle row a box).
+  Size tileColumns = {Extent::Map};
 };
 
 /// 16-bit kernels: Q, K, V and (the backward's) dO as [B][H][S][D]
@@ -44,19 +49,21 @@ constexpr MapOperand kMaps16[] = {
      {Extent::SwizzleRow}, {Extent::BlockM}},
 };
 /// e4m3 kernels: Q and K as above, and Vt as [B][Hkv][Dv][Sk_pad], the
-/// keys contiguous and permuted in groups (fp8_vt_layout.h), a box of
-/// block_n keys by all Dv rows (KERNEL_ABI.md "FP8 forwards"). The map
-/// spans Sk_pad: the last group's keys lie anywhere in it.
+/// keys contiguous and permuted in groups (fp8_vt_layout.h), a box of one
+/// swizzle row of keys by all Dv rows, block_n / box keys a stage
+/// (KERNEL_ABI.md "FP8 forwards"). The map spans Sk_pad: the last group's
+/// keys lie anywhere in it.
 constexpr MapOperand kMapsE4m3[] = {
     kMaps16[0],
     kMaps16[1],
     {"vt", {Extent::Arg, "seq_k", FLASHFUSE_FP8_VT_KEY_GROUP},
-     {Extent::HeadDimV}, "heads_kv", "d", {Extent::BlockN},
-     {Extent::HeadDimV}},
+     {Extent::HeadDimV}, "heads_kv", "d", {Extent::SwizzleRow},
+     {Extent::HeadDimV}, {Extent::BlockN}},
 };
 
-/// Bytes of one swizzle row: a box's columns must fit in it. e4m3 rows of
-/// 64 bytes (D = 64) take the 64-byte swizzle, a whole row a box.
+/// Bytes of one swizzle row: a box's columns must fit in it. e4m3 tile
+/// rows that are not whole 128-byte rows (Q and K at D = 64, Vt at
+/// block_n = 192) take the 64-byte swizzle.
 constexpr std::uint64_t kSwizzleBytes = 128;
 constexpr std::uint64_t kNarrowSwizzleBytes = 64;
 constexpr std::uint32_t kMaxBox = 256;
@@ -77,6 +84,8 @@ const char *extentName(const Size &s) {
     return "block_n";
   case Extent::SwizzleRow:
     return "swizzle row";
+  case Extent::Map:
+    return "columns";
   }
   return "?";
 }
@@ -135,13 +144,9 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     return true;
   };
   const std::uint64_t elt = static_cast<std::uint64_t>(dtypeBytes(v.dtype));
-  // The kernel's rule (KernelSpec::tmaSwizzleBytes): 128-byte swizzle rows,
-  // but whole e4m3 rows where they are 64 bytes.
-  const bool narrow = e4m3 && op->columns.from == Extent::HeadDim &&
-                      std::uint64_t(v.head_dim) * elt == kNarrowSwizzleBytes;
-  const std::uint64_t swizzleBytes = narrow ? kNarrowSwizzleBytes : kSwizzleBytes;
   // The value of a size, or -1 when its argument is missing.
-  auto extent = [&](const Size &s) -> int64_t {
+  std::uint64_t swizzleBytes = kSwizzleBytes;
+  std::function<int64_t(const Size &)> extent = [&](const Size &s) -> int64_t {
     int64_t value = -1;
     switch (s.from) {
     case Extent::Arg:
@@ -158,9 +163,25 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
       return spec.block_n;
     case Extent::SwizzleRow:
       return static_cast<int64_t>(swizzleBytes / elt);
+    case Extent::Map:
+      return extent(op->columns);
     }
     return value;
   };
+  // The kernel's rule (KernelSpec::tmaSwizzleBytes): 128-byte swizzle rows,
+  // but 64-byte ones where e4m3 tile rows are not whole 128-byte rows; a
+  // tile row is whole swizzle rows either way.
+  const int64_t tileColumns = extent(op->tileColumns);
+  const bool narrow = e4m3 && tileColumns > 0 &&
+                      std::uint64_t(tileColumns) * elt % kSwizzleBytes != 0;
+  if (narrow)
+    swizzleBytes = kNarrowSwizzleBytes;
+  if (e4m3 && tileColumns > 0 &&
+      std::uint64_t(tileColumns) * elt % swizzleBytes != 0)
+    return bad(concat("the kernel's ", extentName(op->tileColumns), " = ",
+                      tileColumns, " columns of ", elt,
+                      " byte(s) are not whole ", swizzleBytes,
+                      "-byte swizzle rows"));
   int64_t size[4] = {}, stride[3] = {};
   const Size sizes[4] = {op->columns, op->rows, {Extent::Arg, op->heads},
                          {Extent::Arg, "batch"}};

@@ -117,7 +117,7 @@ void testFp8TensorMaps(const std::string &artifactDir,
             {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {128, 128}},
             __LINE__);
   expectMap(d256, args,
-            {"vt_map", u8, {224, 256, 2, 2}, {224, 28672, 57344}, {80, 256}},
+            {"vt_map", u8, {224, 256, 2, 2}, {224, 28672, 57344}, {128, 256}},
             __LINE__);
   expectMap(d256, args,
             {"q_map", u8, {256, 113, 8, 2}, {1024, 128, 115712}, {128, 128}},
@@ -175,14 +175,26 @@ void testFp8TensorMaps(const std::string &artifactDir,
   expectRefused(e4m3, mapArgs(odd, "vt", "d"), "vt_map",
                 "'vt_stride_d' = 200 elements is not a multiple of 16 bytes",
                 __LINE__);
-  // A box of 176 keys is wider than one 128-byte swizzle row; Dv = 512
-  // rows are taller than a box.
+  // Vt tiles of 176 keys are not whole swizzle rows; Dv = 512 rows are
+  // taller than a box.
   flashfuse::KernelSpec wide = e4m3;
   wide.block_n = 176;
   expectRefused(wide, args, "vt_map",
-                "the kernel's block_n = 176 columns of 1 byte(s) is not a box "
-                "width within one 128-byte swizzle row",
+                "the kernel's block_n = 176 columns of 1 byte(s) are not "
+                "whole 64-byte swizzle rows",
                 __LINE__);
+  // block_n = 192: three boxes of 64 keys a stage, the 64-byte swizzle;
+  // 256: two of 128.
+  flashfuse::KernelSpec n192 = e4m3, n256 = e4m3;
+  n192.block_n = 192;
+  n256.block_n = 256;
+  expectMap(n192, args,
+            {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {64, 128},
+             swizzle64},
+            __LINE__);
+  expectMap(n256, args,
+            {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {128, 128}},
+            __LINE__);
   flashfuse::KernelSpec tall = e4m3;
   tall.variant.head_dim_v = 512;
   expectRefused(tall, args, "vt_map",

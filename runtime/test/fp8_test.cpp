@@ -108,7 +108,8 @@ void testMalformed() {
   using flashfuse::Manifest;
   // The good forms parse.
   Manifest ok = Manifest::fromText(
-      std::string(kHeader) + kernelText("  dtype e4m3\n  out_dtype f16\n"));
+      std::string(kHeader) +
+      kernelText("  dtype e4m3\n  out_dtype f16\n  vt_key_group 32\n"));
   EXPECT(ok.kernels().at(0).variant.out_dtype == FLASHFUSE_DTYPE_F16);
   struct Case {
     std::string keys;
@@ -128,6 +129,16 @@ void testMalformed() {
        "dtype e4m3 is for kind forward only", "backward"},
       {"  dtype e4m3\n  out_dtype bf16\n  out_f32 1\n",
        "e4m3 kernels write no f32 O and take no varlen or dropout"},
+      // Vt's key order: a kernel compiled before it (no key) or for another
+      // group is refused, and a 16-bit kernel has no Vt.
+      {"  dtype e4m3\n  out_dtype bf16\n",
+       "an e4m3 forward needs 'vt_key_group 32' (Vt's keys permuted within "
+       "groups, fp8_vt_layout.h); a kernel without it was compiled for Vt "
+       "in natural key order: recompile the artifact"},
+      {"  dtype e4m3\n  out_dtype bf16\n  vt_key_group 16\n",
+       "vt_key_group 16 is not this runtime's Vt key group (32"},
+      {"  dtype bf16\n  vt_key_group 32\n",
+       "'vt_key_group' is for e4m3 forwards only"},
       {"  dtype e4m3\n  out_dtype bf16\n  varlen 1\n",
        "e4m3 kernels write no f32 O and take no varlen or dropout"},
   };
@@ -278,7 +289,7 @@ void testBlockDescales() {
            "  threads 384\n  smem 0\n  causal none\n  params" +
            ps + "\nend\n";
   };
-  const std::string e4m3 = "  dtype e4m3\n  out_dtype bf16\n";
+  const std::string e4m3 = "  dtype e4m3\n  out_dtype bf16\n  vt_key_group 32\n";
   const std::string blocks = "  descale_block_q 64\n  descale_block_k 128\n";
   Manifest m = Manifest::fromText(kernel(e4m3, blocks, params));
   flashfuse_variant v =

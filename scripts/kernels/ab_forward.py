@@ -5,8 +5,9 @@
                   [--seqs 2048,8192] [--reps 5] [--kernels REGEX]
 
 Each DIR is a kernel artifact (manifest.txt + cubin) of the same suite, for
-example the library of two commits. Every kernel of the first artifact that
-the others hold under the same name, and that matches --dims / --kernels
+example the library of two commits, or of two tiles. Every kernel of the
+first artifact that the others hold under the same name up to its tile
+(`_m128n192w8s2` and `_m128n128w8s3` match), and that matches --dims / --kernels
 (16-bit forwards without bias, mask or dropout; with --fp8 the e4m3 ones),
 is timed in each artifact on the same inputs, in interleaved repetitions
 (each method warmed up for 250 ms of its own calls, medians), beside SDPA's
@@ -29,6 +30,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_and_bench import Artifact, interleaved_tflops  # noqa: E402
 
 HIDDEN, TOKENS = 2048, 16384
+
+
+def variant_of(name):
+    """A kernel's name without its tile: the kernels of two artifacts that
+    serve the same variant."""
+    return re.sub(r"_m\d+n\d+w\d+s\d+", "", name)
 
 
 def selected(kern, fp8, dims, pattern):
@@ -91,7 +98,8 @@ def bench(arts, name, S, reps):
 
     methods = []
     for label, art in arts:
-        k = next(x for x in art.kernels if x["name"] == name)
+        k = next(x for x in art.kernels
+                 if variant_of(x["name"]) == variant_of(name))
         methods.append((label, ours(art, k)))
     if window == (-1, -1) and not softcap:
         methods.append(("sdpa-cudnn", cudnn))
@@ -125,7 +133,8 @@ def main():
     dims = {int(x) for x in args.dims.split(",")}
     names = [k["name"] for k in arts[0][1].kernels
              if selected(k, args.fp8, dims, args.kernels)
-             and all(any(x["name"] == k["name"] for x in a.kernels) for _, a in arts[1:])]
+             and all(any(variant_of(x["name"]) == variant_of(k["name"])
+                         for x in a.kernels) for _, a in arts[1:])]
     print(f"device: {torch.cuda.get_device_name()}  kernels: {len(names)}", flush=True)
     # A throwaway shape first: the first timed shape otherwise pays for
     # the clock ramp and module loading.

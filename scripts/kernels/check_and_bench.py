@@ -132,7 +132,7 @@ class Artifact:
         e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle, but
         e4m3 rows of 64 bytes (D = 64) one box of the 64-byte swizzle; for
         vt, Vt [B][Hkv][Dv][Sk_pad] (Sk rounded up to the 32-key group of
-        fp8_vt_layout.h) with a box of block_n keys x Dv rows."""
+        fp8_vt_layout.h) with a box of one swizzle row of keys x Dv rows."""
         t = bufs[op]
         elt = t.element_size()
         swizzle_bytes = 128  # CU_TENSOR_MAP_SWIZZLE_128B
@@ -140,7 +140,11 @@ class Artifact:
             dv = t.shape[2]
             keys_pad = -(-int(scalars["seq_k"]) // 32) * 32
             dims = [keys_pad, dv, scalars["heads_kv"], scalars["batch"]]
-            row_stride, box = "vt_stride_d", (int(k["block_n"]), dv)
+            # A box of one swizzle row of keys: 128, or 64 where block_n
+            # is not whole 128-key rows (KernelSpec::tmaSwizzleBytes).
+            if int(k["block_n"]) % 128:
+                swizzle_bytes = 64
+            row_stride, box = "vt_stride_d", (swizzle_bytes, dv)
         else:
             rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m"),
                                      "do": ("seq_q", "heads_q", "block_m")}.get(

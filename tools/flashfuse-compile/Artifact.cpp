@@ -113,6 +113,9 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
       os << "  varlen " << varlen.getInt() << "\n";
     if (auto out = dyn_cast_or_null<StringAttr>(k.manifest.get("out_dtype")))
       os << "  out_dtype " << out.getValue() << "\n";
+    if (auto group =
+            dyn_cast_or_null<IntegerAttr>(k.manifest.get("vt_key_group")))
+      os << "  vt_key_group " << group.getInt() << "\n";
     for (const char *key : {"block_sparse", "sparse_block_q", "sparse_block_k",
                             "descale_block_q", "descale_block_k"})
       if (auto v = dyn_cast_or_null<IntegerAttr>(k.manifest.get(key)))

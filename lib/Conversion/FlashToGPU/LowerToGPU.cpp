@@ -70,11 +70,16 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())
     f.push_back(b.getNamedAttr("out_f32", b.getI64IntegerAttr(1)));
-  // FP8 forwards name O's dtype (dtype is the inputs' e4m3).
-  if (s.isFp8())
+  // FP8 forwards name O's dtype (dtype is the inputs' e4m3), and the group
+  // of keys their Vᵀ is permuted within (fp8_vt_layout.h): the runtime
+  // refuses e4m3 kernels without it, which read Vᵀ in natural order.
+  if (s.isFp8()) {
     f.push_back(b.getNamedAttr(
         "out_dtype",
         b.getStringAttr(s.outputType().isBF16() ? "bf16" : "f16")));
+    f.push_back(b.getNamedAttr(
+        "vt_key_group", b.getI64IntegerAttr(FLASHFUSE_FP8_VT_KEY_GROUP)));
+  }
   // Packed-batch forwards say so; the others' manifests read as before.
   if (s.varlen)
     f.push_back(b.getNamedAttr("varlen", b.getI64IntegerAttr(1)));

@@ -97,14 +97,18 @@ protected:
 
   SmallVector<Value> issueOutput(ArrayRef<Value> o, ArrayRef<Value> p,
                                  Value stage) override {
-    // Vᵀ is K-major: Dv rows of block_n keys, k-step kk 32 keys further.
-    Value vDesc = wgmma::kMajorDescriptor(b, swizzledAddress(vOffset(stage)));
+    // Vᵀ is K-major: Dv rows of block_n keys, k-step kk 32 keys further,
+    // in swizzle rows of copyTile's width.
+    int64_t rowBytes = s.tmaSwizzleBytes(s.blockN);
+    Value vDesc = wgmma::kMajorDescriptor(b, swizzledAddress(vOffset(stage)),
+                                          rowBytes);
     SmallVector<Value> acc(o);
     for (int64_t kk = 0; kk < s.blockN / 32; ++kk) {
       Value a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
       acc = wgmma::mmaRegisterA(
           b, acc, a,
-          wgmma::advance(b, vDesc, wgmma::kStepBytes(kk, s.headDimV)),
+          wgmma::advance(b, vDesc,
+                         wgmma::kStepBytes(kk, s.headDimV, rowBytes)),
           s.headDimV, s.elementType, /*accumulate=*/true,
           /*transposeB=*/false);
     }

@@ -46,9 +46,10 @@ func.func @bias(%q: tensor<1x2x256x64xbf16>, %b: tensor<1x2x256x256xf32>) -> ten
 
 // -----
 
-// FP8: Vᵀ tiles of one 128-byte swizzle row (block_n = 128 keys).
+// FP8: Vᵀ tiles of one 128-byte swizzle row (block_n = 128 keys) or three
+// 64-byte ones (192); 256 keys spill at D = 128 and are not served.
 func.func @fp8_block_n(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
-  // expected-error @+1 {{the FP8 forward needs block_n = 128 (Vᵀ rows of one 128-byte swizzle row); got block_n = 64}}
+  // expected-error @+1 {{the FP8 forward needs block_n = 128 or 192 (Vᵀ rows of one 128-byte or three 64-byte swizzle rows); got block_n = 64}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90ws, block_m = 128, block_n = 64, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
   return %o : tensor<1x1x128x128xbf16>
 }

@@ -17,7 +17,7 @@
 // CHECK-SAME: : i64, %c1_i64 : i64, %{{.*}} : i64, %{{.*}} : i64, %c1_i64{{.*}} : i64, %c0_i64 : i64, %c0_i64{{.*}} : i64, %c0_i64{{.*}} : i64, %cst{{.*}} : f32
 // A per-head op keeps the kernel without block strides.
 // CHECK-LABEL: func.func @per_head
-// CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3 blocks
+// CHECK: gpu.launch_func @flash_kernels::@flash_fwd_sm90ws_e4m3_bf16_d128_m128n192w8s2 blocks
 // CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_ds64x128(
 // CHECK-SAME: descale_block_k = 128 : i64, descale_block_q = 64 : i64
 // CHECK-SAME: "i64:q_descale_stride_b", "i64:q_descale_stride_h", "i64:q_descale_stride_n", "i64:k_descale_stride_b", "i64:k_descale_stride_h", "i64:k_descale_stride_n", "i64:v_descale_stride_b", "i64:v_descale_stride_h", "i64:v_descale_stride_n"

@@ -3,7 +3,9 @@
 // spill) and with the register reallocation in effect (no ptxas warning):
 // D = 64, 128 and 256, O in bf16 and f16, causal and not, and at D = 64 a
 // window with a softcap (the 64-byte swizzle's Q and K tiles), and per-block
-// descales at D = 64, 128 (causal) and 256.
+// descales at D = 64, 128 (causal) and 256. D = 128, and D = 64 under a
+// causal mask, take blocks of 192 keys (Vᵀ in three 64-byte swizzle rows)
+// unless a window or per-block descales of 128 keys keep 128.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
@@ -11,7 +13,7 @@
 // CHECK-NOT: ptxas warning
 // CHECK-COUNT-10: ptxas sm_90a flash_fwd_sm90ws_e4m3_{{.*}}, 0/0 bytes spill stores/loads
 //
-// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n192w8s2
 // MANIFEST: dtype e4m3
 // MANIFEST: threads 384
 // MANIFEST: smem 115712
@@ -23,8 +25,8 @@
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d64_m192n128w12s4
 // MANIFEST: threads 512
 // MANIFEST: smem 78848
-// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d64_m128n128w8s4_causalbr
-// MANIFEST: smem 74752
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_f16_d64_m128n192w8s2_causalbr
+// MANIFEST: smem 58368
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_ds128x128
 // MANIFEST: descale_block_q 128
 // MANIFEST: descale_block_k 128

@@ -8,8 +8,10 @@
 // {64, 128, 256}: 128 x 128 tiles, four stages at D = 64 (192 query rows
 // on three consumer warpgroups without a mask), three at D = 128 and two
 // at D = 256, with causal masks, and at D = 64 and 128 a sliding
-// window and a softcap; other head dims, a window at D = 256, a bias, and
-// the sm90 recipe, are refused by name. recipe=sm80 on h100 gives the
+// window and a softcap; blocks of 192 keys, two stages, at D = 128 and for
+// D = 64 under a causal mask, where no window and no per-block descales
+// of key blocks that 192 does not divide keep 128; other head dims, a
+// window at D = 256, a bias, and the sm90 recipe, are refused by name. recipe=sm80 on h100 gives the
 // mma.sync kernel (three stages at D = 128 there).
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=a100 -verify-diagnostics
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config=target=l4 2>&1 | FileCheck %s --check-prefix=L4
@@ -36,12 +38,16 @@
 // H100: no kernel config for target 'h100': the FP8 forward does not serve a bias, mask, score_mod or mask_mod yet
 // H100: no kernel config for target 'h100': the FP8 forward serves per-block descales at D = 256 without a causal mask only (with one its consumer warpgroups spill)
 // H100: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
-// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_window_softcap
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>, softcap = 3.000000e+01 : f32, window_left = 64
 // H100-LABEL: func.func @fp8_d128_blocks
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// H100-LABEL: func.func @fp8_d128_blocks_of_384_keys
+// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
+// H100-LABEL: func.func @fp8_d64_causal
+// H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // SM90: no kernel config for target 'h100': the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws recipe (recipe=auto or sm90ws), or the mma.sync one of sm80
 // L4WS: no kernel config for target 'l4': the sm90ws recipe needs sm_90 (wgmma), target is sm_89; FP8 there takes the mma.sync kernel (recipe=auto or sm80)
 // H100SM80-LABEL: func.func @fp8_d128
@@ -139,4 +145,27 @@ func.func @fp8_d128_blocks(%q: tensor<1x2x256x128xf8E4M3FN>, %d: tensor<1x2x2xf3
       : tensor<1x2x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>, tensor<1x2x256x128xf8E4M3FN>
       -> tensor<1x2x256x128xbf16>
   return %o : tensor<1x2x256x128xbf16>
+}
+
+// -----
+
+// Per-block descales over 384 keys: 192-key blocks divide them (H100).
+func.func @fp8_d128_blocks_of_384_keys(%q: tensor<1x2x384x128xf8E4M3FN>, %dq: tensor<1x2x3xf32>, %dk: tensor<1x2x1xf32>) -> tensor<1x2x384x128xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%dq, %dk, %dk : tensor<1x2x3xf32>, tensor<1x2x1xf32>, tensor<1x2x1xf32>)
+      {descale_block_size = array<i64: 128, 384>}
+      : tensor<1x2x384x128xf8E4M3FN>, tensor<1x2x384x128xf8E4M3FN>, tensor<1x2x384x128xf8E4M3FN>
+      -> tensor<1x2x384x128xbf16>
+  return %o : tensor<1x2x384x128xbf16>
+}
+
+// -----
+
+// D = 64 under a causal mask: 128 query rows, blocks of 192 keys (H100).
+func.func @fp8_d64_causal(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x64xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<top_left>}
+      : tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>
+      -> tensor<1x2x128x64xbf16>
+  return %o : tensor<1x2x128x64xbf16>
 }
