@@ -1239,22 +1239,28 @@ void FlashLowerToGPU::runOnOperation() {
 }
 
 void FlashLowerToGPU::requirePtxForMmaSyncFp8(gpu::GPUModuleOp module) {
-  // mma.sync with e4m3 operands is PTX ISA 8.4 (and LLVM selects the e4m3
-  // conversions from 8.1 on sm_89): only a module holding the mma.sync FP8
-  // forward asks for it, so that the others keep running on older drivers.
+  // mma.sync with e4m3 operands is PTX ISA 8.4, and LLVM selects the e4m3
+  // conversions (the FP8 cache's decode and kv_append) from 8.1 on sm_89:
+  // only a module holding such kernels asks for more than the default, so
+  // that the others keep running on older drivers. (sm_90 modules have 8.1
+  // already.)
   bool mmaSyncFp8 = llvm::any_of(kernels, [](const auto &kernel) {
     const KernelSpec &spec = kernel.first;
     return spec.kind == KernelSpec::Kind::Forward && spec.isFp8() &&
            spec.recipe == Recipe::Sm80;
   });
-  if (!mmaSyncFp8)
-    return;
+  bool fp8Cache = llvm::any_of(
+      kernels, [](const auto &kernel) { return kernel.first.fp8Cache; });
   auto target = cast<NVVM::NVVMTargetAttr>(module.getTargetsAttr()[0]);
+  StringRef ptx = mmaSyncFp8 ? "+ptx84"
+                  : fp8Cache && target.getFeatures() == "+ptx80" ? "+ptx81"
+                                                                 : "";
+  if (ptx.empty())
+    return;
   module.setTargetsAttr(ArrayAttr::get(
       module.getContext(),
       {NVVM::NVVMTargetAttr::get(module.getContext(), target.getO(),
-                                 target.getTriple(), target.getChip(),
-                                 "+ptx84")}));
+                                 target.getTriple(), target.getChip(), ptx)}));
 }
 
 } // namespace

@@ -12,6 +12,10 @@
 // On sm_80 the lowering and the config selection refuse the op by name.
 // RUN: not flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_80 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not flashfuse-opt %s --flash-select-config=target=a100 2>&1 | FileCheck %s --check-prefix=SM80
+// On sm_89 the module asks for PTX 8.1, from which LLVM selects the e4m3
+// conversions there (with the default 8.0 instruction selection failed).
+// RUN: flashfuse-opt %s --flash-select-config=target=l4 --flash-lower-to-gpu=chip=sm_89 | FileCheck %s --check-prefix=SM89
+// SM89: gpu.module @flash_kernels [#nvvm.target<O = 3, chip = "sm_89", features = "+ptx81">]
 // The experimental option is gone.
 // RUN: not flashfuse-opt %s --flash-lower-to-gpu="chip=sm_90a experimental-fp8-kvcache=true" 2>&1 | FileCheck %s --check-prefix=NOOPTION
 
