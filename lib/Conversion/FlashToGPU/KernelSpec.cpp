@@ -96,16 +96,10 @@ int64_t KernelSpec::smemBytes() const {
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   (gradientsFromRegisters() ? 1 : 2) * blockN * blockM) +
              statTileBytes() + (dqTiles ? 4 * blockM * headDim : 0);
-    // K and V of the block, a `stages`-deep ring of Q and dO tiles, the dS
-    // tile the dQ product reads back (not in deterministic mode), and the
-    // ring's LSE and Dsum.
-    return kStageBytes() + vStageBytes() +
-           stages * (qTileBytes() + doTileBytes()) +
-           (deterministic ? 0 : dsTileBytes()) + statTileBytes();
+    return sm80BackwardBytes(blockM, blockN, stages, headDim, headDimV,
+                             /*dsTile=*/!deterministic, blockSparse);
   case Kind::BackwardDQ:
-    // The forward's layout plus the dO tile.
-    return qTileBytes() + doTileBytes() +
-           stages * (kStageBytes() + vStageBytes());
+    return sm80BackwardDQBytes(blockM, blockN, stages, headDim, headDimV);
   case Kind::BackwardPreprocess:
   case Kind::BackwardPostprocess:
   case Kind::DecodeCombine:
@@ -422,8 +416,16 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
   s.kind = kind;
   // The dQ kernel's warps own 16-row slabs of the query block like the
   // forward's; the main kernel may run more warps than block_m has slabs.
-  if (kind == Kind::BackwardDQ)
+  if (kind == Kind::BackwardDQ) {
     s.warps = std::min(s.warps, s.blockM / 16);
+    // Its ring of K/V tiles of the main kernel's block_n keys comes on top
+    // of the Q and dO tiles, which flash-select-config did not fit to the
+    // chip (the config is the main kernel's): where they do not fit,
+    // narrower key tiles, the ring's depth kept as the forward's fallback
+    // does. D = 128 at 64 x 128 takes 174 KiB, past sm_80's 163 KiB.
+    while (s.smemBytes() > maxSharedMemoryPerBlock(s.arch) && s.blockN > 16)
+      s.blockN /= 2;
+  }
   // The preprocess and postprocess are row by row: a block-sparse op
   // shares the dense ones.
   if (kind == Kind::BackwardPreprocess || kind == Kind::BackwardPostprocess) {

@@ -1129,13 +1129,28 @@ void FlashLowerToGPU::runOnOperation() {
     (void)digits.getAsInteger(10, spec->arch);
     out.push_back(*spec);
   };
+  // A kernel must fit the chip's shared memory, or it would only fail at
+  // launch: an explicit config is not fitted by flash-select-config.
+  auto checkSharedMemory = [&](Operation *op, const KernelSpec &spec) {
+    int64_t limit = maxSharedMemoryPerBlock(spec.arch);
+    if (refused || spec.smemBytes() <= limit)
+      return;
+    op->emitOpError() << "its " << spec.kindName() << " kernel needs "
+                      << spec.smemBytes() << " bytes of shared memory, chip="
+                      << chip << " has at most " << limit
+                      << " a block: take fewer stages or smaller tiles";
+    refused = true;
+  };
   // wgmma exists only in the architecture-specific sm_90a.
   auto checkChip = [&](Operation *op, const SmallVector<KernelSpec> &out) {
-    if (!refused && out.back().usesWgmma() && chip != "sm_90a") {
+    if (refused)
+      return;
+    if (out.back().usesWgmma() && chip != "sm_90a") {
       op->emitOpError() << "recipe '" << stringifyRecipe(out.back().recipe)
                         << "' needs chip=sm_90a (wgmma), got chip=" << chip;
       refused = true;
     }
+    checkSharedMemory(op, out.back());
   };
   for (AttentionOp op : ops) {
     collect(getKernelSpec(op), specs);
@@ -1144,9 +1159,14 @@ void FlashLowerToGPU::runOnOperation() {
   for (AttentionGradOp op : gradOps) {
     collect(getKernelSpec(op, deterministic), gradSpecs);
     checkChip(op, gradSpecs);
+    if (!refused && gradSpecs.back().deterministic &&
+        gradSpecs.back().recipe == Recipe::Sm80)
+      checkSharedMemory(op, getBackwardStepSpec(gradSpecs.back(),
+                                                KernelSpec::Kind::BackwardDQ));
   }
   for (AttentionKVCacheOp op : kvOps) {
     collect(getKernelSpec(op), kvSpecs);
+    checkChip(op, kvSpecs);
     // The e4m3 conversions of the FP8-cache decode and append need sm_89+.
     if (!refused && kvSpecs.back().fp8Cache && kvSpecs.back().arch < 89) {
       op.emitOpError() << kFp8CacheNeedsSm89;

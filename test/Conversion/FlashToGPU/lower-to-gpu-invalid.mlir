@@ -113,3 +113,26 @@ func.func @recipe_ws(%q: tensor<1x1x128x64xf16>) -> tensor<1x1x128x64xf16> {
   %o = flash.attention %q, %q, %q {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>
   return %o : tensor<1x1x128x64xf16>
 }
+
+// -----
+
+// An explicit config is not fitted to the chip: six stages of 128 keys at
+// D = 128 need more than sm_80's 163 KiB a block.
+func.func @too_much_shared_memory(%q: tensor<1x1x128x128xf16>) -> tensor<1x1x128x128xf16> {
+  // expected-error-re @+1 {{its forward kernel needs {{[0-9]+}} bytes of shared memory, chip=sm_80 has at most 166912 a block: take fewer stages or smaller tiles}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 128, block_n = 128, warps = 4, stages = 6>} : tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16> -> tensor<1x1x128x128xf16>
+  return %o : tensor<1x1x128x128xf16>
+}
+
+// -----
+
+// The backward's padded tiles: K and V of 128 keys (69632 bytes), three
+// stages of Q and dO of 64 rows (104448), dS (18432), LSE and Dsum (1536).
+func.func @backward_too_much_shared_memory(%x: tensor<1x1x128x128xf16>, %lse: tensor<1x1x128xf32>) {
+  // expected-error @+1 {{its backward kernel needs 194048 bytes of shared memory, chip=sm_80 has at most 166912 a block: take fewer stages or smaller tiles}}
+  %g:3 = flash.attention_grad %x, %x, %x, %x, %x, %lse {config = #flash.config<sm80, block_m = 64, block_n = 128, warps = 8, stages = 3>}
+      : tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>,
+        tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128xf32>
+      -> tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>
+  return
+}

@@ -1,8 +1,9 @@
 // When the table's tiles overflow the target's shared memory per block, the
-// pass halves block_n (down to 16), then drops to one pipeline stage.
-// Shared memory = 2 * (block_m * D + stages * block_n * (D + Dv)) bytes,
-// plus 1024 for forwards with D a multiple of 64 (their swizzled tiles
-// start at a 1024-byte boundary).
+// pass halves block_n (down to 16, or 16 keys a warp in the backward), then
+// (backward) block_m, then drops to one pipeline stage. A forward's shared
+// memory = 2 * (block_m * D + stages * block_n * (D + Dv)) bytes, plus 1024
+// for D a multiple of 64 (their swizzled tiles start at a 1024-byte
+// boundary); the backward's is SharedMemory.h's.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config | FileCheck %s
 
 // L4 at D = 256 keeps the table's tiles: 1024 + 2 * (64*256 + 2*32*512) =
@@ -73,13 +74,15 @@ module attributes {flash.target = #flash.target<name = "small", arch = 86, sms =
 
 // -----
 
-// The backward tiles are smaller, so at 40960 bytes the gradient at D = 64
-// (table 32x128: 2 * (32*64 + 2*128*128) = 69632) gets by with block_n 64
-// (36864) while the forward op (128
-// rows: 1024 + 49152) has to halve block_n to 32 (33792).
+// At 40960 bytes the forward op (128 rows: 1024 + 49152) halves block_n to
+// 32 (33792). The backward's padded tiles (rows of D + 8) hold K and V of
+// block_n keys, two stages of Q and dO of block_m rows, dS [block_n][block_m
+// + 8] and the ring's LSE and Dsum: the table's 32 x 128 takes 66048 bytes;
+// block_n goes down to its 4 warps' 64 keys (42496), then block_m to 16
+// (30976), the ring kept two deep.
 // CHECK-LABEL: func.func @grad_fits_forward_does_not
 // CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
-// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 32, block_n = 64, warps = 4, stages = 2>
+// CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 64, warps = 4, stages = 2>
 module attributes {flash.target = #flash.target<name = "40k", arch = 80, sms = 108, smem_per_block = 40960, regs_per_sm = 65536>} {
   func.func @grad_fits_forward_does_not(%x: tensor<1x2x64x64xf16>, %lse: tensor<1x2x64xf32>) {
     %o = flash.attention %x, %x, %x

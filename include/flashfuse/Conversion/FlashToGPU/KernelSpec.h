@@ -10,6 +10,7 @@
 
 #include "flashfuse/Dialect/Flash/IR/FlashDialect.h"
 #include "flashfuse/Dialect/Flash/IR/HeadDims.h"
+#include "flashfuse/Dialect/Flash/IR/SharedMemory.h"
 #include "mlir/IR/Region.h"
 
 #include <string>
@@ -131,11 +132,9 @@ struct KernelSpec {
   bool blockDescales() const { return descaleBlockK > 0; }
   int64_t uniqueId = -1;
 
-  /// Rows of a shared-memory tile are padded by 8 elements (16 bytes) so
-  /// that the 8 rows one ldmatrix phase reads fall in 8 different 16-byte
-  /// bank groups (the pitch, mmaDim() + 8 elements, is an odd multiple of
-  /// 16 bytes for every head dim, as mmaDim() is a multiple of 16).
-  static constexpr int64_t kRowPad = 8;
+  /// Rows of a padded shared-memory tile: mmaDim() + kRowPad elements
+  /// (SharedMemory.h says why).
+  static constexpr int64_t kRowPad = kPaddedRowExtra;
 
   /// Columns the mma.sync tiles span for D and Dv (HeadDims.h's mmaWidth).
   int64_t mmaDim() const { return mmaWidth(headDim); }
@@ -254,11 +253,11 @@ struct KernelSpec {
   /// memory's own alignment does not give.
   static constexpr int64_t kSwizzleAlignSlack = 1024;
   /// Padded tiles: rows of mmaDim() (mmaDimV()) columns plus kRowPad.
-  int64_t qTileBytes() const { return blockM * (mmaDim() + kRowPad) * 2; }
-  int64_t kStageBytes() const { return blockN * (mmaDim() + kRowPad) * 2; }
-  int64_t vStageBytes() const { return blockN * (mmaDimV() + kRowPad) * 2; }
+  int64_t qTileBytes() const { return paddedTileBytes(blockM, headDim); }
+  int64_t kStageBytes() const { return paddedTileBytes(blockN, headDim); }
+  int64_t vStageBytes() const { return paddedTileBytes(blockN, headDimV); }
   /// The backward's dO tile of block_m rows (Q's is qTileBytes()).
-  int64_t doTileBytes() const { return blockM * (mmaDimV() + kRowPad) * 2; }
+  int64_t doTileBytes() const { return paddedTileBytes(blockM, headDimV); }
   /// Backward (sm80): warps that share each 16-key tile and split the
   /// columns of its dK and dV (HeadDims.h's backwardColumnGroups); 1 for
   /// D + Dv <= kMaxBackwardDims and in the sm90 recipe.
@@ -292,14 +291,10 @@ struct KernelSpec {
   }
   int64_t dqGroupColumns() const { return mmaDim() / dqColumnGroups(); }
   /// dS of one (key block, query block) pair, [block_n][block_m + pad].
-  int64_t dsTileBytes() const { return blockN * (blockM + kRowPad) * 2; }
-  /// The backward's LSE and Dsum of the Q/dO ring: [stages][2][block_m]
-  /// f32; block-sparse, then [stages + 1][4] i32: what the query-block
-  /// iterator records of each stage's step and its row of the lists
-  /// (BlockSparseQueryIterator.h), 16 bytes each so that what follows
-  /// stays 16-byte aligned.
+  int64_t dsTileBytes() const { return sm80BackwardDsBytes(blockM, blockN); }
+  /// The backward's LSE and Dsum of the Q/dO ring (SharedMemory.h).
   int64_t statTileBytes() const {
-    return 4 * stages * 2 * blockM + (blockSparse ? 16 * (stages + 1) : 0);
+    return sm80BackwardStatBytes(blockM, stages, blockSparse);
   }
   int64_t smemBytes() const;
   std::string kindName() const;

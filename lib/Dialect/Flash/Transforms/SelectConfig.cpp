@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Dialect/Flash/IR/HeadDims.h"
 #include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
+#include "flashfuse/Dialect/Flash/IR/SharedMemory.h"
 #include "flashfuse/Dialect/Flash/Transforms/Passes.h"
 #include "flashfuse/decode_splits.h"
 
@@ -36,14 +37,13 @@ struct TargetDesc {
 };
 
 /// GPUs known by name. `smemPerBlock` is the opt-in maximum of shared memory
-/// one block may use (cudaDevAttrMaxSharedMemoryPerBlockOptin), which is what
-/// a kernel launched with a raised dynamic-smem limit gets: 163 KiB on
-/// sm_80, 99 KiB on sm_89, 227 KiB on sm_90.
+/// one block may use (SharedMemory.h): 163 KiB on sm_80, 99 KiB on sm_89,
+/// 227 KiB on sm_90.
 constexpr TargetDesc kNamedTargets[] = {
-    {"a100", 80, 108, 166912, 65536},
-    {"l4", 89, 58, 101376, 65536},
-    {"h100", 90, 132, 232448, 65536},
-    {"h200", 90, 132, 232448, 65536},
+    {"a100", 80, 108, maxSharedMemoryPerBlock(80), 65536},
+    {"l4", 89, 58, maxSharedMemoryPerBlock(89), 65536},
+    {"h100", 90, 132, maxSharedMemoryPerBlock(90), 65536},
+    {"h200", 90, 132, maxSharedMemoryPerBlock(90), 65536},
 };
 
 //===----------------------------------------------------------------------===//
@@ -175,16 +175,16 @@ bool dqSplits(int64_t blockM, int64_t warps, int64_t d) {
          (warps % slabs == 0 && mmaWidth(d) % (16 * (warps / slabs)) == 0);
 }
 
-/// Shared memory of the sm80 recipe in bytes: the Q tile plus `stages`
-/// buffers of one K tile and one V tile, all 2-byte f16/bf16. Forwards with
-/// D and Dv of at least 64 use the 128-byte swizzle: whole 64-column swizzle
-/// rows (D = 96 takes 128 columns) from a 1024-byte boundary
-/// (KernelSpec::smemBytes is the exact figure; the padded rows of the other
-/// kernels add 16 bytes per row).
-int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
-                         int64_t d, int64_t dv, bool forward) {
+/// Shared memory of the sm80 forward in bytes: the Q tile plus `stages`
+/// buffers of one K tile and one V tile, all 2-byte f16/bf16. D and Dv of
+/// at least 64 use the 128-byte swizzle: whole 64-column swizzle rows
+/// (D = 96 takes 128 columns) from a 1024-byte boundary (KernelSpec::
+/// smemBytes is the exact figure; below 64 columns the padded rows add 16
+/// bytes per row).
+int64_t sm80ForwardSharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
+                                int64_t d, int64_t dv) {
   int64_t alignSlack = 0;
-  if (forward && d >= 64 && dv >= 64) {
+  if (d >= 64 && dv >= 64) {
     alignSlack = 1024;
     d = (d + 63) / 64 * 64;
     dv = (dv + 63) / 64 * 64;
@@ -193,6 +193,16 @@ int64_t sm80SharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
     dv = mmaWidth(dv);
   }
   return alignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
+}
+
+/// Shared memory of the sm80 backward's main kernel (SharedMemory.h, the
+/// figure its builder lays out). The deterministic mode's dQ kernel fits
+/// its own key tiles to the chip (getBackwardStepSpec).
+int64_t sm80BackwardSharedMemory(int64_t blockM, int64_t blockN,
+                                 int64_t stages, int64_t d, int64_t dv,
+                                 bool blockSparse) {
+  return sm80BackwardBytes(blockM, blockN, stages, d, dv, /*dsTile=*/true,
+                           blockSparse);
 }
 
 std::string knownTargetNames() {
@@ -297,6 +307,7 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   if (heavyGrad && (row->headDim == 64 || row->headDim == 128))
     blockM /= 2;
   int64_t columnGroups = isGrad ? backwardColumnGroups(sz.d, sz.dv) : 1;
+  bool blockSparse = static_cast<bool>(iface.getBlockSparse());
   if (isGrad && columnGroups == 1 && !dqSplits(blockM, warps, sz.d)) {
     const BwdTile *t = llvm::find_if(kBwdFallbacks, [&](const BwdTile &t) {
       return mmaWidth(sz.d) + mmaWidth(sz.dv) <= t.maxDims &&
@@ -316,17 +327,16 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
     blockN = std::min<int64_t>(blockN, 32);
   if (!isGrad && mmaWidth(sz.d) == 16)
     blockN = 64;
-  // The backward's warps each own 16-key tiles of block_n: a row with more
-  // warps than the forward's may not go below them.
-  int64_t minBlockN = warps > kSm80Warps ? 16 * warps : kMinBlockN;
+  // The backward's warps each own whole 16-key tiles of block_n.
+  int64_t minBlockN = isGrad ? 16 * warps : kMinBlockN;
   int64_t stages = kSm80Stages;
   if (columnGroups > 1) {
     // 16 keys per warp and column group, exactly: more would double dK and
     // dV in registers.
     const BwdTile *t = llvm::find_if(kGroupedBwdTiles, [&](const BwdTile &t) {
       return dqSplits(t.blockM, t.warps, sz.d) &&
-             sm80SharedMemory(t.blockM, t.blockN, stages, sz.d, sz.dv,
-                              /*forward=*/false) <= target.smemPerBlock;
+             sm80BackwardSharedMemory(t.blockM, t.blockN, stages, sz.d, sz.dv,
+                                      blockSparse) <= target.smemPerBlock;
     });
     if (t == std::end(kGroupedBwdTiles))
       t = &kGroupedBwdTiles[std::size(kGroupedBwdTiles) - 1];
@@ -342,19 +352,30 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   if (!isGrad && row->headDim == 256 && mmaWidth(sz.d) <= 160)
     stages = 3;
   auto smem = [&] {
-    return sm80SharedMemory(blockM, blockN, stages, sz.d, sz.dv, !isGrad);
+    return isGrad ? sm80BackwardSharedMemory(blockM, blockN, stages, sz.d,
+                                             sz.dv, blockSparse)
+                  : sm80ForwardSharedMemory(blockM, blockN, stages, sz.d,
+                                            sz.dv);
   };
   // Too little shared memory: narrower K/V tiles first, since a shallower
   // pipeline exposes the full global-memory latency of every tile; keeping
   // block_m keeps the K/V traffic per query row unchanged.
-  // Where such a row's tile does not fit, four warps let block_n shrink.
+  // Where such a row's tile does not fit, four warps let block_n shrink
+  // (the backward's warps each keep whole 16-key tiles).
   if (isGrad && columnGroups == 1 && smem() > target.smemPerBlock &&
       warps > kSm80Warps) {
     warps = kSm80Warps;
-    minBlockN = kMinBlockN;
+    minBlockN = 16 * warps;
   }
   while (smem() > target.smemPerBlock && blockN > minBlockN)
     blockN /= 2;
+  // The backward then takes fewer query rows a ring stage, keeping the
+  // ring two deep (its K/V tiles, read once per block, are what block_n
+  // sets): D = 128 on sm_89 takes 32 x 64 (74 KiB) rather than one stage
+  // of 64 x 64; 64 x 64 at two stages is 112 KiB, past its 99 KiB.
+  while (isGrad && smem() > target.smemPerBlock && blockM > 16 &&
+         dqSplits(blockM / 2, warps, sz.d))
+    blockM /= 2;
   // The forward's registers (up to 255 per thread, 4 warps) allow two blocks
   // per SM; shared memory should not allow only one. Where the target's
   // per-block maximum (about its per-SM capacity) cannot hold two blocks,
@@ -830,8 +851,7 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
     int64_t tilesBytes =
         fp8 ? 1024 + 2 * (blockM * rowUnits(d) +
                           stages * blockN * (rowUnits(d / 2) + rowUnits(dv / 2)))
-            : sm80SharedMemory(blockM, blockN, stages, d, dv,
-                               /*forward=*/true);
+            : sm80ForwardSharedMemory(blockM, blockN, stages, d, dv);
     return std::max(tilesBytes, merge);
   };
   auto fit = llvm::find_if(tiles, [&](auto t) {
