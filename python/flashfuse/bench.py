@@ -224,14 +224,19 @@ def bench_config(c, args, runners):
 
 # ---- --decode: one decoding step over a KV cache ------------------------
 
-# ANCHORS.md's decode shapes (B, Hkv, cache length), GQA 32/8, D = 128.
-DECODE_SHAPES = ((16, 8, 8192), (4, 8, 65536), (64, 8, 2048), (1, 8, 131072))
+# ANCHORS.md's decode shapes (B, Hkv, cache length), GQA 32/8, D = 128,
+# and issue 15's latency shape (B = 1, 512 keys).
+DECODE_SHAPES = ((16, 8, 8192), (4, 8, 65536), (64, 8, 2048), (1, 8, 131072),
+                 (1, 8, 512))
 DECODE_LAYOUTS = (0, 16, 64)  # contiguous, then paged with these page sizes
 DECODE_METHODS = ("flashfuse", "sdpa", "sdpa-flash", "sdpa-cudnn")
 # The same steps replayed from CUDA graphs, as serving stacks run them
 # (--decode-methods ... flashfuse-graph sdpa-graph): the GPU time of a step
-# without the host's per-call work.
+# without the host's per-call work. flashfuse-unsplit (num_splits=1) is the
+# split rule's baseline (decode_splits.h), for tuning it.
 DECODE_GRAPH_METHODS = ("flashfuse-graph", "sdpa-graph")
+DECODE_TUNING_METHODS = ("flashfuse-unsplit", "flashfuse-unsplit-graph",
+                         "sdpa-cudnn-graph")
 
 
 def _graphed(fn):
@@ -283,7 +288,9 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         table = None
     v = torch.randn_like(k)
     runners = {"flashfuse": (lambda: attention_with_kvcache(
-        q, k, v, lengths, block_table=table), ())}
+        q, k, v, lengths, block_table=table), ()),
+        "flashfuse-unsplit": (lambda: attention_with_kvcache(
+            q, k, v, lengths, block_table=table, num_splits=1), ())}
     qs = q.transpose(1, 2)
     ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
                      dtype=dtype)
@@ -354,9 +361,21 @@ def run_decode(args):
     bench_decode_shape((4, 8, 4096), 0, args)
     rows = []
     for page_size in args.decode_layouts:
-        for shape in DECODE_SHAPES:
+        for shape in args.decode_shapes:
             rows.extend(bench_decode_shape(shape, page_size, args))
     return rows
+
+
+def _decode_shape(text):
+    """"B/HKV/L" -> (B, HKV, L), each a positive int."""
+    try:
+        shape = tuple(int(x) for x in text.split("/"))
+    except ValueError:
+        shape = ()
+    if len(shape) != 3 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(
+            f"a decode shape is B/HKV/L of positive ints, got {text!r}")
+    return shape
 
 
 def parse_args(argv):
@@ -400,7 +419,12 @@ def parse_args(argv):
                    help="cache layouts: 0 = contiguous, else page sizes")
     p.add_argument("--decode-methods", nargs="+",
                    default=list(DECODE_METHODS),
-                   choices=DECODE_METHODS + DECODE_GRAPH_METHODS)
+                   choices=(DECODE_METHODS + DECODE_GRAPH_METHODS
+                            + DECODE_TUNING_METHODS))
+    p.add_argument("--decode-shapes", nargs="+", type=_decode_shape,
+                   default=list(DECODE_SHAPES), metavar="B/HKV/L",
+                   help="batch / kv heads / cache length of each shape "
+                        "(default: ANCHORS.md's and B = 1 at 512 keys)")
     p.add_argument("--decode-heads-q", type=int, default=32)
     p.add_argument("--decode-head-dim", type=int, default=128)
     p.add_argument("--decode-rounds", type=int, default=3,

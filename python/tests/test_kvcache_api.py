@@ -184,7 +184,15 @@ def test_bench_decode_arguments_and_table():
     assert args.decode_methods == ["flashfuse", "sdpa", "sdpa-flash",
                                    "sdpa-cudnn"]
     assert bench.DECODE_SHAPES == ((16, 8, 8192), (4, 8, 65536),
-                                   (64, 8, 2048), (1, 8, 131072))
+                                   (64, 8, 2048), (1, 8, 131072), (1, 8, 512))
+    assert args.decode_shapes == list(bench.DECODE_SHAPES)
+    args = bench.parse_args(["--decode", "--decode-shapes", "2/8/1024",
+                             "--decode-methods", "flashfuse",
+                             "flashfuse-unsplit-graph"])
+    assert args.decode_shapes == [(2, 8, 1024)]
+    for bad in ("2/8", "2/0/1024", "a/8/1024"):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--decode", "--decode-shapes", bad])
     # K and V of B=16, Hkv=8, 8k keys, D=128 in bf16.
     assert bench.decode_gb(16, 8, 8192, 128) == 2 * 16 * 8 * 8192 * 128 * 2 / 1e9
     row = dict(batch=16, heads_q=32, heads_kv=8, seqlen=8192, head_dim=128,
