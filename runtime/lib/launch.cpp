@@ -4,6 +4,7 @@
 #include "tensormap.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -197,9 +198,20 @@ flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
 
 const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
                              const std::string &name) {
-  for (int i = 0; i < n; ++i)
-    if (args[i].name && name == args[i].name)
+  int hint = 0;
+  return findArgFrom(args, n, name, hint);
+}
+
+const flashfuse_arg *findArgFrom(const flashfuse_arg *args, int n,
+                                 const std::string &name, int &hint) {
+  int start = hint >= 0 && hint < n ? hint : 0;
+  for (int k = 0; k < n; ++k) {
+    int i = start + k < n ? start + k : start + k - n;
+    if (args[i].name && std::strcmp(args[i].name, name.c_str()) == 0) {
+      hint = i + 1;
       return &args[i];
+    }
+  }
   return nullptr;
 }
 
@@ -311,6 +323,7 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
   slots.reserve(spec.params.size() * 5);
   if (maps)
     maps->clear();
+  int hint = 0;
   for (const ParamSpec &p : spec.params) {
     if (p.type == FLASHFUSE_PARAM_TENSORMAP) {
       // Made from the operand's own arguments; its 128 bytes live outside
@@ -325,7 +338,7 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
       slots.push_back(ParamSlot{});
       continue;
     }
-    const flashfuse_arg *a = findArg(args, numArgs, p.name);
+    const flashfuse_arg *a = findArgFrom(args, numArgs, p.name, hint);
     if (!a)
       return bad(concat("the kernel takes '", typeName(p.type), ":", p.name,
                         "' but no argument of that name was given"));

@@ -100,6 +100,13 @@ template <typename Args> void initAttentionArgs(Args *args) {
 // The argument named `name` among args[0..n), or null.
 const flashfuse_arg *findArg(const flashfuse_arg *args, int n,
                              const std::string &name);
+// The same, searched from args[hint] on and then from the start; `hint`
+// becomes the index after the match. A kernel's params are bound in their
+// order from arguments listed in much the same order (namedArgs), so most
+// lookups end at the first name compared: a decode step binds some 40
+// params among 60 arguments, host time that small steps feel.
+const flashfuse_arg *findArgFrom(const flashfuse_arg *args, int n,
+                                 const std::string &name, int &hint);
 
 // Named arguments for launchNamed / bindParams.
 flashfuse_arg buffer(const char *name, const void *ptr, int64_t numel);

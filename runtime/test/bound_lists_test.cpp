@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -253,6 +254,17 @@ void testLaunchArguments() {
   std::vector<flashfuse::ParamSlot> slotValues;
   EXPECT_STATUS(flashfuse::bindParams(k, all.data(), int(all.size()), true, slotValues),
                 FLASHFUSE_SUCCESS, "");
+  // The arguments' order does not matter (each name is searched from the
+  // previous match on, then from the start): reversed, they fill the same
+  // slots.
+  std::vector<flashfuse_arg> reversed(all.rbegin(), all.rend());
+  std::vector<flashfuse::ParamSlot> reversedSlots;
+  EXPECT_STATUS(flashfuse::bindParams(k, reversed.data(), int(reversed.size()), true,
+                                      reversedSlots),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(reversedSlots.size() == slotValues.size() &&
+         std::memcmp(reversedSlots.data(), slotValues.data(),
+                     slotValues.size() * sizeof(flashfuse::ParamSlot)) == 0);
   // Without the bound values, the caller's arguments alone are short.
   EXPECT_STATUS(flashfuse::bindParams(k, args.data(), int(args.size()), true, slotValues),
                 E, "the kernel takes 'memref:kv_num_blocks' but no argument");
