@@ -113,6 +113,18 @@ def locate_all(variant):
     return out
 
 
+def kernel_infos(variant):
+    """[(artifact dir, KernelInfo)] of the first kernel of `variant` in each
+    artifact that has one, in search order."""
+    out = []
+    for directory, index in locate_all(variant):
+        with _lock:
+            manifest = _manifest(directory)
+        if not isinstance(manifest, ManifestError):
+            out.append((directory, manifest.kernels()[index]))
+    return out
+
+
 def locate(variant, directory=None, capability=None):
     """(artifact dir, kernel index) of the first kernel of `variant` (in
     `directory` only, if given). Where no artifact has it and `capability`

@@ -22,21 +22,62 @@ from .ops import (_DTYPES, _Templates, _aligned, _capability,
                   _launch_context, _meta, _poison, _readable, poison_requested)
 
 
-_decode_plans = {}  # (device, decode variant key) -> (decode, combine or None)
+_decode_plans = {}  # (device, decode variant key, waves) -> (decode, combine)
+
+# An unsplit decode grid of this many waves of one block an SM, or more,
+# takes a kernel of its variant whose tiles fit two blocks an SM where an
+# artifact has one (the library's <target>-decode-waves): one block's
+# prologue and merge then overlap the other's copies, which the library's
+# tiles (one block an SM) leave idle between waves (docs/KVCACHE.md,
+# "Tiles for grids of several waves").
+WAVES_MIN = 2
 
 
-def _decode_kernels(device_index, variant):
+def waves_kernel_dir(infos, groups, sm_count, smem_per_sm):
+    """The artifact directory of the kernel to launch among `infos`
+    ([(dir, KernelInfo)] of one variant, the first the default): another
+    one that fits two blocks an SM where the default's grid,
+    groups(block_m) blocks, runs WAVES_MIN waves or more of one block an
+    SM; else the default's."""
+    default_dir, default = infos[0]
+    if not sm_count or not smem_per_sm or \
+            groups(default.block_m) < WAVES_MIN * sm_count:
+        return default_dir
+    for directory, info in infos[1:]:
+        if 0 < info.smem < default.smem and 2 * info.smem <= smem_per_sm:
+            return directory
+    return default_dir
+
+
+def _device_shape(device_index):
+    """(SMs, shared memory per SM in bytes, or 0 where torch does not say)
+    of a GPU."""
+    props = torch.cuda.get_device_properties(device_index)
+    return (props.multi_processor_count,
+            getattr(props, "shared_memory_per_multiprocessor", 0))
+
+
+def _decode_kernels(device_index, variant, groups=None):
     """(decode kernel, its decode_combine or None) for `variant`, both from
     the artifact that has the decode kernel (they share the layout of the
     partial results, KERNEL_ABI.md "Decode"); the decode is compiled on
     demand where no artifact has it. Without a combine kernel the runtime
-    runs one split, which is correct, only slower for small batches."""
-    key = (device_index, variant.key())
+    runs one split, which is correct, only slower for small batches.
+    `groups(block_m)`: the unsplit grid's blocks for a kernel of block_m
+    rows, to choose tiles by the grid's waves (waves_kernel_dir); None
+    keeps the first artifact's kernel."""
+    infos = _kernels.kernel_infos(variant) if groups is not None else []
+    directory = None
+    if len(infos) > 1:
+        directory = waves_kernel_dir(infos, groups,
+                                     *_device_shape(device_index))
+    key = (device_index, variant.key(), directory)
     plan = _decode_plans.get(key)
     if plan is not None:
         return plan
-    directory, _ = _kernels.locate(variant,
-                                   capability=_capability(device_index))
+    if directory is None:
+        directory, _ = _kernels.locate(variant,
+                                       capability=_capability(device_index))
     decode = _kernels.kernel(device_index, variant, directory)
     combine_variant = _kernels.make_variant(
         rt.KIND_DECODE_COMBINE, variant.dtype, variant.head_dim_v,
@@ -292,8 +333,14 @@ class DecodeLaunch:
             softcap=softcap > 0,
             page_size=k_cache.shape[1] if paged else 0,
             kv_dtype=rt.DTYPE_E4M3 if self.fp8 else 0)
-        self.decode, self.combine = _decode_kernels(q.device.index, variant)
         b, sq, hq, _ = q.shape
+        hkv = k_cache.shape[2]
+        # The split rule's unsplit grid: (batch, kv head, block of the
+        # kv head's hq / hkv * sq packed query rows).
+        groups = (None if num_splits else
+                  lambda block_m: b * hkv * -(-(hq // hkv * sq) // block_m))
+        self.decode, self.combine = _decode_kernels(q.device.index, variant,
+                                                    groups)
         self.o_shape, self.lse_shape = (b, sq, hq, dv), (b, hq, sq)
         a = self.args = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],

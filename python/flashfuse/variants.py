@@ -31,6 +31,16 @@ _SEQ = 128
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*$")
 
 
+def _check_tiles(tiles, whose):
+    """Forced tiles: None, or four positive ints (block_m, block_n, warps,
+    stages)."""
+    if tiles is not None and (
+            len(tiles) != 4
+            or any(not isinstance(t, int) or t <= 0 for t in tiles)):
+        raise ValueError(f"{whose} tiles must be four positive ints "
+                         f"(block_m, block_n, warps, stages), got {tiles!r}")
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelVariant:
     """One kernel variant. `window` is (left, right), -1 leaving that side
@@ -112,12 +122,7 @@ class KernelVariant:
         elif self.out_dtype not in OUT_DTYPES:
             raise ValueError(f"variant out_dtype must be one of {OUT_DTYPES} "
                              f"(None: the dtype), got {self.out_dtype!r}")
-        if self.tiles is not None and (
-                len(self.tiles) != 4
-                or any(not isinstance(t, int) or t <= 0 for t in self.tiles)):
-            raise ValueError("variant tiles must be four positive ints "
-                             "(block_m, block_n, warps, stages), got "
-                             f"{self.tiles!r}")
+        _check_tiles(self.tiles, "variant")
         if self.varlen and (self.bias or self.mask or self.dropout):
             # The op's verifier refuses them (their indices would be packed).
             raise ValueError("a varlen variant takes no bias, mask or "
@@ -332,8 +337,12 @@ class KVCacheVariant:
     softcap: Optional[float] = None
     page_size: int = 0
     kv_dtype: str = ""
+    # (block_m, block_n, warps, stages) of the decode kernel, or None for
+    # flash-select-config's choice.
+    tiles: Optional[Tuple[int, int, int, int]] = None
 
     def __post_init__(self):
+        _check_tiles(self.tiles, "a kvcache variant's")
         if self.dtype == "e4m3":
             raise ValueError("a kvcache variant's dtype must be f16 or bf16 "
                              "(flash.attention_kvcache refuses FP8 queries; "
@@ -387,6 +396,11 @@ def emit_kvcache(v, symbol=None):
     attrs = attributes(KernelVariant(v.name, v.dtype, v.head_dim,
                                      v.head_dim_v, causal=v.causal,
                                      window=v.window, softcap=v.softcap))
+    if v.tiles:
+        bm, bn, w, st = v.tiles
+        config = (f"config = #flash.config<decode, block_m = {bm}, "
+                  f"block_n = {bn}, warps = {w}, stages = {st}>")
+        attrs = "{" + ", ".join(([attrs[1:-1]] if attrs else []) + [config]) + "}"
     op = _op("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens", uses,
              attrs, f"{q}, {k}, {vc}, {lengths} -> {results}")
     return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"

@@ -285,3 +285,55 @@ def test_hf_lengths_are_computed_once_per_position_ids():
     assert _lengths_from_positions(pos, 2).tolist() == [9, 11]
     assert _lengths_from_positions(torch.tensor([[3]]), 4).tolist() == [4] * 4
     assert _lengths_from_positions(pos, 2) is not first
+
+
+def test_decode_tiles_for_grids_of_several_waves():
+    # The library's tiles (133 KiB, one block an SM) unless the unsplit grid
+    # runs two waves or more and another artifact's kernel of the variant
+    # fits two blocks an SM (101 KiB against an H100's 228 KiB).
+    from collections import namedtuple
+    from flashfuse._kvcache_ops import WAVES_MIN, waves_kernel_dir
+    info = namedtuple("Info", "block_m smem")
+    infos = [("lib", info(16, 136192)), ("fp8", info(16, 136192)),
+             ("waves", info(16, 103424))]
+    sms, per_sm = 132, 233472
+
+    def groups(batch, heads_kv=8, rows=4):
+        return lambda block_m: batch * heads_kv * -(-rows // block_m)
+    assert WAVES_MIN == 2
+    # B = 64, Hkv = 8: 512 blocks, 3.9 waves.
+    assert waves_kernel_dir(infos, groups(64), sms, per_sm) == "waves"
+    # B = 33: 264 blocks, two waves exactly; B = 32: 256, one and a bit.
+    assert waves_kernel_dir(infos, groups(33), sms, per_sm) == "waves"
+    assert waves_kernel_dir(infos, groups(32), sms, per_sm) == "lib"
+    # Nothing that fits twice, or a GPU that holds only one (A100: 164 KiB).
+    assert waves_kernel_dir(infos[:2], groups(64), sms, per_sm) == "lib"
+    assert waves_kernel_dir(infos, groups(64), 108, 167936) == "lib"
+    # Unknown shared memory per SM: the default.
+    assert waves_kernel_dir(infos, groups(64), sms, 0) == "lib"
+
+
+def test_gen_suite_decode_waves(opt_tool, tmp_path):
+    # 12 D = 128 variants with the tiles written into the op's config,
+    # which parse; the tiles are checked where they are given.
+    import subprocess
+    import sys
+    from conftest import ROOT
+    from flashfuse.variants import KVCacheVariant, emit_kvcache
+    out = tmp_path / "waves.mlir"
+    subprocess.run([sys.executable,
+                    str(ROOT / "scripts" / "kernels" / "gen_suite.py"),
+                    "--decode-waves", "-o", str(out)], check=True)
+    text = out.read_text()
+    config = ("config = #flash.config<decode, block_m = 16, block_n = 64, "
+              "warps = 4, stages = 3>")
+    assert text.count("flash.attention_kvcache ") == 12
+    assert text.count(config) == 12
+    assert text.count("{causal = #flash.causal<bottom_right>, " + config) == 6
+    assert text.count("block_table(") == 8
+    proc = subprocess.run([str(opt_tool), str(out)], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "config" not in emit_kvcache(KVCacheVariant("kv", "bf16", 128))
+    with pytest.raises(ValueError, match="four positive ints"):
+        KVCacheVariant("kv", "bf16", 128, tiles=(16, 64, 4))

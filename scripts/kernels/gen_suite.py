@@ -208,6 +208,25 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     return vs
 
 
+# The decode tiles for grids of several waves (docs/KVCACHE.md "Tiles for
+# grids of several waves"): 64-key blocks three deep, 101 KiB, two blocks
+# an SM on sm_90, where one block's prologue and merge overlap the other's
+# copies. The package takes them where the unsplit grid of the library's
+# tiles runs two waves or more.
+DECODE_WAVES_TILES = (16, 64, 4, 3)
+
+
+def decode_waves_suite():
+    """The decode variants of DECODE_WAVES_TILES that the library ships for
+    sm_90 targets (build/kernels/<target>-decode-waves): D = 128 x f16/bf16
+    x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
+    page). 12 variants."""
+    return [dataclasses.replace(v, name=v.name + "_waves",
+                                tiles=DECODE_WAVES_TILES)
+            for v in decode_suite(dims=(128,))
+            if v.window is None and v.softcap is None]
+
+
 def decode_fp8_library_suite():
     """The FP8 (e4m3) cache variants the kernel library ships for sm_90
     targets (python/CMakeLists.txt, build/kernels/<target>-decode-fp8;
@@ -383,6 +402,10 @@ def main():
                     help="forward variants walking block-sparse lists (and "
                          "their dense counterparts); with --backward, their "
                          "flash.attention_grad variants with the forwards")
+    ap.add_argument("--decode-waves", action="store_true",
+                    help="the decode variants of the tiles for grids of "
+                         "several waves (compile with --target=h100 or "
+                         "h200: two blocks an SM)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -394,11 +417,13 @@ def main():
     ws_backward = args.sm90ws and args.backward
     ws_varlen_backward = ws_backward and args.varlen
     if (args.backward + args.decode + args.decode_fp8
-            + args.decode_fp8_library + args.headdims + args.varlen
+            + args.decode_fp8_library + args.decode_waves + args.headdims
+            + args.varlen
             + args.sm90ws + args.fp8 + args.fp8_mma_sync + args.block_sparse
             - varlen_backward
             - sparse_backward - ws_backward - ws_varlen_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
+                 "--decode-waves, "
                  "--headdims, --varlen, --sm90ws, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
@@ -419,6 +444,7 @@ def main():
              else fp8_mma_sync_suite() if args.fp8_mma_sync
              else decode_fp8_suite() if args.decode_fp8
              else decode_fp8_library_suite() if args.decode_fp8_library
+             else decode_waves_suite() if args.decode_waves
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]
@@ -426,7 +452,7 @@ def main():
              if args.decode
              else headdims_suite() if args.headdims else default_suite())
     if args.tiles and (args.decode or args.decode_fp8
-                       or args.decode_fp8_library):
+                       or args.decode_fp8_library or args.decode_waves):
         ap.error("--tiles forces forward/backward tiles; the decode recipe "
                  "chooses its own")
     if args.tiles:
