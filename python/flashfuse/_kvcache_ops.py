@@ -29,7 +29,8 @@ _decode_plans = {}  # (device, decode variant key, waves) -> (decode, combine)
 # artifact has one (the library's <target>-decode-waves): one block's
 # prologue and merge then overlap the other's copies, which the library's
 # tiles (one block an SM) leave idle between waves (docs/KVCACHE.md,
-# "Tiles for grids of several waves").
+# "Tiles for grids of several waves"). decode_splits.h's
+# FLASHFUSE_DECODE_WAVES_MIN, which flash-select-config applies.
 WAVES_MIN = 2
 
 

@@ -300,7 +300,13 @@ def test_decode_tiles_for_grids_of_several_waves():
 
     def groups(batch, heads_kv=8, rows=4):
         return lambda block_m: batch * heads_kv * -(-rows // block_m)
-    assert WAVES_MIN == 2
+    # One number with decode_splits.h, which flash-select-config applies.
+    import re
+    from conftest import ROOT
+    header = (ROOT / "runtime" / "include" / "flashfuse" /
+              "decode_splits.h").read_text()
+    assert re.search(r"#define FLASHFUSE_DECODE_WAVES_MIN (\d+)",
+                     header).group(1) == str(WAVES_MIN)
     # B = 64, Hkv = 8: 512 blocks, 3.9 waves.
     assert waves_kernel_dir(infos, groups(64), sms, per_sm) == "waves"
     # B = 33: 264 blocks, two waves exactly; B = 32: 256, one and a bit.

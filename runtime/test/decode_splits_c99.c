@@ -57,6 +57,10 @@ int main(void) {
   expect("no blocks", flashfuse_decode_num_splits(0, 8, 1, 64, sms, perSm), 1);
   expect("blocks_per_sm 0",
          flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 4);
+  /* Two waves of one block an SM or more: tiles that fit two an SM. */
+  expect("264 blocks, 132 SMs", flashfuse_decode_grid_of_waves(264, sms), 1);
+  expect("263 blocks, 132 SMs", flashfuse_decode_grid_of_waves(263, sms), 0);
+  expect("no SM count", flashfuse_decode_grid_of_waves(512, 0), 0);
   printf("%s decode_splits_c99\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

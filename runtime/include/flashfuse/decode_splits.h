@@ -58,4 +58,21 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
   return splits < 1 ? 1 : (int32_t)splits;
 }
 
+/* Grids of several waves (docs/KVCACHE.md "Tiles for grids of several
+ * waves"): where the unsplit grid of one-block-an-SM tiles has at least
+ * FLASHFUSE_DECODE_WAVES_MIN waves (blocks >= that many times the SMs), a
+ * tile that fits two blocks an SM overlaps one block's prologue and merge
+ * with the other's copies: 64-key blocks three deep at D = 128 read 1-5%
+ * more on an H200 at B = 64, 2k (docs/PERF.md runs 196, 231), and 4-7%
+ * less on paged caches where the grid is one wave (run 197).
+ * flash-select-config (static sizes) and the Python package (launch
+ * sizes; flashfuse/_kvcache_ops.py's WAVES_MIN, the same number) take
+ * such tiles then. */
+#define FLASHFUSE_DECODE_WAVES_MIN 2
+
+static inline int flashfuse_decode_grid_of_waves(int64_t blocks,
+                                                 int64_t sm_count) {
+  return sm_count > 0 && blocks >= FLASHFUSE_DECODE_WAVES_MIN * sm_count;
+}
+
 #endif

@@ -88,3 +88,30 @@ func.func @d160(%q: tensor<1x8x1x160xf16>, %k: tensor<1x2x8192x160xf16>, %len: t
       : tensor<1x8x1x160xf16>, tensor<1x2x8192x160xf16>, tensor<1x2x8192x160xf16>, tensor<1xi32> -> tensor<1x8x1x160xf16>
   return %o : tensor<1x8x1x160xf16>
 }
+
+// B = 64, Hkv = 8, one token, 2k keys: 512 blocks of the 128-key tiles (one
+// an SM) are 3.9 waves of the H100's 132 SMs: 64-key blocks three deep
+// (101 KiB, two an SM; decode_splits.h's grids of several waves), contiguous
+// and paged. B = 32 (256 blocks, under two waves) keeps 128 keys, and the
+// L4, where two such blocks do not fit, 64 keys two deep.
+// H100-LABEL: func.func @waves
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+// L4-LABEL: func.func @waves
+// L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
+func.func @waves(%q: tensor<64x32x1x128xbf16>, %k: tensor<64x8x2048x128xbf16>,
+                 %kp: tensor<8192x16x8x128xbf16>, %bt: tensor<64x128xi32>,
+                 %len: tensor<64xi32>, %q32: tensor<32x32x1x128xbf16>,
+                 %k32: tensor<32x8x2048x128xbf16>, %len32: tensor<32xi32>) {
+  %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
+      : tensor<64x32x1x128xbf16>, tensor<64x8x2048x128xbf16>, tensor<64x8x2048x128xbf16>, tensor<64xi32>
+      -> tensor<64x32x1x128xbf16>
+  %p = flash.attention_kvcache %q, %kp, %kp, %len block_table(%bt : tensor<64x128xi32>)
+      : tensor<64x32x1x128xbf16>, tensor<8192x16x8x128xbf16>, tensor<8192x16x8x128xbf16>, tensor<64xi32>
+      -> tensor<64x32x1x128xbf16>
+  %s = flash.attention_kvcache %q32, %k32, %k32, %len32
+      : tensor<32x32x1x128xbf16>, tensor<32x8x2048x128xbf16>, tensor<32x8x2048x128xbf16>, tensor<32xi32>
+      -> tensor<32x32x1x128xbf16>
+  return
+}
