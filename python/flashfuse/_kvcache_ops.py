@@ -22,7 +22,8 @@ from .ops import (_DTYPES, _Templates, _aligned, _capability,
                   _launch_context, _meta, _poison, _readable, poison_requested)
 
 
-_decode_plans = {}  # (device, decode variant key, waves) -> (decode, combine)
+# (device, variant key, chosen artifact dir or None) -> (decode, combine)
+_decode_plans = {}
 
 # An unsplit decode grid of this many waves of one block an SM, or more,
 # takes a kernel of its variant whose tiles fit two blocks an SM where an
