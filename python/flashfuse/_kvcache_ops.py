@@ -19,7 +19,8 @@ import torch
 from . import _kernels
 from . import _runtime as rt
 from .ops import (_DTYPES, _Templates, _aligned, _capability,
-                  _launch_context, _meta, _poison, _readable, poison_requested)
+                  _current_stream, _launch_context, _meta, _poison, _readable,
+                  poison_requested)
 
 
 # (device, variant key, chosen artifact dir or None) -> (decode, combine)
@@ -104,8 +105,7 @@ def _aligned_index(t):
     copy (a few bytes per sequence)."""
     if t is None:
         return None
-    if t.data_ptr() % 16 == 0 and (t.dim() < 2 or t.stride(-1) == 1
-                                   or t.shape[-1] == 1):
+    if t.data_ptr() % 16 == 0 and (t.stride(-1) == 1 or t.shape[-1] == 1):
         return t
     return t.clone(memory_format=torch.contiguous_format)
 
@@ -316,12 +316,29 @@ def _kvcache_outputs(q, head_dim_v):
             q.new_empty(b, hq, sq, dtype=torch.float32))
 
 
+def _restrided(t, strides):
+    """A copy of t with element strides `strides` on a fresh (aligned)
+    allocation: what a plan bound to those strides reads where t itself
+    cannot be read in place."""
+    return torch.empty_strided(t.shape, strides, dtype=t.dtype,
+                               device=t.device).copy_(t)
+
+
+def _contiguous_strides(shape):
+    strides, n = [], 1
+    for size in reversed(shape):
+        strides.append(n)
+        n *= size
+    return tuple(reversed(strides))
+
+
 class DecodeLaunch:
-    """The decode launch of one signature (KERNEL_ABI.md "Decode"): the
-    decode kernel and its combine, DecodeArgs with every size, stride and
-    scalar filled, and the workspace size (the split count depends on the
-    host-visible sizes and the GPU only, not on the lengths on the device).
-    Calling it allocates O, LSE and the workspace and launches."""
+    """The decode launch of one signature (KERNEL_ABI.md "Decode"): a
+    DecodePlan of the decode kernel and its combine, made from every size,
+    stride and scalar (the split count depends on the host-visible sizes
+    and the GPU only, not on the lengths on the device), so that a call
+    allocates O, LSE and the workspace and passes the runtime the
+    addresses."""
 
     def __init__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  seq_new, causal, scale, window_left, window_right, softcap,
@@ -341,27 +358,41 @@ class DecodeLaunch:
         # kv head's hq / hkv * sq packed query rows).
         groups = (None if num_splits else
                   lambda block_m: b * hkv * -(-(hq // hkv * sq) // block_m))
-        self.decode, self.combine = _decode_kernels(q.device.index, variant,
-                                                    groups)
+        decode, combine = _decode_kernels(q.device.index, variant, groups)
+        self.device_index = q.device.index
         self.o_shape, self.lse_shape = (b, sq, hq, dv), (b, hq, sq)
-        a = self.args = rt.decode_args()
+        # The strides the plan is bound to: q's and the table's own where
+        # the kernels can read them in place, else those of the copy a
+        # call then makes (_restrided); a call whose tensor is misaligned
+        # copies it too.
+        self.q_strides = (q.stride() if _aligned(q, address=False)
+                          else _contiguous_strides(q.shape))
+        self.q_copy = self.q_strides != q.stride()
+        self.table_strides = self.table_copy = None
+        if paged:
+            self.table_strides = (block_table.stride()
+                                  if block_table.stride(-1) == 1
+                                  or block_table.shape[-1] == 1
+                                  else _contiguous_strides(block_table.shape))
+            self.table_copy = self.table_strides != block_table.stride()
+        a = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
                       block_table)
+        if paged:
+            a.block_table_stride = self.table_strides[0]
         if self.fp8:
             # The cache's dtype is the kernel's kv_dtype; q and O keep theirs.
             _fp8_cache_layout(a, q.dtype, k_descale, v_descale)
         a.heads_q, a.seq_q, a.seq_new = hq, sq, seq_new
-        a.q_stride[:] = _bhsd_strides(q)
+        a.q_stride[:] = (self.q_strides[0], self.q_strides[2],
+                         self.q_strides[1], self.q_strides[3])
         a.o_stride[:] = (sq * hq * dv, dv, hq * dv, 1)  # O is contiguous
         a.scale = scale
         a.window_left, a.window_right = window_left, window_right
         a.softcap = softcap
         a.num_splits = num_splits
-        # Asked of the runtime at the first call, whose arguments are
-        # complete (it checks the addresses too).
-        self.workspace_bytes = None
-        # q's strides allow reading it in place; its address is each call's.
-        self.q_rows_readable = _aligned(q, address=False)
+        self.plan = rt.DecodePlan(decode, combine, a)
+        self.workspace_bytes = self.plan.workspace_bytes
         # Where the caller does not want the LSE, it goes to the start of
         # the workspace's allocation (one allocation less per step).
         self.lse_bytes = -(-b * hq * sq * 4 // 256) * 256
@@ -369,47 +400,40 @@ class DecodeLaunch:
     def __call__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  k_descale=None, v_descale=None, want_lse=True):
         """(O, LSE) of this step; LSE None unless `want_lse`."""
-        a = rt.DecodeArgs.from_buffer_copy(self.args)
         o = q.new_empty(self.o_shape)
-        readable = q
-        if not self.q_rows_readable or q.data_ptr() % 16:
-            readable = _readable(q)
-            a.q_stride[:] = _bhsd_strides(readable)
-        keep = _cache_addresses(a, k_cache, v_cache, cache_seqlens,
-                                block_table)
-        if self.fp8:
-            _fp8_cache_addresses(a, k_descale, v_descale)
-        # The first call has an LSE of its own: the runtime sizes the
-        # workspace from complete arguments (it checks every address).
-        separate_lse = want_lse or self.workspace_bytes is None
-        lse = (q.new_empty(self.lse_shape, dtype=torch.float32)
-               if separate_lse else None)
-        a.q, a.o = readable.data_ptr(), o.data_ptr()
-        if separate_lse:
-            a.lse = lse.data_ptr()
-        if self.workspace_bytes is None:
-            _, self.workspace_bytes = rt.decode_workspace_bytes(
-                self.decode, self.combine, a)
+        if self.q_copy or q.data_ptr() % 16:
+            q = _restrided(q, self.q_strides)
+        cache_seqlens = _aligned_index(cache_seqlens)
+        table = None
+        if block_table is not None:
+            if self.table_copy or block_table.data_ptr() % 16:
+                block_table = _restrided(block_table, self.table_strides)
+            table = block_table.data_ptr()
         nbytes = self.workspace_bytes
-        lse_bytes = 0 if separate_lse else self.lse_bytes
+        lse_bytes = 0 if want_lse else self.lse_bytes
+        lse = (q.new_empty(self.lse_shape, dtype=torch.float32)
+               if want_lse else None)
         # From torch's caching allocator on the launch stream: reused by
         # the next step without a synchronisation.
         buffer = (torch.empty(lse_bytes + nbytes, dtype=torch.uint8,
                               device=q.device)
                   if lse_bytes + nbytes else None)
         base = buffer.data_ptr() if buffer is not None else 0
-        if not separate_lse:
-            a.lse = base
         if poison_requested():
             _poison(o, lse, buffer.view(torch.float32) if buffer is not None
                     else None)
-        context, stream = _launch_context(q.device)
-        with context:
-            rt.attention_decode(self.decode, self.combine, a,
-                                base + lse_bytes if nbytes else None,
-                                nbytes, stream)
-        del keep, readable, buffer
-        return o, (lse if want_lse else None)
+        addresses = rt.DecodeAddresses(
+            q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(),
+            o.data_ptr(), lse.data_ptr() if want_lse else base,
+            cache_seqlens.data_ptr(), table,
+            k_descale.data_ptr() if self.fp8 else None,
+            v_descale.data_ptr() if self.fp8 else None,
+            base + lse_bytes if nbytes else None, nbytes)
+        self.plan.launch(addresses, _current_stream(self.device_index))
+        # The inputs and the buffer stay referenced until the launch is
+        # queued; the caching allocator orders their reuse on the stream.
+        del buffer
+        return o, lse
 
 
 _decode_templates = _Templates()

@@ -218,6 +218,17 @@ class DecodeArgs(ctypes.Structure):
                 ("k_descale_stride", _I64x2), ("v_descale_stride", _I64x2)]
 
 
+class DecodeAddresses(ctypes.Structure):
+    """flashfuse_decode_addresses (runtime.h): one step of a DecodePlan."""
+    _fields_ = [("q", ctypes.c_void_p), ("k_cache", ctypes.c_void_p),
+                ("v_cache", ctypes.c_void_p), ("o", ctypes.c_void_p),
+                ("lse", ctypes.c_void_p), ("cache_seqlens", ctypes.c_void_p),
+                ("block_table", ctypes.c_void_p),
+                ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
+                ("workspace", ctypes.c_void_p),
+                ("workspace_bytes", ctypes.c_size_t)]
+
+
 class Arg(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int),
                 ("ptr", ctypes.c_void_p), ("numel", ctypes.c_int64),
@@ -294,6 +305,12 @@ def _declare(lib):
                  P(ctypes.c_size_t)]),
         "flashfuse_attention_decode": (
             st, [vp, vp, P(DecodeArgs), vp, ctypes.c_size_t, vp]),
+        "flashfuse_decode_plan_create": (
+            st, [vp, vp, P(DecodeArgs), P(vp)]),
+        "flashfuse_decode_plan_info": (
+            st, [vp, P(ctypes.c_int32), P(ctypes.c_size_t)]),
+        "flashfuse_decode_plan_launch": (st, [vp, P(DecodeAddresses), vp]),
+        "flashfuse_decode_plan_destroy": (None, [vp]),
         "flashfuse_attention_decode_check": (
             st, [vp, ctypes.c_int32, ctypes.c_int32, P(DecodeArgs),
                  ctypes.c_int32, ctypes.c_int32, vp, ctypes.c_size_t,
@@ -588,6 +605,38 @@ def attention_decode(decode, combine, args, workspace, workspace_bytes,
     check(library().flashfuse_attention_decode(
         decode, combine, ctypes.byref(args), workspace, workspace_bytes,
         ctypes.c_void_p(stream)))
+
+
+class DecodePlan:
+    """A decode launch prepared for every step of one signature
+    (flashfuse_decode_plan): `args` without addresses; each launch passes
+    a step's DecodeAddresses. The kernels' context must outlive it."""
+
+    def __init__(self, decode, combine, args):
+        lib = library()
+        handle = ctypes.c_void_p()
+        check(lib.flashfuse_decode_plan_create(decode, combine,
+                                               ctypes.byref(args),
+                                               ctypes.byref(handle)))
+        self._handle = handle
+        self._destroy = lib.flashfuse_decode_plan_destroy
+        # Bound once: a step's host time is what this class is for.
+        self._launch = lib.flashfuse_decode_plan_launch
+        splits, need = ctypes.c_int32(), ctypes.c_size_t()
+        check(lib.flashfuse_decode_plan_info(handle, ctypes.byref(splits),
+                                             ctypes.byref(need)))
+        self.num_splits, self.workspace_bytes = splits.value, need.value
+
+    def launch(self, addresses, stream):
+        """Launches one step (DecodeAddresses) on `stream`."""
+        status = self._launch(self._handle, ctypes.byref(addresses), stream)
+        if status:
+            check(status)
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle:
+            self._destroy(handle)
 
 
 def kvcache_append(append, args, stream):

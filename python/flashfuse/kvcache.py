@@ -420,44 +420,40 @@ class _Step:
 _steps = kvops._Templates()
 
 
-def _signature(t):
-    """What _check reads of an optional tensor; None where `t` is not a
-    plain tensor (then the step is checked in full)."""
-    if t is None:
-        return ()
-    if type(t) is not torch.Tensor:
-        return None
-    return (t.shape, t.stride(), t.dtype, t.get_device())
-
-
 def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
               softmax_scale, is_causal, window_size, softcap, num_splits,
               k_descale, v_descale):
     """Everything _check and the launches depend on, hashable, or None where
     the step is checked in full every call: values the check reads (CPU
-    descales) or arguments it would reject by type."""
+    descales) or arguments it would reject by type. One flat tuple (its
+    build and hash are a small step's host time): each tensor gives its
+    shape, strides, dtype and device, an absent one None, so equal keys
+    have the same tensors present."""
+    tensor = torch.Tensor
     if type(cache_seqlens) is int:
-        lengths = cache_seqlens
+        key = [cache_seqlens]
+    elif type(cache_seqlens) is tensor:
+        key = [cache_seqlens.shape, cache_seqlens.stride(),
+               cache_seqlens.dtype, cache_seqlens.get_device()]
     else:
-        lengths = _signature(cache_seqlens)
-        if not lengths:
-            return None
-    key = [lengths, softmax_scale, is_causal, softcap, num_splits]
+        return None
     for t in (q, k_cache, v_cache, k_new, v_new, block_table, k_descale,
               v_descale):
-        meta = _signature(t)
-        if meta is None:
+        if t is None:
+            key.append(None)
+        elif type(t) is tensor:
+            key += (t.shape, t.stride(), t.dtype, t.get_device())
+        else:
             return None
-        key.append(meta)
     for t in (k_descale, v_descale):
         if t is not None and t.device.type == "cpu":
             return None
     if type(window_size) not in (tuple, list) or any(
             type(w) is not int for w in window_size):
         return None
-    key.append(tuple(window_size))
     if type(softcap) not in (int, float) or (
             softmax_scale is not None
             and type(softmax_scale) not in (int, float)):
         return None
+    key += (softmax_scale, is_causal, softcap, num_splits, *window_size)
     return tuple(key)

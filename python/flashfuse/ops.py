@@ -73,6 +73,14 @@ def _launch_context(device):
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
+def _current_stream(index):
+    """The raw current stream of GPU `index` (for launches through the
+    runtime, which makes its own context current)."""
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
 def _aligned(t, address=True):
     """Whether the kernels can read t in place: last dim contiguous, 16-byte
     aligned base (unless not `address`: the strides alone), and every

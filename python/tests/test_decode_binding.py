@@ -371,6 +371,30 @@ def test_launch_functions_are_bound(rt):
         rt.decode_workspace_bytes(None, None, args)
 
 
+
+def test_plan_functions_are_bound(rt):
+    """The decode plan's entry points reach the library with the C layout
+    of flashfuse_decode_addresses (10 pointers and a size), and the
+    runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
+    checks the launches of plans)."""
+    import ctypes
+    from flashfuse.errors import InvalidArgumentError
+    lib = rt.library()
+    assert ctypes.sizeof(rt.DecodeAddresses) == 11 * 8
+    assert [f for f, _ in rt.DecodeAddresses._fields_][-2:] == [
+        "workspace", "workspace_bytes"]
+    args = _decode_args(rt)
+    with pytest.raises(InvalidArgumentError,
+                       match="decode kernel and arguments must not be NULL"):
+        rt.DecodePlan(None, None, args)
+    with pytest.raises(InvalidArgumentError,
+                       match="the plan and the addresses must not be NULL"):
+        rt.check(lib.flashfuse_decode_plan_launch(
+            None, ctypes.byref(rt.DecodeAddresses()), None))
+    with pytest.raises(InvalidArgumentError, match="the plan is NULL"):
+        rt.check(lib.flashfuse_decode_plan_info(None, None, None))
+    lib.flashfuse_decode_plan_destroy(None)  # ignored
+
 # ---- an FP8 (e4m3) cache (docs/KVCACHE.md "FP8 cache") --------------------
 
 def _fp8_args(rt, capacity=4096):

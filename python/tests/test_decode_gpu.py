@@ -278,6 +278,36 @@ def test_steps_of_one_signature_use_their_own_tensors(page_size):
                                          block_table=table)
 
 
+@pytest.mark.parametrize("layout", ["strided", "misaligned"])
+def test_lengths_and_table_views_are_read_as_given(layout):
+    # The kernels read the lengths and the table rows contiguously from
+    # 16-byte boundaries: views that are not (every other element of a
+    # lengths buffer, a column-major table, tensors 4 bytes into their
+    # allocation) are copied first, on every step of one signature.
+    dtype, b, hq, hkv, d, capacity = torch.bfloat16, 3, 32, 8, 128, 512
+    k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype, 16)
+    lengths = [5, 64, 300]
+    for step in range(2):
+        if layout == "strided":
+            seqlens = torch.tensor([n for n in lengths for _ in (0, 1)],
+                                   device="cuda", dtype=torch.int32)[::2]
+            view = table.t().contiguous().t()
+            assert seqlens.stride() == (2,) and view.stride(-1) != 1
+        else:
+            raw = torch.zeros(2 + b + b * table.shape[1], device="cuda",
+                              dtype=torch.int32)
+            seqlens = raw[1:1 + b]
+            seqlens.copy_(torch.tensor(lengths, dtype=torch.int32))
+            view = raw[2 + b:].view(b, -1)
+            view.copy_(table)
+            assert seqlens.data_ptr() % 16 and view.data_ptr() % 16
+        q = torch.randn(b, 1, hq, d, device="cuda", dtype=dtype)
+        out = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+            q, k_cache, v_cache, seqlens, block_table=view))
+        check_step(q, k_cache, v_cache, table, lengths, out)
+        lengths = [n + 7 for n in lengths]
+
+
 @pytest.mark.parametrize("num_splits", [0, 1, 3], ids=["auto", "s1", "s3"])
 @pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
 def test_decode_steps_replay_from_a_cuda_graph(page_size, num_splits):

@@ -3,11 +3,13 @@
 // split count (decode_splits.h), lays out the workspace of partial results
 // and turns it all into the named arguments of KERNEL_ABI.md "Decode".
 #include "launch.h"
+#include "prepared_launch.h"
 
 #include "flashfuse/decode_splits.h"
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace flashfuse {
@@ -672,6 +674,167 @@ flashfuse_status prepareDeviceCheck(const KernelSpec &check,
                     /*strict=*/false, slots);
 }
 
+// The buffers of a decode launch, numbered for PreparedLaunch, and their
+// names in messages.
+enum DecodeBuffer : int {
+  kBufferQ,
+  kBufferK,
+  kBufferV,
+  kBufferO,
+  kBufferLse,
+  kBufferLengths,
+  kBufferTable,
+  kBufferKDescale,
+  kBufferVDescale,
+  kBufferWorkspace,
+  kDecodeBuffers
+};
+static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
+const char *const kDecodeBufferNames[kDecodeBuffers] = {
+    "q",     "k_cache",     "v_cache",   "o",         "lse", "cache_seqlens",
+    "block_table", "k_descale", "v_descale", "workspace"};
+
+} // namespace
+} // namespace flashfuse
+
+// A decode launch prepared for one signature (runtime.h).
+struct flashfuse_decode_plan {
+  const flashfuse::KernelSpec *decode = nullptr;
+  const flashfuse::KernelSpec *combine = nullptr;
+  flashfuse_context *context = nullptr;
+  // The arguments with placeholder addresses, for the checks' messages.
+  flashfuse_decode_args args{};
+  flashfuse::Plan plan;
+  bool uses[flashfuse::kDecodeBuffers] = {};
+  flashfuse::PreparedLaunch decodeLaunch, combineLaunch;
+};
+
+namespace flashfuse {
+namespace {
+
+// Checks `args` (all but its addresses, which stand for each step's),
+// chooses the split count and binds the kernels' params into `out`.
+flashfuse_status createDecodePlan(flashfuse_kernel &decode,
+                                  flashfuse_kernel *combine,
+                                  const flashfuse_decode_args &args,
+                                  flashfuse_decode_plan &out) {
+  flashfuse_decode_args &a = out.args;
+  a = args;
+  bool *uses = out.uses;
+  for (int i = 0; i < kDecodeBuffers; ++i)
+    uses[i] = true;
+  uses[kBufferTable] = a.page_size != 0;
+  uses[kBufferKDescale] = uses[kBufferVDescale] =
+      a.kv_dtype == FLASHFUSE_DTYPE_E4M3;
+  auto at = [&](DecodeBuffer b) {
+    return uses[b] ? placeholderAddress(b) : nullptr;
+  };
+  a.q = at(kBufferQ);
+  a.k_cache = at(kBufferK);
+  a.v_cache = at(kBufferV);
+  a.o = const_cast<void *>(at(kBufferO));
+  a.lse = static_cast<float *>(const_cast<void *>(at(kBufferLse)));
+  a.cache_seqlens = static_cast<const int32_t *>(at(kBufferLengths));
+  a.block_table = static_cast<const int32_t *>(at(kBufferTable));
+  a.k_descale = static_cast<const float *>(at(kBufferKDescale));
+  a.v_descale = static_cast<const float *>(at(kBufferVDescale));
+  a.k_new = a.v_new = nullptr; // the append's, not read by the decode
+  out.decode = decode.spec;
+  out.combine = combine ? combine->spec : nullptr;
+  out.context = decode.artifact->context;
+  DecodeChecker checker(*out.decode, out.combine, a);
+  if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
+    return s;
+  Plan &plan = out.plan;
+  if (auto s = checker.plan(out.context->smCount, decode.blocksPerSm, plan);
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  uses[kBufferWorkspace] = plan.bytes > 0;
+  std::vector<flashfuse_arg> named =
+      checker.namedArgs(plan, at(kBufferWorkspace));
+  int n = static_cast<int>(named.size());
+  if (auto s = out.decodeLaunch.prepare(decode, named.data(), n);
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (plan.numSplits > 1 && !plan.mergeInKernel)
+    return out.combineLaunch.prepare(*combine, named.data(), n);
+  return FLASHFUSE_SUCCESS;
+}
+
+// One step of a plan: checks the addresses, clears the split counters and
+// launches.
+flashfuse_status launchDecodePlan(const flashfuse_decode_plan &p,
+                                  const flashfuse_decode_addresses &addr,
+                                  void *stream) {
+  DecodeChecker checker(*p.decode, p.combine, p.args);
+  const void *buffers[kMaxPreparedBuffers] = {
+      addr.q,           addr.k_cache,     addr.v_cache,  addr.o,
+      addr.lse,         addr.cache_seqlens, addr.block_table,
+      addr.k_descale,   addr.v_descale,   addr.workspace};
+  for (int i = 0; i < kBufferWorkspace; ++i) {
+    auto address = reinterpret_cast<uintptr_t>(buffers[i]);
+    const char *name = kDecodeBufferNames[i];
+    if (!p.uses[i] && address)
+      return checker.bad(concat("'", name, "' was given, but ",
+                                i == kBufferTable
+                                    ? "the cache is contiguous"
+                                    : "the cache is not FP8 (descales are "
+                                      "for kv_dtype e4m3 only)"));
+    if (p.uses[i] && !address)
+      return checker.bad(concat("'", name, "' is a null pointer"));
+    // The kernels copy every buffer 16 bytes at a time (bindParams).
+    if (address % 16 != 0)
+      return checker.bad(concat("'", name, "' at ", hexAddress(address),
+                                " is not 16-byte aligned"));
+  }
+  const Plan &plan = p.plan;
+  if (auto s = checker.checkWorkspace(plan, addr.workspace,
+                                      addr.workspace_bytes);
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (plan.mergeInKernel) {
+    // The counters start at 0; the workspace is the caller's, so they
+    // are cleared on the stream before every launch.
+    flashfuse_context &c = *p.context;
+    ScopedContext scope(c);
+    if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
+      return s;
+    auto counters = reinterpret_cast<cu::CUdeviceptr>(
+        static_cast<char *>(addr.workspace) + plan.countersOffset);
+    if (auto s = checkCu(*c.api,
+                         c.api->cuMemsetD32Async(
+                             counters, 0, plan.counterElements,
+                             static_cast<cu::CUstream>(stream)),
+                         "clearing the decode's split counters");
+        s != FLASHFUSE_SUCCESS)
+      return s;
+  }
+  if (auto s = p.decodeLaunch.launch(buffers, stream); s != FLASHFUSE_SUCCESS)
+    return s;
+  // Same stream: the combine starts after every split has written.
+  if (p.combineLaunch.prepared())
+    return p.combineLaunch.launch(buffers, stream);
+  return FLASHFUSE_SUCCESS;
+}
+
+// The addresses of `args` and a workspace, as a step of a plan takes them.
+flashfuse_decode_addresses addressesOf(const flashfuse_decode_args &a,
+                                       void *workspace, size_t bytes) {
+  flashfuse_decode_addresses addr{};
+  addr.q = a.q;
+  addr.k_cache = a.k_cache;
+  addr.v_cache = a.v_cache;
+  addr.o = a.o;
+  addr.lse = a.lse;
+  addr.cache_seqlens = a.cache_seqlens;
+  addr.block_table = a.block_table;
+  addr.k_descale = a.k_descale;
+  addr.v_descale = a.v_descale;
+  addr.workspace = workspace;
+  addr.workspace_bytes = bytes;
+  return addr;
+}
+
 } // namespace
 } // namespace flashfuse
 
@@ -715,41 +878,80 @@ flashfuse_status flashfuse_attention_decode(flashfuse_kernel *decode,
   return guarded([&] {
     if (auto s = checkKernels(decode, combine, args); s != FLASHFUSE_SUCCESS)
       return s;
+    // The checks of the addresses too, with the messages of the manifest
+    // check (flashfuse_attention_decode_check); then a plan of one step.
+    DecodeChecker checker(*decode->spec, combine ? combine->spec : nullptr,
+                          *args);
     Plan plan;
-    std::vector<flashfuse_arg> named;
-    if (auto s = prepareDecode(*decode->spec, combine ? combine->spec : nullptr,
-                               *args, decode->artifact->context->smCount,
-                               decode->blocksPerSm, workspace, workspace_bytes,
-                               /*workspaceChecked=*/true, plan, named);
+    if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (auto s = checker.plan(decode->artifact->context->smCount,
+                              decode->blocksPerSm, plan);
         s != FLASHFUSE_SUCCESS)
       return s;
-    int n = static_cast<int>(named.size());
-    if (plan.mergeInKernel) {
-      // The counters start at 0; the workspace is the caller's, so they
-      // are cleared on the stream before every launch.
-      flashfuse_context &c = *decode->artifact->context;
-      ScopedContext scope(c);
-      if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
-        return s;
-      auto counters = reinterpret_cast<cu::CUdeviceptr>(
-          static_cast<char *>(workspace) + plan.countersOffset);
-      if (auto s = checkCu(*c.api,
-                           c.api->cuMemsetD32Async(
-                               counters, 0, plan.counterElements,
-                               static_cast<cu::CUstream>(stream)),
-                           "clearing the decode's split counters");
-          s != FLASHFUSE_SUCCESS)
-        return s;
-    }
-    if (auto s = launchNamed(*decode, named.data(), n, stream,
-                             /*strict=*/false);
+    if (auto s = checker.checkWorkspace(plan, workspace, workspace_bytes);
         s != FLASHFUSE_SUCCESS)
       return s;
-    // Same stream: the combine starts after every split has written.
-    if (plan.numSplits > 1 && !plan.mergeInKernel)
-      return launchNamed(*combine, named.data(), n, stream, /*strict=*/false);
+    flashfuse_decode_plan prepared;
+    if (auto s = createDecodePlan(*decode, combine, *args, prepared);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    return launchDecodePlan(
+        prepared, addressesOf(*args, workspace, workspace_bytes), stream);
+  });
+}
+
+flashfuse_status flashfuse_decode_plan_create(flashfuse_kernel *decode,
+                                              flashfuse_kernel *combine,
+                                              const flashfuse_decode_args *args,
+                                              flashfuse_decode_plan **plan) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!plan)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "the plan's output pointer must not be NULL");
+    *plan = nullptr;
+    if (auto s = checkKernels(decode, combine, args); s != FLASHFUSE_SUCCESS)
+      return s;
+    auto created = std::make_unique<flashfuse_decode_plan>();
+    if (auto s = createDecodePlan(*decode, combine, *args, *created);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    *plan = created.release();
     return FLASHFUSE_SUCCESS;
   });
+}
+
+flashfuse_status flashfuse_decode_plan_info(const flashfuse_decode_plan *plan,
+                                            int32_t *num_splits,
+                                            size_t *workspace_bytes) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!plan)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "the plan is NULL");
+    if (num_splits)
+      *num_splits = plan->plan.numSplits;
+    if (workspace_bytes)
+      *workspace_bytes = plan->plan.bytes;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status
+flashfuse_decode_plan_launch(const flashfuse_decode_plan *plan,
+                             const flashfuse_decode_addresses *addresses,
+                             void *stream) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!plan || !addresses)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "the plan and the addresses must not be NULL");
+    return launchDecodePlan(*plan, *addresses, stream);
+  });
+}
+
+void flashfuse_decode_plan_destroy(flashfuse_decode_plan *plan) {
+  delete plan;
 }
 
 flashfuse_status flashfuse_attention_decode_check(

@@ -195,4 +195,11 @@ flashfuse_status checkCu(const DriverApi &api, cu::CUresult result,
               concat(what, ": ", describeCuResult(api, result)));
 }
 
+flashfuse_status checkCu(const DriverApi &api, cu::CUresult result,
+                         const char *what) {
+  if (result == cu::CUDA_SUCCESS)
+    return FLASHFUSE_SUCCESS;
+  return checkCu(api, result, std::string(what));
+}
+
 } // namespace flashfuse

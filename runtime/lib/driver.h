@@ -91,6 +91,10 @@ std::string describeCuResult(const DriverApi &api, cu::CUresult result);
 // CUDA_SUCCESS. Returns FLASHFUSE_SUCCESS or FLASHFUSE_ERROR_CUDA.
 flashfuse_status checkCu(const DriverApi &api, cu::CUresult result,
                          const std::string &what);
+// The same for a literal `what`: no string is made unless the call failed
+// (ScopedContext checks the current context at every launch).
+flashfuse_status checkCu(const DriverApi &api, cu::CUresult result,
+                         const char *what);
 
 } // namespace flashfuse
 

@@ -37,6 +37,8 @@ flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
 /// block per SM for.
 constexpr int64_t kPersistentMaxKeys = 8192;
 
+} // namespace
+
 flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
                           int n, const flashfuse_context &c,
                           unsigned grid[3]) {
@@ -179,6 +181,8 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
   }
   return checkGrid(spec, c, dims, what, grid);
 }
+
+namespace {
 
 flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
                            const int64_t dims[3], const char *const what[3],
@@ -442,19 +446,31 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
     params[mapRequests[i].slot] = &maps[i];
   }
 
+  return launchBound(kernel, grid, params.data(), stream);
+}
+
+flashfuse_status launchBound(const flashfuse_kernel &kernel,
+                             const unsigned grid[3], void **params,
+                             void *stream) {
+  const KernelSpec &spec = *kernel.spec;
+  flashfuse_context &c = *kernel.artifact->context;
   ScopedContext scope(c);
   if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
     return s;
-  return checkCu(
-      *c.api,
-      c.api->cuLaunchKernel(kernel.function, grid[0], grid[1], grid[2],
-                            static_cast<unsigned>(spec.threads), 1, 1,
-                            static_cast<unsigned>(spec.smem),
-                            static_cast<cu::CUstream>(stream), params.data(),
-                            nullptr),
-      concat("launching kernel '", spec.name, "' with grid (", grid[0], ", ",
-             grid[1], ", ", grid[2], "), block ", spec.threads, ", ",
-             spec.smem, " bytes of shared memory"));
+  cu::CUresult result = c.api->cuLaunchKernel(
+      kernel.function, grid[0], grid[1], grid[2],
+      static_cast<unsigned>(spec.threads), 1, 1,
+      static_cast<unsigned>(spec.smem), static_cast<cu::CUstream>(stream),
+      params, nullptr);
+  // The message is built on failure only: a decode step's launches are
+  // host-bound.
+  if (result == cu::CUDA_SUCCESS)
+    return FLASHFUSE_SUCCESS;
+  return checkCu(*c.api, result,
+                 concat("launching kernel '", spec.name, "' with grid (",
+                        grid[0], ", ", grid[1], ", ", grid[2], "), block ",
+                        spec.threads, ", ", spec.smem,
+                        " bytes of shared memory"));
 }
 
 } // namespace flashfuse

@@ -125,6 +125,16 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
                             std::vector<ParamSlot> &slots,
                             std::vector<TensorMapRequest> *maps = nullptr);
 
+// The grid of a launch of `spec` with `args` (KERNEL_ABI.md), checked against the limits of the context's GPU.
+flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
+                          int n, const flashfuse_context &c, unsigned grid[3]);
+
+// Launches `kernel` on `stream` with its bound parameter values (one
+// pointer per kernel parameter), in the runtime's context.
+flashfuse_status launchBound(const flashfuse_kernel &kernel,
+                             const unsigned grid[3], void **params,
+                             void *stream);
+
 // Binds the parameters, checks the grid against the device's limits and
 // launches. The public generic launch is strict unless asked (an unknown name is most
 // likely misspelt); the forward entry point passes every name any forward

@@ -5,6 +5,7 @@
 // The driver path is forced to a file that does not exist, so the no-driver
 // test behaves the same on GPU machines.
 #include "flashfuse/runtime.hpp"
+#include "decode_args.h"
 #include "test_errors.h"
 
 #include <cstdint>
@@ -777,6 +778,9 @@ void testDecodeManifest() {
                 "flashfuse_varlen_args layout");
   static_assert(sizeof(flashfuse_decode_args) == 448,
                 "flashfuse_decode_args layout");
+  // Mirrored by python/flashfuse/_runtime.py's DecodeAddresses.
+  static_assert(sizeof(flashfuse_decode_addresses) == 88,
+                "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
   EXPECT(k.size() == 9);
@@ -903,57 +907,28 @@ void testDecodeManifestStrictness() {
                "not top_left");
 }
 
-// A decode step of B = 3 sequences, GQA 32/8, Sq = 1, D = 128 over a
-// contiguous cache of 4096 rows, in flash-attn's layouts: q and o
-// [B, Sq, Hq, D], the cache [B, C, Hkv, D] (seen through [b, h, s, d]
-// strides, as Python passes them).
+// decode_args.h's steps at fake addresses.
 flashfuse_decode_args goodDecodeArgs() {
-  flashfuse_decode_args a;
-  flashfuse_decode_args_init(&a);
-  a.dtype = FLASHFUSE_DTYPE_F16;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
   a.q = fakePointer(0x10000000);
   a.k_cache = fakePointer(0x20000000);
   a.v_cache = fakePointer(0x30000000);
   a.o = const_cast<void *>(fakePointer(0x40000000));
   a.lse = static_cast<float *>(const_cast<void *>(fakePointer(0x50000000)));
   a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000000));
-  a.batch = 3;
-  a.heads_q = 32;
-  a.heads_kv = 8;
-  a.seq_q = 1;
-  a.head_dim = a.head_dim_v = 128;
-  a.cache_len = 4096;
-  const int64_t q[4] = {32 * 128, 128, 32 * 128, 1};
-  const int64_t kv[4] = {4096 * 8 * 128, 128, 8 * 128, 1};
-  for (int d = 0; d < 4; ++d) {
-    a.q_stride[d] = a.o_stride[d] = q[d];
-    a.k_stride[d] = a.v_stride[d] = kv[d];
-  }
-  a.scale = 0.088f;
   return a;
 }
 
-// The same step over a paged cache of kernel 1 (bf16, D = 64, page 16):
-// 700 pages [700, 16, 8, 64], a table of 300 pages per sequence.
 flashfuse_decode_args goodPagedArgs() {
-  flashfuse_decode_args a = goodDecodeArgs();
-  a.dtype = FLASHFUSE_DTYPE_BF16;
-  a.head_dim = a.head_dim_v = 64;
-  a.cache_len = 0;
-  a.page_size = 16;
-  a.num_pages = 700;
-  a.max_pages = 300;
-  a.block_table_stride = 304;
+  flashfuse_decode_args a = flashfuse_test::pagedStepArgs();
+  flashfuse_decode_args addresses = goodDecodeArgs();
+  a.q = addresses.q;
+  a.k_cache = addresses.k_cache;
+  a.v_cache = addresses.v_cache;
+  a.o = addresses.o;
+  a.lse = addresses.lse;
+  a.cache_seqlens = addresses.cache_seqlens;
   a.block_table = static_cast<const int32_t *>(fakePointer(0x70000000));
-  const int64_t q[4] = {32 * 64, 64, 32 * 64, 1};
-  const int64_t kv[4] = {16 * 8 * 64, 64, 8 * 64, 1}; // [page, h, row, d]
-  for (int d = 0; d < 4; ++d) {
-    a.q_stride[d] = a.o_stride[d] = q[d];
-    a.k_stride[d] = a.v_stride[d] = kv[d];
-  }
-  a.window_left = 128;
-  a.window_right = 0;
-  a.softcap = 30.0f;
   return a;
 }
 

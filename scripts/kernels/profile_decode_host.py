@@ -50,33 +50,29 @@ def device_us(fn, reps=50):
 
 def layers(q, k, v, lengths, table, calls):
     """Host time per call of what attention_with_kvcache runs: its
-    DecodeLaunch (outputs, workspace, addresses, the runtime call), the
-    runtime's flashfuse_attention_decode alone (arguments prepared,
-    launch queued) and flashfuse_decode_workspace_bytes (the same
-    preparation without the launch)."""
+    DecodeLaunch (outputs, workspace, addresses, the runtime call) and the
+    runtime's flashfuse_decode_plan_launch alone (addresses made once:
+    their checks and the launches)."""
     from flashfuse import _kvcache_ops as kvops
     from flashfuse import _runtime as rt
     launch = kvops.decode_launch(q, k, v, lengths, table, 0, 2,
                                  q.shape[-1] ** -0.5, -1, -1, 0.0, 0)
     o, lse = launch(q, k, v, lengths, table)
-    a = rt.DecodeArgs.from_buffer_copy(launch.args)
-    keep = kvops._cache_addresses(a, k, v, lengths, table)
-    a.q, a.o, a.lse = q.data_ptr(), o.data_ptr(), lse.data_ptr()
     nbytes = launch.workspace_bytes
     workspace = torch.empty(max(nbytes, 16), dtype=torch.uint8,
                             device=q.device)
+    addresses = rt.DecodeAddresses(
+        q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+        lse.data_ptr(), lengths.data_ptr(),
+        table.data_ptr() if table is not None else None, None, None,
+        workspace.data_ptr() if nbytes else None, nbytes)
     stream = torch.cuda.current_stream().cuda_stream
     for name, fn in (
             ("DecodeLaunch", lambda: launch(q, k, v, lengths, table)),
-            ("runtime attention_decode", lambda: rt.attention_decode(
-                launch.decode, launch.combine, a,
-                workspace.data_ptr() if nbytes else None, nbytes, stream)),
-            ("runtime decode_workspace_bytes",
-             lambda: rt.decode_workspace_bytes(launch.decode,
-                                               launch.combine, a))):
+            ("runtime decode_plan_launch",
+             lambda: launch.plan.launch(addresses, stream))):
         print(f"  {name:32s} {per_call_us(fn, calls):7.1f} us/call",
               flush=True)
-    del keep
 
 
 def main():

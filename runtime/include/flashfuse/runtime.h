@@ -548,6 +548,58 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode(
     const flashfuse_decode_args *args, void *workspace,
     size_t workspace_bytes, void *stream);
 
+/* A decode launch prepared once for every step of one signature: all of
+ * flashfuse_decode_args but its addresses (sizes, strides, dtypes, scalars
+ * and num_splits). A step at a small batch is host-bound (its kernels take
+ * some 8 us), so a decoding loop creates a plan per signature and launches
+ * it with each step's addresses: the checks, the split count and the
+ * binding of the kernels' parameters are done at creation, and a launch
+ * checks the addresses, clears the split counters and launches. */
+typedef struct flashfuse_decode_plan flashfuse_decode_plan;
+
+/* The addresses of one step of a plan (device pointers, as in
+ * flashfuse_decode_args). Those the plan does not read must be NULL:
+ * block_table for a contiguous cache, k_descale/v_descale for a 16-bit
+ * one. The workspace may be NULL when the plan needs none. */
+typedef struct flashfuse_decode_addresses {
+  const void *q;
+  const void *k_cache;
+  const void *v_cache;
+  void *o;
+  float *lse;
+  const int32_t *cache_seqlens;
+  const int32_t *block_table;
+  const float *k_descale;
+  const float *v_descale;
+  void *workspace;
+  size_t workspace_bytes;
+} flashfuse_decode_addresses;
+
+/* Validates `args` against the kernels as flashfuse_attention_decode does
+ * (its addresses are not read), chooses the split count and binds the
+ * kernels' parameters. The kernels' artifact must outlive the plan; free
+ * it with flashfuse_decode_plan_destroy. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_plan_create(
+    flashfuse_kernel *decode, flashfuse_kernel *combine,
+    const flashfuse_decode_args *args, flashfuse_decode_plan **plan);
+
+/* The plan's split count and workspace bytes (as
+ * flashfuse_decode_workspace_bytes); either output may be NULL. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_plan_info(
+    const flashfuse_decode_plan *plan, int32_t *num_splits,
+    size_t *workspace_bytes);
+
+/* One step: checks the addresses (those the plan reads non-null and
+ * 16-byte aligned, the others NULL; the workspace at least the plan's
+ * bytes) and launches as flashfuse_attention_decode does, on `stream`.
+ * A plan may be launched from several threads at once. */
+FLASHFUSE_API flashfuse_status flashfuse_decode_plan_launch(
+    const flashfuse_decode_plan *plan,
+    const flashfuse_decode_addresses *addresses, void *stream);
+
+/* Frees a plan (NULL is ignored). */
+FLASHFUSE_API void flashfuse_decode_plan_destroy(flashfuse_decode_plan *plan);
+
 /* Every check of flashfuse_attention_decode that needs no GPU, against
  * kernels `decode_index` and `combine_index` (-1: none) of a manifest, on a
  * GPU described by sm_count and blocks_per_sm (the decode kernel's

@@ -1,0 +1,510 @@
+// Decode plans (runtime.h "flashfuse_decode_plan"): a launch prepared once
+// and replayed with each step's addresses. The kernels come from
+// data/decode's manifest and the driver is a table of stubs that records
+// what would be launched, so every kernel parameter a plan passes is
+// checked against the addresses and sizes of the step, for several steps
+// of one plan, without a GPU. Reaches the runtime's internals (handles.h),
+// so it includes no runtime.hpp (test_support.h).
+#include "decode_args.h"
+#include "test_support.h"
+
+#include "handles.h"
+#include "launch.h"
+#include "manifest.h"
+#include "prepared_launch.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using flashfuse_test::dataDir;
+using flashfuse_test::failures;
+using flashfuse_test::fakePointer;
+namespace cu = flashfuse::cu;
+
+#define EXPECT_STATUS(call, status, fragment)                                  \
+  flashfuse_test::expectStatus(call, status, fragment, __LINE__)
+
+// What the stub driver saw.
+struct Launch {
+  const flashfuse::KernelSpec *spec;
+  unsigned grid[3], threads, smem;
+  void *stream;
+  std::vector<uint64_t> slots; // one 8-byte value per kernel parameter
+};
+struct Memset {
+  uint64_t address;
+  unsigned value;
+  size_t count;
+};
+std::vector<Launch> launches;
+std::vector<Memset> memsets;
+cu::CUresult launchResult = cu::CUDA_SUCCESS;
+// The kernels' specs, by the fake function handle (index + 1).
+std::vector<const flashfuse::KernelSpec *> specs;
+cu::CUctx_st *const kContext = reinterpret_cast<cu::CUctx_st *>(0x1000);
+
+int slotCount(const flashfuse::KernelSpec &spec) {
+  int n = 0;
+  for (const flashfuse::ParamSpec &p : spec.params)
+    n += p.type == FLASHFUSE_PARAM_MEMREF ? 5 : 1;
+  return n;
+}
+
+cu::CUresult stubLaunch(cu::CUfunction f, unsigned gx, unsigned gy,
+                        unsigned gz, unsigned bx, unsigned, unsigned,
+                        unsigned smem, cu::CUstream stream, void **params,
+                        void **) {
+  const flashfuse::KernelSpec *spec =
+      specs[reinterpret_cast<uintptr_t>(f) - 1];
+  Launch l{spec, {gx, gy, gz}, bx, smem, stream, {}};
+  for (int i = 0; i < slotCount(*spec); ++i)
+    l.slots.push_back(*static_cast<const uint64_t *>(params[i]));
+  launches.push_back(l);
+  return launchResult;
+}
+
+cu::CUresult stubMemset(cu::CUdeviceptr dst, unsigned value, size_t count,
+                        cu::CUstream) {
+  memsets.push_back({dst, value, count});
+  return cu::CUDA_SUCCESS;
+}
+
+cu::CUresult stubGetCurrent(cu::CUcontext *ctx) {
+  *ctx = kContext;
+  return cu::CUDA_SUCCESS;
+}
+
+cu::CUresult stubErrorName(cu::CUresult, const char **name) {
+  *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+  return cu::CUDA_SUCCESS;
+}
+
+// data/decode's kernels as a loaded artifact on a 132-SM GPU (the H100's),
+// two blocks of each an SM.
+struct FakeArtifact {
+  flashfuse::DriverApi api{};
+  flashfuse_context context;
+  flashfuse_artifact artifact;
+  std::vector<std::unique_ptr<flashfuse_kernel>> kernels;
+
+  FakeArtifact() {
+    api.cuLaunchKernel = stubLaunch;
+    api.cuMemsetD32Async = stubMemset;
+    api.cuCtxGetCurrent = stubGetCurrent;
+    api.cuGetErrorName = stubErrorName;
+    context.api = &api;
+    context.ctx = kContext;
+    context.smCount = 132;
+    context.maxThreadsPerBlock = 1024;
+    context.maxGrid[0] = 0x7fffffff;
+    context.maxGrid[1] = context.maxGrid[2] = 65535;
+    artifact.context = &context;
+    if (flashfuse::readManifest(dataDir + "/decode", artifact.manifest.data) !=
+        FLASHFUSE_SUCCESS) {
+      std::fprintf(stderr, "  %s\n", flashfuse_last_error());
+      ++failures;
+      return;
+    }
+    specs.clear();
+    for (const flashfuse::KernelSpec &spec : artifact.manifest.data.kernels) {
+      specs.push_back(&spec);
+      auto k = std::make_unique<flashfuse_kernel>();
+      k->artifact = &artifact;
+      k->spec = &spec;
+      k->function = reinterpret_cast<cu::CUfunction>(specs.size());
+      k->blocksPerSm = 2;
+      kernels.push_back(std::move(k));
+    }
+  }
+  flashfuse_kernel *kernel(int i) {
+    return i >= 0 && i < int(kernels.size()) ? kernels[i].get() : nullptr;
+  }
+};
+
+// data/decode's kernels: 0 (f16, D = 128, merged by combine 2), 1 (paged
+// bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself).
+constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
+              kMerging = 8;
+
+// The addresses of step `step`: every buffer moves between steps, as
+// freshly allocated outputs and a workspace from a caching allocator do.
+flashfuse_decode_addresses stepAddresses(int step, bool paged,
+                                         size_t workspaceBytes) {
+  auto at = [&](uintptr_t base) {
+    return const_cast<void *>(fakePointer(base + uintptr_t(step) * 0x10000));
+  };
+  flashfuse_decode_addresses s{};
+  s.q = at(0x10000000);
+  s.k_cache = at(0x20000000);
+  s.v_cache = at(0x30000000);
+  s.o = at(0x40000000);
+  s.lse = static_cast<float *>(at(0x50000000));
+  s.cache_seqlens = static_cast<const int32_t *>(at(0x60000000));
+  if (paged)
+    s.block_table = static_cast<const int32_t *>(at(0x70000000));
+  if (workspaceBytes) {
+    s.workspace = at(0x80000000);
+    s.workspace_bytes = workspaceBytes;
+  }
+  return s;
+}
+
+size_t alignPartial(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Checks launch `l` of `spec` against step `s` of `a`, split `splits` ways:
+// every memref param at the address its buffer names (the partial results
+// and the counters at their offsets in the workspace), and the sizes.
+void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
+                  const flashfuse_decode_args &a,
+                  const flashfuse_decode_addresses &s, int splits,
+                  bool merging, int line) {
+  auto address = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
+  int64_t rows = a.batch * a.heads_q * a.seq_q;
+  uintptr_t ws = address(s.workspace);
+  size_t lseOffset = alignPartial(size_t(splits) * rows * a.head_dim_v * 4);
+  size_t countersOffset = alignPartial(lseOffset + size_t(splits) * rows * 4);
+  std::map<std::string, uintptr_t> buffers = {
+      {"q", address(s.q)},
+      {"k", address(s.k_cache)},
+      {"v", address(s.v_cache)},
+      {"o", address(s.o)},
+      {"lse", address(s.lse)},
+      {"cache_seqlens", address(s.cache_seqlens)},
+      {"block_table", address(s.block_table)},
+      {"o_partial", splits > 1 ? ws : address(s.o)},
+      {"lse_partial", splits > 1 ? ws + lseOffset : address(s.lse)},
+      {"split_counters", merging ? ws + countersOffset : address(s.lse)}};
+  int64_t capacity = a.page_size ? a.max_pages * a.page_size : a.cache_len;
+  std::map<std::string, int64_t> scalars = {
+      {"batch", a.batch},         {"heads_q", a.heads_q},
+      {"heads_kv", a.heads_kv},   {"seq_q", a.seq_q},
+      {"seq_k", capacity},        {"num_splits", splits},
+      {"merge_splits", merging},  {"q_stride_b", a.q_stride[0]},
+      {"k_stride_s", a.k_stride[2]}, {"num_pages", a.num_pages},
+      {"block_table_stride", a.block_table_stride}};
+  if (l.spec != &spec) {
+    std::fprintf(stderr, "  line %d: launched '%s', expected '%s'\n", line,
+                 l.spec->name.c_str(), spec.name.c_str());
+    ++failures;
+    return;
+  }
+  size_t slot = 0;
+  for (const flashfuse::ParamSpec &p : spec.params) {
+    if (p.type == FLASHFUSE_PARAM_MEMREF) {
+      auto it = buffers.find(p.name);
+      bool ok = it != buffers.end() && l.slots[slot] == it->second &&
+                l.slots[slot + 1] == it->second && l.slots[slot + 2] == 0 &&
+                l.slots[slot + 4] == 1;
+      if (!ok) {
+        std::fprintf(stderr, "  line %d: '%s' param '%s' bound to 0x%llx\n",
+                     line, spec.name.c_str(), p.name.c_str(),
+                     static_cast<unsigned long long>(l.slots[slot]));
+        ++failures;
+      }
+      slot += 5;
+      continue;
+    }
+    auto it = scalars.find(p.name);
+    if (it != scalars.end() && p.type != FLASHFUSE_PARAM_F32) {
+      int64_t value = p.type == FLASHFUSE_PARAM_I32
+                          ? int64_t(int32_t(uint32_t(l.slots[slot])))
+                          : int64_t(l.slots[slot]);
+      if (value != it->second) {
+        std::fprintf(stderr, "  line %d: '%s' param '%s' = %lld, not %lld\n",
+                     line, spec.name.c_str(), p.name.c_str(),
+                     static_cast<long long>(value),
+                     static_cast<long long>(it->second));
+        ++failures;
+      }
+    }
+    ++slot;
+  }
+}
+
+// A plan of kernels `decode` and `combine` launched for three steps, each
+// with its own addresses: the parameters, grids and counter clears of every
+// launch follow that step's addresses. Returns the plan's split count.
+int checkSteps(FakeArtifact &f, int decode, int combine,
+               const flashfuse_decode_args &a, int line) {
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(decode),
+                                             f.kernel(combine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  if (!plan)
+    return 0;
+  int32_t splits = 0;
+  size_t bytes = 0;
+  EXPECT_STATUS(flashfuse_decode_plan_info(plan, &splits, &bytes),
+                FLASHFUSE_SUCCESS, "");
+  // The unprepared path's own count (prepareDecode) agrees.
+  int32_t splitsUnprepared = 0;
+  size_t bytesUnprepared = 0;
+  flashfuse_decode_args withAddresses = a;
+  flashfuse_decode_addresses first = stepAddresses(0, a.page_size != 0, 0);
+  withAddresses.q = first.q;
+  withAddresses.k_cache = first.k_cache;
+  withAddresses.v_cache = first.v_cache;
+  withAddresses.o = first.o;
+  withAddresses.lse = first.lse;
+  withAddresses.cache_seqlens = first.cache_seqlens;
+  withAddresses.block_table = first.block_table;
+  EXPECT_STATUS(flashfuse_decode_workspace_bytes(
+                    f.kernel(decode), f.kernel(combine), &withAddresses,
+                    &splitsUnprepared, &bytesUnprepared),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(splits == splitsUnprepared && bytes == bytesUnprepared);
+  const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
+  bool merging = false;
+  for (const flashfuse::ParamSpec &p : spec.params)
+    merging = merging || p.name == "split_counters";
+  merging = merging && splits > 1;
+  int64_t group = a.heads_q / a.heads_kv;
+  int64_t mBlocks = (group * a.seq_q + spec.block_m - 1) / spec.block_m;
+  for (int step = 0; step < 3; ++step) {
+    launches.clear();
+    memsets.clear();
+    flashfuse_decode_addresses s =
+        stepAddresses(step, a.page_size != 0, bytes);
+    void *stream = const_cast<void *>(fakePointer(0xabc0 + step));
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, stream),
+                  FLASHFUSE_SUCCESS, "");
+    bool combined = splits > 1 && !merging;
+    if (launches.size() != (combined ? 2u : 1u)) {
+      std::fprintf(stderr, "  line %d: %zu launches\n", line, launches.size());
+      ++failures;
+      continue;
+    }
+    const Launch &d = launches[0];
+    expectParams(d, spec, a, s, splits, merging, line);
+    EXPECT(d.grid[0] == unsigned(splits * mBlocks) &&
+           d.grid[1] == unsigned(a.heads_kv) && d.grid[2] == unsigned(a.batch));
+    EXPECT(d.threads == unsigned(spec.threads) &&
+           d.smem == unsigned(spec.smem) && d.stream == stream);
+    if (combined)
+      expectParams(launches[1], *f.kernel(combine)->spec, a, s, splits, false,
+                   line);
+    // The counters, one per (batch, kv head, m-block), cleared first.
+    if (merging) {
+      size_t rows = size_t(a.batch * a.heads_q * a.seq_q);
+      size_t lseOffset = alignPartial(size_t(splits) * rows * a.head_dim_v * 4);
+      size_t counters = alignPartial(lseOffset + size_t(splits) * rows * 4);
+      EXPECT(memsets.size() == 1 &&
+             memsets[0].address ==
+                 reinterpret_cast<uintptr_t>(s.workspace) + counters &&
+             memsets[0].value == 0 &&
+             memsets[0].count == size_t(a.batch * a.heads_kv * mBlocks));
+    } else {
+      EXPECT(memsets.empty());
+    }
+  }
+  flashfuse_decode_plan_destroy(plan);
+  return splits;
+}
+
+void testStepsFollowTheirAddresses() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  // Automatic: 24 blocks on 132 SMs split; a combine merges them.
+  EXPECT(checkSteps(f, kDecode, kCombine, a, __LINE__) > 1);
+  a.num_splits = 1; // one split: O and LSE written directly
+  EXPECT(checkSteps(f, kDecode, kCombine, a, __LINE__) == 1);
+  a.num_splits = 4;
+  EXPECT(checkSteps(f, kDecode, kCombine, a, __LINE__) == 4);
+  // The decode merges its splits itself: counters in the workspace.
+  a.num_splits = 0;
+  EXPECT(checkSteps(f, kMerging, -1, a, __LINE__) > 1);
+  a.num_splits = 3;
+  EXPECT(checkSteps(f, kMerging, -1, a, __LINE__) == 3);
+  // Paged: the table moves too.
+  flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
+  EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
+  p.num_splits = 1;
+  EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) == 1);
+}
+
+// flashfuse_attention_decode (a plan of one step) launches what a plan
+// does with the same addresses.
+void testUnpreparedLaunchIsAPlanOfOneStep() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kMerging), nullptr, &a,
+                                             &plan),
+                FLASHFUSE_SUCCESS, "");
+  size_t bytes = 0;
+  EXPECT_STATUS(flashfuse_decode_plan_info(plan, nullptr, &bytes),
+                FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_addresses s = stepAddresses(5, false, bytes);
+  launches.clear();
+  memsets.clear();
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_SUCCESS, "");
+  std::vector<Launch> planned = launches;
+  std::vector<Memset> plannedMemsets = memsets;
+  a.q = s.q;
+  a.k_cache = s.k_cache;
+  a.v_cache = s.v_cache;
+  a.o = s.o;
+  a.lse = s.lse;
+  a.cache_seqlens = s.cache_seqlens;
+  launches.clear();
+  memsets.clear();
+  EXPECT_STATUS(flashfuse_attention_decode(f.kernel(kMerging), nullptr, &a,
+                                           s.workspace, s.workspace_bytes,
+                                           nullptr),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.size() == 1 && planned.size() == 1 &&
+         launches[0].slots == planned[0].slots);
+  EXPECT(memsets.size() == 1 && plannedMemsets.size() == 1 &&
+         memsets[0].address == plannedMemsets[0].address);
+  flashfuse_decode_plan_destroy(plan);
+}
+
+void testBadAddresses() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  a.num_splits = 4;
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  size_t bytes = 0;
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  auto expectBad = [&](void (*edit)(flashfuse_decode_addresses &),
+                       const char *fragment, int line) {
+    flashfuse_decode_addresses s = stepAddresses(1, false, bytes);
+    edit(s);
+    launches.clear();
+    flashfuse_test::expectStatus(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                                 FLASHFUSE_ERROR_INVALID_ARGUMENT, fragment,
+                                 line);
+    // Nothing is launched for a step that fails its checks.
+    EXPECT(launches.empty());
+  };
+#define EXPECT_BAD_STEP(edit, fragment)                                        \
+  expectBad([](flashfuse_decode_addresses & s) { edit; }, fragment, __LINE__)
+  EXPECT_BAD_STEP(s.q = nullptr, "with kernel "
+                                 "'flash_decode_f16_d128_m64n64w4s3_causal': "
+                                 "'q' is a null pointer");
+  EXPECT_BAD_STEP(s.cache_seqlens = nullptr,
+                  "'cache_seqlens' is a null pointer");
+  EXPECT_BAD_STEP(s.lse = static_cast<float *>(
+                      const_cast<void *>(fakePointer(0x50000004))),
+                  "'lse' at 0x50000004 is not 16-byte aligned");
+  EXPECT_BAD_STEP(s.block_table = static_cast<const int32_t *>(
+                      fakePointer(0x70000000)),
+                  "'block_table' was given, but the cache is contiguous");
+  EXPECT_BAD_STEP(s.k_descale = static_cast<const float *>(
+                      fakePointer(0x90000000)),
+                  "'k_descale' was given, but the cache is not FP8");
+  EXPECT_BAD_STEP(s.workspace = nullptr, "need a workspace of");
+  EXPECT_BAD_STEP(s.workspace_bytes -= 16, "the workspace has");
+  EXPECT_BAD_STEP(s.workspace = const_cast<void *>(fakePointer(0x80000008)),
+                  "the workspace at 0x80000008 is not 16-byte aligned");
+#undef EXPECT_BAD_STEP
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, nullptr, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "the plan and the addresses must not be NULL");
+  flashfuse_decode_plan_destroy(plan);
+
+  // A paged plan needs its table.
+  flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kPaged),
+                                             f.kernel(kPagedCombine), &p,
+                                             &plan),
+                FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  flashfuse_decode_addresses s = stepAddresses(0, false, bytes);
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'block_table' is a null pointer");
+  flashfuse_decode_plan_destroy(plan);
+  flashfuse_decode_plan_destroy(nullptr); // ignored
+}
+
+void testBadPlans() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  // The checks of flashfuse_attention_decode, at creation.
+  a.head_dim = 64;
+  auto *plan = reinterpret_cast<flashfuse_decode_plan *>(0x1);
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "head dims D=64 Dv=128");
+  EXPECT(plan == nullptr); // cleared on failure
+  a = flashfuse_test::decodeStepArgs();
+  a.num_splits = 2;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode), nullptr, &a,
+                                             &plan),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "num_splits = 2 needs a decode_combine kernel");
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kCombine), nullptr, &a,
+                                             &plan),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "not a decode kernel");
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode),
+                                             f.kernel(kCombine), &a, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "the plan's output pointer must not be NULL");
+  EXPECT_STATUS(flashfuse_decode_plan_info(nullptr, nullptr, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "the plan is NULL");
+}
+
+// A failed launch names the kernel, its grid and its shared memory (the
+// message is built on failure only).
+void testLaunchFailure() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  a.num_splits = 1;
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_addresses s = stepAddresses(0, false, 0);
+  launchResult = 701;
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_CUDA,
+                "launching kernel 'flash_decode_f16_d128_m64n64w4s3_causal' "
+                "with grid (1, 8, 3), block 128, 104448 bytes of shared "
+                "memory: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  launchResult = cu::CUDA_SUCCESS;
+  flashfuse_decode_plan_destroy(plan);
+}
+
+// Kernels whose params depend on addresses in other ways are not prepared:
+// those with tensor maps (made from the operands' addresses).
+void testPreparedLaunchRefusesTensorMaps() {
+  FakeArtifact f;
+  flashfuse_manifest fp8;
+  if (flashfuse::readManifest(dataDir + "/fp8", fp8.data) != FLASHFUSE_SUCCESS)
+    return (void)++failures;
+  flashfuse_kernel k;
+  k.artifact = &f.artifact;
+  k.spec = &fp8.data.kernels[0];
+  flashfuse::PreparedLaunch launch;
+  EXPECT_STATUS(launch.prepare(k, nullptr, 0), FLASHFUSE_ERROR_UNSUPPORTED,
+                "cannot be prepared: it takes a tensor map");
+  EXPECT(!launch.prepared());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  static const flashfuse_test::Test tests[] = {
+      {"decode_plan_steps_follow_their_addresses",
+       testStepsFollowTheirAddresses},
+      {"decode_plan_unprepared_launch_is_a_plan_of_one_step",
+       testUnpreparedLaunchIsAPlanOfOneStep},
+      {"decode_plan_bad_addresses", testBadAddresses},
+      {"decode_plan_bad_plans", testBadPlans},
+      {"decode_plan_launch_failure", testLaunchFailure},
+      {"prepared_launch_refuses_tensor_maps",
+       testPreparedLaunchRefusesTensorMaps},
+  };
+  return flashfuse_test::runTests(argc, argv, tests);
+}
