@@ -19,8 +19,7 @@ import torch
 from . import _kernels
 from . import _runtime as rt
 from .ops import (_DTYPES, _Templates, _aligned, _capability,
-                  _current_stream, _launch_context, _meta, _poison, _readable,
-                  poison_requested)
+                  _current_stream, _meta, _poison, poison_requested)
 
 
 # (device, variant key, chosen artifact dir or None) -> (decode, combine)
@@ -165,10 +164,6 @@ def _fp8_cache_layout(a, q_dtype, k_descale, v_descale):
     a.v_descale_stride[:] = _descale_strides(v_descale)
 
 
-def _fp8_cache_addresses(a, k_descale, v_descale):
-    a.k_descale, a.v_descale = k_descale.data_ptr(), v_descale.data_ptr()
-
-
 _aux_kernels = {}  # (device, variant key) -> kernel
 
 
@@ -193,45 +188,102 @@ def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
     return k
 
 
+def _restrided(t, strides):
+    """A copy of t with element strides `strides` on a fresh (aligned)
+    allocation: what a plan bound to those strides reads where t itself
+    cannot be read in place."""
+    return torch.empty_strided(t.shape, strides, dtype=t.dtype,
+                               device=t.device).copy_(t)
+
+
+def _contiguous_strides(shape):
+    strides, n = [], 1
+    for size in reversed(shape):
+        strides.append(n)
+        n *= size
+    return tuple(reversed(strides))
+
+
+def _row_strides(t):
+    """The strides a plan reads a [B, S, H, D] tensor (q, k_new, v_new)
+    with: t's own where the kernels can read it in place (a contiguous
+    last dim, 16-byte rows), else a contiguous copy's."""
+    return t.stride() if _aligned(t, address=False) else \
+        _contiguous_strides(t.shape)
+
+
+def _index_strides(table):
+    """(strides, copy needed) of a page table for a plan: its own where
+    its rows are contiguous, else a contiguous copy's; (None, None) for no
+    table."""
+    if table is None:
+        return None, None
+    strides = (table.stride() if table.stride(-1) == 1
+               or table.shape[-1] == 1 else _contiguous_strides(table.shape))
+    return strides, strides != table.stride()
+
+
+def _readable_indices(cache_seqlens, block_table, table_strides,
+                      table_copy):
+    """(lengths, table) a plan can read: the caller's, or copies of
+    misaligned or strided ones (the table with the plan's strides, see
+    _index_strides). The caller keeps them until the launch is queued."""
+    cache_seqlens = _aligned_index(cache_seqlens)
+    if block_table is not None and (table_copy or
+                                    block_table.data_ptr() % 16):
+        block_table = _restrided(block_table, table_strides)
+    return cache_seqlens, block_table
+
+
 class AppendLaunch:
-    """The kv_append launch of one signature (KERNEL_ABI.md "Decode"):
-    writes k_new / v_new into the caches at each sequence's length."""
+    """The kv_append launch of one signature (KERNEL_ABI.md "Decode"), a
+    DecodePlan of the kv_append kernel: writes k_new / v_new into the
+    caches at each sequence's length."""
 
     def __init__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
                  block_table, k_descale, v_descale):
         self.fp8 = k_descale is not None
-        self.kernel = _kvcache_kernel(
+        self.device_index = k_cache.device.index
+        append = _kvcache_kernel(
             k_cache.device.index, rt.KIND_KV_APPEND, k_cache, v_cache,
             block_table is not None, k_new.dtype,
             rt.DTYPE_E4M3 if self.fp8 else 0)
-        a = self.args = rt.decode_args()
+        a = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
                       block_table)
+        # The table's and the new rows' strides, as DecodeLaunch does q's:
+        # their own where the kernel reads them in place, else a copy's.
+        self.table_strides, self.table_copy = _index_strides(block_table)
+        if block_table is not None:
+            a.block_table_stride = self.table_strides[0]
         if self.fp8:
             _fp8_cache_layout(a, k_new.dtype, k_descale, v_descale)
         a.seq_new = k_new.shape[1]
-        # Rows the kernel cannot read in place are copied each call, with
-        # the strides of the copy (_readable).
-        a.k_new_stride[:] = _bhsd_strides(k_new)
-        a.v_new_stride[:] = _bhsd_strides(v_new)
+        self.new_strides = []
+        for name, t in (("k_new", k_new), ("v_new", v_new)):
+            strides = _row_strides(t)
+            self.new_strides.append((strides, strides != t.stride()))
+            getattr(a, name + "_stride")[:] = (strides[0], strides[2],
+                                               strides[1], strides[3])
+        self.plan = rt.DecodePlan.append(append, a)
 
     def __call__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
                  block_table, k_descale=None, v_descale=None):
-        a = rt.DecodeArgs.from_buffer_copy(self.args)
-        keep = _cache_addresses(a, k_cache, v_cache, cache_seqlens,
-                                block_table)
-        if self.fp8:
-            _fp8_cache_addresses(a, k_descale, v_descale)
-        for name, t in (("k_new", k_new), ("v_new", v_new)):
-            readable = _readable(t)
-            if readable is not t:
-                getattr(a, name + "_stride")[:] = _bhsd_strides(readable)
-            setattr(a, name, readable.data_ptr())
-            keep += (readable,)
-        context, stream = _launch_context(k_cache.device)
-        with context:
-            rt.kvcache_append(self.kernel, a, stream)
-        del keep
+        rows = []
+        for t, (strides, copy) in zip((k_new, v_new), self.new_strides):
+            if copy or t.data_ptr() % 16:
+                t = _restrided(t, strides)
+            rows.append(t.data_ptr())
+        cache_seqlens, block_table = _readable_indices(
+            cache_seqlens, block_table, self.table_strides, self.table_copy)
+        table = block_table.data_ptr() if block_table is not None else None
+        addresses = rt.DecodeAddresses(
+            k_cache=k_cache.data_ptr(), v_cache=v_cache.data_ptr(),
+            cache_seqlens=cache_seqlens.data_ptr(), block_table=table,
+            k_new=rows[0], v_new=rows[1],
+            k_descale=k_descale.data_ptr() if self.fp8 else None,
+            v_descale=v_descale.data_ptr() if self.fp8 else None)
+        self.plan.launch(addresses, _current_stream(self.device_index))
 
 
 _append_templates = _Templates()
@@ -316,22 +368,6 @@ def _kvcache_outputs(q, head_dim_v):
             q.new_empty(b, hq, sq, dtype=torch.float32))
 
 
-def _restrided(t, strides):
-    """A copy of t with element strides `strides` on a fresh (aligned)
-    allocation: what a plan bound to those strides reads where t itself
-    cannot be read in place."""
-    return torch.empty_strided(t.shape, strides, dtype=t.dtype,
-                               device=t.device).copy_(t)
-
-
-def _contiguous_strides(shape):
-    strides, n = [], 1
-    for size in reversed(shape):
-        strides.append(n)
-        n *= size
-    return tuple(reversed(strides))
-
-
 class DecodeLaunch:
     """The decode launch of one signature (KERNEL_ABI.md "Decode"): a
     DecodePlan of the decode kernel and its combine, made from every size,
@@ -365,16 +401,9 @@ class DecodeLaunch:
         # the kernels can read them in place, else those of the copy a
         # call then makes (_restrided); a call whose tensor is misaligned
         # copies it too.
-        self.q_strides = (q.stride() if _aligned(q, address=False)
-                          else _contiguous_strides(q.shape))
+        self.q_strides = _row_strides(q)
         self.q_copy = self.q_strides != q.stride()
-        self.table_strides = self.table_copy = None
-        if paged:
-            self.table_strides = (block_table.stride()
-                                  if block_table.stride(-1) == 1
-                                  or block_table.shape[-1] == 1
-                                  else _contiguous_strides(block_table.shape))
-            self.table_copy = self.table_strides != block_table.stride()
+        self.table_strides, self.table_copy = _index_strides(block_table)
         a = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
                       block_table)
@@ -403,12 +432,9 @@ class DecodeLaunch:
         o = q.new_empty(self.o_shape)
         if self.q_copy or q.data_ptr() % 16:
             q = _restrided(q, self.q_strides)
-        cache_seqlens = _aligned_index(cache_seqlens)
-        table = None
-        if block_table is not None:
-            if self.table_copy or block_table.data_ptr() % 16:
-                block_table = _restrided(block_table, self.table_strides)
-            table = block_table.data_ptr()
+        cache_seqlens, block_table = _readable_indices(
+            cache_seqlens, block_table, self.table_strides, self.table_copy)
+        table = block_table.data_ptr() if block_table is not None else None
         nbytes = self.workspace_bytes
         lse_bytes = 0 if want_lse else self.lse_bytes
         lse = (q.new_empty(self.lse_shape, dtype=torch.float32)
@@ -423,12 +449,14 @@ class DecodeLaunch:
             _poison(o, lse, buffer.view(torch.float32) if buffer is not None
                     else None)
         addresses = rt.DecodeAddresses(
-            q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(),
-            o.data_ptr(), lse.data_ptr() if want_lse else base,
-            cache_seqlens.data_ptr(), table,
-            k_descale.data_ptr() if self.fp8 else None,
-            v_descale.data_ptr() if self.fp8 else None,
-            base + lse_bytes if nbytes else None, nbytes)
+            q=q.data_ptr(), k_cache=k_cache.data_ptr(),
+            v_cache=v_cache.data_ptr(), o=o.data_ptr(),
+            lse=lse.data_ptr() if want_lse else base,
+            cache_seqlens=cache_seqlens.data_ptr(), block_table=table,
+            k_descale=k_descale.data_ptr() if self.fp8 else None,
+            v_descale=v_descale.data_ptr() if self.fp8 else None,
+            workspace=base + lse_bytes if nbytes else None,
+            workspace_bytes=nbytes)
         self.plan.launch(addresses, _current_stream(self.device_index))
         # The inputs and the buffer stay referenced until the launch is
         # queued; the caching allocator orders their reuse on the stream.

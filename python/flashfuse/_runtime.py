@@ -224,6 +224,7 @@ class DecodeAddresses(ctypes.Structure):
                 ("v_cache", ctypes.c_void_p), ("o", ctypes.c_void_p),
                 ("lse", ctypes.c_void_p), ("cache_seqlens", ctypes.c_void_p),
                 ("block_table", ctypes.c_void_p),
+                ("k_new", ctypes.c_void_p), ("v_new", ctypes.c_void_p),
                 ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
                 ("workspace", ctypes.c_void_p),
                 ("workspace_bytes", ctypes.c_size_t)]
@@ -307,6 +308,8 @@ def _declare(lib):
             st, [vp, vp, P(DecodeArgs), vp, ctypes.c_size_t, vp]),
         "flashfuse_decode_plan_create": (
             st, [vp, vp, P(DecodeArgs), P(vp)]),
+        "flashfuse_kvcache_append_plan_create": (
+            st, [vp, P(DecodeArgs), P(vp)]),
         "flashfuse_decode_plan_info": (
             st, [vp, P(ctypes.c_int32), P(ctypes.c_size_t)]),
         "flashfuse_decode_plan_launch": (st, [vp, P(DecodeAddresses), vp]),
@@ -608,16 +611,29 @@ def attention_decode(decode, combine, args, workspace, workspace_bytes,
 
 
 class DecodePlan:
-    """A decode launch prepared for every step of one signature
-    (flashfuse_decode_plan): `args` without addresses; each launch passes
-    a step's DecodeAddresses. The kernels' context must outlive it."""
+    """A decode (or, DecodePlan.append, kv_append) launch prepared for every
+    step of one signature (flashfuse_decode_plan): `args` without
+    addresses; each launch passes a step's DecodeAddresses. The kernels'
+    context must outlive it."""
 
     def __init__(self, decode, combine, args):
+        self._create(lambda lib, handle: lib.flashfuse_decode_plan_create(
+            decode, combine, ctypes.byref(args), ctypes.byref(handle)))
+
+    @classmethod
+    def append(cls, append, args):
+        """The plan of flashfuse_kvcache_append's launch (a kv_append
+        kernel; k_new/v_new strides and seq_new in `args`)."""
+        plan = cls.__new__(cls)
+        plan._create(
+            lambda lib, handle: lib.flashfuse_kvcache_append_plan_create(
+                append, ctypes.byref(args), ctypes.byref(handle)))
+        return plan
+
+    def _create(self, create):
         lib = library()
         handle = ctypes.c_void_p()
-        check(lib.flashfuse_decode_plan_create(decode, combine,
-                                               ctypes.byref(args),
-                                               ctypes.byref(handle)))
+        check(create(lib, handle))
         self._handle = handle
         self._destroy = lib.flashfuse_decode_plan_destroy
         # Bound once: a step's host time is what this class is for.

@@ -374,13 +374,13 @@ def test_launch_functions_are_bound(rt):
 
 def test_plan_functions_are_bound(rt):
     """The decode plan's entry points reach the library with the C layout
-    of flashfuse_decode_addresses (10 pointers and a size), and the
+    of flashfuse_decode_addresses (12 pointers and a size), and the
     runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
     checks the launches of plans)."""
     import ctypes
     from flashfuse.errors import InvalidArgumentError
     lib = rt.library()
-    assert ctypes.sizeof(rt.DecodeAddresses) == 11 * 8
+    assert ctypes.sizeof(rt.DecodeAddresses) == 13 * 8
     assert [f for f, _ in rt.DecodeAddresses._fields_][-2:] == [
         "workspace", "workspace_bytes"]
     args = _decode_args(rt)

@@ -674,8 +674,8 @@ flashfuse_status prepareDeviceCheck(const KernelSpec &check,
                     /*strict=*/false, slots);
 }
 
-// The buffers of a decode launch, numbered for PreparedLaunch, and their
-// names in messages.
+// The buffers of a launch over a KV cache, numbered for PreparedLaunch,
+// and their names in messages.
 enum DecodeBuffer : int {
   kBufferQ,
   kBufferK,
@@ -684,6 +684,8 @@ enum DecodeBuffer : int {
   kBufferLse,
   kBufferLengths,
   kBufferTable,
+  kBufferKNew,
+  kBufferVNew,
   kBufferKDescale,
   kBufferVDescale,
   kBufferWorkspace,
@@ -691,69 +693,91 @@ enum DecodeBuffer : int {
 };
 static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
 const char *const kDecodeBufferNames[kDecodeBuffers] = {
-    "q",     "k_cache",     "v_cache",   "o",         "lse", "cache_seqlens",
-    "block_table", "k_descale", "v_descale", "workspace"};
+    "q",     "k_cache", "v_cache",   "o",         "lse",
+    "cache_seqlens", "block_table", "k_new", "v_new", "k_descale",
+    "v_descale", "workspace"};
 
 } // namespace
 } // namespace flashfuse
 
-// A decode launch prepared for one signature (runtime.h).
+// A decode or kv_append launch prepared for one signature (runtime.h).
 struct flashfuse_decode_plan {
-  const flashfuse::KernelSpec *decode = nullptr;
-  const flashfuse::KernelSpec *combine = nullptr;
+  const flashfuse::KernelSpec *kernel = nullptr;  // decode or kv_append
+  const flashfuse::KernelSpec *combine = nullptr; // the decode's, or null
   flashfuse_context *context = nullptr;
+  const char *task = nullptr; // names the launch in messages
   // The arguments with placeholder addresses, for the checks' messages.
   flashfuse_decode_args args{};
-  flashfuse::Plan plan;
-  bool uses[flashfuse::kDecodeBuffers] = {};
-  flashfuse::PreparedLaunch decodeLaunch, combineLaunch;
+  flashfuse::Plan plan; // one split and no workspace for kv_append
+  // Why a buffer is not read (a step must pass NULL), or null if it is.
+  const char *unread[flashfuse::kDecodeBuffers] = {};
+  flashfuse::PreparedLaunch launch, combineLaunch;
 };
 
 namespace flashfuse {
 namespace {
 
-// Checks `args` (all but its addresses, which stand for each step's),
-// chooses the split count and binds the kernels' params into `out`.
-flashfuse_status createDecodePlan(flashfuse_kernel &decode,
-                                  flashfuse_kernel *combine,
-                                  const flashfuse_decode_args &args,
-                                  flashfuse_decode_plan &out) {
-  flashfuse_decode_args &a = out.args;
-  a = args;
-  bool *uses = out.uses;
-  for (int i = 0; i < kDecodeBuffers; ++i)
-    uses[i] = true;
-  uses[kBufferTable] = a.page_size != 0;
-  uses[kBufferKDescale] = uses[kBufferVDescale] =
-      a.kv_dtype == FLASHFUSE_DTYPE_E4M3;
+// Puts a placeholder address in each buffer field of `a` the plan reads,
+// null in the others (q and o of an append, k_new of a decode...).
+void placeholderAddresses(flashfuse_decode_args &a,
+                          const char *const unread[kDecodeBuffers]) {
   auto at = [&](DecodeBuffer b) {
-    return uses[b] ? placeholderAddress(b) : nullptr;
+    return unread[b] ? nullptr : const_cast<void *>(placeholderAddress(b));
   };
   a.q = at(kBufferQ);
   a.k_cache = at(kBufferK);
   a.v_cache = at(kBufferV);
-  a.o = const_cast<void *>(at(kBufferO));
-  a.lse = static_cast<float *>(const_cast<void *>(at(kBufferLse)));
+  a.o = at(kBufferO);
+  a.lse = static_cast<float *>(at(kBufferLse));
   a.cache_seqlens = static_cast<const int32_t *>(at(kBufferLengths));
   a.block_table = static_cast<const int32_t *>(at(kBufferTable));
+  a.k_new = at(kBufferKNew);
+  a.v_new = at(kBufferVNew);
   a.k_descale = static_cast<const float *>(at(kBufferKDescale));
   a.v_descale = static_cast<const float *>(at(kBufferVDescale));
-  a.k_new = a.v_new = nullptr; // the append's, not read by the decode
-  out.decode = decode.spec;
+}
+
+// What a plan over `a`'s cache does not read of the cache's buffers.
+void cacheUnread(const flashfuse_decode_args &a,
+                 const char *unread[kDecodeBuffers]) {
+  if (a.page_size == 0)
+    unread[kBufferTable] = "the cache is contiguous";
+  if (a.kv_dtype != FLASHFUSE_DTYPE_E4M3)
+    unread[kBufferKDescale] = unread[kBufferVDescale] =
+        "the cache is not FP8 (descales are for kv_dtype e4m3 only)";
+}
+
+// Checks `args` (all but its addresses, which stand for each step's),
+// chooses the split count and binds the decode's (and its combine's)
+// params into `out`.
+flashfuse_status createDecodePlan(flashfuse_kernel &decode,
+                                  flashfuse_kernel *combine,
+                                  const flashfuse_decode_args &args,
+                                  flashfuse_decode_plan &out) {
+  out.kernel = decode.spec;
   out.combine = combine ? combine->spec : nullptr;
   out.context = decode.artifact->context;
-  DecodeChecker checker(*out.decode, out.combine, a);
+  out.task = "attention decode";
+  const char **unread = out.unread;
+  cacheUnread(args, unread);
+  unread[kBufferKNew] = unread[kBufferVNew] =
+      "a decode does not append (a kv_append plan writes the new rows)";
+  flashfuse_decode_args &a = out.args;
+  a = args;
+  placeholderAddresses(a, unread);
+  DecodeChecker checker(*out.kernel, out.combine, a, out.task);
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
   Plan &plan = out.plan;
   if (auto s = checker.plan(out.context->smCount, decode.blocksPerSm, plan);
       s != FLASHFUSE_SUCCESS)
     return s;
-  uses[kBufferWorkspace] = plan.bytes > 0;
-  std::vector<flashfuse_arg> named =
-      checker.namedArgs(plan, at(kBufferWorkspace));
+  if (plan.bytes == 0)
+    unread[kBufferWorkspace] = "one split needs no workspace";
+  std::vector<flashfuse_arg> named = checker.namedArgs(
+      plan, plan.bytes ? placeholderAddress(kBufferWorkspace) : nullptr);
   int n = static_cast<int>(named.size());
-  if (auto s = out.decodeLaunch.prepare(decode, named.data(), n);
+  if (auto s = out.launch.prepare(decode, named.data(), n);
       s != FLASHFUSE_SUCCESS)
     return s;
   if (plan.numSplits > 1 && !plan.mergeInKernel)
@@ -761,26 +785,53 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   return FLASHFUSE_SUCCESS;
 }
 
+// The same for a kv_append kernel: checks and binds what the copy of the
+// new rows reads and writes (nothing is launched when seq_new is 0).
+flashfuse_status createAppendPlan(flashfuse_kernel &append,
+                                  const flashfuse_decode_args &args,
+                                  flashfuse_decode_plan &out) {
+  out.kernel = append.spec;
+  out.context = append.artifact->context;
+  out.task = "kv append";
+  const char **unread = out.unread;
+  cacheUnread(args, unread);
+  unread[kBufferQ] = unread[kBufferO] = unread[kBufferLse] =
+      unread[kBufferWorkspace] =
+          "a kv_append reads the lengths and the new rows and writes the "
+          "cache";
+  if (args.seq_new == 0)
+    unread[kBufferKNew] = unread[kBufferVNew] = "seq_new is 0";
+  flashfuse_decode_args &a = out.args;
+  a = args;
+  placeholderAddresses(a, unread);
+  DecodeChecker checker(*out.kernel, nullptr, a, out.task);
+  if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
+    return s;
+  if (a.seq_new == 0)
+    return FLASHFUSE_SUCCESS; // nothing to copy, nothing launched
+  std::vector<flashfuse_arg> named = checker.appendArgs();
+  return out.launch.prepare(append, named.data(),
+                            static_cast<int>(named.size()));
+}
+
 // One step of a plan: checks the addresses, clears the split counters and
 // launches.
-flashfuse_status launchDecodePlan(const flashfuse_decode_plan &p,
-                                  const flashfuse_decode_addresses &addr,
-                                  void *stream) {
-  DecodeChecker checker(*p.decode, p.combine, p.args);
+flashfuse_status launchPlan(const flashfuse_decode_plan &p,
+                            const flashfuse_decode_addresses &addr,
+                            void *stream) {
+  DecodeChecker checker(*p.kernel, p.combine, p.args, p.task);
   const void *buffers[kMaxPreparedBuffers] = {
-      addr.q,           addr.k_cache,     addr.v_cache,  addr.o,
-      addr.lse,         addr.cache_seqlens, addr.block_table,
-      addr.k_descale,   addr.v_descale,   addr.workspace};
+      addr.q,         addr.k_cache,       addr.v_cache,
+      addr.o,         addr.lse,           addr.cache_seqlens,
+      addr.block_table, addr.k_new,       addr.v_new,
+      addr.k_descale, addr.v_descale,     addr.workspace};
+  // The workspace has checks of its own (checkWorkspace).
   for (int i = 0; i < kBufferWorkspace; ++i) {
     auto address = reinterpret_cast<uintptr_t>(buffers[i]);
     const char *name = kDecodeBufferNames[i];
-    if (!p.uses[i] && address)
-      return checker.bad(concat("'", name, "' was given, but ",
-                                i == kBufferTable
-                                    ? "the cache is contiguous"
-                                    : "the cache is not FP8 (descales are "
-                                      "for kv_dtype e4m3 only)"));
-    if (p.uses[i] && !address)
+    if (p.unread[i] && address)
+      return checker.bad(concat("'", name, "' was given, but ", p.unread[i]));
+    if (!p.unread[i] && !address)
       return checker.bad(concat("'", name, "' is a null pointer"));
     // The kernels copy every buffer 16 bytes at a time (bindParams).
     if (address % 16 != 0)
@@ -792,6 +843,8 @@ flashfuse_status launchDecodePlan(const flashfuse_decode_plan &p,
                                       addr.workspace_bytes);
       s != FLASHFUSE_SUCCESS)
     return s;
+  if (!p.launch.prepared())
+    return FLASHFUSE_SUCCESS; // an append of no rows
   if (plan.mergeInKernel) {
     // The counters start at 0; the workspace is the caller's, so they
     // are cleared on the stream before every launch.
@@ -809,7 +862,7 @@ flashfuse_status launchDecodePlan(const flashfuse_decode_plan &p,
         s != FLASHFUSE_SUCCESS)
       return s;
   }
-  if (auto s = p.decodeLaunch.launch(buffers, stream); s != FLASHFUSE_SUCCESS)
+  if (auto s = p.launch.launch(buffers, stream); s != FLASHFUSE_SUCCESS)
     return s;
   // Same stream: the combine starts after every split has written.
   if (p.combineLaunch.prepared())
@@ -817,19 +870,31 @@ flashfuse_status launchDecodePlan(const flashfuse_decode_plan &p,
   return FLASHFUSE_SUCCESS;
 }
 
-// The addresses of `args` and a workspace, as a step of a plan takes them.
-flashfuse_decode_addresses addressesOf(const flashfuse_decode_args &a,
+// The addresses of `args` that plan `p` reads, and a workspace: the step
+// of the unprepared entry points, whose arguments may hold addresses their
+// kernel ignores (k_new for the decode, q for the append).
+flashfuse_decode_addresses addressesOf(const flashfuse_decode_plan &p,
+                                       const flashfuse_decode_args &a,
                                        void *workspace, size_t bytes) {
+  const void *all[kDecodeBuffers] = {
+      a.q,           a.k_cache,     a.v_cache, a.o,       a.lse,
+      a.cache_seqlens, a.block_table, a.k_new, a.v_new,   a.k_descale,
+      a.v_descale,   workspace};
+  auto pick = [&](DecodeBuffer b) {
+    return p.unread[b] ? nullptr : const_cast<void *>(all[b]);
+  };
   flashfuse_decode_addresses addr{};
-  addr.q = a.q;
-  addr.k_cache = a.k_cache;
-  addr.v_cache = a.v_cache;
-  addr.o = a.o;
-  addr.lse = a.lse;
-  addr.cache_seqlens = a.cache_seqlens;
-  addr.block_table = a.block_table;
-  addr.k_descale = a.k_descale;
-  addr.v_descale = a.v_descale;
+  addr.q = pick(kBufferQ);
+  addr.k_cache = pick(kBufferK);
+  addr.v_cache = pick(kBufferV);
+  addr.o = pick(kBufferO);
+  addr.lse = static_cast<float *>(pick(kBufferLse));
+  addr.cache_seqlens = static_cast<const int32_t *>(pick(kBufferLengths));
+  addr.block_table = static_cast<const int32_t *>(pick(kBufferTable));
+  addr.k_new = pick(kBufferKNew);
+  addr.v_new = pick(kBufferVNew);
+  addr.k_descale = static_cast<const float *>(pick(kBufferKDescale));
+  addr.v_descale = static_cast<const float *>(pick(kBufferVDescale));
   addr.workspace = workspace;
   addr.workspace_bytes = bytes;
   return addr;
@@ -896,8 +961,9 @@ flashfuse_status flashfuse_attention_decode(flashfuse_kernel *decode,
     if (auto s = createDecodePlan(*decode, combine, *args, prepared);
         s != FLASHFUSE_SUCCESS)
       return s;
-    return launchDecodePlan(
-        prepared, addressesOf(*args, workspace, workspace_bytes), stream);
+    return launchPlan(
+        prepared, addressesOf(prepared, *args, workspace, workspace_bytes),
+        stream);
   });
 }
 
@@ -915,6 +981,28 @@ flashfuse_status flashfuse_decode_plan_create(flashfuse_kernel *decode,
       return s;
     auto created = std::make_unique<flashfuse_decode_plan>();
     if (auto s = createDecodePlan(*decode, combine, *args, *created);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    *plan = created.release();
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status
+flashfuse_kvcache_append_plan_create(flashfuse_kernel *append,
+                                     const flashfuse_decode_args *args,
+                                     flashfuse_decode_plan **plan) {
+  using namespace flashfuse;
+  return guarded([&] {
+    if (!plan)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "the plan's output pointer must not be NULL");
+    *plan = nullptr;
+    if (!append || !args)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "kv_append kernel and arguments must not be NULL");
+    auto created = std::make_unique<flashfuse_decode_plan>();
+    if (auto s = createAppendPlan(*append, *args, *created);
         s != FLASHFUSE_SUCCESS)
       return s;
     *plan = created.release();
@@ -946,7 +1034,7 @@ flashfuse_decode_plan_launch(const flashfuse_decode_plan *plan,
     if (!plan || !addresses)
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "the plan and the addresses must not be NULL");
-    return launchDecodePlan(*plan, *addresses, stream);
+    return launchPlan(*plan, *addresses, stream);
   });
 }
 
@@ -1004,12 +1092,18 @@ flashfuse_status flashfuse_kvcache_append(flashfuse_kernel *append,
     if (!append || !args)
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "kv_append kernel and arguments must not be NULL");
+    // The checks of the addresses too, with the manifest check's messages;
+    // then a plan of one step.
     std::vector<flashfuse_arg> named;
     if (auto s = prepareAppend(*append->spec, *args, named);
-        s != FLASHFUSE_SUCCESS || named.empty())
+        s != FLASHFUSE_SUCCESS)
       return s;
-    return launchNamed(*append, named.data(), static_cast<int>(named.size()),
-                       stream, /*strict=*/false);
+    flashfuse_decode_plan prepared;
+    if (auto s = createAppendPlan(*append, *args, prepared);
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    return launchPlan(prepared, addressesOf(prepared, *args, nullptr, 0),
+                      stream);
   });
 }
 

@@ -128,14 +128,16 @@ struct FakeArtifact {
 };
 
 // data/decode's kernels: 0 (f16, D = 128, merged by combine 2), 1 (paged
-// bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself).
+// bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself);
+// their kv_append kernels 4 and 5.
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
-              kMerging = 8;
+              kAppend = 4, kPagedAppend = 5, kMerging = 8;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
 flashfuse_decode_addresses stepAddresses(int step, bool paged,
-                                         size_t workspaceBytes) {
+                                         size_t workspaceBytes,
+                                         bool newRows = false) {
   auto at = [&](uintptr_t base) {
     return const_cast<void *>(fakePointer(base + uintptr_t(step) * 0x10000));
   };
@@ -148,6 +150,10 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
   s.cache_seqlens = static_cast<const int32_t *>(at(0x60000000));
   if (paged)
     s.block_table = static_cast<const int32_t *>(at(0x70000000));
+  if (newRows) {
+    s.k_new = at(0xa0000000);
+    s.v_new = at(0xb0000000);
+  }
   if (workspaceBytes) {
     s.workspace = at(0x80000000);
     s.workspace_bytes = workspaceBytes;
@@ -177,6 +183,8 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"lse", address(s.lse)},
       {"cache_seqlens", address(s.cache_seqlens)},
       {"block_table", address(s.block_table)},
+      {"k_new", address(s.k_new)},
+      {"v_new", address(s.v_new)},
       {"o_partial", splits > 1 ? ws : address(s.o)},
       {"lse_partial", splits > 1 ? ws + lseOffset : address(s.lse)},
       {"split_counters", merging ? ws + countersOffset : address(s.lse)}};
@@ -187,6 +195,7 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"seq_k", capacity},        {"num_splits", splits},
       {"merge_splits", merging},  {"q_stride_b", a.q_stride[0]},
       {"k_stride_s", a.k_stride[2]}, {"num_pages", a.num_pages},
+      {"seq_new", a.seq_new},     {"k_new_stride_h", a.k_new_stride[1]},
       {"block_table_stride", a.block_table_stride}};
   if (l.spec != &spec) {
     std::fprintf(stderr, "  line %d: launched '%s', expected '%s'\n", line,
@@ -455,6 +464,132 @@ void testBadPlans() {
                 FLASHFUSE_ERROR_INVALID_ARGUMENT, "the plan is NULL");
 }
 
+// `a` with seq_new new rows of every sequence, k_new and v_new
+// [B, seq_new, Hkv, D] as flash-attn lays them out.
+flashfuse_decode_args withNewRows(flashfuse_decode_args a, int64_t seqNew) {
+  a.seq_new = seqNew;
+  const int64_t rows[4] = {seqNew * a.heads_kv * a.head_dim, a.head_dim,
+                           a.heads_kv * a.head_dim, 1};
+  for (int d = 0; d < 4; ++d)
+    a.k_new_stride[d] = a.v_new_stride[d] = rows[d];
+  return a;
+}
+
+// kv_append plans: each step's cache, lengths, table and new rows.
+void testAppendPlans() {
+  FakeArtifact f;
+  for (bool paged : {false, true}) {
+    flashfuse_decode_args a = withNewRows(
+        paged ? flashfuse_test::pagedStepArgs()
+              : flashfuse_test::decodeStepArgs(),
+        3);
+    int kernel = paged ? kPagedAppend : kAppend;
+    const flashfuse::KernelSpec &spec = *f.kernel(kernel)->spec;
+    flashfuse_decode_plan *plan = nullptr;
+    EXPECT_STATUS(
+        flashfuse_kvcache_append_plan_create(f.kernel(kernel), &a, &plan),
+        FLASHFUSE_SUCCESS, "");
+    int32_t splits = 0;
+    size_t bytes = 1;
+    EXPECT_STATUS(flashfuse_decode_plan_info(plan, &splits, &bytes),
+                  FLASHFUSE_SUCCESS, "");
+    EXPECT(splits == 1 && bytes == 0);
+    for (int step = 0; step < 2; ++step) {
+      flashfuse_decode_addresses s = stepAddresses(step, paged, 0, true);
+      s.q = nullptr;
+      s.o = nullptr;
+      s.lse = nullptr;
+      launches.clear();
+      EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                    FLASHFUSE_SUCCESS, "");
+      if (launches.size() != 1)
+        return (void)++failures;
+      expectParams(launches[0], spec, a, s, 1, false, __LINE__);
+      // One warp per new row (b, h, t), block_m rows a block.
+      EXPECT(launches[0].grid[0] == unsigned((3 * 8 * 3 + 3) / 4) &&
+             launches[0].grid[1] == 1 && launches[0].grid[2] == 1);
+    }
+    flashfuse_decode_addresses s = stepAddresses(0, paged, 0, true);
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                  FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "kv append with kernel '" + spec.name +
+                      "': 'q' was given, but a kv_append reads the lengths "
+                      "and the new rows");
+    s.q = s.o = nullptr;
+    s.lse = nullptr;
+    s.v_new = nullptr;
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                  FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "'v_new' is a null pointer");
+    flashfuse_decode_plan_destroy(plan);
+  }
+  // No new rows: nothing to launch, and k_new/v_new must not be given.
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(
+      flashfuse_kvcache_append_plan_create(f.kernel(kAppend), &a, &plan),
+      FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_addresses s = stepAddresses(0, false, 0);
+  s.q = s.o = nullptr;
+  s.lse = nullptr;
+  launches.clear();
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.empty());
+  s.k_new = fakePointer(0xa0000000);
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'k_new' was given, but seq_new is 0");
+  flashfuse_decode_plan_destroy(plan);
+  // A decode plan does not append; an append plan is made of an append.
+  a = withNewRows(flashfuse_test::decodeStepArgs(), 1);
+  EXPECT_STATUS(flashfuse_kvcache_append_plan_create(f.kernel(kDecode), &a,
+                                                     &plan),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "not a kv_append kernel");
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kDecode),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  size_t bytes = 0;
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  s = stepAddresses(0, false, bytes, true);
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'k_new' was given, but a decode does not append");
+  flashfuse_decode_plan_destroy(plan);
+}
+
+// flashfuse_kvcache_append (a plan of one step) launches what a plan does;
+// the q it ignores may be set.
+void testUnpreparedAppendIsAPlanOfOneStep() {
+  FakeArtifact f;
+  flashfuse_decode_args a =
+      withNewRows(flashfuse_test::pagedStepArgs(), 2);
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(
+      flashfuse_kvcache_append_plan_create(f.kernel(kPagedAppend), &a, &plan),
+      FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_addresses s = stepAddresses(4, true, 0, true);
+  s.q = s.o = nullptr;
+  s.lse = nullptr;
+  launches.clear();
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_SUCCESS, "");
+  std::vector<Launch> planned = launches;
+  a.q = fakePointer(0x10000000);
+  a.k_cache = s.k_cache;
+  a.v_cache = s.v_cache;
+  a.cache_seqlens = s.cache_seqlens;
+  a.block_table = s.block_table;
+  a.k_new = s.k_new;
+  a.v_new = s.v_new;
+  launches.clear();
+  EXPECT_STATUS(flashfuse_kvcache_append(f.kernel(kPagedAppend), &a, nullptr),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.size() == 1 && planned.size() == 1 &&
+         launches[0].slots == planned[0].slots);
+  flashfuse_decode_plan_destroy(plan);
+}
+
 // A failed launch names the kernel, its grid and its shared memory (the
 // message is built on failure only).
 void testLaunchFailure() {
@@ -503,6 +638,9 @@ int main(int argc, char **argv) {
       {"decode_plan_bad_addresses", testBadAddresses},
       {"decode_plan_bad_plans", testBadPlans},
       {"decode_plan_launch_failure", testLaunchFailure},
+      {"append_plans", testAppendPlans},
+      {"append_unprepared_is_a_plan_of_one_step",
+       testUnpreparedAppendIsAPlanOfOneStep},
       {"prepared_launch_refuses_tensor_maps",
        testPreparedLaunchRefusesTensorMaps},
   };

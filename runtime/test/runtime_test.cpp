@@ -779,7 +779,7 @@ void testDecodeManifest() {
   static_assert(sizeof(flashfuse_decode_args) == 448,
                 "flashfuse_decode_args layout");
   // Mirrored by python/flashfuse/_runtime.py's DecodeAddresses.
-  static_assert(sizeof(flashfuse_decode_addresses) == 88,
+  static_assert(sizeof(flashfuse_decode_addresses) == 104,
                 "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();

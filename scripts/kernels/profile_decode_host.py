@@ -2,6 +2,7 @@
 """Where the host time of one Python decoding step goes.
 
     profile_decode_host.py [--calls N] [--shapes B,Hkv,L ...] [--page P]
+                           [--new-rows] [--layers] [--kernels]
 
 For each shape (GQA 32/Hkv, D = 128, bf16, one new token, every sequence at
 L keys): the wall time per call of flashfuse.attention_with_kvcache and of
@@ -62,10 +63,11 @@ def layers(q, k, v, lengths, table, calls):
     workspace = torch.empty(max(nbytes, 16), dtype=torch.uint8,
                             device=q.device)
     addresses = rt.DecodeAddresses(
-        q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-        lse.data_ptr(), lengths.data_ptr(),
-        table.data_ptr() if table is not None else None, None, None,
-        workspace.data_ptr() if nbytes else None, nbytes)
+        q=q.data_ptr(), k_cache=k.data_ptr(), v_cache=v.data_ptr(),
+        o=o.data_ptr(), lse=lse.data_ptr(), cache_seqlens=lengths.data_ptr(),
+        block_table=table.data_ptr() if table is not None else None,
+        workspace=workspace.data_ptr() if nbytes else None,
+        workspace_bytes=nbytes)
     stream = torch.cuda.current_stream().cuda_stream
     for name, fn in (
             ("DecodeLaunch", lambda: launch(q, k, v, lengths, table)),
@@ -81,6 +83,11 @@ def main():
     ap.add_argument("--shapes", nargs="+",
                     default=["1,8,512", "16,8,8192", "64,8,2048"])
     ap.add_argument("--page", type=int, default=0)
+    ap.add_argument("--new-rows", action="store_true",
+                    help="each flashfuse step appends one new row (k_new, "
+                         "v_new) before attending, as flash-attn's "
+                         "flash_attn_with_kvcache does; the lengths stay "
+                         "put, so every step writes the same row")
     ap.add_argument("--profile", type=int, default=25,
                     help="cProfile rows for the first shape (0: none)")
     ap.add_argument("--layers", action="store_true",
@@ -109,8 +116,15 @@ def main():
         ks = torch.randn(b, hkv, length, d, device=dev, dtype=dt)
         vs = torch.randn_like(ks)
 
+        k_new = v_new = None
+        if args.new_rows:
+            lengths -= 1
+            k_new = torch.randn(b, 1, hkv, d, device=dev, dtype=dt)
+            v_new = torch.randn_like(k_new)
+
         def ours():
-            return attention_with_kvcache(q, k, v, lengths, block_table=table)
+            return attention_with_kvcache(q, k, v, lengths, k_new, v_new,
+                                          block_table=table)
 
         def sdpa():
             return scaled_dot_product_attention(qs, ks, vs, enable_gqa=True)

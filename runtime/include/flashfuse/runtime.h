@@ -548,19 +548,23 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode(
     const flashfuse_decode_args *args, void *workspace,
     size_t workspace_bytes, void *stream);
 
-/* A decode launch prepared once for every step of one signature: all of
- * flashfuse_decode_args but its addresses (sizes, strides, dtypes, scalars
- * and num_splits). A step at a small batch is host-bound (its kernels take
- * some 8 us), so a decoding loop creates a plan per signature and launches
- * it with each step's addresses: the checks, the split count and the
- * binding of the kernels' parameters are done at creation, and a launch
- * checks the addresses, clears the split counters and launches. */
+/* A launch over a KV cache prepared once for every step of one signature:
+ * all of flashfuse_decode_args but its addresses (sizes, strides, dtypes,
+ * scalars and num_splits). A step at a small batch is host-bound (its
+ * kernels take some 8 us), so a decoding loop creates a plan per signature
+ * (one for the decode, flashfuse_decode_plan_create, and one for the
+ * append of new rows, flashfuse_kvcache_append_plan_create) and launches
+ * them with each step's addresses: the checks, the split count and the
+ * binding of the kernels' parameters are done at creation; a launch checks
+ * the addresses, clears the split counters and launches. */
 typedef struct flashfuse_decode_plan flashfuse_decode_plan;
 
 /* The addresses of one step of a plan (device pointers, as in
- * flashfuse_decode_args). Those the plan does not read must be NULL:
- * block_table for a contiguous cache, k_descale/v_descale for a 16-bit
- * one. The workspace may be NULL when the plan needs none. */
+ * flashfuse_decode_args). Those the plan does not read must be NULL: a
+ * decode reads q, the caches, o, lse, the lengths, block_table (paged), the
+ * descales (FP8 cache) and the workspace (splits); a kv_append the caches,
+ * the lengths, block_table (paged), k_new/v_new (seq_new > 0) and the
+ * descales (FP8 cache). */
 typedef struct flashfuse_decode_addresses {
   const void *q;
   const void *k_cache;
@@ -569,6 +573,8 @@ typedef struct flashfuse_decode_addresses {
   float *lse;
   const int32_t *cache_seqlens;
   const int32_t *block_table;
+  const void *k_new;
+  const void *v_new;
   const float *k_descale;
   const float *v_descale;
   void *workspace;
@@ -583,16 +589,24 @@ FLASHFUSE_API flashfuse_status flashfuse_decode_plan_create(
     flashfuse_kernel *decode, flashfuse_kernel *combine,
     const flashfuse_decode_args *args, flashfuse_decode_plan **plan);
 
+/* The same for flashfuse_kvcache_append (a kv_append kernel; seq_new = 0
+ * gives a plan that launches nothing). */
+FLASHFUSE_API flashfuse_status flashfuse_kvcache_append_plan_create(
+    flashfuse_kernel *append, const flashfuse_decode_args *args,
+    flashfuse_decode_plan **plan);
+
 /* The plan's split count and workspace bytes (as
- * flashfuse_decode_workspace_bytes); either output may be NULL. */
+ * flashfuse_decode_workspace_bytes; 1 and 0 for an append); either output
+ * may be NULL. */
 FLASHFUSE_API flashfuse_status flashfuse_decode_plan_info(
     const flashfuse_decode_plan *plan, int32_t *num_splits,
     size_t *workspace_bytes);
 
 /* One step: checks the addresses (those the plan reads non-null and
  * 16-byte aligned, the others NULL; the workspace at least the plan's
- * bytes) and launches as flashfuse_attention_decode does, on `stream`.
- * A plan may be launched from several threads at once. */
+ * bytes) and launches as flashfuse_attention_decode or
+ * flashfuse_kvcache_append does, on `stream`. A plan may be launched from
+ * several threads at once. */
 FLASHFUSE_API flashfuse_status flashfuse_decode_plan_launch(
     const flashfuse_decode_plan *plan,
     const flashfuse_decode_addresses *addresses, void *stream);
