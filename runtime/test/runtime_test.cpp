@@ -1008,6 +1008,20 @@ void testDecodeInKernelMerge() {
   EXPECT(bytes == 0);
 }
 
+// The C++ wrapper's decode plans reach the C API, whose own NULL checks
+// answer (decode_plan_test.cpp checks the launches of plans).
+void testDecodePlanWrapper() {
+  flashfuse_decode_args a = goodDecodeArgs();
+  flashfuse::Kernel none(nullptr);
+  EXPECT_ERROR(none.decodePlan(nullptr, a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "decode kernel and arguments must not be NULL");
+  EXPECT_ERROR(none.appendPlan(a), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "kv_append kernel and arguments must not be NULL");
+  flashfuse::DecodePlan empty(nullptr); // destroying NULL is a no-op
+  EXPECT_ERROR(empty.info(), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "the plan is NULL");
+}
+
 void testDecodeChecks() {
   flashfuse::Manifest m = decodeSample();
   auto expectBad = [&](int decode, int combine,
@@ -1541,6 +1555,7 @@ int main(int argc, char **argv) {
                {"decode_splits_and_workspace", testDecodeSplitsAndWorkspace},
                {"decode_in_kernel_merge", testDecodeInKernelMerge},
                {"decode_checks", testDecodeChecks},
+               {"decode_plan_wrapper", testDecodePlanWrapper},
                {"kv_append_checks", testKVAppendChecks},
                {"decode_fp8_manifest", testDecodeFp8Manifest},
                {"decode_fp8_checks", testDecodeFp8Checks},

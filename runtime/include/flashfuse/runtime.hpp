@@ -114,6 +114,38 @@ private:
   flashfuse_manifest *m_ = nullptr;
 };
 
+// A launch over a KV cache prepared for every step of one signature
+// (flashfuse_decode_plan): made by Kernel::decodePlan or
+// Kernel::appendPlan; each step passes its addresses.
+class DecodePlan {
+public:
+  explicit DecodePlan(flashfuse_decode_plan *p) : p_(p) {}
+  DecodePlan(DecodePlan &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  DecodePlan &operator=(DecodePlan &&o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  DecodePlan(const DecodePlan &) = delete;
+  DecodePlan &operator=(const DecodePlan &) = delete;
+  ~DecodePlan() { flashfuse_decode_plan_destroy(p_); }
+
+  // The split count and the workspace bytes each step needs.
+  std::pair<int, size_t> info() const {
+    int32_t splits = 0;
+    size_t bytes = 0;
+    check(flashfuse_decode_plan_info(p_, &splits, &bytes));
+    return {splits, bytes};
+  }
+  void launch(const flashfuse_decode_addresses &addresses,
+              void *stream) const {
+    check(flashfuse_decode_plan_launch(p_, &addresses, stream));
+  }
+  flashfuse_decode_plan *get() const { return p_; }
+
+private:
+  flashfuse_decode_plan *p_ = nullptr;
+};
+
 // A loaded kernel; owned by the Context it came from.
 class Kernel {
 public:
@@ -147,6 +179,20 @@ public:
     check(flashfuse_decode_workspace_bytes(
         k_, combine ? combine->k_ : nullptr, &args, &splits, &bytes));
     return {splits, bytes};
+  }
+  // The plan of decode() for every step of args' signature.
+  DecodePlan decodePlan(const Kernel *combine,
+                        const flashfuse_decode_args &args) const {
+    flashfuse_decode_plan *p = nullptr;
+    check(flashfuse_decode_plan_create(k_, combine ? combine->k_ : nullptr,
+                                       &args, &p));
+    return DecodePlan(p);
+  }
+  // The plan of append() (this kv_append kernel) for args' signature.
+  DecodePlan appendPlan(const flashfuse_decode_args &args) const {
+    flashfuse_decode_plan *p = nullptr;
+    check(flashfuse_kvcache_append_plan_create(k_, &args, &p));
+    return DecodePlan(p);
   }
   // This kv_append kernel writes args.k_new/v_new into the caches.
   void append(const flashfuse_decode_args &args, void *stream) const {
