@@ -83,12 +83,15 @@ int64_t KernelSpec::smemBytes() const {
       int64_t dv = swizzleWidth(cacheColumns(headDimV));
       return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (dk + dv));
     }
-    if (swizzledTiles()) {
-      int64_t d = swizzleWidth(headDim), dv = swizzleWidth(headDimV);
-      return kSwizzleAlignSlack + 2 * (blockM * d + stages * blockN * (d + dv)) +
-             (publishesKeyBlocks() ? 4 * stages : 0);
-    }
-    return qTileBytes() + stages * (kStageBytes() + vStageBytes());
+    if (!usesWgmma()) // swizzled or padded, as flash-select-config counts
+      return sm80ForwardBytes(blockM, blockN, stages, headDim, headDimV,
+                              threads());
+    // wgmma: swizzled tiles, and the stages' published key blocks.
+    return kSwizzleAlignSlack +
+           2 * (blockM * swizzleWidth(headDim) +
+                stages * blockN *
+                    (swizzleWidth(headDim) + swizzleWidth(headDimV))) +
+           (publishesKeyBlocks() ? 4 * stages : 0);
   case Kind::Backward:
     if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ (unless from
                      // registers), dSᵀ; LSE, Dsum; the f32 dQ tile (dqTiles)

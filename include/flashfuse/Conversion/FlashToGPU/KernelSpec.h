@@ -219,18 +219,14 @@ struct KernelSpec {
   bool swizzledTiles() const {
     if (usesWgmma())
       return true;
-    auto evenlyCopied = [&](int64_t rows, int64_t cols) {
-      return rows * swizzleWidth(cols) / 8 % threads() == 0;
-    };
-    return (kind == Kind::Forward || kind == Kind::Decode) && headDim >= 64 &&
-           headDimV >= 64 &&
-           evenlyCopied(blockM, headDim) &&
-           evenlyCopied(blockN, cacheColumns(headDim)) &&
-           evenlyCopied(blockN, cacheColumns(headDimV));
+    return (kind == Kind::Forward || kind == Kind::Decode) &&
+           sm80ForwardSwizzled(blockM, blockN, threads(), headDim, headDimV,
+                               cacheColumns(headDim),
+                               cacheColumns(headDimV));
   }
   /// Columns of a swizzled tile holding `cols` columns: whole 64-element
-  /// swizzle rows.
-  static int64_t swizzleWidth(int64_t cols) { return (cols + 63) / 64 * 64; }
+  /// swizzle rows (SharedMemory.h).
+  static int64_t swizzleWidth(int64_t cols) { return swizzledColumns(cols); }
   /// Bytes of one swizzle row of a TMA tile whose rows hold `cols` elements
   /// (the box width, the swizzle mode and the wgmma descriptors all follow
   /// it; runtime/lib/tensormap.cpp makes the maps by the same rule): 128,
@@ -251,7 +247,7 @@ struct KernelSpec {
   }
   /// Swizzled tiles start at a 1024-byte boundary, which the dynamic shared
   /// memory's own alignment does not give.
-  static constexpr int64_t kSwizzleAlignSlack = 1024;
+  static constexpr int64_t kSwizzleAlignSlack = flash::kSwizzleAlignSlack;
   /// Padded tiles: rows of mmaDim() (mmaDimV()) columns plus kRowPad.
   int64_t qTileBytes() const { return paddedTileBytes(blockM, headDim); }
   int64_t kStageBytes() const { return paddedTileBytes(blockN, headDim); }

@@ -175,26 +175,6 @@ bool dqSplits(int64_t blockM, int64_t warps, int64_t d) {
          (warps % slabs == 0 && mmaWidth(d) % (16 * (warps / slabs)) == 0);
 }
 
-/// Shared memory of the sm80 forward in bytes: the Q tile plus `stages`
-/// buffers of one K tile and one V tile, all 2-byte f16/bf16. D and Dv of
-/// at least 64 use the 128-byte swizzle: whole 64-column swizzle rows
-/// (D = 96 takes 128 columns) from a 1024-byte boundary (KernelSpec::
-/// smemBytes is the exact figure; below 64 columns the padded rows add 16
-/// bytes per row).
-int64_t sm80ForwardSharedMemory(int64_t blockM, int64_t blockN, int64_t stages,
-                                int64_t d, int64_t dv) {
-  int64_t alignSlack = 0;
-  if (d >= 64 && dv >= 64) {
-    alignSlack = 1024;
-    d = (d + 63) / 64 * 64;
-    dv = (dv + 63) / 64 * 64;
-  } else {
-    d = mmaWidth(d);
-    dv = mmaWidth(dv);
-  }
-  return alignSlack + 2 * (blockM * d + stages * blockN * (d + dv));
-}
-
 /// Shared memory of the sm80 backward's main kernel (SharedMemory.h, the
 /// figure its builder lays out). The deterministic mode's dQ kernel fits
 /// its own key tiles to the chip (getBackwardStepSpec).
@@ -354,8 +334,8 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
   auto smem = [&] {
     return isGrad ? sm80BackwardSharedMemory(blockM, blockN, stages, sz.d,
                                              sz.dv, blockSparse)
-                  : sm80ForwardSharedMemory(blockM, blockN, stages, sz.d,
-                                            sz.dv);
+                  : sm80ForwardBytes(blockM, blockN, stages, sz.d, sz.dv,
+                                     32 * warps);
   };
   // Too little shared memory: narrower K/V tiles first, since a shallower
   // pipeline exposes the full global-memory latency of every tile; keeping
@@ -851,7 +831,8 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
     int64_t tilesBytes =
         fp8 ? 1024 + 2 * (blockM * rowUnits(d) +
                           stages * blockN * (rowUnits(d / 2) + rowUnits(dv / 2)))
-            : sm80ForwardSharedMemory(blockM, blockN, stages, d, dv);
+            : sm80ForwardBytes(blockM, blockN, stages, d, dv,
+                               32 * kDecodeWarps);
     return std::max(tilesBytes, merge);
   };
   auto fit = llvm::find_if(tiles, [&](auto t) {

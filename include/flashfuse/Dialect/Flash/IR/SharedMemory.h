@@ -2,8 +2,9 @@
 //
 // What flash-select-config (which fits tiles to a target) and the GPU kernel
 // builders (which lay the tiles out; KernelSpec::smemBytes) must agree on
-// about shared memory, in one place: the bytes the sm80 backward's kernels
-// take for given tiles, and the bytes a chip gives one block. A config
+// about shared memory, in one place: the bytes the sm80 forward's and
+// backward's kernels take for given tiles, and the bytes a chip gives one
+// block. A config
 // chosen on an estimate that is lower than the kernel's real layout builds a
 // kernel that only fails at launch.
 //
@@ -26,6 +27,41 @@ constexpr int64_t kPaddedRowExtra = 8;
 /// A padded tile of `rows` rows of `cols` (D or Dv) 16-bit elements.
 constexpr int64_t paddedTileBytes(int64_t rows, int64_t cols) {
   return rows * (mmaWidth(cols) + kPaddedRowExtra) * 2;
+}
+
+/// Swizzled 16-bit tiles hold whole 64-element (128-byte) swizzle rows, and
+/// the tiles start on a 1024-byte boundary, which the kernel finds at run
+/// time in up to this much slack.
+constexpr int64_t kSwizzleAlignSlack = 1024;
+constexpr int64_t swizzledColumns(int64_t cols) { return (cols + 63) / 64 * 64; }
+
+/// Whether the sm80 forward (and decode) lays its 16-bit tiles out
+/// swizzled: D and Dv of 64 or more, and each tile (Q of block_m rows of D
+/// elements, K and V of block_n rows of kCols and vCols 16-bit units) copied
+/// in 16-byte pieces that the block's `threads` share evenly; else on padded
+/// rows (paddedTileBytes).
+constexpr bool sm80ForwardSwizzled(int64_t blockM, int64_t blockN,
+                                   int64_t threads, int64_t d, int64_t dv,
+                                   int64_t kCols, int64_t vCols) {
+  auto evenlyCopied = [threads](int64_t rows, int64_t cols) {
+    return rows * swizzledColumns(cols) / 8 % threads == 0;
+  };
+  return d >= 64 && dv >= 64 && evenlyCopied(blockM, d) &&
+         evenlyCopied(blockN, kCols) && evenlyCopied(blockN, vCols);
+}
+
+/// The sm80 forward's 16-bit tiles (Sm80Forward.cpp, Sm80Decode.cpp): Q of
+/// block_m rows and a `stages`-deep ring of K and V tiles of block_n rows,
+/// on `threads` threads.
+constexpr int64_t sm80ForwardBytes(int64_t blockM, int64_t blockN,
+                                   int64_t stages, int64_t d, int64_t dv,
+                                   int64_t threads) {
+  if (sm80ForwardSwizzled(blockM, blockN, threads, d, dv, d, dv))
+    return kSwizzleAlignSlack +
+           2 * (blockM * swizzledColumns(d) +
+                stages * blockN * (swizzledColumns(d) + swizzledColumns(dv)));
+  return paddedTileBytes(blockM, d) +
+         stages * (paddedTileBytes(blockN, d) + paddedTileBytes(blockN, dv));
 }
 
 /// The sm80 backward's LSE and Dsum of its Q/dO ring, [stages][2][block_m]
