@@ -717,24 +717,37 @@ struct flashfuse_decode_plan {
 namespace flashfuse {
 namespace {
 
+// Calls fn(buffer, field) for each buffer field of `s`, a
+// flashfuse_decode_args or a flashfuse_decode_addresses (the workspace,
+// only in the latter, is not one): the one place that pairs the fields
+// with DecodeBuffer.
+template <typename Struct, typename Fn>
+void forEachBufferField(Struct &s, Fn &&fn) {
+  fn(kBufferQ, s.q);
+  fn(kBufferK, s.k_cache);
+  fn(kBufferV, s.v_cache);
+  fn(kBufferO, s.o);
+  fn(kBufferLse, s.lse);
+  fn(kBufferLengths, s.cache_seqlens);
+  fn(kBufferTable, s.block_table);
+  fn(kBufferKNew, s.k_new);
+  fn(kBufferVNew, s.v_new);
+  fn(kBufferKDescale, s.k_descale);
+  fn(kBufferVDescale, s.v_descale);
+}
+
+// Stores `address` in a buffer field of any pointer type.
+template <typename Pointer> void setField(Pointer &field, const void *address) {
+  field = static_cast<Pointer>(const_cast<void *>(address));
+}
+
 // Puts a placeholder address in each buffer field of `a` the plan reads,
 // null in the others (q and o of an append, k_new of a decode...).
 void placeholderAddresses(flashfuse_decode_args &a,
                           const char *const unread[kDecodeBuffers]) {
-  auto at = [&](DecodeBuffer b) {
-    return unread[b] ? nullptr : const_cast<void *>(placeholderAddress(b));
-  };
-  a.q = at(kBufferQ);
-  a.k_cache = at(kBufferK);
-  a.v_cache = at(kBufferV);
-  a.o = at(kBufferO);
-  a.lse = static_cast<float *>(at(kBufferLse));
-  a.cache_seqlens = static_cast<const int32_t *>(at(kBufferLengths));
-  a.block_table = static_cast<const int32_t *>(at(kBufferTable));
-  a.k_new = at(kBufferKNew);
-  a.v_new = at(kBufferVNew);
-  a.k_descale = static_cast<const float *>(at(kBufferKDescale));
-  a.v_descale = static_cast<const float *>(at(kBufferVDescale));
+  forEachBufferField(a, [&](DecodeBuffer b, auto &field) {
+    setField(field, unread[b] ? nullptr : placeholderAddress(b));
+  });
 }
 
 // What a plan over `a`'s cache does not read of the cache's buffers.
@@ -820,11 +833,11 @@ flashfuse_status launchPlan(const flashfuse_decode_plan &p,
                             const flashfuse_decode_addresses &addr,
                             void *stream) {
   DecodeChecker checker(*p.kernel, p.combine, p.args, p.task);
-  const void *buffers[kMaxPreparedBuffers] = {
-      addr.q,         addr.k_cache,       addr.v_cache,
-      addr.o,         addr.lse,           addr.cache_seqlens,
-      addr.block_table, addr.k_new,       addr.v_new,
-      addr.k_descale, addr.v_descale,     addr.workspace};
+  const void *buffers[kMaxPreparedBuffers] = {};
+  forEachBufferField(addr, [&](DecodeBuffer b, const auto &field) {
+    buffers[b] = field;
+  });
+  buffers[kBufferWorkspace] = addr.workspace;
   // The workspace has checks of its own (checkWorkspace).
   for (int i = 0; i < kBufferWorkspace; ++i) {
     auto address = reinterpret_cast<uintptr_t>(buffers[i]);
@@ -876,28 +889,32 @@ flashfuse_status launchPlan(const flashfuse_decode_plan &p,
 flashfuse_decode_addresses addressesOf(const flashfuse_decode_plan &p,
                                        const flashfuse_decode_args &a,
                                        void *workspace, size_t bytes) {
-  const void *all[kDecodeBuffers] = {
-      a.q,           a.k_cache,     a.v_cache, a.o,       a.lse,
-      a.cache_seqlens, a.block_table, a.k_new, a.v_new,   a.k_descale,
-      a.v_descale,   workspace};
-  auto pick = [&](DecodeBuffer b) {
-    return p.unread[b] ? nullptr : const_cast<void *>(all[b]);
-  };
+  const void *given[kDecodeBuffers] = {};
+  forEachBufferField(a, [&](DecodeBuffer b, const auto &field) {
+    given[b] = field;
+  });
   flashfuse_decode_addresses addr{};
-  addr.q = pick(kBufferQ);
-  addr.k_cache = pick(kBufferK);
-  addr.v_cache = pick(kBufferV);
-  addr.o = pick(kBufferO);
-  addr.lse = static_cast<float *>(pick(kBufferLse));
-  addr.cache_seqlens = static_cast<const int32_t *>(pick(kBufferLengths));
-  addr.block_table = static_cast<const int32_t *>(pick(kBufferTable));
-  addr.k_new = pick(kBufferKNew);
-  addr.v_new = pick(kBufferVNew);
-  addr.k_descale = static_cast<const float *>(pick(kBufferKDescale));
-  addr.v_descale = static_cast<const float *>(pick(kBufferVDescale));
+  forEachBufferField(addr, [&](DecodeBuffer b, auto &field) {
+    setField(field, p.unread[b] ? nullptr : given[b]);
+  });
   addr.workspace = workspace;
   addr.workspace_bytes = bytes;
   return addr;
+}
+
+// Makes a plan with `create`, which fills a fresh one, into *plan (null
+// where it fails).
+template <typename Create>
+flashfuse_status newPlan(flashfuse_decode_plan **plan, Create &&create) {
+  if (!plan)
+    return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "the plan's output pointer must not be NULL");
+  *plan = nullptr;
+  auto created = std::make_unique<flashfuse_decode_plan>();
+  if (auto s = create(*created); s != FLASHFUSE_SUCCESS)
+    return s;
+  *plan = created.release();
+  return FLASHFUSE_SUCCESS;
 }
 
 } // namespace
@@ -973,18 +990,12 @@ flashfuse_status flashfuse_decode_plan_create(flashfuse_kernel *decode,
                                               flashfuse_decode_plan **plan) {
   using namespace flashfuse;
   return guarded([&] {
-    if (!plan)
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "the plan's output pointer must not be NULL");
-    *plan = nullptr;
-    if (auto s = checkKernels(decode, combine, args); s != FLASHFUSE_SUCCESS)
-      return s;
-    auto created = std::make_unique<flashfuse_decode_plan>();
-    if (auto s = createDecodePlan(*decode, combine, *args, *created);
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    *plan = created.release();
-    return FLASHFUSE_SUCCESS;
+    return newPlan(plan, [&](flashfuse_decode_plan &created) {
+      if (auto s = checkKernels(decode, combine, args);
+          s != FLASHFUSE_SUCCESS)
+        return s;
+      return createDecodePlan(*decode, combine, *args, created);
+    });
   });
 }
 
@@ -994,19 +1005,12 @@ flashfuse_kvcache_append_plan_create(flashfuse_kernel *append,
                                      flashfuse_decode_plan **plan) {
   using namespace flashfuse;
   return guarded([&] {
-    if (!plan)
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "the plan's output pointer must not be NULL");
-    *plan = nullptr;
-    if (!append || !args)
-      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "kv_append kernel and arguments must not be NULL");
-    auto created = std::make_unique<flashfuse_decode_plan>();
-    if (auto s = createAppendPlan(*append, *args, *created);
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    *plan = created.release();
-    return FLASHFUSE_SUCCESS;
+    return newPlan(plan, [&](flashfuse_decode_plan &created) {
+      if (!append || !args)
+        return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                    "kv_append kernel and arguments must not be NULL");
+      return createAppendPlan(*append, *args, created);
+    });
   });
 }
 
