@@ -1097,10 +1097,9 @@ flashfuse_status flashfuse_kvcache_append(flashfuse_kernel *append,
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "kv_append kernel and arguments must not be NULL");
     // The checks of the addresses too, with the manifest check's messages;
-    // then a plan of one step.
-    std::vector<flashfuse_arg> named;
-    if (auto s = prepareAppend(*append->spec, *args, named);
-        s != FLASHFUSE_SUCCESS)
+    // then a plan of one step (which binds the params).
+    DecodeChecker checker(*append->spec, nullptr, *args, "kv append");
+    if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
       return s;
     flashfuse_decode_plan prepared;
     if (auto s = createAppendPlan(*append, *args, prepared);

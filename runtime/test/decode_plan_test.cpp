@@ -161,6 +161,24 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
   return s;
 }
 
+// `a` with the addresses of step `s`, as the unprepared entry points take
+// them.
+flashfuse_decode_args withStep(flashfuse_decode_args a,
+                               const flashfuse_decode_addresses &s) {
+  a.q = s.q;
+  a.k_cache = s.k_cache;
+  a.v_cache = s.v_cache;
+  a.o = s.o;
+  a.lse = s.lse;
+  a.cache_seqlens = s.cache_seqlens;
+  a.block_table = s.block_table;
+  a.k_new = s.k_new;
+  a.v_new = s.v_new;
+  a.k_descale = s.k_descale;
+  a.v_descale = s.v_descale;
+  return a;
+}
+
 size_t alignPartial(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Checks launch `l` of `spec` against step `s` of `a`, split `splits` ways:
@@ -254,15 +272,8 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
   // The unprepared path's own count (prepareDecode) agrees.
   int32_t splitsUnprepared = 0;
   size_t bytesUnprepared = 0;
-  flashfuse_decode_args withAddresses = a;
-  flashfuse_decode_addresses first = stepAddresses(0, a.page_size != 0, 0);
-  withAddresses.q = first.q;
-  withAddresses.k_cache = first.k_cache;
-  withAddresses.v_cache = first.v_cache;
-  withAddresses.o = first.o;
-  withAddresses.lse = first.lse;
-  withAddresses.cache_seqlens = first.cache_seqlens;
-  withAddresses.block_table = first.block_table;
+  flashfuse_decode_args withAddresses =
+      withStep(a, stepAddresses(0, a.page_size != 0, 0));
   EXPECT_STATUS(flashfuse_decode_workspace_bytes(
                     f.kernel(decode), f.kernel(combine), &withAddresses,
                     &splitsUnprepared, &bytesUnprepared),
@@ -356,12 +367,7 @@ void testUnpreparedLaunchIsAPlanOfOneStep() {
                 FLASHFUSE_SUCCESS, "");
   std::vector<Launch> planned = launches;
   std::vector<Memset> plannedMemsets = memsets;
-  a.q = s.q;
-  a.k_cache = s.k_cache;
-  a.v_cache = s.v_cache;
-  a.o = s.o;
-  a.lse = s.lse;
-  a.cache_seqlens = s.cache_seqlens;
+  a = withStep(a, s);
   launches.clear();
   memsets.clear();
   EXPECT_STATUS(flashfuse_attention_decode(f.kernel(kMerging), nullptr, &a,
@@ -575,13 +581,8 @@ void testUnpreparedAppendIsAPlanOfOneStep() {
   EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                 FLASHFUSE_SUCCESS, "");
   std::vector<Launch> planned = launches;
-  a.q = fakePointer(0x10000000);
-  a.k_cache = s.k_cache;
-  a.v_cache = s.v_cache;
-  a.cache_seqlens = s.cache_seqlens;
-  a.block_table = s.block_table;
-  a.k_new = s.k_new;
-  a.v_new = s.v_new;
+  a = withStep(a, s);
+  a.q = fakePointer(0x10000000); // ignored by the append
   launches.clear();
   EXPECT_STATUS(flashfuse_kvcache_append(f.kernel(kPagedAppend), &a, nullptr),
                 FLASHFUSE_SUCCESS, "");

@@ -44,8 +44,9 @@ static LogicalResult verifyDescale(Operation *op, StringRef name, Value d,
   SmallVector<int64_t> perBlock;
   if (blockRows)
     perBlock = {batch, heads,
-                ShapedType::isDynamic(seq) ? ShapedType::kDynamic
-                                           : llvm::divideCeil(seq, blockRows)};
+                ShapedType::isDynamic(seq)
+                    ? ShapedType::kDynamic
+                    : static_cast<int64_t>(llvm::divideCeil(seq, blockRows))};
   bool ok = type.getRank() == 0 ||
             compatibleShape(type.getShape(), perHead) ||
             (blockRows && compatibleShape(type.getShape(), perBlock));
