@@ -273,17 +273,19 @@ class AppendLaunch:
         for t, (strides, copy) in zip((k_new, v_new), self.new_strides):
             if copy or t.data_ptr() % 16:
                 t = _restrided(t, strides)
-            rows.append(t.data_ptr())
+            rows.append(t)
         cache_seqlens, block_table = _readable_indices(
             cache_seqlens, block_table, self.table_strides, self.table_copy)
-        table = block_table.data_ptr() if block_table is not None else None
-        addresses = rt.DecodeAddresses(
-            k_cache=k_cache.data_ptr(), v_cache=v_cache.data_ptr(),
-            cache_seqlens=cache_seqlens.data_ptr(), block_table=table,
-            k_new=rows[0], v_new=rows[1],
-            k_descale=k_descale.data_ptr() if self.fp8 else None,
-            v_descale=v_descale.data_ptr() if self.fp8 else None)
-        self.plan.launch(addresses, _current_stream(self.device_index))
+        fp8 = self.fp8
+        self.plan.launch(
+            rt.pack_decode_addresses(
+                0, k_cache.data_ptr(), v_cache.data_ptr(), 0, 0,
+                cache_seqlens.data_ptr(),
+                block_table.data_ptr() if block_table is not None else 0,
+                rows[0].data_ptr(), rows[1].data_ptr(),
+                k_descale.data_ptr() if fp8 else 0,
+                v_descale.data_ptr() if fp8 else 0, 0, 0),
+            _current_stream(self.device_index))
 
 
 _append_templates = _Templates()
@@ -422,9 +424,12 @@ class DecodeLaunch:
         a.num_splits = num_splits
         self.plan = rt.DecodePlan(decode, combine, a)
         self.workspace_bytes = self.plan.workspace_bytes
-        # Where the caller does not want the LSE, it goes to the start of
-        # the workspace's allocation (one allocation less per step).
-        self.lse_bytes = -(-b * hq * sq * 4 // 256) * 256
+        # Where the caller does not want the LSE, the kernels write it to
+        # a buffer of this template's that nothing reads: concurrent
+        # launches (streams, graphs) may overwrite each other's there
+        # harmlessly, and a step allocates its output and workspace only.
+        self.lse_numel = b * hq * sq
+        self.discarded_lse = None
 
     def __call__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  k_descale=None, v_descale=None, want_lse=True):
@@ -434,33 +439,38 @@ class DecodeLaunch:
             q = _restrided(q, self.q_strides)
         cache_seqlens, block_table = _readable_indices(
             cache_seqlens, block_table, self.table_strides, self.table_copy)
-        table = block_table.data_ptr() if block_table is not None else None
+        if want_lse:
+            lse = q.new_empty(self.lse_shape, dtype=torch.float32)
+            lse_address = lse.data_ptr()
+        else:
+            lse = None
+            if self.discarded_lse is None:
+                self.discarded_lse = q.new_empty(self.lse_numel,
+                                                 dtype=torch.float32)
+            lse_address = self.discarded_lse.data_ptr()
         nbytes = self.workspace_bytes
-        lse_bytes = 0 if want_lse else self.lse_bytes
-        lse = (q.new_empty(self.lse_shape, dtype=torch.float32)
-               if want_lse else None)
         # From torch's caching allocator on the launch stream: reused by
         # the next step without a synchronisation.
-        buffer = (torch.empty(lse_bytes + nbytes, dtype=torch.uint8,
-                              device=q.device)
-                  if lse_bytes + nbytes else None)
-        base = buffer.data_ptr() if buffer is not None else 0
+        workspace = (torch.empty(nbytes, dtype=torch.uint8, device=q.device)
+                     if nbytes else None)
         if poison_requested():
-            _poison(o, lse, buffer.view(torch.float32) if buffer is not None
-                    else None)
-        addresses = rt.DecodeAddresses(
-            q=q.data_ptr(), k_cache=k_cache.data_ptr(),
-            v_cache=v_cache.data_ptr(), o=o.data_ptr(),
-            lse=lse.data_ptr() if want_lse else base,
-            cache_seqlens=cache_seqlens.data_ptr(), block_table=table,
-            k_descale=k_descale.data_ptr() if self.fp8 else None,
-            v_descale=v_descale.data_ptr() if self.fp8 else None,
-            workspace=base + lse_bytes if nbytes else None,
-            workspace_bytes=nbytes)
-        self.plan.launch(addresses, _current_stream(self.device_index))
-        # The inputs and the buffer stay referenced until the launch is
+            _poison(o, lse, workspace.view(torch.float32)
+                    if workspace is not None else None)
+        fp8 = self.fp8
+        self.plan.launch(
+            rt.pack_decode_addresses(
+                q.data_ptr(), k_cache.data_ptr(), v_cache.data_ptr(),
+                o.data_ptr(), lse_address,
+                cache_seqlens.data_ptr(),
+                block_table.data_ptr() if block_table is not None else 0,
+                0, 0,
+                k_descale.data_ptr() if fp8 else 0,
+                v_descale.data_ptr() if fp8 else 0,
+                workspace.data_ptr() if nbytes else 0, nbytes),
+            _current_stream(self.device_index))
+        # The inputs and the workspace stay referenced until the launch is
         # queued; the caching allocator orders their reuse on the stream.
-        del buffer
+        del workspace
         return o, lse
 
 

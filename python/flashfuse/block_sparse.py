@@ -23,7 +23,6 @@ then runs once, as FlexAttention builds its q-lists once per BlockMask.
 """
 
 import collections
-import os
 import weakref
 
 import torch
@@ -31,12 +30,14 @@ import torch
 from . import _kernels, ops
 from . import _runtime as rt
 from .ops import _DTYPES, _capability, _meta, _poison, _readable, _span
+from ._env import EnvFlag
 
 _NAME = "flashfuse.block_sparse_attention"
 
 # Set to 1 to check the lists on every call (sorted, in range, disjoint;
 # one host synchronisation): a debug switch for a whole program.
 CHECK_ENV = "FLASHFUSE_CHECK_BLOCK_SPARSE"
+_check_env = EnvFlag(CHECK_ENV)
 
 
 def _lists_of(block_mask, kv_num_blocks, kv_indices, full_kv_num_blocks,
@@ -296,7 +297,7 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")
     if check is None:
-        check = os.environ.get(CHECK_ENV) == "1"
+        check = _check_env()
     if check:
         check_lists(lists, key.shape[2], size[1])
     causal = {False: 0, True: 1, "top_left": 1, "bottom_right": 2}[is_causal]

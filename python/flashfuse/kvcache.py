@@ -2,17 +2,18 @@
 (decode), in the spirit of flash-attn's flash_attn_with_kvcache."""
 
 import math
-import os
 
 import torch
 
 from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
+from ._env import EnvFlag
 
 # Set to 1 to run the device-side check of the lengths and the page table
 # (check_inputs=True) on every call: a debug switch for a whole program.
 CHECK_ENV = "FLASHFUSE_CHECK_KVCACHE"
+_check_env = EnvFlag(CHECK_ENV)
 
 # A paged cache's page size is compiled into its kernel; page sizes are
 # powers of two up to this many rows (vLLM 16, FlashInfer 1-16, flash-attn
@@ -256,7 +257,7 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
 def check_requested(check_inputs):
     """check_inputs=True, or FLASHFUSE_CHECK_KVCACHE=1 in the environment
     (every call), turns the device-side check on."""
-    return bool(check_inputs) or os.environ.get(CHECK_ENV) == "1"
+    return bool(check_inputs) or _check_env()
 
 
 def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
@@ -425,35 +426,51 @@ def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
               k_descale, v_descale):
     """Everything _check and the launches depend on, hashable, or None where
     the step is checked in full every call: values the check reads (CPU
-    descales) or arguments it would reject by type. One flat tuple (its
-    build and hash are a small step's host time): each tensor gives its
-    shape, strides, dtype and device, an absent one None, so equal keys
-    have the same tensors present."""
+    descales) or arguments it would reject by type. Each tensor gives its
+    size, strides, dtype and device, an absent one None, so equal keys
+    have the same tensors present. One flat tuple built in one expression:
+    its build and hash are a small step's host time (nested lists and
+    torch.Size hashes cost twice as much, run 239)."""
     tensor = torch.Tensor
+    if not (type(q) is tensor and type(k_cache) is tensor
+            and type(v_cache) is tensor):
+        return None
     if type(cache_seqlens) is int:
-        key = [cache_seqlens]
+        lengths = cache_seqlens
     elif type(cache_seqlens) is tensor:
-        key = [cache_seqlens.shape, cache_seqlens.stride(),
-               cache_seqlens.dtype, cache_seqlens.get_device()]
+        lengths = (cache_seqlens.size(), cache_seqlens.stride(),
+                   cache_seqlens.dtype, cache_seqlens.get_device())
     else:
         return None
-    for t in (q, k_cache, v_cache, k_new, v_new, block_table, k_descale,
-              v_descale):
-        if t is None:
-            key.append(None)
-        elif type(t) is tensor:
-            key += (t.shape, t.stride(), t.dtype, t.get_device())
-        else:
-            return None
-    for t in (k_descale, v_descale):
-        if t is not None and t.device.type == "cpu":
-            return None
-    if type(window_size) not in (tuple, list) or any(
-            type(w) is not int for w in window_size):
+    if type(window_size) not in (tuple, list) or len(window_size) != 2:
         return None
-    if type(softcap) not in (int, float) or (
-            softmax_scale is not None
-            and type(softmax_scale) not in (int, float)):
+    left, right = window_size
+    if type(left) is not int or type(right) is not int \
+            or type(softcap) not in (int, float) \
+            or (softmax_scale is not None
+                and type(softmax_scale) not in (int, float)):
         return None
-    key += (softmax_scale, is_causal, softcap, num_splits, *window_size)
-    return tuple(key)
+    if k_new is None and v_new is None and block_table is None \
+            and k_descale is None and v_descale is None:
+        optional = None  # the usual decoding step
+    else:
+        optional = []
+        for t in (k_new, v_new, block_table, k_descale, v_descale):
+            if t is None:
+                optional.append(None)
+            elif type(t) is tensor:
+                optional.append((t.size(), t.stride(), t.dtype,
+                                 t.get_device()))
+            else:
+                return None
+        for t in (k_descale, v_descale):
+            if t is not None and t.device.type == "cpu":
+                return None
+        optional = tuple(optional)
+    return (q.size(), q.stride(), q.dtype, q.get_device(),
+            k_cache.size(), k_cache.stride(), k_cache.dtype,
+            k_cache.get_device(),
+            v_cache.size(), v_cache.stride(), v_cache.dtype,
+            v_cache.get_device(),
+            lengths, optional, softmax_scale, is_causal, softcap, num_splits,
+            left, right)

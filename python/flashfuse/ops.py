@@ -7,13 +7,13 @@ breaking the graph at a ctypes call.
 
 import contextlib
 import functools
-import os
 from typing import Optional
 
 import torch
 
 from . import _compile, _kernels
 from . import _runtime as rt
+from ._env import EnvFlag
 from .errors import KernelNotFoundError
 
 _DTYPES = {torch.float16: rt.DTYPE_F16, torch.bfloat16: rt.DTYPE_BF16}
@@ -107,9 +107,8 @@ def _readable(t):
     return t.contiguous()
 
 
-def poison_requested():
-    """FLASHFUSE_POISON_OUTPUTS=1 (read at every launch: tests set it)."""
-    return os.environ.get("FLASHFUSE_POISON_OUTPUTS") == "1"
+# FLASHFUSE_POISON_OUTPUTS=1 (read at every launch: tests set it).
+poison_requested = EnvFlag("FLASHFUSE_POISON_OUTPUTS")
 
 
 def _poison(*tensors):

@@ -3,16 +3,17 @@ variable-length sequences, in flash-attn's flash_attn_varlen_func layout."""
 
 import math
 import numbers
-import os
 
 import torch
 
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 from .functional import _CAUSAL
+from ._env import EnvFlag
 
 # Set to 1 to run the host check of the offsets (check_inputs=True) on every
 # call: a debug switch for a whole program.
 CHECK_ENV = "FLASHFUSE_CHECK_VARLEN"
+_check_env = EnvFlag(CHECK_ENV)
 
 _NAME = "flashfuse.varlen_attention"
 
@@ -129,7 +130,7 @@ def check_offsets(cu_seqlens_q, cu_seqlens_k, total_q, total_k, max_seqlen_q,
 def check_requested(check_inputs):
     """check_inputs=True, or FLASHFUSE_CHECK_VARLEN=1 in the environment
     (every call), turns the host check of the offsets on."""
-    return bool(check_inputs) or os.environ.get(CHECK_ENV) == "1"
+    return bool(check_inputs) or _check_env()
 
 
 class _VarlenAttention(torch.autograd.Function):

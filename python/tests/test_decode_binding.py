@@ -377,12 +377,20 @@ def test_plan_functions_are_bound(rt):
     of flashfuse_decode_addresses (12 pointers and a size), and the
     runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
     checks the launches of plans)."""
-    import ctypes
+    import re
     from flashfuse.errors import InvalidArgumentError
     lib = rt.library()
-    assert ctypes.sizeof(rt.DecodeAddresses) == 13 * 8
-    assert [f for f, _ in rt.DecodeAddresses._fields_][-2:] == [
-        "workspace", "workspace_bytes"]
+    header = (ROOT / "runtime/include/flashfuse/runtime.h").read_text()
+    body = re.search(r"typedef struct flashfuse_decode_addresses \{(.*?)\}",
+                     header, re.S).group(1)
+    assert tuple(re.findall(r"(\w+);", body)) == rt.DECODE_ADDRESS_FIELDS
+    assert body.count("*") == 12 and "size_t workspace_bytes" in body
+    packed = rt.decode_addresses(q=1, o=4, workspace=12, workspace_bytes=13)
+    assert len(packed) == 13 * 8
+    assert packed == b"".join(n.to_bytes(8, sys.byteorder) for n in (
+        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13))
+    with pytest.raises(TypeError, match="no field"):
+        rt.decode_addresses(queries=1)
     args = _decode_args(rt)
     with pytest.raises(InvalidArgumentError,
                        match="decode kernel and arguments must not be NULL"):
@@ -390,7 +398,7 @@ def test_plan_functions_are_bound(rt):
     with pytest.raises(InvalidArgumentError,
                        match="the plan and the addresses must not be NULL"):
         rt.check(lib.flashfuse_decode_plan_launch(
-            None, ctypes.byref(rt.DecodeAddresses()), None))
+            None, rt.decode_addresses(), None))
     with pytest.raises(InvalidArgumentError, match="the plan is NULL"):
         rt.check(lib.flashfuse_decode_plan_info(None, None, None))
     lib.flashfuse_decode_plan_destroy(None)  # ignored

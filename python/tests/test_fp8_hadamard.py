@@ -227,7 +227,13 @@ _INTERPRETED = textwrap.dedent("""
         out = torch.full((2, 3, s, d), float("nan"))
         hk.rotate_scaled(x, mat, descale, out)
         ds = descale if per == "tensor" else descale[:, :, None, None]
-        torch.testing.assert_close(out, ref / ds, rtol=1e-5, atol=1e-4)
+        expect = ref / ds
+        # Each element sums d products of the scaled rows (up to 448): the
+        # summation order (numpy's here, torch's in ref) moves it by a few
+        # f32 ulps of that scale, not of the element (triton 3.9: 1.5e-4 at
+        # 2.1). A wrong index errs by O(1) of the scale.
+        torch.testing.assert_close(out, expect, rtol=1e-5,
+                                   atol=1e-5 * float(expect.abs().max()))
     print("interpreted ok")
 """)
 

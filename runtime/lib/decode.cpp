@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -1038,7 +1039,10 @@ flashfuse_decode_plan_launch(const flashfuse_decode_plan *plan,
     if (!plan || !addresses)
       return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "the plan and the addresses must not be NULL");
-    return launchPlan(*plan, *addresses, stream);
+    // A copy: the caller's bytes need not have the struct's alignment.
+    flashfuse_decode_addresses step;
+    std::memcpy(&step, addresses, sizeof step);
+    return launchPlan(*plan, step, stream);
   });
 }
 

@@ -62,7 +62,7 @@ def layers(q, k, v, lengths, table, calls):
     nbytes = launch.workspace_bytes
     workspace = torch.empty(max(nbytes, 16), dtype=torch.uint8,
                             device=q.device)
-    addresses = rt.DecodeAddresses(
+    addresses = rt.decode_addresses(
         q=q.data_ptr(), k_cache=k.data_ptr(), v_cache=v.data_ptr(),
         o=o.data_ptr(), lse=lse.data_ptr(), cache_seqlens=lengths.data_ptr(),
         block_table=table.data_ptr() if table is not None else None,

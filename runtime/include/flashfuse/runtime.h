@@ -606,7 +606,8 @@ FLASHFUSE_API flashfuse_status flashfuse_decode_plan_info(
  * 16-byte aligned, the others NULL; the workspace at least the plan's
  * bytes) and launches as flashfuse_attention_decode or
  * flashfuse_kvcache_append does, on `stream`. A plan may be launched from
- * several threads at once. */
+ * several threads at once. `addresses` is read byte-wise: it need not be
+ * aligned (the Python package passes the bytes of one struct.pack). */
 FLASHFUSE_API flashfuse_status flashfuse_decode_plan_launch(
     const flashfuse_decode_plan *plan,
     const flashfuse_decode_addresses *addresses, void *stream);
