@@ -239,10 +239,15 @@ DECODE_TUNING_METHODS = ("flashfuse-unsplit", "flashfuse-unsplit-graph",
                          "sdpa-cudnn-graph")
 
 
-def _graphed(fn):
+def decode_gb(batch, heads_kv, length, head_dim, elem=2):
+    """GB of K and V one decoding step reads."""
+    return 2 * batch * heads_kv * length * head_dim * elem / 1e9
+
+
+def graphed(fn):
     """fn captured once in a CUDA graph (after a warm-up call on a side
     stream, which loads the kernels and fills the caches a capture may not
-    touch); returns the graph's replay."""
+    touch); returns the graph."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -251,12 +256,29 @@ def _graphed(fn):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
-    return graph.replay
+    return graph
 
 
-def decode_gb(batch, heads_kv, length, head_dim, elem=2):
-    """GB of K and V one decoding step reads."""
-    return 2 * batch * heads_kv * length * head_dim * elem / 1e9
+def decode_step_tensors(batch, heads_q, heads_kv, length, head_dim, dtype,
+                        page_size):
+    """(q [B, 1, Hq, D], k_cache, v_cache, lengths, block_table or None) of
+    one decoding step on the GPU with every sequence at `length` keys: a
+    flash-attn-layout cache [B, L, Hkv, D], or paged [B * pages, page_size,
+    Hkv, D] with its pages shuffled when page_size > 0."""
+    dev = "cuda"
+    q = torch.randn(batch, 1, heads_q, head_dim, device=dev, dtype=dtype)
+    lengths = torch.full((batch,), length, device=dev, dtype=torch.int32)
+    if page_size:
+        max_pages = -(-length // page_size)
+        k = torch.randn(batch * max_pages, page_size, heads_kv, head_dim,
+                        device=dev, dtype=dtype)
+        table = torch.randperm(batch * max_pages, device=dev).view(
+            batch, max_pages).to(torch.int32)
+    else:
+        k = torch.randn(batch, length, heads_kv, head_dim, device=dev,
+                        dtype=dtype)
+        table = None
+    return q, k, torch.randn_like(k), lengths, table
 
 
 def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
@@ -274,19 +296,8 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
     from .kvcache import attention_with_kvcache
 
     dev = "cuda"
-    q = torch.randn(batch, 1, heads_q, head_dim, device=dev, dtype=dtype)
-    lengths = torch.full((batch,), length, device=dev, dtype=torch.int32)
-    if page_size:
-        max_pages = -(-length // page_size)
-        k = torch.randn(batch * max_pages, page_size, heads_kv, head_dim,
-                        device=dev, dtype=dtype)
-        table = torch.randperm(batch * max_pages, device=dev).view(
-            batch, max_pages).to(torch.int32)
-    else:
-        k = torch.randn(batch, length, heads_kv, head_dim, device=dev,
-                        dtype=dtype)
-        table = None
-    v = torch.randn_like(k)
+    q, k, v, lengths, table = decode_step_tensors(
+        batch, heads_q, heads_kv, length, head_dim, dtype, page_size)
     runners = {"flashfuse": (lambda: attention_with_kvcache(
         q, k, v, lengths, block_table=table), ()),
         "flashfuse-unsplit": (lambda: attention_with_kvcache(
@@ -310,8 +321,8 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
     runners["sdpa-cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION), ())
     for method in methods:
         if method.endswith("-graph"):
-            runners[method] = (_graphed(runners[method[:-len("-graph")]][0]),
-                               ())
+            step = runners[method[:-len("-graph")]][0]
+            runners[method] = (graphed(step).replay, ())
     return runners
 
 

@@ -22,6 +22,7 @@ import time
 import torch
 from torch.nn.functional import scaled_dot_product_attention
 
+from flashfuse.bench import decode_step_tensors
 from flashfuse.kvcache import attention_with_kvcache
 
 
@@ -101,17 +102,8 @@ def main():
     dev, dt, hq, d = "cuda", torch.bfloat16, 32, 128
     for i, spec in enumerate(args.shapes):
         b, hkv, length = (int(x) for x in spec.split(","))
-        q = torch.randn(b, 1, hq, d, device=dev, dtype=dt)
-        lengths = torch.full((b,), length, device=dev, dtype=torch.int32)
-        if args.page:
-            pages = -(-length // args.page)
-            k = torch.randn(b * pages, args.page, hkv, d, device=dev, dtype=dt)
-            table = torch.randperm(b * pages, device=dev).view(b, pages).to(
-                torch.int32)
-        else:
-            k = torch.randn(b, length, hkv, d, device=dev, dtype=dt)
-            table = None
-        v = torch.randn_like(k)
+        q, k, v, lengths, table = decode_step_tensors(b, hq, hkv, length, d,
+                                                      dt, args.page)
         qs = q.transpose(1, 2)
         ks = torch.randn(b, hkv, length, d, device=dev, dtype=dt)
         vs = torch.randn_like(ks)

@@ -18,19 +18,8 @@ import statistics
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from flashfuse.bench import decode_step_tensors, graphed
 from flashfuse.kvcache import attention_with_kvcache
-
-
-def graphed(fn):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph
 
 
 def replay_us(graph, reps=200, rounds=5):
@@ -77,20 +66,11 @@ def main():
     ap.add_argument("--splits", nargs="+", type=int,
                     default=[1, 0, 2, 4, 8, 16])
     args = ap.parse_args()
-    dev, dt, hq, hkv, d = "cuda", torch.bfloat16, 32, 8, 128
+    dt, hq, hkv, d = torch.bfloat16, 32, 8, 128
     for spec in args.shapes:
         page, b, length = (int(x) for x in spec.split(","))
-        q = torch.randn(b, 1, hq, d, device=dev, dtype=dt)
-        lengths = torch.full((b,), length, device=dev, dtype=torch.int32)
-        if page:
-            pages = -(-length // page)
-            k = torch.randn(b * pages, page, hkv, d, device=dev, dtype=dt)
-            table = torch.randperm(b * pages, device=dev).view(b, pages).to(
-                torch.int32)
-        else:
-            k = torch.randn(b, length, hkv, d, device=dev, dtype=dt)
-            table = None
-        v = torch.randn_like(k)
+        q, k, v, lengths, table = decode_step_tensors(b, hq, hkv, length, d,
+                                                      dt, page)
         for splits in args.splits:
             if splits > length // 128:  # more splits than 128-key blocks
                 continue

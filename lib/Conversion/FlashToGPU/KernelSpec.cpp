@@ -533,10 +533,11 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
            << "the GPU recipes support D and Dv multiples of 8 from 8 to 256 "
               "with Dv <= D, got D = "
            << s.headDim << ", Dv = " << s.headDimV;
-  for (auto [name, perm] :
-       {std::pair<StringRef, SmallVector<int64_t, 4>>{"query", iface.getQueryPerm()},
-        {"key", iface.getKeyPerm()},
-        {"value", iface.getValuePerm()}})
+  std::pair<StringRef, SmallVector<int64_t, 4>> perms[] = {
+      {"query", iface.getQueryPerm()},
+      {"key", iface.getKeyPerm()},
+      {"value", iface.getValuePerm()}};
+  for (const auto &[name, perm] : perms)
     if (perm[3] != 3)
       return op->emitOpError() << "'" << name
                                << "' must keep the head dim innermost for the "

@@ -435,15 +435,16 @@ mlir::flash::raise::matchAttention(Operation *anchor, Explainer &why) {
     ExprBuilder cb(Value(), {}, m->ext);
     cb.stops.insert(pv->result);
     Explainer local;
-    auto t = user->getNumResults() == 1 && matchElementwise(user) &&
-                     shape.size() <= 4
-                 ? cb.build(user->getResult(0), id, local)
-                 : FailureOr<Expr *>(failure());
-    if (succeeded(t) && (*t)->kind == Expr::Op &&
-        (*t)->op == ScalarKind::Cast && isa<FloatType>((*t)->type) &&
-        (*t)->operands[0]->kind == Expr::Read &&
-        (*t)->operands[0]->tensor == pv->result &&
-        (*t)->operands[0]->at == id &&
+    Expr *t = nullptr;
+    if (user->getNumResults() == 1 && matchElementwise(user) &&
+        shape.size() <= 4) {
+      FailureOr<Expr *> built = cb.build(user->getResult(0), id, local);
+      if (succeeded(built))
+        t = *built;
+    }
+    if (t && t->kind == Expr::Op && t->op == ScalarKind::Cast &&
+        isa<FloatType>(t->type) && t->operands[0]->kind == Expr::Read &&
+        t->operands[0]->tensor == pv->result && t->operands[0]->at == id &&
         user->getResult(0).getType() ==
             cast<ShapedType>(pv->result.getType()).clone(elt))
       m->output = user->getResult(0);

@@ -83,7 +83,7 @@ static Value toRank4Unstrided(OpBuilder &b, Location loc,
     reassoc.push_back(group);
   }
   auto resTy = RankedTensorType::get(shape, ty.getElementType());
-  return b.create<tensor::ExpandShapeOp>(loc, resTy, v.base, reassoc);
+  return tensor::ExpandShapeOp::create(b, loc, resTy, v.base, reassoc);
 }
 
 /// A Read whose position is a projection of (b, h, q, k) in order, expanded
@@ -142,7 +142,7 @@ static Value projectTo4(OpBuilder &b, Location loc, const Expr *e,
   if (ty.getRank() == 4 && llvm::equal(ty.getShape(), shape))
     return e->tensor;
   auto resTy = RankedTensorType::get(shape, ty.getElementType());
-  return b.create<tensor::ExpandShapeOp>(loc, resTy, e->tensor, reassoc);
+  return tensor::ExpandShapeOp::create(b, loc, resTy, e->tensor, reassoc);
 }
 
 /// Expands BH into (B, H) in a role list.
@@ -237,7 +237,7 @@ void mlir::flash::raise::replaceAttentionOutput(OpBuilder &b,
         g.push_back(o++);
       reassoc.push_back(g);
     }
-    out = b.create<tensor::CollapseShapeOp>(loc, resTy, out, reassoc);
+    out = tensor::CollapseShapeOp::create(b, loc, resTy, out, reassoc);
   }
   Operation *replaced = m.output.getDefiningOp();
   m.output.replaceAllUsesWith(out);
@@ -283,7 +283,7 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
   if (m.dropoutP) {
     // The model's RNG stream is not reproducible by the kernel anyway; a
     // fixed seed keeps forward and backward consistent.
-    seed = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+    seed = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
     dropout = b.getF32FloatAttr(*m.dropoutP);
   }
 
@@ -300,8 +300,8 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
     causal = CausalAlignmentAttr::get(
         b.getContext(), *m.masks.causalBottomRight ? CausalAlignment::BottomRight
                                                    : CausalAlignment::TopLeft);
-  auto op = b.create<AttentionOp>(
-      loc, operands->outputType, /*lse=*/Type(), q, k, v, bias, mask, seed,
+  auto op = AttentionOp::create(
+      b, loc, operands->outputType, /*lse=*/Type(), q, k, v, bias, mask, seed,
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
@@ -324,8 +324,8 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
                   ? emitExpr(b, loc, m.parts.residual, s, ids, memo)
                   : s;
     for (Expr *t : modTerms)
-      r = b.create<arith::AddFOp>(loc, r, emitExpr(b, loc, t, s, ids, memo));
-    b.create<YieldOp>(loc, r);
+      r = arith::AddFOp::create(b, loc, r, emitExpr(b, loc, t, s, ids, memo));
+    YieldOp::create(b, loc, r);
   }
   if (!maskConds.empty()) {
     Block *body = b.createBlock(&op.getMaskMod(), {}, {idx, idx, idx, idx},
@@ -335,9 +335,9 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
     Value c;
     for (Expr *e : maskConds) {
       Value x = emitExpr(b, loc, e, Value(), ids, memo);
-      c = c ? b.create<arith::AndIOp>(loc, c, x).getResult() : x;
+      c = c ? arith::AndIOp::create(b, loc, c, x).getResult() : x;
     }
-    b.create<YieldOp>(loc, c);
+    YieldOp::create(b, loc, c);
   }
 
   replaceAttentionOutput(b, m, op.getOutput(), erased);

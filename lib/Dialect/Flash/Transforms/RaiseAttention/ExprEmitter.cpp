@@ -27,13 +27,13 @@ static Value emitLin(OpBuilder &b, Location loc, const LinExpr &l,
       continue;
     Value term = idx[d];
     if (l.c[d] != 1)
-      term = b.create<arith::MulIOp>(
-          loc, term, b.create<arith::ConstantIndexOp>(loc, l.c[d]));
-    acc = acc ? b.create<arith::AddIOp>(loc, acc, term).getResult() : term;
+      term = arith::MulIOp::create(
+          b, loc, term, arith::ConstantIndexOp::create(b, loc, l.c[d]));
+    acc = acc ? arith::AddIOp::create(b, loc, acc, term).getResult() : term;
   }
   if (l.cst != 0 || !acc) {
-    Value c = b.create<arith::ConstantIndexOp>(loc, l.cst);
-    acc = acc ? b.create<arith::AddIOp>(loc, acc, c).getResult() : c;
+    Value c = arith::ConstantIndexOp::create(b, loc, l.cst);
+    acc = acc ? arith::AddIOp::create(b, loc, acc, c).getResult() : c;
   }
   return acc;
 }
@@ -46,31 +46,32 @@ static Value convert(OpBuilder &b, Location loc, Value v, Type to,
     return v;
   if (isa<IndexType>(from)) {
     Type i64 = b.getI64Type();
-    v = isUnsigned ? b.create<arith::IndexCastUIOp>(loc, i64, v).getResult()
-                   : b.create<arith::IndexCastOp>(loc, i64, v).getResult();
+    v = isUnsigned ? arith::IndexCastUIOp::create(b, loc, i64, v).getResult()
+                   : arith::IndexCastOp::create(b, loc, i64, v).getResult();
     return convert(b, loc, v, to, isUnsigned);
   }
   if (isa<IndexType>(to)) {
     if (isa<FloatType>(from))
-      v = b.create<arith::FPToSIOp>(loc, b.getI64Type(), v);
-    return isUnsigned ? b.create<arith::IndexCastUIOp>(loc, to, v).getResult()
-                      : b.create<arith::IndexCastOp>(loc, to, v).getResult();
+      v = arith::FPToSIOp::create(b, loc, b.getI64Type(), v);
+    return isUnsigned ? arith::IndexCastUIOp::create(b, loc, to, v).getResult()
+                      : arith::IndexCastOp::create(b, loc, to, v).getResult();
   }
   if (isa<FloatType>(from) && isa<FloatType>(to))
     return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
-               ? b.create<arith::ExtFOp>(loc, to, v).getResult()
-               : b.create<arith::TruncFOp>(loc, to, v).getResult();
+               ? arith::ExtFOp::create(b, loc, to, v).getResult()
+               : arith::TruncFOp::create(b, loc, to, v).getResult();
   if (isa<FloatType>(to))
     return isUnsigned || from.isInteger(1)
-               ? b.create<arith::UIToFPOp>(loc, to, v).getResult()
-               : b.create<arith::SIToFPOp>(loc, to, v).getResult();
+               ? arith::UIToFPOp::create(b, loc, to, v).getResult()
+               : arith::SIToFPOp::create(b, loc, to, v).getResult();
   if (isa<FloatType>(from))
-    return b.create<arith::FPToSIOp>(loc, to, v);
+    return arith::FPToSIOp::create(b, loc, to, v);
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
   if (fw > tw)
-    return b.create<arith::TruncIOp>(loc, to, v);
-  return isUnsigned || fw == 1 ? b.create<arith::ExtUIOp>(loc, to, v).getResult()
-                               : b.create<arith::ExtSIOp>(loc, to, v).getResult();
+    return arith::TruncIOp::create(b, loc, to, v);
+  return isUnsigned || fw == 1
+             ? arith::ExtUIOp::create(b, loc, to, v).getResult()
+             : arith::ExtSIOp::create(b, loc, to, v).getResult();
 }
 
 /// The float or the integer form of a binary arith op.
@@ -78,8 +79,8 @@ template <typename FloatOp, typename IntOp>
 static Value binary(OpBuilder &b, Location loc, bool isFloat,
                     ArrayRef<Value> a) {
   if (isFloat)
-    return b.create<FloatOp>(loc, a[0], a[1]);
-  return b.create<IntOp>(loc, a[0], a[1]);
+    return FloatOp::create(b, loc, a[0], a[1]);
+  return IntOp::create(b, loc, a[0], a[1]);
 }
 
 Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
@@ -95,12 +96,12 @@ Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
     break;
   case Expr::Const:
     if (isa<FloatType>(ty))
-      result = b.create<arith::ConstantOp>(loc, b.getFloatAttr(ty, e->fval));
+      result = arith::ConstantOp::create(b, loc, b.getFloatAttr(ty, e->fval));
     else if (isa<IndexType>(ty))
-      result = b.create<arith::ConstantIndexOp>(loc, int64_t(e->fval));
+      result = arith::ConstantIndexOp::create(b, loc, int64_t(e->fval));
     else
-      result = b.create<arith::ConstantOp>(
-          loc, b.getIntegerAttr(ty, int64_t(e->fval)));
+      result = arith::ConstantOp::create(
+          b, loc, b.getIntegerAttr(ty, int64_t(e->fval)));
     break;
   case Expr::Index:
     result = convert(b, loc, emitLin(b, loc, e->index, idx), ty, false);
@@ -109,7 +110,7 @@ Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
     SmallVector<Value> at;
     for (const LinExpr &l : e->at)
       at.push_back(emitLin(b, loc, l, idx));
-    result = b.create<tensor::ExtractOp>(loc, e->tensor, at);
+    result = tensor::ExtractOp::create(b, loc, e->tensor, at);
     result = convert(b, loc, result, ty, false);
     break;
   }
@@ -138,58 +139,62 @@ Value mlir::flash::raise::emitExpr(OpBuilder &b, Location loc, const Expr *e,
       result = binary<arith::MinimumFOp, arith::MinSIOp>(b, loc, f, a);
       break;
     case ScalarKind::Recip:
-      result = b.create<arith::DivFOp>(
-          loc, b.create<arith::ConstantOp>(loc, b.getFloatAttr(ty, 1.0)), a[0]);
+      result = arith::DivFOp::create(
+          b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(ty, 1.0)),
+          a[0]);
       break;
     case ScalarKind::Neg:
-      result = f ? b.create<arith::NegFOp>(loc, a[0]).getResult()
-                 : b.create<arith::SubIOp>(
-                        loc, b.create<arith::ConstantOp>(loc, b.getZeroAttr(ty)),
-                        a[0]).getResult();
+      result =
+          f ? arith::NegFOp::create(b, loc, a[0]).getResult()
+            : arith::SubIOp::create(
+                  b, loc, arith::ConstantOp::create(b, loc, b.getZeroAttr(ty)),
+                  a[0])
+                  .getResult();
       break;
     case ScalarKind::Exp:
-      result = b.create<math::ExpOp>(loc, a[0]);
+      result = math::ExpOp::create(b, loc, a[0]);
       break;
     case ScalarKind::Tanh:
-      result = b.create<math::TanhOp>(loc, a[0]);
+      result = math::TanhOp::create(b, loc, a[0]);
       break;
     case ScalarKind::Abs:
-      result = f ? b.create<math::AbsFOp>(loc, a[0]).getResult()
-                 : b.create<math::AbsIOp>(loc, a[0]).getResult();
+      result = f ? math::AbsFOp::create(b, loc, a[0]).getResult()
+                 : math::AbsIOp::create(b, loc, a[0]).getResult();
       break;
     case ScalarKind::Log:
-      result = b.create<math::LogOp>(loc, a[0]);
+      result = math::LogOp::create(b, loc, a[0]);
       break;
     case ScalarKind::Sqrt:
-      result = b.create<math::SqrtOp>(loc, a[0]);
+      result = math::SqrtOp::create(b, loc, a[0]);
       break;
     case ScalarKind::Rsqrt:
-      result = b.create<math::RsqrtOp>(loc, a[0]);
+      result = math::RsqrtOp::create(b, loc, a[0]);
       break;
     case ScalarKind::Select:
-      result = b.create<arith::SelectOp>(loc, a[0], a[1], a[2]);
+      result = arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
       break;
     case ScalarKind::CmpF:
-      result = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate(e->predicate),
-                                       a[0], a[1]);
+      result = arith::CmpFOp::create(b, loc, arith::CmpFPredicate(e->predicate),
+                                     a[0], a[1]);
       break;
     case ScalarKind::CmpI:
-      result = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate(e->predicate),
-                                       a[0], a[1]);
+      result = arith::CmpIOp::create(b, loc, arith::CmpIPredicate(e->predicate),
+                                     a[0], a[1]);
       break;
     case ScalarKind::And:
-      result = b.create<arith::AndIOp>(loc, a[0], a[1]);
+      result = arith::AndIOp::create(b, loc, a[0], a[1]);
       break;
     case ScalarKind::Or:
-      result = b.create<arith::OrIOp>(loc, a[0], a[1]);
+      result = arith::OrIOp::create(b, loc, a[0], a[1]);
       break;
     case ScalarKind::Xor:
-      result = b.create<arith::XOrIOp>(loc, a[0], a[1]);
+      result = arith::XOrIOp::create(b, loc, a[0], a[1]);
       break;
     case ScalarKind::Not:
-      result = b.create<arith::XOrIOp>(
-          loc, a[0],
-          b.create<arith::ConstantOp>(loc, b.getIntegerAttr(a[0].getType(), 1)));
+      result = arith::XOrIOp::create(
+          b, loc, a[0],
+          arith::ConstantOp::create(b, loc,
+                                    b.getIntegerAttr(a[0].getType(), 1)));
       break;
     case ScalarKind::Cast:
     case ScalarKind::Copy:

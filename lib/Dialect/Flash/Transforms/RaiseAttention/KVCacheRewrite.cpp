@@ -36,12 +36,12 @@ using namespace mlir::flash::raise;
 static Value toI64(OpBuilder &b, Location loc, Value v) {
   Type i64 = b.getI64Type();
   if (isa<IndexType>(v.getType()))
-    return b.create<arith::IndexCastOp>(loc, i64, v);
+    return arith::IndexCastOp::create(b, loc, i64, v);
   unsigned w = v.getType().getIntOrFloatBitWidth();
   if (w < 64)
-    return b.create<arith::ExtSIOp>(loc, i64, v);
+    return arith::ExtSIOp::create(b, loc, i64, v);
   if (w > 64)
-    return b.create<arith::TruncIOp>(loc, i64, v);
+    return arith::TruncIOp::create(b, loc, i64, v);
   return v;
 }
 
@@ -50,38 +50,38 @@ static Value toI64(OpBuilder &b, Location loc, Value v) {
 static Value buildCacheSeqlens(OpBuilder &b, Location loc,
                                const KVCacheLength &len, int64_t batch) {
   auto ty = RankedTensorType::get({batch}, b.getI32Type());
-  auto gen = b.create<tensor::GenerateOp>(
-      loc, ty, ValueRange{}, [&](OpBuilder &nb, Location l, ValueRange ivs) {
-        Value zero = nb.create<arith::ConstantIndexOp>(l, 0);
+  auto gen = tensor::GenerateOp::create(
+      b, loc, ty, ValueRange{}, [&](OpBuilder &nb, Location l, ValueRange ivs) {
+        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
         // The length reads the batch index only; q is 0 where a term read
         // the single query row.
         SmallVector<Value> idx = {ivs[0], zero, zero, zero};
         Type i64 = nb.getI64Type();
         auto cst = [&](int64_t c) {
-          return nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(c))
+          return arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(c))
               .getResult();
         };
         Value acc = cst(len.lin.cst);
         if (len.lin.c[kB] != 0)
-          acc = nb.create<arith::AddIOp>(
-              l, acc,
-              nb.create<arith::MulIOp>(
-                  l, nb.create<arith::IndexCastOp>(l, i64, ivs[0]),
+          acc = arith::AddIOp::create(
+              nb, l, acc,
+              arith::MulIOp::create(
+                  nb, l, arith::IndexCastOp::create(nb, l, i64, ivs[0]),
                   cst(len.lin.c[kB])));
         DenseMap<const Expr *, Value> memo;
         for (auto [term, factor] : len.terms) {
           Value t = toI64(nb, l, emitExpr(nb, l, term, Value(), idx, memo));
           if (factor == 1) {
-            acc = nb.create<arith::AddIOp>(l, acc, t);
+            acc = arith::AddIOp::create(nb, l, acc, t);
           } else if (factor == -1) {
-            acc = nb.create<arith::SubIOp>(l, acc, t);
+            acc = arith::SubIOp::create(nb, l, acc, t);
           } else {
-            acc = nb.create<arith::AddIOp>(
-                l, acc, nb.create<arith::MulIOp>(l, t, cst(factor)));
+            acc = arith::AddIOp::create(
+                nb, l, acc, arith::MulIOp::create(nb, l, t, cst(factor)));
           }
         }
-        Value l32 = nb.create<arith::TruncIOp>(l, nb.getI32Type(), acc);
-        nb.create<tensor::YieldOp>(l, l32);
+        Value l32 = arith::TruncIOp::create(nb, l, nb.getI32Type(), acc);
+        tensor::YieldOp::create(nb, l, l32);
       });
   return gen.getResult();
 }
@@ -105,8 +105,8 @@ FailureOr<Operation *> mlir::flash::raise::rewriteAttentionKVCache(
   if (len.causal)
     causal = CausalAlignmentAttr::get(b.getContext(),
                                       CausalAlignment::BottomRight);
-  auto op = b.create<AttentionKVCacheOp>(
-      loc, operands->outputType, /*lse=*/Type(), /*key_cache_out=*/Type(),
+  auto op = AttentionKVCacheOp::create(
+      b, loc, operands->outputType, /*lse=*/Type(), /*key_cache_out=*/Type(),
       /*value_cache_out=*/Type(), operands->q, operands->k, operands->v,
       seqlens, /*block_table=*/Value(), /*key_new=*/Value(),
       /*value_new=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
