@@ -128,13 +128,15 @@ void flashfuse_context_destroy(flashfuse_context *c) {
     return;
   {
     ScopedContext scope(*c);
-    if (scope.enter() == FLASHFUSE_SUCCESS)
+    if (scope.enter() == FLASHFUSE_SUCCESS) {
       for (auto &entry : c->artifacts) {
         if (entry.second->module)
           c->api->cuModuleUnload(entry.second->module);
         for (auto &list : entry.second->listBuffers)
           c->api->cuMemFree(list.second);
       }
+      c->splitArrivals.release(*c->api);
+    }
   }
   if (c->ownsPrimary)
     c->api->cuDevicePrimaryCtxRelease(c->device);

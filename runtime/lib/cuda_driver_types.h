@@ -64,6 +64,10 @@ constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
 constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+// CUstreamCaptureStatus (cuStreamGetCaptureInfo).
+constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+constexpr int CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
+constexpr int CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2;
 
 // The driver API version whose entry-point signatures the table in driver.h
 // is written against; cuGetProcAddress returns the variant of each symbol

@@ -33,24 +33,35 @@ constexpr int64_t kCheckStatusElements = 4;
 // What a launch will do: the split count and where the partial results lie
 // in the workspace (both 0 bytes with one split: the decode then writes O
 // and LSE itself), and who merges the splits: the decode kernel's last
-// split of each row group, counting in through split_counters (cleared
-// before the launch), or the combine kernel (KERNEL_ABI.md "Decode").
+// split of each row group, counting in through split_arrivals (which the
+// kernel leaves at 0, so the runtime keeps them: split_arrivals.h) or
+// split_counters (older kernels: cleared before each launch), or the
+// combine kernel (KERNEL_ABI.md "Decode").
 struct Plan {
   int32_t numSplits = 1;
   bool mergeInKernel = false;
+  // The kernel puts its counters back to 0 (split_arrivals). The workspace
+  // has room for them all the same: a launch being captured into a CUDA
+  // graph that finds none of the runtime's counters left clears them there.
+  bool countersReset = false;
   size_t lseOffset = 0;      // bytes from the workspace's start to lse_partial
-  size_t countersOffset = 0; // ... to split_counters
+  size_t countersOffset = 0; // ... to the counters
   size_t bytes = 0;          // workspace needed
   int64_t oPartialElements = 0, lsePartialElements = 0, counterElements = 0;
 };
 
-// Whether the decode kernel merges its splits itself (it takes the
-// counters); kernels built before it leave them to decode_combine.
-bool mergesInKernel(const KernelSpec &decode) {
-  for (const ParamSpec &p : decode.params)
-    if (p.name == "split_counters")
+bool takesParam(const KernelSpec &kernel, const char *name) {
+  for (const ParamSpec &p : kernel.params)
+    if (p.name == name)
       return true;
   return false;
+}
+
+// Whether the decode kernel merges its splits itself (it takes counters);
+// kernels built before it leave them to decode_combine.
+bool mergesInKernel(const KernelSpec &decode) {
+  return takesParam(decode, "split_arrivals") ||
+         takesParam(decode, "split_counters");
 }
 
 class DecodeChecker {
@@ -274,6 +285,8 @@ public:
                    : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);
+    // Named so even where unread (one split).
+    out.countersReset = takesParam(decode_, "split_arrivals");
     if (splits == 1)
       return FLASHFUSE_SUCCESS;
     out.mergeInKernel = inKernel;
@@ -316,8 +329,10 @@ public:
   }
 
   // Every name a decode or combine kernel may take (KERNEL_ABI.md "Decode").
-  std::vector<flashfuse_arg> namedArgs(const Plan &p,
-                                       const void *workspace) const {
+  // The counters are `arrivals` where given (a plan's placeholder for the
+  // runtime's), else in the workspace.
+  std::vector<flashfuse_arg> namedArgs(const Plan &p, const void *workspace,
+                                       const void *arrivals = nullptr) const {
     std::vector<flashfuse_arg> out;
     static const char *strideNames[4][3] = {
         {"q_stride_b", "q_stride_h", "q_stride_s"},
@@ -346,13 +361,16 @@ public:
       out.push_back(buffer("o_partial", a_.o, 1));
       out.push_back(buffer("lse_partial", a_.lse, 1));
     }
+    const char *counters =
+        p.countersReset ? "split_arrivals" : "split_counters";
     if (p.mergeInKernel)
-      out.push_back(buffer("split_counters",
-                           static_cast<const char *>(workspace) +
-                               p.countersOffset,
+      out.push_back(buffer(counters,
+                           arrivals ? arrivals
+                                    : static_cast<const char *>(workspace) +
+                                          p.countersOffset,
                            p.counterElements));
     else // unread (merge_splits 0)
-      out.push_back(buffer("split_counters", a_.lse, 1));
+      out.push_back(buffer(counters, a_.lse, 1));
     out.push_back(
         integer("merge_splits", FLASHFUSE_PARAM_I32, p.mergeInKernel ? 1 : 0));
     addLengthArgs(out);
@@ -690,13 +708,16 @@ enum DecodeBuffer : int {
   kBufferKDescale,
   kBufferVDescale,
   kBufferWorkspace,
+  // Not the caller's: the runtime's split counters (split_arrivals.h), or
+  // the workspace's where it has none to give.
+  kBufferSplitArrivals,
   kDecodeBuffers
 };
 static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
 const char *const kDecodeBufferNames[kDecodeBuffers] = {
     "q",     "k_cache", "v_cache",   "o",         "lse",
     "cache_seqlens", "block_table", "k_new", "v_new", "k_descale",
-    "v_descale", "workspace"};
+    "v_descale", "workspace", "split_arrivals"};
 
 } // namespace
 } // namespace flashfuse
@@ -789,7 +810,10 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   if (plan.bytes == 0)
     unread[kBufferWorkspace] = "one split needs no workspace";
   std::vector<flashfuse_arg> named = checker.namedArgs(
-      plan, plan.bytes ? placeholderAddress(kBufferWorkspace) : nullptr);
+      plan, plan.bytes ? placeholderAddress(kBufferWorkspace) : nullptr,
+      plan.mergeInKernel && plan.countersReset
+          ? placeholderAddress(kBufferSplitArrivals)
+          : nullptr);
   int n = static_cast<int>(named.size());
   if (auto s = out.launch.prepare(decode, named.data(), n);
       s != FLASHFUSE_SUCCESS)
@@ -828,8 +852,8 @@ flashfuse_status createAppendPlan(flashfuse_kernel &append,
                             static_cast<int>(named.size()));
 }
 
-// One step of a plan: checks the addresses, clears the split counters and
-// launches.
+// One step of a plan: checks the addresses, finds the split counters (the
+// runtime's, or the workspace's cleared on the stream) and launches.
 flashfuse_status launchPlan(const flashfuse_decode_plan &p,
                             const flashfuse_decode_addresses &addr,
                             void *stream) {
@@ -860,21 +884,34 @@ flashfuse_status launchPlan(const flashfuse_decode_plan &p,
   if (!p.launch.prepared())
     return FLASHFUSE_SUCCESS; // an append of no rows
   if (plan.mergeInKernel) {
-    // The counters start at 0; the workspace is the caller's, so they
-    // are cleared on the stream before every launch.
+    // The counters start at 0. Those of a kernel that puts them back to 0
+    // are the runtime's, kept from launch to launch; otherwise they are
+    // the workspace's, cleared on the stream before the launch.
     flashfuse_context &c = *p.context;
     ScopedContext scope(c);
     if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
       return s;
-    auto counters = reinterpret_cast<cu::CUdeviceptr>(
-        static_cast<char *>(addr.workspace) + plan.countersOffset);
-    if (auto s = checkCu(*c.api,
-                         c.api->cuMemsetD32Async(
-                             counters, 0, plan.counterElements,
-                             static_cast<cu::CUstream>(stream)),
-                         "clearing the decode's split counters");
-        s != FLASHFUSE_SUCCESS)
-      return s;
+    auto cuStream = static_cast<cu::CUstream>(stream);
+    cu::CUdeviceptr kept = 0;
+    if (plan.countersReset)
+      if (auto s = c.splitArrivals.counters(*c.api, cuStream,
+                                            plan.counterElements, kept);
+          s != FLASHFUSE_SUCCESS)
+        return s;
+    if (kept) {
+      buffers[kBufferSplitArrivals] = reinterpret_cast<const void *>(kept);
+    } else {
+      auto counters = reinterpret_cast<cu::CUdeviceptr>(
+          static_cast<char *>(addr.workspace) + plan.countersOffset);
+      buffers[kBufferSplitArrivals] = reinterpret_cast<const void *>(counters);
+      if (auto s = checkCu(*c.api,
+                           c.api->cuMemsetD32Async(counters, 0,
+                                                   plan.counterElements,
+                                                   cuStream),
+                           "clearing the decode's split counters");
+          s != FLASHFUSE_SUCCESS)
+        return s;
+    }
   }
   if (auto s = p.launch.launch(buffers, stream); s != FLASHFUSE_SUCCESS)
     return s;

@@ -86,6 +86,8 @@ void resolveAll(void *handle, LoadState &state) {
        reinterpret_cast<void **>(&a.cuStreamSynchronize)},
       {"cuMemsetD32Async", "cuMemsetD32Async",
        reinterpret_cast<void **>(&a.cuMemsetD32Async)},
+      {"cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2",
+       reinterpret_cast<void **>(&a.cuStreamGetCaptureInfo)},
       {"cuMemAlloc", "cuMemAlloc_v2", reinterpret_cast<void **>(&a.cuMemAlloc)},
       {"cuMemFree", "cuMemFree_v2", reinterpret_cast<void **>(&a.cuMemFree)},
       {"cuMemcpyHtoD", "cuMemcpyHtoD_v2",

@@ -56,10 +56,17 @@ struct DriverApi {
   cu::CUresult (*cuMemcpyDtoHAsync)(void *dst, cu::CUdeviceptr src,
                                     size_t bytes, cu::CUstream stream);
   cu::CUresult (*cuStreamSynchronize)(cu::CUstream stream);
-  // Clears the decode's split counters before a launch that merges in the
-  // kernel (decode.cpp).
+  // Clears the decode's split counters: once, for those the runtime keeps
+  // (split_arrivals.h), or before each launch, in the caller's workspace.
   cu::CUresult (*cuMemsetD32Async)(cu::CUdeviceptr dst, unsigned value,
                                    size_t count, cu::CUstream stream);
+  // Whether a stream is capturing a CUDA graph, and which capture
+  // (split_arrivals.h); the API-12.0 signature (cuStreamGetCaptureInfo_v2),
+  // the graph and its dependencies not asked for.
+  cu::CUresult (*cuStreamGetCaptureInfo)(cu::CUstream stream, int *status,
+                                         std::uint64_t *id, void **graph,
+                                         const void ***dependencies,
+                                         size_t *numDependencies);
   // The block-sparse lists an artifact carries (bound_lists.h): copied to
   // the GPU once when the artifact is loaded, freed with its context.
   cu::CUresult (*cuMemAlloc)(cu::CUdeviceptr *ptr, size_t bytes);

@@ -6,6 +6,7 @@
 #include "driver.h"
 #include "error.h"
 #include "manifest.h"
+#include "split_arrivals.h"
 
 #include <map>
 #include <memory>
@@ -57,6 +58,8 @@ struct flashfuse_context {
   // several threads must not load a module twice or race on the maps.
   std::mutex mutex;
   std::map<std::string, std::unique_ptr<flashfuse_artifact>> artifacts;
+  // The decode kernels' split counters (guarded by their own mutex).
+  flashfuse::SplitArrivals splitArrivals;
 };
 
 namespace flashfuse {

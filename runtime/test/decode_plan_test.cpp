@@ -41,9 +41,19 @@ struct Memset {
   uint64_t address;
   unsigned value;
   size_t count;
+  void *stream;
 };
 std::vector<Launch> launches;
 std::vector<Memset> memsets;
+// The runtime's split counters (split_arrivals.h): what the stub driver
+// allocated, and the capture it reports for every stream.
+struct Allocation {
+  uint64_t address;
+  size_t bytes;
+};
+std::vector<Allocation> allocations;
+int captureStatus = cu::CU_STREAM_CAPTURE_STATUS_NONE;
+uint64_t captureId = 0;
 cu::CUresult launchResult = cu::CUDA_SUCCESS;
 // The kernels' specs, by the fake function handle (index + 1).
 std::vector<const flashfuse::KernelSpec *> specs;
@@ -69,11 +79,64 @@ cu::CUresult stubLaunch(cu::CUfunction f, unsigned gx, unsigned gy,
   return launchResult;
 }
 
+// The allocations cleared whole on the legacy stream (split_arrivals.h's
+// chunks), by address.
+std::vector<uint64_t> zeroedAllocations;
+
 cu::CUresult stubMemset(cu::CUdeviceptr dst, unsigned value, size_t count,
-                        cu::CUstream) {
-  memsets.push_back({dst, value, count});
+                        cu::CUstream stream) {
+  memsets.push_back({dst, value, count, stream});
+  for (const Allocation &a : allocations)
+    if (a.address == dst && a.bytes == count * 4 && value == 0 && !stream)
+      zeroedAllocations.push_back(dst);
   return cu::CUDA_SUCCESS;
 }
+
+// Whether `count` counters at `address` lie in an allocation that was
+// cleared whole.
+bool inZeroedAllocation(uint64_t address, size_t count) {
+  for (const Allocation &a : allocations)
+    if (address >= a.address && address + count * 4 <= a.address + a.bytes)
+      for (uint64_t z : zeroedAllocations)
+        if (z == a.address)
+          return true;
+  return false;
+}
+
+// The address launch `l` bound to memref param `name` (0 if none).
+uint64_t boundAddress(const Launch &l, const char *name) {
+  size_t slot = 0;
+  for (const flashfuse::ParamSpec &p : l.spec->params) {
+    if (p.name == name)
+      return l.slots[slot];
+    slot += p.type == FLASHFUSE_PARAM_MEMREF ? 5 : 1;
+  }
+  return 0;
+}
+
+// Whether a memset ran on `stream`.
+bool clearedOn(void *stream) {
+  for (const Memset &m : memsets)
+    if (m.stream == stream)
+      return true;
+  return false;
+}
+
+cu::CUresult stubCaptureInfo(cu::CUstream, int *status, uint64_t *id, void **,
+                             const void ***, size_t *) {
+  *status = captureStatus;
+  *id = captureId;
+  return cu::CUDA_SUCCESS;
+}
+
+cu::CUresult stubAlloc(cu::CUdeviceptr *ptr, size_t bytes) {
+  // 16 MiB apart, from 0xd00000000 (far from stepAddresses').
+  *ptr = 0xd00000000ull + allocations.size() * 0x1000000ull;
+  allocations.push_back({*ptr, bytes});
+  return cu::CUDA_SUCCESS;
+}
+
+cu::CUresult stubSynchronize(cu::CUstream) { return cu::CUDA_SUCCESS; }
 
 cu::CUresult stubGetCurrent(cu::CUcontext *ctx) {
   *ctx = kContext;
@@ -96,6 +159,9 @@ struct FakeArtifact {
   FakeArtifact() {
     api.cuLaunchKernel = stubLaunch;
     api.cuMemsetD32Async = stubMemset;
+    api.cuStreamGetCaptureInfo = stubCaptureInfo;
+    api.cuMemAlloc = stubAlloc;
+    api.cuStreamSynchronize = stubSynchronize;
     api.cuCtxGetCurrent = stubGetCurrent;
     api.cuGetErrorName = stubErrorName;
     context.api = &api;
@@ -129,9 +195,10 @@ struct FakeArtifact {
 
 // data/decode's kernels: 0 (f16, D = 128, merged by combine 2), 1 (paged
 // bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself);
-// their kv_append kernels 4 and 5.
+// their kv_append kernels 4 and 5; 9 (kernel 8 as built since it puts its
+// counters back to 0: split_arrivals).
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
-              kAppend = 4, kPagedAppend = 5, kMerging = 8;
+              kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
@@ -187,7 +254,7 @@ size_t alignPartial(size_t bytes) { return (bytes + 255) / 256 * 256; }
 void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
                   const flashfuse_decode_args &a,
                   const flashfuse_decode_addresses &s, int splits,
-                  bool merging, int line) {
+                  bool merging, int line, uintptr_t keptCounters = 0) {
   auto address = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
   int64_t rows = a.batch * a.heads_q * a.seq_q;
   uintptr_t ws = address(s.workspace);
@@ -205,7 +272,10 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"v_new", address(s.v_new)},
       {"o_partial", splits > 1 ? ws : address(s.o)},
       {"lse_partial", splits > 1 ? ws + lseOffset : address(s.lse)},
-      {"split_counters", merging ? ws + countersOffset : address(s.lse)}};
+      {"split_counters", merging ? ws + countersOffset : address(s.lse)},
+      {"split_arrivals", !merging      ? address(s.lse)
+                         : keptCounters ? keptCounters
+                                        : ws + countersOffset}};
   int64_t capacity = a.page_size ? a.max_pages * a.page_size : a.cache_len;
   std::map<std::string, int64_t> scalars = {
       {"batch", a.batch},         {"heads_q", a.heads_q},
@@ -280,10 +350,15 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
                 FLASHFUSE_SUCCESS, "");
   EXPECT(splits == splitsUnprepared && bytes == bytesUnprepared);
   const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
-  bool merging = false;
-  for (const flashfuse::ParamSpec &p : spec.params)
-    merging = merging || p.name == "split_counters";
+  bool merging = false, keeps = false;
+  for (const flashfuse::ParamSpec &p : spec.params) {
+    merging = merging || p.name == "split_counters" ||
+              p.name == "split_arrivals";
+    keeps = keeps || p.name == "split_arrivals";
+  }
   merging = merging && splits > 1;
+  keeps = keeps && merging;
+  std::vector<uint64_t> kept;
   int64_t group = a.heads_q / a.heads_kv;
   int64_t mBlocks = (group * a.seq_q + spec.block_m - 1) / spec.block_m;
   for (int step = 0; step < 3; ++step) {
@@ -301,7 +376,8 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
       continue;
     }
     const Launch &d = launches[0];
-    expectParams(d, spec, a, s, splits, merging, line);
+    uint64_t keptAt = keeps ? boundAddress(d, "split_arrivals") : 0;
+    expectParams(d, spec, a, s, splits, merging, line, keptAt);
     EXPECT(d.grid[0] == unsigned(splits * mBlocks) &&
            d.grid[1] == unsigned(a.heads_kv) && d.grid[2] == unsigned(a.batch));
     EXPECT(d.threads == unsigned(spec.threads) &&
@@ -309,20 +385,30 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     if (combined)
       expectParams(launches[1], *f.kernel(combine)->spec, a, s, splits, false,
                    line);
-    // The counters, one per (batch, kv head, m-block), cleared first.
-    if (merging) {
+    // The counters, one per (batch, kv head, m-block): the runtime's,
+    // cleared once when allocated and never on the step's stream; or
+    // the workspace's, cleared first.
+    size_t counterCount = size_t(a.batch * a.heads_kv * mBlocks);
+    if (keeps) {
+      EXPECT(!clearedOn(stream) && inZeroedAllocation(keptAt, counterCount));
+      kept.push_back(keptAt);
+    } else if (merging) {
       size_t rows = size_t(a.batch * a.heads_q * a.seq_q);
       size_t lseOffset = alignPartial(size_t(splits) * rows * a.head_dim_v * 4);
       size_t counters = alignPartial(lseOffset + size_t(splits) * rows * 4);
       EXPECT(memsets.size() == 1 &&
              memsets[0].address ==
                  reinterpret_cast<uintptr_t>(s.workspace) + counters &&
-             memsets[0].value == 0 &&
-             memsets[0].count == size_t(a.batch * a.heads_kv * mBlocks));
+             memsets[0].value == 0 && memsets[0].count == counterCount &&
+             memsets[0].stream == stream);
     } else {
       EXPECT(memsets.empty());
     }
   }
+  // Each step ran on a stream of its own: counters of its own.
+  if (keeps)
+    EXPECT(kept.size() == 3 && kept[0] != kept[1] && kept[1] != kept[2] &&
+           kept[0] != kept[2]);
   flashfuse_decode_plan_destroy(plan);
   return splits;
 }
@@ -341,6 +427,13 @@ void testStepsFollowTheirAddresses() {
   EXPECT(checkSteps(f, kMerging, -1, a, __LINE__) > 1);
   a.num_splits = 3;
   EXPECT(checkSteps(f, kMerging, -1, a, __LINE__) == 3);
+  // ... and puts them back to 0: the runtime's counters.
+  a.num_splits = 0;
+  EXPECT(checkSteps(f, kArrivals, -1, a, __LINE__) > 1);
+  a.num_splits = 3;
+  EXPECT(checkSteps(f, kArrivals, -1, a, __LINE__) == 3);
+  a.num_splits = 1; // no counters: the param is bound to an unread buffer
+  EXPECT(checkSteps(f, kArrivals, -1, a, __LINE__) == 1);
   // Paged: the table moves too.
   flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
@@ -612,6 +705,85 @@ void testLaunchFailure() {
   flashfuse_decode_plan_destroy(plan);
 }
 
+// The runtime's split counters (split_arrivals.h): the same for every
+// launch on one stream, and for every launch of one CUDA graph capture on
+// it; a capture never allocates, and one that finds no room left clears
+// counters in the workspace instead; an invalidated capture is an error.
+void testKeptCounters() {
+  FakeArtifact f;
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  a.num_splits = 3;
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kArrivals), nullptr, &a,
+                                             &plan),
+                FLASHFUSE_SUCCESS, "");
+  if (!plan)
+    return;
+  size_t bytes = 0;
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  flashfuse_decode_addresses s = stepAddresses(0, false, bytes);
+  size_t count = 3 * 8; // (batch, kv head) row groups of one m-block
+  uint64_t workspaceCounters =
+      reinterpret_cast<uintptr_t>(s.workspace) + bytes - count * 4;
+  // The counters a launch on `stream` binds, and whether it cleared any.
+  auto launch = [&](uintptr_t stream, bool *cleared = nullptr) {
+    launches.clear();
+    memsets.clear();
+    void *st = const_cast<void *>(fakePointer(stream));
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, st),
+                  FLASHFUSE_SUCCESS, "");
+    if (cleared)
+      *cleared = clearedOn(st);
+    return launches.size() == 1 ? boundAddress(launches[0], "split_arrivals")
+                                : 0;
+  };
+  size_t allocated = allocations.size();
+  bool cleared = true;
+  uint64_t onA = launch(0x1000, &cleared);
+  EXPECT(!cleared && inZeroedAllocation(onA, count));
+  EXPECT(launch(0x1000, &cleared) == onA && !cleared);
+  uint64_t onB = launch(0x2000);
+  EXPECT(onB != onA && inZeroedAllocation(onB, count));
+  EXPECT(launch(0x1000) == onA);
+  // Captures: their own counters, cut from the chunk allocated already.
+  captureStatus = cu::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  captureId = 7;
+  uint64_t captured = launch(0x1000, &cleared);
+  EXPECT(!cleared && captured != onA && captured != onB &&
+         inZeroedAllocation(captured, count));
+  EXPECT(launch(0x1000) == captured);
+  captureId = 8;
+  uint64_t other = launch(0x1000);
+  EXPECT(other != captured && other != onA);
+  EXPECT(allocations.size() == allocated + 1);
+  // Captures use up the reserve; then one clears the workspace's counters.
+  uint64_t last = 0;
+  for (uint64_t id = 9; id < 9 + flashfuse::SplitArrivals::kReserve; ++id) {
+    captureId = id;
+    last = launch(0x1000, &cleared);
+    if (last == workspaceCounters)
+      break;
+  }
+  EXPECT(last == workspaceCounters && cleared &&
+         allocations.size() == allocated + 1);
+  // A launch outside captures refills the reserve.
+  captureStatus = cu::CU_STREAM_CAPTURE_STATUS_NONE;
+  captureId = 0;
+  EXPECT(launch(0x1000) == onA);
+  EXPECT(allocations.size() == allocated + 2);
+  captureStatus = cu::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  captureId = 1u << 30;
+  EXPECT(inZeroedAllocation(launch(0x1000), count));
+  captureStatus = cu::CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+  launches.clear();
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_CUDA, "capture was invalidated");
+  EXPECT(launches.empty());
+  captureStatus = cu::CU_STREAM_CAPTURE_STATUS_NONE;
+  captureId = 0;
+  flashfuse_decode_plan_destroy(plan);
+}
+
 // Kernels whose params depend on addresses in other ways are not prepared:
 // those with tensor maps (made from the operands' addresses).
 void testPreparedLaunchRefusesTensorMaps() {
@@ -639,6 +811,7 @@ int main(int argc, char **argv) {
       {"decode_plan_bad_addresses", testBadAddresses},
       {"decode_plan_bad_plans", testBadPlans},
       {"decode_plan_launch_failure", testLaunchFailure},
+      {"decode_plan_kept_counters", testKeptCounters},
       {"append_plans", testAppendPlans},
       {"append_unprepared_is_a_plan_of_one_step",
        testUnpreparedAppendIsAPlanOfOneStep},

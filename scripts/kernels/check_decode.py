@@ -62,8 +62,10 @@ class Decode:
         runs the decode (and combine) kernels with arguments packed once.
         merge: "kernel" (the decode's last split of a row group merges,
         KERNEL_ABI.md "Decode"; the default where the kernel takes
-        split_counters) or "combine" (merge_splits 0 and the combine
-        kernel)."""
+        split_arrivals or split_counters) or "combine" (merge_splits 0 and
+        the combine kernel). The counters are zeroed here; those of a kernel
+        that takes split_arrivals are left at 0 by each launch (as the
+        runtime keeps them), split_counters are cleared before each."""
         k = self.kernel
         B, Sq, Hq, D = q.shape
         Hkv, Dv = kc.shape[2], vc.shape[3]
@@ -80,11 +82,13 @@ class Decode:
             lse = torch.full((B, Hq, Sq), float("nan"), device=q.device, dtype=torch.float32)
         o_part = torch.full((splits * B * Hq * Sq * Dv,), float("nan"), device=q.device)
         lse_part = torch.full((splits * B * Hq * Sq,), float("nan"), device=q.device)
-        in_kernel = "memref:split_counters" in k["params"]
+        kept = "memref:split_arrivals" in k["params"]
+        in_kernel = kept or "memref:split_counters" in k["params"]
         merge = merge or ("kernel" if in_kernel else "combine")
         counters = torch.zeros(B * Hkv * m_blocks, device=q.device, dtype=torch.int32)
         bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
-                "lse_partial": lse_part, "split_counters": counters,
+                "lse_partial": lse_part,
+                ("split_arrivals" if kept else "split_counters"): counters,
                 "cache_seqlens": seqlens, "block_table": block_table}
         sc = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": capacity,
               "seq_new": seq_new, "num_splits": splits,
@@ -106,7 +110,7 @@ class Decode:
                           if splits > 1 and merge == "combine" else None)
 
         def launch_decode():
-            if merge == "kernel" and splits > 1:
+            if merge == "kernel" and splits > 1 and not kept:
                 counters.zero_()  # as the runtime clears them before each launch
             self.art.launch_packed(k, (splits * m_blocks, Hkv, B), packed)
 
@@ -120,6 +124,7 @@ class Decode:
             launch_combine()
         launch.buffers, launch.scalars = bufs, sc  # alive as long as the launcher
         launch.merge = merge
+        launch.counters = counters if merge == "kernel" and splits > 1 and kept else None
         # The two kernels alone, for timing each part of a step.
         launch.decode, launch.combine = launch_decode, launch_combine
         return launch, o, lse, splits
@@ -182,6 +187,17 @@ def check_case(dec, dtype, d, causal, B, Hq, Hkv, Sq, capacity, lengths, page_si
     launch, o, lse, used = dec.prepare(q, kc, vc, seqlens, table, splits=splits, scale=scale,
                                        window=win, softcap=softcap or 0.0, merge=merge)
     launch()
+    counters_ok = True
+    if launch.counters is not None:
+        # The kernel leaves its counters at 0 (KERNEL_ABI.md "Decode"), so a
+        # second launch over them, into NaN outputs, merges again.
+        torch.cuda.synchronize()
+        counters_ok = bool((launch.counters == 0).all())
+        o.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        counters_ok = counters_ok and bool((launch.counters == 0).all())
     torch.cuda.synchronize()
     ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, win, softcap, torch.float32)
     pt, _ = reference(q, kd, vd, lengths, scale, causal, win, softcap, tdt)
@@ -190,7 +206,8 @@ def check_case(dec, dtype, d, causal, B, Hq, Hkv, Sq, capacity, lengths, page_si
     finite = torch.isfinite(ref_lse)
     lse_err = (lse - ref_lse)[finite].abs().max().item() if finite.any() else 0.0
     empty_ok = bool(torch.all(lse[~finite] == float("inf"))) if (~finite).any() else True
-    ok = (not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and empty_ok
+    ok = ((not math.isnan(err)) and err <= 2 * err_pt + 1e-5 and lse_err < 1e-2 and empty_ok
+          and counters_ok)
     return dict(kernel=dec.kernel["name"], shape=[B, Hq, Hkv, Sq, capacity, d], lengths=lengths,
                 causal=causal, page=page_size, window=window, softcap=softcap, splits=used,
                 merge=launch.merge,
@@ -415,7 +432,7 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=
             if x.kernel is not None:
                 methods["ours" + (str(i) if i else "") + "-ordered"] = x.prepare(
                     q, kc, vc, seqlens, ordered, o=o, lse=lse)[0]
-    if "memref:split_counters" in dec.kernel["params"]:
+    if any(f"memref:{c}" in dec.kernel["params"] for c in ("split_arrivals", "split_counters")):
         # The same kernel with its splits merged by a second launch, as
         # before the in-kernel merge (run 112).
         launch, _, _, used = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse,

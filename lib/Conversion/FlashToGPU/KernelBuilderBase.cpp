@@ -864,7 +864,7 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       else if (name == "mask")
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "block_table" ||
-               name == "check_status" || name == "split_counters" ||
+               name == "check_status" || name == "split_arrivals" ||
                name == "cu_seqlens_q" ||
                name == "cu_seqlens_k" || name.ends_with("_num_blocks") ||
                name.ends_with("_indices"))

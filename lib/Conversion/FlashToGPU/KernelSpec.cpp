@@ -355,7 +355,7 @@ SmallVector<std::string> KernelSpec::params() const {
     break;
   case Kind::Decode:
     memrefs({"q", "k", "v", "o", "lse", "o_partial", "lse_partial",
-             "split_counters", "cache_seqlens"});
+             "split_arrivals", "cache_seqlens"});
     if (pageSize)
       memrefs({"block_table"});
     sizes();

@@ -1024,7 +1024,7 @@ void FlashLowerToGPU::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
   named["num_splits"] = arith::ConstantIntOp::create(b, i32, splits);
   // merge_splits 0: the decode kernel leaves its splits to the combine
   // launched below and never touches the counters (one i32 binds the param).
-  named["split_counters"] = memref::AllocOp::create(
+  named["split_arrivals"] = memref::AllocOp::create(
       b, MemRefType::get({ShapedType::kDynamic}, i32), ValueRange{c(1)});
   named["merge_splits"] = arith::ConstantIntOp::create(b, i32, 0);
   named["scale"] = arith::ConstantFloatOp::create(

@@ -523,9 +523,13 @@ FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
  * and the workspace it needs: o_partial (f32 [splits, B, Hq, Sq, Dv]) then,
  * at the next multiple of 256 bytes, lse_partial (f32 [splits, B, Hq, Sq])
  * and, for a decode kernel that merges its splits itself (its params name
- * split_counters, docs/KERNEL_ABI.md "Decode"), at the next multiple of 256
- * bytes one int32 counter per (batch, kv head, m-block), which the launch
- * clears. 0 bytes when the split count is 1. Validates `args` as
+ * split_arrivals or split_counters, docs/KERNEL_ABI.md "Decode"), at the
+ * next multiple of 256 bytes one int32 counter per (batch, kv head,
+ * m-block). The launch clears those before a split_counters kernel; a
+ * split_arrivals kernel leaves its counters at 0, so the runtime keeps its
+ * own per stream and uses the workspace's (cleared) only in a CUDA graph
+ * capture that finds none of its own left. 0 bytes when the split count is
+ * 1. Validates `args` as
  * flashfuse_attention_decode does, except the workspace. `combine` may be
  * NULL: then the automatic choice is one split, unless the decode kernel
  * merges its splits itself. Either output may be NULL. */
@@ -538,7 +542,8 @@ FLASHFUSE_API flashfuse_status flashfuse_decode_workspace_bytes(
  * share the partial buffers' layout) and the device, then launches the
  * decode kernel and, with more than one split, the combine on `stream`
  * (a decode kernel that merges its splits itself needs no combine: the
- * launch clears its counters in the workspace, then runs the decode).
+ * launch finds its counters, see flashfuse_decode_workspace_bytes, then
+ * runs the decode).
  * The workspace (16-byte aligned, at least flashfuse_decode_workspace_bytes)
  * may be NULL when that is 0. Asynchronous, like
  * flashfuse_attention_forward: the workspace must stay allocated until the
@@ -556,7 +561,7 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode(
  * append of new rows, flashfuse_kvcache_append_plan_create) and launches
  * them with each step's addresses: the checks, the split count and the
  * binding of the kernels' parameters are done at creation; a launch checks
- * the addresses, clears the split counters and launches. */
+ * the addresses, finds the split counters and launches. */
 typedef struct flashfuse_decode_plan flashfuse_decode_plan;
 
 /* The addresses of one step of a plan (device pointers, as in

@@ -29,16 +29,19 @@
 // H100-DAG: ptxas sm_90a flash_decode_check_bf16_d128_m256n0w8s0: {{.*}}, 0/0 bytes spill stores/loads
 // RUN: grep -c "st.global.v4.b32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: grep -c "atom.shared.min.s64" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
-// The decode's last split of a row group counts itself in with a global
-// atomic add behind a GPU-scope fence, then merges the group's rows.
-// RUN: grep -c "atom.global.add.u32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// The decode's last split of a row group counts itself in behind a
+// GPU-scope fence with a global atomic increment that wraps at
+// num_splits - 1 (the group's last count leaves the counter at 0 for the
+// next launch), then merges the group's rows.
+// RUN: grep -c "atom.global.inc.u32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: not grep "atom.global.add.u32" %t/h100/kernels.ptx
 // RUN: grep -c "membar.gl" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 //
 // MANIFEST-LABEL: kernel flash_decode_bf16_d128_m16n128w4s2_causalbr_page16
 // MANIFEST: kind decode
 // MANIFEST: causal bottom_right
 // MANIFEST: page_size 16
-// MANIFEST: params memref:q memref:k memref:v memref:o memref:lse memref:o_partial memref:lse_partial memref:split_counters memref:cache_seqlens memref:block_table {{.*}} i32:num_pages i64:block_table_stride i32:num_splits i32:merge_splits
+// MANIFEST: params memref:q memref:k memref:v memref:o memref:lse memref:o_partial memref:lse_partial memref:split_arrivals memref:cache_seqlens memref:block_table {{.*}} i32:num_pages i64:block_table_stride i32:num_splits i32:merge_splits
 // MANIFEST-LABEL: kernel flash_kv_append_bf16_d128_m4n0w4s0_page16
 // MANIFEST: kind kv_append
 // MANIFEST: block_n 0

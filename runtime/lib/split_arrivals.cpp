@@ -1,0 +1,93 @@
+#include "split_arrivals.h"
+
+#include <algorithm>
+
+namespace flashfuse {
+
+flashfuse_status SplitArrivals::counters(const DriverApi &api,
+                                         cu::CUstream stream, int64_t count,
+                                         cu::CUdeviceptr &out) {
+  out = 0;
+  int status = cu::CU_STREAM_CAPTURE_STATUS_NONE;
+  std::uint64_t id = 0;
+  if (auto s = checkCu(api,
+                       api.cuStreamGetCaptureInfo(stream, &status, &id,
+                                                  nullptr, nullptr, nullptr),
+                       "asking whether the decode's stream is capturing");
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (status == cu::CU_STREAM_CAPTURE_STATUS_INVALIDATED)
+    return fail(FLASHFUSE_ERROR_CUDA,
+                "the decode's stream is capturing a CUDA graph whose capture "
+                "was invalidated by an earlier call");
+  bool capturing = status == cu::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Slice &slice = slices_[Key{capturing, capturing ? id : 0, stream}];
+  if (slice.count < count) {
+    // A larger launch takes new counters; the old ones (zero once the
+    // stream's earlier launches end) are not reused.
+    Slice grown;
+    if (auto s = cut(api, capturing, count, grown); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (!grown.address)
+      return FLASHFUSE_SUCCESS; // no room in a capture
+    slice = grown;
+  }
+  // Outside captures, keep the reserve for the captures to come.
+  if (!capturing && freeCount_ < kReserve) {
+    Slice none;
+    if (auto s = cut(api, false, 0, none); s != FLASHFUSE_SUCCESS)
+      return s;
+  }
+  out = slice.address;
+  return FLASHFUSE_SUCCESS;
+}
+
+flashfuse_status SplitArrivals::cut(const DriverApi &api, bool capturing,
+                                    int64_t count, Slice &out) {
+  out = Slice{};
+  bool refill = freeCount_ < std::max<int64_t>(count, kReserve);
+  if (refill && capturing && freeCount_ < count)
+    return FLASHFUSE_SUCCESS; // no allocation while capturing
+  if (refill && !capturing) {
+    int64_t chunk = std::max<int64_t>(count, 0) + 2 * kReserve;
+    size_t bytes = static_cast<size_t>(chunk) * sizeof(std::int32_t);
+    cu::CUdeviceptr ptr = 0;
+    if (auto s = checkCu(api, api.cuMemAlloc(&ptr, bytes),
+                         concat("allocating ", bytes,
+                                " bytes for the decode's split counters"));
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    chunks_.push_back(ptr);
+    // Zeroed before any stream can use them: the legacy stream's memset,
+    // waited for (cheap; once per chunk).
+    if (auto s = checkCu(api,
+                         api.cuMemsetD32Async(ptr, 0, chunk, nullptr),
+                         "clearing the decode's split counters");
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    if (auto s = checkCu(api, api.cuStreamSynchronize(nullptr),
+                         "clearing the decode's split counters");
+        s != FLASHFUSE_SUCCESS)
+      return s;
+    free_ = ptr;
+    freeCount_ = chunk;
+  }
+  out.address = free_;
+  out.count = count;
+  free_ += static_cast<cu::CUdeviceptr>(count) * sizeof(std::int32_t);
+  freeCount_ -= count;
+  return FLASHFUSE_SUCCESS;
+}
+
+void SplitArrivals::release(const DriverApi &api) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (cu::CUdeviceptr chunk : chunks_)
+    api.cuMemFree(chunk);
+  chunks_.clear();
+  slices_.clear();
+  free_ = 0;
+  freeCount_ = 0;
+}
+
+} // namespace flashfuse
