@@ -251,7 +251,7 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   OpBuilder::InsertionGuard guard(b);
   // Per-block score factors (enterKeyBlock) live inside the loop only.
   Value tileScoreFactor = scoreFactor, tileScaleOverride = scaleOverride;
-  auto restoreFactors = llvm::make_scope_exit([&] {
+  llvm::scope_exit restoreFactors([&] {
     scoreFactor = tileScoreFactor;
     scaleOverride = tileScaleOverride;
   });

@@ -200,7 +200,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
 
   // Per-block score factors (enterKeyBlock) live inside the walk only.
   Value tileScoreFactor = scoreFactor, tileScaleOverride = scaleOverride;
-  auto restoreFactors = llvm::make_scope_exit([&] {
+  llvm::scope_exit restoreFactors([&] {
     scoreFactor = tileScoreFactor;
     scaleOverride = tileScaleOverride;
   });
