@@ -64,6 +64,8 @@ constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
 constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
+// CU_STREAM_PER_THREAD: the calling thread's default stream.
+inline CUstream const kStreamPerThread = reinterpret_cast<CUstream>(0x2);
 // CUstreamCaptureStatus (cuStreamGetCaptureInfo).
 constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 constexpr int CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;

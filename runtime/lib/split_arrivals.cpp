@@ -22,7 +22,10 @@ flashfuse_status SplitArrivals::counters(const DriverApi &api,
                 "was invalidated by an earlier call");
   bool capturing = status == cu::CU_STREAM_CAPTURE_STATUS_ACTIVE;
   std::lock_guard<std::mutex> lock(mutex_);
-  Slice &slice = slices_[Key{capturing, capturing ? id : 0, stream}];
+  std::thread::id thread =
+      stream == cu::kStreamPerThread ? std::this_thread::get_id()
+                                     : std::thread::id();
+  Slice &slice = slices_[Key{capturing, capturing ? id : 0, stream, thread}];
   if (slice.count < count) {
     // A larger launch takes new counters; the old ones (zero once the
     // stream's earlier launches end) are not reused.

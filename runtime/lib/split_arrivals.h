@@ -10,9 +10,10 @@
 // step on an H200 (docs/PERF.md run 240).
 //
 // Two launches never share counters at the same time when each stream has
-// its own, and each CUDA graph being captured its own on each of its
-// streams: launches on one stream run in order, and one graph's replays
-// never overlap each other. Memory is never allocated during a capture
+// its own (CU_STREAM_PER_THREAD, one handle for every thread's own default
+// stream, one per thread), and each CUDA graph being captured its own on
+// each of its streams: launches on one stream run in order, and one
+// graph's replays never overlap each other. Memory is never allocated during a capture
 // (cuMemAlloc would invalidate it): the counters are cut from chunks that
 // were allocated and zeroed beforehand, and a launch being captured that
 // finds no room left gets none (the caller then clears counters in its
@@ -26,6 +27,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -53,8 +55,10 @@ private:
     cu::CUdeviceptr address = 0;
     int64_t count = 0;
   };
-  // (whether capturing, the capture's id, the stream)
-  using Key = std::tuple<bool, std::uint64_t, cu::CUstream>;
+  // (whether capturing, the capture's id, the stream, the thread where the
+  // stream is CU_STREAM_PER_THREAD)
+  using Key =
+      std::tuple<bool, std::uint64_t, cu::CUstream, std::thread::id>;
   // Cuts `count` counters from the newest chunk, allocating a new one
   // (outside captures only) where it has too little room.
   flashfuse_status cut(const DriverApi &api, bool capturing, int64_t count,

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -745,6 +746,12 @@ void testKeptCounters() {
   uint64_t onB = launch(0x2000);
   EXPECT(onB != onA && inZeroedAllocation(onB, count));
   EXPECT(launch(0x1000) == onA);
+  // CU_STREAM_PER_THREAD (0x2) names each thread's own stream.
+  uint64_t perThread = launch(0x2);
+  uint64_t otherThread = 0;
+  std::thread([&] { otherThread = launch(0x2); }).join();
+  EXPECT(perThread != onA && perThread != onB && otherThread != perThread &&
+         launch(0x2) == perThread);
   // Captures: their own counters, cut from the chunk allocated already.
   captureStatus = cu::CU_STREAM_CAPTURE_STATUS_ACTIVE;
   captureId = 7;
