@@ -54,6 +54,54 @@ SmallVector<MergedRow> mlir::flash::mergeSplitRows(
         ValueRange{arith::AddIOp::create(
             b, arith::MulIOp::create(b, split, rows), rowIds[r])});
   };
+  // Lane l sums columns l, l + 32, ... of each row over the splits,
+  // `unroll` splits at a time: their loads are independent, so that many
+  // are in flight at once (one at a time, a row's merge is a chain of
+  // dependent L2 round trips, as long as the decode itself at B = 1).
+  int64_t perLane = (headDimV + 31) / 32;
+  // The O columns of splits [first, first + unroll) (splits past the last
+  // read split 0), [u * numRows + r][k], and whether each split exists.
+  struct Chunk {
+    SmallVector<Value> inRange, split;
+    SmallVector<SmallVector<Value>> parts;
+  };
+  auto loadChunk = [&](Value first) {
+    Chunk c;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value split = arith::AddIOp::create(b, first, cIdx(b, u));
+      c.inRange.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                split, numSplits));
+      c.split.push_back(
+          arith::SelectOp::create(b, c.inRange.back(), split, cIdx(b, 0)));
+      for (int64_t r = 0; r < numRows; ++r) {
+        Value base = arith::MulIOp::create(
+            b,
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, c.split.back(), rows), rowIds[r]),
+            cIdx(b, headDimV));
+        c.parts.emplace_back();
+        for (int64_t k = 0; k < perLane; ++k) {
+          // Columns past Dv (Dv not a multiple of 32) read column 0, unused.
+          Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
+          if (32 * (k + 1) > headDimV)
+            col = arith::SelectOp::create(
+                b,
+                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
+                                      cIdx(b, headDimV)),
+                col, cIdx(b, 0));
+          c.parts.back().push_back(memref::LoadOp::create(
+              b, oPartial, ValueRange{arith::AddIOp::create(b, base, col)}));
+        }
+      }
+    }
+    return c;
+  };
+  // The first chunk's columns are loaded before the LSE reductions: they
+  // do not depend on them, so their L2 round trip overlaps the LSEs'
+  // instead of following it (a merge of up to `unroll` splits is then one
+  // round trip for its data).
+  Chunk firstChunk = loadChunk(cIdx(b, 0));
+
   Value negInf = cF32(b, -INFINITY), log2e = cF32(b, float(M_LOG2E));
   SmallVector<Value> maxLse = reduceOverSplits(
       b, lane, numSplits, numRows, negInf, /*isMax=*/true, partialLse);
@@ -91,62 +139,34 @@ SmallVector<MergedRow> mlir::flash::mergeSplitRows(
         arith::DivFOp::create(b, cF32(b, 1.0f), sum[r])));
   }
 
-  // Lane l sums columns l, l + 32, ... of each row over the splits,
-  // `unroll` splits per iteration: their loads are independent, so that
-  // many are in flight at once (one at a time, a row's merge is a chain of
-  // dependent L2 round trips, as long as the decode itself at B = 1).
-  int64_t perLane = (headDimV + 31) / 32;
-  SmallVector<Value> zeros(numRows * perLane, cF32(b, 0.0f));
-  auto loop = scf::ForOp::create(b, cIdx(b, 0), numSplits, cIdx(b, unroll),
-                                 zeros);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> acc(loop.getRegionIterArgs());
-    SmallVector<Value> weights;             // [u][r]
-    SmallVector<SmallVector<Value>> parts;  // [u][r] -> columns
-    for (int64_t u = 0; u < unroll; ++u) {
-      // Splits past the last read split 0 and weigh 0.
-      Value split = arith::AddIOp::create(b, loop.getInductionVar(), cIdx(b, u));
-      Value inRange = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
-                                            split, numSplits);
-      split = arith::SelectOp::create(b, inRange, split, cIdx(b, 0));
-      for (int64_t r = 0; r < numRows; ++r) {
-        weights.push_back(arith::SelectOp::create(
-            b, inRange,
-            arith::MulFOp::create(b, weightOf(partialLse(split, r), r),
-                                  invSum[r]),
-            cF32(b, 0.0f)));
-        Value base = arith::MulIOp::create(
-            b,
-            arith::AddIOp::create(b, arith::MulIOp::create(b, split, rows),
-                                  rowIds[r]),
-            cIdx(b, headDimV));
-        parts.emplace_back();
-        for (int64_t k = 0; k < perLane; ++k) {
-          // Columns past Dv (Dv not a multiple of 32) read column 0, unused.
-          Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
-          if (32 * (k + 1) > headDimV)
-            col = arith::SelectOp::create(
-                b,
-                arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                      cIdx(b, headDimV)),
-                col, cIdx(b, 0));
-          parts.back().push_back(memref::LoadOp::create(
-              b, oPartial, ValueRange{arith::AddIOp::create(b, base, col)}));
-        }
-      }
-    }
+  // acc += each split's weight times its columns, for one chunk.
+  auto accumulate = [&](SmallVector<Value> &acc, const Chunk &c) {
     for (int64_t u = 0; u < unroll; ++u)
-      for (int64_t r = 0; r < numRows; ++r)
+      for (int64_t r = 0; r < numRows; ++r) {
+        Value weight = arith::SelectOp::create(
+            b, c.inRange[u],
+            arith::MulFOp::create(b, weightOf(partialLse(c.split[u], r), r),
+                                  invSum[r]),
+            cF32(b, 0.0f));
         for (int64_t k = 0; k < perLane; ++k) {
           Value &a = acc[r * perLane + k];
           a = arith::AddFOp::create(
               b, a,
-              arith::MulFOp::create(b, weights[u * numRows + r],
-                                    parts[u * numRows + r][k]));
+              arith::MulFOp::create(b, weight,
+                                    c.parts[u * numRows + r][k]));
         }
-    scf::YieldOp::create(b, acc);
+      }
+  };
+  SmallVector<Value> acc(numRows * perLane, cF32(b, 0.0f));
+  accumulate(acc, firstChunk);
+  auto loop = scf::ForOp::create(b, cIdx(b, unroll), numSplits,
+                                 cIdx(b, unroll), acc);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> next(loop.getRegionIterArgs());
+    accumulate(next, loadChunk(loop.getInductionVar()));
+    scf::YieldOp::create(b, next);
   }
   for (int64_t r = 0; r < numRows; ++r)
     merged[r].columns.assign(loop.getResults().begin() + r * perLane,
