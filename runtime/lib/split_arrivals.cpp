@@ -1,7 +1,5 @@
 #include "split_arrivals.h"
 
-#include <algorithm>
-
 namespace flashfuse {
 
 flashfuse_status SplitArrivals::counters(const DriverApi &api,
@@ -29,57 +27,47 @@ flashfuse_status SplitArrivals::counters(const DriverApi &api,
   if (slice.count < count) {
     // A larger launch takes new counters; the old ones (zero once the
     // stream's earlier launches end) are not reused.
-    Slice grown;
-    if (auto s = cut(api, capturing, count, grown); s != FLASHFUSE_SUCCESS)
-      return s;
-    if (!grown.address)
-      return FLASHFUSE_SUCCESS; // no room in a capture
-    slice = grown;
+    if (freeCount_ < count) {
+      if (capturing)
+        return FLASHFUSE_SUCCESS; // no room, and no allocation in a capture
+      if (auto s = refill(api, count); s != FLASHFUSE_SUCCESS)
+        return s;
+    }
+    slice = Slice{free_, count};
+    free_ += static_cast<cu::CUdeviceptr>(count) * sizeof(std::int32_t);
+    freeCount_ -= count;
   }
   // Outside captures, keep the reserve for the captures to come.
-  if (!capturing && freeCount_ < kReserve) {
-    Slice none;
-    if (auto s = cut(api, false, 0, none); s != FLASHFUSE_SUCCESS)
+  if (!capturing && freeCount_ < kReserve)
+    if (auto s = refill(api, 0); s != FLASHFUSE_SUCCESS)
       return s;
-  }
   out = slice.address;
   return FLASHFUSE_SUCCESS;
 }
 
-flashfuse_status SplitArrivals::cut(const DriverApi &api, bool capturing,
-                                    int64_t count, Slice &out) {
-  out = Slice{};
-  bool refill = freeCount_ < std::max<int64_t>(count, kReserve);
-  if (refill && capturing && freeCount_ < count)
-    return FLASHFUSE_SUCCESS; // no allocation while capturing
-  if (refill && !capturing) {
-    int64_t chunk = std::max<int64_t>(count, 0) + 2 * kReserve;
-    size_t bytes = static_cast<size_t>(chunk) * sizeof(std::int32_t);
-    cu::CUdeviceptr ptr = 0;
-    if (auto s = checkCu(api, api.cuMemAlloc(&ptr, bytes),
-                         concat("allocating ", bytes,
-                                " bytes for the decode's split counters"));
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    chunks_.push_back(ptr);
-    // Zeroed before any stream can use them: the legacy stream's memset,
-    // waited for (cheap; once per chunk).
-    if (auto s = checkCu(api,
-                         api.cuMemsetD32Async(ptr, 0, chunk, nullptr),
-                         "clearing the decode's split counters");
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    if (auto s = checkCu(api, api.cuStreamSynchronize(nullptr),
-                         "clearing the decode's split counters");
-        s != FLASHFUSE_SUCCESS)
-      return s;
-    free_ = ptr;
-    freeCount_ = chunk;
-  }
-  out.address = free_;
-  out.count = count;
-  free_ += static_cast<cu::CUdeviceptr>(count) * sizeof(std::int32_t);
-  freeCount_ -= count;
+flashfuse_status SplitArrivals::refill(const DriverApi &api, int64_t count) {
+  int64_t chunk = count + 2 * kReserve;
+  size_t bytes = static_cast<size_t>(chunk) * sizeof(std::int32_t);
+  cu::CUdeviceptr ptr = 0;
+  if (auto s = checkCu(api, api.cuMemAlloc(&ptr, bytes),
+                       concat("allocating ", bytes,
+                              " bytes for the decode's split counters"));
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  chunks_.push_back(ptr);
+  // Zeroed before any stream can use them: the legacy stream's memset,
+  // waited for (cheap; once per chunk).
+  if (auto s = checkCu(api,
+                       api.cuMemsetD32Async(ptr, 0, chunk, nullptr),
+                       "clearing the decode's split counters");
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  if (auto s = checkCu(api, api.cuStreamSynchronize(nullptr),
+                       "clearing the decode's split counters");
+      s != FLASHFUSE_SUCCESS)
+    return s;
+  free_ = ptr;
+  freeCount_ = chunk;
   return FLASHFUSE_SUCCESS;
 }
 

@@ -59,10 +59,9 @@ private:
   // stream is CU_STREAM_PER_THREAD)
   using Key =
       std::tuple<bool, std::uint64_t, cu::CUstream, std::thread::id>;
-  // Cuts `count` counters from the newest chunk, allocating a new one
-  // (outside captures only) where it has too little room.
-  flashfuse_status cut(const DriverApi &api, bool capturing, int64_t count,
-                       Slice &out);
+  // A new chunk (outside captures only) of `count` counters and twice the
+  // reserve, zeroed; the rest of the previous one is left unused.
+  flashfuse_status refill(const DriverApi &api, int64_t count);
 
   std::mutex mutex_;
   std::map<Key, Slice> slices_;
