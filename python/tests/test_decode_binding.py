@@ -67,11 +67,13 @@ def test_decode_kinds_and_page_size(rt):
         rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
         rt.KIND_DECODE_COMBINE, rt.KIND_KV_APPEND, rt.KIND_KV_APPEND,
         rt.KIND_DECODE_CHECK, rt.KIND_DECODE_CHECK, rt.KIND_DECODE,
-        rt.KIND_DECODE]
-    # The last two decode kernels merge their own splits: split_counters
-    # (cleared before each launch), split_arrivals (left at 0 by the kernel).
+        rt.KIND_DECODE, rt.KIND_DECODE]
+    # The last three decode kernels merge their own splits: split_counters
+    # (cleared before each launch), split_arrivals (left at 0 by the
+    # kernel), and the last in a thread-block cluster too (cluster_merge).
     assert ("memref", "split_counters") in m.params(8)
     assert ("memref", "split_arrivals") in m.params(9)
+    assert ("memref", "split_arrivals") in m.params(10)
     assert ("memref", "split_counters") not in m.params(0)
     assert kernels[5].variant.describe() == (
         "kv_append bf16 D=64 Dv=64 causal=none page_size=16")

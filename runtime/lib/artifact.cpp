@@ -1,7 +1,9 @@
 // Artifacts: loading a kernel module from an artifact directory, caching it
 // per path, and resolving (and configuring) its kernels by name or variant.
 #include "handles.h"
+#include "launch.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <vector>
@@ -222,6 +224,28 @@ flashfuse_status queryBlocksPerSm(flashfuse_context &c, const KernelSpec &spec,
   return FLASHFUSE_SUCCESS;
 }
 
+// clusterCapacity (handles.h) of a decode kernel that merges in clusters;
+// left 0 (no cluster merge) where the driver cannot say.
+void queryClusterCapacity(flashfuse_context &c, const KernelSpec &spec,
+                          flashfuse_kernel &k) {
+  if (spec.clusterMerge < 2 || !c.api->cuLaunchKernelEx ||
+      !c.api->cuOccupancyMaxActiveClusters)
+    return;
+  int most = std::min<int>(spec.clusterMerge,
+                           static_cast<int>(k.clusterCapacity.size()) - 1);
+  for (int n = 2; n <= most; ++n) {
+    // One cluster's grid: the driver counts how many run at once.
+    const unsigned grid[3] = {static_cast<unsigned>(n), 1, 1};
+    cu::CUlaunchAttribute cluster;
+    cu::CUlaunchConfig config = clusterLaunchConfig(
+        spec, grid, static_cast<unsigned>(n), nullptr, cluster);
+    int clusters = 0;
+    if (c.api->cuOccupancyMaxActiveClusters(&clusters, k.function, &config) ==
+        cu::CUDA_SUCCESS)
+      k.clusterCapacity[n] = clusters;
+  }
+}
+
 flashfuse_status getKernel(flashfuse_artifact &a, int index,
                            flashfuse_kernel **out) {
   flashfuse_context &c = *a.context;
@@ -242,6 +266,7 @@ flashfuse_status getKernel(flashfuse_artifact &a, int index,
   if (auto s = queryBlocksPerSm(c, spec, k->function, k->blocksPerSm);
       s != FLASHFUSE_SUCCESS)
     return s;
+  queryClusterCapacity(c, spec, *k);
   *out = k.get();
   a.kernels.emplace(spec.name, std::move(k));
   return FLASHFUSE_SUCCESS;

@@ -6,6 +6,7 @@
 #ifndef FLASHFUSE_RUNTIME_CUDA_DRIVER_TYPES_H
 #define FLASHFUSE_RUNTIME_CUDA_DRIVER_TYPES_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace flashfuse::cu {
@@ -70,6 +71,45 @@ inline CUstream const kStreamPerThread = reinterpret_cast<CUstream>(0x2);
 constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 constexpr int CU_STREAM_CAPTURE_STATUS_ACTIVE = 1;
 constexpr int CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2;
+
+// cuLaunchKernelEx's launch configuration (cuda.h), for the decode kernels
+// launched as thread-block clusters (KERNEL_ABI.md "Decode": merge_splits
+// 2). Only the cluster dimension is ever set; the other members of the
+// value union are not declared, its 64 bytes and 8-byte alignment (it
+// holds pointers in cuda.h) are. The sizes are checked below: these
+// structs are passed to the driver by pointer, so a wrong layout would be
+// read silently.
+constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4; // CUlaunchAttributeID
+union alignas(8) CUlaunchAttributeValue {
+  char pad[64];
+  struct {
+    unsigned x, y, z;
+  } clusterDim; // in blocks; each must divide the grid's dimension
+};
+struct CUlaunchAttribute {
+  int id; // CUlaunchAttributeID
+  char pad[8 - sizeof(int)];
+  CUlaunchAttributeValue value;
+};
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes; // dynamic shared memory per block
+  CUstream hStream;
+  CUlaunchAttribute *attrs; // null when numAttrs is 0
+  unsigned numAttrs;
+};
+static_assert(sizeof(CUlaunchAttributeValue) == 64 &&
+                  alignof(CUlaunchAttributeValue) == 8,
+              "CUlaunchAttributeValue is 64 bytes, 8-aligned in cuda.h");
+static_assert(sizeof(CUlaunchAttribute) == 72 &&
+                  offsetof(CUlaunchAttribute, value) == 8,
+              "CUlaunchAttribute is an id padded to 8 bytes, then the value");
+static_assert(sizeof(CUlaunchConfig) == 56 &&
+                  offsetof(CUlaunchConfig, hStream) == 32 &&
+                  offsetof(CUlaunchConfig, attrs) == 40 &&
+                  offsetof(CUlaunchConfig, numAttrs) == 48,
+              "CUlaunchConfig's layout is cuda.h's (64-bit ABI)");
 
 // The driver API version whose entry-point signatures the table in driver.h
 // is written against; cuGetProcAddress returns the variant of each symbol

@@ -7,6 +7,7 @@
 
 #include "flashfuse/decode_splits.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -30,15 +31,27 @@ size_t alignPartial(size_t bytes) {
 // decode_check's status: code, sequence, value, page (KERNEL_ABI.md).
 constexpr int64_t kCheckStatusElements = 4;
 
+// The most splits merged in one thread-block cluster: the portable cluster
+// size. Larger clusters need the kernel's non-portable opt-in
+// (cuFuncSetAttribute), which the runtime does not make; a kernel's
+// cluster_merge above it is used up to it.
+constexpr int64_t kMaxClusterSplits = 8;
+
 // What a launch will do: the split count and where the partial results lie
 // in the workspace (both 0 bytes with one split: the decode then writes O
-// and LSE itself), and who merges the splits: the decode kernel's last
-// split of each row group, counting in through split_arrivals (which the
-// kernel leaves at 0, so the runtime keeps them: split_arrivals.h) or
-// split_counters (older kernels: cleared before each launch), or the
-// combine kernel (KERNEL_ABI.md "Decode").
+// and LSE itself), and who merges the splits (KERNEL_ABI.md "Decode"): the
+// splits of each row group among themselves, launched as one thread-block
+// cluster (merge_splits 2: through distributed shared memory, no
+// workspace); the decode kernel's last split of each row group, counting
+// in through split_arrivals (which the kernel leaves at 0, so the runtime
+// keeps them: split_arrivals.h) or split_counters (older kernels: cleared
+// before each launch) (merge_splits 1); or the combine kernel.
 struct Plan {
   int32_t numSplits = 1;
+  // Merged in a cluster of numSplits blocks (merge_splits 2): nothing in
+  // the workspace, no counters.
+  bool mergeInCluster = false;
+  // Merged by the last split through the counters (merge_splits 1).
   bool mergeInKernel = false;
   // The kernel puts its counters back to 0 (split_arrivals). The workspace
   // has room for them all the same: a launch being captured into a CUDA
@@ -48,7 +61,30 @@ struct Plan {
   size_t countersOffset = 0; // ... to the counters
   size_t bytes = 0;          // workspace needed
   int64_t oPartialElements = 0, lsePartialElements = 0, counterElements = 0;
+
+  // Whether the combine kernel merges the splits (a second launch).
+  bool combined() const {
+    return numSplits > 1 && !mergeInCluster && !mergeInKernel;
+  }
+  // The decode's cluster size in blocks: numSplits in a cluster merge, else
+  // 1 (a plain launch).
+  unsigned clusterX() const {
+    return mergeInCluster ? static_cast<unsigned>(numSplits) : 1u;
+  }
+  // The decode's merge_splits param.
+  int mergeSplitsParam() const {
+    return mergeInCluster ? 2 : mergeInKernel ? 1 : 0;
+  }
 };
+
+// How many clusters of each size `kernel` runs at once (handles.h), or
+// null where its context's driver cannot launch clusters
+// (cuLaunchKernelEx, an optional entry point: older drivers lack it).
+const int32_t *clusterCapacity(const flashfuse_kernel &kernel) {
+  const flashfuse_context &c = *kernel.artifact->context;
+  return c.api && c.api->cuLaunchKernelEx ? kernel.clusterCapacity.data()
+                                          : nullptr;
+}
 
 bool takesParam(const KernelSpec &kernel, const char *name) {
   for (const ParamSpec &p : kernel.params)
@@ -266,9 +302,11 @@ public:
   }
 
   // The split count and workspace layout on a GPU of `smCount` SMs that
-  // holds `blocksPerSm` decode blocks each.
+  // holds `blocksPerSm` decode blocks each, whose driver can launch
+  // thread-block clusters of n blocks, clusterCapacity[n] at once, where
+  // clusterCapacity is not null.
   flashfuse_status plan(int64_t smCount, int64_t blocksPerSm,
-                        Plan &out) const {
+                        const int32_t *clusterCapacity, Plan &out) const {
     int64_t group = a_.heads_q / a_.heads_kv;
     int64_t mBlocks = (group * a_.seq_q + decode_.block_m - 1) / decode_.block_m;
     // The lengths are on the GPU, so the choice is made for a full cache:
@@ -277,11 +315,16 @@ public:
     int64_t keyBlocks = (capacity() + decode_.block_n - 1) / decode_.block_n;
     int64_t splits = a_.num_splits;
     bool inKernel = mergesInKernel(decode_);
+    // The most splits this launch can merge in a cluster (0: none).
+    int64_t clusterMax =
+        clusterCapacity ? std::min<int64_t>(decode_.clusterMerge,
+                                            kMaxClusterSplits)
+                        : 0;
     if (splits == 0)
       splits = combine_ || inKernel
-                   ? flashfuse_decode_num_splits(a_.batch, a_.heads_kv,
-                                                 mBlocks, keyBlocks, smCount,
-                                                 blocksPerSm)
+                   ? flashfuse_decode_num_splits_clustered(
+                         a_.batch, a_.heads_kv, mBlocks, keyBlocks, smCount,
+                         blocksPerSm, clusterMax, clusterCapacity)
                    : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);
@@ -289,6 +332,19 @@ public:
     out.countersReset = takesParam(decode_, "split_arrivals");
     if (splits == 1)
       return FLASHFUSE_SUCCESS;
+    // The splits of a row group merge inside their cluster where the
+    // kernel can merge that many and the driver can launch clusters:
+    // nothing goes through global memory, so no workspace. Otherwise the
+    // counters or the combine, as for kernels without the cluster merge.
+    // One cluster a row group; all of them in one wave, or the launch
+    // would take two (clusters must each fit a GPC: 32 clusters of 4 did
+    // not fit an H200 at once and took 30 us where the counters took 24,
+    // docs/PERF.md run 251).
+    if (splits <= clusterMax &&
+        a_.batch * a_.heads_kv * mBlocks <= clusterCapacity[splits]) {
+      out.mergeInCluster = true;
+      return FLASHFUSE_SUCCESS;
+    }
     out.mergeInKernel = inKernel;
     int64_t rows = a_.batch * a_.heads_q * a_.seq_q;
     if (rows > kMaxElements / splits / a_.head_dim_v)
@@ -349,15 +405,16 @@ public:
                               ops[i].stride[d]));
     }
     out.push_back(buffer("lse", a_.lse, a_.batch * a_.heads_q * a_.seq_q));
-    if (p.numSplits > 1) {
+    if (p.numSplits > 1 && !p.mergeInCluster) {
       auto *base = static_cast<const char *>(workspace);
       out.push_back(buffer("o_partial", base, p.oPartialElements));
       out.push_back(
           buffer("lse_partial", base + p.lseOffset, p.lsePartialElements));
     } else {
-      // The ABI leaves the partial buffers unused with one split, but a
-      // memref param is bound to a valid buffer all the same: O and LSE,
-      // which the kernel does not reach through these params.
+      // The ABI leaves the partial buffers unused with one split and in a
+      // cluster merge, but a memref param is bound to a valid buffer all
+      // the same: O and LSE, which the kernel does not reach through these
+      // params.
       out.push_back(buffer("o_partial", a_.o, 1));
       out.push_back(buffer("lse_partial", a_.lse, 1));
     }
@@ -369,10 +426,10 @@ public:
                                     : static_cast<const char *>(workspace) +
                                           p.countersOffset,
                            p.counterElements));
-    else // unread (merge_splits 0)
+    else // unread (merge_splits 0 or 2)
       out.push_back(buffer(counters, a_.lse, 1));
     out.push_back(
-        integer("merge_splits", FLASHFUSE_PARAM_I32, p.mergeInKernel ? 1 : 0));
+        integer("merge_splits", FLASHFUSE_PARAM_I32, p.mergeSplitsParam()));
     addLengthArgs(out);
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
@@ -599,13 +656,16 @@ flashfuse_status prepareDecode(const KernelSpec &decode,
                                const KernelSpec *combine,
                                const flashfuse_decode_args &args,
                                int64_t smCount, int64_t blocksPerSm,
-                               const void *workspace, size_t workspaceBytes,
+                               const int32_t *clusterCapacity,
+                               const void *workspace,
+                               size_t workspaceBytes,
                                bool workspaceChecked, Plan &plan,
                                std::vector<flashfuse_arg> &named) {
   DecodeChecker checker(decode, combine, args);
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
-  if (auto s = checker.plan(smCount, blocksPerSm, plan); s != FLASHFUSE_SUCCESS)
+  if (auto s = checker.plan(smCount, blocksPerSm, clusterCapacity, plan);
+      s != FLASHFUSE_SUCCESS)
     return s;
   if (!workspaceChecked)
     return FLASHFUSE_SUCCESS;
@@ -620,7 +680,7 @@ flashfuse_status prepareDecode(const KernelSpec &decode,
                           /*strict=*/false, slots);
       s != FLASHFUSE_SUCCESS)
     return s;
-  if (plan.numSplits > 1 && !plan.mergeInKernel)
+  if (plan.combined())
     return bindParams(*combine, named.data(), static_cast<int>(named.size()),
                       /*strict=*/false, slots);
   return FLASHFUSE_SUCCESS;
@@ -804,21 +864,27 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
   Plan &plan = out.plan;
-  if (auto s = checker.plan(out.context->smCount, decode.blocksPerSm, plan);
+  if (auto s = checker.plan(out.context->smCount, decode.blocksPerSm,
+                            clusterCapacity(decode), plan);
       s != FLASHFUSE_SUCCESS)
     return s;
   if (plan.bytes == 0)
-    unread[kBufferWorkspace] = "one split needs no workspace";
+    unread[kBufferWorkspace] =
+        plan.mergeInCluster ? "splits merged in a thread-block cluster need "
+                              "no workspace"
+                            : "one split needs no workspace";
   std::vector<flashfuse_arg> named = checker.namedArgs(
       plan, plan.bytes ? placeholderAddress(kBufferWorkspace) : nullptr,
       plan.mergeInKernel && plan.countersReset
           ? placeholderAddress(kBufferSplitArrivals)
           : nullptr);
   int n = static_cast<int>(named.size());
-  if (auto s = out.launch.prepare(decode, named.data(), n);
+  // A cluster merge launches the splits of each row group, adjacent in x
+  // (split = blockIdx.x % num_splits), as one cluster.
+  if (auto s = out.launch.prepare(decode, named.data(), n, plan.clusterX());
       s != FLASHFUSE_SUCCESS)
     return s;
-  if (plan.numSplits > 1 && !plan.mergeInKernel)
+  if (plan.combined())
     return out.combineLaunch.prepare(*combine, named.data(), n);
   return FLASHFUSE_SUCCESS;
 }
@@ -974,9 +1040,10 @@ flashfuse_status flashfuse_decode_workspace_bytes(
       return s;
     Plan plan;
     std::vector<flashfuse_arg> named;
+    const flashfuse_context &c = *decode->artifact->context;
     if (auto s = prepareDecode(*decode->spec, combine ? combine->spec : nullptr,
-                               *args, decode->artifact->context->smCount,
-                               decode->blocksPerSm, nullptr, 0,
+                               *args, c.smCount, decode->blocksPerSm,
+                               clusterCapacity(*decode), nullptr, 0,
                                /*workspaceChecked=*/false, plan, named);
         s != FLASHFUSE_SUCCESS)
       return s;
@@ -1005,8 +1072,9 @@ flashfuse_status flashfuse_attention_decode(flashfuse_kernel *decode,
     Plan plan;
     if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
       return s;
-    if (auto s = checker.plan(decode->artifact->context->smCount,
-                              decode->blocksPerSm, plan);
+    if (auto s = checker.plan(
+            decode->artifact->context->smCount, decode->blocksPerSm,
+            clusterCapacity(*decode), plan);
         s != FLASHFUSE_SUCCESS)
       return s;
     if (auto s = checker.checkWorkspace(plan, workspace, workspace_bytes);
@@ -1116,7 +1184,11 @@ flashfuse_status flashfuse_attention_decode_check(
     if (auto s = prepareDecode(
             kernels[decode_index],
             combine_index >= 0 ? &kernels[combine_index] : nullptr, *args,
-            sm_count, blocks_per_sm, workspace, workspace_bytes,
+            sm_count, blocks_per_sm,
+            // No driver to ask: the layout without clusters, whose
+            // workspace also serves a launch that merges in clusters (it
+            // needs none), and binds the same params.
+            /*clusterCapacity=*/nullptr, workspace, workspace_bytes,
             /*workspaceChecked=*/true, plan, named);
         s != FLASHFUSE_SUCCESS)
       return s;

@@ -103,6 +103,10 @@ void resolveAll(void *handle, LoadState &state) {
   const Entry optional[] = {
       {"cuTensorMapEncodeTiled", "cuTensorMapEncodeTiled",
        reinterpret_cast<void **>(&a.cuTensorMapEncodeTiled)},
+      {"cuLaunchKernelEx", "cuLaunchKernelEx",
+       reinterpret_cast<void **>(&a.cuLaunchKernelEx)},
+      {"cuOccupancyMaxActiveClusters", "cuOccupancyMaxActiveClusters",
+       reinterpret_cast<void **>(&a.cuOccupancyMaxActiveClusters)},
   };
 
   // cuGetProcAddress_v2 (CUDA 12+) hands out the entry point matching the

@@ -82,6 +82,18 @@ struct DriverApi {
       const std::uint64_t *dims, const std::uint64_t *strides,
       const std::uint32_t *box, const std::uint32_t *elementStrides,
       int interleave, int swizzle, int l2Promotion, int oobFill);
+  // Optional (CUDA 11.8 and later drivers; null otherwise): launches with
+  // attributes, here thread-block clusters (launchBound's clusterX > 1: the
+  // decode kernels that merge their splits in a cluster, KERNEL_ABI.md
+  // "Decode"). Where it is null the decode plans never ask for clusters.
+  cu::CUresult (*cuLaunchKernelEx)(const cu::CUlaunchConfig *config,
+                                   cu::CUfunction function, void **params,
+                                   void **extra);
+  // How many clusters of a launch configuration the GPU holds at once
+  // (optional, CUDA 12): the decode plans merge in clusters only where one
+  // wave of them fits (handles.h, clusterCapacity).
+  cu::CUresult (*cuOccupancyMaxActiveClusters)(
+      int *clusters, cu::CUfunction function, const cu::CUlaunchConfig *config);
 };
 
 // Opens the driver and calls cuInit(0) once per process. On success *api

@@ -8,6 +8,7 @@
 #include "manifest.h"
 #include "split_arrivals.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,12 @@ struct flashfuse_kernel {
   // size and shared memory (the driver's occupancy calculator, which also
   // counts registers): the decode launch sizes its split count by it.
   int blocksPerSm = 1;
+  // A decode kernel that merges its splits in a cluster (cluster_merge):
+  // clusterCapacity[n] clusters of n blocks run at once on this GPU (the
+  // driver's cuOccupancyMaxActiveClusters; clusters must fit a GPC, so
+  // this is not SMs / n), for n up to 8; 0 where unknown. A decode plan
+  // merges in clusters only where one wave of them fits.
+  std::array<int32_t, 9> clusterCapacity{};
 };
 
 struct flashfuse_artifact {

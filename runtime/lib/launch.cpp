@@ -449,19 +449,59 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
   return launchBound(kernel, grid, params.data(), stream);
 }
 
+cu::CUlaunchConfig clusterLaunchConfig(const KernelSpec &spec,
+                                       const unsigned grid[3],
+                                       unsigned clusterX, cu::CUstream stream,
+                                       cu::CUlaunchAttribute &cluster) {
+  cluster = cu::CUlaunchAttribute{};
+  cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = clusterX;
+  cluster.value.clusterDim.y = 1;
+  cluster.value.clusterDim.z = 1;
+  cu::CUlaunchConfig config{};
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
+  config.blockDimX = static_cast<unsigned>(spec.threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(spec.smem);
+  config.hStream = stream;
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
 flashfuse_status launchBound(const flashfuse_kernel &kernel,
                              const unsigned grid[3], void **params,
-                             void *stream) {
+                             void *stream, unsigned clusterX) {
   const KernelSpec &spec = *kernel.spec;
   flashfuse_context &c = *kernel.artifact->context;
+  if (clusterX > 1 && !c.api->cuLaunchKernelEx)
+    return fail(FLASHFUSE_ERROR_UNSUPPORTED,
+                concat("launching kernel '", spec.name, "' in clusters of ",
+                       clusterX, " blocks needs cuLaunchKernelEx, which this "
+                       "CUDA driver does not have (CUDA 11.8 or later)"));
+  if (clusterX > 1 && grid[0] % clusterX != 0)
+    return fail(FLASHFUSE_ERROR_INTERNAL,
+                concat("launching kernel '", spec.name, "': clusters of ",
+                       clusterX, " blocks do not divide grid.x = ", grid[0]));
   ScopedContext scope(c);
   if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
     return s;
-  cu::CUresult result = c.api->cuLaunchKernel(
-      kernel.function, grid[0], grid[1], grid[2],
-      static_cast<unsigned>(spec.threads), 1, 1,
-      static_cast<unsigned>(spec.smem), static_cast<cu::CUstream>(stream),
-      params, nullptr);
+  auto cuStream = static_cast<cu::CUstream>(stream);
+  auto threads = static_cast<unsigned>(spec.threads);
+  auto smem = static_cast<unsigned>(spec.smem);
+  cu::CUresult result;
+  if (clusterX <= 1) {
+    result = c.api->cuLaunchKernel(kernel.function, grid[0], grid[1], grid[2],
+                                   threads, 1, 1, smem, cuStream, params,
+                                   nullptr);
+  } else {
+    cu::CUlaunchAttribute cluster;
+    cu::CUlaunchConfig config =
+        clusterLaunchConfig(spec, grid, clusterX, cuStream, cluster);
+    result = c.api->cuLaunchKernelEx(&config, kernel.function, params, nullptr);
+  }
   // The message is built on failure only: a decode step's launches are
   // host-bound.
   if (result == cu::CUDA_SUCCESS)
@@ -470,7 +510,10 @@ flashfuse_status launchBound(const flashfuse_kernel &kernel,
                  concat("launching kernel '", spec.name, "' with grid (",
                         grid[0], ", ", grid[1], ", ", grid[2], "), block ",
                         spec.threads, ", ", spec.smem,
-                        " bytes of shared memory"));
+                        " bytes of shared memory",
+                        clusterX > 1 ? concat(", in clusters of ", clusterX,
+                                              " blocks")
+                                     : std::string()));
 }
 
 } // namespace flashfuse

@@ -129,11 +129,25 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
 flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
                           int n, const flashfuse_context &c, unsigned grid[3]);
 
+// A launch of `grid` blocks of `spec`'s threads and shared memory in
+// thread-block clusters of (clusterX, 1, 1), for cuLaunchKernelEx and
+// cuOccupancyMaxActiveClusters; `cluster` receives the cluster dimension
+// attribute the config points at (it must outlive the config).
+cu::CUlaunchConfig clusterLaunchConfig(const KernelSpec &spec,
+                                       const unsigned grid[3],
+                                       unsigned clusterX, cu::CUstream stream,
+                                       cu::CUlaunchAttribute &cluster);
+
 // Launches `kernel` on `stream` with its bound parameter values (one
-// pointer per kernel parameter), in the runtime's context.
+// pointer per kernel parameter), in the runtime's context. With
+// `clusterX` > 1 the blocks are launched as thread-block clusters of
+// (clusterX, 1, 1) through cuLaunchKernelEx (which must divide grid[0]):
+// the decode kernels that merge their splits in a cluster (KERNEL_ABI.md
+// "Decode", merge_splits 2). A driver without cuLaunchKernelEx is an error
+// then; the decode plans ask for clusters only where it has one.
 flashfuse_status launchBound(const flashfuse_kernel &kernel,
                              const unsigned grid[3], void **params,
-                             void *stream);
+                             void *stream, unsigned clusterX = 1);
 
 // Binds the parameters, checks the grid against the device's limits and
 // launches. The public generic launch is strict unless asked (an unknown name is most

@@ -145,6 +145,14 @@ public:
       return error("neither 'ptx' nor 'cubin' is given");
     if (m_.kernels.empty())
       return error("no kernels");
+    // Thread-block clusters exist from sm_90 on (the arch may follow the
+    // kernels, so this is checked last).
+    for (const KernelSpec &k : m_.kernels)
+      if (k.clusterMerge && m_.arch < 90)
+        return error(concat("kernel '", k.name, "' has 'cluster_merge ",
+                            k.clusterMerge, "' but the artifact is for sm_",
+                            m_.arch, " (thread-block clusters need sm_90 or "
+                            "later)"));
     return FLASHFUSE_SUCCESS;
   }
 
@@ -280,6 +288,11 @@ private:
       return number(0, 1, v.dropout);
     } else if (key == "page_size") {
       return number(0, 1 << 16, v.page_size);
+    } else if (key == "cluster_merge") {
+      // A decode's largest split count merged in a cluster (KERNEL_ABI.md
+      // "Decode"); finishKernel checks the kind and the params, run() the
+      // arch.
+      return number(0, 1 << 10, k.clusterMerge);
     } else if (key == "kv_dtype") {
       // The cache's dtype of a decode or kv_append kernel over an FP8
       // cache (docs/KVCACHE.md "FP8 cache"). Absent: the cache has `dtype`
@@ -463,6 +476,24 @@ private:
                            v.sparse_block_k % k.block_n != 0))
       return bad("'sparse_block_q' and 'sparse_block_k' must be multiples "
                  "of block_m and block_n");
+    // The cluster merge is a third way a decode kernel merges its splits
+    // (merge_splits 2), told through the same param as the counters' way,
+    // which the runtime falls back to where it cannot launch clusters (a
+    // driver without cuLaunchKernelEx, more splits than N).
+    if (k.clusterMerge && v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("'cluster_merge' is for kind decode only");
+    if (k.clusterMerge) {
+      bool mergeParam = false, counters = false;
+      for (const ParamSpec &p : k.params) {
+        mergeParam |= p.name == "merge_splits";
+        counters |= p.name == "split_arrivals" || p.name == "split_counters";
+      }
+      if (!mergeParam || !counters)
+        return bad("'cluster_merge' needs a decode kernel that merges its "
+                   "splits itself (the params 'merge_splits' and "
+                   "'split_arrivals' or 'split_counters'), the merge the "
+                   "runtime falls back to where it launches no clusters");
+    }
     if (k.persistent && (v.kind != FLASHFUSE_KIND_FORWARD || v.varlen ||
                          v.block_sparse))
       return bad("'grid persistent' is for dense forwards only (their tile "

@@ -48,6 +48,11 @@ struct KernelSpec {
   int smem = 0;
   // `grid persistent`: about one block per SM walks the tiles (launch.cpp).
   bool persistent = false;
+  // A decode's `cluster_merge N` (sm_90 and later): the most splits it can
+  // merge inside a thread-block cluster, launched as clusters of num_splits
+  // blocks with merge_splits 2 and no workspace (KERNEL_ABI.md "Decode");
+  // 0 (absent): it cannot.
+  int clusterMerge = 0;
   std::vector<ParamSpec> params;
   std::vector<BoundParam> bound;
   std::vector<BoundSize> boundFor;

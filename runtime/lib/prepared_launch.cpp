@@ -15,9 +15,9 @@ const void *placeholderAddress(int buffer) {
 
 flashfuse_status PreparedLaunch::prepare(flashfuse_kernel &kernel,
                                          const flashfuse_arg *args,
-                                         int numArgs) {
+                                         int numArgs, unsigned clusterX) {
   const KernelSpec &spec = *kernel.spec;
-  auto refuse = [&](const char *why) {
+  auto refuse = [&](const std::string &why) {
     return fail(FLASHFUSE_ERROR_UNSUPPORTED,
                 concat("kernel '", spec.name, "' cannot be prepared: ", why));
   };
@@ -33,6 +33,15 @@ flashfuse_status PreparedLaunch::prepare(flashfuse_kernel &kernel,
   if (auto s = gridSize(spec, args, numArgs, *kernel.artifact->context, grid_);
       s != FLASHFUSE_SUCCESS)
     return s;
+  // What launchBound would refuse at every launch, refused once here.
+  if (clusterX > 1 && !kernel.artifact->context->api->cuLaunchKernelEx)
+    return refuse(concat("it is launched in clusters of ", clusterX,
+                         " blocks, which needs cuLaunchKernelEx, and this "
+                         "CUDA driver does not have it"));
+  if (clusterX > 1 && grid_[0] % clusterX != 0)
+    return fail(FLASHFUSE_ERROR_INTERNAL,
+                concat("preparing kernel '", spec.name, "': clusters of ",
+                       clusterX, " blocks do not divide grid.x = ", grid_[0]));
   // A memref param takes five slots, its allocated and aligned pointers
   // first (bindParams); every other param one.
   std::vector<Relocation> relocations;
@@ -57,6 +66,7 @@ flashfuse_status PreparedLaunch::prepare(flashfuse_kernel &kernel,
     slot += 5;
   }
   kernel_ = &kernel;
+  clusterX_ = clusterX > 1 ? clusterX : 1;
   slots_ = std::move(slots);
   relocations_ = std::move(relocations);
   return FLASHFUSE_SUCCESS;
@@ -72,7 +82,7 @@ flashfuse_status PreparedLaunch::launch(const void *const *addresses,
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
-  return launchBound(*kernel_, grid_, params.data(), stream);
+  return launchBound(*kernel_, grid_, params.data(), stream, clusterX_);
 }
 
 } // namespace flashfuse

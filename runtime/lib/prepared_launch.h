@@ -25,9 +25,11 @@ public:
   // Binds `args`, whose memref addresses lie in placeholder buffers, to
   // `kernel`'s params and sizes its grid, as launchNamed does. Kernels
   // whose params the artifact binds or that take tensor maps (made from
-  // addresses) are refused.
+  // addresses) are refused. With `clusterX` > 1 every launch is of
+  // thread-block clusters of (clusterX, 1, 1) (launchBound): it must divide
+  // the grid's x, and the driver must have cuLaunchKernelEx.
   flashfuse_status prepare(flashfuse_kernel &kernel, const flashfuse_arg *args,
-                           int numArgs);
+                           int numArgs, unsigned clusterX = 1);
 
   // Launches on `stream` with buffer i at addresses[i] (of
   // kMaxPreparedBuffers; the caller checked those the launch uses).
@@ -46,6 +48,7 @@ private:
   std::vector<ParamSlot> slots_;
   std::vector<Relocation> relocations_;
   unsigned grid_[3] = {0, 0, 0};
+  unsigned clusterX_ = 1;
 };
 
 } // namespace flashfuse

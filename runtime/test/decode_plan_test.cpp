@@ -37,6 +37,10 @@ struct Launch {
   unsigned grid[3], threads, smem;
   void *stream;
   std::vector<uint64_t> slots; // one 8-byte value per kernel parameter
+  // Thread-block clusters (cuLaunchKernelEx): (clusterX, 1, 1) blocks;
+  // 1 for cuLaunchKernel.
+  unsigned clusterX = 1;
+  bool ex = false; // launched through cuLaunchKernelEx
 };
 struct Memset {
   uint64_t address;
@@ -78,6 +82,32 @@ cu::CUresult stubLaunch(cu::CUfunction f, unsigned gx, unsigned gy,
     l.slots.push_back(*static_cast<const uint64_t *>(params[i]));
   launches.push_back(l);
   return launchResult;
+}
+
+// cuLaunchKernelEx: the same record, with the cluster dimension of the
+// configuration's attributes (which must be (x, 1, 1), and the blocks 1-D).
+cu::CUresult stubLaunchEx(const cu::CUlaunchConfig *config, cu::CUfunction f,
+                          void **params, void **extra) {
+  unsigned clusterX = 1;
+  bool wellFormed = config->blockDimY == 1 && config->blockDimZ == 1;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cu::CUlaunchAttribute &attr = config->attrs[i];
+    if (attr.id != cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+      continue;
+    clusterX = attr.value.clusterDim.x;
+    wellFormed = wellFormed && attr.value.clusterDim.y == 1 &&
+                 attr.value.clusterDim.z == 1 &&
+                 config->gridDimX % clusterX == 0;
+  }
+  EXPECT(wellFormed);
+  cu::CUresult r = stubLaunch(f, config->gridDimX, config->gridDimY,
+                              config->gridDimZ, config->blockDimX,
+                              config->blockDimY, config->blockDimZ,
+                              config->sharedMemBytes, config->hStream, params,
+                              extra);
+  launches.back().clusterX = clusterX;
+  launches.back().ex = true;
+  return r;
 }
 
 // The allocations cleared whole on the legacy stream (split_arrivals.h's
@@ -159,6 +189,9 @@ struct FakeArtifact {
 
   FakeArtifact() {
     api.cuLaunchKernel = stubLaunch;
+    // A CUDA 12 driver: clusters can be launched (tests of older drivers
+    // clear it).
+    api.cuLaunchKernelEx = stubLaunchEx;
     api.cuMemsetD32Async = stubMemset;
     api.cuStreamGetCaptureInfo = stubCaptureInfo;
     api.cuMemAlloc = stubAlloc;
@@ -186,6 +219,9 @@ struct FakeArtifact {
       k->spec = &spec;
       k->function = reinterpret_cast<cu::CUfunction>(specs.size());
       k->blocksPerSm = 2;
+      // 32 clusters of each size at once (the runtime asks the driver).
+      for (int n = 2; n < int(k->clusterCapacity.size()); ++n)
+        k->clusterCapacity[n] = 32;
       kernels.push_back(std::move(k));
     }
   }
@@ -197,9 +233,11 @@ struct FakeArtifact {
 // data/decode's kernels: 0 (f16, D = 128, merged by combine 2), 1 (paged
 // bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself);
 // their kv_append kernels 4 and 5; 9 (kernel 8 as built since it puts its
-// counters back to 0: split_arrivals).
+// counters back to 0: split_arrivals); 10 (kernel 9 that also merges up to
+// 8 splits in a thread-block cluster: cluster_merge 8).
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
-              kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9;
+              kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9,
+              kCluster = 10;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
@@ -252,10 +290,14 @@ size_t alignPartial(size_t bytes) { return (bytes + 255) / 256 * 256; }
 // Checks launch `l` of `spec` against step `s` of `a`, split `splits` ways:
 // every memref param at the address its buffer names (the partial results
 // and the counters at their offsets in the workspace), and the sizes.
+// `merging`: the decode merges its splits through counters; `cluster`: in
+// thread-block clusters (no partial results or counters: their params at
+// O and LSE, unread).
 void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
                   const flashfuse_decode_args &a,
                   const flashfuse_decode_addresses &s, int splits,
-                  bool merging, int line, uintptr_t keptCounters = 0) {
+                  bool merging, int line, uintptr_t keptCounters = 0,
+                  bool cluster = false) {
   auto address = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
   int64_t rows = a.batch * a.heads_q * a.seq_q;
   uintptr_t ws = address(s.workspace);
@@ -271,8 +313,9 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"block_table", address(s.block_table)},
       {"k_new", address(s.k_new)},
       {"v_new", address(s.v_new)},
-      {"o_partial", splits > 1 ? ws : address(s.o)},
-      {"lse_partial", splits > 1 ? ws + lseOffset : address(s.lse)},
+      {"o_partial", splits > 1 && !cluster ? ws : address(s.o)},
+      {"lse_partial",
+       splits > 1 && !cluster ? ws + lseOffset : address(s.lse)},
       {"split_counters", merging ? ws + countersOffset : address(s.lse)},
       {"split_arrivals", !merging      ? address(s.lse)
                          : keptCounters ? keptCounters
@@ -282,7 +325,8 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"batch", a.batch},         {"heads_q", a.heads_q},
       {"heads_kv", a.heads_kv},   {"seq_q", a.seq_q},
       {"seq_k", capacity},        {"num_splits", splits},
-      {"merge_splits", merging},  {"q_stride_b", a.q_stride[0]},
+      {"merge_splits", cluster ? 2 : merging},
+      {"q_stride_b", a.q_stride[0]},
       {"k_stride_s", a.k_stride[2]}, {"num_pages", a.num_pages},
       {"seq_new", a.seq_new},     {"k_new_stride_h", a.k_new_stride[1]},
       {"block_table_stride", a.block_table_stride}};
@@ -357,7 +401,18 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
               p.name == "split_arrivals";
     keeps = keeps || p.name == "split_arrivals";
   }
-  merging = merging && splits > 1;
+  // Merged in clusters where the kernel can merge this many splits so
+  // (up to the portable 8), the driver launches clusters and one per row
+  // group all fit at once.
+  int64_t rowGroups =
+      a.batch * a.heads_kv *
+      ((a.heads_q / a.heads_kv * a.seq_q + spec.block_m - 1) / spec.block_m);
+  bool cluster = splits > 1 && splits <= spec.clusterMerge && splits <= 8 &&
+                 f.api.cuLaunchKernelEx &&
+                 rowGroups <= f.kernel(decode)->clusterCapacity[splits];
+  if (cluster)
+    EXPECT(bytes == 0);
+  merging = merging && splits > 1 && !cluster;
   keeps = keeps && merging;
   std::vector<uint64_t> kept;
   int64_t group = a.heads_q / a.heads_kv;
@@ -370,7 +425,7 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     void *stream = const_cast<void *>(fakePointer(0xabc0 + step));
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, stream),
                   FLASHFUSE_SUCCESS, "");
-    bool combined = splits > 1 && !merging;
+    bool combined = splits > 1 && !merging && !cluster;
     if (launches.size() != (combined ? 2u : 1u)) {
       std::fprintf(stderr, "  line %d: %zu launches\n", line, launches.size());
       ++failures;
@@ -378,9 +433,11 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     }
     const Launch &d = launches[0];
     uint64_t keptAt = keeps ? boundAddress(d, "split_arrivals") : 0;
-    expectParams(d, spec, a, s, splits, merging, line, keptAt);
+    expectParams(d, spec, a, s, splits, merging, line, keptAt, cluster);
     EXPECT(d.grid[0] == unsigned(splits * mBlocks) &&
            d.grid[1] == unsigned(a.heads_kv) && d.grid[2] == unsigned(a.batch));
+    // One cluster per row group: its splits, adjacent in x.
+    EXPECT(d.clusterX == (cluster ? unsigned(splits) : 1u) && d.ex == cluster);
     EXPECT(d.threads == unsigned(spec.threads) &&
            d.smem == unsigned(spec.smem) && d.stream == stream);
     if (combined)
@@ -440,6 +497,184 @@ void testStepsFollowTheirAddresses() {
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
   p.num_splits = 1;
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) == 1);
+}
+
+// The splits merged in a thread-block cluster (cluster_merge, KERNEL_ABI.md
+// "Decode"): up to the kernel's 8 splits, the decode is launched as clusters
+// of num_splits blocks with merge_splits 2 and needs no workspace; more
+// splits, or a driver without cuLaunchKernelEx, merge through the counters.
+void testClusterMerge() {
+  FakeArtifact f;
+  if (f.kernels.size() <= size_t(kCluster))
+    return (void)++failures;
+  EXPECT(f.kernel(kCluster)->spec->clusterMerge == 8);
+  EXPECT(f.kernel(kArrivals)->spec->clusterMerge == 0); // absent
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  // Plan and unprepared query agree (checkSteps): 0 bytes, one launch.
+  auto info = [&](int kernel, const flashfuse_decode_args &args,
+                  int32_t &splits, size_t &bytes) {
+    flashfuse_decode_args withAddresses =
+        withStep(args, stepAddresses(0, false, 0));
+    EXPECT_STATUS(flashfuse_decode_workspace_bytes(f.kernel(kernel), nullptr,
+                                                   &withAddresses, &splits,
+                                                   &bytes),
+                  FLASHFUSE_SUCCESS, "");
+  };
+  for (int n = 2; n <= 8; ++n) {
+    a.num_splits = n;
+    EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == n);
+    int32_t splits = 0;
+    size_t bytes = 1;
+    info(kCluster, a, splits, bytes);
+    EXPECT(splits == n && bytes == 0);
+  }
+  // Automatic: 8 splits (runtime_test.cpp's testDecodeInKernelMerge), in
+  // clusters.
+  a.num_splits = 0;
+  int32_t automatic = 0;
+  size_t automaticBytes = 1;
+  info(kCluster, a, automatic, automaticBytes);
+  EXPECT(automatic == 8 && automaticBytes == 0);
+  EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == 8);
+  // More splits than a cluster merges: the counters (the workspace as the
+  // kernel without cluster_merge needs it).
+  a.num_splits = 16;
+  int32_t splits = 0;
+  size_t bytes = 0, arrivalsBytes = 0;
+  info(kCluster, a, splits, bytes);
+  info(kArrivals, a, splits, arrivalsBytes);
+  EXPECT(splits == 16 && bytes > 0 && bytes == arrivalsBytes);
+  EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == 16);
+  // One split: neither.
+  a.num_splits = 1;
+  EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == 1);
+
+  // The unprepared entry point launches the same cluster, with no
+  // workspace.
+  a.num_splits = 4;
+  flashfuse_decode_addresses s = stepAddresses(2, false, 0);
+  launches.clear();
+  memsets.clear();
+  flashfuse_decode_args step = withStep(a, s);
+  EXPECT_STATUS(flashfuse_attention_decode(f.kernel(kCluster), nullptr, &step,
+                                           nullptr, 0, nullptr),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.size() == 1 && memsets.empty());
+  if (launches.size() == 1) {
+    EXPECT(launches[0].ex && launches[0].clusterX == 4);
+    expectParams(launches[0], *f.kernel(kCluster)->spec, a, s, 4, false,
+                 __LINE__, 0, /*cluster=*/true);
+  }
+  // A failed cluster launch says so.
+  flashfuse_decode_plan *plan = nullptr;
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kCluster), nullptr, &a,
+                                             &plan),
+                FLASHFUSE_SUCCESS, "");
+  launchResult = 701;
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_CUDA,
+                "launching kernel 'flash_decode_f16_d128_m16n128w4s2_cluster' "
+                "with grid (4, 8, 3), block 128, 136192 bytes of shared "
+                "memory, in clusters of 4 blocks: "
+                "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  launchResult = cu::CUDA_SUCCESS;
+  flashfuse_decode_plan_destroy(plan);
+
+  // Clusters that do not all fit at once (3 x 8 row groups, 23 clusters of
+  // 4 at a time): the counters for 4 splits; the automatic count is then
+  // the one-wave rule's, its clusters fitting or not.
+  f.kernel(kCluster)->clusterCapacity[4] = 23;
+  a.num_splits = 4;
+  {
+    size_t counterBytes = 0;
+    info(kCluster, a, splits, bytes);
+    info(kArrivals, a, splits, counterBytes);
+    EXPECT(splits == 4 && bytes > 0 && bytes == counterBytes);
+    EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == 4);
+  }
+  a.num_splits = 2; // 24 clusters of 2 fit
+  info(kCluster, a, splits, bytes);
+  EXPECT(splits == 2 && bytes == 0);
+  f.kernel(kCluster)->clusterCapacity[4] = 32;
+
+  // A driver without cuLaunchKernelEx: the counters, whatever the count.
+  f.api.cuLaunchKernelEx = nullptr;
+  for (int n : {2, 4, 8}) {
+    a.num_splits = n;
+    size_t counterBytes = 0;
+    info(kCluster, a, splits, bytes);
+    info(kArrivals, a, splits, counterBytes);
+    EXPECT(splits == n && bytes > 0 && bytes == counterBytes);
+    EXPECT(checkSteps(f, kCluster, -1, a, __LINE__) == n);
+  }
+}
+
+// PreparedLaunch's clusters: refused where the driver cannot launch them or
+// they do not divide the grid.
+void testPreparedClusterLaunch() {
+  FakeArtifact f;
+  if (f.kernels.size() <= size_t(kCluster))
+    return (void)++failures;
+  // kv_append's grid: (3 * 8 * 3 + 3) / 4 = 18 blocks in x.
+  flashfuse_decode_args a = flashfuse_test::decodeStepArgs();
+  a.seq_new = 3;
+  a.k_new = fakePointer(0xa0000000);
+  a.v_new = fakePointer(0xb0000000);
+  for (int d = 0; d < 4; ++d)
+    a.k_new_stride[d] = a.v_new_stride[d] = a.k_stride[d];
+  flashfuse_decode_addresses s = stepAddresses(0, false, 0, true);
+  a = withStep(a, s);
+  std::vector<flashfuse_arg> named = {
+      flashfuse::buffer("k", a.k_cache, 1 << 20),
+      flashfuse::buffer("v", a.v_cache, 1 << 20),
+      flashfuse::buffer("k_new", a.k_new, 1 << 12),
+      flashfuse::buffer("v_new", a.v_new, 1 << 12),
+      flashfuse::buffer("cache_seqlens", a.cache_seqlens, 3),
+      flashfuse::integer("batch", FLASHFUSE_PARAM_I32, 3),
+      flashfuse::integer("heads_kv", FLASHFUSE_PARAM_I32, 8),
+      flashfuse::integer("seq_k", FLASHFUSE_PARAM_I32, 4096),
+      flashfuse::integer("seq_new", FLASHFUSE_PARAM_I32, 3)};
+  for (const char *name :
+       {"k_stride_b", "k_stride_h", "k_stride_s", "v_stride_b", "v_stride_h",
+        "v_stride_s", "k_new_stride_b", "k_new_stride_h", "k_new_stride_s",
+        "v_new_stride_b", "v_new_stride_h", "v_new_stride_s"})
+    named.push_back(flashfuse::integer(name, FLASHFUSE_PARAM_I64, 16));
+  // Placeholder addresses: buffer i at placeholderAddress(i).
+  for (size_t i = 0; i < 5; ++i)
+    named[i].ptr = flashfuse::placeholderAddress(static_cast<int>(i));
+  int n = static_cast<int>(named.size());
+  flashfuse_kernel &append = *f.kernel(kAppend);
+  flashfuse::PreparedLaunch launch;
+  EXPECT_STATUS(launch.prepare(append, named.data(), n, 4),
+                FLASHFUSE_ERROR_INTERNAL,
+                "clusters of 4 blocks do not divide grid.x = 18");
+  EXPECT(!launch.prepared());
+  EXPECT_STATUS(launch.prepare(append, named.data(), n, 3), FLASHFUSE_SUCCESS,
+                "");
+  const void *addresses[flashfuse::kMaxPreparedBuffers] = {
+      s.k_cache, s.v_cache, s.k_new, s.v_new, s.cache_seqlens};
+  launches.clear();
+  EXPECT_STATUS(launch.launch(addresses, nullptr), FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.size() == 1 && launches[0].ex &&
+         launches[0].clusterX == 3 && launches[0].grid[0] == 18);
+  f.api.cuLaunchKernelEx = nullptr;
+  flashfuse::PreparedLaunch old;
+  EXPECT_STATUS(old.prepare(append, named.data(), n, 3),
+                FLASHFUSE_ERROR_UNSUPPORTED,
+                "cannot be prepared: it is launched in clusters of 3 blocks, "
+                "which needs cuLaunchKernelEx");
+  // launchBound itself refuses too (the plans never ask it to).
+  launches.clear();
+  EXPECT_STATUS(launch.launch(addresses, nullptr), FLASHFUSE_ERROR_UNSUPPORTED,
+                "in clusters of 3 blocks needs cuLaunchKernelEx, which this "
+                "CUDA driver does not have");
+  EXPECT(launches.empty());
+  // A plain launch is cuLaunchKernel's, as before.
+  flashfuse::PreparedLaunch plain;
+  EXPECT_STATUS(plain.prepare(append, named.data(), n), FLASHFUSE_SUCCESS, "");
+  EXPECT_STATUS(plain.launch(addresses, nullptr), FLASHFUSE_SUCCESS, "");
+  EXPECT(launches.size() == 1 && !launches[0].ex &&
+         launches[0].clusterX == 1);
 }
 
 // flashfuse_attention_decode (a plan of one step) launches what a plan
@@ -819,6 +1054,8 @@ int main(int argc, char **argv) {
       {"decode_plan_bad_plans", testBadPlans},
       {"decode_plan_launch_failure", testLaunchFailure},
       {"decode_plan_kept_counters", testKeptCounters},
+      {"decode_plan_cluster_merge", testClusterMerge},
+      {"prepared_launch_clusters", testPreparedClusterLaunch},
       {"append_plans", testAppendPlans},
       {"append_unprepared_is_a_plan_of_one_step",
        testUnpreparedAppendIsAPlanOfOneStep},

@@ -57,6 +57,40 @@ int main(void) {
   expect("no blocks", flashfuse_decode_num_splits(0, 8, 1, 64, sms, perSm), 1);
   expect("blocks_per_sm 0",
          flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 4);
+  {
+    /* Splits merged in clusters of up to 8 (one block an SM, 128-key
+     * blocks): as many as fit at once, one key block each at least. */
+    const int32_t fits[9] = {0, 0, 66, 44, 32, 24, 20, 16, 16};
+    const int32_t few[9] = {0, 0, 66, 44, 7, 7, 7, 7, 7};
+    /* B=1 Hkv=8 512 keys: 4 key blocks, no split by the one-wave rule; 4
+     * clusters' splits. */
+    expect("clustered 1/512",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 4, sms, 1, 8, fits),
+           4);
+    /* 2k: 16 key blocks, 4 splits by the rule; 8 in clusters. */
+    expect("clustered 1/2k",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, fits),
+           8);
+    /* 8 row groups, only 7 clusters of 4 or more at once: the rule's 4
+     * (which the runtime then merges through the counters). */
+    expect("clustered, few",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, few),
+           4);
+    /* 8k: the rule's 16 splits exceed the clusters' 8 and stand. */
+    expect("clustered 1/8k",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 64, sms, 1, 8, fits),
+           16);
+    /* B=4 Hkv=8 4k: the rule's 4 stand (32 clusters of 4 fit, more do
+     * not); no capacity or no clusters: the rule. */
+    expect("clustered 4/4k",
+           flashfuse_decode_num_splits_clustered(4, 8, 1, 32, sms, 1, 8, fits),
+           4);
+    expect("no capacity",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, 0), 4);
+    expect("no clusters",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 0, fits),
+           4);
+  }
   /* Two waves of one block an SM or more: tiles that fit two an SM. */
   expect("264 blocks, 132 SMs", flashfuse_decode_grid_of_waves(264, sms), 1);
   expect("263 blocks, 132 SMs", flashfuse_decode_grid_of_waves(263, sms), 0);

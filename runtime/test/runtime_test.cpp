@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -783,7 +784,7 @@ void testDecodeManifest() {
                 "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 10);
+  EXPECT(k.size() == 11);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
   EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
@@ -901,6 +902,43 @@ void testDecodeManifestStrictness() {
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
                  c.fragment);
+  // cluster_merge (KERNEL_ABI.md "Decode"): a decode kernel's, on sm_90 and
+  // later, that merges its splits itself where it launches no clusters.
+  auto clusterKernel = [&](const std::string &extra,
+                           const char *kind = "decode",
+                           const char *header = kHeader) {
+    std::string text = decodeKernel(extra, kind);
+    text.replace(text.find("  params memref:q\n"), 18,
+                 "  params memref:q memref:split_arrivals i32:merge_splits\n");
+    return text.replace(0, std::strlen(kHeader), header);
+  };
+  Manifest cluster = Manifest::fromText(clusterKernel("  cluster_merge 8\n"));
+  EXPECT(cluster.kernels().at(0).variant.kind == FLASHFUSE_KIND_DECODE);
+  // 0: as absent.
+  Manifest noCluster = Manifest::fromText(clusterKernel("  cluster_merge 0\n"));
+  EXPECT(noCluster.kernels().size() == 1);
+  const char *sm80 = "flashfuse-manifest 1\narch 80\nptx k.ptx\n";
+  Case clusterCases[] = {
+      {clusterKernel("  cluster_merge -1\n"),
+       "bad value '-1' for 'cluster_merge' (expected an integer in [0, "
+       "1024])"},
+      {clusterKernel("  cluster_merge eight\n"),
+       "bad value 'eight' for 'cluster_merge'"},
+      {clusterKernel("  cluster_merge 8\n  cluster_merge 8\n"),
+       "key 'cluster_merge' given twice"},
+      {clusterKernel("  cluster_merge 8\n", "forward"),
+       "'cluster_merge' is for kind decode only"},
+      {decodeKernel("  cluster_merge 8\n"),
+       "'cluster_merge' needs a decode kernel that merges its splits itself "
+       "(the params 'merge_splits' and 'split_arrivals' or "
+       "'split_counters')"},
+      {clusterKernel("  cluster_merge 8\n", "decode", sm80),
+       "kernel 'a' has 'cluster_merge 8' but the artifact is for sm_80 "
+       "(thread-block clusters need sm_90 or later)"},
+  };
+  for (const Case &c : clusterCases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
   std::string topLeft = decodeKernel("");
   topLeft.replace(topLeft.find("causal none"), 11, "causal top_left");
   EXPECT_ERROR(Manifest::fromText(topLeft), FLASHFUSE_ERROR_MANIFEST,
@@ -1007,6 +1045,14 @@ void testDecodeInKernelMerge() {
   EXPECT(m.checkDecode(9, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30,
                        &arrivalsBytes) == 8);
   EXPECT(arrivalsBytes == bytes);
+  // One that can also merge in a thread-block cluster (cluster_merge 8):
+  // the manifest check has no driver to ask whether clusters can be
+  // launched, so it reports the counters' layout, a workspace that serves
+  // a cluster launch too (decode_plan_test.cpp checks the cluster plans).
+  size_t clusterBytes = 0;
+  EXPECT(m.checkDecode(10, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30,
+                       &clusterBytes) == 8);
+  EXPECT(clusterBytes == bytes);
   a.num_splits = 2;
   EXPECT(m.checkDecode(8, -1, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
          2);
@@ -1109,9 +1155,9 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
-  EXPECT_ERROR(m.checkDecode(0, 10, a, 132, 2),
+  EXPECT_ERROR(m.checkDecode(0, 11, a, 132, 2),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 10 out of range");
+               "combine kernel index 11 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
                "kernel");
@@ -1205,9 +1251,9 @@ void testKVAppendChecks() {
                                 "'flash_decode_f16_d128_m64n64w4s3_causal': not "
                                 "a kv_append kernel");
 #undef EXPECT_BAD_APPEND
-  EXPECT_ERROR(m.checkAppend(10, goodDecodeArgs()),
+  EXPECT_ERROR(m.checkAppend(11, goodDecodeArgs()),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "kernel index 10 out of range [0, 10)");
+               "kernel index 11 out of range [0, 11)");
 }
 
 void testDeviceCheckChecks() {

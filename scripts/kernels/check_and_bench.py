@@ -17,6 +17,23 @@ import torch.nn.functional as F
 # ----------------------------------------------------------------- driver
 cuda = ctypes.CDLL("libcuda.so.1")
 
+
+class LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, padded to 8 bytes, and a 64-byte value (for
+    the cluster dimension, three unsigned ints)."""
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int),
+                ("value", ctypes.c_uint * 16)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig."""
+    _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint),
+                ("grid_z", ctypes.c_uint), ("block_x", ctypes.c_uint),
+                ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
+                ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p),
+                ("attrs", ctypes.POINTER(LaunchAttribute)),
+                ("num_attrs", ctypes.c_uint)]
+
 def check(res, what):
     if res != 0:
         name = ctypes.c_char_p()
@@ -174,8 +191,20 @@ class Artifact:
             "cuTensorMapEncodeTiled " + op)
         return tmap
 
-    def launch_packed(self, k, grid, ptrs, stream=None):
+    def launch_packed(self, k, grid, ptrs, stream=None, cluster=1):
+        """cluster > 1: clusters of (cluster, 1, 1) blocks (cuLaunchKernelEx),
+        as the runtime launches a decode that merges its splits in a cluster
+        (KERNEL_ABI.md "Decode", merge_splits 2)."""
         s = stream if stream is not None else torch.cuda.current_stream().cuda_stream
+        if cluster > 1:
+            attr = LaunchAttribute(id=4)  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attr.value[0], attr.value[1], attr.value[2] = cluster, 1, 1
+            config = LaunchConfig(*grid, int(k["threads"]), 1, 1, int(k["smem"]),
+                                  ctypes.c_void_p(s), ctypes.pointer(attr), 1)
+            check(cuda.cuLaunchKernelEx(ctypes.byref(config), self.funcs[k["name"]],
+                                        ptrs, None),
+                  f"cuLaunchKernelEx {k['name']} in clusters of {cluster}")
+            return
         if k.get("grid") == "persistent":
             # KERNEL_ABI.md "grid persistent": min(tiles, SMs) blocks walk
             # the tiles of the one-block-per-tile grid up to 8192 keys (as

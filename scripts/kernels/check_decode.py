@@ -60,10 +60,12 @@ class Decode:
         one [pages, P, Hkv, D] with block_table [B, max_pages]. Returns
         (launch(), o [B, Sq, Hq, Dv], lse [B, Hq, Sq], splits): launch()
         runs the decode (and combine) kernels with arguments packed once.
-        merge: "kernel" (the decode's last split of a row group merges,
-        KERNEL_ABI.md "Decode"; the default where the kernel takes
-        split_arrivals or split_counters) or "combine" (merge_splits 0 and
-        the combine kernel). The counters are zeroed here; those of a kernel
+        merge: "cluster" (the splits of a row group merge in their
+        thread-block cluster, merge_splits 2, KERNEL_ABI.md "Decode"; the
+        default where the manifest's cluster_merge allows the split count),
+        "kernel" (the decode's last split of a row group merges; the default
+        elsewhere where the kernel takes split_arrivals or split_counters)
+        or "combine" (merge_splits 0 and the combine kernel). The counters are zeroed here; those of a kernel
         that takes split_arrivals are left at 0 by each launch (as the
         runtime keeps them), split_counters are cleared before each."""
         k = self.kernel
@@ -84,7 +86,11 @@ class Decode:
         lse_part = torch.full((splits * B * Hq * Sq,), float("nan"), device=q.device)
         kept = "memref:split_arrivals" in k["params"]
         in_kernel = kept or "memref:split_counters" in k["params"]
-        merge = merge or ("kernel" if in_kernel else "combine")
+        # The runtime's choice: in a cluster where the kernel can (and the
+        # split count is a portable cluster size), else the counters.
+        in_cluster = 1 < splits <= min(int(k.get("cluster_merge", 0)), 8)
+        merge = merge or ("cluster" if in_cluster else
+                          "kernel" if in_kernel else "combine")
         counters = torch.zeros(B * Hkv * m_blocks, device=q.device, dtype=torch.int32)
         bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
                 "lse_partial": lse_part,
@@ -92,7 +98,7 @@ class Decode:
                 "cache_seqlens": seqlens, "block_table": block_table}
         sc = {"batch": B, "heads_q": Hq, "heads_kv": Hkv, "seq_q": Sq, "seq_k": capacity,
               "seq_new": seq_new, "num_splits": splits,
-              "merge_splits": int(merge == "kernel"),
+              "merge_splits": {"kernel": 1, "cluster": 2}.get(merge, 0),
               "scale": scale if scale is not None else 1.0 / math.sqrt(D),
               "window_left": window[0], "window_right": window[1], "softcap": softcap}
         # Logical [b, h, s] strides: q and o are BSHD, caches [B|page, S, H, D].
@@ -112,7 +118,8 @@ class Decode:
         def launch_decode():
             if merge == "kernel" and splits > 1 and not kept:
                 counters.zero_()  # as the runtime clears them before each launch
-            self.art.launch_packed(k, (splits * m_blocks, Hkv, B), packed)
+            self.art.launch_packed(k, (splits * m_blocks, Hkv, B), packed,
+                                   cluster=splits if merge == "cluster" else 1)
 
         def launch_combine():
             if packed_combine is not None:
@@ -234,6 +241,9 @@ def sweep(art, dtypes, dims, quick=False):
                         continue
                     for case in cases:
                         runs = [(None, None), (3, None), (3, "combine")]
+                        if int(dec.kernel.get("cluster_merge", 0)):
+                            # The counters too, and a cluster of 8.
+                            runs += [(3, "kernel"), (8, None)]
                         for splits, merge in runs + ([] if quick else [(1, None)]):
                             results.append(check_case(dec, dtype, d, causal, *case,
                                                       page_size=page, splits=splits,

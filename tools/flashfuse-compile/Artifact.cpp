@@ -104,6 +104,9 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
     // Optional keys: written only by the kernels that have them.
     if (auto page = dyn_cast_or_null<IntegerAttr>(k.manifest.get("page_size")))
       os << "  page_size " << page.getInt() << "\n";
+    // Only the decode kernels of sm_90+ have it (docs/KERNEL_ABI.md).
+    if (auto n = dyn_cast_or_null<IntegerAttr>(k.manifest.get("cluster_merge")))
+      os << "  cluster_merge " << n.getInt() << "\n";
     // Only a decode kernel of an FP8 cache has it (docs/KERNEL_ABI.md).
     if (auto kv = dyn_cast_or_null<StringAttr>(k.manifest.get("kv_dtype")))
       os << "  kv_dtype " << kv.getValue() << "\n";

@@ -55,12 +55,18 @@ std::string KernelSpec::kindName() const {
 }
 
 int64_t KernelSpec::smemBytes() const {
-  if (kind == Kind::Decode && keyWarps() > 1) {
+  if (kind == Kind::Decode &&
+      (keyWarps() > 1 || clusterMergeSplits() > 0)) {
     // The tiles, reused after the key loop to merge the warps' key slices:
-    // [slices][block_m][Dv] partial O and [slices][block_m] (max, sum).
+    // [slices][block_m][Dv] partial O and [slices][block_m] (max, sum);
+    // then, past those, the partial rows a cluster merges.
     KernelSpec tiles = *this;
     tiles.kind = Kind::Forward;
-    return std::max(tiles.smemBytes(), keyWarps() * blockM * (headDimV + 2) * 4);
+    int64_t reuse = keyWarps() > 1 ? keyWarps() * blockM * (headDimV + 2) * 4
+                                   : 0;
+    if (clusterMergeSplits() > 0)
+      reuse = clusterExchangeOffset() + clusterExchangeBytes();
+    return std::max(tiles.smemBytes(), reuse);
   }
   switch (kind) {
   case Kind::Forward:

@@ -62,6 +62,10 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
       s.kind == KernelSpec::Kind::KVAppend ||
       s.kind == KernelSpec::Kind::DecodeCheck)
     f.push_back(b.getNamedAttr("page_size", b.getI64IntegerAttr(s.pageSize)));
+  // Decode kernels that can merge their splits inside a thread-block
+  // cluster (sm_90+) say how many; the others' manifests read as before.
+  if (int64_t n = s.clusterMergeSplits())
+    f.push_back(b.getNamedAttr("cluster_merge", b.getI64IntegerAttr(n)));
   // Decode kernels of an FP8 cache name its dtype (Q's is `dtype`); the
   // 16-bit ones have no key, so their manifests read as before.
   if (s.fp8Cache)

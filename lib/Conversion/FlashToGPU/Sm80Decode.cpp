@@ -18,7 +18,10 @@
 //     LSE. Launched with merge_splits, the block that finishes a row
 //     group's last split then merges the group's rows (SplitMerge.h),
 //     counted in through split_arrivals; without, decode_combine
-//     (DecodeCombine.cpp) merges them in a second launch.
+//     (DecodeCombine.cpp) merges them in a second launch. On sm_90 a launch
+//     in clusters of num_splits blocks (merge_splits = 2) keeps each split's
+//     rows in its own shared memory and the cluster's blocks merge them
+//     over distributed shared memory (mergeInCluster).
 // The band (causal / window) is the op's: bottom-right by each sequence's
 // own length, so diagOffset = L_b - Sq.
 //
@@ -108,6 +111,18 @@ private:
   /// With merge_splits and several splits: counts this block's split in
   /// and, in the block that completes its row group, merges its rows.
   void mergeIfLastSplit();
+  /// With merge_splits = 2 (a cluster launch) and several splits: the
+  /// cluster's blocks merge the rows each left in its shared memory
+  /// (KernelSpec::clusterMergeSplits), each block a share of the columns.
+  void mergeInCluster();
+  /// True (i1) where this launch merges in its cluster; null where the
+  /// kernel cannot (sm_80, sm_89). Set by decideClusterMerge.
+  Value inCluster;
+  void decideClusterMerge();
+  /// The block's partial rows for mergeInCluster: [block_m][Dv] O and
+  /// [block_m] LSE, f32, in shared memory.
+  Value exchangeO();
+  Value exchangeLse();
   /// Where warps split the keys: their rows are the same.
   Value warpFirstRow() override;
   /// Where warps split the keys, merges their softmax states of the same
@@ -207,6 +222,31 @@ void Sm80DecodeBuilder::readForwardArguments() {
                                           loadDescale("k", headKV));
     vDescale = loadDescale("v", headKV);
   }
+}
+
+void Sm80DecodeBuilder::decideClusterMerge() {
+  // Decided after the key loop, from the params: a flag kept across the
+  // loop spilled 4 bytes in the D = 32 kernels (168 registers at 3 blocks
+  // an SM).
+  if (s.clusterMergeSplits() > 0)
+    inCluster = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numSplits,
+                              cIdx(b, 1)),
+        arith::CmpIOp::create(
+            b, arith::CmpIPredicate::eq, arg.lookup("merge_splits"),
+            arith::ConstantIntOp::create(b, b.getI32Type(), 2)));
+}
+
+Value Sm80DecodeBuilder::exchangeO() {
+  return sharedTile(sharedMemoryBytes(), {s.blockM, s.headDimV},
+                    s.clusterExchangeOffset(), b.getF32Type());
+}
+
+Value Sm80DecodeBuilder::exchangeLse() {
+  return sharedTile(sharedMemoryBytes(), {s.blockM},
+                    s.clusterExchangeOffset() + s.blockM * s.headDimV * 4,
+                    b.getF32Type());
 }
 
 Value Sm80DecodeBuilder::cacheIdx(StringRef name) {
@@ -540,8 +580,18 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
       rowL.push_back(quadReduceSum(b, final.rowSum[2 * m + i]));
       rowM.push_back(final.rowMax[2 * m + i]);
     }
-  if (s.keyWarps() > 1)
+  decideClusterMerge();
+  if (s.keyWarps() > 1) {
     mergeKeyWarps(acc, rowL, rowM);
+  } else if (inCluster) {
+    // The partial rows go where the ring was: its last prefetches must
+    // have landed and every warp be done reading it.
+    auto ifCluster = scf::IfOp::create(b, TypeRange{}, inCluster, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifCluster.getThenRegion().front());
+    NVVM::CpAsyncWaitGroupOp::create(b, b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b);
+  }
   // The warps of key slice 0 write the rows.
   Value owner = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, keyWarp,
                                       cIdx(b, 0));
@@ -605,9 +655,30 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
             lse, ValueRange{statRow});
       }
       {
-        // Several: split-major [splits][B * Hq * Sq] rows of Dv f32.
+        // Several: split-major [splits][B * Hq * Sq] rows of Dv f32, or in
+        // a cluster launch the block's own rows in shared memory.
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&ifSingle.getElseRegion().front());
+        if (inCluster) {
+          auto ifCluster = scf::IfOp::create(b, TypeRange{}, inCluster, true);
+          b.setInsertionPointToStart(&ifCluster.getThenRegion().front());
+          Value local = arith::SubIOp::create(b, r, packedStart);
+          Value xO = exchangeO();
+          for (int64_t n = 0; n < nTilesDv; ++n) {
+            auto [lo, hi] = pairValues(values, n);
+            vector::StoreOp::create(
+                b, vector::FromElementsOp::create(b, f32x2, ValueRange{lo, hi}),
+                xO, ValueRange{local, pairColumn(n)});
+          }
+          auto ifLead = scf::IfOp::create(b, TypeRange{}, isLeader, false);
+          {
+            OpBuilder::InsertionGuard g3(b);
+            b.setInsertionPointToStart(&ifLead.getThenRegion().front());
+            memref::StoreOp::create(b, rowLse, exchangeLse(),
+                                    ValueRange{local});
+          }
+          b.setInsertionPointToStart(&ifCluster.getElseRegion().front());
+        }
         Value partialRow = arith::AddIOp::create(
             b,
             arith::MulIOp::create(
@@ -632,6 +703,8 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
       }
     }
   mergeIfLastSplit();
+  if (inCluster)
+    mergeInCluster();
 }
 
 std::tuple<Value, Value, Value> Sm80DecodeBuilder::placeOfPackedRow(Value r) {
@@ -669,13 +742,17 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   // against a fresh workspace's garbage cost 10-25 us at 16 splits, the
   // splits of a group retrying one after the other (run 112).
   Type i32 = b.getI32Type();
+  // merge_splits 1; where the kernel can merge in a cluster, 2 is that
+  // merge (mergeInCluster), whose launch binds no counters.
+  bool clusterToo = s.clusterMergeSplits() > 0;
   Value fused = arith::AndIOp::create(
       b,
       arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numSplits,
                             cIdx(b, 1)),
-      arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
-                            arg.lookup("merge_splits"),
-                            arith::ConstantIntOp::create(b, i32, 0)));
+      arith::CmpIOp::create(
+          b, clusterToo ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne,
+          arg.lookup("merge_splits"),
+          arith::ConstantIntOp::create(b, i32, clusterToo ? 1 : 0)));
   auto ifFused = scf::IfOp::create(b, TypeRange{}, fused, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifFused.getThenRegion().front());
@@ -772,6 +849,159 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
     storeMergedRow(b, merged[j], lane, arg.lookup("o"), outputRow(h, position),
                    arg.lookup("lse"), row, s.elementType, s.headDimV);
   }
+}
+
+void Sm80DecodeBuilder::mergeInCluster() {
+  // Why: the counters' merge (mergeIfLastSplit) pays global stores of the
+  // partial rows, a fence, an atomic and the last block's L2 reads after
+  // it, about 2 us of a step at B = 1 (docs/PERF.md run 240). Within a
+  // cluster the rows stay in shared memory: one barrier to publish them,
+  // the merge over distributed shared memory, one barrier before any block
+  // exits (its rows must outlive the others' reads).
+  auto ifCluster = scf::IfOp::create(b, TypeRange{}, inCluster, false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifCluster.getThenRegion().front());
+  // barrier.cluster.arrive releases, .wait acquires: every block's rows
+  // are visible to every other's after it.
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
+
+  // Each thread merges 4 columns of a row at a time; the cluster's blocks
+  // (rank = split: clusters of num_splits blocks along x) deal the row
+  // group's (row, 4 columns) items out among all their threads.
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto f32x4 = VectorType::get({4}, f32);
+  auto sharedPtr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  auto clusterPtr = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  int64_t quads = s.headDimV / 4, maxSplits = s.clusterMergeSplits();
+  Value rowsHere = arith::MinUIOp::create(
+      b, cIdx(b, s.blockM), arith::SubIOp::create(b, packedRows, packedStart));
+  Value threads = cIdx(b, s.threads());
+  Value items = arith::MulIOp::create(b, rowsHere, cIdx(b, quads));
+  auto loop = scf::ForOp::create(
+      b, arith::AddIOp::create(b, arith::MulIOp::create(b, split, threads), tid),
+      items, arith::MulIOp::create(b, numSplits, threads));
+  b.setInsertionPointToStart(loop.getBody());
+  Value item = loop.getInductionVar();
+  Value local = arith::DivUIOp::create(b, item, cIdx(b, quads));
+  Value col = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, item, cIdx(b, quads)), cIdx(b, 4));
+  // Split k's copy of `address` (in this block's shared memory). Splits
+  // past num_splits read block 0's (always there) and weigh 0, so that
+  // every split's loads are independent and in flight together.
+  SmallVector<Value> inRange, rank;
+  for (int64_t k = 0; k < maxSplits; ++k) {
+    inRange.push_back(arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                            cIdx(b, k), numSplits));
+    rank.push_back(arith::SelectOp::create(
+        b, inRange.back(), arith::ConstantIntOp::create(b, i32, k),
+        arith::ConstantIntOp::create(b, i32, 0)));
+  }
+  auto remote = [&](Value address, int64_t k) {
+    return NVVM::MapaOp::create(
+        b, clusterPtr, LLVM::IntToPtrOp::create(b, sharedPtr, address),
+        rank[k]);
+  };
+  Value lseAddress = byteAddress(exchangeLse(), ValueRange{local});
+  Value oAddress = byteAddress(exchangeO(), ValueRange{local, col});
+  Value negInf = cF32(b, -INFINITY), log2e = cF32(b, float(M_LOG2E));
+  // Half the splits at a time, the second half only where there is one
+  // (all at once, the D = 32 kernels, 168 registers at 3 blocks an SM,
+  // spilled 4 bytes).
+  int64_t half = maxSplits / 2;
+  Value more = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, numSplits,
+                                     cIdx(b, half));
+  auto loadLses = [&](int64_t from) {
+    SmallVector<Value> out;
+    for (int64_t k = from; k < from + half; ++k)
+      out.push_back(arith::SelectOp::create(
+          b, inRange[k],
+          LLVM::LoadOp::create(b, f32, remote(lseAddress, k), 4), negInf));
+    return out;
+  };
+  SmallVector<Value> lses = loadLses(0);
+  {
+    auto ifMore = scf::IfOp::create(b, SmallVector<Type>(half, f32), more,
+                                    true);
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifMore.getThenRegion().front());
+    scf::YieldOp::create(b, loadLses(half));
+    b.setInsertionPointToStart(&ifMore.getElseRegion().front());
+    scf::YieldOp::create(b, SmallVector<Value>(half, negInf));
+    llvm::append_range(lses, ifMore.getResults());
+  }
+  // lse = log Σ exp(lse_k), O = Σ exp(lse_k - lse) O_k (SplitMerge.h);
+  // a row no split saw (every lse_k -inf) gets O = 0 and LSE +inf.
+  Value maxLse = negInf;
+  for (Value l : lses)
+    maxLse = arith::MaximumFOp::create(b, maxLse, l);
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maxLse,
+                                      negInf);
+  Value shift = arith::SelectOp::create(b, empty, cF32(b, 0.0f), maxLse);
+  SmallVector<Value> weights;
+  Value sum = cF32(b, 0.0f);
+  for (Value l : lses) {
+    weights.push_back(exp2Approx(
+        b, arith::MulFOp::create(b, arith::SubFOp::create(b, l, shift), log2e)));
+    sum = arith::AddFOp::create(b, sum, weights.back());
+  }
+  Value invSum = arith::SelectOp::create(
+      b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), sum));
+  // The O columns likewise half the splits at a time.
+  auto accumulate = [&](Value merged, int64_t from) {
+    SmallVector<Value> parts;
+    for (int64_t k = from; k < from + half; ++k)
+      parts.push_back(LLVM::LoadOp::create(b, f32x4, remote(oAddress, k), 16));
+    for (int64_t k = from; k < from + half; ++k)
+      merged = arith::AddFOp::create(
+          b, merged,
+          arith::MulFOp::create(
+              b,
+              vector::BroadcastOp::create(
+                  b, f32x4, arith::MulFOp::create(b, weights[k], invSum)),
+              parts[k - from]));
+    return merged;
+  };
+  Value merged = accumulate(
+      arith::ConstantOp::create(b, f32x4, DenseElementsAttr::get(f32x4, 0.0f)),
+      0);
+  auto ifMore = scf::IfOp::create(b, TypeRange{f32x4}, more, true);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifMore.getThenRegion().front());
+    scf::YieldOp::create(b, accumulate(merged, half));
+    b.setInsertionPointToStart(&ifMore.getElseRegion().front());
+    scf::YieldOp::create(b, merged);
+  }
+  merged = ifMore.getResult(0);
+  auto [h, position, statRow] =
+      placeOfPackedRow(arith::AddIOp::create(b, packedStart, local));
+  Value oAt = arith::AddIOp::create(b, outputRow(h, position), col);
+  for (int64_t j = 0; j < 2; ++j)
+    storePair(b,
+              vector::ExtractOp::create(b, merged, ArrayRef<int64_t>{2 * j}),
+              vector::ExtractOp::create(b, merged,
+                                        ArrayRef<int64_t>{2 * j + 1}),
+              s.elementType, arg.lookup("o"),
+              ValueRange{arith::AddIOp::create(b, oAt, cIdx(b, 2 * j))});
+  auto ifFirst = scf::IfOp::create(
+      b, TypeRange{},
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, cIdx(b, 0)),
+      false);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    Value lse = arith::SelectOp::create(
+        b, empty, cF32(b, INFINITY),
+        arith::AddFOp::create(
+            b, maxLse,
+            arith::MulFOp::create(b, log2Approx(b, sum),
+                                  cF32(b, float(M_LN2)))));
+    memref::StoreOp::create(b, lse, arg.lookup("lse"), ValueRange{statRow});
+  }
+  b.setInsertionPointAfter(loop);
+  NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
+  NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
 }
 
 } // namespace

@@ -58,6 +58,39 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
   return splits < 1 ? 1 : (int32_t)splits;
 }
 
+/* The split count where the kernel merges up to cluster_max splits inside
+ * a thread-block cluster (docs/KERNEL_ABI.md "Decode", merge_splits 2; 0:
+ * it cannot), the GPU running cluster_capacity[n] clusters of n blocks at
+ * once. Such a merge keeps the partial rows in shared memory and costs two
+ * cluster barriers, where a merge through the counters writes them to L2
+ * and reads them back behind a fence and an atomic (about 2 us at B = 1):
+ * so a split of even one key block pays, and small grids take the most
+ * splits up to cluster_max (one key block each at least) whose clusters
+ * all run at once, where flashfuse_decode_num_splits gives fewer. On an
+ * H200 (docs/PERF.md runs 250-251, 32/8 heads, D = 128, one block an SM)
+ * B = 1 took 6.3 us at 512 keys in 4 splits against 7.6 in one, and 7.6
+ * at 2k in 8 against 11.5 in 4 merged through the counters. Where the
+ * one-wave rule gives more than cluster_max splits it stands (the
+ * counters merge them). */
+static inline int32_t flashfuse_decode_num_splits_clustered(
+    int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
+    int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
+    const int32_t *cluster_capacity) {
+  int32_t splits = flashfuse_decode_num_splits(
+      batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm);
+  int64_t base = batch * heads_kv * m_blocks;
+  int64_t n = cluster_max;
+  if (!cluster_capacity || cluster_max <= 1 || base <= 0 ||
+      splits > cluster_max)
+    return splits;
+  if (n > key_blocks_max)
+    n = key_blocks_max;
+  for (; n > splits && n > 1; --n)
+    if (base <= cluster_capacity[n])
+      return (int32_t)n;
+  return splits;
+}
+
 /* Grids of several waves (docs/KVCACHE.md "Tiles for grids of several
  * waves"): where the unsplit grid of one-block-an-SM tiles has at least
  * FLASHFUSE_DECODE_WAVES_MIN waves (blocks >= that many times the SMs), a

@@ -529,7 +529,10 @@ FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
  * split_arrivals kernel leaves its counters at 0, so the runtime keeps its
  * own per stream and uses the workspace's (cleared) only in a CUDA graph
  * capture that finds none of its own left. 0 bytes when the split count is
- * 1. Validates `args` as
+ * 1, and when the splits merge inside thread-block clusters (a decode
+ * kernel whose manifest has `cluster_merge N`, N >= the split count, at
+ * most 8, on a driver with cuLaunchKernelEx: docs/KERNEL_ABI.md "Decode",
+ * merge_splits 2). Validates `args` as
  * flashfuse_attention_decode does, except the workspace. `combine` may be
  * NULL: then the automatic choice is one split, unless the decode kernel
  * merges its splits itself. Either output may be NULL. */
@@ -543,7 +546,8 @@ FLASHFUSE_API flashfuse_status flashfuse_decode_workspace_bytes(
  * decode kernel and, with more than one split, the combine on `stream`
  * (a decode kernel that merges its splits itself needs no combine: the
  * launch finds its counters, see flashfuse_decode_workspace_bytes, then
- * runs the decode).
+ * runs the decode, or launches it as thread-block clusters of num_splits
+ * blocks that merge in the cluster).
  * The workspace (16-byte aligned, at least flashfuse_decode_workspace_bytes)
  * may be NULL when that is 0. Asynchronous, like
  * flashfuse_attention_forward: the workspace must stay allocated until the
@@ -624,7 +628,9 @@ FLASHFUSE_API void flashfuse_decode_plan_destroy(flashfuse_decode_plan *plan);
  * kernels `decode_index` and `combine_index` (-1: none) of a manifest, on a
  * GPU described by sm_count and blocks_per_sm (the decode kernel's
  * occupancy); reports the split count and workspace the launch would use
- * (either may be NULL). */
+ * (either may be NULL). Without a driver to ask whether clusters can be
+ * launched, it reports the workspace of a merge without clusters, which
+ * also serves a launch that merges in clusters (that needs none). */
 FLASHFUSE_API flashfuse_status flashfuse_attention_decode_check(
     const flashfuse_manifest *manifest, int32_t decode_index,
     int32_t combine_index, const flashfuse_decode_args *args,

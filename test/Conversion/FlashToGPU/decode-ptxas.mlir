@@ -36,11 +36,22 @@
 // RUN: grep -c "atom.global.inc.u32" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
 // RUN: not grep "atom.global.add.u32" %t/h100/kernels.ptx
 // RUN: grep -c "membar.gl" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// On sm_90 a launch in clusters of num_splits blocks merges the splits
+// over distributed shared memory instead (merge_splits 2): a cluster
+// barrier publishes each block's partial rows, the blocks read each
+// other's through mapa, and a second barrier keeps them alive until read.
+// sm_80 has no clusters: its kernels neither do it nor say they can.
+// RUN: grep -c "barrier.cluster.arrive.aligned" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "barrier.cluster.wait.aligned" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "mapa.shared::cluster" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: grep -c "ld.shared::cluster.v4" %t/h100/kernels.ptx | FileCheck %s --check-prefix=NONZERO
+// RUN: not grep "cluster" %t/a100/kernels.ptx %t/a100/manifest.txt
 //
 // MANIFEST-LABEL: kernel flash_decode_bf16_d128_m16n128w4s2_causalbr_page16
 // MANIFEST: kind decode
 // MANIFEST: causal bottom_right
 // MANIFEST: page_size 16
+// MANIFEST: cluster_merge 8
 // MANIFEST: params memref:q memref:k memref:v memref:o memref:lse memref:o_partial memref:lse_partial memref:split_arrivals memref:cache_seqlens memref:block_table {{.*}} i32:num_pages i64:block_table_stride i32:num_splits i32:merge_splits
 // MANIFEST-LABEL: kernel flash_kv_append_bf16_d128_m4n0w4s0_page16
 // MANIFEST: kind kv_append

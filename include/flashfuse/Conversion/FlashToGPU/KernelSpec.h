@@ -198,6 +198,27 @@ struct KernelSpec {
     return kind == Kind::Decode && blockM < 16 * warps ? 16 * warps / blockM
                                                        : 1;
   }
+  /// Decode on sm_90 and later: the most splits of a row group that merge
+  /// inside one thread-block cluster (merge_splits = 2, docs/KERNEL_ABI.md
+  /// "Decode"): the runtime launches clusters of num_splits blocks, each
+  /// leaves its partial rows in its own shared memory and the cluster's
+  /// blocks merge them over distributed shared memory, so the merge pays
+  /// two cluster barriers instead of global stores, a fence, an atomic
+  /// and L2 round trips. 8 is the portable cluster size. 0 elsewhere, and
+  /// at D = 32, whose kernels run 3 blocks an SM at 168 registers, all of
+  /// which the key loop takes: the cluster merge spilled 4 bytes there.
+  int64_t clusterMergeSplits() const {
+    return kind == Kind::Decode && arch >= 90 && headDimV > 32 ? 8 : 0;
+  }
+  /// Decode with clusterMergeSplits(): the byte offset in shared memory of
+  /// the block's partial rows ([block_m][Dv] O, then [block_m] LSE, f32),
+  /// past what mergeKeyWarps still reads while the rows are written.
+  int64_t clusterExchangeOffset() const {
+    return keyWarps() > 1 ? (keyWarps() * blockM * (headDimV + 2) * 4 + 15) /
+                                16 * 16
+                          : 0;
+  }
+  int64_t clusterExchangeBytes() const { return blockM * (headDimV + 1) * 4; }
   /// 16-row m-tiles each warp owns.
   int64_t mTilesPerWarp() const {
     return blockM * keyWarps() / (16 * warps);
