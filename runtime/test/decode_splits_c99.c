@@ -76,9 +76,25 @@ int main(void) {
     expect("clustered, few",
            flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, few),
            4);
-    /* 8k: the rule's 16 splits exceed the clusters' 8 and stand. */
+    /* 8k and 16k: the rule's 16 splits exceed the clusters' 8, which
+     * walk 8 and 16 key blocks each: 8 in clusters. 32k and 128k: the
+     * rule's 16. */
     expect("clustered 1/8k",
            flashfuse_decode_num_splits_clustered(1, 8, 1, 64, sms, 1, 8, fits),
+           8);
+    expect("clustered 1/16k",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 128, sms, 1, 8, fits),
+           8);
+    expect("clustered 1/32k",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 256, sms, 1, 8, fits),
+           16);
+    expect("clustered 1/128k",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 1024, sms, 1, 8,
+                                                 fits),
+           16);
+    /* 8k with only 7 clusters of 8 at once: the rule's 16. */
+    expect("clustered 1/8k, few",
+           flashfuse_decode_num_splits_clustered(1, 8, 1, 64, sms, 1, 8, few),
            16);
     /* B=4 Hkv=8 4k: the rule's 4 stand (32 clusters of 4 fit, more do
      * not); no capacity or no clusters: the rule. */

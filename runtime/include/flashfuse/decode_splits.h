@@ -70,19 +70,28 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
  * H200 (docs/PERF.md runs 250-251, 32/8 heads, D = 128, one block an SM)
  * B = 1 took 6.3 us at 512 keys in 4 splits against 7.6 in one, and 7.6
  * at 2k in 8 against 11.5 in 4 merged through the counters. Where the
- * one-wave rule gives more than cluster_max splits it stands (the
- * counters merge them). */
+ * one-wave rule gives more than cluster_max splits, cluster_max splits in
+ * clusters still win while each walks at most 16 key blocks (B = 1, 8k
+ * keys: 12.6 us against 15.4 in 16 splits; 16k: 22.1 against 26.3, at
+ * page 16 28.3 against 27.8; 32k 37.4 against 40.9; 128k 128.9 against
+ * 128.5: the merge's saving is fixed, the lost parallelism grows with the
+ * cache); past that the rule's count stands (the counters merge it). */
 static inline int32_t flashfuse_decode_num_splits_clustered(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
     const int32_t *cluster_capacity) {
+  const int64_t kMaxKeyBlocksPerClusterSplit = 16;
   int32_t splits = flashfuse_decode_num_splits(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm);
   int64_t base = batch * heads_kv * m_blocks;
   int64_t n = cluster_max;
-  if (!cluster_capacity || cluster_max <= 1 || base <= 0 ||
-      splits > cluster_max)
+  if (!cluster_capacity || cluster_max <= 1 || base <= 0)
     return splits;
+  if (splits > cluster_max)
+    return key_blocks_max <= kMaxKeyBlocksPerClusterSplit * cluster_max &&
+                   base <= cluster_capacity[cluster_max]
+               ? (int32_t)cluster_max
+               : splits;
   if (n > key_blocks_max)
     n = key_blocks_max;
   for (; n > splits && n > 1; --n)
