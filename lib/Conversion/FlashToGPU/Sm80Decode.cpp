@@ -904,7 +904,7 @@ void Sm80DecodeBuilder::mergeInCluster() {
   };
   Value lseAddress = byteAddress(exchangeLse(), ValueRange{local});
   Value oAddress = byteAddress(exchangeO(), ValueRange{local, col});
-  Value negInf = cF32(b, -INFINITY), log2e = cF32(b, float(M_LOG2E));
+  Value negInf = cF32(b, -INFINITY);
   // Half the splits at a time, the second half only where there is one
   // (all at once, the D = 32 kernels, 168 registers at 3 blocks an SM,
   // spilled 4 bytes).
@@ -935,18 +935,14 @@ void Sm80DecodeBuilder::mergeInCluster() {
   Value maxLse = negInf;
   for (Value l : lses)
     maxLse = arith::MaximumFOp::create(b, maxLse, l);
-  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maxLse,
-                                      negInf);
-  Value shift = arith::SelectOp::create(b, empty, cF32(b, 0.0f), maxLse);
+  LseMerge rowMerge(b, maxLse);
   SmallVector<Value> weights;
   Value sum = cF32(b, 0.0f);
   for (Value l : lses) {
-    weights.push_back(exp2Approx(
-        b, arith::MulFOp::create(b, arith::SubFOp::create(b, l, shift), log2e)));
+    weights.push_back(rowMerge.weight(b, l));
     sum = arith::AddFOp::create(b, sum, weights.back());
   }
-  Value invSum = arith::SelectOp::create(
-      b, empty, cF32(b, 0.0f), arith::DivFOp::create(b, cF32(b, 1.0f), sum));
+  Value invSum = rowMerge.inverseSum(b, sum);
   // The O columns likewise half the splits at a time.
   auto accumulate = [&](Value merged, int64_t from) {
     SmallVector<Value> parts;
@@ -991,13 +987,8 @@ void Sm80DecodeBuilder::mergeInCluster() {
   {
     OpBuilder::InsertionGuard g2(b);
     b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    Value lse = arith::SelectOp::create(
-        b, empty, cF32(b, INFINITY),
-        arith::AddFOp::create(
-            b, maxLse,
-            arith::MulFOp::create(b, log2Approx(b, sum),
-                                  cF32(b, float(M_LN2)))));
-    memref::StoreOp::create(b, lse, arg.lookup("lse"), ValueRange{statRow});
+    memref::StoreOp::create(b, rowMerge.lse(b, maxLse, sum), arg.lookup("lse"),
+                            ValueRange{statRow});
   }
   b.setInsertionPointAfter(loop);
   NVVM::ClusterArriveOp::create(b, b.getUnitAttr());

@@ -43,10 +43,36 @@ SmallVector<Value> reduceOverSplits(ImplicitLocOpBuilder &b, Value lane,
 
 } // namespace
 
-SmallVector<MergedRow> mlir::flash::mergeSplitRows(
-    ImplicitLocOpBuilder &b, Value lane, ArrayRef<Value> rowIds, Value rows,
-    Value numSplits, Value lsePartial, Value oPartial, int64_t headDimV,
-    int64_t unroll) {
+LseMerge::LseMerge(ImplicitLocOpBuilder &b, Value maxLse) {
+  empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, maxLse,
+                                cF32(b, -INFINITY));
+  shift = arith::SelectOp::create(b, empty, cF32(b, 0.0f), maxLse);
+}
+
+Value LseMerge::weight(ImplicitLocOpBuilder &b, Value lseS) const {
+  return exp2Approx(
+      b, arith::MulFOp::create(b, arith::SubFOp::create(b, lseS, shift),
+                               cF32(b, float(M_LOG2E))));
+}
+
+Value LseMerge::inverseSum(ImplicitLocOpBuilder &b, Value sum) const {
+  return arith::SelectOp::create(b, empty, cF32(b, 0.0f),
+                                 arith::DivFOp::create(b, cF32(b, 1.0f), sum));
+}
+
+Value LseMerge::lse(ImplicitLocOpBuilder &b, Value maxLse, Value sum) const {
+  return arith::SelectOp::create(
+      b, empty, cF32(b, INFINITY),
+      arith::AddFOp::create(
+          b, maxLse,
+          arith::MulFOp::create(b, log2Approx(b, sum), cF32(b, float(M_LN2)))));
+}
+
+SmallVector<MergedRow>
+mlir::flash::mergeSplitRows(ImplicitLocOpBuilder &b, Value lane,
+                            ArrayRef<Value> rowIds, Value rows, Value numSplits,
+                            Value lsePartial, Value oPartial, int64_t headDimV,
+                            int64_t unroll) {
   int64_t numRows = rowIds.size();
   auto partialLse = [&](Value split, int64_t r) {
     return memref::LoadOp::create(
@@ -102,41 +128,22 @@ SmallVector<MergedRow> mlir::flash::mergeSplitRows(
   // round trip for its data).
   Chunk firstChunk = loadChunk(cIdx(b, 0));
 
-  Value negInf = cF32(b, -INFINITY), log2e = cF32(b, float(M_LOG2E));
-  SmallVector<Value> maxLse = reduceOverSplits(
-      b, lane, numSplits, numRows, negInf, /*isMax=*/true, partialLse);
-  SmallVector<Value> empty, shift;
-  for (int64_t r = 0; r < numRows; ++r) {
-    empty.push_back(arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                          maxLse[r], negInf));
-    // Subtract 0 rather than -inf from an empty row's -inf: exp2 sees -inf.
-    shift.push_back(
-        arith::SelectOp::create(b, empty[r], cF32(b, 0.0f), maxLse[r]));
-  }
-  auto weightOf = [&](Value lseS, int64_t r) {
-    return exp2Approx(
-        b, arith::MulFOp::create(b, arith::SubFOp::create(b, lseS, shift[r]),
-                                 log2e));
-  };
-  SmallVector<Value> sum = reduceOverSplits(
-      b, lane, numSplits, numRows, cF32(b, 0.0f), /*isMax=*/false,
-      [&](Value split, int64_t r) {
-        return weightOf(partialLse(split, r), r);
-      });
-  // lse = max + ln(sum); the weights below are exp(lse_s - lse), i.e.
-  // exp(lse_s - max) / sum.
+  SmallVector<Value> maxLse =
+      reduceOverSplits(b, lane, numSplits, numRows, cF32(b, -INFINITY),
+                       /*isMax=*/true, partialLse);
+  SmallVector<LseMerge> rowMerge;
+  for (int64_t r = 0; r < numRows; ++r)
+    rowMerge.emplace_back(b, maxLse[r]);
+  SmallVector<Value> sum =
+      reduceOverSplits(b, lane, numSplits, numRows, cF32(b, 0.0f),
+                       /*isMax=*/false, [&](Value split, int64_t r) {
+                         return rowMerge[r].weight(b, partialLse(split, r));
+                       });
   SmallVector<MergedRow> merged(numRows);
   SmallVector<Value> invSum;
   for (int64_t r = 0; r < numRows; ++r) {
-    merged[r].lse = arith::SelectOp::create(
-        b, empty[r], cF32(b, INFINITY),
-        arith::AddFOp::create(
-            b, maxLse[r],
-            arith::MulFOp::create(b, log2Approx(b, sum[r]),
-                                  cF32(b, float(M_LN2)))));
-    invSum.push_back(arith::SelectOp::create(
-        b, empty[r], cF32(b, 0.0f),
-        arith::DivFOp::create(b, cF32(b, 1.0f), sum[r])));
+    merged[r].lse = rowMerge[r].lse(b, maxLse[r], sum[r]);
+    invSum.push_back(rowMerge[r].inverseSum(b, sum[r]));
   }
 
   // acc += each split's weight times its columns, for one chunk.
@@ -145,22 +152,21 @@ SmallVector<MergedRow> mlir::flash::mergeSplitRows(
       for (int64_t r = 0; r < numRows; ++r) {
         Value weight = arith::SelectOp::create(
             b, c.inRange[u],
-            arith::MulFOp::create(b, weightOf(partialLse(c.split[u], r), r),
-                                  invSum[r]),
+            arith::MulFOp::create(
+                b, rowMerge[r].weight(b, partialLse(c.split[u], r)), invSum[r]),
             cF32(b, 0.0f));
         for (int64_t k = 0; k < perLane; ++k) {
           Value &a = acc[r * perLane + k];
           a = arith::AddFOp::create(
               b, a,
-              arith::MulFOp::create(b, weight,
-                                    c.parts[u * numRows + r][k]));
+              arith::MulFOp::create(b, weight, c.parts[u * numRows + r][k]));
         }
       }
   };
   SmallVector<Value> acc(numRows * perLane, cF32(b, 0.0f));
   accumulate(acc, firstChunk);
-  auto loop = scf::ForOp::create(b, cIdx(b, unroll), numSplits,
-                                 cIdx(b, unroll), acc);
+  auto loop =
+      scf::ForOp::create(b, cIdx(b, unroll), numSplits, cIdx(b, unroll), acc);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -175,19 +181,19 @@ SmallVector<MergedRow> mlir::flash::mergeSplitRows(
 }
 
 void mlir::flash::storeMergedRow(ImplicitLocOpBuilder &b,
-                                 const MergedRow &merged, Value lane,
-                                 Value out, Value oRow, Value lse, Value row,
+                                 const MergedRow &merged, Value lane, Value out,
+                                 Value oRow, Value lse, Value row,
                                  Type elementType, int64_t headDimV) {
   int64_t perLane = (headDimV + 31) / 32;
   for (int64_t k = 0; k < perLane; ++k) {
     Value col = arith::AddIOp::create(b, lane, cIdx(b, 32 * k));
     OpBuilder::InsertionGuard guard(b);
     if (32 * (k + 1) > headDimV) {
-      auto ifCol = scf::IfOp::create(
-          b, TypeRange{},
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, col,
-                                cIdx(b, headDimV)),
-          false);
+      auto ifCol =
+          scf::IfOp::create(b, TypeRange{},
+                            arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                                  col, cIdx(b, headDimV)),
+                            false);
       b.setInsertionPointToStart(&ifCol.getThenRegion().front());
     }
     Value v = arith::TruncFOp::create(b, elementType, merged.columns[k]);

@@ -9,7 +9,9 @@
 // one row: the lanes share the splits for the two reductions, then the
 // columns for the sum of the O_s, so each partial row is read once,
 // coalesced. Used by the decode_combine kernel and by the decode kernel's
-// last split of a row group, which merges in place of a combine launch.
+// last split of a row group, which merges in place of a combine launch;
+// LseMerge's arithmetic also by the decode's merge within a thread-block
+// cluster (Sm80Decode.cpp), whose splits' rows are in shared memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SPLITMERGE_H
@@ -23,8 +25,24 @@ namespace mlir::flash {
 /// Row `row` of `rows` merged over `numSplits` splits (all index values),
 /// as the lanes of one warp hold it.
 struct MergedRow {
-  Value lse;                       // f32, +inf for a row no split saw
-  SmallVector<Value> columns;      // f32, column lane + 32 k in columns[k]
+  Value lse;                  // f32, +inf for a row no split saw
+  SmallVector<Value> columns; // f32, column lane + 32 k in columns[k]
+};
+
+/// One row's merge from its largest partial LSE: lse = max + ln Σ_s w_s,
+/// O = Σ_s w_s O_s / Σ_s w_s with w_s = exp(lse_s - max). A row no split
+/// saw (max = -inf) shifts by 0 instead, so that every w_s is exp(-inf) =
+/// 0, not NaN, and ends with O = 0 and LSE +inf.
+struct LseMerge {
+  Value empty; // i1: no split saw the row
+  Value shift; // f32: max, or 0 for an empty row
+  LseMerge(ImplicitLocOpBuilder &b, Value maxLse);
+  /// w_s of a split whose LSE is `lseS`.
+  Value weight(ImplicitLocOpBuilder &b, Value lseS) const;
+  /// 1 / Σ_s w_s (0 for an empty row).
+  Value inverseSum(ImplicitLocOpBuilder &b, Value sum) const;
+  /// The merged LSE, max + ln Σ_s w_s (+inf for an empty row).
+  Value lse(ImplicitLocOpBuilder &b, Value maxLse, Value sum) const;
 };
 
 /// Reads the partial results of `rowIds` (lsePartial and oPartial are the
