@@ -324,7 +324,7 @@ public:
       splits = combine_ || inKernel
                    ? flashfuse_decode_num_splits_clustered(
                          a_.batch, a_.heads_kv, mBlocks, keyBlocks, smCount,
-                         blocksPerSm, clusterMax, clusterCapacity)
+                         blocksPerSm, clusterMax, clusterCapacity, a_.page_size)
                    : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);

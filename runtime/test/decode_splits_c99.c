@@ -59,53 +59,50 @@ int main(void) {
          flashfuse_decode_num_splits(4, 8, 1, 1024, sms, 0), 4);
   {
     /* Splits merged in clusters of up to 8 (one block an SM, 128-key
-     * blocks): as many as fit at once, one key block each at least. */
-    const int32_t fits[9] = {0, 0, 66, 44, 32, 24, 20, 16, 16};
-    const int32_t few[9] = {0, 0, 66, 44, 7, 7, 7, 7, 7};
-    /* B=1 Hkv=8 512 keys: 4 key blocks, no split by the one-wave rule; 4
-     * clusters' splits. */
-    expect("clustered 1/512",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 4, sms, 1, 8, fits),
-           4);
-    /* 2k: 16 key blocks, 4 splits by the rule; 8 in clusters. */
-    expect("clustered 1/2k",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, fits),
-           8);
-    /* 8 row groups, only 7 clusters of 4 or more at once: the rule's 4
-     * (which the runtime then merges through the counters). */
-    expect("clustered, few",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, few),
-           4);
-    /* 8k and 16k: the rule's 16 splits exceed the clusters' 8, which
-     * walk 8 and 16 key blocks each: 8 in clusters. 32k and 128k: the
-     * rule's 16. */
-    expect("clustered 1/8k",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 64, sms, 1, 8, fits),
-           8);
-    expect("clustered 1/16k",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 128, sms, 1, 8, fits),
-           8);
-    expect("clustered 1/32k",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 256, sms, 1, 8, fits),
-           16);
-    expect("clustered 1/128k",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 1024, sms, 1, 8,
-                                                 fits),
-           16);
-    /* 8k with only 7 clusters of 8 at once: the rule's 16. */
-    expect("clustered 1/8k, few",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 64, sms, 1, 8, few),
-           16);
-    /* B=4 Hkv=8 4k: the rule's 4 stand (32 clusters of 4 fit, more do
-     * not); no capacity or no clusters: the rule. */
-    expect("clustered 4/4k",
-           flashfuse_decode_num_splits_clustered(4, 8, 1, 32, sms, 1, 8, fits),
-           4);
-    expect("no capacity",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 8, 0), 4);
-    expect("no clusters",
-           flashfuse_decode_num_splits_clustered(1, 8, 1, 16, sms, 1, 0, fits),
-           4);
+     * blocks, Hkv = 8): as many as fit at once, one key block each at
+     * least. `fits`: the clusters of n blocks an H200 runs at once; `few`:
+     * only 7 of 4 or more. */
+    static const int32_t fits[9] = {0, 0, 66, 44, 32, 24, 20, 16, 16};
+    static const int32_t few[9] = {0, 0, 66, 44, 7, 7, 7, 7, 7};
+    static const struct {
+      const char *what;
+      int64_t batch, key_blocks, cluster_max;
+      const int32_t *capacity;
+      int64_t page_size;
+      int32_t want;
+    } cases[] = {
+        /* 512 keys: no split by the one-wave rule; 4 in clusters. 2k: the
+         * rule's 4; 8 in clusters, unless fewer than 8 clusters of 4 fit
+         * (the rule's 4, merged through the counters). */
+        {"1/512", 1, 4, 8, fits, 0, 4},
+        {"1/2k", 1, 16, 8, fits, 0, 8},
+        {"1/2k, few", 1, 16, 8, few, 0, 4},
+        /* The rule's 16 exceed the clusters' 8: 8 in clusters up to 64
+         * key blocks each contiguous (8k to 64k), 32 with pages of 64 rows
+         * (32k), 16 with pages of 16 (16k); the rule's 16 past that, or
+         * where 8 clusters of 8 do not fit. */
+        {"1/8k", 1, 64, 8, fits, 0, 8},
+        {"1/32k", 1, 256, 8, fits, 0, 8},
+        {"1/64k", 1, 512, 8, fits, 0, 8},
+        {"1/128k", 1, 1024, 8, fits, 0, 16},
+        {"1/32k, page 64", 1, 256, 8, fits, 64, 8},
+        {"1/64k, page 64", 1, 512, 8, fits, 64, 16},
+        {"1/16k, page 16", 1, 128, 8, fits, 16, 8},
+        {"1/32k, page 16", 1, 256, 8, fits, 16, 16},
+        {"1/8k, few", 1, 64, 8, few, 0, 16},
+        /* B=4 4k: the rule's 4 stand (32 clusters of 4 fit, more do not);
+         * no capacity or no clusters: the rule. */
+        {"4/4k", 4, 32, 8, fits, 0, 4},
+        {"no capacity", 1, 16, 8, 0, 0, 4},
+        {"no clusters", 1, 16, 0, fits, 0, 4},
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+      expect(cases[i].what,
+             flashfuse_decode_num_splits_clustered(
+                 cases[i].batch, 8, 1, cases[i].key_blocks, sms, 1,
+                 cases[i].cluster_max, cases[i].capacity, cases[i].page_size),
+             cases[i].want);
   }
   /* Two waves of one block an SM or more: tiles that fit two an SM. */
   expect("264 blocks, 132 SMs", flashfuse_decode_grid_of_waves(264, sms), 1);

@@ -61,26 +61,33 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
 /* The split count where the kernel merges up to cluster_max splits inside
  * a thread-block cluster (docs/KERNEL_ABI.md "Decode", merge_splits 2; 0:
  * it cannot), the GPU running cluster_capacity[n] clusters of n blocks at
- * once. Such a merge keeps the partial rows in shared memory and costs two
- * cluster barriers, where a merge through the counters writes them to L2
- * and reads them back behind a fence and an atomic (about 2 us at B = 1):
- * so a split of even one key block pays, and small grids take the most
+ * once, over a cache of page_size rows a page (0: contiguous). Such a
+ * merge keeps the partial rows in shared memory and costs two cluster
+ * barriers, where a merge through the counters writes them to L2 and
+ * reads them back behind a fence and an atomic (about 2 us at B = 1): so
+ * a split of even one key block pays, and small grids take the most
  * splits up to cluster_max (one key block each at least) whose clusters
  * all run at once, where flashfuse_decode_num_splits gives fewer. On an
  * H200 (docs/PERF.md runs 250-251, 32/8 heads, D = 128, one block an SM)
  * B = 1 took 6.3 us at 512 keys in 4 splits against 7.6 in one, and 7.6
- * at 2k in 8 against 11.5 in 4 merged through the counters. Where the
- * one-wave rule gives more than cluster_max splits, cluster_max splits in
- * clusters still win while each walks at most 16 key blocks (B = 1, 8k
- * keys: 12.6 us against 15.4 in 16 splits; 16k: 22.1 against 26.3, at
- * page 16 28.3 against 27.8; 32k 37.4 against 40.9; 128k 128.9 against
- * 128.5: the merge's saving is fixed, the lost parallelism grows with the
- * cache); past that the rule's count stands (the counters merge it). */
+ * at 2k in 8 against 11.5 in 4 merged through the counters.
+ * Where the one-wave rule gives more than cluster_max splits, cluster_max
+ * splits in clusters still win while each walks few enough key blocks:
+ * the merge's saving is fixed, and the lost parallelism grows with the
+ * cache, faster the smaller the pages (a block streams a paged cache more
+ * slowly, so half the blocks lose more). B = 1, 128-key blocks, 8 splits
+ * in clusters against the rule's 16 through the counters (runs 254, 257):
+ * contiguous 8k 12.6 us against 15.4, 16k 22.1 / 26.3, 32k 37.5 / 41.2,
+ * 64k 68.3 / 70.8, 128k 128.9 / 128.5; page 64 32k 40.7 / 42.4; page 16
+ * 16k 28.3 / 27.9, 32k 49.3 / 43.0. So at most 64 key blocks a split
+ * contiguous, 32 with pages of 64 rows or more, 16 with smaller ones; past
+ * that the rule's count stands (the counters merge it). */
 static inline int32_t flashfuse_decode_num_splits_clustered(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
-    const int32_t *cluster_capacity) {
-  const int64_t kMaxKeyBlocksPerClusterSplit = 16;
+    const int32_t *cluster_capacity, int64_t page_size) {
+  const int64_t max_key_blocks_per_split =
+      page_size == 0 ? 64 : page_size >= 64 ? 32 : 16;
   int32_t splits = flashfuse_decode_num_splits(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm);
   int64_t base = batch * heads_kv * m_blocks;
@@ -88,7 +95,7 @@ static inline int32_t flashfuse_decode_num_splits_clustered(
   if (!cluster_capacity || cluster_max <= 1 || base <= 0)
     return splits;
   if (splits > cluster_max)
-    return key_blocks_max <= kMaxKeyBlocksPerClusterSplit * cluster_max &&
+    return key_blocks_max <= max_key_blocks_per_split * cluster_max &&
                    base <= cluster_capacity[cluster_max]
                ? (int32_t)cluster_max
                : splits;
