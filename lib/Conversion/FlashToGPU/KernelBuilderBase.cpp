@@ -270,13 +270,16 @@ void KernelBuilderBase::issueCopies(
       Value row0 = arith::AddIOp::create(b, rowStart, cIdx(b, rowDelta));
       Value pageSize = cIdx(b, paged->pageSize);
       Value rowInPage = arith::RemUIOp::create(b, row0, pageSize);
+      Value pageStart =
+          paged->tilePageStart
+              ? paged->tilePageStart(rowDelta / paged->pageSize)
+              : paged->pageStart(arith::DivUIOp::create(b, row0, pageSize));
       src = copySourceAddress(
-          gmem,
-          ValueRange{arith::AddIOp::create(
-              b, paged->pageStart(arith::DivUIOp::create(b, row0, pageSize)),
-              arith::AddIOp::create(
-                  b, arith::MulIOp::create(b, rowInPage, rowStride),
-                  threadInPage))});
+          gmem, ValueRange{arith::AddIOp::create(
+                    b, pageStart,
+                    arith::AddIOp::create(
+                        b, arith::MulIOp::create(b, rowInPage, rowStride),
+                        threadInPage))});
     } else if (first) {
       src = arith::AddIOp::create(b, src, passBytes);
     }

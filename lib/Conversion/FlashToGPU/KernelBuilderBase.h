@@ -126,6 +126,11 @@ protected:
   struct PagedRows {
     int64_t pageSize;
     function_ref<Value(Value page)> pageStart;
+    /// Optional, for the once-per-page path: the start of the j-th page
+    /// under the tile's rows (rows rowStart + j * pageSize on; j = 0 where
+    /// a page holds the tile), where the caller shares pages between
+    /// copies (a decode block's K and V rows lie on the same pages).
+    function_ref<Value(int64_t j)> tilePageStart = nullptr;
   };
   /// Emits body(RowCheck::None) where rows [rowStart, rowStart + rows) all
   /// lie below rowLimit, body(RowCheck::Checked) where not.

@@ -131,12 +131,14 @@ private:
   void mergeKeyWarps(SmallVector<Value> &acc, SmallVector<Value> &rowL,
                      SmallVector<Value> &rowM);
   Value keyWarp; // this warp's slice of the keys (0 where warps split rows)
-  /// Element offset of the first row of the sequence's page `page` (index)
-  /// of this kv head's keys ("k") or values ("v") in a paged cache: the
-  /// page table's entry, the page clamped into [0, max_pages) and the entry
-  /// into [0, num_pages) (rows past the sequence's length are not read, but
-  /// their pages are looked up).
-  Value pageStart(StringRef operand, Value page);
+  /// The page table's entry for the sequence's page `page` (index) of a
+  /// paged cache, the page clamped into [0, max_pages) and the entry into
+  /// [0, num_pages) (rows past the sequence's length are not read, but
+  /// their pages are looked up); an index.
+  Value pageEntry(Value page);
+  /// Element offset of the first row of page `entry` (pageEntry's) of this
+  /// kv head's keys ("k") or values ("v").
+  Value pageStart(StringRef operand, Value entry);
 
   //===--- FP8 cache (see the file comment) ------------------------------===//
   Value vDescale; // v_descale of this (b, kv head); null for 16-bit caches
@@ -507,24 +509,31 @@ Value Sm80DecodeBuilder::loadQTile() {
   return commitGroup(tokens);
 }
 
-Value Sm80DecodeBuilder::pageStart(StringRef operand, Value page) {
-  // seq_k is the cache's capacity, max_pages * page_size.
-  page = arith::MinUIOp::create(
-      b, page,
-      arith::DivUIOp::create(
-          b, arith::SubIOp::create(b, idx("seq_k"), cIdx(b, 1)),
-          cIdx(b, s.pageSize)));
+Value Sm80DecodeBuilder::pageEntry(Value page) {
+  // In 32 bits, as the ABI has pages, entries and num_pages: on index
+  // (64-bit) each clamp was two compares and two selects, and the page
+  // arithmetic made the page-16 decode's key loop 75% longer than the
+  // contiguous one's (docs/PERF.md run 259).
+  Value lastCachePage = arith::DivUIOp::create(
+      b, arith::SubIOp::create(b, arg.lookup("seq_k"), cI32(1)),
+      cI32(s.pageSize));
+  page = arith::MinUIOp::create(b, i32(page), lastCachePage);
   Value entry = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, batchIdx, idx("block_table_stride")), page);
-  Value stored = asIndex(memref::LoadOp::create(b, arg.lookup("block_table"),
-                                                ValueRange{entry}));
-  Value lastPage = arith::SubIOp::create(b, idx("num_pages"), cIdx(b, 1));
+      b, arith::MulIOp::create(b, batchIdx, idx("block_table_stride")),
+      asUnsignedIndex(page));
+  Value stored = memref::LoadOp::create(b, arg.lookup("block_table"),
+                                        ValueRange{entry});
+  Value lastPage = arith::SubIOp::create(b, arg.lookup("num_pages"), cI32(1));
   stored = arith::MaxSIOp::create(
-      b, arith::MinSIOp::create(b, stored, lastPage), cIdx(b, 0));
+      b, arith::MinSIOp::create(b, stored, lastPage), cI32(0));
+  return asUnsignedIndex(stored);
+}
+
+Value Sm80DecodeBuilder::pageStart(StringRef operand, Value entry) {
   bool isKey = operand == "k";
   return arith::AddIOp::create(
       b, isKey ? kBase : vBase,
-      arith::MulIOp::create(b, stored, cacheIdx(operand.str() + "_stride_b")));
+      arith::MulIOp::create(b, entry, cacheIdx(operand.str() + "_stride_b")));
 }
 
 Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
@@ -540,11 +549,29 @@ Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
         },
         copyLimit);
   // Rows of one block may lie on several pages: the copies look up each
-  // page they reach (once per pass where pages hold whole passes).
-  auto kPageStart = [&](Value page) { return pageStart("k", page); };
-  auto vPageStart = [&](Value page) { return pageStart("v", page); };
-  PagedRows kPages{s.pageSize, kPageStart}, vPages{s.pageSize, vPageStart};
+  // page they reach (once per pass where pages hold whole passes, and then
+  // once for K and V: the j-th page under the block's rows, looked up by
+  // the K copies, is the V copies' too).
+  auto kPageStart = [&](Value page) {
+    return pageStart("k", pageEntry(page));
+  };
+  auto vPageStart = [&](Value page) {
+    return pageStart("v", pageEntry(page));
+  };
   auto copyKV = [&](RowCheck check, SmallVectorImpl<Value> &tokens) {
+    // Made where first asked for, inside this branch of the copies.
+    SmallVector<Value> entries(std::max<int64_t>(1, s.blockN / s.pageSize));
+    auto tileEntry = [&](int64_t j) {
+      if (!entries[j])
+        entries[j] = pageEntry(arith::DivUIOp::create(
+            b, arith::AddIOp::create(b, rowStart, cIdx(b, j * s.pageSize)),
+            cIdx(b, s.pageSize)));
+      return entries[j];
+    };
+    auto kTilePage = [&](int64_t j) { return pageStart("k", tileEntry(j)); };
+    auto vTilePage = [&](int64_t j) { return pageStart("v", tileEntry(j)); };
+    PagedRows kPages{s.pageSize, kPageStart, kTilePage},
+        vPages{s.pageSize, vPageStart, vTilePage};
     copyOperand(Operand::K, stage, rowStart, tokens, check, nullptr,
                 copyLimit, &kPages);
     copyOperand(Operand::V, stage, rowStart, tokens, check, nullptr,
