@@ -41,4 +41,12 @@ func.func @paged(%q: tensor<64x8x1x64xf16>, %k: tensor<1024x16x8x64xf16>,
 // CHECK-SAME: kind = "decode_combine"
 // CHECK: gpu.func @flash_decode_f16_d64_m16n128w4s3_page16(
 // CHECK-SAME: page_size = 16
+// The pages under a block's rows are looked up once for its K and V
+// copies (docs/PERF.md run 259): 8 pages of 16 rows a 128-key block, at
+// three copy sites (the 3-stage ring's two prologue blocks and the key
+// loop's), each in its checked and unchecked form, so 48 loads of the page
+// table (%arg9), where K and V looking their pages up apart made 96.
+// CHECK-COUNT-48: memref.load %arg9[
+// CHECK-NOT: memref.load %arg9[
+// CHECK: gpu.return
 // CHECK: gpu.func @flash_decode_combine_f16_d64_m4n0w4s0(
