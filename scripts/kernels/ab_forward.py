@@ -3,6 +3,7 @@
 
     ab_forward.py NAME=DIR [NAME=DIR ...] [--fp8] [--dims 64,128]
                   [--seqs 2048,8192] [--reps 5] [--kernels REGEX]
+                  [--identical]
 
 Each DIR is a kernel artifact (manifest.txt + cubin) of the same suite, for
 example the library of two commits, or of two tiles. Every kernel of the
@@ -15,6 +16,10 @@ cuDNN backend. Prints one JSON line per (kernel, S) with TFLOP/s and the
 ratio of each artifact to the first.
 
 hidden 2048, B = 16k / S, as check_and_bench.py and check_fp8.py.
+
+With --identical nothing is timed: every artifact's O and LSE must equal
+the first's bit for bit (16-bit kernels), for changes that should not
+move a bit, such as the order in which a grid walks its tiles.
 """
 import argparse
 import json
@@ -113,6 +118,32 @@ def bench(arts, name, S, reps):
     return res
 
 
+def identical(arts, name, B, H, S):
+    """Whether every artifact's O and LSE equal the first's bit for bit on
+    one input (three launches each: a dynamic walk's counter must come back
+    to 0 after every launch), for a change that should not move a bit (the
+    tile order of a walk)."""
+    first = arts[0][1]
+    kern = next(k for k in first.kernels if k["name"] == name)
+    d = int(kern["head_dim"])
+    window = (int(kern.get("window_left", 64)), 0) if int(kern.get("window", 0)) else (-1, -1)
+    softcap = 30.0 if int(kern.get("softcap", 0)) else 0.0
+    tdt = torch.float16 if kern["dtype"] == "f16" else torch.bfloat16
+    q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=tdt) for _ in range(3))
+    outs = []
+    for _, art in arts:
+        kk = next(x for x in art.kernels if variant_of(x["name"]) == variant_of(name))
+        for _ in range(3):
+            o = torch.full((B, H, S, d), float("nan"), device="cuda", dtype=tdt)
+            lse = torch.full((B, H, S), float("nan"), device="cuda")
+            art.launch(kk, q, k, v, o, lse, 1.0 / math.sqrt(d), window=window,
+                       softcap=softcap)
+            outs.append((o, lse))
+    torch.cuda.synchronize()
+    o0, l0 = outs[0]
+    return all(torch.equal(o, o0) and torch.equal(l, l0) for o, l in outs[1:])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -123,7 +154,13 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--kernels", default=None, metavar="REGEX")
     ap.add_argument("--json", default=None, help="write every result here")
+    ap.add_argument("--identical", action="store_true",
+                    help="instead of timing, check that every artifact's O and "
+                    "LSE equal the first's bit for bit (B x H x S: 8 x 16 x "
+                    "2048, 1 x 16 x 16384, 3 x 5 x 1000)")
     args = ap.parse_args()
+    if args.identical and args.fp8:
+        ap.error("--identical compares the 16-bit kernels only")
     arts = []
     for spec in args.artifacts:
         label, _, path = spec.partition("=")
@@ -136,6 +173,15 @@ def main():
              and all(any(variant_of(x["name"]) == variant_of(k["name"])
                          for x in a.kernels) for _, a in arts[1:])]
     print(f"device: {torch.cuda.get_device_name()}  kernels: {len(names)}", flush=True)
+    if args.identical:
+        bad = 0
+        for name in names:
+            for B, H, S in ((8, 16, 2048), (1, 16, 16384), (3, 5, 1000)):
+                ok = identical(arts, name, B, H, S)
+                bad += not ok
+                print(f"{'same' if ok else 'DIFFERENT'} {name} {B}x{H}x{S}", flush=True)
+        print(f"identical: {bad} differ", flush=True)
+        return 1 if bad else 0
     # A throwaway shape first: the first timed shape otherwise pays for
     # the clock ramp and module loading.
     if names:
