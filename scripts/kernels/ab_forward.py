@@ -53,6 +53,15 @@ def selected(kern, fp8, dims, pattern):
     return not pattern or re.search(pattern, kern["name"])
 
 
+def variant_inputs(kern):
+    """The window, softcap and 16-bit input dtype a kernel's variant is
+    launched with (the same for timing and for the bit check)."""
+    window = (int(kern.get("window_left", 64)), 0) if int(kern.get("window", 0)) else (-1, -1)
+    softcap = 30.0 if int(kern.get("softcap", 0)) else 0.0
+    tdt = torch.float16 if kern["dtype"] == "f16" else torch.bfloat16
+    return window, softcap, tdt
+
+
 def bench(arts, name, S, reps):
     from torch.nn.attention import sdpa_kernel, SDPBackend
     first = arts[0][1]
@@ -61,9 +70,7 @@ def bench(arts, name, S, reps):
     fp8 = kern["dtype"] == "e4m3"
     H, B = HIDDEN // d, TOKENS // S
     scale = 1.0 / math.sqrt(d)
-    window = (int(kern.get("window_left", 64)), 0) if int(kern.get("window", 0)) else (-1, -1)
-    softcap = 30.0 if int(kern.get("softcap", 0)) else 0.0
-    tdt = torch.float16 if kern["dtype"] == "f16" else torch.bfloat16
+    window, softcap, tdt = variant_inputs(kern)
     # Three input sets in rotation, so that repeated runs do not hit L2 only.
     sets = []
     for _ in range(3):
@@ -126,9 +133,7 @@ def identical(arts, name, B, H, S):
     first = arts[0][1]
     kern = next(k for k in first.kernels if k["name"] == name)
     d = int(kern["head_dim"])
-    window = (int(kern.get("window_left", 64)), 0) if int(kern.get("window", 0)) else (-1, -1)
-    softcap = 30.0 if int(kern.get("softcap", 0)) else 0.0
-    tdt = torch.float16 if kern["dtype"] == "f16" else torch.bfloat16
+    window, softcap, tdt = variant_inputs(kern)
     q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=tdt) for _ in range(3))
     outs = []
     for _, art in arts:
