@@ -30,7 +30,7 @@ For every e4m3 kernel of the manifest:
 
 usage: check_fp8.py ARTIFACT [--baseline BF16_ARTIFACT] [--quick] [--no-bench | --bench-only]
                     [--hadamard [--rmse-only]] [--seqs 2048,8192,16384] [--reps 3]
-                    [--json FILE] [--out DIR]
+                    [--json FILE] [--out DIR] [--seed N]
 Exits non-zero if a numerics case fails.
 """
 import argparse, json, math, os, pathlib, re, statistics, sys, time
@@ -518,12 +518,17 @@ def main():
                     help="also run flashfuse.attention on every Sq == Sk case "
                          "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
                          "to equal the direct launch's bit for bit")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="the inputs' random seed (default: the time); two "
+                         "artifacts checked with one seed see the same "
+                         "inputs, so equal errors in --json show equal "
+                         "outputs")
     args = ap.parse_args()
     # --block-cost is a timing of its own: no numerics or RMSE.
     args.bench_only = args.bench_only or args.block_cost
     global API
     API = args.api
-    torch.manual_seed(int(time.time()))
+    torch.manual_seed(int(time.time()) if args.seed is None else args.seed)
     art = Artifact(args.artifact)
     baseline = Artifact(args.baseline) if args.baseline else None
     kernels = [k for k in fp8_kernels(art)

@@ -360,13 +360,16 @@ Value frag::accZero(ImplicitLocOpBuilder &b) {
 SmallVector<Value>
 frag::e4m3ProbabilityOperands(ImplicitLocOpBuilder &b,
                               ArrayRef<std::array<Value, 2>> pairs) {
-  Type i32Type = b.getI32Type();
-  auto join = [&](Value lo, Value hi) { // two 16-bit halves
-    return Value(arith::OrIOp::create(
-        b, arith::ExtUIOp::create(b, i32Type, lo),
-        arith::ShLIOp::create(
-            b, arith::ExtUIOp::create(b, i32Type, hi),
-            arith::ConstantIntOp::create(b, i32Type, 16))));
+  // Two 16-bit halves as one vector bitcast, which NVPTX emits as
+  // mov.b32 {lo, hi}: ptxas then writes the second conversion's byte pair
+  // into the first's register (F2FP's merge operand), where a shift and an
+  // or of the zero-extended halves cost a PRMT per register.
+  auto pairTy = VectorType::get({2}, b.getI16Type());
+  auto wordTy = VectorType::get({1}, b.getI32Type());
+  auto join = [&](Value lo, Value hi) {
+    Value pair = vector::FromElementsOp::create(b, pairTy, ValueRange{lo, hi});
+    return Value(vector::ExtractOp::create(
+        b, vector::BitCastOp::create(b, wordTy, pair), ArrayRef<int64_t>{0}));
   };
   SmallVector<Value> regs;
   for (int64_t kk = 0; kk < int64_t(pairs.size()) / 4; ++kk)
