@@ -141,13 +141,16 @@ void Sm90ForwardBuilder::accumulateOutput(SmallVector<Value> &acc,
 }
 
 void Sm90ForwardBuilder::outputAndWait(SmallVector<Value> &acc,
-                                       ArrayRef<Value> pRegs, Value stage) {
+                                       ArrayRef<Value> pRegs, Value stage,
+                                       function_ref<void()> issued) {
   // The rescaled O and the packed P are written by ordinary instructions:
   // they must be in their registers before the fence.
   SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(acc));
   SmallVector<Value> p = wgmma::pinRegisters(b, pRegs);
   wgmma::fence(b);
   o = issueOutput(o, p, stage);
+  if (issued)
+    issued();
   wgmma::waitGroup(b, 0);
   // P is read by the product until the wait: keep it alive up to there.
   SmallVector<Value> pinned(o);
@@ -207,8 +210,10 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
 
   // The first block: S and softmax only.
   acquireFirstBlock(nStart);
+  awaitIssueTurn();
   wgmma::fence(b);
   SmallVector<Value> s0 = issueScores(stageOf(nStart, nStart));
+  passIssueTurn();
   beginKeyBlock(nStart, /*first=*/true);
   wgmma::waitGroup(b, 0);
   releaseKeys(nStart, nStart);
@@ -240,11 +245,13 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
 
     SmallVector<Value> o = wgmma::pinRegisters(b, fromFragments(st.acc));
     pPrev = wgmma::pinRegisters(b, pPrev);
+    awaitIssueTurn();
     wgmma::fence(b);
     SmallVector<Value> sj = issueScores(stageOf(j, nStart));
     Value prev = arith::SubIOp::create(b, j, cIdx(b, 1));
     acquireValues(prev, nStart);
     o = issueOutput(o, pPrev, stageOf(prev, nStart));
+    passIssueTurn();
     beginKeyBlock(j, /*first=*/false);
     // S_j is ready once at most the P·V group is pending.
     wgmma::waitGroup(b, 1);
@@ -274,8 +281,9 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   SoftmaxState last = unflatten(results.take_front(nState));
   Value lastBlock = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
   acquireValues(lastBlock, nStart);
+  awaitIssueTurn();
   outputAndWait(last.acc, SmallVector<Value>(results.drop_front(nState)),
-                stageOf(lastBlock, nStart));
+                stageOf(lastBlock, nStart), [&] { passIssueTurn(); });
   scf::YieldOp::create(b, last.flat());
   return unflatten(ifAny.getResults());
 }

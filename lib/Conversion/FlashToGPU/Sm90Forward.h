@@ -59,6 +59,10 @@ protected:
   /// Called once S of block `block` has completed: its K tile may be
   /// refilled while its V tile still serves the P·V product.
   virtual void releaseKeys(Value block, Value nStart) {}
+  /// Around each issue of the block's products: a recipe whose warpgroups
+  /// take turns at the tensor cores waits for its turn and hands it on.
+  virtual void awaitIssueTurn() {}
+  virtual void passIssueTurn() {}
   /// Starts the cp.async copies of block + prefetchDistance().
   void prefetchAhead(Value block, Value nStart);
   /// Issues S = Q Kᵀ of the block in `stage` and commits it as one group;
@@ -74,9 +78,10 @@ protected:
   SmallVector<Value> fromFragments(ArrayRef<Value> frags);
   virtual SmallVector<Value> packedRegisters(const PackedP &p);
   /// O += P V of the block in `stage`, issued and waited for (acc: the
-  /// nTilesDv fragments, pRegs: P's register list).
+  /// nTilesDv fragments, pRegs: P's register list); `issued` runs between
+  /// the issue and the wait.
   void outputAndWait(SmallVector<Value> &acc, ArrayRef<Value> pRegs,
-                     Value stage);
+                     Value stage, function_ref<void()> issued = {});
   /// The ring buffer of key block `block`.
   Value stageOf(Value block, Value nStart);
   /// How many key blocks went through the ring before block `block`:

@@ -86,6 +86,8 @@ int32_t consumerRegisters(int32_t producerRegisters, int64_t consumerThreads) {
 }
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
+/// Consumer warpgroup w's issue turn (ping-pong): named barrier 2 + w.
+constexpr int32_t kFirstTurnBarrier = 2;
 
 } // namespace
 
@@ -94,6 +96,29 @@ void Sm90WsForwardBuilder::syncComputeWarps() {
                           cI32(consumerThreads()),
                           /*reductionOp=*/nullptr,
                           /*reductionPredicate=*/Value());
+}
+
+Value Sm90WsForwardBuilder::consumerWarpgroup() {
+  return to32(arith::DivUIOp::create(b, warp, cIdx(b, 4)));
+}
+
+void Sm90WsForwardBuilder::awaitIssueTurn() {
+  if (!s.issuesInTurns())
+    return;
+  Value id =
+      arith::AddIOp::create(b, consumerWarpgroup(), cI32(kFirstTurnBarrier));
+  NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(consumerThreads()),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
+void Sm90WsForwardBuilder::passIssueTurn() {
+  if (!s.issuesInTurns())
+    return;
+  // The other warpgroup's barrier: 2 + (1 - w).
+  Value id = arith::SubIOp::create(b, cI32(kFirstTurnBarrier + 1),
+                                   consumerWarpgroup());
+  NVVM::BarrierArriveOp::create(b, id, cI32(consumerThreads()));
 }
 
 void Sm90WsForwardBuilder::createBarriers() {
@@ -421,6 +446,16 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
       NVVM::SetMaxRegisterAction::increase);
   shiftToConsumers();
   qDesc = warpgroupQDescriptor();
+  if (s.issuesInTurns()) {
+    // Warpgroup 0 issues first: it hands itself the first turn.
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                        consumerWarpgroup(), cI32(0));
+    auto ifOp = scf::IfOp::create(b, TypeRange{}, first, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    NVVM::BarrierArriveOp::create(b, cI32(kFirstTurnBarrier),
+                                  cI32(consumerThreads()));
+  }
   walkTiles([&](Value count) { return consumeTile(count); });
   gpu::ReturnOp::create(b);
 }

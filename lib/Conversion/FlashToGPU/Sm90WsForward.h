@@ -60,6 +60,13 @@ protected:
   }
   void createBarriers();
 
+  /// Ping-pong (KernelSpec::issuesInTurns): consumer warpgroup w waits at
+  /// named barrier 2 + w before issuing a block's products and arrives at
+  /// the other's after; warpgroup 0 starts with its own turn.
+  void awaitIssueTurn() override;
+  void passIssueTurn() override;
+  Value consumerWarpgroup();
+
   /// The persistent walk over the tiles (PersistentScheduler.h) and the
   /// tile it places: mStart, head, headKV and batchIdx.
   std::unique_ptr<PersistentTileScheduler> scheduler;

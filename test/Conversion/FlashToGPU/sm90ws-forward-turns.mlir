@@ -1,0 +1,99 @@
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" --flash-lower-to-gpu="chip=sm_90a kernels-only=true" | FileCheck %s
+
+// Ping-pong (KernelSpec::issuesInTurns, Sm90WsForward.h): the two consumer
+// warpgroups of the 16-bit D = 128 forward without a mask issue their
+// products in turn. Warpgroup 0 hands itself the first turn (named
+// barrier 2, both warpgroups' 256 threads); every issue of a block's
+// products (the first block's S, the key loop's S_j and P·V_{j-1}, the
+// last block's P·V) waits at the warpgroup's own barrier first and arrives
+// at the other's as soon as the products are committed, before waiting
+// for them.
+// CHECK-LABEL: func.func @turns
+// CHECK: gpu.func @flash_fwd_sm90ws_bf16_d128_m128n176w8s2(
+// CHECK: nvvm.setmaxregister {{ *}}increase
+// CHECK: nvvm.barrier.arrive id = %c2_i32{{.*}} number_of_threads = %c256_i32
+// The first block's S.
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// The key loop: S_j and P·V_{j-1} in one turn.
+// CHECK: scf.for
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NOT: nvvm.barrier
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// The last block's P·V.
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait
+// CHECK: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+func.func @turns(%q: tensor<1x8x1000x128xbf16>) -> tensor<1x8x1000x128xbf16> {
+  %o = flash.attention %q, %q, %q
+      : tensor<1x8x1000x128xbf16>, tensor<1x8x1000x128xbf16>, tensor<1x8x1000x128xbf16>
+      -> tensor<1x8x1000x128xbf16>
+  return %o : tensor<1x8x1000x128xbf16>
+}
+
+// -----
+
+// Under a causal mask the D = 128 warpgroups issue as they come (run 281:
+// 0.98-1.03x, no steady gain).
+// CHECK-LABEL: func.func @causal_no_turns
+// CHECK: gpu.func @flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal(
+// CHECK-NOT: nvvm.barrier.arrive
+func.func @causal_no_turns(%q: tensor<1x8x1000x128xbf16>) -> tensor<1x8x1000x128xbf16> {
+  %o = flash.attention %q, %q, %q {causal = #flash.causal<top_left>}
+      : tensor<1x8x1000x128xbf16>, tensor<1x8x1000x128xbf16>, tensor<1x8x1000x128xbf16>
+      -> tensor<1x8x1000x128xbf16>
+  return %o : tensor<1x8x1000x128xbf16>
+}
+
+// -----
+
+// The e4m3 D = 64 causal forward takes turns; the unmasked one runs three
+// consumer warpgroups and does not.
+// CHECK-LABEL: func.func @fp8_d64_causal
+// CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d64_m128n192w8s2_causal(
+// CHECK: nvvm.barrier.arrive id = %c2_i32{{.*}} number_of_threads = %c256_i32
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256
+// CHECK-NEXT: nvvm.wgmma.fence.aligned
+func.func @fp8_d64_causal(%q: tensor<2x8x1000x64xf8E4M3FN>, %k: tensor<2x2x1000x64xf8E4M3FN>,
+                          %v: tensor<2x2x1000x64xf8E4M3FN>, %qd: tensor<2x8xf32>,
+                          %kd: tensor<2x2xf32>, %vd: tensor<2x2xf32>)
+    -> (tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>) {
+  %o, %lse = flash.attention %q, %k, %v
+      descale(%qd, %kd, %vd : tensor<2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+      {causal = #flash.causal<top_left>}
+      : tensor<2x8x1000x64xf8E4M3FN>, tensor<2x2x1000x64xf8E4M3FN>,
+        tensor<2x2x1000x64xf8E4M3FN>
+      -> tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>
+  return %o, %lse : tensor<2x8x1000x64xbf16>, tensor<2x8x1000xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fp8_d128_no_turns
+// CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d128_m128n192w8s2(
+// CHECK-NOT: nvvm.barrier.arrive
+func.func @fp8_d128_no_turns(%q: tensor<2x8x1000x128xf8E4M3FN>, %k: tensor<2x2x1000x128xf8E4M3FN>,
+                             %v: tensor<2x2x1000x128xf8E4M3FN>, %qd: tensor<2x8xf32>,
+                             %kd: tensor<2x2xf32>, %vd: tensor<2x2xf32>)
+    -> (tensor<2x8x1000x128xbf16>, tensor<2x8x1000xf32>) {
+  %o, %lse = flash.attention %q, %k, %v
+      descale(%qd, %kd, %vd : tensor<2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+      : tensor<2x8x1000x128xf8E4M3FN>, tensor<2x2x1000x128xf8E4M3FN>,
+        tensor<2x2x1000x128xf8E4M3FN>
+      -> tensor<2x8x1000x128xbf16>, tensor<2x8x1000xf32>
+  return %o, %lse : tensor<2x8x1000x128xbf16>, tensor<2x8x1000xf32>
+}
