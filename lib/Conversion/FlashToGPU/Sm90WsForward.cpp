@@ -86,8 +86,10 @@ int32_t consumerRegisters(int32_t producerRegisters, int64_t consumerThreads) {
 }
 /// The consumers' named barrier (0 is the whole block's).
 constexpr int32_t kConsumerBarrier = 1;
-/// Consumer warpgroup w's issue turn (ping-pong): named barrier 2 + w.
-constexpr int32_t kFirstTurnBarrier = 2;
+/// Consumer warpgroup w's issue turn (ping-pong): named barrier 2 + w,
+/// which counts the warpgroup's own 128 threads and the 128 of the one
+/// that hands it the turn.
+constexpr int32_t kFirstTurnBarrier = 2, kTurnThreads = 256;
 
 } // namespace
 
@@ -107,7 +109,7 @@ void Sm90WsForwardBuilder::awaitIssueTurn() {
     return;
   Value id =
       arith::AddIOp::create(b, consumerWarpgroup(), cI32(kFirstTurnBarrier));
-  NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(consumerThreads()),
+  NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(kTurnThreads),
                           /*reductionOp=*/nullptr,
                           /*reductionPredicate=*/Value());
 }
@@ -115,10 +117,19 @@ void Sm90WsForwardBuilder::awaitIssueTurn() {
 void Sm90WsForwardBuilder::passIssueTurn() {
   if (!s.issuesInTurns())
     return;
-  // The other warpgroup's barrier: 2 + (1 - w).
-  Value id = arith::SubIOp::create(b, cI32(kFirstTurnBarrier + 1),
-                                   consumerWarpgroup());
-  NVVM::BarrierArriveOp::create(b, id, cI32(consumerThreads()));
+  Value w = consumerWarpgroup(), id;
+  if (s.warps == 8) {
+    // The other warpgroup's barrier: 2 + (1 - w).
+    id = arith::SubIOp::create(b, cI32(kFirstTurnBarrier + 1), w);
+  } else {
+    // The next one's in the ring: 2 + (w + 1) mod n.
+    Value next = arith::AddIOp::create(b, w, cI32(1));
+    Value wraps = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, next,
+                                        cI32(s.warps / 4));
+    next = arith::SelectOp::create(b, wraps, cI32(0), next);
+    id = arith::AddIOp::create(b, next, cI32(kFirstTurnBarrier));
+  }
+  NVVM::BarrierArriveOp::create(b, id, cI32(kTurnThreads));
 }
 
 void Sm90WsForwardBuilder::createBarriers() {
@@ -454,7 +465,7 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     NVVM::BarrierArriveOp::create(b, cI32(kFirstTurnBarrier),
-                                  cI32(consumerThreads()));
+                                  cI32(kTurnThreads));
   }
   walkTiles([&](Value count) { return consumeTile(count); });
   gpu::ReturnOp::create(b);

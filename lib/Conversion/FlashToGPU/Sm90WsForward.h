@@ -62,7 +62,8 @@ protected:
 
   /// Ping-pong (KernelSpec::issuesInTurns): consumer warpgroup w waits at
   /// named barrier 2 + w before issuing a block's products and arrives at
-  /// the other's after; warpgroup 0 starts with its own turn.
+  /// the next one's after (the other of two; of three, in a ring);
+  /// warpgroup 0 starts with its own turn.
   void awaitIssueTurn() override;
   void passIssueTurn() override;
   Value consumerWarpgroup();

@@ -182,24 +182,27 @@ struct KernelSpec {
     return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&
            headDim <= 128;
   }
-  /// Whether the sm90ws forward's two consumer warpgroups issue their
-  /// products in turn (FlashAttention-3's scheduler barriers, Sm90WsForward.h:
-  /// while one warpgroup's softmax runs, the other's S and P·V hold the
-  /// tensor cores). Where runs 280-282 (H200) never found it slower, 2k-16k:
-  /// the 16-bit D = 128 forward without a causal mask, window or softcap
-  /// (1.00-1.06x), and the e4m3 D = 64 causal one (1.01-1.03x). Elsewhere
-  /// it lost or swung both ways (FP8 D = 128 causal 0.92-0.98x, D = 256
-  /// 0.95-1.07x), so it is off there, and on the
-  /// variants that were not timed (bias, mask, dropout, score or mask
-  /// functions, f32 O, block-sparse, per-block descales).
+  /// Whether the sm90ws forward's consumer warpgroups issue their products
+  /// in turn (FlashAttention-3's scheduler barriers, Sm90WsForward.h: while
+  /// one warpgroup's softmax runs, the others' S and P·V hold the tensor
+  /// cores). Where runs 280-282 and 290 (H200) never found it slower,
+  /// 2k-16k: the 16-bit D = 128 forward without a causal mask, window or
+  /// softcap (two warpgroups, 1.00-1.06x), and the e4m3 D = 64 forwards,
+  /// causal (two, 1.01-1.03x) or not (three in a ring, 1.01-1.04x).
+  /// Elsewhere it lost or swung both ways (FP8 D = 128 causal 0.92-0.98x,
+  /// D = 256 0.95-1.07x, 16-bit D = 64 on three 0.92-1.02x), so it is off
+  /// there, and on the variants that were not timed (bias, mask, dropout,
+  /// score or mask functions, f32 O, block-sparse, per-block descales).
   bool issuesInTurns() const {
-    if (!warpSpecialized() || kind != Kind::Forward || warps != 8 ||
-        blockSparse || varlen || window || softcap || bias || mask || dropout ||
-        scoreMod || maskMod || blockDescales() || writesF32Output())
+    if (!warpSpecialized() || kind != Kind::Forward || blockSparse || varlen ||
+        window || softcap || bias || mask || dropout || scoreMod || maskMod ||
+        blockDescales() || writesF32Output())
       return false;
     if (isFp8())
-      return headDim == 64 && causal == Causal::TopLeft;
-    return headDim == 128 && headDimV == 128 && causal == Causal::None;
+      return headDim == 64 &&
+             (warps == 12 ? causal == Causal::None : causal == Causal::TopLeft);
+    return warps == 8 && headDim == 128 && headDimV == 128 &&
+           causal == Causal::None;
   }
   /// Whether the sm90ws forward's producer publishes the key block of each
   /// ring stage (and, with mask_mod, whether it is a partial block) in a
