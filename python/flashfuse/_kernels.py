@@ -23,7 +23,8 @@ _manifests = {}  # artifact dir -> Manifest, or the ManifestError it raised
 _params = {}     # (artifact dir, kernel index) -> frozenset of param names
 _contexts = {}   # device index -> Context
 _kernels = {}    # (device index, artifact dir, variant key) -> kernel handle
-_sm90ws_dirs = {}  # variant key -> artifact dir of its sm90ws kernel, or None
+# variant key -> {query rows: artifact dir} of its sm90ws kernels
+_sm90ws_dirs = {}
 
 
 def artifact_dirs():
@@ -200,33 +201,56 @@ def kernel(device_index, variant, directory=None, capability=None):
 SM90WS_MIN_KEYS = 2048
 
 
-def sm90ws_dir(variant):
-    """The artifact directory holding an sm90ws kernel of `variant` (a
-    forward, or a backward: <target>-bwd-ws), or None; searched once per
-    variant (a search reads every manifest)."""
+# Where artifacts hold sm90ws forwards of one variant with different query
+# rows, the length decides: the D = 64 causal kernels of <target>-ws have
+# 128 rows, those of <target>-ws-long 192 on three consumer warpgroups
+# that issue in turn, 1.03-1.09x faster from 4k queries and keys but
+# 0.92-0.94x at 2k (H200, docs/PERF.md run 294). From this length on
+# (queries and keys) the most rows are taken, below it the fewest; it is
+# flash-select-config's kLongCausalMinLength for static shapes.
+SM90WS_LONG_MIN_LENGTH = 4096
+
+
+def sm90ws_dirs(variant):
+    """{query rows: artifact directory} of the sm90ws kernels of `variant`
+    (a forward, or a backward: <target>-bwd-ws), the first directory in
+    search order for each tile height; searched once per variant (a search
+    reads every manifest)."""
     key = variant.key()
     if key not in _sm90ws_dirs:
-        found = None
+        found = {}
         for directory, index in locate_all(variant):
             with _lock:
                 manifest = _manifest(directory)
             # An artifact this runtime cannot read is not one to launch.
             if isinstance(manifest, ManifestError):
                 continue
-            if b"_sm90ws_" in manifest.kernels()[index].name:
-                found = directory
-                break
+            info = manifest.kernels()[index]
+            if b"_sm90ws_" in info.name:
+                found.setdefault(info.block_m, directory)
         _sm90ws_dirs[key] = found
     return _sm90ws_dirs[key]
 
 
-def forward_kernel(device_index, variant, capability, seq_k):
-    """The forward kernel of `variant` for `seq_k` keys: an artifact's sm90ws
-    kernel of the variant from SM90WS_MIN_KEYS keys on, otherwise the first
-    one found (kernel(): the library's <target> directory sorts before
-    <target>-ws)."""
+def sm90ws_dir(variant, long=False):
+    """The artifact directory holding an sm90ws kernel of `variant`, or
+    None: with `long` (SM90WS_LONG_MIN_LENGTH) the one of the most query
+    rows, otherwise of the fewest."""
+    tiers = sm90ws_dirs(variant)
+    if not tiers:
+        return None
+    return tiers[max(tiers) if long else min(tiers)]
+
+
+def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
+    """The forward kernel of `variant` for `seq_q` queries and `seq_k` keys:
+    an artifact's sm90ws kernel of the variant from SM90WS_MIN_KEYS keys on
+    (from SM90WS_LONG_MIN_LENGTH queries and keys the one of the most rows),
+    otherwise the first one found (kernel(): the library's <target>
+    directory sorts before <target>-ws)."""
     if seq_k >= SM90WS_MIN_KEYS:
-        directory = sm90ws_dir(variant)
+        long = min(seq_q, seq_k) >= SM90WS_LONG_MIN_LENGTH
+        directory = sm90ws_dir(variant, long)
         if directory is not None:
             return kernel(device_index, variant, directory)
     return kernel(device_index, variant, capability=capability)

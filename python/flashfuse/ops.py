@@ -169,7 +169,8 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
                        window_left, window_right, softcap, dropout_p, out_f32)
     kernel = _kernels.forward_kernel(q.device.index, variant,
-                                     _capability(q.device.index), k.shape[2])
+                                     _capability(q.device.index), k.shape[2],
+                                     q.shape[2])
     # Before any copy: the fake's layout.
     o = _output_like(q, v.shape[-1], torch.float32 if out_f32 else None)
     q, k, v, bias, mask = (_readable(t) for t in (q, k, v, bias, mask))

@@ -26,7 +26,10 @@ FP8_OUT_DTYPES = ("bf16", "f16")
 # MLIR's element types where the runtime's dtype names differ.
 _MLIR_TYPES = {"e4m3": "f8E4M3FN"}
 
-# Lengths the IR is written with: any value compiles to the same kernel.
+# Lengths the IR is written with (KernelVariant.seq_len's default). The
+# kernel serves every length either way; only flash-select-config reads them,
+# for the tiles of long static sequences (D = 64 causal from 4096:
+# SelectConfig.cpp kLongCausalMinLength).
 _SEQ = 128
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*$")
 
@@ -82,6 +85,7 @@ class KernelVariant:
     block_sparse: int = 0  # 0 dense, 1 partial lists, 2 partial + full
     sparse_blocks: Tuple[int, int] = (128, 128)
     descale_blocks: Optional[Tuple[int, int]] = None
+    seq_len: int = _SEQ  # of Q and K in the IR (above)
 
     def __post_init__(self):
         # Rejected here rather than by the MLIR parser, whose message would
@@ -99,6 +103,9 @@ class KernelVariant:
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"variant {field} must be a positive int, "
                                  f"got {value!r}")
+        if not isinstance(self.seq_len, int) or self.seq_len <= 0:
+            raise ValueError(f"variant seq_len must be a positive int, got "
+                             f"{self.seq_len!r}")
         if self.causal not in CAUSAL:
             raise ValueError(f"variant causal must be one of {CAUSAL}, got "
                              f"{self.causal!r}")
@@ -201,14 +208,15 @@ class _Types:
 
     def __init__(self, v):
         t = _MLIR_TYPES.get(v.dtype, v.dtype)
-        self.q = f"tensor<1x1x{_SEQ}x{v.head_dim}x{t}>"  # Q, K, dQ, dK
-        self.v = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{t}>"  # V, O, dV, dO
+        n = v.seq_len
+        self.q = f"tensor<1x1x{n}x{v.head_dim}x{t}>"  # Q, K, dQ, dK
+        self.v = f"tensor<1x1x{n}x{v.head_dim_v}x{t}>"  # V, O, dV, dO
         # The forward's result O: f32 with out_dtype (the gradient op's O
         # operand is self.v).
-        self.o = f"tensor<1x1x{_SEQ}x{v.head_dim_v}x{v.out_dtype or t}>"
-        self.lse = f"tensor<1x1x{_SEQ}xf32>"
-        self.bias = f"tensor<1x1x{_SEQ}x{_SEQ}xf32>"
-        self.mask = f"tensor<1x1x{_SEQ}x{_SEQ}xi1>"
+        self.o = f"tensor<1x1x{n}x{v.head_dim_v}x{v.out_dtype or t}>"
+        self.lse = f"tensor<1x1x{n}xf32>"
+        self.bias = f"tensor<1x1x{n}x{n}xf32>"
+        self.mask = f"tensor<1x1x{n}x{n}xi1>"
         # A packed batch's offsets: [B + 1], B a kernel argument too.
         self.cu = "tensor<?xi32>"
         # FP8 descales per head, [B, H] (H = Hq = Hkv = 1 here), or per
@@ -216,12 +224,12 @@ class _Types:
         self.descale = self.k_descale = "tensor<1x1xf32>"
         if v.fp8 and v.descale_blocks:
             bq, bk = v.descale_blocks
-            self.descale = f"tensor<1x1x{-(-_SEQ // bq)}xf32>"
-            self.k_descale = f"tensor<1x1x{-(-_SEQ // bk)}xf32>"
+            self.descale = f"tensor<1x1x{-(-n // bq)}xf32>"
+            self.k_descale = f"tensor<1x1x{-(-n // bk)}xf32>"
         # Block-sparse lists [1, 1, QB(, N)]: their sizes and strides are
         # kernel arguments.
-        qb = -(-_SEQ // v.sparse_blocks[0])
-        kb = -(-_SEQ // v.sparse_blocks[1])
+        qb = -(-n // v.sparse_blocks[0])
+        kb = -(-n // v.sparse_blocks[1])
         self.num = f"tensor<1x1x{qb}xi32>"
         self.idx = f"tensor<1x1x{qb}x{kb}xi32>"
 

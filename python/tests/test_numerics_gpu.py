@@ -142,6 +142,43 @@ def test_long_keys_take_the_sm90ws_forward(head_dim, causal):
     assert_close(out, ref, low, 2, "O (sm90ws)")
 
 
+@pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
+def test_long_causal_takes_the_192_row_forward(causal):
+    # (The library has the 192-row kernel of the top-left mask only: for
+    # bottom-right every length takes the 128-row one.)
+    # From SM90WS_LONG_MIN_LENGTH queries and keys on, a D = 64 causal
+    # forward launches the library's 192-row sm90ws kernel
+    # (<target>-ws-long), below it the 128-row one of <target>-ws; both
+    # meet the rule (GQA, lengths that end inside a tile, more keys than
+    # queries for the bottom-right mask).
+    from flashfuse import _kernels
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD, rt.DTYPE_BF16, 64, 64,
+        1 if causal == "top_left" else 2)
+    tiers = _kernels.sm90ws_dirs(variant)
+    if not tiers:
+        pytest.skip("no sm90ws kernel of the variant in the library")
+    assert len(tiers) == (2 if causal == "top_left" else 1), tiers
+    long = _kernels.SM90WS_LONG_MIN_LENGTH
+    device = torch.cuda.current_device()
+    ws_long = _kernels.kernel(device, variant, tiers[max(tiers)])
+    b, hq, hkv = 1, 4, 2
+    for sq, sk, taken in ((long + 77, long + 77 + (causal == "bottom_right")
+                           * 333, True),
+                          (long - 1, long + 5, len(tiers) == 1)):
+        q = torch.randn(b, hq, sq, 64, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(b, hkv, sk, 64, device="cuda",
+                            dtype=torch.bfloat16) for _ in range(2))
+        assert (_kernels.forward_kernel(device, variant, None, sk, sq)
+                is ws_long) == taken
+        out = run_or_skip(lambda: flashfuse.attention(
+            q, k, v, is_causal=causal, enable_gqa=True))
+        scale = 1 / math.sqrt(64)
+        ref = reference(q, k, v, causal, scale, upcast=True)
+        low = reference(q, k, v, causal, scale, upcast=False)
+        assert_close(out, ref, low, 2, f"O ({sq} x {sk})")
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
                          ids=["fp16", "bf16"])
 def test_bshd_views_are_read_in_place(dtype):

@@ -54,6 +54,19 @@ def sm90ws_suite():
             if v.head_dim in (64, 128, 256) and not v.bias]
 
 
+def sm90ws_long_suite():
+    """The sm90ws forwards the package takes from 4k queries and keys on
+    (python/flashfuse/_kernels.py SM90WS_LONG_MIN_LENGTH): D = 64 causal
+    (top-left; bottom-right spills 8 bytes on that tile), written with 4096
+    queries and keys, so that flash-select-config gives
+    them its tile of long sequences (192 query rows on three consumer
+    warpgroups that issue in turn). An artifact apart from <target>-ws,
+    whose kernels of the same variants have 128 rows."""
+    return [KernelVariant(f"{dtype}_d64_{causal}", dtype, 64, causal=causal,
+                          seq_len=4096)
+            for dtype in ("f16", "bf16") for causal in ("top_left",)]
+
+
 def sm90ws_backward_suite():
     """The backward suite's variants the sm90ws backward (the sm90 backward
     fed by a TMA producer warpgroup) serves, for flashfuse-compile
@@ -391,6 +404,10 @@ def main():
                     help="the forward variants the sm90ws recipe serves "
                          "(compile with flashfuse-compile --recipe=sm90ws); "
                          "with --backward, its backward variants")
+    ap.add_argument("--sm90ws-long", action="store_true",
+                    help="the sm90ws forwards of 192 query rows the package "
+                         "takes for long causal sequences at D = 64 "
+                         "(compile with --recipe=sm90ws)")
     ap.add_argument("--fp8-mma-sync", action="store_true",
                     help="the FP8 (e4m3) forward variants of the mma.sync "
                          "kernel (compile with --target=l4, or --target=h100 "
@@ -419,12 +436,13 @@ def main():
     if (args.backward + args.decode + args.decode_fp8
             + args.decode_fp8_library + args.decode_waves + args.headdims
             + args.varlen
-            + args.sm90ws + args.fp8 + args.fp8_mma_sync + args.block_sparse
+            + args.sm90ws + args.sm90ws_long + args.fp8 + args.fp8_mma_sync
+            + args.block_sparse
             - varlen_backward
             - sparse_backward - ws_backward - ws_varlen_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
                  "--decode-waves, "
-                 "--headdims, --varlen, --sm90ws, --fp8 "
+                 "--headdims, --varlen, --sm90ws, --sm90ws-long, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
                  "--backward the block-sparse backward one, --sm90ws "
@@ -440,6 +458,7 @@ def main():
              else varlen_suite() if args.varlen
              else sm90ws_backward_suite() if ws_backward
              else sm90ws_suite() if args.sm90ws
+             else sm90ws_long_suite() if args.sm90ws_long
              else fp8_suite() if args.fp8
              else fp8_mma_sync_suite() if args.fp8_mma_sync
              else decode_fp8_suite() if args.decode_fp8

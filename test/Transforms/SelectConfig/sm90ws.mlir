@@ -1,8 +1,9 @@
 // recipe=sm90ws: forward ops get the warp-specialised TMA forward's tiles
 // (128 query rows over two consumer warpgroups, three stages of 128 keys
 // at D = 64/128 and two of 80 at D = 256; without a causal or window mask
-// 192 rows over three consumer warpgroups and four stages at D = 64, two
-// stages of 176 keys at D = 128 unless a softcap is on); backward ops the sm90ws backward
+// 192 rows over three consumer warpgroups and four stages at D = 64, also
+// top-left causal from 4096 static queries and keys, two stages of 176 keys at
+// D = 128 unless a softcap is on); backward ops the sm90ws backward
 // serves get the sm90 backward's tiles under the sm90ws recipe, the others
 // (bias, dropout, ...) what auto gives them; a forward it cannot serve is
 // an error naming why.
@@ -67,6 +68,60 @@ func.func @d64_window(%x: tensor<2x8x512x64xbf16>) -> tensor<2x8x512x64xbf16> {
       : tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>, tensor<2x8x512x64xbf16>
       -> tensor<2x8x512x64xbf16>
   return %o : tensor<2x8x512x64xbf16>
+}
+
+// -----
+
+// Causal (top-left) D = 64 of static lengths from 4096 queries and keys
+// takes the 192 rows too (SelectConfig.cpp kLongCausalMinLength);
+// bottom-right, shorter, dynamic, softcapped or f32-output ones keep 128.
+// CHECK-LABEL: func.func @d64_causal_long
+// CHECK: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
+// CHECK-LABEL: func.func @d64_causal_long_br
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK-LABEL: func.func @d64_causal_short_keys
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK-LABEL: func.func @d64_causal_dynamic
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK-LABEL: func.func @d64_causal_long_softcap
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+// CHECK-LABEL: func.func @d64_causal_long_f32_out
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @d64_causal_long(%x: tensor<1x8x4096x64xbf16>) -> tensor<1x8x4096x64xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>
+      -> tensor<1x8x4096x64xbf16>
+  return %o : tensor<1x8x4096x64xbf16>
+}
+func.func @d64_causal_long_br(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x8x8192x64xf16>) -> tensor<1x8x4096x64xf16> {
+  %o = flash.attention %q, %k, %k {causal = #flash.causal<bottom_right>}
+      : tensor<1x8x4096x64xf16>, tensor<1x8x8192x64xf16>, tensor<1x8x8192x64xf16>
+      -> tensor<1x8x4096x64xf16>
+  return %o : tensor<1x8x4096x64xf16>
+}
+func.func @d64_causal_short_keys(%q: tensor<1x8x4096x64xbf16>, %k: tensor<1x8x2048x64xbf16>) -> tensor<1x8x4096x64xbf16> {
+  %o = flash.attention %q, %k, %k {causal = #flash.causal<bottom_right>}
+      : tensor<1x8x4096x64xbf16>, tensor<1x8x2048x64xbf16>, tensor<1x8x2048x64xbf16>
+      -> tensor<1x8x4096x64xbf16>
+  return %o : tensor<1x8x4096x64xbf16>
+}
+func.func @d64_causal_dynamic(%x: tensor<1x8x?x64xbf16>) -> tensor<1x8x?x64xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16>, tensor<1x8x?x64xbf16>
+      -> tensor<1x8x?x64xbf16>
+  return %o : tensor<1x8x?x64xbf16>
+}
+func.func @d64_causal_long_softcap(%x: tensor<1x8x4096x64xbf16>) -> tensor<1x8x4096x64xbf16> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>, softcap = 30.0 : f32}
+      : tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>
+      -> tensor<1x8x4096x64xbf16>
+  return %o : tensor<1x8x4096x64xbf16>
+}
+func.func @d64_causal_long_f32_out(%x: tensor<1x8x4096x64xbf16>) -> tensor<1x8x4096x64xf32> {
+  %o = flash.attention %x, %x, %x {causal = #flash.causal<top_left>}
+      : tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>, tensor<1x8x4096x64xbf16>
+      -> tensor<1x8x4096x64xf32>
+  return %o : tensor<1x8x4096x64xf32>
 }
 
 // -----

@@ -712,6 +712,31 @@ KernelConfigAttr sm90WsBackwardConfig(AttentionVariantInterface iface) {
                                c.getStages());
 }
 
+/// The query and key lengths from which a D = 64 causal forward takes the
+/// unmasked one's 192 rows on three consumer warpgroups, which there issue
+/// their products in turn (KernelSpec::issuesInTurns). H200, run 294,
+/// bf16 / f16 against the 128-row kernel: 1.03-1.06x at 4k, 1.06-1.09x at
+/// 8k, 1.07-1.08x at 16k, but 0.92-0.94x at 2k, where 2048 rows are 10.7
+/// tiles of 192 and the diagonal tiles mask more of their keys. Top-left
+/// only: the bottom-right kernel on this tile spills 8 bytes. Both
+/// lengths must be static: a kernel of dynamic lengths serves short ones
+/// too (the package keeps these kernels in an artifact of their own and
+/// takes them from this length on, python/flashfuse/_kernels.py).
+constexpr int64_t kLongCausalMinLength = 4096;
+
+bool longCausalForward(AttentionVariantInterface iface) {
+  // O in the inputs' type: an f32 O keeps its own kernels (not timed).
+  auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
+  if (!fwd || getElementTypeOrSelf(fwd->getResult(0).getType()) !=
+                  getElementTypeOrSelf(iface.getQKV()[0]))
+    return false;
+  AttentionSizes sz = iface.getSizes();
+  return iface.isCausal() && !iface.isBottomRightAligned() &&
+         !iface.getWindowLeftSize() && !iface.getWindowRightSize() &&
+         !iface.getBlockSparse() && !iface.getSoftcapValue() &&
+         sz.seqQ >= kLongCausalMinLength && sz.seqK >= kLongCausalMinLength;
+}
+
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   MLIRContext *ctx = iface->getContext();
   int64_t d = iface.getSizes().d;
@@ -723,8 +748,8 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   // three stages spilled 8-16 bytes at the 160 registers a consumer gets,
   // two were 0-6% slower). Causal, the 192-row diagonal tiles mask more
   // work: 15% slower at 2k, at most 5% faster from 8k, so masked forwards
-  // keep 128 rows.
-  if (d == 64 && unmaskedForward(iface))
+  // keep 128 rows, except causal ones of long sequences (longCausalForward).
+  if (d == 64 && (unmaskedForward(iface) || longCausalForward(iface)))
     return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/192,
                                  /*blockN=*/128, /*warps=*/12, /*stages=*/4);
   // D = 128 unmasked, without a softcap: two stages of 176 keys, K and V
