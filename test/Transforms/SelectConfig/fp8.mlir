@@ -8,8 +8,9 @@
 // {64, 128, 256}: 128 x 128 tiles, four stages at D = 64 (192 query rows
 // on three consumer warpgroups without a mask), three at D = 128 and two
 // at D = 256, with causal masks, and at D = 64 and 128 a sliding
-// window and a softcap; blocks of 192 keys, two stages, at D = 128 and for
-// D = 64 under a causal mask, where no window and no per-block descales
+// window and a softcap (192 rows also under a top-left causal mask at
+// D = 64); blocks of 192 keys, two stages, at D = 128 and for D = 64
+// under a bottom-right causal mask, where no window and no per-block descales
 // of key blocks that 192 does not divide keep 128; other head dims, a
 // window at D = 256, a bias, and the sm90 recipe, are refused by name. recipe=sm80 on h100 gives the
 // mma.sync kernel (three stages at D = 128 there).
@@ -47,6 +48,8 @@
 // H100-LABEL: func.func @fp8_d128_blocks_of_384_keys
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_d64_causal
+// H100: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
+// H100-LABEL: func.func @fp8_d64_causal_br
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // SM90: no kernel config for target 'h100': the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws recipe (recipe=auto or sm90ws), or the mma.sync one of sm80
 // L4WS: no kernel config for target 'l4': the sm90ws recipe needs sm_90 (wgmma), target is sm_89; FP8 there takes the mma.sync kernel (recipe=auto or sm80)
@@ -161,10 +164,21 @@ func.func @fp8_d128_blocks_of_384_keys(%q: tensor<1x2x384x128xf8E4M3FN>, %dq: te
 
 // -----
 
-// D = 64 under a causal mask: 128 query rows, blocks of 192 keys (H100).
+// D = 64 under a top-left causal mask: 192 query rows on three consumer
+// warpgroups (H100); bottom-right (below) 128 rows, blocks of 192 keys.
 func.func @fp8_d64_causal(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x64xbf16> {
   // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<top_left>}
+      : tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>
+      -> tensor<1x2x128x64xbf16>
+  return %o : tensor<1x2x128x64xbf16>
+}
+
+// -----
+
+func.func @fp8_d64_causal_br(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x64xbf16> {
+  // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>}
       : tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>, tensor<1x2x128x64xf8E4M3FN>
       -> tensor<1x2x128x64xbf16>
   return %o : tensor<1x2x128x64xbf16>
