@@ -119,7 +119,9 @@ void Sm90WsForwardBuilder::passIssueTurn() {
     return;
   Value w = consumerWarpgroup(), id;
   if (s.warps == 8) {
-    // The other warpgroup's barrier: 2 + (1 - w).
+    // The other warpgroup's barrier: 2 + (1 - w). The ring's form below
+    // would serve two warpgroups too, but cost the D = 128 kernels 3-7%
+    // from 8k (H200, docs/PERF.md run 298).
     id = arith::SubIOp::create(b, cI32(kFirstTurnBarrier + 1), w);
   } else {
     // The next one's in the ring: 2 + (w + 1) mod n.
