@@ -555,6 +555,16 @@ bool unmaskedForward(AttentionVariantInterface iface) {
          !iface.getWindowRightSize() && !iface.getBlockSparse();
 }
 
+/// A top-left causal mask and nothing on top of it (no window, block-sparse
+/// lists or softcap): the causal variant the 192-row D = 64 tiles were
+/// timed on (fp8Config, longCausalForward). Bottom-right kernels spill on
+/// those tiles.
+bool plainTopLeftCausal(AttentionVariantInterface iface) {
+  return iface.isCausal() && !iface.isBottomRightAligned() &&
+         !iface.getWindowLeftSize() && !iface.getWindowRightSize() &&
+         !iface.getBlockSparse() && !iface.getSoftcapValue();
+}
+
 /// The FP8 forward's config: on sm_89 (or with recipe=sm80) the mma.sync
 /// kernel's, below; on sm_90 the sm90ws recipe's, 128 query rows (64 per
 /// consumer warpgroup) and K / Vᵀ tiles of 128 keys, one 128-byte swizzle
@@ -592,9 +602,8 @@ KernelConfigAttr fp8Config(AttentionVariantInterface iface,
   // turns 0.97x and 1.06-1.07x). Top-left only: the bottom-right kernel
   // spills 12 bytes on that tile (the 16-bit one 8, longCausalForward).
   // Not with a window, a softcap or per-block descales (not timed).
-  bool plainCausal = iface.isCausal() && !iface.isBottomRightAligned() &&
-                     !window && !iface.getBlockSparse() &&
-                     !iface.getSoftcapValue() && !(op && op.hasBlockDescales());
+  bool plainCausal =
+      plainTopLeftCausal(iface) && !(op && op.hasBlockDescales());
   if (d == 64 && (unmaskedForward(iface) || plainCausal))
     return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
                                  /*blockM=*/192, /*blockN=*/128, /*warps=*/12,
@@ -740,10 +749,8 @@ bool longCausalForward(AttentionVariantInterface iface) {
                   getElementTypeOrSelf(iface.getQKV()[0]))
     return false;
   AttentionSizes sz = iface.getSizes();
-  return iface.isCausal() && !iface.isBottomRightAligned() &&
-         !iface.getWindowLeftSize() && !iface.getWindowRightSize() &&
-         !iface.getBlockSparse() && !iface.getSoftcapValue() &&
-         sz.seqQ >= kLongCausalMinLength && sz.seqK >= kLongCausalMinLength;
+  return plainTopLeftCausal(iface) && sz.seqQ >= kLongCausalMinLength &&
+         sz.seqK >= kLongCausalMinLength;
 }
 
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
