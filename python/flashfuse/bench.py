@@ -179,22 +179,35 @@ def _backward_inputs(fn, inputs):
     return sets
 
 
+def _rotated(methods, r):
+    """Round r's order: each round starts one method later, so that no
+    method always runs right after the same one (the clock the previous
+    kernel left behind; docs/PERF.md, runs 214-216)."""
+    r %= max(len(methods), 1)
+    return methods[r:] + methods[:r]
+
+
 def bench_config(c, args, runners):
+    """Rows of one shape: each method's inputs (and, for --backward, its
+    forward graphs) made once, then every method timed in `args.rounds`
+    interleaved rounds, each after its own warm-up; a row keeps the median
+    of its rounds and the rounds themselves (`round_ms`)."""
     dtype = _DTYPES[c["dtype"]]
     shape = (c["batch"], c["heads"], c["seqlen"], c["head_dim"])
     inputs = [tuple(torch.randn(shape, device="cuda", dtype=dtype)
                     for _ in range(3)) + (c["causal"],)
               for _ in range(args.rotate)]
-    rows = []
+    rows = {}
+    ready = {}  # method -> (fn, its input sets)
     reference = None
     for method in args.methods:
-        row = dict(c, method=method, ms=None, tflops=None, error=None)
+        row = rows[method] = dict(c, method=method, ms=None, tflops=None,
+                                  error=None, round_ms=[])
         scores_gib = (c["batch"] * c["heads"] * c["seqlen"] ** 2 * 4) / 2**30
         if args.backward:  # every input set's graph keeps S, P and dS
             scores_gib *= 3 * args.rotate
         if method == "naive" and scores_gib > args.naive_max_gib:
             row["error"] = f"skipped: needs ~{scores_gib:.0f} GiB of scores"
-            rows.append(row)
             continue
         try:
             fn, timed = runners[method], inputs
@@ -209,17 +222,30 @@ def bench_config(c, args, runners):
                 row["max_abs_diff_vs_sdpa_flash"] = float(
                     (out.float() - reference.float()).abs().max())
             del out
-            row["ms"] = time_ms(fn, timed, args.warmup, args.reps, args.warmup_ms)
-            del timed
-            row["tflops"] = flops(c, args.backward) / (row["ms"] * 1e-3) / 1e12
+            ready[method] = (fn, timed)
         except (RuntimeError, ValueError, FlashFuseError,
                 NotImplementedError) as e:
             row["error"] = str(e).strip().splitlines()[0][:200]
             torch.cuda.empty_cache()
-        rows.append(row)
-    del inputs, reference
+    for r in range(args.rounds):
+        for method in _rotated([m for m in args.methods if m in ready], r):
+            fn, timed = ready[method]
+            try:
+                rows[method]["round_ms"].append(
+                    time_ms(fn, timed, args.warmup, args.reps,
+                            args.warmup_ms))
+            except (RuntimeError, ValueError, FlashFuseError,
+                    NotImplementedError) as e:
+                rows[method]["error"] = str(e).strip().splitlines()[0][:200]
+                del ready[method]
+                torch.cuda.empty_cache()
+    for row in rows.values():
+        if row["round_ms"] and not row["error"]:
+            row["ms"] = statistics.median(row["round_ms"])
+            row["tflops"] = flops(c, args.backward) / (row["ms"] * 1e-3) / 1e12
+    del inputs, reference, ready
     torch.cuda.empty_cache()
-    return rows
+    return list(rows.values())
 
 
 # ---- --decode: one decoding step over a KV cache ------------------------
@@ -412,6 +438,12 @@ def parse_args(argv):
     p.add_argument("--warmup-ms", type=float, default=250.0,
                    help="run each method at least this long before timing it")
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="interleaved repetitions of every method on each "
+                        "shape, each after its own warm-up: the table gives "
+                        "their median and the range of ours over the others "
+                        "(short sequences swing by a third between "
+                        "repetitions: use 3 or more for a number to report)")
     p.add_argument("--rotate", type=int, default=3,
                    help="input sets cycled through (defeats L2 reuse)")
     p.add_argument("--naive-max-gib", type=float, default=16.0)
@@ -480,6 +512,8 @@ def parse_args(argv):
     args.causal = [c == "yes" for c in args.causal]
     if args.window < 0:
         p.error("--window must be >= 0")
+    if args.rounds < 1:
+        p.error("--rounds must be >= 1")
     if args.window:  # a sliding window is causal
         args.causal = [True]
     return args
@@ -530,6 +564,11 @@ def main(argv=None):
         todo_iter = tqdm(todo, desc="configs", file=sys.stderr)
     except ImportError:
         todo_iter = todo
+    # A throwaway shape first: the first shape a process times reads low
+    # (the clock and the caches of a fresh process).
+    if todo:
+        bench_config(todo[0], argparse.Namespace(**{**vars(args),
+                                                     "rounds": 1}), runners)
     rows = []
     for c in todo_iter:
         rows.extend(bench_config(c, args, runners))
@@ -537,6 +576,7 @@ def main(argv=None):
             "torch": torch.__version__, "warmup": args.warmup,
             "warmup_ms": args.warmup_ms,
             "reps": args.reps, "rotate": args.rotate,
+            "rounds": args.rounds,
             "window": args.window,
             "flops": "4*B*H*D*(visible query-key pairs: S*S, halved if "
                      "causal, exact with a window)"

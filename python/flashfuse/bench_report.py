@@ -7,27 +7,55 @@ def _key(r):
     return (r["dtype"], r["head_dim"], r["seqlen"], r["causal"])
 
 
+# The SDPA backends flashfuse's ratio columns compare against.
+_RATIO_COLUMNS = (("sdpa-flash", "ours/flash"), ("sdpa-cudnn", "ours/cudnn"))
+
+
+def _ratio_cell(ours, other, width):
+    """flashfuse's speed over another method's: the ratio of their medians,
+    and with several rounds the range of the per-round ratios (round i of
+    each, timed side by side) in brackets."""
+    if not (ours and ours.get("tflops") and other and other.get("tflops")):
+        return f"{'n/a':>{width}}"
+    text = f"{ours['tflops'] / other['tflops']:.2f}"
+    pairs = list(zip(ours.get("round_ms") or [], other.get("round_ms") or []))
+    if len(pairs) > 1:
+        per_round = [b / a for a, b in pairs]  # time ratio = speed ratio
+        text += f" ({min(per_round):.2f}-{max(per_round):.2f})"
+    return f"{text:>{width}}"
+
+
 def table(rows, methods, pass_name="forward"):
-    """One line per shape, TFLOP/s per method and the flashfuse/SDPA-flash
-    ratio (n/a where a method did not run)."""
+    """One line per shape, TFLOP/s per method (median of its rounds) and
+    flashfuse's ratio to SDPA's flash and cuDNN backends where they ran
+    (n/a where a method did not)."""
     by_shape = {}
     for r in rows:
         by_shape.setdefault(_key(r), {})[r["method"]] = r
+    rounds = max((len(r.get("round_ms") or []) for r in rows), default=0)
+    width = 18 if rounds > 1 else 10
+    ratios = [(m, name) for m, name in _RATIO_COLUMNS
+              if m in methods and "flashfuse" in methods]
+    if not ratios:  # the column the table always had
+        ratios = [("sdpa-flash", "ours/flash")]
     head = (f"{'dtype':5} {'D':>4} {'S':>6} {'causal':6} "
-            + " ".join(f"{m:>14}" for m in methods) + f" {'ours/flash':>10}")
-    lines = [f"{pass_name} TFLOP/s (median)", head, "-" * len(head)]
+            + " ".join(f"{m:>14}" for m in methods)
+            + "".join(f" {name:>{width}}" for _, name in ratios))
+    title = f"{pass_name} TFLOP/s (median"
+    title += f" of {rounds} interleaved rounds)" if rounds > 1 else ")"
+    lines = [title, head, "-" * len(head)]
     for key in sorted(by_shape):
         got = by_shape[key]
         cells = []
         for m in methods:
             t = got.get(m, {}).get("tflops")
             cells.append(f"{t:14.1f}" if t else f"{'n/a':>14}")
-        ours = got.get("flashfuse", {}).get("tflops")
-        flash = got.get("sdpa-flash", {}).get("tflops")
-        ratio = f"{ours / flash:10.2f}" if ours and flash else f"{'n/a':>10}"
         dtype, d, s, causal = key
         lines.append(f"{dtype:5} {d:>4} {s:>6} {('yes' if causal else 'no'):6} "
-                     + " ".join(cells) + f" {ratio}")
+                     + " ".join(cells)
+                     + "".join(" " + _ratio_cell(got.get("flashfuse"),
+                                                 got.get(m), width)
+                               for m, _ in ratios))
     reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
                       if r.get("error")})
     if reasons:

@@ -147,6 +147,60 @@ def test_bench_table_and_arguments():
         "backward TFLOP/s")
 
 
+def test_bench_rounds_interleave_and_report_their_range(monkeypatch):
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--dtypes", "bf16", "--head-dims", "64",
+                             "--seqlens", "256", "--causal", "no",
+                             "--methods", "flashfuse", "sdpa-cudnn",
+                             "--rounds", "3", "--rotate", "1"])
+    assert args.rounds == 3
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--rounds", "0"])
+    # Each round starts one method later.
+    assert bench._rotated(["a", "b", "c"], 0) == ["a", "b", "c"]
+    assert bench._rotated(["a", "b", "c"], 4) == ["b", "c", "a"]
+    # bench_config on the CPU: inputs made there, scripted timings.
+    real_randn = torch.randn
+    monkeypatch.setattr(bench.torch, "randn",
+                        lambda *a, device=None, **k: real_randn(*a, **k))
+    order = []
+    scripted = {"flashfuse": iter([1.0, 2.0, 1.1]),
+                "sdpa-cudnn": iter([1.2, 1.9, 1.0])}
+
+    def fake_time(fn, timed, warmup, reps, warmup_ms):
+        method = fn.__name__
+        order.append(method)
+        return next(scripted[method])
+
+    def runner(name):
+        def run(q, k, v, causal):
+            return q
+        run.__name__ = name
+        return run
+    monkeypatch.setattr(bench, "time_ms", fake_time)
+    (c,) = bench.configs(args)
+    rows = bench.bench_config(c, args, {m: runner(m) for m in args.methods})
+    assert order == ["flashfuse", "sdpa-cudnn", "sdpa-cudnn", "flashfuse",
+                     "flashfuse", "sdpa-cudnn"]
+    ours, cudnn = rows
+    assert ours["round_ms"] == [1.0, 2.0, 1.1] and ours["ms"] == 1.1
+    assert cudnn["ms"] == 1.2
+    text = bench_report.table(rows, args.methods)
+    assert text.startswith("forward TFLOP/s (median of 3 interleaved rounds)")
+    # ours / cuDNN: 1.2 / 1.1 of the medians; per round 1.2, 0.95, 0.91.
+    assert "ours/cudnn" in text and "1.09 (0.91-1.20)" in text
+    # A method that fails is reported, not timed again.
+    scripted = {"flashfuse": iter([1.0, 1.0, 1.0])}
+
+    def failing(q, k, v, causal):
+        raise RuntimeError("no kernel\nmore")
+    failing.__name__ = "sdpa-cudnn"
+    rows = bench.bench_config(c, args, {"flashfuse": runner("flashfuse"),
+                                        "sdpa-cudnn": failing})
+    assert rows[1]["error"] == "no kernel" and rows[1]["tflops"] is None
+    assert "n/a" in bench_report.table(rows, args.methods)
+
+
 def test_bench_window_counts_the_pairs_it_keeps():
     from flashfuse import bench
     args = bench.parse_args(["--window", "3", "--seqlens", "8",
