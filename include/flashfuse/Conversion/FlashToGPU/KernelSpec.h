@@ -190,9 +190,9 @@ struct KernelSpec {
   /// softcap (two warpgroups, 1.00-1.06x), the e4m3 D = 64 forwards,
   /// top-left causal on two (1.01-1.03x; flash-select-config gives it three
   /// now, which issue best as they come, run 296) or unmasked on three (a
-  /// ring, 1.01-1.04x), and
-  /// the 16-bit D = 64 causal forward of long sequences on three (a ring;
-  /// run 294: 1.03-1.09x the same 192-row kernel without turns from 4k).
+  /// ring, 1.01-1.04x), and the 16-bit D = 64 causal forward of long
+  /// sequences on three (a ring; run 294: 1.03-1.09x the same 192-row
+  /// kernel without turns from 4k).
   /// Elsewhere it lost or swung both ways (FP8 D = 128 causal 0.92-0.98x,
   /// D = 256 0.95-1.07x, 16-bit D = 64 unmasked on three 0.92-1.02x), so it
   /// is off there, and on the variants that were not timed (bias, mask,
