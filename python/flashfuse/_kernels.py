@@ -200,6 +200,21 @@ def kernel(device_index, variant, directory=None, capability=None):
 # keys, 0.58-0.87x at 256-512, mixed at 1k.
 SM90WS_MIN_KEYS = 2048
 
+# The key length from which the sm90ws backward is taken over the sm90
+# backward of the same variant (ops._backward_plan), by head dim. D = 128
+# from 1024 keys: H200, docs/PERF.md run 311 (bf16, the library's kernels
+# through the package): 1.26-1.37x at 1024-1978 keys without a mask and at
+# 1536-1978 causal, 1.34x and 0.91x in two rounds causal at 1024, 0.84-1.30x
+# at 512. The other head dims keep the forward's length (runs 144 and 147,
+# 0.6-0.94x at 512-1k keys then; not re-timed since).
+SM90WS_BACKWARD_MIN_KEYS = {128: 1024}
+
+
+def sm90ws_backward_min_keys(head_dim):
+    """The key length from which the backward of head dim `head_dim` takes
+    the sm90ws kernels where an artifact has them."""
+    return SM90WS_BACKWARD_MIN_KEYS.get(head_dim, SM90WS_MIN_KEYS)
+
 
 # Where artifacts hold sm90ws forwards of one variant with different query
 # rows, the length decides: the D = 64 causal kernels of <target>-ws have

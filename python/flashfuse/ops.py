@@ -265,15 +265,17 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     BK): the sequence of block-sparse attention, with the transposition
     of the lists before the main kernel, whose preprocess and postprocess
     are the dense ones too (docs/KERNEL_ABI.md "Block-sparse backward").
-    `seq_k`: the key length, below _kernels.SM90WS_MIN_KEYS of which the
-    sm90 backward is taken over an sm90ws one (None: any length)."""
+    `seq_k`: the key length, below _kernels.sm90ws_backward_min_keys of
+    which the sm90 backward is taken over an sm90ws one (None: any
+    length)."""
     q, _, v, bias, mask, causal, window_left, window_right, softcap, \
         dropout_p = variant_args
-    # The sm90ws backward from SM90WS_MIN_KEYS keys on, as the forward:
-    # below them its one 384-thread block per SM lost to the sm90 kernel at
-    # D = 128 (0.6-0.94x at 512-1k keys, causal; docs/PERF.md runs 144,
-    # 147), though not everywhere (1.1-1.2x at 1k without a mask).
-    prefer_ws = seq_k is None or seq_k >= _kernels.SM90WS_MIN_KEYS
+    # The sm90ws backward from sm90ws_backward_min_keys keys on: below them
+    # its one 384-thread block per SM lost to the sm90 kernel (0.6-0.94x at
+    # 512-1k keys, causal, docs/PERF.md runs 144 and 147); at D = 128 the
+    # kernels of today win from 1024 keys (run 311).
+    prefer_ws = (seq_k is None
+                 or seq_k >= _kernels.sm90ws_backward_min_keys(q.shape[-1]))
     # What the variants below depend on, without building them (four
     # make_variant calls cost a step ~50 us of Python, docs/PERF.md run 203).
     key = (device_index, q.dtype, q.shape[-1], v.shape[-1], causal,
@@ -304,7 +306,8 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     # Of those, the sm90ws backward's (a TMA producer warpgroup feeding the
     # sm90 backward's products; <target>-bwd-ws) where one has the variant:
     # 1.01-1.24x the sm90 kernels at 2k-16k keys (docs/PERF.md, run 144);
-    # below SM90WS_MIN_KEYS keys another artifact's where there is one.
+    # below sm90ws_backward_min_keys keys another artifact's where there is
+    # one.
     ws = _kernels.sm90ws_dir(bwd)
     if ws in atomic_dirs:
         atomic_dirs.remove(ws)

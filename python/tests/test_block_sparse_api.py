@@ -105,6 +105,27 @@ def test_dense_backward_plan_is_unchanged(fake_artifact):
     assert all(bs == 0 for _, bs, *_ in fake_artifact)
 
 
+@pytest.mark.parametrize("head_dim, seq_k, ws_first", [
+    (128, 1023, False), (128, 1024, True), (128, None, True),
+    (64, 1024, False), (64, 2048, True)])
+def test_dense_backward_takes_sm90ws_from_its_length(fake_artifact,
+                                                     monkeypatch, head_dim,
+                                                     seq_k, ws_first):
+    """Two artifacts with the backward, one of them sm90ws: the plan takes
+    the sm90ws one from sm90ws_backward_min_keys keys on (1024 at D = 128,
+    the forward's 2048 elsewhere), the other below."""
+    monkeypatch.setattr(_kernels, "locate_all",
+                        lambda v: [("sm90", 0), ("sm90ws", 0)])
+    monkeypatch.setattr(_kernels, "sm90ws_dir", lambda v: "sm90ws")
+    chosen = []
+    monkeypatch.setattr(_kernels, "locate",
+                        lambda v, d=None: chosen.append(d) or (d, 0))
+    q, k, v = _tensors(head_dim)
+    ops._backward_plan(0, (q, k, v, None, None, 1, -1, -1, 0.0, 0.0),
+                       deterministic=False, seq_k=seq_k)
+    assert set(chosen) == {"sm90ws" if ws_first else "sm90"}
+
+
 def test_plans_are_cached_per_list_kind(fake_artifact):
     q, k, v = _tensors()
     args = (q, k, v, None, None, 0, -1, -1, 0.0, 0.0)
