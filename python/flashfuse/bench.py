@@ -40,6 +40,19 @@ _DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 # A method that cannot express it raises, and its cells read n/a.
 
 
+# What a method may raise when it cannot run a shape (no kernel, no
+# window, out of memory): its cells read n/a with the reason.
+MEASURE_ERRORS = (RuntimeError, ValueError, FlashFuseError,
+                  NotImplementedError)
+
+
+def error_text(e):
+    """The first line of an exception's message (its type where it has
+    none), short enough for a table's "not measured" list."""
+    lines = str(e).strip().splitlines()
+    return (lines[0] if lines else type(e).__name__)[:200]
+
+
 def _no_window(name, window):
     if window:
         raise NotImplementedError(f"{name} has no sliding window")
@@ -223,9 +236,8 @@ def bench_config(c, args, runners):
                     (out.float() - reference.float()).abs().max())
             del out
             ready[method] = (fn, timed)
-        except (RuntimeError, ValueError, FlashFuseError,
-                NotImplementedError) as e:
-            row["error"] = str(e).strip().splitlines()[0][:200]
+        except MEASURE_ERRORS as e:
+            row["error"] = error_text(e)
             torch.cuda.empty_cache()
     for r in range(args.rounds):
         for method in _rotated([m for m in args.methods if m in ready], r):
@@ -234,9 +246,8 @@ def bench_config(c, args, runners):
                 rows[method]["round_ms"].append(
                     time_ms(fn, timed, args.warmup, args.reps,
                             args.warmup_ms))
-            except (RuntimeError, ValueError, FlashFuseError,
-                    NotImplementedError) as e:
-                rows[method]["error"] = str(e).strip().splitlines()[0][:200]
+            except MEASURE_ERRORS as e:
+                rows[method]["error"] = error_text(e)
                 del ready[method]
                 torch.cuda.empty_cache()
     for row in rows.values():
@@ -372,9 +383,8 @@ def bench_decode_shape(shape, page_size, args):
             try:
                 times[method].append(time_ms(fn, [fn_args], args.warmup,
                                              args.reps, args.warmup_ms))
-            except (RuntimeError, ValueError, FlashFuseError,
-                    NotImplementedError) as e:
-                errors[method] = str(e).strip().splitlines()[0][:200]
+            except MEASURE_ERRORS as e:
+                errors[method] = error_text(e)
                 torch.cuda.empty_cache()
     gb = decode_gb(batch, heads_kv, length, args.decode_head_dim)
     rows = []

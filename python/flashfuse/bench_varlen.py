@@ -16,7 +16,7 @@ import statistics
 
 import torch
 
-from .errors import FlashFuseError
+from .bench import MEASURE_ERRORS, error_text
 
 
 def varlen_lengths(num_seqs, lo, hi, seed):
@@ -86,9 +86,8 @@ def run_varlen(args, time_ms, dtype):
             try:
                 times[name].append(time_ms(fn, [()], args.warmup, args.reps,
                                            args.warmup_ms))
-            except (RuntimeError, ValueError, FlashFuseError,
-                    NotImplementedError) as e:
-                errors[name] = str(e).strip().splitlines()[0][:200]
+            except MEASURE_ERRORS as e:
+                errors[name] = error_text(e)
     rows = []
     for name, (_, flops) in methods.items():
         ms = statistics.median(times[name]) if times[name] else None
