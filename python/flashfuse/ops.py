@@ -676,10 +676,11 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     if len(handles) == 3:
         handles.insert(2, None)
     atomic = "dq_accum" in plan[1][1]
+    writes_key_grads = "grad_k" in plan[1][1] and hq == hkv
     a, p, keep = varlen_backward_args(
         dout, q, k, v, out, lse, grad_q, grad_k, grad_v, cu_seqlens_q,
         cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, window_left,
-        window_right, softcap, atomic)
+        window_right, softcap, atomic, writes_key_grads)
     _poison(grad_q, grad_k, grad_v, *keep[-4:])
     context, stream = _launch_context(q.device)
     with context:
@@ -691,15 +692,18 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
 def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k, scale, window_left, window_right,
-                         softcap, atomic):
+                         softcap, atomic, writes_key_grads=False):
     """(BackwardArgs, VarlenArgs, tensors to keep alive until the launches
     are queued, the f32 and dtype scratch last) of a packed batch's
     backward: every [total, H, D] tensor as the kernels' [1, H, total, D]
     view (copies only where the kernels cannot read it in place), lse
     [Hq, total_q], the scratch allocated here (dq_accum only for an
-    atomic artifact), the offsets as varlen_launch_args takes them. Needs
-    no GPU (python/tests/test_varlen_api.py checks it against the
-    runtime's checks)."""
+    atomic artifact; the per-query-head dK / dV slices only where the
+    main kernel does not write grad_k / grad_v itself, which
+    `writes_key_grads` says: it lists grad_k and Hq = Hkv), the offsets
+    as varlen_launch_args takes them. Needs no GPU
+    (python/tests/test_varlen_api.py checks it against the runtime's
+    checks)."""
     total_q, hq, d = q.shape
     total_k, hkv, dv = v.shape
     dov, qv, kv, vv, ov = (_readable(_packed_view(t))
@@ -710,8 +714,11 @@ def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
     delta = q.new_empty(1, hq, total_q, dtype=f32)
     dq_accum = (q.new_empty(1, hq, total_q, d, dtype=f32) if atomic
                 else None)
-    dk_heads = q.new_empty(1, hq, total_k, d)
-    dv_heads = q.new_empty(1, hq, total_k, dv)
+    if writes_key_grads:  # unused by the kernels (KERNEL_ABI.md "Backward")
+        dk_heads, dv_heads = gk, gv
+    else:
+        dk_heads = q.new_empty(1, hq, total_k, d)
+        dv_heads = q.new_empty(1, hq, total_k, dv)
     a = rt.backward_args()
     a.dtype = _DTYPES[q.dtype]
     a.q, a.k, a.v, a.o, a.dout = (t.data_ptr() for t in (qv, kv, vv, ov, dov))

@@ -282,3 +282,15 @@ def test_backward_arguments_pass_the_runtime_checks(rt):
                        match=r"window \(8, -1\) was requested but the "
                              "kernel has none"):
         m.check_backward_varlen((3, 4, 5, 6), a, p)
+    # Where the main kernel writes grad_k / grad_v itself (the sm90
+    # engine's, where Hq = Hkv, which the caller says), they stand in for
+    # the dK / dV slices it leaves unused: nothing is allocated for them.
+    a, p, keep = ops.varlen_backward_args(
+        do, q, k, v, o, lse, *grads, cu_q, cu_k, 200, 260, 0.088, -1, -1,
+        0.0, True, writes_key_grads=True)
+    assert (a.dk, a.dv) == (grads[1].data_ptr(), grads[2].data_ptr())
+    a, p, keep = ops.varlen_backward_args(
+        do, q, k, v, o, lse, *grads, cu_q, cu_k, 200, 260, 0.088, -1, -1,
+        0.0, True)
+    assert a.dk not in (grads[1].data_ptr(), 0)
+    del keep

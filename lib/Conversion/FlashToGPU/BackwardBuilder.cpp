@@ -289,7 +289,7 @@ void BackwardBuilder::awaitQueryBlock(Value i, Value rel, Value stage) {
 
 void BackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
   gpu::BarrierOp::create(b);
-  if (s.dqTiles)
+  if (s.stagesDQ())
     publishDQ(dqStart);
 }
 
@@ -467,7 +467,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
     // The next iteration's prefetch overwrites the stage read here (and
     // the dS tile), an iterator's record of the step included: the dQ
     // tile's destination is read before the barrier, not after it.
-    Value publishStart = s.dqTiles ? stepStart(/*again=*/true) : Value();
+    Value publishStart = s.stagesDQ() ? stepStart(/*again=*/true) : Value();
     releaseQueryBlock(stage, publishStart);
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
@@ -486,11 +486,12 @@ void BackwardBuilder::writeGradients(ValueRange results) {
   // group summed by the postprocess.
   SmallVector<Value> dK(results.take_front(dkCount)),
       dV(results.drop_front(dkCount));
-  if (s.dqTiles)
+  if (s.stagesDQ())
     drainDQ();
   enterEpilogue();
   storeGradients(dK, dV,
-                 s.dqTiles ? Value(arith::CmpIOp::create(
+                 s.mainWritesKeyGradients()
+                     ? Value(arith::CmpIOp::create(
                                  b, arith::CmpIPredicate::eq, headsQ,
                                  idx("heads_kv")))
                            : Value());

@@ -104,12 +104,12 @@ protected:
   /// dK and dV here.
   virtual void finishQueryBlock(SmallVector<Value> &dK,
                                 SmallVector<Value> &dV) {}
-  /// With dQ tiles (KernelSpec::dqTiles), after the barrier that ends the
+  /// With dQ staged (KernelSpec::stagesDQ), after the barrier that ends the
   /// step of the query block at `qStart` (every thread's shared-memory
   /// writes of the step are visible): the engine, which staged dQ in
   /// shared memory, adds it to dq_accum here.
   virtual void publishDQ(Value qStart) {}
-  /// With dQ tiles, before the epilogue: waits for what publishDQ started.
+  /// With dQ staged, before the epilogue: waits for what publishDQ started.
   virtual void drainDQ() {}
 
   //===--- The pipeline's hooks ------------------------------------------===//
@@ -120,7 +120,7 @@ protected:
   /// consumers wait for the buffer's "full" barrier instead.
   virtual void awaitQueryBlock(Value i, Value rel, Value stage);
   /// At the end of a step whose dK and dV products are done: the closing
-  /// barrier, then (dqTiles) publishDQ(dqStart); a producer's consumers
+  /// barrier, then (stagesDQ) publishDQ(dqStart); a producer's consumers
   /// also hand `stage` back.
   virtual void releaseQueryBlock(Value stage, Value dqStart);
 

@@ -100,11 +100,11 @@ int64_t KernelSpec::smemBytes() const {
            (publishesKeyBlocks() ? 4 * stages : 0);
   case Kind::Backward:
     if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ (unless from
-                     // registers), dSᵀ; LSE, Dsum; the f32 dQ tile (dqTiles)
+                     // registers), dSᵀ; LSE, Dsum; the staged f32 dQ
       return kSwizzleAlignSlack +
              2 * ((blockN + stages * blockM) * (headDim + headDimV) +
                   (gradientsFromRegisters() ? 1 : 2) * blockN * blockM) +
-             statTileBytes() + (dqTiles ? 4 * blockM * headDim : 0);
+             statTileBytes() + dqStageBytes();
     return sm80BackwardBytes(blockM, blockN, stages, headDim, headDimV,
                              /*dsTile=*/!deterministic, blockSparse);
   case Kind::BackwardDQ:
@@ -301,9 +301,9 @@ SmallVector<std::string> KernelSpec::params() const {
     if (!deterministic)
       memrefs({"dq_accum"});
     memrefs({"dk", "dv"});
-    // The sm90 dense backward writes dK/dV straight into grad_k/grad_v
-    // where Hq = Hkv (the slices only with GQA).
-    if (dqTiles)
+    // The sm90 engine writes dK/dV straight into grad_k/grad_v where
+    // Hq = Hkv (the slices only with GQA).
+    if (mainWritesKeyGradients())
       memrefs({"grad_k", "grad_v"});
     biasMask();
     if (gradBias)
@@ -316,7 +316,7 @@ SmallVector<std::string> KernelSpec::params() const {
     if (varlen)
       p.append({"i32:num_seqs", "i32:max_seqlen_k"});
     strides({"q", "k", "v", "do"});
-    if (dqTiles)
+    if (mainWritesKeyGradients())
       strides({"grad_k", "grad_v"});
     biasMaskStrides();
     scalars();

@@ -6,8 +6,9 @@
 // mode, where the dQ kernel writes grad_q itself), and grad_k / grad_v of
 // kv head h as the f32 sum of the slices of its G = Hq / Hkv query heads.
 // The sm90 recipe's dense backward (KernelSpec::dqTiles) leaves dQ in
-// tiles instead, in its accumulators' order, and without GQA writes
-// grad_k / grad_v itself: then only dQ is converted here.
+// tiles instead, in its accumulators' order. Its main kernels, dense or
+// packed, write grad_k / grad_v themselves without GQA
+// (KernelSpec::mainWritesKeyGradients): then only dQ is converted here.
 // Block (x, h, b) covers rows [x block_m, (x + 1) block_m) of query head h
 // and, when h < Hkv, of kv head h: grid = (ceil(max(Sq, Sk) / block_m), Hq, B).
 // Memory-bound: each thread moves 16-byte chunks (8 elements; the rows of
@@ -150,6 +151,36 @@ public:
                                  cIdx(b, dv)),
            [&] { store(dvSum, "grad_v", x.row, x.col); });
     };
+    // grad_k / grad_v where the main kernel wrote them itself without GQA
+    // (KernelSpec::mainWritesKeyGradients): only with GQA (G > 1), in kv
+    // heads' blocks.
+    auto keyGradientsWithGQA = [&] {
+      SmallVector<Step> st(steps);
+      for (int64_t k = 0; k < steps; ++k)
+        placeStep(st[k], k);
+      Value isKVHead = arith::AndIOp::create(
+          b, slt(head, headsKV),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, group, cIdx(b, 1)));
+      when(isKVHead, [&] {
+        SmallVector<Value> sums;
+        for (int64_t k = 0; k < steps; ++k) {
+          Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
+          sums.push_back(arith::ExtFOp::create(
+              b, f32x8,
+              load(vecTy, "dk", packed(firstSlice, seqK, kRow, st[k].col))));
+          sums.push_back(arith::ExtFOp::create(
+              b, f32x8,
+              load(vecTy, "dv", dvAt(firstSlice, seqK, kRow, st[k].col))));
+        }
+        auto loop = sumOtherSlices(st, sums);
+        for (int64_t k = 0; k < steps; ++k)
+          when(arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqK)),
+               [&] {
+                 storeKeyRows(st[k], loop.getResult(2 * k),
+                              loop.getResult(2 * k + 1));
+               });
+      });
+    };
     if (s.dqTiles) {
       // dQ tiles (KernelSpec::dqTiles): block x converts tile x of its
       // slice, in the main kernel's fragment order (Sm90Backward.cpp): 64-byte
@@ -237,34 +268,27 @@ public:
             }
           });
 
-      // grad_k / grad_v: only with GQA (G > 1), in kv heads' blocks; without,
-      // the main kernel wrote them itself.
-      SmallVector<Step> st(steps);
-      for (int64_t k = 0; k < steps; ++k)
-        placeStep(st[k], k);
-      Value isKVHead = arith::AndIOp::create(
-          b, slt(head, headsKV),
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ne, group, cIdx(b, 1)));
-      when(isKVHead, [&] {
-        SmallVector<Value> sums;
-        for (int64_t k = 0; k < steps; ++k) {
-          Value kRow = arith::MinSIOp::create(b, st[k].row, lastK);
-          sums.push_back(arith::ExtFOp::create(
-              b, f32x8,
-              load(vecTy, "dk", packed(firstSlice, seqK, kRow, st[k].col))));
-          sums.push_back(arith::ExtFOp::create(
-              b, f32x8,
-              load(vecTy, "dv", dvAt(firstSlice, seqK, kRow, st[k].col))));
-        }
-        auto loop = sumOtherSlices(st, sums);
-        for (int64_t k = 0; k < steps; ++k)
-          when(arith::AndIOp::create(b, st[k].valid, slt(st[k].row, seqK)),
-               [&] {
-                 storeKeyRows(st[k], loop.getResult(2 * k),
-                              loop.getResult(2 * k + 1));
-               });
-      });
+      keyGradientsWithGQA();
+      gpu::ReturnOp::create(b);
+      return;
+    }
 
+    if (s.mainWritesKeyGradients()) {
+      // Rows (a packed batch's) whose main kernel wrote grad_k / grad_v
+      // itself without GQA: dQ, every step's load first, then the key
+      // gradients where there is a group to sum.
+      SmallVector<Step> st(steps);
+      for (int64_t k = 0; k < steps; ++k) {
+        placeStep(st[k], k);
+        st[k].dq = load(f32x8, "dq_accum",
+                        packed(qSlice, seqQ,
+                               arith::MinSIOp::create(b, st[k].row, lastQ),
+                               st[k].col));
+      }
+      for (Step &x : st)
+        when(arith::AndIOp::create(b, x.valid, slt(x.row, seqQ)),
+             [&] { store(x.dq, "grad_q", x.row, x.col); });
+      keyGradientsWithGQA();
       gpu::ReturnOp::create(b);
       return;
     }

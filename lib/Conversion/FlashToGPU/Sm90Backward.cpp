@@ -13,11 +13,13 @@
 // in shared memory in the accumulator's fragment order and add it to its
 // tile of dq_accum with one bulk reduction (cp.reduce.async.bulk), which
 // the postprocess reads back in that order: FlashAttention-3's layout.
-// Per-thread red.global.add.v2.f32 from registers, which a packed batch
-// keeps, took 8-11% more time (docs/PERF.md, run 122), and rows in shared
-// memory would be read by the bulk copy with 8-way bank conflicts on the
-// writes. LSE and Dsum of each query block are staged in shared memory
-// with its Q tile.
+// Per-thread red.global.add.v2.f32 from registers took 8-11% more time
+// (docs/PERF.md, run 122). A packed batch's query blocks do not start on
+// fixed tiles, so its dq_accum keeps rows (KernelSpec::stagesDQRows): the
+// block stages dQ as rows padded to spread the pair stores over every
+// bank, and each row goes out as one bulk reduction of D floats, issued
+// by one thread a row. LSE and Dsum of each query block are staged in
+// shared memory with its Q tile.
 // The accumulators of dK and dV stay in the wgmma register form across the
 // query loop. K, V, the Q/dO ring, Pᵀ and dSᵀ live in 128-byte-swizzled
 // tiles (Wgmma.h) filled by cp.async or st.shared, each writer fencing its
@@ -65,9 +67,9 @@ void Sm90BackwardBuilder::carveSharedMemory() {
   carveSwizzledTiles(elements);
   Value statOffset = arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements));
   carveStatisticTile(statOffset);
-  if (s.dqTiles)
+  if (s.stagesDQ())
     dqTile = sharedTile(
-        sharedMemoryBytes(), {s.blockM * s.headDim},
+        sharedMemoryBytes(), {s.dqStageBytes() / 4},
         arith::AddIOp::create(b, statOffset, cIdx(b, s.statTileBytes())),
         b.getF32Type());
 }
@@ -291,14 +293,14 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   } else {
     storeKeyQueryTile(dsT, dsOffset());
   }
-  if (s.dqTiles)
+  if (s.stagesDQ())
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   syncComputeWarps();
   if (!gradientsFromRegisters())
     issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
 }
 
-void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
+void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value) {
   // Warpgroup w: query rows 64 (w mod rowBlocks), the column slice
   // w / rowBlocks of dQ: 64 columns or more, or 32 (half a swizzled column
   // block, read from a 64-byte offset into its rows, as the K-major k-steps
@@ -363,23 +365,88 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
     fenceGenericToAsyncProxy();
     return;
   }
-  Value firstRow = arith::AddIOp::create(
-      b, qStart,
-      arith::AddIOp::create(
-          b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
-          arith::MulIOp::create(
-              b, arith::RemUIOp::create(b, warp, cIdx(b, 4)), cIdx(b, 16))));
-  addToDQAccum(wgmma::toFragments(b, wgmma::pinRegisters(b, dq)), firstRow,
-               arith::MulIOp::create(b, colBlock, cIdx(b, cols / 8)));
+  // A packed batch (stagesDQRows): rows of D + kDqRowPad floats, the pair
+  // of rows g, g + 8 and columns 8n + 2t, 2t + 1 of each 8-column fragment
+  // n of the warpgroup's slice.
+  assert(s.stagesDQRows() && "the sm90 engine stages dQ in tiles or rows");
+  SmallVector<Value> frags = wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
+  Value scale = arg.lookup("scale");
+  int64_t pitch = s.headDim + KernelSpec::kDqRowPad;
+  Value warpRow = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
+      arith::MulIOp::create(b, arith::RemUIOp::create(b, warp, cIdx(b, 4)),
+                            cIdx(b, 16)));
+  Value first = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, arith::AddIOp::create(b, warpRow, g),
+                            cIdx(b, pitch)),
+      arith::AddIOp::create(b, arith::MulIOp::create(b, colBlock, cIdx(b, cols)),
+                            arith::MulIOp::create(b, t, cIdx(b, 2))));
+  auto f32x2 = VectorType::get({2}, b.getF32Type());
+  for (int64_t n = 0; n < int64_t(frags.size()); ++n)
+    for (int64_t i = 0; i < 2; ++i) {
+      SmallVector<Value> xs;
+      for (int64_t c = 0; c < 2; ++c)
+        xs.push_back(arith::MulFOp::create(b, accGet(b, frags[n], i, c), scale));
+      Value at = arith::AddIOp::create(b, first, cIdx(b, 8 * i * pitch + 8 * n));
+      vector::StoreOp::create(b, vector::FromElementsOp::create(b, f32x2, xs),
+                              dqTile, ValueRange{at});
+    }
+  fenceGenericToAsyncProxy();
+}
+
+/// dst += the `bytes` at src (shared::cta), f32 adds as one bulk
+/// reduction of the thread's current bulk group. No NVVM op covers the
+/// non-tensor bulk reduction (nvvm.cp.async.bulk.tensor.reduce needs a
+/// tensor map): inline PTX.
+static void bulkReduceAddF32(ImplicitLocOpBuilder &b, Value dst, Value src,
+                             Value bytes) {
+  NVVM::InlinePtxOp::create(
+      b, TypeRange{}, ValueRange{dst, src, bytes}, ValueRange{},
+      "{ .reg .u64 ga; cvta.to.global.u64 ga, $0; "
+      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
+      "[ga], [$1], $2; }",
+      /*predicate=*/Value());
+}
+
+void Sm90BackwardBuilder::publishDQRows(Value qStart) {
+  // Thread r of the computing warps adds staged row r to row qStart + r of
+  // its sequence (rows past the sequence's end are not its own: the next
+  // sequence's, or past the buffer), one bulk reduction of D floats each.
+  int64_t pitch = s.headDim + KernelSpec::kDqRowPad;
+  Value bytes =
+      arith::ConstantIntOp::create(b, b.getI32Type(), 4 * s.headDim);
+  for (int64_t first = 0; first < s.blockM; first += 32 * s.warps) {
+    Value r = arith::AddIOp::create(b, tid, cIdx(b, first));
+    Value row = arith::AddIOp::create(b, qStart, r);
+    Value mine = arith::AndIOp::create(
+        b,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r,
+                              cIdx(b, s.blockM)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, seqQ));
+    auto ifMine = scf::IfOp::create(b, TypeRange{}, mine, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifMine.getThenRegion().front());
+    Value dst = byteAddress(
+        arg.lookup("dq_accum"),
+        {arith::MulIOp::create(b, arith::AddIOp::create(b, rowBaseLse, row),
+                               cIdx(b, s.headDim))});
+    Value src = arith::TruncIOp::create(
+        b, b.getI32Type(),
+        byteAddress(dqTile, {arith::MulIOp::create(b, r, cIdx(b, pitch))}));
+    bulkReduceAddF32(b, dst, src, bytes);
+    NVVM::CpAsyncBulkCommitGroupOp::create(b);
+  }
 }
 
 void Sm90BackwardBuilder::publishDQ(Value qStart) {
+  if (s.stagesDQRows())
+    return publishDQRows(qStart);
   if (!s.dqTiles)
     return;
   // Thread 0 adds the block's tile to tile qStart / block_m of its
   // (batch, head) in dq_accum: ceil(Sq / block_m) tiles of block_m x D per
-  // slice. No NVVM op covers the non-tensor bulk reduction
-  // (nvvm.cp.async.bulk.tensor.reduce needs a tensor map): inline PTX.
+  // slice.
   Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
   // A block-sparse walk may visit the block past the last row (a sparse
   // block's second kernel block where Sq ends inside the first, an index
@@ -404,18 +471,13 @@ void Sm90BackwardBuilder::publishDQ(Value qStart) {
                                       byteAddress(dqTile, {cIdx(b, 0)}));
   Value bytes =
       arith::ConstantIntOp::create(b, b.getI32Type(), 4 * s.blockM * s.headDim);
-  NVVM::InlinePtxOp::create(
-      b, TypeRange{}, ValueRange{dst, src, bytes}, ValueRange{},
-      "{ .reg .u64 ga; cvta.to.global.u64 ga, $0; "
-      "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 "
-      "[ga], [$1], $2; }",
-      /*predicate=*/Value());
+  bulkReduceAddF32(b, dst, src, bytes);
   NVVM::CpAsyncBulkCommitGroupOp::create(b);
 }
 
 void Sm90BackwardBuilder::drainDQ() {
   // The last reduction done (not only read) before the block ends.
-  if (s.dqTiles)
+  if (s.stagesDQ())
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
 }
 

@@ -118,9 +118,12 @@ protected:
   void copyStagedGradient(const GradientRows &dst, int64_t offset,
                           int64_t width);
   void publishDQ(Value qStart) override;
+  /// publishDQ of a packed batch's staged rows (KernelSpec::stagesDQRows).
+  void publishDQRows(Value qStart);
   void drainDQ() override;
-  /// The block's dQ in shared memory (dqTiles): [block_m x D] f32 in
-  /// fragment order, as the tile of dq_accum it is added to.
+  /// The block's dQ in shared memory (KernelSpec::stagesDQ): with dqTiles
+  /// [block_m x D] f32 in fragment order, as the tile of dq_accum it is
+  /// added to; else block_m rows of D + kDqRowPad floats.
   Value dqTile;
 
   // Element offsets of the tiles in swizzledTiles.

@@ -264,7 +264,7 @@ void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
       b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
       emptyBarrier(stage));
   syncComputeWarps();
-  if (s.dqTiles)
+  if (s.stagesDQ())
     publishDQ(dqStart);
 }
 

@@ -68,7 +68,8 @@ PackedSequence mlir::flash::readPackedSequence(ImplicitLocOpBuilder &b,
 Value mlir::flash::packedOperandBase(ImplicitLocOpBuilder &b,
                                      const PackedSequence &seq, StringRef name,
                                      Value h, Value strideH, Value strideS) {
-  Value start = name == "k" || name == "v" ? seq.startK : seq.startQ;
+  bool keys = name == "k" || name == "v" || name == "grad_k" || name == "grad_v";
+  Value start = keys ? seq.startK : seq.startQ;
   Value hOff = arith::MulIOp::create(b, h, strideH);
   Value sOff = arith::MulIOp::create(b, start, strideS);
   return arith::AddIOp::create(b, hOff, sOff);

@@ -71,9 +71,9 @@ PackedSequence readPackedSequence(ImplicitLocOpBuilder &b, Value cuQ,
                                   bool zeroExtend = false);
 
 /// The element offset of head `h`'s first row of `seq` in a packed
-/// [1, H, total, D] operand `name` (K and V rows from seq.startK, the
-/// others' from seq.startQ) with head and row strides `strideH`, `strideS`
-/// (index values).
+/// [1, H, total, D] operand `name` (the rows of K, V, grad_k and grad_v
+/// from seq.startK, the others' from seq.startQ) with head and row strides
+/// `strideH`, `strideS` (index values).
 Value packedOperandBase(ImplicitLocOpBuilder &b, const PackedSequence &seq,
                         StringRef name, Value h, Value strideH, Value strideS);
 

@@ -46,14 +46,44 @@ func.func @dense(%do: tensor<1x4x130x128xbf16>, %q: tensor<1x4x130x128xbf16>, %k
 // -----
 
 // A packed batch keeps dQ in rows (its blocks do not start at fixed
-// tiles): red.global from the main kernel, the "_dqrows" preprocess and
-// postprocess, and dK / dV always as per-head slices (no grad_k param).
+// tiles), the "_dqrows" preprocess and postprocess
+// (KernelSpec::stagesDQRows): the main kernel stages dQ in shared memory
+// as 128 rows of 64 + 8 floats (pair stores), and after the step's barrier
+// each of threads 0-127 adds its row, if inside the sequence, with one
+// bulk reduction of 256 bytes from row r * 72; the last one is waited for
+// before the epilogue. Like the dense kernel it takes grad_k / grad_v and
+// writes them itself where Hq = Hkv; the postprocess then sums the slices
+// only with GQA.
 // CHECK-LABEL: func.func @packed
 // CHECK: gpu.launch_func @flash_kernels::@flash_bwd_pre_sm90_f16_d64_m128n128w8s2_dqrows blocks
 // CHECK: gpu.launch_func @flash_kernels::@flash_bwd_sm90_f16_d64_m128n128w8s2_varlen blocks
 // CHECK: gpu.launch_func @flash_kernels::@flash_bwd_post_sm90_f16_d64_m128n128w8s2_dqrows blocks
+// CHECK-LABEL: gpu.func @flash_bwd_pre_sm90_f16_d64_m128n128w8s2_dqrows(
 // CHECK-LABEL: gpu.func @flash_bwd_sm90_f16_d64_m128n128w8s2_varlen(
-// CHECK-NOT: grad_k
+// CHECK-SAME: "memref:dk", "memref:dv", "memref:grad_k", "memref:grad_v", "memref:cu_seqlens_q"
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<9216xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: nvvm.fence.proxy
+// CHECK: gpu.barrier
+// CHECK: %[[BYTES:.*]] = arith.constant 256 : i32
+// CHECK: %[[INSEQ:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK: %[[INBLOCK:.*]] = arith.cmpi ult, %[[ROW:.*]], %c128{{.*}} : index
+// CHECK: %[[MINE:.*]] = arith.andi %[[INBLOCK]], %[[INSEQ]] : i1
+// CHECK: scf.if %[[MINE]] {
+// CHECK: arith.muli %[[ROW]], %c72{{.*}} : index
+// CHECK: nvvm.inline_ptx "{ .reg .u64 ga; cvta.to.global.u64 ga, $0; cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [ga], [$1], $2; }" ro(%{{.*}}, %{{.*}}, %[[BYTES]] : i64, i32, i32)
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: scf.yield
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT: read
+// CHECK: %[[DIRECT:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// CHECK: arith.select %[[DIRECT]], %{{.*}}, %{{.*}} : memref<?xf16>
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @flash_bwd_post_sm90_f16_d64_m128n128w8s2_dqrows(
+// CHECK: vector.load {{.*}} : memref<?xf32>, vector<8xf32>
+// CHECK: arith.cmpi ne, %{{.*}}, %c1
+// CHECK: vector.load {{.*}} : memref<?xf16>, vector<8xf16>
 // CHECK: gpu.return
 func.func @packed(%do: tensor<1x4x512x64xf16>, %q: tensor<1x4x512x64xf16>, %k: tensor<1x4x512x64xf16>, %o: tensor<1x4x512x64xf16>, %lse: tensor<1x4x512xf32>, %cu: tensor<?xi32>) -> (tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %k, %o, %lse varlen(%cu, %cu : tensor<?xi32>, tensor<?xi32>) : tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512xf32> -> tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>, tensor<1x4x512x64xf16>

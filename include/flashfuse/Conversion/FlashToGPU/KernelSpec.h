@@ -162,6 +162,35 @@ struct KernelSpec {
   bool usesWgmma() const {
     return recipe == Recipe::Sm90 || recipe == Recipe::Sm90Ws;
   }
+  /// The backward main kernel of a packed batch on the sm90 engine (dQ
+  /// atomics): dq_accum keeps rows (its blocks do not align with fixed
+  /// tiles, dqTiles), but the block still stages its dQ in shared memory,
+  /// as rows of D + kDqRowPad floats, and adds each of its rows with one
+  /// bulk reduction instead of per-thread red.global from registers,
+  /// which filled the LSU queue (docs/PERF.md, run 309).
+  bool stagesDQRows() const {
+    return kind == Kind::Backward && usesWgmma() && varlen && !deterministic;
+  }
+  /// Whether the backward main kernel writes grad_k / grad_v itself where
+  /// Hq = Hkv (the block's query head is then its kv head's only one),
+  /// leaving the postprocess only dQ; with GQA it writes one slice per
+  /// query head for the postprocess to sum. The sm90 engine's kernels with
+  /// dQ atomics (dense, block-sparse and packed batches), and so their
+  /// postprocess, the sm90 recipe's non-deterministic one.
+  bool mainWritesKeyGradients() const { return usesWgmma() && !deterministic; }
+  /// Whether the backward main kernel stages dQ in shared memory and adds
+  /// it with bulk reductions (tiles or rows).
+  bool stagesDQ() const { return dqTiles || stagesDQRows(); }
+  /// The staged dQ rows' padding in floats: rows D + 8 floats apart (D a
+  /// multiple of 16) start 8 or 24 banks apart, so a warp's pair stores of
+  /// accumulator rows g and columns 2t hit 32 distinct banks a half-warp.
+  static constexpr int64_t kDqRowPad = 8;
+  /// Bytes of the staged dQ (stagesDQ), 0 without.
+  int64_t dqStageBytes() const {
+    return dqTiles        ? 4 * blockM * headDim
+           : stagesDQRows() ? 4 * blockM * (headDim + kDqRowPad)
+                            : 0;
+  }
   /// sm90ws loads Q, K and V (and the backward dO) through TMA tensor
   /// maps: kernel parameters `tensormap:<operand>_map`, passed by value
   /// (128 bytes, 64-aligned) as the kernel's last parameters
