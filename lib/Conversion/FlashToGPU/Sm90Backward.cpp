@@ -530,10 +530,11 @@ void Sm90BackwardBuilder::storeGradients(ArrayRef<Value> dK,
   // 1.01-1.08x faster (short walks gain most). At D = 64 it cost 2.5% at
   // 8k keys non-causal for 4% at 2k causal, and the block-sparse training
   // step was 4-6% slower with it (its kernels spilled more; docs/PERF.md
-  // runs 154 and 156), so those store the accumulators directly, as do
-  // packed batches (not timed with it).
+  // runs 154 and 156), so those store the accumulators directly. Packed
+  // batches stage them too (their walks vary in length from block to
+  // block; docs/PERF.md run 315).
   if (!gradientsFromRegisters() || columnGroup || s.headDim < 128 ||
-      s.blockSparse || s.varlen)
+      s.blockSparse)
     return BackwardBuilder::storeGradients(dK, dV, direct);
   // Every product that reads K and V (the last step's dQ included) has
   // completed before the walk's closing barrier; a block no query sees
