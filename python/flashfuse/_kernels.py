@@ -205,9 +205,12 @@ SM90WS_MIN_KEYS = 2048
 # from 1024 keys: H200, docs/PERF.md run 311 (bf16, the library's kernels
 # through the package): 1.26-1.37x at 1024-1978 keys without a mask and at
 # 1536-1978 causal, 1.34x and 0.91x in two rounds causal at 1024, 0.84-1.30x
-# at 512. The other head dims keep the forward's length (runs 144 and 147,
-# 0.6-0.94x at 512-1k keys then; not re-timed since).
-SM90WS_BACKWARD_MIN_KEYS = {128: 1024}
+# at 512. D = 64 from 1024 keys too: run 316 (the same way, two rounds):
+# 1.24-1.27x without a mask at 1024-2048 keys, causal 1.05-1.08x at 1024
+# and 1.19-1.23x from 1536; at 512 1.04-1.15x without a mask, 0.94-1.00x
+# causal. The other head dims (the sm90ws backward serves 64 and 128) keep
+# the forward's length.
+SM90WS_BACKWARD_MIN_KEYS = {64: 1024, 128: 1024}
 
 
 def sm90ws_backward_min_keys(head_dim):

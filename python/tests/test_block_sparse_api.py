@@ -107,13 +107,13 @@ def test_dense_backward_plan_is_unchanged(fake_artifact):
 
 @pytest.mark.parametrize("head_dim, seq_k, ws_first", [
     (128, 1023, False), (128, 1024, True), (128, None, True),
-    (64, 1024, False), (64, 2048, True)])
+    (64, 1023, False), (64, 1024, True), (96, 1024, False), (96, 2048, True)])
 def test_dense_backward_takes_sm90ws_from_its_length(fake_artifact,
                                                      monkeypatch, head_dim,
                                                      seq_k, ws_first):
     """Two artifacts with the backward, one of them sm90ws: the plan takes
-    the sm90ws one from sm90ws_backward_min_keys keys on (1024 at D = 128,
-    the forward's 2048 elsewhere), the other below."""
+    the sm90ws one from sm90ws_backward_min_keys keys on (1024 at D = 64
+    and 128, the forward's 2048 elsewhere), the other below."""
     monkeypatch.setattr(_kernels, "locate_all",
                         lambda v: [("sm90", 0), ("sm90ws", 0)])
     monkeypatch.setattr(_kernels, "sm90ws_dir", lambda v: "sm90ws")
