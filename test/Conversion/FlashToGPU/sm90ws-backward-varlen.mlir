@@ -7,7 +7,7 @@
 // dQ as rows and add each with a bulk reduction (KernelSpec::stagesDQRows;
 // no red.global). This one spills nothing; it is compiled with
 // --allow-spills as the library is (its D = 128 window and bottom-right
-// kernels spill 12-28 bytes at the consumers' 240 registers).
+// kernels spill 8-28 bytes at the consumers' 240 registers).
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 
