@@ -272,8 +272,8 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
         dropout_p = variant_args
     # The sm90ws backward from sm90ws_backward_min_keys keys on: below them
     # its one 384-thread block per SM lost to the sm90 kernel (0.6-0.94x at
-    # 512-1k keys, causal, docs/PERF.md runs 144 and 147); at D = 128 the
-    # kernels of today win from 1024 keys (run 311).
+    # 512-1k keys, causal, docs/PERF.md runs 144 and 147); at D = 64 and
+    # 128 the kernels of today win from 1024 keys (runs 311, 316).
     prefer_ws = (seq_k is None
                  or seq_k >= _kernels.sm90ws_backward_min_keys(q.shape[-1]))
     # What the variants below depend on, without building them (four
@@ -416,6 +416,14 @@ def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
     return launch(*tensors, seed, extra)
 
 
+def _writes_key_grads(plan, hq, hkv):
+    """Whether the plan's main kernel (the one that lists both grad_k and
+    lse) writes grad_k / grad_v itself: it lists grad_k and Hq = Hkv
+    (docs/KERNEL_ABI.md "Backward"). The dK / dV slices are then unused."""
+    return hq == hkv and any("grad_k" in names and "lse" in names
+                             for _, names in plan)
+
+
 def _backward_scratch(plan, q, k, v, grad_k, grad_v):
     """{name: tensor} of the f32 scratch KERNEL_ABI.md asks for: delta =
     rowsum(dO * O); dQ accumulated atomically (atomic artifacts); dK/dV one
@@ -428,9 +436,7 @@ def _backward_scratch(plan, q, k, v, grad_k, grad_v):
     hkv, sk, dv = k.shape[1], k.shape[2], v.shape[-1]
     f32 = torch.float32
     scratch = {"delta": q.new_empty(b, hq, sq, dtype=f32)}
-    writes_grads = any("grad_k" in names and "lse" in names
-                       for _, names in plan)
-    if hq == hkv and writes_grads:
+    if _writes_key_grads(plan, hq, hkv):
         scratch["dk"], scratch["dv"] = grad_k, grad_v
     else:
         scratch["dk"] = q.new_empty(b, hq, sk, d)
@@ -676,7 +682,7 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     if len(handles) == 3:
         handles.insert(2, None)
     atomic = "dq_accum" in plan[1][1]
-    writes_key_grads = "grad_k" in plan[1][1] and hq == hkv
+    writes_key_grads = _writes_key_grads(plan, hq, hkv)
     a, p, keep = varlen_backward_args(
         dout, q, k, v, out, lse, grad_q, grad_k, grad_v, cu_seqlens_q,
         cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, window_left,
