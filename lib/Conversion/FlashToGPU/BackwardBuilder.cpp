@@ -78,6 +78,11 @@ void BackwardBuilder::carveStatisticTile(Value offset) {
         sharedMemoryBytes(), {(s.stages + 1) * 4},
         arith::AddIOp::create(b, offset, cIdx(b, 4 * s.stages * 2 * s.blockM)),
         b.getI32Type());
+  if (s.keepsPlacementShared()) // block-sparse packed batches are refused
+    placementSlot = sharedTile(
+        sharedMemoryBytes(), {KernelSpec::kPlacementSlotBytes / 4},
+        arith::AddIOp::create(b, offset, cIdx(b, 4 * s.stages * 2 * s.blockM)),
+        b.getI32Type());
 }
 
 void BackwardBuilder::copyRowStatistics(Value rowStart, Value stage) {
@@ -473,6 +478,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
     std::tie(tid, lane, warp, g, t, kStart, warpKey0) = coords;
+    leaveQueryLoop();
   }
 
   return loop.getResults();

@@ -100,6 +100,10 @@ protected:
   /// (tid, lane, warp, g, t, kStart, warpKey0) are restored after the loop.
   /// An engine may replace them by loop-local copies here.
   virtual void enterQueryLoop() {}
+  /// Called at the end of the query loop's body, after the coordinates
+  /// are restored: an engine or scheduler that replaced other values in
+  /// enterQueryLoop puts the loop's outer ones back here.
+  virtual void leaveQueryLoop() {}
   /// The end of one query block's products: asynchronous engines wait for
   /// dK and dV here.
   virtual void finishQueryBlock(SmallVector<Value> &dK,
@@ -172,8 +176,11 @@ protected:
   /// iterator records each stage's step and its row of the lists
   /// (KernelSpec::statTileBytes).
   Value stepSlots;
-  /// Views statTile (and stepSlots) at byte `offset` of the dynamic shared
-  /// memory.
+  /// A packed batch's block placement where the spec keeps it in shared
+  /// memory (KernelSpec::keepsPlacementShared): [8] i32 after statTile.
+  Value placementSlot;
+  /// Views statTile (and stepSlots, placementSlot) at byte `offset` of the
+  /// dynamic shared memory.
   void carveStatisticTile(Value offset);
   /// Starts the copies of query block `rowStart`'s LSE and Dsum into ring
   /// buffer `stage` (4-byte cp.async, rows past Sq zero-filled); nothing

@@ -64,6 +64,18 @@ Value KernelBuilderBase::readSpecialRegisterOpaquely(StringRef name) {
   return asUnsignedIndex(read.getResult(0));
 }
 
+Value KernelBuilderBase::loadSharedOpaquely(Value tile, int64_t i) {
+  Value address = arith::TruncIOp::create(b, b.getI32Type(),
+                                          byteAddress(tile, {cIdx(b, i)}));
+  auto load = LLVM::InlineAsmOp::create(
+      b, b.getI32Type(), ValueRange{address},
+      "ld.volatile.shared.u32 $0, [$1];", "=r,r", /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return load.getResult(0);
+}
+
 void KernelBuilderBase::rereadCoordinates() {
   setThreadCoordinates(readSpecialRegisterOpaquely("tid.x"));
   head = readSpecialRegisterOpaquely("ctaid.y");

@@ -64,6 +64,11 @@ protected:
   /// %`name` (a 32-bit special register such as "ctaid.x"), read by an
   /// asm LLVM can neither hoist nor merge with another read.
   Value readSpecialRegisterOpaquely(StringRef name);
+  /// Element `i` of the i32 shared-memory tile `tile`, read by a volatile
+  /// load that neither LLVM nor ptxas may hoist or merge with another:
+  /// a value written there once is then read where it is used instead of
+  /// being held (or spilled) in a register in between.
+  Value loadSharedOpaquely(Value tile, int64_t i);
 
   /// Element offset of (batch, head `h`) in operand `name` (its _stride_b/h);
   /// a packed batch's scheduler (VarlenScheduler.h) puts the block's

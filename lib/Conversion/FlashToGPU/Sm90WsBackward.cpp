@@ -340,7 +340,11 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
 
 void mlir::flash::buildSm90WsBackwardKernel(gpu::GPUFuncOp func,
                                             const KernelSpec &spec) {
-  if (spec.varlen)
+  if (spec.keepsPlacementShared())
+    SharedPlacementScheduler<Sm90WsBackwardBuilder>(func, spec,
+                                                    UnownedRows::Keys)
+        .buildWarpSpecialized();
+  else if (spec.varlen)
     VarlenBackwardScheduler<Sm90WsBackwardBuilder>(func, spec,
                                                    UnownedRows::Keys)
         .buildWarpSpecialized();

@@ -40,7 +40,12 @@
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_VARLENSCHEDULER_H
 
+#include "BackwardBuilder.h"
 #include "ForwardBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::flash {
 
@@ -261,6 +266,127 @@ protected:
                               this->idx(keys ? "seq_k" : "seq_q")),
         keys ? seq.startK : seq.startQ);
   }
+};
+
+/// VarlenBackwardScheduler<E> with the block's placement kept in shared
+/// memory (KernelSpec::keepsPlacementShared; E a BackwardBuilder): its
+/// sequence is read from cu_seqlens once at entry and, with the block's
+/// first key and kv head, written to the engine's placementSlot by thread
+/// 0; every role reads it back by volatile loads where it needs it: the
+/// producer's placement, each step of the consumers' query loop (the
+/// lengths, the band, the dQ rows, the key block the products address)
+/// and the epilogue. Nothing of it then lives in a register from the
+/// prologue through the loop to the epilogue, where ptxas held (and
+/// spilled) it, and nothing reads global memory again for it.
+template <class Engine>
+class SharedPlacementScheduler : public VarlenBackwardScheduler<Engine> {
+  using Base = VarlenBackwardScheduler<Engine>;
+
+public:
+  using Base::Base;
+
+protected:
+  /// The slot's words.
+  enum Word { StartQ, StartK, LengthQ, LengthK, KeyStart, HeadKV };
+
+  /// The slot is written before the barrier that publishes the mbarriers'
+  /// initialisation (KernelBuilderBase::createBarriers), which every role
+  /// passes before it reads it.
+  void carveSharedMemory() override {
+    Engine::carveSharedMemory();
+    auto &b = this->b;
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, this->tid,
+                                        arith::ConstantIndexOp::create(b, 0));
+    auto ifFirst = scf::IfOp::create(b, TypeRange{}, first, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    auto i32 = [&](Value v) -> Value {
+      return arith::IndexCastOp::create(b, b.getI32Type(), v);
+    };
+    // The kv head in 32 bits (the heads are i32 parameters): the entry's
+    // index division takes a 64-bit path whose operands ptxas spilled.
+    Value group = arith::DivUIOp::create(b, this->arg.lookup("heads_q"),
+                                         this->arg.lookup("heads_kv"));
+    const PackedSequence &q = this->seq;
+    SmallVector<Value> words = {
+        i32(q.startQ),  i32(q.startK),       i32(q.lengthQ),
+        i32(q.lengthK), i32(this->kStart),
+        arith::DivUIOp::create(b, i32(this->head), group)};
+    for (auto [i, v] : llvm::enumerate(words))
+      memref::StoreOp::create(
+          b, v, this->placementSlot,
+          ValueRange{arith::ConstantIndexOp::create(b, int64_t(i))});
+  }
+
+  /// Word `w` of the slot, zero-extended (every word is non-negative; the
+  /// wgmma engines take the sequence so, see placeSequence).
+  Value slotWord(Word w) {
+    return arith::IndexCastUIOp::create(
+        this->b, this->b.getIndexType(),
+        this->loadSharedOpaquely(this->placementSlot, w));
+  }
+
+  /// The sequence (and the lengths, the bottom-right band's offset).
+  void readSequence() {
+    this->seq = {slotWord(StartQ), slotWord(StartK), slotWord(LengthQ),
+                 slotWord(LengthK)};
+    this->seqQ = this->seq.lengthQ;
+    this->seqK = this->seq.lengthK;
+    if (this->s.causal == KernelSpec::Causal::BottomRight)
+      this->diagOffset =
+          arith::SubIOp::create(this->b, this->seqK, this->seqQ);
+  }
+
+  void rereadPlacement() override {
+    this->rereadCoordinates();
+    readSequence();
+    this->kStart = slotWord(KeyStart);
+  }
+
+  /// Each role's walk (the consumers' and the producer's prologue): from
+  /// the slot's first key, which the role keeps (ptxas merged the
+  /// producer's opaque re-read of ctaid.x with the entry's and spilled the
+  /// product for both roles), its bounds in 32 bits, zero-extended: a
+  /// sequence's query blocks number below 2^25, and the known-zero high
+  /// words keep the loop's 64-bit bound out of a register (ptxas spilled
+  /// it at D = 64).
+  std::pair<Value, Value> blockQueryRange() override {
+    auto [first, end] = this->queryBlockRange(slotWord(KeyStart),
+                                              this->s.blockN, this->s.blockM);
+    auto narrow = [&](Value v) -> Value {
+      return arith::IndexCastUIOp::create(
+          this->b, this->b.getIndexType(),
+          arith::IndexCastOp::create(this->b, this->b.getI32Type(), v));
+    };
+    return {narrow(first), narrow(end)};
+  }
+
+  void enterEpilogue() override {
+    readSequence();
+    this->kStart = slotWord(KeyStart);
+    this->headKV = slotWord(HeadKV);
+  }
+
+  /// Each step reads the placement afresh (and the LSE rows' start derived
+  /// from it) before the engine takes its loop-local coordinates;
+  /// leaveQueryLoop puts the prologue's values back for whatever follows
+  /// the loop.
+  void enterQueryLoop() override {
+    outer = {this->seq, this->seqQ, this->seqK, this->diagOffset,
+             this->rowBaseLse};
+    readSequence();
+    this->rowBaseLse = this->sliceRowStart(/*keys=*/false);
+    this->kStart = slotWord(KeyStart);
+    Engine::enterQueryLoop();
+  }
+  void leaveQueryLoop() override {
+    Engine::leaveQueryLoop();
+    std::tie(this->seq, this->seqQ, this->seqK, this->diagOffset,
+             this->rowBaseLse) = outer;
+  }
+
+private:
+  std::tuple<PackedSequence, Value, Value, Value, Value> outer;
 };
 
 } // namespace mlir::flash

@@ -369,8 +369,29 @@ struct KernelSpec {
   int64_t dsTileBytes() const { return sm80BackwardDsBytes(blockM, blockN); }
   /// The backward's LSE and Dsum of the Q/dO ring (SharedMemory.h).
   int64_t statTileBytes() const {
-    return sm80BackwardStatBytes(blockM, stages, blockSparse);
+    return sm80BackwardStatBytes(blockM, stages, blockSparse) +
+           (keepsPlacementShared() ? kPlacementSlotBytes : 0);
   }
+  /// Whether a packed batch's block keeps its placement (its sequence's
+  /// first rows in Q and K and lengths, its first key, its kv head) in
+  /// shared memory, written once at entry and read where a role needs it
+  /// (VarlenScheduler.h, SharedPlacementScheduler): the sm90ws backward,
+  /// whose consumers run at 240 registers and use the lengths in every
+  /// step. Where the band depends on the sequence's lengths (bottom-right,
+  /// window) at D = 128, ptxas held them from the prologue through the
+  /// query loop to the epilogue and spilled 8-28 bytes; with the slot, 0
+  /// (docs/PERF.md, run 319). Not at D = 64, whose producer (block_m =
+  /// 128: eight statistic rows a step) spilled 12-32 bytes more holding
+  /// the slot's words in its 24 registers than re-reading cu_seqlens; not
+  /// for the other D = 128 kernels, which spill nothing either way and
+  /// whose step the slot's reads made 1% slower without a mask (run 319).
+  bool keepsPlacementShared() const {
+    return kind == Kind::Backward && warpSpecialized() && varlen &&
+           headDim > 64 && (causal == Causal::BottomRight || window);
+  }
+  /// The placement slot: [8] i32 after the statistics, 32 bytes so that
+  /// the staged dQ stays aligned (SharedPlacementScheduler's words).
+  static constexpr int64_t kPlacementSlotBytes = 32;
   int64_t smemBytes() const;
   std::string kindName() const;
   std::string dtypeName() const;
