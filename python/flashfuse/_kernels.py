@@ -126,6 +126,14 @@ def kernel_infos(variant):
     return out
 
 
+def artifact_arch(directory):
+    """The sm_XY its cubin is for, as the number XY (the manifest's `arch`);
+    None where the runtime could not read its manifest."""
+    with _lock:
+        m = _manifest(directory)
+    return None if isinstance(m, ManifestError) else m.arch
+
+
 def locate(variant, directory=None, capability=None):
     """(artifact dir, kernel index) of the first kernel of `variant` (in
     `directory` only, if given). Where no artifact has it and `capability`

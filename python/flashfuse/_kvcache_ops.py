@@ -71,6 +71,12 @@ def _decode_kernels(device_index, variant, groups=None):
     infos = _kernels.kernel_infos(variant) if groups is not None else []
     directory = None
     if len(infos) > 1:
+        # Other tiles only from artifacts built for this GPU: a build for
+        # several targets holds sm_90a tiles that an A100 could hold twice
+        # an SM but not run.
+        major, minor = _capability(device_index)
+        infos = infos[:1] + [(d, info) for d, info in infos[1:]
+                             if _kernels.artifact_arch(d) == 10 * major + minor]
         directory = waves_kernel_dir(infos, groups,
                                      *_device_shape(device_index))
     key = (device_index, variant.key(), directory)

@@ -15,10 +15,14 @@ static int failures = 0;
 
 static void expect(const char *what, int32_t got, int32_t want) {
   if (got != want) {
-    fprintf(stderr, "  %s: got %d splits, want %d\n", what, (int)got,
+    fprintf(stderr, "  %s: got %d, want %d\n", what, (int)got,
             (int)want);
     ++failures;
   }
+}
+
+static int32_t blocks_per_sm_90(int64_t smem, int64_t head_dim_v) {
+  return (int32_t)flashfuse_decode_blocks_per_sm(233472, smem, head_dim_v);
 }
 
 int main(void) {
@@ -108,6 +112,15 @@ int main(void) {
   expect("264 blocks, 132 SMs", flashfuse_decode_grid_of_waves(264, sms), 1);
   expect("263 blocks, 132 SMs", flashfuse_decode_grid_of_waves(263, sms), 0);
   expect("no SM count", flashfuse_decode_grid_of_waves(512, 0), 0);
+  /* Blocks an SM (sm_90's 228 KiB): as many as the shared memory holds,
+   * two at most past Dv = 80 (the registers), one at least. */
+  expect("70 KiB, Dv 128", blocks_per_sm_90(70656, 128), 2);
+  expect("70 KiB, Dv 96", blocks_per_sm_90(70656, 96), 2);
+  expect("70 KiB, Dv 80", blocks_per_sm_90(70656, 80), 3);
+  expect("40 KiB, Dv 32", blocks_per_sm_90(40960, 32), 5);
+  expect("136 KiB, Dv 128", blocks_per_sm_90(139264, 128), 1);
+  expect("more than an SM", blocks_per_sm_90(300000, 64), 1);
+  expect("no smem", blocks_per_sm_90(0, 128), 1);
   printf("%s decode_splits_c99\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

@@ -222,11 +222,12 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
 
 
 # The decode tiles for grids of several waves (docs/KVCACHE.md "Tiles for
-# grids of several waves"): 64-key blocks three deep, 101 KiB, two blocks
-# an SM on sm_90, where one block's prologue and merge overlap the other's
-# copies. The package takes them where the unsplit grid of the library's
-# tiles runs two waves or more.
-DECODE_WAVES_TILES = (16, 64, 4, 3)
+# grids of several waves"): 64-key blocks two deep, 70 KiB, two blocks an
+# SM on sm_90 (their registers allow no third: decode_splits.h's
+# flashfuse_decode_blocks_per_sm), where one block's prologue and merge
+# overlap the other's copies. The package takes them where the unsplit
+# grid of the library's tiles runs two waves or more.
+DECODE_WAVES_TILES = (16, 64, 4, 2)
 
 
 def decode_waves_suite():

@@ -11,6 +11,7 @@
 
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
 #include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
+#include "flashfuse/decode_splits.h"
 #include "flashfuse/fp8_vt_layout.h"
 #include "flashfuse/Conversion/Passes.h"
 
@@ -183,13 +184,14 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
   // sm_90's 228 KiB per SM, the most of any target.
   constexpr int64_t kLargestSmemPerSm = 233472;
   if (spec.kind == KernelSpec::Kind::Decode && spec.smemBytes() > 0)
-    // As many blocks per SM as their shared memory lets run on any target,
-    // and no more: ptxas need not keep registers for others, and otherwise
-    // spilled the merge of the splits to stay at 168 (D = 128, one block
-    // an SM) or 128 (D = 64, two).
+    // As many blocks per SM as run at once on any target (their shared
+    // memory, their registers at Dv > 80), and no more: ptxas need not
+    // keep registers for others, and otherwise spilled the merge of the
+    // splits to stay at 168 (D = 128, one block an SM) or 128 (D = 64,
+    // two).
     func->setAttr("nvvm.minctasm",
-                  b.getI32IntegerAttr(std::max<int64_t>(
-                      1, kLargestSmemPerSm / spec.smemBytes())));
+                  b.getI32IntegerAttr(flashfuse_decode_blocks_per_sm(
+                      kLargestSmemPerSm, spec.smemBytes(), spec.headDimV)));
   switch (spec.kind) {
   case KernelSpec::Kind::Forward:
     if (spec.recipe == Recipe::Sm90Ws && spec.isFp8())

@@ -112,8 +112,10 @@ static inline int32_t flashfuse_decode_num_splits_clustered(
  * FLASHFUSE_DECODE_WAVES_MIN waves (blocks >= that many times the SMs), a
  * tile that fits two blocks an SM overlaps one block's prologue and merge
  * with the other's copies: 64-key blocks three deep at D = 128 read 1-5%
- * more on an H200 at B = 64, 2k (docs/PERF.md runs 196, 231), and 4-7%
- * less on paged caches where the grid is one wave (run 197).
+ * more on an H200 at B = 64, 2k (docs/PERF.md runs 196, 231), two deep
+ * (the library's now, at two blocks an SM by their registers) 0.7-1.0%
+ * more again (run 323), and 4-7% less on paged caches where the grid is
+ * one wave (run 197).
  * flash-select-config (static sizes) and the Python package (launch
  * sizes; flashfuse/_kvcache_ops.py's WAVES_MIN, the same number) take
  * such tiles then. */
@@ -122,6 +124,28 @@ static inline int32_t flashfuse_decode_num_splits_clustered(
 static inline int flashfuse_decode_grid_of_waves(int64_t blocks,
                                                  int64_t sm_count) {
   return sm_count > 0 && blocks >= FLASHFUSE_DECODE_WAVES_MIN * sm_count;
+}
+
+/* The decode blocks of smem_per_block bytes of shared memory (> 0) and
+ * a value head dim of head_dim_v that run at once on an SM of smem_per_sm
+ * bytes: as many as the shared memory holds, and at most two where
+ * head_dim_v > 80. LowerToGPU gives it to ptxas as the kernel's launch
+ * bound (.minnctapersm), so that ptxas keeps the registers the blocks
+ * need and no more; flash-select-config takes it for the split count.
+ * Why: a 16-bit decode block of 128 threads holds Dv / 2 registers a
+ * thread of O rows and D / 4 of query fragments (96 at D = 128), and at
+ * three blocks an SM (168 registers) ptxas spilled the 70 KB tiles (64
+ * keys two deep, 128 one deep, sm_90, bottom-right): 4 / 24 bytes at
+ * D = 96, 40 / 104-196 at 112, 40-52 at 128 (docs/PERF.md run 323), and
+ * 8-52 of the FP8 cache's 128-key tiles at 128; none at D = 80. At two
+ * blocks (255 registers) none spills. */
+static inline int64_t flashfuse_decode_blocks_per_sm(int64_t smem_per_sm,
+                                                     int64_t smem_per_block,
+                                                     int64_t head_dim_v) {
+  int64_t blocks = smem_per_block > 0 ? smem_per_sm / smem_per_block : 1;
+  if (head_dim_v > 80 && blocks > 2)
+    blocks = 2;
+  return blocks < 1 ? 1 : blocks;
 }
 
 #endif

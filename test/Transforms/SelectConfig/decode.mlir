@@ -90,13 +90,13 @@ func.func @d160(%q: tensor<1x8x1x160xf16>, %k: tensor<1x2x8192x160xf16>, %len: t
 }
 
 // B = 64, Hkv = 8, one token, 2k keys: 512 blocks of the 128-key tiles (one
-// an SM) are 3.9 waves of the H100's 132 SMs: 64-key blocks three deep
-// (101 KiB, two an SM; decode_splits.h's grids of several waves), contiguous
-// and paged. B = 32 (256 blocks, under two waves) keeps 128 keys, and the
+// an SM) are 3.9 waves of the H100's 132 SMs: 64-key blocks two deep
+// (69 KiB, two an SM by their registers; decode_splits.h's grids of several
+// waves), contiguous and paged. B = 32 (256 blocks, under two waves) keeps 128 keys, and the
 // L4, where two such blocks do not fit, 64 keys two deep.
 // H100-LABEL: func.func @waves
-// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3>
-// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
 // H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
 // L4-LABEL: func.func @waves
 // L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>

@@ -888,18 +888,18 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
                           << target.smemPerBlock;
   auto [blockN, stages] = *fit;
   // A grid of several waves of one block an SM (decode_splits.h): 16-bit
-  // D = 128 at 16 packed rows takes 64-key blocks three deep where two fit
+  // D = 128 at 16 packed rows takes 64-key blocks two deep where two fit
   // an SM (the opt-in maximum a block stands for the SM's capacity, as in
   // the split count below), as the Python package does at launch.
   if (!fp8 && d == 128 && blockM == 16 && packedKnown &&
       !ShapedType::isDynamic(batch) &&
       smem(blockN, stages) * 2 > target.smemPerBlock &&
-      smem(64, 3) * 2 <= target.smemPerBlock &&
+      smem(64, 2) * 2 <= target.smemPerBlock &&
       flashfuse_decode_grid_of_waves(batch * headsKV *
                                          ((packed + blockM - 1) / blockM),
                                      target.sms)) {
     blockN = 64;
-    stages = 3;
+    stages = 2;
   }
   int64_t splits = 1;
   if (packedKnown && !ShapedType::isDynamic(batch) &&
@@ -907,7 +907,8 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
     splits = flashfuse_decode_num_splits(
         batch, headsKV, (packed + blockM - 1) / blockM,
         (capacity + blockN - 1) / blockN, target.sms,
-        std::max<int64_t>(1, target.smemPerBlock / smem(blockN, stages)));
+        flashfuse_decode_blocks_per_sm(target.smemPerBlock,
+                                       smem(blockN, stages), dv));
   return KernelConfigAttr::get(op.getContext(), Recipe::Decode, blockM,
                                blockN, kDecodeWarps, stages, splits);
 }
