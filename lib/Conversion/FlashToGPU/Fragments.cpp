@@ -334,12 +334,17 @@ Value frag::log2Approx(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value frag::tanhApprox(ImplicitLocOpBuilder &b, Value x) {
-  // For large |x| 2^(..) saturates to 0 or inf and the formula gives -1 or
-  // 1 exactly; near 0 the absolute error stays at f32 rounding level.
+  // tanh x = 1 - 2 / (1 + e^2x). For large |x| 2^(..) saturates to 0 or
+  // inf and the formula gives -1 or 1 exactly; near 0 the absolute error
+  // stays at f32 rounding level. The quotient by rcp.approx (1 ulp): an
+  // IEEE division (div.rn.f32, an arith.divf) is a dozen instructions and a
+  // slow-path branch per score, which made the softcap forwards 4x slower
+  // than the plain ones (docs/PERF.md run 326).
   Value twoLog2e = cF32(b, 2.0f * float(M_LOG2E));
   Value e = exp2Approx(b, arith::MulFOp::create(b, x, twoLog2e));
   Value one = cF32(b, 1.0f), two = cF32(b, 2.0f);
-  Value q = arith::DivFOp::create(b, two, arith::AddFOp::create(b, one, e));
+  Value q = arith::MulFOp::create(
+      b, two, reciprocalApprox(b, arith::AddFOp::create(b, one, e)));
   return arith::SubFOp::create(b, one, q);
 }
 

@@ -65,11 +65,16 @@ Value KernelBuilderBase::readSpecialRegisterOpaquely(StringRef name) {
 }
 
 Value KernelBuilderBase::loadSharedOpaquely(Value tile, int64_t i) {
+  // The word's offset is the instruction's immediate: every load of the
+  // tile then takes its one base address (at an address of its own per
+  // word, ptxas held, and spilled, each across the loops).
   Value address = arith::TruncIOp::create(b, b.getI32Type(),
-                                          byteAddress(tile, {cIdx(b, i)}));
+                                          byteAddress(tile, {cIdx(b, 0)}));
+  std::string text =
+      "ld.volatile.shared.u32 $0, [$1+" + std::to_string(4 * i) + "];";
   auto load = LLVM::InlineAsmOp::create(
-      b, b.getI32Type(), ValueRange{address},
-      "ld.volatile.shared.u32 $0, [$1];", "=r,r", /*has_side_effects=*/true,
+      b, b.getI32Type(), ValueRange{address}, text, "=r,r",
+      /*has_side_effects=*/true,
       /*is_align_stack=*/false, LLVM::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
@@ -694,7 +699,11 @@ Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
   Value v = arith::MulFOp::create(b, raw, scoreScale());
   if (s.softcap) {
     Value cap = arg.lookup("softcap");
-    Value th = tanhApprox(b, arith::DivFOp::create(b, v, cap));
+    // By the cap's reciprocal, one division a kernel (LLVM hoists it)
+    // rather than one a score.
+    Value th = tanhApprox(
+        b, arith::MulFOp::create(
+               b, v, arith::DivFOp::create(b, cF32(b, 1.0f), cap)));
     if (tanhOut)
       *tanhOut = th;
     v = arith::MulFOp::create(b, cap, th);

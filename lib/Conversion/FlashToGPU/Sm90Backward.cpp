@@ -551,7 +551,11 @@ void Sm90BackwardBuilder::storeGradients(ArrayRef<Value> dK,
 
 void mlir::flash::buildSm90BackwardKernel(gpu::GPUFuncOp func,
                                           const KernelSpec &spec) {
-  if (spec.varlen)
+  if (spec.keepsPlacementShared())
+    SharedPlacementScheduler<Sm90BackwardBuilder>(func, spec,
+                                                  UnownedRows::Keys)
+        .build();
+  else if (spec.varlen)
     VarlenBackwardScheduler<Sm90BackwardBuilder>(func, spec, UnownedRows::Keys)
         .build();
   else if (spec.blockSparse)

@@ -274,10 +274,12 @@ protected:
 /// first key and kv head, written to the engine's placementSlot by thread
 /// 0; every role reads it back by volatile loads where it needs it: the
 /// producer's placement, each step of the consumers' query loop (the
-/// lengths, the band, the dQ rows, the key block the products address)
-/// and the epilogue. Nothing of it then lives in a register from the
-/// prologue through the loop to the epilogue, where ptxas held (and
-/// spilled) it, and nothing reads global memory again for it.
+/// lengths, the band, the dQ rows, the key block the products address,
+/// and where the block copies them itself, the Q and dO rows) and the
+/// epilogue. Nothing of it then lives in a register from the prologue
+/// through the loop to the epilogue, where ptxas held (and spilled) it,
+/// and nothing reads global memory again for it. The sm90ws engines
+/// (roles, warp-specialised) and the sm90 one (one role) alike.
 template <class Engine>
 class SharedPlacementScheduler : public VarlenBackwardScheduler<Engine> {
   using Base = VarlenBackwardScheduler<Engine>;
@@ -316,6 +318,12 @@ protected:
       memref::StoreOp::create(
           b, v, this->placementSlot,
           ValueRange{arith::ConstantIndexOp::create(b, int64_t(i))});
+    // Without roles there is no mbarrier-init barrier: one of its own
+    // before the first read (the walk's range, right after).
+    if (!this->s.warpSpecialized()) {
+      b.setInsertionPointAfter(ifFirst);
+      gpu::BarrierOp::create(b);
+    }
   }
 
   /// Word `w` of the slot, zero-extended (every word is non-negative; the
@@ -372,21 +380,23 @@ protected:
   /// leaveQueryLoop puts the prologue's values back for whatever follows
   /// the loop.
   void enterQueryLoop() override {
-    outer = {this->seq, this->seqQ, this->seqK, this->diagOffset,
-             this->rowBaseLse};
+    outer = {this->seq,        this->seqQ,  this->seqK, this->diagOffset,
+             this->rowBaseLse, this->qBase, this->doBase};
     readSequence();
     this->rowBaseLse = this->sliceRowStart(/*keys=*/false);
+    this->qBase = this->operandBase("q", this->head);
+    this->doBase = this->operandBase("do", this->head);
     this->kStart = slotWord(KeyStart);
     Engine::enterQueryLoop();
   }
   void leaveQueryLoop() override {
     Engine::leaveQueryLoop();
     std::tie(this->seq, this->seqQ, this->seqK, this->diagOffset,
-             this->rowBaseLse) = outer;
+             this->rowBaseLse, this->qBase, this->doBase) = outer;
   }
 
 private:
-  std::tuple<PackedSequence, Value, Value, Value, Value> outer;
+  std::tuple<PackedSequence, Value, Value, Value, Value, Value, Value> outer;
 };
 
 } // namespace mlir::flash

@@ -26,10 +26,14 @@
 // that publishes the mbarriers' initialisation; each role reads them.
 // PTX: st.shared.v4.b32
 // PTX: bar.sync 0;
+// Every load takes the slot's one base address, the word's offset as its
+// immediate (an address per word is a register per word to hold).
 // PTX: setmaxnreg.dec.sync.aligned.u32 24;
-// PTX: ld.volatile.shared.u32
+// PTX: ld.volatile.shared.u32 %r{{[0-9]+}}, {{\[}}[[BASE:%r[0-9]+]]+{{[0-9]+}}];
 // PTX: setmaxnreg.inc.sync.aligned.u32 240;
-// PTX: ld.volatile.shared.u32
+// PTX: ld.volatile.shared.u32 %r{{[0-9]+}}, {{\[}}[[BASE]]+0];
+// PTX: ld.volatile.shared.u32 %r{{[0-9]+}}, {{\[}}[[BASE]]+4];
+// PTX-NOT: ld.volatile.shared.u32 %r{{[0-9]+}}, [%r{{[0-9]+}}];
 // PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causalbr_varlen(
 // PTX: ld.volatile.shared.u32
 // PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal_varlen(

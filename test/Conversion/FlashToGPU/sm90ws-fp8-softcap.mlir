@@ -9,8 +9,13 @@
 // CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_window_softcap
 // CHECK-SAME: softcap = 1 : i64
 // CHECK-SAME: window = 1 : i64
-// The softcap: cap * tanh(s / cap), tanh through exp2 (Fragments.cpp).
-// CHECK: arith.divf %{{.*}}, %arg34 : f32
+// The softcap: cap * tanh(s / cap), s times the cap's reciprocal (one
+// division, which LLVM hoists) and tanh through exp2 and rcp.approx
+// (Fragments.cpp): no IEEE division a score.
+// CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg34 : f32
+// CHECK-NEXT: %[[X0:.*]] = arith.mulf %{{.*}}, %[[INV]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
 // CHECK: %[[EIGHT:.*]] = arith.constant 8.000000e+00 : f32
 // CHECK-NEXT: %[[NEGM:.*]] = arith.addf %{{.*}}, %[[EIGHT]] : f32
 // CHECK: %[[X:.*]] = arith.addf %{{.*}}, %[[NEGM]] : f32

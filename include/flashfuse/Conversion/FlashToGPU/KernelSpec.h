@@ -385,9 +385,16 @@ struct KernelSpec {
   /// the slot's words in its 24 registers than re-reading cu_seqlens; not
   /// for the other D = 128 kernels, which spill nothing either way and
   /// whose step the slot's reads made 1% slower without a mask (run 319).
+  /// And the sm90 backward with softcap at D = 128 (the sm90ws backward
+  /// does not serve softcap), whose tanh terms live through the step: it
+  /// spilled 68-140 bytes, with the slot (and the operands' rows read from
+  /// it each step) 48-80 (run 325); its other packed kernels spill nothing.
   bool keepsPlacementShared() const {
-    return kind == Kind::Backward && warpSpecialized() && varlen &&
-           headDim > 64 && (causal == Causal::BottomRight || window);
+    if (kind != Kind::Backward || !varlen)
+      return false;
+    if (warpSpecialized())
+      return headDim > 64 && (causal == Causal::BottomRight || window);
+    return recipe == Recipe::Sm90 && headDim > 64 && softcap;
   }
   /// The placement slot: [8] i32 after the statistics, 32 bytes so that
   /// the staged dQ stays aligned (SharedPlacementScheduler's words).
