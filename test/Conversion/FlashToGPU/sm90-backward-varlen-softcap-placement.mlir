@@ -6,7 +6,7 @@
 // no roles and no mbarriers), and each step reads the sequence, its operand
 // rows and first key back by volatile loads at the slot's one base address.
 // Softcap holds its tanh terms through the step; without the slot ptxas
-// spilled 68-140 bytes, with it 48-80 (docs/PERF.md run 325): fewer, not
+// spilled 68-140 bytes, with it 60-92 (docs/PERF.md runs 325-326): fewer, not
 // none, so these compile with --allow-spills. The causal kernel without
 // softcap spills nothing and keeps its placement in registers: no slot, no
 // volatile loads, its shared memory 32 bytes less.

@@ -385,10 +385,11 @@ struct KernelSpec {
   /// the slot's words in its 24 registers than re-reading cu_seqlens; not
   /// for the other D = 128 kernels, which spill nothing either way and
   /// whose step the slot's reads made 1% slower without a mask (run 319).
-  /// And the sm90 backward with softcap at D = 128 (the sm90ws backward
-  /// does not serve softcap), whose tanh terms live through the step: it
+  /// And the sm90 backward with softcap at D = 128 (the sm90ws library
+  /// leaves softcap out), whose tanh terms live through the step: it
   /// spilled 68-140 bytes, with the slot (and the operands' rows read from
-  /// it each step) 48-80 (run 325); its other packed kernels spill nothing.
+  /// it each step) 48-80 (run 325), 60-92 since run 326's tanh; its other
+  /// packed kernels spill nothing.
   bool keepsPlacementShared() const {
     if (kind != Kind::Backward || !varlen)
       return false;
