@@ -334,18 +334,20 @@ Value frag::log2Approx(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value frag::tanhApprox(ImplicitLocOpBuilder &b, Value x) {
-  // tanh x = 1 - 2 / (1 + e^2x). For large |x| 2^(..) saturates to 0 or
-  // inf and the formula gives -1 or 1 exactly; near 0 the absolute error
-  // stays at f32 rounding level. The quotient by rcp.approx (1 ulp): an
-  // IEEE division (div.rn.f32, an arith.divf) is a dozen instructions and a
-  // slow-path branch per score, which made the softcap forwards 4x slower
-  // than the plain ones (docs/PERF.md run 326).
-  Value twoLog2e = cF32(b, 2.0f * float(M_LOG2E));
-  Value e = exp2Approx(b, arith::MulFOp::create(b, x, twoLog2e));
-  Value one = cF32(b, 1.0f), two = cF32(b, 2.0f);
-  Value q = arith::MulFOp::create(
-      b, two, reciprocalApprox(b, arith::AddFOp::create(b, one, e)));
-  return arith::SubFOp::create(b, one, q);
+  // tanh.approx.f32: one MUFU op (2^-11 relative error, what FlashAttention
+  // takes for its softcap). As 1 - 2 / (1 + e^2x) it took ex2 and a
+  // quotient: with an IEEE division (div.rn.f32, a dozen instructions and a
+  // slow-path branch) the softcap forward ran 4.8x the plain one, with
+  // rcp.approx 1.66x, with this 1.41x (docs/PERF.md runs 326-327). The
+  // capped score's relative error is the tanh's: under bf16's rounding of
+  // a score (2^-9), at fp16's (2^-11).
+  auto op = LLVM::InlineAsmOp::create(
+      b, b.getF32Type(), ValueRange{x}, "tanh.approx.f32 $0, $1;", "=f,f",
+      /*has_side_effects=*/false, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return op.getResult(0);
 }
 
 Value frag::accGet(ImplicitLocOpBuilder &b, Value acc, int64_t i, int64_t j) {

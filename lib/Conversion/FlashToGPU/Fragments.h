@@ -147,7 +147,7 @@ Value exp2Approx(ImplicitLocOpBuilder &b, Value x);
 /// 1 / x, rcp.approx.ftz.f32 (a few ulp; no IEEE division's slow path).
 Value reciprocalApprox(ImplicitLocOpBuilder &b, Value x);
 Value log2Approx(ImplicitLocOpBuilder &b, Value x);
-/// tanh through exp2 (no libdevice): 1 - 2 / (1 + 2^(2x log2 e)).
+/// tanh by tanh.approx.f32 (sm_75+; no libdevice).
 Value tanhApprox(ImplicitLocOpBuilder &b, Value x);
 
 /// Element [i][j] of a vector<2x2xf32> accumulator, and its update.

@@ -10,12 +10,12 @@
 // CHECK-SAME: softcap = 1 : i64
 // CHECK-SAME: window = 1 : i64
 // The softcap: cap * tanh(s / cap), s times the cap's reciprocal (one
-// division, which LLVM hoists) and tanh through exp2 and rcp.approx
-// (Fragments.cpp): no IEEE division a score.
+// division, which LLVM hoists) and tanh by tanh.approx (Fragments.cpp): no
+// IEEE division a score.
 // CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg34 : f32
 // CHECK-NEXT: %[[X0:.*]] = arith.mulf %{{.*}}, %[[INV]] : f32
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// CHECK: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// CHECK-NEXT: %[[TH:.*]] = llvm.inline_asm {{.*}}"tanh.approx.f32 $0, $1;", "=f,f" %[[X0]] : (f32) -> f32
+// CHECK-NEXT: arith.mulf %arg34, %[[TH]] : f32
 // CHECK: %[[EIGHT:.*]] = arith.constant 8.000000e+00 : f32
 // CHECK-NEXT: %[[NEGM:.*]] = arith.addf %{{.*}}, %[[EIGHT]] : f32
 // CHECK: %[[X:.*]] = arith.addf %{{.*}}, %[[NEGM]] : f32
