@@ -113,8 +113,8 @@ static inline int32_t flashfuse_decode_num_splits_clustered(
  * tile that fits two blocks an SM overlaps one block's prologue and merge
  * with the other's copies: 64-key blocks three deep at D = 128 read 1-5%
  * more on an H200 at B = 64, 2k (docs/PERF.md runs 196, 231), two deep
- * (the library's now, at two blocks an SM by their registers) 0.7-1.0%
- * more again (run 323), and 4-7% less on paged caches where the grid is
+ * (the library's now, at two blocks an SM by their registers) 0.5-1.0%
+ * more again (runs 323-324), and 4-7% less on paged caches where the grid is
  * one wave (run 197).
  * flash-select-config (static sizes) and the Python package (launch
  * sizes; flashfuse/_kvcache_ops.py's WAVES_MIN, the same number) take
