@@ -20,10 +20,12 @@ from .errors import KernelNotFoundError, ManifestError
 
 _lock = threading.Lock()
 _manifests = {}  # artifact dir -> Manifest, or the ManifestError it raised
+_ptx_targets = {}  # artifact dir -> its PTX's .target ("sm_90a"), or None
 _params = {}     # (artifact dir, kernel index) -> frozenset of param names
 _contexts = {}   # device index -> Context
 _kernels = {}    # (device index, artifact dir, variant key) -> kernel handle
-# variant key -> {query rows: artifact dir} of its sm90ws kernels
+# (variant key, GPU capability) -> {query rows: artifact dir} of its sm90ws
+# kernels
 _sm90ws_dirs = {}
 
 
@@ -78,12 +80,71 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
     return v
 
 
-def _search(variant, directory=None):
+def _ptx_target(directory):
+    """The `.target` of an artifact's PTX ("sm_80", "sm_90a"), None where it
+    has no PTX (manifest.txt's `ptx` line names the file)."""
+    if directory not in _ptx_targets:
+        target = None
+        root = pathlib.Path(directory)
+        try:
+            names = [line.split()[1] for line in
+                     (root / "manifest.txt").read_text().splitlines()
+                     if line.startswith("ptx ") and len(line.split()) == 2]
+            if names:
+                with open(root / names[0]) as f:
+                    for _, line in zip(range(64), f):
+                        if line.startswith(".target"):
+                            target = line.split()[1].rstrip(",")
+                            break
+        except OSError:
+            pass
+        _ptx_targets[directory] = target
+    return _ptx_targets[directory]
+
+
+def _load_rank(arch, ptx_target, capability):
+    """load_rank of an artifact built for sm_`arch` whose PTX has the
+    `.target` `ptx_target` (None: no PTX)."""
+    if capability is None:
+        return 0
+    device = 10 * capability[0] + capability[1]
+    if arch == device:
+        return 0
+    if ptx_target is None or not ptx_target.startswith("sm_"):
+        return None
+    digits = ptx_target[3:].rstrip("af")
+    if not digits.isdigit():
+        return None
+    if ptx_target.endswith("a"):  # arch-specific: that GPU only
+        return 1 if int(digits) == device else None
+    return 1 if int(digits) <= device else None
+
+
+def load_rank(directory, capability):
+    """How an artifact's kernels load on a GPU of compute capability
+    `capability` (major, minor), as the runtime does it (runtime.h,
+    flashfuse_artifact_load): 0 from its cubin (built for this very GPU),
+    1 from its PTX, JIT-compiled by the driver (an older arch's PTX: an
+    older recipe's kernels), None where they cannot load at all (a newer
+    arch's, arch-specific PTX such as sm_90a's on another GPU than sm_90, or
+    a manifest the runtime cannot read). capability None: 0."""
+    arch = artifact_arch(directory)
+    if arch is None:
+        return None
+    return _load_rank(arch, _ptx_target(directory), capability)
+
+
+def _search(variant, directory=None, capability=None):
     """([(artifact dir, kernel index)] of every kernel of `variant`, in search
     order, in `directory` only if given; lines describing what the other
-    kernels are and which manifests the runtime could not read)."""
+    kernels are and which manifests the runtime could not read). Given the
+    GPU's `capability`, artifacts that cannot load on it are left out and
+    those built for it come before those whose PTX the driver would
+    JIT-compile (load_rank): a build for several targets has the variant in
+    each of them, and the search order (a100 before h100 before l4) is not
+    the GPU's."""
     dirs = artifact_dirs() if directory is None else [directory]
-    hits, unreadable, available = [], [], []
+    hits, unreadable, available, unloadable = [], [], [], []
     with _lock:
         for d in dirs:
             m = _manifest(d)
@@ -93,19 +154,32 @@ def _search(variant, directory=None):
                 # first in the error, being the likelier cause of a miss.
                 unreadable.append(f"{d}: unreadable: {m}")
                 continue
-            for i, info in enumerate(m.kernels()):
-                if info.variant.key() == variant.key():
-                    hits.append((d, i))
-                else:
-                    available.append(
-                        f"{d}: {info.name.decode()}: {info.variant.describe()}")
-    return hits, unreadable + available
+            found = [i for i, info in enumerate(m.kernels())
+                     if info.variant.key() == variant.key()]
+            if found and capability is not None:
+                rank = _load_rank(m.arch, _ptx_target(d), capability)
+                if rank is None:
+                    unloadable.append(
+                        f"{d}: has it, but built for sm_{m.arch} (PTX "
+                        f"{_ptx_target(d)}): cannot load on this GPU "
+                        f"(sm_{capability[0]}{capability[1]})")
+                    continue
+                hits.extend((rank, d, i) for i in found)
+            else:
+                hits.extend((0, d, i) for i in found)
+            available.extend(
+                f"{d}: {info.name.decode()}: {info.variant.describe()}"
+                for i, info in enumerate(m.kernels()) if i not in found)
+    hits.sort(key=lambda h: h[0])  # stable: search order within a rank
+    return [(d, i) for _, d, i in hits], unreadable + unloadable + available
 
 
-def locate_all(variant):
+def locate_all(variant, capability=None):
     """[(artifact dir, kernel index)] of every kernel of `variant`, first
-    kernel of each directory, in search order (possibly empty)."""
-    hits, _ = _search(variant)
+    kernel of each directory, in search order (possibly empty); given the
+    GPU's `capability`, only artifacts that load on it, those built for it
+    first (_search)."""
+    hits, _ = _search(variant, capability=capability)
     seen, out = set(), []
     for d, i in hits:
         if d not in seen:
@@ -114,11 +188,11 @@ def locate_all(variant):
     return out
 
 
-def kernel_infos(variant):
+def kernel_infos(variant, capability=None):
     """[(artifact dir, KernelInfo)] of the first kernel of `variant` in each
-    artifact that has one, in search order."""
+    artifact that has one, in search order (locate_all)."""
     out = []
-    for directory, index in locate_all(variant):
+    for directory, index in locate_all(variant, capability):
         with _lock:
             manifest = _manifest(directory)
         if not isinstance(manifest, ManifestError):
@@ -136,11 +210,11 @@ def artifact_arch(directory):
 
 def locate(variant, directory=None, capability=None):
     """(artifact dir, kernel index) of the first kernel of `variant` (in
-    `directory` only, if given). Where no artifact has it and `capability`
-    (of the GPU it is for) is given, it is compiled on demand; otherwise, or
-    without a compiler, KernelNotFoundError listing what the artifacts
-    provide."""
-    hits, available = _search(variant, directory)
+    `directory` only, if given) that loads on a GPU of `capability` where
+    that is given (_search). Where no artifact has it and `capability` is
+    given, it is compiled on demand; otherwise, or without a compiler,
+    KernelNotFoundError listing what the artifacts provide."""
+    hits, available = _search(variant, directory, capability)
     if hits:
         return hits[0]
     note = ""
@@ -237,15 +311,15 @@ def sm90ws_backward_min_keys(head_dim):
 SM90WS_LONG_MIN_LENGTH = 4096
 
 
-def sm90ws_dirs(variant):
+def sm90ws_dirs(variant, capability=None):
     """{query rows: artifact directory} of the sm90ws kernels of `variant`
     (a forward, or a backward: <target>-bwd-ws), the first directory in
-    search order for each tile height; searched once per variant (a search
-    reads every manifest)."""
-    key = variant.key()
+    search order (locate_all) for each tile height; searched once per
+    variant and GPU capability (a search reads every manifest)."""
+    key = (variant.key(), None if capability is None else tuple(capability))
     if key not in _sm90ws_dirs:
         found = {}
-        for directory, index in locate_all(variant):
+        for directory, index in locate_all(variant, capability):
             with _lock:
                 manifest = _manifest(directory)
             # An artifact this runtime cannot read is not one to launch.
@@ -258,11 +332,12 @@ def sm90ws_dirs(variant):
     return _sm90ws_dirs[key]
 
 
-def sm90ws_dir(variant, long=False):
-    """The artifact directory holding an sm90ws kernel of `variant`, or
-    None: with `long` (SM90WS_LONG_MIN_LENGTH) the one of the most query
-    rows, otherwise of the fewest."""
-    tiers = sm90ws_dirs(variant)
+def sm90ws_dir(variant, long=False, capability=None):
+    """The artifact directory holding an sm90ws kernel of `variant` (that
+    loads on a GPU of `capability`, where given), or None: with `long`
+    (SM90WS_LONG_MIN_LENGTH) the one of the most query rows, otherwise of
+    the fewest."""
+    tiers = sm90ws_dirs(variant, capability)
     if not tiers:
         return None
     return tiers[max(tiers) if long else min(tiers)]
@@ -276,7 +351,7 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
     directory sorts before <target>-ws)."""
     if seq_k >= SM90WS_MIN_KEYS:
         long = min(seq_q, seq_k) >= SM90WS_LONG_MIN_LENGTH
-        directory = sm90ws_dir(variant, long)
+        directory = sm90ws_dir(variant, long, capability)
         if directory is not None:
             return kernel(device_index, variant, directory)
     return kernel(device_index, variant, capability=capability)

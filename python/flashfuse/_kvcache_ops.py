@@ -68,15 +68,15 @@ def _decode_kernels(device_index, variant, groups=None):
     `groups(block_m)`: the unsplit grid's blocks for a kernel of block_m
     rows, to choose tiles by the grid's waves (waves_kernel_dir); None
     keeps the first artifact's kernel."""
-    infos = _kernels.kernel_infos(variant) if groups is not None else []
+    infos = (_kernels.kernel_infos(variant, _capability(device_index))
+             if groups is not None else [])
     directory = None
     if len(infos) > 1:
-        # Other tiles only from artifacts built for this GPU: a build for
-        # several targets holds sm_90a tiles that an A100 could hold twice
-        # an SM but not run.
-        major, minor = _capability(device_index)
+        # Other tiles only from artifacts built for this GPU (their cubin),
+        # not an older arch's PTX that the driver would JIT-compile.
+        capability = _capability(device_index)
         infos = infos[:1] + [(d, info) for d, info in infos[1:]
-                             if _kernels.artifact_arch(d) == 10 * major + minor]
+                             if _kernels.load_rank(d, capability) == 0]
         directory = waves_kernel_dir(infos, groups,
                                      *_device_shape(device_index))
     key = (device_index, variant.key(), directory)

@@ -228,7 +228,8 @@ def _backward_dirs(device_index, bwd, dq, deterministic):
     are deterministic: with a backward_dq kernel). Where none fits,
     flashfuse-compile (if found) compiles the flash.attention_grad on
     demand, deterministic if asked, and that artifact is the one."""
-    dirs = [d for d, _ in _kernels.locate_all(bwd)]
+    dirs = [d for d, _ in _kernels.locate_all(bwd,
+                                              _capability(device_index))]
     det_dirs = [d for d in dirs if _kernels.has_kernel(dq, d)]
     if dirs and (det_dirs or not deterministic):
         return dirs, det_dirs
@@ -308,7 +309,7 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     # 1.01-1.24x the sm90 kernels at 2k-16k keys (docs/PERF.md, run 144);
     # below sm90ws_backward_min_keys keys another artifact's where there is
     # one.
-    ws = _kernels.sm90ws_dir(bwd)
+    ws = _kernels.sm90ws_dir(bwd, capability=_capability(device_index))
     if ws in atomic_dirs:
         atomic_dirs.remove(ws)
         atomic_dirs.insert(0 if prefer_ws else len(atomic_dirs), ws)
