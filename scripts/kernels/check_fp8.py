@@ -8,10 +8,12 @@ For every e4m3 kernel of the manifest:
  (a) numerics: random bf16 Q, K, V quantised per head (flashfuse.quantize_fp8),
      the kernel's O against a float64 reference of docs/FP8.md's spec from
      the dequantised inputs (P quantised to e4m3 against the FINAL row
-     maximum, as the CPU lowerings do), by FlashAttention's rule
-     max|O - O_ref| <= 2 max|O_pt - O_ref| + 1e-3, O_pt the kernels'
+     maximum, as the CPU lowerings do), by FlashAttention's rule as
+     FlashAttention-3 applies it to FP8 (FP8_RULE_MULTIPLE):
+     max|O - O_ref| <= 3 max|O_pt - O_ref| + 1e-3, O_pt the kernels'
      algorithm in low precision (fp8_online_pt: bf16 products, P quantised
-     against the running maximum of each block_n keys); the LSE (natural
+     against the running maximum of each block_n keys), and the mean
+     |O - O_ref| at most 1.5x O_pt's (FP8_MEAN_MULTIPLE); the LSE (natural
      log of the unquantised sum, m + log l) within 1e-2. Outputs are
      poisoned with NaN first.
  (b) error against the unquantised inputs: RMSE of O against the f32
@@ -42,7 +44,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 from check_and_bench import (Artifact, interleaved_tflops, keep_mask,  # noqa: E402
-                             median_ms, passes_rule, reference)
+                             median_ms, reference)
 from flashfuse.fp8 import E4M3_MAX, prepare_vt, quantize_fp8  # noqa: E402
 
 E4M3 = torch.float8_e4m3fn
@@ -63,6 +65,19 @@ FA3_PAPER_RMSE = {"baseline fp16": 3.2e-4, "fa2 fp16": 1.9e-4,
 ODD = [(1, 2, 2, 1, 1), (2, 4, 4, 17, 17), (1, 4, 2, 127, 129),
        (1, 4, 2, 129, 127), (1, 2, 1, 1, 1000), (1, 32, 8, 1000, 1000),
        (2, 4, 2, 1000, 17)]
+# FlashAttention's rule for the FP8 forwards: the multiple of O_pt's
+# maximum error FlashAttention-3's tests allow FP8 (hopper/test_flash_attn.py:
+# 3, where 16-bit inputs get 2). The maximum is decided by where P's e4m3
+# rounding flips: one step of a probability of a short row (17 keys) times a
+# large V moves an output by ~0.1, and ours and O_pt flip in different places
+# (their scores differ in the last bits: e4m3 products against bf16 ones).
+# Run 329 (H200, 12 seeds x the odd shapes x 29 kernels): max-error ratios
+# up to 2.10 (the D = 256 causal kernels, 17 x 17), never above 3, while the
+# kernels' MEAN error was 0.06-0.34x O_pt's (median) and at most 1.07x. The
+# mean bound keeps the check sharp against a systematic error (a wrong
+# descale, a misplaced key block), which raises every output's error.
+FP8_RULE_MULTIPLE = 3
+FP8_MEAN_MULTIPLE = 1.5
 HIDDEN, TOKENS = 2048, 16384
 API = False  # --api
 # The seed of the Hadamard rotation of Q and K (--hadamard): any; Q and K
@@ -276,6 +291,12 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None,
     launch_fp8(art, kern, q8, k8, vt, o, lse, descales, scale, window or (-1, -1), softcap)
     torch.cuda.synchronize()
     err = err_pt = lse_err = 0.0
+    # Mean |O - O_ref| of ours and of O_pt: P's e4m3 rounding makes the
+    # maximum a matter of where one rounding flips (one e4m3 step of a large
+    # probability times a large V moves an output by ~0.1), the mean shows
+    # whether the kernel's errors are those of the algorithm.
+    abs_sum = abs_sum_pt = 0.0
+    count = 0
     for b, hq, hkv in reference_slices(B, Hq, Hkv, Sq, Sk, max_batches):
         bs = slice(b, b + 1)
         one = (q8[bs, hq], k8[bs, hkv], v8[bs, hkv])
@@ -284,15 +305,24 @@ def check_case(art, kern, B, Hq, Hkv, Sq, Sk, max_batches=None,
                                 softcap, blocks)
         pt = fp8_online_pt(*one, ds, scale, causal, int(kern["block_n"]),
                            window, softcap, blocks)
-        err = max(err, (o[bs, hq].double() - ref).abs().max().item())
-        err_pt = max(err_pt, (pt.double() - ref).abs().max().item())
+        diff = (o[bs, hq].double() - ref).abs()
+        diff_pt = (pt.double() - ref).abs()
+        err = max(err, diff.max().item())
+        err_pt = max(err_pt, diff_pt.max().item())
+        abs_sum += diff.sum().item()
+        abs_sum_pt += diff_pt.sum().item()
+        count += diff.numel()
         rows = torch.isfinite(ref_lse)  # a row without keys has no LSE
         if rows.any():
             lse_err = max(lse_err, (lse[bs, hq].double() - ref_lse)[rows]
                           .abs().max().item())
-    ok = passes_rule(err, err_pt, 1e-3) and lse_err < 1e-2
+    mean_err, mean_err_pt = abs_sum / count, abs_sum_pt / count
+    ok = (not math.isnan(err) and err <= FP8_RULE_MULTIPLE * err_pt + 1e-3
+          and mean_err <= FP8_MEAN_MULTIPLE * mean_err_pt + 1e-4
+          and lse_err < 1e-2)
     result = dict(kernel=kern["name"], shape=[B, Hq, Hkv, Sq, Sk, d], err=err,
-                  err_pt=err_pt, lse_err=lse_err, ok=ok)
+                  err_pt=err_pt, lse_err=lse_err, ok=ok,
+                  mean_err=mean_err, mean_err_pt=mean_err_pt)
     if API and Sq == Sk:
         # The package's path (flashfuse.attention: its own Vt copy, descale
         # strides and kernel lookup in FLASHFUSE_KERNEL_DIR) must give this
@@ -573,7 +603,9 @@ def main():
             api = ("" if "api_equal" not in r else
                    "  api equal" if r["api_equal"] else "  API DIFFERS")
             print(("ok  " if r["ok"] else "FAIL") + f" {kern['name']} {shp}: err "
-                  f"{r['err']:.2e} (pt {r['err_pt']:.2e}) lse {r['lse_err']:.1e}"
+                  f"{r['err']:.2e} (pt {r['err_pt']:.2e}) mean "
+                  f"{r['mean_err']:.2e} (pt {r['mean_err_pt']:.2e}) lse "
+                  f"{r['lse_err']:.1e}"
                   + api, flush=True)
     n = len(results["numerics"])
     if n:
