@@ -60,7 +60,11 @@ def fake_artifact(monkeypatch):
     """An artifact that has every kernel asked for: records the variants
     the plan looks up, in order."""
     asked = []
-    monkeypatch.setattr(_kernels, "locate_all", lambda v: [("dir", 0)])
+    # The plan asks for the GPU's capability (artifacts are searched by it);
+    # these tests run without one.
+    monkeypatch.setattr(ops, "_capability", lambda device_index: (9, 0))
+    monkeypatch.setattr(_kernels, "locate_all",
+                        lambda v, capability=None: [("dir", 0)])
     monkeypatch.setattr(_kernels, "has_kernel",
                         lambda v, d: v.kind != rt.KIND_BACKWARD_DQ)
     monkeypatch.setattr(_kernels, "locate", lambda v, d=None: ("dir", 0))
@@ -115,8 +119,9 @@ def test_dense_backward_takes_sm90ws_from_its_length(fake_artifact,
     the sm90ws one from sm90ws_backward_min_keys keys on (1024 at D = 64
     and 128, the forward's 2048 elsewhere), the other below."""
     monkeypatch.setattr(_kernels, "locate_all",
-                        lambda v: [("sm90", 0), ("sm90ws", 0)])
-    monkeypatch.setattr(_kernels, "sm90ws_dir", lambda v: "sm90ws")
+                        lambda v, capability=None: [("sm90", 0), ("sm90ws", 0)])
+    monkeypatch.setattr(_kernels, "sm90ws_dir",
+                        lambda v, long=False, capability=None: "sm90ws")
     chosen = []
     monkeypatch.setattr(_kernels, "locate",
                         lambda v, d=None: chosen.append(d) or (d, 0))
