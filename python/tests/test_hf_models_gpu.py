@@ -9,6 +9,7 @@ eager run. Variants outside the kernel library are compiled on first use:
 run from the installed wheel (scripts/gpu/verify_wheel.sh), this is what a
 user gets after `pip install`."""
 
+import contextlib
 import copy
 
 import pytest
@@ -17,8 +18,25 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
+from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
+
+
+@contextlib.contextmanager
+def compiled_on_demand():
+    """Skips, saying why, where a model needs a variant outside the kernel
+    library and no flashfuse-compile can build it (a GPU machine with the
+    library only): that is the environment's lack, not the model's
+    failure. Every other KernelNotFoundError fails the test."""
+    try:
+        yield
+    except KernelNotFoundError as e:
+        if "not compiled on demand: no flashfuse-compile found" not in str(e):
+            raise
+        pytest.skip("a variant outside the kernel library, and no "
+                    "flashfuse-compile to compile it: "
+                    + str(e).splitlines()[0])
 
 COMMON = dict(intermediate_size=512, num_hidden_layers=2, vocab_size=1000,
               max_position_embeddings=512)
@@ -73,7 +91,8 @@ def test_generate_matches_sdpa(arch):
     with torch.no_grad():
         want = ref.generate(ids, output_scores=True,
                             return_dict_in_generate=True, **kwargs)
-        got = ours.generate(ids, **kwargs)
+        with compiled_on_demand():
+            got = ours.generate(ids, **kwargs)
     diff = (got != want.sequences).nonzero()
     if len(diff):
         row, col = (int(x) for x in diff[0])
@@ -109,7 +128,8 @@ def test_training_step_matches_sdpa(arch):
 
     loss32, g32 = step(ref32)
     loss16, g16 = step(sdpa)
-    loss, g = step(ours)
+    with compiled_on_demand():
+        loss, g = step(ours)
     assert abs(loss - loss32) <= 2 * abs(loss16 - loss32) + 1e-2, (
         loss, loss16, loss32)
     assert g and g.keys() == g32.keys()
