@@ -62,7 +62,11 @@ protected:
   /// block's sequence) re-derives that too.
   virtual void rereadCoordinates();
   /// %`name` (a 32-bit special register such as "ctaid.x"), read by an
-  /// asm LLVM can neither hoist nor merge with another read.
+  /// asm LLVM can neither hoist nor merge with another read. ptxas still
+  /// may: it merges reads of %ctaid, so a value recomputed from one is
+  /// kept out of LLVM's live ranges only, not necessarily out of ptxas's
+  /// registers (docs/PERF.md runs 319-320; loadSharedOpaquely is the way
+  /// to make ptxas re-read a value).
   Value readSpecialRegisterOpaquely(StringRef name);
   /// Element `i` of the i32 shared-memory tile `tile`, read by a volatile
   /// load that neither LLVM nor ptxas may hoist or merge with another:
