@@ -76,6 +76,10 @@ def fake_artifact(monkeypatch):
         return len(asked)
     monkeypatch.setattr(_kernels, "kernel", kernel)
     monkeypatch.setattr(ops, "_backward_plans", {})
+    # sm90ws_dirs caches what the fake search finds (nothing) per variant
+    # and capability; kept, it would hide the real library's sm90ws
+    # backward from later tests in the process.
+    monkeypatch.setattr(_kernels, "_sm90ws_dirs", {})
     return asked
 
 
