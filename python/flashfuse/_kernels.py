@@ -156,7 +156,8 @@ def _search(variant, directory=None, capability=None):
                 continue
             found = [i for i, info in enumerate(m.kernels())
                      if info.variant.key() == variant.key()]
-            if found and capability is not None:
+            if found:
+                # _load_rank is 0 for every artifact without a capability.
                 rank = _load_rank(m.arch, _ptx_target(d), capability)
                 if rank is None:
                     unloadable.append(
@@ -165,8 +166,6 @@ def _search(variant, directory=None, capability=None):
                         f"(sm_{capability[0]}{capability[1]})")
                     continue
                 hits.extend((rank, d, i) for i in found)
-            else:
-                hits.extend((0, d, i) for i in found)
             available.extend(
                 f"{d}: {info.name.decode()}: {info.variant.describe()}"
                 for i, info in enumerate(m.kernels()) if i not in found)

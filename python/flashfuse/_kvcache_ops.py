@@ -68,13 +68,13 @@ def _decode_kernels(device_index, variant, groups=None):
     `groups(block_m)`: the unsplit grid's blocks for a kernel of block_m
     rows, to choose tiles by the grid's waves (waves_kernel_dir); None
     keeps the first artifact's kernel."""
-    infos = (_kernels.kernel_infos(variant, _capability(device_index))
+    capability = _capability(device_index)
+    infos = (_kernels.kernel_infos(variant, capability)
              if groups is not None else [])
     directory = None
     if len(infos) > 1:
         # Other tiles only from artifacts built for this GPU (their cubin),
         # not an older arch's PTX that the driver would JIT-compile.
-        capability = _capability(device_index)
         infos = infos[:1] + [(d, info) for d, info in infos[1:]
                              if _kernels.load_rank(d, capability) == 0]
         directory = waves_kernel_dir(infos, groups,
@@ -84,8 +84,7 @@ def _decode_kernels(device_index, variant, groups=None):
     if plan is not None:
         return plan
     if directory is None:
-        directory, _ = _kernels.locate(variant,
-                                       capability=_capability(device_index))
+        directory, _ = _kernels.locate(variant, capability=capability)
     decode = _kernels.kernel(device_index, variant, directory)
     combine_variant = _kernels.make_variant(
         rt.KIND_DECODE_COMBINE, variant.dtype, variant.head_dim_v,
