@@ -281,6 +281,25 @@ def test_varlen_gradients_take_the_sm90ws_kernels(head_dim, causal):
     assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
 
 
+def test_varlen_softcap_gradients_take_the_sm90ws_kernel():
+    # The packed causal softcap backward at D = 128 is in the sm90ws
+    # library too (gen_suite.py: with softcap's slope in f16 it runs the
+    # step 1.17x faster than the sm90 kernel, docs/PERF.md run 334): the
+    # backward launches it, and the rule holds per sequence.
+    from flashfuse import _kernels, ops
+    from flashfuse import _runtime as rt
+    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
+                                    1, softcap=True, varlen=True)
+    ws = _kernels.sm90ws_dir(variant)
+    if ws is None:
+        pytest.skip("no sm90ws varlen softcap backward in the library")
+    check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
+                            (1, 64), (300, 77)], torch.bfloat16, 128,
+                           "top_left", (8, 2), softcap=30.0)
+    kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
+    assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
                          ids=["fp16", "bf16"])
 def test_varlen_gradients_window_and_softcap(dtype):

@@ -335,7 +335,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
       return loadRowStatistic(name, stage, n, j);
     };
 
-    // P (and tanh for softcap) with or without masking, like the forward:
+    // P (and softcap's slope) with or without masking, like the forward:
     // only tiles at the Sq/Sk tails, across the diagonal or under an
     // element mask pay for the predicate.
     Value needMask = tileNeedsMask(qStart, s.blockM, kStart, s.blockN,
@@ -349,8 +349,21 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
           tileNeedsMask(qStart, s.blockM, kStart, s.blockN, /*rowTail=*/true,
                         /*elementMasks=*/false));
     int64_t perSet = mk * nTilesM;
-    int64_t sets = s.softcap ? 2 : 1;
-    SmallVector<Type> types(perSet * sets, accZero(b).getType());
+    // Softcap's slope 1 − tanh² lives from here to dS, across both
+    // products, in f16: half the registers of f32 (the sm90 D = 128 kernels
+    // sit at the 255-register cap), and its rounding (2^-12 relative, the
+    // slope being in [0, 1]) is below that of dS itself, which the dK and
+    // dQ products take in the inputs' 16-bit type.
+    auto slopeTy = VectorType::get({2, 2}, b.getF16Type());
+    Value slopeZero =
+        s.softcap ? arith::ConstantOp::create(
+                        b, slopeTy,
+                        DenseElementsAttr::get(
+                            slopeTy, APFloat::getZero(APFloat::IEEEhalf())))
+                  : Value();
+    SmallVector<Type> types(perSet, accZero(b).getType());
+    if (s.softcap)
+      types.append(perSet, slopeTy);
     auto ifOp = scf::IfOp::create(b, types, needMask, /*withElse=*/true);
     for (bool masked : {true, false}) {
       OpBuilder::InsertionGuard g2(b);
@@ -372,7 +385,8 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
         if (maskModApplies)
           maskModHere = appliesMaskMod(i, stage);
       }
-      SmallVector<Frags> p = sT, th = sT;
+      SmallVector<Frags> p = sT,
+                         slope(mk, Frags(nTilesM, slopeZero));
       for (int64_t n = 0; n < nTilesM; ++n)
         for (int64_t j = 0; j < 2; ++j) {
           Value negLse = arith::MulFOp::create(b, statAt("lse", n, j),
@@ -390,7 +404,11 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                                               scoreFactor, masked, &tanhV,
                                               maskModHere);
               if (s.softcap)
-                th[m][n] = accSet(b, th[m][n], tanhV, ii, j);
+                slope[m][n] = accSet(
+                    b, slope[m][n],
+                    arith::TruncFOp::create(b, b.getF16Type(),
+                                            softcapSlope(tanhV)),
+                    ii, j);
               p[m][n] = accSet(b, p[m][n], pv, ii, j);
             }
         }
@@ -398,16 +416,16 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
       for (auto &row : p)
         flat.append(row.begin(), row.end());
       if (s.softcap)
-        for (auto &row : th)
+        for (auto &row : slope)
           flat.append(row.begin(), row.end());
       scf::YieldOp::create(b, flat);
     }
-    SmallVector<Frags> pT(mk, Frags(nTilesM)), tanhT(mk, Frags(nTilesM));
+    SmallVector<Frags> pT(mk, Frags(nTilesM)), slopeT(mk, Frags(nTilesM));
     for (int64_t m = 0; m < mk; ++m)
       for (int64_t n = 0; n < nTilesM; ++n) {
         pT[m][n] = ifOp.getResult(m * nTilesM + n);
         if (s.softcap)
-          tanhT[m][n] = ifOp.getResult(perSet + m * nTilesM + n);
+          slopeT[m][n] = ifOp.getResult(perSet + m * nTilesM + n);
       }
 
     // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after
@@ -426,6 +444,22 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                       dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii))),
                   ii, j);
     accumulateDV(dV, pdT, stage);
+    // With dV issued, P is needed only for dS, which takes softcap's slope
+    // as a factor: folded into P here, the slope is not held across the dP
+    // product (dBias, the capped score's gradient, needs P alone).
+    bool slopeInP = s.softcap && !s.gradBias;
+    if (slopeInP)
+      for (int64_t m = 0; m < mk; ++m)
+        for (int64_t n = 0; n < nTilesM; ++n)
+          for (int64_t ii = 0; ii < 2; ++ii)
+            for (int64_t j = 0; j < 2; ++j)
+              pT[m][n] = accSet(
+                  b, pT[m][n],
+                  rawScoreGradient(accGet(b, pT[m][n], ii, j),
+                                   arith::ExtFOp::create(
+                                       b, b.getF32Type(),
+                                       accGet(b, slopeT[m][n], ii, j))),
+                  ii, j);
     SmallVector<Frags> dpT = computeDPT(stage);
 
     // dSᵀ = Pᵀ ∘ (dPᵀ ∘ Z − Dsum).
@@ -459,8 +493,10 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                   asIndex(k));
               memref::StoreOp::create(b, ds, arg.lookup("dbias"), ValueRange{at});
             }
-            if (s.softcap)
-              ds = rawScoreGradient(ds, accGet(b, tanhT[m][n], ii, j));
+            if (s.softcap && !slopeInP)
+              ds = rawScoreGradient(
+                  ds, arith::ExtFOp::create(b, b.getF32Type(),
+                                            accGet(b, slopeT[m][n], ii, j)));
             dsT[m][n] = accSet(b, dsT[m][n], ds, ii, j);
           }
       }

@@ -694,19 +694,26 @@ Value KernelBuilderBase::tileNeedsMask(Value rowStart, int64_t rows,
   return need;
 }
 
+Value KernelBuilderBase::softcapTanh(Value raw) {
+  // tanh(raw · scale / cap): scale times the cap's reciprocal is one
+  // factor, hoisted with the division out of the loops (one division a
+  // kernel, one multiply a score, and one register fewer held).
+  Value scaleOverCap = arith::MulFOp::create(
+      b, scoreScale(),
+      arith::DivFOp::create(b, cF32(b, 1.0f), arg.lookup("softcap")));
+  return tanhApprox(b, arith::MulFOp::create(b, raw, scaleOverCap));
+}
+
 Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
                                         Value *tanhOut) {
-  Value v = arith::MulFOp::create(b, raw, scoreScale());
+  Value v;
   if (s.softcap) {
-    Value cap = arg.lookup("softcap");
-    // By the cap's reciprocal, one division a kernel (LLVM hoists it)
-    // rather than one a score.
-    Value th = tanhApprox(
-        b, arith::MulFOp::create(
-               b, v, arith::DivFOp::create(b, cF32(b, 1.0f), cap)));
+    Value th = softcapTanh(raw);
     if (tanhOut)
       *tanhOut = th;
-    v = arith::MulFOp::create(b, cap, th);
+    v = arith::MulFOp::create(b, arg.lookup("softcap"), th);
+  } else {
+    v = arith::MulFOp::create(b, raw, scoreScale());
   }
   if (s.bias)
     v = arith::AddFOp::create(
@@ -809,6 +816,19 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
   Value e;
   if (isPlainScore()) {
     e = LLVM::FMAOp::create(b, raw, scoreFactor, negLseLog2);
+  } else if (s.softcap && !s.bias && !s.scoreMod) {
+    // Softcap alone: cap · log2(e) is one hoisted factor of the tanh, one
+    // multiply a score fewer and one constant fewer held across the step
+    // (the sm90 D = 128 backwards are at the 255-register cap). Not in the
+    // forward: there the sm80 D = 128 kernel on sm_90a spilled 8 bytes.
+    Value th = softcapTanh(raw);
+    if (tanhOut)
+      *tanhOut = th;
+    e = LLVM::FMAOp::create(
+        b, th,
+        arith::MulFOp::create(b, arg.lookup("softcap"),
+                              cF32(b, float(M_LOG2E))),
+        negLseLog2);
   } else {
     Value sc = transformScore(raw, query, key, tanhOut);
     e = LLVM::FMAOp::create(b, sc, cF32(b, float(M_LOG2E)), negLseLog2);
@@ -830,13 +850,15 @@ Value KernelBuilderBase::scoreGradient(Value p, Value dp, Value dsum, Value z) {
   return arith::MulFOp::create(b, p, arith::SubFOp::create(b, dp, dsum));
 }
 
-Value KernelBuilderBase::rawScoreGradient(Value ds, Value tanhV) {
+Value KernelBuilderBase::softcapSlope(Value tanhV) {
   if (!s.softcap)
-    return ds;
-  // d(cap tanh(x / cap)) / dx = 1 − tanh²(x / cap).
-  return arith::MulFOp::create(
-      b, ds,
-      arith::SubFOp::create(b, cF32(b, 1.0f), arith::MulFOp::create(b, tanhV, tanhV)));
+    return Value();
+  return arith::SubFOp::create(b, cF32(b, 1.0f),
+                               arith::MulFOp::create(b, tanhV, tanhV));
+}
+
+Value KernelBuilderBase::rawScoreGradient(Value ds, Value slope) {
+  return s.softcap ? arith::MulFOp::create(b, ds, slope).getResult() : ds;
 }
 
 Value KernelBuilderBase::broadcastOperandOffset(StringRef prefix, Value row,

@@ -299,6 +299,8 @@ protected:
   /// `*tanhOut` (when given) receives tanh(scale * raw / softcap), which the
   /// backward's chain rule needs.
   Value transformScore(Value raw, Value row, Value col, Value *tanhOut = nullptr);
+  /// tanh(scale · raw / softcap), softcap's term of transformScore.
+  Value softcapTanh(Value raw);
   /// i1: key `col` is visible to query `row` (i32 both, col < Sk checked).
   /// `maskModApplies` (i1, null: true) gates the element masks: false in
   /// a full block of a block-sparse walk, which only the band masks.
@@ -330,9 +332,12 @@ protected:
   /// before softcap's chain rule) from P, dP = dO·v, the row's Dsum and the
   /// dropout factor `z` (null without dropout).
   Value scoreGradient(Value p, Value dp, Value dsum, Value z);
-  /// dS times softcap's 1 − tanh² (no-op without softcap): the gradient of
-  /// the raw, unscaled dot product, up to the factor `scale`.
-  Value rawScoreGradient(Value ds, Value tanhV);
+  /// Softcap's chain-rule factor d(cap·tanh(x / cap)) / dx = 1 − tanh² from
+  /// the tanh that recomputeProbability gave; null without softcap.
+  Value softcapSlope(Value tanhV);
+  /// dS times softcap's slope (no-op without softcap): the gradient of the
+  /// raw, unscaled dot product, up to the factor `scale`.
+  Value rawScoreGradient(Value ds, Value slope);
 
   /// Offset of element (batch, head, row, col) of the bias or mask operand,
   /// clamped into range so that loads for masked-out elements stay inside.

@@ -194,7 +194,8 @@ void Sm80BackwardDQBuilder::build() {
               Value z = s.dropout ? dropoutFactor(query, key) : Value();
               Value d = scoreGradient(p, accGet(b, dp[m][n], i, jj),
                                       dsum[2 * m + i], z);
-              ds = accSet(b, ds, rawScoreGradient(d, tanhV), i, jj);
+              ds = accSet(b, ds, rawScoreGradient(d, softcapSlope(tanhV)), i,
+                          jj);
             }
           flat.push_back(ds);
         }

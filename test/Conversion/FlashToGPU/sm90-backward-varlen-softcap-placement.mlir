@@ -5,9 +5,10 @@
 // after the statistics, a barrier of its own publishes it (this kernel has
 // no roles and no mbarriers), and each step reads the sequence, its operand
 // rows and first key back by volatile loads at the slot's one base address.
-// Softcap holds its tanh terms through the step; without the slot ptxas
-// spilled 68-140 bytes, with it 60-92 (docs/PERF.md runs 325-326): fewer, not
-// none, so these compile with --allow-spills. The causal kernel without
+// Softcap holds its slope (in f16) from P to the dV product; with the slot
+// ptxas spills 0 / 8 / 36 bytes (no mask / causal / bottom-right; 68-140
+// without the slot and with an f32 tanh held to dS, docs/PERF.md runs 325
+// and 333): fewer, not none, so these compile with --allow-spills. The causal kernel without
 // softcap spills nothing and keeps its placement in registers: no slot, no
 // volatile loads, its shared memory 32 bytes less.
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s

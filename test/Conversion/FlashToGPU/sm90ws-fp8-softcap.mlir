@@ -9,11 +9,13 @@
 // CHECK: gpu.func @flash_fwd_sm90ws_e4m3_bf16_d128_m128n128w8s3_causalbr_window_softcap
 // CHECK-SAME: softcap = 1 : i64
 // CHECK-SAME: window = 1 : i64
-// The softcap: cap * tanh(s / cap), s times the cap's reciprocal (one
-// division, which LLVM hoists) and tanh by tanh.approx (Fragments.cpp): no
-// IEEE division a score.
+// The softcap: cap * tanh(raw * scale / cap), the raw product times one
+// factor, scale times the cap's reciprocal (one division, which LLVM hoists
+// with the product), and tanh by tanh.approx (Fragments.cpp): no IEEE
+// division and one multiply a score.
 // CHECK: %[[INV:.*]] = arith.divf %{{.*}}, %arg34 : f32
-// CHECK-NEXT: %[[X0:.*]] = arith.mulf %{{.*}}, %[[INV]] : f32
+// CHECK-NEXT: %[[FACTOR:.*]] = arith.mulf %{{.*}}, %[[INV]] : f32
+// CHECK-NEXT: %[[X0:.*]] = arith.mulf %{{.*}}, %[[FACTOR]] : f32
 // CHECK-NEXT: %[[TH:.*]] = llvm.inline_asm {{.*}}"tanh.approx.f32 $0, $1;", "=f,f" %[[X0]] : (f32) -> f32
 // CHECK-NEXT: arith.mulf %arg34, %[[TH]] : f32
 // CHECK: %[[EIGHT:.*]] = arith.constant 8.000000e+00 : f32
