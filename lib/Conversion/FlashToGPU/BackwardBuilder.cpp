@@ -428,38 +428,39 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
           slopeT[m][n] = ifOp.getResult(perSet + m * nTilesM + n);
       }
 
+    // `frags` with element (m, n, ii, j) times factor(m, n, ii, j).
+    auto timesElementwise = [&](SmallVector<Frags> frags, auto factor) {
+      for (int64_t m = 0; m < mk; ++m)
+        for (int64_t n = 0; n < nTilesM; ++n)
+          for (int64_t ii = 0; ii < 2; ++ii)
+            for (int64_t j = 0; j < 2; ++j) {
+              Value x = accGet(b, frags[m][n], ii, j);
+              Value f = factor(m, n, ii, j);
+              frags[m][n] =
+                  accSet(b, frags[m][n], arith::MulFOp::create(b, x, f), ii, j);
+            }
+      return frags;
+    };
     // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after
     // this, so that an engine that computes it here need not hold Sᵀ's and
     // dPᵀ's fragments together (with both, the sm80 D = 128 kernel spilled).
     SmallVector<Frags> pdT = pT;
     if (s.dropout)
-      for (int64_t m = 0; m < mk; ++m)
-        for (int64_t n = 0; n < nTilesM; ++n)
-          for (int64_t ii = 0; ii < 2; ++ii)
-            for (int64_t j = 0; j < 2; ++j)
-              pdT[m][n] = accSet(
-                  b, pdT[m][n],
-                  arith::MulFOp::create(
-                      b, accGet(b, pT[m][n], ii, j),
-                      dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii))),
-                  ii, j);
+      pdT = timesElementwise(pT, [&](int64_t m, int64_t n, int64_t ii,
+                                     int64_t j) {
+        return dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii));
+      });
     accumulateDV(dV, pdT, stage);
     // With dV issued, P is needed only for dS, which takes softcap's slope
     // as a factor: folded into P here, the slope is not held across the dP
     // product (dBias, the capped score's gradient, needs P alone).
     bool slopeInP = s.softcap && !s.gradBias;
     if (slopeInP)
-      for (int64_t m = 0; m < mk; ++m)
-        for (int64_t n = 0; n < nTilesM; ++n)
-          for (int64_t ii = 0; ii < 2; ++ii)
-            for (int64_t j = 0; j < 2; ++j)
-              pT[m][n] = accSet(
-                  b, pT[m][n],
-                  rawScoreGradient(accGet(b, pT[m][n], ii, j),
-                                   arith::ExtFOp::create(
-                                       b, b.getF32Type(),
-                                       accGet(b, slopeT[m][n], ii, j))),
-                  ii, j);
+      pT = timesElementwise(pT, [&](int64_t m, int64_t n, int64_t ii,
+                                    int64_t j) -> Value {
+        return arith::ExtFOp::create(b, b.getF32Type(),
+                                     accGet(b, slopeT[m][n], ii, j));
+      });
     SmallVector<Frags> dpT = computeDPT(stage);
 
     // dSᵀ = Pᵀ ∘ (dPᵀ ∘ Z − Dsum).
