@@ -23,9 +23,9 @@
 // CHECK-NEXT: arith.truncf %[[SLOPE]] : f32 to f16
 // dV's product is committed, then P times the slope, then the dP product.
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: %[[P:.*]] = vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
 // CHECK-NEXT: %[[S:.*]] = vector.extract %{{.*}}[0, 0] : f16 from vector<2x2xf16>
 // CHECK-NEXT: %[[S32:.*]] = arith.extf %[[S]] : f16 to f32
-// CHECK-NEXT: %[[P:.*]] = vector.extract %{{.*}}[0, 0] : f32 from vector<2x2xf32>
 // CHECK-NEXT: arith.mulf %[[P]], %[[S32]] : f32
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NOT: f16 to f32
