@@ -349,11 +349,11 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
           tileNeedsMask(qStart, s.blockM, kStart, s.blockN, /*rowTail=*/true,
                         /*elementMasks=*/false));
     int64_t perSet = mk * nTilesM;
-    // Softcap's slope 1 − tanh² lives from here to dS, across both
-    // products, in f16: half the registers of f32 (the sm90 D = 128 kernels
-    // sit at the 255-register cap), and its rounding (2^-12 relative, the
-    // slope being in [0, 1]) is below that of dS itself, which the dK and
-    // dQ products take in the inputs' 16-bit type.
+    // Softcap's slope 1 − tanh² lives from here across the dV product (to
+    // dS with a dBias; below), in f16: half the registers of f32 (the sm90
+    // D = 128 kernels sit at the 255-register cap), and its rounding (2^-12
+    // relative, the slope being in [0, 1]) is below that of dS itself,
+    // which the dK and dQ products take in the inputs' 16-bit type.
     auto slopeTy = VectorType::get({2, 2}, b.getF16Type());
     Value slopeZero =
         s.softcap ? arith::ConstantOp::create(
