@@ -143,8 +143,14 @@ protected:
   /// The walk's positions, [first, end): the query blocks the causal/window
   /// band lets see the block's keys in a dense walk; a query-block iterator
   /// (BlockSparseQueryIterator.h) walks positions of its own.
+  /// A packed batch's walk on the wgmma engines has its bounds in 32 bits,
+  /// zero-extended (narrowBlockIndex): their known-zero high words keep the
+  /// loop's 64-bit bound out of a register (ptxas spilled it at D = 64).
   virtual std::pair<Value, Value> blockQueryRange() {
-    return queryBlockRange(kStart, s.blockN, s.blockM);
+    auto [first, end] = queryBlockRange(kStart, s.blockN, s.blockM);
+    if (!s.varlen || !s.usesWgmma())
+      return {first, end};
+    return {narrowBlockIndex(first), narrowBlockIndex(end)};
   }
   /// The query block (of block_m rows) that step `position` fetches into
   /// ring buffer `stage` (prologue and prefetch): the position itself in a

@@ -40,6 +40,12 @@ protected:
   /// A non-negative integer as index, zero-extended: its high word is known
   /// zero, which keeps the 64-bit arithmetic on it in one register.
   Value asUnsignedIndex(Value v);
+  /// A block index below 2^31 (a sequence's query or key blocks number
+  /// below 2^25), through 32 bits and zero-extended: its high word is known
+  /// zero.
+  Value narrowBlockIndex(Value v) {
+    return asUnsignedIndex(arith::IndexCastOp::create(b, b.getI32Type(), v));
+  }
 
   // Set by readArguments(): thread coordinates (lane = g * 4 + t), the
   // block's batch and query head (blockIdx.z, blockIdx.y), its kv head, and

@@ -74,6 +74,19 @@ void Sm90BackwardBuilder::carveSharedMemory() {
         b.getF32Type());
 }
 
+void Sm90BackwardBuilder::rederiveNonNegatives() {
+  Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
+                                       arg.lookup("heads_kv"));
+  Value head32 = arith::IndexCastUIOp::create(b, b.getI32Type(), head);
+  headKV = asUnsignedIndex(arith::DivUIOp::create(b, head32, group));
+  headsQ = asUnsignedIndex(arg.lookup("heads_q"));
+  // A packed batch's lengths are its sequence's (VarlenScheduler.h).
+  if (!s.varlen) {
+    seqQ = asUnsignedIndex(arg.lookup("seq_q"));
+    seqK = asUnsignedIndex(arg.lookup("seq_k"));
+  }
+}
+
 void Sm90BackwardBuilder::enterQueryLoop() {
   SmallVector<Value> c = wgmma::pinRegisters(b, {i32(tid), i32(kStart)});
   auto widen = [&](Value v) {

@@ -56,10 +56,31 @@ protected:
   /// zero-extended, their high words known zero, rather than
   /// sign-extended. It takes the sm90ws backward's D = 128 kernels to 0
   /// spill bytes, and on this recipe the bottom-right D = 128 kernel from
-  /// 12 to 4 (varlen: 20 to 0) and the D = 64 dropout one from 60 to 44;
-  /// its block-sparse kernels keep sign extension, with which they spill
+  /// 12 to 4 (0 with enterEpilogue's re-derivation; varlen: 20 to 0) and
+  /// the D = 64 dropout one from 60 to 44; its block-sparse kernels keep sign extension, with which they spill
   /// nothing (zero-extended, one spilled 4 bytes).
   virtual bool zeroExtendsLoopCoordinates() const { return !s.blockSparse; }
+  /// The block's kv head and the dense sequence lengths, derived again in
+  /// 32 bits and zero-extended (all are non-negative): the entry's
+  /// sign-extended, 64-bit-divided copies were live from the prologue to
+  /// the epilogue and spilled.
+  void rederiveNonNegatives();
+  /// Whether the epilogue reads the block's head and batch afresh
+  /// (opaquely) and derives the kv head and dense lengths from them again:
+  /// the gradient slices' row offsets then start there, instead of being
+  /// computed with the LSE rows in the prologue and living, spilled,
+  /// through the loop. Where the kernels are short of registers: D = 128,
+  /// dense walks.
+  virtual bool rederivesInEpilogue() const {
+    return s.headDim > 64 && !s.blockSparse && !s.varlen;
+  }
+  void enterEpilogue() override {
+    if (!rederivesInEpilogue())
+      return;
+    head = readSpecialRegisterOpaquely("ctaid.y");
+    batchIdx = readSpecialRegisterOpaquely("ctaid.z");
+    rederiveNonNegatives();
+  }
   /// A chain of K-major products over `depth` columns: this warpgroup's
   /// keys of `aDesc` times the block_m rows of the tile at `bOffset`.
   SmallVector<Value> issueProductNT(Value aDesc, Value bOffset, int64_t depth);

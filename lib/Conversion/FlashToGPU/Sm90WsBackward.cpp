@@ -100,22 +100,6 @@ protected:
   /// the sm90 recipe's zero-filled copies).
   void copyRowStatisticsByWarp(Value rowStart, Value stage);
 
-  /// The block's kv head and the dense sequence lengths, derived again in
-  /// the consumers' branch in 32 bits and zero-extended (all are
-  /// non-negative): the entry's sign-extended, 64-bit-divided copies were
-  /// live from the prologue to the epilogue and spilled at 240 registers.
-  void rederiveNonNegatives();
-  /// The block's head and batch read afresh (opaquely) for the epilogue,
-  /// the kv head and dense lengths derived from them again: the gradient
-  /// slices' row offsets then start there, instead of being computed with
-  /// the LSE rows in the prologue and living, spilled, through the loop.
-  void enterEpilogue() override {
-    if (!rederives())
-      return;
-    head = readSpecialRegisterOpaquely("ctaid.y");
-    batchIdx = readSpecialRegisterOpaquely("ctaid.z");
-    rederiveNonNegatives();
-  }
   /// A consumer thread's number from its `threadId`, in 32 bits and
   /// zero-extended: an index difference's two words were live through the
   /// loop and spilled in the bottom-right causal kernels.
@@ -128,6 +112,7 @@ protected:
   /// Only where the consumers are short of registers (D = 128); at D = 64
   /// they are not, and the changed prologue made the producer spill 8/32.
   bool rederives() const { return s.headDim > 64; }
+  bool rederivesInEpilogue() const override { return rederives(); }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
@@ -266,19 +251,6 @@ void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
   syncComputeWarps();
   if (s.stagesDQ())
     publishDQ(dqStart);
-}
-
-void Sm90WsBackwardBuilder::rederiveNonNegatives() {
-  Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
-                                       arg.lookup("heads_kv"));
-  Value head32 = arith::IndexCastUIOp::create(b, b.getI32Type(), head);
-  headKV = asUnsignedIndex(arith::DivUIOp::create(b, head32, group));
-  headsQ = asUnsignedIndex(arg.lookup("heads_q"));
-  // A packed batch's lengths are its sequence's (VarlenScheduler.h).
-  if (!s.varlen) {
-    seqQ = asUnsignedIndex(arg.lookup("seq_q"));
-    seqK = asUnsignedIndex(arg.lookup("seq_k"));
-  }
 }
 
 void Sm90WsBackwardBuilder::buildWarpSpecialized() {

@@ -216,8 +216,11 @@ protected:
   /// read again from the offsets, through a block index read opaquely,
   /// rather than kept in registers across the query loop (kept, the
   /// bottom-right causal kernels spilled more on sm_90a than the dense
-  /// ones, whose lengths are kernel parameters).
+  /// ones, whose lengths are kernel parameters). The engine's own
+  /// re-derivations first (the sm90ws backward's D = 128 kv head: 4-8
+  /// spill bytes fewer in the causal softcap kernel).
   void enterEpilogue() override {
+    Engine::enterEpilogue();
     placeSequence(this->readSpecialRegisterOpaquely("ctaid.z"));
   }
 
@@ -354,19 +357,11 @@ protected:
   /// Each role's walk (the consumers' and the producer's prologue): from
   /// the slot's first key, which the role keeps (ptxas merged the
   /// producer's opaque re-read of ctaid.x with the entry's and spilled the
-  /// product for both roles), its bounds in 32 bits, zero-extended: a
-  /// sequence's query blocks number below 2^25, and the known-zero high
-  /// words keep the loop's 64-bit bound out of a register (ptxas spilled
-  /// it at D = 64).
+  /// product for both roles), its bounds in 32 bits as the base's.
   std::pair<Value, Value> blockQueryRange() override {
     auto [first, end] = this->queryBlockRange(slotWord(KeyStart),
                                               this->s.blockN, this->s.blockM);
-    auto narrow = [&](Value v) -> Value {
-      return arith::IndexCastUIOp::create(
-          this->b, this->b.getIndexType(),
-          arith::IndexCastOp::create(this->b, this->b.getI32Type(), v));
-    };
-    return {narrow(first), narrow(end)};
+    return {this->narrowBlockIndex(first), this->narrowBlockIndex(end)};
   }
 
   void enterEpilogue() override {

@@ -7,7 +7,7 @@
 // dQ as rows and add each with a bulk reduction (KernelSpec::stagesDQRows;
 // no red.global). This one spills nothing; it is compiled with
 // --allow-spills as the library is (its D = 64 kernel without a mask
-// spills 32 bytes at the consumers' 240 registers;
+// spills 28 bytes at the consumers' 240 registers;
 // the D = 128 window and bottom-right ones keep their placement in shared
 // memory and spill nothing: sm90ws-backward-varlen-placement.mlir).
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s
