@@ -57,8 +57,9 @@ protected:
   /// sign-extended. It takes the sm90ws backward's D = 128 kernels to 0
   /// spill bytes, and on this recipe the bottom-right D = 128 kernel from
   /// 12 to 4 (0 with enterEpilogue's re-derivation; varlen: 20 to 0) and
-  /// the D = 64 dropout one from 60 to 44; its block-sparse kernels keep sign extension, with which they spill
-  /// nothing (zero-extended, one spilled 4 bytes).
+  /// the D = 64 dropout one from 60 to 44; its block-sparse kernels keep
+  /// sign extension, with which they spill nothing (zero-extended, one
+  /// spilled 4 bytes).
   virtual bool zeroExtendsLoopCoordinates() const { return !s.blockSparse; }
   /// The block's kv head and the dense sequence lengths, derived again in
   /// 32 bits and zero-extended (all are non-negative): the entry's
