@@ -7,8 +7,10 @@
 //     (cp.async.bulk.tensor, 64-column 128-byte-swizzled boxes) into the same
 //     rings with mbarrier completion; plain 16-byte loads to registers.
 //   part 2, schedules: the decode loop's own order (issue block j + NS - 1,
-//     wait for j, barrier, read, WORK dependent FMAs a thread, barrier) and a
-//     producer warp whose cp.async complete on per-stage mbarriers.
+//     wait for j, barrier, read, WORK dependent FMAs a thread, barrier), with
+//     the length read first and an epilogue; a producer warp whose cp.async
+//     complete on per-stage mbarriers; FlashAttention-2's order (K refilled
+//     after S, V after P·V).
 // Build: nvcc -O3 -std=c++17 -arch=sm_90a decode_copy_probe.cu -lcuda
 // Run: ./a.out for flash-attn's [B, S, Hkv, D] cache, ./a.out hm for [B, Hkv, S, D].
 #include <cuda.h>
@@ -31,6 +33,23 @@ __device__ __forceinline__ size_t rowOff(int b, int S, int key, int h) {
 }
 __device__ __forceinline__ uint32_t smem(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 
+// Rows row0 .. row0 + keys - 1 of kv head h of K (and of V, where vDst is
+// set) into [keys][D] tiles, 16-byte chunks XOR-swizzled by row, by `lanes`
+// threads from `lane`; a K chunk and then its V chunk, as the decode kernels
+// issue them.
+__device__ __forceinline__ void copyRows(char *kDst, const char *K, char *vDst, const char *V, int b, int S, int row0,
+                                         int h, int keys, int lane, int lanes) {
+  size_t first = rowOff(b, S, row0, h), stride = headMajor ? D * 2 : Hkv * D * 2;
+  for (int i = lane; i < keys * 16; i += lanes) {
+    int key = i / 16, ch = i % 16;
+    size_t off = first + key * stride + ch * 16;
+    uint32_t so = key * 256 + ((ch ^ (key & 7)) * 16);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(kDst + so)), "l"(K + off));
+    if (vDst)
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(vDst + so)), "l"(V + off));
+  }
+}
+
 template <int NS>
 __global__ void __launch_bounds__(THREADS, 2) cpasync_k(const char *K, const char *V, int S, int L, int splits, uint32_t *out) {
   extern __shared__ __align__(128) char ring[];
@@ -39,13 +58,7 @@ __global__ void __launch_bounds__(THREADS, 2) cpasync_k(const char *K, const cha
   int t = threadIdx.x;
   auto issue = [&](int blk) {
     char *st = ring + (blk % NS) * 2 * TILE;
-    for (int i = t; i < KEYS * 16; i += THREADS) {
-      int key = i / 16, ch = i % 16;
-      size_t off = rowOff(b, S, k0 + blk * KEYS + key, h) + ch * 16;
-      int so = key * 256 + ((ch ^ (key & 7)) * 16);
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + so)), "l"(K + off));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + TILE + so)), "l"(V + off));
-    }
+    copyRows(st, K, st + TILE, V, b, S, k0 + blk * KEYS, h, KEYS, t, THREADS);
     asm volatile("cp.async.commit_group;");
   };
   for (int i = 0; i < NS - 1; ++i) { if (i < nblk) issue(i); else asm volatile("cp.async.commit_group;"); }
@@ -120,23 +133,20 @@ __global__ void __launch_bounds__(THREADS, 4) ldg_k(const char *K, const char *V
 
 // Our decode loop's schedule: issue block j + NS - 1, wait for j, barrier,
 // read j and WORK dependent FMAs a thread (the MMAs and softmax), barrier.
-template <int NS, int KB, int WORK, int MINB>
-__global__ void __launch_bounds__(THREADS, MINB) cp_k(const char *K, const char *V, int S, int L, int splits, uint32_t *out) {
+// LEN: the length read from memory before the first copy; EPI: an epilogue
+// that merges four warps' partial O through shared memory.
+template <int NS, int KB, int WORK, int MINB, int LEN = 0, int EPI = 0>
+__global__ void __launch_bounds__(THREADS, MINB) cp_k(const char *K, const char *V, int S, int L, int splits, uint32_t *out, const int *lens = nullptr, float *O = nullptr) {
   extern __shared__ __align__(128) char ring[];
   constexpr int T = KB * D * 2;
   int split = blockIdx.x % splits, h = (blockIdx.x / splits) % Hkv, b = blockIdx.x / splits / Hkv;
+  if (LEN) L = lens[b];
   int per = L / splits, k0 = split * per, nblk = per / KB;
   int t = threadIdx.x;
   auto issue = [&](int blk) {
     if (blk < nblk) {
       char *st = ring + (blk % NS) * 2 * T;
-      for (int i = t; i < KB * 16; i += THREADS) {
-        int key = i / 16, ch = i % 16;
-        size_t off = rowOff(b, S, k0 + blk * KB + key, h) + ch * 16;
-        int so = key * 256 + ((ch ^ (key & 7)) * 16);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + so)), "l"(K + off));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + T + so)), "l"(V + off));
-      }
+      copyRows(st, K, st + T, V, b, S, k0 + blk * KB, h, KB, t, THREADS);
     }
     asm volatile("cp.async.commit_group;");
   };
@@ -152,6 +162,16 @@ __global__ void __launch_bounds__(THREADS, MINB) cp_k(const char *K, const char 
 #pragma unroll 4
     for (int w = 0; w < WORK; ++w) f = fmaf(f, g, 1.0f);
     __syncthreads();
+  }
+  if (EPI) {
+    // Four warps' partial O of 16 rows x 128 (f32) merged through shared
+    // memory, 4 rows written, as the decode epilogue does.
+    float *part = (float *)ring;
+    for (int i = 0; i < 16; ++i) part[(t / 32) * 2048 + i * 128 + (t % 32) * 4 + (i % 4)] = f + i;
+    __syncthreads();
+    float sum = 0;
+    for (int w = 0; w < 4; ++w) sum += part[w * 2048 + t * 4];
+    O[(size_t)blockIdx.x * 512 + t * 4] = sum;
   }
   if (acc == 0x12345678 || f == 1.2345f) out[0] = acc;
 }
@@ -184,13 +204,7 @@ __global__ void __launch_bounds__(THREADS + 32, MINB) ws_k(const char *K, const 
       int s = blk % NS;
       if (blk >= NS) waitp(&empty[s], ((blk / NS) - 1) & 1);
       char *st = ring + s * 2 * T;
-      for (int i = l; i < KB * 16; i += 32) {
-        int key = i / 16, ch = i % 16;
-        size_t off = rowOff(b, S, k0 + blk * KB + key, h) + ch * 16;
-        int so = key * 256 + ((ch ^ (key & 7)) * 16);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + so)), "l"(K + off));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(st + T + so)), "l"(V + off));
-      }
+      copyRows(st, K, st + T, V, b, S, k0 + blk * KB, h, KB, l, 32);
       asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];" ::"r"(smem(&full[s])));
     }
     return;
@@ -209,9 +223,70 @@ __global__ void __launch_bounds__(THREADS + 32, MINB) ws_k(const char *K, const 
   if (acc == 0x12345678 || f == 1.2345f) out[0] = acc;
 }
 
+// FlashAttention-2's order: K_{j+2} issued once every thread has read K_j
+// (after S), V_{j+2} once every thread has read V_j (after P·V).
+template <int KB, int WORK>
+__global__ void __launch_bounds__(THREADS, 1) fa2_k(const char *K, const char *V, int S, int L, int splits, uint32_t *out) {
+  extern __shared__ __align__(128) char ring[];
+  constexpr int T = KB * D * 2;
+  int split = blockIdx.x % splits, h = (blockIdx.x / splits) % Hkv, b = blockIdx.x / splits / Hkv;
+  int per = L / splits, k0 = split * per, nblk = per / KB;
+  int t = threadIdx.x;
+  auto issue = [&](const char *src, int which, int blk) {
+    if (blk < nblk) {
+      char *st = ring + ((blk % 2) * 2 + which) * T;
+      copyRows(st, src, nullptr, nullptr, b, S, k0 + blk * KB, h, KB, t, THREADS);
+    }
+    asm volatile("cp.async.commit_group;");
+  };
+  issue(K, 0, 0); issue(V, 1, 0); issue(K, 0, 1); issue(V, 1, 1);
+  uint32_t acc = 0; float f = t;
+  for (int blk = 0; blk < nblk; ++blk) {
+    asm volatile("cp.async.wait_group 2;");
+    __syncthreads();
+    const uint4 *st = (const uint4 *)(ring + (blk % 2) * 2 * T);
+    for (int i = t; i < T / 16; i += THREADS) { uint4 v = st[i]; acc ^= v.x ^ v.y ^ v.z ^ v.w; }
+    float g = __uint_as_float(acc & 0x3f800000);
+#pragma unroll 4
+    for (int w = 0; w < WORK / 2; ++w) f = fmaf(f, g, 1.0f);
+    __syncthreads();
+    issue(K, 0, blk + 2);
+    for (int i = t; i < T / 16; i += THREADS) { uint4 v = st[T / 16 + i]; acc ^= v.x ^ v.y ^ v.z ^ v.w; }
+    g = __uint_as_float(acc & 0x3f800000);
+#pragma unroll 4
+    for (int w = 0; w < WORK / 2; ++w) f = fmaf(f, g, 1.0f);
+    __syncthreads();
+    issue(V, 1, blk + 2);
+  }
+  if (acc == 0x12345678 || f == 1.2345f) out[0] = acc;
+}
 typedef CUresult (*EncodeFn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
                              const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+using Method = std::pair<std::string, std::function<void()>>;
+
+// Each method's median ms over `reps` interleaved rounds of 20 launches,
+// after `warm` launches of every method.
+std::vector<float> timeInterleaved(const std::vector<Method> &ms, int warm, int reps) {
+  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+  for (auto &m : ms) for (int i = 0; i < warm; ++i) m.second();
+  CK(cudaDeviceSynchronize());
+  std::vector<std::vector<float>> res(ms.size());
+  for (int rep = 0; rep < reps; ++rep)
+    for (size_t j = 0; j < ms.size(); ++j) {
+      for (int i = 0; i < 3; ++i) ms[j].second();
+      cudaEventRecord(e0);
+      for (int i = 0; i < 20; ++i) ms[j].second();
+      cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
+      float msec; cudaEventElapsedTime(&msec, e0, e1); res[j].push_back(msec / 20);
+    }
+  CK(cudaGetLastError());
+  std::vector<float> med;
+  for (auto &r : res) { std::sort(r.begin(), r.end()); med.push_back(r[r.size() / 2]); }
+  cudaEventDestroy(e0); cudaEventDestroy(e1);
+  return med;
+}
 
 int main(int argc, char **argv) {
   int hm = argc > 1; CK(cudaMemcpyToSymbol(headMajor, &hm, 4)); printf("layout %s\n", hm ? "[B, Hkv, S, D]" : "[B, S, Hkv, D]");
@@ -221,7 +296,6 @@ int main(int argc, char **argv) {
   struct Shape { int B, L, splits; };
   std::vector<Shape> shapes = {{64, 2048, 1}, {16, 8192, 4}, {4, 65536, 16}, {1, 131072, 64}};
   uint32_t *out; CK(cudaMalloc(&out, 4));
-  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
   for (auto sh : shapes) {
     size_t bytes = (size_t)sh.B * sh.L * Hkv * D * 2;
     char *K, *V; CK(cudaMalloc(&K, bytes)); CK(cudaMalloc(&V, bytes));
@@ -235,67 +309,45 @@ int main(int argc, char **argv) {
       if (r) { printf("encode %d\n", r); return 1; }
     }
     int grid = sh.B * Hkv * sh.splits;
-    auto cp2 = [&] { cpasync_k<2><<<grid, THREADS, 2 * 2 * TILE>>>(K, V, sh.L, sh.L, sh.splits, out); };
-    auto cp3 = [&] { cpasync_k<3><<<grid, THREADS, 3 * 2 * TILE>>>(K, V, sh.L, sh.L, sh.splits, out); };
-    auto tm2 = [&] { tma_k<2><<<grid, THREADS, 2 * 2 * TILE + 1024>>>(mk, mv, sh.L, sh.L, sh.splits, out); };
-    auto tm3 = [&] { tma_k<3><<<grid, THREADS, 3 * 2 * TILE + 1024>>>(mk, mv, sh.L, sh.L, sh.splits, out); };
-    auto ldg = [&] { ldg_k<<<grid, THREADS>>>(K, V, sh.L, sh.L, sh.splits, out); };
     CK(cudaFuncSetAttribute(cpasync_k<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * 2 * TILE));
     CK(cudaFuncSetAttribute(cpasync_k<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 3 * 2 * TILE));
     CK(cudaFuncSetAttribute(tma_k<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * 2 * TILE + 1024));
     CK(cudaFuncSetAttribute(tma_k<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, 3 * 2 * TILE + 1024));
-    std::vector<std::pair<const char *, std::function<void()>>> ms = {{"cpasync2", cp2}, {"cpasync3", cp3}, {"tma2", tm2}, {"tma3", tm3}, {"ldg", ldg}};
-    std::vector<std::vector<float>> res(ms.size());
-    for (auto &m : ms) { for (int i = 0; i < 50; ++i) m.second(); }
-    CK(cudaDeviceSynchronize());
-    for (int rep = 0; rep < 7; ++rep)
-      for (size_t j = 0; j < ms.size(); ++j) {
-        for (int i = 0; i < 5; ++i) ms[j].second();
-        cudaEventRecord(e0);
-        for (int i = 0; i < 20; ++i) ms[j].second();
-        cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
-        float msec; cudaEventElapsedTime(&msec, e0, e1); res[j].push_back(msec / 20);
-      }
+    std::vector<Method> ms = {
+        {"cpasync2", [&] { cpasync_k<2><<<grid, THREADS, 2 * 2 * TILE>>>(K, V, sh.L, sh.L, sh.splits, out); }},
+        {"cpasync3", [&] { cpasync_k<3><<<grid, THREADS, 3 * 2 * TILE>>>(K, V, sh.L, sh.L, sh.splits, out); }},
+        {"tma2", [&] { tma_k<2><<<grid, THREADS, 2 * 2 * TILE + 1024>>>(mk, mv, sh.L, sh.L, sh.splits, out); }},
+        {"tma3", [&] { tma_k<3><<<grid, THREADS, 3 * 2 * TILE + 1024>>>(mk, mv, sh.L, sh.L, sh.splits, out); }},
+        {"ldg", [&] { ldg_k<<<grid, THREADS>>>(K, V, sh.L, sh.L, sh.splits, out); }}};
+    std::vector<float> med = timeInterleaved(ms, 50, 7);
     printf("B=%d L=%d splits=%d:", sh.B, sh.L, sh.splits);
-    for (size_t j = 0; j < ms.size(); ++j) {
-      std::sort(res[j].begin(), res[j].end());
-      printf("  %s %.0f GB/s", ms[j].first, 2.0 * bytes / (res[j][3] * 1e-3) / 1e9);
-    }
+    for (size_t j = 0; j < ms.size(); ++j) printf("  %s %.0f GB/s", ms[j].first.c_str(), 2.0 * bytes / (med[j] * 1e-3) / 1e9);
     printf("\n");
     CK(cudaFree(K)); CK(cudaFree(V));
   }
-  printf("schedules (WORK: dependent FMAs a thread a block)\n");
-  for (auto sh : std::vector<Shape>{{64, 2048, 1}, {4, 65536, 16}}) {
+  printf("schedules (WORK: dependent FMAs a thread a block; grids as the split rule makes them)\n");
+  for (auto sh : std::vector<Shape>{{64, 2048, 1}, {16, 8192, 1}, {4, 65536, 4}, {1, 131072, 16}}) {
     size_t bytes = (size_t)sh.B * sh.L * Hkv * D * 2;
     char *K, *V; CK(cudaMalloc(&K, bytes)); CK(cudaMalloc(&V, bytes));
     CK(cudaMemset(K, 1, bytes)); CK(cudaMemset(V, 2, bytes));
     int grid = sh.B * Hkv * sh.splits;
-    std::vector<std::pair<std::string, std::function<void()>>> ms;
-#define CP(NS, KB, W, MB) { auto k = cp_k<NS, KB, W, MB>; int sm = NS * 2 * KB * 256; CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sm)); \
-      ms.push_back({"cp " #NS "x" #KB " w" #W " b" #MB, [=] { k<<<grid, THREADS, sm>>>(K, V, sh.L, sh.L, sh.splits, out); }}); }
+    int *lens; float *Obuf; CK(cudaMalloc(&lens, 4 * sh.B)); CK(cudaMalloc(&Obuf, (size_t)grid * 512 * 4));
+    { std::vector<int> h(sh.B, sh.L); CK(cudaMemcpy(lens, h.data(), 4 * sh.B, cudaMemcpyHostToDevice)); }
+    std::vector<Method> ms;
+#define CP(NS, KB, W, MB, LN, EP) { auto k = cp_k<NS, KB, W, MB, LN, EP>; int sm = NS * 2 * KB * 256; CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sm)); \
+      ms.push_back({"loop " #NS "x" #KB " w" #W " b" #MB " len" #LN " epi" #EP, [=] { k<<<grid, THREADS, sm>>>(K, V, sh.L, sh.L, sh.splits, out, lens, Obuf); }}); }
 #define WS(NS, KB, W, MB) { auto k = ws_k<NS, KB, W, MB>; int sm = NS * 2 * KB * 256; CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sm)); \
-      ms.push_back({"ws " #NS "x" #KB " w" #W " b" #MB, [=] { k<<<grid, THREADS + 32, sm>>>(K, V, sh.L, sh.L, sh.splits, out); }}); }
-    CP(2, 128, 0, 1) CP(2, 128, 60, 1) CP(2, 128, 120, 1) CP(2, 128, 200, 1)
-    CP(3, 128, 60, 1) CP(3, 128, 120, 1) CP(3, 128, 200, 1)
-    WS(2, 128, 60, 1) WS(2, 128, 120, 1) WS(2, 128, 200, 1) WS(3, 128, 120, 1) WS(3, 128, 200, 1)
-    CP(3, 64, 60, 2) CP(3, 64, 120, 2) WS(3, 64, 60, 2) WS(3, 64, 120, 2) WS(4, 64, 120, 1) WS(6, 64, 120, 1)
-    std::vector<std::vector<float>> res(ms.size());
-    for (auto &m : ms) { for (int i = 0; i < 30; ++i) m.second(); }
-    CK(cudaDeviceSynchronize());
-    for (int rep = 0; rep < 5; ++rep)
-      for (size_t j = 0; j < ms.size(); ++j) {
-        for (int i = 0; i < 3; ++i) ms[j].second();
-        cudaEventRecord(e0);
-        for (int i = 0; i < 20; ++i) ms[j].second();
-        cudaEventRecord(e1); CK(cudaEventSynchronize(e1));
-        float msec; cudaEventElapsedTime(&msec, e0, e1); res[j].push_back(msec / 20);
-      }
-    CK(cudaGetLastError());
+      ms.push_back({"producer " #NS "x" #KB " w" #W " b" #MB, [=] { k<<<grid, THREADS + 32, sm>>>(K, V, sh.L, sh.L, sh.splits, out); }}); }
+#define FA(KB, W) { auto k = fa2_k<KB, W>; int sm = 2 * 2 * KB * 256; CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sm)); \
+      ms.push_back({"fa2 2x" #KB " w" #W, [=] { k<<<grid, THREADS, sm>>>(K, V, sh.L, sh.L, sh.splits, out); }}); }
+    CP(2, 128, 0, 1, 0, 0) CP(2, 128, 120, 1, 0, 0) CP(2, 128, 200, 1, 0, 0) CP(2, 128, 300, 1, 0, 0)
+    CP(3, 128, 120, 1, 0, 0) CP(3, 128, 200, 1, 0, 0) CP(3, 64, 120, 2, 0, 0)
+    WS(2, 128, 120, 1) WS(2, 128, 200, 1) WS(3, 128, 200, 1) WS(3, 64, 120, 2)
+    FA(128, 120) FA(128, 200) FA(128, 300)
+    CP(2, 128, 120, 1, 1, 0) CP(2, 128, 120, 1, 1, 1)
+    std::vector<float> med = timeInterleaved(ms, 30, 5);
     printf("B=%d L=%d splits=%d\n", sh.B, sh.L, sh.splits);
-    for (size_t j = 0; j < ms.size(); ++j) {
-      std::sort(res[j].begin(), res[j].end());
-      printf("  %-20s %.0f GB/s\n", ms[j].first.c_str(), 2.0 * bytes / (res[j][2] * 1e-3) / 1e9);
-    }
-    CK(cudaFree(K)); CK(cudaFree(V));
+    for (size_t j = 0; j < ms.size(); ++j) printf("  %-34s %.0f GB/s\n", ms[j].first.c_str(), 2.0 * bytes / (med[j] * 1e-3) / 1e9);
+    CK(cudaFree(K)); CK(cudaFree(V)); CK(cudaFree(lens)); CK(cudaFree(Obuf));
   }
 }
