@@ -341,8 +341,10 @@ int main(int argc, char **argv) {
 #define FA(KB, W) { auto k = fa2_k<KB, W>; int sm = 2 * 2 * KB * 256; CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, sm)); \
       ms.push_back({"fa2 2x" #KB " w" #W, [=] { k<<<grid, THREADS, sm>>>(K, V, sh.L, sh.L, sh.splits, out); }}); }
     CP(2, 128, 0, 1, 0, 0) CP(2, 128, 120, 1, 0, 0) CP(2, 128, 200, 1, 0, 0) CP(2, 128, 300, 1, 0, 0)
-    CP(3, 128, 120, 1, 0, 0) CP(3, 128, 200, 1, 0, 0) CP(3, 64, 120, 2, 0, 0)
-    WS(2, 128, 120, 1) WS(2, 128, 200, 1) WS(3, 128, 200, 1) WS(3, 64, 120, 2)
+    CP(2, 128, 400, 1, 0, 0) CP(3, 128, 120, 1, 0, 0) CP(3, 128, 200, 1, 0, 0) CP(3, 128, 300, 1, 0, 0)
+    CP(3, 128, 400, 1, 0, 0) CP(3, 64, 120, 2, 0, 0)
+    WS(2, 128, 120, 1) WS(2, 128, 200, 1) WS(2, 128, 300, 1) WS(2, 128, 400, 1) WS(3, 128, 200, 1)
+    WS(3, 128, 300, 1) WS(3, 128, 400, 1) WS(3, 64, 120, 2)
     FA(128, 120) FA(128, 200) FA(128, 300)
     CP(2, 128, 120, 1, 1, 0) CP(2, 128, 120, 1, 1, 1)
     std::vector<float> med = timeInterleaved(ms, 30, 5);
