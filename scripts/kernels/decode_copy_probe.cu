@@ -1,4 +1,4 @@
-// Decode's copy ceiling on Hopper (docs/PERF.md, runs 340-343): K and V of a
+// Decode's copy ceiling on Hopper (docs/PERF.md, runs 340-348): K and V of a
 // bf16 cache, D = 128, Hkv = 8, streamed per (batch, kv head, split) by
 // 128-thread blocks with no attention arithmetic, to see what the memory
 // system gives the decode kernels' access pattern and copy schedule.
