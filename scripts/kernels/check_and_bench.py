@@ -79,6 +79,16 @@ class Artifact:
             check(cuda.cuFuncSetAttribute(f, 8, smem), "cuFuncSetAttribute")
             self.funcs[k["name"]] = f
 
+    def blocks_per_sm(self, k):
+        """Blocks of kernel `k` that run at once on an SM (its registers and
+        shared memory, the driver's occupancy query, as the runtime asks)."""
+        n = ctypes.c_int()
+        check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(n), self.funcs[k["name"]], ctypes.c_int(int(k["threads"])),
+            ctypes.c_size_t(int(k["smem"]))),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+        return max(1, n.value)
+
     def head_dims(self):
         """The (D, Dv) pairs of the artifact's kernels, D = Dv first."""
         return sorted({(int(k["head_dim"]), int(k["head_dim_v"])) for k in self.kernels},

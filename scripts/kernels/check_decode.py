@@ -76,7 +76,7 @@ class Decode:
         bm, bn = int(k["block_m"]), int(k["block_n"])
         m_blocks = -(-(Hq // Hkv) * Sq // bm)
         if splits is None:
-            per_sm = max(1, 232448 // max(int(k["smem"]), 1))
+            per_sm = self.art.blocks_per_sm(k)
             splits = decode_num_splits(B, Hkv, m_blocks, -(-capacity // bn), self.sms, per_sm)
         if o is None:
             o = torch.full((B, Sq, Hq, Dv), float("nan"), device=q.device, dtype=q.dtype)
@@ -452,7 +452,7 @@ def bench(arts, page_size, B, Hq, Hkv, L, d=128, dtype="bf16", reps=3, one_wave=
     if one_wave:
         # The first kernel with as many splits as fill one wave exactly.
         k = dec.kernel
-        per_sm = max(1, 232448 // max(int(k["smem"]), 1))
+        per_sm = dec.art.blocks_per_sm(k)
         base = B * Hkv * -(-(Hq // Hkv) // int(k["block_m"]))
         w1 = max(1, min((dec.sms * per_sm) // base, -(-capacity // int(k["block_n"])) // 4, 128))
         methods["ours-1wave"] = dec.prepare(q, kc, vc, seqlens, table, o=o, lse=lse, splits=w1)[0]

@@ -259,15 +259,7 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   Value j = loop.getInductionVar();
   SoftmaxState st = unflatten(loop.getRegionIterArgs());
 
-  Value rel = arith::SubIOp::create(b, j, nStart);
-  Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
-  Value pfBlock = arith::AddIOp::create(b, j, cIdx(b, s.stages - 1));
-  Value pfStage = arith::RemUIOp::create(
-      b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
-  Value group = loadKVBlock(keyBlockAt(pfBlock), pfStage);
-  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
-  publishTiles();
-  gpu::BarrierOp::create(b);
+  Value stage = acquireKeyBlock(j, nStart);
 
   SmallVector<Frags> sc = computeScores(qOps, stage);
   // Every block rescales O, the walk's first included (O is 0 there).
@@ -290,6 +282,19 @@ ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   st.rowSum = step.rowSum;
   scf::YieldOp::create(b, st.flat());
   return unflatten(loop.getResults());
+}
+
+Value ForwardBuilder::acquireKeyBlock(Value position, Value nStart) {
+  Value rel = arith::SubIOp::create(b, position, nStart);
+  Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
+  Value pfBlock = arith::AddIOp::create(b, position, cIdx(b, s.stages - 1));
+  Value pfStage = arith::RemUIOp::create(
+      b, arith::AddIOp::create(b, rel, cIdx(b, s.stages - 1)), cIdx(b, s.stages));
+  Value group = loadKVBlock(keyBlockAt(pfBlock), pfStage);
+  nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(s.stages - 1));
+  publishTiles();
+  gpu::BarrierOp::create(b);
+  return stage;
 }
 
 void ForwardBuilder::maskScores(SmallVector<Frags> &sc, Value kvStart,

@@ -118,6 +118,10 @@ protected:
   virtual SoftmaxState buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
                                     Value nEnd, const SoftmaxState &init,
                                     Value anyGroup);
+  /// The head of step `position` of that walk (from `nStart`): starts the
+  /// copies of the block `stages` - 1 ahead, waits for this step's and
+  /// publishes them; returns the ring stage this step reads.
+  Value acquireKeyBlock(Value position, Value nStart);
 
   //===--- The tile scheduler's hooks ------------------------------------===//
   /// Reads the arguments and places the block: its batch, heads, first

@@ -263,10 +263,12 @@ void frag::storePair(ImplicitLocOpBuilder &b, Value lo, Value hi,
                           llvm::Align(2 * elementType.getIntOrFloatBitWidth() / 8));
 }
 
-/// Butterfly max or sum over groups of `lanes` consecutive lanes.
+/// Butterfly max or sum over the lanes that differ from this one in the
+/// bits from `first` up to (not including) `end`: groups of `end`
+/// consecutive lanes where `first` is 1.
 static Value laneReduce(ImplicitLocOpBuilder &b, Value v, bool isMax,
-                        int32_t lanes) {
-  for (int32_t offset = 1; offset < lanes; offset *= 2) {
+                        int32_t end, int32_t first = 1) {
+  for (int32_t offset = first; offset < end; offset *= 2) {
     auto shfl = gpu::ShuffleOp::create(b, v, offset, /*width=*/32,
                                        gpu::ShuffleMode::XOR);
     Value other = shfl.getShuffleResult();
@@ -281,6 +283,12 @@ Value frag::quadReduceMax(ImplicitLocOpBuilder &b, Value v) {
 }
 Value frag::quadReduceSum(ImplicitLocOpBuilder &b, Value v) {
   return laneReduce(b, v, /*isMax=*/false, 4);
+}
+Value frag::columnReduceMax(ImplicitLocOpBuilder &b, Value v) {
+  return laneReduce(b, v, /*isMax=*/true, 32, /*first=*/4);
+}
+Value frag::columnReduceSum(ImplicitLocOpBuilder &b, Value v) {
+  return laneReduce(b, v, /*isMax=*/false, 32, /*first=*/4);
 }
 Value frag::warpReduceMax(ImplicitLocOpBuilder &b, Value v) {
   return laneReduce(b, v, /*isMax=*/true, 32);
@@ -343,6 +351,19 @@ Value frag::tanhApprox(ImplicitLocOpBuilder &b, Value x) {
   // a score (2^-9), at fp16's (2^-11).
   auto op = LLVM::InlineAsmOp::create(
       b, b.getF32Type(), ValueRange{x}, "tanh.approx.f32 $0, $1;", "=f,f",
+      /*has_side_effects=*/false, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return op.getResult(0);
+}
+
+Value frag::transposeMatrix(ImplicitLocOpBuilder &b, Value reg) {
+  // No LLVM intrinsic for movmatrix (LLVM 22): inline PTX, free of side
+  // effects so that LLVM may schedule it like the mma.sync around it.
+  auto op = LLVM::InlineAsmOp::create(
+      b, b.getI32Type(), ValueRange{reg},
+      "movmatrix.sync.aligned.m8n8.trans.b16 $0, $1;", "=r,r",
       /*has_side_effects=*/false, /*is_align_stack=*/false,
       LLVM::TailCallKind::None,
       LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),

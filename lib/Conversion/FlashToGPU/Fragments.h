@@ -132,6 +132,9 @@ Value mmaE4m3(ImplicitLocOpBuilder &b, ArrayRef<Value> a, ArrayRef<Value> bOp,
 /// Max or sum over the 4 lanes of a quad (lanes sharing g), via shuffles.
 Value quadReduceMax(ImplicitLocOpBuilder &b, Value v);
 Value quadReduceSum(ImplicitLocOpBuilder &b, Value v);
+/// The same over the 8 lanes that share t (an accumulator column's rows g).
+Value columnReduceMax(ImplicitLocOpBuilder &b, Value v);
+Value columnReduceSum(ImplicitLocOpBuilder &b, Value v);
 /// The same over all 32 lanes of the warp.
 Value warpReduceMax(ImplicitLocOpBuilder &b, Value v);
 Value warpReduceSum(ImplicitLocOpBuilder &b, Value v);
@@ -149,6 +152,13 @@ Value reciprocalApprox(ImplicitLocOpBuilder &b, Value x);
 Value log2Approx(ImplicitLocOpBuilder &b, Value x);
 /// tanh by tanh.approx.f32 (sm_75+; no libdevice).
 Value tanhApprox(ImplicitLocOpBuilder &b, Value x);
+
+/// movmatrix.trans: thread (g, t)'s register `reg` holds row g, columns
+/// 2t and 2t + 1 (low half first) of an 8 x 8 matrix of 16-bit elements;
+/// returns the same of its transpose, i.e. the elements (2t, g) and
+/// (2t + 1, g). An accumulator pair packed to 16 bits becomes so the B
+/// operand of a product whose k is the accumulator's rows.
+Value transposeMatrix(ImplicitLocOpBuilder &b, Value reg);
 
 /// Element [i][j] of a vector<2x2xf32> accumulator, and its update.
 Value accGet(ImplicitLocOpBuilder &b, Value acc, int64_t i, int64_t j);

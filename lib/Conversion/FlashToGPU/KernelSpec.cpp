@@ -931,7 +931,21 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
   bool rowsSplit = s.blockM % (16 * s.warps) == 0;
   bool keysSplit = s.blockM % 16 == 0 && (16 * s.warps) % s.blockM == 0 &&
                    s.blockN % (16 * s.keyWarps()) == 0;
-  if (!(rowsSplit && s.blockN % 16 == 0) && !keysSplit)
+  if (s.swapsDecodeOperands()) {
+    // The rows as the products' n (KernelSpec::swapsDecodeOperands): the
+    // warps split every block's keys in 16-key tiles, on 16-bit swizzled
+    // tiles.
+    if (s.fp8Cache || s.warps < 2 || s.blockN % (16 * s.warps) != 0 ||
+        !s.swizzledTiles())
+      return op.emitOpError()
+             << "the decode recipe's block_m = 8 (the rows as the products' "
+                "n) needs a 16-bit cache, D and Dv of 64 or more whose 8-row "
+                "Q tile the block's threads copy evenly, 2 or more warps and "
+                "block_n a multiple of 16 per warp; got D = "
+             << s.headDim << ", block_n = " << s.blockN
+             << ", warps = " << s.warps
+             << (s.fp8Cache ? ", an FP8 cache" : "");
+  } else if (!(rowsSplit && s.blockN % 16 == 0) && !keysSplit)
     return op.emitOpError()
            << "the decode recipe needs block_m a multiple of 16 * warps ("
            << 16 * s.warps

@@ -56,7 +56,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Recipes.h"
-#include "Sm80Forward.h"
+#include "Sm80Decode.h"
 #include "SplitMerge.h"
 #include "Swizzle.h"
 
@@ -74,98 +74,6 @@
 using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
-
-namespace {
-
-class Sm80DecodeBuilder : public Sm80ForwardBuilder {
-public:
-  using Sm80ForwardBuilder::Sm80ForwardBuilder;
-
-private:
-  Value group;       // G = Hq / Hkv
-  Value numSplits;   // splits of the key sequence (grid.x / m-blocks)
-  Value split;       // this block's split
-  Value packedStart; // first packed row of the block
-  Value packedRows;  // G * Sq
-  Value qStrideH;
-  /// Rows the K/V copies may read: up to the end of this split's keys, so
-  /// that the pipeline's prefetch past its last block (the next split's
-  /// keys) reads nothing.
-  Value copyLimit;
-
-  void readForwardArguments() override;
-  std::pair<Value, Value> blockKeyRange() override;
-  Value rowOf(int64_t m, int64_t i) override;
-  Value loadQTile() override;
-  Value loadKVBlock(Value block, Value stage) override;
-  void writeEpilogue(const SoftmaxState &final) override;
-
-  /// Packed row of fragment row (m, i), index.
-  Value packedRowOf(int64_t m, int64_t i);
-  /// Packed row r -> its query head, its position and its row
-  /// (b, h, position) of [B, Hq, Sq] (LSE's index, and the partial
-  /// buffers' within a split).
-  std::tuple<Value, Value, Value> placeOfPackedRow(Value r);
-  /// Element offset of O's row (b, h, position), in Q's layout.
-  Value outputRow(Value h, Value position);
-  /// With merge_splits and several splits: counts this block's split in
-  /// and, in the block that completes its row group, merges its rows.
-  void mergeIfLastSplit();
-  /// With merge_splits = 2 (a cluster launch) and several splits: the
-  /// cluster's blocks merge the rows each left in its shared memory
-  /// (KernelSpec::clusterMergeSplits), each block a share of the columns.
-  void mergeInCluster();
-  /// True (i1) where this launch merges in its cluster; null where the
-  /// kernel cannot (sm_80, sm_89). Set by decideClusterMerge.
-  Value inCluster;
-  void decideClusterMerge();
-  /// The block's partial rows for mergeInCluster: [block_m][Dv] O and
-  /// [block_m] LSE, f32, in shared memory.
-  Value exchangeO();
-  Value exchangeLse();
-  /// Where warps split the keys: their rows are the same.
-  Value warpFirstRow() override;
-  /// Where warps split the keys, merges their softmax states of the same
-  /// rows through shared memory: afterwards the warps of key slice 0 hold
-  /// each row's whole sum `rowL`, max `rowM` (log2) and unnormalised O.
-  void mergeKeyWarps(SmallVector<Value> &acc, SmallVector<Value> &rowL,
-                     SmallVector<Value> &rowM);
-  Value keyWarp; // this warp's slice of the keys (0 where warps split rows)
-  /// The page table's entry for the sequence's page `page` (index) of a
-  /// paged cache, the page clamped into [0, max_pages) and the entry into
-  /// [0, num_pages) (rows past the sequence's length are not read, but
-  /// their pages are looked up); an index.
-  Value pageEntry(Value page);
-  /// Element offset of the first row of page `entry` (pageEntry's) of this
-  /// kv head's keys ("k") or values ("v").
-  Value pageStart(StringRef operand, Value entry);
-
-  //===--- FP8 cache (see the file comment) ------------------------------===//
-  Value vDescale; // v_descale of this (b, kv head); null for 16-bit caches
-  /// idx(name) for a stride or offset of the K/V cache, in the copies'
-  /// 16-bit units (half the codes of an FP8 cache).
-  Value cacheIdx(StringRef name);
-  /// The 16-bit pair of type `type` (f16, or bf16: Q's for K) converted
-  /// from codes `lo` (low half) and `hi` of `codes`, a vector<4xi8>: one
-  /// MMA register (i32).
-  Value convertCodes(Value codes, int64_t lo, int64_t hi, Type type);
-  /// P·V over an FP8 cache runs in f16 whatever Q's type: each pair of V
-  /// codes is then one cvt.rn.f16x2.e4m3x2, where bf16 needs that, two
-  /// f16 -> f32 and an f32x2 -> bf16x2 besides (the H200 decode was bound
-  /// by those conversions, docs/PERF.md run 137). Exact for V; and f16
-  /// holds P (in [0, 1]) at least as finely as bf16: 11 significant bits
-  /// from 2^-14 up, where bf16 has 8, and steps of 2^-24 below.
-  Type probabilityType() const override {
-    return s.fp8Cache ? Type(Float16Type::get(s.elementType.getContext()))
-                      : s.elementType;
-  }
-  /// The four e4m3 codes of an ldmatrix register.
-  Value codesOf(Value reg);
-  Frags loadQOperand(int64_t m, int64_t kk) override;
-  SmallVector<Frags> computeScores(ArrayRef<Frags> qRegs, Value stage) override;
-  void accumulateOutput(SmallVector<Value> &acc, const PackedP &packedP,
-                        Value stage) override;
-};
 
 void Sm80DecodeBuilder::readForwardArguments() {
   readArguments();
@@ -421,7 +329,9 @@ void Sm80DecodeBuilder::mergeKeyWarps(SmallVector<Value> &acc,
     return arith::AddIOp::create(
         b, warpFirstRow(), arith::AddIOp::create(b, g, cIdx(b, 16 * m + 8 * i)));
   };
-  for (int64_t m = 0; m < mt; ++m)
+  if (s.swapsDecodeOperands())
+    storeSwappedPartials(partialO, stats, acc, rowL, rowM);
+  for (int64_t m = 0; m < (s.swapsDecodeOperands() ? 0 : mt); ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowIn(m, i);
       for (int64_t n = 0; n < nTilesDv; ++n) {
@@ -441,10 +351,16 @@ void Sm80DecodeBuilder::mergeKeyWarps(SmallVector<Value> &acc,
       vector::StoreOp::create(b, ml, stats, ValueRange{keyWarp, row, cIdx(b, 0)});
     }
   gpu::BarrierOp::create(b);
-  // Every warp merges its own rows (those of slice 0 are the ones stored).
+  // Every warp merges its own rows (those of slice 0 are the ones stored),
+  // into the m16 engine's fragments whichever engine stored them.
   Value negInf = cF32(b, -INFINITY);
+  if (s.swapsDecodeOperands()) {
+    acc.assign(mt * nTilesDv, accZero(b));
+    rowM.assign(2 * mt, negInf);
+    rowL.assign(2 * mt, cF32(b, 0.0f));
+  }
   for (int64_t m = 0; m < mt; ++m)
-    for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t i = 0; i < rowHalves(); ++i) {
       Value row = rowIn(m, i);
       SmallVector<Value> ms, ls;
       Value maxAll = negInf;
@@ -602,11 +518,19 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
   Value negInf = cF32(b, -INFINITY);
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   SmallVector<Value> acc(final.acc), rowL, rowM;
-  for (int64_t m = 0; m < mt; ++m)
-    for (int64_t i = 0; i < 2; ++i) {
-      rowL.push_back(quadReduceSum(b, final.rowSum[2 * m + i]));
-      rowM.push_back(final.rowMax[2 * m + i]);
+  if (s.swapsDecodeOperands()) {
+    // Rows 2t, 2t + 1: each sum over the 8 lanes that share t.
+    for (int64_t j = 0; j < 2; ++j) {
+      rowL.push_back(columnReduceSum(b, final.rowSum[j]));
+      rowM.push_back(final.rowMax[j]);
     }
+  } else {
+    for (int64_t m = 0; m < mt; ++m)
+      for (int64_t i = 0; i < 2; ++i) {
+        rowL.push_back(quadReduceSum(b, final.rowSum[2 * m + i]));
+        rowM.push_back(final.rowMax[2 * m + i]);
+      }
+  }
   decideClusterMerge();
   if (s.keyWarps() > 1) {
     mergeKeyWarps(acc, rowL, rowM);
@@ -642,7 +566,7 @@ void Sm80DecodeBuilder::writeEpilogue(const SoftmaxState &final) {
     return {values[2 * even + j], values[2 * (even + 1) + j]};
   };
   for (int64_t m = 0; m < mt; ++m)
-    for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t i = 0; i < rowHalves(); ++i) {
       // A split that saw no key has LSE -inf (weight 0 in the combine).
       auto [inv, rowLse] =
           rowStatistics(rowL[2 * m + i], rowM[2 * m + i], -INFINITY);
@@ -1021,8 +945,6 @@ void Sm80DecodeBuilder::mergeInCluster() {
   NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
   NVVM::ClusterWaitOp::create(b, b.getUnitAttr());
 }
-
-} // namespace
 
 void mlir::flash::buildSm80DecodeKernel(gpu::GPUFuncOp func,
                                         const KernelSpec &spec) {

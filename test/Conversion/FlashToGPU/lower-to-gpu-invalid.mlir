@@ -108,6 +108,27 @@ func.func @kvcache_tiles(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %l
 
 // -----
 
+// block_m = 8 (the rows as the products' n) needs an 8-row Q tile that the
+// 128 threads copy evenly: not at D = 64 (64 chunks).
+func.func @kvcache_swapped_d64(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x64xf16> {
+  // expected-error @+1 {{the decode recipe's block_m = 8 (the rows as the products' n) needs a 16-bit cache, D and Dv of 64 or more whose 8-row Q tile the block's threads copy evenly, 2 or more warps and block_n a multiple of 16 per warp; got D = 64, block_n = 128, warps = 4}}
+  %o = flash.attention_kvcache %q, %k, %k, %len {config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2>}
+      : tensor<1x8x1x64xf16>, tensor<1x8x64x64xf16>, tensor<1x8x64x64xf16>, tensor<1xi32> -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+
+// -----
+
+// ... and 16 keys a warp of every block.
+func.func @kvcache_swapped_keys(%q: tensor<1x8x1x128xf16>, %k: tensor<1x8x64x128xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x128xf16> {
+  // expected-error @+1 {{the decode recipe's block_m = 8 (the rows as the products' n) needs a 16-bit cache, D and Dv of 64 or more whose 8-row Q tile the block's threads copy evenly, 2 or more warps and block_n a multiple of 16 per warp; got D = 128, block_n = 32, warps = 4}}
+  %o = flash.attention_kvcache %q, %k, %k, %len {config = #flash.config<decode, block_m = 8, block_n = 32, warps = 4, stages = 2>}
+      : tensor<1x8x1x128xf16>, tensor<1x8x64x128xf16>, tensor<1x8x64x128xf16>, tensor<1xi32> -> tensor<1x8x1x128xf16>
+  return %o : tensor<1x8x1x128xf16>
+}
+
+// -----
+
 func.func @recipe_ws(%q: tensor<1x1x128x64xf16>) -> tensor<1x1x128x64xf16> {
   // expected-error @+1 {{recipe 'sm90ws' needs chip=sm_90a (wgmma), got chip=sm_80}}
   %o = flash.attention %q, %q, %q {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16>, tensor<1x1x128x64xf16> -> tensor<1x1x128x64xf16>

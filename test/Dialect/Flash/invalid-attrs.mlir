@@ -278,13 +278,19 @@ func.func @config_recipe() attributes {c = #flash.config<sm70, block_m = 64, blo
 
 // -----
 
-// expected-error @below {{block_m must be a positive multiple of 16, got 0}}
+// expected-error @below {{block_m must be a positive multiple of 16 (or 8 with the decode recipe), got 0}}
 func.func @config_block_m_zero() attributes {c = #flash.config<sm80, block_m = 0, block_n = 64, warps = 4, stages = 2>}
 
 // -----
 
-// expected-error @below {{block_m must be a positive multiple of 16, got 100}}
+// expected-error @below {{block_m must be a positive multiple of 16 (or 8 with the decode recipe), got 100}}
 func.func @config_block_m() attributes {c = #flash.config<sm80, block_m = 100, block_n = 64, warps = 4, stages = 2>}
+
+// -----
+
+// Only decode's rows can be the products' n.
+// expected-error @below {{block_m must be a positive multiple of 16 (or 8 with the decode recipe), got 8}}
+func.func @config_block_m_8() attributes {c = #flash.config<sm80, block_m = 8, block_n = 64, warps = 4, stages = 2>}
 
 // -----
 

@@ -252,9 +252,22 @@ struct KernelSpec {
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
   /// softmax states at the end (Sm80Decode.cpp). 1 elsewhere.
+  /// Every warp where the rows are the products' n (block_m = 8).
   int64_t keyWarps() const {
+    if (swapsDecodeOperands())
+      return warps;
     return kind == Kind::Decode && blockM < 16 * warps ? 16 * warps / blockM
                                                        : 1;
+  }
+  /// Decode with block_m = 8: the packed rows are the n (8) of the
+  /// mma.sync products instead of their m (16): S^T = K Q^T and
+  /// O^T = V^T P^T (Sm80DecodeSwapped.cpp). A decode step's few rows
+  /// (G * Sq: 4 for 32 query heads over 8 kv heads, one token) fill half
+  /// of an m16 tile, so this halves the products, the exponentials and
+  /// O's registers of each key block. The verifier admits it with
+  /// swizzled 16-bit tiles and warps splitting the keys.
+  bool swapsDecodeOperands() const {
+    return kind == Kind::Decode && blockM == 8;
   }
   /// Decode on sm_90 and later: the most splits of a row group that merge
   /// inside one thread-block cluster (merge_splits = 2, docs/KERNEL_ABI.md
@@ -278,8 +291,10 @@ struct KernelSpec {
   }
   int64_t clusterExchangeBytes() const { return blockM * (headDimV + 1) * 4; }
   /// 16-row m-tiles each warp owns.
+  /// 16-row m-tiles each warp owns (one where block_m = 8: the swapped
+  /// decode's epilogue sees its rows as the first half of one).
   int64_t mTilesPerWarp() const {
-    return blockM * keyWarps() / (16 * warps);
+    return swapsDecodeOperands() ? 1 : blockM * keyWarps() / (16 * warps);
   }
   /// Q's A operands take mTilesPerWarp * D / 4 registers per thread; kept
   /// for the whole key loop only while that is at most 32, which leaves the

@@ -53,8 +53,11 @@ LogicalResult
 KernelConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          Recipe recipe, int64_t blockM, int64_t blockN,
                          int64_t warps, int64_t stages, int64_t splits) {
-  if (blockM <= 0 || blockM % 16 != 0)
-    return emitError() << "block_m must be a positive multiple of 16, got "
+  // Decode alone takes 8: its rows are then the products' n.
+  if ((blockM <= 0 || blockM % 16 != 0) &&
+      !(blockM == 8 && recipe == Recipe::Decode))
+    return emitError() << "block_m must be a positive multiple of 16 (or 8 "
+                          "with the decode recipe), got "
                        << blockM;
   if (blockN <= 0 || blockN % 16 != 0)
     return emitError() << "block_n must be a positive multiple of 16, got "
