@@ -67,7 +67,10 @@ def Flash_KernelConfigAttr : AttrDef<Flash_Dialect, "KernelConfig"> {
     and the depth of the K/V shared-memory pipeline (`stages`). The `decode`
     recipe (flash.attention_kvcache) also splits each sequence's keys
     between `splits` blocks whose partial results a combine kernel merges
-    (1, the default, is printed as nothing).
+    (1, the default, is printed as nothing). `block_m` is a multiple of 16,
+    or 8 with the `decode` recipe: the block's packed query rows are then
+    the n of the kernel's products instead of their m (docs/KVCACHE.md,
+    "Few rows as the products' n").
   }];
   let parameters = (ins "Recipe":$recipe, "int64_t":$block_m,
                         "int64_t":$block_n, "int64_t":$warps,
