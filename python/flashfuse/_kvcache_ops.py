@@ -51,6 +51,24 @@ def waves_kernel_dir(infos, groups, sm_count, smem_per_sm):
     return default_dir
 
 
+def decode_kernel_dir(infos, rows, groups, sm_count, smem_per_sm):
+    """The artifact directory of the kernel to launch among `infos`
+    ([(dir, KernelInfo)] of one variant, the first the default) for a
+    launch of `rows` packed query rows (G * Sq) a kv head: where they fit
+    the block of a kernel of fewer than 16 rows (block_m 8, whose rows are
+    the n of its products: the library's <target>-decode-rows8,
+    docs/KVCACHE.md "Few rows as the products' n"), the kernels of that
+    height; otherwise the others, since each block of a kernel reads all of
+    K and V. Among those, waves_kernel_dir's choice where `groups` is given
+    (the first of them where it is None: the split count is forced)."""
+    few = [x for x in infos if x[1].block_m < 16]
+    pool = (few if few and rows <= few[0][1].block_m else
+            [x for x in infos if x[1].block_m >= 16] or infos)
+    if groups is None:
+        return pool[0][0]
+    return waves_kernel_dir(pool, groups, sm_count, smem_per_sm)
+
+
 def _device_shape(device_index):
     """(SMs, shared memory per SM in bytes, or 0 where torch does not say)
     of a GPU."""
@@ -59,26 +77,26 @@ def _device_shape(device_index):
             getattr(props, "shared_memory_per_multiprocessor", 0))
 
 
-def _decode_kernels(device_index, variant, groups=None):
+def _decode_kernels(device_index, variant, rows, groups=None):
     """(decode kernel, its decode_combine or None) for `variant`, both from
     the artifact that has the decode kernel (they share the layout of the
     partial results, KERNEL_ABI.md "Decode"); the decode is compiled on
     demand where no artifact has it. Without a combine kernel the runtime
     runs one split, which is correct, only slower for small batches.
-    `groups(block_m)`: the unsplit grid's blocks for a kernel of block_m
-    rows, to choose tiles by the grid's waves (waves_kernel_dir); None
-    keeps the first artifact's kernel."""
+    `rows`: the launch's packed query rows a kv head (G * Sq), to choose
+    the tiles' height; `groups(block_m)`: the unsplit grid's blocks for a
+    kernel of block_m rows, to choose tiles by the grid's waves (None:
+    the split count is forced). decode_kernel_dir chooses."""
     capability = _capability(device_index)
-    infos = (_kernels.kernel_infos(variant, capability)
-             if groups is not None else [])
+    infos = _kernels.kernel_infos(variant, capability)
     directory = None
     if len(infos) > 1:
         # Other tiles only from artifacts built for this GPU (their cubin),
         # not an older arch's PTX that the driver would JIT-compile.
         infos = infos[:1] + [(d, info) for d, info in infos[1:]
                              if _kernels.load_rank(d, capability) == 0]
-        directory = waves_kernel_dir(infos, groups,
-                                     *_device_shape(device_index))
+        directory = decode_kernel_dir(infos, rows, groups,
+                                      *_device_shape(device_index))
     key = (device_index, variant.key(), directory)
     plan = _decode_plans.get(key)
     if plan is not None:
@@ -401,7 +419,8 @@ class DecodeLaunch:
         # kv head's hq / hkv * sq packed query rows).
         groups = (None if num_splits else
                   lambda block_m: b * hkv * -(-(hq // hkv * sq) // block_m))
-        decode, combine = _decode_kernels(q.device.index, variant, groups)
+        decode, combine = _decode_kernels(q.device.index, variant,
+                                          hq // hkv * sq, groups)
         self.device_index = q.device.index
         self.o_shape, self.lse_shape = (b, sq, hq, dv), (b, hq, sq)
         # The strides the plan is bound to: q's and the table's own where

@@ -378,9 +378,13 @@ def emit_kvcache(v, symbol=None):
     [num_pages, page_size, Hkv, D] with its block_table)."""
     t = v.dtype
     c = "f8E4M3FN" if v.kv_dtype == "e4m3" else t  # the caches' type
-    q = f"tensor<1x1x1x{v.head_dim}x{t}>"
-    o = f"tensor<1x1x1x{v.head_dim_v}x{t}>"
-    lse = "tensor<1x1x1xf32>"
+    # 16 query heads over the cache's one: the kernel serves any number of
+    # rows, and flash-select-config gives 16 packed rows the tiles of
+    # 16-row blocks (at 8 or fewer it would take those of 8, which serve
+    # more rows only by reading K and V once per 8).
+    q = f"tensor<1x16x1x{v.head_dim}x{t}>"
+    o = f"tensor<1x16x1x{v.head_dim_v}x{t}>"
+    lse = "tensor<1x16x1xf32>"
     lengths = "tensor<1xi32>"
     if v.page_size:
         pages = _KV_CAPACITY // v.page_size

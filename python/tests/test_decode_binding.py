@@ -257,15 +257,15 @@ def test_kvcache_ir_text():
                                        causal="bottom_right"))
     assert ("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens "
             "{causal = #flash.causal<bottom_right>} : "
-            "tensor<1x1x1x128xbf16>, tensor<1x1x4096x128xbf16>, "
+            "tensor<1x16x1x128xbf16>, tensor<1x1x4096x128xbf16>, "
             "tensor<1x1x4096x128xbf16>, tensor<1xi32> -> "
-            "tensor<1x1x1x128xbf16>, tensor<1x1x1xf32>") in text
+            "tensor<1x16x1x128xbf16>, tensor<1x16x1xf32>") in text
     paged = emit_kvcache(KVCacheVariant("p", "f16", 64, window=(64, 0),
                                         softcap=30.0, page_size=16))
     assert ("flash.attention_kvcache %q, %k, %v, %lens "
             "block_table(%bt : tensor<1x256xi32>) {window_left = 64 : i64, "
             "window_right = 0 : i64, softcap = 30.0 : f32} : "
-            "tensor<1x1x1x64xf16>, tensor<256x16x1x64xf16>, "
+            "tensor<1x16x1x64xf16>, tensor<256x16x1x64xf16>, "
             "tensor<256x16x1x64xf16>, tensor<1xi32> -> ") in paged
     assert "func.func @p(" in paged and "%bt: tensor<1x256xi32>" in paged
 

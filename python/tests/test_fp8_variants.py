@@ -81,7 +81,7 @@ def test_kvcache_fp8_cache_variant():
                        page_size=16, kv_dtype="e4m3")
     text = emit_kvcache(v)
     assert "tensor<256x16x1x128xf8E4M3FN>" in text
-    assert "tensor<1x1x1x128xbf16>" in text
+    assert "tensor<1x16x1x128xbf16>" in text
     assert ("descale(%kd, %vd : tensor<1x1xf32>, tensor<1x1xf32>)"
             in text)
     # block_table(...) comes before descale(...), as the op's syntax has it.

@@ -321,6 +321,63 @@ def test_decode_tiles_for_grids_of_several_waves():
     assert waves_kernel_dir(infos, groups(64), sms, 0) == "lib"
 
 
+def test_decode_tiles_of_eight_rows():
+    # Kernels of block_m 8 (the rows as the products' n) where a launch's
+    # packed rows fit 8, with their own tiles for grids of several waves;
+    # the 16-row kernels otherwise, whatever the waves.
+    from collections import namedtuple
+    from flashfuse._kvcache_ops import decode_kernel_dir
+    info = namedtuple("Info", "block_m smem")
+    infos = [("lib", info(16, 136192)), ("rows8", info(8, 134144)),
+             ("rows8-waves", info(8, 101376)), ("waves", info(16, 70656))]
+    sms, per_sm = 132, 233472
+
+    def groups(batch, heads_kv=8, rows=4):
+        return lambda block_m: batch * heads_kv * -(-rows // block_m)
+    # 32/8 heads, one token: 4 rows a kv head.
+    assert decode_kernel_dir(infos, 4, groups(4), sms, per_sm) == "rows8"
+    assert decode_kernel_dir(infos, 4, groups(64), sms,
+                             per_sm) == "rows8-waves"
+    # 64/8 heads: 8 rows, still one block of 8.
+    assert decode_kernel_dir(infos, 8, groups(1, rows=8), sms,
+                             per_sm) == "rows8"
+    # 9 rows or more (speculative steps, G = 16): two blocks of 8 would
+    # each read all of K and V; the 16-row kernels.
+    assert decode_kernel_dir(infos, 9, groups(4, rows=9), sms,
+                             per_sm) == "lib"
+    assert decode_kernel_dir(infos, 16, groups(64, rows=16), sms,
+                             per_sm) == "waves"
+    # A forced split count (no grid to weigh): the first of the height.
+    assert decode_kernel_dir(infos, 4, None, sms, per_sm) == "rows8"
+    assert decode_kernel_dir(infos, 12, None, sms, per_sm) == "lib"
+    # No kernel of 8 rows: the others, as before.
+    assert decode_kernel_dir(infos[:1] + infos[3:], 4, groups(64), sms,
+                             per_sm) == "waves"
+
+
+def test_gen_suite_decode_rows8(opt_tool, tmp_path):
+    # 20 and 12 D = 128 variants of block_m 8, which parse and pass the
+    # decode verifier's tiles.
+    import subprocess
+    import sys
+    from conftest import ROOT
+    for flag, count, config in (
+            ("--decode-rows8", 20, "block_m = 8, block_n = 128, warps = 4, "
+                                   "stages = 2"),
+            ("--decode-rows8-waves", 12, "block_m = 8, block_n = 64, "
+                                         "warps = 4, stages = 3")):
+        out = tmp_path / (flag[2:] + ".mlir")
+        subprocess.run([sys.executable,
+                        str(ROOT / "scripts" / "kernels" / "gen_suite.py"),
+                        flag, "-o", str(out)], check=True)
+        text = out.read_text()
+        assert text.count("flash.attention_kvcache ") == count
+        assert text.count("#flash.config<decode, " + config + ">") == count
+        proc = subprocess.run([str(opt_tool), str(out)], capture_output=True,
+                              text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
 def test_gen_suite_decode_waves(opt_tool, tmp_path):
     # 12 D = 128 variants with the tiles written into the op's config,
     # which parse; the tiles are checked where they are given.

@@ -242,6 +242,30 @@ def decode_waves_suite():
             if v.window is None and v.softcap is None]
 
 
+# The decode tiles of block_m 8, whose 8 packed rows are the n of the
+# kernel's products (docs/KVCACHE.md "Few rows as the products' n"):
+# 128-key blocks two deep for grids under two waves, 64-key blocks three
+# deep (99 KiB, two blocks an SM) for more. The package takes them where a
+# launch's packed rows (G * Sq) fit 8: 1.004-1.015x the 16-row tiles' GB/s
+# on an H200 at the issue's shapes (docs/PERF.md run 354).
+DECODE_ROWS8_TILES = (8, 128, 4, 2)
+DECODE_ROWS8_WAVES_TILES = (8, 64, 4, 3)
+
+
+def decode_rows8_suite(waves=False):
+    """The decode variants of DECODE_ROWS8_TILES the library ships for sm_90
+    targets (build/kernels/<target>-decode-rows8): D = 128 x f16/bf16 x
+    causal (bottom-right) or not x contiguous or paged (16, 64 rows a
+    page), window and softcap contiguous and page 16; 20 variants. With
+    `waves`, those of DECODE_ROWS8_WAVES_TILES (<target>-decode-rows8-waves)
+    without window and softcap, as decode_waves_suite; 12 variants."""
+    tiles = DECODE_ROWS8_WAVES_TILES if waves else DECODE_ROWS8_TILES
+    suffix = "_rows8_waves" if waves else "_rows8"
+    return [dataclasses.replace(v, name=v.name + suffix, tiles=tiles)
+            for v in decode_suite(dims=(128,))
+            if not waves or (v.window is None and v.softcap is None)]
+
+
 def decode_fp8_library_suite():
     """The FP8 (e4m3) cache variants the kernel library ships for sm_90
     targets (python/CMakeLists.txt, build/kernels/<target>-decode-fp8;
@@ -425,6 +449,12 @@ def main():
                     help="the decode variants of the tiles for grids of "
                          "several waves (compile with --target=h100 or "
                          "h200: two blocks an SM)")
+    ap.add_argument("--decode-rows8", action="store_true",
+                    help="the decode variants of block_m 8 (the rows as "
+                         "the products' n) that the library ships")
+    ap.add_argument("--decode-rows8-waves", action="store_true",
+                    help="the same with the tiles for grids of several "
+                         "waves (compile with --target=h100 or h200)")
     ap.add_argument("--decode-dims", default="",
                     help="with --decode: these head dims (e.g. 80,160) "
                          "instead of the library's 32,64,96,128,256")
@@ -436,14 +466,15 @@ def main():
     ws_backward = args.sm90ws and args.backward
     ws_varlen_backward = ws_backward and args.varlen
     if (args.backward + args.decode + args.decode_fp8
-            + args.decode_fp8_library + args.decode_waves + args.headdims
+            + args.decode_fp8_library + args.decode_waves
+            + args.decode_rows8 + args.decode_rows8_waves + args.headdims
             + args.varlen
             + args.sm90ws + args.sm90ws_long + args.fp8 + args.fp8_mma_sync
             + args.block_sparse
             - varlen_backward
             - sparse_backward - ws_backward - ws_varlen_backward > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
-                 "--decode-waves, "
+                 "--decode-waves, --decode-rows8, --decode-rows8-waves, "
                  "--headdims, --varlen, --sm90ws, --sm90ws-long, --fp8 "
                  "and --block-sparse are separate suites (but --varlen "
                  "--backward is the varlen backward one, --block-sparse "
@@ -466,6 +497,8 @@ def main():
              else decode_fp8_suite() if args.decode_fp8
              else decode_fp8_library_suite() if args.decode_fp8_library
              else decode_waves_suite() if args.decode_waves
+             else decode_rows8_suite() if args.decode_rows8
+             else decode_rows8_suite(waves=True) if args.decode_rows8_waves
              else backward_suite() if args.backward
              else decode_suite(*([tuple(int(d) for d in
                                        args.decode_dims.split(","))]
@@ -473,7 +506,8 @@ def main():
              if args.decode
              else headdims_suite() if args.headdims else default_suite())
     if args.tiles and (args.decode or args.decode_fp8
-                       or args.decode_fp8_library or args.decode_waves):
+                       or args.decode_fp8_library or args.decode_waves
+                       or args.decode_rows8 or args.decode_rows8_waves):
         ap.error("--tiles forces forward/backward tiles; the decode recipe "
                  "chooses its own")
     if args.tiles:

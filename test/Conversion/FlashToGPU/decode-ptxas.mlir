@@ -1,6 +1,7 @@
 // REQUIRES: ptxas
 // The decode kernels of flash.attention_kvcache assemble without spills for
-// sm_80 and sm_90a: 16 packed rows with the four warps splitting each
+// sm_80 and sm_90a: 16 packed rows (G = 16; at 8 or fewer sm_90 takes
+// block_m 8, decode-swapped-ptxas.mlir) with the four warps splitting each
 // 128-key block, contiguous and paged caches (page by page at D = 128),
 // causal, window, softcap, and
 // D = 256 at 64 rows of 32 keys; each variant with its combine kernel. They
@@ -65,22 +66,22 @@
 // MANIFEST: params memref:cache_seqlens memref:block_table memref:check_status
 // NONZERO: {{^[1-9][0-9]*$}}
 
-func.func @contiguous(%q: tensor<2x32x1x128xbf16>, %k: tensor<2x8x256x128xbf16>, %len: tensor<2xi32>) -> tensor<2x32x1x128xbf16> {
+func.func @contiguous(%q: tensor<2x128x1x128xbf16>, %k: tensor<2x8x256x128xbf16>, %len: tensor<2xi32>) -> tensor<2x128x1x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
-      : tensor<2x32x1x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2xi32> -> tensor<2x32x1x128xbf16>
-  return %o : tensor<2x32x1x128xbf16>
+      : tensor<2x128x1x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2x8x256x128xbf16>, tensor<2xi32> -> tensor<2x128x1x128xbf16>
+  return %o : tensor<2x128x1x128xbf16>
 }
 
-func.func @paged(%q: tensor<2x32x1x128xbf16>, %k: tensor<40x16x8x128xbf16>, %len: tensor<2xi32>, %bt: tensor<2x16xi32>) -> tensor<2x32x1x128xbf16> {
+func.func @paged(%q: tensor<2x128x1x128xbf16>, %k: tensor<40x16x8x128xbf16>, %len: tensor<2xi32>, %bt: tensor<2x16xi32>) -> tensor<2x128x1x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<2x16xi32>) {causal = #flash.causal<bottom_right>}
-      : tensor<2x32x1x128xbf16>, tensor<40x16x8x128xbf16>, tensor<40x16x8x128xbf16>, tensor<2xi32> -> tensor<2x32x1x128xbf16>
-  return %o : tensor<2x32x1x128xbf16>
+      : tensor<2x128x1x128xbf16>, tensor<40x16x8x128xbf16>, tensor<40x16x8x128xbf16>, tensor<2xi32> -> tensor<2x128x1x128xbf16>
+  return %o : tensor<2x128x1x128xbf16>
 }
 
-func.func @window_softcap(%q: tensor<2x32x1x128xbf16>, %k: tensor<10x64x8x128xbf16>, %len: tensor<2xi32>, %bt: tensor<2x4xi32>) -> tensor<2x32x1x128xbf16> {
+func.func @window_softcap(%q: tensor<2x128x1x128xbf16>, %k: tensor<10x64x8x128xbf16>, %len: tensor<2xi32>, %bt: tensor<2x4xi32>) -> tensor<2x128x1x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<2x4xi32>) {causal = #flash.causal<bottom_right>, window_left = 64 : i64, window_right = 0 : i64, softcap = 30.0 : f32}
-      : tensor<2x32x1x128xbf16>, tensor<10x64x8x128xbf16>, tensor<10x64x8x128xbf16>, tensor<2xi32> -> tensor<2x32x1x128xbf16>
-  return %o : tensor<2x32x1x128xbf16>
+      : tensor<2x128x1x128xbf16>, tensor<10x64x8x128xbf16>, tensor<10x64x8x128xbf16>, tensor<2xi32> -> tensor<2x128x1x128xbf16>
+  return %o : tensor<2x128x1x128xbf16>
 }
 
 func.func @d256(%q: tensor<2x8x1x256xbf16>, %k: tensor<40x16x8x256xbf16>, %len: tensor<2xi32>, %bt: tensor<2x16xi32>) -> tensor<2x8x1x256xbf16> {

@@ -8,10 +8,11 @@
 // B = 4 over a 64k cache: 4 splits (decode_splits.h), so the host allocates
 // 4 x B x Hq x Sq rows of partial O (Dv f32 each) and LSE, launches
 // 4 x 1 x Hkv x B decode blocks, then ceil(B x Hq x Sq / 4) combine blocks.
+// G = 4 packed rows: a block of 8 (the rows as the products' n).
 // CHECK-LABEL: func.func @contiguous
 // CHECK: memref.alloc({{.*}}) : memref<?xf32>
 // CHECK: memref.alloc({{.*}}) : memref<?xf32>
-// CHECK: gpu.launch_func @flash_kernels::@flash_decode_bf16_d128_m16n128w4s2_causalbr
+// CHECK: gpu.launch_func @flash_kernels::@flash_decode_bf16_d128_m8n128w4s2_causalbr
 // CHECK: gpu.launch_func @flash_kernels::@flash_decode_combine_bf16_d128_m4n0w4s0
 func.func @contiguous(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
                       %len: tensor<4xi32>) -> (tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>) {
@@ -35,7 +36,7 @@ func.func @paged(%q: tensor<64x8x1x64xf16>, %k: tensor<1024x16x8x64xf16>,
 }
 
 // CHECK: gpu.module @flash_kernels
-// CHECK: gpu.func @flash_decode_bf16_d128_m16n128w4s2_causalbr(
+// CHECK: gpu.func @flash_decode_bf16_d128_m8n128w4s2_causalbr(
 // CHECK-SAME: flash.manifest = {{{.*}}kind = "decode"{{.*}}page_size = 0
 // CHECK: gpu.func @flash_decode_combine_bf16_d128_m4n0w4s0(
 // CHECK-SAME: kind = "decode_combine"

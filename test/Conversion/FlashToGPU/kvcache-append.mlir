@@ -22,7 +22,7 @@
 // CHECK: gpu.launch_func @flash_kernels::@flash_kv_append_bf16_d128_m4n0w4s0 blocks in
 // CHECK-SAME: args(%[[KC:[^ ]+]] : memref<?xbf16>, %[[VC:[^ ]+]] : memref<?xbf16>, %{{[^ ]+}} : memref<?xbf16>, %{{[^ ]+}} : memref<?xbf16>, %[[LENS:[^ ]+]] : memref<?xi32>, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %[[SNEW:[^ ]+]] : i32,
 // CHECK-NOT: gpu.launch_func
-// CHECK: gpu.launch_func @flash_kernels::@flash_decode_bf16_d128_m16n128w4s2_causalbr blocks in
+// CHECK: gpu.launch_func @flash_kernels::@flash_decode_bf16_d128_m8n128w4s2_causalbr blocks in
 // CHECK-SAME: args(%{{[^ ]+}} : memref<?xbf16>, %[[KC]] : memref<?xbf16>, %[[VC]] : memref<?xbf16>, %{{[^ ]+}} : memref<?xbf16>, %{{[^ ]+}} : memref<?xf32>, %{{[^ ]+}} : memref<?xf32>, %{{[^ ]+}} : memref<?xf32>, %{{[^ ]+}} : memref<?xi32>, %[[LENS]] : memref<?xi32>, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %{{[^ ]+}} : i32, %[[SNEW]] : i32,
 // The host IR launches the combine, so the decode leaves the splits to it
 // (merge_splits 0, after num_splits).
@@ -82,7 +82,7 @@ func.func @no_new_rows(%q: tensor<2x8x1x64xf16>, %k: tensor<2x8x256x64xf16>,
 // decode_check kernels come after every other kernel of the module, so
 // that the PTX of the others does not depend on them (LowerToGPU.cpp).
 // CHECK: gpu.module @flash_kernels
-// CHECK: gpu.func @flash_decode_bf16_d128_m16n128w4s2_causalbr(
+// CHECK: gpu.func @flash_decode_bf16_d128_m8n128w4s2_causalbr(
 // CHECK: gpu.func @flash_decode_combine_bf16_d128_m4n0w4s0(
 // CHECK: gpu.func @flash_decode_f16_d64_m16n128w4s3_page16(
 // CHECK: gpu.func @flash_decode_f16_d64_m16n128w4s3(

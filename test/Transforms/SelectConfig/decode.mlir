@@ -2,16 +2,19 @@
 // packed G * Sq query rows in 16-row slabs, warps splitting the keys where
 // the rows fill fewer slabs than there are warps (block_m 16 or 32), 128-key
 // blocks two stages deep where they fit, and the splits of
-// runtime/include/flashfuse/decode_splits.h from the static sizes.
+// runtime/include/flashfuse/decode_splits.h from the static sizes. At most
+// 8 packed rows on sm_90 (D = Dv from 80 to 128, 16-bit caches): block_m 8,
+// the rows as the products' n (KernelSpec::swapsDecodeOperands).
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefix=H100
 // RUN: flashfuse-opt %s --flash-select-config=target=l4 | FileCheck %s --check-prefix=L4
 
 // B = 4, Hkv = 8, G = 4, one token, 64k cache: 32 blocks (one per SM: 133
 // KiB each) fill a quarter of the 132 SMs, so floor(132 / 32) = 4 splits
 // make one wave. The L4's 99 KiB take 64-key blocks two stages deep; its 58
-// SMs hold 32 blocks in one wave already: no split.
+// SMs hold 32 blocks in one wave already: no split. G = 4 rows are a block
+// of 8 on the H100, 16 on the L4 (sm_89).
 // H100-LABEL: func.func @gqa_64k
-// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 4>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2, splits = 4>
 // L4-LABEL: func.func @gqa_64k
 // L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
 func.func @gqa_64k(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
@@ -24,7 +27,7 @@ func.func @gqa_64k(%q: tensor<4x32x1x128xbf16>, %k: tensor<4x8x65536x128xbf16>,
 
 // B = 16: 128 blocks already fill the 132 SMs, no splits.
 // H100-LABEL: func.func @full_grid
-// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2>
 func.func @full_grid(%q: tensor<16x32x1x128xf16>, %k: tensor<16x8x8192x128xf16>,
                      %len: tensor<16xi32>) -> tensor<16x32x1x128xf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len
@@ -74,7 +77,7 @@ func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
 // the forward's padded tiles: Phi-2's D = 80 (128 kv heads x 4 sequences
 // already fill the H100, one split), and past 128 columns D = 256's 64 x 32.
 // H100-LABEL: func.func @phi_d80
-// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2>
 func.func @phi_d80(%q: tensor<4x32x1x80xbf16>, %k: tensor<4x32x2048x80xbf16>, %len: tensor<4xi32>) -> tensor<4x32x1x80xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
       : tensor<4x32x1x80xbf16>, tensor<4x32x2048x80xbf16>, tensor<4x32x2048x80xbf16>, tensor<4xi32> -> tensor<4x32x1x80xbf16>
@@ -91,13 +94,14 @@ func.func @d160(%q: tensor<1x8x1x160xf16>, %k: tensor<1x2x8192x160xf16>, %len: t
 
 // B = 64, Hkv = 8, one token, 2k keys: 512 blocks of the 128-key tiles (one
 // an SM) are 3.9 waves of the H100's 132 SMs: 64-key blocks two deep
-// (69 KiB, two an SM by their registers; decode_splits.h's grids of several
-// waves), contiguous and paged. B = 32 (256 blocks, under two waves) keeps 128 keys, and the
-// L4, where two such blocks do not fit, 64 keys two deep.
+// (decode_splits.h's grids of several waves): at 8 rows a block three
+// deep (99 KiB, two an SM), contiguous and paged. B = 32 (256 blocks, under
+// two waves) keeps 128 keys, and the L4, where two such blocks do not fit,
+// 64 keys two deep at 16 rows.
 // H100-LABEL: func.func @waves
-// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
-// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
-// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 64, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 64, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2>
 // L4-LABEL: func.func @waves
 // L4: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
 func.func @waves(%q: tensor<64x32x1x128xbf16>, %k: tensor<64x8x2048x128xbf16>,
@@ -113,5 +117,22 @@ func.func @waves(%q: tensor<64x32x1x128xbf16>, %k: tensor<64x8x2048x128xbf16>,
   %s = flash.attention_kvcache %q32, %k32, %k32, %len32
       : tensor<32x32x1x128xbf16>, tensor<32x8x2048x128xbf16>, tensor<32x8x2048x128xbf16>, tensor<32xi32>
       -> tensor<32x32x1x128xbf16>
+  return
+}
+
+// 16 rows at 16-row blocks as before: one new token over 16 query heads a
+// kv head, or 4 tokens over 4 (speculative decoding).
+// H100-LABEL: func.func @sixteen_rows
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 16>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 128, warps = 4, stages = 2, splits = 16>
+func.func @sixteen_rows(%q: tensor<1x32x1x128xbf16>, %k: tensor<1x2x8192x128xbf16>,
+                        %q4: tensor<1x32x4x128xbf16>, %k8: tensor<1x8x8192x128xbf16>,
+                        %len: tensor<1xi32>) {
+  %o = flash.attention_kvcache %q, %k, %k, %len
+      : tensor<1x32x1x128xbf16>, tensor<1x2x8192x128xbf16>, tensor<1x2x8192x128xbf16>, tensor<1xi32>
+      -> tensor<1x32x1x128xbf16>
+  %s = flash.attention_kvcache %q4, %k8, %k8, %len
+      : tensor<1x32x4x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1x8x8192x128xbf16>, tensor<1xi32>
+      -> tensor<1x32x4x128xbf16>
   return
 }

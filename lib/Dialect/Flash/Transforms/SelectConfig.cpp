@@ -835,6 +835,17 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
                      !ShapedType::isDynamic(seqQ);
   int64_t packed = packedKnown ? headsQ / headsKV * seqQ : 1;
   int64_t blockM = packed > 32 ? 64 : packed > 16 ? 32 : 16;
+  // At most 8 packed rows (a decode step of GQA groups up to 8): the rows
+  // as the products' n (KernelSpec::swapsDecodeOperands), half the
+  // products and exponentials of the m16 tile, 1.004-1.015x its GB/s on an
+  // H200 (docs/PERF.md run 354); measured on sm_90 only, so there. With
+  // 16-bit caches of D = Dv up to 128 whose 8-row Q tile 128 threads copy
+  // evenly (80 to 128).
+  bool fp8 = op.hasFp8Cache();
+  bool fewRows = packedKnown && packed <= 8 && !fp8 && d == dv && d > 64 &&
+                 d <= 128 && target.arch >= 90;
+  if (fewRows)
+    blockM = 8;
   SmallVector<std::pair<int64_t, int64_t>> tiles = {{128, 2}, {64, 3}, {64, 2},
                                                     {32, 2}};
   // D <= 64: a block is half the bytes, so three stages in the same memory
@@ -860,10 +871,11 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // 128 at D <= 128, and keeps as many in flight. At 128 keys its smaller
   // tiles let three blocks share an SM, which capped the kernel at 168
   // registers and spilled 8-52 bytes at D = 128.
-  bool fp8 = op.hasFp8Cache();
   if (fp8 && d > 64 && d <= 128)
     tiles.insert(tiles.begin(), {256, 2});
-  int64_t keyWarps = 16 * kDecodeWarps / std::min<int64_t>(blockM, 64);
+  // KernelSpec::keyWarps: every warp at 8 rows.
+  int64_t keyWarps =
+      fewRows ? kDecodeWarps : 16 * kDecodeWarps / std::min<int64_t>(blockM, 64);
   auto smem = [&](int64_t blockN, int64_t stages) {
     int64_t merge = keyWarps > 1 ? keyWarps * blockM * (dv + 2) * 4 : 0;
     // FP8: KernelSpec::smemBytes's, K/V rows of D / 2 16-bit units in
@@ -890,16 +902,18 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // A grid of several waves of one block an SM (decode_splits.h): 16-bit
   // D = 128 at 16 packed rows takes 64-key blocks two deep where two fit
   // an SM (the opt-in maximum a block stands for the SM's capacity, as in
-  // the split count below), as the Python package does at launch.
-  if (!fp8 && d == 128 && blockM == 16 && packedKnown &&
+  // the split count below), as the Python package does at launch; at 8
+  // rows three deep (gen_suite.py's DECODE_ROWS8_WAVES_TILES).
+  int64_t wavesStages = blockM == 8 ? 3 : 2;
+  if (!fp8 && d == 128 && blockM <= 16 && packedKnown &&
       !ShapedType::isDynamic(batch) &&
       smem(blockN, stages) * 2 > target.smemPerBlock &&
-      smem(64, 2) * 2 <= target.smemPerBlock &&
+      smem(64, wavesStages) * 2 <= target.smemPerBlock &&
       flashfuse_decode_grid_of_waves(batch * headsKV *
                                          ((packed + blockM - 1) / blockM),
                                      target.sms)) {
     blockN = 64;
-    stages = 2;
+    stages = wavesStages;
   }
   int64_t splits = 1;
   if (packedKnown && !ShapedType::isDynamic(batch) &&
