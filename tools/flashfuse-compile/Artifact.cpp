@@ -36,13 +36,26 @@ bool flashfuse::assemble(llvm::StringRef ptxas, llvm::StringRef chip,
   llvm::StringRef args[] = {ptxas, archFlag, "-O3", "-v", ptxPath, "-o", cubinPath};
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
                                                 logPath.str()};
+  // A limit that only catches a hung ptxas: its time grows with the
+  // module's kernels (2-4 s each on an idle core, several times that on a
+  // loaded build machine; the 68-kernel decode library took 120 s of a
+  // 2-core CI build), so a fixed limit failed large libraries on busy
+  // machines. 300 s plus 30 s a kernel.
+  size_t kernels = 0;
+  if (auto ptx = llvm::MemoryBuffer::getFile(ptxPath))
+    kernels = (*ptx)->getBuffer().count(".entry ");
+  unsigned limit = 300 + 30 * kernels;
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                     /*SecondsToWait=*/300, 0, &execError);
+                                     /*SecondsToWait=*/limit, 0, &execError);
   if (auto buf = llvm::MemoryBuffer::getFile(logPath))
     log = (*buf)->getBuffer().str();
   llvm::sys::fs::remove(logPath);
   if (rc != 0) {
+    if (rc == -2)
+      execError += " (ptxas crashed, or ran past its limit of " +
+                   std::to_string(limit) + " s for " +
+                   std::to_string(kernels) + " kernels)";
     if (!execError.empty())
       log = execError + "\n" + log;
     return false;
