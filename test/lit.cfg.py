@@ -67,6 +67,7 @@ def find_cuobjdump():
 cuobjdump = find_cuobjdump()
 if cuobjdump:
     config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))
     # Per-kernel HMMA/HGMMA counts of a cubin's SASS.
     config.substitutions.append(
         ("%sass-mma-counts",

@@ -13,7 +13,9 @@
 // tensor cores (FlashAttention-3's intra-warpgroup pipelining): iteration j
 // issues S_j = Q·K_jᵀ and O += P_{j-1}·V_{j-1} as two asynchronous groups,
 // waits for S_j only, runs the softmax of block j while the P·V product is
-// still in flight, then waits for it and rescales O. With two stages the
+// still in flight, then waits for it and rescales O. ptxas moves that wait
+// up to the top of the softmax's block unless it has a block of its own
+// (KernelSpec::waitsForOutputAfterSoftmax, wgmma::waitGroupThenCopy). With two stages the
 // shared FlashAttention-2 order is used.
 //
 //===----------------------------------------------------------------------===//
@@ -260,7 +262,13 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     enterKeyBlock(j);
     maskScores(scj, kvStartOf(j), j);
     SoftmaxStep step = onlineSoftmax(scj, st, kvStartOf(j));
-    wgmma::waitGroup(b, 0);
+    SmallVector<Value> pj;
+    if (s.waitsForOutputAfterSoftmax())
+      // In a block of the wait's own, P_j's registers for the next product
+      // taken after it. The token j is uniform and at least 1.
+      pj = wgmma::waitGroupThenCopy(b, 0, i32(j), packedRegisters(step.p));
+    else
+      wgmma::waitGroup(b, 0);
     releaseBlock(prev, nStart);
     // P_{j-1} is read by the P·V product until this wait: keep it alive.
     SmallVector<Value> pinned(o);
@@ -272,7 +280,8 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     next.rowMax = step.rowMax;
     next.rowSum = step.rowSum;
     SmallVector<Value> yields = next.flat();
-    SmallVector<Value> pj = packedRegisters(step.p);
+    if (pj.empty())
+      pj = packedRegisters(step.p);
     yields.append(pj.begin(), pj.end());
     scf::YieldOp::create(b, yields);
   }

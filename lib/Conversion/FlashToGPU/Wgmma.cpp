@@ -195,6 +195,58 @@ void wgmma::waitGroup(ImplicitLocOpBuilder &b, int64_t pending) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
 }
 
+/// The results of a side-effecting asm `body` over `operands` (one per
+/// type of `types`, in a literal struct).
+static SmallVector<Value> sideEffectingAsm(ImplicitLocOpBuilder &b,
+                                           ArrayRef<Type> types,
+                                           ValueRange operands,
+                                           StringRef body,
+                                           StringRef constraints) {
+  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, resultTy, operands, body, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      ArrayAttr());
+  SmallVector<Value> out;
+  for (size_t i = 0; i < types.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0),
+                                               ArrayRef<int64_t>{int64_t(i)}));
+  return out;
+}
+
+SmallVector<Value> wgmma::waitGroupThenCopy(ImplicitLocOpBuilder &b,
+                                            int64_t pending, Value token,
+                                            ArrayRef<Value> values) {
+  assert(!values.empty() && token.getType().isInteger(32) &&
+         "i32 registers and an i32 token");
+  int64_t n = values.size();
+  std::string wait =
+      "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";\n";
+  // The labels are local to the braces' block (as in MLIR's own mbarrier
+  // wait loops), so the asm may appear several times in one kernel.
+  std::string body = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                     std::to_string(n) +
+                     ", -1;\n@p bra.uni FF_WAIT_A;\n" + wait +
+                     "bra.uni FF_WAIT_J;\nFF_WAIT_A:\n" + wait + "FF_WAIT_J:\n";
+  std::string constraints;
+  SmallVector<Type> types;
+  for (int64_t i = 0; i < n; ++i) {
+    assert(values[i].getType().isInteger(32) && "i32 registers");
+    body += "mov.b32 $" + std::to_string(i) + ", $" +
+            std::to_string(n + 1 + i) + ";\n";
+    constraints += "=r,";
+    types.push_back(values[i].getType());
+  }
+  body += "}";
+  constraints += "r";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += ",r";
+  SmallVector<Value> operands{token};
+  operands.append(values.begin(), values.end());
+  return sideEffectingAsm(b, types, operands, body, constraints);
+}
+
 SmallVector<Value> wgmma::pinRegisters(ImplicitLocOpBuilder &b,
                                        ArrayRef<Value> values) {
   if (values.empty())
@@ -207,15 +259,5 @@ SmallVector<Value> wgmma::pinRegisters(ImplicitLocOpBuilder &b,
   }
   for (size_t i = 0; i < values.size(); ++i)
     constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
-  auto resultTy = LLVM::LLVMStructType::getLiteral(b.getContext(), types);
-  auto asmOp = LLVM::InlineAsmOp::create(
-      b, resultTy, values, "", constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      ArrayAttr());
-  SmallVector<Value> out;
-  for (size_t i = 0; i < values.size(); ++i)
-    out.push_back(LLVM::ExtractValueOp::create(b, asmOp.getResult(0),
-                                               ArrayRef<int64_t>{int64_t(i)}));
-  return out;
+  return sideEffectingAsm(b, types, values, "", constraints);
 }

@@ -96,6 +96,17 @@ void fence(ImplicitLocOpBuilder &b);
 void commitGroup(ImplicitLocOpBuilder &b);
 /// Waits until at most `pending` groups are in flight.
 void waitGroup(ImplicitLocOpBuilder &b, int64_t pending);
+/// Waits until at most `pending` groups are in flight, in a basic block of
+/// its own, and returns copies of `values` (i32 registers) made after the
+/// wait. ptxas moves a wait up to the top of its basic block, ahead of
+/// work that does not need the products (the softmax a P·V product is
+/// meant to overlap); a branch on `token`, a warp-uniform i32 that is never
+/// -1, which ptxas cannot fold, ends the block first. The copies are the
+/// registers the next mma reads: were they defined before the wait (by the
+/// conversions that pack P), ptxas would serialise every mma of the kernel
+/// (C7513).
+SmallVector<Value> waitGroupThenCopy(ImplicitLocOpBuilder &b, int64_t pending,
+                                     Value token, ArrayRef<Value> values);
 /// Passes `values` through an empty side-effecting asm. The registers an
 /// asynchronous mma reads or writes are plain SSA values to LLVM, which
 /// could move their producers past a fence or their users before a wait:

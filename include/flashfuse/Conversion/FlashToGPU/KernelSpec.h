@@ -240,6 +240,20 @@ struct KernelSpec {
     return warps == 8 && headDim == 128 && headDimV == 128 &&
            causal == Causal::None;
   }
+  /// Whether the overlapped key loop (Sm90Forward.cpp) waits for the P·V
+  /// product only after the softmax that it overlaps, in a basic block of
+  /// its own (wgmma::waitGroupThenCopy). ptxas otherwise moves that wait
+  /// to the top of the softmax's block, so the product and the softmax run
+  /// one after the other (docs/PERF.md runs 361-364). Where the product is
+  /// long against the softmax, the 16-bit D = 256 forward (P·V of N = 256
+  /// after 80 keys' softmax), that gained 2-7% without a mask and 1-2%
+  /// causal from 8k, reaching 700-707 TFLOP/s (runs 363-364, H200);
+  /// elsewhere it lost up to 4% (16-bit D = 64 and 128, FP8 D = 64 and
+  /// 128) or swung both ways (FP8 D = 256), so those keep ptxas's order.
+  bool waitsForOutputAfterSoftmax() const {
+    return warpSpecialized() && kind == Kind::Forward && !isFp8() &&
+           headDimV == 256;
+  }
   /// Whether the sm90ws forward's producer publishes the key block of each
   /// ring stage (and, with mask_mod, whether it is a partial block) in a
   /// table of `stages` i32 after the tiles, so that the consumers take it
