@@ -15,8 +15,8 @@
 // waits for S_j only, runs the softmax of block j while the P·V product is
 // still in flight, then waits for it and rescales O. ptxas moves that wait
 // up to the top of the softmax's block unless it has a block of its own
-// (KernelSpec::waitsForOutputAfterSoftmax, wgmma::waitGroupThenCopy). With two stages the
-// shared FlashAttention-2 order is used.
+// (KernelSpec::waitsForOutputAfterSoftmax, wgmma::waitGroupThenCopy). With
+// two stages the shared FlashAttention-2 order is used.
 //
 //===----------------------------------------------------------------------===//
 #include "Sm90Forward.h"
