@@ -353,28 +353,98 @@ def test_backward_bias_gives_dbias(dtype, seqlens, broadcast):
                     bias_shape=shape)
 
 
-def dropout_keep(dtype, p, seed, b, h, sq, sk):
-    """The forward kernel's kept mask for (seed, p), read back: Q = 0 makes
-    every probability 1/Sk and V = I makes O[i, j] = keep / ((1 - p) Sk)."""
+def dropout_keep(dtype, p, seed, b, h, sq, sk, causal=False):
+    """The forward kernel's kept mask for (seed, p), read back, and where it
+    shows (every key, or under a top-left causal mask the keys row i sees):
+    Q = 0 makes every probability 1 / n_i over row i's n_i visible keys and
+    V = I (Sk = D) makes O[i, j] = keep / ((1 - p) n_i)."""
     q = torch.zeros(b, h, sq, sk, device="cuda", dtype=dtype)
     k = torch.randn(b, h, sk, sk, device="cuda", dtype=dtype)
     v = torch.eye(sk, device="cuda", dtype=dtype).expand(b, h, sk, sk)
     torch.manual_seed(seed)
     o = run_or_skip(lambda: flashfuse.attention(q, k, v.contiguous(),
-                                                dropout_p=p))
-    return o.float() > 0.5 / ((1 - p) * sk)
+                                                is_causal=causal, dropout_p=p))
+    rows = torch.arange(sq, device="cuda").unsqueeze(1)
+    visible = (torch.arange(sk, device="cuda") <= rows if causal
+               else torch.ones(sq, sk, dtype=torch.bool, device="cuda"))
+    n = visible.sum(1, keepdim=True).float()
+    return (o.float() > 0.5 / ((1 - p) * n)) & visible, visible
 
 
+def philox_keep(seed, p, b, h, sq, sk):
+    """The keep test of include/flashfuse/Conversion/Common/Philox.h on the
+    host (torch int64 arithmetic on the CPU, u32 words): one Philox4x32-10
+    draw per quad {q, q + 8} x {kv, kv + 1}, the element's word against
+    p * 2^32."""
+    mask32 = 0xFFFFFFFF
+    shape = (b, h, sq, sk)
+    bi, hi, qi, ki = torch.meshgrid(*(torch.arange(n) for n in shape),
+                                    indexing="ij")
+    c = [ki & ~1, qi & ~8, hi, bi]
+    k0, k1 = seed & mask32, (seed >> 32) & mask32
+
+    def mul(m, x):  # the 64-bit product of two u32, as (hi, lo)
+        lo = (x & 0xFFFF) * m
+        hi = (x >> 16) * m + (lo >> 16)
+        return hi >> 16, ((hi & 0xFFFF) << 16) | (lo & 0xFFFF)
+
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & mask32, (k1 + 0xBB67AE85) & mask32
+        hi0, lo0 = mul(0xD2511F53, c[0])
+        hi1, lo1 = mul(0xCD9E8D57, c[2])
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+    word = torch.stack(c).gather(
+        0, (2 * ((qi >> 3) & 1) + (ki & 1)).unsqueeze(0)).squeeze(0)
+    threshold = int(float(torch.tensor(p, dtype=torch.float32)) * 2.0**32)
+    return word >= threshold
+
+
+# tools/flashfuse-numerics' C++ keep test (Reference.cpp) for seed 42,
+# p = 0.5 at b = 1, h = 2, queries 7..9 x keys 0..3, printed by it.
+PHILOX_KEEP_42 = [[False, True, False, True], [True, False, False, False],
+                  [True, True, True, True]]
+
+
+def test_philox_keep_reference_matches_the_c_reference():
+    # Pins the host version above to the contract.
+    keep = philox_keep(42, 0.5, 2, 3, 10, 4)[1, 2, 7:10]
+    assert keep.tolist() == PHILOX_KEEP_42
+
+
+# The dropout variants: D = 64 is the library's (-bwd); D = 128 and the
+# causal ones are compiled on demand or come from an artifact of them.
+DROPOUT_VARIANTS = [(64, False), (64, True), (128, False), (128, True)]
+
+
+@pytest.mark.parametrize("d,causal", DROPOUT_VARIANTS,
+                         ids=lambda v: str(v))
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
                          ids=["fp16", "bf16"])
-def test_backward_dropout_uses_the_forward_mask(dtype):
-    # Sk = D = 64: the library's dropout variant (D = 64) and V = I square.
-    p, seed, b, h, sq, sk = 0.17, 1234, 2, 4, 203, 64
-    keep = dropout_keep(dtype, p, seed, b, h, sq, sk)
-    dropped = 1 - keep.float().mean().item()
+def test_dropout_mask_is_the_philox_keep_test(dtype, d, causal):
+    # The forward kernel's kept mask is Philox.h's, the CPU lowerings' and
+    # the reference's: one draw a quad, bit for bit, odd row counts and
+    # both halves of every quad included.
+    p, seed, b, h, sq = 0.17, 99, 2, 3, 203
+    keep, visible = dropout_keep(dtype, p, seed, b, h, sq, d, causal)
+    torch.manual_seed(seed)
+    kernel_seed = int(torch.randint(0, 2**62, (1,)).item())
+    expected = philox_keep(kernel_seed, p, b, h, sq, d).cuda() & visible
+    assert torch.equal(keep, expected)
+
+
+@pytest.mark.parametrize("d,causal", DROPOUT_VARIANTS,
+                         ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_backward_dropout_uses_the_forward_mask(dtype, d, causal):
+    # Sk = D: V = I square.
+    p, seed, b, h, sq = 0.17, 1234, 2, 4, 203
+    keep, visible = dropout_keep(dtype, p, seed, b, h, sq, d, causal)
+    dropped = 1 - keep.sum().item() / (visible.sum().item() * b * h)
     assert abs(dropped - p) < 0.02, f"dropped fraction {dropped} for p={p}"
     # Same seed drawn again, so the same mask: the backward must apply it.
-    check_gradients(dtype, 64, False, (h, h), (sq, sk), batch=b,
+    check_gradients(dtype, d, causal, (h, h), (sq, d), batch=b,
                     dropout_p=p, drop=keep.float() / (1 - p), seed=seed)
 
 

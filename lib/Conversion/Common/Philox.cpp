@@ -60,13 +60,26 @@ static std::array<Value, 2> splitSeed(OpBuilder &b, Location loc, Value seed) {
   return {lo, hi};
 }
 
-Value mlir::flash::buildDropoutKeepWords(OpBuilder &b, Location loc,
-                                         Value seed,
-                                         std::array<Value, 4> counterWords,
-                                         Value threshold) {
-  auto r = buildPhilox4x32x10(b, loc, counterWords, splitSeed(b, loc, seed));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
-                               threshold);
+std::array<Value, 4> mlir::flash::dropoutQuadCounter(OpBuilder &b,
+                                                     Location loc, Value kvIdx,
+                                                     Value qIdx, Value head,
+                                                     Value batch) {
+  auto clear = [&](Value v, uint32_t bits) -> Value {
+    return arith::AndIOp::create(b, loc, v, constI32(b, loc, ~bits));
+  };
+  return {clear(kvIdx, 1), clear(qIdx, 8), head, batch};
+}
+
+std::array<Value, 4>
+mlir::flash::buildDropoutQuadKeep(OpBuilder &b, Location loc, Value seed,
+                                  std::array<Value, 4> counter,
+                                  Value threshold) {
+  auto r = buildPhilox4x32x10(b, loc, counter, splitSeed(b, loc, seed));
+  std::array<Value, 4> keep;
+  for (int w = 0; w < 4; ++w)
+    keep[w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[w],
+                                    threshold);
+  return keep;
 }
 
 Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
@@ -76,11 +89,26 @@ Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
   auto word = [&](Value index) {
     return arith::IndexCastOp::create(b, loc, i32, index).getResult();
   };
-  std::array<Value, 2> key = splitSeed(b, loc, seed);
-  auto r = buildPhilox4x32x10(
-      b, loc, {word(kvIdx), word(qIdx), word(head), word(batch)}, key);
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[0],
-                               constI32(b, loc, dropoutThreshold(p)));
+  // One statement each: the IR's order must not depend on the C++
+  // compiler's order of evaluating arguments.
+  Value kv = word(kvIdx);
+  Value q = word(qIdx);
+  Value h = word(head);
+  Value bt = word(batch);
+  std::array<Value, 4> counter = dropoutQuadCounter(b, loc, kv, q, h, bt);
+  Value threshold = constI32(b, loc, dropoutThreshold(p));
+  auto keep = buildDropoutQuadKeep(b, loc, seed, counter, threshold);
+  // The element's word: bit 3 of q_idx picks the quad's row (q or q + 8),
+  // bit 0 of kv_idx its column.
+  auto bitSet = [&](Value v, uint32_t bit) -> Value {
+    Value masked = arith::AndIOp::create(b, loc, v, constI32(b, loc, bit));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked,
+                                 constI32(b, loc, 0));
+  };
+  Value oddKey = bitSet(kv, 1), rowPlus8 = bitSet(q, 8);
+  Value row0 = arith::SelectOp::create(b, loc, oddKey, keep[1], keep[0]);
+  Value row8 = arith::SelectOp::create(b, loc, oddKey, keep[3], keep[2]);
+  return arith::SelectOp::create(b, loc, rowPlus8, row8, row0);
 }
 
 Value mlir::flash::buildDropoutFactor(OpBuilder &b, Location loc, Value seed,

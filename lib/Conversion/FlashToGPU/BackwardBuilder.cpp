@@ -441,6 +441,30 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
             }
       return frags;
     };
+    // Dropout's factors Z, one Philox draw per quad {query, query + 8} x
+    // {key, key + 1} (Philox.h): this thread holds (n, j) and (n + 1, j) of
+    // key (m, ii)'s quad for even n; the key beside it is another lane's,
+    // so the thread takes the words of its key's parity (g's). Drawn where
+    // dV first needs them, reused by dS.
+    DenseMap<int64_t, std::array<Value, 4>> dropoutQuads;
+    Value oddKey;
+    auto dropoutAt = [&](int64_t m, int64_t n, int64_t ii, int64_t j) {
+      int64_t id = ((m * 2 + ii) * nTilesM + n / 2) * 2 + j;
+      auto it = dropoutQuads.find(id);
+      if (it == dropoutQuads.end())
+        it = dropoutQuads
+                 .try_emplace(id, dropoutQuadFactors(queryOf(qStart32, n, j),
+                                                     keyOf(m, ii)))
+                 .first;
+      if (!oddKey)
+        oddKey = arith::CmpIOp::create(
+            b, arith::CmpIPredicate::ne,
+            arith::AndIOp::create(b, g, cIdx(b, 1)), cIdx(b, 0));
+      const std::array<Value, 4> &z = it->second;
+      return arith::SelectOp::create(b, oddKey, z[2 * (n % 2) + 1],
+                                     z[2 * (n % 2)])
+          .getResult();
+    };
     // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after
     // this, so that an engine that computes it here need not hold Sᵀ's and
     // dPᵀ's fragments together (with both, the sm80 D = 128 kernel spilled).
@@ -448,7 +472,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
     if (s.dropout)
       pdT = timesElementwise(pT, [&](int64_t m, int64_t n, int64_t ii,
                                      int64_t j) {
-        return dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii));
+        return dropoutAt(m, n, ii, j);
       });
     accumulateDV(dV, pdT, stage);
     // With dV issued, P is needed only for dS, which takes softcap's slope
@@ -471,8 +495,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
         for (int64_t m = 0; m < mk; ++m)
           for (int64_t ii = 0; ii < 2; ++ii) {
             Value pv = accGet(b, pT[m][n], ii, j);
-            Value z = s.dropout ? dropoutFactor(queryOf(qStart32, n, j), keyOf(m, ii))
-                                : Value();
+            Value z = s.dropout ? dropoutAt(m, n, ii, j) : Value();
             Value ds = scoreGradient(pv, accGet(b, dpT[m][n], ii, j),
                                      dsum, z);
             if (s.gradBias) {

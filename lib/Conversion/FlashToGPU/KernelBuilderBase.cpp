@@ -797,14 +797,20 @@ Value KernelBuilderBase::elementMaskPredicate(Value row, Value col,
   return ok;
 }
 
-Value KernelBuilderBase::dropoutFactor(Value row, Value col) {
-  Value keep = buildDropoutKeepWords(
+std::array<Value, 4> KernelBuilderBase::dropoutQuadFactors(Value row,
+                                                          Value col) {
+  Value h = i32(head);
+  Value batch = i32(batchIdx);
+  auto keep = buildDropoutQuadKeep(
       b, b.getLoc(), arg.lookup("seed"),
-      {col, row, i32(head), i32(batchIdx)}, dropoutThreshold);
+      dropoutQuadCounter(b, b.getLoc(), col, row, h, batch), dropoutThreshold);
   Value one = cF32(b, 1.0f);
   Value kept = arith::DivFOp::create(
       b, one, arith::SubFOp::create(b, one, arg.lookup("dropout_p")));
-  return arith::SelectOp::create(b, keep, kept, cF32(b, 0.0f));
+  std::array<Value, 4> factors;
+  for (int w = 0; w < 4; ++w)
+    factors[w] = arith::SelectOp::create(b, keep[w], kept, cF32(b, 0.0f));
+  return factors;
 }
 
 Value KernelBuilderBase::recomputeProbability(Value raw, Value query,

@@ -16,6 +16,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <array>
+
 namespace mlir::flash {
 
 class KernelBuilderBase {
@@ -321,9 +323,12 @@ protected:
   RowBand rowBand(Value row, Value colBase);
   /// i1: the mask operand's and the mask_mod region's keep bit at (row, col).
   Value operandMaskPredicate(Value row, Value col);
-  /// f32: the dropout factor of (row, col): 1 / (1 - p) when kept, 0 when
-  /// dropped, by the keep test of Conversion/Common/Philox.h.
-  Value dropoutFactor(Value row, Value col);
+  /// f32: the dropout factors of the quad {row, row + 8} x {col, col + 1}
+  /// that (row, col) belongs to (i32 both), one Philox draw for the four by
+  /// the keep test of Conversion/Common/Philox.h: element 2 i + j is
+  /// (row + 8 i, col + j)'s (of the quad's first row and column), 1 / (1 -
+  /// p) when kept, 0 when dropped.
+  std::array<Value, 4> dropoutQuadFactors(Value row, Value col);
   Value dropoutThreshold; // i32, set by readArguments() when s.dropout
 
   /// Backward: P of one element recomputed from its raw dot product and the

@@ -30,13 +30,15 @@
 // CHECK: %[[DJ:.*]] = linalg.index 1 : index
 // CHECK: %[[DQ:.*]] = arith.addi %[[Q0]], %[[DI]] : index
 // CHECK: %[[DK:.*]] = arith.addi %[[K0]], %[[DJ]] : index
-// CHECK: arith.trunci %[[SEED]] : i64 to i32
-// CHECK: arith.index_cast %[[DK]] : index to i32
-// CHECK: arith.index_cast %[[DQ]] : index to i32
+// CHECK: %[[DK32:.*]] = arith.index_cast %[[DK]] : index to i32
+// CHECK: %[[DQ32:.*]] = arith.index_cast %[[DQ]] : index to i32
 // CHECK: arith.index_cast %[[H]] : index to i32
 // CHECK: arith.index_cast %[[B]] : index to i32
+// CHECK: arith.andi %[[DK32]]
+// CHECK: arith.andi %[[DQ32]]
+// CHECK: arith.trunci %[[SEED]] : i64 to i32
 // CHECK-COUNT-20: arith.mului_extended
-// CHECK: arith.cmpi uge
+// CHECK-COUNT-4: arith.cmpi uge
 func.func @variants(%q: tensor<2x2x20x16xf32>, %k: tensor<2x2x24x16xf32>, %v: tensor<2x2x24x16xf32>,
                     %bias: tensor<1x2x1x24xf32>, %mask: tensor<2x1x20x24xi1>, %seed: i64) -> tensor<2x2x20x16xf32> {
   %o = flash.attention %q, %k, %v bias(%bias : tensor<1x2x1x24xf32>) mask(%mask : tensor<2x1x20x24xi1>) seed(%seed)

@@ -8,21 +8,28 @@
 // very same function.
 //
 // THE KEEP TEST (every implementation must reproduce it bit for bit):
+//   One Philox call draws four words for a quad of elements,
+//   {q_idx, q_idx + 8} x {kv_idx, kv_idx + 1}: a thread of an mma.sync or
+//   wgmma product holds such a quad of its S fragment (rows lane / 4 and
+//   lane / 4 + 8, columns 2 (lane % 4) + {0, 1}), so the kernels draw once
+//   for four scores, where a call per score made dropout 3-7x slower than
+//   the kernel without it (docs/PERF.md, run 369).
 //   key     = (k0, k1) = (low 32 bits of seed, high 32 bits of seed)
-//   counter = (c0, c1, c2, c3) = (kv_idx, q_idx, h, b), each truncated to
-//             32 bits; h is the query head, all indices logical (after the
-//             q/k/v permutations), q_idx and kv_idx absolute in [0, Sq) and
-//             [0, Sk).
+//   counter = (c0, c1, c2, c3) = (kv_idx & ~1, q_idx & ~8, h, b), each
+//             truncated to 32 bits; h is the query head, all indices
+//             logical (after the q/k/v permutations), q_idx and kv_idx
+//             absolute in [0, Sq) and [0, Sk).
 //   (r0, r1, r2, r3) = Philox4x32-10(counter, key), with the round
 //     (c0, c1, c2, c3) <- (hi(M1*c2) ^ c1 ^ k0, lo(M1*c2),
 //                          hi(M0*c0) ^ c3 ^ k1, lo(M0*c0))
 //     M0 = 0xD2511F53, M1 = 0xCD9E8D57, and the key bumped by
 //     (W0, W1) = (0x9E3779B9, 0xBB67AE85) between rounds (10 rounds,
 //     9 bumps; products are full 64-bit products of two u32).
+//   word    = r[2 * ((q_idx >> 3) & 1) + (kv_idx & 1)]
 //   threshold = (uint32_t)(p * 2^32), with p the f32 value of dropout_p;
 //     the product is exact in f32 (a power-of-two scaling) and below 2^32
 //     because p < 1.
-//   keep      = r0 >= threshold  (unsigned compare; only r0 is used).
+//   keep      = word >= threshold  (unsigned compare).
 //   A kept probability is multiplied by 1 / (1 - p), computed in f32.
 //
 //===----------------------------------------------------------------------===//
@@ -45,10 +52,20 @@ std::array<Value, 4> buildPhilox4x32x10(OpBuilder &b, Location loc,
 /// The u32 threshold of the keep test for dropout probability `p`.
 uint32_t dropoutThreshold(double p);
 
-/// Emits the keep test above on i32 counter words (kv_idx, q_idx, h, b)
-/// and an i32 `threshold` (a GPU kernel computes it from its runtime p).
-Value buildDropoutKeepWords(OpBuilder &b, Location loc, Value seed,
-                            std::array<Value, 4> counterWords, Value threshold);
+/// The quad's counter words (kv_idx & ~1, q_idx & ~8, h, b) from i32 index
+/// words.
+std::array<Value, 4> dropoutQuadCounter(OpBuilder &b, Location loc,
+                                        Value kvIdx, Value qIdx, Value head,
+                                        Value batch);
+
+/// Emits the keep tests of a quad (i32 counter words as dropoutQuadCounter
+/// gives them, an i32 `threshold`: a GPU kernel computes it from its
+/// runtime p): element (q_idx + 8 i, kv_idx + j) is kept when word 2 i + j
+/// is.
+std::array<Value, 4> buildDropoutQuadKeep(OpBuilder &b, Location loc,
+                                          Value seed,
+                                          std::array<Value, 4> counter,
+                                          Value threshold);
 
 /// Emits the keep test above: an i1 that is true when the probability at
 /// (b, h, qIdx, kvIdx) (index values) survives dropout with probability `p`

@@ -1,0 +1,37 @@
+// REQUIRES: ptxas
+// Dropout draws one Philox4x32-10 per quad {q, q + 8} x {kv, kv + 1}
+// (Conversion/Common/Philox.h), the four scores a thread's mma fragment
+// holds of two rows and two columns: 20 products (mului_extended) a draw.
+// The sm90 forward at D = 64 (128 x 64, two warpgroups) holds 32 scores a
+// thread a key block: 8 draws, 160 products, in each of the key loop's two
+// copies. The sm90 backward's Sᵀ has keys as rows: a thread holds queries
+// q and q + 8 of a quad but not the key beside its own (another lane's), so
+// it draws for 2 of a quad's scores, 16 draws for its 32 (one call a score
+// drew 32 and 64, and the backward spilled 44 / 60 bytes). The factors are
+// drawn once a step, for dV, and reused by dS.
+//
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// CHECK-LABEL: gpu.func @flash_fwd_sm90_bf16_d64_m128n64w8s3_dropout(
+// CHECK-COUNT-320: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK-LABEL: gpu.func @flash_bwd_pre_sm90_bf16_d64_m64n128w8s2_dropout(
+// CHECK-NOT: arith.mului_extended
+// CHECK-LABEL: gpu.func @flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout(
+// CHECK-COUNT-320: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK-LABEL: gpu.func @flash_bwd_post_sm90_bf16_d64_m64n128w8s2_dropout(
+
+// flashfuse-compile fails on a spill (no --allow-spills here).
+// PTXAS-DAG: flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+// PTXAS-DAG: flash_fwd_sm90_bf16_d64_m128n64w8s3_dropout: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill
+
+func.func @grad_bf16_d64_dropout(%do: tensor<1x1x128x64xbf16>, %q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>, %o: tensor<1x1x128x64xbf16>, %lse: tensor<1x1x128xf32>, %s: i64) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse seed(%s) {dropout_p = 0.17 : f32} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
+}
+func.func @fwd_bf16_d64_dropout(%q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>, %s: i64) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>) {
+  %o, %lse = flash.attention %q, %k, %v seed(%s) {dropout_p = 0.17 : f32} : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16> -> tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+  return %o, %lse : tensor<1x1x128x64xbf16>, tensor<1x1x128xf32>
+}
