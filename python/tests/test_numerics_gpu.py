@@ -417,10 +417,14 @@ def test_philox_keep_reference_matches_the_c_reference():
 DROPOUT_VARIANTS = [(64, False), (64, True), (128, False), (128, True)]
 
 
-@pytest.mark.parametrize("d,causal", DROPOUT_VARIANTS,
-                         ids=lambda v: str(v))
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
-                         ids=["fp16", "bf16"])
+def over_dropout_variants(test):
+    """`test` over both 16-bit dtypes and DROPOUT_VARIANTS."""
+    test = pytest.mark.parametrize("d,causal", DROPOUT_VARIANTS, ids=str)(test)
+    return pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                                   ids=["fp16", "bf16"])(test)
+
+
+@over_dropout_variants
 def test_dropout_mask_is_the_philox_keep_test(dtype, d, causal):
     # The forward kernel's kept mask is Philox.h's, the CPU lowerings' and
     # the reference's: one draw a quad, bit for bit, odd row counts and
@@ -433,10 +437,7 @@ def test_dropout_mask_is_the_philox_keep_test(dtype, d, causal):
     assert torch.equal(keep, expected)
 
 
-@pytest.mark.parametrize("d,causal", DROPOUT_VARIANTS,
-                         ids=lambda v: str(v))
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
-                         ids=["fp16", "bf16"])
+@over_dropout_variants
 def test_backward_dropout_uses_the_forward_mask(dtype, d, causal):
     # Sk = D: V = I square.
     p, seed, b, h, sq = 0.17, 1234, 2, 4, 203
