@@ -374,13 +374,13 @@ def dropout_keep(dtype, p, seed, b, h, sq, sk, causal=False):
 def philox_keep(seed, p, b, h, sq, sk):
     """The keep test of include/flashfuse/Conversion/Common/Philox.h on the
     host (torch int64 arithmetic on the CPU, u32 words): one Philox4x32-10
-    draw per quad {q, q + 8} x {kv, kv + 1}, the element's word against
-    p * 2^32."""
+    draw per octet {q, q + 8} x {kv, kv + 1, kv + 8, kv + 9}, the element's
+    16 bits against p * 2^16."""
     mask32 = 0xFFFFFFFF
     shape = (b, h, sq, sk)
     bi, hi, qi, ki = torch.meshgrid(*(torch.arange(n) for n in shape),
                                     indexing="ij")
-    c = [ki & ~1, qi & ~8, hi, bi]
+    c = [ki & ~9, qi & ~8, hi, bi]
     k0, k1 = seed & mask32, (seed >> 32) & mask32
 
     def mul(m, x):  # the 64-bit product of two u32, as (hi, lo)
@@ -396,19 +396,22 @@ def philox_keep(seed, p, b, h, sq, sk):
         c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
     word = torch.stack(c).gather(
         0, (2 * ((qi >> 3) & 1) + (ki & 1)).unsqueeze(0)).squeeze(0)
-    threshold = int(float(torch.tensor(p, dtype=torch.float32)) * 2.0**32)
-    return word >= threshold
+    u = torch.where((ki & 8) != 0, word >> 16, word & 0xFFFF)
+    threshold = int(float(torch.tensor(p, dtype=torch.float32)) * 2.0**16)
+    return u >= threshold
 
 
 # tools/flashfuse-numerics' C++ keep test (Reference.cpp) for seed 42,
-# p = 0.5 at b = 1, h = 2, queries 7..9 x keys 0..3, printed by it.
-PHILOX_KEEP_42 = [[False, True, False, True], [True, False, False, False],
-                  [True, True, True, True]]
+# p = 0.5 at b = 1, h = 2, queries 7..9 x keys 6..10 (both rows of an
+# octet, both halves of its words), printed by it.
+PHILOX_KEEP_42 = [[False, True, False, True, False],
+                  [True, True, True, False, False],
+                  [False, False, True, True, True]]
 
 
 def test_philox_keep_reference_matches_the_c_reference():
     # Pins the host version above to the contract.
-    keep = philox_keep(42, 0.5, 2, 3, 10, 4)[1, 2, 7:10]
+    keep = philox_keep(42, 0.5, 2, 3, 10, 11)[1, 2, 7:10, 6:11]
     assert keep.tolist() == PHILOX_KEEP_42
 
 
@@ -427,8 +430,8 @@ def over_dropout_variants(test):
 @over_dropout_variants
 def test_dropout_mask_is_the_philox_keep_test(dtype, d, causal):
     # The forward kernel's kept mask is Philox.h's, the CPU lowerings' and
-    # the reference's: one draw a quad, bit for bit, odd row counts and
-    # both halves of every quad included.
+    # the reference's: one draw an octet, bit for bit, odd row counts and
+    # every element of an octet included.
     p, seed, b, h, sq = 0.17, 99, 2, 3, 203
     keep, visible = dropout_keep(dtype, p, seed, b, h, sq, d, causal)
     torch.manual_seed(seed)

@@ -13,8 +13,8 @@ static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 bool flashfuse::numerics::referenceDropoutKeep(uint64_t seed, int64_t b,
                                                int64_t h, int64_t i, int64_t j,
                                                double p) {
-  // One draw per quad {i, i + 8} x {j, j + 1} (Philox.h).
-  uint32_t c[4] = {uint32_t(j) & ~1u, uint32_t(i) & ~8u, uint32_t(h),
+  // One draw per octet {i, i + 8} x {j, j + 1, j + 8, j + 9} (Philox.h).
+  uint32_t c[4] = {uint32_t(j) & ~9u, uint32_t(i) & ~8u, uint32_t(h),
                    uint32_t(b)};
   uint32_t k[2] = {uint32_t(seed), uint32_t(seed >> 32)};
   for (int round = 0; round < 10; ++round) {
@@ -31,8 +31,9 @@ bool flashfuse::numerics::referenceDropoutKeep(uint64_t seed, int64_t b,
     c[2] = n2;
     c[3] = uint32_t(p0);
   }
-  uint32_t threshold = uint32_t(double(float(p)) * 4294967296.0);
-  return c[2 * ((i >> 3) & 1) + (j & 1)] >= threshold;
+  uint32_t threshold = uint32_t(double(float(p)) * 65536.0);
+  uint32_t word = c[2 * ((i >> 3) & 1) + (j & 1)];
+  return ((j & 8) ? word >> 16 : word & 0xFFFFu) >= threshold;
 }
 
 namespace {

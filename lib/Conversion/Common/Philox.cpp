@@ -45,9 +45,9 @@ mlir::flash::buildPhilox4x32x10(OpBuilder &b, Location loc,
 }
 
 uint32_t mlir::flash::dropoutThreshold(double p) {
-  // p * 2^32 is exact for an f32 p, and p < 1 keeps it below 2^32.
+  // p * 2^16 is exact for an f32 p, and p < 1 keeps it below 2^16.
   float pf = static_cast<float>(p);
-  return static_cast<uint32_t>(static_cast<double>(pf) * 4294967296.0);
+  return static_cast<uint32_t>(static_cast<double>(pf) * 65536.0);
 }
 
 /// The Philox key: the low and the high 32 bits of the i64 seed.
@@ -60,25 +60,32 @@ static std::array<Value, 2> splitSeed(OpBuilder &b, Location loc, Value seed) {
   return {lo, hi};
 }
 
-std::array<Value, 4> mlir::flash::dropoutQuadCounter(OpBuilder &b,
-                                                     Location loc, Value kvIdx,
-                                                     Value qIdx, Value head,
-                                                     Value batch) {
+std::array<Value, 4> mlir::flash::dropoutCounter(OpBuilder &b, Location loc,
+                                                 Value kvIdx, Value qIdx,
+                                                 Value head, Value batch) {
   auto clear = [&](Value v, uint32_t bits) -> Value {
     return arith::AndIOp::create(b, loc, v, constI32(b, loc, ~bits));
   };
-  return {clear(kvIdx, 1), clear(qIdx, 8), head, batch};
+  return {clear(kvIdx, 9), clear(qIdx, 8), head, batch};
 }
 
-std::array<Value, 4>
-mlir::flash::buildDropoutQuadKeep(OpBuilder &b, Location loc, Value seed,
-                                  std::array<Value, 4> counter,
-                                  Value threshold) {
+std::array<Value, 8>
+mlir::flash::buildDropoutOctetKeep(OpBuilder &b, Location loc, Value seed,
+                                   std::array<Value, 4> counter,
+                                   Value threshold16) {
   auto r = buildPhilox4x32x10(b, loc, counter, splitSeed(b, loc, seed));
-  std::array<Value, 4> keep;
-  for (int w = 0; w < 4; ++w)
-    keep[w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r[w],
-                                    threshold);
+  // A half against the threshold in the high half: the high half of a
+  // word as it is, the low half shifted up, one compare each.
+  Value sixteen = constI32(b, loc, 16);
+  Value high = arith::ShLIOp::create(b, loc, threshold16, sixteen);
+  std::array<Value, 8> keep;
+  for (int w = 0; w < 4; ++w) {
+    Value low = arith::ShLIOp::create(b, loc, r[w], sixteen);
+    keep[w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, low,
+                                    high);
+    keep[4 + w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                        r[w], high);
+  }
   return keep;
 }
 
@@ -95,20 +102,27 @@ Value mlir::flash::buildDropoutKeep(OpBuilder &b, Location loc, Value seed,
   Value q = word(qIdx);
   Value h = word(head);
   Value bt = word(batch);
-  std::array<Value, 4> counter = dropoutQuadCounter(b, loc, kv, q, h, bt);
+  std::array<Value, 4> counter = dropoutCounter(b, loc, kv, q, h, bt);
   Value threshold = constI32(b, loc, dropoutThreshold(p));
-  auto keep = buildDropoutQuadKeep(b, loc, seed, counter, threshold);
-  // The element's word: bit 3 of q_idx picks the quad's row (q or q + 8),
-  // bit 0 of kv_idx its column.
+  auto keep = buildDropoutOctetKeep(b, loc, seed, counter, threshold);
+  // The element's: bit 3 of kv_idx picks the half, bit 3 of q_idx the row,
+  // bit 0 of kv_idx the column.
   auto bitSet = [&](Value v, uint32_t bit) -> Value {
     Value masked = arith::AndIOp::create(b, loc, v, constI32(b, loc, bit));
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, masked,
                                  constI32(b, loc, 0));
   };
-  Value oddKey = bitSet(kv, 1), rowPlus8 = bitSet(q, 8);
-  Value row0 = arith::SelectOp::create(b, loc, oddKey, keep[1], keep[0]);
-  Value row8 = arith::SelectOp::create(b, loc, oddKey, keep[3], keep[2]);
-  return arith::SelectOp::create(b, loc, rowPlus8, row8, row0);
+  Value oddKey = bitSet(kv, 1), rowPlus8 = bitSet(q, 8),
+        keyPlus8 = bitSet(kv, 8);
+  auto pick = [&](Value bit, Value ifSet, Value ifClear) -> Value {
+    return arith::SelectOp::create(b, loc, bit, ifSet, ifClear);
+  };
+  std::array<Value, 4> byColumn;
+  for (int e = 0; e < 4; ++e)
+    byColumn[e] = pick(oddKey, keep[2 * e + 1], keep[2 * e]);
+  std::array<Value, 2> byRow = {pick(rowPlus8, byColumn[1], byColumn[0]),
+                                pick(rowPlus8, byColumn[3], byColumn[2])};
+  return pick(keyPlus8, byRow[1], byRow[0]);
 }
 
 Value mlir::flash::buildDropoutFactor(OpBuilder &b, Location loc, Value seed,

@@ -441,28 +441,30 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
             }
       return frags;
     };
-    // Dropout's factors Z, one Philox draw per quad {query, query + 8} x
-    // {key, key + 1} (Philox.h): this thread holds (n, j) and (n + 1, j) of
-    // key (m, ii)'s quad for even n; the key beside it is another lane's,
-    // so the thread takes the words of its key's parity (g's). Drawn where
-    // dV first needs them, reused by dS.
-    DenseMap<int64_t, std::array<Value, 4>> dropoutQuads;
+    // Dropout's factors Z, one Philox draw per octet {query, query + 8} x
+    // {key, key + 1, key + 8, key + 9} (Philox.h): this thread holds (n, j)
+    // and (n + 1, j) for even n of keys (m, 0) and (m, 1) of its octet; the
+    // keys beside them are another lane's, so the thread takes the factors
+    // of its keys' parity (g's). Drawn where dV first needs them, reused by
+    // dS.
+    DenseMap<int64_t, std::array<Value, 8>> dropoutOctets;
     Value oddKey;
     auto dropoutAt = [&](int64_t m, int64_t n, int64_t ii, int64_t j) {
-      int64_t id = ((m * 2 + ii) * nTilesM + n / 2) * 2 + j;
-      auto it = dropoutQuads.find(id);
-      if (it == dropoutQuads.end())
-        it = dropoutQuads
-                 .try_emplace(id, dropoutQuadFactors(queryOf(qStart32, n, j),
-                                                     keyOf(m, ii)))
+      int64_t id = (m * nTilesM + n - n % 2) * 2 + j;
+      auto it = dropoutOctets.find(id);
+      if (it == dropoutOctets.end())
+        it = dropoutOctets
+                 .try_emplace(id, dropoutOctetFactors(
+                                      queryOf(qStart32, n - n % 2, j),
+                                      keyOf(m, 0)))
                  .first;
       if (!oddKey)
         oddKey = arith::CmpIOp::create(
             b, arith::CmpIPredicate::ne,
             arith::AndIOp::create(b, g, cIdx(b, 1)), cIdx(b, 0));
-      const std::array<Value, 4> &z = it->second;
-      return arith::SelectOp::create(b, oddKey, z[2 * (n % 2) + 1],
-                                     z[2 * (n % 2)])
+      const std::array<Value, 8> &z = it->second;
+      int64_t even = 4 * ii + 2 * (n % 2);
+      return arith::SelectOp::create(b, oddKey, z[even + 1], z[even])
           .getResult();
     };
     // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after

@@ -343,9 +343,11 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
   step.alpha.assign(mt, SmallVector<Value>(2));
   Value kvStart32 = i32(kvStart);
   Value negInf = cF32(b, -INFINITY);
-  // Dropout draws once for a tile's quad {row, row + 8} x {col, col + 1}
-  // (Philox.h): at (m, n) when row i = 0 needs it, reused by i = 1.
-  SmallVector<std::optional<std::array<Value, 4>>> dropoutQuads(mt * nTilesN);
+  // Dropout draws once for the octet of tiles n and n + 1 (n even: key
+  // blocks start at multiples of 16), rows g and g + 8 (Philox.h): where
+  // row i = 0 of tile n first needs it, reused by the other three pairs.
+  SmallVector<std::optional<std::array<Value, 8>>> dropoutOctets(
+      mt * nTilesN / 2);
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value mx = st.rowMax[2 * m + i];
@@ -387,10 +389,12 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
           // Dropout scales P after it entered the row sum: the softmax
           // normalises over every key, dropout then zeroes some of P.
           if (s.dropout) {
-            auto &quad = dropoutQuads[m * nTilesN + n];
-            if (!quad)
-              quad = dropoutQuadFactors(rowOf(m, 0), colOf(kvStart32, n, 0));
-            pair[jj] = arith::MulFOp::create(b, pair[jj], (*quad)[2 * i + jj]);
+            auto &octet = dropoutOctets[(m * nTilesN + n) / 2];
+            if (!octet)
+              octet = dropoutOctetFactors(rowOf(m, 0),
+                                          colOf(kvStart32, n - n % 2, 0));
+            pair[jj] = arith::MulFOp::create(
+                b, pair[jj], (*octet)[4 * (n % 2) + 2 * i + jj]);
           }
         }
         step.p[m][n][i] = packPair(b, pair[0], pair[1], probabilityType());

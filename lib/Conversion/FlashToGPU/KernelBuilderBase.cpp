@@ -109,10 +109,10 @@ void KernelBuilderBase::readArguments() {
   windowLeft = arg.lookup("window_left");
   windowRight = arg.lookup("window_right");
   if (s.dropout && arg.count("dropout_p")) {
-    // p * 2^32 is exact in f32 (a power-of-two scaling) and below 2^32; the
+    // p * 2^16 is exact in f32 (a power-of-two scaling) and below 2^16; the
     // conversion truncates like the CPU lowering's static_cast.
     Value scaled = arith::MulFOp::create(b, arg.lookup("dropout_p"),
-                                         cF32(b, 4294967296.0f));
+                                         cF32(b, 65536.0f));
     dropoutThreshold = arith::FPToUIOp::create(b, b.getI32Type(), scaled);
   }
 }
@@ -797,19 +797,19 @@ Value KernelBuilderBase::elementMaskPredicate(Value row, Value col,
   return ok;
 }
 
-std::array<Value, 4> KernelBuilderBase::dropoutQuadFactors(Value row,
-                                                          Value col) {
+std::array<Value, 8> KernelBuilderBase::dropoutOctetFactors(Value row,
+                                                           Value col) {
   Value h = i32(head);
   Value batch = i32(batchIdx);
-  auto keep = buildDropoutQuadKeep(
+  auto keep = buildDropoutOctetKeep(
       b, b.getLoc(), arg.lookup("seed"),
-      dropoutQuadCounter(b, b.getLoc(), col, row, h, batch), dropoutThreshold);
+      dropoutCounter(b, b.getLoc(), col, row, h, batch), dropoutThreshold);
   Value one = cF32(b, 1.0f);
   Value kept = arith::DivFOp::create(
       b, one, arith::SubFOp::create(b, one, arg.lookup("dropout_p")));
-  std::array<Value, 4> factors;
-  for (int w = 0; w < 4; ++w)
-    factors[w] = arith::SelectOp::create(b, keep[w], kept, cF32(b, 0.0f));
+  std::array<Value, 8> factors;
+  for (int e = 0; e < 8; ++e)
+    factors[e] = arith::SelectOp::create(b, keep[e], kept, cF32(b, 0.0f));
   return factors;
 }
 

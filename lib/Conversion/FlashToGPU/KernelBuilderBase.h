@@ -323,13 +323,13 @@ protected:
   RowBand rowBand(Value row, Value colBase);
   /// i1: the mask operand's and the mask_mod region's keep bit at (row, col).
   Value operandMaskPredicate(Value row, Value col);
-  /// f32: the dropout factors of the quad {row, row + 8} x {col, col + 1}
-  /// that (row, col) belongs to (i32 both), one Philox draw for the four by
-  /// the keep test of Conversion/Common/Philox.h: element 2 i + j is
-  /// (row + 8 i, col + j)'s (of the quad's first row and column), 1 / (1 -
-  /// p) when kept, 0 when dropped.
-  std::array<Value, 4> dropoutQuadFactors(Value row, Value col);
-  Value dropoutThreshold; // i32, set by readArguments() when s.dropout
+  /// f32: the dropout factors of the octet {row, row + 8} x {col, col + 1,
+  /// col + 8, col + 9} that (row, col) belongs to (i32 both), one Philox
+  /// draw for the eight by the keep test of Conversion/Common/Philox.h:
+  /// element 4 h + 2 i + j is (row + 8 i, col + 8 h + j)'s (of the octet's
+  /// first row and column), 1 / (1 - p) when kept, 0 when dropped.
+  std::array<Value, 8> dropoutOctetFactors(Value row, Value col);
+  Value dropoutThreshold; // i32 p * 2^16, set by readArguments() when s.dropout
 
   /// Backward: P of one element recomputed from its raw dot product and the
   /// row's saved −LSE·log2(e) (`negLseLog2`); `scoreFactor` = scale·log2(e).

@@ -181,13 +181,13 @@ void Sm80BackwardDQBuilder::build() {
       b.setInsertionPointToStart(masked ? &ifOp.getThenRegion().front()
                                         : &ifOp.getElseRegion().front());
       SmallVector<Value> flat;
+      std::array<Value, 8> dropout;
       for (int64_t m = 0; m < mt; ++m)
         for (int64_t n = 0; n < nTilesN; ++n) {
           Value ds = accZero(b);
-          // The tile's quad {row, row + 8} x {col, col + 1}: one Philox draw.
-          std::array<Value, 4> dropout;
-          if (s.dropout)
-            dropout = dropoutQuadFactors(i32(rowOf(m, 0)), colOf(kvStart, n, 0));
+          // Tiles n and n + 1 (n even), rows g and g + 8: one Philox draw.
+          if (s.dropout && n % 2 == 0)
+            dropout = dropoutOctetFactors(i32(rowOf(m, 0)), colOf(kvStart, n, 0));
           for (int64_t i = 0; i < 2; ++i)
             for (int64_t jj = 0; jj < 2; ++jj) {
               Value query = i32(rowOf(m, i)), key = colOf(kvStart, n, jj);
@@ -195,7 +195,7 @@ void Sm80BackwardDQBuilder::build() {
               Value p = recomputeProbability(accGet(b, sc[m][n], i, jj), query,
                                              key, negLse[2 * m + i], scoreFactor,
                                              masked, &tanhV, maskModApplies);
-              Value z = s.dropout ? dropout[2 * i + jj] : Value();
+              Value z = s.dropout ? dropout[4 * (n % 2) + 2 * i + jj] : Value();
               Value d = scoreGradient(p, accGet(b, dp[m][n], i, jj),
                                       dsum[2 * m + i], z);
               ds = accSet(b, ds, rawScoreGradient(d, softcapSlope(tanhV)), i,

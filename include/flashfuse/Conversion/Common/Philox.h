@@ -8,14 +8,15 @@
 // very same function.
 //
 // THE KEEP TEST (every implementation must reproduce it bit for bit):
-//   One Philox call draws four words for a quad of elements,
-//   {q_idx, q_idx + 8} x {kv_idx, kv_idx + 1}: a thread of an mma.sync or
-//   wgmma product holds such a quad of its S fragment (rows lane / 4 and
-//   lane / 4 + 8, columns 2 (lane % 4) + {0, 1}), so the kernels draw once
-//   for four scores, where a call per score made dropout 3-7x slower than
-//   the kernel without it (docs/PERF.md, run 369).
+//   One Philox call draws eight 16-bit uniforms for an octet of elements,
+//   {q_idx, q_idx + 8} x {kv_idx, kv_idx + 1, kv_idx + 8, kv_idx + 9}: a
+//   thread of an mma.sync or wgmma product holds such an octet of its S
+//   fragment (rows lane / 4 and lane / 4 + 8, columns 2 (lane % 4) + {0, 1}
+//   of two neighbouring 8-column tiles), so a forward draws once for eight
+//   scores, where a call per score made dropout 3-7x slower than the
+//   kernel without it (docs/PERF.md, run 369).
 //   key     = (k0, k1) = (low 32 bits of seed, high 32 bits of seed)
-//   counter = (c0, c1, c2, c3) = (kv_idx & ~1, q_idx & ~8, h, b), each
+//   counter = (c0, c1, c2, c3) = (kv_idx & ~9, q_idx & ~8, h, b), each
 //             truncated to 32 bits; h is the query head, all indices
 //             logical (after the q/k/v permutations), q_idx and kv_idx
 //             absolute in [0, Sq) and [0, Sk).
@@ -26,11 +27,14 @@
 //     (W0, W1) = (0x9E3779B9, 0xBB67AE85) between rounds (10 rounds,
 //     9 bumps; products are full 64-bit products of two u32).
 //   word    = r[2 * ((q_idx >> 3) & 1) + (kv_idx & 1)]
-//   threshold = (uint32_t)(p * 2^32), with p the f32 value of dropout_p;
-//     the product is exact in f32 (a power-of-two scaling) and below 2^32
+//   u       = kv_idx & 8 ? word >> 16 : word & 0xFFFF
+//   threshold = (uint32_t)(p * 2^16), with p the f32 value of dropout_p;
+//     the product is exact in f32 (a power-of-two scaling) and below 2^16
 //     because p < 1.
-//   keep      = word >= threshold  (unsigned compare).
-//   A kept probability is multiplied by 1 / (1 - p), computed in f32.
+//   keep      = u >= threshold  (unsigned compare).
+//   A kept probability is multiplied by 1 / (1 - p), computed in f32. An
+//   element is dropped with probability threshold / 2^16: p rounded down to
+//   a multiple of 2^-16 (FlashAttention-2 rounds it to 2^-8).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_CONVERSION_COMMON_PHILOX_H
@@ -49,23 +53,23 @@ std::array<Value, 4> buildPhilox4x32x10(OpBuilder &b, Location loc,
                                         std::array<Value, 4> counter,
                                         std::array<Value, 2> key);
 
-/// The u32 threshold of the keep test for dropout probability `p`.
+/// The 16-bit threshold of the keep test for dropout probability `p`.
 uint32_t dropoutThreshold(double p);
 
-/// The quad's counter words (kv_idx & ~1, q_idx & ~8, h, b) from i32 index
+/// The octet's counter words (kv_idx & ~9, q_idx & ~8, h, b) from i32 index
 /// words.
-std::array<Value, 4> dropoutQuadCounter(OpBuilder &b, Location loc,
-                                        Value kvIdx, Value qIdx, Value head,
-                                        Value batch);
+std::array<Value, 4> dropoutCounter(OpBuilder &b, Location loc, Value kvIdx,
+                                    Value qIdx, Value head, Value batch);
 
-/// Emits the keep tests of a quad (i32 counter words as dropoutQuadCounter
-/// gives them, an i32 `threshold`: a GPU kernel computes it from its
-/// runtime p): element (q_idx + 8 i, kv_idx + j) is kept when word 2 i + j
-/// is.
-std::array<Value, 4> buildDropoutQuadKeep(OpBuilder &b, Location loc,
-                                          Value seed,
-                                          std::array<Value, 4> counter,
-                                          Value threshold);
+/// Emits the keep tests of an octet (i32 counter words as dropoutCounter
+/// gives them; `threshold16` the i32 (uint32_t)(p * 2^16), which a GPU
+/// kernel computes from its runtime p): keep[e] is element (q_idx + 8 i,
+/// kv_idx + 8 h + j)'s for e = 4 h + 2 i + j (of the octet's first row and
+/// column).
+std::array<Value, 8> buildDropoutOctetKeep(OpBuilder &b, Location loc,
+                                           Value seed,
+                                           std::array<Value, 4> counter,
+                                           Value threshold16);
 
 /// Emits the keep test above: an i1 that is true when the probability at
 /// (b, h, qIdx, kvIdx) (index values) survives dropout with probability `p`

@@ -1,25 +1,25 @@
 // REQUIRES: ptxas
-// Dropout draws one Philox4x32-10 per quad {q, q + 8} x {kv, kv + 1}
-// (Conversion/Common/Philox.h), the four scores a thread's mma fragment
-// holds of two rows and two columns: 20 products (mului_extended) a draw.
-// The sm90 forward at D = 64 (128 x 64, two warpgroups) holds 32 scores a
-// thread a key block: 8 draws, 160 products, in each of the key loop's two
-// copies. The sm90 backward's Sᵀ has keys as rows: a thread holds queries
-// q and q + 8 of a quad but not the key beside its own (another lane's), so
-// it draws for 2 of a quad's scores, 16 draws for its 32 (one call a score
-// drew 32 and 64, and the backward spilled 44 / 60 bytes). The factors are
-// drawn once a step, for dV, and reused by dS.
+// Dropout draws one Philox4x32-10 per octet {q, q + 8} x {kv, kv + 1,
+// kv + 8, kv + 9} (Conversion/Common/Philox.h), the eight scores an mma
+// fragment holds of two rows and two neighbouring 8-column tiles: 20
+// products (mului_extended) a draw. The sm90 forward at D = 64 (128 x 64,
+// two warpgroups) holds 32 scores a thread a key block: 4 draws, 80
+// products, in each of the key loop's two copies. The sm90 backward's Sᵀ
+// has keys as rows: a thread holds 4 of an octet's scores (queries q and
+// q + 8, keys k and k + 8; k + 1 and k + 9 are the next lane's), 8 draws
+// for its 32 (one call a score drew 32 and 32, and the backward spilled 44
+// / 60 bytes). The factors are drawn once a step, for dV, and reused by dS.
 //
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK-LABEL: gpu.func @flash_fwd_sm90_bf16_d64_m128n64w8s3_dropout(
-// CHECK-COUNT-320: arith.mului_extended
+// CHECK-COUNT-160: arith.mului_extended
 // CHECK-NOT: arith.mului_extended
 // CHECK-LABEL: gpu.func @flash_bwd_pre_sm90_bf16_d64_m64n128w8s2_dropout(
 // CHECK-NOT: arith.mului_extended
 // CHECK-LABEL: gpu.func @flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout(
-// CHECK-COUNT-320: arith.mului_extended
+// CHECK-COUNT-160: arith.mului_extended
 // CHECK-NOT: arith.mului_extended
 // CHECK-LABEL: gpu.func @flash_bwd_post_sm90_bf16_d64_m64n128w8s2_dropout(
 
