@@ -69,22 +69,35 @@ std::array<Value, 4> mlir::flash::dropoutCounter(OpBuilder &b, Location loc,
   return {clear(kvIdx, 9), clear(qIdx, 8), head, batch};
 }
 
+std::array<Value, 4>
+mlir::flash::buildDropoutOctetWords(OpBuilder &b, Location loc, Value seed,
+                                    std::array<Value, 4> counter) {
+  return buildPhilox4x32x10(b, loc, counter, splitSeed(b, loc, seed));
+}
+
+Value mlir::flash::dropoutThresholdHigh(OpBuilder &b, Location loc,
+                                        Value threshold16) {
+  return arith::ShLIOp::create(b, loc, threshold16, constI32(b, loc, 16));
+}
+
+Value mlir::flash::buildDropoutHalfKeep(OpBuilder &b, Location loc, Value word,
+                                        bool high, Value thresholdHigh) {
+  if (!high)
+    word = arith::ShLIOp::create(b, loc, word, constI32(b, loc, 16));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, word,
+                               thresholdHigh);
+}
+
 std::array<Value, 8>
 mlir::flash::buildDropoutOctetKeep(OpBuilder &b, Location loc, Value seed,
                                    std::array<Value, 4> counter,
                                    Value threshold16) {
-  auto r = buildPhilox4x32x10(b, loc, counter, splitSeed(b, loc, seed));
-  // A half against the threshold in the high half: the high half of a
-  // word as it is, the low half shifted up, one compare each.
-  Value sixteen = constI32(b, loc, 16);
-  Value high = arith::ShLIOp::create(b, loc, threshold16, sixteen);
+  auto r = buildDropoutOctetWords(b, loc, seed, counter);
+  Value high = dropoutThresholdHigh(b, loc, threshold16);
   std::array<Value, 8> keep;
   for (int w = 0; w < 4; ++w) {
-    Value low = arith::ShLIOp::create(b, loc, r[w], sixteen);
-    keep[w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, low,
-                                    high);
-    keep[4 + w] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                        r[w], high);
+    keep[w] = buildDropoutHalfKeep(b, loc, r[w], /*high=*/false, high);
+    keep[4 + w] = buildDropoutHalfKeep(b, loc, r[w], /*high=*/true, high);
   }
   return keep;
 }

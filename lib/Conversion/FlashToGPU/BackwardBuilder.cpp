@@ -1,8 +1,10 @@
 //===- BackwardBuilder.cpp - the backward schedule, shared by recipes -----===//
 #include "BackwardBuilder.h"
 #include "Fragments.h"
+#include "flashfuse/Conversion/Common/Philox.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -441,31 +443,62 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
             }
       return frags;
     };
-    // Dropout's factors Z, one Philox draw per octet {query, query + 8} x
-    // {key, key + 1, key + 8, key + 9} (Philox.h): this thread holds (n, j)
-    // and (n + 1, j) for even n of keys (m, 0) and (m, 1) of its octet; the
-    // keys beside them are another lane's, so the thread takes the factors
-    // of its keys' parity (g's). Drawn where dV first needs them, reused by
-    // dS.
-    DenseMap<int64_t, std::array<Value, 8>> dropoutOctets;
-    Value oddKey;
+    // Dropout's factors Z (Philox.h: one draw per octet {query, query + 8}
+    // x {key, key + 1, key + 8, key + 9}). Sᵀ has keys as rows: this lane
+    // holds queries (n, j) and (n + 1, j), n even, of keys (m, 0) and
+    // (m, 1), the octet's even or odd keys by g's parity π; lane g ^ 1
+    // (lane ^ 4, the same queries) holds the others. So the pair draws two
+    // octets, one each: this lane the octet of query column j = π, whose
+    // words of parity 1 - π it sends its partner, receiving those of parity
+    // π of the octet j = 1 - π (two shfl.bfly a pair of octets; drawn apart,
+    // each lane drew both, 6-10% slower steps, run 374). Drawn where dV
+    // first needs them, reused by dS.
+    DenseMap<int64_t, std::array<Value, 4>> dropoutWords;
+    DenseMap<int64_t, Value> dropoutFactors;
+    Value oddKey, keyParity32, thresholdHigh, kept;
     auto dropoutAt = [&](int64_t m, int64_t n, int64_t ii, int64_t j) {
-      int64_t id = (m * nTilesM + n - n % 2) * 2 + j;
-      auto it = dropoutOctets.find(id);
-      if (it == dropoutOctets.end())
-        it = dropoutOctets
-                 .try_emplace(id, dropoutOctetFactors(
-                                      queryOf(qStart32, n - n % 2, j),
-                                      keyOf(m, 0)))
-                 .first;
-      if (!oddKey)
-        oddKey = arith::CmpIOp::create(
-            b, arith::CmpIPredicate::ne,
-            arith::AndIOp::create(b, g, cIdx(b, 1)), cIdx(b, 0));
-      const std::array<Value, 8> &z = it->second;
-      int64_t even = 4 * ii + 2 * (n % 2);
-      return arith::SelectOp::create(b, oddKey, z[even + 1], z[even])
-          .getResult();
+      if (!oddKey) {
+        Value parity = arith::AndIOp::create(b, g, cIdx(b, 1));
+        oddKey = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, parity,
+                                       cIdx(b, 0));
+        keyParity32 = i32(parity);
+        thresholdHigh =
+            dropoutThresholdHigh(b, b.getLoc(), dropoutThreshold);
+        kept = dropoutKeptFactor();
+      }
+      // [2 j + i]: the word of query column j, row half i (queries q and
+      // q + 8), this lane's key parity; its halves are keys (m, 0), (m, 1).
+      int64_t pair = m * nTilesM + n - n % 2;
+      auto words = dropoutWords.find(pair);
+      if (words == dropoutWords.end()) {
+        Value q = arith::AddIOp::create(b, queryOf(qStart32, n - n % 2, 0),
+                                        keyParity32);
+        std::array<Value, 4> drawn = dropoutOctetWords(q, keyOf(m, 0));
+        std::array<Value, 4> byColumn;
+        for (int64_t i = 0; i < 2; ++i) {
+          Value own = arith::SelectOp::create(b, oddKey, drawn[2 * i + 1],
+                                              drawn[2 * i]);
+          Value sent = arith::SelectOp::create(b, oddKey, drawn[2 * i],
+                                               drawn[2 * i + 1]);
+          Value received =
+              gpu::ShuffleOp::create(b, sent, /*offset=*/4, /*width=*/32,
+                                     gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          byColumn[i] = arith::SelectOp::create(b, oddKey, received, own);
+          byColumn[2 + i] = arith::SelectOp::create(b, oddKey, own, received);
+        }
+        words = dropoutWords.try_emplace(pair, byColumn).first;
+      }
+      int64_t id = ((pair * 2 + j) * 2 + n % 2) * 2 + ii;
+      auto factor = dropoutFactors.find(id);
+      if (factor == dropoutFactors.end())
+        factor = dropoutFactors
+                     .try_emplace(id, dropoutHalfFactor(
+                                          words->second[2 * j + n % 2],
+                                          /*high=*/ii == 1, thresholdHigh,
+                                          kept))
+                     .first;
+      return factor->second;
     };
     // dV += (Pᵀ ∘ Z) dO: Pᵀ ∘ Z is what O used. dPᵀ is taken only after
     // this, so that an engine that computes it here need not hold Sᵀ's and

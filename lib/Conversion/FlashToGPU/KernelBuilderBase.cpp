@@ -804,13 +804,33 @@ std::array<Value, 8> KernelBuilderBase::dropoutOctetFactors(Value row,
   auto keep = buildDropoutOctetKeep(
       b, b.getLoc(), arg.lookup("seed"),
       dropoutCounter(b, b.getLoc(), col, row, h, batch), dropoutThreshold);
-  Value one = cF32(b, 1.0f);
-  Value kept = arith::DivFOp::create(
-      b, one, arith::SubFOp::create(b, one, arg.lookup("dropout_p")));
+  Value kept = dropoutKeptFactor();
   std::array<Value, 8> factors;
   for (int e = 0; e < 8; ++e)
     factors[e] = arith::SelectOp::create(b, keep[e], kept, cF32(b, 0.0f));
   return factors;
+}
+
+std::array<Value, 4> KernelBuilderBase::dropoutOctetWords(Value row,
+                                                         Value col) {
+  Value h = i32(head);
+  Value batch = i32(batchIdx);
+  return buildDropoutOctetWords(
+      b, b.getLoc(), arg.lookup("seed"),
+      dropoutCounter(b, b.getLoc(), col, row, h, batch));
+}
+
+Value KernelBuilderBase::dropoutKeptFactor() {
+  Value one = cF32(b, 1.0f);
+  return arith::DivFOp::create(
+      b, one, arith::SubFOp::create(b, one, arg.lookup("dropout_p")));
+}
+
+Value KernelBuilderBase::dropoutHalfFactor(Value word, bool high,
+                                           Value thresholdHigh, Value kept) {
+  Value keep =
+      buildDropoutHalfKeep(b, b.getLoc(), word, high, thresholdHigh);
+  return arith::SelectOp::create(b, keep, kept, cF32(b, 0.0f));
 }
 
 Value KernelBuilderBase::recomputeProbability(Value raw, Value query,

@@ -329,6 +329,15 @@ protected:
   /// element 4 h + 2 i + j is (row + 8 i, col + 8 h + j)'s (of the octet's
   /// first row and column), 1 / (1 - p) when kept, 0 when dropped.
   std::array<Value, 8> dropoutOctetFactors(Value row, Value col);
+  /// The same octet's four Philox words (Philox.h's
+  /// buildDropoutOctetWords), for a caller that shares them between lanes.
+  std::array<Value, 4> dropoutOctetWords(Value row, Value col);
+  /// f32: 1 / (1 - p), the factor of a kept probability.
+  Value dropoutKeptFactor();
+  /// f32: the factor of one half of an octet word, `kept` (1 / (1 - p))
+  /// or 0, against `thresholdHigh` (Philox.h's dropoutThresholdHigh).
+  Value dropoutHalfFactor(Value word, bool high, Value thresholdHigh,
+                          Value kept);
   Value dropoutThreshold; // i32 p * 2^16, set by readArguments() when s.dropout
 
   /// Backward: P of one element recomputed from its raw dot product and the

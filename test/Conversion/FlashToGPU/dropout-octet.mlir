@@ -5,12 +5,15 @@
 // products (mului_extended) a draw. The sm90 forward at D = 64 (128 x 64,
 // two warpgroups) holds 32 scores a thread a key block: 4 draws, 80
 // products, in each of the key loop's two copies. The sm90 backward's Sᵀ
-// has keys as rows: a thread holds 4 of an octet's scores (queries q and
-// q + 8, keys k and k + 8; k + 1 and k + 9 are the next lane's), 8 draws
-// for its 32 (one call a score drew 32 and 32, and the backward spilled 44
-// / 60 bytes). The factors are drawn once a step, for dV, and reused by dS.
+// has keys as rows: a lane holds 4 scores of each of two octets (queries q
+// and q + 8 of columns j = 0 and 1, keys k and k + 8), lane ^ 4 the odd
+// keys' 4 of each; the pair draws one octet each and swaps two words by a
+// shuffle: 4 draws and 8 shuffles a step for the lane's 32 scores (one call
+// a score drew 32, and the backward spilled 44 / 60 bytes). The factors
+// are drawn once a step, for dV, and reused by dS.
 //
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=SHFL
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK-LABEL: gpu.func @flash_fwd_sm90_bf16_d64_m128n64w8s3_dropout(
@@ -19,9 +22,16 @@
 // CHECK-LABEL: gpu.func @flash_bwd_pre_sm90_bf16_d64_m64n128w8s2_dropout(
 // CHECK-NOT: arith.mului_extended
 // CHECK-LABEL: gpu.func @flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout(
-// CHECK-COUNT-160: arith.mului_extended
+// CHECK-COUNT-80: arith.mului_extended
 // CHECK-NOT: arith.mului_extended
 // CHECK-LABEL: gpu.func @flash_bwd_post_sm90_bf16_d64_m64n128w8s2_dropout(
+
+// The backward's word exchange: an i32 shuffle with lane ^ 4, two a pair of
+// octets, 8 a step.
+// SHFL-LABEL: gpu.func @flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout(
+// SHFL-COUNT-8: gpu.shuffle  xor %{{[0-9]+}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : i32
+// SHFL-NOT: gpu.shuffle  xor %{{[0-9]+}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : i32
+// SHFL-LABEL: gpu.func @flash_bwd_post_sm90_bf16_d64_m64n128w8s2_dropout(
 
 // flashfuse-compile fails on a spill (no --allow-spills here).
 // PTXAS-DAG: flash_bwd_sm90_bf16_d64_m64n128w8s2_dropout: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill

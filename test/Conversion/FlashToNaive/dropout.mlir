@@ -45,18 +45,18 @@
 // CHECK: %[[R2:.*]] = arith.xori %[[X2]]
 // CHECK: %[[SIXTEEN:.*]] = arith.constant 16 : i32
 // CHECK: %[[TH:.*]] = arith.shli %[[T]], %[[SIXTEEN]] : i32
-// Words r0..r3 = (R0, L1, R2, L3): each one's low half (shifted up), then
-// its high half.
-// CHECK: %[[S0:.*]] = arith.shli %[[R0]], %[[SIXTEEN]] : i32
+// Words r0..r3 = (R0, L1, R2, L3): each one's low half (shifted up by 16),
+// then its high half.
+// CHECK: %[[S0:.*]] = arith.shli %[[R0]], %{{.*}} : i32
 // CHECK: %[[K0:.*]] = arith.cmpi uge, %[[S0]], %[[TH]] : i32
 // CHECK: %[[K4:.*]] = arith.cmpi uge, %[[R0]], %[[TH]] : i32
-// CHECK: %[[S1:.*]] = arith.shli %[[L1]], %[[SIXTEEN]] : i32
+// CHECK: %[[S1:.*]] = arith.shli %[[L1]], %{{.*}} : i32
 // CHECK: %[[K1:.*]] = arith.cmpi uge, %[[S1]], %[[TH]] : i32
 // CHECK: %[[K5:.*]] = arith.cmpi uge, %[[L1]], %[[TH]] : i32
-// CHECK: %[[S2:.*]] = arith.shli %[[R2]], %[[SIXTEEN]] : i32
+// CHECK: %[[S2:.*]] = arith.shli %[[R2]], %{{.*}} : i32
 // CHECK: %[[K2:.*]] = arith.cmpi uge, %[[S2]], %[[TH]] : i32
 // CHECK: %[[K6:.*]] = arith.cmpi uge, %[[R2]], %[[TH]] : i32
-// CHECK: %[[S3:.*]] = arith.shli %[[L3]], %[[SIXTEEN]] : i32
+// CHECK: %[[S3:.*]] = arith.shli %[[L3]], %{{.*}} : i32
 // CHECK: %[[K3:.*]] = arith.cmpi uge, %[[S3]], %[[TH]] : i32
 // CHECK: %[[K7:.*]] = arith.cmpi uge, %[[L3]], %[[TH]] : i32
 // CHECK: %[[KBIT:.*]] = arith.andi %[[KV]], %{{.*}} : i32

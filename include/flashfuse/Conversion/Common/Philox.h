@@ -61,9 +61,24 @@ uint32_t dropoutThreshold(double p);
 std::array<Value, 4> dropoutCounter(OpBuilder &b, Location loc, Value kvIdx,
                                     Value qIdx, Value head, Value batch);
 
-/// Emits the keep tests of an octet (i32 counter words as dropoutCounter
-/// gives them; `threshold16` the i32 (uint32_t)(p * 2^16), which a GPU
-/// kernel computes from its runtime p): keep[e] is element (q_idx + 8 i,
+/// The octet's four Philox words (i32 counter words as dropoutCounter gives
+/// them): word 2 i + j holds elements (q_idx + 8 i, kv_idx + j) in its low
+/// half and (q_idx + 8 i, kv_idx + 8 + j) in its high half.
+std::array<Value, 4> buildDropoutOctetWords(OpBuilder &b, Location loc,
+                                            Value seed,
+                                            std::array<Value, 4> counter);
+
+/// The threshold the keep tests compare with, in the high half of an i32:
+/// `threshold16` (the i32 (uint32_t)(p * 2^16); a GPU kernel computes it
+/// from its runtime p) shifted up by 16.
+Value dropoutThresholdHigh(OpBuilder &b, Location loc, Value threshold16);
+
+/// The keep test of one half of an octet word: the high half compared as
+/// it is, the low half shifted up, one unsigned compare each.
+Value buildDropoutHalfKeep(OpBuilder &b, Location loc, Value word, bool high,
+                           Value thresholdHigh);
+
+/// Emits the keep tests of an octet: keep[e] is element (q_idx + 8 i,
 /// kv_idx + 8 h + j)'s for e = 4 h + 2 i + j (of the octet's first row and
 /// column).
 std::array<Value, 8> buildDropoutOctetKeep(OpBuilder &b, Location loc,
