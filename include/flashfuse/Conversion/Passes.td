@@ -283,4 +283,44 @@ def FlashGridConstantParams : Pass<"flash-grid-constant-params",
                            "::mlir::NVVM::NVVMDialect"];
 }
 
+def FlashAlignDynamicSharedMemory
+    : Pass<"flash-align-dynamic-shared-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Address a kernel's dynamic shared memory through PTX's "
+                "extern array, aligned for swizzled tiles";
+  let description = [{
+    convert-gpu-to-nvvm gives `gpu.dynamic_shared_memory` an internal,
+    16-byte aligned, zero-length `llvm.mlir.global` in address space 3
+    (`__dynamic_shmem__N`). The NVPTX backend demotes such a global into
+    each kernel as a zero-sized static `.shared` variable, which ptxas
+    places after the kernel's other static shared memory (its mbarriers):
+    the dynamic region in all but name. Its start is then only 16-byte
+    aligned, so the kernels round their swizzled tiles up to a 1024-byte
+    boundary (the 128-byte swizzle's period, which TMA boxes and wgmma
+    descriptors need) at run time: every shared address is that run-time
+    base plus an offset, and what is derived from it (tile and descriptor
+    addresses) takes registers through the loops, where ptxas spilled them.
+
+    Runs after convert-gpu-to-nvvm, on the kernels (`llvm.func`) that
+    flash-lower-to-gpu marked `flash.aligned_dynamic_shared`: their
+    references to a dynamic shared memory global (address space 3, a
+    zero-length array without initializer) go to one external declaration
+    aligned to `alignment` bytes, which the NVPTX backend prints as
+    `.extern .shared .align <alignment> .b8 name[]`, PTX's form of the
+    dynamic region, placed at that alignment after the static shared
+    memory. LLVM then knows the base's low bits, the kernel's rounding
+    folds away (its tiles start at the region's start, the slack it asked
+    for goes unused) and its shared addresses are link-time constants. The
+    mark is dropped; unmarked kernels and other globals are left as they
+    are (docs/PERF.md, "The dynamic shared memory declared aligned", says
+    which kernels are marked and why). An alignment that is not a power
+    of two is an error.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"1024",
+           "Bytes to which the marked kernels' dynamic shared memory starts "
+           "aligned">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FLASHFUSE_CONVERSION_PASSES_TD

@@ -181,6 +181,16 @@ gpu::GPUFuncOp FlashLowerToGPU::getOrCreateKernel(gpu::GPUModuleOp module,
     func->setAttr(kGridConstantParamsAttrName,
                   b.getI64IntegerAttr(spec.tensorMapCount()));
   }
+  // The packed softcap backwards' shared addresses as link-time constants
+  // (flash-align-dynamic-shared-memory): they spilled 8 (sm90) and 16
+  // (sm90ws) bytes at the causal D = 128 kernels' register caps holding a
+  // run-time base and the tile and descriptor addresses derived from it
+  // across the query loop, and spill none so. Only those: the other wgmma
+  // backwards ran 0.5-2% slower at D = 64 and the sm90 causal forwards 2-3%
+  // (H200, docs/PERF.md runs 376-377), none of them spilling either way.
+  if (spec.kind == KernelSpec::Kind::Backward && spec.usesWgmma() &&
+      spec.varlen && spec.softcap)
+    func->setAttr(kAlignedDynamicSharedAttrName, b.getUnitAttr());
   // ptxas held the sm80 D = 96 dropout forward to 128 registers and
   // spilled 4 bytes there; one block an SM lets it take what it needs (it
   // took 164 with a Philox draw per score).

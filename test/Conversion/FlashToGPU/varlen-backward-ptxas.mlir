@@ -11,8 +11,8 @@
 // kernel spilled 20 bytes. The scheduler reads each block's sequence again
 // after the query loop rather than keep its first key row in registers
 // across it: kept, the sm90 bottom-right kernels spilled 4 (D = 64) and 28
-// (D = 128) bytes. (The D = 128 causal softcap backward, left out, spills
-// dense and varlen alike.)
+// (D = 128) bytes. (The D = 128 causal softcap backward is checked, on the
+// Hopper recipes, by varlen-backward-softcap-ptxas.mlir.)
 // The preprocess and postprocess are the dense kernels.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100

@@ -22,6 +22,11 @@ namespace mlir::flash {
 constexpr llvm::StringLiteral kGridConstantParamsAttrName =
     "flash.grid_constant_params";
 
+/// On a kernel gpu.func: its dynamic shared memory is to start 1024-byte
+/// aligned (flash-align-dynamic-shared-memory).
+constexpr llvm::StringLiteral kAlignedDynamicSharedAttrName =
+    "flash.aligned_dynamic_shared";
+
 struct KernelSpec {
   /// The kernels of docs/KERNEL_ABI.md: the forward, the four of the
   /// backward (preprocess, the main dK/dV kernel, the deterministic mode's
@@ -417,8 +422,10 @@ struct KernelSpec {
   /// And the sm90 backward with softcap at D = 128 (the sm90ws library
   /// leaves softcap out), whose tanh terms live through the step: it
   /// spilled 68-140 bytes, with the slot (and the operands' rows read from
-  /// it each step) 48-80 (run 325), 60-92 since run 326's tanh; its other
-  /// packed kernels spill nothing.
+  /// it each step) 48-80 (run 325), 60-92 since run 326's tanh, 8 in
+  /// the causal kernel since; with its dynamic shared memory
+  /// declared aligned (flash-align-dynamic-shared-memory, LowerToGPU.cpp),
+  /// none. Its other packed kernels spill nothing.
   bool keepsPlacementShared() const {
     if (kind != Kind::Backward || !varlen)
       return false;
