@@ -31,7 +31,7 @@ constexpr unsigned kSharedAddressSpace = 3;
 /// makes of gpu.dynamic_shared_memory).
 bool isDynamicSharedMemory(LLVM::GlobalOp global) {
   auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
-  return global && global.getAddrSpace() == kSharedAddressSpace && array &&
+  return global.getAddrSpace() == kSharedAddressSpace && array &&
          array.getNumElements() == 0 && !global.getValueOrNull() &&
          global.getInitializerRegion().empty();
 }
