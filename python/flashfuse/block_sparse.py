@@ -387,10 +387,9 @@ class _ForwardLaunch:
             [("q", q.data_ptr()), ("k", k.data_ptr()), ("v", v.data_ptr()),
              ("o", o.data_ptr()), ("lse", lse.data_ptr())]
             + _list_addresses(lists))
-        with torch.cuda.device(q.device):
-            rt.launch_packed(self.kernel, args,
-                             torch.cuda.current_stream(q.device).cuda_stream,
-                             allow_unused=False)
+        context, stream = ops._launch_context(q.device)
+        with context:
+            rt.launch_packed(self.kernel, args, stream, allow_unused=False)
         return o, lse
 
 
@@ -409,7 +408,7 @@ def _backward(dout, query, key, value, out, lse, lists, sparse, causal,
     grad_q, grad_k, grad_v = (ops._grad_like(t) for t in (query, key, value))
     dout, q, k, v, out = (_readable(t) for t in (dout, query, key, value, out))
     seq_q, seq_k, size = q.shape[2], k.shape[2], sparse[1:]
-    stream = torch.cuda.current_stream(q.device).cuda_stream
+    stream = ops._launch_context(q.device)[1]
     transposed = _transposed.get(lists, seq_q, seq_k, size, stream)
     extra, workspace = _backward_list_args(lists, seq_q, seq_k, size,
                                            transposed)

@@ -313,9 +313,7 @@ def _aligned_descale(t):
     return t if t.data_ptr() % 16 == 0 else t.clone()
 
 
-@torch.library.custom_op("flashfuse::attention_fp8_fwd", mutates_args=(),
-                         device_types="cuda")
-def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
+def _attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
                       q_descale: torch.Tensor, k_descale: torch.Tensor,
                       v_descale: torch.Tensor, descale_strides: list[int],
                       descale_blocks: list[int],
@@ -357,10 +355,15 @@ def attention_fp8_fwd(q: torch.Tensor, k: torch.Tensor, vt: torch.Tensor,
     a.scale = scale
     a.window_left, a.window_right = window_left, window_right
     a.softcap = softcap
-    with torch.cuda.device(q.device):
-        rt.attention_forward(kernel, a,
-                             torch.cuda.current_stream(q.device).cuda_stream)
+    context, stream = ops._launch_context(q.device)
+    with context:
+        rt.attention_forward(kernel, a, stream)
     return o, lse
+
+
+attention_fp8_fwd = torch.library.custom_op(
+    "flashfuse::attention_fp8_fwd", mutates_args=(),
+    device_types="cuda")(_attention_fp8_fwd)
 
 
 @attention_fp8_fwd.register_fake
@@ -378,7 +381,8 @@ def attention(q, k, v, descales, blocks, out_dtype, causal, scale,
     `descales` and `blocks`): Vt prepared, then the custom op."""
     vt = prepare_vt(v)
     strides = [s for _, st in descales for s in st]
-    o, _ = torch.ops.flashfuse.attention_fp8_fwd(
-        q, k, vt, *(t for t, _ in descales), strides, list(blocks), causal,
-        scale, window_left, window_right, softcap, out_dtype)
+    o, _ = ops.run_op(
+        torch.ops.flashfuse.attention_fp8_fwd, _attention_fp8_fwd, q, k, vt,
+        *(t for t, _ in descales), strides, list(blocks), causal, scale,
+        window_left, window_right, softcap, out_dtype)
     return o

@@ -92,9 +92,10 @@ class _Attention(torch.autograd.Function):
                 window_right, softcap, dropout_p, seed, deterministic):
         # O in the inputs' dtype (out_f32=False): it is what the backward
         # kernels take, and what SDPA returns.
-        o, lse = torch.ops.flashfuse.attention_fwd(
-            q, k, v, bias, mask, causal, scale, window_left, window_right,
-            softcap, dropout_p, seed, False)
+        o, lse = ops.run_op(
+            torch.ops.flashfuse.attention_fwd, ops._attention_fwd, q, k, v,
+            bias, mask, causal, scale, window_left, window_right, softcap,
+            dropout_p, seed, False)
         ctx.save_for_backward(q, k, v, o, lse, bias, mask)
         # The backward regenerates the forward's dropout mask from the same
         # dropout_p and seed (KERNEL_ABI.md, Dropout).
@@ -107,8 +108,9 @@ class _Attention(torch.autograd.Function):
     def backward(ctx, dout, _dlse):
         q, k, v, o, lse, bias, mask = ctx.saved_tensors
         grad_bias = bias is not None and ctx.needs_input_grad[3]
-        dq, dk, dv, dbias = torch.ops.flashfuse.attention_bwd(
-            dout, q, k, v, o, lse, bias, mask, *ctx.options, grad_bias)
+        dq, dk, dv, dbias = ops.run_op(
+            torch.ops.flashfuse.attention_bwd, ops._attention_bwd, dout, q, k,
+            v, o, lse, bias, mask, *ctx.options, grad_bias)
         return (dq, dk, dv, dbias if grad_bias else None) + (None,) * 9
 
 
@@ -213,7 +215,14 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     deterministic = bool(deterministic) or (
         torch.are_deterministic_algorithms_enabled()
         and not torch.is_deterministic_algorithms_warn_only_enabled())
-    o, _ = _Attention.apply(query, key, value, bias, mask, _CAUSAL[is_causal],
-                            float(scale), int(window[0]), int(window[1]),
-                            softcap, float(dropout_p), seed, deterministic)
+    args = (query, key, value, bias, mask, _CAUSAL[is_causal], float(scale),
+            int(window[0]), int(window[1]), softcap, float(dropout_p), seed)
+    if not (torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (query, key, value,
+                                                        bias))):
+        # Nothing to differentiate: the forward op alone, without the
+        # autograd Function's bookkeeping (about 20 us a call).
+        return ops.run_op(torch.ops.flashfuse.attention_fwd,
+                          ops._attention_fwd, *args, False)[0]
+    o, _ = _Attention.apply(*args, deterministic)
     return o

@@ -2,7 +2,9 @@
 
 Registered through torch.library so that torch.compile traces them as single
 ops (with the fake implementations below for shape propagation) instead of
-breaking the graph at a ctypes call.
+breaking the graph at a ctypes call. The package's own eager calls on plain
+tensors run an op's body directly (run_op): the dispatcher's layers cost
+more host time than the body and its launch.
 """
 
 import contextlib
@@ -81,6 +83,49 @@ def _current_stream(index):
     return torch.cuda.current_stream(index).cuda_stream
 
 
+def _torch_attr(path):
+    """torch.<path>, or None where this torch lacks it."""
+    obj = torch
+    for name in path.split("."):
+        obj = getattr(obj, name, None)
+        if obj is None:
+            return None
+    return obj
+
+
+# What would make torch's dispatcher do more than run an op's Python body:
+# a torch-function or dispatch mode (FakeTensorMode, FlopCounterMode, ...),
+# a functorch transform (vmap, grad), the profiler recording op names, a
+# tensor subclass. Private probes; where one is missing every call goes
+# through the dispatcher.
+_DISPATCH_PROBES = tuple(_torch_attr(p) for p in (
+    "_C._len_torch_function_stack", "_C._len_torch_dispatch_stack",
+    "_C._functorch.peek_interpreter_stack", "autograd._profiler_enabled",
+    "overrides.has_torch_function"))
+
+
+def _dispatch_free(tensors):
+    """Whether torch.ops.flashfuse.<op>(...) would only run the op's body on
+    these (non-None) tensors: eager, none of the above. The dispatcher's
+    layers (its autograd kernel, the redispatch, the aliasing check, the
+    Python boxing of each argument) cost the dense forward 55 us of host
+    time a call of its 145 (docs/PERF.md run 382)."""
+    if None in _DISPATCH_PROBES or torch.compiler.is_compiling():
+        return False
+    functions, dispatch, functorch, profiling, overridden = _DISPATCH_PROBES
+    return not (functions() or dispatch() or functorch() is not None
+                or profiling() or overridden(tensors))
+
+
+def run_op(op, body, *args):
+    """op(*args), where torch's dispatcher would run body(*args) and nothing
+    else (_dispatch_free) body(*args) itself. The callers have checked the
+    devices: the dispatcher would have refused a CPU tensor."""
+    if _dispatch_free(tuple(a for a in args if isinstance(a, torch.Tensor))):
+        return body(*args)
+    return op(*args)
+
+
 def _aligned(t, address=True):
     """Whether the kernels can read t in place: last dim contiguous, 16-byte
     aligned base (unless not `address`: the strides alone), and every
@@ -154,9 +199,7 @@ class _Templates:
         return entry
 
 
-@torch.library.custom_op("flashfuse::attention_fwd", mutates_args=(),
-                         device_types="cuda")
-def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+def _attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                   bias: Optional[torch.Tensor], mask: Optional[torch.Tensor],
                   causal: int, scale: float, window_left: int,
                   window_right: int, softcap: float, dropout_p: float,
@@ -166,36 +209,72 @@ def attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     out_f32 float32, written unrounded by the f32-output kernel variant:
     the partial results that split-sequence (ring) attention merges by
     their LSE without a 16-bit rounding per part."""
-    variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
-                       window_left, window_right, softcap, dropout_p, out_f32)
-    kernel = _kernels.forward_kernel(q.device.index, variant,
-                                     _capability(q.device.index), k.shape[2],
-                                     q.shape[2])
     # Before any copy: the fake's layout.
     o = _output_like(q, v.shape[-1], torch.float32 if out_f32 else None)
     q, k, v, bias, mask = (_readable(t) for t in (q, k, v, bias, mask))
-    b, hq, sq, d = q.shape
+    b, hq, sq, _ = q.shape
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
-    a = rt.forward_args()
-    a.dtype = _DTYPES[q.dtype]
-    a.q, a.k, a.v, a.o, a.lse = (t.data_ptr() for t in (q, k, v, o, lse))
-    a.batch, a.heads_q, a.seq_q, a.head_dim = b, hq, sq, d
-    a.heads_kv, a.seq_k, a.head_dim_v = k.shape[1], k.shape[2], v.shape[-1]
-    a.q_stride[:], a.k_stride[:] = _strides4(q), _strides4(k)
-    a.v_stride[:], a.o_stride[:] = _strides4(v), _strides4(o)
-    if bias is not None:
-        a.bias, a.bias_stride[:] = bias.data_ptr(), _strides4(bias)
-    if mask is not None:
-        a.mask, a.mask_stride[:] = mask.data_ptr(), _strides4(mask)
-    a.scale = scale
-    a.window_left, a.window_right = window_left, window_right
-    a.softcap, a.dropout_p, a.seed = softcap, dropout_p, seed
-    a.out_f32 = int(out_f32)
-    with torch.cuda.device(q.device):
-        rt.attention_forward(kernel, a,
-                             torch.cuda.current_stream(q.device).cuda_stream)
+    key = (q.device.index, _meta(q), _meta(k), _meta(v), _meta(o),
+           _meta(bias), _meta(mask), causal, scale, window_left,
+           window_right, softcap, dropout_p)
+    launch = _forward_launches.get(key, lambda: _DenseForward(
+        q, k, v, o, bias, mask, causal, scale, window_left, window_right,
+        softcap, dropout_p, out_f32))
+    launch(q, k, v, o, lse, bias, mask, seed)
     return o, lse
+
+
+attention_fwd = torch.library.custom_op(
+    "flashfuse::attention_fwd", mutates_args=(),
+    device_types="cuda")(_attention_fwd)
+
+
+class _DenseForward:
+    """The dense forward of one signature (_attention_fwd's key): its kernel
+    and its ForwardArgs with every size, stride and option set once; a call
+    copies them and fills in the addresses and the seed (building them
+    cost a call about 25 us of Python, docs/PERF.md run 382)."""
+
+    def __init__(self, q, k, v, o, bias, mask, causal, scale, window_left,
+                 window_right, softcap, dropout_p, out_f32):
+        variant = _variant(rt.KIND_FORWARD, q, k, v, bias, mask, causal,
+                           window_left, window_right, softcap, dropout_p,
+                           out_f32)
+        self.device = q.device
+        self.kernel = _kernels.forward_kernel(
+            q.device.index, variant, _capability(q.device.index),
+            k.shape[2], q.shape[2])
+        a = self.args = rt.forward_args()
+        a.dtype = _DTYPES[q.dtype]
+        (a.batch, a.heads_q, a.seq_q, a.head_dim) = q.shape
+        a.heads_kv, a.seq_k, a.head_dim_v = k.shape[1], k.shape[2], v.shape[-1]
+        a.q_stride[:], a.k_stride[:] = _strides4(q), _strides4(k)
+        a.v_stride[:], a.o_stride[:] = _strides4(v), _strides4(o)
+        if bias is not None:
+            a.bias_stride[:] = _strides4(bias)
+        if mask is not None:
+            a.mask_stride[:] = _strides4(mask)
+        a.scale = scale
+        a.window_left, a.window_right = window_left, window_right
+        a.softcap, a.dropout_p = softcap, dropout_p
+        a.out_f32 = int(out_f32)
+
+    def __call__(self, q, k, v, o, lse, bias, mask, seed):
+        a = rt.ForwardArgs.from_buffer_copy(self.args)
+        a.q, a.k, a.v, a.o, a.lse = (q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                     o.data_ptr(), lse.data_ptr())
+        if bias is not None:
+            a.bias = bias.data_ptr()
+        if mask is not None:
+            a.mask = mask.data_ptr()
+        a.seed = seed
+        context, stream = _launch_context(self.device)
+        with context:
+            rt.attention_forward(self.kernel, a, stream)
+
+
+_forward_launches = _Templates()
 
 
 @attention_fwd.register_fake
@@ -354,9 +433,7 @@ def _grad_bias_like(q, k):
     return q.new_empty(b, hq, sq, k.shape[2], dtype=torch.float32)
 
 
-@torch.library.custom_op("flashfuse::attention_bwd", mutates_args=(),
-                         device_types="cuda")
-def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+def _attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                   v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
                   bias: Optional[torch.Tensor], mask: Optional[torch.Tensor],
                   causal: int, scale: float, window_left: int,
@@ -388,6 +465,11 @@ def attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     if not grad_bias:
         dbias = q.new_empty(0, dtype=torch.float32)
     return grad_q, grad_k, grad_v, dbias
+
+
+attention_bwd = torch.library.custom_op(
+    "flashfuse::attention_bwd", mutates_args=(),
+    device_types="cuda")(_attention_bwd)
 
 
 # dq_accum's rows: Sq rounded up to this (docs/KERNEL_ABI.md "Backward").
@@ -524,8 +606,8 @@ class _BackwardLaunch:
         args = self.args.fill(addresses, (("seed", seed),))
         # All on torch's current stream, so the buffers above are ordered
         # with the launches.
-        stream = torch.cuda.current_stream(q.device).cuda_stream
-        with torch.cuda.device(q.device):
+        context, stream = _launch_context(q.device)
+        with context:
             for kernel, _ in self.plan:
                 rt.launch_packed(kernel, args, stream)
         return scratch.get("dbias")

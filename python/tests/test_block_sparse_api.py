@@ -221,7 +221,6 @@ def test_backward_launches_reuse_their_packed_arguments(monkeypatch):
     fresh packing gives them (ops._BackwardLaunch)."""
     import contextlib
     import ctypes
-    import types
     launched = []
 
     def record(kernel, packed, stream, allow_unused=True):
@@ -229,10 +228,8 @@ def test_backward_launches_reuse_their_packed_arguments(monkeypatch):
             a.name.decode(): (a.type, a.ptr or 0, a.numel, a.i, a.f)
             for a in packed[0]}))
     monkeypatch.setattr(rt, "launch_packed", record)
-    monkeypatch.setattr(torch.cuda, "current_stream",
-                        lambda device=None: types.SimpleNamespace(cuda_stream=0))
-    monkeypatch.setattr(torch.cuda, "device",
-                        lambda device: contextlib.nullcontext())
+    monkeypatch.setattr(ops, "_launch_context",
+                        lambda device: (contextlib.nullcontext(), 0))
     monkeypatch.setattr(ops, "_backward_launches", ops._Templates())
     # Handles as the runtime gives them: ctypes, not hashable.
     plan = [(ctypes.c_void_p(11), {"q", "o", "do", "delta"}),
