@@ -84,3 +84,56 @@ def test_compiled_code_takes_the_op():
 
     torch.compile(fn, backend="eager", fullgraph=False)(torch.zeros(2))
     assert seen and set(seen) == {"op"}
+
+
+def test_forward_launches_reuse_their_arguments(monkeypatch):
+    """Two forward calls of one signature: the second launches with its own
+    tensors' addresses and seed, every size, stride and option as a fresh
+    ForwardArgs gives them (ops._DenseForward); another signature (another
+    length) gets its own."""
+    import contextlib
+    import ctypes
+    from flashfuse import _kernels
+    from flashfuse import _runtime as rt
+    launched, looked_up = [], []
+
+    def record(kernel, args, stream):
+        launched.append({name: (getattr(args, name)[:] if hasattr(
+            getattr(args, name), "__len__") else getattr(args, name))
+            for name, _ in rt.ForwardArgs._fields_})
+
+    def lookup(*a):
+        looked_up.append(a)
+        return ctypes.c_void_p(7)
+
+    monkeypatch.setattr(rt, "attention_forward", record)
+    monkeypatch.setattr(_kernels, "forward_kernel", lookup)
+    monkeypatch.setattr(ops, "_capability", lambda index: (9, 0))
+    monkeypatch.setattr(ops, "_launch_context",
+                        lambda device: (contextlib.nullcontext(), 0))
+    monkeypatch.setattr(ops, "_forward_launches", ops._Templates())
+
+    def call(seed, seq=130):
+        q = torch.randn(1, 4, seq, 64, dtype=torch.bfloat16)
+        k, v = (torch.randn(1, 2, seq, 64, dtype=torch.bfloat16)
+                for _ in range(2))
+        o, lse = ops._attention_fwd(q, k, v, None, None, 1, 0.125, -1, 7,
+                                    0.0, 0.1, seed)
+        return {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+
+    first, second = call(5), call(9)
+    assert len(looked_up) == 1 and len(ops._forward_launches.entries) == 1
+    monkeypatch.setattr(ops, "_forward_launches", ops._Templates())
+    call(9)  # the same signature, built afresh
+    call(9, seq=131)  # another signature
+    assert len(looked_up) == 3
+    a1, a2, a3, a4 = launched
+    for name, t in second.items():
+        assert a2[name] == t.data_ptr() != first[name].data_ptr()
+    assert (a1["seed"], a2["seed"], a3["seed"]) == (5, 9, 9)
+    pointers = {"q", "k", "v", "o", "lse", "bias", "mask"}
+    same = lambda a: {n: x for n, x in a.items() if n not in pointers}
+    assert same(a2) == same(a3)
+    assert same(a1) == {**same(a2), "seed": 5}
+    assert (a2["seq_q"], a2["heads_kv"], a2["window_right"]) == (130, 2, 7)
+    assert a4["seq_q"] == a4["seq_k"] == 131
