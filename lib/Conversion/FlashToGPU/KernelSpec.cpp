@@ -861,7 +861,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   if (op.getGradBias()) {
     // dBias = dS element by element, written full-size by the kernel; the
     // launch sequence sums it over a broadcast bias' size-1 dimensions
-    // (LowerToGPU.cpp). Both need the full shape statically.
+    // (HostLaunches.cpp). Both need the full shape statically.
     auto iface = cast<AttentionVariantInterface>(op.getOperation());
     AttentionSizes sz = iface.getSizes();
     auto biasTy = cast<RankedTensorType>(op.getBias().getType());
