@@ -261,7 +261,9 @@ def test_varlen_gradients_match_each_sequence(dtype, head_dim, causal, heads,
 @pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
                          ids=["full", "causal_tl", "causal_br"])
 @pytest.mark.parametrize("head_dim", [64, 128])
-def test_varlen_gradients_take_the_sm90ws_kernels(head_dim, causal):
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=["bf16", "f16"])
+def test_varlen_gradients_take_the_sm90ws_kernels(dtype, head_dim, causal):
     # Where the library has an sm90ws backward of the packed variant
     # (build/kernels/<target>-varlen-bwd-ws), its kernel is the one the
     # backward launches: its tiles cross sequence ends (the tensor maps are
@@ -269,13 +271,15 @@ def test_varlen_gradients_take_the_sm90ws_kernels(head_dim, causal):
     from flashfuse import _kernels, ops
     from flashfuse import _runtime as rt
     code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
-    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, head_dim,
-                                    head_dim, code, varlen=True)
+    variant = _kernels.make_variant(
+        rt.KIND_BACKWARD,
+        rt.DTYPE_BF16 if dtype == torch.bfloat16 else rt.DTYPE_F16, head_dim,
+        head_dim, code, varlen=True)
     ws = _kernels.sm90ws_dir(variant)
     if ws is None:
         pytest.skip("no sm90ws varlen backward of the variant in the library")
     check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
-                            (1, 64), (300, 77)], torch.bfloat16, head_dim,
+                            (1, 64), (300, 77)], dtype, head_dim,
                            causal, (8, 2))
     kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
     assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())

@@ -307,11 +307,15 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
   int64_t nDK = dkCount = init.size();
   SmallVector<Value> zeroV = zeroGradient(nTilesDv);
   init.append(zeroV.begin(), zeroV.end());
-  auto loop = scf::ForOp::create(b, mFirst, mEnd, cIdx(b, 1), init);
+  bool narrow = countsQueryBlocksIn32Bits();
+  auto loop =
+      narrow ? scf::ForOp::create(b, i32(mFirst), i32(mEnd), cI32(1), init)
+             : scf::ForOp::create(b, mFirst, mEnd, cIdx(b, 1), init);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value i = loop.getInductionVar();
+    Value i = narrow ? asUnsignedIndex(loop.getInductionVar())
+                     : loop.getInductionVar();
     auto iter = loop.getRegionIterArgs();
     SmallVector<Value> dK(iter.take_front(nDK)), dV(iter.drop_front(nDK));
     auto coords = std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0);

@@ -100,6 +100,9 @@ protected:
   /// (tid, lane, warp, g, t, kStart, warpKey0) are restored after the loop.
   /// An engine may replace them by loop-local copies here.
   virtual void enterQueryLoop() {}
+  /// Whether the query loop counts in 32 bits (its blocks zero-extended
+  /// where used) rather than in index width.
+  virtual bool countsQueryBlocksIn32Bits() const { return false; }
   /// Called at the end of the query loop's body, after the coordinates
   /// are restored: an engine or scheduler that replaced other values in
   /// enterQueryLoop puts the loop's outer ones back here.

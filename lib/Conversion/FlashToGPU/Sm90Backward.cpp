@@ -74,11 +74,15 @@ void Sm90BackwardBuilder::carveSharedMemory() {
         b.getF32Type());
 }
 
-void Sm90BackwardBuilder::rederiveNonNegatives() {
+Value Sm90BackwardBuilder::kvHeadIn32Bits() {
   Value group = arith::DivUIOp::create(b, arg.lookup("heads_q"),
                                        arg.lookup("heads_kv"));
   Value head32 = arith::IndexCastUIOp::create(b, b.getI32Type(), head);
-  headKV = asUnsignedIndex(arith::DivUIOp::create(b, head32, group));
+  return asUnsignedIndex(arith::DivUIOp::create(b, head32, group));
+}
+
+void Sm90BackwardBuilder::rederiveNonNegatives() {
+  headKV = kvHeadIn32Bits();
   headsQ = asUnsignedIndex(arg.lookup("heads_q"));
   // A packed batch's lengths are its sequence's (VarlenScheduler.h).
   if (!s.varlen) {

@@ -66,6 +66,11 @@ protected:
   /// sign-extended, 64-bit-divided copies were live from the prologue to
   /// the epilogue and spilled.
   void rederiveNonNegatives();
+  /// The block's kv head, head / (heads_q / heads_kv), divided in 32 bits
+  /// (the heads are i32 parameters) and zero-extended, where the index
+  /// division takes a 64-bit path (a call where the operands' high words
+  /// are not known zero).
+  Value kvHeadIn32Bits();
   /// Whether the epilogue reads the block's head and batch afresh
   /// (opaquely) and derives the kv head and dense lengths from them again:
   /// the gradient slices' row offsets then start there, instead of being

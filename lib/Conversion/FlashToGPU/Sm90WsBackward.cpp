@@ -109,6 +109,19 @@ protected:
         arith::SubIOp::create(b, tid32, cI32(producerThreads())));
   }
   bool zeroExtendsLoopCoordinates() const override { return true; }
+  /// The packed D = 64 kernel whose consumers read their placement from
+  /// the slot (KernelSpec::keepsPlacementShared) while its producer reads
+  /// cu_seqlens: its consumers still held the query loop's end and spilled
+  /// it (4/4 bytes), and its producer spilled 12/32 around the 64-bit kv
+  /// head division. Counted in 32 bits, and the kv head divided so, it
+  /// spills nothing. The other kernels, which spill nothing either way,
+  /// keep their code.
+  bool narrowsForSharedPlacement() const {
+    return s.keepsPlacementShared() && s.headDim <= 64;
+  }
+  bool countsQueryBlocksIn32Bits() const override {
+    return narrowsForSharedPlacement();
+  }
   /// Only where the consumers are short of registers (D = 128); at D = 64
   /// they are not, and the changed prologue made the producer spill 8/32.
   bool rederives() const { return s.headDim > 64; }
@@ -297,8 +310,11 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifFirstWarp.getThenRegion().front());
-    headKV = arith::DivUIOp::create(
-        b, head, arith::DivUIOp::create(b, headsQ, idx("heads_kv")));
+    headKV = narrowsForSharedPlacement()
+                 ? kvHeadIn32Bits()
+                 : Value(arith::DivUIOp::create(
+                       b, head,
+                       arith::DivUIOp::create(b, headsQ, idx("heads_kv"))));
     kStart = arith::MulIOp::create(b, readSpecialRegisterOpaquely("ctaid.x"),
                                    cIdx(b, s.blockN));
     rowBaseLse = sliceRowStart(/*keys=*/false);

@@ -348,7 +348,19 @@ protected:
           arith::SubIOp::create(this->b, this->seqK, this->seqQ);
   }
 
+  /// Whether the producer (the role that calls rereadPlacement) reads its
+  /// placement from cu_seqlens, as without the slot, while the consumers
+  /// read the slot: at D = 64 (block_m = 128, eight statistic rows a step)
+  /// the producer's 24 registers spilled 12-32 bytes holding the slot's
+  /// words, and held nothing re-reading the offsets.
+  bool producerReadsOffsets() const { return this->s.headDim <= 64; }
+
   void rereadPlacement() override {
+    if (producerReadsOffsets()) {
+      placedFromOffsets = true;
+      Base::rereadPlacement();
+      return;
+    }
     this->rereadCoordinates();
     readSequence();
     this->kStart = slotWord(KeyStart);
@@ -357,8 +369,11 @@ protected:
   /// Each role's walk (the consumers' and the producer's prologue): from
   /// the slot's first key, which the role keeps (ptxas merged the
   /// producer's opaque re-read of ctaid.x with the entry's and spilled the
-  /// product for both roles), its bounds in 32 bits as the base's.
+  /// product for both roles), its bounds in 32 bits as the base's; a role
+  /// placed from the offsets walks from its own first key.
   std::pair<Value, Value> blockQueryRange() override {
+    if (placedFromOffsets)
+      return Base::blockQueryRange();
     auto [first, end] = this->queryBlockRange(slotWord(KeyStart),
                                               this->s.blockN, this->s.blockM);
     return {this->narrowBlockIndex(first), this->narrowBlockIndex(end)};
@@ -392,6 +407,8 @@ protected:
 
 private:
   std::tuple<PackedSequence, Value, Value, Value, Value, Value, Value> outer;
+  /// Set once rereadPlacement took the offsets (producerReadsOffsets).
+  bool placedFromOffsets = false;
 };
 
 } // namespace mlir::flash

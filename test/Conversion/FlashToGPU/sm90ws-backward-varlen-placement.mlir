@@ -10,12 +10,18 @@
 // --allow-spills (flashfuse-compile fails on a spill). The top-left
 // causal kernel, which spills nothing without it, keeps its placement in
 // registers: no slot, no volatile loads, its shared memory 32 bytes less.
+// At D = 64 the kernel without a band keeps the slot too (it spilled 28/20
+// bytes without it): its consumers read it, its producer, 24 registers,
+// reads cu_seqlens as before and divides the kv head in 32 bits, and the
+// query loop counts in 32 bits (Sm90WsBackward.cpp,
+// narrowsForSharedPlacement).
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_window_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causalbr_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d64_m128n128w8s2_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // The slot's 32 bytes in the two kernels that keep it.
 // CHECK: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2_window_varlen (smem [[#SLOT:]] bytes)
 // CHECK: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causalbr_varlen (smem [[#SLOT]] bytes)
@@ -39,6 +45,15 @@
 // PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal_varlen(
 // PTX-NOT: ld.volatile.shared
 // PTX: ret;
+// PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d64_m128n128w8s2_varlen(
+// PTX: st.shared.v4.b32
+// PTX: setmaxnreg.dec.sync.aligned.u32 24;
+// PTX-NOT: ld.volatile.shared
+// PTX-NOT: div.u64
+// PTX: div.u32
+// PTX-NOT: ld.volatile.shared
+// PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// PTX: ld.volatile.shared.u32
 
 func.func @grad_varlen_bf16_d128_window(%do: tensor<1x1x128x128xbf16>, %q: tensor<1x1x128x128xbf16>, %k: tensor<1x1x128x128xbf16>, %v: tensor<1x1x128x128xbf16>, %o: tensor<1x1x128x128xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) {window_left = 64 : i64, window_right = 0 : i64} : tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>
@@ -51,4 +66,8 @@ func.func @grad_varlen_bf16_d128_bottom_right(%do: tensor<1x1x128x128xbf16>, %q:
 func.func @grad_varlen_bf16_d128_top_left(%do: tensor<1x1x128x128xbf16>, %q: tensor<1x1x128x128xbf16>, %k: tensor<1x1x128x128xbf16>, %v: tensor<1x1x128x128xbf16>, %o: tensor<1x1x128x128xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) {causal = #flash.causal<top_left>} : tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>
   return %dq, %dk, %dv : tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>
+}
+func.func @grad_varlen_bf16_d64(%do: tensor<1x1x128x64xbf16>, %q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>, %o: tensor<1x1x128x64xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
 }

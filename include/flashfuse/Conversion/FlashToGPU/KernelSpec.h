@@ -425,12 +425,17 @@ struct KernelSpec {
   /// it each step) 48-80 (run 325), 60-92 since run 326's tanh, 8 in
   /// the causal kernel since; with its dynamic shared memory
   /// declared aligned (flash-align-dynamic-shared-memory, LowerToGPU.cpp),
-  /// none. Its other packed kernels spill nothing.
+  /// none. Its other packed kernels spill nothing. And the sm90ws one at
+  /// D = 64 without a band, whose consumers held the sequence's query
+  /// length, the walk's end and a dQ row's high word through the step
+  /// (28/20 bytes): there the producer keeps reading cu_seqlens
+  /// (SharedPlacementScheduler::producerReadsOffsets).
   bool keepsPlacementShared() const {
     if (kind != Kind::Backward || !varlen)
       return false;
     if (warpSpecialized())
-      return headDim > 64 && (causal == Causal::BottomRight || window);
+      return headDim > 64 ? causal == Causal::BottomRight || window
+                          : causal == Causal::None && !window;
     return recipe == Recipe::Sm90 && headDim > 64 && softcap;
   }
   /// The placement slot: [8] i32 after the statistics, 32 bytes so that
