@@ -110,8 +110,11 @@ class Job:
             [kernel_variant], backward=backward,
             header=f"// flashfuse on-demand kernel: {op} {kernel_variant.name}"
                    f"{' (deterministic)' if deterministic else ''}\n")
-        # --allow-spills as for the kernel library (python/CMakeLists.txt):
-        # D = 96 and 128 spill a few bytes at the register cap.
+        # --allow-spills: variants outside the kernel library may spill a
+        # few bytes at the register cap (the D = 128 dropout backwards, D =
+        # 96 and 128 on the a100 and l4 targets; docs/PERF.md); a slower
+        # kernel beats none. The library's Hopper kernels spill nothing
+        # (python/CMakeLists.txt).
         # Without ptxas the artifact is PTX only: the driver assembles it
         # on load (a one-off cost per process, cached by the driver too).
         ptxas = _tools.find_ptxas()

@@ -5,12 +5,11 @@
 // rereadPlacement) and copies the sequence's rows from its first packed
 // row in batch 0 of the [1][H][total][D] tensor maps; the consumers stage
 // dQ as rows and add each with a bulk reduction (KernelSpec::stagesDQRows;
-// no red.global). This one spills nothing; it is compiled with
-// --allow-spills as the library is (its D = 64 kernel without a mask
-// spills 28 bytes at the consumers' 240 registers;
-// the D = 128 window and bottom-right ones keep their placement in shared
-// memory and spill nothing: sm90ws-backward-varlen-placement.mlir).
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s
+// no red.global). This one spills nothing (flashfuse-compile fails on a
+// spill); the D = 128 window and bottom-right ones and the D = 64 one
+// without a mask keep their placement in shared memory
+// (sm90ws-backward-varlen-placement.mlir).
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 
 // CHECK: kernel flash_bwd_sm90ws_f16_d64_m128n128w8s2_causalbr_varlen (smem
