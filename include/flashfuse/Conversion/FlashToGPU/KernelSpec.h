@@ -414,22 +414,23 @@ struct KernelSpec {
   /// step. Where the band depends on the sequence's lengths (bottom-right,
   /// window) at D = 128, ptxas held them from the prologue through the
   /// query loop to the epilogue and spilled 8-28 bytes; with the slot, 0
-  /// (docs/PERF.md, run 319). Not at D = 64, whose producer (block_m =
-  /// 128: eight statistic rows a step) spilled 12-32 bytes more holding
-  /// the slot's words in its 24 registers than re-reading cu_seqlens; not
-  /// for the other D = 128 kernels, which spill nothing either way and
-  /// whose step the slot's reads made 1% slower without a mask (run 319).
-  /// And the sm90 backward with softcap at D = 128 (the sm90ws library
-  /// leaves softcap out), whose tanh terms live through the step: it
-  /// spilled 68-140 bytes, with the slot (and the operands' rows read from
-  /// it each step) 48-80 (run 325), 60-92 since run 326's tanh, 8 in
-  /// the causal kernel since; with its dynamic shared memory
-  /// declared aligned (flash-align-dynamic-shared-memory, LowerToGPU.cpp),
-  /// none. Its other packed kernels spill nothing. And the sm90ws one at
-  /// D = 64 without a band, whose consumers held the sequence's query
+  /// (docs/PERF.md, run 319). At D = 64 the producer (block_m = 128:
+  /// eight statistic rows a step) spilled 12-32 bytes more holding the
+  /// slot's words in its 24 registers than re-reading cu_seqlens, so
+  /// there only the consumers read the slot
+  /// (SharedPlacementScheduler::producerReadsOffsets), and only in the
+  /// kernel without a band, whose consumers held the sequence's query
   /// length, the walk's end and a dQ row's high word through the step
-  /// (28/20 bytes): there the producer keeps reading cu_seqlens
-  /// (SharedPlacementScheduler::producerReadsOffsets).
+  /// (28/20 bytes; 0 with the slot, run 386). Not for the other kernels,
+  /// which spill nothing either way and whose step the slot's reads made
+  /// 1% slower without a mask at D = 128 (run 319). And the sm90 backward
+  /// with softcap at D = 128 (the sm90ws library leaves softcap out),
+  /// whose tanh terms live through the step: it spilled 68-140 bytes,
+  /// with the slot (and the operands' rows read from it each step) 48-80
+  /// (run 325), 60-92 since run 326's tanh, 8 in the causal kernel since;
+  /// with its dynamic shared memory declared aligned
+  /// (flash-align-dynamic-shared-memory, LowerToGPU.cpp), none. Its other
+  /// packed kernels spill nothing.
   bool keepsPlacementShared() const {
     if (kind != Kind::Backward || !varlen)
       return false;
