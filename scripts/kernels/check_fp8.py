@@ -526,7 +526,7 @@ def bench_block_descales(art, kern, S, reps):
 
     def run(kernel, inputs):
         q8, k8, _, vt, ds = inputs
-        return lambda: launch_fp8(art, kernel, q8, k8, vt, o, lse, ds, scale)
+        return prepared_fp8(art, kernel, q8, k8, vt, o, lse, ds, scale)
 
     res = {"kernel": kern["name"], "per_head_kernel": head["name"], "d": d,
            "S": S, "causal": kern["causal"]}
