@@ -117,8 +117,12 @@ class Artifact:
         its parameter array packed once: the benchmarks time it, since
         packing (and encoding tensor maps) costs 0.1-0.45 ms of Python a
         call, more than a short kernel runs (docs/PERF.md runs 380-382)."""
-        grid, bufs, scal = self.launch_args(k, *args, **kwargs)
-        packed = self.pack(k, bufs, scal)
+        return self.prepared_named(k, *self.launch_args(k, *args, **kwargs))
+
+    def prepared_named(self, k, grid, bufs, scalars):
+        """A closure doing launch_named(k, grid, bufs, scalars), the
+        parameter array packed once."""
+        packed = self.pack(k, bufs, scalars)
         return lambda: self.launch_packed(k, grid, packed)
 
     def launch_args(self, k, q, kk, v, o, lse, scale, bias=None, window=(-1, -1), softcap=0.0):

@@ -144,9 +144,7 @@ def prepared_fp8(art, kern, *args, **kwargs):
     parameter array (two tensor maps) packed once, for the benchmarks: a
     launch_named call costs 0.27-0.45 ms of Python, more than the 2k
     kernels run (docs/PERF.md run 380)."""
-    grid, bufs, scal = fp8_launch_args(kern, *args, **kwargs)
-    packed = art.pack(kern, bufs, scal)
-    return lambda: art.launch_packed(kern, grid, packed)
+    return art.prepared_named(kern, *fp8_launch_args(kern, *args, **kwargs))
 
 
 def fp8_launch_args(kern, q8, k8, vt, o, lse, descales, scale, window=(-1, -1),

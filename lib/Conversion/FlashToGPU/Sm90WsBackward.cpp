@@ -117,7 +117,7 @@ protected:
   /// spills nothing. The other kernels, which spill nothing either way,
   /// keep their code.
   bool narrowsForSharedPlacement() const {
-    return s.keepsPlacementShared() && s.headDim <= 64;
+    return s.onlyConsumersReadPlacement();
   }
   bool countsQueryBlocksIn32Bits() const override {
     return narrowsForSharedPlacement();

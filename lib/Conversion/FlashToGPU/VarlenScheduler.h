@@ -353,7 +353,9 @@ protected:
   /// read the slot: at D = 64 (block_m = 128, eight statistic rows a step)
   /// the producer's 24 registers spilled 12-32 bytes holding the slot's
   /// words, and held nothing re-reading the offsets.
-  bool producerReadsOffsets() const { return this->s.headDim <= 64; }
+  bool producerReadsOffsets() const {
+    return this->s.onlyConsumersReadPlacement();
+  }
 
   void rereadPlacement() override {
     if (producerReadsOffsets()) {

@@ -439,6 +439,11 @@ struct KernelSpec {
                           : causal == Causal::None && !window;
     return recipe == Recipe::Sm90 && headDim > 64 && softcap;
   }
+  /// Whether only the consumers read the placement slot, the producer
+  /// re-reading cu_seqlens (at D = 64: see keepsPlacementShared).
+  bool onlyConsumersReadPlacement() const {
+    return keepsPlacementShared() && headDim <= 64;
+  }
   /// The placement slot: [8] i32 after the statistics, 32 bytes so that
   /// the staged dQ stays aligned (SharedPlacementScheduler's words).
   static constexpr int64_t kPlacementSlotBytes = 32;
