@@ -37,16 +37,26 @@ WAVES_MIN = 2
 
 def waves_kernel_dir(infos, groups, sm_count, smem_per_sm):
     """The artifact directory of the kernel to launch among `infos`
-    ([(dir, KernelInfo)] of one variant, the first the default): another
-    one that fits two blocks an SM where the default's grid,
-    groups(block_m) blocks, runs WAVES_MIN waves or more of one block an
-    SM; else the default's."""
+    ([(dir, KernelInfo)] of one variant, the first the default): where the
+    default's grid, groups(block_m) blocks, runs WAVES_MIN waves or more of
+    one block an SM, the first kernel that fits two blocks an SM; where it
+    runs fewer, the first that does not (the library's own tiles: more
+    keys in flight a block, docs/KVCACHE.md). So the grid picks the class
+    of tile and the search order only picks within it: a
+    FLASHFUSE_KERNEL_DIR that lists the waves artifact first still takes
+    the library's tiles for small grids (docs/PERF.md runs 394-395, where
+    it did not: 7-10% less at B = 1 over 64k-128k keys). The default's
+    where no kernel is of the class wanted, or the GPU's shape is
+    unknown."""
     default_dir, default = infos[0]
-    if not sm_count or not smem_per_sm or \
-            groups(default.block_m) < WAVES_MIN * sm_count:
+    if not sm_count or not smem_per_sm:
         return default_dir
-    for directory, info in infos[1:]:
-        if 0 < info.smem < default.smem and 2 * info.smem <= smem_per_sm:
+
+    def fits_twice(info):
+        return 0 < info.smem and 2 * info.smem <= smem_per_sm
+    waves = groups(default.block_m) >= WAVES_MIN * sm_count
+    for directory, info in infos:
+        if fits_twice(info) == waves:
             return directory
     return default_dir
 

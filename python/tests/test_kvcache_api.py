@@ -319,6 +319,13 @@ def test_decode_tiles_for_grids_of_several_waves():
     assert waves_kernel_dir(infos, groups(64), 108, 167936) == "waves"
     # Unknown shared memory per SM: the default.
     assert waves_kernel_dir(infos, groups(64), sms, 0) == "lib"
+    # The grid picks the class of tile whatever the search order: the waves
+    # artifact listed first is still left for grids under two waves.
+    first = infos[2:] + infos[:2]
+    assert waves_kernel_dir(first, groups(32), sms, per_sm) == "lib"
+    assert waves_kernel_dir(first, groups(64), sms, per_sm) == "waves"
+    # Only tiles of the other class: the first.
+    assert waves_kernel_dir(infos[2:], groups(1), sms, per_sm) == "waves"
 
 
 def test_decode_tiles_of_eight_rows():
@@ -336,6 +343,11 @@ def test_decode_tiles_of_eight_rows():
         return lambda block_m: batch * heads_kv * -(-rows // block_m)
     # 32/8 heads, one token: 4 rows a kv head.
     assert decode_kernel_dir(infos, 4, groups(4), sms, per_sm) == "rows8"
+    # The same with the artifacts searched in another order.
+    assert decode_kernel_dir(infos[::-1], 4, groups(1), sms,
+                             per_sm) == "rows8"
+    assert decode_kernel_dir(infos[::-1], 4, groups(64), sms,
+                             per_sm) == "rows8-waves"
     assert decode_kernel_dir(infos, 4, groups(64), sms,
                              per_sm) == "rows8-waves"
     # 64/8 heads: 8 rows, still one block of 8.
