@@ -3,7 +3,7 @@
 
     ab_forward.py NAME=DIR [NAME=DIR ...] [--fp8] [--dims 64,128]
                   [--seqs 2048,8192] [--reps 5] [--kernels REGEX]
-                  [--identical]
+                  [--identical [--shapes BxHxS,...]]
 
 Each DIR is a kernel artifact (manifest.txt + cubin) of the same suite, for
 example the library of two commits, or of two tiles. Every kernel of the
@@ -91,16 +91,20 @@ def bench(arts, name, S, reps):
         return sets[it[0] % 3]
 
     def ours(art, k):
+        # Each input set's launch packed once (Artifact.prepared): packing
+        # costs 0.1-0.45 ms of Python a call, more than the short kernels run
+        # (docs/PERF.md runs 380-382, 401).
         if fp8:
-            from check_fp8 import launch_fp8
-
-            def run():
-                _, (q8, k8, _, vt, ds) = nxt()
-                launch_fp8(art, k, q8, k8, vt, o, lse, ds, scale, window, softcap)
+            from check_fp8 import prepared_fp8
+            runs = [prepared_fp8(art, k, q8, k8, vt, o, lse, ds, scale, window, softcap)
+                    for _, (q8, k8, _, vt, ds) in sets]
         else:
-            def run():
-                (q, kk, v), _ = nxt()
-                art.launch(k, q, kk, v, o, lse, scale, window=window, softcap=softcap)
+            runs = [art.prepared(k, q, kk, v, o, lse, scale, window=window, softcap=softcap)
+                    for (q, kk, v), _ in sets]
+
+        def run():
+            it[0] += 1
+            runs[it[0] % 3]()
         return run
 
     def cudnn():
@@ -161,11 +165,20 @@ def main():
     ap.add_argument("--json", default=None, help="write every result here")
     ap.add_argument("--identical", action="store_true",
                     help="instead of timing, check that every artifact's O and "
-                    "LSE equal the first's bit for bit (B x H x S: 8 x 16 x "
-                    "2048, 1 x 16 x 16384, 3 x 5 x 1000)")
+                    "LSE equal the first's bit for bit (on --shapes)")
+    ap.add_argument("--shapes", default="8x16x2048,1x16x16384,3x5x1000",
+                    metavar="BxHxS,...",
+                    help="the inputs of --identical (default: %(default)s; "
+                    "O starts as NaN, so a tile the walk skips shows)")
     args = ap.parse_args()
     if args.identical and args.fp8:
         ap.error("--identical compares the 16-bit kernels only")
+    try:
+        shapes = [tuple(int(x) for x in t.split("x")) for t in args.shapes.split(",")]
+    except ValueError:
+        shapes = []
+    if not shapes or any(len(t) != 3 or min(t) < 1 for t in shapes):
+        ap.error(f"--shapes: expected BxHxS,... of positive ints, got {args.shapes!r}")
     arts = []
     for spec in args.artifacts:
         label, _, path = spec.partition("=")
@@ -181,7 +194,7 @@ def main():
     if args.identical:
         bad = 0
         for name in names:
-            for B, H, S in ((8, 16, 2048), (1, 16, 16384), (3, 5, 1000)):
+            for B, H, S in shapes:
                 ok = identical(arts, name, B, H, S)
                 bad += not ok
                 print(f"{'same' if ok else 'DIFFERENT'} {name} {B}x{H}x{S}", flush=True)

@@ -43,29 +43,133 @@ SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
         b, pair, arith::CeilDivUIOp::create(b, queryBlocks, c32(2)),
         queryBlocks);
   }
-  Value units = arith::MulIOp::create(
-      b, arith::MulIOp::create(b, unitsPerHead, heads32), to32(batch));
-  auto outer = scf::ForOp::create(
-      b, to32(gpu::BlockIdOp::create(b, gpu::Dimension::x)), units, grid,
-      init);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(outer.getBody());
-  Value unit = outer.getInductionVar();
-  Value inHead = arith::RemUIOp::create(b, unit, unitsPerHead);
-  Value headBatch = arith::DivUIOp::create(b, unit, unitsPerHead);
-  Tile tile;
-  tile.head = toIndex(arith::RemUIOp::create(b, headBatch, heads32));
-  tile.batch = toIndex(arith::DivUIOp::create(b, headBatch, heads32));
+  auto place = [&](Tile &tile, Value headBatch) {
+    tile.head = toIndex(arith::RemUIOp::create(b, headBatch, heads32));
+    tile.batch = toIndex(arith::DivUIOp::create(b, headBatch, heads32));
+  };
   if (!pairMirrors) {
+    Value units = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, unitsPerHead, heads32), to32(batch));
+    auto outer = scf::ForOp::create(
+        b, to32(gpu::BlockIdOp::create(b, gpu::Dimension::x)), units, grid,
+        init);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(outer.getBody());
+    Value unit = outer.getInductionVar();
+    Value inHead = arith::RemUIOp::create(b, unit, unitsPerHead);
+    Tile tile;
+    place(tile, arith::DivUIOp::create(b, unit, unitsPerHead));
     tile.queryBlock = toIndex(inHead);
     scf::YieldOp::create(b, body(tile, outer.getRegionIterArgs()));
     return outer.getResults();
   }
-  // Blocks M-1-i, then (paired) i unless it is the same block.
+  // The pairs' last round (units mod grid of them) would leave the other
+  // CTAs idle. So the last `tailHeads` (head, batch) pairs, enough for
+  // that remainder and one whole round more, are walked as single blocks:
+  // the pairs before them are whole rounds' worth save for the CTAs that
+  // get one more, and the single blocks go out longest first, the CTAs
+  // taking them in turn starting after the last pair's and reversing the
+  // order every round, so the CTAs with the most work take the shortest.
+  // Units stay numbered query-block-fastest: the pairs' CTAs still read
+  // the K/V of a few heads at a time, and the tail's heads are few.
+  Value headBatches = arith::MulIOp::create(b, heads32, to32(batch));
+  struct Walk {
+    Value pairsHere, turn, reversed, tailHeads, firstTailHead, items;
+  };
+  auto turnOfRound = [&](const Walk &w, Value round) {
+    Value odd = arith::TruncIOp::create(b, b.getI1Type(), round);
+    return arith::SelectOp::create(b, odd, w.reversed, w.turn);
+  };
+  // The walk of CTA `cta` of `grid`, from the pairs' units.
+  auto walkOf = [&](Value cta, Value grid, Value pair, Value unitsPerHead) {
+    Walk w;
+    Value units = arith::MulIOp::create(b, unitsPerHead, headBatches);
+    Value remainder = arith::RemUIOp::create(b, units, grid);
+    Value tailed = arith::AndIOp::create(
+        b, pair,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ne, remainder,
+                              c32(0)));
+    w.tailHeads = arith::SelectOp::create(
+        b, tailed,
+        arith::MinUIOp::create(
+            b, headBatches,
+            arith::CeilDivUIOp::create(
+                b, arith::AddIOp::create(b, remainder, grid), unitsPerHead)),
+        c32(0));
+    w.firstTailHead = arith::SubIOp::create(b, headBatches, w.tailHeads);
+    Value pairUnits = arith::MulIOp::create(b, w.firstTailHead, unitsPerHead);
+    // This CTA's pairs: units cta, cta + grid, ... below pairUnits.
+    w.pairsHere = arith::SelectOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cta, pairUnits),
+        arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, pairUnits, cta),
+                                   grid),
+        c32(0));
+    // Its single blocks: the one at offset `turn` of even rounds, counted
+    // from the CTA after the last pair's, and at grid - 1 - turn of odd
+    // ones.
+    w.turn = arith::RemUIOp::create(
+        b,
+        arith::SubIOp::create(b, arith::AddIOp::create(b, cta, grid),
+                              arith::RemUIOp::create(b, pairUnits, grid)),
+        grid);
+    w.reversed =
+        arith::SubIOp::create(b, arith::SubIOp::create(b, grid, one), w.turn);
+    Value singles = arith::MulIOp::create(b, w.tailHeads, queryBlocks);
+    Value fullRounds = arith::DivUIOp::create(b, singles, grid);
+    Value lastRoundTakes = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ult, turnOfRound(w, fullRounds),
+        arith::RemUIOp::create(b, singles, grid));
+    w.items = arith::AddIOp::create(
+        b, w.pairsHere,
+        arith::AddIOp::create(
+            b, fullRounds, arith::ExtUIOp::create(b, i32, lastRoundTakes)));
+    return w;
+  };
+  Value items =
+      walkOf(to32(gpu::BlockIdOp::create(b, gpu::Dimension::x)), grid, pair,
+             unitsPerHead)
+          .items;
+  auto outer = scf::ForOp::create(b, c32(0), items, one, init);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(outer.getBody());
+  Value item = outer.getInductionVar();
+  // The walk again from the CTA's coordinates read afresh: its values,
+  // held across the tile's body, spilled (8-24 bytes in the 192-row D = 64
+  // and some FP8 kernels); recomputed, they cost a few integer
+  // instructions a tile.
+  Value cta = to32(readRegister("ctaid.x"));
+  Value freshGrid = to32(readRegister("nctaid.x"));
+  Value tiles = arith::MulIOp::create(b, queryBlocks, headBatches);
+  Value freshPair =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, freshGrid, tiles);
+  Value freshUnitsPerHead = arith::SelectOp::create(
+      b, freshPair, arith::CeilDivUIOp::create(b, queryBlocks, c32(2)),
+      queryBlocks);
+  Walk w = walkOf(cta, freshGrid, freshPair, freshUnitsPerHead);
+  Value isPair =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, item, w.pairsHere);
+  // A pair: blocks M-1-i, then i unless it is the same block.
+  Value unit = arith::AddIOp::create(
+      b, cta, arith::MulIOp::create(b, item, freshGrid));
+  Value inHead = arith::RemUIOp::create(b, unit, freshUnitsPerHead);
   Value mirror = arith::SubIOp::create(
       b, arith::SubIOp::create(b, queryBlocks, one), inHead);
+  // A single block: the k-th longest of the tail, k = round * grid + turn.
+  Value round = arith::SubIOp::create(b, item, w.pairsHere);
+  Value k = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, round, freshGrid), turnOfRound(w, round));
+  Value perLength = arith::MaxUIOp::create(b, w.tailHeads, one);
+  Value single = arith::SubIOp::create(
+      b, arith::SubIOp::create(b, queryBlocks, one),
+      arith::DivUIOp::create(b, k, perLength));
+  Tile tile;
+  place(tile, arith::SelectOp::create(
+                  b, isPair, arith::DivUIOp::create(b, unit, freshUnitsPerHead),
+                  arith::AddIOp::create(
+                      b, w.firstTailHead,
+                      arith::RemUIOp::create(b, k, perLength))));
   Value two = arith::AndIOp::create(
-      b, pair,
+      b, arith::AndIOp::create(b, freshPair, isPair),
       arith::CmpIOp::create(b, arith::CmpIPredicate::ne, mirror, inHead));
   Value count = arith::SelectOp::create(b, two, c32(2), one);
   auto inner =
@@ -75,8 +179,9 @@ SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
     b.setInsertionPointToStart(inner.getBody());
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
                                         inner.getInductionVar(), c32(0));
+    Value pairBlock = arith::SelectOp::create(b, first, mirror, inHead);
     tile.queryBlock =
-        toIndex(arith::SelectOp::create(b, first, mirror, inHead));
+        toIndex(arith::SelectOp::create(b, isPair, pairBlock, single));
     scf::YieldOp::create(b, body(tile, inner.getRegionIterArgs()));
   }
   scf::YieldOp::create(b, inner.getResults());

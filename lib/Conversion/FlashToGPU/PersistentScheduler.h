@@ -13,7 +13,13 @@
 // round-robin over units gives every CTA the same work where a round-robin
 // over single blocks would not (with 132 CTAs and M = 16 blocks, CTA c
 // would always get blocks c, c+4, c+8, c+12 mod 16: a fixed share of long
-// or of short ones). With a block per tile (gridDim.x >= tiles: the
+// or of short ones). Equal units still leave the last round to units mod
+// gridDim.x CTAs (2048 pairs on 132 CTAs: 15.5 rounds, 3% of the CTAs'
+// time idle), so the (head, batch) pairs of that round and one more are
+// walked as single blocks, longest first, the CTAs taking them in turn
+// and in reverse turn every other round; the CTAs with one pair more take
+// the shortest (docs/PERF.md runs 400-403: 1-3% at 1k-4k keys). With a
+// block per tile (gridDim.x >= tiles: the
 // runtime's grid for long sequences) a unit is one query block under a
 // causal mask too, the longest first, as the one-block-per-tile grid had
 // them. Units are numbered query-block-fastest, as blockIdx.x
@@ -25,6 +31,8 @@
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_PERSISTENTSCHEDULER_H
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <functional>
 
 namespace mlir::flash {
 
@@ -39,10 +47,14 @@ public:
 
   /// Tiles of `blockM` rows over `seqQ` query rows, `heads` query heads
   /// and `batch` sequences; `pairMirrors` under a causal mask.
+  /// `readRegister(name)`: a special register (ctaid.x, nctaid.x) read
+  /// where LLVM cannot reuse an earlier read (an index), for the causal walk to
+  /// recompute its plan in each tile instead of holding it.
   PersistentTileScheduler(ImplicitLocOpBuilder &b, int64_t blockM, bool pairMirrors,
-                          Value seqQ, Value heads, Value batch)
+                          Value seqQ, Value heads, Value batch,
+                          std::function<Value(StringRef)> readRegister)
       : b(b), blockM(blockM), pairMirrors(pairMirrors), seqQ(seqQ),
-        heads(heads), batch(batch) {}
+        heads(heads), batch(batch), readRegister(std::move(readRegister)) {}
 
   /// Builds this CTA's walk: `body` runs once per tile, in the order every
   /// role of the CTA sees (producer and consumers must agree), with the
@@ -55,6 +67,7 @@ private:
   int64_t blockM;
   bool pairMirrors;
   Value seqQ, heads, batch;
+  std::function<Value(StringRef)> readRegister;
 };
 
 } // namespace mlir::flash

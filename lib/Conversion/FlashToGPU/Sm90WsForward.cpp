@@ -440,7 +440,8 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
         b.getI32Type());
   scheduler = std::make_unique<PersistentTileScheduler>(
       b, s.blockM, s.causal != KernelSpec::Causal::None, seqQ, headsQ,
-      idx("batch"));
+      idx("batch"),
+      [this](StringRef name) { return readSpecialRegisterOpaquely(name); });
   scoreFactor =
       arith::MulFOp::create(b, scoreScale(), cF32(b, float(M_LOG2E)));
   createBarriers();

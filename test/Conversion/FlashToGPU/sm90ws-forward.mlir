@@ -8,8 +8,11 @@
 // flash-grid-constant-params; thread 0 initialises the 2 + 2 x stages
 // mbarriers (Q; K/V full; K/V empty and Q read, one arrival per consumer
 // thread); the producer warpgroup (tid < 128) gives registers back and
-// thread 0 of it walks the tiles (blockIdx.x, step gridDim.x; a causal
-// mask pairs query blocks M-1-i and i): per tile the first stages - 1 key
+// thread 0 of it walks the tiles (PersistentScheduler.cpp: a causal mask
+// pairs query blocks M-1-i and i, units blockIdx.x, step gridDim.x, and
+// walks the (head, batch) pairs of the last round and one more as single
+// blocks, longest first, the CTAs taking them in turn and in reverse turn
+// every other round): per tile the first stages - 1 key
 // blocks, then Q once the consumers have read the previous one, then the
 // rest, each block waiting on "empty" from the second round on; the
 // consumers take registers, walk the same tiles, wait on "full", release
@@ -36,10 +39,39 @@
 // CHECK: cf.cond_br %{{.*}}, ^[[PRODUCER:bb[0-9]+]], ^[[CONSUMER:bb[0-9]+]]
 // CHECK: ^[[PRODUCER]]:
 // CHECK-NEXT: nvvm.setmaxregister {{ *}}decrease 40
-// CHECK-DAG: %[[UNIT0:[0-9]+]] = arith.index_castui %block_id_x{{.*}} : index to i32
-// CHECK-DAG: %[[STEP:[0-9]+]] = arith.index_castui %grid_dim_x{{.*}} : index to i32
-// CHECK: scf.for %{{.*}} = %[[UNIT0]] to %{{.*}} step %[[STEP]] iter_args(
+// CHECK: scf.for %[[ITEM:[a-z0-9]+]] = %c0{{.*}} to %{{[0-9]+}} step %{{.*}} iter_args(
+// Each tile recomputes the walk from its coordinates read afresh (held
+// across the tile, its values spilled):
+// CHECK-NEXT: %[[CTA_RAW:[0-9]+]] = llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %ctaid.x;"
+// CHECK: %[[GRID_RAW:[0-9]+]] = llvm.inline_asm has_side_effects {{.*}}"mov.u32 $0, %nctaid.x;"
+// CHECK: %[[GRID_INDEX:[0-9]+]] = arith.index_castui %[[GRID_RAW]] : i32 to index
+// CHECK: %[[GRID:[0-9]+]] = arith.index_castui %[[GRID_INDEX]] : index to i32
+// CHECK: %[[PAIRED:[0-9]+]] = arith.cmpi ult, %[[GRID]], %{{.*}} : i32
+// CHECK: %[[PER_HEAD:[0-9]+]] = arith.select %[[PAIRED]], %{{.*}}, %{{.*}} : i32
+// The tail: as many (head, batch) pairs as the units past the last whole
+// round and one round more need, where the pairs leave a remainder.
+// CHECK: %[[REM:[0-9]+]] = arith.remui %{{.*}}, %[[GRID]] : i32
+// CHECK: %[[SHORT:[0-9]+]] = arith.andi %[[PAIRED]], %{{.*}} : i1
+// CHECK: %[[MORE:[0-9]+]] = arith.addi %[[REM]], %[[GRID]] : i32
+// CHECK: %[[NEED:[0-9]+]] = arith.ceildivui %[[MORE]], %[[PER_HEAD]] : i32
+// CHECK: %[[CAPPED:[0-9]+]] = arith.minui %{{.*}}, %[[NEED]] : i32
+// CHECK: %[[TAIL:[0-9]+]] = arith.select %[[SHORT]], %[[CAPPED]], %{{.*}} : i32
+// Each CTA's pairs, then its single blocks: one a round, at its turn in
+// even rounds and at grid - 1 - turn in odd ones.
+// CHECK: %[[PAIRS:[0-9]+]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[START:[0-9]+]] = arith.remui %{{.*}}, %[[GRID]] : i32
+// CHECK: %[[AHEAD:[0-9]+]] = arith.addi %{{.*}}, %[[GRID]] : i32
+// CHECK: %[[FROM:[0-9]+]] = arith.subi %[[AHEAD]], %[[START]] : i32
+// CHECK: %[[TURN:[0-9]+]] = arith.remui %[[FROM]], %[[GRID]] : i32
+// CHECK: %[[LAST:[0-9]+]] = arith.subi %[[GRID]], %{{.*}} : i32
+// CHECK: %[[REVERSED:[0-9]+]] = arith.subi %[[LAST]], %[[TURN]] : i32
+// CHECK: %[[IS_PAIR:[0-9]+]] = arith.cmpi ult, %[[ITEM]], %[[PAIRS]] : i32
+// CHECK: %[[ROUND:[0-9]+]] = arith.subi %[[ITEM]], %[[PAIRS]] : i32
+// CHECK: %[[ODD:[0-9]+]] = arith.trunci %[[ROUND]] : i32 to i1
+// CHECK: arith.select %[[ODD]], %[[REVERSED]], %[[TURN]] : i32
+// CHECK: arith.select %[[IS_PAIR]], %{{.*}}, %{{.*}} : i32
 // CHECK: scf.for
+// CHECK: arith.select %[[IS_PAIR]], %{{.*}}, %{{.*}} : i32
 // CHECK: scf.for
 // CHECK: nvgpu.mbarrier.try_wait.parity
 // CHECK: nvgpu.mbarrier.arrive.expect_tx
