@@ -459,44 +459,42 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
   return s;
 }
 
-KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
+/// A kernel of the decode's launch (its combine, K/V append or table
+/// check) of `kind` and `warps` warps: the decode's element type, head
+/// dims, page size and arch.
+static KernelSpec besideDecode(const KernelSpec &decode, KernelSpec::Kind kind,
+                               int64_t warps) {
   KernelSpec s;
-  s.kind = KernelSpec::Kind::DecodeCombine;
+  s.kind = kind;
   s.recipe = Recipe::Decode;
   s.elementType = decode.elementType;
-  s.headDim = s.headDimV = decode.headDimV;
-  s.warps = 4;
-  s.blockM = s.warps; // rows per block
+  s.headDim = decode.headDim;
+  s.headDimV = decode.headDimV;
+  s.pageSize = decode.pageSize;
+  s.warps = warps;
   s.arch = decode.arch;
+  return s;
+}
+
+KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
+  // It reads the partial rows of Dv only, from no cache.
+  KernelSpec s = besideDecode(decode, KernelSpec::Kind::DecodeCombine, 4);
+  s.headDim = decode.headDimV;
+  s.pageSize = 0;
+  s.blockM = s.warps; // rows per block
   return s;
 }
 
 KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode) {
-  KernelSpec s;
-  s.kind = KernelSpec::Kind::KVAppend;
-  s.recipe = Recipe::Decode;
-  s.elementType = decode.elementType;
-  s.headDim = decode.headDim;
-  s.headDimV = decode.headDimV;
-  s.pageSize = decode.pageSize;
+  KernelSpec s = besideDecode(decode, KernelSpec::Kind::KVAppend, 4);
   s.fp8Cache = decode.fp8Cache;
-  s.warps = 4;
   s.blockM = s.warps; // new rows per block, a warp each
-  s.arch = decode.arch;
   return s;
 }
 
 KernelSpec mlir::flash::getDecodeCheckSpec(const KernelSpec &decode) {
-  KernelSpec s;
-  s.kind = KernelSpec::Kind::DecodeCheck;
-  s.recipe = Recipe::Decode;
-  s.elementType = decode.elementType;
-  s.headDim = decode.headDim;
-  s.headDimV = decode.headDimV;
-  s.pageSize = decode.pageSize;
-  s.warps = 8;
+  KernelSpec s = besideDecode(decode, KernelSpec::Kind::DecodeCheck, 8);
   s.blockM = s.threads(); // table entries checked per pass
-  s.arch = decode.arch;
   return s;
 }
 
