@@ -47,9 +47,9 @@ public:
 
   /// Tiles of `blockM` rows over `seqQ` query rows, `heads` query heads
   /// and `batch` sequences; `pairMirrors` under a causal mask.
-  /// `readRegister(name)`: a special register (ctaid.x, nctaid.x) read
-  /// where LLVM cannot reuse an earlier read (an index), for the causal walk to
-  /// recompute its plan in each tile instead of holding it.
+  /// `readRegister(name)`: a special register (ctaid.x, nctaid.x) as an
+  /// index, read where LLVM cannot reuse an earlier read, for the causal
+  /// walk to recompute its plan in each tile instead of holding it.
   PersistentTileScheduler(ImplicitLocOpBuilder &b, int64_t blockM, bool pairMirrors,
                           Value seqQ, Value heads, Value batch,
                           std::function<Value(StringRef)> readRegister)
