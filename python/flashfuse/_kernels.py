@@ -248,6 +248,13 @@ def param_names(directory, index):
     return names
 
 
+def info(directory, index):
+    """The KernelInfo (name, variant, tiles) of kernel `index` of an
+    artifact."""
+    with _lock:
+        return _manifest(directory).kernels()[index]
+
+
 def context(device_index):
     """The runtime context of a GPU, created on first use."""
     with _lock:

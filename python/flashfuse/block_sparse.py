@@ -20,6 +20,11 @@ and the postprocess, all from the artifact of the forward's variant
 kept for the next steps while the same list tensors come back unmodified
 (a training loop passes one BlockMask to every step): the transposition
 then runs once, as FlexAttention builds its q-lists once per BlockMask.
+
+The sm90ws forward (Hopper) takes its tiles in tile_order's order (long
+rows first, docs/KERNEL_ABI.md "Block-sparse"), computed on the GPU once
+per list tensors and kept like the transposed lists;
+FLASHFUSE_BLOCK_SPARSE_GRID_ORDER=1 keeps the grid's own order.
 """
 
 import collections
@@ -182,7 +187,7 @@ def _backward_list_args(lists, seq_q, seq_k, size, transposed=None):
     fills with the transposed pair: counts [B', H', KB] and indices
     [B', H', KB, QB] int32, the forward pair's B' and H'
     (docs/KERNEL_ABI.md "Block-sparse backward"). `transposed`: a
-    workspace already filled for these lists (TransposedLists), passed
+    workspace already filled for these lists (_transposed), passed
     instead of a new one."""
     bq, bk = size
     qb, kb = -(-seq_q // bq), -(-seq_k // bk)
@@ -210,31 +215,30 @@ def _backward_list_args(lists, seq_q, seq_k, size, transposed=None):
     return named, workspace
 
 
-class TransposedLists:
-    """The transposed lists of recent backward steps, reused while the
-    forward's list tensors are the same objects, unmodified since (torch's
-    version counter: any in-place write bumps it), for the same sequence
-    lengths, block size, device and stream. `capacity` entries, the least
-    recently used dropped first: each holds B' x H' x KB x (QB + 1) int32
-    per list pair (1 MiB per head at 16k keys and 128 x 128 blocks)."""
+class ListsCache:
+    """What was derived from recent lists (the backward's transposed lists,
+    the forward's tile order), reused while the list tensors are the same
+    objects, unmodified since (torch's version counter: any in-place write
+    bumps it), for the same `key` (sizes, device, stream: whatever else the
+    value depends on). `capacity` entries, the least recently used dropped
+    first."""
 
     def __init__(self, capacity=4):
         self.capacity = capacity
         self._entries = collections.OrderedDict()
 
     @staticmethod
-    def _key(lists, seq_q, seq_k, size, stream):
+    def _key(lists, key):
         present = tuple(t for t in lists if t is not None)
-        return (tuple(id(t) for t in present), seq_q, seq_k, tuple(size),
-                str(present[0].device), stream)
+        return (tuple(id(t) for t in present), str(present[0].device)) + key
 
-    def get(self, lists, seq_q, seq_k, size, stream):
-        """The workspace filled for `lists`, or None."""
-        key = self._key(lists, seq_q, seq_k, size, stream)
+    def get(self, lists, *key):
+        """The value put for `lists` and `key`, or None."""
+        key = self._key(lists, key)
         entry = self._entries.get(key)
         if entry is None:
             return None
-        refs, versions, workspace = entry
+        refs, versions, value = entry
         present = [t for t in lists if t is not None]
         # id() may be reused by a new tensor once the old one is freed: the
         # weak references tell the same objects apart.
@@ -243,17 +247,19 @@ class TransposedLists:
             del self._entries[key]
             return None
         self._entries.move_to_end(key)
-        return workspace
+        return value
 
-    def put(self, lists, seq_q, seq_k, size, stream, workspace):
+    def put(self, lists, *key_and_value):
+        """Keeps the last argument for `lists` and the key before it."""
+        *key, value = key_and_value
         # Entries whose lists are gone can never be hit again.
-        for key in [k for k, (refs, _, _) in self._entries.items()
-                    if any(r() is None for r in refs)]:
-            del self._entries[key]
+        for k in [k for k, (refs, _, _) in self._entries.items()
+                  if any(r() is None for r in refs)]:
+            del self._entries[k]
         present = [t for t in lists if t is not None]
-        key = self._key(lists, seq_q, seq_k, size, stream)
+        key = self._key(lists, tuple(key))
         self._entries[key] = ([weakref.ref(t) for t in present],
-                              [t._version for t in present], workspace)
+                              [t._version for t in present], value)
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
@@ -262,7 +268,65 @@ class TransposedLists:
         self._entries.clear()
 
 
-_transposed = TransposedLists()
+# The transposed lists of recent backward steps, by (Sq, Sk, block size,
+# stream): each holds B' x H' x KB x (QB + 1) int32 per list pair (1 MiB per
+# head at 16k keys and 128 x 128 blocks).
+_transposed = ListsCache()
+# The tile orders of recent forwards (tile_order), by (B, Hq, Sq, block_m,
+# BQ, stream): B x Hq x ceil(Sq / block_m) int32 each.
+_tile_orders = ListsCache(capacity=8)
+
+# Set to 1 to launch the sm90ws forward's tiles in the grid's order instead
+# of tile_order's (an A/B switch for timing, and the tests' baseline).
+GRID_ORDER_ENV = "FLASHFUSE_BLOCK_SPARSE_GRID_ORDER"
+_grid_order_env = EnvFlag(GRID_ORDER_ENV)
+
+# A row this many times as long as the mean (listed blocks, partial and
+# full) goes ahead of every other tile in tile_order.
+_LONG_ROW_RATIO = 2
+
+
+def tile_order(lists, batch, heads_q, seq_q, block_m, block_q):
+    """The order the blocks of a forward that takes `kv_tile_order`
+    (docs/KERNEL_ABI.md "Block-sparse") take their tiles in: int32
+    [B * Hq * ceil(Sq / block_m)] on the lists' device, entry i the tile of
+    the i-th block the hardware launches, (batch << 24) | (head << 16) |
+    query block; None where a field would not fit (B or Hq above 256, more
+    than 65536 query blocks), for the grid's own order.
+
+    One block a tile, the hardware starts blocks in launch order as SMs
+    free up, so a long tile launched late finishes after every other: with
+    a sliding window and global tokens, the global query rows of the last
+    heads ran alone for a fifth of the call (docs/PERF.md run 412). Longest
+    first, but where it keeps L2's reuse: the rows more than twice as long
+    as the mean go ahead of all the others, longest first; the rest stay
+    head-major (the blocks running together share their heads' K and V),
+    longest first within a head (a causal or prefix-LM BlockMask's last
+    rows are its longest). Computed on the GPU, no synchronisation."""
+    tiles_m = -(-seq_q // block_m)
+    if batch > 256 or heads_q > 256 or tiles_m > 65536:
+        return None
+    num, _, fnum, _ = lists
+    shape = (batch, heads_q, num.shape[-1])
+    counts = num.expand(shape).clamp(min=0)
+    if fnum is not None:
+        counts = counts + fnum.expand(shape).clamp(min=0)
+    # A list row covers block_q // block_m kernel query blocks.
+    counts = counts.repeat_interleave(block_q // block_m, dim=-1)
+    c = counts[..., :tiles_m].reshape(-1).to(torch.int64)
+    position = torch.arange(c.numel(), device=c.device)
+    span = c.max() + 1
+    longest_first = span - 1 - c
+    long_row = c * c.numel() > _LONG_ROW_RATIO * c.sum()
+    head_major = (1 + position // tiles_m) * span + longest_first
+    tile = torch.argsort(torch.where(long_row, longest_first, head_major),
+                         stable=True)
+    query_block = tile % tiles_m
+    head = (tile // tiles_m) % heads_q
+    batch_index = tile // (tiles_m * heads_q)
+    return ((batch_index << 24) | (head << 16) | query_block).to(torch.int32)
+
+
 
 
 def block_sparse_attention(query, key, value, block_mask=None, *,
@@ -348,8 +412,15 @@ class _ForwardLaunch:
                              v.shape[-1], causal)
         (variant.block_sparse, variant.sparse_block_q,
          variant.sparse_block_k) = sparse
+        capability = _capability(q.device.index)
         self.kernel = _kernels.kernel(q.device.index, variant,
-                                      capability=_capability(q.device.index))
+                                      capability=capability)
+        directory, index = _kernels.locate(variant, capability=capability)
+        # (B, Hq, Sq, block_m, BQ) where the kernel takes a tile order.
+        self.order = None
+        if "kv_tile_order" in _kernels.param_names(directory, index):
+            self.order = (q.shape[0], q.shape[1], q.shape[2],
+                          _kernels.info(directory, index).block_m, sparse[1])
         o, lse = self._outputs(q, v)
         named = {}
         for name, t in (("q", q), ("k", k), ("v", v), ("o", o),
@@ -372,6 +443,8 @@ class _ForwardLaunch:
         _list_args(named, "", lists[0], lists[1])
         if lists[2] is not None:
             _list_args(named, "full_", lists[2], lists[3])
+        if self.order is not None:
+            named["kv_tile_order"] = (rt.PARAM_I64, 0)
         self.args = rt.ArgTemplate(named)
 
     @staticmethod
@@ -380,14 +453,28 @@ class _ForwardLaunch:
         return (q.new_empty(b, hq, sq, v.shape[-1]),
                 q.new_empty(b, hq, sq, dtype=torch.float32))
 
+    def _tile_order(self, lists, stream):
+        """The address of tile_order's order for `lists` (kept in
+        _tile_orders while they are), 0 for the grid's own."""
+        if self.order is None or _grid_order_env():
+            return 0
+        order = _tile_orders.get(lists, *self.order, stream)
+        if order is None:
+            order = tile_order(lists, *self.order)
+            _tile_orders.put(lists, *self.order, stream, order)
+        return 0 if order is None else order.data_ptr()
+
     def __call__(self, q, k, v, lists):
         o, lse = self._outputs(q, v)
         _poison(o, lse)
+        context, stream = ops._launch_context(q.device)
+        integers = ()
+        if self.order is not None:
+            integers = (("kv_tile_order", self._tile_order(lists, stream)),)
         args = self.args.fill(
             [("q", q.data_ptr()), ("k", k.data_ptr()), ("v", v.data_ptr()),
              ("o", o.data_ptr()), ("lse", lse.data_ptr())]
-            + _list_addresses(lists))
-        context, stream = ops._launch_context(q.device)
+            + _list_addresses(lists), integers)
         with context:
             rt.launch_packed(self.kernel, args, stream, allow_unused=False)
         return o, lse

@@ -174,7 +174,7 @@ def _cpu_lists(seed=0):
 
 
 def test_transposed_lists_are_kept_for_the_same_unmodified_tensors():
-    cache = block_sparse.TransposedLists(capacity=2)
+    cache = block_sparse.ListsCache(capacity=2)
     lists = _cpu_lists()
     work = [torch.zeros(3)]
     assert cache.get(lists, 500, 500, (128, 128), 7) is None
@@ -194,7 +194,7 @@ def test_transposed_lists_are_kept_for_the_same_unmodified_tensors():
 
 
 def test_transposed_lists_evict_the_least_recently_used():
-    cache = block_sparse.TransposedLists(capacity=2)
+    cache = block_sparse.ListsCache(capacity=2)
     a, b, c = _cpu_lists(1), _cpu_lists(2), _cpu_lists(3)
     for lists in (a, b):
         cache.put(lists, 256, 256, (128, 128), 0, [lists[0]])
@@ -206,7 +206,7 @@ def test_transposed_lists_evict_the_least_recently_used():
 
 
 def test_transposed_lists_of_freed_tensors_are_dropped():
-    cache = block_sparse.TransposedLists(capacity=4)
+    cache = block_sparse.ListsCache(capacity=4)
     lists = _cpu_lists(4)
     cache.put(lists, 256, 256, (128, 128), 0, [])
     del lists
@@ -264,3 +264,121 @@ def test_backward_launches_reuse_their_packed_arguments(monkeypatch):
     assert without_addresses(a3) == without_addresses(a1)
     assert without_addresses(a5) == without_addresses(a3)
     assert a5["seed"] == a3["seed"]
+
+
+def _decode_order(order, heads_q, tiles_m):
+    """(batch, head, query block) of each entry of a tile_order."""
+    e = order.to(torch.int64)
+    return [(int(x) >> 24, (int(x) >> 16) & 0xff, int(x) & 0xffff) for x in e]
+
+
+def test_tile_order_puts_long_rows_first_and_keeps_heads_together():
+    """Rows of a sliding window with global query rows: the global rows of
+    every head go first, longest first; the rest head-major, each head's
+    rows longest first (ties in query-block order)."""
+    b, h, qb = 2, 3, 8
+    num = torch.full((1, 1, qb), 2, dtype=torch.int32)
+    num[0, 0, 0] = 8  # a global query row: every key block
+    fnum = torch.zeros((b, h, qb), dtype=torch.int32)
+    fnum[1, 2, 5] = 1  # one row of one head a block longer
+    fnum[0, 1, 3] = 1
+    lists = (num, None, fnum, None)
+    order = block_sparse.tile_order(lists, b, h, qb * 128, 128, 128)
+    assert order.dtype == torch.int32 and order.numel() == b * h * qb
+    tiles = _decode_order(order, h, qb)
+    assert sorted(tiles) == [(bi, hi, m) for bi in range(b) for hi in range(h)
+                             for m in range(qb)]
+    # The global rows (8 of a mean under 3) first, in launch order.
+    assert tiles[:b * h] == [(bi, hi, 0) for bi in range(b) for hi in range(h)]
+    rest = tiles[b * h:]
+    # Head-major: each (batch, head)'s rows together, in order.
+    heads = [t[:2] for t in rest]
+    assert heads == sorted(heads)
+    # Within a head, the longer row first, then the query-block order.
+    assert [t[2] for t in rest if t[:2] == (0, 1)] == [3, 1, 2, 4, 5, 6, 7]
+    assert [t[2] for t in rest if t[:2] == (1, 2)] == [5, 1, 2, 3, 4, 6, 7]
+    assert [t[2] for t in rest if t[:2] == (0, 0)] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def test_tile_order_of_a_causal_mask_is_each_heads_rows_reversed():
+    """A causal BlockMask's rows grow with their index: none is twice the
+    mean, and each head's run backwards, the longest first."""
+    qb = 16
+    num = torch.ones((1, 1, qb), dtype=torch.int32)
+    fnum = torch.arange(qb, dtype=torch.int32).view(1, 1, qb)
+    order = block_sparse.tile_order((num, None, fnum, None), 1, 2, qb * 128,
+                                    128, 128)
+    tiles = _decode_order(order, 2, qb)
+    assert tiles == [(0, hi, m) for hi in range(2)
+                     for m in reversed(range(qb))]
+
+
+def test_tile_order_counts_kernel_blocks_of_a_list_row():
+    """Kernel blocks of 64 rows under list rows of 128: each list row's
+    count is its two blocks', and the blocks past Sq are not tiles."""
+    num = torch.tensor([[[1, 5, 1]]], dtype=torch.int32)  # 3 rows of 128
+    order = block_sparse.tile_order((num, None, None, None), 1, 1, 300, 64,
+                                    128)
+    tiles = _decode_order(order, 1, 5)  # ceil(300 / 64) = 5 blocks
+    assert [t[2] for t in tiles] == [2, 3, 0, 1, 4]
+
+
+def test_tile_order_is_none_where_its_fields_do_not_fit():
+    num = torch.ones((1, 1, 1), dtype=torch.int32)
+    lists = (num, None, None, None)
+    assert block_sparse.tile_order(lists, 1, 257, 128, 128, 128) is None
+    assert block_sparse.tile_order(lists, 257, 1, 128, 128, 128) is None
+    assert block_sparse.tile_order(lists, 1, 256, 128, 128, 128) is not None
+
+
+def test_forward_launch_passes_the_tile_order(monkeypatch):
+    """A kernel that takes kv_tile_order gets the cached order's address
+    (computed once for the same lists), 0 with GRID_ORDER_ENV; a kernel
+    without the parameter gets none."""
+    import contextlib
+    import ctypes
+    launched = []
+
+    def record(kernel, packed, stream, allow_unused=True):
+        launched.append({a.name.decode(): (a.ptr or 0, a.i)
+                         for a in packed[0]})
+
+    class Info:
+        block_m = 128
+
+    takes = {"value": True}
+    monkeypatch.setattr(rt, "launch_packed", record)
+    monkeypatch.setattr(ops, "_launch_context",
+                        lambda device: (contextlib.nullcontext(), 0))
+    monkeypatch.setattr(block_sparse, "_forward_launches", ops._Templates())
+    monkeypatch.setattr(block_sparse, "_tile_orders",
+                        block_sparse.ListsCache())
+    monkeypatch.setattr(block_sparse, "_capability", lambda index: 90)
+    monkeypatch.setattr(_kernels, "kernel",
+                        lambda *a, **k: ctypes.c_void_p(21))
+    monkeypatch.setattr(_kernels, "locate", lambda *a, **k: ("dir", 0))
+    monkeypatch.setattr(_kernels, "info", lambda d, i: Info())
+    monkeypatch.setattr(
+        _kernels, "param_names",
+        lambda d, i: {"kv_tile_order"} if takes["value"] else set())
+    monkeypatch.setattr(block_sparse, "_readable", lambda t: t)
+    q, k, v = (torch.randn(1, 2, 256, 64, dtype=torch.bfloat16)
+               for _ in range(3))
+    num = torch.tensor([[[1, 2]]], dtype=torch.int32)
+    idx = torch.tensor([[[[0, 1], [0, 1]]]], dtype=torch.int32)
+    lists = (num, idx, None, None)
+
+    def call():
+        block_sparse._forward(q, k, v, lists, (1, 128, 128), 0, 0.125)
+        return launched[-1]
+
+    first, second = call(), call()
+    order = block_sparse._tile_orders.get(lists, 1, 2, 256, 128, 128, 0)
+    assert order is not None
+    assert first["kv_tile_order"][1] == second["kv_tile_order"][1] \
+        == order.data_ptr() != 0
+    monkeypatch.setenv(block_sparse.GRID_ORDER_ENV, "1")
+    assert call()["kv_tile_order"][1] == 0
+    monkeypatch.setattr(block_sparse, "_forward_launches", ops._Templates())
+    takes["value"] = False
+    assert "kv_tile_order" not in call()

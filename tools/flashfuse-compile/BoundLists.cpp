@@ -122,6 +122,16 @@ ListBinding bindingOfLaunch(gpu::LaunchFuncOp launch, DictionaryAttr manifest) {
       return out;
     }
   }
+  // A kernel that takes a tile order gets none from its host launch (0, the
+  // grid's own); bound with the lists, so that the runtime passes it too.
+  if (Value order = byName.lookup("kv_tile_order")) {
+    std::optional<int64_t> value = constantInt(order);
+    if (!value) {
+      out.whyNot = "its 'kv_tile_order' is computed at run time";
+      return out;
+    }
+    out.binding.scalars.emplace_back("kv_tile_order", *value);
+  }
   // The sizes the lists were derived for: the lengths always (a list row
   // per query block, indices below ceil(seq_k / BK)); batch and heads and
   // the window where the op had them static (the mask_mod and the band

@@ -14,7 +14,10 @@
 // a full block inside both takes the engine's unmasked path).
 //
 // The block's query block is qb = mStart / BQ (BQ a multiple of block_m,
-// checked by getKernelSpec). Its counts are read once, clamped into
+// checked by getKernelSpec); where the engine takes a tile order
+// (KernelSpec::takesTileOrder: the sm90ws forward) its tile is the order's
+// entry for the block (ForwardBuilder::orderedTile), read again with the
+// row. Its counts are read once, clamped into
 // [0, slots]; each step reads its list entry (a load one prefetch distance
 // ahead of its use). An index outside [0, KB) is visited as the block past
 // the last key (zero-filled by the copies, masked by the tail): outside the
@@ -28,6 +31,8 @@
 
 #include "BlockSparseLists.h"
 #include "ForwardBuilder.h"
+
+#include <type_traits>
 
 namespace mlir::flash {
 
@@ -46,7 +51,26 @@ protected:
   SparseListRow readRow(bool opaque) {
     auto &b = this->b;
     Value batch = this->batchIdx, head = this->head, first = this->mStart;
-    if (opaque) {
+    bool ordered = false;
+    if constexpr (std::is_base_of_v<ForwardBuilder, Engine>)
+      ordered = this->s.takesTileOrder();
+    if (opaque && ordered) {
+      if constexpr (std::is_base_of_v<ForwardBuilder, Engine>) {
+        // One statement per op, as below.
+        Value x = this->readSpecialRegisterOpaquely("ctaid.x");
+        Value gx = this->readSpecialRegisterOpaquely("nctaid.x");
+        Value y = this->readSpecialRegisterOpaquely("ctaid.y");
+        Value gy = this->readSpecialRegisterOpaquely("nctaid.y");
+        Value z = this->readSpecialRegisterOpaquely("ctaid.z");
+        Value gz = this->readSpecialRegisterOpaquely("nctaid.z");
+        auto tile = this->orderedTile(x, gx, y, gy, z, gz);
+        batch = tile.batch;
+        head = tile.head;
+        first = arith::MulIOp::create(
+            b, tile.queryBlock,
+            arith::ConstantIndexOp::create(b, this->s.blockM));
+      }
+    } else if (opaque) {
       batch = this->readSpecialRegisterOpaquely("ctaid.z");
       head = this->readSpecialRegisterOpaquely("ctaid.y");
       // One statement per op: the IR must not depend on the order C++

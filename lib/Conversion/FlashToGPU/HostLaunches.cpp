@@ -224,6 +224,9 @@ static void appendScalarsAndMaps(ImplicitLocOpBuilder &b,
     if (spec.fullBlocks)
       args.append(sparseListArgs(b, lists.fullNumBlocks, lists.fullIndices));
   }
+  // No tile order: the grid's own (the runtime's callers pass one).
+  if (spec.takesTileOrder())
+    args.push_back(arith::ConstantIntOp::create(b, b.getI64Type(), 0));
   if (spec.usesTensorMaps())
     for (int64_t i = 0; i < spec.tensorMapCount(); ++i)
       args.push_back(LLVM::ZeroOp::create(b, LLVM::LLVMPointerType::get(b.getContext())));

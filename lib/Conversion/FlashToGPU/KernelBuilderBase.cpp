@@ -99,8 +99,7 @@ void KernelBuilderBase::readArguments() {
   head = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   batchIdx = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   headsQ = idx("heads_q");
-  Value group = arith::DivUIOp::create(b, headsQ, idx("heads_kv"));
-  headKV = arith::DivUIOp::create(b, head, group);
+  headKV = kvHeadOf(head);
   seqQ = idx("seq_q");
   seqK = idx("seq_k");
   diagOffset = s.causal == KernelSpec::Causal::BottomRight
@@ -115,6 +114,11 @@ void KernelBuilderBase::readArguments() {
                                          cF32(b, 65536.0f));
     dropoutThreshold = arith::FPToUIOp::create(b, b.getI32Type(), scaled);
   }
+}
+
+Value KernelBuilderBase::kvHeadOf(Value h) {
+  Value group = arith::DivUIOp::create(b, headsQ, idx("heads_kv"));
+  return arith::DivUIOp::create(b, h, group);
 }
 
 Value KernelBuilderBase::operandBase(StringRef name, Value h) {

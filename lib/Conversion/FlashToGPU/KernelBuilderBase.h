@@ -76,6 +76,8 @@ protected:
   /// registers (docs/PERF.md runs 319-320; loadSharedOpaquely is the way
   /// to make ptxas re-read a value).
   Value readSpecialRegisterOpaquely(StringRef name);
+  /// The KV head query head `h` reads (GQA: h / (heads_q / heads_kv)).
+  Value kvHeadOf(Value h);
   /// Element `i` of the i32 shared-memory tile `tile`, read by a volatile
   /// load that neither LLVM nor ptxas may hoist or merge with another:
   /// a value written there once is then read where it is used instead of

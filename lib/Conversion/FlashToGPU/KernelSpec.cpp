@@ -284,6 +284,8 @@ SmallVector<std::string> KernelSpec::params() const {
     scalars();
     if (blockSparse)
       sparseLists("kv");
+    if (takesTileOrder())
+      p.push_back("i64:kv_tile_order");
     // Last, so that they stay the kernel's trailing parameters through the
     // memref expansion (flash-grid-constant-params marks them by position).
     if (usesTensorMaps())

@@ -9,7 +9,10 @@
 // "full" barrier; the consumers read the stage's entry from there (the
 // table sits 229376 bytes past the tiles' base at D = 128) instead of the
 // lists. With one tile a block, Q goes out before the key blocks, whose
-// copies wait for the lists' reads.
+// copies wait for the lists' reads. Each block takes its tile from the
+// tile order at `kv_tile_order` (entry ctaid.x + nctaid.x (ctaid.y +
+// nctaid.y ctaid.z), (batch << 24) | (head << 16) | query block, each field
+// clamped into the grid), or its own where that address is 0.
 // RUN: rm -rf %t && flashfuse-opt %s --flash-select-config="target=h100 recipe=sm90ws" | FileCheck %s --check-prefix=CONFIG
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
@@ -24,12 +27,20 @@
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f
 // MANIFEST-NOT: grid persistent
 // MANIFEST: block_sparse 2
-// MANIFEST: params {{.*}}memref:kv_num_blocks{{.*}}tensormap:q_map tensormap:k_map tensormap:v_map{{$}}
+// MANIFEST: params {{.*}}memref:kv_num_blocks{{.*}} i32:full_kv_slots i64:kv_tile_order tensormap:q_map tensormap:k_map tensormap:v_map{{$}}
 
 // The producer reads the row's counts, issues Q (32768 bytes) before any
 // key block, then stores each step's entry before the stage's K and V
 // (65536 bytes) are expected.
 // PTX-LABEL: .entry flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f(
+// PTX: shl.b64 [[OFF:%rd[0-9]+]], {{%rd[0-9]+}}, 2;
+// PTX-NEXT: add.s64 [[AT:%rd[0-9]+]], [[ORDER:%rd[0-9]+]], [[OFF]];
+// PTX: setp.ne.u64 p, [[ORDER]], 0;
+// PTX-NEXT: mov.b32 [[ENTRY:%r[0-9]+]], [[OWN:%r[0-9]+]];
+// PTX-NEXT: @p ld.global.nc.b32 [[ENTRY]], {{\[}}[[AT]]{{\]}};
+// PTX: and.b32 {{%r[0-9]+}}, [[ENTRY]], 65535;
+// PTX-NEXT: bfe.u32 {{%r[0-9]+}}, [[ENTRY]], 16, 8;
+// PTX: min.u64
 // PTX: setmaxnreg.dec.sync.aligned.u32 24;
 // PTX: ld.global.b32
 // PTX-NOT: st.shared.b32

@@ -267,6 +267,12 @@ struct KernelSpec {
   bool publishesKeyBlocks() const {
     return warpSpecialized() && kind == Kind::Forward && blockSparse;
   }
+  /// Whether the kernel takes `kv_tile_order` (docs/KERNEL_ABI.md
+  /// "Block-sparse"): the device address of the tile each block takes, in
+  /// launch order, or 0 for the grid's own. The sm90ws block-sparse
+  /// forward, one tile a block, whose rows of unequal length make the
+  /// order the hardware launches blocks in the schedule (BlockSparseIterator.h).
+  bool takesTileOrder() const { return publishesKeyBlocks(); }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
