@@ -757,6 +757,13 @@ class ArgTemplate:
         return arr, None
 
 
+def kernel_info(kernel):
+    """The KernelInfo (name, variant, tiles) of a kernel handle."""
+    info = KernelInfo()
+    check(library().flashfuse_kernel_get_info(kernel, ctypes.byref(info)))
+    return info
+
+
 def launch_packed(kernel, packed, stream, allow_unused=True):
     """Launches a kernel with packed named arguments (pack_args); unused
     names are allowed by default so that one set serves a kernel sequence."""

@@ -22,9 +22,10 @@ kept for the next steps while the same list tensors come back unmodified
 then runs once, as FlexAttention builds its q-lists once per BlockMask.
 
 The sm90ws forward (Hopper) takes its tiles in tile_order's order (long
-rows first, docs/KERNEL_ABI.md "Block-sparse"), computed on the GPU once
-per list tensors and kept like the transposed lists;
-FLASHFUSE_BLOCK_SPARSE_GRID_ORDER=1 keeps the grid's own order.
+rows first, docs/KERNEL_ABI.md "Block-sparse"), and the sm90ws backward's
+main kernel its key blocks in key_tile_order's (long columns first), each
+computed on the GPU once per list tensors and kept like the transposed
+lists; FLASHFUSE_BLOCK_SPARSE_GRID_ORDER=1 keeps the grids' own orders.
 """
 
 import collections
@@ -273,11 +274,13 @@ class ListsCache:
 # head at 16k keys and 128 x 128 blocks).
 _transposed = ListsCache()
 # The tile orders of recent forwards (tile_order), by (B, Hq, Sq, block_m,
-# BQ, stream): B x Hq x ceil(Sq / block_m) int32 each.
+# BQ, stream): B x Hq x ceil(Sq / block_m) int32 each; and of backwards
+# (key_tile_order), by ("keys", B, Hq, Sk, block_n, BK, stream).
 _tile_orders = ListsCache(capacity=8)
 
-# Set to 1 to launch the sm90ws forward's tiles in the grid's order instead
-# of tile_order's (an A/B switch for timing, and the tests' baseline).
+# Set to 1 to launch the sm90ws forward's tiles and the sm90ws backward's
+# key blocks in the grids' orders instead of tile_order's and
+# key_tile_order's (an A/B switch for timing, and the tests' baseline).
 GRID_ORDER_ENV = "FLASHFUSE_BLOCK_SPARSE_GRID_ORDER"
 _grid_order_env = EnvFlag(GRID_ORDER_ENV)
 
@@ -313,20 +316,58 @@ def tile_order(lists, batch, heads_q, seq_q, block_m, block_q):
         counts = counts + fnum.expand(shape).clamp(min=0)
     # A list row covers block_q // block_m kernel query blocks.
     counts = counts.repeat_interleave(block_q // block_m, dim=-1)
-    c = counts[..., :tiles_m].reshape(-1).to(torch.int64)
+    return _order_by_length(counts[..., :tiles_m])
+
+
+def key_tile_order(lists, batch, heads_q, seq_k, block_n, block_k):
+    """tile_order's order for the block-sparse backward's main kernel, whose
+    tiles are key blocks (of block_n keys; a block's column of the lists
+    is its walk): int32 [B * Hq * ceil(Sk / block_n)], entry (batch << 24)
+    | (head << 16) | key block; None where a field would not fit. A key
+    block's length is how many query blocks list it, partial or full
+    (what the transposition writes, counted here from the forward's lists
+    so that the order needs no result of the transposition): a sliding
+    window with global tokens has the global keys' long columns as the
+    forward has the global queries' long rows."""
+    tiles_n = -(-seq_k // block_n)
+    if batch > 256 or heads_q > 256 or tiles_n > 65536:
+        return None
+    key_blocks = -(-seq_k // block_k)
+    counts = None
+    for num, idx in ((lists[0], lists[1]), (lists[2], lists[3])):
+        if num is None:
+            continue
+        slots = idx.shape[-1]
+        listed = (torch.arange(slots, device=idx.device)
+                  < num.clamp(0, slots).unsqueeze(-1))
+        listed &= (idx >= 0) & (idx < key_blocks)
+        # Entries not listed count into a bin past the last key block.
+        bins = torch.where(listed, idx, key_blocks).to(torch.int64)
+        column = torch.zeros(*idx.shape[:2], key_blocks + 1,
+                             dtype=torch.int64, device=idx.device)
+        column.scatter_add_(-1, bins.flatten(2), listed.flatten(2).long())
+        column = column[..., :key_blocks].expand(batch, heads_q, key_blocks)
+        counts = column if counts is None else counts + column
+    counts = counts.repeat_interleave(block_k // block_n, dim=-1)
+    return _order_by_length(counts[..., :tiles_n])
+
+
+def _order_by_length(counts):
+    """The launch order of tiles [B, Hq, T] of `counts` listed blocks each
+    (tile_order's policy), encoded (batch << 24) | (head << 16) | tile."""
+    _, heads_q, tiles = counts.shape
+    c = counts.reshape(-1).to(torch.int64)
     position = torch.arange(c.numel(), device=c.device)
     span = c.max() + 1
     longest_first = span - 1 - c
     long_row = c * c.numel() > _LONG_ROW_RATIO * c.sum()
-    head_major = (1 + position // tiles_m) * span + longest_first
+    head_major = (1 + position // tiles) * span + longest_first
     tile = torch.argsort(torch.where(long_row, longest_first, head_major),
                          stable=True)
-    query_block = tile % tiles_m
-    head = (tile // tiles_m) % heads_q
-    batch_index = tile // (tiles_m * heads_q)
-    return ((batch_index << 24) | (head << 16) | query_block).to(torch.int32)
-
-
+    block = tile % tiles
+    head = (tile // tiles) % heads_q
+    batch_index = tile // (tiles * heads_q)
+    return ((batch_index << 24) | (head << 16) | block).to(torch.int32)
 
 
 def block_sparse_attention(query, key, value, block_mask=None, *,
@@ -503,11 +544,34 @@ def _backward(dout, query, key, value, out, lse, lists, sparse, causal,
         # The sequence of _backward_plan(block_sparse=...) is preprocess,
         # transposition, main kernel, ...: the lists are transposed already.
         plan = plan[:1] + plan[2:]
+    integers = ()
+    main = [kernel for kernel, names in plan if "kv_tile_order" in names]
+    if main:
+        extra["kv_tile_order"] = (rt.PARAM_I64, 0)
+        integers = (("kv_tile_order",
+                     _key_tile_order(lists, q.shape[:2], seq_k, main[0],
+                                     size[1], stream)),)
     ops._launch_backward(plan, dout, q, k, v, out, lse, None, None, grad_q,
-                         grad_k, grad_v, scale, -1, -1, 0.0, extra=extra)
+                         grad_k, grad_v, scale, -1, -1, 0.0, extra=extra,
+                         integers=integers)
     if transposed is None:
         _transposed.put(lists, seq_q, seq_k, size, stream, workspace)
     return grad_q, grad_k, grad_v
+
+
+def _key_tile_order(lists, batch_heads, seq_k, kernel, block_k, stream):
+    """The address of key_tile_order's order for the backward's main
+    `kernel` over `lists` (kept in _tile_orders while they are), 0 for the
+    grid's own."""
+    if _grid_order_env():
+        return 0
+    key = ("keys",) + tuple(batch_heads) + (
+        seq_k, rt.kernel_info(kernel).block_n, block_k, stream)
+    order = _tile_orders.get(lists, *key)
+    if order is None:
+        order = key_tile_order(lists, *key[1:-1])
+        _tile_orders.put(lists, *key, order)
+    return 0 if order is None else order.data_ptr()
 
 
 class _BlockSparseAttention(torch.autograd.Function):

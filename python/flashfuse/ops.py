@@ -478,12 +478,16 @@ DQ_ACCUM_ROW_MULTIPLE = 128
 
 def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
                      grad_k, grad_v, scale, window_left, window_right,
-                     softcap, dropout_p=0.0, seed=0, extra=None):
+                     softcap, dropout_p=0.0, seed=0, extra=None,
+                     integers=()):
     """Launches `plan` (KERNEL_ABI.md "Backward") on [B, H, S, D] views the
     kernels can read in place, writing grad_q, grad_k, grad_v; allocates
     the f32 scratch it needs and returns dBias (None unless the plan
     computes it). `extra`: more named arguments ({name: (type, value)}),
-    such as block-sparse lists and their workspace."""
+    such as block-sparse lists and their workspace; `integers`: (name,
+    value) pairs of integer arguments (named in `extra` too) that change
+    from call to call without making the launch another signature, such
+    as the block-sparse tile order's address."""
     extra = extra or {}
     tensors = (dout, q, k, v, out, lse, bias, mask, grad_q, grad_k, grad_v)
     # The runtime's kernel handles (ctypes, unhashable) live as long as the
@@ -496,7 +500,7 @@ def _launch_backward(plan, dout, q, k, v, out, lse, bias, mask, grad_q,
     launch = _backward_launches.get(key, lambda: _BackwardLaunch(
         plan, *tensors, scale, window_left, window_right, softcap, dropout_p,
         extra))
-    return launch(*tensors, seed, extra)
+    return launch(*tensors, seed, extra, integers)
 
 
 def _writes_key_grads(plan, hq, hkv):
@@ -592,7 +596,7 @@ class _BackwardLaunch:
         self.args = rt.ArgTemplate(named)
 
     def __call__(self, dout, q, k, v, out, lse, bias, mask, grad_q, grad_k,
-                 grad_v, seed, extra):
+                 grad_v, seed, extra, integers=()):
         scratch = _backward_scratch(self.plan, q, k, v, grad_k, grad_v)
         _poison(grad_q, grad_k, grad_v, scratch["delta"], scratch["dk"],
                 scratch["dv"], scratch.get("dbias"))
@@ -603,7 +607,7 @@ class _BackwardLaunch:
             scratch) if t is not None]
         addresses += [(name, value[0]) for name, (ptype, value)
                       in extra.items() if ptype == rt.PARAM_MEMREF]
-        args = self.args.fill(addresses, (("seed", seed),))
+        args = self.args.fill(addresses, (("seed", seed),) + tuple(integers))
         # All on torch's current stream, so the buffers above are ordered
         # with the launches.
         context, stream = _launch_context(q.device)

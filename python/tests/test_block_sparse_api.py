@@ -382,3 +382,119 @@ def test_forward_launch_passes_the_tile_order(monkeypatch):
     monkeypatch.setattr(block_sparse, "_forward_launches", ops._Templates())
     takes["value"] = False
     assert "kv_tile_order" not in call()
+
+
+def _column_counts(lists, batch, heads_q, key_blocks):
+    """[B][Hq][KB]: how many query blocks list each key block (partial or
+    full), counted entry by entry."""
+    counts = [[[0] * key_blocks for _ in range(heads_q)]
+              for _ in range(batch)]
+    for num, idx in ((lists[0], lists[1]), (lists[2], lists[3])):
+        if num is None:
+            continue
+        for bi in range(batch):
+            for hi in range(heads_q):
+                n = num[bi % num.shape[0], hi % num.shape[1]]
+                ix = idx[bi % idx.shape[0], hi % idx.shape[1]]
+                for qb in range(n.shape[0]):
+                    for j in range(max(0, min(int(n[qb]), ix.shape[-1]))):
+                        if 0 <= int(ix[qb, j]) < key_blocks:
+                            counts[bi][hi][int(ix[qb, j])] += 1
+    return counts
+
+
+def test_key_tile_order_counts_each_key_blocks_column():
+    """The backward's order over key blocks: a key block's length is the
+    number of query blocks that list it, partial or full. Entries past a
+    row's count and indices outside [0, KB) count for nothing; the global
+    key block of a sliding window (listed by every row) goes first in
+    every head."""
+    b, h, qb, kb = 2, 3, 8, 8
+    gen = torch.Generator().manual_seed(0)
+    # A window of two blocks, key block 0 global: rows list {0, qb-1, qb}.
+    num = torch.full((1, h, qb), 3, dtype=torch.int32)
+    idx = torch.randint(-5, 20, (1, h, qb, 5), generator=gen,
+                        dtype=torch.int32)
+    for m in range(qb):
+        idx[0, :, m, :3] = torch.tensor([0, max(m - 1, 1), m])
+    num[0, :, 0] = 1
+    fnum = torch.randint(0, 3, (b, 1, qb), generator=gen, dtype=torch.int32)
+    fidx = torch.randint(1, kb, (b, 1, qb, 2), generator=gen,
+                         dtype=torch.int32)
+    fidx[0, 0, 2, 1] = kb + 3  # outside [0, KB): not a listed block
+    lists = (num, idx, fnum, fidx)
+    order = block_sparse.key_tile_order(lists, b, h, kb * 128, 128, 128)
+    counts = torch.tensor(_column_counts(lists, b, h, kb))
+    assert torch.equal(order, block_sparse._order_by_length(counts))
+    tiles = _decode_order(order, h, kb)
+    assert sorted(tiles) == [(bi, hi, n) for bi in range(b)
+                             for hi in range(h) for n in range(kb)]
+    assert tiles[:b * h] == [(bi, hi, 0) for bi in range(b)
+                             for hi in range(h)]
+
+
+def test_key_tile_order_counts_kernel_blocks_of_a_list_column():
+    """Kernel key blocks of 64 keys under list blocks of 128: each takes
+    its list block's column, and the blocks past Sk are not tiles."""
+    num = torch.tensor([[[1, 1, 1]]], dtype=torch.int32)
+    idx = torch.tensor([[[[1], [1], [2]]]], dtype=torch.int32)
+    order = block_sparse.key_tile_order((num, idx, None, None), 1, 1, 300,
+                                        64, 128)
+    # Columns 0 / 2 / 1 of list blocks 0-2: kernel blocks 2, 3 first, then
+    # 4 (ceil(300 / 64) = 5 blocks), then 0 and 1.
+    assert [t[2] for t in _decode_order(order, 1, 5)] == [2, 3, 4, 0, 1]
+    assert block_sparse.key_tile_order((num, idx, None, None), 1, 257, 300,
+                                       64, 128) is None
+
+
+def test_backward_launch_passes_the_key_tile_order(monkeypatch):
+    """The main kernel of a plan that takes kv_tile_order gets the cached
+    key order's address (by its block_n), 0 with GRID_ORDER_ENV; a plan
+    without it gets no such argument."""
+    import ctypes
+    calls = []
+    main_names = {"q", "k", "q_num_blocks", "kv_tile_order"}
+    plan = [(ctypes.c_void_p(31), {"o", "do"}),
+            (ctypes.c_void_p(32), {"kv_num_blocks", "q_num_blocks"}),
+            (ctypes.c_void_p(33), main_names)]
+
+    class Info:
+        block_n = 128
+
+    monkeypatch.setattr(ops, "_backward_plan", lambda *a, **k: plan)
+    monkeypatch.setattr(ops, "_launch_context", lambda device: (None, 0))
+    monkeypatch.setattr(rt, "kernel_info", lambda kernel: Info())
+    monkeypatch.setattr(block_sparse, "_transposed",
+                        block_sparse.ListsCache())
+    monkeypatch.setattr(block_sparse, "_tile_orders",
+                        block_sparse.ListsCache())
+    monkeypatch.setattr(block_sparse, "_readable", lambda t: t)
+    monkeypatch.setattr(
+        ops, "_launch_backward",
+        lambda *a, extra=None, integers=(): calls.append((extra, integers)))
+    q, k, v, o, do = (torch.randn(1, 2, 256, 64, dtype=torch.bfloat16)
+                      for _ in range(5))
+    lse = torch.zeros(1, 2, 256)
+    num = torch.tensor([[[1, 2]]], dtype=torch.int32)
+    idx = torch.tensor([[[[0, 1], [0, 1]]]], dtype=torch.int32)
+    lists = (num, idx, None, None)
+
+    def call():
+        block_sparse._backward(do, q, k, v, o, lse, lists, (1, 128, 128), 0,
+                               0.125)
+        extra, integers = calls[-1]
+        return extra, dict(integers)
+
+    (extra, first), (_, second) = call(), call()
+    order = block_sparse._tile_orders.get(lists, "keys", 1, 2, 256, 128, 128,
+                                          0)
+    assert order is not None and extra["kv_tile_order"] == (rt.PARAM_I64, 0)
+    assert first["kv_tile_order"] == second["kv_tile_order"] \
+        == order.data_ptr() != 0
+    # Key block 0 is listed by both query blocks: first in the order.
+    assert [t[2] for t in _decode_order(order, 2, 2)] == [0, 1, 0, 1]
+    monkeypatch.setenv(block_sparse.GRID_ORDER_ENV, "1")
+    assert call()[1]["kv_tile_order"] == 0
+    main_names.discard("kv_tile_order")
+    extra, integers = call()
+    assert "kv_tile_order" not in extra and not integers

@@ -25,8 +25,17 @@ void BackwardBuilder::setUp() {
   // With column groups, a warp's dK (dV) tiles are its group's columns.
   nTilesD = s.dkGroupColumns() / 8;
   nTilesDv = s.dvGroupColumns() / 8;
-  kStart = arith::MulIOp::create(
-      b, gpu::BlockIdOp::create(b, gpu::Dimension::x), cIdx(b, s.blockN));
+  Value keyBlock;
+  if (s.takesTileOrder()) {
+    GridTile tile = orderedTileOfBlock();
+    keyBlock = tile.block;
+    head = tile.head;
+    batchIdx = tile.batch;
+    headKV = kvHeadOf(head);
+  } else {
+    keyBlock = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  }
+  kStart = arith::MulIOp::create(b, keyBlock, cIdx(b, s.blockN));
   exitPastEnd(kStart, /*keys=*/true);
   Value keyWarp = warp;
   if (int64_t groups = s.kvColumnGroups(); groups > 1) {

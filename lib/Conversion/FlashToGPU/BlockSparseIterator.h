@@ -16,7 +16,7 @@
 // The block's query block is qb = mStart / BQ (BQ a multiple of block_m,
 // checked by getKernelSpec); where the engine takes a tile order
 // (KernelSpec::takesTileOrder: the sm90ws forward) its tile is the order's
-// entry for the block (ForwardBuilder::orderedTile), read again with the
+// entry for the block (KernelBuilderBase::orderedTile), read again with the
 // row. Its counts are read once, clamped into
 // [0, slots]; each step reads its list entry (a load one prefetch distance
 // ahead of its use). An index outside [0, KB) is visited as the block past
@@ -31,8 +31,6 @@
 
 #include "BlockSparseLists.h"
 #include "ForwardBuilder.h"
-
-#include <type_traits>
 
 namespace mlir::flash {
 
@@ -51,25 +49,12 @@ protected:
   SparseListRow readRow(bool opaque) {
     auto &b = this->b;
     Value batch = this->batchIdx, head = this->head, first = this->mStart;
-    bool ordered = false;
-    if constexpr (std::is_base_of_v<ForwardBuilder, Engine>)
-      ordered = this->s.takesTileOrder();
-    if (opaque && ordered) {
-      if constexpr (std::is_base_of_v<ForwardBuilder, Engine>) {
-        // One statement per op, as below.
-        Value x = this->readSpecialRegisterOpaquely("ctaid.x");
-        Value gx = this->readSpecialRegisterOpaquely("nctaid.x");
-        Value y = this->readSpecialRegisterOpaquely("ctaid.y");
-        Value gy = this->readSpecialRegisterOpaquely("nctaid.y");
-        Value z = this->readSpecialRegisterOpaquely("ctaid.z");
-        Value gz = this->readSpecialRegisterOpaquely("nctaid.z");
-        auto tile = this->orderedTile(x, gx, y, gy, z, gz);
-        batch = tile.batch;
-        head = tile.head;
-        first = arith::MulIOp::create(
-            b, tile.queryBlock,
-            arith::ConstantIndexOp::create(b, this->s.blockM));
-      }
+    if (opaque && this->s.takesTileOrder()) {
+      auto tile = this->rereadOrderedTile();
+      batch = tile.batch;
+      head = tile.head;
+      first = arith::MulIOp::create(
+          b, tile.block, arith::ConstantIndexOp::create(b, this->s.blockM));
     } else if (opaque) {
       batch = this->readSpecialRegisterOpaquely("ctaid.z");
       head = this->readSpecialRegisterOpaquely("ctaid.y");

@@ -52,60 +52,14 @@ Value ForwardBuilder::firstRowOfBlock(Value blockIdX, Value gridDimX) {
                                cIdx(b, s.blockM));
 }
 
-ForwardBuilder::GridTile ForwardBuilder::orderedTile(Value x, Value gx,
-                                                     Value y, Value gy,
-                                                     Value z, Value gz) {
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto to32 = [&](Value v) -> Value {
-    return arith::IndexCastUIOp::create(b, i32, v);
-  };
-  auto field = [&](Value v, int64_t shift) -> Value {
-    return arith::ShLIOp::create(b, to32(v), cI32(shift));
-  };
-  Value own = arith::OrIOp::create(
-      b, to32(queryBlockOfBlock(x, gx)),
-      arith::OrIOp::create(b, field(y, 16), field(z, 24)));
-  Value position = arith::AddIOp::create(
-      b, x,
-      arith::MulIOp::create(
-          b, gx, arith::AddIOp::create(b, y, arith::MulIOp::create(b, gy, z))));
-  Value base = arg.lookup("kv_tile_order");
-  Value address = arith::AddIOp::create(
-      b, base,
-      arith::MulIOp::create(b, arith::IndexCastUIOp::create(b, i64, position),
-                            arith::ConstantIntOp::create(b, i64, 4)));
-  auto load = LLVM::InlineAsmOp::create(
-      b, i32, ValueRange{base, address, own},
-      "{\n\t.reg .pred p;\n\tsetp.ne.u64 p, $1, 0;\n\tmov.b32 $0, $3;\n\t"
-      "@p ld.global.nc.b32 $0, [$2];\n\t}",
-      "=r,l,l,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  Value entry = load.getResult(0);
-  auto clamped = [&](int64_t shift, int64_t mask, Value extent) -> Value {
-    Value v = arith::ShRUIOp::create(b, entry, cI32(shift));
-    if (mask)
-      v = arith::AndIOp::create(b, v, cI32(mask));
-    return arith::MinUIOp::create(b, asUnsignedIndex(v),
-                                  arith::SubIOp::create(b, extent, cIdx(b, 1)));
-  };
-  return {clamped(0, 0xffff, gx), clamped(16, 0xff, gy), clamped(24, 0, gz)};
-}
-
 void ForwardBuilder::readForwardArguments() {
   readArguments();
   if (s.takesTileOrder()) {
-    GridTile tile = orderedTile(gpu::BlockIdOp::create(b, gpu::Dimension::x),
-                                gpu::GridDimOp::create(b, gpu::Dimension::x),
-                                gpu::BlockIdOp::create(b, gpu::Dimension::y),
-                                gpu::GridDimOp::create(b, gpu::Dimension::y),
-                                gpu::BlockIdOp::create(b, gpu::Dimension::z),
-                                gpu::GridDimOp::create(b, gpu::Dimension::z));
+    GridTile tile = orderedTileOfBlock();
     head = tile.head;
     batchIdx = tile.batch;
     headKV = kvHeadOf(head);
-    mStart = arith::MulIOp::create(b, tile.queryBlock, cIdx(b, s.blockM));
+    mStart = arith::MulIOp::create(b, tile.block, cIdx(b, s.blockM));
   } else {
     mStart = firstRowOfBlock(gpu::BlockIdOp::create(b, gpu::Dimension::x),
                              gpu::GridDimOp::create(b, gpu::Dimension::x));

@@ -231,21 +231,11 @@ protected:
   Value firstRowOfBlock(Value blockIdX, Value gridDimX);
   /// Its query block (firstRowOfBlock's, in block_m rows).
   Value queryBlockOfBlock(Value blockIdX, Value gridDimX);
-  /// A tile of the grid: query block (of block_m rows), query head, batch.
-  struct GridTile {
-    Value queryBlock, head, batch;
-  };
-  /// The tile block (x, y, z) of a grid (gx, gy, gz) takes where the
-  /// kernel takes a tile order (KernelSpec::takesTileOrder): entry
-  /// x + gx (y + gy z) of the i32 array at `kv_tile_order`, the order the
-  /// hardware launches blocks in, (batch << 24) | (head << 16) | query
-  /// block; the grid's own tile (queryBlockOfBlock, y, z) where that
-  /// address is 0. The entry is read by a volatile asm, so that LLVM
-  /// neither keeps nor hoists it, and each field is clamped into the grid:
-  /// an entry outside it gives a wrong tile, never an access outside the
-  /// operands. All index.
-  GridTile orderedTile(Value x, Value gx, Value y, Value gy, Value z,
-                       Value gz);
+  /// The tile order's grid-own tile (KernelBuilderBase::orderedTile): the
+  /// causal walk's reversed query blocks.
+  Value gridTileBlock(Value blockIdX, Value gridDimX) override {
+    return queryBlockOfBlock(blockIdX, gridDimX);
+  }
   /// Scale, softcap, bias, score_mod and masks, into the log2 domain;
   /// `maskModApplies` (i1, null: true) gates the element masks.
   void applyScorePipeline(SmallVector<Frags> &sc, Value kvStart, bool masked,

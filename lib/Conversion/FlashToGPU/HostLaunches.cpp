@@ -601,6 +601,9 @@ void mlir::flash::replaceGradWithLaunches(AttentionGradOp op,
   named["softcap"] = cf(iface.getSoftcapValue().value_or(0.0));
   named["dropout_p"] = cf(iface.getDropoutProbability());
   named["seed"] = seedOrZero(b, iface.getSeedOperand());
+  // No tile order: the grid's own (the runtime's callers pass one).
+  if (getBackwardStepSpec(spec, KernelSpec::Kind::Backward).takesTileOrder())
+    named["kv_tile_order"] = arith::ConstantIntOp::create(b, i64, 0);
 
   // Block-sparse (KERNEL_ABI.md "Block-sparse backward"): the forward's
   // lists, which the transpose and dQ kernels read, and the transposed

@@ -78,6 +78,35 @@ protected:
   Value readSpecialRegisterOpaquely(StringRef name);
   /// The KV head query head `h` reads (GQA: h / (heads_q / heads_kv)).
   Value kvHeadOf(Value h);
+  /// A tile of the grid: its block along x (a forward's query block of
+  /// block_m rows, a backward's key block of block_n keys), query head,
+  /// batch.
+  struct GridTile {
+    Value block, head, batch;
+  };
+  /// The tile block (x, y, z) of a grid (gx, gy, gz) takes where the
+  /// kernel takes a tile order (KernelSpec::takesTileOrder): entry
+  /// x + gx (y + gy z) of the i32 array at `kv_tile_order`, the order the
+  /// hardware launches blocks in, (batch << 24) | (head << 16) | block;
+  /// the grid's own tile (gridTileBlock(x, gx), y, z) where that address
+  /// is 0. The entry is read by a volatile asm, so that LLVM neither keeps
+  /// nor hoists it, and each field is clamped into the grid: an entry
+  /// outside it gives a wrong tile, never an access outside the operands.
+  /// All index.
+  GridTile orderedTile(Value x, Value gx, Value y, Value gy, Value z,
+                       Value gz);
+  /// orderedTile of the block's own coordinates (gpu.block_id, grid_dim).
+  GridTile orderedTileOfBlock();
+  /// orderedTile of the block's own coordinates, read opaquely
+  /// (readSpecialRegisterOpaquely): a tile read again where it is used
+  /// rather than held across a loop.
+  GridTile rereadOrderedTile();
+  /// The block along x that launch position `blockIdX` of `gridDimX`
+  /// takes in the grid's own order: its position (a causal forward
+  /// launches its query blocks last first).
+  virtual Value gridTileBlock(Value blockIdX, Value gridDimX) {
+    return blockIdX;
+  }
   /// Element `i` of the i32 shared-memory tile `tile`, read by a volatile
   /// load that neither LLVM nor ptxas may hoist or merge with another:
   /// a value written there once is then read where it is used instead of

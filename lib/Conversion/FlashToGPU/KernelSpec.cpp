@@ -325,6 +325,8 @@ SmallVector<std::string> KernelSpec::params() const {
     // The transposed lists (docs/KERNEL_ABI.md "Block-sparse backward").
     if (blockSparse)
       sparseLists("q");
+    if (takesTileOrder())
+      p.push_back("i64:kv_tile_order");
     // The sm90ws backward's, last as the forward's.
     if (usesTensorMaps())
       p.append({"tensormap:q_map", "tensormap:k_map", "tensormap:v_map",

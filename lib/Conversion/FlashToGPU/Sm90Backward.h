@@ -83,8 +83,15 @@ protected:
   void enterEpilogue() override {
     if (!rederivesInEpilogue())
       return;
-    head = readSpecialRegisterOpaquely("ctaid.y");
-    batchIdx = readSpecialRegisterOpaquely("ctaid.z");
+    if (s.takesTileOrder()) {
+      // The block's tile is its order's entry, read again.
+      GridTile tile = rereadOrderedTile();
+      head = tile.head;
+      batchIdx = tile.batch;
+    } else {
+      head = readSpecialRegisterOpaquely("ctaid.y");
+      batchIdx = readSpecialRegisterOpaquely("ctaid.z");
+    }
     rederiveNonNegatives();
   }
   /// A chain of K-major products over `depth` columns: this warpgroup's

@@ -125,7 +125,12 @@ protected:
   /// Only where the consumers are short of registers (D = 128); at D = 64
   /// they are not, and the changed prologue made the producer spill 8/32.
   bool rederives() const { return s.headDim > 64; }
-  bool rederivesInEpilogue() const override { return rederives(); }
+  /// And where the block's tile comes from its order: a loaded entry's
+  /// fields, unlike %ctaid, cannot be read again by ptxas for free, and
+  /// held through the loop the D = 64 kernel spilled 28/40 bytes.
+  bool rederivesInEpilogue() const override {
+    return rederives() || s.takesTileOrder();
+  }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
@@ -310,13 +315,21 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&ifFirstWarp.getThenRegion().front());
+    // An ordered block's tile is its order's entry, read again here.
+    GridTile tile;
+    if (s.takesTileOrder()) {
+      tile = rereadOrderedTile();
+      head = tile.head;
+      batchIdx = tile.batch;
+    }
     headKV = narrowsForSharedPlacement()
                  ? kvHeadIn32Bits()
                  : Value(arith::DivUIOp::create(
                        b, head,
                        arith::DivUIOp::create(b, headsQ, idx("heads_kv"))));
-    kStart = arith::MulIOp::create(b, readSpecialRegisterOpaquely("ctaid.x"),
-                                   cIdx(b, s.blockN));
+    kStart = arith::MulIOp::create(
+        b, tile.block ? tile.block : readSpecialRegisterOpaquely("ctaid.x"),
+        cIdx(b, s.blockN));
     rowBaseLse = sliceRowStart(/*keys=*/false);
     auto [first, end] = blockQueryRange();
     produce(first, end);

@@ -270,9 +270,14 @@ struct KernelSpec {
   /// Whether the kernel takes `kv_tile_order` (docs/KERNEL_ABI.md
   /// "Block-sparse"): the device address of the tile each block takes, in
   /// launch order, or 0 for the grid's own. The sm90ws block-sparse
-  /// forward, one tile a block, whose rows of unequal length make the
-  /// order the hardware launches blocks in the schedule (BlockSparseIterator.h).
-  bool takesTileOrder() const { return publishesKeyBlocks(); }
+  /// forward and main backward kernel, one tile a block, whose rows (the
+  /// backward's: key blocks' columns) of unequal length make the order the
+  /// hardware launches blocks in the schedule (BlockSparseIterator.h,
+  /// BlockSparseQueryIterator.h).
+  bool takesTileOrder() const {
+    return warpSpecialized() && blockSparse &&
+           (kind == Kind::Forward || kind == Kind::Backward);
+  }
   /// Warps that share each row of the block and split its key blocks
   /// instead: a decode step has few query rows (G · Sq), so its warps take
   /// block_n / keyWarps() keys each of every block and merge their
