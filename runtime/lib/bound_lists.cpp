@@ -98,12 +98,17 @@ std::string boundProblem(const KernelSpec &k) {
     const ParamSpec *p = findParam(k, b.name);
     if (!p)
       return concat("bound '", b.name, "' is not one of its params");
-    if (b.buffer != (p->type == FLASHFUSE_PARAM_MEMREF) ||
-        p->type == FLASHFUSE_PARAM_F32 || p->type == FLASHFUSE_PARAM_TENSORMAP)
+    // A buffer binds a memref, or an i64 that takes its device address (a
+    // tile order); a value binds an i32 or i64.
+    bool fits = b.buffer ? p->type == FLASHFUSE_PARAM_MEMREF ||
+                               p->type == FLASHFUSE_PARAM_I64
+                         : p->type == FLASHFUSE_PARAM_I32 ||
+                               p->type == FLASHFUSE_PARAM_I64;
+    if (!fits)
       return concat("bound '", b.name, "' is ",
                     b.buffer ? "a buffer" : "a value",
                     " but the param is not a ",
-                    b.buffer ? "memref" : "i32 or i64");
+                    b.buffer ? "memref or i64" : "i32 or i64");
     if (p->type == FLASHFUSE_PARAM_I32 &&
         (b.value < -kMaxI32 - 1 || b.value > kMaxI32))
       return concat("bound '", b.name, "' = ", b.value, " does not fit in i32");
@@ -222,10 +227,16 @@ flashfuse_status withBoundArgs(const KernelSpec &k, const flashfuse_arg *args,
         return fail(FLASHFUSE_ERROR_INTERNAL,
                     concat("launching '", k.name, "': list file ", b.file,
                            " is not on the GPU"));
-      a.type = FLASHFUSE_PARAM_MEMREF;
-      a.ptr = reinterpret_cast<const void *>(
-          static_cast<uintptr_t>(base->second + b.offset));
-      a.numel = b.count;
+      cu::CUdeviceptr address = base->second + b.offset;
+      const ParamSpec *p = findParam(k, b.name);
+      if (p && p->type == FLASHFUSE_PARAM_I64) {
+        a.type = FLASHFUSE_PARAM_I64;
+        a.i = static_cast<long long>(address);
+      } else {
+        a.type = FLASHFUSE_PARAM_MEMREF;
+        a.ptr = reinterpret_cast<const void *>(static_cast<uintptr_t>(address));
+        a.numel = b.count;
+      }
     } else {
       const ParamSpec *p = findParam(k, b.name);
       a.type = p ? p->type : FLASHFUSE_PARAM_I64;

@@ -124,10 +124,10 @@ void testMalformedBoundLines() {
                 "bound 'kv_slotz' is not one of its params");
   EXPECT_STATUS(parseEdited("  bound kv_slots 2\n", "  bound kv_slots 4294967296\n"),
                 M, "bound 'kv_slots' = 4294967296 does not fit in i32");
-  EXPECT_STATUS(parseEdited("  bound kv_num_blocks_stride_b 0\n",
-                            "  bound kv_num_blocks_stride_b file lists.bin "
+  EXPECT_STATUS(parseEdited("  bound kv_slots 2\n",
+                            "  bound kv_slots file lists.bin "
                             "offset 0 i32 8 crc32 79276393\n"),
-                M, "bound 'kv_num_blocks_stride_b' is a buffer but the param is not a memref");
+                M, "bound 'kv_slots' is a buffer but the param is not a memref or i64");
   EXPECT_STATUS(parseEdited("file lists.bin offset 0 i32 8 crc32 79276393", "0"),
                 M, "bound 'kv_num_blocks' is a value but the param is not a i32 or i64");
   EXPECT_STATUS(parseEdited("offset 32 i32 16", "offset 24 i32 16"), M,
@@ -304,6 +304,34 @@ void testLaunchArguments() {
   EXPECT_STATUS(flashfuse::withBoundArgs(k, some.data(), int(some.size()), base, all),
                 E, "binds its block-sparse list params as a set: pass all of them "
                    "or none; given: kv_indices; not given: kv_num_blocks");
+
+  // A buffer bound to an i64 param (a tile order, KERNEL_ABI.md "The tile
+  // order") passes the buffer's device address as that i64.
+  std::string text = readFile(derivedDir() + "/manifest.txt");
+  const std::string lastParam = "i32:full_kv_slots\n";
+  const std::string firstBound = "  bound kv_num_blocks file";
+  size_t p = text.find(lastParam), q = text.find(firstBound);
+  EXPECT(p != std::string::npos && q != std::string::npos && p < q);
+  if (p != std::string::npos && q != std::string::npos && p < q) {
+    text.insert(q, "  bound kv_tile_order file lists.bin offset 0 i32 8 "
+                   "crc32 79276393\n");
+    text.insert(p + lastParam.size() - 1, " i64:kv_tile_order");
+    flashfuse::Manifest ordered;
+    EXPECT_STATUS(flashfuse::parseManifest(text, "derived/manifest.txt", ordered),
+                  FLASHFUSE_SUCCESS, "");
+    if (!ordered.kernels.empty()) {
+      EXPECT_STATUS(flashfuse::withBoundArgs(ordered.kernels[0], args.data(),
+                                             int(args.size()), base, all),
+                    FLASHFUSE_SUCCESS, "");
+      const flashfuse_arg *order =
+          flashfuse::findArg(all.data(), int(all.size()), "kv_tile_order");
+      EXPECT(order && order->type == FLASHFUSE_PARAM_I64 &&
+             order->i == 0x7000000);
+      EXPECT_STATUS(flashfuse::bindParams(ordered.kernels[0], all.data(),
+                                          int(all.size()), true, slotValues),
+                    FLASHFUSE_SUCCESS, "");
+    }
+  }
 
   // A kernel that binds nothing passes the arguments through untouched.
   flashfuse::Manifest sample;

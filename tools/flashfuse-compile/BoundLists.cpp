@@ -11,6 +11,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace mlir;
 using namespace flashfuse;
 
@@ -81,6 +84,90 @@ std::optional<int64_t> constantInt(Value v) {
   return std::nullopt;
 }
 
+/// The tile order (docs/KERNEL_ABI.md "The tile order") of a forward whose
+/// lists `b` binds, with the policy of the package's
+/// block_sparse.tile_order: rows more than twice as long as the mean first,
+/// longest first; the rest head-major, each head's longest first; ties in
+/// launch order. None where batch or heads_q is not static (the entries
+/// depend on both), a field would not fit, or a list param is missing.
+std::optional<std::vector<int32_t>> tileOrderOf(const KernelBinding &b,
+                                                DictionaryAttr manifest) {
+  auto sizeOf = [&](StringRef name) -> std::optional<int64_t> {
+    for (const auto &[n, v] : b.sizes)
+      if (n == name)
+        return v;
+    for (const auto &[n, v] : b.scalars)
+      if (n == name)
+        return v;
+    return std::nullopt;
+  };
+  auto blockM = manifest.getAs<IntegerAttr>("block_m");
+  auto blockQ = manifest.getAs<IntegerAttr>("sparse_block_q");
+  std::optional<int64_t> batch = sizeOf("batch"), heads = sizeOf("heads_q"),
+                         seqQ = sizeOf("seq_q");
+  if (!blockM || !blockQ || !batch || !heads || !seqQ || blockM.getInt() <= 0 ||
+      blockQ.getInt() % blockM.getInt() != 0)
+    return std::nullopt;
+  int64_t tilesM = (*seqQ + blockM.getInt() - 1) / blockM.getInt();
+  int64_t perRow = blockQ.getInt() / blockM.getInt();
+  if (*batch < 1 || *batch > 256 || *heads < 1 || *heads > 256 ||
+      tilesM < 1 || tilesM > 65536)
+    return std::nullopt;
+  // Listed blocks of each tile, partial and full, each count clamped into
+  // [0, slots] as the kernel clamps it.
+  int64_t n = *batch * *heads * tilesM;
+  std::vector<int64_t> count(n, 0);
+  for (StringRef prefix : {"", "full_"}) {
+    const BoundBuffer *num = nullptr;
+    for (const BoundBuffer &buffer : b.buffers)
+      if (buffer.param == (prefix + "kv_num_blocks").str())
+        num = &buffer;
+    if (!num)
+      continue;
+    std::optional<int64_t> strideB = sizeOf((prefix + "kv_num_blocks_stride_b").str()),
+                           strideH = sizeOf((prefix + "kv_num_blocks_stride_h").str()),
+                           slots = sizeOf((prefix + "kv_slots").str());
+    if (!strideB || !strideH || !slots)
+      return std::nullopt;
+    for (int64_t bi = 0; bi < *batch; ++bi)
+      for (int64_t h = 0; h < *heads; ++h)
+        for (int64_t m = 0; m < tilesM; ++m) {
+          int64_t at = bi * *strideB + h * *strideH + m / perRow;
+          if (at < 0 || at >= int64_t(num->data.size()))
+            return std::nullopt;
+          count[(bi * *heads + h) * tilesM + m] +=
+              std::clamp<int64_t>(num->data[at], 0, *slots);
+        }
+  }
+  int64_t total = 0, longest = 0;
+  for (int64_t c : count) {
+    total += c;
+    longest = std::max(longest, c);
+  }
+  // The sort key of tile i: its shortfall from the longest, alone for a
+  // long row, after its head's rank for the others.
+  auto key = [&](int64_t i) {
+    int64_t shortfall = longest - count[i];
+    if (count[i] * n > 2 * total)
+      return std::make_pair(int64_t(0), shortfall);
+    return std::make_pair(1 + i / tilesM, shortfall);
+  };
+  std::vector<int64_t> tiles(n);
+  for (int64_t i = 0; i < n; ++i)
+    tiles[i] = i;
+  std::stable_sort(tiles.begin(), tiles.end(),
+                   [&](int64_t x, int64_t y) { return key(x) < key(y); });
+  std::vector<int32_t> entries;
+  entries.reserve(n);
+  for (int64_t t : tiles) {
+    int64_t m = t % tilesM, h = (t / tilesM) % *heads,
+            bi = t / (tilesM * *heads);
+    entries.push_back(int32_t((uint32_t(bi) << 24) | (uint32_t(h) << 16) |
+                              uint32_t(m)));
+  }
+  return entries;
+}
+
 /// The binding one launch gives its kernel, or why it gives none.
 ListBinding bindingOfLaunch(gpu::LaunchFuncOp launch, DictionaryAttr manifest) {
   ListBinding out;
@@ -123,14 +210,15 @@ ListBinding bindingOfLaunch(gpu::LaunchFuncOp launch, DictionaryAttr manifest) {
     }
   }
   // A kernel that takes a tile order gets none from its host launch (0, the
-  // grid's own); bound with the lists, so that the runtime passes it too.
-  if (Value order = byName.lookup("kv_tile_order")) {
-    std::optional<int64_t> value = constantInt(order);
-    if (!value) {
+  // grid's own); bound with the lists (below, once the sizes are known), so
+  // that the runtime passes it too.
+  std::optional<int64_t> order;
+  if (Value arg = byName.lookup("kv_tile_order")) {
+    order = constantInt(arg);
+    if (!order) {
       out.whyNot = "its 'kv_tile_order' is computed at run time";
       return out;
     }
-    out.binding.scalars.emplace_back("kv_tile_order", *value);
   }
   // The sizes the lists were derived for: the lengths always (a list row
   // per query block, indices below ceil(seq_k / BK)); batch and heads and
@@ -148,6 +236,21 @@ ListBinding bindingOfLaunch(gpu::LaunchFuncOp launch, DictionaryAttr manifest) {
     else if (name == "seq_q" || name == "seq_k") {
       out.whyNot = "its " + name + " is not static";
       return out;
+    }
+  }
+  // The grid's own order asked for: where the sizes fix every tile, the
+  // lists' order instead (a buffer, whose address the runtime passes).
+  if (order) {
+    std::optional<std::vector<int32_t>> tiles;
+    if (*order == 0)
+      tiles = tileOrderOf(out.binding, manifest);
+    if (tiles) {
+      BoundBuffer buffer;
+      buffer.param = "kv_tile_order";
+      buffer.data = std::move(*tiles);
+      out.binding.buffers.push_back(std::move(buffer));
+    } else {
+      out.binding.scalars.emplace_back("kv_tile_order", *order);
     }
   }
   out.bound = true;
