@@ -61,6 +61,7 @@ constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0; // e4m3 bytes
 constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
 constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
 constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_32B = 1;
 constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
 constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;

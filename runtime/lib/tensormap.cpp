@@ -62,10 +62,12 @@ constexpr MapOperand kMapsE4m3[] = {
 };
 
 /// Bytes of one swizzle row: a box's columns must fit in it. e4m3 tile
-/// rows that are not whole 128-byte rows (Q and K at D = 64, Vt at
-/// block_n = 192) take the 64-byte swizzle.
+/// rows that are not whole 128-byte rows take the widest of the 64- and
+/// 32-byte swizzles they are whole rows of (64: Q and K at D = 64, Vt at
+/// block_n = 192; 32: Vt at block_n = 160 or 224).
 constexpr std::uint64_t kSwizzleBytes = 128;
 constexpr std::uint64_t kNarrowSwizzleBytes = 64;
+constexpr std::uint64_t kNarrowestSwizzleBytes = 32;
 constexpr std::uint32_t kMaxBox = 256;
 constexpr std::uint64_t kMaxStride = std::uint64_t(1) << 40;
 constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 32;
@@ -169,13 +171,17 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
     return value;
   };
   // The kernel's rule (KernelSpec::tmaSwizzleBytes): 128-byte swizzle rows,
-  // but 64-byte ones where e4m3 tile rows are not whole 128-byte rows; a
-  // tile row is whole swizzle rows either way.
+  // but where e4m3 tile rows are not whole 128-byte rows the widest of 64
+  // and 32 bytes that they are whole rows of; a tile row is whole swizzle
+  // rows either way.
   const int64_t tileColumns = extent(op->tileColumns);
-  const bool narrow = e4m3 && tileColumns > 0 &&
-                      std::uint64_t(tileColumns) * elt % kSwizzleBytes != 0;
-  if (narrow)
-    swizzleBytes = kNarrowSwizzleBytes;
+  if (e4m3 && tileColumns > 0)
+    for (std::uint64_t bytes : {kSwizzleBytes, kNarrowSwizzleBytes,
+                                kNarrowestSwizzleBytes}) {
+      swizzleBytes = bytes;
+      if (std::uint64_t(tileColumns) * elt % bytes == 0)
+        break;
+    }
   if (e4m3 && tileColumns > 0 &&
       std::uint64_t(tileColumns) * elt % swizzleBytes != 0)
     return bad(concat("the kernel's ", extentName(op->tileColumns), " = ",
@@ -234,8 +240,10 @@ flashfuse_status describeTensorMap(const KernelSpec &spec,
   out.box[0] = static_cast<std::uint32_t>(boxColumns);
   out.box[1] = static_cast<std::uint32_t>(boxRows);
   out.box[2] = out.box[3] = 1;
-  out.swizzle = narrow ? cu::CU_TENSOR_MAP_SWIZZLE_64B
-                       : cu::CU_TENSOR_MAP_SWIZZLE_128B;
+  out.swizzle = swizzleBytes == kSwizzleBytes ? cu::CU_TENSOR_MAP_SWIZZLE_128B
+                : swizzleBytes == kNarrowSwizzleBytes
+                    ? cu::CU_TENSOR_MAP_SWIZZLE_64B
+                    : cu::CU_TENSOR_MAP_SWIZZLE_32B;
   return FLASHFUSE_SUCCESS;
 }
 

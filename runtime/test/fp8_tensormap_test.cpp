@@ -175,22 +175,34 @@ void testFp8TensorMaps(const std::string &artifactDir,
   expectRefused(e4m3, mapArgs(odd, "vt", "d"), "vt_map",
                 "'vt_stride_d' = 200 elements is not a multiple of 16 bytes",
                 __LINE__);
-  // Vt tiles of 176 keys are not whole swizzle rows; Dv = 512 rows are
-  // taller than a box.
+  // Vt tiles of 176 keys are not whole swizzle rows, not even of the
+  // narrowest (32-byte) one; Dv = 512 rows are taller than a box.
   flashfuse::KernelSpec wide = e4m3;
   wide.block_n = 176;
   expectRefused(wide, args, "vt_map",
                 "the kernel's block_n = 176 columns of 1 byte(s) are not "
-                "whole 64-byte swizzle rows",
+                "whole 32-byte swizzle rows",
                 __LINE__);
   // block_n = 192: three boxes of 64 keys a stage, the 64-byte swizzle;
+  // 160 and 224: five and seven boxes of 32 keys, the 32-byte swizzle;
   // 256: two of 128.
-  flashfuse::KernelSpec n192 = e4m3, n256 = e4m3;
+  flashfuse::KernelSpec n160 = e4m3, n192 = e4m3, n224 = e4m3, n256 = e4m3;
+  n160.block_n = 160;
   n192.block_n = 192;
+  n224.block_n = 224;
   n256.block_n = 256;
+  const int swizzle32 = 1; // CU_TENSOR_MAP_SWIZZLE_32B
   expectMap(n192, args,
             {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {64, 128},
              swizzle64},
+            __LINE__);
+  expectMap(n160, args,
+            {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {32, 128},
+             swizzle32},
+            __LINE__);
+  expectMap(n224, args,
+            {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {32, 128},
+             swizzle32},
             __LINE__);
   expectMap(n256, args,
             {"vt_map", u8, {224, 128, 2, 2}, {224, 28672, 57344}, {128, 128}},

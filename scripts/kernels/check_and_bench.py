@@ -177,7 +177,8 @@ class Artifact:
         e4m3 columns) x block_m (Q) or block_n rows, 128-byte swizzle, but
         e4m3 rows of 64 bytes (D = 64) one box of the 64-byte swizzle; for
         vt, Vt [B][Hkv][Dv][Sk_pad] (Sk rounded up to the 32-key group of
-        fp8_vt_layout.h) with a box of one swizzle row of keys x Dv rows."""
+        fp8_vt_layout.h) with a box of one swizzle row of keys (128, 64 or
+        32 bytes) x Dv rows."""
         t = bufs[op]
         elt = t.element_size()
         swizzle_bytes = 128  # CU_TENSOR_MAP_SWIZZLE_128B
@@ -185,10 +186,10 @@ class Artifact:
             dv = t.shape[2]
             keys_pad = -(-int(scalars["seq_k"]) // 32) * 32
             dims = [keys_pad, dv, scalars["heads_kv"], scalars["batch"]]
-            # A box of one swizzle row of keys: 128, or 64 where block_n
-            # is not whole 128-key rows (KernelSpec::tmaSwizzleBytes).
-            if int(k["block_n"]) % 128:
-                swizzle_bytes = 64
+            # A box of one swizzle row of keys: the widest of 128, 64 and
+            # 32 that block_n is whole rows of (KernelSpec::tmaSwizzleBytes).
+            swizzle_bytes = next(w for w in (128, 64, 32)
+                                 if int(k["block_n"]) % w == 0)
             row_stride, box = "vt_stride_d", (swizzle_bytes, dv)
         else:
             rows, heads, box_rows = {"q": ("seq_q", "heads_q", "block_m"),
@@ -213,9 +214,9 @@ class Artifact:
             ctypes.byref(tmap), dtype, 4, ctypes.c_void_p(t.data_ptr()),
             (ctypes.c_uint64 * 4)(*dims), (ctypes.c_uint64 * 3)(*strides),
             (ctypes.c_uint32 * 4)(*box, 1, 1), (ctypes.c_uint32 * 4)(1, 1, 1, 1),
-            # No interleave, the 128- (3) or 64-byte (2) swizzle, L2 128B,
-            # zero fill.
-            0, 3 if swizzle_bytes == 128 else 2, 2, 0),
+            # No interleave, the 128- (3), 64- (2) or 32-byte (1) swizzle,
+            # L2 128B, zero fill.
+            0, {128: 3, 64: 2, 32: 1}[swizzle_bytes], 2, 0),
             "cuTensorMapEncodeTiled " + op)
         return tmap
 

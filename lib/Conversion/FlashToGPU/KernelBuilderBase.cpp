@@ -629,10 +629,12 @@ void KernelBuilderBase::copyTile(StringRef op, Value col0, Value row, Value h,
   Type boxElt = s.isFp8() ? Type(b.getI8Type()) : s.elementType;
   auto box = MemRefType::get({1, 1, rows, boxCols}, boxElt,
                              MemRefLayoutAttrInterface(), wg);
+  auto swizzleKind =
+      rowBytes == swizzle::kRowBytes         ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+      : rowBytes == swizzle::kNarrowRowBytes ? nvgpu::TensorMapSwizzleKind::SWIZZLE_64B
+                                             : nvgpu::TensorMapSwizzleKind::SWIZZLE_32B;
   auto mapType = nvgpu::TensorMapDescriptorType::get(
-      ctx, box,
-      rowBytes == swizzle::kRowBytes ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
-                                     : nvgpu::TensorMapSwizzleKind::SWIZZLE_64B,
+      ctx, box, swizzleKind,
       nvgpu::TensorMapL2PromoKind::L2PROMO_NONE,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);

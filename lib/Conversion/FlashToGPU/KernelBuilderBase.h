@@ -280,7 +280,7 @@ protected:
   /// parity `round` (0, 1, 0, ...: the round-th completion).
   void waitBarrier(Value id, Value round);
   /// One TMA copy per swizzle row (KernelSpec::tmaSwizzleBytes: 128 bytes,
-  /// or a whole row of 64) of a `rows` x `cols` tile (elements) through
+  /// or 64 or 32 where e4m3 rows are not whole wider ones) of a `rows` x `cols` tile (elements) through
   /// tensor map `<op>_map` ([B][H][rows][cols] of the operand), from row
   /// `row` and column `col0` (null: 0) of (head `h`, batchIdx), into the
   /// swizzled tiles at `offset` (16-bit units, as swizzledAddress counts),

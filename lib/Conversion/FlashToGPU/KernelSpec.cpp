@@ -687,13 +687,14 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
              << " yet; use the sm90 recipe";
     // FP8: Q/K rows are whole 128-byte swizzle rows, or at D = 64 one
     // 64-byte one (KernelSpec::tmaSwizzleBytes), which wgmma's e4m3 k-steps
-    // of 32 bytes walk; Vᵀ rows (block_n keys) are one 128-byte swizzle row
-    // or three 64-byte ones, a TMA box each (the two tiles measured and
-    // checked: run 220, docs/PERF.md).
-    if (s.isFp8() && s.blockN != 128 && s.blockN != 192)
+    // of 32 bytes walk; Vᵀ rows (block_n keys, P·V's k) are whole swizzle
+    // rows of 128, 64 or 32 bytes, a TMA box each, and whole groups of the
+    // 32 keys P's fragments permute (fp8_vt_layout.h): block_n a multiple
+    // of 32.
+    if (s.isFp8() && s.blockN % 32 != 0)
       return op->emitOpError()
-             << "the FP8 forward needs block_n = 128 or 192 (Vᵀ rows of one "
-                "128-byte or three 64-byte swizzle rows); got block_n = "
+             << "the FP8 forward needs block_n a multiple of 32 (Vᵀ rows of "
+                "whole 32-key groups and swizzle rows); got block_n = "
              << s.blockN;
     if (failed(checkDescaleBlocks(op, s)))
       return failure();

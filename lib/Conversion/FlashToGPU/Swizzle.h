@@ -14,11 +14,14 @@
 // groups. Padded rows get the second but not the first: their cp.async
 // writes straddle lines (2.6x the ideal wavefronts, docs/PERF.md).
 //
-// The one exception: TMA tiles whose whole rows are 64 bytes (e4m3 Q and K
-// at D = 64) take the 64-byte swizzle, rows of 64 bytes whose 16-byte
-// chunk c sits at c ^ ((r / 2) % 4), 8-row atoms of 512 bytes. Only the
-// copy engine writes them and only wgmma descriptors read them
-// (kNarrowRowBytes; Wgmma.h's `rowBytes` arguments).
+// The exceptions: e4m3 TMA tiles whose rows are not whole 128-byte rows
+// take the widest swizzle their rows are whole rows of. The 64-byte one
+// (Q and K at D = 64, Vᵀ rows of 192 keys) has rows of 64 bytes whose
+// 16-byte chunk c sits at c ^ ((r / 2) % 4), 8-row atoms of 512 bytes; the
+// 32-byte one (Vᵀ rows of 160 or 224 keys) rows of 32 bytes whose chunk c
+// sits at c ^ ((r / 4) % 2), 8-row atoms of 256 bytes. Only the copy
+// engine writes them and only wgmma descriptors read them
+// (kNarrowRowBytes, kNarrowestRowBytes; Wgmma.h's `rowBytes` arguments).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SWIZZLE_H
@@ -34,8 +37,9 @@ constexpr int64_t kRowBytes = 128;
 constexpr int64_t kAtomBytes = 1024;
 /// 16-bit elements of one atom row.
 constexpr int64_t kRowElements = kRowBytes / 2;
-/// Bytes of one row of the 64-byte swizzle.
+/// Bytes of one row of the 64-byte and of the 32-byte swizzle.
 constexpr int64_t kNarrowRowBytes = 64;
+constexpr int64_t kNarrowestRowBytes = 32;
 
 /// Element offset, inside a swizzled tile of `rows` rows, of the 8 elements
 /// of row `row` from column `col` (a multiple of 8). Index values.

@@ -16,17 +16,20 @@ using namespace mlir::flash::wgmma;
 /// Descriptor fields (PTX ISA, "Matrix Descriptor Format"): start address
 /// >> 4 in bits 0-13, leading-dimension byte offset >> 4 in 16-29, stride
 /// byte offset >> 4 in 32-45, the swizzle mode in 62-63 (1 = 128 bytes,
-/// 2 = 64 bytes).
+/// 2 = 64 bytes, 3 = 32 bytes).
 static Value descriptor(ImplicitLocOpBuilder &b, Value addr, int64_t leading,
                         int64_t stride, int64_t rowBytes = swizzle::kRowBytes) {
   assert((rowBytes == swizzle::kRowBytes ||
-          rowBytes == swizzle::kNarrowRowBytes) &&
-         "a 128- or 64-byte swizzle");
+          rowBytes == swizzle::kNarrowRowBytes ||
+          rowBytes == swizzle::kNarrowestRowBytes) &&
+         "a 128-, 64- or 32-byte swizzle");
   Type i64 = b.getI64Type();
   auto c = [&](int64_t v) {
     return Value(arith::ConstantIntOp::create(b, i64, v));
   };
-  uint64_t mode = rowBytes == swizzle::kRowBytes ? 1 : 2;
+  uint64_t mode = rowBytes == swizzle::kRowBytes        ? 1
+                  : rowBytes == swizzle::kNarrowRowBytes ? 2
+                                                         : 3;
   uint64_t fields = (uint64_t(leading >> 4) << 16) |
                     (uint64_t(stride >> 4) << 32) | (mode << 62);
   Value start = arith::AndIOp::create(

@@ -32,7 +32,7 @@ namespace mlir::flash::wgmma {
 /// The descriptor of a K-major operand (rows of the operand are the M or N
 /// dimension, each row's K elements contiguous) whose first element is at
 /// shared address `addr` (i64 bytes), swizzled in rows of `rowBytes` (128,
-/// or 64): 8-row groups 8 * rowBytes apart.
+/// 64 or 32): 8-row groups 8 * rowBytes apart.
 Value kMajorDescriptor(ImplicitLocOpBuilder &b, Value addr,
                        int64_t rowBytes = swizzle::kRowBytes);
 /// The descriptor of an MN-major operand (K rows, each holding M or N

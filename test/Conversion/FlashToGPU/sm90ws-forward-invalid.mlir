@@ -46,11 +46,12 @@ func.func @bias(%q: tensor<1x2x256x64xbf16>, %b: tensor<1x2x256x256xf32>) -> ten
 
 // -----
 
-// FP8: Vᵀ tiles of one 128-byte swizzle row (block_n = 128 keys) or three
-// 64-byte ones (192); 256 keys spill at D = 128 and are not served.
+// FP8: Vᵀ rows of block_n keys are whole 32-key groups (and so whole
+// swizzle rows of 128, 64 or 32 bytes); 48 keys are a multiple of 16, which
+// the 16-bit recipe takes, but not of 32.
 func.func @fp8_block_n(%q: tensor<1x1x128x128xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x1x128x128xbf16> {
-  // expected-error @+1 {{the FP8 forward needs block_n = 128 or 192 (Vᵀ rows of one 128-byte or three 64-byte swizzle rows); got block_n = 64}}
-  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90ws, block_m = 128, block_n = 64, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
+  // expected-error @+1 {{the FP8 forward needs block_n a multiple of 32 (Vᵀ rows of whole 32-key groups and swizzle rows); got block_n = 48}}
+  %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {config = #flash.config<sm90ws, block_m = 128, block_n = 48, warps = 8, stages = 3>} : tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN>, tensor<1x1x128x128xf8E4M3FN> -> tensor<1x1x128x128xbf16>
   return %o : tensor<1x1x128x128xbf16>
 }
 

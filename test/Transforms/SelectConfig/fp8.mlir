@@ -9,7 +9,7 @@
 // on three consumer warpgroups without a mask), three at D = 128 and two
 // at D = 256, with causal masks, and at D = 64 and 128 a sliding
 // window and a softcap (192 rows also under a top-left causal mask at
-// D = 64); blocks of 192 keys, two stages, at D = 128 and for D = 64
+// D = 64, there on blocks of 160 keys); blocks of 192 keys, two stages, at D = 128 and for D = 64
 // under a bottom-right causal mask, where no window and no per-block descales
 // of key blocks that 192 does not divide keep 128; other head dims, a
 // window at D = 256, a bias, and the sm90 recipe, are refused by name. recipe=sm80 on h100 gives the
@@ -48,7 +48,7 @@
 // H100-LABEL: func.func @fp8_d128_blocks_of_384_keys
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // H100-LABEL: func.func @fp8_d64_causal
-// H100: config = #flash.config<sm90ws, block_m = 192, block_n = 128, warps = 12, stages = 4>
+// H100: config = #flash.config<sm90ws, block_m = 192, block_n = 160, warps = 12, stages = 4>
 // H100-LABEL: func.func @fp8_d64_causal_br
 // H100: config = #flash.config<sm90ws, block_m = 128, block_n = 192, warps = 8, stages = 2>
 // SM90: no kernel config for target 'h100': the sm90 recipe has no FP8 kernel; FP8 forwards take the sm90ws recipe (recipe=auto or sm90ws), or the mma.sync one of sm80
@@ -165,7 +165,7 @@ func.func @fp8_d128_blocks_of_384_keys(%q: tensor<1x2x384x128xf8E4M3FN>, %dq: te
 // -----
 
 // D = 64 under a top-left causal mask: 192 query rows on three consumer
-// warpgroups (H100); bottom-right (below) 128 rows, blocks of 192 keys.
+// warpgroups, blocks of 160 keys (H100); bottom-right (below) 128 rows, blocks of 192 keys.
 func.func @fp8_d64_causal(%q: tensor<1x2x128x64xf8E4M3FN>, %d: tensor<f32>) -> tensor<1x2x128x64xbf16> {
   // expected-error @below {{no kernel config for target 'a100': FP8 (f8E4M3FN) attention needs FP8 tensor cores (sm_89 or newer), target is sm_80}}
   %o = flash.attention %q, %q, %q descale(%d, %d, %d : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<top_left>}

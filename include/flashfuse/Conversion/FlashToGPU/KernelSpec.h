@@ -354,11 +354,13 @@ struct KernelSpec {
   /// Bytes of one swizzle row of a TMA tile whose rows hold `cols` elements
   /// (the box width, the swizzle mode and the wgmma descriptors all follow
   /// it; runtime/lib/tensormap.cpp makes the maps by the same rule): 128,
-  /// but 64 for e4m3 rows that are not whole 128-byte rows (Q and K at
-  /// D = 64, Vᵀ rows of block_n = 192 keys), which 128-byte boxes would
-  /// read past.
+  /// but for e4m3 rows the widest of 128, 64 and 32 that they are whole
+  /// rows of (64: Q and K at D = 64, Vᵀ rows of block_n = 192 keys; 32: Vᵀ
+  /// rows of 160 or 224 keys), as wider boxes would read past a row.
   int64_t tmaSwizzleBytes(int64_t cols) const {
-    return isFp8() && cols % 128 != 0 ? 64 : 128;
+    if (!isFp8() || cols % 128 == 0)
+      return 128;
+    return cols % 64 == 0 ? 64 : 32;
   }
   /// The sm80 forward skips the O rescale of a key block when alpha is 1
   /// for every row of the warp (a vote and a uniform branch). Only at

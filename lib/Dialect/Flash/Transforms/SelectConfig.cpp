@@ -584,7 +584,10 @@ bool plainTopLeftCausal(AttentionVariantInterface iface) {
 /// mask, 1.04-1.08x causal; D = 64 causal 1.09-1.17x; D = 64 unmasked on
 /// two warpgroups 0.84-0.87x the three above. A window keeps 128 keys (a
 /// narrow band wastes more of a wide block; not measured), so do block
-/// descales whose key blocks 192 does not divide.
+/// descales whose key blocks 192 does not divide. Blocks of 224 keys (Vᵀ
+/// in seven 32-byte swizzle rows, FlashAttention-3's FP8 D = 128 tile)
+/// measured 0.96-0.99x the 192 ones without a mask and 0.92-0.99x causal
+/// (H200, run 422; the causal kernels spill 4-48 bytes): not taken.
 KernelConfigAttr fp8Config(AttentionVariantInterface iface,
                            const TargetDesc &target, StringRef recipe) {
   int64_t d = iface.getSizes().d;
@@ -599,15 +602,19 @@ KernelConfigAttr fp8Config(AttentionVariantInterface iface,
   // D = 64 causal takes the same 192 rows on three warpgroups, which there
   // issue as they come: H200, run 296, 1.01x the 128 x 192 kernel below
   // (two warpgroups in turn) at 2k and 1.10-1.11x at 4k-16k (in a ring of
-  // turns 0.97x and 1.06-1.07x). Top-left only: the bottom-right kernel
-  // spills 12 bytes on that tile (the 16-bit one 8, longCausalForward).
-  // Not with a window, a softcap or per-block descales (not timed).
+  // turns 0.97x and 1.06-1.07x); on blocks of 160 keys (Vᵀ in five 32-byte
+  // swizzle rows), 1.04-1.05x those of 128 at 2k-16k (run 422), where
+  // unmasked they tie (0.99-1.01x) and keep 128. Top-left only: the
+  // bottom-right kernel spills 12 bytes on that tile (the 16-bit one 8,
+  // longCausalForward; 16 with 160 keys). Not with a window, a softcap or
+  // per-block descales (not timed).
   bool plainCausal =
       plainTopLeftCausal(iface) && !(op && op.hasBlockDescales());
   if (d == 64 && (unmaskedForward(iface) || plainCausal))
     return KernelConfigAttr::get(iface->getContext(), Recipe::Sm90Ws,
-                                 /*blockM=*/192, /*blockN=*/128, /*warps=*/12,
-                                 /*stages=*/4);
+                                 /*blockM=*/192,
+                                 /*blockN=*/plainCausal ? 160 : 128,
+                                 /*warps=*/12, /*stages=*/4);
   bool keyBlocksDivide =
       !op || !op.hasBlockDescales() || op.getDescaleBlocks()[1] % 192 == 0;
   if ((d == 64 || d == 128) && !window && !iface.getBlockSparse() &&
