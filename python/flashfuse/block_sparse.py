@@ -309,11 +309,14 @@ def tile_order(lists, batch, heads_q, seq_q, block_m, block_q):
     tiles_m = -(-seq_q // block_m)
     if batch > 256 or heads_q > 256 or tiles_m > 65536:
         return None
-    num, _, fnum, _ = lists
+    num, idx, fnum, fidx = lists
     shape = (batch, heads_q, num.shape[-1])
-    counts = num.expand(shape).clamp(min=0)
+    # A row's length as the kernel walks it: each count clamped into
+    # [0, slots] (KERNEL_ABI.md "Block-sparse"; flashfuse-compile's
+    # tileOrderOf does the same for compile-time lists).
+    counts = num.expand(shape).clamp(0, idx.shape[-1])
     if fnum is not None:
-        counts = counts + fnum.expand(shape).clamp(min=0)
+        counts = counts + fnum.expand(shape).clamp(0, fidx.shape[-1])
     # A list row covers block_q // block_m kernel query blocks.
     counts = counts.repeat_interleave(block_q // block_m, dim=-1)
     return _order_by_length(counts[..., :tiles_m])

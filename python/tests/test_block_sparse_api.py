@@ -272,6 +272,12 @@ def _decode_order(order, heads_q, tiles_m):
     return [(int(x) >> 24, (int(x) >> 16) & 0xff, int(x) & 0xffff) for x in e]
 
 
+def _slots(num, slots):
+    """Index rows of `slots` entries for the counts `num` (tile_order reads
+    only their length)."""
+    return torch.zeros((*num.shape, slots), dtype=torch.int32)
+
+
 def test_tile_order_puts_long_rows_first_and_keeps_heads_together():
     """Rows of a sliding window with global query rows: the global rows of
     every head go first, longest first; the rest head-major, each head's
@@ -282,7 +288,7 @@ def test_tile_order_puts_long_rows_first_and_keeps_heads_together():
     fnum = torch.zeros((b, h, qb), dtype=torch.int32)
     fnum[1, 2, 5] = 1  # one row of one head a block longer
     fnum[0, 1, 3] = 1
-    lists = (num, None, fnum, None)
+    lists = (num, _slots(num, 8), fnum, _slots(fnum, 1))
     order = block_sparse.tile_order(lists, b, h, qb * 128, 128, 128)
     assert order.dtype == torch.int32 and order.numel() == b * h * qb
     tiles = _decode_order(order, h, qb)
@@ -306,8 +312,9 @@ def test_tile_order_of_a_causal_mask_is_each_heads_rows_reversed():
     qb = 16
     num = torch.ones((1, 1, qb), dtype=torch.int32)
     fnum = torch.arange(qb, dtype=torch.int32).view(1, 1, qb)
-    order = block_sparse.tile_order((num, None, fnum, None), 1, 2, qb * 128,
-                                    128, 128)
+    order = block_sparse.tile_order(
+        (num, _slots(num, 1), fnum, _slots(fnum, qb)), 1, 2, qb * 128, 128,
+        128)
     tiles = _decode_order(order, 2, qb)
     assert tiles == [(0, hi, m) for hi in range(2)
                      for m in reversed(range(qb))]
@@ -317,15 +324,26 @@ def test_tile_order_counts_kernel_blocks_of_a_list_row():
     """Kernel blocks of 64 rows under list rows of 128: each list row's
     count is its two blocks', and the blocks past Sq are not tiles."""
     num = torch.tensor([[[1, 5, 1]]], dtype=torch.int32)  # 3 rows of 128
-    order = block_sparse.tile_order((num, None, None, None), 1, 1, 300, 64,
-                                    128)
+    order = block_sparse.tile_order((num, _slots(num, 5), None, None), 1, 1,
+                                    300, 64, 128)
     tiles = _decode_order(order, 1, 5)  # ceil(300 / 64) = 5 blocks
     assert [t[2] for t in tiles] == [2, 3, 0, 1, 4]
 
 
+def test_tile_order_clamps_counts_to_the_slots():
+    """A count past its row's slots walks only the slots (the kernel clamps
+    it, KERNEL_ABI.md "Block-sparse"): a row counting 9 of 2 slots is no
+    longer than one of 2, so no row is twice the mean and the head keeps
+    its query-block order."""
+    num = torch.tensor([[[2, 9, 2, 2]]], dtype=torch.int32)
+    order = block_sparse.tile_order((num, _slots(num, 2), None, None), 1, 1,
+                                    4 * 128, 128, 128)
+    assert [t[2] for t in _decode_order(order, 1, 4)] == [0, 1, 2, 3]
+
+
 def test_tile_order_is_none_where_its_fields_do_not_fit():
     num = torch.ones((1, 1, 1), dtype=torch.int32)
-    lists = (num, None, None, None)
+    lists = (num, _slots(num, 1), None, None)
     assert block_sparse.tile_order(lists, 1, 257, 128, 128, 128) is None
     assert block_sparse.tile_order(lists, 257, 1, 128, 128, 128) is None
     assert block_sparse.tile_order(lists, 1, 256, 128, 128, 128) is not None
