@@ -372,11 +372,23 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
       if (isPlainScore())
         localMax = arith::MulFOp::create(b, localMax, scoreFactor);
       Value mNew = arith::MaximumFOp::create(b, mx, localMax);
+      // A max that grows by no more than the slack is not taken: alpha is
+      // then exactly 1 (selected, not computed) and O's rescale skippable.
+      Value grows;
+      if (float slack = s.runningMaxSlackLog2()) {
+        grows = arith::CmpFOp::create(
+            b, arith::CmpFPredicate::OGT, localMax,
+            arith::AddFOp::create(b, mx, cF32(b, slack)));
+        mNew = arith::SelectOp::create(b, grows, localMax, mx);
+      }
       // A row with every key masked so far keeps m = -inf; subtract 0
       // instead so that exp2 sees -inf - 0 = -inf, not NaN.
       Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mNew, negInf);
       Value mUse = arith::SelectOp::create(b, isNegInf, cF32(b, 0.0f), mNew);
       step.alpha[m][i] = exp2Approx(b, arith::SubFOp::create(b, mx, mUse));
+      if (grows)
+        step.alpha[m][i] =
+            arith::SelectOp::create(b, grows, step.alpha[m][i], cF32(b, 1.0f));
       Value negMUse = arith::NegFOp::create(b, mUse);
       // P scaled by 2^offset (FP8's 256, moving p onto e4m3's normal
       // range): the row sum carries the same factor, which 1 / l cancels

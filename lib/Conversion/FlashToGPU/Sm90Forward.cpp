@@ -276,7 +276,15 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
     pinned = wgmma::pinRegisters(b, pinned);
     SoftmaxState next;
     next.acc = toFragments(ArrayRef<Value>(pinned).take_front(o.size()))[0];
-    rescale(next.acc, outputRescale(step.alpha, j));
+    if (s.runningMaxSlackLog2()) {
+      // P packed before the vote's branch: in the block of its exponentials,
+      // where ptxas merges its byte pairs into the conversions.
+      if (pj.empty())
+        pj = packedRegisters(step.p);
+      rescaleUnlessUnit(next.acc, outputRescale(step.alpha, j));
+    } else {
+      rescale(next.acc, outputRescale(step.alpha, j));
+    }
     next.rowMax = step.rowMax;
     next.rowSum = step.rowSum;
     SmallVector<Value> yields = next.flat();

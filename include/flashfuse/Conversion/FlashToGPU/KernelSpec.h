@@ -362,6 +362,33 @@ struct KernelSpec {
       return 128;
     return cols % 64 == 0 ? 64 : 32;
   }
+  /// How far (log2 units) a row's running max may lag behind the scores
+  /// seen so far (FlashAttention-4's conditional rescaling): a key block
+  /// whose max passes m by no more than this keeps m, so alpha is exactly 1
+  /// and a warp whose rows all keep theirs skips O's rescale (a vote and a
+  /// uniform branch, rescaleUnlessUnit). p = 2^(s - m) then reaches
+  /// 2^slack: 256 in 16 bits; FP8's P, already scaled by 2^8, may reach
+  /// 256 * 2^0.5 = 362, below e4m3's 448.
+  /// On only where it measured 1.00-1.05x (docs/PERF.md runs 424-426, H200):
+  /// the sm90ws forwards at Dv = 256, and the causal ones (FP8 top-left
+  /// only) whose consumers do not issue in turn. Elsewhere it lost: 1-6%
+  /// without a mask at D <= 128, 16-bit and FP8 (the branch splits the
+  /// block in which ptxas merges P's byte pairs into its conversions, and
+  /// packing P before it did not win that back), 1-4% in the kernels that
+  /// issue in turn, 0.5-2% FP8 bottom-right at D <= 128, up to 1.5% with a
+  /// window. Off on the variants not timed, and with per-block V descales,
+  /// which put a ratio into every factor. 0: m is the exact running max.
+  float runningMaxSlackLog2() const {
+    if (!warpSpecialized() || kind != Kind::Forward || blockSparse ||
+        varlen || window || softcap || bias || mask || dropout || scoreMod ||
+        maskMod || blockDescales() || writesF32Output() || issuesInTurns())
+      return 0;
+    bool pays = headDimV == 256 || causal == Causal::TopLeft ||
+                (causal == Causal::BottomRight && !isFp8());
+    if (!pays)
+      return 0;
+    return isFp8() ? 0.5f : 8.0f;
+  }
   /// The sm80 forward skips the O rescale of a key block when alpha is 1
   /// for every row of the warp (a vote and a uniform branch). Only at
   /// D = 128 with 128 x 64 tiles: there it removes ptxas's 72-112-byte
