@@ -570,7 +570,7 @@ def main():
                          "against its per-head counterpart, interleaved")
     ap.add_argument("--api", action="store_true",
                     help="also run flashfuse.attention on every Sq == Sk case "
-                         "(FLASHFUSE_KERNEL_DIR = ARTIFACT) and require its O "
+                         "(FLASHFUSE_KERNEL_DIR set to ARTIFACT) and require its O "
                          "to equal the direct launch's bit for bit")
     ap.add_argument("--seed", type=int, default=None,
                     help="the inputs' random seed (default: the time); two "
@@ -582,6 +582,9 @@ def main():
     args.bench_only = args.bench_only or args.block_cost
     global API
     API = args.api
+    if API:
+        # The package must find these kernels, not another library's.
+        os.environ["FLASHFUSE_KERNEL_DIR"] = os.path.abspath(args.artifact)
     torch.manual_seed(int(time.time()) if args.seed is None else args.seed)
     art = Artifact(args.artifact)
     baseline = Artifact(args.baseline) if args.baseline else None
