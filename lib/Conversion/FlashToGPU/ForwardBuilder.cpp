@@ -373,7 +373,9 @@ ForwardBuilder::onlineSoftmax(ArrayRef<Frags> sc, const SoftmaxState &st,
         localMax = arith::MulFOp::create(b, localMax, scoreFactor);
       Value mNew = arith::MaximumFOp::create(b, mx, localMax);
       // A max that grows by no more than the slack is not taken: alpha is
-      // then exactly 1 (selected, not computed) and O's rescale skippable.
+      // then 1 and O's rescale skippable. Selected rather than left to
+      // exp2(m - m): exactly 1 whatever ex2.approx gives, and also for rows
+      // still at m = -inf, whose exp2(-inf) = 0 would fail the warp's vote.
       Value grows;
       if (float slack = s.runningMaxSlackLog2()) {
         grows = arith::CmpFOp::create(
