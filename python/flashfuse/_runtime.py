@@ -286,6 +286,11 @@ def _declare(lib):
         "flashfuse_manifest_kernel_bound_for": (
             st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_char_p),
                  P(ctypes.c_int64)]),
+        "flashfuse_manifest_kernel_capture_count": (
+            st, [vp, ctypes.c_int32, P(ctypes.c_int32)]),
+        "flashfuse_manifest_kernel_capture": (
+            st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_char_p),
+                 P(ctypes.c_int32)]),
         "flashfuse_manifest_find": (st, [vp, P(Variant), P(ctypes.c_int32)]),
         "flashfuse_context_create": (st, [ctypes.c_int32, P(vp)]),
         "flashfuse_context_destroy": (None, [vp]),
@@ -465,6 +470,24 @@ class Manifest:
                 ctypes.byref(value)))
             sizes[name.value.decode()] = value.value
         return n.value, sizes
+
+    def captures(self, kernel_index):
+        """[(element type, rank)] of the values a kernel's score_mod /
+        mask_mod read from above their op, params capture0, capture1, ...
+        (KERNEL_ABI.md "Values captured by score_mod and mask_mod"); rank
+        -1 for a scalar. [] for a kernel without any."""
+        lib = library()
+        n = ctypes.c_int32()
+        check(lib.flashfuse_manifest_kernel_capture_count(
+            self._handle, kernel_index, ctypes.byref(n)))
+        out = []
+        for i in range(n.value):
+            elt, rank = ctypes.c_char_p(), ctypes.c_int32()
+            check(lib.flashfuse_manifest_kernel_capture(
+                self._handle, kernel_index, i, ctypes.byref(elt),
+                ctypes.byref(rank)))
+            out.append((elt.value.decode(), rank.value))
+        return out
 
     def find(self, variant):
         """Index of the kernel of `variant`; KernelNotFoundError otherwise."""

@@ -12,6 +12,14 @@ without bias, mask, dropout, varlen or FP8 operands runs the same way.
 
     o, lse = flashfuse.artifact.forward("out/", q, k, v)
 
+A kernel whose score_mod / mask_mod reads values from above its op (per-head
+ALiBi slopes, document ids; docs/KERNEL_ABI.md "Values captured by score_mod
+and mask_mod") takes them in `captures`, in the order the manifest lists them
+(`captures` line, `kernel_info(...).captures`): CUDA tensors of the IR's
+element type and rank, Python numbers for scalars.
+
+    o, lse = flashfuse.artifact.forward("out/", q, k, v, captures=[slopes])
+
 `kernel_info` and `check_sizes` need neither torch nor a GPU.
 """
 
@@ -39,6 +47,7 @@ class ArtifactKernel(NamedTuple):
     params: tuple       # (type name, param name), in launch order
     num_bound: int      # params the artifact binds
     bound_for: dict     # {size name: value} the bound lists hold for
+    captures: tuple = ()  # (element type, rank; -1: scalar) per captured value
 
 
 def kernel_info(directory, kernel=None):
@@ -93,7 +102,73 @@ def _read_kernel_info(directory, kernel):
             "not known at compile time); launch it with "
             "flashfuse.block_sparse_attention")
     return ArtifactKernel(str(directory), names[index], index, v,
-                          tuple(m.params(index)), num_bound, bound_for)
+                          tuple(m.params(index)), num_bound, bound_for,
+                          tuple(m.captures(index)))
+
+
+# The torch dtype of a captured tensor of each IR element type (i1 as
+# torch.bool: one byte, 0 or 1, as the kernel's i8 reads it; index as i64).
+_CAPTURE_DTYPES = {"i1": "bool", "i8": "int8", "i16": "int16",
+                   "i32": "int32", "i64": "int64", "index": "int64",
+                   "f16": "float16", "bf16": "bfloat16", "f32": "float32"}
+
+
+def _capture_args(info, captures, device):
+    """The named launch arguments of `captures` for kernel `info`, checked
+    against the manifest's types: ValueError / TypeError naming the value."""
+    import torch
+
+    from .ops import _span
+
+    captures = tuple(captures or ())
+    want = ", ".join(f"{e}" if r < 0 else f"tensor of rank {r} of {e}"
+                     for e, r in info.captures) or "none"
+    if len(captures) != len(info.captures):
+        raise ValueError(f"{_NAME}: '{info.name}' takes {len(info.captures)} "
+                         f"captured values ({want}), got {len(captures)}")
+    kinds = dict((name, kind) for kind, name in info.params)
+    named, keep = {}, []
+    for i, ((elt, rank), value) in enumerate(zip(info.captures, captures)):
+        name = f"capture{i}"
+        if rank < 0:
+            if isinstance(value, torch.Tensor) or not isinstance(
+                    value, (bool, int, float)):
+                raise TypeError(f"{_NAME}: captures[{i}] must be a Python "
+                                f"number (the kernel reads a scalar {elt})")
+            if elt.startswith("f"):
+                named[name] = (rt.PARAM_F32, float(value))
+                continue
+            if isinstance(value, float) and not value.is_integer():
+                raise TypeError(f"{_NAME}: captures[{i}] = {value} is not an "
+                                f"integer (the kernel reads a scalar {elt})")
+            bits = 64 if elt == "index" else int(elt[1:])
+            lo = 0 if bits == 1 else -(1 << (bits - 1))
+            if not lo <= int(value) < (1 << bits):
+                raise ValueError(f"{_NAME}: captures[{i}] = {value} does not "
+                                 f"fit the kernel's {elt}")
+            kind = rt.PARAM_I64 if kinds[name] == "i64" else rt.PARAM_I32
+            named[name] = (kind, int(value))
+            continue
+        dtype = getattr(torch, _CAPTURE_DTYPES[elt])
+        if (not isinstance(value, torch.Tensor) or value.dim() != rank
+                or value.dtype != dtype or value.device != device):
+            got = (f"{value.dtype} tensor of rank {value.dim()} on "
+                   f"{value.device}" if isinstance(value, torch.Tensor)
+                   else type(value).__name__)
+            raise TypeError(f"{_NAME}: captures[{i}] must be a {dtype} tensor "
+                            f"of rank {rank} on {device}, got {got}")
+        if value.numel() == 0:
+            raise ValueError(f"{_NAME}: captures[{i}] is empty")
+        # The kernel reads the last dimension contiguous from a 16-byte
+        # aligned base (the runtime checks the base).
+        t = value.reshape(1) if rank == 0 else value
+        if (t.shape[-1] > 1 and t.stride(-1) != 1) or t.data_ptr() % 16:
+            t = t.clone(memory_format=torch.contiguous_format)
+        keep.append(t)
+        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+        for k in range(rank - 1):
+            named[f"{name}_stride_{k}"] = (rt.PARAM_I64, t.stride(k))
+    return named, keep
 
 
 def check_sizes(info, batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
@@ -121,12 +196,13 @@ def check_sizes(info, batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
 
 
 def forward(directory, query, key, value, *, kernel=None, scale=None,
-            window=None, softcap=None):
+            window=None, softcap=None, captures=None):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
     kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
     kernel unless its bound lists record it, `softcap` by a `softcap 1`
-    kernel."""
+    kernel; `captures`, the values its score_mod / mask_mod read from above
+    the op, by a kernel with a `captures` line (the module's docstring)."""
     import torch
 
     from .ops import _DTYPES, _poison, _readable, _span
@@ -156,10 +232,11 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
                              "window=(left, right)")
     if v.softcap and softcap is None:
         raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
+    captured, _keep_alive = _capture_args(info, captures, q.device)
     o = q.new_empty(b, hq, sq, val.shape[-1])
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
-    named = {}
+    named = dict(captured)
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o), ("lse", lse)):
         named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o)):

@@ -64,6 +64,51 @@ bool parseParamType(const std::string &kind, flashfuse_param_type &out) {
   return true;
 }
 
+// Where a kernel's `captures` and its capture<i> params disagree
+// (KERNEL_ABI.md "Values captured by score_mod and mask_mod"): each value
+// is its params, of the kinds its type is passed as, and no other param
+// is named like one. Empty when they agree.
+std::string captureProblem(const KernelSpec &k) {
+  std::map<std::string, flashfuse_param_type> expected;
+  for (size_t i = 0; i < k.captures.size(); ++i) {
+    const CaptureSpec &c = k.captures[i];
+    std::string name = concat("capture", i);
+    if (c.rank >= 0) {
+      expected[name] = FLASHFUSE_PARAM_MEMREF;
+      for (int d = 0; d + 1 < c.rank; ++d)
+        expected[concat(name, "_stride_", d)] = FLASHFUSE_PARAM_I64;
+    } else if (c.element == "f16" || c.element == "bf16" ||
+               c.element == "f32") {
+      expected[name] = FLASHFUSE_PARAM_F32;
+    } else {
+      expected[name] = c.element == "i64" || c.element == "index"
+                           ? FLASHFUSE_PARAM_I64
+                           : FLASHFUSE_PARAM_I32;
+    }
+  }
+  if (!k.captures.empty() && k.variant.kind != FLASHFUSE_KIND_FORWARD &&
+      k.variant.kind != FLASHFUSE_KIND_BACKWARD &&
+      k.variant.kind != FLASHFUSE_KIND_BACKWARD_DQ)
+    return "'captures' is for forward, backward and backward_dq kernels only "
+           "(the ones that inline score_mod / mask_mod)";
+  size_t matched = 0;
+  for (const ParamSpec &p : k.params) {
+    auto it = expected.find(p.name);
+    if (it == expected.end()) {
+      if (p.name.rfind("capture", 0) == 0)
+        return concat("param '", p.name, "' is no value of 'captures'");
+      continue;
+    }
+    if (it->second != p.type)
+      return concat("param '", p.name, "' has the wrong kind for its "
+                    "captured value (see 'captures')");
+    ++matched;
+  }
+  if (matched != expected.size())
+    return "'captures' names values whose params the kernel does not list";
+  return "";
+}
+
 // Parsing state kept together so each helper can report "file:line: ...".
 class Parser {
 public:
@@ -196,6 +241,28 @@ private:
       }
       if (k.params.empty())
         return error("'params' lists no parameters");
+      return FLASHFUSE_SUCCESS;
+    }
+    if (key == "captures") {
+      // One token per captured value: ELT for a scalar, ELT/RANK for a
+      // tensor; finishKernel matches them against the params.
+      for (size_t i = 1; i < t.size(); ++i) {
+        CaptureSpec c;
+        auto slash = t[i].find('/');
+        c.element = t[i].substr(0, slash);
+        bool known = false;
+        for (const char *e : {"i1", "i8", "i16", "i32", "i64", "index", "f16",
+                              "bf16", "f32"})
+          known |= c.element == e;
+        if (!known || (slash != std::string::npos &&
+                       !parseInt(t[i].substr(slash + 1), 0, 8, c.rank)))
+          return error(concat("bad capture '", t[i],
+                              "' (expected ELT or ELT/RANK, ELT one of i1 i8 "
+                              "i16 i32 i64 index f16 bf16 f32, RANK 0..8)"));
+        k.captures.push_back(std::move(c));
+      }
+      if (k.captures.empty())
+        return error("'captures' lists no values");
       return FLASHFUSE_SUCCESS;
     }
     if (key == "bound_for") {
@@ -499,6 +566,8 @@ private:
       return bad("'grid persistent' is for dense forwards only (their tile "
                  "walk is over query blocks x heads x batch)");
     if (std::string why = boundProblem(k); !why.empty())
+      return bad(why);
+    if (std::string why = captureProblem(k); !why.empty())
       return bad(why);
     if (decode && (v.bias || v.mask || v.dropout))
       return bad("decode kernels take no bias, mask or dropout");

@@ -36,6 +36,15 @@ struct BoundSize {
   long long value = 0;
 };
 
+// A `captures` entry (KERNEL_ABI.md "Values captured by score_mod and
+// mask_mod"): the type of a value a kernel's score_mod / mask_mod reads
+// from above its op, param capture<i>: an element type of the IR (i1, i8,
+// i16, i32, i64, index, f16, bf16, f32) and, for a tensor, its rank.
+struct CaptureSpec {
+  std::string element;
+  int rank = -1; // -1: a scalar
+};
+
 struct KernelSpec {
   std::string name;
   flashfuse_variant variant{};
@@ -54,6 +63,7 @@ struct KernelSpec {
   // 0 (absent): it cannot.
   int clusterMerge = 0;
   std::vector<ParamSpec> params;
+  std::vector<CaptureSpec> captures;
   std::vector<BoundParam> bound;
   std::vector<BoundSize> boundFor;
 };

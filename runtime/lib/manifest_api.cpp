@@ -189,6 +189,37 @@ flashfuse_status flashfuse_manifest_kernel_bound_for(
   });
 }
 
+flashfuse_status flashfuse_manifest_kernel_capture_count(
+    const flashfuse_manifest *m, int32_t kernel_index, int32_t *count) {
+  return guarded([&] {
+    if (auto s = checkManifestAndIndex(m, kernel_index); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (!count)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "NULL argument");
+    *count = static_cast<int32_t>(m->data.kernels[kernel_index].captures.size());
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status flashfuse_manifest_kernel_capture(
+    const flashfuse_manifest *m, int32_t kernel_index, int32_t index,
+    const char **element_type, int32_t *rank) {
+  return guarded([&] {
+    if (auto s = checkManifestAndIndex(m, kernel_index); s != FLASHFUSE_SUCCESS)
+      return s;
+    const KernelSpec &k = m->data.kernels[kernel_index];
+    if (index < 0 || static_cast<size_t>(index) >= k.captures.size())
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  concat("capture index ", index, " out of range for '",
+                         k.name, "' (", k.captures.size(), " values)"));
+    if (element_type)
+      *element_type = k.captures[index].element.c_str();
+    if (rank)
+      *rank = k.captures[index].rank;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
 flashfuse_status flashfuse_manifest_find(const flashfuse_manifest *m,
                                          const flashfuse_variant *variant,
                                          int32_t *index) {

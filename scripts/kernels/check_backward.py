@@ -105,10 +105,13 @@ def kernels_for(art, dtype, d, causal, dv=None, **flags):
 
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None,
-               with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None, dv=None):
+               with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None, dv=None,
+               alibi_slopes=False):
     """alibi: the artifact's kernels compile in the score_mod
     score + alibi * (kv_idx - q_idx); the references add it as a constant
-    bias."""
+    bias. alibi_slopes: their score_mod reads per-head slopes from above the
+    op, score + slopes[h] * (kv_idx - q_idx) (KERNEL_ABI.md "Values captured
+    by score_mod and mask_mod"), passed as `capture0`."""
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
                  dropout=p > 0)
     dv = d if dv is None else dv
@@ -129,6 +132,13 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
         rel = (torch.arange(Sk, device="cuda")[None, :] -
                torch.arange(Sq, device="cuda")[:, None]).float()
         ref_bias = (alibi * rel).expand(B, Hq, Sq, Sk)
+    slopes = None
+    if alibi_slopes:
+        slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / Hq) for h in range(Hq)],
+                              device="cuda")
+        rel = (torch.arange(Sk, device="cuda")[None, :] -
+               torch.arange(Sq, device="cuda")[:, None]).float()
+        ref_bias = (slopes[:, None, None] * rel).expand(B, Hq, Sq, Sk)
     o_ref, lse_ref = attention(*leaves[:3], scale, causal, window, softcap,
                                ref_bias, drop, torch.float32)
     g_ref = torch.autograd.grad(o_ref, leaves, do.float())
@@ -141,6 +151,8 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
              lse=lse_ref.detach().float().contiguous())
     if with_bias:
         t["bias"] = bias
+    if slopes is not None:
+        t["capture0"] = slopes
     named = run_backward(art, kerns, t, scale, window or (-1, -1), softcap or 0.0, p, seed)
     torch.cuda.synchronize()
     outs = [named["grad_q"], named["grad_k"], named["grad_v"]] + ([named["dbias"]] if with_bias else [])
@@ -250,6 +262,11 @@ def main():
     ap.add_argument("--alibi", type=float,
                     help="the artifact's kernels add score_mod "
                          "ALIBI * (kv_idx - q_idx) (checked as a bias)")
+    ap.add_argument("--alibi-slopes", action="store_true",
+                    help="the artifact's kernels add score_mod "
+                         "slopes[h] * (kv_idx - q_idx) over a captured [Hq] "
+                         "tensor (test/Conversion/FlashToGPU/"
+                         "mod-captures-ptxas.mlir)")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
@@ -268,7 +285,8 @@ def main():
             for causal in ("none", "top_left", "bottom_right"):
                 for shp in shapes:
                     r = check_case(art, dtype, d, causal, *shp, twice=args.deterministic,
-                                   alibi=args.alibi, dv=dv)
+                                   alibi=args.alibi, dv=dv,
+                                   alibi_slopes=args.alibi_slopes)
                     if r: results.append(r)
         for shp in shapes[2:]:
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),

@@ -138,6 +138,12 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
         os << "  " << key << " " << v.getInt() << "\n";
     if (auto grid = dyn_cast_or_null<StringAttr>(k.manifest.get("grid")))
       os << "  grid " << grid.getValue() << "\n";
+    if (auto captures = dyn_cast_or_null<ArrayAttr>(k.manifest.get("captures"))) {
+      os << "  captures";
+      for (Attribute t : captures)
+        os << " " << cast<StringAttr>(t).getValue();
+      os << "\n";
+    }
     os << "  params";
     if (auto params = dyn_cast_or_null<ArrayAttr>(k.manifest.get("params")))
       for (Attribute p : params)

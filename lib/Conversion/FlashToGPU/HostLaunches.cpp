@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HostLaunches.h"
+#include "ModCaptures.h"
 
 #include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 #include "flashfuse/decode_splits.h"
@@ -88,6 +89,42 @@ static Value flatBuffer(ImplicitLocOpBuilder &b, Value tensor, Type elt) {
   Value buf = bufferization::ToBufferOp::create(b, b.getLoc(), memTy, tensor,
                                                 /*read_only=*/b.getUnitAttr());
   return flatten(b, buf);
+}
+
+/// The arguments of the values a score_mod / mask_mod reads from above its
+/// op (ModCaptures.h), by ABI name: a tensor as its contiguous buffer in
+/// the element type of the kernel's (i1 as i8, index as i64) and its
+/// row-major strides, a scalar widened to its parameter's type.
+static void addCaptureArgs(ImplicitLocOpBuilder &b, const KernelSpec &spec,
+                           llvm::StringMap<Value> &named) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  for (auto [i, v] : llvm::enumerate(spec.captures)) {
+    std::string name = "capture" + std::to_string(i);
+    Type t = v.getType();
+    if (auto tensor = dyn_cast<RankedTensorType>(t)) {
+      Type elt = captureBufferElementType(tensor.getElementType());
+      Value converted = v;
+      if (isa<IndexType>(tensor.getElementType()))
+        converted = arith::IndexCastOp::create(b, tensor.clone(elt), v);
+      named[name] = flatBuffer(b, converted, elt);
+      Value stride = arith::ConstantIndexOp::create(b, 1);
+      for (int64_t k = tensor.getRank() - 2; k >= 0; --k) {
+        stride = arith::MulIOp::create(b, stride, dimOf(b, v, k + 1));
+        named[name + "_stride_" + std::to_string(k)] =
+            arith::IndexCastOp::create(b, i64, stride);
+      }
+      continue;
+    }
+    Value arg = v;
+    if (isa<IndexType>(t))
+      arg = arith::IndexCastOp::create(b, i64, v);
+    else if (t.isF16() || t.isBF16())
+      arg = arith::ExtFOp::create(b, b.getF32Type(), v);
+    else if (t.getIntOrFloatBitWidth() < 32)
+      arg = t.isInteger(1) ? Value(arith::ExtUIOp::create(b, i32, v))
+                           : Value(arith::ExtSIOp::create(b, i32, v));
+    named[name] = arg;
+  }
 }
 
 /// The buffer of a tensor that a kernel writes in place, in its own
@@ -454,6 +491,13 @@ void mlir::flash::replaceWithLaunch(AttentionOp op, gpu::GPUFuncOp kernel,
     pushBroadcastStrides(op.getBias());
   if (spec.mask)
     pushBroadcastStrides(op.getMask());
+  // The regions' captured values, in the order params() lists them.
+  llvm::StringMap<Value> captured;
+  addCaptureArgs(b, spec, captured);
+  SmallVector<std::string> captureParams;
+  appendCaptureParams(spec.captures, captureParams);
+  for (StringRef p : captureParams)
+    args.push_back(captured.lookup(p.split(':').second));
   appendScalarsAndMaps(b, iface, spec, args);
 
   Value one = arith::ConstantIndexOp::create(b, 1);
@@ -507,6 +551,7 @@ void mlir::flash::replaceGradWithLaunches(AttentionGradOp op,
     named["bias"] = flatBuffer(b, op.getBias(), f32);
   if (spec.mask)
     named["mask"] = flatBuffer(b, op.getMask(), b.getI8Type());
+  addCaptureArgs(b, spec, named);
   // Scratch: Dsum, the f32 dQ accumulator, dK/dV per query head.
   Value qRows[] = {batch, headsQ, seqQ}, kRowsD[] = {batch, headsQ, seqK, nullptr};
   named["delta"] = flatten(b, allocBuffer(b, {sz.batch, sz.headsQ, sz.seqQ}, qRows, f32));

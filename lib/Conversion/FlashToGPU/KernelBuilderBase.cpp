@@ -1,6 +1,7 @@
 //===- KernelBuilderBase.cpp - arguments, band, masks, scores, dropout ----===//
 #include "KernelBuilderBase.h"
 #include "Fragments.h"
+#include "ModCaptures.h"
 #include "Recipes.h"
 #include "Swizzle.h"
 #include "Wgmma.h"
@@ -788,8 +789,10 @@ Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
         b, v,
         memref::LoadOp::create(b, arg.lookup("bias"),
                                ValueRange{broadcastOperandOffset("bias", row, col)}));
-  if (s.scoreMod)
-    v = inlineRegion(s.scoreMod, {v, batchIdx, head, asIndex(row), asIndex(col)});
+  if (s.scoreMod) {
+    auto [q, k] = regionIndices(row, col);
+    v = inlineRegion(s.scoreMod, {v, batchIdx, head, q, k});
+  }
   return v;
 }
 
@@ -840,10 +843,11 @@ Value KernelBuilderBase::operandMaskPredicate(Value row, Value col) {
     ok = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, m,
                                arith::ConstantIntOp::create(b, b.getI8Type(), 0));
   }
-  if (s.maskMod)
+  if (s.maskMod) {
+    auto [q, k] = regionIndices(row, col);
     ok = arith::AndIOp::create(
-        b, ok,
-        inlineRegion(s.maskMod, {batchIdx, head, asIndex(row), asIndex(col)}));
+        b, ok, inlineRegion(s.maskMod, {batchIdx, head, q, k}));
+  }
   return ok;
 }
 
@@ -969,13 +973,40 @@ Value KernelBuilderBase::broadcastOperandOffset(StringRef prefix, Value row,
   return arith::AddIOp::create(b, off, term(asIndex(c), "k"));
 }
 
+/// How a kernel keeps a region's reads of captured tensors inside them at a
+/// tile's padding rows and keys (past Sq or Sk: masked, or never stored),
+/// where the region is evaluated too. Either way costs registers in
+/// kernels at the 255 cap, and ptxas spilled least (sm_90a, the h100
+/// configs, ALiBi slopes and document ids: mod-captures-ptxas.mlir) with
+/// the indices clamped in the forwards (sm90 recipe 0 bytes, sm80 0-8;
+/// with the offsets clamped 12-64 and 8-32) and the offsets clamped in
+/// the backwards (sm90 0-12, sm80 0-24; with the indices clamped, sm90
+/// 8-108).
+static bool clampsRegionIndices(const KernelSpec &s) {
+  return !s.captures.empty() && s.kind == KernelSpec::Kind::Forward;
+}
+
+std::pair<Value, Value> KernelBuilderBase::regionIndices(Value row,
+                                                        Value col) {
+  if (clampsRegionIndices(s)) {
+    Value one = arith::ConstantIntOp::create(b, b.getI32Type(), 1);
+    row = arith::MinSIOp::create(b, row, arith::SubIOp::create(b, i32(seqQ), one));
+    col = arith::MinSIOp::create(b, col, arith::SubIOp::create(b, i32(seqK), one));
+  }
+  return {asIndex(row), asIndex(col)};
+}
+
 Value KernelBuilderBase::inlineRegion(Region *region, ArrayRef<Value> args) {
   IRMapping map;
   Block &body = region->front();
   for (auto [blockArg, v] : llvm::zip(body.getArguments(), args))
     map.map(blockArg, v);
+  SmallVector<Operation *> placeholders =
+      mapModCaptures(b, b.getLoc(), region, s.captures, arg, map);
   for (Operation &op : body.without_terminator())
     b.clone(op, map);
+  lowerCapturedTensorReads(placeholders,
+                           /*clampToBuffer=*/!clampsRegionIndices(s));
   return map.lookup(body.getTerminator()->getOperand(0));
 }
 
@@ -994,6 +1025,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       // An FP8 cache's decode reads its e4m3 codes (Q and O stay 16-bit).
       if (spec.fp8Cache && (name == "k" || name == "v"))
         elt = Float8E4M3FNType::get(ctx);
+      else if (Type captured = captureBufferElementType(spec.captures, name))
+        elt = captured;
       else if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
                               "o_partial", "lse_partial", "q_descale",
                               "k_descale", "v_descale"},

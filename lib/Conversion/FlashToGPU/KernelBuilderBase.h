@@ -395,6 +395,9 @@ protected:
   Value broadcastOperandOffset(StringRef prefix, Value row, Value col);
   /// Clones a score_mod / mask_mod body with its block arguments bound.
   Value inlineRegion(Region *region, ArrayRef<Value> args);
+  /// The q_idx and kv_idx a region sees for element (row, col), i32: in a
+  /// forward with captured values, clamped into [0, Sq) x [0, Sk).
+  std::pair<Value, Value> regionIndices(Value row, Value col);
 };
 
 } // namespace mlir::flash

@@ -1,5 +1,6 @@
 //===- KernelSpec.cpp - the compiled-in part of an attention kernel -------===//
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
+#include "ModCaptures.h"
 #include "flashfuse/Conversion/Common/ScorePipeline.h"
 #include "flashfuse/Dialect/Flash/IR/KVCacheKernels.h"
 
@@ -264,6 +265,7 @@ SmallVector<std::string> KernelSpec::params() const {
         for (const char *d : {"b", "h", "n"})
           if (*d != 'n' || blockDescales())
             p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+      appendCaptureParams(captures, p);
       scalars();
       // The mma.sync engine (sm_89) copies the tiles itself.
       if (usesTensorMaps())
@@ -281,6 +283,7 @@ SmallVector<std::string> KernelSpec::params() const {
       p.append({"i32:num_seqs", "i32:max_seqlen_q"});
     strides({"q", "k", "v", "o"});
     biasMaskStrides();
+    appendCaptureParams(captures, p);
     scalars();
     if (blockSparse)
       sparseLists("kv");
@@ -321,6 +324,7 @@ SmallVector<std::string> KernelSpec::params() const {
     if (mainWritesKeyGradients())
       strides({"grad_k", "grad_v"});
     biasMaskStrides();
+    appendCaptureParams(captures, p);
     scalars();
     // The transposed lists (docs/KERNEL_ABI.md "Block-sparse backward").
     if (blockSparse)
@@ -342,6 +346,7 @@ SmallVector<std::string> KernelSpec::params() const {
       p.append({"i32:num_seqs", "i32:max_seqlen_q"});
     strides({"q", "k", "v", "do", "grad_q"});
     biasMaskStrides();
+    appendCaptureParams(captures, p);
     scalars();
     // The forward's lists: the dQ kernel walks key blocks per query block.
     if (blockSparse)
@@ -458,6 +463,7 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
     s.deterministic = false;
     s.gradBias = false;
     s.scoreMod = s.maskMod = nullptr;
+    s.captures.clear();
     s.uniqueId = -1;
   }
   return s;
@@ -562,20 +568,15 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   s.bias = static_cast<bool>(bias);
   s.mask = static_cast<bool>(mask);
   s.dropout = iface.hasDropout();
-  for (Region *r : {&scoreMod, &maskMod}) {
-    if (r->empty())
-      continue;
-    bool capturesValues = false;
-    r->walk([&](Operation *inner) {
-      for (Value v : inner->getOperands())
-        if (!r->isAncestor(v.getParentRegion()))
-          capturesValues = true;
-    });
-    if (capturesValues)
-      return op->emitOpError()
-             << "a score_mod or mask_mod that reads values from outside its "
-                "region cannot be compiled into a kernel yet";
-  }
+  // What the regions read from above the op becomes kernel parameters.
+  SmallVector<Region *, 2> regions;
+  for (Region *r : {&scoreMod, &maskMod})
+    if (!r->empty())
+      regions.push_back(r);
+  FailureOr<SmallVector<Value>> captures = collectModCaptures(op, regions);
+  if (failed(captures))
+    return failure();
+  s.captures = std::move(*captures);
   if (!scoreMod.empty())
     s.scoreMod = &scoreMod;
   if (!maskMod.empty())

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HostLaunches.h"
+#include "ModCaptures.h"
 #include "Recipes.h"
 
 #include "flashfuse/Conversion/FlashToGPU/KernelSpec.h"
@@ -78,6 +79,15 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
         b.getStringAttr(s.outputType().isBF16() ? "bf16" : "f16")));
     f.push_back(b.getNamedAttr(
         "vt_key_group", b.getI64IntegerAttr(FLASHFUSE_FP8_VT_KEY_GROUP)));
+  }
+  // Kernels that inline a region reading values from above its op name
+  // their types (docs/KERNEL_ABI.md "Values captured by score_mod and
+  // mask_mod"); the others' manifests read as before.
+  if (s.takesCaptures()) {
+    SmallVector<Attribute> types;
+    for (const std::string &t : captureManifestTypes(s.captures))
+      types.push_back(b.getStringAttr(t));
+    f.push_back(b.getNamedAttr("captures", b.getArrayAttr(types)));
   }
   // Packed-batch forwards say so; the others' manifests read as before.
   if (s.varlen)

@@ -193,6 +193,17 @@ FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_count(
 FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_for(
     const flashfuse_manifest *manifest, int32_t kernel_index, int32_t index,
     const char **name, int64_t *value);
+/* How many values a kernel's score_mod / mask_mod read from above their op
+ * (the manifest's `captures`, KERNEL_ABI.md "Values captured by score_mod
+ * and mask_mod"); the caller passes each as the params capture<i>. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_capture_count(
+    const flashfuse_manifest *manifest, int32_t kernel_index, int32_t *count);
+/* Captured value `index`: its element type as the IR names it ("f32",
+ * "i64", "index", ...; valid while the manifest lives) and its rank, -1
+ * for a scalar. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_capture(
+    const flashfuse_manifest *manifest, int32_t kernel_index, int32_t index,
+    const char **element_type, int32_t *rank);
 /* Index of the first kernel whose variant equals *variant, or
  * FLASHFUSE_ERROR_NOT_FOUND with the available variants in the message. */
 FLASHFUSE_API flashfuse_status

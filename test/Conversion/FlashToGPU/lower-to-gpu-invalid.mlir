@@ -56,11 +56,43 @@ func.func @head_dim_not_innermost(%q: tensor<1x1x64x64xf16>, %k: tensor<1x1x64x6
 
 // -----
 
-func.func @captured_mod(%q: tensor<1x1x64x64xf16>, %t: f32) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{a score_mod or mask_mod that reads values from outside its region cannot be compiled into a kernel yet}}
+// Values read from above the op are kernel parameters (mod-captures.mlir),
+// but only scalars a parameter carries exactly and tensors read by
+// tensor.extract.
+func.func @captured_f64(%q: tensor<1x1x64x64xf16>, %t: f64) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod or mask_mod reads a value of type 'f64' from above the op; a kernel takes integers (up to 64 bits), index, f16, bf16 and f32 values, and ranked tensors of them}}
   %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16> score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-    %r = arith.addf %s, %t : f32
+    %tf = arith.truncf %t : f64 to f32
+    %r = arith.addf %s, %tf : f32
+    flash.yield %r : f32
+  }
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @captured_tensor_dim(%q: tensor<1x1x64x64xf16>, %ids: tensor<?xi32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod or mask_mod reads the tensor 'tensor<?xi32>' from above the op through 'tensor.dim'; a kernel reads such tensors only by tensor.extract}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16> mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %ids, %c0 : tensor<?xi32>
+    %in = arith.cmpi slt, %j, %n : index
+    flash.yield %in : i1
+  }
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @captured_tensor_of_f64(%q: tensor<1x1x64x64xf16>, %t: tensor<4xf64>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod or mask_mod reads a value of type 'tensor<4xf64>' from above the op}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %e = tensor.extract %t[%h] : tensor<4xf64>
+    %ef = arith.truncf %e : f64 to f32
+    %r = arith.addf %s, %ef : f32
     flash.yield %r : f32
   }
   return %o : tensor<1x1x64x64xf16>

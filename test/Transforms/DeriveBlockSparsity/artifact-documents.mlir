@@ -1,11 +1,17 @@
 // A document mask over run-time ids: flash-derive-block-sparsity gives it
-// host IR computing its lists, but its mask_mod reads the ids from outside
-// the region, which no kernel takes yet, so flashfuse-compile refuses the op
-// with flash-lower-to-gpu's reason rather than write a kernel without its
-// mask (artifact.mlir: host-computed lists stay the caller's).
-// RUN: not flashfuse-compile %s --target=h100 --no-cubin -o %t 2>&1 | FileCheck %s
+// host IR computing its lists, and the kernel takes the ids its mask_mod
+// reads as the parameter `capture0` (docs/KERNEL_ABI.md "Values captured
+// by score_mod and mask_mod"). Lists computed at run time stay the
+// caller's to pass (artifact.mlir), and so do the ids.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --no-cubin -o %t | FileCheck %s
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
 
-// CHECK: error: 'flash.attention' op a score_mod or mask_mod that reads values from outside its region cannot be compiled into a kernel yet
+// CHECK: note: kernel [[K:flash_fwd_sm90_bf16_d64_.*_bs128x128f_mod0]]: block-sparse lists not in the artifact: its lists are computed at run time by host code; the caller passes them
+// MANIFEST: kernel flash_fwd_sm90_bf16_d64_{{.*}}_bs128x128f_mod0
+// MANIFEST: block_sparse 2
+// MANIFEST: params {{.*}} i64:o_stride_s memref:capture0 f32:scale {{.*}} memref:kv_num_blocks
+// MANIFEST-NOT: bound
+// MANIFEST: end
 func.func @documents(%q: tensor<1x4x512x64xbf16>, %ids: tensor<512xi64>) -> tensor<1x4x512x64xbf16> {
   %o = flash.attention %q, %q, %q : tensor<1x4x512x64xbf16>, tensor<1x4x512x64xbf16>, tensor<1x4x512x64xbf16> -> tensor<1x4x512x64xbf16>
   mask_mod {

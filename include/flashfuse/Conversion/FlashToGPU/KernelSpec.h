@@ -95,6 +95,16 @@ struct KernelSpec {
   /// Regions are cloned into the kernel; a kernel with a region is unique
   /// to its op (`uniqueId` tells such kernels apart).
   Region *scoreMod = nullptr, *maskMod = nullptr;
+  /// The values the regions read from above their op (ModCaptures.h), each
+  /// a parameter of the kernels that inline the regions: the forward, the
+  /// backward's main and dQ kernels.
+  SmallVector<Value> captures;
+  /// This kernel inlines the regions and takes `captures` as parameters.
+  bool takesCaptures() const {
+    return !captures.empty() &&
+           (kind == Kind::Forward || kind == Kind::Backward ||
+            kind == Kind::BackwardDQ);
+  }
   /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
   /// for a contiguous one.
   int64_t pageSize = 0;

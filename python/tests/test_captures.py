@@ -1,0 +1,76 @@
+"""Kernels whose score_mod / mask_mod read values from above their op
+(docs/KERNEL_ABI.md "Values captured by score_mod and mask_mod"), without a
+GPU: the manifest's `captures` through ctypes, and flashfuse.artifact's
+checks and launch arguments for them (the launch itself:
+scripts/kernels/check_captures.py on a GPU)."""
+
+import pytest
+
+from conftest import ROOT
+
+CAPTURES = ROOT / "runtime" / "test" / "data" / "captures"
+TYPES = (("f32", 1), ("f16", -1), ("i64", 2))
+
+
+def test_captures_through_ctypes(rt, sample_dir):
+    assert rt.Manifest.open(CAPTURES).captures(0) == list(TYPES)
+    assert rt.Manifest.open(sample_dir).captures(0) == []
+
+
+def test_kernel_info_names_the_captures(rt):
+    from flashfuse import artifact
+    info = artifact.kernel_info(CAPTURES)
+    assert info.captures == TYPES
+    assert ("memref", "capture2") in info.params
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_capture_arguments(rt, torch):
+    from flashfuse import artifact
+    info = artifact.kernel_info(CAPTURES)
+    cpu = torch.device("cpu")
+    slopes = torch.arange(8, dtype=torch.float32)
+    ids = torch.zeros(2, 100, dtype=torch.int64)
+    named, keep = artifact._capture_args(info, [slopes, 0.5, ids], cpu)
+    assert named["capture0"] == (rt.PARAM_MEMREF, (slopes.data_ptr(), 8))
+    assert named["capture1"] == (rt.PARAM_F32, 0.5)
+    assert named["capture2"] == (rt.PARAM_MEMREF, (ids.data_ptr(), 200))
+    assert named["capture2_stride_0"] == (rt.PARAM_I64, 100)
+    # A view whose last dimension is not contiguous is copied; the strides
+    # of one whose is are passed as they are.
+    wide = torch.zeros(2, 256, dtype=torch.int64)
+    named, keep = artifact._capture_args(info, [slopes, 1, wide[:, :100]], cpu)
+    assert named["capture2_stride_0"] == (rt.PARAM_I64, 256)
+    assert named["capture2"] == (rt.PARAM_MEMREF, (wide.data_ptr(), 356))
+    named, keep = artifact._capture_args(info, [slopes, 1, ids.t().t()[:, ::2]],
+                                         cpu)
+    assert named["capture2_stride_0"] == (rt.PARAM_I64, 50)
+    assert keep[-1].is_contiguous()
+
+
+def test_capture_refusals(rt, torch):
+    from flashfuse import artifact
+    info = artifact.kernel_info(CAPTURES)
+    cpu = torch.device("cpu")
+    slopes = torch.zeros(8)
+    ids = torch.zeros(2, 100, dtype=torch.int64)
+    with pytest.raises(ValueError, match="takes 3 captured values \\(tensor "
+                       "of rank 1 of f32, f16, tensor of rank 2 of i64\\), "
+                       "got 0"):
+        artifact._capture_args(info, None, cpu)
+    with pytest.raises(TypeError, match="captures\\[2\\] must be a "
+                       "torch.int64 tensor of rank 2 on cpu, got torch.int32 "
+                       "tensor of rank 2"):
+        artifact._capture_args(info, [slopes, 1.0, ids.int()], cpu)
+    with pytest.raises(TypeError, match="captures\\[0\\] must be a "
+                       "torch.float32 tensor of rank 1"):
+        artifact._capture_args(info, [slopes[None], 1.0, ids], cpu)
+    with pytest.raises(TypeError, match="captures\\[1\\] must be a Python "
+                       "number \\(the kernel reads a scalar f16\\)"):
+        artifact._capture_args(info, [slopes, slopes, ids], cpu)
+    with pytest.raises(ValueError, match="captures\\[2\\] is empty"):
+        artifact._capture_args(info, [slopes, 1.0, ids[:, :0]], cpu)

@@ -1,0 +1,121 @@
+// Values a kernel's score_mod / mask_mod read from above their op
+// (KERNEL_ABI.md "Values captured by score_mod and mask_mod"): the
+// manifest's `captures` line, its agreement with the capture<i> params,
+// and the C API that reports it. Reaches the runtime's internals, so it
+// includes no runtime.hpp (test_support.h).
+#include "test_support.h"
+
+#include "manifest.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using flashfuse_test::dataDir;
+using flashfuse_test::failures;
+
+#define EXPECT_STATUS(call, status, fragment)                                  \
+  flashfuse_test::expectStatus(call, status, fragment, __LINE__)
+
+std::string capturesDir() { return dataDir + "/captures"; }
+
+std::string manifestText() {
+  std::ifstream in(capturesDir() + "/manifest.txt");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The manifest's text with `from` replaced by `to`, parsed.
+flashfuse_status parseEdited(const std::string &from, const std::string &to) {
+  std::string text = manifestText();
+  size_t at = text.find(from);
+  if (at == std::string::npos) {
+    std::fprintf(stderr, "  test bug: '%s' not in the manifest\n", from.c_str());
+    ++failures;
+    return FLASHFUSE_SUCCESS;
+  }
+  text.replace(at, from.size(), to);
+  flashfuse::Manifest m;
+  return flashfuse::parseManifest(text, "captures/manifest.txt", m);
+}
+
+void testParse() {
+  flashfuse::Manifest m;
+  EXPECT_STATUS(flashfuse::readManifest(capturesDir(), m), FLASHFUSE_SUCCESS, "");
+  if (m.kernels.size() != 1)
+    return (void)++failures;
+  const auto &c = m.kernels[0].captures;
+  EXPECT(c.size() == 3);
+  if (c.size() != 3)
+    return;
+  EXPECT(c[0].element == "f32" && c[0].rank == 1);
+  EXPECT(c[1].element == "f16" && c[1].rank == -1);
+  EXPECT(c[2].element == "i64" && c[2].rank == 2);
+  // A manifest without the key: no captures.
+  flashfuse::Manifest sample;
+  EXPECT_STATUS(flashfuse::readManifest(dataDir + "/sample", sample),
+                FLASHFUSE_SUCCESS, "");
+  for (const flashfuse::KernelSpec &k : sample.kernels)
+    EXPECT(k.captures.empty());
+}
+
+void testCApi() {
+  flashfuse_manifest *handle = nullptr;
+  EXPECT_STATUS(flashfuse_manifest_open(capturesDir().c_str(), &handle),
+                FLASHFUSE_SUCCESS, "");
+  if (!handle)
+    return (void)++failures;
+  int32_t count = 0, rank = 0;
+  const char *element = nullptr;
+  EXPECT_STATUS(flashfuse_manifest_kernel_capture_count(handle, 0, &count),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(count == 3);
+  EXPECT_STATUS(flashfuse_manifest_kernel_capture(handle, 0, 2, &element, &rank),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(element && std::string(element) == "i64" && rank == 2);
+  EXPECT_STATUS(flashfuse_manifest_kernel_capture(handle, 0, 3, &element, &rank),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "capture index 3 out of range for "
+                "'flash_fwd_sm90_bf16_d64_m128n64w8s3_causal_mod0' (3 values)");
+  EXPECT_STATUS(flashfuse_manifest_kernel_capture_count(handle, 1, &count),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT, "");
+  flashfuse_manifest_close(handle);
+}
+
+void testMalformed() {
+  const auto M = FLASHFUSE_ERROR_MANIFEST;
+  const std::string line = "  captures f32/1 f16 i64/2\n";
+  EXPECT_STATUS(parseEdited(line, "  captures f64 f16 i64/2\n"), M,
+                "bad capture 'f64' (expected ELT or ELT/RANK");
+  EXPECT_STATUS(parseEdited(line, "  captures f32/x f16 i64/2\n"), M,
+                "bad capture 'f32/x'");
+  EXPECT_STATUS(parseEdited(line, "  captures\n"), M,
+                "'captures' lists no values");
+  // Each value is its params, of the kinds its type is passed as.
+  EXPECT_STATUS(parseEdited(line, "  captures f32/1 f16 i64/3\n"), M,
+                "'captures' names values whose params the kernel does not "
+                "list");
+  EXPECT_STATUS(parseEdited(line, "  captures f32/1 i32 i64/2\n"), M,
+                "param 'capture1' has the wrong kind for its captured value");
+  EXPECT_STATUS(parseEdited(line, "  captures f32/1 f16\n"), M,
+                "param 'capture2' is no value of 'captures'");
+  EXPECT_STATUS(parseEdited(line, ""), M,
+                "param 'capture0' is no value of 'captures'");
+  EXPECT_STATUS(parseEdited("  kind forward\n", "  kind backward_preprocess\n"),
+                M, "'captures' is for forward, backward and backward_dq "
+                   "kernels only");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  static const flashfuse_test::Test tests[] = {
+      {"captures_parse", testParse},
+      {"captures_c_api", testCApi},
+      {"captures_malformed", testMalformed}};
+  return flashfuse_test::runTests(argc, argv, tests);
+}
