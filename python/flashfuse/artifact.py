@@ -8,7 +8,9 @@ block-sparse lists at compile time and the artifact carries them
 V is passed and the runtime fills the lists in; the launch sizes must be the
 ones they were derived for (`bound_for`), which is checked here before the
 launch (and again by the runtime). Any forward kernel of an artifact
-without bias, mask, dropout, varlen or FP8 operands runs the same way.
+without bias, mask, dropout, varlen or FP8 operands runs the same way; one
+whose lists host code computes at run time (a document mask over its ids)
+takes them as `block_mask=`.
 
     o, lse = flashfuse.artifact.forward("out/", q, k, v)
 
@@ -45,6 +47,7 @@ class ArtifactKernel(NamedTuple):
     index: int
     variant: rt.Variant
     params: tuple       # (type name, param name), in launch order
+    block_m: int        # query rows a block (a tile) of the kernel
     num_bound: int      # params the artifact binds
     bound_for: dict     # {size name: value} the bound lists hold for
     captures: tuple = ()  # (element type, rank; -1: scalar) per captured value
@@ -95,14 +98,9 @@ def _read_kernel_info(directory, kernel):
         raise ValueError(f"{_NAME}: kernel '{names[index]}' takes "
                          f"{', '.join(what)}, which forward() does not pass")
     num_bound, bound_for = m.bound(index)
-    if v.block_sparse and not num_bound:
-        raise ValueError(
-            f"{_NAME}: kernel '{names[index]}' takes its block-sparse lists "
-            "from the caller (the artifact does not carry them: they were "
-            "not known at compile time); launch it with "
-            "flashfuse.block_sparse_attention")
     return ArtifactKernel(str(directory), names[index], index, v,
-                          tuple(m.params(index)), num_bound, bound_for,
+                          tuple(m.params(index)), infos[index].block_m,
+                          num_bound, bound_for,
                           tuple(m.captures(index)))
 
 
@@ -195,20 +193,95 @@ def check_sizes(info, batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
                 f"{held}; compile the model for these sizes")
 
 
+def _list_named(info, block_mask, q=None, k=None, v=None, check=False):
+    """The list arguments of a block-sparse kernel from `block_mask` (a
+    FlexAttention BlockMask, or the (kv_num_blocks, kv_indices[,
+    full_kv_num_blocks, full_kv_indices]) tuple in the kernel's block size),
+    checked (shapes; with `check` their values too, one synchronisation:
+    the kernels never read out of bounds whatever they hold); {} where the
+    artifact binds them and the caller passes none. Returns (named
+    arguments, the contiguous lists to keep alive through the launch)."""
+    variant = info.variant
+    if block_mask is None:
+        if variant.block_sparse and not info.num_bound:
+            raise ValueError(
+                f"{_NAME}: kernel '{info.name}' takes its block-sparse lists "
+                "from the caller (the artifact does not carry them: they were "
+                "not known at compile time); pass block_mask=")
+        return {}, ()
+    if not variant.block_sparse:
+        raise ValueError(f"{_NAME}: kernel '{info.name}' walks every key "
+                         "block; it takes no block_mask")
+    from . import block_sparse as bs
+
+    size = (variant.sparse_block_q, variant.sparse_block_k)
+    num, idx, fnum, fidx, given = bs._lists_of(block_mask, None, None, None,
+                                               None, size)
+    if tuple(given) != size:
+        raise ValueError(f"{_NAME}: block_mask has blocks {tuple(given)}, but "
+                         f"'{info.name}' was compiled for {size}")
+    if (fnum is not None) != (variant.block_sparse == 2):
+        raise ValueError(f"{_NAME}: '{info.name}' takes "
+                         + ("partial and full lists" if variant.block_sparse == 2
+                            else "partial lists only")
+                         + ", block_mask has "
+                         + ("both" if fnum is not None else "partial only"))
+    lists = (num, idx, fnum, fidx)
+    bs._check_shapes(q, k, v, lists, size)
+    if check:
+        bs.check_lists(lists, k.shape[2], size[1])
+    lists = tuple(t.contiguous() if t is not None else None for t in lists)
+    named = {}
+    bs._list_args(named, "", lists[0], lists[1])
+    if lists[2] is not None:
+        bs._list_args(named, "full_", lists[2], lists[3])
+    keep = list(lists)
+    if any(name == "kv_tile_order" for _, name in info.params):
+        # Long rows first, as flashfuse.block_sparse_attention orders them
+        # (0: the grid's own order, where the fields would not fit), kept
+        # with theirs while the same list tensors come back unmodified.
+        key = (q.shape[0], q.shape[1], q.shape[2], info.block_m, size[0],
+               torch_stream(q.device))
+        order = bs._tile_orders.get(lists, *key)
+        if order is None:
+            order = bs.tile_order(lists, *key[:5])
+            bs._tile_orders.put(lists, *key, order)
+        named["kv_tile_order"] = (rt.PARAM_I64,
+                                  0 if order is None else order.data_ptr())
+        keep.append(order)
+    return named, keep
+
+
+def torch_stream(device):
+    """The handle of torch's current stream on `device`."""
+    import torch
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def forward(directory, query, key, value, *, kernel=None, scale=None,
-            window=None, softcap=None, captures=None):
+            window=None, softcap=None, captures=None, block_mask=None,
+            check=None):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
     kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
     kernel unless its bound lists record it, `softcap` by a `softcap 1`
     kernel; `captures`, the values its score_mod / mask_mod read from above
-    the op, by a kernel with a `captures` line (the module's docstring)."""
+    the op, by a kernel with a `captures` line (the module's docstring);
+    `block_mask`, its key-block lists (a FlexAttention BlockMask or the
+    lists' tuple, flashfuse.block_sparse_attention's), by a block-sparse
+    kernel whose lists the artifact does not carry (lists host code
+    computes at run time, such as a document mask's over its ids), whose
+    values `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) checks before
+    the launch, as flashfuse.block_sparse_attention does."""
+    info = kernel_info(directory, kernel)
+    v = info.variant
+    if block_mask is None:
+        _list_named(info, None)  # refuses a kernel that needs lists
+
     import torch
 
     from .ops import _DTYPES, _poison, _readable, _span
 
-    info = kernel_info(directory, kernel)
-    v = info.variant
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, torch.Tensor) or t.dim() != 4 or not t.is_cuda:
             raise ValueError(f"{_NAME}: {name} must be a CUDA tensor "
@@ -223,7 +296,9 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
             or k.shape[-1] != d):
         raise ValueError(f"{_NAME}: mismatched shapes: query {tuple(q.shape)}, "
                          f"key {tuple(k.shape)}, value {tuple(val.shape)}")
-    check_sizes(info, b, hq, k.shape[1], sq, k.shape[2], d, val.shape[-1])
+    # Lists of the caller's replace the bound ones and their sizes.
+    check_sizes(info if block_mask is None else info._replace(bound_for={}),
+                b, hq, k.shape[1], sq, k.shape[2], d, val.shape[-1])
     if window is None:
         window = (info.bound_for.get("window_left", -1),
                   info.bound_for.get("window_right", -1))
@@ -233,6 +308,12 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     if v.softcap and softcap is None:
         raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
     captured, _keep_alive = _capture_args(info, captures, q.device)
+    if block_mask is not None:
+        from .block_sparse import _check_env
+        listed, _lists_alive = _list_named(
+            info, block_mask, q, k, val,
+            check=_check_env() if check is None else check)
+        captured.update(listed)
     o = q.new_empty(b, hq, sq, val.shape[-1])
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
@@ -251,7 +332,8 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     named["softcap"] = (rt.PARAM_F32, softcap or 0.0)
     named["dropout_p"] = (rt.PARAM_F32, 0.0)
     named["seed"] = (rt.PARAM_I64, 0)
-    # The lists are not passed: the runtime fills the bound params in.
+    # Without block_mask the lists are not passed: the runtime fills the
+    # bound params in.
     handle = _kernels.context(q.device.index).kernel_named(info.directory,
                                                            info.name)
     with torch.cuda.device(q.device):

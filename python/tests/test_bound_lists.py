@@ -74,9 +74,16 @@ def test_kernel_info_refusals(rt, sample_dir, scratch):
     kept = [line for line in text.splitlines()
             if not line.lstrip().startswith("bound")]
     (scratch / "manifest.txt").write_text("\n".join(kept) + "\n")
+    info = artifact.kernel_info(scratch)
+    assert info.num_bound == 0
     with pytest.raises(ValueError, match="takes its block-sparse lists from "
-                       "the caller .* flashfuse.block_sparse_attention"):
-        artifact.kernel_info(scratch)
+                       "the caller .*; pass block_mask="):
+        artifact.forward(scratch, None, None, None)
+    # A dense kernel takes no lists.
+    dense = artifact.kernel_info(sample_dir, "flash_fwd_f16_d128")
+    with pytest.raises(ValueError, match="walks every key block; it takes no "
+                       "block_mask"):
+        artifact._list_named(dense, ("counts", "indices"))
 
 
 def test_check_sizes(rt):
