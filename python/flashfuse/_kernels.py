@@ -154,8 +154,10 @@ def _search(variant, directory=None, capability=None):
                 # first in the error, being the likelier cause of a miss.
                 unreadable.append(f"{d}: unreadable: {m}")
                 continue
+            # A kernel of a score_mod / mask_mod computes what its regions
+            # say, which no variant does: never a variant's kernel.
             found = [i for i, info in enumerate(m.kernels())
-                     if info.variant.key() == variant.key()]
+                     if info.variant.key() == variant.key() and not m.mods(i)]
             if found:
                 # _load_rank is 0 for every artifact without a capability.
                 rank = _load_rank(m.arch, _ptx_target(d), capability)
@@ -168,6 +170,8 @@ def _search(variant, directory=None, capability=None):
                 hits.extend((rank, d, i) for i in found)
             available.extend(
                 f"{d}: {info.name.decode()}: {info.variant.describe()}"
+                + (" (score_mod/mask_mod: launched by name)"
+                   if m.mods(i) else "")
                 for i, info in enumerate(m.kernels()) if i not in found)
     hits.sort(key=lambda h: h[0])  # stable: search order within a rank
     return [(d, i) for _, d, i in hits], unreadable + unloadable + available

@@ -286,6 +286,8 @@ def _declare(lib):
         "flashfuse_manifest_kernel_bound_for": (
             st, [vp, ctypes.c_int32, ctypes.c_int32, P(ctypes.c_char_p),
                  P(ctypes.c_int64)]),
+        "flashfuse_manifest_kernel_mods": (
+            st, [vp, ctypes.c_int32, P(ctypes.c_int32)]),
         "flashfuse_manifest_kernel_capture_count": (
             st, [vp, ctypes.c_int32, P(ctypes.c_int32)]),
         "flashfuse_manifest_kernel_capture": (
@@ -470,6 +472,14 @@ class Manifest:
                 ctypes.byref(value)))
             sizes[name.value.decode()] = value.value
         return n.value, sizes
+
+    def mods(self, kernel_index):
+        """Whether a kernel inlines its op's score_mod / mask_mod (`mods 1`):
+        launched by name only, never looked up for a variant."""
+        n = ctypes.c_int32()
+        check(library().flashfuse_manifest_kernel_mods(
+            self._handle, kernel_index, ctypes.byref(n)))
+        return bool(n.value)
 
     def captures(self, kernel_index):
         """[(element type, rank)] of the values a kernel's score_mod /

@@ -17,6 +17,19 @@ def test_captures_through_ctypes(rt, sample_dir):
     assert rt.Manifest.open(sample_dir).captures(0) == []
 
 
+def test_mod_kernels_are_not_variant_kernels(rt, monkeypatch):
+    """A kernel that inlines a score_mod / mask_mod (`mods 1`) computes
+    what its regions say: a plain call of its variant must not find it."""
+    from flashfuse import _kernels
+    from flashfuse.errors import KernelNotFoundError
+    m = rt.Manifest.open(CAPTURES)
+    assert m.mods(0)
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(CAPTURES))
+    with pytest.raises(KernelNotFoundError,
+                       match="score_mod/mask_mod: launched by name"):
+        _kernels.locate(m.kernels()[0].variant)
+
+
 def test_kernel_info_names_the_captures(rt):
     from flashfuse import artifact
     info = artifact.kernel_info(CAPTURES)

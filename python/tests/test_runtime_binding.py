@@ -154,9 +154,10 @@ def test_kernel_dir_discovery(rt, sample_dir, monkeypatch):
     from flashfuse.errors import KernelNotFoundError
     # A directory of artifacts is searched one level down.
     monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(sample_dir.parent))
-    # (runtime/test/data holds the decode, FP8-cache decode, derived-lists,
-    # fp8 and varlen samples too.)
+    # (runtime/test/data holds the captures, decode, FP8-cache decode,
+    # derived-lists, fp8 and varlen samples too.)
     assert _kernels.artifact_dirs() == [
+        str((sample_dir.parent / "captures").resolve()),
         str((sample_dir.parent / "decode").resolve()),
         str((sample_dir.parent / "decode-fp8").resolve()),
         str((sample_dir.parent / "derived").resolve()),

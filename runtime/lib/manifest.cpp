@@ -86,6 +86,8 @@ std::string captureProblem(const KernelSpec &k) {
                            : FLASHFUSE_PARAM_I32;
     }
   }
+  if (!k.captures.empty() && !k.mods)
+    return "'captures' needs 'mods 1' (values a score_mod / mask_mod reads)";
   if (!k.captures.empty() && k.variant.kind != FLASHFUSE_KIND_FORWARD &&
       k.variant.kind != FLASHFUSE_KIND_BACKWARD &&
       k.variant.kind != FLASHFUSE_KIND_BACKWARD_DQ)
@@ -386,6 +388,11 @@ private:
       // e4m3 forwards: Vt's key order (fp8_vt_layout.h); finishKernel
       // requires this runtime's group of them and refuses it elsewhere.
       return number(1, 1 << 10, k.vt_key_group);
+    } else if (key == "mods") {
+      int mods = 0;
+      if (auto st = number(0, 1, mods); st != FLASHFUSE_SUCCESS)
+        return st;
+      k.mods = mods != 0;
     } else if (key == "grid") {
       // How the launch sizes the grid; absent: one block per tile.
       if (value != "tiles" && value != "persistent")
@@ -616,6 +623,8 @@ flashfuse_status readManifest(const std::string &dir, Manifest &out) {
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
     const flashfuse_variant &k = manifest.kernels[i].variant;
+    if (manifest.kernels[i].mods)
+      continue; // its regions are not part of any variant
     if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&

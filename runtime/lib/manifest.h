@@ -62,6 +62,9 @@ struct KernelSpec {
   // blocks with merge_splits 2 and no workspace (KERNEL_ABI.md "Decode");
   // 0 (absent): it cannot.
   int clusterMerge = 0;
+  // `mods 1`: the kernel inlines its op's score_mod / mask_mod, which no
+  // variant says: launched by name only, never found for a variant.
+  bool mods = false;
   std::vector<ParamSpec> params;
   std::vector<CaptureSpec> captures;
   std::vector<BoundParam> bound;

@@ -57,7 +57,9 @@ flashfuse_status findOrExplain(const Manifest &m, const flashfuse_variant &v,
     return FLASHFUSE_SUCCESS;
   std::string available;
   for (const KernelSpec &k : m.kernels)
-    available += concat("\n  ", k.name, ": ", describeVariant(k.variant));
+    available += concat("\n  ", k.name, ": ", describeVariant(k.variant),
+                        k.mods ? " (score_mod/mask_mod: launched by name)"
+                               : "");
   return fail(FLASHFUSE_ERROR_NOT_FOUND,
               concat("no kernel for variant '", describeVariant(v), "' in ",
                      m.dir.empty() ? "the manifest" : m.dir,
@@ -185,6 +187,19 @@ flashfuse_status flashfuse_manifest_kernel_bound_for(
       *name = k.boundFor[index].name.c_str();
     if (value)
       *value = k.boundFor[index].value;
+    return FLASHFUSE_SUCCESS;
+  });
+}
+
+flashfuse_status flashfuse_manifest_kernel_mods(const flashfuse_manifest *m,
+                                                int32_t kernel_index,
+                                                int32_t *mods) {
+  return guarded([&] {
+    if (auto s = checkManifestAndIndex(m, kernel_index); s != FLASHFUSE_SUCCESS)
+      return s;
+    if (!mods)
+      return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT, "NULL argument");
+    *mods = m->data.kernels[kernel_index].mods ? 1 : 0;
     return FLASHFUSE_SUCCESS;
   });
 }

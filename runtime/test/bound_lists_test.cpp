@@ -160,7 +160,7 @@ void testMalformedBoundLines() {
                 M, "key 'bound_for' given twice");
   // The line is named in the message.
   EXPECT_STATUS(parseEdited("  bound kv_slots 2\n", "  bound kv_slots\n"), M,
-                "derived/manifest.txt:35:");
+                "derived/manifest.txt:36:");
 }
 
 void testListFileErrors() {

@@ -83,6 +83,19 @@ void testCApi() {
                 "'flash_fwd_sm90_bf16_d64_m128n64w8s3_causal_mod0' (3 values)");
   EXPECT_STATUS(flashfuse_manifest_kernel_capture_count(handle, 1, &count),
                 FLASHFUSE_ERROR_INVALID_ARGUMENT, "");
+  // A kernel of a score_mod / mask_mod is never a variant's kernel: its
+  // own variant finds nothing, and the message says why.
+  int32_t mods = 0;
+  EXPECT_STATUS(flashfuse_manifest_kernel_mods(handle, 0, &mods),
+                FLASHFUSE_SUCCESS, "");
+  EXPECT(mods == 1);
+  flashfuse_kernel_info info{};
+  EXPECT_STATUS(flashfuse_manifest_kernel_info(handle, 0, &info),
+                FLASHFUSE_SUCCESS, "");
+  int32_t index = -1;
+  EXPECT_STATUS(flashfuse_manifest_find(handle, &info.variant, &index),
+                FLASHFUSE_ERROR_NOT_FOUND,
+                "(score_mod/mask_mod: launched by name)");
   flashfuse_manifest_close(handle);
 }
 
@@ -105,6 +118,10 @@ void testMalformed() {
                 "param 'capture2' is no value of 'captures'");
   EXPECT_STATUS(parseEdited(line, ""), M,
                 "param 'capture0' is no value of 'captures'");
+  EXPECT_STATUS(parseEdited("  mods 1\n", ""), M,
+                "'captures' needs 'mods 1'");
+  EXPECT_STATUS(parseEdited("  mods 1\n", "  mods 2\n"), M,
+                "bad value '2' for 'mods'");
   EXPECT_STATUS(parseEdited("  kind forward\n", "  kind backward_preprocess\n"),
                 M, "'captures' is for forward, backward and backward_dq "
                    "kernels only");

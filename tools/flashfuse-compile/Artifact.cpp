@@ -138,6 +138,8 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
         os << "  " << key << " " << v.getInt() << "\n";
     if (auto grid = dyn_cast_or_null<StringAttr>(k.manifest.get("grid")))
       os << "  grid " << grid.getValue() << "\n";
+    if (auto mods = dyn_cast_or_null<IntegerAttr>(k.manifest.get("mods")))
+      os << "  mods " << mods.getInt() << "\n";
     if (auto captures = dyn_cast_or_null<ArrayAttr>(k.manifest.get("captures"))) {
       os << "  captures";
       for (Attribute t : captures)

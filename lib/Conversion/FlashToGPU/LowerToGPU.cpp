@@ -80,6 +80,15 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
     f.push_back(b.getNamedAttr(
         "vt_key_group", b.getI64IntegerAttr(FLASHFUSE_FP8_VT_KEY_GROUP)));
   }
+  // Kernels that inline a score_mod or mask_mod compute what their op's
+  // regions say, which no variant key tells: the runtime launches them by
+  // name only, never for a variant (docs/KERNEL_ABI.md); the others'
+  // manifests read as before.
+  if ((s.scoreMod || s.maskMod) &&
+      (s.kind == KernelSpec::Kind::Forward ||
+       s.kind == KernelSpec::Kind::Backward ||
+       s.kind == KernelSpec::Kind::BackwardDQ))
+    f.push_back(b.getNamedAttr("mods", b.getI64IntegerAttr(1)));
   // Kernels that inline a region reading values from above its op name
   // their types (docs/KERNEL_ABI.md "Values captured by score_mod and
   // mask_mod"); the others' manifests read as before.

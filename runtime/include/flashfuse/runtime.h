@@ -193,6 +193,12 @@ FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_count(
 FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_bound_for(
     const flashfuse_manifest *manifest, int32_t kernel_index, int32_t index,
     const char **name, int64_t *value);
+/* 1 where a kernel inlines its op's score_mod / mask_mod (the manifest's
+ * `mods 1`): it computes what those regions say, which its variant does
+ * not, so flashfuse_manifest_find and the variant entry points never pick
+ * it; it is launched by name (flashfuse_kernel_launch). 0 otherwise. */
+FLASHFUSE_API flashfuse_status flashfuse_manifest_kernel_mods(
+    const flashfuse_manifest *manifest, int32_t kernel_index, int32_t *mods);
 /* How many values a kernel's score_mod / mask_mod read from above their op
  * (the manifest's `captures`, KERNEL_ABI.md "Values captured by score_mod
  * and mask_mod"); the caller passes each as the params capture<i>. */

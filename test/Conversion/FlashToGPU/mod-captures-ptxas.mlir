@@ -28,12 +28,20 @@
 // SPILL-COUNT-8: ptxas sm_90a flash_fwd_sm90_{{.*}}_mod{{[0-7]}}: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // SM80-COUNT-32: ptxas sm_90a flash_{{fwd|bwd}}{{.*}}_sm80_
 // SM80: wrote
+// The kernels that inline the regions say so (`mods 1`: launched by name,
+// never for a variant) and name the captured values' types; the backward's
+// preprocess and postprocess, which do not, have neither key.
 // MANIFEST: kernel flash_fwd_sm90_f16_d64_{{.*}}_causal_mod0
-// MANIFEST: captures f32/1 f32
+// MANIFEST: mods 1
+// MANIFEST-NEXT: captures f32/1 f32
 // MANIFEST: kernel flash_fwd_sm90_f16_d64_{{.*}}_mod1
-// MANIFEST: captures i32/2 i32
-// MANIFEST: kernel flash_bwd_sm90_f16_d64_{{.*}}_mod
-// MANIFEST: captures f32/1
+// MANIFEST: mods 1
+// MANIFEST-NEXT: captures i32/2 i32
+// MANIFEST: kernel flash_bwd_pre_sm90_f16_d64_{{.*}}_mod8
+// MANIFEST-NOT: mods
+// MANIFEST: kernel flash_bwd_sm90_f16_d64_{{.*}}_mod8
+// MANIFEST: mods 1
+// MANIFEST-NEXT: captures f32/1
 
 func.func @alibi_f16_d64(%q: tensor<2x4x256x64xf16>, %k: tensor<2x4x256x64xf16>, %v: tensor<2x4x256x64xf16>, %slopes: tensor<?xf32>, %alpha: f32) -> tensor<2x4x256x64xf16> {
   %o = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<2x4x256x64xf16>, tensor<2x4x256x64xf16>, tensor<2x4x256x64xf16> -> tensor<2x4x256x64xf16> score_mod {
