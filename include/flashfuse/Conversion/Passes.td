@@ -227,6 +227,18 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
     block_n. A block-sparse flash.attention_grad is refused (no backward
     kernel walks the lists yet).
 
+    score_mod and mask_mod regions are inlined into the kernels that
+    evaluate scores (forward, backward, dQ); each op with a region gets
+    kernels of its own, marked `mods 1` in the artifact. Values a region
+    reads from above its op (per-head ALiBi slopes, a document mask's
+    sequence ids, scalars) become kernel parameters `capture<i>`: a tensor
+    as a flat buffer with the strides of its leading dimensions, read
+    through its tensor.extract ops, a scalar as an i32/i64/f32 parameter;
+    scalar constants are cloned into the kernel (docs/KERNEL_ABI.md,
+    "Values captured by score_mod and mask_mod"). A value of another type
+    (f64, vectors), or a tensor read otherwise than by tensor.extract, is
+    an error naming it.
+
     Variants a recipe cannot serve are reported as errors (backward: a
     score_mod that is not additive, D > 128, grad_bias with a dynamic
     [B, Hq, Sq, Sk]).

@@ -65,7 +65,9 @@ defvar Flash_VariantDoc = [{
 
     Regions: `score_mod` takes (score: f32, b, h, q_idx, kv_idx: index) and
     yields an f32; `mask_mod` takes (b, h, q_idx, kv_idx: index) and yields
-    an i1 (true = keep). Both may read values defined above the op.
+    an i1 (true = keep). Both may read values defined above the op: on the
+    GPU, scalars and ranked tensors read by tensor.extract become kernel
+    parameters (flash-lower-to-gpu).
 
     Other attributes must be dialect-prefixed (`mytool.origin = ...`): an
     unprefixed name that is not one of the above is rejected, so that a
