@@ -3,7 +3,7 @@
 // lines, the list file's checks at load, and the arguments a launch gets
 // (bound_lists.h). Reaches the runtime's internals, so it includes no
 // runtime.hpp (test_support.h).
-#include "test_support.h"
+#include "manifest_edit.h"
 
 #include "bound_lists.h"
 #include "launch.h"
@@ -22,18 +22,12 @@ namespace {
 using flashfuse_test::contains;
 using flashfuse_test::dataDir;
 using flashfuse_test::failures;
+using flashfuse_test::readFile;
 
 #define EXPECT_STATUS(call, status, fragment)                                  \
   flashfuse_test::expectStatus(call, status, fragment, __LINE__)
 
 std::string derivedDir() { return dataDir + "/derived"; }
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
@@ -100,16 +94,7 @@ void testParseDerived() {
 
 // The derived manifest's text with `from` replaced by `to`, parsed.
 flashfuse_status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = readFile(derivedDir() + "/manifest.txt");
-  size_t at = text.find(from);
-  if (at == std::string::npos) {
-    std::fprintf(stderr, "  test bug: '%s' not in the manifest\n", from.c_str());
-    ++failures;
-    return FLASHFUSE_SUCCESS;
-  }
-  text.replace(at, from.size(), to);
-  flashfuse::Manifest m;
-  return flashfuse::parseManifest(text, "derived/manifest.txt", m);
+  return flashfuse_test::parseEdited("derived", from, to);
 }
 
 void testMalformedBoundLines() {

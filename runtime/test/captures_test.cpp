@@ -3,51 +3,29 @@
 // manifest's `captures` line, its agreement with the capture<i> params,
 // and the C API that reports it. Reaches the runtime's internals, so it
 // includes no runtime.hpp (test_support.h).
-#include "test_support.h"
+#include "manifest_edit.h"
 
-#include "manifest.h"
-
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 namespace {
 
 using flashfuse_test::dataDir;
-using flashfuse_test::failures;
 
 #define EXPECT_STATUS(call, status, fragment)                                  \
   flashfuse_test::expectStatus(call, status, fragment, __LINE__)
 
 std::string capturesDir() { return dataDir + "/captures"; }
 
-std::string manifestText() {
-  std::ifstream in(capturesDir() + "/manifest.txt");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The manifest's text with `from` replaced by `to`, parsed.
+// The captures manifest's text with `from` replaced by `to`, parsed.
 flashfuse_status parseEdited(const std::string &from, const std::string &to) {
-  std::string text = manifestText();
-  size_t at = text.find(from);
-  if (at == std::string::npos) {
-    std::fprintf(stderr, "  test bug: '%s' not in the manifest\n", from.c_str());
-    ++failures;
-    return FLASHFUSE_SUCCESS;
-  }
-  text.replace(at, from.size(), to);
-  flashfuse::Manifest m;
-  return flashfuse::parseManifest(text, "captures/manifest.txt", m);
+  return flashfuse_test::parseEdited("captures", from, to);
 }
 
 void testParse() {
   flashfuse::Manifest m;
   EXPECT_STATUS(flashfuse::readManifest(capturesDir(), m), FLASHFUSE_SUCCESS, "");
   if (m.kernels.size() != 1)
-    return (void)++failures;
+    return (void)++flashfuse_test::failures;
   const auto &c = m.kernels[0].captures;
   EXPECT(c.size() == 3);
   if (c.size() != 3)
@@ -68,7 +46,7 @@ void testCApi() {
   EXPECT_STATUS(flashfuse_manifest_open(capturesDir().c_str(), &handle),
                 FLASHFUSE_SUCCESS, "");
   if (!handle)
-    return (void)++failures;
+    return (void)++flashfuse_test::failures;
   int32_t count = 0, rank = 0;
   const char *element = nullptr;
   EXPECT_STATUS(flashfuse_manifest_kernel_capture_count(handle, 0, &count),
