@@ -1,5 +1,7 @@
-"""Running the forward kernel of one artifact directory that flashfuse-compile
-wrote from a model: `forward(directory, query, key, value)` returns (O, LSE).
+"""Running the kernels of one artifact directory that flashfuse-compile wrote
+from a model: `forward(directory, query, key, value)` returns (O, LSE), and
+`backward(directory, grad_out, query, key, value, out, lse)` (dQ, dK, dV)
+from the artifact's backward sequence.
 
 Made for a model whose attention has a mask_mod over indices only (sliding
 window with global tokens, prefix-LM, ...): flashfuse-compile derives its
@@ -21,6 +23,8 @@ and mask_mod") takes them in `captures`, in the order the manifest lists them
 element type and rank, Python numbers for scalars.
 
     o, lse = flashfuse.artifact.forward("out/", q, k, v, captures=[slopes])
+    dq, dk, dv = flashfuse.artifact.backward("out/", do, q, k, v, o, lse,
+                                             captures=[slopes])
 
 `kernel_info` and `check_sizes` need neither torch nor a GPU.
 """
@@ -31,8 +35,9 @@ from typing import NamedTuple
 
 from . import _kernels
 from . import _runtime as rt
+from .errors import KernelNotFoundError
 
-_NAME = "flashfuse.artifact.forward"
+_NAME = "flashfuse.artifact"
 
 # (artifact dir, kernel name or None) -> ArtifactKernel: a manifest and its
 # list file are read and checked once, not at every launch.
@@ -53,50 +58,57 @@ class ArtifactKernel(NamedTuple):
     captures: tuple = ()  # (element type, rank; -1: scalar) per captured value
 
 
-def kernel_info(directory, kernel=None):
+def kernel_info(directory, kernel=None, kind=None):
     """The forward kernel `kernel` (a name) of the artifact in `directory`,
-    or its only forward kernel; ValueError naming the choices otherwise, or
-    when the kernel takes inputs forward() does not pass. Read once per
-    directory and kernel."""
-    key = (os.path.realpath(directory), kernel)
+    or its only forward kernel (`kind` rt.KIND_BACKWARD: the backward's
+    main kernel, as backward() launches it); ValueError naming the choices
+    otherwise, or when the kernel takes inputs forward() / backward() does
+    not pass. Read once per directory and kernel."""
+    kind = rt.KIND_FORWARD if kind is None else kind
+    key = (os.path.realpath(directory), kernel, kind)
     with _lock:
         info = _infos.get(key)
     if info is None:
-        info = _read_kernel_info(directory, kernel)
+        info = _read_kernel_info(directory, kernel, kind)
         with _lock:
             _infos[key] = info
     return info
 
 
-def _read_kernel_info(directory, kernel):
+def _read_kernel_info(directory, kernel, kind):
     m = rt.Manifest.open(directory)
     infos = m.kernels()
     names = [info.name.decode() for info in infos]
+    function = "forward" if kind == rt.KIND_FORWARD else "backward"
     if kernel is not None:
         if kernel not in names:
             raise ValueError(f"{_NAME}: no kernel '{kernel}' in {directory}; "
                              f"it has: {', '.join(names)}")
         index = names.index(kernel)
     else:
-        forwards = [i for i, info in enumerate(infos)
-                    if info.variant.kind == rt.KIND_FORWARD]
-        if len(forwards) != 1:
+        candidates = [i for i, info in enumerate(infos)
+                      if info.variant.kind == kind]
+        if len(candidates) != 1:
             raise ValueError(
-                f"{_NAME}: {directory} has {len(forwards)} forward kernels"
-                + (f" ({', '.join(names[i] for i in forwards)})"
-                   if forwards else "")
+                f"{_NAME}: {directory} has {len(candidates)} {function} kernels"
+                + (f" ({', '.join(names[i] for i in candidates)})"
+                   if candidates else "")
                 + "; name one with kernel=")
-        index = forwards[0]
+        index = candidates[0]
     v = infos[index].variant
     what = [flag for flag in ("bias", "mask", "dropout", "varlen")
             if getattr(v, flag)]
-    if v.kind != rt.KIND_FORWARD:
+    if v.kind != kind:
         what.insert(0, f"kind {v.describe().split()[0]}")
     if v.dtype == rt.DTYPE_E4M3:
         what.append("FP8 operands")
+    if v.kind == rt.KIND_BACKWARD and not any(
+            name == "dq_accum" for _, name in m.params(index)):
+        what.append("a deterministic dQ kernel")
     if what:
         raise ValueError(f"{_NAME}: kernel '{names[index]}' takes "
-                         f"{', '.join(what)}, which forward() does not pass")
+                         f"{', '.join(what)}, which {function}() does not "
+                         "pass")
     num_bound, bound_for = m.bound(index)
     return ArtifactKernel(str(directory), names[index], index, v,
                           tuple(m.params(index)), infos[index].block_m,
@@ -193,14 +205,14 @@ def check_sizes(info, batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
                 f"{held}; compile the model for these sizes")
 
 
-def _list_named(info, block_mask, q=None, k=None, v=None, check=False):
-    """The list arguments of a block-sparse kernel from `block_mask` (a
+def _lists_of(info, block_mask, q=None, k=None, v=None, check=False):
+    """The key-block lists of a block-sparse kernel from `block_mask` (a
     FlexAttention BlockMask, or the (kv_num_blocks, kv_indices[,
     full_kv_num_blocks, full_kv_indices]) tuple in the kernel's block size),
-    checked (shapes; with `check` their values too, one synchronisation:
-    the kernels never read out of bounds whatever they hold); {} where the
-    artifact binds them and the caller passes none. Returns (named
-    arguments, the contiguous lists to keep alive through the launch)."""
+    contiguous, their shapes checked (with `check` their values too, one
+    synchronisation: the kernels never read out of bounds whatever they
+    hold); None where the artifact binds them and the caller passes
+    none."""
     variant = info.variant
     if block_mask is None:
         if variant.block_sparse and not info.num_bound:
@@ -208,7 +220,7 @@ def _list_named(info, block_mask, q=None, k=None, v=None, check=False):
                 f"{_NAME}: kernel '{info.name}' takes its block-sparse lists "
                 "from the caller (the artifact does not carry them: they were "
                 "not known at compile time); pass block_mask=")
-        return {}, ()
+        return None
     if not variant.block_sparse:
         raise ValueError(f"{_NAME}: kernel '{info.name}' walks every key "
                          "block; it takes no block_mask")
@@ -230,18 +242,25 @@ def _list_named(info, block_mask, q=None, k=None, v=None, check=False):
     bs._check_shapes(q, k, v, lists, size)
     if check:
         bs.check_lists(lists, k.shape[2], size[1])
-    lists = tuple(t.contiguous() if t is not None else None for t in lists)
+    return tuple(t.contiguous() if t is not None else None for t in lists)
+
+
+def _forward_list_args(info, lists, q):
+    """(named arguments, what must live through the launch) of a forward
+    kernel's `lists`: the pairs and, where the kernel takes one, the tile
+    order, long rows first as flashfuse.block_sparse_attention orders them
+    (0: the grid's own, where its fields would not fit), kept with the
+    lists while the same list tensors come back unmodified."""
+    from . import block_sparse as bs
+
     named = {}
     bs._list_args(named, "", lists[0], lists[1])
     if lists[2] is not None:
         bs._list_args(named, "full_", lists[2], lists[3])
-    keep = list(lists)
+    keep = []
     if any(name == "kv_tile_order" for _, name in info.params):
-        # Long rows first, as flashfuse.block_sparse_attention orders them
-        # (0: the grid's own order, where the fields would not fit), kept
-        # with theirs while the same list tensors come back unmodified.
-        key = (q.shape[0], q.shape[1], q.shape[2], info.block_m, size[0],
-               torch_stream(q.device))
+        key = (q.shape[0], q.shape[1], q.shape[2], info.block_m,
+               info.variant.sparse_block_q, torch_stream(q.device))
         order = bs._tile_orders.get(lists, *key)
         if order is None:
             order = bs.tile_order(lists, *key[:5])
@@ -256,6 +275,57 @@ def torch_stream(device):
     """The handle of torch's current stream on `device`."""
     import torch
     return torch.cuda.current_stream(device).cuda_stream
+
+
+def _launch_inputs(info, tensors, window, softcap, captures, block_mask,
+                   check):
+    """What forward() and backward() check and pass alike: (the [B, H, S,
+    D] tensors of `tensors`, query, key, value first, as the kernels can
+    read them; (window_left, window_right); the named arguments of the
+    captured values; what must live through the launch; the lists of
+    `block_mask`, or None)."""
+    import torch
+
+    from .ops import _DTYPES, _readable
+
+    v = info.variant
+    for name, t in zip(("query", "key", "value", "out", "grad_out"), tensors):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4 or not t.is_cuda:
+            raise ValueError(f"{_NAME}: {name} must be a CUDA tensor "
+                             "[B, H, S, D]")
+        if _DTYPES.get(t.dtype) != v.dtype:
+            raise TypeError(f"{_NAME}: {name} is {t.dtype}, but "
+                            f"'{info.name}' was compiled for "
+                            f"{v.describe().split()[1]}")
+    readable = tuple(_readable(t) for t in tensors)
+    q, k, val = readable[:3]
+    b, hq, sq, d = q.shape
+    if (tuple(k.shape[:3]) != tuple(val.shape[:3]) or k.shape[0] != b
+            or k.shape[-1] != d):
+        raise ValueError(f"{_NAME}: mismatched shapes: query {tuple(q.shape)}, "
+                         f"key {tuple(k.shape)}, value {tuple(val.shape)}")
+    for name, t in zip(("out", "grad_out"), readable[3:]):
+        if tuple(t.shape) != (b, hq, sq, val.shape[-1]):
+            raise ValueError(f"{_NAME}: {name} is {tuple(t.shape)}, expected "
+                             f"{(b, hq, sq, val.shape[-1])}")
+    # Lists of the caller's replace the bound ones and their sizes.
+    check_sizes(info if block_mask is None else info._replace(bound_for={}),
+                b, hq, k.shape[1], sq, k.shape[2], d, val.shape[-1])
+    if window is None:
+        window = (info.bound_for.get("window_left", -1),
+                  info.bound_for.get("window_right", -1))
+        if v.window and "window_left" not in info.bound_for:
+            raise ValueError(f"{_NAME}: '{info.name}' has a window; pass "
+                             "window=(left, right)")
+    if v.softcap and softcap is None:
+        raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
+    named, keep = _capture_args(info, captures, q.device)
+    lists = None
+    if block_mask is not None:
+        from .block_sparse import _check_env
+        lists = _lists_of(info, block_mask, q, k, val,
+                          check=_check_env() if check is None else check)
+    return readable, window, named, keep, lists
 
 
 def forward(directory, query, key, value, *, kernel=None, scale=None,
@@ -274,50 +344,24 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     values `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) checks before
     the launch, as flashfuse.block_sparse_attention does."""
     info = kernel_info(directory, kernel)
-    v = info.variant
     if block_mask is None:
-        _list_named(info, None)  # refuses a kernel that needs lists
+        _lists_of(info, None)  # refuses a kernel that needs lists
 
     import torch
 
-    from .ops import _DTYPES, _poison, _readable, _span
+    from .ops import _poison, _span
 
-    for name, t in (("query", query), ("key", key), ("value", value)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4 or not t.is_cuda:
-            raise ValueError(f"{_NAME}: {name} must be a CUDA tensor "
-                             "[B, H, S, D]")
-        if _DTYPES.get(t.dtype) != v.dtype:
-            raise TypeError(f"{_NAME}: {name} is {t.dtype}, but "
-                            f"'{info.name}' was compiled for "
-                            f"{v.describe().split()[1]}")
-    q, k, val = (_readable(t) for t in (query, key, value))
+    (q, k, val), window, named, keep, lists = _launch_inputs(
+        info, (query, key, value), window, softcap, captures, block_mask,
+        check)
+    if lists is not None:
+        listed, ordered = _forward_list_args(info, lists, q)
+        named.update(listed)
+        keep += ordered
     b, hq, sq, d = q.shape
-    if (tuple(k.shape[:3]) != tuple(val.shape[:3]) or k.shape[0] != b
-            or k.shape[-1] != d):
-        raise ValueError(f"{_NAME}: mismatched shapes: query {tuple(q.shape)}, "
-                         f"key {tuple(k.shape)}, value {tuple(val.shape)}")
-    # Lists of the caller's replace the bound ones and their sizes.
-    check_sizes(info if block_mask is None else info._replace(bound_for={}),
-                b, hq, k.shape[1], sq, k.shape[2], d, val.shape[-1])
-    if window is None:
-        window = (info.bound_for.get("window_left", -1),
-                  info.bound_for.get("window_right", -1))
-        if v.window and "window_left" not in info.bound_for:
-            raise ValueError(f"{_NAME}: '{info.name}' has a window; pass "
-                             "window=(left, right)")
-    if v.softcap and softcap is None:
-        raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
-    captured, _keep_alive = _capture_args(info, captures, q.device)
-    if block_mask is not None:
-        from .block_sparse import _check_env
-        listed, _lists_alive = _list_named(
-            info, block_mask, q, k, val,
-            check=_check_env() if check is None else check)
-        captured.update(listed)
     o = q.new_empty(b, hq, sq, val.shape[-1])
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
-    named = dict(captured)
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o), ("lse", lse)):
         named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o)):
@@ -341,3 +385,98 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
                          torch.cuda.current_stream(q.device).cuda_stream,
                          allow_unused=False)
     return o, lse
+
+
+def _backward_plan(info, device_index):
+    """[(kind, (kernel handle, its param names))] of the backward sequence whose
+    main kernel `info` is (docs/KERNEL_ABI.md "Backward", "Block-sparse
+    backward"): the preprocess, the lists' transposition where the kernel
+    is block-sparse, the main kernel (by name: a score_mod / mask_mod's is
+    no variant's) and the postprocess, all of its artifact; the steps that
+    do not inline the regions are found by their variants, the main
+    kernel's with the kind (and, row by row, no lists) of theirs."""
+    plan = []
+    for kind in (rt.KIND_BACKWARD_PREPROCESS,
+                 rt.KIND_BACKWARD_SPARSE_TRANSPOSE, rt.KIND_BACKWARD,
+                 rt.KIND_BACKWARD_POSTPROCESS):
+        if kind == rt.KIND_BACKWARD:
+            handle = _kernels.context(device_index).kernel_named(
+                info.directory, info.name)
+            plan.append((kind, (handle, frozenset(n for _, n in info.params))))
+            continue
+        if kind == rt.KIND_BACKWARD_SPARSE_TRANSPOSE and \
+                not info.variant.block_sparse:
+            continue
+        v = rt.Variant.from_buffer_copy(info.variant)
+        v.kind = kind
+        if kind != rt.KIND_BACKWARD_SPARSE_TRANSPOSE:
+            v.block_sparse = v.sparse_block_q = v.sparse_block_k = 0
+        try:
+            _, index = _kernels.locate(v, info.directory)
+        except KernelNotFoundError:
+            raise ValueError(
+                f"{_NAME}: {info.directory} has the backward kernel "
+                f"'{info.name}' but no {v.describe().split()[0]} kernel of "
+                "its variant") from None
+        plan.append((kind, (_kernels.kernel(device_index, v, info.directory),
+                            _kernels.param_names(info.directory, index))))
+    return plan
+
+
+def backward(directory, grad_out, query, key, value, out, lse, *,
+             kernel=None, scale=None, window=None, softcap=None,
+             captures=None, block_mask=None, check=None):
+    """(dQ, dK, dV) of the artifact's backward (kernel_info with kind
+    rt.KIND_BACKWARD names its main kernel: the only one, or `kernel`) for
+    the forward's `out` and `lse` (forward()'s results), on CUDA tensors
+    [B, H, S, D] of its dtype: the preprocess, the transposition of the
+    lists (block-sparse kernels), the main kernel and the postprocess, as
+    flash-lower-to-gpu launches them. `scale`, `window`, `softcap`,
+    `captures` and `block_mask` as for forward(); the lists are transposed
+    once while the same list tensors come back unmodified, as
+    flashfuse.block_sparse_attention's backward keeps them. Artifacts of
+    the deterministic backward (a dQ kernel) are refused."""
+    info = kernel_info(directory, kernel, kind=rt.KIND_BACKWARD)
+    if block_mask is None:
+        _lists_of(info, None)  # refuses a kernel that needs lists
+
+    import torch
+
+    from . import block_sparse as bs
+    from . import ops
+
+    (q, k, val, o, dout), window, extra, _keep_alive, lists = _launch_inputs(
+        info, (query, key, value, out, grad_out), window, softcap, captures,
+        block_mask, check)
+    if (not isinstance(lse, torch.Tensor) or lse.dtype != torch.float32
+            or tuple(lse.shape) != tuple(q.shape[:3]) or lse.device != q.device):
+        raise ValueError(f"{_NAME}: lse must be a float32 tensor "
+                         f"{tuple(q.shape[:3])} on {q.device}")
+    steps = dict(_backward_plan(info, q.device.index))
+    seq_q, seq_k = q.shape[2], k.shape[2]
+    integers = ()
+    transposed = None
+    if lists is not None:
+        size = (info.variant.sparse_block_q, info.variant.sparse_block_k)
+        stream = ops._launch_context(q.device)[1]
+        transposed = bs._transposed.get(lists, seq_q, seq_k, size, stream)
+        listed, workspace = bs._backward_list_args(lists, seq_q, seq_k, size,
+                                                   transposed)
+        extra.update(listed)
+        if transposed is not None:  # transposed by an earlier call
+            del steps[rt.KIND_BACKWARD_SPARSE_TRANSPOSE]
+        if any(n == "kv_tile_order" for _, n in info.params):
+            extra["kv_tile_order"] = (rt.PARAM_I64, 0)
+            integers = (("kv_tile_order", bs._key_tile_order(
+                lists, q.shape[:2], seq_k, steps[rt.KIND_BACKWARD][0],
+                size[1], stream)),)
+    plan = list(steps.values())  # in the sequence's order
+    grad_q, grad_k, grad_v = (ops._grad_like(t) for t in (query, key, value))
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    ops._launch_backward(plan, dout, q, k, val, o, lse.contiguous(), None,
+                         None, grad_q, grad_k, grad_v, scale, window[0],
+                         window[1], softcap or 0.0, extra=extra,
+                         integers=integers)
+    if lists is not None and transposed is None:
+        bs._transposed.put(lists, seq_q, seq_k, size, stream, workspace)
+    return grad_q, grad_k, grad_v

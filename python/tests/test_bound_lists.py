@@ -83,7 +83,7 @@ def test_kernel_info_refusals(rt, sample_dir, scratch):
     dense = artifact.kernel_info(sample_dir, "flash_fwd_f16_d128")
     with pytest.raises(ValueError, match="walks every key block; it takes no "
                        "block_mask"):
-        artifact._list_named(dense, ("counts", "indices"))
+        artifact._lists_of(dense, ("counts", "indices"))
 
 
 def test_check_sizes(rt):

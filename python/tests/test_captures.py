@@ -87,3 +87,17 @@ def test_capture_refusals(rt, torch):
         artifact._capture_args(info, [slopes, slopes, ids], cpu)
     with pytest.raises(ValueError, match="captures\\[2\\] is empty"):
         artifact._capture_args(info, [slopes, 1.0, ids[:, :0]], cpu)
+
+
+def test_backward_kernel_choice(rt, sample_dir):
+    """flashfuse.artifact.backward's main kernel: the artifact's only
+    backward kernel, or the one named; refusals before any tensor."""
+    from flashfuse import artifact
+    with pytest.raises(ValueError, match="has 0 backward kernels; name one"):
+        artifact.backward(CAPTURES, None, None, None, None, None, None)
+    with pytest.raises(ValueError, match="'flash_fwd_f16_d128' takes kind "
+                       "forward, which backward\\(\\) does not pass"):
+        artifact.kernel_info(sample_dir, "flash_fwd_f16_d128",
+                             kind=rt.KIND_BACKWARD)
+    info = artifact.kernel_info(sample_dir, kind=rt.KIND_BACKWARD)
+    assert info.name == "flash_bwd_f16_d128"

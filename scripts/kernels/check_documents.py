@@ -9,7 +9,11 @@ by score_mod and mask_mod"):
   forward walking key-block lists the caller computes from the ids
   (document_lists below, as the module's host IR does), the mask_mod in
   partial blocks only;
-- DIR/dense: every key block, the mask_mod on every score (sm90 forward).
+- DIR/dense: every key block, the mask_mod on every score (sm90 forward);
+- DIR/bwd, DIR/bwd-dense (optional): the same two ways for the backward,
+  from documents-ids-grad-ptxas.mlir (flashfuse.artifact.backward); DIR/
+  bwd-ws (optional) the derived one on the sm90ws backward (the ops given
+  an sm90ws config).
 
 Numerics of both against a PyTorch reference with the mask materialised
 (FlashAttention's rule: max|O - ref| <= 2 max|O_pt - ref| + 1e-5, LSE within
@@ -80,13 +84,63 @@ def reference(q, k, v, keep, dtype):
     return (p.to(dtype) @ v).float(), lse
 
 
-def kernel_of(directory, causal):
+def kernel_of(directory, causal, kind=rt.KIND_FORWARD):
     m = rt.Manifest.open(directory)
     for info in m.kernels():
-        if (info.variant.kind == rt.KIND_FORWARD
+        if (info.variant.kind == kind
                 and (info.variant.causal != rt.CAUSAL_NONE) == causal):
             return info.name.decode()
-    raise SystemExit(f"no {'causal ' if causal else ''}forward in {directory}")
+    raise SystemExit(f"no {'causal ' if causal else ''}kernel of kind {kind} "
+                     f"in {directory}")
+
+
+def ours_backward(directory, name, do, q, k, v, o, lse, ids, lists):
+    return artifact.backward(directory, do, q, k, v, o, lse, kernel=name,
+                             captures=[ids], block_mask=lists, check=False)
+
+
+def check_backward(root, shapes, gen):
+    """FlashAttention's gradient rule (max|g - g_ref| <= 3 max|g_pt - g_ref|
+    + 1e-4, ref by autograd in f32, pt in bf16) for dQ, dK, dV of the
+    derived (bwd/) and dense (bwd-dense/) backwards, O and LSE from our
+    derived forward."""
+    results = []
+    for causal in (False, True):
+        for b, h, s, docs in shapes:
+            q, k, v, do = (torch.randn(b, h, s, 128, device="cuda",
+                                       dtype=torch.bfloat16) for _ in range(4))
+            ids = random_ids(s, docs, gen)
+            keep = element_mask(ids, s, s, causal)
+            lists = document_lists(ids, s, s, causal)
+            fwd = os.path.join(root, "derived")
+            o, lse = ours(fwd, kernel_of(fwd, causal), q, k, v, ids, lists)
+            leaves = [t.float().requires_grad_() for t in (q, k, v)]
+            g_ref = torch.autograd.grad(reference(*leaves, keep, torch.float32)[0],
+                                        leaves, do.float())
+            leaves_pt = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+            g_pt = torch.autograd.grad(
+                reference(*leaves_pt, keep, torch.bfloat16)[0], leaves_pt,
+                do.float())
+            for flavour in ("bwd", "bwd-ws", "bwd-dense"):
+                d = os.path.join(root, flavour)
+                if not os.path.isdir(d):
+                    continue
+                name = kernel_of(d, causal, rt.KIND_BACKWARD)
+                grads = ours_backward(d, name, do, q, k, v, o, lse, ids,
+                                      None if flavour == "bwd-dense" else lists)
+                torch.cuda.synchronize()
+                r = dict(kernel=name, shape=[b, h, s], docs=docs,
+                         causal=causal, ok=True)
+                for gname, g, gr, gp in zip(("dq", "dk", "dv"), grads, g_ref,
+                                            g_pt):
+                    err = (g.float() - gr).abs().max().item()
+                    err_pt = (gp.float() - gr).abs().max().item()
+                    r[gname] = [err, err_pt]
+                    r["ok"] &= not math.isnan(err) and err <= 3 * err_pt + 1e-4
+                results.append(r)
+                if not r["ok"]:
+                    print("FAIL", json.dumps(r), flush=True)
+    return results
 
 
 def ours(directory, name, q, k, v, ids, lists):
@@ -207,7 +261,49 @@ def bench(root, gen, seq=16384, heads=16, docs=12):
                    max_diff_vs_flex=(o_ours - o_flex).abs().max().item())
         rows.append(row)
         print(json.dumps(row), flush=True)
+        if os.path.isdir(os.path.join(root, "bwd")):
+            rows.append(bench_backward(root, q, k, v, ids, lists, causal,
+                                       flex, block_mask, useful, derived, nd))
+            print(json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def bench_backward(root, q, k, v, ids, lists, causal, flex, block_mask,
+                   useful, fwd_dir, fwd_name):
+    """The backward alone (2.5x the forward's useful FLOPs): ours derived
+    and dense (O and LSE from our derived forward), FlexAttention's through
+    autograd of its compiled forward."""
+    do = torch.randn_like(q)
+    o, lse = ours(fwd_dir, fwd_name, q, k, v, ids, lists)
+    bwd, dense = (os.path.join(root, f) for f in ("bwd", "bwd-dense"))
+    nb = kernel_of(bwd, causal, rt.KIND_BACKWARD)
+    nn = kernel_of(dense, causal, rt.KIND_BACKWARD)
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    o_flex = flex(*leaves, block_mask=block_mask)
+    fns = {
+        "derived": lambda: ours_backward(bwd, nb, do, q, k, v, o, lse, ids,
+                                         lists),
+        "dense": lambda: ours_backward(dense, nn, do, q, k, v, o, lse, ids,
+                                       None),
+        "flex": lambda: torch.autograd.grad(o_flex, leaves, do,
+                                            retain_graph=True),
+    }
+    ws = os.path.join(root, "bwd-ws")
+    if os.path.isdir(ws):
+        nw = kernel_of(ws, causal, rt.KIND_BACKWARD)
+        fns["derived-ws"] = lambda: ours_backward(ws, nw, do, q, k, v, o, lse,
+                                                  ids, lists)
+    g_ours = fns["derived"]()
+    g_flex = fns["flex"]()
+    ms, host_ms = timed(fns)
+    gpu = {name: gpu_ms(fn) for name, fn in fns.items()}
+    flops = 2.5 * useful
+    return dict(direction="backward", causal=causal, ms=ms, host_ms=host_ms,
+                gpu=gpu, tflops={n: flops / t / 1e9 for n, t in ms.items()},
+                flex_over_derived=ms["flex"] / ms["derived"],
+                dense_over_derived=ms["dense"] / ms["derived"],
+                max_diff_vs_flex=[(a.float() - b.float()).abs().max().item()
+                                  for a, b in zip(g_ours, g_flex)])
 
 
 def main():
@@ -226,9 +322,11 @@ def main():
     if not args.quick:
         shapes += [(1, 8, 2048, 7), (1, 2, 2047, 1)]
     results = check(args.root, shapes, gen)
+    if os.path.isdir(os.path.join(args.root, "bwd")):
+        results += check_backward(args.root, shapes[:5], gen)
     fails = [r for r in results if not r["ok"]]
     print(f"documents: {len(results) - len(fails)}/{len(results)} cases pass "
-          "FlashAttention's rule", flush=True)
+          "FlashAttention's rule (forward and gradient)", flush=True)
     out = dict(numerics=results)
     if not args.no_bench and not args.quick:
         out["bench"] = bench(args.root, gen)

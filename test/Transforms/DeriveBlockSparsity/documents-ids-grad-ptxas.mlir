@@ -1,0 +1,52 @@
+// REQUIRES: ptxas
+// The backward of document masks over run-time sequence ids: as
+// documents-ids-ptxas.mlir for the forward, flash-derive-block-sparsity
+// gives each flash.attention_grad lists computed from the ids, and the
+// main kernel (the sm90 backward walking the transposed lists) reads the
+// ids as capture0. The input of scripts/kernels/check_documents.py's
+// backward (flashfuse.artifact.backward): DIR/bwd as compiled here, and
+// DIR/bwd-dense, without block skipping. These kernels spill at D = 128
+// (the id loads beside the backward's 255 registers), hence
+// --allow-spills; the counts are in docs/PERF.md.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t/bwd | FileCheck %s
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/bwd/manifest.txt
+// RUN: flashfuse-compile %s --target=h100 --allow-spills --no-derive-block-sparsity -o %t/bwd-dense | FileCheck %s --check-prefix=DENSE
+// DIR/bwd-ws: the ops given an sm90ws config, which the recipe serves with
+// a mask_mod over block-sparse lists (flash-select-config, choosing before
+// the lists are derived, gives these ops the sm90 backward).
+// RUN: sed -e 's/%%lse : /%%lse {config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>} : /' -e 's/{causal = #flash.causal<top_left>}/{causal = #flash.causal<top_left>, config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>}/' %s > %t.ws.mlir
+// RUN: flashfuse-compile %t.ws.mlir --target=h100 --allow-spills -o %t/bwd-ws | FileCheck %s --check-prefix=WS
+
+// CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_bs128x128f_mod0: block-sparse lists not in the artifact
+// CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_causal_bs128x128f_mod1: block-sparse lists not in the artifact
+// CHECK-DAG: ptxas sm_90a flash_bwd_bs_transpose_sm90_bf16_d128_{{[a-z0-9]*}}_bs128x128f:
+// CHECK-DAG: ptxas sm_90a flash_bwd_bs_transpose_sm90_bf16_d128_{{[a-z0-9]*}}_causal_bs128x128f:
+// MANIFEST: kernel flash_bwd_pre_sm90_bf16_d128_{{.*}}_mod0
+// MANIFEST-NOT: mods
+// MANIFEST: kernel flash_bwd_sm90_bf16_d128_{{.*}}_bs128x128f_mod0
+// MANIFEST: mods 1
+// MANIFEST-NEXT: captures i32/1
+// WS-COUNT-2: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_{{[a-z_]*}}bs128x128f_mod{{[01]}}:
+// DENSE-COUNT-2: ptxas sm_90a flash_bwd_sm90_bf16_d128_m64n128w8s2_{{[a-z_]*}}mod{{[01]}}:
+// DENSE-NOT: _bs128
+func.func @documents_grad(%do: tensor<1x16x16384x128xbf16>, %q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128xbf16>, %v: tensor<1x16x16384x128xbf16>, %o: tensor<1x16x16384x128xbf16>, %lse: tensor<1x16x16384xf32>, %ids: tensor<16384xi32>) -> (tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384xf32> -> tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<16384xi32>
+    %dj = tensor.extract %ids[%j] : tensor<16384xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    flash.yield %same : i1
+  }
+  return %dq, %dk, %dv : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>
+}
+
+func.func @causal_documents_grad(%do: tensor<1x16x16384x128xbf16>, %q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128xbf16>, %v: tensor<1x16x16384x128xbf16>, %o: tensor<1x16x16384x128xbf16>, %lse: tensor<1x16x16384xf32>, %ids: tensor<16384xi32>) -> (tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse {causal = #flash.causal<top_left>} : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384xf32> -> tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> mask_mod {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %di = tensor.extract %ids[%i] : tensor<16384xi32>
+    %dj = tensor.extract %ids[%j] : tensor<16384xi32>
+    %same = arith.cmpi eq, %di, %dj : i32
+    flash.yield %same : i1
+  }
+  return %dq, %dk, %dv : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>
+}
