@@ -12,8 +12,8 @@ by score_mod and mask_mod"):
 - DIR/dense: every key block, the mask_mod on every score (sm90 forward);
 - DIR/bwd, DIR/bwd-dense (optional): the same two ways for the backward,
   from documents-ids-grad-ptxas.mlir (flashfuse.artifact.backward); DIR/
-  bwd-ws (optional) the derived one on the sm90ws backward (the ops given
-  an sm90ws config).
+  bwd-ws (optional) the derived one on the sm90ws backward
+  (flashfuse-compile --recipe=auto-tma).
 
 Numerics of both against a PyTorch reference with the mask materialised
 (FlashAttention's rule: max|O - ref| <= 2 max|O_pt - ref| + 1e-5, LSE within

@@ -11,11 +11,10 @@
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t/bwd | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/bwd/manifest.txt
 // RUN: flashfuse-compile %s --target=h100 --allow-spills --no-derive-block-sparsity -o %t/bwd-dense | FileCheck %s --check-prefix=DENSE
-// DIR/bwd-ws: the ops given an sm90ws config, which the recipe serves with
-// a mask_mod over block-sparse lists (flash-select-config, choosing before
-// the lists are derived, gives these ops the sm90 backward).
-// RUN: sed -e 's/%%lse : /%%lse {config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>} : /' -e 's/{causal = #flash.causal<top_left>}/{causal = #flash.causal<top_left>, config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>}/' %s > %t.ws.mlir
-// RUN: flashfuse-compile %t.ws.mlir --target=h100 --allow-spills -o %t/bwd-ws | FileCheck %s --check-prefix=WS
+// DIR/bwd-ws: --recipe=auto-tma, whose sm90ws backward serves a mask_mod
+// over block-sparse lists (the default recipe gives these ops the sm90
+// backward).
+// RUN: flashfuse-compile %s --target=h100 --recipe=auto-tma --allow-spills -o %t/bwd-ws | FileCheck %s --check-prefix=WS
 
 // CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_bs128x128f_mod0: block-sparse lists not in the artifact
 // CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_causal_bs128x128f_mod1: block-sparse lists not in the artifact
