@@ -678,10 +678,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
                             : s.bias    ? "a bias operand"
                             : s.mask    ? "a mask operand"
                             : s.dropout ? "dropout"
-                            : (s.scoreMod || s.maskMod) && !s.blockSparse
-                                ? "score_mod / mask_mod regions (but over "
-                                  "block_sparse(...) lists)"
-                                : "";
+                                        : "";
     if (!unsupported.empty())
       return op->emitOpError()
              << "the sm90ws recipe does not serve " << unsupported

@@ -2,7 +2,7 @@
 // Kernels whose score_mod / mask_mod read values from above their op
 // (docs/KERNEL_ABI.md "Values captured by score_mod and mask_mod"), the
 // input of the GPU check: flashfuse-compile it for h100 (and with
-// --recipe=sm80) with --no-derive-block-sparsity and run
+// --recipe=sm80, and --recipe=auto-tma) with --no-derive-block-sparsity and run
 // scripts/kernels/check_captures.py on the artifacts (forwards, through
 // flashfuse.artifact.forward) and scripts/kernels/check_backward.py
 // --alibi-slopes (the backward). Per dtype and D:
@@ -17,6 +17,11 @@
 // RUN: FileCheck %s --check-prefix=SPILL < %t.log
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm80 --no-derive-block-sparsity --allow-spills -o %t/sm80 | FileCheck %s --check-prefix=SM80
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
+// The sm90ws forwards (--recipe=auto-tma; 128 x 128 tiles for regions,
+// the persistent walk's included): they spill 0-36 bytes at the
+// consumers' registers and are still the faster (docs/PERF.md run 440).
+// RUN: flashfuse-compile %s --target=h100 --recipe=auto-tma --no-derive-block-sparsity --allow-spills -o %t/ws | FileCheck %s --check-prefix=WS
+// WS-COUNT-8: ptxas sm_90a flash_fwd_sm90ws_{{[a-z0-9]+}}_d{{[0-9]+}}_m128n128w8s3_{{[a-z_]*}}mod{{[0-7]}}:
 
 // Eight forwards and eight backwards of three kernels each. Most run at
 // the 255-register cap: the sm90 forwards do not spill; the backwards

@@ -3,16 +3,18 @@
 // flash-derive-block-sparsity gives each host IR computing its lists from
 // the ids, and the kernel reads the ids its mask_mod compares as the
 // captured value capture0 (docs/KERNEL_ABI.md "Values captured by
-// score_mod and mask_mod"), on the sm90ws forward, which walks lists with
-// a mask_mod (the op's config). The input of the GPU check
+// score_mod and mask_mod"). With --recipe=auto-tma, the sm90ws forward
+// (its 128 x 128 tile for regions) walking the lists, no spill; the
+// default recipe's sm90 forward spills over them, and flashfuse-compile
+// falls back to the dense walk. The input of the GPU check
 // scripts/kernels/check_documents.py: DIR/derived as compiled here, and
-// DIR/dense, the same ops without the config or block skipping (the sm90
-// forward evaluating the mask_mod in every key block); the caller passes
-// the lists (flashfuse.artifact.forward(..., block_mask=)).
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/derived | FileCheck %s
+// DIR/dense, without block skipping (the sm90 forward evaluating the
+// mask_mod in every key block); the caller passes the lists
+// (flashfuse.artifact.forward(..., block_mask=)).
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=auto-tma -o %t/derived | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/derived/manifest.txt
-// RUN: sed -e 's/, config = #flash.config<[^>]*>//' -e 's/{config = #flash.config<[^>]*>} //' %s > %t.dense.mlir
-// RUN: flashfuse-compile %t.dense.mlir --target=h100 --no-derive-block-sparsity -o %t/dense | FileCheck %s --check-prefix=DENSE
+// RUN: flashfuse-compile %s --target=h100 --no-derive-block-sparsity -o %t/dense | FileCheck %s --check-prefix=DENSE
+// RUN: flashfuse-compile %s --target=h100 -o %t/fallback 2>&1 | FileCheck %s --check-prefix=FALLBACK
 
 // CHECK-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_bs128x128f_mod1: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
@@ -22,9 +24,10 @@
 // DENSE-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_mod0: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // DENSE-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_causal_mod1: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // DENSE-NOT: _bs128
+// FALLBACK: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the mask_mod ops dense
 
 func.func @documents(%q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128xbf16>, %v: tensor<1x16x16384x128xbf16>, %ids: tensor<16384xi32>) -> tensor<1x16x16384x128xbf16> {
-  %o = flash.attention %q, %k, %v {config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> -> tensor<1x16x16384x128xbf16> mask_mod {
+  %o = flash.attention %q, %k, %v : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> -> tensor<1x16x16384x128xbf16> mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %di = tensor.extract %ids[%i] : tensor<16384xi32>
     %dj = tensor.extract %ids[%j] : tensor<16384xi32>
@@ -35,7 +38,7 @@ func.func @documents(%q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128x
 }
 
 func.func @causal_documents(%q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128xbf16>, %v: tensor<1x16x16384x128xbf16>, %ids: tensor<16384xi32>) -> tensor<1x16x16384x128xbf16> {
-  %o = flash.attention %q, %k, %v {causal = #flash.causal<top_left>, config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>} : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> -> tensor<1x16x16384x128xbf16> mask_mod {
+  %o = flash.attention %q, %k, %v {causal = #flash.causal<top_left>} : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> -> tensor<1x16x16384x128xbf16> mask_mod {
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %di = tensor.extract %ids[%i] : tensor<16384xi32>
     %dj = tensor.extract %ids[%j] : tensor<16384xi32>

@@ -700,12 +700,7 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
   if (fwd && fwd.isVarlen())
     return "it has no varlen (cu_seqlens) tile scheduler yet";
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
-    return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
-  // Regions are checked on the GPU over block-sparse lists (the partial
-  // blocks' mask_mod) only.
-  if (!iface.getBlockSparse() && (!iface.getScoreModRegion().empty() ||
-                                  !iface.getMaskModRegion().empty()))
-    return "it does not serve bias, mask, dropout, score_mod or mask_mod yet";
+    return "it does not serve bias, mask or dropout yet";
   return "";
 }
 
@@ -763,6 +758,20 @@ bool longCausalForward(AttentionVariantInterface iface) {
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   MLIRContext *ctx = iface->getContext();
   int64_t d = iface.getSizes().d;
+  // A score_mod or mask_mod, inlined into the consumers, takes the plain
+  // tile: on the wider ones below their consumers spilled 60-176 bytes
+  // (ALiBi over captured slopes, a document mask over captured ids; on
+  // the 128 x 128 tile 0-36 dense and none over a document mask's derived
+  // lists, which on the 176-key tile spilled so that flashfuse-compile
+  // fell back to the dense walk).
+  bool regions = !iface.getScoreModRegion().empty() ||
+                 !iface.getMaskModRegion().empty();
+  if (regions) {
+    const Sm90WsTile *t = sm90WsTile(d);
+    return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
+                                 keysTilingSparseBlocks(iface, t->blockN),
+                                 /*warps=*/8, t->stages);
+  }
   // D = 64 unmasked: three consumer warpgroups (192 query rows) and four
   // stages of 128 keys. There the softmax is most of a block's work, and a
   // third warpgroup's products and exponentials hide the other two's
