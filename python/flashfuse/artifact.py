@@ -252,6 +252,7 @@ def _forward_list_args(info, lists, q):
     (0: the grid's own, where its fields would not fit), kept with the
     lists while the same list tensors come back unmodified."""
     from . import block_sparse as bs
+    from . import ops
 
     named = {}
     bs._list_args(named, "", lists[0], lists[1])
@@ -260,7 +261,7 @@ def _forward_list_args(info, lists, q):
     keep = []
     if any(name == "kv_tile_order" for _, name in info.params):
         key = (q.shape[0], q.shape[1], q.shape[2], info.block_m,
-               info.variant.sparse_block_q, torch_stream(q.device))
+               info.variant.sparse_block_q, ops._current_stream(q.device.index))
         order = bs._tile_orders.get(lists, *key)
         if order is None:
             order = bs.tile_order(lists, *key[:5])
@@ -269,12 +270,6 @@ def _forward_list_args(info, lists, q):
                                   0 if order is None else order.data_ptr())
         keep.append(order)
     return named, keep
-
-
-def torch_stream(device):
-    """The handle of torch's current stream on `device`."""
-    import torch
-    return torch.cuda.current_stream(device).cuda_stream
 
 
 def _launch_inputs(info, tensors, window, softcap, captures, block_mask,

@@ -84,10 +84,7 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // regions say, which no variant key tells: the runtime launches them by
   // name only, never for a variant (docs/KERNEL_ABI.md); the others'
   // manifests read as before.
-  if ((s.scoreMod || s.maskMod) &&
-      (s.kind == KernelSpec::Kind::Forward ||
-       s.kind == KernelSpec::Kind::Backward ||
-       s.kind == KernelSpec::Kind::BackwardDQ))
+  if (s.inlinesRegions())
     f.push_back(b.getNamedAttr("mods", b.getI64IntegerAttr(1)));
   // Kernels that inline a region reading values from above its op name
   // their types (docs/KERNEL_ABI.md "Values captured by score_mod and

@@ -99,12 +99,15 @@ struct KernelSpec {
   /// a parameter of the kernels that inline the regions: the forward, the
   /// backward's main and dQ kernels.
   SmallVector<Value> captures;
-  /// This kernel inlines the regions and takes `captures` as parameters.
-  bool takesCaptures() const {
-    return !captures.empty() &&
+  /// This kernel inlines its op's score_mod / mask_mod (the kernels that
+  /// evaluate scores: forward, backward, dQ); the manifest's `mods 1`.
+  bool inlinesRegions() const {
+    return (scoreMod || maskMod) &&
            (kind == Kind::Forward || kind == Kind::Backward ||
             kind == Kind::BackwardDQ);
   }
+  /// This kernel inlines the regions and takes `captures` as parameters.
+  bool takesCaptures() const { return !captures.empty() && inlinesRegions(); }
   /// Decode, KVAppend, DecodeCheck: rows per page of a paged KV cache, 0
   /// for a contiguous one.
   int64_t pageSize = 0;
