@@ -11,7 +11,9 @@
 // and lists.bin where lists known at compile time are carried for the
 // runtime (BoundLists.h).
 // ptxas's register, stack and spill figures are printed per kernel; a spill
-// is an error unless --allow-spills.
+// is an error unless --allow-spills, but for derived block-sparse kernels,
+// which are compiled again (the sm90ws recipe for their ops under the
+// default recipe on sm_90, else dense) before that.
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
@@ -246,6 +248,45 @@ static int compileModule(ModuleOp module, MLIRContext &context,
   return 0;
 }
 
+/// Gives `module`'s ops with a mask_mod region (forwards and backwards,
+/// without a config of their own) the configs `--recipe=auto-tma` would
+/// give them where those are the sm90ws recipe's, leaving the other ops to
+/// the recipe asked for. The artifact's kernels are launched by the
+/// runtime, which makes the sm90ws kernels' tensor maps, and the sm90ws
+/// kernels walk derived lists beside a mask_mod without spilling where
+/// the sm90 ones spill (the sm90ws forward on its 128 x 128 tile for
+/// regions: docs/PERF.md runs 434-441). False where no op changed.
+static bool preferSm90WsForMaskMods(ModuleOp module, MLIRContext &context) {
+  OwningOpRef<ModuleOp> probe = module.clone();
+  PassManager pm(&context);
+  flash::FlashSelectConfigOptions options;
+  options.target = targetName;
+  options.recipe = "auto-tma";
+  pm.addPass(flash::createFlashSelectConfig(options));
+  if (failed(pm.run(*probe)))
+    return false;
+  // The clone walks in the same order as its original.
+  SmallVector<Operation *> ops, probed;
+  auto collect = [](ModuleOp m, SmallVector<Operation *> &into) {
+    m.walk([&](flash::AttentionVariantInterface op) {
+      into.push_back(op.getOperation());
+    });
+  };
+  collect(module, ops);
+  collect(*probe, probed);
+  bool changed = false;
+  for (auto [op, p] : llvm::zip_equal(ops, probed)) {
+    auto iface = cast<flash::AttentionVariantInterface>(op);
+    auto config = p->getAttrOfType<flash::KernelConfigAttr>("config");
+    if (op->hasAttr("config") || iface.getMaskModRegion().empty() || !config ||
+        config.getRecipe() != flash::Recipe::Sm90Ws)
+      continue;
+    op->setAttr("config", config);
+    changed = true;
+  }
+  return changed;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "FlashFuse kernel compiler\n");
@@ -283,6 +324,22 @@ int main(int argc, char **argv) {
   int status = compileModule(*module, context, chip, *arch, derive);
   if (status != kDerivedKernelSpilled)
     return status;
+  // The default recipe gives the mask_mod ops sm90 kernels, whose derived
+  // walk spills at D = 128; the sm90ws ones may not, and block skipping
+  // beats any dense walk by far (a document mask: 9x, docs/PERF.md run
+  // 434).
+  if (recipeName == "auto" && *arch == 90) {
+    OwningOpRef<ModuleOp> retry = pristine->clone();
+    if (preferSm90WsForMaskMods(*retry, context)) {
+      llvm::outs() << "note: a kernel made block-sparse by "
+                      "flash-derive-block-sparsity spills registers; "
+                      "compiling again with the sm90ws recipe for the "
+                      "mask_mod ops\n";
+      status = compileModule(*retry, context, chip, *arch, derive);
+      if (status != kDerivedKernelSpilled)
+        return status;
+    }
+  }
   // Block skipping is an optimisation the user did not ask for by name: a
   // derived kernel that spills (its list walk beside mask_mod's registers)
   // must not turn a model that compiled dense into an error.

@@ -6,7 +6,8 @@
 // score_mod and mask_mod"). With --recipe=auto-tma, the sm90ws forward
 // (its 128 x 128 tile for regions) walking the lists, no spill; the
 // default recipe's sm90 forward spills over them, and flashfuse-compile
-// falls back to the dense walk. The input of the GPU check
+// compiles them again with the sm90ws recipe for these ops, the same
+// kernels as --recipe=auto-tma's. The input of the GPU check
 // scripts/kernels/check_documents.py: DIR/derived as compiled here, and
 // DIR/dense, without block skipping (the sm90 forward evaluating the
 // mask_mod in every key block); the caller passes the lists
@@ -24,7 +25,10 @@
 // DENSE-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_mod0: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // DENSE-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_causal_mod1: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // DENSE-NOT: _bs128
-// FALLBACK: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the mask_mod ops dense
+// FALLBACK: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the sm90ws recipe for the mask_mod ops
+// FALLBACK-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
+// FALLBACK-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_bs128x128f_mod1: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
+// FALLBACK-NOT: compiling again with the mask_mod ops dense
 
 func.func @documents(%q: tensor<1x16x16384x128xbf16>, %k: tensor<1x16x16384x128xbf16>, %v: tensor<1x16x16384x128xbf16>, %ids: tensor<16384xi32>) -> tensor<1x16x16384x128xbf16> {
   %o = flash.attention %q, %k, %v : tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16>, tensor<1x16x16384x128xbf16> -> tensor<1x16x16384x128xbf16> mask_mod {
