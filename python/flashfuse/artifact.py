@@ -123,6 +123,12 @@ _CAPTURE_DTYPES = {"i1": "bool", "i8": "int8", "i16": "int16",
                    "f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 
 
+# The most elements a captured tensor may span: the kernels compute its
+# offsets in 32 bits (docs/KERNEL_ABI.md "Values captured by score_mod and
+# mask_mod").
+_MAX_CAPTURE_SPAN = 2**31 - 1
+
+
 def _capture_args(info, captures, device):
     """The named launch arguments of `captures` for kernel `info`, checked
     against the manifest's types: ValueError / TypeError naming the value."""
@@ -170,9 +176,16 @@ def _capture_args(info, captures, device):
         if value.numel() == 0:
             raise ValueError(f"{_NAME}: captures[{i}] is empty")
         # The kernel reads the last dimension contiguous from a 16-byte
-        # aligned base (the runtime checks the base).
+        # aligned base (the runtime checks the base), and addresses the
+        # elements in 32 bits.
         t = value.reshape(1) if rank == 0 else value
-        if (t.shape[-1] > 1 and t.stride(-1) != 1) or t.data_ptr() % 16:
+        copy = (t.shape[-1] > 1 and t.stride(-1) != 1) or t.data_ptr() % 16
+        extent = t.numel() if copy else _span(t)
+        if extent > _MAX_CAPTURE_SPAN:
+            raise ValueError(f"{_NAME}: captures[{i}] spans {extent} "
+                             "elements; the kernels address a captured "
+                             f"tensor in 32 bits (at most {_MAX_CAPTURE_SPAN})")
+        if copy:
             t = t.clone(memory_format=torch.contiguous_format)
         keep.append(t)
         named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))

@@ -87,6 +87,16 @@ def test_capture_refusals(rt, torch):
         artifact._capture_args(info, [slopes, slopes, ids], cpu)
     with pytest.raises(ValueError, match="captures\\[2\\] is empty"):
         artifact._capture_args(info, [slopes, 1.0, ids[:, :0]], cpu)
+    # Offsets are 32-bit: a tensor spanning 2^31 elements is refused (meta
+    # tensors: no memory), one that spans fewer passes, broadcast or not.
+    meta = torch.device("meta")
+    big = torch.empty(2, 2**30, dtype=torch.int64, device=meta)
+    with pytest.raises(ValueError, match="captures\\[2\\] spans 2147483648 "
+                       "elements; the kernels address a captured tensor in 32 "
+                       "bits \\(at most 2147483647\\)"):
+        artifact._capture_args(info, [slopes.to(meta), 1.0, big], meta)
+    wide = torch.empty(1, 2**30, dtype=torch.int64, device=meta).expand(4, -1)
+    artifact._capture_args(info, [slopes.to(meta), 1.0, wide], meta)
 
 
 def test_backward_kernel_choice(rt, sample_dir):

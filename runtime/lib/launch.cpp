@@ -362,6 +362,13 @@ flashfuse_status bindParams(const KernelSpec &spec, const flashfuse_arg *args,
       if (a->numel <= 0)
         return bad(concat("buffer '", p.name, "' has ", a->numel,
                           " elements"));
+      // A captured tensor is addressed in 32 bits (KERNEL_ABI.md "Values
+      // captured by score_mod and mask_mod").
+      if (a->numel > std::numeric_limits<int32_t>::max() &&
+          p.name.rfind("capture", 0) == 0)
+        return bad(concat("captured tensor '", p.name, "' spans ", a->numel,
+                          " elements; the kernels address one in 32 bits "
+                          "(at most 2147483647)"));
       // MLIR's memref calling convention: allocated, aligned, offset, size,
       // stride (docs/KERNEL_ABI.md).
       ParamSlot f[5];

@@ -3,9 +3,11 @@
 // manifest's `captures` line, its agreement with the capture<i> params,
 // and the C API that reports it. Reaches the runtime's internals, so it
 // includes no runtime.hpp (test_support.h).
+#include "launch.h"
 #include "manifest_edit.h"
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -105,12 +107,48 @@ void testMalformed() {
                    "kernels only");
 }
 
+// The launch's arguments: a captured tensor spans fewer than 2^31
+// elements, the kernels computing its offsets in 32 bits.
+void testBind() {
+  flashfuse::Manifest m;
+  EXPECT_STATUS(flashfuse::readManifest(capturesDir(), m), FLASHFUSE_SUCCESS, "");
+  if (m.kernels.size() != 1)
+    return (void)++flashfuse_test::failures;
+  const flashfuse::KernelSpec &k = m.kernels[0];
+  auto at = [](uintptr_t address) { return reinterpret_cast<void *>(address); };
+  auto argsWith = [&](int64_t idsNumel) {
+    std::vector<flashfuse_arg> args;
+    for (const auto &p : k.params) {
+      if (p.type == FLASHFUSE_PARAM_MEMREF)
+        args.push_back(flashfuse::buffer(p.name.c_str(), at(0x10000000),
+                                         p.name == "capture2" ? idsNumel : 64));
+      else if (p.type == FLASHFUSE_PARAM_F32)
+        args.push_back(flashfuse::real(p.name.c_str(), 0.5));
+      else
+        args.push_back(flashfuse::integer(p.name.c_str(), p.type, 1));
+    }
+    return args;
+  };
+  std::vector<flashfuse::ParamSlot> slots;
+  std::vector<flashfuse_arg> fits = argsWith(2147483647);
+  EXPECT_STATUS(flashfuse::bindParams(k, fits.data(), int(fits.size()), true,
+                                      slots),
+                FLASHFUSE_SUCCESS, "");
+  std::vector<flashfuse_arg> wide = argsWith(int64_t(1) << 31);
+  EXPECT_STATUS(flashfuse::bindParams(k, wide.data(), int(wide.size()), true,
+                                      slots),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "captured tensor 'capture2' spans 2147483648 elements; the "
+                "kernels address one in 32 bits (at most 2147483647)");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   static const flashfuse_test::Test tests[] = {
       {"captures_parse", testParse},
       {"captures_c_api", testCApi},
-      {"captures_malformed", testMalformed}};
+      {"captures_malformed", testMalformed},
+      {"captures_bind", testBind}};
   return flashfuse_test::runTests(argc, argv, tests);
 }

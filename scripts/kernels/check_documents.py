@@ -13,7 +13,8 @@ by score_mod and mask_mod"):
 - DIR/bwd, DIR/bwd-dense (optional): the same two ways for the backward,
   from documents-ids-grad-ptxas.mlir (flashfuse.artifact.backward); DIR/
   bwd-ws (optional) the derived one on the sm90ws backward
-  (flashfuse-compile --recipe=auto-tma).
+  (flashfuse-compile --recipe=auto-tma); any other DIR/bwd-NAME is checked
+  and timed as one more derived backward (another compiler's, say).
 
 Numerics of both against a PyTorch reference with the mask materialised
 (FlashAttention's rule: max|O - ref| <= 2 max|O_pt - ref| + 1e-5, LSE within
@@ -99,6 +100,14 @@ def ours_backward(directory, name, do, q, k, v, o, lse, ids, lists):
                              captures=[ids], block_mask=lists, check=False)
 
 
+def derived_backwards(root):
+    """The derived backward artifacts under root: bwd, then every bwd-NAME
+    but bwd-dense, in name order."""
+    names = sorted(f for f in os.listdir(root)
+                   if f.startswith("bwd-") and f != "bwd-dense")
+    return [f for f in ["bwd"] + names if os.path.isdir(os.path.join(root, f))]
+
+
 def check_backward(root, shapes, gen):
     """FlashAttention's gradient rule (max|g - g_ref| <= 3 max|g_pt - g_ref|
     + 1e-4, ref by autograd in f32, pt in bf16) for dQ, dK, dV of the
@@ -121,7 +130,7 @@ def check_backward(root, shapes, gen):
             g_pt = torch.autograd.grad(
                 reference(*leaves_pt, keep, torch.bfloat16)[0], leaves_pt,
                 do.float())
-            for flavour in ("bwd", "bwd-ws", "bwd-dense"):
+            for flavour in derived_backwards(root) + ["bwd-dense"]:
                 d = os.path.join(root, flavour)
                 if not os.path.isdir(d):
                     continue
@@ -288,11 +297,12 @@ def bench_backward(root, q, k, v, ids, lists, causal, flex, block_mask,
         "flex": lambda: torch.autograd.grad(o_flex, leaves, do,
                                             retain_graph=True),
     }
-    ws = os.path.join(root, "bwd-ws")
-    if os.path.isdir(ws):
-        nw = kernel_of(ws, causal, rt.KIND_BACKWARD)
-        fns["derived-ws"] = lambda: ours_backward(ws, nw, do, q, k, v, o, lse,
-                                                  ids, lists)
+    for flavour in derived_backwards(root)[1:]:
+        d = os.path.join(root, flavour)
+        nd = kernel_of(d, causal, rt.KIND_BACKWARD)
+        fns["derived" + flavour[3:]] = (
+            lambda d=d, nd=nd: ours_backward(d, nd, do, q, k, v, o, lse, ids,
+                                             lists))
     g_ours = fns["derived"]()
     g_flex = fns["flex"]()
     ms, host_ms = timed(fns)

@@ -10,10 +10,12 @@
 // artifact of docs/KERNEL_ABI.md: kernels.ptx, kernels.cubin, manifest.txt,
 // and lists.bin where lists known at compile time are carried for the
 // runtime (BoundLists.h).
-// ptxas's register, stack and spill figures are printed per kernel; a spill
-// is an error unless --allow-spills, but for derived block-sparse kernels,
-// which are compiled again (the sm90ws recipe for their ops under the
-// default recipe on sm_90, else dense) before that.
+// Under the default recipe on sm_90, ops with a mask_mod take the sm90ws
+// recipe's kernels where it serves them (preferSm90WsForMaskMods). ptxas's
+// register, stack and spill figures are printed per kernel; a spill is an
+// error unless --allow-spills, but where it is a kernel of that preference
+// (compiled again with the recipe's own) or a derived block-sparse kernel
+// (compiled again without derivation).
 //
 //===----------------------------------------------------------------------===//
 #include "Artifact.h"
@@ -97,14 +99,15 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// What compileModule returns where a kernel that block-sparsity
-/// derivation produced spills (and spills are not allowed): main compiles
-/// the input again without derivation.
-constexpr int kDerivedKernelSpilled = 2;
+/// What compileModule returns where a kernel spills (and spills are not
+/// allowed), printing nothing more than ptxas's figures: main decides
+/// whether to compile again (another recipe for the mask_mod ops, or
+/// without derivation where a derived kernel spilled) or fails.
+constexpr int kKernelSpilled = 2, kDerivedKernelSpilled = 3;
 
 /// Selects configs, derives block-sparse lists (`derive`), generates the
 /// kernels and writes the artifact of `module` into --o; 0 on success, 1
-/// on an error (printed), kDerivedKernelSpilled as above.
+/// on an error (printed), kKernelSpilled / kDerivedKernelSpilled as above.
 static int compileModule(ModuleOp module, MLIRContext &context,
                          const std::string &chip, int arch, bool derive) {
   std::string error;
@@ -120,6 +123,7 @@ static int compileModule(ModuleOp module, MLIRContext &context,
     flash::FlashSelectConfigOptions selectOptions;
     selectOptions.target = targetName;
     selectOptions.recipe = recipeName;
+    selectOptions.deterministic = deterministic;
     pm.addPass(flash::createFlashSelectConfig(selectOptions));
   }
   // After the configs: the lists' block sizes are fitted to each op's tiles
@@ -215,12 +219,8 @@ static int compileModule(ModuleOp module, MLIRContext &context,
                         listBindings.count(r.name) &&
                         llvm::StringRef(r.name).contains("_mod");
     }
-    if (spilled && !allowSpills) {
-      if (derivedSpilled)
-        return kDerivedKernelSpilled;
-      return fail("a kernel spills registers (see above); pass "
-                  "--allow-spills to accept it");
-    }
+    if (spilled && !allowSpills)
+      return derivedSpilled ? kDerivedKernelSpilled : kKernelSpilled;
   }
   if (!flashfuse::writeListFile(outputDir, listBindings, error) ||
       !flashfuse::writeManifest(manifestFile, arch, haveCubin, kernels,
@@ -248,20 +248,25 @@ static int compileModule(ModuleOp module, MLIRContext &context,
   return 0;
 }
 
-/// Gives `module`'s ops with a mask_mod region (forwards and backwards,
+/// Gives `module`'s ops with a mask_mod region (forwards and backwards
 /// without a config of their own) the configs `--recipe=auto-tma` would
 /// give them where those are the sm90ws recipe's, leaving the other ops to
-/// the recipe asked for. The artifact's kernels are launched by the
-/// runtime, which makes the sm90ws kernels' tensor maps, and the sm90ws
-/// kernels walk derived lists beside a mask_mod without spilling where
-/// the sm90 ones spill (the sm90ws forward on its 128 x 128 tile for
-/// regions: docs/PERF.md runs 434-441). False where no op changed.
+/// the recipe asked for; false where no op changed. For ops whose lists
+/// flash-derive-block-sparsity derives: the artifact's kernels are
+/// launched by the runtime, which makes the sm90ws kernels' tensor maps,
+/// and over derived lists the sm90ws kernels are faster (H200, a document
+/// mask: forward 1.3x, backward 1.5x the sm90 ones, docs/PERF.md runs
+/// 434-437, 445) and spill less (the forwards of a window's and a
+/// document's mask_mod: none against 56-76 bytes). Not for score_mods or
+/// dense walks: there the sm90ws kernels spill up to 36 bytes where the
+/// sm90 ones do not.
 static bool preferSm90WsForMaskMods(ModuleOp module, MLIRContext &context) {
   OwningOpRef<ModuleOp> probe = module.clone();
   PassManager pm(&context);
   flash::FlashSelectConfigOptions options;
   options.target = targetName;
   options.recipe = "auto-tma";
+  options.deterministic = deterministic;
   pm.addPass(flash::createFlashSelectConfig(options));
   if (failed(pm.run(*probe)))
     return false;
@@ -321,25 +326,32 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> pristine;
   if (derive)
     pristine = module->clone();
-  int status = compileModule(*module, context, chip, *arch, derive);
-  if (status != kDerivedKernelSpilled)
-    return status;
-  // The default recipe gives the mask_mod ops sm90 kernels, whose derived
-  // walk spills at D = 128; the sm90ws ones may not, and block skipping
-  // beats any dense walk by far (a document mask: 9x, docs/PERF.md run
-  // 434).
-  if (recipeName == "auto" && *arch == 90) {
-    OwningOpRef<ModuleOp> retry = pristine->clone();
-    if (preferSm90WsForMaskMods(*retry, context)) {
-      llvm::outs() << "note: a kernel made block-sparse by "
-                      "flash-derive-block-sparsity spills registers; "
-                      "compiling again with the sm90ws recipe for the "
-                      "mask_mod ops\n";
-      status = compileModule(*retry, context, chip, *arch, derive);
-      if (status != kDerivedKernelSpilled)
+  auto spillError = [] {
+    return fail("a kernel spills registers (see above); pass --allow-spills "
+                "to accept it");
+  };
+  int status;
+  // Under the default recipe on sm_90 the mask_mod ops, whose lists
+  // derivation gives, first take the sm90ws kernels
+  // (preferSm90WsForMaskMods); where any kernel then spills, the recipe's
+  // own.
+  OwningOpRef<ModuleOp> preferred;
+  if (derive && recipeName == "auto" && *arch == 90) {
+    preferred = module->clone();
+    if (preferSm90WsForMaskMods(*preferred, context)) {
+      status = compileModule(*preferred, context, chip, *arch, derive);
+      if (status != kKernelSpilled && status != kDerivedKernelSpilled)
         return status;
+      llvm::outs() << "note: with the sm90ws recipe for the mask_mod ops a "
+                      "kernel spills registers; compiling again with the "
+                      "default recipe's\n";
     }
   }
+  status = compileModule(*module, context, chip, *arch, derive);
+  if (status == kKernelSpilled)
+    return spillError();
+  if (status != kDerivedKernelSpilled)
+    return status;
   // Block skipping is an optimisation the user did not ask for by name: a
   // derived kernel that spills (its list walk beside mask_mod's registers)
   // must not turn a model that compiled dense into an error.
@@ -347,5 +359,8 @@ int main(int argc, char **argv) {
                   "flash-derive-block-sparsity spills registers; compiling "
                   "again with the mask_mod ops dense (--allow-spills keeps "
                   "the block-sparse kernels)\n";
-  return compileModule(*pristine, context, chip, *arch, /*derive=*/false);
+  status = compileModule(*pristine, context, chip, *arch, /*derive=*/false);
+  return status == kKernelSpilled || status == kDerivedKernelSpilled
+             ? spillError()
+             : status;
 }

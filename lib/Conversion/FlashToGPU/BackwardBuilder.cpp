@@ -81,6 +81,57 @@ Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
                                 cIdx(b, 8 * n + j))));
 }
 
+bool BackwardBuilder::evaluatesMaskModFirst() const {
+  return s.maskMod && !s.mask;
+}
+
+SmallVector<Value> BackwardBuilder::maskModKeepWords(Value position,
+                                                     Value stage,
+                                                     Value qStart32) {
+  Type i32Ty = b.getI32Type();
+  SmallVector<Type> types((mk * nTilesM * 4 + 31) / 32, i32Ty);
+  // All ones where mask_mod does not apply, else its bits.
+  auto words = [&](bool evaluate) {
+    SmallVector<Value> w(types.size(), arith::ConstantIntOp::create(
+                                           b, i32Ty, evaluate ? 0 : -1));
+    if (!evaluate)
+      return w;
+    for (int64_t m = 0; m < mk; ++m)
+      for (int64_t n = 0; n < nTilesM; ++n)
+        for (int64_t j = 0; j < 2; ++j)
+          for (int64_t ii = 0; ii < 2; ++ii) {
+            int64_t e = ((m * nTilesM + n) * 2 + j) * 2 + ii;
+            Value keep =
+                operandMaskPredicate(queryOf(qStart32, n, j), keyOf(m, ii));
+            Value bit = arith::ShLIOp::create(
+                b, arith::ExtUIOp::create(b, i32Ty, keep),
+                arith::ConstantIntOp::create(b, i32Ty, e % 32));
+            w[e / 32] = arith::OrIOp::create(b, w[e / 32], bit);
+          }
+    return w;
+  };
+  Value applies = appliesMaskMod(position, stage);
+  if (!applies)
+    return words(/*evaluate=*/true);
+  auto ifOp = scf::IfOp::create(b, types, applies, /*withElse=*/true);
+  for (bool evaluate : {true, false}) {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(evaluate ? &ifOp.getThenRegion().front()
+                                        : &ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, words(evaluate));
+  }
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+Value BackwardBuilder::keepBit(ArrayRef<Value> words, int64_t e) {
+  Type i32Ty = b.getI32Type();
+  Value bit = arith::AndIOp::create(
+      b, words[e / 32],
+      arith::ConstantIntOp::create(b, i32Ty, int64_t(uint32_t(1) << (e % 32))));
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ne, bit,
+                               arith::ConstantIntOp::create(b, i32Ty, 0));
+}
+
 void BackwardBuilder::carveStatisticTile(Value offset) {
   statTile = sharedTile(sharedMemoryBytes(), {s.stages * 2 * s.blockM}, offset,
                         b.getF32Type());
@@ -344,6 +395,9 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                                                          cIdx(b, s.blockM));
     };
     Value qStart32 = i32(qStart);
+    SmallVector<Value> keepWords;
+    if (evaluatesMaskModFirst())
+      keepWords = maskModKeepWords(i, stage, qStart32);
     SmallVector<Frags> sT = computeScoresT(stage);
 
     auto statAt = [&](StringRef name, int64_t n, int64_t j) {
@@ -397,7 +451,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
       if (masked && ((bandMasked && s.fullBlocks) || maskModApplies)) {
         if (Value again = stepStart(/*again=*/true); again != qStart)
           rowStart32 = i32(again);
-        if (maskModApplies)
+        if (maskModApplies && keepWords.empty())
           maskModHere = appliesMaskMod(i, stage);
       }
       SmallVector<Frags> p = sT,
@@ -415,9 +469,13 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                 query = queryOf(rowStart32, n, j);
               }
               Value tanhV;
+              Value keep =
+                  masked && !keepWords.empty()
+                      ? keepBit(keepWords, ((m * nTilesM + n) * 2 + j) * 2 + ii)
+                      : Value();
               Value pv = recomputeProbability(raw, query, key, negLse,
                                               scoreFactor, masked, &tanhV,
-                                              maskModHere);
+                                              maskModHere, keep);
               if (s.softcap)
                 slope[m][n] = accSet(
                     b, slope[m][n],

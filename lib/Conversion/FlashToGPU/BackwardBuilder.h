@@ -205,6 +205,19 @@ protected:
   Value groupColumn(int64_t groupCols, int64_t col);
   Value keyOf(int64_t m, int64_t i);                   // i32
   Value queryOf(Value qStart32, int64_t n, int64_t j); // i32
+  /// Whether a step evaluates mask_mod into keep bits (maskModKeepWords)
+  /// before it issues Sᵀ and dPᵀ, rather than beside P's recomputation.
+  bool evaluatesMaskModFirst() const;
+  /// mask_mod's keep bit of each Sᵀ element of the step at `position`
+  /// (query rows from `qStart32`), all ones where mask_mod does not apply
+  /// (a full block): element ((m nTilesM + n) 2 + j) 2 + ii is bit e % 32
+  /// of word e / 32 (i32). Evaluated before the products because the
+  /// reads of captured tensors then take registers that Sᵀ's and dPᵀ's
+  /// accumulators hold later: beside them the D = 128 kernels spilled.
+  SmallVector<Value> maskModKeepWords(Value position, Value stage,
+                                      Value qStart32);
+  /// i1: bit `e` of `words` (maskModKeepWords' layout).
+  Value keepBit(ArrayRef<Value> words, int64_t e);
   /// dq_accum[row][col..col+1] += scale · acc, for the rows g and g + 8 of
   /// query `firstRow` (absolute, index) and the 8-column tiles from
   /// `firstTile` (index) of `acc`'s fragments; rows past Sq are skipped.

@@ -852,10 +852,13 @@ Value KernelBuilderBase::operandMaskPredicate(Value row, Value col) {
 }
 
 Value KernelBuilderBase::elementMaskPredicate(Value row, Value col,
-                                              Value maskModApplies) {
+                                              Value maskModApplies,
+                                              Value elementKeep) {
   // The band relative to column 0, then the element operands.
   Value zero = arith::ConstantIntOp::create(b, b.getI32Type(), 0);
   Value ok = rowBand(row, zero).contains(b, col);
+  if (elementKeep)
+    return arith::AndIOp::create(b, ok, elementKeep);
   if (s.mask || s.maskMod) {
     Value keep = operandMaskPredicate(row, col);
     if (maskModApplies)
@@ -909,7 +912,8 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
                                               Value key, Value negLseLog2,
                                               Value scoreFactor, bool masked,
                                               Value *tanhOut,
-                                              Value maskModApplies) {
+                                              Value maskModApplies,
+                                              Value elementKeep) {
   // A fully masked row has LSE = +inf: the exponent is -inf and P = 0.
   Value e;
   if (isPlainScore()) {
@@ -935,7 +939,7 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
   if (!masked)
     return p;
   Value ok = arith::AndIOp::create(
-      b, elementMaskPredicate(query, key, maskModApplies),
+      b, elementMaskPredicate(query, key, maskModApplies, elementKeep),
       arith::CmpIOp::create(b, arith::CmpIPredicate::slt, query, i32(seqQ)));
   return arith::SelectOp::create(b, ok, p, cF32(b, 0.0f));
 }

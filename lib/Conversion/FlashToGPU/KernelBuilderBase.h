@@ -343,8 +343,11 @@ protected:
   /// i1: key `col` is visible to query `row` (i32 both, col < Sk checked).
   /// `maskModApplies` (i1, null: true) gates the element masks: false in
   /// a full block of a block-sparse walk, which only the band masks.
+  /// `elementKeep` (i1), where given, is the element masks' keep bit,
+  /// gated already, that the caller evaluated before.
   Value elementMaskPredicate(Value row, Value col,
-                             Value maskModApplies = Value());
+                             Value maskModApplies = Value(),
+                             Value elementKeep = Value());
   /// The columns [colBase + lo, colBase + hi) that query `row` may see under
   /// the key-length tail, the causal diagonal and the window (i32 all).
   struct RowBand {
@@ -375,10 +378,11 @@ protected:
   /// row's saved −LSE·log2(e) (`negLseLog2`); `scoreFactor` = scale·log2(e).
   /// With `masked`, elements outside the band/mask or past Sq are 0. With
   /// softcap, `*tanhOut` receives the tanh the chain rule needs.
-  /// `maskModApplies` as for elementMaskPredicate.
+  /// `maskModApplies` and `elementKeep` as for elementMaskPredicate.
   Value recomputeProbability(Value raw, Value query, Value key,
                              Value negLseLog2, Value scoreFactor, bool masked,
-                             Value *tanhOut, Value maskModApplies = Value());
+                             Value *tanhOut, Value maskModApplies = Value(),
+                             Value elementKeep = Value());
   /// Backward: dS of one element (gradient of the score fed to the softmax,
   /// before softcap's chain rule) from P, dP = dO·v, the row's Dsum and the
   /// dropout factor `z` (null without dropout).

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "ModCaptures.h"
 
+#include <limits>
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -53,6 +55,15 @@ mlir::flash::collectModCaptures(Operation *op, ArrayRef<Region *> regions) {
              << "a score_mod or mask_mod reads a value of type " << v.getType()
              << " from above the op; a kernel takes integers (up to 64 bits), "
                 "index, f16, bf16 and f32 values, and ranked tensors of them";
+    // The kernels address a captured tensor in 32 bits (its offsets,
+    // lowerCapturedTensorReads); the runtime checks dynamic extents.
+    if (tensor.hasStaticShape() &&
+        tensor.getNumElements() > std::numeric_limits<int32_t>::max())
+      return op->emitOpError()
+             << "a score_mod or mask_mod reads the tensor " << v.getType()
+             << " of " << tensor.getNumElements()
+             << " elements from above the op; a kernel addresses a captured "
+                "tensor in 32 bits (at most 2147483647 elements)";
     for (OpOperand &use : v.getUses()) {
       if (!insideRegions(use.getOwner()))
         continue;
@@ -186,23 +197,33 @@ void mlir::flash::lowerCapturedTensorReads(ArrayRef<Operation *> placeholders,
       auto extract = cast<tensor::ExtractOp>(user);
       OpBuilder b(extract);
       Location loc = extract.getLoc();
-      // Row-major over the strides; the last dimension is contiguous.
-      Value offset = arith::ConstantIndexOp::create(b, loc, 0);
+      // Row-major over the strides; the last dimension is contiguous. In
+      // 32 bits (a captured buffer holds fewer than 2^31 elements: the
+      // runtime and flashfuse.artifact refuse larger ones): half the
+      // registers of index arithmetic, which took the D = 128 backwards
+      // of document masks from 8-12 bytes of spill to 0 (docs/PERF.md
+      // run 445).
+      Type i32 = b.getI32Type();
+      auto to32 = [&](Value x) {
+        return Value(arith::IndexCastOp::create(b, loc, i32, x));
+      };
+      Value offset = arith::ConstantIntOp::create(b, loc, i32, 0);
       for (auto [k, index] : llvm::enumerate(extract.getIndices())) {
         Value term = k + 1 < extract.getIndices().size()
-                         ? arith::MulIOp::create(b, loc, index,
-                                                 placeholder->getOperand(1 + k))
-                         : index;
+                         ? arith::MulIOp::create(b, loc, to32(index),
+                                                 to32(placeholder->getOperand(1 + k)))
+                         : to32(index);
         offset = arith::AddIOp::create(b, loc, offset, term);
       }
       if (clampToBuffer) {
         Value last = arith::SubIOp::create(
-            b, loc, memref::DimOp::create(b, loc, buffer, 0),
-            arith::ConstantIndexOp::create(b, loc, 1));
+            b, loc, to32(memref::DimOp::create(b, loc, buffer, 0)),
+            arith::ConstantIntOp::create(b, loc, i32, 1));
         offset = arith::MaxSIOp::create(
             b, loc, arith::MinSIOp::create(b, loc, offset, last),
-            arith::ConstantIndexOp::create(b, loc, 0));
+            arith::ConstantIntOp::create(b, loc, i32, 0));
       }
+      offset = arith::IndexCastOp::create(b, loc, b.getIndexType(), offset);
       Value v = memref::LoadOp::create(b, loc, buffer, ValueRange{offset});
       if (isa<IndexType>(elt))
         v = arith::IndexCastOp::create(b, loc, elt, v);

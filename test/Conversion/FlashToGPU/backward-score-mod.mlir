@@ -3,10 +3,11 @@
 // recompute P through the inlined region and dS needs no extra factor. An
 // ALiBi-style score + (kv_idx - q_idx) / 16 on the sm90 backward, f16/bf16,
 // D = 64/128, causal or not. The same file is the input of the GPU check
-// (docs/PERF.md): flashfuse-compile it for h100 and run
+// (docs/PERF.md): flashfuse-compile it for h100 with --recipe=sm90 (the
+// default gives ops with regions the sm90ws kernels) and run
 // scripts/kernels/check_backward.py ARTIFACT --alibi 0.0625.
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t | FileCheck %s --check-prefix=PTXAS
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90 --allow-spills -o %t | FileCheck %s --check-prefix=PTXAS
 
 // One kernel per op (a region makes a kernel unique), launched after the
 // preprocess; the region's ops are inlined into the main kernel.

@@ -12,7 +12,7 @@
 // bytes at 255 registers.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
-// RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90 -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 // Deterministic: the dQ kernels (the forward's key-block iterator over the
 // dQ engine) and the main kernels without the dQ product spill nothing.

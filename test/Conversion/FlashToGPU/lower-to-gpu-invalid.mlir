@@ -100,6 +100,20 @@ func.func @captured_tensor_of_f64(%q: tensor<1x1x64x64xf16>, %t: tensor<4xf64>) 
 
 // -----
 
+// The kernels compute a captured tensor's offsets in 32 bits.
+func.func @captured_tensor_too_large(%q: tensor<1x1x64x64xf16>, %t: tensor<65536x32768xf32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{a score_mod or mask_mod reads the tensor 'tensor<65536x32768xf32>' of 2147483648 elements from above the op; a kernel addresses a captured tensor in 32 bits (at most 2147483647 elements)}}
+  %o = flash.attention %q, %q, %q {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> -> tensor<1x1x64x64xf16> score_mod {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %e = tensor.extract %t[%i, %j] : tensor<65536x32768xf32>
+    %r = arith.addf %s, %e : f32
+    flash.yield %r : f32
+  }
+  return %o : tensor<1x1x64x64xf16>
+}
+
+// -----
+
 // new_kv is lowered (kvcache-append.mlir); what the decode recipe cannot
 // serve is still refused with it, before anything is launched.
 func.func @kvcache_new_kv_dv(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x64x64xf16>, %v: tensor<1x8x64x32xf16>, %len: tensor<1xi32>, %kn: tensor<1x8x1x64xf16>, %vn: tensor<1x8x1x32xf16>) -> tensor<1x8x1x32xf16> {

@@ -1,8 +1,9 @@
 // REQUIRES: ptxas
 // Kernels whose score_mod / mask_mod read values from above their op
 // (docs/KERNEL_ABI.md "Values captured by score_mod and mask_mod"), the
-// input of the GPU check: flashfuse-compile it for h100 (and with
-// --recipe=sm80, and --recipe=auto-tma) with --no-derive-block-sparsity and run
+// input of the GPU check: flashfuse-compile it for h100 with --recipe=sm90
+// (the default gives ops with regions the sm90ws kernels), --recipe=sm80
+// and --recipe=auto-tma, with --no-derive-block-sparsity, and run
 // scripts/kernels/check_captures.py on the artifacts (forwards, through
 // flashfuse.artifact.forward) and scripts/kernels/check_backward.py
 // --alibi-slopes (the backward). Per dtype and D:
@@ -12,7 +13,7 @@
 //     q_idx - kv_idx <= reach, ids an i32 [B, S] tensor and reach an i32
 //     scalar (captures i32/2 i32);
 //   @alibi_grad_*: the ALiBi backward, slopes only, causal or not.
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --no-derive-block-sparsity --allow-spills -o %t/h100 > %t.log
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90 --no-derive-block-sparsity --allow-spills -o %t/h100 > %t.log
 // RUN: FileCheck %s < %t.log
 // RUN: FileCheck %s --check-prefix=SPILL < %t.log
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm80 --no-derive-block-sparsity --allow-spills -o %t/sm80 | FileCheck %s --check-prefix=SM80

@@ -31,8 +31,11 @@
 // CHECK-NEXT: arith.index_cast %[[QCLAMP]] : i32 to index
 // CHECK-NEXT: arith.index_cast %[[KCLAMP]] : i32 to index
 // CHECK: arith.truncf %[[P23]] : f32 to f16
-// CHECK: %[[HEAD:.*]] = arith.addi %{{.*}}, %block_id_y : index
-// CHECK: memref.load %[[P22]][%[[HEAD]]]
+// The offset in 32 bits.
+// CHECK: %[[HEAD:.*]] = arith.index_cast %block_id_y : index to i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.addi %{{.*}}, %[[HEAD]] : i32
+// CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[OFF]] : i32 to index
+// CHECK-NEXT: memref.load %[[P22]][%[[AT]]]
 // CHECK: gpu.return
 // H100: gpu.func @flash_fwd_sm90_f16_d64_{{.*}}_mod0(
 // H100-SAME: "memref:capture0", "f32:capture1", "f32:scale"
@@ -100,10 +103,12 @@ func.func @documents(%q: tensor<2x4x100x64xbf16>, %ids: tensor<2x?xi64>, %off: i
 // CHECK-SAME: "i64:do_stride_s", "memref:capture0", "f32:scale"
 // The backward clamps the load's offset into the buffer instead.
 // CHECK: %[[N:.*]] = memref.dim %[[SLOPES:arg[0-9]+]], %{{.*}} : memref<?xf32>
-// CHECK: %[[LAST:.*]] = arith.subi %[[N]], %{{.*}} : index
-// CHECK: %[[LO:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
-// CHECK: %[[OFF:.*]] = arith.maxsi %[[LO]], %{{.*}} : index
-// CHECK: memref.load %[[SLOPES]][%[[OFF]]] : memref<?xf32>
+// CHECK-NEXT: %[[N32:.*]] = arith.index_cast %[[N]] : index to i32
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[N32]], %{{.*}} : i32
+// CHECK: %[[LO:.*]] = arith.minsi %{{.*}}, %[[LAST]] : i32
+// CHECK-NEXT: %[[OFF:.*]] = arith.maxsi %[[LO]], %{{.*}} : i32
+// CHECK-NEXT: %[[AT:.*]] = arith.index_cast %[[OFF]] : i32 to index
+// CHECK-NEXT: memref.load %[[SLOPES]][%[[AT]]] : memref<?xf32>
 // CHECK: gpu.func @flash_bwd_post_sm80_f16_d64_{{.*}}_mod0(
 // CHECK-NOT: capture0
 // CHECK: gpu.return

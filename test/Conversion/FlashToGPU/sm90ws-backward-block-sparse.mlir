@@ -42,8 +42,9 @@
 // HOST: gpu.launch_func {{.*}}@flash_bwd_sm90ws_f16_d64_m128n128w8s2_bs128x128f
 // HOST-SAME: : i32, %c0_i64{{[_0-9]*}} : i64, %{{[0-9]+}} : !llvm.ptr, %{{[0-9]+}} : !llvm.ptr, %{{[0-9]+}} : !llvm.ptr, %{{[0-9]+}} : !llvm.ptr)
 
-// The producer reads the lists (global loads) before the Q / dO copies of
-// a step and stores the step's slot in shared memory before its arrival.
+// The producer reads the lists (global loads) and stores the step's slot
+// in shared memory; its copies and arrivals (laid out after the
+// consumers' code) follow. The checks stop at the next kernel.
 // PTX-LABEL: .entry flash_bwd_sm90ws_f16_d64_m128n128w8s2_bs128x128f(
 // PTX: shl.b64 [[OFF:%rd[0-9]+]], {{%rd[0-9]+}}, 2;
 // PTX-NEXT: add.s64 [[AT:%rd[0-9]+]], [[ORDER:%rd[0-9]+]], [[OFF]];
@@ -55,14 +56,15 @@
 // PTX: setp.ne.u64 p, [[ORDER]], 0;
 // PTX: @p ld.global.nc.b32
 // PTX: ld.global.b32
-// PTX: st.shared.b32
-// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// PTX: mbarrier.arrive.shared.b64
+// PTX: st.shared.v4.b32
 // PTX: setmaxnreg.inc.sync.aligned.u32 240;
 // PTX: wgmma.mma_async
 // PTX: setp.ne.u64 p, [[ORDER]], 0;
 // PTX: @p ld.global.nc.b32
+// PTX: mbarrier.arrive.expect_tx.shared.b64
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX: ret;
+// PTX-LABEL: .entry flash_bwd_post_sm90_f16_d64_m128n128w8s2(
 
 func.func @f16_d64_full(%t: tensor<2x4x777x64xf16>, %lse: tensor<2x4x777xf32>, %n: tensor<2x1x7xi32>, %i: tensor<2x1x7x7xi32>, %fn: tensor<2x1x7xi32>, %fi: tensor<2x1x7x7xi32>) -> tensor<2x4x777x64xf16> {
   %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse

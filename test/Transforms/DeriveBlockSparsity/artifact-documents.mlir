@@ -2,8 +2,9 @@
 // host IR computing its lists, and the kernel takes the ids its mask_mod
 // reads as the parameter `capture0` (docs/KERNEL_ABI.md "Values captured
 // by score_mod and mask_mod"). Lists computed at run time stay the
-// caller's to pass (artifact.mlir), and so do the ids.
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --no-cubin -o %t | FileCheck %s
+// caller's to pass (artifact.mlir), and so do the ids. The sm90 recipe,
+// named (the default gives the op the sm90ws forward).
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90 --no-cubin -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
 
 // CHECK: note: kernel [[K:flash_fwd_sm90_bf16_d64_.*_bs128x128f_mod0]]: block-sparse lists not in the artifact: its lists are computed at run time by host code; the caller passes them

@@ -1,29 +1,27 @@
 // REQUIRES: ptxas
-// A mask_mod model whose derived block-sparse kernel spills where its dense
-// kernel does not (the sm90 forward at D = 128 with a sliding window's
-// mask_mod: 76/76 bytes against none). Under the default recipe,
-// flashfuse-compile says so and compiles it again with the sm90ws recipe
-// for the mask_mod ops (the runtime launches the artifact, and makes the
-// tensor maps), whose derived kernel does not spill; where that is not
-// the recipe asked for (here --recipe=sm90), it compiles the model again
-// dense, rather than failing a model that compiles without derivation.
-// --allow-spills keeps the block-sparse kernel, and
-// --no-derive-block-sparsity goes dense directly.
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/retry | FileCheck %s --check-prefix=RETRY
-// RUN: FileCheck %s --check-prefix=RETRY-MANIFEST < %t/retry/manifest.txt
+// A mask_mod model whose derived block-sparse kernel on the sm90 recipe
+// spills where its dense kernel does not (the sm90 forward at D = 128 with
+// a sliding window's mask_mod: 76/76 bytes against none). Under the
+// default recipe on sm_90 flashfuse-compile gives mask_mod ops the sm90ws
+// kernels (their derived forward does not spill). Where the recipe asked
+// for is another (here --recipe=sm90), it says that the derived kernel
+// spills and compiles the model again dense, rather than failing a model
+// that compiles without derivation. --allow-spills keeps the block-sparse
+// kernel, and --no-derive-block-sparsity goes dense directly.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/default | FileCheck %s --check-prefix=DEFAULT
+// RUN: FileCheck %s --check-prefix=DEFAULT-MANIFEST < %t/default/manifest.txt
 // RUN: flashfuse-compile %s --target=h100 --recipe=sm90 -o %t/fallback | FileCheck %s --check-prefix=FALLBACK
 // RUN: ls %t/fallback | FileCheck %s --check-prefix=FILES
 // RUN: not grep -q bound %t/fallback/manifest.txt
 // RUN: flashfuse-compile %s --target=h100 --no-derive-block-sparsity -o %t/dense | FileCheck %s --check-prefix=DENSE
-// RUN: flashfuse-compile %s --target=h100 --allow-spills -o %t/spills | FileCheck %s --check-prefix=SPILLS
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90 --allow-spills -o %t/spills | FileCheck %s --check-prefix=SPILLS
 
-// RETRY: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{.*}} bytes stack, {{[1-9][0-9]*}}/{{[1-9][0-9]*}} bytes spill stores/loads
-// RETRY: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the sm90ws recipe for the mask_mod ops
-// RETRY: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
-// RETRY-NOT: compiling again with the mask_mod ops dense
-// RETRY: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: block-sparse lists bound by the artifact (lists.bin)
-// RETRY-MANIFEST: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0
-// RETRY-MANIFEST: mods 1
+// DEFAULT-NOT: note: {{.*}}compiling again
+// DEFAULT: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
+// DEFAULT-NOT: note: {{.*}}compiling again
+// DEFAULT: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0: block-sparse lists bound by the artifact (lists.bin)
+// DEFAULT-MANIFEST: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_bs128x128f_mod0
+// DEFAULT-MANIFEST: mods 1
 // FALLBACK: ptxas sm_90a flash_fwd_sm90_bf16_d128_m128n128w8s3_bs128x128f_mod0: {{.*}} bytes stack, {{[1-9][0-9]*}}/{{[1-9][0-9]*}} bytes spill stores/loads
 // FALLBACK-NOT: sm90ws
 // FALLBACK: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the mask_mod ops dense (--allow-spills keeps the block-sparse kernels)

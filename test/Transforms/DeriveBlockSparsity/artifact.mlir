@@ -4,15 +4,16 @@
 // the kernel's params, the lists in lists.bin. Lists host code computes at
 // run time and lists the input's function takes stay the caller's, and the
 // tool says so on stdout (artifact-documents.mlir: a document mask over
-// run-time ids).
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --no-cubin -o %t/derived | FileCheck %s --check-prefix=OUT
+// run-time ids). The sm90 recipe, named (the default gives the mask_mod
+// ops sm90ws kernels: documents-ids-ptxas.mlir, artifact-spills.mlir).
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90 --no-cubin -o %t/derived | FileCheck %s --check-prefix=OUT
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/derived/manifest.txt
 // The list file: window's partial counts, its indices (2 slots a row), the
 // full counts and indices (1 slot), each at a 16-byte aligned offset.
 // RUN: od -An -v -t d4 -w32 %t/derived/lists.bin | FileCheck %s --check-prefix=LISTS
 // Without derivation the window op keeps a dense kernel (its mask_mod
 // evaluated in every block); the user's constant lists are still bound.
-// RUN: flashfuse-compile %s --target=h100 --no-cubin --no-derive-block-sparsity -o %t/dense | FileCheck %s --check-prefix=DENSE
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90 --no-cubin --no-derive-block-sparsity -o %t/dense | FileCheck %s --check-prefix=DENSE
 // RUN: FileCheck %s --check-prefix=DENSE-MANIFEST < %t/dense/manifest.txt
 
 // OUT-DAG: kernel flash_fwd_sm90_bf16_d64_m128n64w8s3_bs128x128f_mod0: block-sparse lists bound by the artifact (lists.bin)

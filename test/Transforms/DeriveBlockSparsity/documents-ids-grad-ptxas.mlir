@@ -5,16 +5,27 @@
 // main kernel (the sm90 backward walking the transposed lists) reads the
 // ids as capture0. The input of scripts/kernels/check_documents.py's
 // backward (flashfuse.artifact.backward): DIR/bwd as compiled here, and
-// DIR/bwd-dense, without block skipping. These kernels spill at D = 128
-// (the id loads beside the backward's 255 registers), hence
-// --allow-spills; the counts are in docs/PERF.md.
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --allow-spills -o %t/bwd | FileCheck %s
+// DIR/bwd-dense, without block skipping (both --recipe=sm90). Some of
+// these kernels spill at D = 128 (the id loads beside the backward's 255
+// registers), hence --allow-spills; the counts are in docs/PERF.md.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90 --allow-spills -o %t/bwd | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/bwd/manifest.txt
-// RUN: flashfuse-compile %s --target=h100 --allow-spills --no-derive-block-sparsity -o %t/bwd-dense | FileCheck %s --check-prefix=DENSE
+// RUN: flashfuse-compile %s --target=h100 --recipe=sm90 --allow-spills --no-derive-block-sparsity -o %t/bwd-dense | FileCheck %s --check-prefix=DENSE
 // DIR/bwd-ws: --recipe=auto-tma, whose sm90ws backward serves a mask_mod
-// over block-sparse lists (the default recipe gives these ops the sm90
-// backward).
+// over block-sparse lists (and the default recipe gives these ops).
 // RUN: flashfuse-compile %s --target=h100 --recipe=auto-tma --allow-spills -o %t/bwd-ws | FileCheck %s --check-prefix=WS
+// Without --allow-spills: the non-causal op's kernels spill nothing on
+// either recipe, but the causal one's spill 4-8 bytes on every one, so
+// the default recipe's attempts (sm90ws, then sm90, then dense) end in an
+// error.
+// RUN: not flashfuse-compile %s --target=h100 -o %t/default > %t.log 2> %t.err
+// RUN: FileCheck %s --check-prefix=DEFAULT < %t.log
+// RUN: FileCheck %s --check-prefix=DEFAULT-ERR < %t.err
+// DEFAULT-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_bs128x128f_mod0: {{.*}}, 0/0 bytes spill stores/loads
+// DEFAULT-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal_bs128x128f_mod1: {{.*}}, {{[1-9][0-9]*}}/{{[1-9][0-9]*}} bytes spill stores/loads
+// DEFAULT: note: with the sm90ws recipe for the mask_mod ops a kernel spills registers; compiling again with the default recipe's
+// DEFAULT: note: a kernel made block-sparse by flash-derive-block-sparsity spills registers; compiling again with the mask_mod ops dense
+// DEFAULT-ERR: flashfuse-compile: error: a kernel spills registers (see above); pass --allow-spills to accept it
 
 // CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_bs128x128f_mod0: block-sparse lists not in the artifact
 // CHECK-DAG: note: kernel flash_bwd_sm90_bf16_d128_{{[a-z0-9]*}}_causal_bs128x128f_mod1: block-sparse lists not in the artifact

@@ -5,6 +5,9 @@
 // everything is auto's.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=a100 recipe=auto-tma" | FileCheck %s --check-prefix=A100
+// With deterministic=true (flash-lower-to-gpu's deterministic mode, which
+// the sm90ws backward lacks) the backward ops take the sm90 backward.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma deterministic=true" | FileCheck %s --check-prefix=DET
 
 // CHECK-LABEL: func.func @d128
 // CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
@@ -43,6 +46,8 @@ func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
 
 // CHECK-LABEL: func.func @grad
 // CHECK: config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 8, stages = 2>
+// DET-LABEL: func.func @grad
+// DET: config = #flash.config<sm90, block_m = 64, block_n = 128, warps = 8, stages = 2>
 // A100-LABEL: func.func @grad
 // A100: config = #flash.config<sm80,
 func.func @grad(%x: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {

@@ -713,10 +713,13 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
 /// the sm90 ones (docs/PERF.md, run 152), though they spill 0-44 bytes at
 /// the consumers' 240 registers (run 143: no faster before).
 std::string sm90WsBackwardRefusal(AttentionGradOp grad,
-                                  const TargetDesc &target) {
+                                  const TargetDesc &target,
+                                  bool deterministic) {
   if (target.arch != 90)
     return "wgmma and TMA need sm_90, target is sm_" +
            std::to_string(target.arch);
+  if (deterministic)
+    return "it has no deterministic mode (dQ kernel) yet";
   auto iface = cast<AttentionVariantInterface>(grad.getOperation());
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
@@ -1013,7 +1016,9 @@ struct FlashSelectConfig
       // names) takes it; the others take what auto gives them.
       if ((recipe == "sm90ws" || recipe == "auto-tma") && isGrad &&
           sm90Refusal(iface, *desc, /*isGrad=*/true).empty() &&
-          sm90WsBackwardRefusal(cast<AttentionGradOp>(op), *desc).empty()) {
+          sm90WsBackwardRefusal(cast<AttentionGradOp>(op), *desc,
+                                deterministic)
+              .empty()) {
         op->setAttr("config", sm90WsBackwardConfig(iface));
         return;
       }

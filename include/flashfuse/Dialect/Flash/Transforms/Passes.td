@@ -216,7 +216,11 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
            "below), sm80, sm90 (an error "
            "where it cannot serve an op) or sm90ws (the "
            "TMA/warp-specialised Hopper kernels: a forward op it cannot "
-           "serve is an error, a backward op it cannot serve gets auto's)">
+           "serve is an error, a backward op it cannot serve gets auto's)">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "The backward ops are lowered deterministic (flash-lower-to-gpu's "
+           "option of that name): the sm90ws and auto-tma recipes give them "
+           "the sm90 backward, whose dQ kernel that mode needs">
   ];
   let dependentDialects = ["::mlir::flash::FlashDialect"];
 }
