@@ -111,9 +111,10 @@ func.func @{name}(%q: {t}, %k: {t}, %v: {t}) -> {t} {{
 """
 
 
-# The sm90ws forward serves mask_mod over block-sparse lists only, and
 # flash-select-config picks a recipe before the lists are derived: --sm90ws
-# names its config on the op of the derived flavour.
+# names the sm90ws config on the op of the derived flavour. Without it the
+# derived flavour is the sm90 recipe's on sm_90 (named: flashfuse-compile
+# gives mask_mod ops the sm90ws kernels by default there).
 SM90WS_CONFIG = ("#flash.config<sm90ws, block_m = 128, block_n = 128, "
                  "warps = 8, stages = 3>")
 
@@ -132,8 +133,10 @@ def compile_all(out, compiler, target, sm90ws=False):
             # mask_mod spills (ptxas's figures are printed; the prefix-LM
             # kernels do not spill), which costs it time but not
             # correctness.
+            recipe = (["--recipe=sm90"] if target in ("h100", "h200")
+                      and not sm90ws else [])
             cmd = [compiler, str(src), f"--target={target}", "--allow-spills",
-                   "-o", str(out / flavour / name)] + extra
+                   "-o", str(out / flavour / name)] + recipe + extra
             print("+", " ".join(cmd), flush=True)
             subprocess.run(cmd, check=True)
 
