@@ -42,6 +42,10 @@ _NAME = "flashfuse.artifact"
 # (artifact dir, kernel name or None) -> ArtifactKernel: a manifest and its
 # list file are read and checked once, not at every launch.
 _infos = {}
+# _backward_plan's plans by (directory, main kernel, device): the kernel
+# search it does is per call otherwise, host time a backward whose GPU time
+# is about a millisecond cannot spare.
+_plans = {}
 _lock = threading.Lock()
 
 
@@ -396,6 +400,18 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
 
 
 def _backward_plan(info, device_index):
+    """_plan_backward's plan, kept per artifact, kernel and device."""
+    key = (info.directory, info.name, device_index)
+    with _lock:
+        plan = _plans.get(key)
+    if plan is None:
+        plan = _plan_backward(info, device_index)
+        with _lock:
+            _plans[key] = plan
+    return plan
+
+
+def _plan_backward(info, device_index):
     """[(kind, (kernel handle, its param names))] of the backward sequence whose
     main kernel `info` is (docs/KERNEL_ABI.md "Backward", "Block-sparse
     backward"): the preprocess, the lists' transposition where the kernel

@@ -111,3 +111,23 @@ def test_backward_kernel_choice(rt, sample_dir):
                              kind=rt.KIND_BACKWARD)
     info = artifact.kernel_info(sample_dir, kind=rt.KIND_BACKWARD)
     assert info.name == "flash_bwd_f16_d128"
+
+
+def test_backward_plan_is_kept(rt, sample_dir, monkeypatch):
+    """The backward's kernel sequence is planned once per artifact, main
+    kernel and device, not at every call (its kernel search was about half
+    a call's host time, docs/PERF.md runs 447-448)."""
+    from flashfuse import artifact
+    planned = []
+
+    def plan(info, device_index):
+        planned.append((info.name, device_index))
+        return [("main", (object(), frozenset()))]
+
+    monkeypatch.setattr(artifact, "_plan_backward", plan)
+    monkeypatch.setattr(artifact, "_plans", {})
+    info = artifact.kernel_info(sample_dir, kind=rt.KIND_BACKWARD)
+    first = artifact._backward_plan(info, 0)
+    assert artifact._backward_plan(info, 0) is first
+    artifact._backward_plan(info, 1)
+    assert planned == [(info.name, 0), (info.name, 1)]
