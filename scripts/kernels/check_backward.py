@@ -106,12 +106,16 @@ def kernels_for(art, dtype, d, causal, dv=None, **flags):
 
 def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=None,
                with_bias=False, p=0.0, drop=None, seed=0, twice=False, alibi=None, dv=None,
-               alibi_slopes=False):
+               alibi_slopes=False, documents=False):
     """alibi: the artifact's kernels compile in the score_mod
     score + alibi * (kv_idx - q_idx); the references add it as a constant
     bias. alibi_slopes: their score_mod reads per-head slopes from above the
     op, score + slopes[h] * (kv_idx - q_idx) (KERNEL_ABI.md "Values captured
-    by score_mod and mask_mod"), passed as `capture0`."""
+    by score_mod and mask_mod"), passed as `capture0`. documents: their
+    mask_mod keeps ids[q_idx] == ids[kv_idx] over captured i32 ids
+    (test/Transforms/DeriveBlockSparsity/documents-ids-grad-ptxas.mlir),
+    up to four documents of random lengths; the references mask by a bias
+    of -inf."""
     flags = dict(window=window is not None, softcap=softcap is not None, bias=with_bias,
                  dropout=p > 0)
     dv = d if dv is None else dv
@@ -139,6 +143,17 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
         rel = (torch.arange(Sk, device="cuda")[None, :] -
                torch.arange(Sq, device="cuda")[:, None]).float()
         ref_bias = (slopes[:, None, None] * rel).expand(B, Hq, Sq, Sk)
+    ids = None
+    if documents:
+        # Documents start below min(Sq, Sk): every query's document has
+        # keys (no fully masked row, whose reference gradient is NaN).
+        n = max(Sq, Sk)
+        cuts = torch.randint(1, max(min(Sq, Sk), 2), (3,), device="cuda")
+        ids = (torch.arange(n, device="cuda")[:, None] >= cuts[None, :]).sum(1)
+        ids = ids.to(torch.int32)
+        keep = ids[:Sq, None] == ids[None, :Sk]
+        ref_bias = torch.zeros(Sq, Sk, device="cuda").masked_fill(
+            ~keep, -math.inf).expand(B, Hq, Sq, Sk)
     o_ref, lse_ref = attention(*leaves[:3], scale, causal, window, softcap,
                                ref_bias, drop, torch.float32)
     g_ref = torch.autograd.grad(o_ref, leaves, do.float())
@@ -153,6 +168,8 @@ def check_case(art, dtype, d, causal, B, Hq, Hkv, Sq, Sk, window=None, softcap=N
         t["bias"] = bias
     if slopes is not None:
         t["capture0"] = slopes
+    if ids is not None:
+        t["capture0"] = ids
     named = run_backward(art, kerns, t, scale, window or (-1, -1), softcap or 0.0, p, seed)
     torch.cuda.synchronize()
     outs = [named["grad_q"], named["grad_k"], named["grad_v"]] + ([named["dbias"]] if with_bias else [])
@@ -267,6 +284,11 @@ def main():
                          "slopes[h] * (kv_idx - q_idx) over a captured [Hq] "
                          "tensor (test/Conversion/FlashToGPU/"
                          "mod-captures-ptxas.mlir)")
+    ap.add_argument("--documents", action="store_true",
+                    help="the artifact's kernels keep ids[q_idx] == "
+                         "ids[kv_idx] over captured i32 ids (test/Transforms/"
+                         "DeriveBlockSparsity/documents-ids-grad-ptxas.mlir "
+                         "compiled with --no-derive-block-sparsity)")
     args = ap.parse_args()
     torch.manual_seed(int(time.time()))
     art = Artifact(args.artifact)
@@ -286,7 +308,8 @@ def main():
                 for shp in shapes:
                     r = check_case(art, dtype, d, causal, *shp, twice=args.deterministic,
                                    alibi=args.alibi, dv=dv,
-                                   alibi_slopes=args.alibi_slopes)
+                                   alibi_slopes=args.alibi_slopes,
+                                   documents=args.documents)
                     if r: results.append(r)
         for shp in shapes[2:]:
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),
