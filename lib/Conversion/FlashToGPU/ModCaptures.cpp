@@ -208,11 +208,13 @@ void mlir::flash::lowerCapturedTensorReads(ArrayRef<Operation *> placeholders,
         return Value(arith::IndexCastOp::create(b, loc, i32, x));
       };
       Value offset = arith::ConstantIntOp::create(b, loc, i32, 0);
+      size_t rank = extract.getIndices().size();
       for (auto [k, index] : llvm::enumerate(extract.getIndices())) {
-        Value term = k + 1 < extract.getIndices().size()
-                         ? arith::MulIOp::create(b, loc, to32(index),
-                                                 to32(placeholder->getOperand(1 + k)))
-                         : to32(index);
+        Value term = to32(index);
+        if (k + 1 < rank) {
+          Value stride = to32(placeholder->getOperand(1 + k));
+          term = arith::MulIOp::create(b, loc, term, stride);
+        }
         offset = arith::AddIOp::create(b, loc, offset, term);
       }
       if (clampToBuffer) {

@@ -766,8 +766,8 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   // (ALiBi over captured slopes, a document mask over captured ids; on
   // the 128 x 128 tile 0-36 dense and none over a document mask's derived
   // lists, which on the 176-key tile spilled, so that flashfuse-compile
-  // fell back to the dense walk; it now retries a derived sm90 kernel
-  // that spills on this one).
+  // fell back to the dense walk; it now gives mask_mod ops this tile
+  // under its default recipe on sm_90).
   bool regions = !iface.getScoreModRegion().empty() ||
                  !iface.getMaskModRegion().empty();
   if (regions) {
