@@ -10,6 +10,25 @@ from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
 
 
+def fold_causal_into_window(causal, window, equal_lengths):
+    """(causal, window) of the same mask, as one window where the two share
+    their diagonal: causal keeps keys j <= i (top-left), a window (left,
+    right) i - left <= j <= i + right, so together they keep i - left <= j
+    <= i: window (left, 0) with no causal mask, the kernel library's
+    sliding window (Mistral's, which transformers passes as causal with a
+    window). Bottom-right causality shares the window's diagonal only where
+    each query sequence is as long as its key sequence (`equal_lengths`). A
+    window of unbounded left adds nothing to causality."""
+    left, right = window
+    if causal == 0 or (left < 0 and right < 0):
+        return causal, window
+    if causal == _CAUSAL["bottom_right"] and not equal_lengths:
+        return causal, window
+    if left < 0:
+        return causal, (-1, -1)
+    return _CAUSAL["none"], (left, 0)
+
+
 def _check_inputs(q, k, v, enable_gqa, fp8_inputs=False):
     """The inputs' structure. The device is _check_device's, called after
     every other check: every mistake but the device is then reported the
@@ -127,7 +146,9 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     Beyond SDPA: `is_causal` may also be "top_left" (what True means) or
     "bottom_right"; `window=(left, right)` restricts each query to keys
     within that distance of its diagonal (-1 = unbounded; the diagonal is
-    j = i, or j = i + Sk - Sq with is_causal="bottom_right"); `softcap`
+    j = i, or j = i + Sk - Sq with is_causal="bottom_right"; a causal mask
+    with a window runs as the window (left, 0) alone, the library's
+    sliding-window kernels, where the two diagonals agree); `softcap`
     applies softcap * tanh(score / softcap). Returns O [B, Hq, Sq, Dv]; the
     row log-sum-exp is kept for the backward pass.
 
@@ -188,6 +209,9 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
             or any(int(w) < -1 for w in window)):
         raise ValueError(f"window must be (left, right) with entries >= -1, "
                          f"got {window!r}")
+    causal, window = fold_causal_into_window(
+        _CAUSAL[is_causal], (int(window[0]), int(window[1])),
+        query.shape[-2] == key.shape[-2])
     softcap = float(softcap or 0.0)
     if softcap < 0:
         raise ValueError(f"softcap must be positive, got {softcap}")
@@ -200,7 +224,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         _check_device(query, key, value)
         fp8.check_device(query, descales)
         return fp8.attention(query, key, value, descales, blocks, out_dtype,
-                             _CAUSAL[is_causal], float(scale),
+                             causal, float(scale),
                              int(window[0]), int(window[1]), softcap)
     if any(t is not None for t in (q_descale, k_descale, v_descale)):
         raise ValueError("flashfuse.attention: q_descale, k_descale and "
@@ -215,7 +239,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     deterministic = bool(deterministic) or (
         torch.are_deterministic_algorithms_enabled()
         and not torch.is_deterministic_algorithms_warn_only_enabled())
-    args = (query, key, value, bias, mask, _CAUSAL[is_causal], float(scale),
+    args = (query, key, value, bias, mask, causal, float(scale),
             int(window[0]), int(window[1]), softcap, float(dropout_p), seed)
     if not (torch.is_grad_enabled() and any(
             t is not None and t.requires_grad for t in (query, key, value,

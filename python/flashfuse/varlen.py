@@ -7,7 +7,7 @@ import numbers
 import torch
 
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
-from .functional import _CAUSAL
+from .functional import _CAUSAL, fold_causal_into_window
 from ._env import EnvFlag
 
 # Set to 1 to run the host check of the offsets (check_inputs=True) on every
@@ -242,8 +242,11 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     deterministic = bool(deterministic) or (
         torch.are_deterministic_algorithms_enabled()
         and not torch.is_deterministic_algorithms_warn_only_enabled())
+    # One offsets tensor for both: every sequence's queries are its keys.
+    causal, window = fold_causal_into_window(
+        _CAUSAL[is_causal], (int(window[0]), int(window[1])),
+        cu_seqlens_q is cu_seqlens_k)
     o, lse = _VarlenAttention.apply(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-        _CAUSAL[is_causal], float(scale), int(window[0]), int(window[1]),
-        softcap, deterministic)
+        causal, float(scale), window[0], window[1], softcap, deterministic)
     return (o, lse) if return_lse else o
