@@ -132,9 +132,54 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
 HUB_SAFE_NAME = "ffuse"
 
 
+def _is_sliding_causal(mask_function, window):
+    """Whether transformers' `mask_function` keeps exactly the keys q - window
+    < kv <= q at the band's edges (its sliding-window causal mask, not the
+    chunked or bidirectional masks that also come with a local size),
+    probed on a few index pairs on the CPU."""
+    import torch
+
+    q = torch.tensor([0, 1, window - 1, window, window + 1, 2 * window + 3])
+    kv = (q[:, None] + torch.tensor([-window - 1, -window, -window + 1, -1, 0,
+                                     1, window])[None]).flatten()
+    q = q[:, None].expand(-1, 7).flatten()
+    want = (kv <= q) & (kv > q - window)
+    try:
+        got = mask_function(torch.zeros_like(q), torch.zeros_like(q), q, kv)
+        return bool(torch.equal(torch.as_tensor(got).bool().expand_as(want),
+                                want))
+    except Exception:  # a function of other arguments: not the plain mask
+        return False
+
+
+def _window_serves(args, kwargs):
+    """Whether SDPA's mask for these sdpa_mask arguments is the sliding
+    window alone over an unpadded prompt of its own keys (no cache rows
+    before it, nothing added to the mask): the attention then applies it
+    as causal with the layer's sliding_window, which flashfuse.attention
+    runs on its window kernels (fold_causal_into_window). transformers'
+    SDPA has no window, so it builds a [B, 1, S, S] mask there once the
+    prompt reaches the window. Reads the padding mask back, as the caller
+    does for a prompt."""
+    window = kwargs.get("local_size")
+    q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
+    padding = kwargs.get("attention_mask")
+    return (not args and isinstance(window, int) and window > 0
+            and kwargs.get("allow_is_causal_skip") is True
+            and isinstance(q_length, int) and q_length > 1
+            and q_length == kv_length
+            and kwargs.get("q_offset", 0) == 0
+            and kwargs.get("kv_offset", 0) == 0
+            and isinstance(kwargs.get("q_offset", 0), int)
+            and isinstance(kwargs.get("kv_offset", 0), int)
+            and _is_sliding_causal(kwargs.get("mask_function"), window)
+            and (padding is None or bool(padding.all())))
+
+
 def _mask(*args, **kwargs):
     """The attention mask of transformers' SDPA (a [B, 1, Sq, Skv] bool
-    mask, or None where causality alone describes it), for the general
+    mask, or None where causality alone describes it, and where causality
+    with the layer's sliding window does: _window_serves), for the general
     path; also records on the model's config whether the batch has padding,
     for the KV-cache path (_kvcache_lengths). That is decided on steps of
     several query rows (the prompt), which read the padding mask back once
@@ -150,6 +195,8 @@ def _mask(*args, **kwargs):
             config, "_flashfuse_unpadded")):
         unpadded = padding is None or bool(padding.all())
         object.__setattr__(config, "_flashfuse_unpadded", unpadded)
+    if _window_serves(args, kwargs):
+        return None
     return sdpa_mask(*args, **kwargs)
 
 

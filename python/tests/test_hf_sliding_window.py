@@ -1,0 +1,128 @@
+"""The Hugging Face integration and sliding windows, on the CPU: for an
+unpadded prompt (Mistral's causal sliding window, longer than the window),
+transformers' mask function hands flashfuse.attention no mask, and the
+attention applies causality with the layer's window (the library's window
+kernels, once flashfuse.attention folds the two); a padded prompt, a chunked
+mask and a bidirectional one keep SDPA's mask. flashfuse.attention is
+replaced by a PyTorch reference of its contract (the GPU tests run the
+kernels), so the logits must be SDPA's."""
+
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+import flashfuse.hf  # noqa: E402
+from flashfuse import functional  # noqa: E402
+
+try:
+    from transformers import masking_utils
+    from transformers.masking_utils import AttentionMaskInterface  # noqa: F401
+except ImportError:
+    pytest.skip("transformers without AttentionMaskInterface",
+                allow_module_level=True)
+
+WINDOW = 8
+
+
+class AttentionSpy:
+    """flashfuse.attention's contract for masks, causality (top-left) and
+    windows, in PyTorch; records (mask given, is_causal, window) a call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, query, key, value, attn_mask=None, is_causal=False,
+                 scale=None, enable_gqa=False, window=None, softcap=None,
+                 dropout_p=0.0):
+        self.calls.append((attn_mask is not None, is_causal, window))
+        sq, sk = query.shape[2], key.shape[2]
+        i = torch.arange(sq)[:, None]
+        j = torch.arange(sk)[None]
+        keep = torch.ones(sq, sk, dtype=torch.bool)
+        if is_causal in (True, "top_left"):
+            keep &= j <= i
+        if window is not None:
+            left, right = window
+            if left >= 0:
+                keep &= j >= i - left
+            if right >= 0:
+                keep &= j <= i + right
+        mask = keep if attn_mask is None else attn_mask & keep
+        return torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, attn_mask=mask, scale=scale,
+            enable_gqa=enable_gqa)
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    s = AttentionSpy()
+    monkeypatch.setattr(functional, "attention", s)
+    return s
+
+
+def _models():
+    torch.manual_seed(0)
+    cfg = transformers.MistralConfig(
+        hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, vocab_size=97,
+        max_position_embeddings=128, sliding_window=WINDOW)
+    impl = flashfuse.hf.register()
+    ref = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(cfg), attn_implementation="sdpa").eval()
+    ours = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(cfg), attn_implementation=impl).eval()
+    ours.load_state_dict(ref.state_dict())
+    return ref, ours
+
+
+def test_unpadded_prompt_takes_the_window(spy):
+    ref, ours = _models()
+    ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        want = ref(ids, attention_mask=mask).logits
+        got = ours(ids, attention_mask=mask).logits
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    assert spy.calls and all(
+        call == (False, "top_left", (WINDOW - 1, -1)) for call in spy.calls)
+
+
+def test_padded_prompt_keeps_the_mask(spy):
+    ref, ours = _models()
+    ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
+    mask = torch.ones_like(ids)
+    mask[1, :4] = 0
+    with torch.no_grad():
+        want = ref(ids, attention_mask=mask).logits
+        got = ours(ids, attention_mask=mask).logits
+    torch.testing.assert_close(got[0], want[0], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got[1, 4:], want[1, 4:], atol=1e-5, rtol=1e-5)
+    assert spy.calls and all(given for given, _, _ in spy.calls)
+
+
+def _chunked(chunk):
+    # transformers 5 takes the batch's left padding too.
+    fn = masking_utils.chunked_causal_mask_function
+    if "left_padding" in fn.__code__.co_varnames:
+        return fn(chunk, torch.zeros(1, dtype=torch.long))
+    return fn(chunk)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda w: masking_utils.sliding_window_causal_mask_function(w), True),
+    (lambda w: masking_utils.causal_mask_function, False),
+    (lambda w: _chunked(w), False),
+    (lambda w: masking_utils.sliding_window_bidirectional_mask_function(w),
+     False),
+])
+def test_only_the_sliding_causal_mask_is_recognised(make, expected):
+    # (A window of 1 is also a chunk of 1: the same mask.)
+    for window in (2, 4, 4096):
+        try:
+            fn = make(window)
+        except (AttributeError, TypeError):
+            pytest.skip("this transformers lacks the mask function")
+        assert flashfuse.hf._is_sliding_causal(fn, window) is expected
