@@ -152,28 +152,32 @@ def _is_sliding_causal(mask_function, window):
         return False
 
 
-def _window_serves(args, kwargs):
-    """Whether SDPA's mask for these sdpa_mask arguments is the sliding
-    window alone over an unpadded prompt of its own keys (no cache rows
-    before it, nothing added to the mask): the attention then applies it
-    as causal with the layer's sliding_window, which flashfuse.attention
-    runs on its window kernels (fold_causal_into_window). transformers'
-    SDPA has no window, so it builds a [B, 1, S, S] mask there once the
-    prompt reaches the window. Reads the padding mask back, as the caller
-    does for a prompt."""
+def _window_serves(args, kwargs, unpadded):
+    """Whether SDPA's mask for these sdpa_mask arguments (of an `unpadded`
+    batch) is what the attention applies without one: causality with the
+    layer's sliding_window, which flashfuse.attention runs on its window
+    kernels (fold_causal_into_window). transformers' SDPA has no window, so
+    it builds a [B, 1, Sq, Skv] mask wherever the keys reach the window.
+    Two cases, where transformers' mask is its sliding-window causal one
+    alone (allow_is_causal_skip: nothing added to it; the mask function
+    probed, since chunked and bidirectional masks also come with a local
+    size): a prompt over its own keys (no cache rows before it), and one
+    query row that is the last of at most a window of keys (a decoding
+    step over a sliding-window cache layer, every key in the window)."""
     window = kwargs.get("local_size")
     q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
-    padding = kwargs.get("attention_mask")
-    return (not args and isinstance(window, int) and window > 0
-            and kwargs.get("allow_is_causal_skip") is True
-            and isinstance(q_length, int) and q_length > 1
-            and q_length == kv_length
-            and kwargs.get("q_offset", 0) == 0
-            and kwargs.get("kv_offset", 0) == 0
-            and isinstance(kwargs.get("q_offset", 0), int)
-            and isinstance(kwargs.get("kv_offset", 0), int)
-            and _is_sliding_causal(kwargs.get("mask_function"), window)
-            and (padding is None or bool(padding.all())))
+    q_offset, kv_offset = kwargs.get("q_offset", 0), kwargs.get("kv_offset", 0)
+    if (args or not unpadded or not isinstance(window, int) or window <= 0
+            or kwargs.get("allow_is_causal_skip") is not True
+            or not all(type(x) is int
+                       for x in (q_length, kv_length, q_offset, kv_offset))):
+        return False
+    prompt = q_length > 1 and q_length == kv_length and q_offset == 0 \
+        and kv_offset == 0
+    step = q_length == 1 and kv_length <= window \
+        and q_offset + 1 == kv_offset + kv_length
+    return (prompt or step) and _is_sliding_causal(
+        kwargs.get("mask_function"), window)
 
 
 def _mask(*args, **kwargs):
@@ -195,7 +199,11 @@ def _mask(*args, **kwargs):
             config, "_flashfuse_unpadded")):
         unpadded = padding is None or bool(padding.all())
         object.__setattr__(config, "_flashfuse_unpadded", unpadded)
-    if _window_serves(args, kwargs):
+    if config is not None:
+        unpadded = getattr(config, "_flashfuse_unpadded")
+    else:  # no config to keep the prompt's finding in: read it back
+        unpadded = padding is None or bool(padding.all())
+    if _window_serves(args, kwargs, unpadded):
         return None
     return sdpa_mask(*args, **kwargs)
 

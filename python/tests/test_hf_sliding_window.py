@@ -126,3 +126,47 @@ def test_only_the_sliding_causal_mask_is_recognised(make, expected):
         except (AttributeError, TypeError):
             pytest.skip("this transformers lacks the mask function")
         assert flashfuse.hf._is_sliding_causal(fn, window) is expected
+
+
+def test_generate_matches_sdpa(spy):
+    """Greedy decoding over transformers' sliding-window cache layers: the
+    prompt without a mask, every step's tokens SDPA's."""
+    ref, ours = _models()
+    ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
+    kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=6,
+                  min_new_tokens=6, do_sample=False, pad_token_id=0)
+    with torch.no_grad():
+        want = ref.generate(ids, **kwargs)
+        got = ours.generate(ids, **kwargs)
+    assert torch.equal(got, want)
+    assert spy.calls[0] == (False, "top_left", (WINDOW - 1, -1))
+
+
+def _sdpa_mask_kwargs(**changes):
+    kwargs = dict(q_length=20, kv_length=20, q_offset=0, kv_offset=0,
+                  local_size=WINDOW, allow_is_causal_skip=True,
+                  mask_function=masking_utils.sliding_window_causal_mask_function(
+                      WINDOW))
+    kwargs.update(changes)
+    return kwargs
+
+
+@pytest.mark.parametrize("changes, unpadded, serves", [
+    ({}, True, True),                              # a prompt of its own keys
+    ({}, False, False),                            # padded
+    (dict(allow_is_causal_skip=False), True, False),  # something added
+    (dict(kv_length=30, kv_offset=0), True, False),   # cache rows before it
+    (dict(local_size=None), True, False),          # no window
+    # one row, the last of at most a window of keys (a sliding cache layer)
+    (dict(q_length=1, kv_length=WINDOW, q_offset=40, kv_offset=41 - WINDOW),
+     True, True),
+    (dict(q_length=1, kv_length=WINDOW + 1, q_offset=40,
+          kv_offset=40 - WINDOW), True, False),    # a key outside the window
+    (dict(q_length=1, kv_length=5, q_offset=40, kv_offset=0), True, False),
+    (dict(q_length=2, kv_length=WINDOW, q_offset=40, kv_offset=42 - WINDOW),
+     True, False),                                 # bottom-right rows
+    (dict(q_offset=torch.tensor(0)), True, False),  # a static cache's offset
+])
+def test_window_serves(changes, unpadded, serves):
+    assert flashfuse.hf._window_serves(
+        (), _sdpa_mask_kwargs(**changes), unpadded) is serves
