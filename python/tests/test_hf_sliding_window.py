@@ -19,10 +19,11 @@ from flashfuse import functional  # noqa: E402
 
 try:
     from transformers import masking_utils
-    from transformers.masking_utils import AttentionMaskInterface  # noqa: F401
+    from transformers.masking_utils import (  # noqa: F401
+        AttentionMaskInterface, sliding_window_causal_mask_function)
 except ImportError:
-    pytest.skip("transformers without AttentionMaskInterface",
-                allow_module_level=True)
+    pytest.skip("transformers without AttentionMaskInterface or its "
+                "sliding-window mask function", allow_module_level=True)
 
 WINDOW = 8
 
