@@ -41,6 +41,13 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
 
     position_ids = kwargs.get("position_ids")
     sq = query.shape[2]
+    if (sliding_window and attention_mask is None and sq == 1 and is_causal
+            and not dropout and decode_serves_head_dim(query.shape[-1])
+            and 1 < key.shape[2] <= sliding_window):
+        # A step over a sliding-window cache layer that needs no mask
+        # (transformers' finding, or _window_serves': unpadded, the row the
+        # last of at most a window of keys): it sees every row of the cache.
+        return _full_lengths(query.shape[0], key.shape[2], key.device)
     if (not is_causal or sliding_window or dropout
             or not decode_serves_head_dim(query.shape[-1])
             or not isinstance(position_ids, torch.Tensor)
@@ -59,6 +66,24 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
 # a step gets the same position_ids, and three small torch ops per layer
 # were a large part of a decoding step's host time.
 _last_lengths = [None, -1, 0, None]
+
+
+# The last (B, S, device) of _full_lengths and its tensor.
+_last_full = [None, None]
+
+
+def _full_lengths(batch, rows, device):
+    """i32 [B] of `rows` each: once a sliding cache layer is full, every
+    step has the same, so one tensor serves them (eager mode)."""
+    import torch
+
+    key = (batch, rows, device)
+    if torch.compiler.is_compiling():
+        return torch.full((batch,), rows, dtype=torch.int32, device=device)
+    if _last_full[0] != key:
+        _last_full[:] = [key, torch.full((batch,), rows, dtype=torch.int32,
+                                         device=device)]
+    return _last_full[1]
 
 
 def _lengths_from_positions(position_ids, batch):
@@ -117,6 +142,10 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
             causal = "top_left"
         if sliding_window:
             window = (int(sliding_window) - 1, -1)
+            if is_causal and query.shape[2] < key.shape[2]:
+                # A step's rows are the last keys: the window ends at each
+                # row's own key (bottom-right), as transformers' mask does.
+                causal = "bottom_right"
     elif attention_mask.dim() == 4:
         attention_mask = attention_mask[:, :, :, : key.shape[2]]
     out = attention(query, key, value, attn_mask=attention_mask,

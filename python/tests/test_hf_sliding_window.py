@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
-from flashfuse import functional  # noqa: E402
+from flashfuse import functional, kvcache  # noqa: E402
 
 try:
     from transformers import masking_utils
@@ -57,10 +57,36 @@ class AttentionSpy:
             enable_gqa=enable_gqa)
 
 
+class KVCacheSpy:
+    """attention_with_kvcache's contract for one new row: sequence b sees
+    its first cache_seqlens[b] rows; records (rows, lengths) a call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, q, k_cache, v_cache, cache_seqlens, k_new=None,
+                 v_new=None, block_table=None, *, softmax_scale=None,
+                 is_causal=True, window_size=(-1, -1), softcap=0.0, **kw):
+        assert q.shape[1] == 1 and k_new is None and is_causal
+        assert window_size == (-1, -1)
+        self.calls.append((k_cache.shape[1], cache_seqlens.tolist()))
+        outs = []
+        for b in range(q.shape[0]):
+            n = int(cache_seqlens[b])
+            outs.append(torch.nn.functional.scaled_dot_product_attention(
+                q[b:b + 1].transpose(1, 2),
+                k_cache[b:b + 1, :n].transpose(1, 2),
+                v_cache[b:b + 1, :n].transpose(1, 2), scale=softmax_scale,
+                enable_gqa=True))
+        return torch.cat(outs).transpose(1, 2)
+
+
 @pytest.fixture
 def spy(monkeypatch):
     s = AttentionSpy()
+    s.kvcache = KVCacheSpy()
     monkeypatch.setattr(functional, "attention", s)
+    monkeypatch.setattr(kvcache, "attention_with_kvcache", s.kvcache)
     return s
 
 
@@ -131,7 +157,8 @@ def test_only_the_sliding_causal_mask_is_recognised(make, expected):
 
 def test_generate_matches_sdpa(spy):
     """Greedy decoding over transformers' sliding-window cache layers: the
-    prompt without a mask, every step's tokens SDPA's."""
+    prompt without a mask, the steps on the KV-cache path over the layer's
+    rows, every token SDPA's."""
     ref, ours = _models()
     ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=6,
@@ -141,6 +168,10 @@ def test_generate_matches_sdpa(spy):
         got = ours.generate(ids, **kwargs)
     assert torch.equal(got, want)
     assert spy.calls[0] == (False, "top_left", (WINDOW - 1, -1))
+    # The steps read the sliding cache layer's rows in place, every one.
+    assert spy.kvcache.calls and all(
+        lengths == [rows] * 2 for rows, lengths in spy.kvcache.calls)
+    assert max(rows for rows, _ in spy.kvcache.calls) <= WINDOW
 
 
 def _sdpa_mask_kwargs(**changes):
