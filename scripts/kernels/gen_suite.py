@@ -43,6 +43,16 @@ def default_suite():
                 vs.append(KernelVariant(f"{dtype}_d{d}_{causal or 'full'}_of32",
                                         dtype, d, causal=causal,
                                         out_dtype="f32"))
+    # Gemma-2's attention: causal with the logit softcap, and its sliding
+    # window (which flashfuse.attention runs as the window alone,
+    # fold_causal_into_window), at D = 128 (27B) and 256 (9B). Last, for
+    # the same reason.
+    for dtype in ("f16", "bf16"):
+        for d in (128, 256):
+            vs.append(KernelVariant(f"{dtype}_d{d}_top_left_softcap", dtype,
+                                    d, causal="top_left", softcap=30.0))
+            vs.append(KernelVariant(f"{dtype}_d{d}_window_softcap", dtype, d,
+                                    window=(64, 0), softcap=30.0))
     return vs
 
 
