@@ -170,13 +170,35 @@ def test_gen_suite_writes_through_the_package(opt_tool, tmp_path, flags):
 
 def test_library_has_the_f32_output_forwards():
     """The forwards ring attention merges by LSE, writing O in f32: f16 and
-    bf16, D = 64 and 128, full and top-left causal; last in the suite, so
+    bf16, D = 64 and 128, full and top-left causal; after every variant
+    the library had before them and before the Gemma-2 ones added since, so
     that the other kernels' PTX stays as it was."""
     suite = _gen_suite().default_suite()
     f32 = [v for v in suite if v.out_dtype == "f32"]
-    assert len(f32) == 8 and suite[-len(f32):] == f32
+    first = suite.index(f32[0])
+    assert len(f32) == 8 and suite[first:first + 8] == f32
+    assert suite[first + 8:] == _gemma2(suite)
     assert {(v.dtype, v.head_dim, v.causal) for v in f32} == set(
         itertools.product(("f16", "bf16"), (64, 128), (None, "top_left")))
+
+
+def _gemma2(suite):
+    return [v for v in suite if v.softcap and v.head_dim in (128, 256)
+            and (v.causal or v.window)]
+
+
+def test_library_has_gemma2_forwards():
+    """Gemma-2's attention (the logit softcap with causality, and with the
+    sliding window that flashfuse.attention runs as the window alone), f16
+    and bf16, D = 128 and 256: last in the suite (the other kernels' PTX
+    stays as it was)."""
+    suite = _gen_suite().default_suite()
+    gemma = _gemma2(suite)
+    assert len(gemma) == 8 and suite[-8:] == gemma
+    assert {(v.dtype, v.head_dim, v.causal, v.window) for v in gemma} == {
+        (dtype, d, causal, window) for dtype in ("f16", "bf16")
+        for d in (128, 256)
+        for causal, window in (("top_left", None), (None, (64, 0)))}
 
 
 @pytest.mark.parametrize("target", ["a100", "h100"])
