@@ -95,3 +95,26 @@ def opt_tool():
 @pytest.fixture
 def compile_tool():
     return _built_tool("flashfuse-compile")
+
+
+@pytest.fixture
+def hf_model_pair():
+    """A function of a transformers config: (SDPA model, the same weights
+    with attn_implementation from flashfuse.hf.register()), both in eval
+    mode, seeded, on the CPU."""
+    def make(cfg):
+        import copy
+
+        import torch
+        import transformers
+
+        import flashfuse.hf
+        torch.manual_seed(0)
+        impl = flashfuse.hf.register()
+        ref = transformers.AutoModelForCausalLM.from_config(
+            copy.deepcopy(cfg), attn_implementation="sdpa").eval()
+        ours = transformers.AutoModelForCausalLM.from_config(
+            copy.deepcopy(cfg), attn_implementation=impl).eval()
+        ours.load_state_dict(ref.state_dict())
+        return ref, ours
+    return make

@@ -5,7 +5,6 @@ derived on the device, the prompt and padded batches to flashfuse.attention
 with SDPA's mask. The kernels are replaced by PyTorch references of their
 contracts (the GPU tests run the kernels), so greedy tokens must be SDPA's."""
 
-import copy
 import math
 
 import pytest
@@ -87,18 +86,6 @@ def _config(arch):
     return transformers.LlamaConfig(**common)
 
 
-def _models(arch):
-    torch.manual_seed(0)
-    cfg = _config(arch)
-    impl = flashfuse.hf.register()
-    ref = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation="sdpa").eval()
-    ours = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation=impl).eval()
-    ours.load_state_dict(ref.state_dict())
-    return ref, ours
-
-
 def _generate(model, ids, mask, new):
     # min_new_tokens: no row stops early at a random model's EOS.
     return model.generate(ids, attention_mask=mask, max_new_tokens=new,
@@ -107,8 +94,8 @@ def _generate(model, ids, mask, new):
 
 
 @pytest.mark.parametrize("arch", ["llama", "qwen2"])
-def test_static_cache_decoding_uses_the_kvcache_path(spy, arch):
-    ref, ours = _models(arch)
+def test_static_cache_decoding_uses_the_kvcache_path(spy, arch, hf_model_pair):
+    ref, ours = hf_model_pair(_config(arch))
     # A prompt longer than KVCACHE_MAX_QUERY_ROWS goes to the forward.
     ids = torch.randint(1, 97, (3, 20))
     mask = torch.ones_like(ids)
@@ -129,10 +116,11 @@ def test_static_cache_decoding_uses_the_kvcache_path(spy, arch):
             assert lengths.tolist() == [21 + step] * 3
 
 
-def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy):
+def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy,
+                                                                hf_model_pair):
     # A prompt of a few rows into a static cache is a step of several query
     # rows over the cache's first rows: the decode kernels serve it too.
-    ref, ours = _models("llama")
+    ref, ours = hf_model_pair(_config("llama"))
     ids = torch.randint(1, 97, (2, 5))
     mask = torch.ones_like(ids)
     assert torch.equal(_generate(ours, ids, mask, 3),
@@ -142,8 +130,8 @@ def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy):
                                                        [7, 7]]
 
 
-def test_padded_batches_take_the_masked_path(spy):
-    ref, ours = _models("llama")
+def test_padded_batches_take_the_masked_path(spy, hf_model_pair):
+    ref, ours = hf_model_pair(_config("llama"))
     ids = torch.randint(1, 97, (2, 19))
     mask = torch.ones_like(ids)
     mask[1, :3] = 0  # left padding
@@ -190,10 +178,10 @@ def test_lengths_need_positions_and_a_short_step():
                             {"position_ids": pos}) is None
 
 
-def test_dynamic_cache_decoding_uses_the_kvcache_path(spy):
+def test_dynamic_cache_decoding_uses_the_kvcache_path(spy, hf_model_pair):
     # A DynamicCache holds exactly the rows written: transformers passes no
     # mask for one unpadded query row, and the lengths are the keys'.
-    ref, ours = _models("llama")
+    ref, ours = hf_model_pair(_config("llama"))
     ids = torch.randint(1, 97, (2, 20))
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=4,
                   min_new_tokens=4, do_sample=False, pad_token_id=0)

@@ -7,7 +7,6 @@ mask and a bidirectional one keep SDPA's mask. flashfuse.attention is
 replaced by a PyTorch reference of its contract (the GPU tests run the
 kernels), so the logits must be SDPA's."""
 
-import copy
 
 import pytest
 
@@ -90,23 +89,15 @@ def spy(monkeypatch):
     return s
 
 
-def _models():
-    torch.manual_seed(0)
-    cfg = transformers.MistralConfig(
+def _config():
+    return transformers.MistralConfig(
         hidden_size=128, intermediate_size=128, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, vocab_size=97,
         max_position_embeddings=128, sliding_window=WINDOW)
-    impl = flashfuse.hf.register()
-    ref = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation="sdpa").eval()
-    ours = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation=impl).eval()
-    ours.load_state_dict(ref.state_dict())
-    return ref, ours
 
 
-def test_unpadded_prompt_takes_the_window(spy):
-    ref, ours = _models()
+def test_unpadded_prompt_takes_the_window(spy, hf_model_pair):
+    ref, ours = hf_model_pair(_config())
     ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
     mask = torch.ones_like(ids)
     with torch.no_grad():
@@ -117,8 +108,8 @@ def test_unpadded_prompt_takes_the_window(spy):
         call == (False, "top_left", (WINDOW - 1, -1)) for call in spy.calls)
 
 
-def test_padded_prompt_keeps_the_mask(spy):
-    ref, ours = _models()
+def test_padded_prompt_keeps_the_mask(spy, hf_model_pair):
+    ref, ours = hf_model_pair(_config())
     ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
     mask = torch.ones_like(ids)
     mask[1, :4] = 0
@@ -155,11 +146,11 @@ def test_only_the_sliding_causal_mask_is_recognised(make, expected):
         assert flashfuse.hf._is_sliding_causal(fn, window) is expected
 
 
-def test_generate_matches_sdpa(spy):
+def test_generate_matches_sdpa(spy, hf_model_pair):
     """Greedy decoding over transformers' sliding-window cache layers: the
     prompt without a mask, the steps on the KV-cache path over the layer's
     rows, every token SDPA's."""
-    ref, ours = _models()
+    ref, ours = hf_model_pair(_config())
     ids = torch.randint(1, 97, (2, 3 * WINDOW + 5))
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=6,
                   min_new_tokens=6, do_sample=False, pad_token_id=0)
@@ -177,8 +168,7 @@ def test_generate_matches_sdpa(spy):
 def _sdpa_mask_kwargs(**changes):
     kwargs = dict(q_length=20, kv_length=20, q_offset=0, kv_offset=0,
                   local_size=WINDOW, allow_is_causal_skip=True,
-                  mask_function=masking_utils.sliding_window_causal_mask_function(
-                      WINDOW))
+                  mask_function=sliding_window_causal_mask_function(WINDOW))
     kwargs.update(changes)
     return kwargs
 
