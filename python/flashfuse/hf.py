@@ -41,13 +41,18 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
 
     position_ids = kwargs.get("position_ids")
     sq = query.shape[2]
-    if (sliding_window and attention_mask is None and sq == 1 and is_causal
-            and not dropout and decode_serves_head_dim(query.shape[-1])
+    one_row_step = (sliding_window and sq == 1 and is_causal and not dropout
+                    and decode_serves_head_dim(query.shape[-1]))
+    if (one_row_step and attention_mask is None
             and 1 < key.shape[2] <= sliding_window):
         # A step over a sliding-window cache layer that needs no mask
         # (transformers' finding, or _window_serves': unpadded, the row the
         # last of at most a window of keys): it sees every row of the cache.
         return _full_lengths(query.shape[0], key.shape[2], key.device)
+    if one_row_step and _is_lengths_mask(attention_mask):
+        # A step over a static sliding-window layer's first rows, which
+        # _mask handed over as their count (_sliding_prefix_rows).
+        return attention_mask.view(-1)
     if (not is_causal or sliding_window or dropout
             or not decode_serves_head_dim(query.shape[-1])
             or not isinstance(position_ids, torch.Tensor)
@@ -142,10 +147,15 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
             causal = "top_left"
         if sliding_window:
             window = (int(sliding_window) - 1, -1)
-            if is_causal and query.shape[2] < key.shape[2]:
-                # A step's rows are the last keys: the window ends at each
+            if is_causal and query.shape[2] == 1 < key.shape[2]:
+                # A step's row is the last key: the window ends at the
                 # row's own key (bottom-right), as transformers' mask does.
+                # Several rows over more keys without a mask are a prompt
+                # at the start of a static cache (_window_serves): top-left.
                 causal = "bottom_right"
+    elif _is_lengths_mask(attention_mask):
+        attention_mask = _mask_of_lengths(attention_mask, key.shape[2],
+                                          key.device)
     elif attention_mask.dim() == 4:
         attention_mask = attention_mask[:, :, :, : key.shape[2]]
     out = attention(query, key, value, attn_mask=attention_mask,
@@ -164,15 +174,17 @@ HUB_SAFE_NAME = "ffuse"
 def _is_sliding_causal(mask_function, window):
     """Whether transformers' `mask_function` keeps exactly the keys q - window
     < kv <= q at the band's edges (its sliding-window causal mask, not the
-    chunked or bidirectional masks that also come with a local size),
-    probed on a few index pairs on the CPU."""
+    chunked or bidirectional masks that also come with a local size), or,
+    for `window` None, kv <= q (its causal mask), probed on a few index
+    pairs on the CPU."""
     import torch
 
-    q = torch.tensor([0, 1, window - 1, window, window + 1, 2 * window + 3])
-    kv = (q[:, None] + torch.tensor([-window - 1, -window, -window + 1, -1, 0,
-                                     1, window])[None]).flatten()
+    w = window or 64
+    q = torch.tensor([0, 1, w - 1, w, w + 1, 2 * w + 3])
+    kv = (q[:, None] + torch.tensor([-w - 1, -w, -w + 1, -1, 0, 1, w])[None]
+          ).flatten()
     q = q[:, None].expand(-1, 7).flatten()
-    want = (kv <= q) & (kv > q - window)
+    want = (kv <= q) & ((kv > q - window) if window else True)
     try:
         got = mask_function(torch.zeros_like(q), torch.zeros_like(q), q, kv)
         return bool(torch.equal(torch.as_tensor(got).bool().expand_as(want),
@@ -185,28 +197,91 @@ def _window_serves(args, kwargs, unpadded):
     """Whether SDPA's mask for these sdpa_mask arguments (of an `unpadded`
     batch) is what the attention applies without one: causality with the
     layer's sliding_window, which flashfuse.attention runs on its window
-    kernels (fold_causal_into_window). transformers' SDPA has no window, so
+    kernels (fold_causal_into_window), or causality alone for a layer
+    without a window (local_size None: a prompt at the start of a
+    StaticCache, whose mask SDPA needs for the unset rows after it and
+    top-left causality does not). transformers' SDPA has no window, so
     it builds a [B, 1, Sq, Skv] mask wherever the keys reach the window.
     Two cases, where transformers' mask is its sliding-window causal one
     alone (allow_is_causal_skip: nothing added to it; the mask function
     probed, since chunked and bidirectional masks also come with a local
-    size): a prompt over its own keys (no cache rows before it), and one
-    query row that is the last of at most a window of keys (a decoding
-    step over a sliding-window cache layer, every key in the window)."""
+    size): a prompt over its own keys (no cache rows before it; a
+    StaticCache's later rows unset, which top-left causality leaves out),
+    and one query row that is the last of at most a window of keys (a
+    decoding step over a sliding-window cache layer, every key in the
+    window)."""
     window = kwargs.get("local_size")
     q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
     q_offset, kv_offset = kwargs.get("q_offset", 0), kwargs.get("kv_offset", 0)
-    if (args or not unpadded or not isinstance(window, int) or window <= 0
+    if (args or not unpadded
+            or not (window is None or isinstance(window, int) and window > 0)
             or kwargs.get("allow_is_causal_skip") is not True
             or not all(type(x) is int
                        for x in (q_length, kv_length, q_offset, kv_offset))):
         return False
-    prompt = q_length > 1 and q_length == kv_length and q_offset == 0 \
+    prompt = q_length > 1 and q_length <= kv_length and q_offset == 0 \
         and kv_offset == 0
-    step = q_length == 1 and kv_length <= window \
+    step = window is not None and q_length == 1 and kv_length <= window \
         and q_offset + 1 == kv_offset + kv_length
     return (prompt or step) and _is_sliding_causal(
         kwargs.get("mask_function"), window)
+
+
+def _sliding_prefix_rows(args, kwargs, unpadded):
+    """For sdpa_mask arguments of an `unpadded` batch whose mask keeps, for
+    its one query row, exactly the first n rows of the layer's keys: n;
+    else 0. That is a decoding step over a StaticCache's sliding-window
+    layer (its buffer of at most a window of rows), where transformers
+    builds the mask on every step (allow_is_causal_skip is off for one row
+    over a compilable cache): before the buffer fills, the row at q_offset
+    sees rows 0..q_offset (kv_offset 0); once full (rolled, the newest row
+    last), every row. Only the plain sliding-window causal mask function
+    qualifies (probed as in _window_serves; on a GPU, a function with
+    overlays reads device tensors and fails the CPU probe). _mask then
+    returns n itself (_is_lengths_mask)."""
+    import torch
+
+    window = kwargs.get("local_size")
+    q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
+    q_offset, kv_offset = kwargs.get("q_offset", 0), kwargs.get("kv_offset", 0)
+    if (args or not unpadded or not isinstance(window, int) or window <= 0
+            or not all(type(x) is int
+                       for x in (q_length, kv_length, q_offset, kv_offset))
+            or q_length != 1 or not 0 < kv_length <= window
+            or not isinstance(kwargs.get("device"), torch.device)
+            # traced (a compiled forward that builds its own masks): the
+            # probe below reads tensors back
+            or torch.compiler.is_compiling()):
+        return 0
+    if kv_offset == 0 and q_offset < kv_length:
+        rows = q_offset + 1
+    elif q_offset + 1 == kv_offset + kv_length:
+        rows = kv_length
+    else:
+        return 0
+    return rows if _is_sliding_causal(kwargs.get("mask_function"),
+                                      window) else 0
+
+
+def _is_lengths_mask(attention_mask):
+    """Whether the attention's mask is _mask's count of the keys each
+    sequence sees (an i32 [B, 1, 1, 1] tensor), in place of a boolean mask
+    that keeps each sequence's first keys: SDPA's masks are boolean or
+    floating point, and generate() passes a 4D mask through as it is."""
+    import torch
+
+    return (isinstance(attention_mask, torch.Tensor)
+            and attention_mask.dtype == torch.int32
+            and attention_mask.dim() == 4
+            and attention_mask.shape[1:] == (1, 1, 1))
+
+
+def _mask_of_lengths(lengths, rows, device):
+    """The boolean [B, 1, 1, rows] mask of an _is_lengths_mask count (for
+    a step the KV-cache kernels do not take)."""
+    import torch
+
+    return torch.arange(rows, device=device) < lengths
 
 
 def _mask(*args, **kwargs):
@@ -234,6 +309,15 @@ def _mask(*args, **kwargs):
         unpadded = padding is None or bool(padding.all())
     if _window_serves(args, kwargs, unpadded):
         return None
+    rows = _sliding_prefix_rows(args, kwargs, unpadded)
+    if rows and isinstance(kwargs.get("batch_size"), int):
+        # The count of the first rows the step sees instead of a mask that
+        # keeps them (_is_lengths_mask): the decode kernels take it as their
+        # lengths, also in a forward torch.compile traces (generate()
+        # compiles the decoding steps over a StaticCache), which sees
+        # neither this call's arguments nor the mask's values.
+        return _full_lengths(kwargs["batch_size"], rows,
+                             kwargs.get("device")).view(-1, 1, 1, 1)
     return sdpa_mask(*args, **kwargs)
 
 

@@ -99,10 +99,11 @@ def compile_tool():
 
 @pytest.fixture
 def hf_model_pair():
-    """A function of a transformers config: (SDPA model, the same weights
-    with attn_implementation from flashfuse.hf.register()), both in eval
-    mode, seeded, on the CPU."""
-    def make(cfg):
+    """A function of a transformers config: (SDPA model, or `reference`'s
+    implementation where the architecture has no SDPA path, the same
+    weights with attn_implementation from flashfuse.hf.register()), both
+    in eval mode, seeded, on the CPU."""
+    def make(cfg, reference="sdpa"):
         import copy
 
         import torch
@@ -112,7 +113,7 @@ def hf_model_pair():
         torch.manual_seed(0)
         impl = flashfuse.hf.register()
         ref = transformers.AutoModelForCausalLM.from_config(
-            copy.deepcopy(cfg), attn_implementation="sdpa").eval()
+            copy.deepcopy(cfg), attn_implementation=reference).eval()
         ours = transformers.AutoModelForCausalLM.from_config(
             copy.deepcopy(cfg), attn_implementation=impl).eval()
         ours.load_state_dict(ref.state_dict())

@@ -336,10 +336,16 @@ def test_gen_suite_decode(tmp_path):
     gen = _gen_suite()
     suite = gen.decode_suite()
     names = [v.name for v in suite]
-    assert len(names) == len(set(names)) == 68
+    assert len(names) == len(set(names)) == 72
     assert {v.page_size for v in suite} == {0, 16, 64}
     assert {v.head_dim for v in suite} == {32, 64, 96, 128, 256}
     assert any(v.window for v in suite) and any(v.softcap for v in suite)
+    # Gemma-2's D = 256 decoding step (causal, softcap) last, so the
+    # kernels before it keep their place.
+    assert [(v.dtype, v.head_dim, v.softcap, v.causal, v.page_size)
+            for v in suite[-4:]] == [
+        (dt, 256, 30.0, "bottom_right", page)
+        for dt in ("f16", "bf16") for page in (0, 16)]
     out = tmp_path / "decode.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "--decode", "-o",
                     str(out)], check=True)
@@ -357,7 +363,7 @@ def test_kvcache_suite_parses(opt_tool):
     proc = subprocess.run([str(opt_tool), "-"], input=text,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("flash.attention_kvcache") == 68
+    assert proc.stdout.count("flash.attention_kvcache") == 72
 
 
 def test_launch_functions_are_bound(rt):

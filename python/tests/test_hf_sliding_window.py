@@ -51,14 +51,27 @@ class AttentionSpy:
             if right >= 0:
                 keep &= j <= i + right
         mask = keep if attn_mask is None else attn_mask & keep
-        return torch.nn.functional.scaled_dot_product_attention(
-            query, key, value, attn_mask=mask, scale=scale,
-            enable_gqa=enable_gqa)
+        return _attend(query, key, value, mask, scale, softcap)
+
+
+def _attend(q, k, v, keep, scale, softcap):
+    """Softmax attention of [B, H, S, D] tensors (K and V heads shared by
+    groups of query heads) over the keys `keep` allows, with the softcap;
+    the spies' reference."""
+    k = k.repeat_interleave(q.shape[1] // k.shape[1], 1)
+    v = v.repeat_interleave(q.shape[1] // v.shape[1], 1)
+    s = q @ k.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    # A row with no key (a padded query) gets zeros, as SDPA gives it.
+    p = s.masked_fill(~keep, float("-inf")).softmax(-1).nan_to_num(0.0)
+    return p @ v
 
 
 class KVCacheSpy:
-    """attention_with_kvcache's contract for one new row: sequence b sees
-    its first cache_seqlens[b] rows; records (rows, lengths) a call."""
+    """attention_with_kvcache's contract: sequence b sees its first
+    cache_seqlens[b] rows, bottom-right causal, with the softcap; records
+    (rows, lengths) a call."""
 
     def __init__(self):
         self.calls = []
@@ -66,17 +79,19 @@ class KVCacheSpy:
     def __call__(self, q, k_cache, v_cache, cache_seqlens, k_new=None,
                  v_new=None, block_table=None, *, softmax_scale=None,
                  is_causal=True, window_size=(-1, -1), softcap=0.0, **kw):
-        assert q.shape[1] == 1 and k_new is None and is_causal
+        assert k_new is None and is_causal
         assert window_size == (-1, -1)
         self.calls.append((k_cache.shape[1], cache_seqlens.tolist()))
         outs = []
         for b in range(q.shape[0]):
             n = int(cache_seqlens[b])
-            outs.append(torch.nn.functional.scaled_dot_product_attention(
+            sq = q.shape[1]  # bottom-right causal
+            outs.append(_attend(
                 q[b:b + 1].transpose(1, 2),
                 k_cache[b:b + 1, :n].transpose(1, 2),
-                v_cache[b:b + 1, :n].transpose(1, 2), scale=softmax_scale,
-                enable_gqa=True))
+                v_cache[b:b + 1, :n].transpose(1, 2),
+                torch.ones(sq, n, dtype=torch.bool).tril(n - sq),
+                softmax_scale, softcap))
         return torch.cat(outs).transpose(1, 2)
 
 
@@ -165,6 +180,131 @@ def test_generate_matches_sdpa(spy, hf_model_pair):
     assert max(rows for rows, _ in spy.kvcache.calls) <= WINDOW
 
 
+def _static_generate_matches(ref, ours, new, padding=0):
+    """Greedy generate() of `new` tokens with a StaticCache from two
+    5-token prompts (the second left-padded by `padding`): ours must give
+    the reference's tokens."""
+    ids = torch.randint(1, 97, (2, 5))
+    mask = torch.ones_like(ids)
+    mask[1, :padding] = 0
+    ids[1, :padding] = 0
+    kwargs = dict(attention_mask=mask, max_new_tokens=new,
+                  min_new_tokens=new, do_sample=False, pad_token_id=0,
+                  cache_implementation="static")
+    with torch.no_grad():
+        assert torch.equal(ours.generate(ids, **kwargs),
+                           ref.generate(ids, **kwargs))
+
+
+def test_static_cache_steps_take_the_kvcache_path(spy, hf_model_pair):
+    """A StaticCache's sliding layers are buffers of a window of rows, for
+    which transformers builds a mask on every step: before the buffer
+    fills, the first rows written; then, rolled, all of them. Both are the
+    layer's first rows, so the steps read the buffer in place with those
+    lengths, and every token is SDPA's."""
+    _static_generate_matches(*hf_model_pair(_config()), 9)
+    # Eight steps (the first token comes from the prompt), two layers each,
+    # over the whole buffer: rows 6, 7, then all 8 once it is full.
+    steps = [6, 7] + [WINDOW] * 6
+    assert spy.kvcache.calls == [(WINDOW, [n, n]) for n in steps
+                                 for _ in range(2)]
+    # The prompt (5 rows at the start of the 8-row buffer) needs no mask:
+    # top-left causality with the window leaves the unset rows out.
+    assert spy.calls == [(False, "top_left", (WINDOW - 1, -1))] * 2
+
+
+def test_static_cache_padded_steps_keep_the_mask(spy, hf_model_pair):
+    _static_generate_matches(*hf_model_pair(_config()), 6, padding=2)
+    assert not spy.kvcache.calls
+    assert spy.calls and all(given for given, _, _ in spy.calls)
+
+
+def test_gemma2_static_cache_steps(spy, hf_model_pair):
+    """Gemma-2: full and sliding layers in turn, the logit softcap: the
+    sliding layers' steps (and the full layers', by their positions) go to
+    the KV-cache path with the softcap; every token that of transformers'
+    eager attention (Gemma-2 has no SDPA path)."""
+    if not hasattr(transformers, "Gemma2Config"):
+        pytest.skip("this transformers lacks Gemma-2")
+    cfg = transformers.Gemma2Config(
+        hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+        vocab_size=97, max_position_embeddings=128, sliding_window=WINDOW,
+        attn_logit_softcapping=5.0, final_logit_softcapping=None)
+    _static_generate_matches(*hf_model_pair(cfg, reference="eager"), 7)
+    sliding = [c for c in spy.kvcache.calls if c[0] == WINDOW]
+    assert [c[1] for c in sliding] == [[n, n] for n in (6, 7, 8, 8, 8, 8)]
+    # The prompt: the sliding layer's without a mask (its window, top-left
+    # over the buffer), the full layer's over its cache's first rows.
+    assert spy.calls == [(False, "top_left", (WINDOW - 1, -1))]
+    assert spy.kvcache.calls[0][1] == [5, 5] != spy.kvcache.calls[0][0]
+
+
+@pytest.mark.parametrize("changes, unpadded, rows", [
+    # a static sliding layer's buffer of WINDOW rows, not yet full
+    (dict(q_offset=5, kv_offset=0), True, 6),
+    (dict(q_offset=WINDOW - 1, kv_offset=0), True, WINDOW),
+    # full (rolled): every row
+    (dict(q_offset=40, kv_offset=41 - WINDOW), True, WINDOW),
+    (dict(q_offset=5, kv_offset=0), False, 0),       # padded
+    (dict(q_offset=40, kv_offset=0), True, 0),       # rows past the buffer
+    (dict(q_offset=40, kv_offset=40 - WINDOW), True, 0),
+    (dict(kv_length=WINDOW + 1, q_offset=5), True, 0),  # more than a window
+    (dict(q_length=2, q_offset=5), True, 0),         # two rows
+    (dict(local_size=None, q_offset=5), True, 0),    # no window
+    (dict(q_offset=torch.tensor(5)), True, 0),       # traced offsets
+    (dict(q_offset=5, mask_function=masking_utils.causal_mask_function),
+     True, 0),                                       # another mask function
+])
+def test_sliding_prefix_rows(changes, unpadded, rows):
+    kwargs = _sdpa_mask_kwargs(q_length=1, kv_length=WINDOW,
+                               allow_is_causal_skip=False,
+                               device=torch.device("cpu"))
+    kwargs.update(changes)
+    assert flashfuse.hf._sliding_prefix_rows((), kwargs, unpadded) == rows
+
+
+def test_lengths_mask():
+    """_mask's count of first rows stands for the boolean mask that keeps
+    them (where a step takes the general path), and no SDPA mask is taken
+    for one."""
+    hf = flashfuse.hf
+    lengths = torch.tensor([3, 5], dtype=torch.int32).view(-1, 1, 1, 1)
+    assert hf._is_lengths_mask(lengths)
+    for other in (torch.ones(2, 1, 1, 8, dtype=torch.bool),
+                  torch.zeros(2, 1, 1, 1), lengths.view(-1), None):
+        assert not hf._is_lengths_mask(other)
+    keep = hf._mask_of_lengths(lengths, 8, "cpu")
+    assert keep.shape == (2, 1, 1, 8)
+    assert keep.sum(-1).flatten().tolist() == [3, 5]
+    assert keep[1, 0, 0].tolist() == [True] * 5 + [False] * 3
+    # One row over a static layer's 8-row buffer at position 5: _mask
+    # returns the count, 6, for each sequence.
+    got = hf._mask(**_sdpa_mask_kwargs(
+        q_length=1, kv_length=WINDOW, q_offset=5, batch_size=2,
+        allow_is_causal_skip=False, device=torch.device("cpu")))
+    assert hf._is_lengths_mask(got) and got.flatten().tolist() == [6, 6]
+
+
+def test_dropout_step_takes_the_mask_of_the_lengths(monkeypatch):
+    """A step the KV-cache path does not take (dropout) gets the boolean
+    mask of _mask's count."""
+    seen = {}
+
+    def fake_attention(q, k, v, attn_mask=None, **kw):
+        seen["mask"] = attn_mask
+        return torch.zeros_like(q)
+
+    monkeypatch.setattr(functional, "attention", fake_attention)
+    q = torch.randn(2, 4, 1, 32)
+    k = torch.randn(2, 2, WINDOW, 32)
+    lengths = torch.tensor([3, 8], dtype=torch.int32).view(-1, 1, 1, 1)
+    flashfuse.hf.attention_forward(torch.nn.Module(), q, k, k, lengths,
+                                   dropout=0.1, sliding_window=WINDOW)
+    assert seen["mask"].shape == (2, 1, 1, WINDOW)
+    assert seen["mask"].sum(-1).flatten().tolist() == [3, 8]
+
+
 def _sdpa_mask_kwargs(**changes):
     kwargs = dict(q_length=20, kv_length=20, q_offset=0, kv_offset=0,
                   local_size=WINDOW, allow_is_causal_skip=True,
@@ -177,8 +317,19 @@ def _sdpa_mask_kwargs(**changes):
     ({}, True, True),                              # a prompt of its own keys
     ({}, False, False),                            # padded
     (dict(allow_is_causal_skip=False), True, False),  # something added
-    (dict(kv_length=30, kv_offset=0), True, False),   # cache rows before it
+    (dict(kv_length=30, q_offset=10), True, False),   # cache rows before it
+    # a prompt at the start of a static cache, its later rows unset
+    (dict(kv_length=30), True, True),
+    (dict(kv_length=10), True, False),             # fewer keys than rows
     (dict(local_size=None), True, False),          # no window
+    # a layer without a window: a causal prompt at the start of a static
+    # cache, and not a step
+    (dict(local_size=None, kv_length=30,
+          mask_function=masking_utils.causal_mask_function), True, True),
+    (dict(local_size=None, kv_length=30,
+          mask_function=masking_utils.causal_mask_function), False, False),
+    (dict(local_size=None, q_length=1, kv_length=30, q_offset=29,
+          mask_function=masking_utils.causal_mask_function), True, False),
     # one row, the last of at most a window of keys (a sliding cache layer)
     (dict(q_length=1, kv_length=WINDOW, q_offset=40, kv_offset=41 - WINDOW),
      True, True),

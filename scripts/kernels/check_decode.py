@@ -249,12 +249,14 @@ def sweep(art, dtypes, dims, quick=False):
                                                       page_size=page, splits=splits,
                                                       merge=merge))
             for kw in (dict(window=(64, 0)), dict(softcap=30.0)):
-                dec = Decode(art, dtype, d, "bottom_right", 0, window="window" in kw,
-                             softcap="softcap" in kw)
-                if dec.kernel is None:
-                    continue
-                for case in cases[1:4]:
-                    results.append(check_case(dec, dtype, d, "bottom_right", *case, **kw))
+                for page in (0, 16):  # the library's: contiguous and page 16
+                    dec = Decode(art, dtype, d, "bottom_right", page,
+                                 window="window" in kw, softcap="softcap" in kw)
+                    if dec.kernel is None:
+                        continue
+                    for case in cases[1:4]:
+                        results.append(check_case(dec, dtype, d, "bottom_right", *case,
+                                                  page_size=page, **kw))
     return results
 
 

@@ -210,8 +210,10 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     to it: the library serves new rows and the device-side check too):
     D 32/64/96/128/256 (or `dims`) x f16/bf16 x causal (bottom-right) or
     not x contiguous or paged (16, 64 rows a page); window and softcap at
-    D = 128, causal, contiguous and page 16. 68 variants; each dtype and D
-    shares one combine kernel."""
+    D = 128, causal, contiguous and page 16; last, Gemma-2's decoding step
+    at D = 256 (causal with the logit softcap; its sliding layers' steps
+    see only their window's rows, flashfuse.hf), contiguous and page 16.
+    72 variants; each dtype and D shares one combine kernel."""
     vs = []
     for dtype in ("f16", "bf16"):
         for d in dims:
@@ -229,6 +231,13 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
             vs.append(KVCacheVariant(f"kv_{dtype}_d128_softcap{suffix}",
                                      dtype, 128, causal="bottom_right",
                                      softcap=30.0, page_size=page))
+    # After every other variant, so the kernels before them are unchanged.
+    for dtype in ("f16", "bf16") if 256 in dims else ():
+        for page in (0, 16):
+            vs.append(KVCacheVariant(
+                f"kv_{dtype}_d256_softcap" + (f"_page{page}" if page else ""),
+                dtype, 256, causal="bottom_right", softcap=30.0,
+                page_size=page))
     return vs
 
 

@@ -73,6 +73,19 @@ func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
   return %o : tensor<?x8x1x256xbf16>
 }
 
+// With a softcap (Gemma-2's step at D = 256) two stages: three spilled.
+// H100-LABEL: func.func @d256_softcap
+// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 2>
+// L4-LABEL: func.func @d256_softcap
+// L4: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 2>
+func.func @d256_softcap(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x4x?x256xbf16>,
+                        %len: tensor<?xi32>) -> tensor<?x8x1x256xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>, softcap = 5.000000e+01 : f32}
+      : tensor<?x8x1x256xbf16>, tensor<?x4x?x256xbf16>, tensor<?x4x?x256xbf16>, tensor<?xi32>
+      -> tensor<?x8x1x256xbf16>
+  return %o : tensor<?x8x1x256xbf16>
+}
+
 // Head dims that are multiples of 16 but not of the library's set run on
 // the forward's padded tiles: Phi-2's D = 80 (128 kv heads x 4 sequences
 // already fill the H100, one split), and past 128 columns D = 256's 64 x 32.
