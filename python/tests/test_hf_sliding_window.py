@@ -343,3 +343,57 @@ def _sdpa_mask_kwargs(**changes):
 def test_window_serves(changes, unpadded, serves):
     assert flashfuse.hf._window_serves(
         (), _sdpa_mask_kwargs(**changes), unpadded) is serves
+
+
+def _sdpa_keep(**kwargs):
+    """transformers' SDPA mask for these arguments as a [Sq, Skv] boolean
+    (its None: what its SDPA call applies then, is_causal (top-left) for
+    several rows, every key for one)."""
+    kwargs = dict(kwargs, batch_size=1, device=torch.device("cpu"))
+    mask = masking_utils.sdpa_mask(**kwargs)
+    if mask is None:
+        keep = torch.ones(kwargs["q_length"], kwargs["kv_length"],
+                          dtype=torch.bool)
+        return keep.tril() if kwargs["q_length"] > 1 else keep
+    return mask[0, 0]
+
+
+@pytest.mark.parametrize("window", [4, 8, None])
+def test_maskless_decisions_match_transformers_masks(window):
+    """Over every small (q_length, kv_length, q_offset, kv_offset): where
+    _window_serves drops the mask, the keys the attention then keeps
+    (causality with the window: top-left for a prompt, the one row's own
+    band for a step) are SDPA's mask's; where _sliding_prefix_rows returns
+    n, the mask keeps exactly the first n keys. Without a window (a full
+    layer, transformers' causal mask), prompts only."""
+    fn = (sliding_window_causal_mask_function(window) if window
+          else masking_utils.causal_mask_function)
+    served = prefixes = 0
+    span = 2 * (window or 6) + 2
+    for q_length in (1, 2, 3, 5):
+        for kv_length in range(1, span):
+            for q_offset in range(0, span):
+                for kv_offset in range(0, q_offset + 2):
+                    kwargs = dict(q_length=q_length, kv_length=kv_length,
+                                  q_offset=q_offset, kv_offset=kv_offset,
+                                  local_size=window, mask_function=fn)
+                    skip = dict(kwargs, allow_is_causal_skip=True)
+                    keep = _sdpa_keep(**skip)
+                    if flashfuse.hf._window_serves((), skip, True):
+                        served += 1
+                        i = torch.arange(q_length)[:, None]
+                        j = torch.arange(kv_length)[None]
+                        if q_length == 1:  # the row is the last key
+                            i = i + kv_length - 1
+                        want = (j <= i) & ((j > i - window) if window
+                                           else True)
+                        assert torch.equal(keep, want), kwargs
+                    step = dict(kwargs, allow_is_causal_skip=False,
+                                device=torch.device("cpu"))
+                    n = flashfuse.hf._sliding_prefix_rows((), step, True)
+                    if n:
+                        prefixes += 1
+                        want = torch.arange(kv_length) < n
+                        assert torch.equal(_sdpa_keep(**step)[0], want), \
+                            kwargs
+    assert served and bool(prefixes) == bool(window)
