@@ -124,19 +124,24 @@ def _sliding_config(arch, window):
         return transformers.Gemma2Config(
             head_dim=256, attn_logit_softcapping=50.0,
             final_logit_softcapping=None, **common)
+    if arch == "gemma3":  # D = 256, no softcap, a sliding and a full layer
+        return transformers.Gemma3TextConfig(
+            head_dim=256, layer_types=["sliding_attention", "full_attention"],
+            **common)
     return transformers.MistralConfig(head_dim=128, **common)  # D = 128
 
 
 @pytest.mark.parametrize("cache", ["static", "static-eager", "dynamic"])
-@pytest.mark.parametrize("arch", ["mistral", "gemma2"])
+@pytest.mark.parametrize("arch", ["mistral", "gemma2", "gemma3"])
 def test_sliding_window_generation_matches(arch, cache, monkeypatch):
     """Greedy generate() past the sliding window (a prompt of 20, window
     24, 14 new tokens): with a StaticCache every decoding step of every
     layer runs the decode kernels (the sliding layers' over their buffer
     of a window, before and after it fills), with the dynamic cache too;
-    the prompts run maskless (the window kernels); the tokens are those of
-    transformers' own attention (SDPA; eager for Gemma-2, which has no
-    SDPA path). "static" as generate() runs it by default on CUDA (the
+    the prompts run maskless (the window kernels: Mistral's D = 128,
+    Gemma-2's D = 256 with its softcap, Gemma-3's D = 256); the tokens are
+    those of transformers' own attention (SDPA; eager for Gemma-2, which
+    has no SDPA path). "static" as generate() runs it by default on CUDA (the
     decoding steps compiled), "static-eager" with compilation off."""
     from flashfuse import kvcache
     impl = flashfuse.hf.register()

@@ -177,7 +177,7 @@ def test_library_has_the_f32_output_forwards():
     f32 = [v for v in suite if v.out_dtype == "f32"]
     first = suite.index(f32[0])
     assert len(f32) == 8 and suite[first:first + 8] == f32
-    assert suite[first + 8:] == _gemma2(suite)
+    assert suite[first + 8:] == _gemma2(suite) + _gemma3(suite)
     assert {(v.dtype, v.head_dim, v.causal) for v in f32} == set(
         itertools.product(("f16", "bf16"), (64, 128), (None, "top_left")))
 
@@ -187,18 +187,32 @@ def _gemma2(suite):
             and (v.causal or v.window)]
 
 
+def _gemma3(suite):
+    return [v for v in suite if v.head_dim == 256 and v.window
+            and not v.softcap]
+
+
 def test_library_has_gemma2_forwards():
     """Gemma-2's attention (the logit softcap with causality, and with the
     sliding window that flashfuse.attention runs as the window alone), f16
-    and bf16, D = 128 and 256: last in the suite (the other kernels' PTX
-    stays as it was)."""
+    and bf16, D = 128 and 256: after the others but Gemma-3's (the other
+    kernels' PTX stays as it was)."""
     suite = _gen_suite().default_suite()
     gemma = _gemma2(suite)
-    assert len(gemma) == 8 and suite[-8:] == gemma
+    assert len(gemma) == 8 and suite[-10:-2] == gemma
     assert {(v.dtype, v.head_dim, v.causal, v.window) for v in gemma} == {
         (dtype, d, causal, window) for dtype in ("f16", "bf16")
         for d in (128, 256)
         for causal, window in (("top_left", None), (None, (64, 0)))}
+
+
+def test_library_has_gemma3_windows():
+    """Gemma-3's sliding layers at D = 256 (the window without a softcap),
+    f16 and bf16: last in the suite."""
+    suite = _gen_suite().default_suite()
+    assert suite[-2:] == _gemma3(suite)
+    assert [(v.dtype, v.window, v.causal) for v in suite[-2:]] == [
+        ("f16", (64, 0), None), ("bf16", (64, 0), None)]
 
 
 @pytest.mark.parametrize("target", ["a100", "h100"])

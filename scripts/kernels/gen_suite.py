@@ -53,6 +53,11 @@ def default_suite():
                                     d, causal="top_left", softcap=30.0))
             vs.append(KernelVariant(f"{dtype}_d{d}_window_softcap", dtype, d,
                                     window=(64, 0), softcap=30.0))
+    # Gemma-3's sliding layers at D = 256 (1B, 4B, 12B): the window alone,
+    # no softcap (D = 128's window is above). Last, for the same reason.
+    for dtype in ("f16", "bf16"):
+        vs.append(KernelVariant(f"{dtype}_d256_window", dtype, 256,
+                                window=(64, 0)))
     return vs
 
 
