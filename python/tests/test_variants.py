@@ -177,7 +177,8 @@ def test_library_has_the_f32_output_forwards():
     f32 = [v for v in suite if v.out_dtype == "f32"]
     first = suite.index(f32[0])
     assert len(f32) == 8 and suite[first:first + 8] == f32
-    assert suite[first + 8:] == _gemma2(suite) + _gemma3(suite)
+    assert suite[first + 8:] == (_gemma2(suite) + _gemma3(suite)
+                                 + _masked(suite))
     assert {(v.dtype, v.head_dim, v.causal) for v in f32} == set(
         itertools.product(("f16", "bf16"), (64, 128), (None, "top_left")))
 
@@ -192,6 +193,10 @@ def _gemma3(suite):
             and not v.softcap]
 
 
+def _masked(suite):
+    return [v for v in suite if v.mask]
+
+
 def test_library_has_gemma2_forwards():
     """Gemma-2's attention (the logit softcap with causality, and with the
     sliding window that flashfuse.attention runs as the window alone), f16
@@ -199,7 +204,7 @@ def test_library_has_gemma2_forwards():
     kernels' PTX stays as it was)."""
     suite = _gen_suite().default_suite()
     gemma = _gemma2(suite)
-    assert len(gemma) == 8 and suite[-10:-2] == gemma
+    assert len(gemma) == 8 and suite[-16:-8] == gemma
     assert {(v.dtype, v.head_dim, v.causal, v.window) for v in gemma} == {
         (dtype, d, causal, window) for dtype in ("f16", "bf16")
         for d in (128, 256)
@@ -208,11 +213,25 @@ def test_library_has_gemma2_forwards():
 
 def test_library_has_gemma3_windows():
     """Gemma-3's sliding layers at D = 256 (the window without a softcap),
-    f16 and bf16: last in the suite."""
+    f16 and bf16: after the others but the masked forwards."""
     suite = _gen_suite().default_suite()
-    assert suite[-2:] == _gemma3(suite)
-    assert [(v.dtype, v.window, v.causal) for v in suite[-2:]] == [
+    assert suite[-8:-6] == _gemma3(suite)
+    assert [(v.dtype, v.window, v.causal) for v in suite[-8:-6]] == [
         ("f16", (64, 0), None), ("bf16", (64, 0), None)]
+
+
+def test_library_has_masked_forwards():
+    """A boolean mask (transformers' padded batches) at D = 64, 128 and 256,
+    f16 and bf16, last in the suite; the sm90ws suite, whose forward takes
+    no mask, leaves them out."""
+    gen = _gen_suite()
+    suite = gen.default_suite()
+    assert suite[-6:] == _masked(suite)
+    assert [(v.dtype, v.head_dim, v.causal, v.window, v.softcap)
+            for v in suite[-6:]] == [
+        (dtype, d, None, None, None) for dtype in ("f16", "bf16")
+        for d in (64, 128, 256)]
+    assert not _masked(gen.sm90ws_suite())
 
 
 @pytest.mark.parametrize("target", ["a100", "h100"])

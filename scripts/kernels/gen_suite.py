@@ -58,15 +58,24 @@ def default_suite():
     for dtype in ("f16", "bf16"):
         vs.append(KernelVariant(f"{dtype}_d256_window", dtype, 256,
                                 window=(64, 0)))
+    # A boolean mask (SDPA's attn_mask; transformers' padded batches: the
+    # prompt and every decoding step of a left-padded batch carry one) at
+    # D = 64, 128 and 256. The sm90 recipe's; the sm90ws forward takes no
+    # mask (sm90ws_suite). Last, for the same reason.
+    for dtype in ("f16", "bf16"):
+        for d in (64, 128, 256):
+            vs.append(KernelVariant(f"{dtype}_d{d}_mask", dtype, d,
+                                    mask=True))
     return vs
 
 
 def sm90ws_suite():
     """The forwards the sm90ws recipe (TMA producer warpgroup, two wgmma
     consumers) serves, for flashfuse-compile --recipe=sm90ws: the default
-    library's variants of D = 64, 128 and 256 without a bias operand."""
+    library's variants of D = 64, 128 and 256 without a bias or mask
+    operand."""
     return [v for v in default_suite()
-            if v.head_dim in (64, 128, 256) and not v.bias]
+            if v.head_dim in (64, 128, 256) and not v.bias and not v.mask]
 
 
 def sm90ws_long_suite():
