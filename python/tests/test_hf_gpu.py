@@ -175,18 +175,25 @@ def test_sliding_window_generation_matches(arch, cache, monkeypatch):
 
 
 @pytest.mark.parametrize("cache", ["dynamic", "static-eager"])
-@pytest.mark.parametrize("head_dim", [64, 128])
-def test_padded_batch_generation_matches_sdpa(head_dim, cache):
+@pytest.mark.parametrize("arch, head_dim", [("llama", 64), ("llama", 128),
+                                            ("gemma2", 128), ("gemma2", 256)])
+def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache):
     """Greedy generate() of a left-padded batch (prompts of 20 and 13
     tokens): the prompt and every decoding step carry transformers' mask,
-    which runs the library's masked forwards (bf16, D = 64 and 128); the
-    tokens are SDPA's under the tie rule."""
+    which runs the library's masked forwards (bf16; Llama D = 64 and 128,
+    Gemma-2 D = 128 and 256 with its softcap and a window of 16); the
+    tokens are transformers' own (SDPA; eager for Gemma-2) under the tie
+    rule."""
     impl = flashfuse.hf.register()
-    cfg = transformers.LlamaConfig(
-        hidden_size=4 * head_dim, intermediate_size=512, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=head_dim,
-        vocab_size=1000, max_position_embeddings=512)
-    ref = _model(cfg, "sdpa", torch.bfloat16)
+    common = dict(hidden_size=4 * head_dim, intermediate_size=512,
+                  num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, head_dim=head_dim, vocab_size=1000,
+                  max_position_embeddings=512)
+    cfg = (transformers.Gemma2Config(
+        sliding_window=16, attn_logit_softcapping=50.0,
+        final_logit_softcapping=None, **common) if arch == "gemma2"
+        else transformers.LlamaConfig(**common))
+    ref = _model(cfg, "eager" if arch == "gemma2" else "sdpa", torch.bfloat16)
     ours = _model(cfg, impl, torch.bfloat16, ref.state_dict())
     ids = torch.randint(1, cfg.vocab_size, (2, 20), device="cuda")
     mask = torch.ones_like(ids)

@@ -204,7 +204,7 @@ def test_library_has_gemma2_forwards():
     kernels' PTX stays as it was)."""
     suite = _gen_suite().default_suite()
     gemma = _gemma2(suite)
-    assert len(gemma) == 8 and suite[-16:-8] == gemma
+    assert len(gemma) == 8 and suite[-20:-12] == gemma
     assert {(v.dtype, v.head_dim, v.causal, v.window) for v in gemma} == {
         (dtype, d, causal, window) for dtype in ("f16", "bf16")
         for d in (128, 256)
@@ -215,22 +215,25 @@ def test_library_has_gemma3_windows():
     """Gemma-3's sliding layers at D = 256 (the window without a softcap),
     f16 and bf16: after the others but the masked forwards."""
     suite = _gen_suite().default_suite()
-    assert suite[-8:-6] == _gemma3(suite)
-    assert [(v.dtype, v.window, v.causal) for v in suite[-8:-6]] == [
+    assert suite[-12:-10] == _gemma3(suite)
+    assert [(v.dtype, v.window, v.causal) for v in suite[-12:-10]] == [
         ("f16", (64, 0), None), ("bf16", (64, 0), None)]
 
 
 def test_library_has_masked_forwards():
     """A boolean mask (transformers' padded batches) at D = 64, 128 and 256,
-    f16 and bf16, last in the suite; the sm90ws suite, whose forward takes
-    no mask, leaves them out."""
+    then with Gemma-2's softcap at D = 128 and 256, f16 and bf16, last in
+    the suite; the sm90ws suite, whose forward takes no mask, leaves them
+    out."""
     gen = _gen_suite()
     suite = gen.default_suite()
-    assert suite[-6:] == _masked(suite)
+    assert suite[-10:] == _masked(suite)
     assert [(v.dtype, v.head_dim, v.causal, v.window, v.softcap)
-            for v in suite[-6:]] == [
+            for v in suite[-10:]] == [
         (dtype, d, None, None, None) for dtype in ("f16", "bf16")
-        for d in (64, 128, 256)]
+        for d in (64, 128, 256)] + [
+        (dtype, d, None, None, 30.0) for dtype in ("f16", "bf16")
+        for d in (128, 256)]
     assert not _masked(gen.sm90ws_suite())
 
 

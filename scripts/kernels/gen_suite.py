@@ -66,6 +66,11 @@ def default_suite():
         for d in (64, 128, 256):
             vs.append(KernelVariant(f"{dtype}_d{d}_mask", dtype, d,
                                     mask=True))
+    # Gemma-2's padded batches: the mask with its softcap, D = 128, 256.
+    for dtype in ("f16", "bf16"):
+        for d in (128, 256):
+            vs.append(KernelVariant(f"{dtype}_d{d}_mask_softcap", dtype, d,
+                                    mask=True, softcap=30.0))
     return vs
 
 

@@ -24,6 +24,27 @@ func.func @d128(%x: tensor<2x8x512x128xbf16>) -> tensor<2x8x512x128xbf16> {
 
 // -----
 
+// A mask with the softcap at D = 128 (Gemma-2's padded batches): two stages
+// (three spilled); a mask alone keeps three.
+// CHECK-LABEL: func.func @d128_mask_softcap
+// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// CHECK-LABEL: func.func @d128_mask
+// CHECK: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @d128_mask_softcap(%x: tensor<2x8x512x128xbf16>, %m: tensor<2x1x512x512xi1>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x mask(%m : tensor<2x1x512x512xi1>) {softcap = 30.0 : f32}
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+func.func @d128_mask(%x: tensor<2x8x512x128xbf16>, %m: tensor<2x1x512x512xi1>) -> tensor<2x8x512x128xbf16> {
+  %o = flash.attention %x, %x, %x mask(%m : tensor<2x1x512x512xi1>)
+      : tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>, tensor<2x8x512x128xbf16>
+      -> tensor<2x8x512x128xbf16>
+  return %o : tensor<2x8x512x128xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @d64
 // CHECK: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
 // A100-LABEL: func.func @d64
