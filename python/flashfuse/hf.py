@@ -79,7 +79,8 @@ _last_full = [None, None]
 
 def _full_lengths(batch, rows, device):
     """i32 [B] of `rows` each: once a sliding cache layer is full, every
-    step has the same, so one tensor serves them (eager mode)."""
+    step has the same, so one tensor serves them (eager mode); also the
+    count _mask hands a static sliding layer's steps."""
     import torch
 
     key = (batch, rows, device)
@@ -193,6 +194,19 @@ def _is_sliding_causal(mask_function, window):
         return False
 
 
+def _mask_sizes(args, kwargs, unpadded):
+    """(local_size, q_length, kv_length, q_offset, kv_offset) of sdpa_mask's
+    keyword arguments for an `unpadded` batch, or None where the mask
+    cannot be judged from them: positional arguments, a padded batch, or
+    sizes that are not Python ints (a compiled forward's traced offsets)."""
+    sizes = (kwargs.get("local_size"), kwargs.get("q_length"),
+             kwargs.get("kv_length"), kwargs.get("q_offset", 0),
+             kwargs.get("kv_offset", 0))
+    if args or not unpadded or not all(type(x) is int for x in sizes[1:]):
+        return None
+    return sizes
+
+
 def _window_serves(args, kwargs, unpadded):
     """Whether SDPA's mask for these sdpa_mask arguments (of an `unpadded`
     batch) is what the attention applies without one: causality with the
@@ -210,14 +224,11 @@ def _window_serves(args, kwargs, unpadded):
     and one query row that is the last of at most a window of keys (a
     decoding step over a sliding-window cache layer, every key in the
     window)."""
-    window = kwargs.get("local_size")
-    q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
-    q_offset, kv_offset = kwargs.get("q_offset", 0), kwargs.get("kv_offset", 0)
-    if (args or not unpadded
-            or not (window is None or isinstance(window, int) and window > 0)
-            or kwargs.get("allow_is_causal_skip") is not True
-            or not all(type(x) is int
-                       for x in (q_length, kv_length, q_offset, kv_offset))):
+    sizes = _mask_sizes(args, kwargs, unpadded)
+    if sizes is None or kwargs.get("allow_is_causal_skip") is not True:
+        return False
+    window, q_length, kv_length, q_offset, kv_offset = sizes
+    if not (window is None or isinstance(window, int) and window > 0):
         return False
     prompt = q_length > 1 and q_length <= kv_length and q_offset == 0 \
         and kv_offset == 0
@@ -241,12 +252,11 @@ def _sliding_prefix_rows(args, kwargs, unpadded):
     returns n itself (_is_lengths_mask)."""
     import torch
 
-    window = kwargs.get("local_size")
-    q_length, kv_length = kwargs.get("q_length"), kwargs.get("kv_length")
-    q_offset, kv_offset = kwargs.get("q_offset", 0), kwargs.get("kv_offset", 0)
-    if (args or not unpadded or not isinstance(window, int) or window <= 0
-            or not all(type(x) is int
-                       for x in (q_length, kv_length, q_offset, kv_offset))
+    sizes = _mask_sizes(args, kwargs, unpadded)
+    if sizes is None:
+        return 0
+    window, q_length, kv_length, q_offset, kv_offset = sizes
+    if (not isinstance(window, int) or window <= 0
             or q_length != 1 or not 0 < kv_length <= window
             or not isinstance(kwargs.get("device"), torch.device)
             # traced (a compiled forward that builds its own masks): the

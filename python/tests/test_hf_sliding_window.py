@@ -15,6 +15,7 @@ transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
 from flashfuse import functional, kvcache  # noqa: E402
+from test_numerics_gpu import keep_mask  # noqa: E402
 
 try:
     from transformers import masking_utils
@@ -28,8 +29,9 @@ WINDOW = 8
 
 
 class AttentionSpy:
-    """flashfuse.attention's contract for masks, causality (top-left) and
-    windows, in PyTorch; records (mask given, is_causal, window) a call."""
+    """flashfuse.attention's contract for masks, causality and windows
+    (KERNEL_ABI.md's keep_mask), in PyTorch; records (mask given,
+    is_causal, window) a call."""
 
     def __init__(self):
         self.calls = []
@@ -38,18 +40,8 @@ class AttentionSpy:
                  scale=None, enable_gqa=False, window=None, softcap=None,
                  dropout_p=0.0):
         self.calls.append((attn_mask is not None, is_causal, window))
-        sq, sk = query.shape[2], key.shape[2]
-        i = torch.arange(sq)[:, None]
-        j = torch.arange(sk)[None]
-        keep = torch.ones(sq, sk, dtype=torch.bool)
-        if is_causal in (True, "top_left"):
-            keep &= j <= i
-        if window is not None:
-            left, right = window
-            if left >= 0:
-                keep &= j >= i - left
-            if right >= 0:
-                keep &= j <= i + right
+        keep = keep_mask(query.shape[2], key.shape[2], is_causal, window,
+                         query.device)
         mask = keep if attn_mask is None else attn_mask & keep
         return _attend(query, key, value, mask, scale, softcap)
 
