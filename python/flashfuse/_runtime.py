@@ -71,7 +71,10 @@ class Variant(ctypes.Structure):
                 # e4m3 forwards with per-block descales: the rows of Q and
                 # of K/V one factor covers; 0 for every other kernel.
                 ("descale_block_q", ctypes.c_int32),
-                ("descale_block_k", ctypes.c_int32)]
+                ("descale_block_k", ctypes.c_int32),
+                # decode: 1 for a kernel over a left-padded cache (its
+                # params take cache_leftpad); 0 for every other kernel.
+                ("leftpad", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -79,6 +82,8 @@ class Variant(ctypes.Structure):
         page = [f"page_size={self.page_size}"] if self.page_size else []
         if self.kv_dtype:
             page.append(f"kv={_DTYPE_NAMES.get(self.kv_dtype, '?')}")
+        if self.leftpad:
+            page.append("leftpad")
         out = (["out=f32"] if self.out_f32 else
                [f"out={_DTYPE_NAMES.get(self.out_dtype, '?')}"]
                if self.dtype == DTYPE_E4M3 else [])
@@ -215,20 +220,24 @@ class DecodeArgs(ctypes.Structure):
                 # stride[1]. 0 / null: the caches have `dtype`.
                 ("kv_dtype", ctypes.c_int),
                 ("k_descale", ctypes.c_void_p), ("v_descale", ctypes.c_void_p),
-                ("k_descale_stride", _I64x2), ("v_descale_stride", _I64x2)]
+                ("k_descale_stride", _I64x2), ("v_descale_stride", _I64x2),
+                # i32 [B]: each sequence's first row (a decode kernel of
+                # variant leftpad 1); null for every other kernel.
+                ("cache_leftpad", ctypes.c_void_p)]
 
 
 # flashfuse_decode_addresses (runtime.h): one step of a DecodePlan, twelve
-# pointers and a size in this order, packed natively into bytes with one
-# pack call (a ctypes Structure built from keywords cost a decoding step
-# ~1.4 us more). An absent address is 0 (NULL).
+# pointers, a size and a pointer in this order, packed natively into bytes
+# with one pack call (a ctypes Structure built from keywords cost a
+# decoding step ~1.4 us more). An absent address is 0 (NULL).
 DECODE_ADDRESS_FIELDS = ("q", "k_cache", "v_cache", "o", "lse",
                          "cache_seqlens", "block_table", "k_new", "v_new",
                          "k_descale", "v_descale", "workspace",
-                         "workspace_bytes")
-_DECODE_ADDRESSES = struct.Struct("@12PN")
+                         "workspace_bytes", "cache_leftpad")
+_DECODE_ADDRESSES = struct.Struct("@12PNP")
 # (q, k_cache, v_cache, o, lse, cache_seqlens, block_table, k_new, v_new,
-#  k_descale, v_descale, workspace, workspace_bytes) -> bytes, all ints.
+#  k_descale, v_descale, workspace, workspace_bytes, cache_leftpad) ->
+# bytes, all ints.
 pack_decode_addresses = _DECODE_ADDRESSES.pack
 
 

@@ -73,6 +73,10 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
 _last_lengths = [None, -1, 0, None]
 
 
+# (dtype, D, softcap) of left-padded steps that found no decode kernel.
+_leftpad_unserved = set()
+
+
 # The last (B, S, device) of _full_lengths and its tensor.
 _last_full = [None, None]
 
@@ -122,10 +126,34 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     (reading the cache in place, only its written rows); everything else
     to flashfuse.attention."""
     from . import kvcache
+    from .errors import KernelNotFoundError
     from .functional import attention
 
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
+    if _is_leftpad_mask(attention_mask):
+        # A step of a left-padded batch (_left_padded_step): each
+        # sequence's keys [leftpad, L) of the cache.
+        lengths, leftpad = attention_mask[0, 0]
+        unserved = (query.dtype, query.shape[-1], bool(softcap))
+        if (is_causal and not dropout and not sliding_window
+                and query.shape[2] <= KVCACHE_MAX_QUERY_ROWS
+                and decode_serves_head_dim(query.shape[-1])
+                and unserved not in _leftpad_unserved):
+            try:
+                out = kvcache.attention_with_kvcache(
+                    query.transpose(1, 2), key.transpose(1, 2),
+                    value.transpose(1, 2), lengths, softmax_scale=scaling,
+                    is_causal=True, softcap=float(softcap or 0.0),
+                    cache_leftpad=leftpad)
+                return out, None
+            except KernelNotFoundError:
+                # No library kernel and no compiler (the library's are
+                # causal without softcap): the masked forward, which the
+                # library has for padded batches, from now on.
+                _leftpad_unserved.add(unserved)
+        attention_mask = _mask_of_leftpad(lengths, leftpad, query.shape[2],
+                                          key.shape[2])
     lengths = _kvcache_lengths(module, query, key, attention_mask,
                                sliding_window, dropout, is_causal, kwargs)
     if lengths is not None:
@@ -294,6 +322,73 @@ def _mask_of_lengths(lengths, rows, device):
     return torch.arange(rows, device=device) < lengths
 
 
+def _is_left_padding(padding):
+    """Whether a 2D padding mask [B, S] pads on the left only: each row's
+    padding (zeros) before its tokens (ones). Reads one bool back."""
+    padding = padding.bool()
+    return bool((padding[:, 1:] >= padding[:, :-1]).all())
+
+
+def _left_padded_step(args, kwargs, config):
+    """For the sdpa_mask arguments of a step over the cache of a batch
+    whose prompt was left-padded (`config._flashfuse_left_padded`, found
+    at the prompt), on a full-attention layer (transformers' plain causal
+    mask function, no overlays): the i32 [1, 1, 2, B] tensor of each
+    sequence's length L (the tokens so far: the 2D mask's width) in row 0
+    and its padding (the 2D mask's zeros) in row 1, which the attention
+    passes to the decode kernels as cache_seqlens and cache_leftpad (flash-
+    attn's). None elsewhere. Key j is visible to query i of sequence b iff
+    leftpad_b <= j <= i + L - Sq: the causal mask bottom-right with the
+    padding, transformers' mask exactly, for steps of up to
+    KVCACHE_MAX_QUERY_ROWS rows after the prompt (the 2D mask wider than
+    the step). No read-back: it works in the decoding steps generate()
+    compiles. Rows are 16-byte aligned (the kernels' index buffers)."""
+    import torch
+    from transformers.masking_utils import causal_mask_function
+
+    padding = kwargs.get("attention_mask")
+    q_length = kwargs.get("q_length")
+    batch = kwargs.get("batch_size")
+    if (args or config is None
+            or not getattr(config, "_flashfuse_left_padded", False)
+            or kwargs.get("mask_function") is not causal_mask_function
+            or kwargs.get("local_size") is not None
+            or kwargs.get("kv_offset", 0) != 0
+            or not isinstance(padding, torch.Tensor) or padding.dim() != 2
+            or type(q_length) is not int or type(batch) is not int
+            or not 0 < q_length <= KVCACHE_MAX_QUERY_ROWS
+            or padding.shape[0] != batch or padding.shape[1] <= q_length
+            or padding.shape[1] > kwargs.get("kv_length", 0)):
+        return None
+    rows = -(-batch // 4) * 4  # each row on a 16-byte boundary
+    both = torch.zeros((2, rows), dtype=torch.int32, device=padding.device)
+    both[0].fill_(padding.shape[1])
+    both[1, :batch] = padding.shape[1] - padding.sum(-1).to(torch.int32)
+    return both[:, :batch][None, None]
+
+
+def _is_leftpad_mask(attention_mask):
+    """Whether the attention's mask is _left_padded_step's i32 [1, 1, 2, B]
+    lengths and paddings (SDPA's masks are boolean or floating point)."""
+    import torch
+
+    return (isinstance(attention_mask, torch.Tensor)
+            and attention_mask.dtype == torch.int32
+            and attention_mask.dim() == 4
+            and attention_mask.shape[:3] == (1, 1, 2))
+
+
+def _mask_of_leftpad(lengths, leftpad, rows, keys):
+    """The boolean [B, 1, rows, keys] mask of _left_padded_step's lengths
+    and paddings (for a step the KV-cache kernels do not take)."""
+    import torch
+
+    j = torch.arange(keys, device=lengths.device)
+    i = torch.arange(rows, device=lengths.device)[:, None]
+    diag = i + (lengths - rows)[:, None, None, None]
+    return (j >= leftpad[:, None, None, None]) & (j <= diag)
+
+
 def _mask(*args, **kwargs):
     """The attention mask of transformers' SDPA (a [B, 1, Sq, Skv] bool
     mask, or None where causality alone describes it, and where causality
@@ -313,12 +408,19 @@ def _mask(*args, **kwargs):
             config, "_flashfuse_unpadded")):
         unpadded = padding is None or bool(padding.all())
         object.__setattr__(config, "_flashfuse_unpadded", unpadded)
+        object.__setattr__(config, "_flashfuse_left_padded",
+                           not unpadded and padding.dim() == 2
+                           and _is_left_padding(padding))
     if config is not None:
         unpadded = getattr(config, "_flashfuse_unpadded")
     else:  # no config to keep the prompt's finding in: read it back
         unpadded = padding is None or bool(padding.all())
     if _window_serves(args, kwargs, unpadded):
         return None
+    if not unpadded:
+        steps = _left_padded_step(args, kwargs, config)
+        if steps is not None:
+            return steps
     rows = _sliding_prefix_rows(args, kwargs, unpadded)
     if rows and isinstance(kwargs.get("batch_size"), int):
         # The count of the first rows the step sees instead of a mask that

@@ -125,7 +125,8 @@ def _readable_in_place(name, t):
 
 
 def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
-           window_size, softcap, k_descale=None, v_descale=None):
+           window_size, softcap, k_descale=None, v_descale=None,
+           cache_leftpad=None):
     """Every check that needs no GPU and no host synchronisation (but the
     values of CPU descales); returns (capacity, Snew, the descales as
     _check_cache_descales gives them, None for a 16-bit cache)."""
@@ -223,6 +224,16 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         if cache_seqlens.shape != (b,):
             raise ValueError(f"{_NAME}: cache_seqlens must be [B={b}], got "
                              f"{tuple(cache_seqlens.shape)}")
+    if cache_leftpad is not None:
+        if not isinstance(cache_leftpad, torch.Tensor):
+            raise TypeError(f"{_NAME}: cache_leftpad must be an int32 tensor "
+                            f"[B] or None, got {type(cache_leftpad).__name__}")
+        if cache_leftpad.dtype != torch.int32:
+            raise TypeError(f"{_NAME}: cache_leftpad must be int32, got "
+                            f"{cache_leftpad.dtype}")
+        if cache_leftpad.shape != (b,):
+            raise ValueError(f"{_NAME}: cache_leftpad must be [B={b}], got "
+                             f"{tuple(cache_leftpad.shape)}")
     if (not isinstance(window_size, (tuple, list)) or len(window_size) != 2
             or any(not isinstance(w, int) or w < -1 for w in window_size)):
         raise ValueError(f"{_NAME}: window_size must be (left, right) ints "
@@ -238,7 +249,8 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                ("block_table", block_table),
                ("cache_seqlens", cache_seqlens
                 if isinstance(cache_seqlens, torch.Tensor) else None),
-               ("k_descale", k_descale), ("v_descale", v_descale)]
+               ("k_descale", k_descale), ("v_descale", v_descale),
+               ("cache_leftpad", cache_leftpad)]
     for name, t in tensors:
         if t is not None and t.device.type != "cuda":
             raise ValueError(
@@ -265,7 +277,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            softmax_scale=None, is_causal=True,
                            window_size=(-1, -1), softcap=0.0,
                            return_lse=False, check_inputs=False,
-                           num_splits=0, k_descale=None, v_descale=None):
+                           num_splits=0, k_descale=None, v_descale=None,
+                           cache_leftpad=None):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -283,6 +296,14 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     L_b = cache_seqlens[b] + Snew keys. A new row whose destination is
     outside the cache is not written (never clamped onto another
     sequence's rows).
+
+    cache_leftpad (i32 tensor [B], optional; flash-attn's name): the first
+    row of each sequence's cache, for a left-padded batch (Hugging Face's
+    padding_side="left", which ends every prompt at the same row): sequence
+    b attends to its keys [cache_leftpad[b], L_b) only. Any value is
+    valid: a negative one hides nothing, one of L_b or more every key (out
+    is 0 there). New rows still go to cache_seqlens[b]. Contiguous and
+    paged caches alike (flash-attn takes it for contiguous ones only).
 
     is_causal aligns the causal mask to the bottom right of each sequence
     (query i sees keys j <= i + L_b - Sq), as flash-attn does;
@@ -346,17 +367,18 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                       and torch.is_grad_enabled()))
     key = (_step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                      block_table, softmax_scale, is_causal, window_size,
-                     softcap, num_splits, k_descale, v_descale)
+                     softcap, num_splits, k_descale, v_descale,
+                     cache_leftpad)
            if eager and not check_requested(check_inputs) else None)
     step = _steps.entries.get(key) if key is not None else None
     if step is not None:
         lengths = (step.lengths if step.lengths is not None
                    else cache_seqlens)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
-                    k_descale, v_descale, return_lse)
+                    k_descale, v_descale, return_lse, cache_leftpad)
     _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                v_new, block_table, window_size, softcap,
-                               k_descale, v_descale)
+                               k_descale, v_descale, cache_leftpad)
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):
@@ -379,19 +401,20 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
             kvops.decode_launch(q, k_cache, v_cache, lengths, block_table,
                                 snew, causal, scale, window_left,
                                 window_right, float(softcap), num_splits,
-                                k_ds, v_ds),
+                                k_ds, v_ds, cache_leftpad is not None),
             lengths if isinstance(cache_seqlens, int) else None)
         if key is not None:
             _steps.get(key, lambda: step)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
-                    k_ds, v_ds, return_lse)
+                    k_ds, v_ds, return_lse, cache_leftpad)
     if k_new is not None:
         # An FP8 cache's append quantises the rows with the descales.
         torch.ops.flashfuse.kvcache_append(
             k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds, v_ds)
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, causal, scale,
-        window_left, window_right, float(softcap), num_splits, k_ds, v_ds)
+        window_left, window_right, float(softcap), num_splits, k_ds, v_ds,
+        cache_leftpad)
     return (out, lse) if return_lse else out
 
 
@@ -405,13 +428,15 @@ class _Step:
         self.append, self.decode, self.lengths = append, decode, lengths
 
     def __call__(self, q, k_cache, v_cache, lengths, k_new, v_new,
-                 block_table, k_descale, v_descale, return_lse):
+                 block_table, k_descale, v_descale, return_lse,
+                 cache_leftpad=None):
         if self.append is not None:
             # An FP8 cache's append quantises the rows with the descales.
             self.append(k_cache, v_cache, k_new, v_new, lengths, block_table,
                         k_descale, v_descale)
         out, lse = self.decode(q, k_cache, v_cache, lengths, block_table,
-                               k_descale, v_descale, want_lse=return_lse)
+                               k_descale, v_descale, want_lse=return_lse,
+                               cache_leftpad=cache_leftpad)
         return (out, lse) if return_lse else out
 
 
@@ -423,7 +448,7 @@ _steps = kvops._Templates()
 
 def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
               softmax_scale, is_causal, window_size, softcap, num_splits,
-              k_descale, v_descale):
+              k_descale, v_descale, cache_leftpad=None):
     """Everything _check and the launches depend on, hashable, or None where
     the step is checked in full every call: values the check reads (CPU
     descales) or arguments it would reject by type. Each tensor gives its
@@ -451,11 +476,13 @@ def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                 and type(softmax_scale) not in (int, float)):
         return None
     if k_new is None and v_new is None and block_table is None \
-            and k_descale is None and v_descale is None:
+            and k_descale is None and v_descale is None \
+            and cache_leftpad is None:
         optional = None  # the usual decoding step
     else:
         optional = []
-        for t in (k_new, v_new, block_table, k_descale, v_descale):
+        for t in (k_new, v_new, block_table, k_descale, v_descale,
+                  cache_leftpad):
             if t is None:
                 optional.append(None)
             elif type(t) is tensor:

@@ -334,7 +334,9 @@ class KVCacheVariant:
     features on (their values are run-time parameters). `kv_dtype` "e4m3"
     makes the caches f8E4M3FN with their descale operands (docs/KVCACHE.md
     "FP8 cache"; the kernel reads per-head and per-tensor descales alike,
-    through strides), "" keeps them in `dtype`."""
+    through strides), "" keeps them in `dtype`. `leftpad` gives the op
+    its cache_leftpad operand (each sequence's first row: a left-padded
+    batch, flash-attn's cache_leftpad)."""
 
     name: str
     dtype: str
@@ -345,6 +347,7 @@ class KVCacheVariant:
     softcap: Optional[float] = None
     page_size: int = 0
     kv_dtype: str = ""
+    leftpad: bool = False
     # (block_m, block_n, warps, stages) of the decode kernel, or None for
     # flash-select-config's choice.
     tiles: Optional[Tuple[int, int, int, int]] = None
@@ -397,6 +400,9 @@ def emit_kvcache(v, symbol=None):
         k = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim}x{c}>"
         vc = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim_v}x{c}>"
         args, uses = [], []
+    if v.leftpad:
+        args.append(f"%lp: {lengths}")
+        uses.append(f"cache_leftpad(%lp : {lengths})")
     if v.kv_dtype:
         ds = "tensor<1x1xf32>"  # [B, Hkv]
         args += [f"%kd: {ds}", f"%vd: {ds}"]
@@ -521,13 +527,15 @@ def _kvcache_from_runtime(variant, dtype, causal):
         [f"dv{variant.head_dim_v}"]
         if variant.head_dim_v != variant.head_dim else [])
     page = [f"page{variant.page_size}"] if variant.page_size else []
+    leftpad = bool(getattr(variant, "leftpad", 0))
     return KVCacheVariant(
         name="_".join(["kvf8" if fp8_cache else "kv", dtype] + dims
                       + [causal if causal != "none" else "full"] + flags
-                      + page),
+                      + page + (["leftpad"] if leftpad else [])),
         dtype=dtype, head_dim=variant.head_dim,
         head_dim_v=variant.head_dim_v,
         causal=None if causal == "none" else causal,
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
-        page_size=variant.page_size, kv_dtype="e4m3" if fp8_cache else "")
+        page_size=variant.page_size, kv_dtype="e4m3" if fp8_cache else "",
+        leftpad=leftpad)

@@ -23,8 +23,9 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
     # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k,
-    # kv_dtype, descale_block_q and descale_block_k.
-    assert ctypes.sizeof(rt_module.Variant) == 20 * 4
+    # kv_dtype, descale_block_q, descale_block_k and leftpad.
+    assert ctypes.sizeof(rt_module.Variant) == 21 * 4
+    assert rt_module.Variant.leftpad.offset == 20 * 4
     assert rt_module.Variant.kv_dtype.offset == 17 * 4
     assert rt_module.Variant.descale_block_k.offset == 19 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
@@ -47,7 +48,8 @@ def test_variant_struct_matches_the_c_layout():
         rt_module.DecodeArgs.softcap.offset + 4)
     # The sizes runtime_test.cpp asserts of the C structs: the new rows'
     # pointers and strides last, after num_splits and its padding.
-    assert ctypes.sizeof(rt_module.DecodeArgs) == 448
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 456
+    assert rt_module.DecodeArgs.cache_leftpad.offset == 448
     # An FP8 cache's fields after them.
     assert rt_module.DecodeArgs.kv_dtype.offset == 392
     assert rt_module.DecodeArgs.k_descale.offset == 400
@@ -336,16 +338,24 @@ def test_gen_suite_decode(tmp_path):
     gen = _gen_suite()
     suite = gen.decode_suite()
     names = [v.name for v in suite]
-    assert len(names) == len(set(names)) == 72
+    assert len(names) == len(set(names)) == 82
     assert {v.page_size for v in suite} == {0, 16, 64}
     assert {v.head_dim for v in suite} == {32, 64, 96, 128, 256}
     assert any(v.window for v in suite) and any(v.softcap for v in suite)
-    # Gemma-2's D = 256 decoding step (causal, softcap) last, so the
-    # kernels before it keep their place.
+    # Gemma-2's D = 256 decoding step (causal, softcap), then the
+    # left-padded steps (cache_leftpad) last, so the kernels before them
+    # keep their place.
     assert [(v.dtype, v.head_dim, v.softcap, v.causal, v.page_size)
-            for v in suite[-4:]] == [
+            for v in suite[-14:-10]] == [
         (dt, 256, 30.0, "bottom_right", page)
         for dt in ("f16", "bf16") for page in (0, 16)]
+    assert [(v.dtype, v.head_dim, v.softcap, v.causal, v.page_size)
+            for v in suite[-10:]] == [
+        (dt, d, cap, "bottom_right", 0) for dt in ("f16", "bf16")
+        for d, cap in ((64, None), (128, None), (256, None), (128, 30.0),
+                       (256, 30.0))]
+    assert [v.leftpad for v in suite].index(True) == 72
+    assert "cache_leftpad(%lp : tensor<1xi32>)" in emit_module(suite[-1:])
     out = tmp_path / "decode.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "--decode", "-o",
                     str(out)], check=True)
@@ -363,7 +373,7 @@ def test_kvcache_suite_parses(opt_tool):
     proc = subprocess.run([str(opt_tool), "-"], input=text,
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("flash.attention_kvcache") == 72
+    assert proc.stdout.count("flash.attention_kvcache") == 82
 
 
 def test_launch_functions_are_bound(rt):
@@ -385,7 +395,7 @@ def test_launch_functions_are_bound(rt):
 
 def test_plan_functions_are_bound(rt):
     """The decode plan's entry points reach the library with the C layout
-    of flashfuse_decode_addresses (12 pointers and a size), and the
+    of flashfuse_decode_addresses (12 pointers, a size and a pointer), and the
     runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
     checks the launches of plans)."""
     import re
@@ -394,12 +404,14 @@ def test_plan_functions_are_bound(rt):
     header = (ROOT / "runtime/include/flashfuse/runtime.h").read_text()
     body = re.search(r"typedef struct flashfuse_decode_addresses \{(.*?)\}",
                      header, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)  # the comments
     assert tuple(re.findall(r"(\w+);", body)) == rt.DECODE_ADDRESS_FIELDS
-    assert body.count("*") == 12 and "size_t workspace_bytes" in body
-    packed = rt.decode_addresses(q=1, o=4, workspace=12, workspace_bytes=13)
-    assert len(packed) == 13 * 8
+    assert body.count("*") == 13 and "size_t workspace_bytes" in body
+    packed = rt.decode_addresses(q=1, o=4, workspace=12, workspace_bytes=13,
+                                 cache_leftpad=14)
+    assert len(packed) == 14 * 8
     assert packed == b"".join(n.to_bytes(8, sys.byteorder) for n in (
-        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13))
+        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14))
     with pytest.raises(TypeError, match="no field"):
         rt.decode_addresses(queries=1)
     args = _decode_args(rt)

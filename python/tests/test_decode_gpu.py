@@ -64,11 +64,13 @@ def dense(cache, table, b):
     return pages.reshape(b, -1, *cache.shape[2:]).transpose(1, 2)
 
 
-def reference(q, k, v, lengths, scale, causal, window, softcap, upcast):
+def reference(q, k, v, lengths, scale, causal, window, softcap, upcast,
+              leftpad=None):
     """O [B, Sq, Hq, Dv] and LSE [B, Hq, Sq] of docs/KVCACHE.md's semantics:
     sequence b sees its first L_b keys, the diagonal at i + L_b - Sq;
     f32 from up-cast inputs (upcast) or in the inputs' dtype. A row with no
-    visible key has O = 0 and LSE = +inf."""
+    visible key has O = 0 and LSE = +inf. `leftpad`: each sequence's first
+    key (cache_leftpad)."""
     if upcast:
         q, k, v = q.float(), k.float(), v.float()
     b, sq, hq, _ = q.shape
@@ -83,6 +85,8 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, upcast):
     j = torch.arange(k.shape[2], device=q.device)[None, None, :]
     diag = i + L - sq
     keep = (j < L) & (i >= 0)  # [B, Sq, C]
+    if leftpad is not None:
+        keep &= j >= torch.tensor(leftpad, device=q.device)[:, None, None]
     if causal:
         keep &= j <= diag
     if window[0] >= 0:
@@ -97,7 +101,7 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, upcast):
 
 
 def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
-          softcap=0.0, append=False, num_splits=0):
+          softcap=0.0, append=False, num_splits=0, leftpad=None):
     (hq, hkv), (b, capacity, lengths) = heads, batch
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
     k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
@@ -112,10 +116,12 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
     seqlens = torch.tensor([n - snew for n in lengths], device="cuda",
                            dtype=torch.int32)
     before_k, before_v = k_cache.clone(), v_cache.clone()
+    pads = (None if leftpad is None else
+            torch.tensor(leftpad, device="cuda", dtype=torch.int32))
     out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
         q, k_cache, v_cache, seqlens, k_new, v_new, table, is_causal=causal,
         window_size=window, softcap=softcap, return_lse=True,
-        check_inputs=True, num_splits=num_splits))
+        check_inputs=True, num_splits=num_splits, cache_leftpad=pads))
     kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
     if append:
         # The new rows went to [cache_seqlens[b], L_b) of each sequence,
@@ -136,9 +142,9 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
                                                               before_v)
     scale = 1 / math.sqrt(d)
     ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, window,
-                             softcap, upcast=True)
+                             softcap, upcast=True, leftpad=leftpad)
     low, _ = reference(q, kd, vd, lengths, scale, causal, window, softcap,
-                       upcast=False)
+                       upcast=False, leftpad=leftpad)
     check_result(out, lse, ref, ref_lse, low, 2, (b, sq, hq, d), dtype)
 
 
@@ -195,6 +201,50 @@ def test_window(dtype, window, page_size):
 def test_softcap(dtype, page_size):
     check(dtype, 128, (32, 8), 1, True, (3, 512, [1, 63, 512]), page_size,
           softcap=30.0)
+
+
+# (lengths, paddings): 0, negative (hides nothing), a 128-key block -1 /
+# exactly / +1, the length itself (nothing visible) and past it.
+LEFTPADS = [([300, 512, 129, 128], [0, -5, 127, 128]),
+            ([200, 64, 65, 1], [129, 64, 70, 0])]
+
+
+@pytest.mark.parametrize("num_splits", [0, 1, 3], ids=["auto", "s1", "s3"])
+@pytest.mark.parametrize("case", LEFTPADS, ids=["blocks", "empty"])
+@pytest.mark.parametrize("sq", [1, 4], ids=["sq1", "sq4"])
+@pytest.mark.parametrize("d, softcap", [(64, 0.0), (128, 0.0), (256, 0.0),
+                                        (128, 30.0), (256, 30.0)])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_left_padded_cache(dtype, d, softcap, sq, case, num_splits):
+    """cache_leftpad (the library's kernels: causal, contiguous): each
+    sequence attends to its keys [cache_leftpad[b], L_b) only; the padded
+    rows hold random data."""
+    lengths, pads = case
+    check(dtype, d, (32, 8), sq, True, (4, 512, lengths), softcap=softcap,
+          num_splits=num_splits, leftpad=pads)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+def test_left_padded_cache_with_new_rows(page_size):
+    """New rows go to cache_seqlens[b] whatever the padding (a paged or
+    windowed leftpad kernel is compiled on demand where one can be)."""
+    check(torch.bfloat16, 128, (32, 8), 1, True, (4, 512, [300, 40, 129, 7]),
+          page_size=page_size, append=True, leftpad=[0, 39, 64, 3])
+
+
+def test_left_padding_argument_errors():
+    """cache_leftpad must be an i32 [B] CUDA tensor."""
+    q = torch.randn(2, 1, 4, 64, device="cuda", dtype=torch.float16)
+    k = torch.randn(2, 64, 2, 64, device="cuda", dtype=torch.float16)
+    lens = torch.tensor([3, 4], device="cuda", dtype=torch.int32)
+    for pad, error, match in [
+            ([0, 1], TypeError, "cache_leftpad must be an int32 tensor"),
+            (lens.long(), TypeError, "cache_leftpad must be int32"),
+            (lens[:1], ValueError, r"cache_leftpad must be \[B=2\]"),
+            (lens.cpu(), ValueError, "cache_leftpad is on cpu")]:
+        with pytest.raises(error, match=match):
+            flashfuse.attention_with_kvcache(q, k, k, lens,
+                                             cache_leftpad=pad)
 
 
 @pytest.mark.parametrize("num_splits", [1, 2, 3, 7])

@@ -177,17 +177,32 @@ def test_sliding_window_generation_matches(arch, cache, monkeypatch):
     _assert_greedy_matches(got, want, 20)
 
 
-@pytest.mark.parametrize("cache", ["dynamic", "static-eager"])
+@pytest.mark.parametrize("cache", ["dynamic", "static-eager", "static"])
 @pytest.mark.parametrize("arch, head_dim", [("llama", 64), ("llama", 128),
                                             ("gemma2", 128), ("gemma2", 256)])
-def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache):
+def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache,
+                                              monkeypatch):
     """Greedy generate() of a left-padded batch (prompts of 20 and 13
-    tokens): the prompt and every decoding step carry transformers' mask,
-    which runs the library's masked forwards (bf16; Llama D = 64 and 128,
-    Gemma-2 D = 128 and 256 with its softcap and a window of 16); the
-    tokens are transformers' own (SDPA; eager for Gemma-2) under the tie
-    rule."""
+    tokens): the prompt runs the library's masked forwards (bf16; Llama D =
+    64 and 128, Gemma-2 D = 128 and 256 with its softcap and a window of
+    16); every decoding step of a full-attention layer runs the decode
+    kernels with each sequence's padding as cache_leftpad (also in the
+    steps generate() compiles over a StaticCache), Gemma-2's sliding
+    layers the masked forward; the tokens are transformers' own (SDPA;
+    eager for Gemma-2) under the tie rule."""
+    from flashfuse import kvcache
     impl = flashfuse.hf.register()
+    calls = []
+    real = kvcache.attention_with_kvcache
+
+    def counted(*args, **kwargs):
+        pad = kwargs.get("cache_leftpad")
+        # Traced (a compiled step) once per compile: no values to read.
+        calls.append(None if pad is None else "traced"
+                     if torch.compiler.is_compiling() else pad.tolist())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kvcache, "attention_with_kvcache", counted)
     common = dict(hidden_size=4 * head_dim, intermediate_size=512,
                   num_hidden_layers=2, num_attention_heads=4,
                   num_key_value_heads=2, head_dim=head_dim, vocab_size=1000,
@@ -204,9 +219,14 @@ def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache):
     kwargs = dict(attention_mask=mask, max_new_tokens=12, min_new_tokens=12,
                   do_sample=False, pad_token_id=0,
                   cache_implementation=cache.split("-")[0],
-                  disable_compile=True)
+                  disable_compile=cache != "static")
     with torch.no_grad():
         want = ref.generate(ids, output_scores=True,
                             return_dict_in_generate=True, **kwargs)
         got = ours.generate(ids, **kwargs)
+    full_layers = 1 if arch == "gemma2" else cfg.num_hidden_layers
+    if cache == "static":  # the steps' graphs replay without Python
+        assert calls and set(calls) == {"traced"}
+    else:
+        assert calls == [[0, 7]] * (full_layers * 11)
     _assert_greedy_matches(got, want, 20)

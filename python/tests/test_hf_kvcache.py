@@ -39,18 +39,23 @@ def reference_attention(query, key, value, attn_mask=None, is_causal=False,
 
 class KVCacheSpy:
     """attention_with_kvcache's contract in PyTorch: sequence b sees its
-    first cache_seqlens[b] rows, bottom-right causal; records its calls."""
+    first cache_seqlens[b] rows (from row cache_leftpad[b] on), bottom-right
+    causal; records its calls (and the paddings in `leftpads`)."""
 
     def __init__(self):
         self.calls = []
+        self.leftpads = []
 
     def __call__(self, q, k_cache, v_cache, cache_seqlens, k_new=None,
                  v_new=None, block_table=None, *, softmax_scale=None,
                  is_causal=True, window_size=(-1, -1), softcap=0.0,
-                 return_lse=False, check_inputs=False, num_splits=0):
+                 return_lse=False, check_inputs=False, num_splits=0,
+                 cache_leftpad=None):
         assert k_new is None and block_table is None and is_causal
         self.calls.append((tuple(q.shape), tuple(k_cache.shape),
                            cache_seqlens.clone()))
+        self.leftpads.append(None if cache_leftpad is None
+                             else cache_leftpad.tolist())
         # The cache is the model's own tensor, seen as [B, S, H, D].
         assert k_cache.transpose(1, 2).is_contiguous()
         b, sq, hq, d = q.shape
@@ -62,6 +67,8 @@ class KVCacheSpy:
             ki = k_cache[i:i + 1, :n].transpose(1, 2)
             vi = v_cache[i:i + 1, :n].transpose(1, 2)
             mask = torch.ones(sq, n, dtype=torch.bool).tril(n - sq)
+            if cache_leftpad is not None:
+                mask[:, :max(int(cache_leftpad[i]), 0)] = False
             outs.append(torch.nn.functional.scaled_dot_product_attention(
                 qi, ki, vi, attn_mask=mask, scale=scale, enable_gqa=True))
         return torch.cat(outs).transpose(1, 2)
@@ -130,19 +137,75 @@ def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy,
                                                        [7, 7]]
 
 
-def test_padded_batches_take_the_masked_path(spy, hf_model_pair):
+@pytest.mark.parametrize("cache", ["static", "dynamic"])
+def test_left_padded_batches_decode_with_cache_leftpad(spy, hf_model_pair,
+                                                       cache):
+    # The prompt (19 rows) takes the masked forward; each decoding step
+    # the KV-cache path with every sequence's padding as cache_leftpad and
+    # the tokens so far as its lengths.
     ref, ours = hf_model_pair(_config("llama"))
     ids = torch.randint(1, 97, (2, 19))
     mask = torch.ones_like(ids)
     mask[1, :3] = 0  # left padding
     ids[1, :3] = 0
+    kwargs = dict(attention_mask=mask, max_new_tokens=4, min_new_tokens=4,
+                  do_sample=False, cache_implementation=cache,
+                  pad_token_id=0)
+    want = ref.generate(ids, **kwargs)
+    got = ours.generate(ids, **kwargs)
+    assert torch.equal(got, want)
+    assert spy.leftpads == [[0, 3]] * (2 * 3)
+    assert [c[2].tolist() for c in spy.calls[::2]] == [[20, 20], [21, 21],
+                                                       [22, 22]]
+    # The next unpadded batch decodes by its positions again.
+    spy.calls.clear(), spy.leftpads.clear()
+    _generate(ours, ids[:1], mask[:1], 3)
+    assert spy.leftpads == [None] * (2 * 2)
+
+
+def test_other_padding_takes_the_masked_path(spy, hf_model_pair):
+    # Right padding (and holes) is not a sequence's first rows: the prompt's
+    # check leaves the decoding steps their mask.
+    ref, ours = hf_model_pair(_config("llama"))
+    ids = torch.randint(1, 97, (2, 19))
+    mask = torch.ones_like(ids)
+    mask[1, -3:] = 0
     want = _generate(ref, ids, mask, 4)
     got = _generate(ours, ids, mask, 4)
     assert torch.equal(got, want)
     assert spy.calls == []
-    # The next unpadded batch decodes through the KV cache again.
-    _generate(ours, ids[:1], mask[:1], 3)
-    assert len(spy.calls) == 2 * 2
+
+
+def test_leftpad_mask_and_its_fallback():
+    # _left_padded_step's [1, 1, 2, B] lengths and paddings, rows 16-byte
+    # aligned, and the boolean mask a step that takes the forward rebuilds.
+    from flashfuse.hf import (_is_leftpad_mask, _is_lengths_mask,
+                              _left_padded_step, _mask_of_leftpad)
+    from transformers.masking_utils import (causal_mask_function,
+                                            sliding_window_causal_mask_function)
+    cfg = type("Config", (), {"_flashfuse_left_padded": True})()
+    padding = torch.ones(3, 9, dtype=torch.bool)
+    padding[0, :4] = padding[2, :1] = False
+    kw = dict(batch_size=3, q_length=1, kv_length=16, q_offset=8,
+              kv_offset=0, mask_function=causal_mask_function,
+              attention_mask=padding)
+    both = _left_padded_step((), kw, cfg)
+    assert _is_leftpad_mask(both) and not _is_lengths_mask(both)
+    lengths, pads = both[0, 0]
+    assert lengths.tolist() == [9] * 3 and pads.tolist() == [4, 0, 1]
+    assert pads.data_ptr() % 16 == 0 and lengths.is_contiguous()
+    want = torch.zeros(3, 1, 2, 16, dtype=torch.bool)
+    for b, p in enumerate([4, 0, 1]):
+        want[b, 0, 0, p:8] = want[b, 0, 1, p:9] = True
+    assert torch.equal(_mask_of_leftpad(lengths, pads, 2, 16), want)
+    # Not a decoding step of a full layer of a left-padded batch: None.
+    for change in [dict(mask_function=sliding_window_causal_mask_function(4)),
+                   dict(local_size=4), dict(kv_offset=2),
+                   dict(q_length=9),  # the prompt
+                   dict(q_length=17), dict(attention_mask=None)]:
+        assert _left_padded_step((), {**kw, **change}, cfg) is None
+    cfg._flashfuse_left_padded = False
+    assert _left_padded_step((), kw, cfg) is None
 
 
 def test_lengths_need_positions_and_a_short_step():

@@ -368,15 +368,15 @@ def test_decode_tiles_of_eight_rows():
 
 
 def test_gen_suite_decode_rows8(opt_tool, tmp_path):
-    # 20 and 12 D = 128 variants of block_m 8, which parse and pass the
-    # decode verifier's tiles.
+    # 24 and 14 D = 128 variants of block_m 8 (the left-padded ones last),
+    # which parse and pass the decode verifier's tiles.
     import subprocess
     import sys
     from conftest import ROOT
     for flag, count, config in (
-            ("--decode-rows8", 20, "block_m = 8, block_n = 128, warps = 4, "
+            ("--decode-rows8", 24, "block_m = 8, block_n = 128, warps = 4, "
                                    "stages = 2"),
-            ("--decode-rows8-waves", 12, "block_m = 8, block_n = 64, "
+            ("--decode-rows8-waves", 14, "block_m = 8, block_n = 64, "
                                          "warps = 4, stages = 3")):
         out = tmp_path / (flag[2:] + ".mlir")
         subprocess.run([sys.executable,
@@ -391,7 +391,8 @@ def test_gen_suite_decode_rows8(opt_tool, tmp_path):
 
 
 def test_gen_suite_decode_waves(opt_tool, tmp_path):
-    # 12 D = 128 variants with the tiles written into the op's config,
+    # 14 D = 128 variants (the two left-padded last) with the tiles written
+    # into the op's config,
     # which parse; the tiles are checked where they are given.
     import subprocess
     import sys
@@ -404,9 +405,10 @@ def test_gen_suite_decode_waves(opt_tool, tmp_path):
     text = out.read_text()
     config = ("config = #flash.config<decode, block_m = 16, block_n = 64, "
               "warps = 4, stages = 2>")
-    assert text.count("flash.attention_kvcache ") == 12
-    assert text.count(config) == 12
-    assert text.count("{causal = #flash.causal<bottom_right>, " + config) == 6
+    assert text.count("flash.attention_kvcache ") == 14
+    assert text.count(config) == 14
+    assert text.count("{causal = #flash.causal<bottom_right>, " + config) == 8
+    assert text.count("cache_leftpad(") == 2
     assert text.count("block_table(") == 8
     proc = subprocess.run([str(opt_tool), str(out)], capture_output=True,
                           text=True)

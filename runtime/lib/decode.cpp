@@ -181,6 +181,12 @@ public:
       return bad("'lse' is a null pointer");
     if (!a_.cache_seqlens)
       return bad("'cache_seqlens' is a null pointer");
+    if (v.leftpad && !a_.cache_leftpad)
+      return bad("the kernel reads a left-padded cache, and 'cache_leftpad' "
+                 "is a null pointer");
+    if (!v.leftpad && a_.cache_leftpad)
+      return bad("'cache_leftpad' was given, but the kernel was compiled "
+                 "without it (a decode kernel of variant leftpad 1 reads it)");
     if (a_.num_splits < 0)
       return bad(concat("num_splits = ", a_.num_splits,
                         " (0 chooses it, else it must be >= 1)"));
@@ -431,6 +437,8 @@ public:
     out.push_back(
         integer("merge_splits", FLASHFUSE_PARAM_I32, p.mergeSplitsParam()));
     addLengthArgs(out);
+    if (decode_.variant.leftpad)
+      out.push_back(buffer("cache_leftpad", a_.cache_leftpad, a_.batch));
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
     out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
@@ -767,6 +775,7 @@ enum DecodeBuffer : int {
   kBufferVNew,
   kBufferKDescale,
   kBufferVDescale,
+  kBufferLeftpad,
   kBufferWorkspace,
   // Not the caller's: the runtime's split counters (split_arrivals.h), or
   // the workspace's where it has none to give.
@@ -777,7 +786,7 @@ static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
 const char *const kDecodeBufferNames[kDecodeBuffers] = {
     "q",     "k_cache", "v_cache",   "o",         "lse",
     "cache_seqlens", "block_table", "k_new", "v_new", "k_descale",
-    "v_descale", "workspace", "split_arrivals"};
+    "v_descale", "cache_leftpad", "workspace", "split_arrivals"};
 
 } // namespace
 } // namespace flashfuse
@@ -816,6 +825,7 @@ void forEachBufferField(Struct &s, Fn &&fn) {
   fn(kBufferVNew, s.v_new);
   fn(kBufferKDescale, s.k_descale);
   fn(kBufferVDescale, s.v_descale);
+  fn(kBufferLeftpad, s.cache_leftpad);
 }
 
 // Stores `address` in a buffer field of any pointer type.
@@ -857,6 +867,9 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   cacheUnread(args, unread);
   unread[kBufferKNew] = unread[kBufferVNew] =
       "a decode does not append (a kv_append plan writes the new rows)";
+  if (!decode.spec->variant.leftpad)
+    unread[kBufferLeftpad] = "the decode kernel was compiled without "
+                             "cache_leftpad (variant leftpad 0)";
   flashfuse_decode_args &a = out.args;
   a = args;
   placeholderAddresses(a, unread);
@@ -900,7 +913,7 @@ flashfuse_status createAppendPlan(flashfuse_kernel &append,
   const char **unread = out.unread;
   cacheUnread(args, unread);
   unread[kBufferQ] = unread[kBufferO] = unread[kBufferLse] =
-      unread[kBufferWorkspace] =
+      unread[kBufferWorkspace] = unread[kBufferLeftpad] =
           "a kv_append reads the lengths and the new rows and writes the "
           "cache";
   if (args.seq_new == 0)

@@ -384,6 +384,9 @@ private:
       return number(1, 1 << 16, v.descale_block_q);
     } else if (key == "descale_block_k") {
       return number(1, 1 << 16, v.descale_block_k);
+    } else if (key == "leftpad") {
+      // A decode over a left-padded cache. Absent: 0.
+      return number(0, 1, v.leftpad);
     } else if (key == "vt_key_group") {
       // e4m3 forwards: Vt's key order (fp8_vt_layout.h); finishKernel
       // requires this runtime's group of them and refuses it elsewhere.
@@ -514,6 +517,17 @@ private:
         return bad("the params 'k_descale'/'v_descale' are for kv_dtype "
                    "e4m3 only");
     }
+    {
+      bool param = false;
+      for (const ParamSpec &p : k.params)
+        param |= p.name == "cache_leftpad";
+      if (v.leftpad && v.kind != FLASHFUSE_KIND_DECODE)
+        return bad("'leftpad' is for kind decode only (no other kernel "
+                   "reads a sequence's first row)");
+      if (param != (v.leftpad != 0))
+        return bad(v.leftpad ? "leftpad 1 needs the param 'cache_leftpad'"
+                             : "the param 'cache_leftpad' needs 'leftpad 1'");
+    }
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
@@ -635,7 +649,7 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.sparse_block_q == v.sparse_block_q &&
         k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype &&
         k.descale_block_q == v.descale_block_q &&
-        k.descale_block_k == v.descale_block_k)
+        k.descale_block_k == v.descale_block_k && k.leftpad == v.leftpad)
       return static_cast<int>(i);
   }
   return -1;
@@ -694,6 +708,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += concat(" page_size=", v.page_size);
   if (v.kv_dtype)
     s += concat(" kv=", dtypeName(v.kv_dtype));
+  if (v.leftpad)
+    s += " leftpad";
   if (v.out_f32)
     s += " out=f32";
   if (v.varlen)

@@ -234,16 +234,18 @@ struct FakeArtifact {
 // bf16 D = 64, combine 3), 8 (f16, D = 128, merges its splits itself);
 // their kv_append kernels 4 and 5; 9 (kernel 8 as built since it puts its
 // counters back to 0: split_arrivals); 10 (kernel 9 that also merges up to
-// 8 splits in a thread-block cluster: cluster_merge 8).
+// 8 splits in a thread-block cluster: cluster_merge 8); 11 (kernel 0 over a
+// left-padded cache: cache_leftpad).
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
               kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9,
-              kCluster = 10;
+              kCluster = 10, kLeftPad = 11;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
 flashfuse_decode_addresses stepAddresses(int step, bool paged,
                                          size_t workspaceBytes,
-                                         bool newRows = false) {
+                                         bool newRows = false,
+                                         bool leftpad = false) {
   auto at = [&](uintptr_t base) {
     return const_cast<void *>(fakePointer(base + uintptr_t(step) * 0x10000));
   };
@@ -260,6 +262,8 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
     s.k_new = at(0xa0000000);
     s.v_new = at(0xb0000000);
   }
+  if (leftpad)
+    s.cache_leftpad = static_cast<const int32_t *>(at(0xc0000000));
   if (workspaceBytes) {
     s.workspace = at(0x80000000);
     s.workspace_bytes = workspaceBytes;
@@ -282,6 +286,7 @@ flashfuse_decode_args withStep(flashfuse_decode_args a,
   a.v_new = s.v_new;
   a.k_descale = s.k_descale;
   a.v_descale = s.v_descale;
+  a.cache_leftpad = s.cache_leftpad;
   return a;
 }
 
@@ -310,6 +315,7 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"o", address(s.o)},
       {"lse", address(s.lse)},
       {"cache_seqlens", address(s.cache_seqlens)},
+      {"cache_leftpad", address(s.cache_leftpad)},
       {"block_table", address(s.block_table)},
       {"k_new", address(s.k_new)},
       {"v_new", address(s.v_new)},
@@ -387,14 +393,15 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
   // The unprepared path's own count (prepareDecode) agrees.
   int32_t splitsUnprepared = 0;
   size_t bytesUnprepared = 0;
+  const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
+  bool leftpad = spec.variant.leftpad != 0;
   flashfuse_decode_args withAddresses =
-      withStep(a, stepAddresses(0, a.page_size != 0, 0));
+      withStep(a, stepAddresses(0, a.page_size != 0, 0, false, leftpad));
   EXPECT_STATUS(flashfuse_decode_workspace_bytes(
                     f.kernel(decode), f.kernel(combine), &withAddresses,
                     &splitsUnprepared, &bytesUnprepared),
                 FLASHFUSE_SUCCESS, "");
   EXPECT(splits == splitsUnprepared && bytes == bytesUnprepared);
-  const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
   bool merging = false, keeps = false;
   for (const flashfuse::ParamSpec &p : spec.params) {
     merging = merging || p.name == "split_counters" ||
@@ -421,7 +428,7 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     launches.clear();
     memsets.clear();
     flashfuse_decode_addresses s =
-        stepAddresses(step, a.page_size != 0, bytes);
+        stepAddresses(step, a.page_size != 0, bytes, false, leftpad);
     void *stream = const_cast<void *>(fakePointer(0xabc0 + step));
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, stream),
                   FLASHFUSE_SUCCESS, "");
@@ -492,6 +499,10 @@ void testStepsFollowTheirAddresses() {
   EXPECT(checkSteps(f, kArrivals, -1, a, __LINE__) == 3);
   a.num_splits = 1; // no counters: the param is bound to an unread buffer
   EXPECT(checkSteps(f, kArrivals, -1, a, __LINE__) == 1);
+  // A left-padded cache: its first rows move too (the same splits).
+  a.num_splits = 0;
+  int32_t plain = checkSteps(f, kDecode, kCombine, a, __LINE__);
+  EXPECT(checkSteps(f, kLeftPad, kCombine, a, __LINE__) == plain);
   // Paged: the table moves too.
   flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
@@ -747,6 +758,10 @@ void testBadAddresses() {
   EXPECT_BAD_STEP(s.k_descale = static_cast<const float *>(
                       fakePointer(0x90000000)),
                   "'k_descale' was given, but the cache is not FP8");
+  EXPECT_BAD_STEP(s.cache_leftpad = static_cast<const int32_t *>(
+                      fakePointer(0xc0000000)),
+                  "'cache_leftpad' was given, but the decode kernel was "
+                  "compiled without cache_leftpad");
   EXPECT_BAD_STEP(s.workspace = nullptr, "need a workspace of");
   EXPECT_BAD_STEP(s.workspace_bytes -= 16, "the workspace has");
   EXPECT_BAD_STEP(s.workspace = const_cast<void *>(fakePointer(0x80000008)),
@@ -768,6 +783,17 @@ void testBadAddresses() {
   EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                 FLASHFUSE_ERROR_INVALID_ARGUMENT,
                 "'block_table' is a null pointer");
+  flashfuse_decode_plan_destroy(plan);
+
+  // A left-padded plan needs the first rows every step.
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kLeftPad),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  s = stepAddresses(0, false, bytes);
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'cache_leftpad' is a null pointer");
   flashfuse_decode_plan_destroy(plan);
   flashfuse_decode_plan_destroy(nullptr); // ignored
 }

@@ -774,17 +774,17 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 80, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 84, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
-  static_assert(sizeof(flashfuse_decode_args) == 448,
+  static_assert(sizeof(flashfuse_decode_args) == 456,
                 "flashfuse_decode_args layout");
   // Mirrored by python/flashfuse/_runtime.py's DecodeAddresses.
-  static_assert(sizeof(flashfuse_decode_addresses) == 104,
+  static_assert(sizeof(flashfuse_decode_addresses) == 112,
                 "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 11);
+  EXPECT(k.size() == 12);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
   EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
@@ -804,6 +804,16 @@ void testDecodeManifest() {
   EXPECT(k[1].variant.window == 1 && k[1].variant.softcap == 1);
   EXPECT(k[2].variant.kind == FLASHFUSE_KIND_DECODE_COMBINE);
   EXPECT(k[0].num_params == 31 && k[1].num_params == 34);
+  // Kernel 11 is kernel 0 over a left-padded cache: found by its flag.
+  EXPECT(k[11].variant.leftpad == 1 && k[0].variant.leftpad == 0 &&
+         k[11].num_params == 32);
+  flashfuse_variant padded = decodeVariant(
+      FLASHFUSE_KIND_DECODE, FLASHFUSE_DTYPE_F16, 128,
+      FLASHFUSE_CAUSAL_BOTTOM_RIGHT, 0);
+  padded.leftpad = 1;
+  EXPECT(m.find(padded) == 11);
+  padded.leftpad = 2;
+  EXPECT_ERROR(m.find(padded), FLASHFUSE_ERROR_INVALID_ARGUMENT, "leftpad");
   // The forward kernels of the other sample are contiguous (page_size 0).
   for (const flashfuse_kernel_info &f : sample().kernels())
     EXPECT(f.variant.page_size == 0);
@@ -891,6 +901,12 @@ void testDecodeManifestStrictness() {
        "'kv_dtype' is for kinds decode and kv_append only"},
       {decodeKernel("  kv_dtype e4m3\n", "kv_append"),
        "kv_dtype e4m3 needs the params 'k_descale' and 'v_descale'"},
+      {decodeKernel("  leftpad 1\n"),
+       "leftpad 1 needs the param 'cache_leftpad'"},
+      {decodeKernel("  leftpad 2\n"),
+       "bad value '2' for 'leftpad' (expected an integer in [0, 1])"},
+      {decodeKernel("  leftpad 1\n", "kv_append"),
+       "'leftpad' is for kind decode only"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "
@@ -902,6 +918,11 @@ void testDecodeManifestStrictness() {
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
                  c.fragment);
+  std::string stray = decodeKernel("");
+  stray.replace(stray.find("params memref:q"), 15,
+                "params memref:q memref:cache_leftpad");
+  EXPECT_ERROR(Manifest::fromText(stray), FLASHFUSE_ERROR_MANIFEST,
+               "the param 'cache_leftpad' needs 'leftpad 1'");
   // cluster_merge (KERNEL_ABI.md "Decode"): a decode kernel's, on sm_90 and
   // later, that merges its splits itself where it launches no clusters.
   auto clusterKernel = [&](const std::string &extra,
@@ -1110,6 +1131,29 @@ void testDecodeChecks() {
   EXPECT_BAD_DECODE(a.cache_seqlens = nullptr,
                     "'cache_seqlens' is a null pointer");
   EXPECT_BAD_DECODE(
+      a.cache_leftpad = static_cast<const int32_t *>(fakePointer(0x90000000)),
+      "'cache_leftpad' was given, but the kernel was compiled without it");
+  // A left-padded cache's kernel (11) needs the first rows, aligned, and
+  // splits as kernel 0 does.
+  expectBad(11, 2, [](flashfuse_decode_args &) {},
+            "the kernel reads a left-padded cache, and 'cache_leftpad' is a "
+            "null pointer",
+            __LINE__);
+  expectBad(11, 2,
+            [](flashfuse_decode_args &a) {
+              a.cache_leftpad =
+                  static_cast<const int32_t *>(fakePointer(0x90000004));
+            },
+            "buffer 'cache_leftpad' at 0x90000004 is not 16-byte aligned",
+            __LINE__);
+  {
+    flashfuse_decode_args a = goodDecodeArgs();
+    int plain = m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30);
+    a.cache_leftpad = static_cast<const int32_t *>(fakePointer(0x90000000));
+    EXPECT(m.checkDecode(11, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+           plain);
+  }
+  EXPECT_BAD_DECODE(
       a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000004)),
       "buffer 'cache_seqlens' at 0x60000004 is not 16-byte aligned");
   EXPECT_BAD_DECODE(a.k_stride[3] = 2,
@@ -1155,9 +1199,9 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
-  EXPECT_ERROR(m.checkDecode(0, 11, a, 132, 2),
+  EXPECT_ERROR(m.checkDecode(0, 12, a, 132, 2),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 11 out of range");
+               "combine kernel index 12 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
                "kernel");
@@ -1251,9 +1295,9 @@ void testKVAppendChecks() {
                                 "'flash_decode_f16_d128_m64n64w4s3_causal': not "
                                 "a kv_append kernel");
 #undef EXPECT_BAD_APPEND
-  EXPECT_ERROR(m.checkAppend(11, goodDecodeArgs()),
+  EXPECT_ERROR(m.checkAppend(12, goodDecodeArgs()),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "kernel index 11 out of range [0, 11)");
+               "kernel index 12 out of range [0, 12)");
 }
 
 void testDeviceCheckChecks() {

@@ -231,8 +231,11 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
     not x contiguous or paged (16, 64 rows a page); window and softcap at
     D = 128, causal, contiguous and page 16; last, Gemma-2's decoding step
     at D = 256 (causal with the logit softcap; its sliding layers' steps
-    see only their window's rows, flashfuse.hf), contiguous and page 16.
-    72 variants; each dtype and D shares one combine kernel."""
+    see only their window's rows, flashfuse.hf), contiguous and page 16;
+    then left-padded batches' steps (cache_leftpad: flashfuse.hf's padded
+    generate()) at D = 64, 128, 256, causal, contiguous, and with the
+    softcap at D = 128, 256 (Gemma-2's full layers). 82 variants; each
+    dtype and D shares one combine kernel."""
     vs = []
     for dtype in ("f16", "bf16"):
         for d in dims:
@@ -257,6 +260,14 @@ def decode_suite(dims=(32, 64, 96, 128, 256)):
                 f"kv_{dtype}_d256_softcap" + (f"_page{page}" if page else ""),
                 dtype, 256, causal="bottom_right", softcap=30.0,
                 page_size=page))
+    for dtype in ("f16", "bf16"):
+        for d in (x for x in (64, 128, 256) if x in dims):
+            vs.append(KVCacheVariant(f"kv_{dtype}_d{d}_leftpad", dtype, d,
+                                     causal="bottom_right", leftpad=True))
+        for d in (x for x in (128, 256) if x in dims):
+            vs.append(KVCacheVariant(f"kv_{dtype}_d{d}_softcap_leftpad",
+                                     dtype, d, causal="bottom_right",
+                                     softcap=30.0, leftpad=True))
     return vs
 
 
@@ -273,7 +284,8 @@ def decode_waves_suite():
     """The decode variants of DECODE_WAVES_TILES that the library ships for
     sm_90 targets (build/kernels/<target>-decode-waves): D = 128 x f16/bf16
     x causal (bottom-right) or not x contiguous or paged (16, 64 rows a
-    page). 12 variants."""
+    page), and the left-padded causal steps (cache_leftpad). 14
+    variants."""
     return [dataclasses.replace(v, name=v.name + "_waves",
                                 tiles=DECODE_WAVES_TILES)
             for v in decode_suite(dims=(128,))
@@ -294,9 +306,11 @@ def decode_rows8_suite(waves=False):
     """The decode variants of DECODE_ROWS8_TILES the library ships for sm_90
     targets (build/kernels/<target>-decode-rows8): D = 128 x f16/bf16 x
     causal (bottom-right) or not x contiguous or paged (16, 64 rows a
-    page), window and softcap contiguous and page 16; 20 variants. With
-    `waves`, those of DECODE_ROWS8_WAVES_TILES (<target>-decode-rows8-waves)
-    without window and softcap, as decode_waves_suite; 12 variants."""
+    page), window and softcap contiguous and page 16, the left-padded
+    causal steps (cache_leftpad) with and without the softcap; 24
+    variants. With `waves`, those of DECODE_ROWS8_WAVES_TILES
+    (<target>-decode-rows8-waves) without window and softcap, as
+    decode_waves_suite; 14 variants."""
     tiles = DECODE_ROWS8_WAVES_TILES if waves else DECODE_ROWS8_TILES
     suffix = "_rows8_waves" if waves else "_rows8"
     return [dataclasses.replace(v, name=v.name + suffix, tiles=tiles)

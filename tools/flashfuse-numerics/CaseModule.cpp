@@ -124,7 +124,7 @@ std::string regions(const CaseSpec &c) {
 } // namespace
 
 /// flash.attention_kvcache; arguments Q, key_cache, value_cache,
-/// cache_seqlens, [block_table], [key_new, value_new], [k_descale,
+/// cache_seqlens, [block_table], [cache_leftpad], [key_new, value_new], [k_descale,
 /// v_descale] (cache=e4m3), then the results O, LSE, [key_cache_out,
 /// value_cache_out].
 static std::string buildKVCacheModule(const CaseSpec &c) {
@@ -153,6 +153,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
   std::vector<Operand> ins = {{"q", qT}, {"kc", kT}, {"vc", vT}, {"lens", lensT}};
   if (c.pageSize)
     ins.push_back({"table", tableT});
+  if (!c.leftpad.empty())
+    ins.push_back({"leftpad", lensT});
   if (c.newRows) {
     ins.push_back({"kn", knT});
     ins.push_back({"vn", vnT});
@@ -186,6 +188,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
   os << " = flash.attention_kvcache %q, %kc, %vc, %lens";
   if (c.pageSize)
     os << " block_table(%table : " << tableT << ")";
+  if (!c.leftpad.empty())
+    os << " cache_leftpad(%leftpad : " << lensT << ")";
   if (c.newRows)
     os << " new_kv(%kn, %vn : " << knT << ", " << vnT << ")";
   if (c.hasFp8Cache())

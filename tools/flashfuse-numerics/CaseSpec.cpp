@@ -105,13 +105,15 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     else if (key == "op" &&
              (val == "attention" || val == "kvcache" || val == "varlen"))
       c.op = val;
-    else if (key == "lens" || key == "lens_q" || key == "lens_k") {
+    else if (key == "lens" || key == "lens_q" || key == "lens_k" ||
+             key == "leftpad") {
       // Colon-separated: commas already separate the pairs.
       std::istringstream lens(val);
       std::string len;
-      std::vector<int64_t> &list = key == "lens"     ? c.seqlens
-                                   : key == "lens_q" ? c.lensQ
-                                                     : c.lensK;
+      std::vector<int64_t> &list = key == "lens"      ? c.seqlens
+                                   : key == "lens_q"  ? c.lensQ
+                                   : key == "leftpad" ? c.leftpad
+                                                      : c.lensK;
       list.clear();
       while (std::getline(lens, len, ':'))
         list.push_back(std::strtoll(len.c_str(), nullptr, 0));
@@ -280,6 +282,10 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
         error = "each length plus Snew must lie in [0, Sk] (the capacity)";
         return std::nullopt;
       }
+    if (!c.leftpad.empty() && c.leftpad.size() != c.seqlens.size()) {
+      error = "leftpad=P0:P1:... needs one entry per length";
+      return std::nullopt;
+    }
     if (c.pageSize < 0 || (c.pageSize && c.seqK % c.pageSize != 0) ||
         c.sparePages < 0) {
       error = "page must divide Sk (the capacity); spare_pages >= 0";
@@ -307,8 +313,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       return std::nullopt;
     }
   } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
-             c.hasFp8Cache()) {
-    error = "lens, Snew, page and cache=e4m3 need op=kvcache";
+             c.hasFp8Cache() || !c.leftpad.empty()) {
+    error = "lens, leftpad, Snew, page and cache=e4m3 need op=kvcache";
     return std::nullopt;
   }
   if (c.isVarlen()) {

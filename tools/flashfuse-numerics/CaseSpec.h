@@ -83,6 +83,9 @@ struct CaseSpec {
   /// which no sequence owns.
   std::vector<int64_t> seqlens;
   int64_t newRows = 0, pageSize = 0, sparePages = 3;
+  /// op=kvcache: cache_leftpad (leftpad=a:b:c, one per sequence; any
+  /// values, negative and past the length included); empty: no operand.
+  std::vector<int64_t> leftpad;
   /// op=varlen: each sequence's query and key lengths (lens_q=a:b:..,
   /// lens_k=..; the same count, the number of sequences), and `pad` rows
   /// packed after the last sequence in Q, K and V that no sequence owns.

@@ -79,6 +79,9 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
   out.lse = HostTensor({c.batch, c.headsQ, c.seqQ});
   for (int64_t b = 0; b < c.batch; ++b) {
     const int64_t len = pb.seqlen(b) + c.newRows;
+    // Keys before the sequence's first row are padding.
+    const int64_t first =
+        in.leftpad.data.empty() ? 0 : int64_t(in.leftpad.data[b]);
     for (int64_t h = 0; h < c.headsQ; ++h)
       for (int64_t i = 0; i < c.seqQ; ++i) {
         // Bottom-right alignment per sequence: the last query row sits at
@@ -90,7 +93,7 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
         std::vector<double> s(len, -std::numeric_limits<double>::infinity());
         double m = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < len; ++j) {
-          if ((c.causal == "br" && j > diag) ||
+          if (j < first || (c.causal == "br" && j > diag) ||
               (c.windowLeft && j < diag - *c.windowLeft) ||
               (c.windowRight && j > diag + *c.windowRight))
             continue;

@@ -22,6 +22,7 @@ namespace flashfuse::numerics {
 struct KVCacheInputs {
   HostTensor q, keyCache, valueCache, keyNew, valueNew;
   HostTensor seqlens, blockTable;
+  HostTensor leftpad; // [B], empty without cache_leftpad
   HostTensor kDescale, vDescale;
 };
 

@@ -292,6 +292,11 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
   in.seqlens = HostTensor({c.batch});
   for (int64_t b = 0; b < c.batch; ++b)
     in.seqlens.data[b] = double(c.seqlens[b]);
+  if (!c.leftpad.empty()) {
+    in.leftpad = HostTensor({c.batch});
+    for (int64_t b = 0; b < c.batch; ++b)
+      in.leftpad.data[b] = double(c.leftpad[b]);
+  }
   return in;
 }
 
@@ -320,6 +325,8 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
                               toBuffer(in.seqlens, "i32")};
   if (c.pageSize)
     args.push_back(toBuffer(in.blockTable, "i32"));
+  if (!c.leftpad.empty())
+    args.push_back(toBuffer(in.leftpad, "i32"));
   if (c.newRows) {
     args.push_back(toBuffer(in.keyNew, c.dtype));
     args.push_back(toBuffer(in.valueNew, c.dtype));

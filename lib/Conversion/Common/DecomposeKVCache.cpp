@@ -7,8 +7,9 @@
 //  2. a paged cache is gathered into a dense [B, Hkv, C, D] tensor through
 //     the block table;
 //  3. a flash.attention over the (dense) caches, Sk = C, whose mask_mod keeps
-//     key j for query i of sequence b iff j < L_b = cache_seqlens[b] + Snew
-//     and j lies in the causal / window band around diag(i) = i + L_b - Sq.
+//     key j for query i of sequence b iff cache_leftpad[b] <= j < L_b =
+//     cache_seqlens[b] + Snew (no lower bound without cache_leftpad) and j
+//     lies in the causal / window band around diag(i) = i + L_b - Sq.
 // An FP8 (f8E4M3FN) cache adds two steps of its own: new rows are quantised
 // with 1 / descale as they are written (step 1), and the dense caches are
 // dequantised into f32 before step 3, whose flash.attention then runs on
@@ -328,6 +329,9 @@ private:
     };
     Value keep = cmp(arith::CmpIPredicate::slt, j, len);
     auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
+    if (op.hasLeftPad())
+      conj(cmp(arith::CmpIPredicate::sge, j,
+               extractIndex(op.getCacheLeftpad(), bIdx)));
     std::optional<uint64_t> left = op.getWindowLeft(),
                             right = op.getWindowRight();
     if (!op.isCausal() && !left && !right) {

@@ -806,6 +806,8 @@ void mlir::flash::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
   named["cache_seqlens"] = flatBuffer(b, op.getCacheSeqlens(), i32);
   if (paged)
     named["block_table"] = flatBuffer(b, op.getBlockTable(), i32);
+  if (spec.leftPad)
+    named["cache_leftpad"] = flatBuffer(b, op.getCacheLeftpad(), i32);
   // O in the layout of Q; LSE [B, Hq, Sq] (always written).
   auto outTy = cast<RankedTensorType>(op.getOutput().getType());
   SmallVector<Value> outDyn;

@@ -697,6 +697,8 @@ std::pair<Value, Value> KernelBuilderBase::keyBlockRange(Value rowStart,
     lo = arith::SelectOp::create(b, hasLeft,
                                  arith::MaxSIOp::create(b, loBound, zero), zero);
   }
+  if (keyStart)
+    lo = arith::MaxSIOp::create(b, lo, keyStart);
   hi = arith::MaxSIOp::create(b, hi, zero);
   Value bn = cIdx(b, blockN);
   Value nEnd = arith::CeilDivUIOp::create(b, hi, bn);
@@ -745,6 +747,10 @@ Value KernelBuilderBase::tileNeedsMask(Value rowStart, int64_t rows,
     return arith::ConstantIntOp::create(b, b.getI1Type(), 1);
   Value colEnd = arith::AddIOp::create(b, colStart, cIdx(b, cols));
   Value need = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, colEnd, seqK);
+  if (keyStart) // the tile starts below the first key
+    need = arith::OrIOp::create(
+        b, need,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, colStart, keyStart));
   if (rowTail)
     need = arith::OrIOp::create(
         b, need,
@@ -825,6 +831,9 @@ KernelBuilderBase::RowBand KernelBuilderBase::rowBand(Value row,
     lo = arith::SelectOp::create(b, hasLeft,
                                  arith::SubIOp::create(b, diag, windowLeft), lo);
   }
+  if (keyStart)
+    lo = arith::MaxSIOp::create(
+        b, lo, arith::SubIOp::create(b, i32(keyStart), colBase));
   return {lo, hi};
 }
 
@@ -1040,7 +1049,8 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
         elt = spec.outputType(); // f32 for an f32-output forward
       else if (name == "mask")
         elt = b.getI8Type();
-      else if (name == "cache_seqlens" || name == "block_table" ||
+      else if (name == "cache_seqlens" || name == "cache_leftpad" ||
+               name == "block_table" ||
                name == "check_status" || name == "split_arrivals" ||
                name == "cu_seqlens_q" ||
                name == "cu_seqlens_k" || name.ends_with("_num_blocks") ||

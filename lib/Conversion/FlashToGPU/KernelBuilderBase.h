@@ -56,6 +56,10 @@ protected:
   void setThreadCoordinates(Value threadId);
   Value batchIdx, head, headKV, headsQ, seqQ, seqK;
   Value diagOffset;              // key j is on the diagonal of row i at j == i + off
+  /// Index of the first key any row sees (the decode's cache_leftpad[b],
+  /// at least 0); null where every kernel starts at key 0, so that their
+  /// code has no trace of it.
+  Value keyStart;
   Value windowLeft, windowRight; // i32, -1 = unbounded
   void readArguments();
   /// Fills `arg` from the kernel's parameters (readArguments does it first;

@@ -170,6 +170,8 @@ std::string KernelSpec::kernelName() const {
     name += "_dqrows";
   if (pageSize)
     name += "_page" + std::to_string(pageSize);
+  if (leftPad)
+    name += "_leftpad";
   if (varlen)
     name += "_varlen";
   if (blockSparse)
@@ -373,6 +375,8 @@ SmallVector<std::string> KernelSpec::params() const {
              "split_arrivals", "cache_seqlens"});
     if (pageSize)
       memrefs({"block_table"});
+    if (leftPad)
+      memrefs({"cache_leftpad"});
     sizes();
     p.push_back("i32:seq_new");
     strides({"q", "k", "v", "o"});
@@ -419,6 +423,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
          pageSize == o.pageSize && fp8Cache == o.fp8Cache &&
+         leftPad == o.leftPad &&
          outputType() == o.outputType() &&
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
@@ -959,5 +964,6 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
   s.window = op.getWindowLeft().has_value() || op.getWindowRight().has_value();
   s.softcap = op.getSoftcap().has_value();
   s.pageSize = op.getPageSize();
+  s.leftPad = op.hasLeftPad();
   return s;
 }

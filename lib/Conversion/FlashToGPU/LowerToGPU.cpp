@@ -66,6 +66,9 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // 16-bit ones have no key, so their manifests read as before.
   if (s.fp8Cache)
     f.push_back(b.getNamedAttr("kv_dtype", b.getStringAttr("e4m3")));
+  // Likewise a decode over a left-padded cache (its param cache_leftpad).
+  if (s.leftPad)
+    f.push_back(b.getNamedAttr("leftpad", b.getI64IntegerAttr(1)));
   // Likewise only a forward that writes O in f32 says so: the runtime looks
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())

@@ -99,6 +99,14 @@ void Sm80DecodeBuilder::readForwardArguments() {
   len = arith::MaxSIOp::create(b, len, cIdx(b, 0));
   seqK = arith::MinSIOp::create(b, len, idx("seq_k"));
   diagOffset = arith::SubIOp::create(b, seqK, seqQ);
+  // The first row a left-padded sequence sees; a negative one hides
+  // nothing, one past L_b every key (keyBlockRange then gives no block).
+  if (s.leftPad)
+    keyStart = arith::MaxSIOp::create(
+        b,
+        asIndex(memref::LoadOp::create(b, arg.lookup("cache_leftpad"),
+                                       ValueRange{batchIdx})),
+        cIdx(b, 0));
 
   // Warps that share rows take consecutive slices of every key block.
   int64_t keyWarps = s.keyWarps();

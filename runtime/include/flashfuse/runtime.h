@@ -133,6 +133,11 @@ typedef struct flashfuse_variant {
    * page_size. */
   int32_t descale_block_q;
   int32_t descale_block_k;
+  /* decode: 1 for a kernel over a left-padded cache (manifest `leftpad 1`),
+   * whose params take cache_leftpad (flashfuse_decode_args); 0 for every
+   * other kernel. Appended after descale_block_k for the same reason as
+   * page_size. */
+  int32_t leftpad;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -532,6 +537,12 @@ typedef struct flashfuse_decode_args {
   const float *k_descale;
   const float *v_descale;
   int64_t k_descale_stride[2], v_descale_stride[2];
+  /* A left-padded cache (a decode kernel of variant leftpad 1; flash-attn's
+   * cache_leftpad): i32 [B] device buffer, the first row of each
+   * sequence's cache; sequence b sees its keys [cache_leftpad[b], L_b).
+   * Any value is valid (a negative one hides nothing). NULL (the init's
+   * value) for every other kernel. Last, after the descales. */
+  const int32_t *cache_leftpad;
 } flashfuse_decode_args;
 
 FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
@@ -605,6 +616,9 @@ typedef struct flashfuse_decode_addresses {
   const float *v_descale;
   void *workspace;
   size_t workspace_bytes;
+  /* A left-padded cache's first rows (a decode of variant leftpad 1);
+   * NULL otherwise. Last, after the workspace. */
+  const int32_t *cache_leftpad;
 } flashfuse_decode_addresses;
 
 /* Validates `args` against the kernels as flashfuse_attention_decode does
@@ -666,7 +680,9 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_decode_check(
  * FP8 cache (kv_dtype FLASHFUSE_DTYPE_E4M3, a kv_append of kv_dtype e4m3)
  * k_new/v_new are in `dtype` and are stored as e4m3(clamp(x * (1 /
  * descale[b, h]), -448, 448)), rounded to nearest even, with the decode's
- * descale arguments and checks. seq_new = 0 launches nothing.
+ * descale arguments and checks. New rows go to cache_seqlens[b] whatever
+ * cache_leftpad says (which a kv_append does not read). seq_new = 0
+ * launches nothing.
  * Asynchronous; launch the decode after it on the same stream. */
 FLASHFUSE_API flashfuse_status flashfuse_kvcache_append(
     flashfuse_kernel *append, const flashfuse_decode_args *args,

@@ -214,3 +214,28 @@ func.func @contiguous_append_bshd(%q: tensor<1x3x4x16xf32>,
   return %o, %kc, %vc
       : tensor<1x3x4x16xf32>, tensor<1x32x2x16xf32>, tensor<1x32x2x16xf32>
 }
+
+// -----
+
+// cache_leftpad: key j is also kept only from the sequence's first row on,
+// with or without a band.
+// CHECK-LABEL: func.func @leftpad
+// CHECK-SAME: %[[L:[^:]*]]: tensor<2xi32>, %[[P:[^:]*]]: tensor<2xi32>)
+// CHECK: mask_mod
+// CHECK-NEXT: ^bb0(%[[B:.*]]: index, %{{.*}}: index, %{{.*}}: index, %[[J:.*]]: index):
+// CHECK: %[[INLEN:.*]] = arith.cmpi slt, %[[J]], %{{.*}} : index
+// CHECK: %[[P32:.*]] = tensor.extract %[[P]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[FIRST:.*]] = arith.index_cast %[[P32]] : i32 to index
+// CHECK: %[[FROM:.*]] = arith.cmpi sge, %[[J]], %[[FIRST]] : index
+// CHECK: %[[KEEP:.*]] = arith.andi %[[INLEN]], %[[FROM]]
+// CHECK-NOT: arith.cmpi
+// CHECK: flash.yield %[[KEEP]] : i1
+func.func @leftpad(%q: tensor<2x4x1x32xf32>, %k: tensor<2x2x64x32xf32>,
+                   %v: tensor<2x2x64x32xf32>, %lens: tensor<2xi32>,
+                   %pad: tensor<2xi32>) -> tensor<2x4x1x32xf32> {
+  %o = flash.attention_kvcache %q, %k, %v, %lens
+      cache_leftpad(%pad : tensor<2xi32>)
+      : tensor<2x4x1x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>,
+        tensor<2xi32> -> tensor<2x4x1x32xf32>
+  return %o : tensor<2x4x1x32xf32>
+}

@@ -148,7 +148,7 @@ func.func @block_table_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<16x32x2x64xf16>
 // new_kv's operands come together (only the generic form can split them).
 func.func @key_new_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{'key_new' and 'value_new' must be given together}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -432,7 +432,7 @@ func.func @lse_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: t
 // With new_kv the updated caches are results (only the generic form can drop them).
 func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{with 'new_kv' the updated caches must be results ('key_cache_out' and 'value_cache_out')}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -441,7 +441,7 @@ func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2
 
 func.func @cache_results_without_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
   // expected-error @below {{'key_cache_out' and 'value_cache_out' are results only with 'new_kv'}}
-  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
   return
 }
@@ -471,6 +471,37 @@ func.func @result_count(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v
 func.func @result_count_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>) {
   // expected-error @+3 {{expected 3 or 4 result types (O [, LSE], key_cache_out, value_cache_out), got 1}}
   %o = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %kn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @leftpad_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %pad: tensor<2x1xi32>) {
+  // expected-error @below {{'cache_leftpad' must have rank 1 ([B]), got 'tensor<2x1xi32>'}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens cache_leftpad(%pad : tensor<2x1xi32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @leftpad_batch(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %pad: tensor<3xi32>) {
+  // expected-error @below {{'cache_leftpad' must have shape [2] ([B]), got [3]}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens cache_leftpad(%pad : tensor<3xi32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+// cache_leftpad is i32, as the kernels read it.
+func.func @leftpad_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %pad: tensor<2xi64>) {
+  // expected-error @below {{operand #4 must be ranked tensor of 32-bit signless integer values, but got 'tensor<2xi64>'}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens cache_leftpad(%pad : tensor<2xi64>)
       : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
       -> tensor<2x8x1x64xf16>
   return

@@ -119,6 +119,11 @@ struct KernelSpec {
   /// KVAppend: the cache it writes is such a cache; the kernel quantises
   /// the new rows (elementType) with the descales' reciprocals.
   bool fp8Cache = false;
+  /// Decode: each sequence's first cache row comes from `cache_leftpad`
+  /// (i32 [B]; the op's operand of that name): keys below it are masked
+  /// and the blocks wholly below it not visited (KernelBuilderBase's
+  /// keyStart).
+  bool leftPad = false;
   /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
   /// them for an FP8 cache, all of them otherwise.
   int64_t cacheColumns(int64_t cols) const {

@@ -247,6 +247,9 @@ struct KVCacheVerifier {
     if (paged && failed(expectRank("block_table", op.getBlockTable(), 2,
                                    "[B, max_pages]")))
       return failure();
+    if (op.hasLeftPad() &&
+        failed(expectRank("cache_leftpad", op.getCacheLeftpad(), 1, "[B]")))
+      return failure();
     if (static_cast<bool>(op.getKeyNew()) != static_cast<bool>(op.getValueNew()))
       return error() << "'key_new' and 'value_new' must be given together";
     if (op.hasNewKV() &&
@@ -317,6 +320,9 @@ struct KVCacheVerifier {
         return failure();
     }
     if (failed(expectShape("cache_seqlens", op.getCacheSeqlens(), {b}, "[B]")))
+      return failure();
+    if (op.hasLeftPad() &&
+        failed(expectShape("cache_leftpad", op.getCacheLeftpad(), {b}, "[B]")))
       return failure();
 
     // The default scale is 1/sqrt(D) and a kernel cannot tile a zero-width

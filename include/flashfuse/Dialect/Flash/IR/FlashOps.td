@@ -485,6 +485,10 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
       step's new rows;
     - `block_table` i32 [B, max_pages]: page p of sequence b holds its rows
       [p * page_size, (p + 1) * page_size);
+    - `cache_leftpad` i32 [B] (flash-attn's `cache_leftpad`): the first
+      row of each sequence's cache; the rows before it are padding that no
+      query sees (a left-padded batch: Hugging Face's `padding_side="left"`
+      writes every sequence's prompt to end at the same row). Absent: 0.
     - `key_new` / `value_new` (together) [B, Hkv, Snew, D] / Dv in the layout
       of `query`.
 
@@ -495,8 +499,9 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     Semantics, per sequence b (Snew = 0 without `new_kv`):
     ```
     L_b = cache_seqlens[b] + Snew
+    P_b = cache_leftpad[b]                       (0 without cache_leftpad)
     diag(i) = i + L_b - Sq                       (bottom-right, per sequence)
-    key j is visible to query i iff  j < L_b
+    key j is visible to query i iff  P_b <= j < L_b
         and (causal       => j <= diag(i))
         and (window_left  => j >= diag(i) - window_left)
         and (window_right => j <= diag(i) + window_right)
@@ -507,8 +512,13 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     ```
     `causal` must be `#flash.causal<bottom_right>`: each sequence's diagonal
     ends at its own last key, which top-left alignment cannot express.
-    Lengths outside [0, C] and page indices outside [0, num_pages) are outside
-    the contract; lowerings clamp them where they read, so that nothing is
+    The causal diagonal and the window are placed by L_b alone: padding
+    shortens a sequence at its start, where its last key stays the
+    diagonal's. New rows are written at cache_seqlens[b] as without
+    padding (the padding is below them).
+    Every value of `cache_leftpad` is in the contract (a negative one
+    hides nothing, one of L_b or more every key). Lengths outside [0, C]
+    and page indices outside [0, num_pages) are outside the contract; lowerings clamp them where they read, so that nothing is
     read out of bounds, and the GPU lowering's append (kind `kv_append`)
     skips a new row whose destination lies outside the cache, so that
     nothing is written out of bounds or onto another sequence's rows.
@@ -558,6 +568,7 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        Flash_QKVTensor:$value_cache,
                        Flash_I32Tensor:$cache_seqlens,
                        Optional<Flash_I32Tensor>:$block_table,
+                       Optional<Flash_I32Tensor>:$cache_leftpad,
                        Optional<Flash_QKVTensor>:$key_new,
                        Optional<Flash_QKVTensor>:$value_new,
                        Optional<Flash_DescaleTensor>:$k_descale,
@@ -581,6 +592,7 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
   let assemblyFormat = [{
     $query `,` $key_cache `,` $value_cache `,` $cache_seqlens
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
+    (`cache_leftpad` `(` $cache_leftpad^ `:` type($cache_leftpad) `)`)?
     (`new_kv` `(` $key_new^ `,` $value_new `:` type($key_new) `,`
        type($value_new) `)`)?
     (`descale` `(` $k_descale^ `,` $v_descale `:` type($k_descale) `,`
@@ -595,6 +607,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
   let extraClassDeclaration = [{
     /// True when the caches are paged (a `block_table` is given).
     bool isPaged() { return static_cast<bool>(getBlockTable()); }
+    /// True when each sequence's first cache row is given (`cache_leftpad`).
+    bool hasLeftPad() { return static_cast<bool>(getCacheLeftpad()); }
     /// True when new rows are appended (`new_kv`).
     bool hasNewKV() { return static_cast<bool>(getKeyNew()); }
     /// True when the caches are f8E4M3FN (dequantised by `descale`).

@@ -108,7 +108,8 @@ FailureOr<Operation *> mlir::flash::raise::rewriteAttentionKVCache(
   auto op = AttentionKVCacheOp::create(
       b, loc, operands->outputType, /*lse=*/Type(), /*key_cache_out=*/Type(),
       /*value_cache_out=*/Type(), operands->q, operands->k, operands->v,
-      seqlens, /*block_table=*/Value(), /*key_new=*/Value(),
+      seqlens, /*block_table=*/Value(), /*cache_leftpad=*/Value(),
+      /*key_new=*/Value(),
       /*value_new=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       b.getF32FloatAttr(m.parts.scale), causal,
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
