@@ -69,7 +69,7 @@ def test_decode_kinds_and_page_size(rt):
         rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
         rt.KIND_DECODE_COMBINE, rt.KIND_KV_APPEND, rt.KIND_KV_APPEND,
         rt.KIND_DECODE_CHECK, rt.KIND_DECODE_CHECK, rt.KIND_DECODE,
-        rt.KIND_DECODE, rt.KIND_DECODE]
+        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE]
     # The last three decode kernels merge their own splits: split_counters
     # (cleared before each launch), split_arrivals (left at 0 by the
     # kernel), and the last in a thread-block cluster too (cluster_merge).
@@ -93,6 +93,14 @@ def test_decode_kinds_and_page_size(rt):
     v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 64, 64, 0,
                               window=True, softcap=True, page_size=16)
     assert m.find(v) == 1
+    # The last is kernel 0 over a left-padded cache (cache_leftpad).
+    assert kernels[11].variant.describe() == (
+        "decode f16 D=128 Dv=128 causal=bottom_right leftpad")
+    assert ("memref", "cache_leftpad") in m.params(11)
+    assert ("memref", "cache_leftpad") not in m.params(0)
+    padded = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 128, 128, 2,
+                                   leftpad=True)
+    assert m.find(padded) == 11
     v.page_size = 64
     from flashfuse.errors import KernelNotFoundError
     with pytest.raises(KernelNotFoundError, match="page_size=64"):
