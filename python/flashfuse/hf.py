@@ -394,7 +394,9 @@ def _mask(*args, **kwargs):
     mask, or None where causality alone describes it, and where causality
     with the layer's sliding window does: _window_serves), for the general
     path; also records on the model's config whether the batch has padding,
-    for the KV-cache path (_kvcache_lengths). That is decided on steps of
+    for the KV-cache path (_kvcache_lengths), and whether that padding is
+    on the left (_left_padded_step, whose lengths and paddings replace the
+    mask of such a batch's decoding steps). That is decided on steps of
     several query rows (the prompt), which read the padding mask back once
     (as transformers' SDPA mask does for the prompt), and kept for the
     decoding steps that follow, which read nothing back: generate() only

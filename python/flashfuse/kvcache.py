@@ -108,6 +108,16 @@ def _check_half(name, t, dtype):
                         "q, the caches and k_new/v_new share one dtype")
 
 
+def _check_per_sequence(name, t, b):
+    """An int32 [B] tensor of one value a sequence (the lengths, the
+    paddings)."""
+    if t.dtype != torch.int32:
+        raise TypeError(f"{_NAME}: {name} must be int32, got {t.dtype}")
+    if t.shape != (b,):
+        raise ValueError(f"{_NAME}: {name} must be [B={b}], got "
+                         f"{tuple(t.shape)}")
+
+
 def _readable_in_place(name, t):
     """The caches are read and written where they are: a copy would cost
     the whole cache per step, so a layout the kernels cannot read is an
@@ -218,22 +228,12 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                 f"{_NAME}: cache_seqlens = {cache_seqlens} with {snew} new "
                 f"rows is outside the cache's capacity [0, {capacity}]")
     else:
-        if cache_seqlens.dtype != torch.int32:
-            raise TypeError(f"{_NAME}: cache_seqlens must be int32, got "
-                            f"{cache_seqlens.dtype}")
-        if cache_seqlens.shape != (b,):
-            raise ValueError(f"{_NAME}: cache_seqlens must be [B={b}], got "
-                             f"{tuple(cache_seqlens.shape)}")
+        _check_per_sequence("cache_seqlens", cache_seqlens, b)
     if cache_leftpad is not None:
         if not isinstance(cache_leftpad, torch.Tensor):
             raise TypeError(f"{_NAME}: cache_leftpad must be an int32 tensor "
                             f"[B] or None, got {type(cache_leftpad).__name__}")
-        if cache_leftpad.dtype != torch.int32:
-            raise TypeError(f"{_NAME}: cache_leftpad must be int32, got "
-                            f"{cache_leftpad.dtype}")
-        if cache_leftpad.shape != (b,):
-            raise ValueError(f"{_NAME}: cache_leftpad must be [B={b}], got "
-                             f"{tuple(cache_leftpad.shape)}")
+        _check_per_sequence("cache_leftpad", cache_leftpad, b)
     if (not isinstance(window_size, (tuple, list)) or len(window_size) != 2
             or any(not isinstance(w, int) or w < -1 for w in window_size)):
         raise ValueError(f"{_NAME}: window_size must be (left, right) ints "
