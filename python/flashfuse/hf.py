@@ -136,7 +136,8 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
         # sequence's keys [leftpad, L) of the cache.
         lengths, leftpad = attention_mask[0, 0]
         unserved = (query.dtype, query.shape[-1], bool(softcap))
-        if (is_causal and not dropout and not sliding_window
+        # (A sliding layer's step sees its whole buffer: _padded_layer_step.)
+        if (is_causal and not dropout
                 and query.shape[2] <= KVCACHE_MAX_QUERY_ROWS
                 and decode_serves_head_dim(query.shape[-1])
                 and unserved not in _leftpad_unserved):
@@ -332,39 +333,74 @@ def _is_left_padding(padding):
 def _left_padded_step(args, kwargs, config):
     """For the sdpa_mask arguments of a step over the cache of a batch
     whose prompt was left-padded (`config._flashfuse_left_padded`, found
-    at the prompt), on a full-attention layer (transformers' plain causal
-    mask function, no overlays): the i32 [1, 1, 2, B] tensor of each
-    sequence's length L (the tokens so far: the 2D mask's width) in row 0
-    and its padding (the 2D mask's zeros) in row 1, which the attention
-    passes to the decode kernels as cache_seqlens and cache_leftpad (flash-
-    attn's). None elsewhere. Key j is visible to query i of sequence b iff
-    leftpad_b <= j <= i + L - Sq: the causal mask bottom-right with the
-    padding, transformers' mask exactly, for steps of up to
-    KVCACHE_MAX_QUERY_ROWS rows after the prompt (the 2D mask wider than
-    the step). No read-back: it works in the decoding steps generate()
-    compiles. Rows are 16-byte aligned (the kernels' index buffers)."""
+    at the prompt): the i32 [1, 1, 2, B] tensor of each sequence's length
+    L in the layer's keys in row 0 and the keys its padding (the 2D mask's
+    zeros) covers there in row 1 (_padded_layer_step says which steps and
+    layers), which the attention passes to the decode kernels as
+    cache_seqlens and cache_leftpad (flash-attn's); None elsewhere. Key j
+    is visible to query i of sequence b iff leftpad_b <= j <= i + L - Sq:
+    the causal mask bottom-right with the padding, transformers' mask
+    exactly. No read-back. Rows are 16-byte aligned (the kernels' index
+    buffers)."""
     import torch
-    from transformers.masking_utils import causal_mask_function
 
     padding = kwargs.get("attention_mask")
-    q_length = kwargs.get("q_length")
     batch = kwargs.get("batch_size")
     if (args or config is None
             or not getattr(config, "_flashfuse_left_padded", False)
-            or kwargs.get("mask_function") is not causal_mask_function
-            or kwargs.get("local_size") is not None
-            or kwargs.get("kv_offset", 0) != 0
             or not isinstance(padding, torch.Tensor) or padding.dim() != 2
-            or type(q_length) is not int or type(batch) is not int
-            or not 0 < q_length <= KVCACHE_MAX_QUERY_ROWS
-            or padding.shape[0] != batch or padding.shape[1] <= q_length
-            or padding.shape[1] > kwargs.get("kv_length", 0)):
+            or type(batch) is not int or padding.shape[0] != batch):
         return None
+    placed = _padded_layer_step(kwargs, padding.shape[1])
+    if placed is None:
+        return None
+    length, first_key = placed
     rows = -(-batch // 4) * 4  # each row on a 16-byte boundary
     both = torch.zeros((2, rows), dtype=torch.int32, device=padding.device)
-    both[0].fill_(padding.shape[1])
-    both[1, :batch] = padding.shape[1] - padding.sum(-1).to(torch.int32)
+    both[0].fill_(length)
+    both[1, :batch] = (padding.shape[1] - first_key
+                       - padding.sum(-1).to(torch.int32))
     return both[:, :batch][None, None]
+
+
+def _padded_layer_step(kwargs, tokens):
+    """(L, the absolute position of the layer's key 0) for a step of up to
+    KVCACHE_MAX_QUERY_ROWS rows after the prompt (`tokens`, the 2D mask's
+    width, is the tokens so far, more than the step's rows), or None:
+    - a full-attention layer (transformers' plain causal mask function, no
+      overlays): its keys are every token, L = tokens, also in the steps
+      generate() compiles;
+    - a sliding-window layer's one-row step in eager mode (its plain
+      sliding-window causal mask function, probed as in _window_serves):
+      its buffer of at most a window of keys holds positions kv_offset on,
+      before it fills (kv_offset 0) or rolled (the newest row last), so the
+      window itself hides nothing there: L = q_offset + 1 - kv_offset."""
+    from transformers.masking_utils import causal_mask_function
+
+    q_length = kwargs.get("q_length")
+    if (type(q_length) is not int
+            or not 0 < q_length <= KVCACHE_MAX_QUERY_ROWS
+            or tokens <= q_length):
+        return None
+    window = kwargs.get("local_size")
+    if window is None:
+        if (kwargs.get("mask_function") is not causal_mask_function
+                or kwargs.get("kv_offset", 0) != 0
+                or tokens > kwargs.get("kv_length", 0)):
+            return None
+        return tokens, 0
+    sizes = _mask_sizes((), kwargs, True)
+    if sizes is None or q_length != 1 or not isinstance(window, int):
+        return None
+    import torch
+    _, _, kv_length, q_offset, kv_offset = sizes
+    filling = kv_offset == 0 and q_offset < kv_length
+    rolled = q_offset + 1 == kv_offset + kv_length
+    if (torch.compiler.is_compiling() or not 0 < kv_length <= window
+            or q_offset + 1 != tokens or not (filling or rolled)
+            or not _is_sliding_causal(kwargs.get("mask_function"), window)):
+        return None
+    return q_offset + 1 - kv_offset, kv_offset
 
 
 def _is_leftpad_mask(attention_mask):

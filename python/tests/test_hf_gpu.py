@@ -185,11 +185,11 @@ def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache,
     """Greedy generate() of a left-padded batch (prompts of 20 and 13
     tokens): the prompt runs the library's masked forwards (bf16; Llama D =
     64 and 128, Gemma-2 D = 128 and 256 with its softcap and a window of
-    16); every decoding step of a full-attention layer runs the decode
-    kernels with each sequence's padding as cache_leftpad (also in the
-    steps generate() compiles over a StaticCache), Gemma-2's sliding
-    layers the masked forward; the tokens are transformers' own (SDPA;
-    eager for Gemma-2) under the tie rule."""
+    16); every decoding step runs the decode kernels with each sequence's
+    padding as cache_leftpad (a full layer's in the steps generate()
+    compiles over a StaticCache too; a sliding layer's eager, the padding
+    shifted by its buffer's first position); the tokens are transformers'
+    own (SDPA; eager for Gemma-2) under the tie rule."""
     from flashfuse import kvcache
     impl = flashfuse.hf.register()
     calls = []
@@ -224,9 +224,13 @@ def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache,
         want = ref.generate(ids, output_scores=True,
                             return_dict_in_generate=True, **kwargs)
         got = ours.generate(ids, **kwargs)
-    full_layers = 1 if arch == "gemma2" else cfg.num_hidden_layers
     if cache == "static":  # compiled steps replay without Python
-        assert calls and all(c in ("traced", [0, 7]) for c in calls)
+        assert calls and all(c == "traced" or c[1] - c[0] == 7
+                             for c in calls)
+    elif arch == "gemma2":
+        # Layer 0 slides: its buffer holds positions p - 15 on at step p.
+        assert calls == [pads for p in range(20, 31)
+                         for pads in ([15 - p, 22 - p], [0, 7])]
     else:
-        assert calls == [[0, 7]] * (full_layers * 11)
+        assert calls == [[0, 7]] * (cfg.num_hidden_layers * 11)
     _assert_greedy_matches(got, want, 20)

@@ -62,27 +62,34 @@ def _attend(q, k, v, keep, scale, softcap):
 
 class KVCacheSpy:
     """attention_with_kvcache's contract: sequence b sees its first
-    cache_seqlens[b] rows, bottom-right causal, with the softcap; records
-    (rows, lengths) a call."""
+    cache_seqlens[b] rows (from row cache_leftpad[b] on), bottom-right
+    causal, with the softcap; records (rows, lengths) a call, and the
+    paddings in `leftpads`."""
 
     def __init__(self):
         self.calls = []
+        self.leftpads = []
 
     def __call__(self, q, k_cache, v_cache, cache_seqlens, k_new=None,
                  v_new=None, block_table=None, *, softmax_scale=None,
-                 is_causal=True, window_size=(-1, -1), softcap=0.0, **kw):
+                 is_causal=True, window_size=(-1, -1), softcap=0.0,
+                 cache_leftpad=None, **kw):
         assert k_new is None and is_causal
         assert window_size == (-1, -1)
         self.calls.append((k_cache.shape[1], cache_seqlens.tolist()))
+        self.leftpads.append(None if cache_leftpad is None
+                             else cache_leftpad.tolist())
         outs = []
         for b in range(q.shape[0]):
             n = int(cache_seqlens[b])
             sq = q.shape[1]  # bottom-right causal
+            keep = torch.ones(sq, n, dtype=torch.bool).tril(n - sq)
+            if cache_leftpad is not None:
+                keep[:, :max(int(cache_leftpad[b]), 0)] = False
             outs.append(_attend(
                 q[b:b + 1].transpose(1, 2),
                 k_cache[b:b + 1, :n].transpose(1, 2),
-                v_cache[b:b + 1, :n].transpose(1, 2),
-                torch.ones(sq, n, dtype=torch.bool).tril(n - sq),
+                v_cache[b:b + 1, :n].transpose(1, 2), keep,
                 softmax_scale, softcap))
         return torch.cat(outs).transpose(1, 2)
 
@@ -172,17 +179,18 @@ def test_generate_matches_sdpa(spy, hf_model_pair):
     assert max(rows for rows, _ in spy.kvcache.calls) <= WINDOW
 
 
-def _static_generate_matches(ref, ours, new, padding=0):
-    """Greedy generate() of `new` tokens with a StaticCache from two
-    5-token prompts (the second left-padded by `padding`): ours must give
-    the reference's tokens."""
-    ids = torch.randint(1, 97, (2, 5))
+def _static_generate_matches(ref, ours, new, padding=0, prompt=5,
+                             cache="static"):
+    """Greedy generate() of `new` tokens with a StaticCache (or `cache`)
+    from two prompts of `prompt` tokens (the second left-padded by
+    `padding`): ours must give the reference's tokens."""
+    ids = torch.randint(1, 97, (2, prompt))
     mask = torch.ones_like(ids)
     mask[1, :padding] = 0
     ids[1, :padding] = 0
     kwargs = dict(attention_mask=mask, max_new_tokens=new,
                   min_new_tokens=new, do_sample=False, pad_token_id=0,
-                  cache_implementation="static")
+                  cache_implementation=cache)
     with torch.no_grad():
         assert torch.equal(ours.generate(ids, **kwargs),
                            ref.generate(ids, **kwargs))
@@ -205,10 +213,32 @@ def test_static_cache_steps_take_the_kvcache_path(spy, hf_model_pair):
     assert spy.calls == [(False, "top_left", (WINDOW - 1, -1))] * 2
 
 
-def test_static_cache_padded_steps_keep_the_mask(spy, hf_model_pair):
+def test_static_cache_padded_steps_take_cache_leftpad(spy, hf_model_pair):
+    """A left-padded batch's steps over a StaticCache's sliding buffer:
+    the lengths as unpadded, and the padding's rows of the buffer (the
+    padding's positions less the buffer's first, kv_offset, once it rolls)
+    as cache_leftpad; the prompt keeps its mask."""
     _static_generate_matches(*hf_model_pair(_config()), 6, padding=2)
-    assert not spy.kvcache.calls
+    # Steps at positions 5..9: the buffer fills (rows 6, 7, 8), then rolls
+    # (kv_offset 1, 2).
+    assert spy.kvcache.calls == [(WINDOW, [n, n]) for n in (6, 7, 8, 8, 8)
+                                 for _ in range(2)]
+    assert spy.kvcache.leftpads == [[-k, 2 - k] for k in (0, 0, 0, 1, 2)
+                                    for _ in range(2)]
     assert spy.calls and all(given for given, _, _ in spy.calls)
+
+
+def test_dynamic_cache_padded_steps_take_cache_leftpad(spy, hf_model_pair):
+    """The same over transformers' dynamic sliding layers, past the
+    window: the padding leaves the buffer as it rolls."""
+    _static_generate_matches(*hf_model_pair(_config()), 8, padding=3,
+                             prompt=6, cache="dynamic")
+    # Steps at positions 6..12; the buffer holds positions kv_offset on.
+    offsets = [max(p - WINDOW + 1, 0) for p in range(6, 13)]
+    assert spy.kvcache.leftpads == [[-k, 3 - k] for k in offsets
+                                    for _ in range(2)]
+    assert [n for _, (n, _) in spy.kvcache.calls] == [
+        p + 1 - k for p, k in zip(range(6, 13), offsets) for _ in range(2)]
 
 
 def test_gemma2_static_cache_steps(spy, hf_model_pair):
