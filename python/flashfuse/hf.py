@@ -134,7 +134,7 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     if _is_leftpad_mask(attention_mask):
         # A step of a left-padded batch (_left_padded_step): each
         # sequence's keys [leftpad, L) of the cache.
-        lengths, leftpad = attention_mask[0, 0]
+        lengths, leftpad = attention_mask[0, 0, :, :query.shape[0]]
         unserved = (query.dtype, query.shape[-1], bool(softcap))
         # (A sliding layer's step sees its whole buffer: _padded_layer_step.)
         if (is_causal and not dropout
@@ -333,15 +333,17 @@ def _is_left_padding(padding):
 def _left_padded_step(args, kwargs, config):
     """For the sdpa_mask arguments of a step over the cache of a batch
     whose prompt was left-padded (`config._flashfuse_left_padded`, found
-    at the prompt): the i32 [1, 1, 2, B] tensor of each sequence's length
+    at the prompt): the i32 [1, 1, 2, B'] tensor of each sequence's length
     L in the layer's keys in row 0 and the keys its padding (the 2D mask's
     zeros) covers there in row 1 (_padded_layer_step says which steps and
     layers), which the attention passes to the decode kernels as
     cache_seqlens and cache_leftpad (flash-attn's); None elsewhere. Key j
     is visible to query i of sequence b iff leftpad_b <= j <= i + L - Sq:
     the causal mask bottom-right with the padding, transformers' mask
-    exactly. No read-back. Rows are 16-byte aligned (the kernels' index
-    buffers)."""
+    exactly. No read-back. B' is B rounded up to 4, so that both rows
+    start on 16-byte boundaries (the kernels' index buffers) in a
+    contiguous tensor: generate() makes a StaticCache's masks contiguous
+    before its (compiled) steps, which would otherwise copy them."""
     import torch
 
     padding = kwargs.get("attention_mask")
@@ -360,7 +362,7 @@ def _left_padded_step(args, kwargs, config):
     both[0].fill_(length)
     both[1, :batch] = (padding.shape[1] - first_key
                        - padding.sum(-1).to(torch.int32))
-    return both[:, :batch][None, None]
+    return both[None, None]
 
 
 def _padded_layer_step(kwargs, tokens):
@@ -404,7 +406,7 @@ def _padded_layer_step(kwargs, tokens):
 
 
 def _is_leftpad_mask(attention_mask):
-    """Whether the attention's mask is _left_padded_step's i32 [1, 1, 2, B]
+    """Whether the attention's mask is _left_padded_step's i32 [1, 1, 2, B']
     lengths and paddings (SDPA's masks are boolean or floating point)."""
     import torch
 

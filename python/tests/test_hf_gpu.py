@@ -186,10 +186,10 @@ def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache,
     tokens): the prompt runs the library's masked forwards (bf16; Llama D =
     64 and 128, Gemma-2 D = 128 and 256 with its softcap and a window of
     16); every decoding step runs the decode kernels with each sequence's
-    padding as cache_leftpad (a full layer's in the steps generate()
-    compiles over a StaticCache too; a sliding layer's eager, the padding
-    shifted by its buffer's first position); the tokens are transformers'
-    own (SDPA; eager for Gemma-2) under the tie rule."""
+    padding as cache_leftpad (also in the steps generate() compiles over a
+    StaticCache, whose masks it builds outside them; a sliding layer's
+    padding shifted by its buffer's first position); the tokens are
+    transformers' own (SDPA; eager for Gemma-2) under the tie rule."""
     from flashfuse import kvcache
     impl = flashfuse.hf.register()
     calls = []

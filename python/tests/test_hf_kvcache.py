@@ -177,8 +177,9 @@ def test_other_padding_takes_the_masked_path(spy, hf_model_pair):
 
 
 def test_leftpad_mask_and_its_fallback():
-    # _left_padded_step's [1, 1, 2, B] lengths and paddings, rows 16-byte
-    # aligned, and the boolean mask a step that takes the forward rebuilds.
+    # _left_padded_step's [1, 1, 2, B'] lengths and paddings (B' = B rounded
+    # up to 4: rows 16-byte aligned in a contiguous tensor), and the boolean
+    # mask a step that takes the forward rebuilds.
     from flashfuse.hf import (_is_leftpad_mask, _is_lengths_mask,
                               _left_padded_step, _mask_of_leftpad)
     from transformers.masking_utils import (causal_mask_function,
@@ -191,7 +192,8 @@ def test_leftpad_mask_and_its_fallback():
               attention_mask=padding)
     both = _left_padded_step((), kw, cfg)
     assert _is_leftpad_mask(both) and not _is_lengths_mask(both)
-    lengths, pads = both[0, 0]
+    assert both.shape == (1, 1, 2, 4) and both.is_contiguous()
+    lengths, pads = both[0, 0, :, :3]
     assert lengths.tolist() == [9] * 3 and pads.tolist() == [4, 0, 1]
     assert pads.data_ptr() % 16 == 0 and lengths.is_contiguous()
     want = torch.zeros(3, 1, 2, 16, dtype=torch.bool)
