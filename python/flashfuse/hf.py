@@ -125,6 +125,8 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     Decoding steps over a cache go to flashfuse.attention_with_kvcache
     (reading the cache in place, only its written rows); everything else
     to flashfuse.attention."""
+    import torch
+
     from . import kvcache
     from .errors import KernelNotFoundError
     from .functional import attention
@@ -132,26 +134,34 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
     if _is_leftpad_mask(attention_mask):
-        # A step of a left-padded batch (_left_padded_step): each
-        # sequence's keys [leftpad, L) of the cache.
+        # A step (or the prompt) of a left-padded batch (_left_padded_step):
+        # each sequence's keys [leftpad, L) of the cache. (A sliding layer's
+        # step sees its whole buffer: _padded_layer_step.)
         lengths, leftpad = attention_mask[0, 0, :, :query.shape[0]]
-        unserved = (query.dtype, query.shape[-1], bool(softcap))
-        # (A sliding layer's step sees its whole buffer: _padded_layer_step.)
-        if (is_causal and not dropout
-                and query.shape[2] <= KVCACHE_MAX_QUERY_ROWS
-                and decode_serves_head_dim(query.shape[-1])
-                and unserved not in _leftpad_unserved):
+        step = query.shape[2] <= KVCACHE_MAX_QUERY_ROWS
+        unserved = (step, query.dtype, query.shape[-1], bool(softcap))
+        trains = getattr(query, "requires_grad", False) and \
+            torch.is_grad_enabled()
+        if (is_causal and not dropout and unserved not in _leftpad_unserved
+                and (decode_serves_head_dim(query.shape[-1]) if step
+                     else not trains)):
             try:
-                out = kvcache.attention_with_kvcache(
-                    query.transpose(1, 2), key.transpose(1, 2),
-                    value.transpose(1, 2), lengths, softmax_scale=scaling,
-                    is_causal=True, softcap=float(softcap or 0.0),
-                    cache_leftpad=leftpad)
+                if step:
+                    out = kvcache.attention_with_kvcache(
+                        query.transpose(1, 2), key.transpose(1, 2),
+                        value.transpose(1, 2), lengths,
+                        softmax_scale=scaling, is_causal=True,
+                        softcap=float(softcap or 0.0), cache_leftpad=leftpad)
+                else:
+                    out = _left_padded_prompt(query, key, value, leftpad,
+                                              scaling, softcap)
                 return out, None
             except KernelNotFoundError:
-                # No library kernel and no compiler (the library's are
-                # causal without softcap): the masked forward, which the
-                # library has for padded batches, from now on.
+                # No library kernel and no compiler (the library's decode
+                # kernels are causal, D = 64, 128, 256, softcap at 128
+                # and 256; its varlen ones D = 64, 128): the masked
+                # forward, which the library has for padded batches, from
+                # now on.
                 _leftpad_unserved.add(unserved)
         attention_mask = _mask_of_leftpad(lengths, leftpad, query.shape[2],
                                           key.shape[2])
@@ -331,8 +341,8 @@ def _is_left_padding(padding):
 
 
 def _left_padded_step(args, kwargs, config):
-    """For the sdpa_mask arguments of a step over the cache of a batch
-    whose prompt was left-padded (`config._flashfuse_left_padded`, found
+    """For the sdpa_mask arguments of the prompt, or a step over the
+    cache, of a batch whose prompt was left-padded (`config._flashfuse_left_padded`, found
     at the prompt): the i32 [1, 1, 2, B'] tensor of each sequence's length
     L in the layer's keys in row 0 and the keys its padding (the 2D mask's
     zeros) covers there in row 1 (_padded_layer_step says which steps and
@@ -366,12 +376,15 @@ def _left_padded_step(args, kwargs, config):
 
 
 def _padded_layer_step(kwargs, tokens):
-    """(L, the absolute position of the layer's key 0) for a step of up to
-    KVCACHE_MAX_QUERY_ROWS rows after the prompt (`tokens`, the 2D mask's
-    width, is the tokens so far, more than the step's rows), or None:
-    - a full-attention layer (transformers' plain causal mask function, no
-      overlays): its keys are every token, L = tokens, also in the steps
-      generate() compiles;
+    """(L, the absolute position of the layer's key 0) for the prompt or a
+    step of up to KVCACHE_MAX_QUERY_ROWS rows after it (`tokens`, the 2D
+    mask's width, is the tokens so far), or None:
+    - the prompt (all the tokens, at the start of the cache) of a
+      full-attention layer, or of a sliding-window layer whose window
+      covers it (the window then hides nothing): L = tokens;
+    - a step of a full-attention layer (transformers' plain causal mask
+      function, no overlays): its keys are every token, L = tokens, also
+      in the steps generate() compiles;
     - a sliding-window layer's one-row step in eager mode (its plain
       sliding-window causal mask function, probed as in _window_serves):
       its buffer of at most a window of keys holds positions kv_offset on,
@@ -380,11 +393,23 @@ def _padded_layer_step(kwargs, tokens):
     from transformers.masking_utils import causal_mask_function
 
     q_length = kwargs.get("q_length")
-    if (type(q_length) is not int
-            or not 0 < q_length <= KVCACHE_MAX_QUERY_ROWS
-            or tokens <= q_length):
+    if type(q_length) is not int or not 0 < q_length <= tokens:
         return None
     window = kwargs.get("local_size")
+    if q_length == tokens:
+        sizes = _mask_sizes((), kwargs, True)
+        if (sizes is None or sizes[3] != 0 or sizes[4] != 0
+                or tokens > sizes[2]):
+            return None
+        if window is None:
+            plain = kwargs.get("mask_function") is causal_mask_function
+        else:
+            plain = (isinstance(window, int) and tokens <= window
+                     and _is_sliding_causal(kwargs.get("mask_function"),
+                                            window))
+        return (tokens, 0) if plain else None
+    if q_length > KVCACHE_MAX_QUERY_ROWS:
+        return None
     if window is None:
         if (kwargs.get("mask_function") is not causal_mask_function
                 or kwargs.get("kv_offset", 0) != 0
@@ -403,6 +428,34 @@ def _padded_layer_step(kwargs, tokens):
             or not _is_sliding_causal(kwargs.get("mask_function"), window)):
         return None
     return q_offset + 1 - kv_offset, kv_offset
+
+
+def _left_padded_prompt(query, key, value, leftpad, scaling, softcap):
+    """A left-padded batch's prompt ([B, H, S, D] inputs, the keys' first
+    S rows its own, causal) on the varlen forward, as [B, S, Hq, Dv]: the
+    batch packed as 2B sequences, each row's padding [bS, bS + leftpad_b)
+    and its tokens [bS + leftpad_b, (b + 1) S), so that no token sees the
+    padding and the causal walk skips what the boolean mask would have
+    visited and read (the masked forward visits every block; docs/PERF.md
+    "Left-padded prompts"). A padding row sees the padding before it,
+    where the masked forward gives 0: no token reads either."""
+    import torch
+
+    from . import varlen
+
+    b, hq, s, d = query.shape
+    q = query.transpose(1, 2).reshape(b * s, hq, d)
+    k = key[:, :, :s].transpose(1, 2).reshape(b * s, key.shape[1], d)
+    v = value[:, :, :s].transpose(1, 2).reshape(b * s, value.shape[1],
+                                                value.shape[-1])
+    starts = torch.arange(0, b * s, s, device=query.device,
+                          dtype=torch.int32)
+    cu = torch.cat([torch.stack([starts, starts + leftpad.clamp(0, s)],
+                                1).flatten(),
+                    starts.new_full((1,), b * s)])
+    out = varlen.varlen_attention(q, k, v, cu, cu, s, s, is_causal=True,
+                                  scale=scaling, softcap=softcap or None)
+    return out.view(b, s, hq, -1)
 
 
 def _is_leftpad_mask(attention_mask):

@@ -119,3 +119,34 @@ def hf_model_pair():
         ours.load_state_dict(ref.state_dict())
         return ref, ours
     return make
+
+
+def varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                     max_seqlen_k, is_causal=False, scale=None, window=None,
+                     softcap=None, **kwargs):
+    """flashfuse.varlen_attention's contract in PyTorch on the CPU
+    (packed [total, H, D] sequences, each its own attention; GQA; causal
+    top-left; a sequence without keys gives 0): the Hugging Face tests'
+    stand-in for the varlen kernels."""
+    import torch
+
+    assert window is None and is_causal in (False, True, "top_left")
+    out = q.new_zeros(q.shape[0], q.shape[1], v.shape[-1])
+    group = q.shape[1] // k.shape[1]
+    for i in range(len(cu_seqlens_q) - 1):
+        q0, q1 = int(cu_seqlens_q[i]), int(cu_seqlens_q[i + 1])
+        k0, k1 = int(cu_seqlens_k[i]), int(cu_seqlens_k[i + 1])
+        if q1 == q0 or k1 == k0:
+            continue
+        qi = q[q0:q1].transpose(0, 1)
+        ki = k[k0:k1].transpose(0, 1).repeat_interleave(group, 0)
+        vi = v[k0:k1].transpose(0, 1).repeat_interleave(group, 0)
+        s = qi @ ki.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
+        if softcap:
+            s = softcap * torch.tanh(s / softcap)
+        if is_causal:
+            keep = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool).tril()
+            s = s.masked_fill(~keep, float("-inf"))
+        p = s.softmax(-1).nan_to_num(0.0)
+        out[q0:q1] = (p @ vi).transpose(0, 1)
+    return out

@@ -55,7 +55,7 @@ def dequantize(c8, descale, paged):
 
 
 def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
-          num_splits=0):
+          num_splits=0, leftpad=None):
     (hq, hkv), (b, capacity, lengths) = heads, batch
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
     k16, v16, table = make_cache(b, hkv, capacity, d, dtype, page_size)
@@ -66,10 +66,12 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
     before_k, before_v = k8.view(torch.uint8).clone(), v8.view(
         torch.uint8).clone()
+    pads = (None if leftpad is None else
+            torch.tensor(leftpad, device="cuda", dtype=torch.int32))
     out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
         q, k8, v8, seqlens, block_table=table, is_causal=causal,
         return_lse=True, check_inputs=True, num_splits=num_splits,
-        k_descale=kd, v_descale=vd))
+        k_descale=kd, v_descale=vd, cache_leftpad=pads))
     # The caches are read, never written.
     assert torch.equal(k8.view(torch.uint8), before_k)
     assert torch.equal(v8.view(torch.uint8), before_v)
@@ -77,9 +79,9 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     vf = dense(dequantize(v8, vd, paged), table, b)
     scale = 1 / math.sqrt(d)
     ref, ref_lse = reference(q, kf, vf, lengths, scale, causal, (-1, -1),
-                             0.0, upcast=True)
+                             0.0, upcast=True, leftpad=leftpad)
     low, _ = reference(q, kf.to(dtype), vf.to(dtype), lengths, scale, causal,
-                       (-1, -1), 0.0, upcast=False)
+                       (-1, -1), 0.0, upcast=False, leftpad=leftpad)
     check_result(out, lse, ref, ref_lse, low, 3, (b, sq, hq, d), dtype)
 
 
@@ -119,6 +121,15 @@ def test_fp8_decode_forced_splits(dtype, page_size, num_splits):
     # Splits that see no key (L = 1 over 7 splits) merge to the same answer.
     check(dtype, 128, (32, 8), 1, True, (3, 1024, [1, 65, 1024]), page_size,
           num_splits=num_splits)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_fp8_decode_left_padded(dtype, page_size):
+    # cache_leftpad over an FP8 cache (kernels compiled on demand, or
+    # skipped where no compiler is found).
+    check(dtype, 128, (32, 8), 4, True, (4, 512, [300, 512, 129, 40]),
+          page_size, leftpad=[0, -5, 128, 40])
 
 
 def descales(b, hkv, per):

@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
-from flashfuse import functional, kvcache  # noqa: E402
+from conftest import varlen_reference  # noqa: E402
+from flashfuse import functional, kvcache, varlen  # noqa: E402
 
 try:
     from transformers.masking_utils import AttentionMaskInterface  # noqa: F401
@@ -77,8 +78,15 @@ class KVCacheSpy:
 @pytest.fixture
 def spy(monkeypatch):
     s = KVCacheSpy()
+    s.varlen = []
+
+    def varlen_spy(*args, **kwargs):
+        s.varlen.append(args[3].tolist())  # the packed sequences
+        return varlen_reference(*args, **kwargs)
+
     monkeypatch.setattr(kvcache, "attention_with_kvcache", s)
     monkeypatch.setattr(functional, "attention", reference_attention)
+    monkeypatch.setattr(varlen, "varlen_attention", varlen_spy)
     return s
 
 
@@ -140,9 +148,10 @@ def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy,
 @pytest.mark.parametrize("cache", ["static", "dynamic"])
 def test_left_padded_batches_decode_with_cache_leftpad(spy, hf_model_pair,
                                                        cache):
-    # The prompt (19 rows) takes the masked forward; each decoding step
-    # the KV-cache path with every sequence's padding as cache_leftpad and
-    # the tokens so far as its lengths.
+    # The prompt (19 rows) takes the varlen forward, the batch packed as
+    # four sequences (row 1's padding, its tokens); each decoding step the
+    # KV-cache path with every sequence's padding as cache_leftpad and the
+    # tokens so far as its lengths.
     ref, ours = hf_model_pair(_config("llama"))
     ids = torch.randint(1, 97, (2, 19))
     mask = torch.ones_like(ids)
@@ -154,6 +163,7 @@ def test_left_padded_batches_decode_with_cache_leftpad(spy, hf_model_pair,
     want = ref.generate(ids, **kwargs)
     got = ours.generate(ids, **kwargs)
     assert torch.equal(got, want)
+    assert spy.varlen == [[0, 0, 19, 22, 38]] * 2
     assert spy.leftpads == [[0, 3]] * (2 * 3)
     assert [c[2].tolist() for c in spy.calls[::2]] == [[20, 20], [21, 21],
                                                        [22, 22]]
@@ -255,3 +265,19 @@ def test_dynamic_cache_decoding_uses_the_kvcache_path(spy, hf_model_pair):
     assert len(spy.calls) == 2 * 3
     for q_shape, k_shape, lengths in spy.calls:
         assert q_shape[1] == 1 and lengths.tolist() == [k_shape[1]] * 2
+
+
+def test_left_padded_prompt_with_gradients_keeps_the_mask(spy,
+                                                          hf_model_pair):
+    # A forward that trains (the varlen route is for inference) runs the
+    # masked forward with the mask the paddings describe: SDPA's logits on
+    # every token.
+    ref, ours = hf_model_pair(_config("llama"))
+    ids = torch.randint(1, 97, (2, 19))
+    mask = torch.ones_like(ids)
+    mask[1, :3] = 0
+    want = ref(ids, attention_mask=mask).logits
+    got = ours(ids, attention_mask=mask).logits
+    assert got.requires_grad and spy.varlen == []
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1, 3:], want[1, 3:])

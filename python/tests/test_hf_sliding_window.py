@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
-from flashfuse import functional, kvcache  # noqa: E402
+from conftest import varlen_reference  # noqa: E402
+from flashfuse import functional, kvcache, varlen  # noqa: E402
 from test_numerics_gpu import keep_mask  # noqa: E402
 
 try:
@@ -100,6 +101,7 @@ def spy(monkeypatch):
     s.kvcache = KVCacheSpy()
     monkeypatch.setattr(functional, "attention", s)
     monkeypatch.setattr(kvcache, "attention_with_kvcache", s.kvcache)
+    monkeypatch.setattr(varlen, "varlen_attention", varlen_reference)
     return s
 
 
@@ -217,15 +219,15 @@ def test_static_cache_padded_steps_take_cache_leftpad(spy, hf_model_pair):
     """A left-padded batch's steps over a StaticCache's sliding buffer:
     the lengths as unpadded, and the padding's rows of the buffer (the
     padding's positions less the buffer's first, kv_offset, once it rolls)
-    as cache_leftpad; the prompt keeps its mask."""
+    as cache_leftpad; the prompt, 5 rows inside the window, too."""
     _static_generate_matches(*hf_model_pair(_config()), 6, padding=2)
-    # Steps at positions 5..9: the buffer fills (rows 6, 7, 8), then rolls
-    # (kv_offset 1, 2).
-    assert spy.kvcache.calls == [(WINDOW, [n, n]) for n in (6, 7, 8, 8, 8)
+    # The prompt (5 rows), then steps at positions 5..9: the buffer fills
+    # (rows 6, 7, 8), then rolls (kv_offset 1, 2).
+    assert spy.kvcache.calls == [(WINDOW, [n, n]) for n in (5, 6, 7, 8, 8, 8)
                                  for _ in range(2)]
-    assert spy.kvcache.leftpads == [[-k, 2 - k] for k in (0, 0, 0, 1, 2)
+    assert spy.kvcache.leftpads == [[-k, 2 - k] for k in (0, 0, 0, 0, 1, 2)
                                     for _ in range(2)]
-    assert spy.calls and all(given for given, _, _ in spy.calls)
+    assert not spy.calls
 
 
 def test_dynamic_cache_padded_steps_take_cache_leftpad(spy, hf_model_pair):
@@ -233,12 +235,14 @@ def test_dynamic_cache_padded_steps_take_cache_leftpad(spy, hf_model_pair):
     window: the padding leaves the buffer as it rolls."""
     _static_generate_matches(*hf_model_pair(_config()), 8, padding=3,
                              prompt=6, cache="dynamic")
-    # Steps at positions 6..12; the buffer holds positions kv_offset on.
-    offsets = [max(p - WINDOW + 1, 0) for p in range(6, 13)]
+    # The prompt (6 rows), then steps at positions 6..12; the buffer holds
+    # positions kv_offset on.
+    offsets = [0] + [max(p - WINDOW + 1, 0) for p in range(6, 13)]
+    lengths = [6] + [p + 1 - k for p, k in zip(range(6, 13), offsets[1:])]
     assert spy.kvcache.leftpads == [[-k, 3 - k] for k in offsets
                                     for _ in range(2)]
     assert [n for _, (n, _) in spy.kvcache.calls] == [
-        p + 1 - k for p, k in zip(range(6, 13), offsets) for _ in range(2)]
+        n for n in lengths for _ in range(2)]
 
 
 def test_gemma2_static_cache_steps(spy, hf_model_pair):
