@@ -159,7 +159,7 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
             except KernelNotFoundError:
                 # No library kernel and no compiler (the library's decode
                 # kernels are causal, D = 64, 128, 256, softcap at 128
-                # and 256; its varlen ones D = 64, 128): the masked
+                # and 256; its varlen ones D = 64, 128, 256): the masked
                 # forward, which the library has for padded batches, from
                 # now on.
                 _leftpad_unserved.add(unserved)

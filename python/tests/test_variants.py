@@ -339,8 +339,13 @@ def test_gen_suite_varlen(opt_tool, tmp_path):
     subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
                     "--varlen"], check=True)
     suite = gen.varlen_suite()
-    assert len(suite) == 28 and sum(v.varlen for v in suite) == 16
-    plain = {(v.dtype, v.head_dim, v.causal) for v in suite
+    assert len(suite) == 32 and sum(v.varlen for v in suite) == 20
+    # D = 256 causal, with and without the softcap, last (the kernels
+    # before them keep their place).
+    assert [(v.dtype, v.head_dim, v.causal, v.softcap) for v in suite[-4:]] \
+        == [(t, 256, "top_left", cap) for t in ("f16", "bf16")
+            for cap in (None, 30.0)]
+    plain = {(v.dtype, v.head_dim, v.causal) for v in suite[:-4]
              if v.varlen and not v.window and not v.softcap}
     assert plain == {(t, d, c) for t in ("f16", "bf16") for d in (64, 128)
                      for c in (None, "top_left", "bottom_right")}

@@ -159,6 +159,17 @@ def test_window_and_softcap(dtype):
                  softcap=30.0)
 
 
+@pytest.mark.parametrize("lengths", sorted(LENGTHS))
+@pytest.mark.parametrize("softcap", [None, 30.0], ids=["plain", "softcap"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_head_dim_256_causal(dtype, softcap, lengths):
+    # gen_suite.py --varlen: D = 256 causal (top-left) and with the softcap,
+    # Gemma-2 and Gemma-3's left-padded prompts (flashfuse.hf).
+    check_packed(LENGTHS[lengths], dtype, 256, "top_left", (8, 2),
+                 softcap=softcap)
+
+
 def test_one_long_sequence_matches_the_dense_forward():
     # One sequence is the dense op: the two kernels agree to rounding.
     q, k, v = packed_inputs([(1023, 1023)], 8, 2, 128, torch.bfloat16)

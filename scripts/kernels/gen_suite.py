@@ -376,8 +376,9 @@ def varlen_suite():
     causal (top_left) and causal bottom_right, a window and softcap at
     D = 128 (python/tests/test_varlen_gpu.py), and the dense forward of
     each of the first 12 (prefix dense_), so that one artifact holds both
-    sides of `python -m flashfuse.bench --varlen`, compiled alike. 28
-    variants."""
+    sides of `python -m flashfuse.bench --varlen`, compiled alike; last,
+    D = 256 causal (top_left) with and without the softcap (Gemma-2 and
+    Gemma-3's left-padded prompts, flashfuse.hf). 32 variants."""
     vs = []
     for varlen in (True, False):
         for dtype in ("f16", "bf16"):
@@ -393,6 +394,12 @@ def varlen_suite():
                 vs.append(KernelVariant(f"varlen_{dtype}_d128_softcap", dtype,
                                         128, causal="top_left", softcap=30.0,
                                         varlen=True))
+    for dtype in ("f16", "bf16"):
+        for softcap in (None, 30.0):
+            vs.append(KernelVariant(
+                f"varlen_{dtype}_d256_causal" + ("_softcap" if softcap
+                                                 else ""),
+                dtype, 256, causal="top_left", softcap=softcap, varlen=True))
     return vs
 
 
