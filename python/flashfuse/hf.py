@@ -73,7 +73,8 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
 _last_lengths = [None, -1, 0, None]
 
 
-# (dtype, D, softcap) of left-padded steps that found no decode kernel.
+# (a step, not the prompt; dtype, D, softcap) of a left-padded batch's
+# calls that found no kernel (decode, or varlen for the prompt).
 _leftpad_unserved = set()
 
 
@@ -142,9 +143,11 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
         unserved = (step, query.dtype, query.shape[-1], bool(softcap))
         trains = getattr(query, "requires_grad", False) and \
             torch.is_grad_enabled()
-        if (is_causal and not dropout and unserved not in _leftpad_unserved
-                and (decode_serves_head_dim(query.shape[-1]) if step
-                     else not trains)):
+        # (Neither kernel route has a backward: a forward that trains takes
+        # the mask.)
+        if (is_causal and not dropout and not trains
+                and unserved not in _leftpad_unserved
+                and (decode_serves_head_dim(query.shape[-1]) or not step)):
             try:
                 if step:
                     out = kvcache.attention_with_kvcache(
@@ -342,8 +345,9 @@ def _is_left_padding(padding):
 
 def _left_padded_step(args, kwargs, config):
     """For the sdpa_mask arguments of the prompt, or a step over the
-    cache, of a batch whose prompt was left-padded (`config._flashfuse_left_padded`, found
-    at the prompt): the i32 [1, 1, 2, B'] tensor of each sequence's length
+    cache, of a batch whose prompt was left-padded
+    (`config._flashfuse_left_padded`, found at the prompt): the i32
+    [1, 1, 2, B'] tensor of each sequence's length
     L in the layer's keys in row 0 and the keys its padding (the 2D mask's
     zeros) covers there in row 1 (_padded_layer_step says which steps and
     layers), which the attention passes to the decode kernels as
@@ -437,7 +441,7 @@ def _left_padded_prompt(query, key, value, leftpad, scaling, softcap):
     and its tokens [bS + leftpad_b, (b + 1) S), so that no token sees the
     padding and the causal walk skips what the boolean mask would have
     visited and read (the masked forward visits every block; docs/PERF.md
-    "Left-padded prompts"). A padding row sees the padding before it,
+    "Left-padded batches on the decode and varlen kernels"). A padding row sees the padding before it,
     where the masked forward gives 0: no token reads either."""
     import torch
 
@@ -487,7 +491,7 @@ def _mask(*args, **kwargs):
     path; also records on the model's config whether the batch has padding,
     for the KV-cache path (_kvcache_lengths), and whether that padding is
     on the left (_left_padded_step, whose lengths and paddings replace the
-    mask of such a batch's decoding steps). That is decided on steps of
+    mask of such a batch's prompt and decoding steps). That is decided on steps of
     several query rows (the prompt), which read the padding mask back once
     (as transformers' SDPA mask does for the prompt), and kept for the
     decoding steps that follow, which read nothing back: generate() only

@@ -272,12 +272,15 @@ def test_left_padded_prompt_with_gradients_keeps_the_mask(spy,
     # A forward that trains (the varlen route is for inference) runs the
     # masked forward with the mask the paddings describe: SDPA's logits on
     # every token.
+    # Prompts of 19 rows (the varlen route) and 9 (the decode kernels').
     ref, ours = hf_model_pair(_config("llama"))
-    ids = torch.randint(1, 97, (2, 19))
-    mask = torch.ones_like(ids)
-    mask[1, :3] = 0
-    want = ref(ids, attention_mask=mask).logits
-    got = ours(ids, attention_mask=mask).logits
-    assert got.requires_grad and spy.varlen == []
-    torch.testing.assert_close(got[0], want[0])
-    torch.testing.assert_close(got[1, 3:], want[1, 3:])
+    for rows in (19, 9):
+        ids = torch.randint(1, 97, (2, rows))
+        mask = torch.ones_like(ids)
+        mask[1, :3] = 0
+        want = ref(ids, attention_mask=mask).logits
+        got = ours(ids, attention_mask=mask).logits
+        assert got.requires_grad
+        assert spy.varlen == [] and spy.calls == []
+        torch.testing.assert_close(got[0], want[0])
+        torch.testing.assert_close(got[1, 3:], want[1, 3:])
