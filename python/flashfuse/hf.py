@@ -5,9 +5,13 @@
     model = AutoModelForCausalLM.from_pretrained(..., attn_implementation="flashfuse")
 
 transformers is imported only by register(); it is not a dependency.
+docs/HUGGINGFACE.md says which kernels each call takes; packed batches
+(padding-free training, continuous batching) are in hf_packed.
 """
 
 import weakref
+
+from . import hf_packed
 
 NAME = "flashfuse"
 
@@ -134,6 +138,27 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
 
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
+    if kwargs.get("s_aux") is not None:
+        from .errors import UnsupportedError
+        raise UnsupportedError(
+            "flashfuse.hf: attention sinks (s_aux, as in gpt-oss) are not "
+            "supported by FlashFuse's kernels; use attn_implementation="
+            "\"sdpa\" or \"eager\" for this model")
+    # transformers' packed batches: padding-free training, continuous
+    # batching (hf_packed).
+    try:
+        packed = hf_packed.packed_forward(module, query, key, value, scaling,
+                                          sliding_window, softcap, is_causal,
+                                          dropout, kwargs)
+    except KernelNotFoundError:
+        # No varlen kernel for this variant and no compiler: padding-free
+        # training has the mask transformers built from its position_ids.
+        # (Continuous batching has updated its cache by now: no retry.)
+        if attention_mask is None or kwargs.get("cache") is not None:
+            raise
+        packed = None
+    if packed is not None:
+        return packed, None
     if _is_leftpad_mask(attention_mask):
         # A step (or the prompt) of a left-padded batch (_left_padded_step):
         # each sequence's keys [leftpad, L) of the cache. (A sliding layer's
@@ -542,6 +567,17 @@ def _register_mask(name):
     AttentionMaskInterface.register(name, _mask)
 
 
+def _register_attention(interface, name):
+    """`attention_forward` as `name` and as "paged|" + name: transformers
+    5.17-5.2x's continuous batching (generate_batch) switches a model to
+    the "paged|" form of its implementation, whose calls carry the paged
+    cache (hf_packed). No mask function for that form: a paged cache
+    needs none."""
+    interface.register(name, attention_forward)
+    interface.register("paged|" + name, attention_forward)
+    _register_mask(name)
+
+
 def register(name=NAME):
     """Registers `attention_forward` with transformers' AttentionInterface
     (and, where transformers has one, a mask function with its
@@ -554,8 +590,7 @@ def register(name=NAME):
         raise ImportError(
             "flashfuse.hf.register() needs transformers (pip install "
             "transformers), which provides AttentionInterface") from e
-    AttentionInterface.register(name, attention_forward)
-    _register_mask(name)
+    _register_attention(AttentionInterface, name)
     try:
         from transformers.utils.generic import is_flash_attention_requested
     except ImportError:
@@ -566,7 +601,6 @@ def register(name=NAME):
             f"this transformers version treats attn_implementation={name!r} "
             "as a hub flash-attention kernel; use "
             f"attn_implementation={HUB_SAFE_NAME!r} (registered too)")
-        AttentionInterface.register(HUB_SAFE_NAME, attention_forward)
-        _register_mask(HUB_SAFE_NAME)
+        _register_attention(AttentionInterface, HUB_SAFE_NAME)
         return HUB_SAFE_NAME
     return name

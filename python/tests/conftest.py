@@ -126,16 +126,17 @@ def varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      softcap=None, **kwargs):
     """flashfuse.varlen_attention's contract in PyTorch on the CPU
     (packed [total, H, D] sequences, each its own attention; GQA; causal
-    top-left; a sequence without keys gives 0): the Hugging Face tests'
-    stand-in for the varlen kernels."""
+    top-left or bottom-right, a window about the same diagonal; a row that
+    sees no key gives 0): the Hugging Face tests' stand-in for the varlen
+    kernels."""
     import torch
 
-    assert window is None and is_causal in (False, True, "top_left")
+    left, right = window if window is not None else (-1, -1)
     out = q.new_zeros(q.shape[0], q.shape[1], v.shape[-1])
     group = q.shape[1] // k.shape[1]
-    for i in range(len(cu_seqlens_q) - 1):
-        q0, q1 = int(cu_seqlens_q[i]), int(cu_seqlens_q[i + 1])
-        k0, k1 = int(cu_seqlens_k[i]), int(cu_seqlens_k[i + 1])
+    for n in range(len(cu_seqlens_q) - 1):
+        q0, q1 = int(cu_seqlens_q[n]), int(cu_seqlens_q[n + 1])
+        k0, k1 = int(cu_seqlens_k[n]), int(cu_seqlens_k[n + 1])
         if q1 == q0 or k1 == k0:
             continue
         qi = q[q0:q1].transpose(0, 1)
@@ -144,9 +145,18 @@ def varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         s = qi @ ki.transpose(-1, -2) * (scale or q.shape[-1] ** -0.5)
         if softcap:
             s = softcap * torch.tanh(s / softcap)
+        i = torch.arange(q1 - q0)[:, None]
+        j = torch.arange(k1 - k0)[None, :]
+        diag = i + ((k1 - k0) - (q1 - q0)
+                    if is_causal == "bottom_right" else 0)
+        keep = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool)
         if is_causal:
-            keep = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool).tril()
-            s = s.masked_fill(~keep, float("-inf"))
+            keep &= j <= diag
+        if left >= 0:
+            keep &= j >= diag - left
+        if right >= 0:
+            keep &= j <= diag + right
+        s = s.masked_fill(~keep, float("-inf"))
         p = s.softmax(-1).nan_to_num(0.0)
         out[q0:q1] = (p @ vi).transpose(0, 1)
     return out

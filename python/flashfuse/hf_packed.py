@@ -1,0 +1,186 @@
+"""Packed batches in the Hugging Face integration: transformers' padding-free
+batches (DataCollatorWithFlattening's cu_seq_lens) and its continuous
+batching (generate_batch / `transformers serve`, a paged cache), on the
+varlen and paged decode kernels.
+
+transformers hands an attention implementation such a batch as one row of
+packed tokens ([1, H, total, D]) with flash-attn's offsets in its keyword
+arguments, and, for continuous batching, either the keys of every sequence
+gathered from its paged cache (the same offsets for the keys) or, for a
+step in which every sequence decodes one token, the cache itself with
+flash-attn's block table. It has spelt these two ways:
+
+- 5.17-5.2x, implementation "paged|NAME": `cache` (the PagedAttentionCache)
+  with `read_index` / `write_index`, which the attention itself applies
+  (cache.update); `max_seqlen_q` / `max_seqlen_k`; `cu_seq_lens_k` and
+  `max_seqlen_k` per layer type (dicts) in hybrid models; `block_table`
+  [groups, B, pages] for decode-only steps, the cache's pages read from
+  `cache` by layer.
+- later, implementation "NAME": the model updates the cache before the
+  attention and passes `max_length_q` / `max_length_k`, and for a
+  decode-only step `block_table` [B, pages] with `k_cache` / `v_cache`
+  [pages, page_size, Hkv, D].
+
+Both are read here; docs/HUGGINGFACE.md says which calls go where.
+"""
+
+# Page sizes the kernel library holds decode kernels for, widest first: a
+# cache whose pages are a multiple of one of them is read as pages of it
+# (its block table spread accordingly); other page sizes go to the compiler.
+LIBRARY_PAGE_SIZES = (64, 16)
+
+
+def packed_args(kwargs, layer_type):
+    """(cu_seq_lens_q, cu_seq_lens_k, max_q, max_k) of a packed batch, the
+    offsets and bounds of `layer_type` ("full_attention" or
+    "sliding_attention") where transformers gives them per type; None when
+    kwargs carry no packed batch."""
+    cu_q = kwargs.get("cu_seq_lens_q")
+    cu_k = kwargs.get("cu_seq_lens_k")
+    if cu_q is None or cu_k is None:
+        return None
+    max_q = kwargs.get("max_length_q", kwargs.get("max_seqlen_q"))
+    max_k = kwargs.get("max_length_k", kwargs.get("max_seqlen_k"))
+    if isinstance(cu_k, dict):
+        cu_k = cu_k[layer_type]
+    if isinstance(max_k, dict):
+        max_k = max_k[layer_type]
+    return cu_q, cu_k, max_q, max_k
+
+
+def _bound(bound, offsets):
+    """A sequence-length bound as an int: transformers passes ints, or a
+    tensor where it derived them (read back: a synchronisation); None means
+    the longest sequence, read from the offsets."""
+    if bound is None:
+        bound = (offsets[1:] - offsets[:-1]).max()
+    return int(bound)
+
+
+def _window(sliding_window):
+    """flash-attn's window_size for a causal layer of transformers'
+    sliding_window (keys within sliding_window - 1 behind the query)."""
+    return (int(sliding_window) - 1, 0) if sliding_window else (-1, -1)
+
+
+def paged_cache_pages(k_cache, v_cache, block_table):
+    """The paged cache [pages, P, Hkv, D] and its block table [B, pages]
+    as pages of a size the kernel library serves: P a multiple of 64 or 16
+    is read as P / 64 (or P / 16) consecutive pages, page p of a sequence
+    becoming pages p * r .. p * r + r - 1 (an unallocated entry, -1 in
+    transformers' tables, stays out of range). Other P are kept."""
+    import torch
+
+    page = k_cache.shape[1]
+    for size in LIBRARY_PAGE_SIZES:
+        if page % size == 0:
+            r = page // size
+            if r == 1:
+                return k_cache, v_cache, block_table
+            shape = (-1, size) + tuple(k_cache.shape[2:])
+            spread = (block_table.unsqueeze(-1) * r + torch.arange(
+                r, dtype=block_table.dtype, device=block_table.device))
+            return (k_cache.view(shape),
+                    v_cache.view((-1, size) + tuple(v_cache.shape[2:])),
+                    spread.flatten(-2))
+    return k_cache, v_cache, block_table
+
+
+def decode_step(query, key, value, cu_k, block_table, k_cache, v_cache,
+                scaling, sliding_window, softcap):
+    """A continuous-batching step in which each of B sequences decodes one
+    token: query [1, Hq, B, D], key / value [1, Hkv, B, D] (the new rows),
+    the paged cache and its block table [B, pages]; sequence b holds
+    cu_k[b + 1] - cu_k[b] keys counting the new one. The new rows are
+    written into the cache through the table and attended to in one call
+    (flashfuse.attention_with_kvcache). Returns [1, B, Hq, Dv]."""
+    import torch
+
+    from .kvcache import attention_with_kvcache
+
+    b = query.shape[2]
+    if query.shape[0] != 1 or block_table.dim() != 2 \
+            or block_table.shape[0] != b:
+        raise ValueError(
+            "flashfuse.hf: a decode-only continuous-batching step needs one "
+            f"query row per sequence: query {tuple(query.shape)}, block "
+            f"table {tuple(block_table.shape)}")
+    k_pages, v_pages, table = paged_cache_pages(
+        k_cache, v_cache, block_table.to(torch.int32))
+    # The rows before this step's; the kernel appends the new one there.
+    lengths = (cu_k[1:b + 1] - cu_k[:b] - 1).to(torch.int32)
+    out = attention_with_kvcache(
+        query[0].transpose(0, 1).unsqueeze(1),
+        k_pages, v_pages, lengths,
+        key[0].transpose(0, 1).unsqueeze(1),
+        value[0].transpose(0, 1).unsqueeze(1), table,
+        softmax_scale=scaling, is_causal=True,
+        window_size=_window(sliding_window), softcap=float(softcap or 0.0))
+    return out.reshape(1, b, *out.shape[2:])
+
+
+def varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
+                sliding_window, softcap, is_causal):
+    """Packed sequences: query [1, Hq, total_q, D], key / value
+    [total_k, Hkv, D] (continuous batching's gathered cache) or
+    [1, Hkv, total_k, D]; sequence i owns query rows [cu_q[i], cu_q[i + 1])
+    and keys [cu_k[i], cu_k[i + 1]), causal aligned bottom-right as
+    flash-attn's varlen function does (a prompt's queries are its keys; a
+    chunk's are its last keys). Differentiable (padding-free training).
+    Returns [1, total_q, Hq, Dv]."""
+    from .varlen import varlen_attention
+
+    if query.shape[0] != 1:
+        raise ValueError(
+            "flashfuse.hf: packed sequences (cu_seq_lens_q / cu_seq_lens_k) "
+            f"come as one row of tokens, got query {tuple(query.shape)}")
+    if key.dim() == 4:
+        key, value = key[0].transpose(0, 1), value[0].transpose(0, 1)
+    out = varlen_attention(
+        query[0].transpose(0, 1), key, value, cu_q, cu_k,
+        _bound(max_q, cu_q), _bound(max_k, cu_k),
+        is_causal="bottom_right" if is_causal else False, scale=scaling,
+        window=_window(sliding_window) if is_causal else None,
+        softcap=softcap or None)
+    return out.unsqueeze(0)
+
+
+def packed_forward(module, query, key, value, scaling, sliding_window,
+                   softcap, is_causal, dropout, kwargs):
+    """The attention of a packed batch ([1, H, total, D] with transformers'
+    offsets in kwargs; see the module's docstring), or None when kwargs
+    carry none. Returns [1, total_q, Hq, Dv]."""
+    layer_type = "sliding_attention" if sliding_window else "full_attention"
+    args = packed_args(kwargs, layer_type)
+    if args is None:
+        return None
+    cu_q, cu_k, max_q, max_k = args
+    if dropout:
+        raise NotImplementedError(
+            "flashfuse.hf: packed sequences with attention dropout: the "
+            "varlen kernels have no dropout")
+    cache = kwargs.get("cache")
+    block_table = kwargs.get("block_table")
+    if block_table is not None:
+        k_cache, v_cache = kwargs.get("k_cache"), kwargs.get("v_cache")
+        if k_cache is None:
+            # transformers 5.17-5.2x: the table of every layer group, the
+            # pages in the cache object.
+            group, index = cache.layer_index_to_group_indices[
+                module.layer_idx]
+            block_table = block_table[group]
+            k_cache, v_cache = (
+                c[index].view(-1, cache.block_size, *c[index].shape[1:])
+                for c in (cache.key_cache, cache.value_cache))
+        return decode_step(query, key, value, cu_k, block_table, k_cache,
+                           v_cache, scaling, sliding_window, softcap)
+    if cache is not None and "read_index" in kwargs:
+        # transformers 5.17-5.2x: the attention writes the new rows and
+        # gathers each sequence's keys ([total_k, Hkv, D]).
+        key, value = cache.update(
+            key_states=key, value_states=value, layer_idx=module.layer_idx,
+            read_index=kwargs["read_index"],
+            write_index=kwargs["write_index"])
+    return varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
+                       sliding_window, softcap, is_causal)
+
