@@ -121,6 +121,23 @@ def hf_model_pair():
     return make
 
 
+def hf_model(cfg, impl, dtype, state=None, device="cuda"):
+    """A transformers causal LM from `cfg` with attn_implementation `impl`,
+    `state` loaded, on `device` in `dtype` (its mode as from_config leaves
+    it). A private copy of the config each: transformers records the
+    implementation in the config, which models built from one object would
+    otherwise share."""
+    import copy
+
+    import transformers
+
+    m = transformers.AutoModelForCausalLM.from_config(
+        copy.deepcopy(cfg), attn_implementation=impl)
+    if state is not None:
+        m.load_state_dict(state)
+    return m.to(device, dtype)
+
+
 def varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, is_causal=False, scale=None, window=None,
                      softcap=None, **kwargs):

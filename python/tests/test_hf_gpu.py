@@ -5,7 +5,6 @@ random-weight Llama (GQA) and GPT-2 models give the logits of the eager
 implementation, under FlashAttention's rule against an f32 eager run:
 max|ours - f32| <= 2 * max|eager_bf16 - f32| + atol."""
 
-import copy
 
 import pytest
 
@@ -13,6 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
+from conftest import hf_model  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -27,26 +27,16 @@ def _config(arch):
                                    vocab_size=1000, n_positions=512)
 
 
-def _model(cfg, impl, dtype, state=None):
-    # A private config each: transformers records the implementation in the
-    # config, which models built from one object would otherwise share.
-    m = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation=impl)
-    if state is not None:
-        m.load_state_dict(state)
-    return m.to("cuda", dtype).eval()
-
-
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
 def test_logits_match_eager(arch):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     impl = flashfuse.hf.register()
     cfg = _config(arch)
-    eager32 = _model(cfg, "eager", torch.float32)
+    eager32 = hf_model(cfg, "eager", torch.float32).eval()
     state = eager32.state_dict()
-    eager16 = _model(cfg, "eager", torch.bfloat16, state)
-    ours = _model(cfg, impl, torch.bfloat16, state)
+    eager16 = hf_model(cfg, "eager", torch.bfloat16, state).eval()
+    ours = hf_model(cfg, impl, torch.bfloat16, state).eval()
     ids = torch.randint(0, cfg.vocab_size, (2, 200), device="cuda")
     with torch.no_grad():
         ref = eager32(ids).logits.float()
@@ -105,8 +95,8 @@ def test_static_cache_generation_matches_sdpa(arch, prompt, monkeypatch):
 
     monkeypatch.setattr(kvcache, "attention_with_kvcache", counted)
     cfg = _generation_config(arch)
-    ref = _model(cfg, "sdpa", torch.float16)
-    ours = _model(cfg, impl, torch.float16, ref.state_dict())
+    ref = hf_model(cfg, "sdpa", torch.float16).eval()
+    ours = hf_model(cfg, impl, torch.float16, ref.state_dict()).eval()
     ids = torch.randint(1, cfg.vocab_size, (3, prompt), device="cuda")
     # min_new_tokens: no row stops early at a random model's EOS.
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=12,
@@ -160,8 +150,9 @@ def test_sliding_window_generation_matches(arch, cache, monkeypatch):
 
     monkeypatch.setattr(kvcache, "attention_with_kvcache", counted)
     cfg = _sliding_config(arch, 24)
-    ref = _model(cfg, "eager" if arch == "gemma2" else "sdpa", torch.bfloat16)
-    ours = _model(cfg, impl, torch.bfloat16, ref.state_dict())
+    ref = hf_model(cfg, "eager" if arch == "gemma2" else "sdpa",
+                   torch.bfloat16).eval()
+    ours = hf_model(cfg, impl, torch.bfloat16, ref.state_dict()).eval()
     ids = torch.randint(1, cfg.vocab_size, (2, 20), device="cuda")
     kwargs = dict(attention_mask=torch.ones_like(ids), max_new_tokens=14,
                   min_new_tokens=14, do_sample=False, pad_token_id=0,
@@ -211,8 +202,9 @@ def test_padded_batch_generation_matches_sdpa(arch, head_dim, cache,
         sliding_window=16, attn_logit_softcapping=50.0,
         final_logit_softcapping=None, **common) if arch == "gemma2"
         else transformers.LlamaConfig(**common))
-    ref = _model(cfg, "eager" if arch == "gemma2" else "sdpa", torch.bfloat16)
-    ours = _model(cfg, impl, torch.bfloat16, ref.state_dict())
+    ref = hf_model(cfg, "eager" if arch == "gemma2" else "sdpa",
+                   torch.bfloat16).eval()
+    ours = hf_model(cfg, impl, torch.bfloat16, ref.state_dict()).eval()
     ids = torch.randint(1, cfg.vocab_size, (2, 20), device="cuda")
     mask = torch.ones_like(ids)
     ids[1, :7], mask[1, :7] = 0, 0

@@ -10,7 +10,6 @@ run from the installed wheel (scripts/gpu/verify_wheel.sh), this is what a
 user gets after `pip install`."""
 
 import contextlib
-import copy
 
 import pytest
 
@@ -18,6 +17,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
+from conftest import hf_model  # noqa: E402
 from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -70,21 +70,13 @@ def _config(arch):
 ARCHS = ["llama", "mistral", "gemma2", "phi", "qwen2"]
 
 
-def _model(cfg, impl, dtype, state=None):
-    m = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation=impl)
-    if state is not None:
-        m.load_state_dict(state)
-    return m.to("cuda", dtype)
-
-
 @pytest.mark.parametrize("arch", ARCHS)
 def test_generate_matches_sdpa(arch):
     impl = flashfuse.hf.register()
     cfg = _config(arch)
     torch.manual_seed(0)
-    ref = _model(cfg, "sdpa", torch.bfloat16).eval()
-    ours = _model(cfg, impl, torch.bfloat16, ref.state_dict()).eval()
+    ref = hf_model(cfg, "sdpa", torch.bfloat16).eval()
+    ours = hf_model(cfg, impl, torch.bfloat16, ref.state_dict()).eval()
     # Prompts longer than the window, so that the window masks keys in the
     # prefill and in every decoding step.
     ids = torch.randint(1, cfg.vocab_size, (2, 2 * WINDOW + 5), device="cuda")
@@ -113,10 +105,10 @@ def test_training_step_matches_sdpa(arch):
     impl = flashfuse.hf.register()
     cfg = _config(arch)
     torch.manual_seed(0)
-    ref32 = _model(cfg, "eager", torch.float32).train()
+    ref32 = hf_model(cfg, "eager", torch.float32).train()
     state = ref32.state_dict()
-    sdpa = _model(cfg, "sdpa", torch.bfloat16, state).train()
-    ours = _model(cfg, impl, torch.bfloat16, state).train()
+    sdpa = hf_model(cfg, "sdpa", torch.bfloat16, state).train()
+    ours = hf_model(cfg, impl, torch.bfloat16, state).train()
     ids = torch.randint(1, cfg.vocab_size, (2, 3 * WINDOW), device="cuda")
 
     def step(model):

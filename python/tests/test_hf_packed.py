@@ -6,7 +6,6 @@ flashfuse.attention_with_kvcache over the cache's pages. The kernels are
 replaced by PyTorch references of their contracts (test_hf_gpu.py runs the
 kernels), so outputs must be SDPA's."""
 
-import math
 
 import pytest
 

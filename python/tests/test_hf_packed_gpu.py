@@ -5,7 +5,6 @@ FlashAttention's rule against each sequence run alone in f32 eager; and
 continuous batching (generate_batch) choosing greedy tokens within a bf16
 model's error of the f32 reference."""
 
-import copy
 
 import pytest
 
@@ -13,6 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import flashfuse.hf  # noqa: E402
+from conftest import hf_model  # noqa: E402
 from flashfuse import varlen  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -23,14 +23,6 @@ def _config(head_dim):
         hidden_size=4 * head_dim, intermediate_size=512, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, vocab_size=1000,
         max_position_embeddings=1024)
-
-
-def _model(cfg, impl, dtype, state=None):
-    m = transformers.AutoModelForCausalLM.from_config(
-        copy.deepcopy(cfg), attn_implementation=impl)
-    if state is not None:
-        m.load_state_dict(state)
-    return m.to("cuda", dtype)
 
 
 def _run_alone(model, ids):
@@ -55,10 +47,10 @@ def test_padding_free_training_matches_eager(head_dim, monkeypatch):
     impl = flashfuse.hf.register()
     cfg = _config(head_dim)
     torch.manual_seed(0)
-    eager32 = _model(cfg, "eager", torch.float32)
+    eager32 = hf_model(cfg, "eager", torch.float32)
     state = eager32.state_dict()
-    eager16 = _model(cfg, "eager", torch.bfloat16, state)
-    ours = _model(cfg, impl, torch.bfloat16, state)
+    eager16 = hf_model(cfg, "eager", torch.bfloat16, state)
+    ours = hf_model(cfg, impl, torch.bfloat16, state)
     lengths = [37, 200, 1, 129, 64]
     ids = [torch.randint(0, cfg.vocab_size, (n,), device="cuda")
            for n in lengths]
@@ -115,10 +107,10 @@ def test_continuous_batching_tokens_are_greedy():
     impl = flashfuse.hf.register()
     cfg = _config(64)
     torch.manual_seed(0)
-    eager32 = _model(cfg, "eager", torch.float32).eval()
+    eager32 = hf_model(cfg, "eager", torch.float32).eval()
     state = eager32.state_dict()
-    eager16 = _model(cfg, "eager", torch.bfloat16, state).eval()
-    ours = _model(cfg, impl, torch.bfloat16, state).eval()
+    eager16 = hf_model(cfg, "eager", torch.bfloat16, state).eval()
+    ours = hf_model(cfg, impl, torch.bfloat16, state).eval()
     if not hasattr(ours, "generate_batch"):
         pytest.skip("this transformers has no continuous batching")
     prompts = [torch.randint(0, cfg.vocab_size, (n,)).tolist()
