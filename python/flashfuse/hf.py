@@ -159,6 +159,19 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
         packed = None
     if packed is not None:
         return packed, None
+    documents = hf_packed.documents_offsets(attention_mask)
+    if documents is not None:
+        # Sequences packed by position_ids alone: _mask found transformers'
+        # mask causal within each (hf_packed.packed_documents).
+        offsets, longest = documents
+        if not dropout:
+            try:
+                return hf_packed.varlen_step(
+                    query, key, value, offsets, offsets, longest, longest,
+                    scaling, sliding_window, softcap, True), None
+            except KernelNotFoundError:
+                pass
+        attention_mask = hf_packed.document_mask(offsets, query.shape[2])
     if _is_leftpad_mask(attention_mask):
         # A step (or the prompt) of a left-padded batch (_left_padded_step):
         # each sequence's keys [leftpad, L) of the cache. (A sliding layer's
@@ -521,7 +534,11 @@ def _mask(*args, **kwargs):
     (as transformers' SDPA mask does for the prompt), and kept for the
     decoding steps that follow, which read nothing back: generate() only
     appends unpadded columns to the mask. A one-token prompt has no left
-    padding, so a flag left by an earlier prompt cannot be wrong there."""
+    padding, so a flag left by an earlier prompt cannot be wrong there.
+    One row of sequences packed by position_ids alone gets their offsets
+    in place of its mask where the mask is exactly causal within each
+    (hf_packed.packed_documents: the varlen kernels)."""
+    import torch
     from transformers.masking_utils import sdpa_mask
 
     config = kwargs.get("config")
@@ -552,7 +569,16 @@ def _mask(*args, **kwargs):
         # neither this call's arguments nor the mask's values.
         return _full_lengths(kwargs["batch_size"], rows,
                              kwargs.get("device")).view(-1, 1, 1, 1)
-    return sdpa_mask(*args, **kwargs)
+    mask = sdpa_mask(*args, **kwargs)
+    if (padding is None and kwargs.get("batch_size") == 1
+            and not torch.compiler.is_compiling()):
+        # One row of sequences packed by position_ids (padding-free
+        # training without offsets): their offsets instead of the mask,
+        # when the mask is exactly theirs.
+        documents = hf_packed.packed_documents(mask)
+        if documents is not None:
+            return documents
+    return mask
 
 
 def _register_mask(name):

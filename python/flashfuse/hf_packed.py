@@ -184,3 +184,68 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
     return varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
                        sliding_window, softcap, is_causal)
 
+
+
+# Rows of a mask compared at a time in packed_documents: a few tens of MB
+# of booleans at the lengths padding-free training packs.
+_ROWS_AT_A_TIME = 2048
+
+
+def packed_documents(mask):
+    """transformers' mask for sequences packed by position_ids alone
+    (DataCollatorWithFlattening's default: no offsets): where a boolean
+    [1, 1, n, n] mask is exactly causal within runs of consecutive tokens,
+    and there are two runs or more, the runs' offsets as an i32
+    [1, 1, 1, runs + 1] tensor carrying the longest run's length
+    (`flashfuse_max_length`), which attention_forward sends to the varlen
+    kernels; None for any other mask. The mask is compared whole (in
+    blocks of rows), so a model's own additions to it (windows that cut a
+    run, bidirectional spans) keep it; the comparison and the offsets are
+    read back (two synchronisations a forward, not a layer)."""
+    import torch
+
+    if not (isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
+            and mask.dim() == 4 and mask.shape[:2] == (1, 1)
+            and mask.shape[2] == mask.shape[3] and mask.shape[2] > 1):
+        return None
+    m = mask[0, 0]
+    n = m.shape[0]
+    # A run starts where a token does not see the one before it.
+    start = torch.ones(n, dtype=torch.bool, device=m.device)
+    start[1:] = ~m.diagonal(-1)
+    run = start.cumsum(0)
+    cols = torch.arange(n, device=m.device)
+    same = torch.ones((), dtype=torch.bool, device=m.device)
+    for r0 in range(0, n, _ROWS_AT_A_TIME):
+        rows = cols[r0:r0 + _ROWS_AT_A_TIME, None]
+        expected = (cols <= rows) & (run == run[rows])
+        same &= (m[r0:r0 + _ROWS_AT_A_TIME] == expected).all()
+    if not bool(same):
+        return None
+    starts = cols[start]
+    if starts.numel() < 2:
+        return None  # one sequence: the causal kernels serve it as it is
+    offsets = torch.cat([starts, cols.new_tensor([n])]).to(torch.int32)
+    marker = offsets.view(1, 1, 1, -1)
+    marker.flashfuse_max_length = int((offsets[1:] - offsets[:-1]).max())
+    return marker
+
+
+def documents_offsets(attention_mask):
+    """(offsets, longest) of packed_documents' tensor, or None for any
+    other mask."""
+    longest = getattr(attention_mask, "flashfuse_max_length", None)
+    if longest is None:
+        return None
+    return attention_mask.view(-1), longest
+
+
+def document_mask(offsets, rows):
+    """The boolean [1, 1, rows, rows] mask packed_documents read the offsets
+    from (for the calls the varlen kernels do not serve)."""
+    import torch
+
+    idx = torch.arange(rows, device=offsets.device)
+    run = torch.bucketize(idx, offsets[1:-1].to(idx.dtype), right=True)
+    keep = (idx[None, :] <= idx[:, None]) & (run[None, :] == run[:, None])
+    return keep.view(1, 1, rows, rows)

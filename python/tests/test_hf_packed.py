@@ -6,7 +6,6 @@ flashfuse.attention_with_kvcache over the cache's pages. The kernels are
 replaced by PyTorch references of their contracts (test_hf_gpu.py runs the
 kernels), so outputs must be SDPA's."""
 
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -91,6 +90,19 @@ def _packed(lengths, vocab, seed=0):
     return ids, cu, positions
 
 
+def _assert_as_alone(logits, ours, ref, ids):
+    """The packed row's logits, and every parameter's gradient of their
+    squares' mean, are those of the sequences run one by one through
+    `ref`."""
+    expected = torch.cat([ref(x[None]).logits[0] for x in ids])
+    torch.testing.assert_close(logits, expected, atol=1e-4, rtol=1e-4)
+    logits.square().mean().backward()
+    expected.square().mean().backward()
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-3,
+                                   msg=name)
+
+
 def test_padding_free_training_takes_varlen(calls, hf_model_pair):
     """DataCollatorWithFlattening's batch (one row of packed sequences with
     cu_seq_lens): each sequence's logits and the gradients are those of the
@@ -104,14 +116,7 @@ def test_padding_free_training_takes_varlen(calls, hf_model_pair):
         cu_seq_lens_q=cu, cu_seq_lens_k=cu, max_length_q=max(lengths),
         max_length_k=max(lengths)).logits[0]
     assert calls.varlen == 2  # one call a layer, no dense forward
-    expected = torch.cat([ref(x[None]).logits[0] for x in ids])
-    torch.testing.assert_close(logits, expected, atol=1e-4, rtol=1e-4)
-    logits.square().mean().backward()
-    torch.cat([ref(x[None]).logits[0] for x in ids]).square().mean() \
-        .backward()
-    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
-        torch.testing.assert_close(p.grad, q.grad, atol=1e-4, rtol=1e-3,
-                                   msg=name)
+    _assert_as_alone(logits, ours, ref, ids)
 
 
 def test_packed_bounds_from_offsets(calls):
@@ -252,3 +257,43 @@ def test_continuous_batching_matches_sdpa(calls, hf_model_pair):
     assert [r.generated_tokens for r in got] == \
         [r.generated_tokens for r in want]
     assert calls.varlen > 0
+
+
+def test_position_ids_alone_take_varlen(calls, hf_model_pair):
+    """DataCollatorWithFlattening's default batch (position_ids restarting
+    at each sequence, no offsets): transformers' mask is found causal
+    within each sequence and replaced by their offsets, so the varlen
+    kernels run; logits and gradients are each sequence's alone."""
+    ref, ours = hf_model_pair(_llama())
+    lengths = (6, 1, 11, 4)
+    ids, _, positions = _packed(lengths, 101, seed=3)
+    ours.train()
+    # (transformers builds the packed sequences' mask only without a
+    # cache: use_cache=False, as training sets it.)
+    logits = ours(torch.cat(ids)[None], position_ids=positions[None],
+                  use_cache=False).logits[0]
+    assert calls.varlen == 2
+    _assert_as_alone(logits, ours, ref, ids)
+
+
+def test_packed_documents_only_for_their_exact_mask(monkeypatch):
+    """packed_documents gives the offsets of a mask causal within runs
+    (and document_mask gives that mask back), and None for one run, a
+    window that cuts a run, a span that sees ahead, or a padded row."""
+    monkeypatch.setattr(hf_packed, "_ROWS_AT_A_TIME", 3)  # several blocks
+    offsets = torch.tensor([0, 2, 7, 8], dtype=torch.int32)
+    mask = hf_packed.document_mask(offsets, 8)
+    marker = hf_packed.packed_documents(mask)
+    assert marker.flashfuse_max_length == 5
+    got, longest = hf_packed.documents_offsets(marker)
+    assert got.tolist() == [0, 2, 7, 8] and longest == 5
+    one = torch.ones(8, 8, dtype=torch.bool).tril().view(1, 1, 8, 8)
+    assert hf_packed.packed_documents(one) is None
+    window = mask.clone()
+    window[0, 0, 6, 2] = False  # the third run's last row sees 4 keys back
+    assert hf_packed.packed_documents(window) is None
+    ahead = mask.clone()
+    ahead[0, 0, 3, 4] = True
+    assert hf_packed.packed_documents(ahead) is None
+    assert hf_packed.packed_documents(mask.expand(2, 1, 8, 8)) is None
+    assert hf_packed.documents_offsets(mask) is None

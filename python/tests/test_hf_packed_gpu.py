@@ -33,8 +33,10 @@ def _run_alone(model, ids):
     return logits
 
 
+@pytest.mark.parametrize("offsets", [True, False],
+                         ids=["cu_seq_lens", "position_ids"])
 @pytest.mark.parametrize("head_dim", [64, 128])
-def test_padding_free_training_matches_eager(head_dim, monkeypatch):
+def test_padding_free_training_matches_eager(head_dim, offsets, monkeypatch):
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     calls = []
@@ -56,10 +58,14 @@ def test_padding_free_training_matches_eager(head_dim, monkeypatch):
            for n in lengths]
     cu = torch.tensor([0] + lengths, device="cuda").cumsum(0).to(torch.int32)
     positions = torch.cat([torch.arange(n, device="cuda") for n in lengths])
+    # Offsets as DataCollatorWithFlattening(return_flash_attn_kwargs=True)
+    # gives them, or position_ids alone (its default; transformers builds
+    # their mask without a cache only).
+    extra = (dict(cu_seq_lens_q=cu, cu_seq_lens_k=cu.clone(),
+                  max_length_q=max(lengths), max_length_k=max(lengths))
+             if offsets else {})
     got = ours(torch.cat(ids)[None], position_ids=positions[None],
-               cu_seq_lens_q=cu, cu_seq_lens_k=cu.clone(),
-               max_length_q=max(lengths), max_length_k=max(lengths)
-               ).logits[0].float()
+               use_cache=False, **extra).logits[0].float()
     got.square().mean().backward()
     assert len(calls) == cfg.num_hidden_layers  # the varlen kernels, alone
     ref = _run_alone(eager32, ids)
