@@ -162,13 +162,14 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
     documents = hf_packed.documents_offsets(attention_mask)
     if documents is not None:
         # Sequences packed by position_ids alone: _mask found transformers'
-        # mask causal within each (hf_packed.packed_documents).
+        # mask exactly causal within each (hf_packed.packed_documents), so
+        # a sliding layer's window cuts none of them: no window.
         offsets, longest = documents
         if not dropout:
             try:
                 return hf_packed.varlen_step(
                     query, key, value, offsets, offsets, longest, longest,
-                    scaling, sliding_window, softcap, True), None
+                    scaling, None, softcap, True), None
             except KernelNotFoundError:
                 pass
         attention_mask = hf_packed.document_mask(offsets, query.shape[2])

@@ -297,3 +297,26 @@ def test_packed_documents_only_for_their_exact_mask(monkeypatch):
     assert hf_packed.packed_documents(ahead) is None
     assert hf_packed.packed_documents(mask.expand(2, 1, 8, 8)) is None
     assert hf_packed.documents_offsets(mask) is None
+
+
+def test_position_ids_alone_on_sliding_layers(calls, hf_model_pair):
+    """A sliding-window model whose packed sequences are all within its
+    window: the mask is causal within each, so the varlen kernels run
+    without a window (which would cut none of them)."""
+    seen = []
+
+    def spy(*args, window=None, **kwargs):
+        seen.append(window)
+        return calls.run_varlen(*args, window=window, **kwargs)
+    varlen.varlen_attention = spy  # restored by the calls fixture
+    cfg = transformers.MistralConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, vocab_size=101,
+        max_position_embeddings=256, sliding_window=8)
+    ref, ours = hf_model_pair(cfg)
+    ids, _, positions = _packed((6, 1, 8, 4), 101, seed=4)
+    ours.train()
+    logits = ours(torch.cat(ids)[None], position_ids=positions[None],
+                  use_cache=False).logits[0]
+    assert calls.varlen == 2 and seen == [(-1, -1)] * 2  # unbounded
+    _assert_as_alone(logits, ours, ref, ids)
