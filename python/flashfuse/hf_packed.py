@@ -185,7 +185,6 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
                        sliding_window, softcap, is_causal)
 
 
-
 # Rows of a mask compared at a time in packed_documents: a few tens of MB
 # of booleans at the lengths padding-free training packs.
 _ROWS_AT_A_TIME = 2048
@@ -200,8 +199,9 @@ def packed_documents(mask):
     (`flashfuse_max_length`), which attention_forward sends to the varlen
     kernels; None for any other mask. The mask is compared whole (in
     blocks of rows), so a model's own additions to it (windows that cut a
-    run, bidirectional spans) keep it; the comparison and the offsets are
-    read back (two synchronisations a forward, not a layer)."""
+    run, bidirectional spans) keep it; the comparison, the offsets and the
+    longest run are read back (three synchronisations a forward, not a
+    layer)."""
     import torch
 
     if not (isinstance(mask, torch.Tensor) and mask.dtype == torch.bool
