@@ -145,6 +145,34 @@ def varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
     return out.unsqueeze(0)
 
 
+def block_table_of_reads(cache, layer_idx, read_index, cu_k, max_k):
+    """(block table [B, pages], K pages, V pages) of a full-attention layer
+    of transformers 5.17-5.2x's paged cache, for reading it in place: the
+    read indices list each sequence's keys in order (sequence b's key j at
+    read_index[group][cu_k[b] + j]), each the row block * block_size +
+    j % block_size of the layer's cache, so every block_size-th one names
+    a block. None for a sliding layer (its reads wrap around its window)
+    or a cache laid out otherwise."""
+    import torch
+
+    group, index = cache.layer_index_to_group_indices[layer_idx]
+    if getattr(cache, "sliding_windows", {}).get(layer_idx, 1) != 1:
+        return None
+    size = cache.block_size
+    reads = read_index[group]
+    k_cache, v_cache = cache.key_cache[index], cache.value_cache[index]
+    if reads.numel() == 0 or k_cache.shape[0] % size:
+        return None
+    pages = -(-_bound(max_k, cu_k) // size)
+    first = cu_k[:-1, None] + size * torch.arange(
+        pages, dtype=cu_k.dtype, device=cu_k.device)
+    # Past a sequence's last key, clamped: entries the kernel never reads.
+    table = reads[first.clamp(0, reads.numel() - 1).long()] // size
+    return (table.to(torch.int32),
+            k_cache.view(-1, size, *k_cache.shape[1:]),
+            v_cache.view(-1, size, *v_cache.shape[1:]))
+
+
 def packed_forward(module, query, key, value, scaling, sliding_window,
                    softcap, is_causal, dropout, kwargs):
     """The attention of a packed batch ([1, H, total, D] with transformers'
@@ -175,8 +203,17 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
         return decode_step(query, key, value, cu_k, block_table, k_cache,
                            v_cache, scaling, sliding_window, softcap)
     if cache is not None and "read_index" in kwargs:
-        # transformers 5.17-5.2x: the attention writes the new rows and
-        # gathers each sequence's keys ([total_k, Hkv, D]).
+        # transformers 5.17-5.2x: the attention writes the new rows, and
+        # either reads the cache in place (a decode-only step of a full
+        # attention layer) or gathers each sequence's keys ([total_k, Hkv,
+        # D]) for the varlen kernels.
+        if is_causal and query.shape[2] == cu_q.numel() - 1:
+            table = block_table_of_reads(cache, module.layer_idx,
+                                         kwargs["read_index"], cu_k, max_k)
+            if table is not None:
+                table, k_cache, v_cache = table
+                return decode_step(query, key, value, cu_k, table, k_cache,
+                                   v_cache, scaling, None, softcap)
         key, value = cache.update(
             key_states=key, value_states=value, layer_idx=module.layer_idx,
             read_index=kwargs["read_index"],
