@@ -178,6 +178,8 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
     """The attention of a packed batch ([1, H, total, D] with transformers'
     offsets in kwargs; see the module's docstring), or None when kwargs
     carry none. Returns [1, total_q, Hq, Dv]."""
+    from .errors import KernelNotFoundError
+
     layer_type = "sliding_attention" if sliding_window else "full_attention"
     args = packed_args(kwargs, layer_type)
     if args is None:
@@ -212,8 +214,12 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
                                          kwargs["read_index"], cu_k, max_k)
             if table is not None:
                 table, k_cache, v_cache = table
-                return decode_step(query, key, value, cu_k, table, k_cache,
-                                   v_cache, scaling, None, softcap)
+                try:
+                    return decode_step(query, key, value, cu_k, table,
+                                       k_cache, v_cache, scaling, None,
+                                       softcap)
+                except KernelNotFoundError:
+                    pass  # no decode kernel for this head dim: gathered
         key, value = cache.update(
             key_states=key, value_states=value, layer_idx=module.layer_idx,
             read_index=kwargs["read_index"],

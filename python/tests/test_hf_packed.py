@@ -14,7 +14,8 @@ transformers = pytest.importorskip("transformers")
 import flashfuse.hf  # noqa: E402
 from conftest import varlen_reference  # noqa: E402
 from flashfuse import hf_packed, kvcache, varlen  # noqa: E402
-from flashfuse.errors import UnsupportedError  # noqa: E402
+from flashfuse.errors import (KernelNotFoundError,  # noqa: E402
+                              UnsupportedError)
 
 
 def paged_kvcache_reference(q, k_cache, v_cache, cache_seqlens, k_new=None,
@@ -323,3 +324,22 @@ def test_position_ids_alone_on_sliding_layers(calls, hf_model_pair):
                   use_cache=False).logits[0]
     assert calls.varlen == 2 and seen == [(-1, -1)] * 2  # unbounded
     _assert_as_alone(logits, ours, ref, ids)
+
+
+def test_continuous_batching_without_decode_kernels(calls, hf_model_pair,
+                                                    monkeypatch):
+    """Where no decode kernel serves the head dim, the decode-only steps
+    take transformers' gathered keys and the varlen kernels: SDPA's
+    tokens still."""
+    def no_kernel(*args, **kwargs):
+        calls.paged.append(None)
+        raise KernelNotFoundError("no decode kernel (test)")
+    monkeypatch.setattr(kvcache, "attention_with_kvcache", no_kernel)
+    ref, ours = hf_model_pair(_llama())
+    ids, _, _ = _packed((7, 3, 12), 101, seed=1)
+    prompts = [x.tolist() for x in ids]
+    want = _continuous_batching(ref, prompts, 6)
+    got = _continuous_batching(ours, prompts, 6)
+    assert [r.generated_tokens for r in got] == \
+        [r.generated_tokens for r in want]
+    assert calls.paged  # tried, refused, then gathered
