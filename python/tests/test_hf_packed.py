@@ -245,11 +245,9 @@ def _continuous_batching(model, prompts, tokens):
     return sorted(out.values(), key=_request_order)
 
 
-def test_continuous_batching_matches_sdpa(calls, hf_model_pair):
-    """generate_batch over prompts of different lengths: the same greedy
-    tokens as SDPA's continuous batching, with the prompts and chunks on
-    the varlen kernels and the decode-only steps on the paged decode
-    kernels."""
+def _assert_batching_as_sdpa(hf_model_pair):
+    """generate_batch over three prompts of different lengths gives SDPA's
+    greedy tokens."""
     ref, ours = hf_model_pair(_llama())
     ids, _, _ = _packed((7, 3, 12), 101, seed=1)
     prompts = [x.tolist() for x in ids]
@@ -257,6 +255,14 @@ def test_continuous_batching_matches_sdpa(calls, hf_model_pair):
     got = _continuous_batching(ours, prompts, 6)
     assert [r.generated_tokens for r in got] == \
         [r.generated_tokens for r in want]
+
+
+def test_continuous_batching_matches_sdpa(calls, hf_model_pair):
+    """generate_batch over prompts of different lengths: the same greedy
+    tokens as SDPA's continuous batching, with the prompts and chunks on
+    the varlen kernels and the decode-only steps on the paged decode
+    kernels."""
+    _assert_batching_as_sdpa(hf_model_pair)
     # Prompts on the varlen kernels; decode-only steps read the paged cache
     # in place (pages of 32 rows read as pages of 16).
     assert calls.varlen > 0 and calls.paged
@@ -335,11 +341,5 @@ def test_continuous_batching_without_decode_kernels(calls, hf_model_pair,
         calls.paged.append(None)
         raise KernelNotFoundError("no decode kernel (test)")
     monkeypatch.setattr(kvcache, "attention_with_kvcache", no_kernel)
-    ref, ours = hf_model_pair(_llama())
-    ids, _, _ = _packed((7, 3, 12), 101, seed=1)
-    prompts = [x.tolist() for x in ids]
-    want = _continuous_batching(ref, prompts, 6)
-    got = _continuous_batching(ours, prompts, 6)
-    assert [r.generated_tokens for r in got] == \
-        [r.generated_tokens for r in want]
+    _assert_batching_as_sdpa(hf_model_pair)
     assert calls.paged  # tried, refused, then gathered
