@@ -91,12 +91,20 @@ def _compiler_identity(compiler):
 
 
 class Job:
-    """What compiling one runtime variant for one target involves: the IR,
-    the flashfuse-compile flags and the cache entry they determine."""
+    """What compiling one variant for one target involves: the IR, the
+    flashfuse-compile flags and the cache entry they determine. `variant`
+    is a runtime variant (_runtime.Variant), or a variants.KernelVariant /
+    KVCacheVariant whose op is the gradient op with `backward`."""
 
-    def __init__(self, variant, target, compiler, deterministic=False):
-        kernel_variant, backward = variants.from_runtime(variant)
-        self.description = variant.describe()
+    def __init__(self, variant, target, compiler, deterministic=False,
+                 backward=False):
+        if isinstance(variant, (variants.KernelVariant,
+                                variants.KVCacheVariant)):
+            kernel_variant = variant
+            self.description = f"{variant.name}{' backward' * backward}"
+        else:
+            kernel_variant, backward = variants.from_runtime(variant)
+            self.description = variant.describe()
         self.target = target
         self.compiler = compiler
         # The header names the op, not the requested kind: every kind of
@@ -124,11 +132,14 @@ class Job:
         # block-sparse forward (1.1-1.4x, run 148); auto's recipe elsewhere
         # (auto-tma in flash-select-config). The backward has no
         # deterministic mode.
-        # (KV-cache variants have neither field: the decode recipe.)
+        # So does an ALiBi forward (its score_mod on the sm90ws forward:
+        # 1.31x the sm90 one, run 441).
+        # (KV-cache variants have none of these fields: the decode recipe.)
         block_sparse = getattr(kernel_variant, "block_sparse", 0)
+        alibi = getattr(kernel_variant, "alibi", 0)
         with_forward = getattr(kernel_variant, "with_forward", False)
         ws = (not deterministic and not with_forward
-              and (backward or block_sparse))
+              and (backward or block_sparse or alibi))
         self.flags = [f"--target={target}", "--allow-spills"] + (
             ["--deterministic"] if deterministic else []) + (
             ["--recipe=auto-tma"] if ws else []) + (
@@ -205,13 +216,21 @@ def artifact_for(variant, capability, deterministic=False):
         raise Unavailable(
             "the kernels of an FP8 (e4m3) KV cache need sm_89 or later (an "
             f"L4, H100 or H200); this GPU is sm_{major}{minor}")
+    return compile_variant(variant, capability, deterministic)
+
+
+def compile_variant(variant, capability, deterministic=False,
+                    backward=False):
+    """artifact_for of any variant Job takes: also a variants.KernelVariant
+    that no runtime variant key names (an ALiBi score_mod, flashfuse.alibi),
+    its gradient op with `backward`."""
     compiler = find_compiler()
     if compiler is None:
         raise Unavailable(
             f"no {COMPILER} found in "
             f"{_tools.where_searched(COMPILER, COMPILER_ENV)}")
     job = Job(variant, target_for_capability(capability), compiler,
-              deterministic)
+              deterministic, backward)
     with _locks_lock:
         lock = _locks.setdefault(job.directory, threading.Lock())
     with lock:

@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from . import fp8
+from . import alibi, fp8
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
@@ -137,7 +137,8 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
               enable_gqa=False, window=None, softcap=None, dropout_p=0.0,
               deterministic=False, q_descale=None, k_descale=None,
               v_descale=None, out_dtype=torch.bfloat16, block_mask=None,
-              block_size=128, descale_block_size=(128, 128)):
+              block_size=128, descale_block_size=(128, 128),
+              alibi_slopes=None):
     """torch.nn.functional.scaled_dot_product_attention on FlashFuse kernels.
 
     query [B, Hq, Sq, D], key [B, Hkv, Sk, D], value [B, Hkv, Sk, Dv]: CUDA
@@ -184,7 +185,22 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     lists: flashfuse.block_sparse_attention (differentiable: its backward
     walks the same lists, transposed on the GPU), with is_causal and scale
     (no attn_mask, window, softcap or dropout).
+
+    `alibi_slopes` (flash-attn's name): float32 [Hq] or [B, Hq] slopes of
+    ALiBi, which subtracts slopes[h] * |i + Sk - Sq - j| from the score of
+    query i and key j (after scale and softcap; the distance from the
+    bottom-right diagonal, as flash-attn has it), with is_causal, window and
+    softcap (no attn_mask, block_mask, dropout or FP8). Differentiable in
+    query, key and value (not deterministically: NotImplementedError). Its kernels are
+    compiled by flashfuse-compile on first use and cached (flashfuse.alibi).
     """
+    if alibi_slopes is not None and (
+            attn_mask is not None or block_mask is not None or dropout_p
+            or any(t is not None for t in (q_descale, k_descale, v_descale))
+            or any(fp8.is_fp8(t) for t in (query, key, value))):
+        raise ValueError("flashfuse.attention: alibi_slopes goes with "
+                         "is_causal, scale, window and softcap only (no "
+                         "attn_mask, block_mask, dropout_p or FP8 inputs)")
     if block_mask is not None:
         if (attn_mask is not None or window is not None or softcap
                 or dropout_p):
@@ -230,15 +246,23 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         raise ValueError("flashfuse.attention: q_descale, k_descale and "
                          "v_descale are for float8_e4m3fn inputs; query is "
                          f"{query.dtype}")
+    deterministic = bool(deterministic) or (
+        torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled())
+    if alibi_slopes is not None:
+        layout = alibi.check_slopes(alibi_slopes, query.shape[0],
+                                    query.shape[1])
+        _check_device(query, key, value)
+        alibi.check_device(alibi_slopes, query)
+        return alibi.attention(query, key, value, alibi_slopes, layout,
+                               causal, float(scale), window, softcap,
+                               deterministic)
     _check_device(query, key, value)
     bias, mask = _score_operand(attn_mask, query, key)
     # One seed per call, drawn from torch's generator so torch.manual_seed
     # makes dropout reproducible; the backward pass reuses it.
     seed = (int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0
             else 0)
-    deterministic = bool(deterministic) or (
-        torch.are_deterministic_algorithms_enabled()
-        and not torch.is_deterministic_algorithms_warn_only_enabled())
     args = (query, key, value, bias, mask, causal, float(scale),
             int(window[0]), int(window[1]), softcap, float(dropout_p), seed)
     if not (torch.is_grad_enabled() and any(

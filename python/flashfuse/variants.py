@@ -66,7 +66,12 @@ class KernelVariant:
     (BQ, BK), e4m3 only, makes the descales per block of the sequence
     ([B, H, N], flash.attention's `descale_block_size`; FlashAttention-3's
     block quantisation), which the kernel reads per tensor and per head too
-    (block stride 0)."""
+    (block stride 0). `alibi` 1 or 2 gives the op flash-attn's ALiBi as a
+    score_mod: score - slopes[h] * |i + Sk - Sq - j| (2: slopes[b, h]),
+    the slopes an f32 [Hq] (or [B, Hq]) tensor and Sk - Sq an i32, both
+    arguments of the function that the region reads (the kernels take them
+    as `capture0` and `capture1`, docs/KERNEL_ABI.md "Values captured by
+    score_mod and mask_mod")."""
 
     name: str
     dtype: str
@@ -85,6 +90,7 @@ class KernelVariant:
     block_sparse: int = 0  # 0 dense, 1 partial lists, 2 partial + full
     sparse_blocks: Tuple[int, int] = (128, 128)
     descale_blocks: Optional[Tuple[int, int]] = None
+    alibi: int = 0  # 0 none, 1 slopes [Hq], 2 slopes [B, Hq]
     seq_len: int = _SEQ  # of Q and K in the IR (above)
 
     def __post_init__(self):
@@ -140,6 +146,14 @@ class KernelVariant:
         if self.block_sparse and (self.varlen or self.mask):
             # The op's verifier refuses both with the lists.
             raise ValueError("a block-sparse variant takes no varlen or mask")
+        if self.alibi not in (0, 1, 2):
+            raise ValueError("variant alibi must be 0, 1 (slopes [Hq]) or 2 "
+                             f"(slopes [B, Hq]), got {self.alibi!r}")
+        if self.alibi and (self.varlen or self.fp8 or self.block_sparse):
+            # The op's verifier refuses regions with varlen; the FP8 and
+            # block-sparse kernels have no ALiBi form here.
+            raise ValueError("an ALiBi variant is a dense 16-bit one (no "
+                             "varlen, e4m3 or block-sparse lists)")
         if len(self.sparse_blocks) != 2 or any(
                 not isinstance(s, int) or s <= 0 for s in self.sparse_blocks):
             raise ValueError("variant sparse_blocks must be two positive "
@@ -232,6 +246,8 @@ class _Types:
         kb = -(-n // v.sparse_blocks[1])
         self.num = f"tensor<1x1x{qb}xi32>"
         self.idx = f"tensor<1x1x{qb}x{kb}xi32>"
+        # ALiBi slopes, [Hq] or [B, Hq]: dynamic, like the kernels' sizes.
+        self.slopes = "tensor<?xf32>" if v.alibi == 1 else "tensor<?x?xf32>"
 
 
 def _optional_operands(v, ty):
@@ -268,14 +284,50 @@ def _op(head, uses, attrs, signature):
                     + [":", signature])
 
 
+def _alibi(v, ty):
+    """(function arguments, score_mod region) of v's ALiBi: flash-attn's
+    bias -slopes[h] * |i + Sk - Sq - j|, the distance from the bottom-right
+    diagonal whatever the causal mask's alignment (flash-attn's own
+    alibi). The region is the same for causal ops: masked keys get their
+    bias too, and -inf after it. The distance is taken in f32 (exact below
+    2^24 rows) so that the score's update is one fma of |d| (whose absolute
+    value is an operand modifier on the GPU) after one subtraction: 1.06-1.08x
+    the integer form's forward (docs/PERF.md "ALiBi")."""
+    if not v.alibi:
+        return [], ""
+    # The region is not isolated from above: its names share the
+    # function's (%b is a bias argument, %s a seed), hence the prefix.
+    index = "%mod_h" if v.alibi == 1 else "%mod_b, %mod_h"
+    region = (
+        " score_mod {\n"
+        "  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index,"
+        " %mod_j: index):\n"
+        f"    %mod_slope = tensor.extract %alibi_slopes[{index}] : "
+        f"{ty.slopes}\n"
+        "    %mod_j32 = arith.index_cast %mod_j : index to i32\n"
+        "    %mod_i32 = arith.index_cast %mod_i : index to i32\n"
+        "    %mod_diag = arith.addi %mod_i32, %alibi_offset : i32\n"
+        "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n"
+        "    %mod_diagf = arith.sitofp %mod_diag : i32 to f32\n"
+        "    %mod_d = arith.subf %mod_jf, %mod_diagf : f32\n"
+        "    %mod_dist = math.absf %mod_d : f32\n"
+        "    %mod_neg = arith.negf %mod_slope : f32\n"
+        "    %mod_r = math.fma %mod_neg, %mod_dist, %mod_s : f32\n"
+        "    flash.yield %mod_r : f32\n"
+        "  }")
+    return [f"%alibi_slopes: {ty.slopes}", "%alibi_offset: i32"], region
+
+
 def emit_forward(v, symbol=None):
     """func @symbol (default v.name) computing v's flash.attention."""
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
-    params = ", ".join([f"%q: {ty.q}", f"%k: {ty.q}", f"%v: {ty.v}"] + args)
+    alibi_args, region = _alibi(v, ty)
+    params = ", ".join([f"%q: {ty.q}", f"%k: {ty.q}", f"%v: {ty.v}"] + args
+                       + alibi_args)
     results = f"{ty.o}, {ty.lse}"
     op = _op("%o, %lse = flash.attention %q, %k, %v", uses, attributes(v),
-             f"{ty.q}, {ty.q}, {ty.v} -> {results}")
+             f"{ty.q}, {ty.q}, {ty.v} -> {results}") + region
     return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
             f"  {op}\n"
             f"  return %o, %lse : {results}\n}}\n")
@@ -290,15 +342,16 @@ def emit_backward(v):
                          "(flash.attention_grad refuses e4m3)")
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
+    alibi_args, region = _alibi(v, ty)
     params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
                         f"%v: {ty.v}", f"%o: {ty.v}", f"%lse: {ty.lse}"]
-                       + args)
+                       + args + alibi_args)
     res = [ty.q, ty.q, ty.v] + ([ty.bias] if v.bias else [])
     names = ["%dq", "%dk", "%dv"] + (["%db"] if v.bias else [])
     op = _op(f"{', '.join(names)} = flash.attention_grad "
              "%do, %q, %k, %v, %o, %lse", uses, attributes(v),
              f"{ty.v}, {ty.q}, {ty.q}, {ty.v}, {ty.v}, {ty.lse} -> "
-             + ", ".join(res))
+             + ", ".join(res)) + region
     out = (f"func.func @grad_{v.name}({params}) -> ({', '.join(res)}) {{\n"
            f"  {op}\n"
            f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")

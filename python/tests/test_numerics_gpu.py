@@ -142,6 +142,53 @@ def test_long_keys_take_the_sm90ws_forward(head_dim, causal):
     assert_close(out, ref, low, 2, "O (sm90ws)")
 
 
+def test_tma_launch_from_a_thread_without_a_context(monkeypatch):
+    """A TMA kernel's first launch in a thread on which no CUDA context is
+    current (PyTorch's autograd threads before their first CUDA call):
+    the runtime makes its context current before it encodes the tensor
+    maps, which failed with CUDA_ERROR_INVALID_CONTEXT before (docs/PERF.md
+    "ALiBi", run 487). The inputs and the output's memory exist before the
+    thread starts, so nothing in it calls the CUDA runtime first."""
+    import ctypes
+    import threading
+    from flashfuse import _kernels
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        pytest.skip("no libcuda.so.1")
+    sk = _kernels.SM90WS_MIN_KEYS + 77
+    q, k, v = (torch.randn(1, 4, sk, 128, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    want = run_or_skip(lambda: flashfuse.attention(q, k, v))
+    variant = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128, 128,
+                                    0)
+    if _kernels.sm90ws_dir(variant) is None:
+        pytest.skip("no sm90ws (TMA) kernel of the variant in the library")
+    del want  # its memory serves the thread's output from torch's cache
+    torch.cuda.synchronize()
+    # Poisoning would fill the output in the thread first (a CUDA call).
+    monkeypatch.setenv("FLASHFUSE_POISON_OUTPUTS", "0")
+    result = {}
+
+    def run():
+        current = ctypes.c_void_p()
+        cuda.cuCtxGetCurrent(ctypes.byref(current))
+        result["had_context"] = bool(current.value)
+        try:
+            result["out"] = flashfuse.attention(q, k, v)
+        except Exception as e:  # reported on the test's thread
+            result["error"] = e
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if result["had_context"]:
+        pytest.skip("the new thread already had a current context")
+    assert "error" not in result, result.get("error")
+    torch.cuda.synchronize()
+    assert torch.equal(result["out"], flashfuse.attention(q, k, v))
+
+
 @pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
 def test_long_causal_takes_the_192_row_forward(causal):
     # (The library has the 192-row kernel of the top-left mask only: for

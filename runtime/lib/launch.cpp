@@ -443,6 +443,14 @@ flashfuse_status launchNamed(flashfuse_kernel &kernel,
   std::vector<void *> params(slots.size());
   for (size_t i = 0; i < slots.size(); ++i)
     params[i] = &slots[i];
+  // cuTensorMapEncodeTiled needs a current context: a thread the caller's
+  // CUDA runtime has not made one current on (PyTorch's autograd threads
+  // before their first CUDA call) failed with CUDA_ERROR_INVALID_CONTEXT.
+  // launchBound enters it again, a no-op then.
+  ScopedContext scope(c);
+  if (!mapRequests.empty())
+    if (auto s = scope.enter(); s != FLASHFUSE_SUCCESS)
+      return s;
   // cuLaunchKernel copies the parameters at the call: the maps need only
   // outlive it.
   std::vector<cu::CUtensorMap> maps(mapRequests.size());

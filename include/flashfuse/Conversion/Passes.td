@@ -87,8 +87,8 @@ def FlashLowerNaive : Pass<"flash-lower-naive"> {
 
     Refused with an error: dynamic shapes, and in flash.attention_grad a
     score_mod whose derivative with respect to the score is not provably 1
-    (only `score`, `score + f(b, h, q, k)` and `score - f(...)` are
-    differentiated).
+    (only `score`, `score + f(b, h, q, k)`, `score - f(...)` and
+    `math.fma(f, g, score)` are differentiated).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",

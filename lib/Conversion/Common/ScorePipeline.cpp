@@ -142,8 +142,16 @@ mlir::flash::checkScoreModHasUnitDerivative(AttentionVariantInterface op) {
     if (sub.getLhs() == score && independentOfScore(sub.getRhs()))
       return success();
   }
+  // fma(f, g, score): the additive form in one instruction (ALiBi's
+  // -slope * |distance| + score, flashfuse.alibi).
+  if (auto fma = dyn_cast_or_null<math::FmaOp>(def)) {
+    if (fma.getC() == score && independentOfScore(fma.getA()) &&
+        independentOfScore(fma.getB()))
+      return success();
+  }
   return op->emitOpError()
          << "score_mod of this form has no gradient lowering: only a "
-            "score_mod yielding score, score + f(b, h, q_idx, kv_idx) or "
-            "score - f(b, h, q_idx, kv_idx) is differentiated (derivative 1)";
+            "score_mod yielding score, score + f(b, h, q_idx, kv_idx), "
+            "score - f(b, h, q_idx, kv_idx) or fma(f, g, score) is "
+            "differentiated (derivative 1)";
 }

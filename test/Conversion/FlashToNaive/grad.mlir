@@ -70,3 +70,28 @@ func.func @grad_additive_score_mod(%do: tensor<1x1x4x8xf32>, %q: tensor<1x1x4x8x
       }
   return %dq, %dk, %dv : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
 }
+
+// fma(f, g, score) is additive too (flashfuse.alibi's -slope * |i - j| +
+// score).
+// CHECK-LABEL: func.func @grad_fma_score_mod
+// CHECK: math.absf
+// CHECK: math.fma
+// CHECK-NOT: flash.attention_grad
+func.func @grad_fma_score_mod(%do: tensor<1x1x4x8xf32>, %q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>,
+                              %o: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %j, %i : index
+        %di = arith.index_cast %d : index to i64
+        %df = arith.sitofp %di : i64 to f32
+        %a = math.absf %df : f32
+        %m = arith.constant -0.5 : f32
+        %r = math.fma %m, %a, %s : f32
+        flash.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}

@@ -30,6 +30,25 @@ func.func @grad_scaling_score_mod(%do: tensor<1x1x4x8xf32>, %q: tensor<1x1x4x8xf
 
 // -----
 
+// fma with the score as a factor scales it: refused.
+func.func @grad_fma_scaling(%do: tensor<1x1x4x8xf32>, %q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>,
+                            %o: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  // expected-error @+1 {{score_mod of this form has no gradient lowering}}
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 2.0 : f32
+        %r = math.fma %s, %c, %c : f32
+        flash.yield %r : f32
+      }
+  return %dq, %dk, %dv : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}
+
+// -----
+
 // score + f where f itself reads the score is not additive.
 func.func @grad_score_in_both_terms(%do: tensor<1x1x4x8xf32>, %q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>, %v: tensor<1x1x4x8xf32>,
                                     %o: tensor<1x1x4x8xf32>, %lse: tensor<1x1x4xf32>)

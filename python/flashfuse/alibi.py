@@ -1,0 +1,167 @@
+"""ALiBi (flash-attn's `alibi_slopes`) on FlashFuse kernels:
+flashfuse.attention(..., alibi_slopes=...) comes here.
+
+The bias is flash-attn's: query i and key j of head h get
+
+    score - slopes[h] * |i + Sk - Sq - j|          (slopes[b, h] for [B, Hq])
+
+after the scale and softcap, the distance taken from the bottom-right
+diagonal whatever the causal mask's alignment. flash-attn's causal kernels
+add slopes[h] * j instead, which differs by a constant a row: the same O,
+but its LSE is not this one's.
+
+No runtime variant key names ALiBi, so these kernels are not in the
+library: the op is a flash.attention with a score_mod region that reads the
+slopes and Sk - Sq from above it (variants.KernelVariant.alibi), compiled on
+first use by flashfuse-compile (the wheel's, or the source build's) for the
+GPU and cached like any variant compiled on demand (flashfuse._compile);
+the kernels take the two values as `capture0` and `capture1`
+(docs/KERNEL_ABI.md "Values captured by score_mod and mask_mod") and run
+through flashfuse.artifact. One artifact per (dtype, D, Dv, mask, window,
+softcap, slope layout) and pass: the forward's and the backward's are
+compiled apart, so inference never waits for a backward.
+"""
+
+import threading
+
+import torch
+
+from . import _compile, artifact, variants
+from .errors import KernelNotFoundError
+
+_NAME = "flashfuse.attention"
+_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
+_CAUSAL_NAMES = {0: None, 1: "top_left", 2: "bottom_right"}
+
+# (KernelVariant, backward, device index) -> artifact directory: the
+# compile cache's lookup hashes the IR and stats the compiler, more host
+# time than a call can spare.
+_artifacts = {}
+_lock = threading.Lock()
+
+
+def check_slopes(slopes, batch, heads_q):
+    """The layout of `slopes` (1: [Hq], 2: [B, Hq]), or TypeError /
+    ValueError saying what flash-attn's alibi_slopes must be. The device is
+    checked with the inputs' (check_device)."""
+    if not isinstance(slopes, torch.Tensor):
+        raise TypeError(f"{_NAME}: alibi_slopes must be a torch.Tensor, got "
+                        f"{type(slopes).__name__}")
+    if slopes.dtype != torch.float32:
+        raise TypeError(f"{_NAME}: alibi_slopes must be float32 (as "
+                        f"flash-attn takes them), got {slopes.dtype}")
+    if tuple(slopes.shape) == (heads_q,):
+        return 1
+    if tuple(slopes.shape) == (batch, heads_q):
+        return 2
+    raise ValueError(f"{_NAME}: alibi_slopes must be [Hq] = [{heads_q}] or "
+                     f"[B, Hq] = [{batch}, {heads_q}], got "
+                     f"{list(slopes.shape)}")
+
+
+def check_device(slopes, query):
+    if slopes.device != query.device:
+        raise ValueError(f"{_NAME}: alibi_slopes is on {slopes.device}, "
+                         f"query on {query.device}")
+
+
+def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
+                   layout):
+    """The variants.KernelVariant of an ALiBi call: its flags only (window
+    sizes and the softcap are the kernels' run-time parameters)."""
+    mask = _CAUSAL_NAMES[causal]
+    name = "_".join(
+        [f"alibi{'' if layout == 1 else '_bh'}", _DTYPE_NAMES[dtype],
+         f"d{head_dim}"] + ([f"dv{head_dim_v}"] if head_dim_v != head_dim
+                            else [])
+        + [mask or "full"] + (["window"] if windowed else [])
+        + (["softcap"] if softcap else []))
+    return variants.KernelVariant(
+        name, _DTYPE_NAMES[dtype], head_dim, head_dim_v, causal=mask,
+        window=(0, 0) if windowed else None,
+        softcap=1.0 if softcap else None, alibi=layout)
+
+
+def artifact_dir(variant, backward, device):
+    """The artifact holding `variant`'s forward (or with `backward` its
+    backward sequence) for the GPU of `device`: cached on disk, compiled
+    now where it is not. KernelNotFoundError where nothing can compile it."""
+    key = (variant, backward, device.index)
+    with _lock:
+        directory = _artifacts.get(key)
+    if directory is not None:
+        return directory
+    capability = torch.cuda.get_device_capability(device)
+    try:
+        directory = _compile.compile_variant(variant, capability,
+                                             backward=backward)
+    except _compile.Unavailable as e:
+        raise KernelNotFoundError(
+            f"{_NAME}: ALiBi kernels are compiled on first use, and cannot "
+            f"be here: {e}. The wheel ships flashfuse-compile; a source "
+            "checkout builds it (build/bin), or set FLASHFUSE_COMPILE.",
+            "FLASHFUSE_ERROR_KERNEL_NOT_FOUND") from None
+    with _lock:
+        _artifacts[key] = directory
+    return directory
+
+
+class _Options:
+    """What a call passes to its kernels besides the tensors."""
+
+    def __init__(self, variant, scale, window, softcap):
+        self.variant = variant
+        self.scale = scale
+        self.window = window if variant.window else None
+        self.softcap = softcap if variant.softcap else None
+
+    def launch(self, q, k, slopes):
+        """artifact.forward's / backward's keyword arguments; the captures
+        in the region's order (variants._alibi): the slopes, then Sk - Sq,
+        the bottom-right diagonal's offset."""
+        return dict(scale=self.scale, window=self.window,
+                    softcap=self.softcap,
+                    captures=[slopes, k.shape[2] - q.shape[2]])
+
+
+def _forward(q, k, v, slopes, options):
+    directory = artifact_dir(options.variant, False, q.device)
+    return artifact.forward(directory, q, k, v,
+                            **options.launch(q, k, slopes))
+
+
+class _AlibiAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, slopes, options):
+        o, lse = _forward(q, k, v, slopes, options)
+        ctx.save_for_backward(q, k, v, o, lse, slopes)
+        ctx.options = options
+        return o
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, o, lse, slopes = ctx.saved_tensors
+        options = ctx.options
+        directory = artifact_dir(options.variant, True, q.device)
+        dq, dk, dv = artifact.backward(directory, dout.contiguous(), q, k, v,
+                                       o, lse, **options.launch(q, k, slopes))
+        return dq, dk, dv, None, None
+
+
+def attention(q, k, v, slopes, layout, causal, scale, window, softcap,
+              deterministic=False):
+    """O of the checked call (functional.attention's checks and folding
+    done): the forward alone where nothing needs a gradient, else through
+    autograd (slopes get none, as in flash-attn)."""
+    variant = kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
+                             window != (-1, -1), softcap > 0, layout)
+    options = _Options(variant, scale, window, softcap)
+    if not (torch.is_grad_enabled()
+            and any(t.requires_grad for t in (q, k, v))):
+        return _forward(q, k, v, slopes, options)[0]
+    if deterministic:
+        raise NotImplementedError(
+            f"{_NAME}: ALiBi has no deterministic backward (its backward "
+            "runs through flashfuse.artifact, which has no deterministic dQ "
+            "kernel); the forward alone runs under no_grad")
+    return _AlibiAttention.apply(q, k, v, slopes, options)

@@ -1,0 +1,68 @@
+"""flashfuse.attention(..., alibi_slopes=...) on the GPU: FlashAttention's
+rule for O and the gradients against flash-attn's bias materialised
+(scripts/kernels/check_alibi.py's cases on its quick shapes), and the
+refusals that need a GPU. The kernels are compiled on first use; a machine
+without flashfuse-compile runs artifacts compiled elsewhere by
+`check_alibi.py --compile DIR`, named by FLASHFUSE_TEST_ALIBI_ARTIFACTS=DIR."""
+
+import importlib.util
+import os
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+from flashfuse import _compile  # noqa: E402
+
+SCRIPT = (pathlib.Path(__file__).resolve().parents[2] / "scripts" / "kernels"
+          / "check_alibi.py")
+pytestmark = pytest.mark.skipif(not SCRIPT.is_file(),
+                                reason="needs the source tree's scripts")
+
+
+@pytest.fixture(scope="module")
+def check():
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    spec = importlib.util.spec_from_file_location("check_alibi", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    carried = os.environ.get("FLASHFUSE_TEST_ALIBI_ARTIFACTS")
+    if carried:
+        saved = module.alibi.artifact_dir
+        module.use_artifacts(carried)
+        yield module
+        module.alibi.artifact_dir = saved
+        return
+    if _compile.find_compiler() is None:
+        pytest.skip("no flashfuse-compile to compile the ALiBi kernels")
+    yield module
+
+
+@pytest.mark.parametrize("case", [
+    ("bf16", 128, "none", None, 0.0), ("f16", 64, "top_left", None, 0.0),
+    ("bf16", 64, "bottom_right", None, 0.0), ("bf16", 128, "none", (64, 0), 0.0),
+    ("bf16", 128, "top_left", None, 30.0)])
+@pytest.mark.parametrize("layout", [1, 2])
+def test_numerics(check, case, layout):
+    gen = torch.Generator().manual_seed(1)
+    for shape in check.QUICK:
+        r = check.check_case(*case, layout, shape, gen)
+        assert r["ok"], r
+
+
+def test_refusals(check):
+    q, k, v = (torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16,
+                           requires_grad=True) for _ in range(3))
+    slopes = torch.rand(2, device="cuda")
+    with pytest.raises(NotImplementedError, match="no deterministic backward"):
+        flashfuse.attention(q, k, v, alibi_slopes=slopes, deterministic=True)
+    with pytest.raises(ValueError, match="alibi_slopes is on cpu"):
+        flashfuse.attention(q, k, v, alibi_slopes=slopes.cpu())
+    # Without a gradient the deterministic mode does not matter.
+    with torch.no_grad():
+        o = flashfuse.attention(q, k, v, alibi_slopes=slopes,
+                                deterministic=True)
+    assert o.shape == q.shape and torch.isfinite(o).all()

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""flashfuse.attention(..., alibi_slopes=...) on the GPU: FlashAttention's
+rule for O (max|O - ref| <= 2 max|O_pt - ref| + 1e-5) and for dQ, dK, dV
+(<= 3 max|g_pt - g_ref| + 1e-4) against a reference with flash-attn's bias
+(-slopes[h] * |i + Sk - Sq - j|) materialised, in f32 (ref) and in the
+inputs' dtype (pt), over odd shapes, GQA, Sq != Sk both ways, the three
+causal modes, windows, softcap and both slope layouts ([Hq], [B, Hq]
+strided); then (--bench) the forward and the training step against our own
+kernels without ALiBi, FlexAttention's ALiBi score_mod and SDPA with the
+bias as a float mask.
+
+The kernels are compiled on first use by flashfuse-compile. A machine
+without it (the lent GPU machine has no LLVM) runs artifacts compiled
+elsewhere by the same code path:
+
+    check_alibi.py --compile DIR          # where flashfuse-compile is
+    check_alibi.py --artifacts DIR [--quick] [--bench]   # on the GPU
+"""
+import argparse, itertools, json, os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "python"))
+
+import torch  # noqa: E402
+
+import flashfuse  # noqa: E402
+from flashfuse import _compile, alibi  # noqa: E402
+# Medians of interleaved rounds after each method's 250 ms of warm-up.
+from check_documents import timed  # noqa: E402
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+CAUSAL = {"none": False, "top_left": "top_left", "bottom_right": "bottom_right"}
+CAUSAL_CODE = {"none": 0, "top_left": 1, "bottom_right": 2}
+SHAPES = [(1, 2, 2, 1, 1), (2, 4, 2, 17, 33), (1, 4, 1, 113, 203),
+          (2, 8, 2, 256, 256), (1, 4, 4, 300, 129), (1, 2, 1, 1023, 1024)]
+QUICK = [SHAPES[1], SHAPES[2], SHAPES[4]]
+# (dtype, D, causal, window, softcap); each over every shape and layout.
+CASES = ([(dt, d, c, None, 0.0) for dt in DTYPES for d in (64, 128)
+          for c in CAUSAL]
+         + [("bf16", d, "none", w, 0.0) for d in (64, 128)
+            for w in ((64, 0), (32, 16))]
+         + [("bf16", 128, c, None, 30.0) for c in ("none", "top_left")]
+         + [("bf16", d, c, None, 0.0) for d in (80, 256)
+            for c in ("none", "bottom_right")])
+
+
+def variant_of(dtype, d, causal, window, softcap, layout):
+    return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
+                                window is not None, softcap > 0, layout)
+
+
+def every_variant():
+    return {variant_of(*case, layout) for case in CASES for layout in (1, 2)}
+
+
+def compile_all(root):
+    """Compiles every variant's forward and backward for h100 into
+    root/cache and writes root/index.json ({name|backward: directory})."""
+    os.environ["FLASHFUSE_CACHE_DIR"] = os.path.join(root, "cache")
+    index = {}
+    for v in sorted(every_variant(), key=lambda v: v.name):
+        for backward in (False, True):
+            d = _compile.compile_variant(v, (9, 0), backward=backward)
+            index[f"{v.name}|{int(backward)}"] = os.path.relpath(d, root)
+            print(v.name, "backward" if backward else "forward", d,
+                  flush=True)
+    with open(os.path.join(root, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+
+
+def use_artifacts(root):
+    """alibi.artifact_dir answered from root/index.json (compile_all's)."""
+    with open(os.path.join(root, "index.json")) as f:
+        index = json.load(f)
+
+    def artifact_dir(variant, backward, device):
+        return os.path.join(root, index[f"{variant.name}|{int(backward)}"])
+
+    alibi.artifact_dir = artifact_dir
+
+
+def slopes_for(b, hq, layout, gen):
+    base = torch.tensor([2.0 ** (-8.0 * (h + 1) / hq) for h in range(hq)])
+    if layout == 1:
+        return base.cuda()
+    # [B, Hq], a strided view: every other column of a wider tensor.
+    wide = torch.rand(b, 2 * hq, generator=gen) * 0.5
+    wide[:, ::2] = base
+    return wide.cuda()[:, ::2]
+
+
+def reference(q, k, v, do, slopes, causal, window, softcap, dtype):
+    """(O, dQ, dK, dV) of attention with flash-attn's ALiBi, computed in
+    `dtype` (O's matmuls) with the softmax in f32, by autograd."""
+    q, k, v = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
+    b, hq, sq, d = q.shape
+    sk = k.shape[2]
+    g = hq // k.shape[1]
+    kk, vv = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+    s = (q @ kk.transpose(-1, -2)).float() * d ** -0.5
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(sq, device="cuda")[:, None]
+    j = torch.arange(sk, device="cuda")[None, :]
+    sl = slopes[None, :] if slopes.dim() == 1 else slopes
+    s = s - sl[:, :, None, None] * (i + sk - sq - j).abs()
+    keep = torch.ones(sq, sk, dtype=torch.bool, device="cuda")
+    if causal == "top_left":
+        keep &= j <= i
+    elif causal == "bottom_right":
+        keep &= j <= i + sk - sq
+    if window is not None:
+        keep &= (j >= i - window[0]) & (j <= i + window[1])
+    s = s.masked_fill(~keep, float("-inf"))
+    p = torch.softmax(s, -1).nan_to_num(0.0)
+    o = p.to(dtype) @ vv
+    grads = torch.autograd.grad(o, (q, k, v), do.to(dtype))
+    return (o.float(),) + tuple(t.float() for t in grads)
+
+
+def check_case(dtype, d, causal, window, softcap, layout, shape, gen):
+    b, hq, hkv, sq, sk = shape
+    dt = DTYPES[dtype]
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
+    v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
+    do = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    slopes = slopes_for(b, hq, layout, gen)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    o = flashfuse.attention(*leaves, is_causal=CAUSAL[causal],
+                            enable_gqa=hq != hkv, window=window,
+                            softcap=softcap or None, alibi_slopes=slopes)
+    grads = torch.autograd.grad(o, leaves, do)
+    ref = reference(q, k, v, do, slopes, causal, window, softcap,
+                    torch.float32)
+    pt = reference(q, k, v, do, slopes, causal, window, softcap, dt)
+    r = dict(dtype=dtype, d=d, causal=causal, window=window, softcap=softcap,
+             layout=layout, shape=shape, ok=True)
+    for name, ours, want, low, slack, factor in zip(
+            ("o", "dq", "dk", "dv"), (o,) + grads, ref, pt,
+            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
+        err = (ours.float() - want).abs().max().item()
+        err_pt = (low - want).abs().max().item()
+        r[name] = [err, err_pt]
+        r["ok"] &= err == err and err <= factor * err_pt + slack
+    return r
+
+
+def check(shapes, gen):
+    results = []
+    for case in CASES:
+        for layout in (1, 2):
+            for shape in shapes:
+                if case[1] in (80, 256) and shape[3] > 300:
+                    continue  # the sm80-recipe backwards: keep the sweep short
+                r = check_case(*case, layout, shape, gen)
+                results.append(r)
+                if not r["ok"]:
+                    print("FAIL", json.dumps(r), flush=True)
+    bad = sum(not r["ok"] for r in results)
+    print(json.dumps(dict(cases=len(results), failures=bad)), flush=True)
+    return results
+
+
+def bench(seqs=(2048, 8192), heads=16, d=128):
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
+    flex = torch.compile(flex_attention)
+    rows = []
+    for seq, causal in itertools.product(seqs, (False, True)):
+        b = 16384 // seq
+        q, k, v, do = (torch.randn(b, heads, seq, d, device="cuda",
+                                   dtype=torch.bfloat16) for _ in range(4))
+        slopes = slopes_for(b, heads, 1, None)
+        i = torch.arange(seq, device="cuda")
+        bias = (-slopes[:, None, None] * (i[:, None] - i[None, :]).abs())
+        if causal:
+            bias = bias.masked_fill(i[None, :] > i[:, None], float("-inf"))
+        bias = bias.to(torch.bfloat16)[None]
+
+        def score_mod(score, bb, h, qi, ki):
+            return score - slopes[h] * (qi - ki).abs()
+
+        mask = (create_block_mask(lambda bb, h, qi, ki: qi >= ki, None, None,
+                                  seq, seq, device="cuda")
+                if causal else None)
+        leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        fwd = {
+            "alibi": lambda: flashfuse.attention(q, k, v, is_causal=causal,
+                                                 alibi_slopes=slopes),
+            "plain": lambda: flashfuse.attention(q, k, v, is_causal=causal),
+            "flex": lambda: flex(q, k, v, score_mod=score_mod,
+                                 block_mask=mask),
+            "sdpa_bias": lambda: sdpa(q, k, v, attn_mask=bias),
+        }
+        outs = {n: f().float() for n, f in fwd.items()}
+        diff = {n: (outs["alibi"] - outs[n]).abs().max().item()
+                for n in ("flex", "sdpa_bias")}
+
+        def step(f):
+            return lambda: torch.autograd.grad(f(*leaves), leaves, do)
+
+        steps = {
+            "alibi": step(lambda a, bb, c: flashfuse.attention(
+                a, bb, c, is_causal=causal, alibi_slopes=slopes)),
+            "plain": step(lambda a, bb, c: flashfuse.attention(
+                a, bb, c, is_causal=causal)),
+            "flex": step(lambda a, bb, c: flex(a, bb, c, score_mod=score_mod,
+                                               block_mask=mask)),
+            "sdpa_bias": step(lambda a, bb, c: sdpa(a, bb, c,
+                                                    attn_mask=bias)),
+        }
+        flops = 4 * b * heads * seq * seq * d / (2 if causal else 1)
+        for what, fns, mult in (("forward", fwd, 1.0), ("step", steps, 3.5)):
+            ms = timed(fns, reps=7, inner=5)[0]
+            row = dict(what=what, seq=seq, batch=b, causal=causal, ms=ms,
+                       tflops={n: mult * flops / t / 1e9
+                               for n, t in ms.items()},
+                       over_alibi={n: t / ms["alibi"] for n, t in ms.items()})
+            if what == "forward":
+                row["max_diff"] = diff
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--compile", metavar="DIR")
+    ap.add_argument("--artifacts", metavar="DIR")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--no-check", action="store_true")
+    args = ap.parse_args()
+    if args.compile:
+        compile_all(args.compile)
+        return 0
+    if args.artifacts:
+        use_artifacts(args.artifacts)
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    failures = 0
+    if not args.no_check:
+        results = check(QUICK if args.quick else SHAPES, gen)
+        failures = sum(not r["ok"] for r in results)
+    if args.bench:
+        bench()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
