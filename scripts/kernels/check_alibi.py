@@ -18,8 +18,9 @@ elsewhere by the same code path:
 """
 import argparse, itertools, json, os, sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)  # check_documents, also when imported by a test
 
 import torch  # noqa: E402
 
