@@ -27,7 +27,7 @@ import threading
 import torch
 
 from . import _compile, artifact, variants
-from .errors import KernelNotFoundError
+from .errors import KernelNotFoundError, UnsupportedError
 
 _NAME = "flashfuse.attention"
 _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -57,6 +57,16 @@ def check_slopes(slopes, batch, heads_q):
     raise ValueError(f"{_NAME}: alibi_slopes must be [Hq] = [{heads_q}] or "
                      f"[B, Hq] = [{batch}, {heads_q}], got "
                      f"{list(slopes.shape)}")
+
+
+def refuse(name, slopes, why):
+    """flash-attn's alibi_slopes where FlashFuse has no ALiBi: None is
+    accepted (code written for flash-attn passes it), anything else is an
+    UnsupportedError saying why."""
+    if slopes is not None:
+        raise UnsupportedError(
+            f"{name}: alibi_slopes is not supported here: {why}; "
+            "flashfuse.attention takes it", "FLASHFUSE_ERROR_UNSUPPORTED")
 
 
 def check_device(slopes, query):

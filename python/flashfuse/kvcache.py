@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from . import alibi
 from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
@@ -278,7 +279,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            window_size=(-1, -1), softcap=0.0,
                            return_lse=False, check_inputs=False,
                            num_splits=0, k_descale=None, v_descale=None,
-                           cache_leftpad=None):
+                           cache_leftpad=None, alibi_slopes=None):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -345,7 +346,12 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     to the CPU lowerings' codes). The FP8-cache kernels need an sm_89+ GPU
     (L4, H100, H200); the kernel library holds them for h100/h200 and they
     are compiled on demand like any other variant.
+
+    `alibi_slopes` (flash-attn's argument) must be None: the decode kernels
+    have no ALiBi yet (UnsupportedError otherwise).
     """
+    alibi.refuse(_NAME, alibi_slopes, "the decode kernels have no ALiBi "
+                 "(flash.attention_kvcache takes no score_mod)")
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
             or num_splits < 0:

@@ -6,6 +6,7 @@ import numbers
 
 import torch
 
+from . import alibi
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 from .functional import _CAUSAL, fold_causal_into_window
 from ._env import EnvFlag
@@ -160,7 +161,8 @@ class _VarlenAttention(torch.autograd.Function):
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, is_causal=False, scale=None, window=None,
                      softcap=None, enable_gqa=True, return_lse=False,
-                     check_inputs=False, deterministic=False):
+                     check_inputs=False, deterministic=False,
+                     alibi_slopes=None):
     """Attention over a packed batch of B variable-length sequences, in the
     layout of flash-attn's flash_attn_varlen_func, on FlashFuse's varlen
     forward kernel (docs/KERNEL_ABI.md "Varlen").
@@ -212,7 +214,13 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     `deterministic=True` (or torch's deterministic mode) uses an artifact
     with a deterministic dQ kernel (no float atomics; flashfuse-compile
     --deterministic) and raises NotImplementedError if there is none.
+
+    `alibi_slopes` (flash-attn's argument) must be None: the varlen op
+    takes no score_mod (UnsupportedError otherwise).
     """
+    alibi.refuse(_NAME, alibi_slopes, "the varlen kernels take no score_mod "
+                 "(FlashOps.td: its indices would be packed, not per "
+                 "sequence)")
     if is_causal not in _CAUSAL:
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")

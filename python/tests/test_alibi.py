@@ -259,3 +259,24 @@ def test_argument_errors():
     # The inputs' device is checked after the slopes, as for every call.
     with pytest.raises(ValueError, match="runs on CUDA tensors"):
         flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good)
+
+
+def test_varlen_and_kvcache_refuse_slopes_and_take_none():
+    """flash-attn's other entry points take alibi_slopes too: None passes
+    (code written for flash-attn spells it out), slopes are refused before
+    anything else is looked at."""
+    import flashfuse
+    from flashfuse.errors import UnsupportedError
+    slopes = torch.rand(4)
+    q = torch.randn(10, 4, 64, dtype=torch.float16)
+    cu = torch.tensor([0, 10], dtype=torch.int32)
+    with pytest.raises(UnsupportedError, match="varlen kernels take no "
+                       "score_mod"):
+        flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10,
+                                   alibi_slopes=slopes)
+    with pytest.raises(ValueError, match="CUDA"):  # past the slopes' check
+        flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10, alibi_slopes=None)
+    cache = torch.randn(1, 16, 4, 64, dtype=torch.float16)
+    with pytest.raises(UnsupportedError, match="decode kernels have no ALiBi"):
+        flashfuse.attention_with_kvcache(q[None, :1], cache, cache, 3,
+                                         alibi_slopes=slopes)
