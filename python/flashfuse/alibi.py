@@ -26,7 +26,7 @@ import threading
 
 import torch
 
-from . import _compile, artifact, variants
+from . import _compile, artifact, ops, variants
 from .errors import KernelNotFoundError, UnsupportedError
 
 _NAME = "flashfuse.attention"
@@ -116,34 +116,79 @@ def artifact_dir(variant, backward, device):
     return directory
 
 
-class _Options:
-    """What a call passes to its kernels besides the tensors."""
-
-    def __init__(self, variant, scale, window, softcap):
-        self.variant = variant
-        self.scale = scale
-        self.window = window if variant.window else None
-        self.softcap = softcap if variant.softcap else None
-
-    def launch(self, q, k, slopes):
-        """artifact.forward's / backward's keyword arguments; the captures
-        in the region's order (variants._alibi): the slopes, then Sk - Sq,
-        the bottom-right diagonal's offset."""
-        return dict(scale=self.scale, window=self.window,
-                    softcap=self.softcap,
-                    captures=[slopes, k.shape[2] - q.shape[2]])
+def _alibi_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               slopes: torch.Tensor, causal: int, scale: float,
+               window_left: int, window_right: int, softcap: float
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the checked call."""
+    variant = _variant_of(q, v, slopes, causal, window_left, window_right,
+                          softcap)
+    return artifact.forward(artifact_dir(variant, False, q.device), q, k, v,
+                            **_launch_arguments(q, k, slopes, scale,
+                                                window_left, window_right,
+                                                softcap))
 
 
-def _forward(q, k, v, slopes, options):
-    directory = artifact_dir(options.variant, False, q.device)
-    return artifact.forward(directory, q, k, v,
-                            **options.launch(q, k, slopes))
+def _variant_of(q, v, slopes, causal, window_left, window_right, softcap):
+    return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
+                          (window_left, window_right) != (-1, -1),
+                          softcap > 0, slopes.dim())
+
+
+def _launch_arguments(q, k, slopes, scale, window_left, window_right,
+                      softcap):
+    """artifact.forward's / backward's keyword arguments; the captures in
+    the region's order (variants._alibi): the slopes, then Sk - Sq, the
+    bottom-right diagonal's offset."""
+    windowed = (window_left, window_right) != (-1, -1)
+    return dict(scale=scale,
+                window=(window_left, window_right) if windowed else None,
+                softcap=softcap if softcap > 0 else None,
+                captures=[slopes, k.shape[2] - q.shape[2]])
+
+
+# torch.compile traces the launches as single ops (flashfuse.ops' pattern):
+# the artifact search and ctypes calls stay out of its graphs.
+alibi_fwd = torch.library.custom_op(
+    "flashfuse::alibi_fwd", mutates_args=(), device_types="cuda")(_alibi_fwd)
+
+
+@alibi_fwd.register_fake
+def _(q, k, v, slopes, causal, scale, window_left, window_right, softcap):
+    b, hq, sq, _ = q.shape
+    return (q.new_empty(b, hq, sq, v.shape[-1]),
+            q.new_empty(b, hq, sq, dtype=torch.float32))
+
+
+def _alibi_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+               v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+               slopes: torch.Tensor, causal: int, scale: float,
+               window_left: int, window_right: int, softcap: float
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) of the checked call's forward (O, LSE)."""
+    variant = _variant_of(q, v, slopes, causal, window_left, window_right,
+                          softcap)
+    return artifact.backward(artifact_dir(variant, True, q.device),
+                             dout.contiguous(), q, k, v, out, lse,
+                             **_launch_arguments(q, k, slopes, scale,
+                                                 window_left, window_right,
+                                                 softcap))
+
+
+alibi_bwd = torch.library.custom_op(
+    "flashfuse::alibi_bwd", mutates_args=(), device_types="cuda")(_alibi_bwd)
+
+
+@alibi_bwd.register_fake
+def _(dout, q, k, v, out, lse, slopes, causal, scale, window_left,
+      window_right, softcap):
+    return tuple(ops._grad_like(t) for t in (q, k, v))
 
 
 class _AlibiAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, slopes, options):
-        o, lse = _forward(q, k, v, slopes, options)
+        o, lse = ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes, *options)
         ctx.save_for_backward(q, k, v, o, lse, slopes)
         ctx.options = options
         return o
@@ -151,24 +196,22 @@ class _AlibiAttention(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout):
         q, k, v, o, lse, slopes = ctx.saved_tensors
-        options = ctx.options
-        directory = artifact_dir(options.variant, True, q.device)
-        dq, dk, dv = artifact.backward(directory, dout.contiguous(), q, k, v,
-                                       o, lse, **options.launch(q, k, slopes))
+        dq, dk, dv = ops.run_op(alibi_bwd, _alibi_bwd, dout, q, k, v, o, lse,
+                                slopes, *ctx.options)
         return dq, dk, dv, None, None
 
 
-def attention(q, k, v, slopes, layout, causal, scale, window, softcap,
+def attention(q, k, v, slopes, causal, scale, window, softcap,
               deterministic=False):
     """O of the checked call (functional.attention's checks and folding
-    done): the forward alone where nothing needs a gradient, else through
-    autograd (slopes get none, as in flash-attn)."""
-    variant = kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
-                             window != (-1, -1), softcap > 0, layout)
-    options = _Options(variant, scale, window, softcap)
+    done, check_slopes' too): the forward alone where nothing needs a
+    gradient, else through autograd (slopes get none, as in flash-attn)."""
+    options = (int(causal), float(scale), int(window[0]), int(window[1]),
+               float(softcap))
     if not (torch.is_grad_enabled()
             and any(t.requires_grad for t in (q, k, v))):
-        return _forward(q, k, v, slopes, options)[0]
+        return ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes,
+                          *options)[0]
     if deterministic:
         raise NotImplementedError(
             f"{_NAME}: ALiBi has no deterministic backward (its backward "

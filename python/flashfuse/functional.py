@@ -250,13 +250,11 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         torch.are_deterministic_algorithms_enabled()
         and not torch.is_deterministic_algorithms_warn_only_enabled())
     if alibi_slopes is not None:
-        layout = alibi.check_slopes(alibi_slopes, query.shape[0],
-                                    query.shape[1])
+        alibi.check_slopes(alibi_slopes, query.shape[0], query.shape[1])
         _check_device(query, key, value)
         alibi.check_device(alibi_slopes, query)
-        return alibi.attention(query, key, value, alibi_slopes, layout,
-                               causal, float(scale), window, softcap,
-                               deterministic)
+        return alibi.attention(query, key, value, alibi_slopes, causal,
+                               float(scale), window, softcap, deterministic)
     _check_device(query, key, value)
     bias, mask = _score_operand(attn_mask, query, key)
     # One seed per call, drawn from torch's generator so torch.manual_seed

@@ -66,3 +66,31 @@ def test_refusals(check):
         o = flashfuse.attention(q, k, v, alibi_slopes=slopes,
                                 deterministic=True)
     assert o.shape == q.shape and torch.isfinite(o).all()
+
+
+def test_torch_compile_keeps_one_graph(check):
+    """The launches are torch.library ops (flashfuse::alibi_fwd / _bwd):
+    a compiled forward and training step trace them without a graph break
+    and give the eager results."""
+    q, k, v = (torch.randn(2, 4, 300, 64, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    slopes = torch.rand(4, device="cuda")
+
+    def step(q, k, v):
+        return flashfuse.attention(q, k, v, is_causal=True,
+                                   alibi_slopes=slopes).float().square().sum()
+
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    eager = step(*leaves)
+    want = torch.autograd.grad(eager, leaves)
+    compiled = torch.compile(step, fullgraph=True)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    got = compiled(*leaves)
+    torch.testing.assert_close(got, eager)
+    for g, w in zip(torch.autograd.grad(got, leaves), want):
+        torch.testing.assert_close(g, w)
+    with torch.no_grad():
+        o = torch.compile(lambda q: flashfuse.attention(
+            q, k, v, alibi_slopes=slopes) * 2, fullgraph=True)(q)
+    torch.testing.assert_close(o, flashfuse.attention(
+        q, k, v, alibi_slopes=slopes) * 2)
