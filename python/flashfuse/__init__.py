@@ -1,7 +1,8 @@
 """FlashFuse: attention kernels compiled by the FlashFuse MLIR compiler.
 
 `flashfuse.attention` mirrors torch.nn.functional.scaled_dot_product_attention
-(and flash-attn 3's FP8 forward, with `flashfuse.quantize_fp8` to make its
+(with flash-attn's `alibi_slopes`, `flashfuse.alibi_slopes` the usual ones;
+and flash-attn 3's FP8 forward, with `flashfuse.quantize_fp8` to make its
 inputs, `flashfuse.hadamard` the rotation of Q and K it can apply first),
 `flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
 `flashfuse.varlen_attention` flash-attn's flash_attn_varlen_func (packed
@@ -25,7 +26,8 @@ from .errors import (CompileError, CudaError, FlashFuseError,
 
 __version__ = "0.1.0"
 
-__all__ = ["attention", "quantize_fp8", "attention_with_kvcache",
+__all__ = ["attention", "alibi_slopes", "quantize_fp8",
+           "attention_with_kvcache",
            "varlen_attention", "block_sparse_attention",
            "compile_report", "report_from_mlir",
            "FlashFuseError", "RuntimeLibraryNotFound", "NoDriverError",
@@ -40,6 +42,9 @@ def __getattr__(name):
     if name == "attention":
         from .functional import attention
         return attention
+    if name == "alibi_slopes":
+        from .alibi import alibi_slopes
+        return alibi_slopes
     if name == "quantize_fp8":
         from .fp8 import quantize_fp8
         return quantize_fp8

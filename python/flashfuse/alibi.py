@@ -40,6 +40,24 @@ _artifacts = {}
 _lock = threading.Lock()
 
 
+def alibi_slopes(num_heads, device=None):
+    """The ALiBi paper's slopes for `num_heads` heads, float32 [num_heads]
+    (what BLOOM and MPT use, and flash-attn's tests): 2^(-8 (h + 1) / n)
+    for a power of two n; otherwise those of the power of two m below n,
+    then every other slope of 2m heads for the n - m left."""
+    if isinstance(num_heads, bool) or not isinstance(num_heads, int) \
+            or num_heads <= 0:
+        raise ValueError(f"flashfuse.alibi_slopes: num_heads must be a "
+                         f"positive int, got {num_heads!r}")
+
+    def powers_of_two(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+
+    m = 1 << (num_heads.bit_length() - 1)
+    slopes = powers_of_two(m) + powers_of_two(2 * m)[0::2][:num_heads - m]
+    return torch.tensor(slopes, dtype=torch.float32, device=device)
+
+
 def check_slopes(slopes, batch, heads_q):
     """The layout of `slopes` (1: [Hq], 2: [B, Hq]), or TypeError /
     ValueError saying what flash-attn's alibi_slopes must be. The device is

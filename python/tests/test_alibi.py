@@ -281,3 +281,20 @@ def test_varlen_and_kvcache_refuse_slopes_and_take_none():
     with pytest.raises(UnsupportedError, match="decode kernels have no ALiBi"):
         flashfuse.attention_with_kvcache(q[None, :1], cache, cache, 3,
                                          alibi_slopes=slopes)
+
+
+def test_standard_slopes():
+    """The ALiBi paper's slopes: geometric for a power of two; otherwise
+    the power of two below, then every other slope of twice as many (the
+    values BLOOM's and MPT's code give for 12 heads)."""
+    import flashfuse
+    assert flashfuse.alibi_slopes(8).tolist() == [2.0 ** -k
+                                                  for k in range(1, 9)]
+    want12 = [2.0 ** -k for k in range(1, 9)] + [2.0 ** -(k / 2)
+                                                 for k in (1, 3, 5, 7)]
+    torch.testing.assert_close(flashfuse.alibi_slopes(12),
+                               torch.tensor(want12))
+    assert flashfuse.alibi_slopes(1).tolist() == [2.0 ** -8]
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="positive int"):
+            flashfuse.alibi_slopes(bad)
