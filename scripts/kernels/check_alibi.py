@@ -81,7 +81,7 @@ def use_artifacts(root):
 
 
 def slopes_for(b, hq, layout, gen):
-    base = torch.tensor([2.0 ** (-8.0 * (h + 1) / hq) for h in range(hq)])
+    base = flashfuse.alibi_slopes(hq)
     if layout == 1:
         return base.cuda()
     # [B, Hq], a strided view: every other column of a wider tensor.
