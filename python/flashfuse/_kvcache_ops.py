@@ -317,7 +317,7 @@ class AppendLaunch:
                 block_table.data_ptr() if block_table is not None else 0,
                 rows[0].data_ptr(), rows[1].data_ptr(),
                 k_descale.data_ptr() if fp8 else 0,
-                v_descale.data_ptr() if fp8 else 0, 0, 0, 0),
+                v_descale.data_ptr() if fp8 else 0, 0, 0, 0, 0),
             _current_stream(self.device_index))
 
 
@@ -413,17 +413,20 @@ class DecodeLaunch:
 
     def __init__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  seq_new, causal, scale, window_left, window_right, softcap,
-                 num_splits, k_descale=None, v_descale=None, leftpad=False):
+                 num_splits, k_descale=None, v_descale=None, leftpad=False,
+                 alibi=0):
         paged = block_table is not None
         dv = v_cache.shape[-1]
         self.fp8 = k_descale is not None
         self.leftpad = leftpad
+        self.alibi = alibi
         variant = _kernels.make_variant(
             rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
             window=(window_left, window_right) != (-1, -1),
             softcap=softcap > 0,
             page_size=k_cache.shape[1] if paged else 0,
-            kv_dtype=rt.DTYPE_E4M3 if self.fp8 else 0, leftpad=leftpad)
+            kv_dtype=rt.DTYPE_E4M3 if self.fp8 else 0, leftpad=leftpad,
+            alibi=alibi)
         b, sq, hq, _ = q.shape
         hkv = k_cache.shape[2]
         # The split rule's unsplit grid: (batch, kv head, block of the
@@ -468,11 +471,16 @@ class DecodeLaunch:
 
     def __call__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  k_descale=None, v_descale=None, want_lse=True,
-                 cache_leftpad=None):
+                 cache_leftpad=None, alibi_slopes=None):
         """(O, LSE) of this step; LSE None unless `want_lse`."""
         o = q.new_empty(self.o_shape)
         if self.leftpad:
             cache_leftpad = _aligned_index(cache_leftpad)
+        if self.alibi and (not alibi_slopes.is_contiguous()
+                           or alibi_slopes.data_ptr() % 16):
+            # The kernels read the slopes as one contiguous, aligned array.
+            alibi_slopes = alibi_slopes.clone(
+                memory_format=torch.contiguous_format)
         if self.q_copy or q.data_ptr() % 16:
             q = _restrided(q, self.q_strides)
         cache_seqlens, block_table = _readable_indices(
@@ -505,7 +513,8 @@ class DecodeLaunch:
                 k_descale.data_ptr() if fp8 else 0,
                 v_descale.data_ptr() if fp8 else 0,
                 workspace.data_ptr() if nbytes else 0, nbytes,
-                cache_leftpad.data_ptr() if self.leftpad else 0),
+                cache_leftpad.data_ptr() if self.leftpad else 0,
+                alibi_slopes.data_ptr() if self.alibi else 0),
             _current_stream(self.device_index))
         # The inputs and the workspace stay referenced until the launch is
         # queued; the caching allocator orders their reuse on the stream.
@@ -519,17 +528,18 @@ _decode_templates = _Templates()
 def decode_launch(q, k_cache, v_cache, cache_seqlens, block_table, seq_new,
                   causal, scale, window_left, window_right, softcap,
                   num_splits, k_descale=None, v_descale=None,
-                  leftpad=False):
+                  leftpad=False, alibi=0):
     """The DecodeLaunch of these arguments' signature (`leftpad`: the
-    launch takes cache_leftpad)."""
+    launch takes cache_leftpad; `alibi` 1 or 2: alibi_slopes of [Hq] or
+    [B, Hq])."""
     key = (q.device, _meta(q), _meta(k_cache), _meta(v_cache),
            cache_seqlens.shape, _meta(block_table), seq_new, causal, scale,
            window_left, window_right, softcap, num_splits, _meta(k_descale),
-           _meta(v_descale), leftpad)
+           _meta(v_descale), leftpad, alibi)
     return _decode_templates.get(key, lambda: DecodeLaunch(
         q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
         scale, window_left, window_right, softcap, num_splits, k_descale,
-        v_descale, leftpad))
+        v_descale, leftpad, alibi))
 
 
 @torch.library.custom_op("flashfuse::attention_kvcache", mutates_args=(),
@@ -541,7 +551,8 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                       window_right: int, softcap: float, num_splits: int,
                       k_descale: Optional[torch.Tensor] = None,
                       v_descale: Optional[torch.Tensor] = None,
-                      cache_leftpad: Optional[torch.Tensor] = None
+                      cache_leftpad: Optional[torch.Tensor] = None,
+                      alibi_slopes: Optional[torch.Tensor] = None
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
     the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
@@ -551,19 +562,20 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     num_splits blocks (0: the runtime chooses). The caches are read in
     place; the caller (flashfuse.attention_with_kvcache) has checked the
     shapes and appended the new rows (kvcache_append). An FP8 cache
-    (float8_e4m3fn) comes with its f32 k_descale and v_descale."""
+    (float8_e4m3fn) comes with its f32 k_descale and v_descale; ALiBi
+    with its f32 slopes [Hq] or [B, Hq]."""
     return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
                                    block_table, seq_new, causal, scale,
                                    window_left, window_right, softcap,
                                    num_splits, k_descale, v_descale,
-                                   cache_leftpad)
+                                   cache_leftpad, alibi_slopes)
 
 
 def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
                             seq_new, causal, scale, window_left,
                             window_right, softcap, num_splits,
                             k_descale=None, v_descale=None,
-                            cache_leftpad=None):
+                            cache_leftpad=None, alibi_slopes=None):
     """The body of flashfuse::attention_kvcache, called directly by eager
     decoding steps (see kvcache_append_eager). With an FP8 (e4m3) cache,
     k_descale and v_descale (f32, [] / [1] or [B, Hkv], on q's device) are
@@ -571,13 +583,14 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
     return decode_launch(
         q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
         scale, window_left, window_right, softcap, num_splits, k_descale,
-        v_descale, cache_leftpad is not None)(
+        v_descale, cache_leftpad is not None,
+        0 if alibi_slopes is None else alibi_slopes.dim())(
             q, k_cache, v_cache, cache_seqlens, block_table, k_descale,
-            v_descale, cache_leftpad=cache_leftpad)
+            v_descale, cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes)
 
 
 @attention_kvcache.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
       window_left, window_right, softcap, num_splits, k_descale=None,
-      v_descale=None, cache_leftpad=None):
+      v_descale=None, cache_leftpad=None, alibi_slopes=None):
     return _kvcache_outputs(q, v_cache.shape[-1])

@@ -74,7 +74,10 @@ class Variant(ctypes.Structure):
                 ("descale_block_k", ctypes.c_int32),
                 # decode: 1 for a kernel over a left-padded cache (its
                 # params take cache_leftpad); 0 for every other kernel.
-                ("leftpad", ctypes.c_int32)]
+                ("leftpad", ctypes.c_int32),
+                # decode: ALiBi, its slopes [Hq] (1) or [B, Hq] (2) (its
+                # params take alibi_slopes); 0 for every other kernel.
+                ("alibi", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -84,6 +87,8 @@ class Variant(ctypes.Structure):
             page.append(f"kv={_DTYPE_NAMES.get(self.kv_dtype, '?')}")
         if self.leftpad:
             page.append("leftpad")
+        if self.alibi:
+            page.append("alibi=[B,Hq]" if self.alibi == 2 else "alibi=[Hq]")
         out = (["out=f32"] if self.out_f32 else
                [f"out={_DTYPE_NAMES.get(self.out_dtype, '?')}"]
                if self.dtype == DTYPE_E4M3 else [])
@@ -223,20 +228,24 @@ class DecodeArgs(ctypes.Structure):
                 ("k_descale_stride", _I64x2), ("v_descale_stride", _I64x2),
                 # i32 [B]: each sequence's first row (a decode kernel of
                 # variant leftpad 1); null for every other kernel.
-                ("cache_leftpad", ctypes.c_void_p)]
+                ("cache_leftpad", ctypes.c_void_p),
+                # f32 [Hq] or [B, Hq], contiguous: ALiBi's slopes (a
+                # decode kernel of variant alibi 1 or 2); null otherwise.
+                ("alibi_slopes", ctypes.c_void_p)]
 
 
 # flashfuse_decode_addresses (runtime.h): one step of a DecodePlan, twelve
-# pointers, a size and a pointer in this order, packed natively into bytes
+# pointers, a size and two pointers in this order, packed natively into bytes
 # with one pack call (a ctypes Structure built from keywords cost a
 # decoding step ~1.4 us more). An absent address is 0 (NULL).
 DECODE_ADDRESS_FIELDS = ("q", "k_cache", "v_cache", "o", "lse",
                          "cache_seqlens", "block_table", "k_new", "v_new",
                          "k_descale", "v_descale", "workspace",
-                         "workspace_bytes", "cache_leftpad")
-_DECODE_ADDRESSES = struct.Struct("@12PNP")
+                         "workspace_bytes", "cache_leftpad", "alibi_slopes")
+_DECODE_ADDRESSES = struct.Struct("@12PN2P")
 # (q, k_cache, v_cache, o, lse, cache_seqlens, block_table, k_new, v_new,
-#  k_descale, v_descale, workspace, workspace_bytes, cache_leftpad) ->
+#  k_descale, v_descale, workspace, workspace_bytes, cache_leftpad,
+#  alibi_slopes) ->
 # bytes, all ints.
 pack_decode_addresses = _DECODE_ADDRESSES.pack
 

@@ -58,21 +58,22 @@ def alibi_slopes(num_heads, device=None):
     return torch.tensor(slopes, dtype=torch.float32, device=device)
 
 
-def check_slopes(slopes, batch, heads_q):
+def check_slopes(slopes, batch, heads_q, name=_NAME):
     """The layout of `slopes` (1: [Hq], 2: [B, Hq]), or TypeError /
-    ValueError saying what flash-attn's alibi_slopes must be. The device is
-    checked with the inputs' (check_device)."""
+    ValueError saying what flash-attn's alibi_slopes must be (`name`: the
+    function the messages name). The device is checked with the inputs'
+    (check_device)."""
     if not isinstance(slopes, torch.Tensor):
-        raise TypeError(f"{_NAME}: alibi_slopes must be a torch.Tensor, got "
+        raise TypeError(f"{name}: alibi_slopes must be a torch.Tensor, got "
                         f"{type(slopes).__name__}")
     if slopes.dtype != torch.float32:
-        raise TypeError(f"{_NAME}: alibi_slopes must be float32 (as "
+        raise TypeError(f"{name}: alibi_slopes must be float32 (as "
                         f"flash-attn takes them), got {slopes.dtype}")
     if tuple(slopes.shape) == (heads_q,):
         return 1
     if tuple(slopes.shape) == (batch, heads_q):
         return 2
-    raise ValueError(f"{_NAME}: alibi_slopes must be [Hq] = [{heads_q}] or "
+    raise ValueError(f"{name}: alibi_slopes must be [Hq] = [{heads_q}] or "
                      f"[B, Hq] = [{batch}, {heads_q}], got "
                      f"{list(slopes.shape)}")
 
@@ -87,9 +88,9 @@ def refuse(name, slopes, why):
             "flashfuse.attention takes it", "FLASHFUSE_ERROR_UNSUPPORTED")
 
 
-def check_device(slopes, query):
+def check_device(slopes, query, name=_NAME):
     if slopes.device != query.device:
-        raise ValueError(f"{_NAME}: alibi_slopes is on {slopes.device}, "
+        raise ValueError(f"{name}: alibi_slopes is on {slopes.device}, "
                          f"query on {query.device}")
 
 

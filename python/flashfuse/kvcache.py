@@ -10,6 +10,7 @@ from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
 from ._env import EnvFlag
+from .errors import UnsupportedError
 
 # Set to 1 to run the device-side check of the lengths and the page table
 # (check_inputs=True) on every call: a debug switch for a whole program.
@@ -347,11 +348,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     (L4, H100, H200); the kernel library holds them for h100/h200 and they
     are compiled on demand like any other variant.
 
-    `alibi_slopes` (flash-attn's argument) must be None: the decode kernels
-    have no ALiBi yet (UnsupportedError otherwise).
+    `alibi_slopes` (flash-attn's argument): f32 [Hq] or [B, Hq] on q's
+    device (flashfuse.alibi_slopes(Hq) gives the ALiBi paper's); query row
+    i of head h in sequence b then adds -slope * |i + L_b - Sq - j| to key
+    j's score (flash-attn's bias: the distance from each sequence's own
+    bottom-right diagonal, causal or not). Not with an FP8 cache
+    (UnsupportedError). The ALiBi decode kernels are compiled on demand.
     """
-    alibi.refuse(_NAME, alibi_slopes, "the decode kernels have no ALiBi "
-                 "(flash.attention_kvcache takes no score_mod)")
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
             or num_splits < 0:
@@ -374,17 +377,19 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     key = (_step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                      block_table, softmax_scale, is_causal, window_size,
                      softcap, num_splits, k_descale, v_descale,
-                     cache_leftpad)
+                     cache_leftpad, alibi_slopes)
            if eager and not check_requested(check_inputs) else None)
     step = _steps.entries.get(key) if key is not None else None
     if step is not None:
         lengths = (step.lengths if step.lengths is not None
                    else cache_seqlens)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
-                    k_descale, v_descale, return_lse, cache_leftpad)
+                    k_descale, v_descale, return_lse, cache_leftpad,
+                    alibi_slopes)
     _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                v_new, block_table, window_size, softcap,
                                k_descale, v_descale, cache_leftpad)
+    slopes_layout = _check_alibi(alibi_slopes, q, descales)
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):
@@ -407,12 +412,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
             kvops.decode_launch(q, k_cache, v_cache, lengths, block_table,
                                 snew, causal, scale, window_left,
                                 window_right, float(softcap), num_splits,
-                                k_ds, v_ds, cache_leftpad is not None),
+                                k_ds, v_ds, cache_leftpad is not None,
+                                slopes_layout),
             lengths if isinstance(cache_seqlens, int) else None)
         if key is not None:
             _steps.get(key, lambda: step)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
-                    k_ds, v_ds, return_lse, cache_leftpad)
+                    k_ds, v_ds, return_lse, cache_leftpad, alibi_slopes)
     if k_new is not None:
         # An FP8 cache's append quantises the rows with the descales.
         torch.ops.flashfuse.kvcache_append(
@@ -420,8 +426,24 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, causal, scale,
         window_left, window_right, float(softcap), num_splits, k_ds, v_ds,
-        cache_leftpad)
+        cache_leftpad, alibi_slopes)
     return (out, lse) if return_lse else out
+
+
+def _check_alibi(slopes, q, descales):
+    """The slopes' layout (0: none, 1: [Hq], 2: [B, Hq]) after checking
+    them against q [B, Sq, Hq, D]; an FP8 cache (`descales` given) has no
+    ALiBi kernels."""
+    if slopes is None:
+        return 0
+    layout = alibi.check_slopes(slopes, q.shape[0], q.shape[2], _NAME)
+    alibi.check_device(slopes, q, _NAME)
+    if descales is not None:
+        raise UnsupportedError(
+            f"{_NAME}: alibi_slopes is not supported with an FP8 cache (the "
+            "FP8-cache decode kernels have no ALiBi stage)",
+            "FLASHFUSE_ERROR_UNSUPPORTED")
+    return layout
 
 
 class _Step:
@@ -435,14 +457,15 @@ class _Step:
 
     def __call__(self, q, k_cache, v_cache, lengths, k_new, v_new,
                  block_table, k_descale, v_descale, return_lse,
-                 cache_leftpad=None):
+                 cache_leftpad=None, alibi_slopes=None):
         if self.append is not None:
             # An FP8 cache's append quantises the rows with the descales.
             self.append(k_cache, v_cache, k_new, v_new, lengths, block_table,
                         k_descale, v_descale)
         out, lse = self.decode(q, k_cache, v_cache, lengths, block_table,
                                k_descale, v_descale, want_lse=return_lse,
-                               cache_leftpad=cache_leftpad)
+                               cache_leftpad=cache_leftpad,
+                               alibi_slopes=alibi_slopes)
         return (out, lse) if return_lse else out
 
 
@@ -454,7 +477,7 @@ _steps = kvops._Templates()
 
 def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
               softmax_scale, is_causal, window_size, softcap, num_splits,
-              k_descale, v_descale, cache_leftpad=None):
+              k_descale, v_descale, cache_leftpad=None, alibi_slopes=None):
     """Everything _check and the launches depend on, hashable, or None where
     the step is checked in full every call: values the check reads (CPU
     descales) or arguments it would reject by type. Each tensor gives its
@@ -483,12 +506,12 @@ def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         return None
     if k_new is None and v_new is None and block_table is None \
             and k_descale is None and v_descale is None \
-            and cache_leftpad is None:
+            and cache_leftpad is None and alibi_slopes is None:
         optional = None  # the usual decoding step
     else:
         optional = []
         for t in (k_new, v_new, block_table, k_descale, v_descale,
-                  cache_leftpad):
+                  cache_leftpad, alibi_slopes):
             if t is None:
                 optional.append(None)
             elif type(t) is tensor:

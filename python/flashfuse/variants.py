@@ -389,7 +389,8 @@ class KVCacheVariant:
     "FP8 cache"; the kernel reads per-head and per-tensor descales alike,
     through strides), "" keeps them in `dtype`. `leftpad` gives the op
     its cache_leftpad operand (each sequence's first row: a left-padded
-    batch, flash-attn's cache_leftpad)."""
+    batch, flash-attn's cache_leftpad); `alibi` 1 or 2 its alibi_slopes
+    operand, f32 [Hq] or [B, Hq] (flash-attn's alibi_slopes), 0 none."""
 
     name: str
     dtype: str
@@ -401,6 +402,7 @@ class KVCacheVariant:
     page_size: int = 0
     kv_dtype: str = ""
     leftpad: bool = False
+    alibi: int = 0
     # (block_m, block_n, warps, stages) of the decode kernel, or None for
     # flash-select-config's choice.
     tiles: Optional[Tuple[int, int, int, int]] = None
@@ -411,6 +413,13 @@ class KVCacheVariant:
             raise ValueError("a kvcache variant's dtype must be f16 or bf16 "
                              "(flash.attention_kvcache refuses FP8 queries; "
                              "an FP8 cache is kv_dtype='e4m3')")
+        if self.alibi not in (0, 1, 2):
+            raise ValueError("a kvcache variant's alibi must be 0, 1 ([Hq] "
+                             f"slopes) or 2 ([B, Hq]), got {self.alibi!r}")
+        if self.alibi and self.kv_dtype:
+            raise ValueError("a kvcache variant cannot have both ALiBi and "
+                             "an FP8 cache (flash.attention_kvcache refuses "
+                             "them together)")
         if self.kv_dtype not in ("", "e4m3"):
             raise ValueError("a kvcache variant's kv_dtype must be '' (the "
                              f"query's dtype) or 'e4m3', got {self.kv_dtype!r}")
@@ -460,6 +469,10 @@ def emit_kvcache(v, symbol=None):
         ds = "tensor<1x1xf32>"  # [B, Hkv]
         args += [f"%kd: {ds}", f"%vd: {ds}"]
         uses.append(f"descale(%kd, %vd : {ds}, {ds})")
+    if v.alibi:
+        slopes = "tensor<16xf32>" if v.alibi == 1 else "tensor<1x16xf32>"
+        args.append(f"%slopes: {slopes}")
+        uses.append(f"alibi(%slopes : {slopes})")
     params = ", ".join([f"%q: {q}", f"%k: {k}", f"%v: {vc}",
                         f"%lens: {lengths}"] + args)
     results = f"{o}, {lse}"
@@ -581,14 +594,16 @@ def _kvcache_from_runtime(variant, dtype, causal):
         if variant.head_dim_v != variant.head_dim else [])
     page = [f"page{variant.page_size}"] if variant.page_size else []
     leftpad = bool(getattr(variant, "leftpad", 0))
+    alibi = int(getattr(variant, "alibi", 0))
     return KVCacheVariant(
         name="_".join(["kvf8" if fp8_cache else "kv", dtype] + dims
                       + [causal if causal != "none" else "full"] + flags
-                      + page + (["leftpad"] if leftpad else [])),
+                      + page + (["leftpad"] if leftpad else [])
+                      + ([f"alibi{alibi}"] if alibi else [])),
         dtype=dtype, head_dim=variant.head_dim,
         head_dim_v=variant.head_dim_v,
         causal=None if causal == "none" else causal,
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
         page_size=variant.page_size, kv_dtype="e4m3" if fp8_cache else "",
-        leftpad=leftpad)
+        leftpad=leftpad, alibi=alibi)

@@ -262,10 +262,11 @@ def test_argument_errors():
         flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good)
 
 
-def test_varlen_and_kvcache_refuse_slopes_and_take_none():
-    """flash-attn's other entry points take alibi_slopes too: None passes
-    (code written for flash-attn spells it out), slopes are refused before
-    anything else is looked at."""
+def test_varlen_refuses_slopes_and_takes_none():
+    """flash_attn_varlen_func takes alibi_slopes too: None passes (code
+    written for flash-attn spells it out), slopes are refused before
+    anything else is looked at (attention_with_kvcache takes them:
+    test_alibi_decode.py)."""
     import flashfuse
     from flashfuse.errors import UnsupportedError
     slopes = torch.rand(4)
@@ -277,10 +278,6 @@ def test_varlen_and_kvcache_refuse_slopes_and_take_none():
                                    alibi_slopes=slopes)
     with pytest.raises(ValueError, match="CUDA"):  # past the slopes' check
         flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10, alibi_slopes=None)
-    cache = torch.randn(1, 16, 4, 64, dtype=torch.float16)
-    with pytest.raises(UnsupportedError, match="decode kernels have no ALiBi"):
-        flashfuse.attention_with_kvcache(q[None, :1], cache, cache, 3,
-                                         alibi_slopes=slopes)
 
 
 def test_standard_slopes():

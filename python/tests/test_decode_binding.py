@@ -23,9 +23,10 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
     # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k,
-    # kv_dtype, descale_block_q, descale_block_k and leftpad.
-    assert ctypes.sizeof(rt_module.Variant) == 21 * 4
+    # kv_dtype, descale_block_q, descale_block_k, leftpad and alibi.
+    assert ctypes.sizeof(rt_module.Variant) == 22 * 4
     assert rt_module.Variant.leftpad.offset == 20 * 4
+    assert rt_module.Variant.alibi.offset == 21 * 4
     assert rt_module.Variant.kv_dtype.offset == 17 * 4
     assert rt_module.Variant.descale_block_k.offset == 19 * 4
     assert rt_module.Variant.page_size.offset == 10 * 4
@@ -48,8 +49,9 @@ def test_variant_struct_matches_the_c_layout():
         rt_module.DecodeArgs.softcap.offset + 4)
     # The sizes runtime_test.cpp asserts of the C structs: the new rows'
     # pointers and strides last, after num_splits and its padding.
-    assert ctypes.sizeof(rt_module.DecodeArgs) == 456
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 464
     assert rt_module.DecodeArgs.cache_leftpad.offset == 448
+    assert rt_module.DecodeArgs.alibi_slopes.offset == 456
     # An FP8 cache's fields after them.
     assert rt_module.DecodeArgs.kv_dtype.offset == 392
     assert rt_module.DecodeArgs.k_descale.offset == 400
@@ -69,7 +71,7 @@ def test_decode_kinds_and_page_size(rt):
         rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
         rt.KIND_DECODE_COMBINE, rt.KIND_KV_APPEND, rt.KIND_KV_APPEND,
         rt.KIND_DECODE_CHECK, rt.KIND_DECODE_CHECK, rt.KIND_DECODE,
-        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE]
+        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE]
     # The last three decode kernels merge their own splits: split_counters
     # (cleared before each launch), split_arrivals (left at 0 by the
     # kernel), and the last in a thread-block cluster too (cluster_merge).
@@ -89,11 +91,17 @@ def test_decode_kinds_and_page_size(rt):
         "decode bf16 D=64 Dv=64 causal=none window softcap page_size=16")
     assert ("memref", "block_table") in m.params(1)
     assert ("memref", "block_table") not in m.params(0)
+    # The last is kernel 0 with ALiBi over [B, Hq] slopes.
+    assert kernels[12].variant.alibi == 2 and kernels[0].variant.alibi == 0
+    assert kernels[12].variant.describe() == (
+        "decode f16 D=128 Dv=128 causal=bottom_right alibi=[B,Hq]")
+    assert ("memref", "alibi_slopes") in m.params(12)
+    assert ("memref", "alibi_slopes") not in m.params(0)
     from flashfuse import _kernels
     v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 64, 64, 0,
                               window=True, softcap=True, page_size=16)
     assert m.find(v) == 1
-    # The last is kernel 0 over a left-padded cache (cache_leftpad).
+    # Kernel 11 is kernel 0 over a left-padded cache (cache_leftpad).
     assert kernels[11].variant.describe() == (
         "decode f16 D=128 Dv=128 causal=bottom_right leftpad")
     assert ("memref", "cache_leftpad") in m.params(11)
@@ -403,7 +411,7 @@ def test_launch_functions_are_bound(rt):
 
 def test_plan_functions_are_bound(rt):
     """The decode plan's entry points reach the library with the C layout
-    of flashfuse_decode_addresses (12 pointers, a size and a pointer), and the
+    of flashfuse_decode_addresses (12 pointers, a size and two pointers), and the
     runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
     checks the launches of plans)."""
     import re
@@ -414,12 +422,12 @@ def test_plan_functions_are_bound(rt):
                      header, re.S).group(1)
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)  # the comments
     assert tuple(re.findall(r"(\w+);", body)) == rt.DECODE_ADDRESS_FIELDS
-    assert body.count("*") == 13 and "size_t workspace_bytes" in body
+    assert body.count("*") == 14 and "size_t workspace_bytes" in body
     packed = rt.decode_addresses(q=1, o=4, workspace=12, workspace_bytes=13,
-                                 cache_leftpad=14)
-    assert len(packed) == 14 * 8
+                                 cache_leftpad=14, alibi_slopes=15)
+    assert len(packed) == 15 * 8
     assert packed == b"".join(n.to_bytes(8, sys.byteorder) for n in (
-        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14))
+        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15))
     with pytest.raises(TypeError, match="no field"):
         rt.decode_addresses(queries=1)
     args = _decode_args(rt)

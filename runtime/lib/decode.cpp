@@ -187,6 +187,13 @@ public:
     if (!v.leftpad && a_.cache_leftpad)
       return bad("'cache_leftpad' was given, but the kernel was compiled "
                  "without it (a decode kernel of variant leftpad 1 reads it)");
+    if (v.alibi && !a_.alibi_slopes)
+      return bad("the kernel adds ALiBi, and 'alibi_slopes' is a null "
+                 "pointer");
+    if (!v.alibi && a_.alibi_slopes)
+      return bad("'alibi_slopes' was given, but the kernel was compiled "
+                 "without ALiBi (a decode kernel of variant alibi 1 or 2 "
+                 "reads them)");
     if (a_.num_splits < 0)
       return bad(concat("num_splits = ", a_.num_splits,
                         " (0 chooses it, else it must be >= 1)"));
@@ -439,6 +446,10 @@ public:
     addLengthArgs(out);
     if (decode_.variant.leftpad)
       out.push_back(buffer("cache_leftpad", a_.cache_leftpad, a_.batch));
+    if (decode_.variant.alibi)
+      out.push_back(buffer("alibi_slopes", a_.alibi_slopes,
+                           int64_t(a_.heads_q) *
+                               (decode_.variant.alibi == 2 ? a_.batch : 1)));
     out.push_back(integer("batch", FLASHFUSE_PARAM_I32, a_.batch));
     out.push_back(integer("heads_q", FLASHFUSE_PARAM_I32, a_.heads_q));
     out.push_back(integer("heads_kv", FLASHFUSE_PARAM_I32, a_.heads_kv));
@@ -776,6 +787,7 @@ enum DecodeBuffer : int {
   kBufferKDescale,
   kBufferVDescale,
   kBufferLeftpad,
+  kBufferAlibi,
   kBufferWorkspace,
   // Not the caller's: the runtime's split counters (split_arrivals.h), or
   // the workspace's where it has none to give.
@@ -786,7 +798,8 @@ static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
 const char *const kDecodeBufferNames[kDecodeBuffers] = {
     "q",     "k_cache", "v_cache",   "o",         "lse",
     "cache_seqlens", "block_table", "k_new", "v_new", "k_descale",
-    "v_descale", "cache_leftpad", "workspace", "split_arrivals"};
+    "v_descale", "cache_leftpad", "alibi_slopes", "workspace",
+    "split_arrivals"};
 
 } // namespace
 } // namespace flashfuse
@@ -826,6 +839,7 @@ void forEachBufferField(Struct &s, Fn &&fn) {
   fn(kBufferKDescale, s.k_descale);
   fn(kBufferVDescale, s.v_descale);
   fn(kBufferLeftpad, s.cache_leftpad);
+  fn(kBufferAlibi, s.alibi_slopes);
 }
 
 // Stores `address` in a buffer field of any pointer type.
@@ -870,6 +884,9 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   if (!decode.spec->variant.leftpad)
     unread[kBufferLeftpad] = "the decode kernel was compiled without "
                              "cache_leftpad (variant leftpad 0)";
+  if (!decode.spec->variant.alibi)
+    unread[kBufferAlibi] = "the decode kernel was compiled without ALiBi "
+                           "(variant alibi 0)";
   flashfuse_decode_args &a = out.args;
   a = args;
   placeholderAddresses(a, unread);
@@ -914,6 +931,7 @@ flashfuse_status createAppendPlan(flashfuse_kernel &append,
   cacheUnread(args, unread);
   unread[kBufferQ] = unread[kBufferO] = unread[kBufferLse] =
       unread[kBufferWorkspace] = unread[kBufferLeftpad] =
+          unread[kBufferAlibi] =
           "a kv_append reads the lengths and the new rows and writes the "
           "cache";
   if (args.seq_new == 0)

@@ -387,6 +387,9 @@ private:
     } else if (key == "leftpad") {
       // A decode over a left-padded cache. Absent: 0.
       return number(0, 1, v.leftpad);
+    } else if (key == "alibi") {
+      // A decode with ALiBi: slopes [Hq] (1) or [B, Hq] (2). Absent: 0.
+      return number(0, 2, v.alibi);
     } else if (key == "vt_key_group") {
       // e4m3 forwards: Vt's key order (fp8_vt_layout.h); finishKernel
       // requires this runtime's group of them and refuses it elsewhere.
@@ -528,6 +531,18 @@ private:
         return bad(v.leftpad ? "leftpad 1 needs the param 'cache_leftpad'"
                              : "the param 'cache_leftpad' needs 'leftpad 1'");
     }
+    {
+      bool param = false;
+      for (const ParamSpec &p : k.params)
+        param |= p.name == "alibi_slopes";
+      if (v.alibi && v.kind != FLASHFUSE_KIND_DECODE)
+        return bad("'alibi' is for kind decode only (the other kernels take "
+                   "ALiBi as a score_mod)");
+      if (param != (v.alibi != 0))
+        return bad(v.alibi ? "alibi needs the param 'alibi_slopes'"
+                           : "the param 'alibi_slopes' needs 'alibi 1' or "
+                             "'alibi 2'");
+    }
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
@@ -649,7 +664,8 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.sparse_block_q == v.sparse_block_q &&
         k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype &&
         k.descale_block_q == v.descale_block_q &&
-        k.descale_block_k == v.descale_block_k && k.leftpad == v.leftpad)
+        k.descale_block_k == v.descale_block_k && k.leftpad == v.leftpad &&
+        k.alibi == v.alibi)
       return static_cast<int>(i);
   }
   return -1;
@@ -710,6 +726,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += concat(" kv=", dtypeName(v.kv_dtype));
   if (v.leftpad)
     s += " leftpad";
+  if (v.alibi)
+    s += v.alibi == 2 ? " alibi=[B,Hq]" : " alibi=[Hq]";
   if (v.out_f32)
     s += " out=f32";
   if (v.varlen)

@@ -42,10 +42,10 @@ flashfuse_status validateVariant(const flashfuse_variant &v) {
       !flag(v.softcap) || !flag(v.bias) || !flag(v.mask) || !flag(v.dropout) ||
       v.page_size < 0 || !flag(v.out_f32) || !flag(v.varlen) ||
       (v.kv_dtype != 0 && v.kv_dtype != FLASHFUSE_DTYPE_E4M3) ||
-      !flag(v.leftpad))
+      !flag(v.leftpad) || v.alibi < 0 || v.alibi > 2)
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                 "variant has an out-of-range kind, dtype, causal, flag, "
-                "page_size, out_f32, out_dtype, kv_dtype or leftpad");
+                "page_size, out_f32, out_dtype, kv_dtype, leftpad or alibi");
   return FLASHFUSE_SUCCESS;
 }
 

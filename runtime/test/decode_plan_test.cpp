@@ -235,17 +235,19 @@ struct FakeArtifact {
 // their kv_append kernels 4 and 5; 9 (kernel 8 as built since it puts its
 // counters back to 0: split_arrivals); 10 (kernel 9 that also merges up to
 // 8 splits in a thread-block cluster: cluster_merge 8); 11 (kernel 0 over a
-// left-padded cache: cache_leftpad).
+// left-padded cache: cache_leftpad); 12 (kernel 0 with ALiBi, slopes
+// [B, Hq]: alibi_slopes).
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
               kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9,
-              kCluster = 10, kLeftPad = 11;
+              kCluster = 10, kLeftPad = 11, kAlibi = 12;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
 flashfuse_decode_addresses stepAddresses(int step, bool paged,
                                          size_t workspaceBytes,
                                          bool newRows = false,
-                                         bool leftpad = false) {
+                                         bool leftpad = false,
+                                         bool alibi = false) {
   auto at = [&](uintptr_t base) {
     return const_cast<void *>(fakePointer(base + uintptr_t(step) * 0x10000));
   };
@@ -264,6 +266,8 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
   }
   if (leftpad)
     s.cache_leftpad = static_cast<const int32_t *>(at(0xc0000000));
+  if (alibi)
+    s.alibi_slopes = static_cast<const float *>(at(0xd0000000));
   if (workspaceBytes) {
     s.workspace = at(0x80000000);
     s.workspace_bytes = workspaceBytes;
@@ -287,6 +291,7 @@ flashfuse_decode_args withStep(flashfuse_decode_args a,
   a.k_descale = s.k_descale;
   a.v_descale = s.v_descale;
   a.cache_leftpad = s.cache_leftpad;
+  a.alibi_slopes = s.alibi_slopes;
   return a;
 }
 
@@ -316,6 +321,7 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"lse", address(s.lse)},
       {"cache_seqlens", address(s.cache_seqlens)},
       {"cache_leftpad", address(s.cache_leftpad)},
+      {"alibi_slopes", address(s.alibi_slopes)},
       {"block_table", address(s.block_table)},
       {"k_new", address(s.k_new)},
       {"v_new", address(s.v_new)},
@@ -394,9 +400,9 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
   int32_t splitsUnprepared = 0;
   size_t bytesUnprepared = 0;
   const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
-  bool leftpad = spec.variant.leftpad != 0;
-  flashfuse_decode_args withAddresses =
-      withStep(a, stepAddresses(0, a.page_size != 0, 0, false, leftpad));
+  bool leftpad = spec.variant.leftpad != 0, alibi = spec.variant.alibi != 0;
+  flashfuse_decode_args withAddresses = withStep(
+      a, stepAddresses(0, a.page_size != 0, 0, false, leftpad, alibi));
   EXPECT_STATUS(flashfuse_decode_workspace_bytes(
                     f.kernel(decode), f.kernel(combine), &withAddresses,
                     &splitsUnprepared, &bytesUnprepared),
@@ -428,7 +434,7 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     launches.clear();
     memsets.clear();
     flashfuse_decode_addresses s =
-        stepAddresses(step, a.page_size != 0, bytes, false, leftpad);
+        stepAddresses(step, a.page_size != 0, bytes, false, leftpad, alibi);
     void *stream = const_cast<void *>(fakePointer(0xabc0 + step));
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, stream),
                   FLASHFUSE_SUCCESS, "");
@@ -503,6 +509,8 @@ void testStepsFollowTheirAddresses() {
   a.num_splits = 0;
   int32_t plain = checkSteps(f, kDecode, kCombine, a, __LINE__);
   EXPECT(checkSteps(f, kLeftPad, kCombine, a, __LINE__) == plain);
+  // ALiBi: its slopes move too (the same splits).
+  EXPECT(checkSteps(f, kAlibi, kCombine, a, __LINE__) == plain);
   // Paged: the table moves too.
   flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
@@ -762,6 +770,10 @@ void testBadAddresses() {
                       fakePointer(0xc0000000)),
                   "'cache_leftpad' was given, but the decode kernel was "
                   "compiled without cache_leftpad");
+  EXPECT_BAD_STEP(s.alibi_slopes = static_cast<const float *>(
+                      fakePointer(0xd0000000)),
+                  "'alibi_slopes' was given, but the decode kernel was "
+                  "compiled without ALiBi");
   EXPECT_BAD_STEP(s.workspace = nullptr, "need a workspace of");
   EXPECT_BAD_STEP(s.workspace_bytes -= 16, "the workspace has");
   EXPECT_BAD_STEP(s.workspace = const_cast<void *>(fakePointer(0x80000008)),
@@ -794,6 +806,21 @@ void testBadAddresses() {
   EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                 FLASHFUSE_ERROR_INVALID_ARGUMENT,
                 "'cache_leftpad' is a null pointer");
+  flashfuse_decode_plan_destroy(plan);
+
+  // An ALiBi plan needs its slopes every step, 16-byte aligned.
+  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kAlibi),
+                                             f.kernel(kCombine), &a, &plan),
+                FLASHFUSE_SUCCESS, "");
+  flashfuse_decode_plan_info(plan, nullptr, &bytes);
+  s = stepAddresses(0, false, bytes);
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'alibi_slopes' is a null pointer");
+  s.alibi_slopes = static_cast<const float *>(fakePointer(0xd0000004));
+  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                "'alibi_slopes' at 0xd0000004 is not 16-byte aligned");
   flashfuse_decode_plan_destroy(plan);
   flashfuse_decode_plan_destroy(nullptr); // ignored
 }

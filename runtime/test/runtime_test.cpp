@@ -774,17 +774,17 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 84, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 88, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
-  static_assert(sizeof(flashfuse_decode_args) == 456,
+  static_assert(sizeof(flashfuse_decode_args) == 464,
                 "flashfuse_decode_args layout");
   // Mirrored by python/flashfuse/_runtime.py's DecodeAddresses.
-  static_assert(sizeof(flashfuse_decode_addresses) == 112,
+  static_assert(sizeof(flashfuse_decode_addresses) == 120,
                 "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 12);
+  EXPECT(k.size() == 13);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
   EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
@@ -814,6 +814,21 @@ void testDecodeManifest() {
   EXPECT(m.find(padded) == 11);
   padded.leftpad = 2;
   EXPECT_ERROR(m.find(padded), FLASHFUSE_ERROR_INVALID_ARGUMENT, "leftpad");
+  // Kernel 12 is kernel 0 with ALiBi over [B, Hq] slopes: found by its
+  // layout, not by the other one's.
+  EXPECT(k[12].variant.alibi == 2 && k[0].variant.alibi == 0 &&
+         k[12].num_params == 32);
+  flashfuse_variant biased = decodeVariant(
+      FLASHFUSE_KIND_DECODE, FLASHFUSE_DTYPE_F16, 128,
+      FLASHFUSE_CAUSAL_BOTTOM_RIGHT, 0);
+  biased.alibi = 2;
+  EXPECT(m.find(biased) == 12);
+  biased.alibi = 1;
+  EXPECT_ERROR(m.find(biased), FLASHFUSE_ERROR_NOT_FOUND,
+               "no kernel for variant 'decode f16 D=128 Dv=128 "
+               "causal=bottom_right alibi=[Hq]'");
+  biased.alibi = 3;
+  EXPECT_ERROR(m.find(biased), FLASHFUSE_ERROR_INVALID_ARGUMENT, "alibi");
   // The forward kernels of the other sample are contiguous (page_size 0).
   for (const flashfuse_kernel_info &f : sample().kernels())
     EXPECT(f.variant.page_size == 0);
@@ -907,6 +922,11 @@ void testDecodeManifestStrictness() {
        "bad value '2' for 'leftpad' (expected an integer in [0, 1])"},
       {decodeKernel("  leftpad 1\n", "kv_append"),
        "'leftpad' is for kind decode only"},
+      {decodeKernel("  alibi 1\n"), "alibi needs the param 'alibi_slopes'"},
+      {decodeKernel("  alibi 3\n"),
+       "bad value '3' for 'alibi' (expected an integer in [0, 2])"},
+      {decodeKernel("  alibi 2\n", "kv_append"),
+       "'alibi' is for kind decode only"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "
@@ -923,6 +943,11 @@ void testDecodeManifestStrictness() {
                 "params memref:q memref:cache_leftpad");
   EXPECT_ERROR(Manifest::fromText(stray), FLASHFUSE_ERROR_MANIFEST,
                "the param 'cache_leftpad' needs 'leftpad 1'");
+  std::string straySlopes = decodeKernel("");
+  straySlopes.replace(straySlopes.find("params memref:q"), 15,
+                      "params memref:q memref:alibi_slopes");
+  EXPECT_ERROR(Manifest::fromText(straySlopes), FLASHFUSE_ERROR_MANIFEST,
+               "the param 'alibi_slopes' needs 'alibi 1' or 'alibi 2'");
   // cluster_merge (KERNEL_ABI.md "Decode"): a decode kernel's, on sm_90 and
   // later, that merges its splits itself where it launches no clusters.
   auto clusterKernel = [&](const std::string &extra,
@@ -1133,6 +1158,27 @@ void testDecodeChecks() {
   EXPECT_BAD_DECODE(
       a.cache_leftpad = static_cast<const int32_t *>(fakePointer(0x90000000)),
       "'cache_leftpad' was given, but the kernel was compiled without it");
+  EXPECT_BAD_DECODE(
+      a.alibi_slopes = static_cast<const float *>(fakePointer(0x90000000)),
+      "'alibi_slopes' was given, but the kernel was compiled without ALiBi");
+  // The ALiBi kernel (12) needs its slopes, aligned, and splits as kernel 0.
+  expectBad(12, 2, [](flashfuse_decode_args &) {},
+            "the kernel adds ALiBi, and 'alibi_slopes' is a null pointer",
+            __LINE__);
+  expectBad(12, 2,
+            [](flashfuse_decode_args &a) {
+              a.alibi_slopes =
+                  static_cast<const float *>(fakePointer(0x90000004));
+            },
+            "buffer 'alibi_slopes' at 0x90000004 is not 16-byte aligned",
+            __LINE__);
+  {
+    flashfuse_decode_args a = goodDecodeArgs();
+    int plain = m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30);
+    a.alibi_slopes = static_cast<const float *>(fakePointer(0x90000000));
+    EXPECT(m.checkDecode(12, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
+           plain);
+  }
   // A left-padded cache's kernel (11) needs the first rows, aligned, and
   // splits as kernel 0 does.
   expectBad(11, 2, [](flashfuse_decode_args &) {},
@@ -1199,9 +1245,9 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
-  EXPECT_ERROR(m.checkDecode(0, 12, a, 132, 2),
+  EXPECT_ERROR(m.checkDecode(0, 13, a, 132, 2),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 12 out of range");
+               "combine kernel index 13 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
                "kernel");
@@ -1295,9 +1341,9 @@ void testKVAppendChecks() {
                                 "'flash_decode_f16_d128_m64n64w4s3_causal': not "
                                 "a kv_append kernel");
 #undef EXPECT_BAD_APPEND
-  EXPECT_ERROR(m.checkAppend(12, goodDecodeArgs()),
+  EXPECT_ERROR(m.checkAppend(13, goodDecodeArgs()),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "kernel index 12 out of range [0, 12)");
+               "kernel index 13 out of range [0, 13)");
 }
 
 void testDeviceCheckChecks() {

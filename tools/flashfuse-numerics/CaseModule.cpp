@@ -125,7 +125,7 @@ std::string regions(const CaseSpec &c) {
 
 /// flash.attention_kvcache; arguments Q, key_cache, value_cache,
 /// cache_seqlens, [block_table], [cache_leftpad], [key_new, value_new], [k_descale,
-/// v_descale] (cache=e4m3), then the results O, LSE, [key_cache_out,
+/// v_descale] (cache=e4m3), [alibi_slopes] (alibi=1|2), then the results O, LSE, [key_cache_out,
 /// value_cache_out].
 static std::string buildKVCacheModule(const CaseSpec &c) {
   const std::string &elt = c.dtype, &cacheElt = c.cacheType();
@@ -163,6 +163,11 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     ins.push_back({"kd", descaleT});
     ins.push_back({"vd", descaleT});
   }
+  std::string slopesT =
+      c.alibi == 2 ? shapeType({c.batch, c.headsQ}, "f32", "tensor")
+                   : shapeType({c.headsQ}, "f32", "tensor");
+  if (c.alibi)
+    ins.push_back({"slopes", slopesT});
   std::vector<Operand> outs = {{"o", oT}, {"lse", lseT}};
   if (c.newRows) {
     outs.push_back({"kc", kT});
@@ -194,6 +199,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     os << " new_kv(%kn, %vn : " << knT << ", " << vnT << ")";
   if (c.hasFp8Cache())
     os << " descale(%kd, %vd : " << descaleT << ", " << descaleT << ")";
+  if (c.alibi)
+    os << " alibi(%slopes : " << slopesT << ")";
   os << " " << attributes(c) << " : " << qT << ", " << kT << ", " << vT << ", "
      << lensT << " -> ";
   for (size_t i = 0; i < outs.size(); ++i)

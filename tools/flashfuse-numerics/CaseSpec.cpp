@@ -182,6 +182,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.windowRight = i64();
     else if (key == "softcap")
       c.softcap = f64();
+    else if (key == "alibi" && (val == "1" || val == "2"))
+      c.alibi = val == "1" ? 1 : 2;
     else if (key == "dropout")
       c.dropout = f64();
     else if (key == "dropout_seed")
@@ -286,6 +288,11 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       error = "leftpad=P0:P1:... needs one entry per length";
       return std::nullopt;
     }
+    if (c.alibi && c.hasFp8Cache()) {
+      error = "alibi and cache=e4m3 do not go together (the op refuses "
+              "them)";
+      return std::nullopt;
+    }
     if (c.pageSize < 0 || (c.pageSize && c.seqK % c.pageSize != 0) ||
         c.sparePages < 0) {
       error = "page must divide Sk (the capacity); spare_pages >= 0";
@@ -313,8 +320,9 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       return std::nullopt;
     }
   } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
-             c.hasFp8Cache() || !c.leftpad.empty()) {
-    error = "lens, leftpad, Snew, page and cache=e4m3 need op=kvcache";
+             c.hasFp8Cache() || !c.leftpad.empty() || c.alibi) {
+    error = "lens, leftpad, alibi, Snew, page and cache=e4m3 need "
+            "op=kvcache";
     return std::nullopt;
   }
   if (c.isVarlen()) {
@@ -370,6 +378,7 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  seed= input_scale= block_m= block_n= tol=\n"
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
+         "    leftpad=P0:P1:.. (B)   alibi=1|2 (slopes [Hq] | [B, Hq])\n"
          "    cache=e4m3 (f8E4M3FN caches, descale=head|tensor; dtype=f16|bf16)\n"
          "    ref_descale=first ref_quantize=0|1 (cache=e4m3 counter-cases)\n"
          "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"

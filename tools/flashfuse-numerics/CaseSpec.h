@@ -86,6 +86,9 @@ struct CaseSpec {
   /// op=kvcache: cache_leftpad (leftpad=a:b:c, one per sequence; any
   /// values, negative and past the length included); empty: no operand.
   std::vector<int64_t> leftpad;
+  /// op=kvcache: ALiBi's slopes operand, f32 [Hq] (alibi=1) or [B, Hq]
+  /// (alibi=2), random positive values; 0: none.
+  int alibi = 0;
   /// op=varlen: each sequence's query and key lengths (lens_q=a:b:..,
   /// lens_k=..; the same count, the number of sequences), and `pad` rows
   /// packed after the last sequence in Q, K and V that no sequence owns.

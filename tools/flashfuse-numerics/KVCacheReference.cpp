@@ -104,6 +104,10 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
           s[j] = scale * (kd * dot);
           if (c.softcap)
             s[j] = *c.softcap * std::tanh(s[j] / *c.softcap);
+          // ALiBi: the distance from the sequence's own diagonal.
+          if (c.alibi)
+            s[j] -= in.slopes.data[(c.alibi == 2 ? b * c.headsQ : 0) + h] *
+                    double(std::llabs(diag - j));
           m = std::max(m, s[j]);
         }
         int64_t lseIdx[3] = {b, h, i};

@@ -23,6 +23,7 @@ struct KVCacheInputs {
   HostTensor q, keyCache, valueCache, keyNew, valueNew;
   HostTensor seqlens, blockTable;
   HostTensor leftpad; // [B], empty without cache_leftpad
+  HostTensor slopes;  // [Hq] or [B, Hq], empty without ALiBi
   HostTensor kDescale, vDescale;
 };
 

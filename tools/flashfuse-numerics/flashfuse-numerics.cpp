@@ -297,6 +297,14 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
     for (int64_t b = 0; b < c.batch; ++b)
       in.leftpad.data[b] = double(c.leftpad[b]);
   }
+  if (c.alibi) {
+    // Positive, f32-exact, and different per (b, h) so that a kernel
+    // reading the wrong entry fails.
+    in.slopes = HostTensor(c.alibi == 2 ? std::vector<int64_t>{c.batch, c.headsQ}
+                                        : std::vector<int64_t>{c.headsQ});
+    for (double &v : in.slopes.data)
+      v = double(float(rng.uniform(0.02, 0.5)));
+  }
   return in;
 }
 
@@ -335,6 +343,8 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
     args.push_back(toBuffer(in.kDescale, "f32"));
     args.push_back(toBuffer(in.vDescale, "f32"));
   }
+  if (c.alibi)
+    args.push_back(toBuffer(in.slopes, "f32"));
   std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
                                       {"LSE", "f32", &ref.lse}};
   // The whole updated caches, so that a row written to the wrong place (or

@@ -9,7 +9,8 @@
 //  3. a flash.attention over the (dense) caches, Sk = C, whose mask_mod keeps
 //     key j for query i of sequence b iff cache_leftpad[b] <= j < L_b =
 //     cache_seqlens[b] + Snew (no lower bound without cache_leftpad) and j
-//     lies in the causal / window band around diag(i) = i + L_b - Sq.
+//     lies in the causal / window band around diag(i) = i + L_b - Sq; with
+//     alibi_slopes, a score_mod subtracts slope * |diag(i) - j|.
 // An FP8 (f8E4M3FN) cache adds two steps of its own: new rows are quantised
 // with 1 / descale as they are written (step 1), and the dense caches are
 // dequantised into f32 before step 3, whose flash.attention then runs on
@@ -285,6 +286,44 @@ private:
         });
   }
 
+  /// L_b = cache_seqlens[bIdx] + Snew, as an index.
+  Value sequenceLength(Value bIdx) {
+    Value len = extractIndex(op.getCacheSeqlens(), bIdx);
+    if (newRows == 0)
+      return len;
+    Value snew = index(newRows);
+    return arith::AddIOp::create(b, loc, len, snew);
+  }
+
+  /// ALiBi as the attention's score_mod: s - slope * |diag(i) - j| with
+  /// diag(i) = i + L_b - Sq, the distance taken in index arithmetic
+  /// (exact) and converted once.
+  void buildAlibiScoreMod(AttentionOp attention) {
+    OpBuilder::InsertionGuard guard(b);
+    Type idx = b.getIndexType(), f32 = b.getF32Type();
+    Block *body = b.createBlock(&attention.getScoreMod(), {},
+                                {f32, idx, idx, idx, idx},
+                                SmallVector<Location>(5, loc));
+    Value score = body->getArgument(0), bIdx = body->getArgument(1),
+          h = body->getArgument(2), i = body->getArgument(3),
+          j = body->getArgument(4);
+    Value slopes = op.getAlibiSlopes();
+    SmallVector<Value, 2> at = {h};
+    if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
+      at = {bIdx, h};
+    Value slope = tensor::ExtractOp::create(b, loc, slopes, at);
+    Value iPlusLen = arith::AddIOp::create(b, loc, i, sequenceLength(bIdx));
+    Value diag = arith::SubIOp::create(b, loc, iPlusLen, index(seqQ));
+    Value d = arith::SubIOp::create(b, loc, diag, j);
+    Value negD = arith::SubIOp::create(b, loc, index(0), d);
+    Value dist = arith::MaxSIOp::create(b, loc, d, negD);
+    Value dist64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), dist);
+    Value distF = arith::SIToFPOp::create(b, loc, f32, dist64);
+    Value bias = arith::MulFOp::create(b, loc, slope, distF);
+    YieldOp::create(b, loc,
+                    ValueRange{arith::SubFOp::create(b, loc, score, bias)});
+  }
+
   /// Step 3: attention over all C rows; the mask_mod keeps what the
   /// contract makes visible. `outType` is O's (f32 over an FP8 cache).
   AttentionOp buildAttention(Value query, Value keys, Value values,
@@ -310,6 +349,8 @@ private:
 
     OpBuilder::InsertionGuard guard(b);
     Type idx = b.getIndexType();
+    if (op.hasAlibi())
+      buildAlibiScoreMod(attention);
     Block *body = b.createBlock(&attention.getMaskMod(), {},
                                 {idx, idx, idx, idx},
                                 SmallVector<Location>(4, loc));
@@ -319,11 +360,7 @@ private:
     // arithmetic is signed: diag is negative for the first rows when
     // Sq > L_b. One statement per op, so that the IR does not depend on the
     // compiler's order of evaluating arguments.
-    Value len = extractIndex(op.getCacheSeqlens(), bIdx);
-    if (newRows != 0) {
-      Value snew = index(newRows);
-      len = arith::AddIOp::create(b, loc, len, snew);
-    }
+    Value len = sequenceLength(bIdx);
     auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
       return arith::CmpIOp::create(b, loc, p, x, y);
     };

@@ -159,6 +159,7 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOf(m, i);
+      Value slope = s.alibi ? rowAlibiSlope(m, i) : Value();
       RowBand band;
       if (masked)
         band = rowBand(row, colBase);
@@ -170,8 +171,9 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
           if (!plain || s.mask || s.maskMod)
             col = arith::AddIOp::create(b, colBase, c);
           if (!plain)
-            v = arith::MulFOp::create(b, transformScore(v, row, col),
-                                      cF32(b, float(M_LOG2E)));
+            v = arith::MulFOp::create(
+                b, transformScore(v, row, col, /*tanhOut=*/nullptr, slope),
+                cF32(b, float(M_LOG2E)));
           if (masked) {
             Value keep = band.contains(b, c);
             if (s.mask || s.maskMod) {

@@ -808,6 +808,8 @@ void mlir::flash::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     named["block_table"] = flatBuffer(b, op.getBlockTable(), i32);
   if (spec.leftPad)
     named["cache_leftpad"] = flatBuffer(b, op.getCacheLeftpad(), i32);
+  if (spec.alibi)
+    named["alibi_slopes"] = flatBuffer(b, op.getAlibiSlopes(), f32);
   // O in the layout of Q; LSE [B, Hq, Sq] (always written).
   auto outTy = cast<RankedTensorType>(op.getOutput().getType());
   SmallVector<Value> outDyn;

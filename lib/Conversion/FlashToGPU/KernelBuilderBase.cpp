@@ -779,8 +779,16 @@ Value KernelBuilderBase::softcapTanh(Value raw) {
   return tanhApprox(b, arith::MulFOp::create(b, raw, scaleOverCap));
 }
 
+Value KernelBuilderBase::alibiSlopeOf(Value qHead) {
+  Value at = qHead;
+  if (s.alibi == 2)
+    at = arith::AddIOp::create(b, arith::MulIOp::create(b, batchIdx, headsQ),
+                               qHead);
+  return memref::LoadOp::create(b, arg.lookup("alibi_slopes"), ValueRange{at});
+}
+
 Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
-                                        Value *tanhOut) {
+                                        Value *tanhOut, Value alibiSlope) {
   Value v;
   if (s.softcap) {
     Value th = softcapTanh(raw);
@@ -798,6 +806,21 @@ Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
   if (s.scoreMod) {
     auto [q, k] = regionIndices(row, col);
     v = inlineRegion(s.scoreMod, {v, batchIdx, head, q, k});
+  }
+  if (s.alibi) {
+    // -slope * |row + L - Sq - col| (diagOffset: the decode's L_b - Sq,
+    // whatever the mask), the distance exact in i32, converted once.
+    Value d = arith::SubIOp::create(
+        b, arith::AddIOp::create(b, row, i32(diagOffset)), col);
+    Value dist = arith::MaxSIOp::create(
+        b, d,
+        arith::SubIOp::create(
+            b, arith::ConstantIntOp::create(b, b.getI32Type(), 0), d));
+    v = arith::SubFOp::create(
+        b, v,
+        arith::MulFOp::create(
+            b, alibiSlope,
+            arith::SIToFPOp::create(b, b.getF32Type(), dist)));
   }
   return v;
 }
@@ -1042,7 +1065,7 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
         elt = captured;
       else if (llvm::is_contained({"lse", "bias", "delta", "dq_accum", "dbias",
                               "o_partial", "lse_partial", "q_descale",
-                              "k_descale", "v_descale"},
+                              "k_descale", "v_descale", "alibi_slopes"},
                              name))
         elt = b.getF32Type();
       else if (name == "o")

@@ -322,9 +322,12 @@ protected:
   Value tileNeedsMask(Value rowStart, int64_t rows, Value colStart,
                       int64_t cols, bool rowTail, bool elementMasks = true);
 
-  /// No softcap, bias or score_mod: the score is scale * q·k, so scale and
-  /// log2(e) fold into the exponent's FFMA (FlashAttention-2's trick).
-  bool isPlainScore() const { return !s.softcap && !s.bias && !s.scoreMod; }
+  /// No softcap, bias, score_mod or ALiBi: the score is scale * q·k, so
+  /// scale and log2(e) fold into the exponent's FFMA (FlashAttention-2's
+  /// trick).
+  bool isPlainScore() const {
+    return !s.softcap && !s.bias && !s.scoreMod && !s.alibi;
+  }
   /// The factor of the raw dot products: the `scale` argument, or what a
   /// recipe set in `scaleOverride` (the FP8 forward's scale · q_descale ·
   /// k_descale).
@@ -338,10 +341,16 @@ protected:
     return scaleOverride ? scaleOverride : arg.lookup("scale");
   }
   /// The score of one element from its raw dot product (natural domain):
-  /// scale, softcap, bias, score_mod. `row`, `col` are i32. With softcap,
-  /// `*tanhOut` (when given) receives tanh(scale * raw / softcap), which the
-  /// backward's chain rule needs.
-  Value transformScore(Value raw, Value row, Value col, Value *tanhOut = nullptr);
+  /// scale, softcap, bias, score_mod, ALiBi. `row`, `col` are i32. With
+  /// softcap, `*tanhOut` (when given) receives tanh(scale * raw / softcap),
+  /// which the backward's chain rule needs. With KernelSpec::alibi,
+  /// `alibiSlope` is the row's slope (alibiSlopeOf).
+  Value transformScore(Value raw, Value row, Value col, Value *tanhOut = nullptr,
+                       Value alibiSlope = Value());
+  /// ALiBi's slope (f32) of query head `qHead` (index) of batch entry
+  /// batchIdx: `alibi_slopes`[qHead] or [batchIdx, qHead] (KernelSpec::alibi
+  /// 1 or 2). A load: kernels read it once per row, before the key loop.
+  Value alibiSlopeOf(Value qHead);
   /// tanh(scale · raw / softcap), softcap's term of transformScore.
   Value softcapTanh(Value raw);
   /// i1: key `col` is visible to query `row` (i32 both, col < Sk checked).

@@ -172,6 +172,8 @@ std::string KernelSpec::kernelName() const {
     name += "_page" + std::to_string(pageSize);
   if (leftPad)
     name += "_leftpad";
+  if (alibi)
+    name += alibi == 2 ? "_alibib" : "_alibi";
   if (varlen)
     name += "_varlen";
   if (blockSparse)
@@ -377,6 +379,8 @@ SmallVector<std::string> KernelSpec::params() const {
       memrefs({"block_table"});
     if (leftPad)
       memrefs({"cache_leftpad"});
+    if (alibi)
+      memrefs({"alibi_slopes"});
     sizes();
     p.push_back("i32:seq_new");
     strides({"q", "k", "v", "o"});
@@ -423,7 +427,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          dropout == o.dropout && deterministic == o.deterministic &&
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
          pageSize == o.pageSize && fp8Cache == o.fp8Cache &&
-         leftPad == o.leftPad &&
+         leftPad == o.leftPad && alibi == o.alibi &&
          outputType() == o.outputType() &&
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
@@ -965,5 +969,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
   s.softcap = op.getSoftcap().has_value();
   s.pageSize = op.getPageSize();
   s.leftPad = op.hasLeftPad();
+  if (op.hasAlibi())
+    s.alibi = cast<RankedTensorType>(op.getAlibiSlopes().getType()).getRank();
   return s;
 }

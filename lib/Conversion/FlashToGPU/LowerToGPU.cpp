@@ -69,6 +69,9 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // Likewise a decode over a left-padded cache (its param cache_leftpad).
   if (s.leftPad)
     f.push_back(b.getNamedAttr("leftpad", b.getI64IntegerAttr(1)));
+  // And one with ALiBi (its param alibi_slopes: 1 [Hq], 2 [B, Hq]).
+  if (s.alibi)
+    f.push_back(b.getNamedAttr("alibi", b.getI64IntegerAttr(s.alibi)));
   // Likewise only a forward that writes O in f32 says so: the runtime looks
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())

@@ -23,7 +23,8 @@
 //     rows in its own shared memory and the cluster's blocks merge them
 //     over distributed shared memory (mergeInCluster).
 // The band (causal / window) is the op's: bottom-right by each sequence's
-// own length, so diagOffset = L_b - Sq.
+// own length, so diagOffset = L_b - Sq, which ALiBi's distance takes too
+// (KernelSpec::alibi: a slope per packed row, read before the key loop).
 //
 // An FP8 (e4m3) cache (KernelSpec::fp8Cache, docs/KVCACHE.md "FP8 cache"):
 // the copies read the cache as a 16-bit view, two codes a unit, so the K/V
@@ -140,6 +141,26 @@ void Sm80DecodeBuilder::readForwardArguments() {
                                           loadDescale("k", headKV));
     vDescale = loadDescale("v", headKV);
   }
+  if (s.alibi)
+    readAlibiSlopes();
+}
+
+void Sm80DecodeBuilder::readAlibiSlopes() {
+  // Read here, outside the key loop, so that each row's slope is a load a
+  // kernel rather than one a key block. Rows past G * Sq (the tile's
+  // padding) still name a head of the group, so every load is in bounds.
+  auto slopeOfPacked = [&](Value packed) {
+    return alibiSlopeOf(
+        arith::AddIOp::create(b, head, arith::RemUIOp::create(b, packed, group)));
+  };
+  if (s.swapsDecodeOperands()) {
+    for (int64_t j = 0; j < 2; ++j)
+      alibiRowSlopes.push_back(slopeOfPacked(swappedPackedRowOf(j)));
+    return;
+  }
+  for (int64_t m = 0; m < mt; ++m)
+    for (int64_t i = 0; i < 2; ++i)
+      alibiRowSlopes.push_back(slopeOfPacked(packedRowOf(m, i)));
 }
 
 void Sm80DecodeBuilder::decideClusterMerge() {

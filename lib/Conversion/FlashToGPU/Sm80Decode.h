@@ -33,6 +33,15 @@ private:
   void readForwardArguments() override;
   std::pair<Value, Value> blockKeyRange() override;
   Value rowOf(int64_t m, int64_t i) override;
+  Value rowAlibiSlope(int64_t m, int64_t i) override {
+    return alibiRowSlopes[m * 2 + i];
+  }
+  /// With KernelSpec::alibi, the slopes of this thread's rows, read once
+  /// before the key loop: [m * 2 + i] for fragment row (m, i), or [j] for
+  /// the swapped loop's row 2t + j. Packed row r is query head
+  /// head + r % G (readAlibiSlopes).
+  SmallVector<Value> alibiRowSlopes;
+  void readAlibiSlopes();
   Value loadQTile() override;
   Value loadKVBlock(Value block, Value stage) override;
   void writeEpilogue(const SoftmaxState &final) override;
@@ -84,7 +93,8 @@ private:
     return !s.swapsDecodeOperands() && Sm80ForwardBuilder::keepsQInRegisters();
   }
   SoftmaxState buildSwappedKeyLoop(Value nStart, Value nEnd);
-  /// The position (i32) of packed row 2t + j of the block.
+  /// Packed row 2t + j of the block (index), and its position (i32).
+  Value swappedPackedRowOf(int64_t j);
   Value swappedRowOf(int64_t j);
   /// Score pipeline and masks on S^T fragments [16-key tile], inside a
   /// branch taken by blocks that can hold masked elements.

@@ -51,12 +51,15 @@ Sm80DecodeBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
   return buildSwappedKeyLoop(nStart, nEnd);
 }
 
-Value Sm80DecodeBuilder::swappedRowOf(int64_t j) {
-  Value packed = arith::AddIOp::create(
+Value Sm80DecodeBuilder::swappedPackedRowOf(int64_t j) {
+  return arith::AddIOp::create(
       b, packedStart,
       arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
                             cIdx(b, j)));
-  return i32(arith::DivUIOp::create(b, packed, group));
+}
+
+Value Sm80DecodeBuilder::swappedRowOf(int64_t j) {
+  return i32(arith::DivUIOp::create(b, swappedPackedRowOf(j), group));
 }
 
 ForwardBuilder::SoftmaxState
@@ -190,6 +193,7 @@ void Sm80DecodeBuilder::applySwappedScorePipeline(SmallVector<Value> &sc,
   Value colBase = arith::AddIOp::create(b, i32(kvStart), i32(g));
   for (int64_t j = 0; j < 2; ++j) {
     Value row = swappedRowOf(j);
+    Value slope = s.alibi ? alibiRowSlopes[j] : Value();
     RowBand band;
     if (masked)
       band = rowBand(row, colBase);
@@ -199,7 +203,9 @@ void Sm80DecodeBuilder::applySwappedScorePipeline(SmallVector<Value> &sc,
         Value c = arith::ConstantIntOp::create(b, b.getI32Type(), 16 * a + 8 * i);
         if (!isPlainScore())
           v = arith::MulFOp::create(
-              b, transformScore(v, row, arith::AddIOp::create(b, colBase, c)),
+              b,
+              transformScore(v, row, arith::AddIOp::create(b, colBase, c),
+                             /*tanhOut=*/nullptr, slope),
               cF32(b, float(M_LOG2E)));
         if (masked)
           v = arith::SelectOp::create(b, band.contains(b, c), v, negInf);

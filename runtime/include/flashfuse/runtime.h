@@ -138,6 +138,11 @@ typedef struct flashfuse_variant {
    * other kernel. Appended after descale_block_k for the same reason as
    * page_size. */
   int32_t leftpad;
+  /* decode: ALiBi (manifest `alibi N`): 1 for slopes f32 [Hq], 2 for
+   * [B, Hq], whose params take alibi_slopes (flashfuse_decode_args); 0 for
+   * every other kernel. Appended after leftpad for the same reason as
+   * page_size. */
+  int32_t alibi;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -543,6 +548,12 @@ typedef struct flashfuse_decode_args {
    * Any value is valid (a negative one hides nothing). NULL (the init's
    * value) for every other kernel. Last, after the descales. */
   const int32_t *cache_leftpad;
+  /* ALiBi (a decode kernel of variant alibi 1 or 2; flash-attn's
+   * alibi_slopes): f32 device buffer, contiguous [Hq] (alibi 1) or
+   * [B, Hq] (alibi 2); query row i of head h in sequence b gets
+   * -slope * |i + L_b - Sq - j| on key j's score. NULL (the init's value)
+   * for every other kernel. Last, after cache_leftpad. */
+  const float *alibi_slopes;
 } flashfuse_decode_args;
 
 FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
@@ -619,6 +630,8 @@ typedef struct flashfuse_decode_addresses {
   /* A left-padded cache's first rows (a decode of variant leftpad 1);
    * NULL otherwise. Last, after the workspace. */
   const int32_t *cache_leftpad;
+  /* ALiBi's slopes (a decode of variant alibi 1 or 2); NULL otherwise. */
+  const float *alibi_slopes;
 } flashfuse_decode_addresses;
 
 /* Validates `args` against the kernels as flashfuse_attention_decode does

@@ -239,3 +239,41 @@ func.func @leftpad(%q: tensor<2x4x1x32xf32>, %k: tensor<2x2x64x32xf32>,
         tensor<2xi32> -> tensor<2x4x1x32xf32>
   return %o : tensor<2x4x1x32xf32>
 }
+
+// -----
+
+// alibi_slopes [B, Hq]: a score_mod subtracts slope[b, h] * |diag(i) - j|,
+// diag(i) = i + L_b - Sq with L_b = cache_seqlens[b] + Snew, the distance
+// in index arithmetic; the mask_mod is the one without ALiBi.
+// CHECK-LABEL: func.func @alibi
+// CHECK-SAME: %[[L:[^:]*]]: tensor<2xi32>, %{{[^:]*}}: tensor<2x2x1x32xf32>, %{{[^:]*}}: tensor<2x2x1x32xf32>, %[[S:[^:]*]]: tensor<2x4xf32>)
+// CHECK: score_mod
+// CHECK-NEXT: ^bb0(%[[SC:.*]]: f32, %[[B:.*]]: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[SLOPE:.*]] = tensor.extract %[[S]][%[[B]], %[[H]]] : tensor<2x4xf32>
+// CHECK: %[[L32:.*]] = tensor.extract %[[L]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[LEN0:.*]] = arith.index_cast %[[L32]] : i32 to index
+// CHECK: %[[LEN:.*]] = arith.addi %[[LEN0]], %c1
+// CHECK: %[[IL:.*]] = arith.addi %[[I]], %[[LEN]] : index
+// CHECK: %[[DIAG:.*]] = arith.subi %[[IL]], %c2
+// CHECK: %[[D:.*]] = arith.subi %[[DIAG]], %[[J]] : index
+// CHECK: %[[ND:.*]] = arith.subi %c0{{.*}}, %[[D]] : index
+// CHECK: %[[DIST:.*]] = arith.maxsi %[[D]], %[[ND]] : index
+// CHECK: %[[D64:.*]] = arith.index_cast %[[DIST]] : index to i64
+// CHECK: %[[DF:.*]] = arith.sitofp %[[D64]] : i64 to f32
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE]], %[[DF]] : f32
+// CHECK: %[[R:.*]] = arith.subf %[[SC]], %[[BIAS]] : f32
+// CHECK: flash.yield %[[R]] : f32
+// CHECK: mask_mod
+// CHECK: flash.yield
+func.func @alibi(%q: tensor<2x4x2x32xf32>, %k: tensor<2x2x64x32xf32>,
+                 %v: tensor<2x2x64x32xf32>, %lens: tensor<2xi32>,
+                 %kn: tensor<2x2x1x32xf32>, %vn: tensor<2x2x1x32xf32>,
+                 %s: tensor<2x4xf32>) -> tensor<2x4x2x32xf32> {
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %lens
+      new_kv(%kn, %vn : tensor<2x2x1x32xf32>, tensor<2x2x1x32xf32>)
+      alibi(%s : tensor<2x4xf32>)
+      : tensor<2x4x2x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>,
+        tensor<2xi32> -> tensor<2x4x2x32xf32>, tensor<2x2x64x32xf32>,
+        tensor<2x2x64x32xf32>
+  return %o : tensor<2x4x2x32xf32>
+}

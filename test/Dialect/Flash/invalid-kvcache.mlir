@@ -148,7 +148,7 @@ func.func @block_table_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<16x32x2x64xf16>
 // new_kv's operands come together (only the generic form can split them).
 func.func @key_new_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{'key_new' and 'value_new' must be given together}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -432,7 +432,7 @@ func.func @lse_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: t
 // With new_kv the updated caches are results (only the generic form can drop them).
 func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{with 'new_kv' the updated caches must be results ('key_cache_out' and 'value_cache_out')}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -441,7 +441,7 @@ func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2
 
 func.func @cache_results_without_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
   // expected-error @below {{'key_cache_out' and 'value_cache_out' are results only with 'new_kv'}}
-  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
   return
 }
@@ -504,5 +504,56 @@ func.func @leftpad_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v
   %o = flash.attention_kvcache %q, %k, %v, %lens cache_leftpad(%pad : tensor<2xi64>)
       : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
       -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @alibi_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %s: tensor<2x8x1xf32>) {
+  // expected-error @below {{'alibi_slopes' must be [Hq] or [B, Hq] (rank 1 or 2), got rank 3}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens alibi(%s : tensor<2x8x1xf32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+// One slope a query head, not a kv head.
+func.func @alibi_heads(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %s: tensor<2xf32>) {
+  // expected-error @below {{'alibi_slopes' must have shape [8] ([Hq] or [B, Hq]), got [2]}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens alibi(%s : tensor<2xf32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @alibi_batch(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %s: tensor<3x8xf32>) {
+  // expected-error @below {{'alibi_slopes' must have shape [2, 8] ([Hq] or [B, Hq]), got [3, 8]}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens alibi(%s : tensor<3x8xf32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @alibi_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %s: tensor<8xf16>) {
+  // expected-error @below {{operand #4 must be ranked tensor of 32-bit float values, but got 'tensor<8xf16>'}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens alibi(%s : tensor<8xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @alibi_fp8_cache(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x128x64xf8E4M3FN>, %v: tensor<2x2x128x64xf8E4M3FN>, %lens: tensor<2xi32>, %d: tensor<f32>, %s: tensor<8xf32>) {
+  // expected-error @below {{'alibi_slopes' is not supported with an FP8 cache (the FP8 decode kernels have no ALiBi stage)}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens descale(%d, %d : tensor<f32>, tensor<f32>) alibi(%s : tensor<8xf32>)
+      : tensor<2x8x1x64xbf16>, tensor<2x2x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>, tensor<2xi32>
+      -> tensor<2x8x1x64xbf16>
   return
 }

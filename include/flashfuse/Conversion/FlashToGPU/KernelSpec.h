@@ -124,6 +124,10 @@ struct KernelSpec {
   /// and the blocks wholly below it not visited (KernelBuilderBase's
   /// keyStart).
   bool leftPad = false;
+  /// Decode: ALiBi's bias, -slope * |i + L_b - Sq - j|, added to every
+  /// score (KernelBuilderBase::transformScore), its slopes f32
+  /// `alibi_slopes` of [Hq] (1) or [B, Hq] (2); 0: none.
+  int alibi = 0;
   /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
   /// them for an FP8 cache, all of them otherwise.
   int64_t cacheColumns(int64_t cols) const {

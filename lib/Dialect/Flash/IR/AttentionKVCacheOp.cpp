@@ -250,6 +250,17 @@ struct KVCacheVerifier {
     if (op.hasLeftPad() &&
         failed(expectRank("cache_leftpad", op.getCacheLeftpad(), 1, "[B]")))
       return failure();
+    if (op.hasAlibi()) {
+      int64_t rank =
+          cast<RankedTensorType>(op.getAlibiSlopes().getType()).getRank();
+      if (rank != 1 && rank != 2)
+        return error() << "'alibi_slopes' must be [Hq] or [B, Hq] (rank 1 or "
+                          "2), got rank "
+                       << rank;
+      if (op.hasFp8Cache())
+        return error() << "'alibi_slopes' is not supported with an FP8 cache "
+                          "(the FP8 decode kernels have no ALiBi stage)";
+    }
     if (static_cast<bool>(op.getKeyNew()) != static_cast<bool>(op.getValueNew()))
       return error() << "'key_new' and 'value_new' must be given together";
     if (op.hasNewKV() &&
@@ -324,6 +335,15 @@ struct KVCacheVerifier {
     if (op.hasLeftPad() &&
         failed(expectShape("cache_leftpad", op.getCacheLeftpad(), {b}, "[B]")))
       return failure();
+    if (op.hasAlibi()) {
+      auto slopes = cast<RankedTensorType>(op.getAlibiSlopes().getType());
+      if (slopes.getRank() == 1
+              ? failed(expectShape("alibi_slopes", op.getAlibiSlopes(), {hq},
+                                   "[Hq] or [B, Hq]"))
+              : failed(expectShape("alibi_slopes", op.getAlibiSlopes(),
+                                   {b, hq}, "[Hq] or [B, Hq]")))
+        return failure();
+    }
 
     // The default scale is 1/sqrt(D) and a kernel cannot tile a zero-width
     // head; zero-sized B, H or S are legal (an empty batch is still a batch).

@@ -20,6 +20,8 @@ def Flash_QKVTensor : RankedTensorOf<[F16, BF16, F32, F8E4M3FN, F8E5M2]>;
 // Dequantisation factors of FP8 operands: [] per tensor, [B, H] per head,
 // [B, H, N] per block of the sequence (flash.attention only).
 def Flash_DescaleTensor : RankedTensorOf<[F32]>;
+// ALiBi's per-head slopes (f32 [Hq] or [B, Hq]).
+def Flash_SlopesTensor : RankedTensorOf<[F32]>;
 
 // The attributes that define a variant; both ops carry the same set.
 defvar Flash_VariantAttrs = (ins
@@ -490,7 +492,9 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
       query sees (a left-padded batch: Hugging Face's `padding_side="left"`
       writes every sequence's prompt to end at the same row). Absent: 0.
     - `key_new` / `value_new` (together) [B, Hkv, Snew, D] / Dv in the layout
-      of `query`.
+      of `query`;
+    - `alibi_slopes` f32 [Hq] or [B, Hq] (flash-attn's `alibi_slopes`):
+      with it every visible key's score gets the ALiBi bias below.
 
     Results: O [B, Hq, Sq, Dv] in the layout of `query`; optionally the LSE
     f32 [B, Hq, Sq]; with `new_kv`, the updated caches (the types of the
@@ -506,6 +510,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
         and (window_left  => j >= diag(i) - window_left)
         and (window_right => j <= diag(i) + window_right)
     s = scale * q.k (scale defaults to 1/sqrt(D)); s = softcap * tanh(s / softcap)
+    s = s - slope * |diag(i) - j|      (alibi_slopes: slope = alibi_slopes[h],
+                                        or alibi_slopes[b, h] when [B, Hq])
     softmax over the visible keys in f32; O = P V
     a row without visible keys: O = 0, LSE = +inf
     q head h reads kv head h / (Hq / Hkv)
@@ -516,6 +522,10 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     shortens a sequence at its start, where its last key stays the
     diagonal's. New rows are written at cache_seqlens[b] as without
     padding (the padding is below them).
+    ALiBi's distance is flash-attn's: from the same per-sequence diagonal,
+    causal or not, and padding does not move it. Under a causal mask every
+    visible key has j <= diag(i), so the bias is -slope * (diag(i) - j).
+    Refused by the verifier with an FP8 cache.
     Every value of `cache_leftpad` is in the contract (a negative one
     hides nothing, one of L_b or more every key). Lengths outside [0, C]
     and page indices outside [0, num_pages) are outside the contract; lowerings clamp them where they read, so that nothing is
@@ -573,6 +583,7 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        Optional<Flash_QKVTensor>:$value_new,
                        Optional<Flash_DescaleTensor>:$k_descale,
                        Optional<Flash_DescaleTensor>:$v_descale,
+                       Optional<Flash_SlopesTensor>:$alibi_slopes,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Flash_CausalAttr>:$causal,
                        OptionalAttr<I64Attr>:$window_left,
@@ -597,6 +608,7 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
        type($value_new) `)`)?
     (`descale` `(` $k_descale^ `,` $v_descale `:` type($k_descale) `,`
        type($v_descale) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     attr-dict `:` type($query) `,` type($key_cache) `,` type($value_cache) `,`
     type($cache_seqlens) `->`
     custom<KVCacheResultTypes>(ref(type($key_new)), type($output), type($lse),
@@ -609,6 +621,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     bool isPaged() { return static_cast<bool>(getBlockTable()); }
     /// True when each sequence's first cache row is given (`cache_leftpad`).
     bool hasLeftPad() { return static_cast<bool>(getCacheLeftpad()); }
+    /// True when an ALiBi bias is added (`alibi(...)`).
+    bool hasAlibi() { return static_cast<bool>(getAlibiSlopes()); }
     /// True when new rows are appended (`new_kv`).
     bool hasNewKV() { return static_cast<bool>(getKeyNew()); }
     /// True when the caches are f8E4M3FN (dequantised by `descale`).

@@ -56,7 +56,7 @@ Operation *mlir::flash::raise::raiseFp8KVCache(AttentionKVCacheOp op,
   whyNot.clear();
   // The raise builds neither pages nor new rows (KVCacheRewrite.cpp); with
   // them the updated caches would change type too.
-  if (op.isPaged() || op.hasNewKV() || op.getKDescale())
+  if (op.isPaged() || op.hasNewKV() || op.getKDescale() || op.hasAlibi())
     return op;
   const char *names[2] = {"key cache", "value cache"};
   Value caches[2] = {op.getKeyCache(), op.getValueCache()};
@@ -122,7 +122,8 @@ Operation *mlir::flash::raise::raiseFp8KVCache(AttentionKVCacheOp op,
       /*value_cache_out=*/Type(), op.getQuery(), dq[0]->f8, dq[1]->f8,
       op.getCacheSeqlens(), /*block_table=*/Value(), op.getCacheLeftpad(),
       /*key_new=*/Value(),
-      /*value_new=*/Value(), descales[0], descales[1], op.getScaleAttr(),
+      /*value_new=*/Value(), descales[0], descales[1],
+      /*alibi_slopes=*/Value(), op.getScaleAttr(),
       op.getCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
       op.getSoftcapAttr(), op.getQPermAttr(), op.getKPermAttr(),
       op.getVPermAttr(), op.getConfigAttr());

@@ -111,7 +111,7 @@ FailureOr<Operation *> mlir::flash::raise::rewriteAttentionKVCache(
       seqlens, /*block_table=*/Value(), /*cache_leftpad=*/Value(),
       /*key_new=*/Value(),
       /*value_new=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
-      b.getF32FloatAttr(m.parts.scale), causal,
+      /*alibi_slopes=*/Value(), b.getF32FloatAttr(m.parts.scale), causal,
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
       permAttr(operands->qPerm), permAttr(operands->kPerm),
