@@ -177,3 +177,20 @@ def varlen_reference(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         p = s.softmax(-1).nan_to_num(0.0)
         out[q0:q1] = (p @ vi).transpose(0, 1)
     return out
+
+
+def gpu_script(name):
+    """scripts/kernels/<name>.py as a module, for the GPU tests that run a
+    check script's cases; skips without a CUDA GPU or without the source
+    tree's scripts (an installed wheel)."""
+    import importlib.util
+    path = ROOT / "scripts" / "kernels" / f"{name}.py"
+    if not path.is_file():
+        pytest.skip("needs the source tree's scripts")
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -95,3 +95,41 @@ def test_compiled_on_demand(compile_tool, monkeypatch, tmp_path, target):
     assert _compile.artifact_for(v, capability) == directory
     assert (pathlib.Path(directory) / "manifest.txt").stat().st_mtime_ns \
         == stamp
+
+
+def test_custom_op_takes_the_slopes():
+    """flashfuse::attention_kvcache's schema and fake (what torch.compile
+    traces) take the slopes last, as an optional tensor."""
+    from flashfuse import ops  # noqa: F401  (registers the ops)
+    q = torch.empty(3, 1, 32, 128, dtype=torch.bfloat16, device="meta")
+    kc = torch.empty(3, 1024, 8, 128, dtype=torch.bfloat16, device="meta")
+    lengths = torch.empty(3, dtype=torch.int32, device="meta")
+    for slopes in (torch.empty(32, device="meta"),
+                   torch.empty(3, 32, device="meta")):
+        o, lse = torch.ops.flashfuse.attention_kvcache(
+            q, kc, kc, lengths, None, 0, 2, 0.1, -1, -1, 0.0, 0, None, None,
+            None, slopes)
+        assert o.shape == (3, 1, 32, 128) and lse.shape == (3, 32, 1)
+    schema = str(torch.ops.flashfuse.attention_kvcache.default._schema)
+    assert schema.endswith(
+        "Tensor? alibi_slopes=None) -> (Tensor, Tensor)")
+
+
+def test_step_signatures_tell_slopes_apart():
+    """An eager step's checked launches are reused only for the same slope
+    layout (and dtype and device, checked again otherwise)."""
+    from flashfuse.kvcache import _step_key
+
+    def key(slopes):
+        return _step_key(q, k, k, torch.zeros(2, dtype=torch.int32), None,
+                         None, None, None, True, (-1, -1), 0.0, 0, None,
+                         None, None, slopes)
+
+    q = torch.randn(2, 1, 8, 64)
+    k = torch.randn(2, 16, 2, 64)
+    assert key(None) != key(torch.rand(8))
+    assert key(torch.rand(8)) == key(torch.rand(8))
+    assert key(torch.rand(8)) != key(torch.rand(2, 8))
+    assert key(torch.rand(2, 8)) != key(torch.rand(2, 16)[:, ::2])
+    assert key(torch.rand(8)) != key(torch.rand(8, dtype=torch.float64))
+    assert key([0.5] * 8) is None  # rejected by type: checked in full

@@ -5,30 +5,20 @@ refusals that need a GPU. The kernels are compiled on first use; a machine
 without flashfuse-compile runs artifacts compiled elsewhere by
 `check_alibi.py --compile DIR`, named by FLASHFUSE_TEST_ALIBI_ARTIFACTS=DIR."""
 
-import importlib.util
 import os
-import pathlib
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
+from conftest import gpu_script  # noqa: E402
 from flashfuse import _compile  # noqa: E402
-
-SCRIPT = (pathlib.Path(__file__).resolve().parents[2] / "scripts" / "kernels"
-          / "check_alibi.py")
-pytestmark = pytest.mark.skipif(not SCRIPT.is_file(),
-                                reason="needs the source tree's scripts")
 
 
 @pytest.fixture(scope="module")
 def check():
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    spec = importlib.util.spec_from_file_location("check_alibi", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = gpu_script("check_alibi")
     carried = os.environ.get("FLASHFUSE_TEST_ALIBI_ARTIFACTS")
     if carried:
         saved = module.alibi.artifact_dir

@@ -520,29 +520,28 @@ private:
         return bad("the params 'k_descale'/'v_descale' are for kv_dtype "
                    "e4m3 only");
     }
-    {
-      bool param = false;
+    // The decode-only keys and the param each brings: one given without
+    // the other would bind a buffer the kernel does not read, or leave one
+    // it reads unbound.
+    auto hasParam = [&](const char *name) {
       for (const ParamSpec &p : k.params)
-        param |= p.name == "cache_leftpad";
-      if (v.leftpad && v.kind != FLASHFUSE_KIND_DECODE)
-        return bad("'leftpad' is for kind decode only (no other kernel "
-                   "reads a sequence's first row)");
-      if (param != (v.leftpad != 0))
-        return bad(v.leftpad ? "leftpad 1 needs the param 'cache_leftpad'"
-                             : "the param 'cache_leftpad' needs 'leftpad 1'");
-    }
-    {
-      bool param = false;
-      for (const ParamSpec &p : k.params)
-        param |= p.name == "alibi_slopes";
-      if (v.alibi && v.kind != FLASHFUSE_KIND_DECODE)
-        return bad("'alibi' is for kind decode only (the other kernels take "
-                   "ALiBi as a score_mod)");
-      if (param != (v.alibi != 0))
-        return bad(v.alibi ? "alibi needs the param 'alibi_slopes'"
-                           : "the param 'alibi_slopes' needs 'alibi 1' or "
-                             "'alibi 2'");
-    }
+        if (p.name == name)
+          return true;
+      return false;
+    };
+    if (v.leftpad && v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("'leftpad' is for kind decode only (no other kernel "
+                 "reads a sequence's first row)");
+    if (hasParam("cache_leftpad") != (v.leftpad != 0))
+      return bad(v.leftpad ? "leftpad 1 needs the param 'cache_leftpad'"
+                           : "the param 'cache_leftpad' needs 'leftpad 1'");
+    if (v.alibi && v.kind != FLASHFUSE_KIND_DECODE)
+      return bad("'alibi' is for kind decode only (the other kernels take "
+                 "ALiBi as a score_mod)");
+    if (hasParam("alibi_slopes") != (v.alibi != 0))
+      return bad(v.alibi ? "alibi needs the param 'alibi_slopes'"
+                         : "the param 'alibi_slopes' needs 'alibi 1' or "
+                           "'alibi 2'");
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");

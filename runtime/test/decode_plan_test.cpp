@@ -797,31 +797,34 @@ void testBadAddresses() {
                 "'block_table' is a null pointer");
   flashfuse_decode_plan_destroy(plan);
 
-  // A left-padded plan needs the first rows every step.
-  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kLeftPad),
-                                             f.kernel(kCombine), &a, &plan),
-                FLASHFUSE_SUCCESS, "");
-  flashfuse_decode_plan_info(plan, nullptr, &bytes);
-  s = stepAddresses(0, false, bytes);
-  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
-                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                "'cache_leftpad' is a null pointer");
-  flashfuse_decode_plan_destroy(plan);
-
-  // An ALiBi plan needs its slopes every step, 16-byte aligned.
-  EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kAlibi),
-                                             f.kernel(kCombine), &a, &plan),
-                FLASHFUSE_SUCCESS, "");
-  flashfuse_decode_plan_info(plan, nullptr, &bytes);
-  s = stepAddresses(0, false, bytes);
-  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
-                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                "'alibi_slopes' is a null pointer");
-  s.alibi_slopes = static_cast<const float *>(fakePointer(0xd0000004));
-  EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
-                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                "'alibi_slopes' at 0xd0000004 is not 16-byte aligned");
-  flashfuse_decode_plan_destroy(plan);
+  // A plan of a kernel that reads an optional buffer (a left-padded
+  // cache's first rows, ALiBi's slopes) needs it every step, aligned.
+  auto needsEveryStep = [&](int kernel, const char *name,
+                            void (*set)(flashfuse_decode_addresses &,
+                                        const void *)) {
+    EXPECT_STATUS(flashfuse_decode_plan_create(f.kernel(kernel),
+                                               f.kernel(kCombine), &a, &plan),
+                  FLASHFUSE_SUCCESS, "");
+    flashfuse_decode_plan_info(plan, nullptr, &bytes);
+    flashfuse_decode_addresses s = stepAddresses(0, false, bytes);
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                  FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  std::string("'") + name + "' is a null pointer");
+    set(s, fakePointer(0xd0000004));
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                  FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  std::string("'") + name +
+                      "' at 0xd0000004 is not 16-byte aligned");
+    flashfuse_decode_plan_destroy(plan);
+  };
+  needsEveryStep(kLeftPad, "cache_leftpad",
+                 [](flashfuse_decode_addresses &s, const void *p) {
+                   s.cache_leftpad = static_cast<const int32_t *>(p);
+                 });
+  needsEveryStep(kAlibi, "alibi_slopes",
+                 [](flashfuse_decode_addresses &s, const void *p) {
+                   s.alibi_slopes = static_cast<const float *>(p);
+                 });
   flashfuse_decode_plan_destroy(nullptr); // ignored
 }
 

@@ -1161,44 +1161,37 @@ void testDecodeChecks() {
   EXPECT_BAD_DECODE(
       a.alibi_slopes = static_cast<const float *>(fakePointer(0x90000000)),
       "'alibi_slopes' was given, but the kernel was compiled without ALiBi");
-  // The ALiBi kernel (12) needs its slopes, aligned, and splits as kernel 0.
-  expectBad(12, 2, [](flashfuse_decode_args &) {},
-            "the kernel adds ALiBi, and 'alibi_slopes' is a null pointer",
-            __LINE__);
-  expectBad(12, 2,
-            [](flashfuse_decode_args &a) {
-              a.alibi_slopes =
-                  static_cast<const float *>(fakePointer(0x90000004));
-            },
-            "buffer 'alibi_slopes' at 0x90000004 is not 16-byte aligned",
-            __LINE__);
-  {
+  // A kernel that reads an optional buffer (11: a left-padded cache's
+  // first rows, 12: ALiBi's slopes) needs it, 16-byte aligned, and splits
+  // as kernel 0 does.
+  auto expectOptionalBuffer = [&](int kernel, const char *name,
+                                  const char *missing,
+                                  void (*set)(flashfuse_decode_args &,
+                                              uintptr_t)) {
+    expectBad(kernel, 2, [](flashfuse_decode_args &) {}, missing, __LINE__);
+    expectBad(kernel, 2, [&](flashfuse_decode_args &a) { set(a, 0x90000004); },
+              std::string("buffer '") + name +
+                  "' at 0x90000004 is not 16-byte aligned",
+              __LINE__);
     flashfuse_decode_args a = goodDecodeArgs();
     int plain = m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30);
-    a.alibi_slopes = static_cast<const float *>(fakePointer(0x90000000));
-    EXPECT(m.checkDecode(12, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
-           plain);
-  }
-  // A left-padded cache's kernel (11) needs the first rows, aligned, and
-  // splits as kernel 0 does.
-  expectBad(11, 2, [](flashfuse_decode_args &) {},
-            "the kernel reads a left-padded cache, and 'cache_leftpad' is a "
-            "null pointer",
-            __LINE__);
-  expectBad(11, 2,
-            [](flashfuse_decode_args &a) {
-              a.cache_leftpad =
-                  static_cast<const int32_t *>(fakePointer(0x90000004));
-            },
-            "buffer 'cache_leftpad' at 0x90000004 is not 16-byte aligned",
-            __LINE__);
-  {
-    flashfuse_decode_args a = goodDecodeArgs();
-    int plain = m.checkDecode(0, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30);
-    a.cache_leftpad = static_cast<const int32_t *>(fakePointer(0x90000000));
-    EXPECT(m.checkDecode(11, 2, a, 132, 2, fakePointer(0x80000000), 1 << 30) ==
-           plain);
-  }
+    set(a, 0x90000000);
+    EXPECT(m.checkDecode(kernel, 2, a, 132, 2, fakePointer(0x80000000),
+                         1 << 30) == plain);
+  };
+  expectOptionalBuffer(
+      11, "cache_leftpad",
+      "the kernel reads a left-padded cache, and 'cache_leftpad' is a null "
+      "pointer",
+      [](flashfuse_decode_args &a, uintptr_t at) {
+        a.cache_leftpad = static_cast<const int32_t *>(fakePointer(at));
+      });
+  expectOptionalBuffer(
+      12, "alibi_slopes",
+      "the kernel adds ALiBi, and 'alibi_slopes' is a null pointer",
+      [](flashfuse_decode_args &a, uintptr_t at) {
+        a.alibi_slopes = static_cast<const float *>(fakePointer(at));
+      });
   EXPECT_BAD_DECODE(
       a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000004)),
       "buffer 'cache_seqlens' at 0x60000004 is not 16-byte aligned");
