@@ -274,6 +274,11 @@ DECODE_METHODS = ("flashfuse", "sdpa", "sdpa-flash", "sdpa-cudnn")
 DECODE_GRAPH_METHODS = ("flashfuse-graph", "sdpa-graph")
 DECODE_TUNING_METHODS = ("flashfuse-unsplit", "flashfuse-unsplit-graph",
                          "sdpa-cudnn-graph")
+# ALiBi (BLOOM's and MPT's steps): the same step with the paper's slopes,
+# ours through alibi_slopes (kernels compiled on first use), SDPA's default
+# backend with the bias as a float mask [B, Hq, 1, L].
+DECODE_ALIBI_METHODS = ("flashfuse-alibi", "sdpa-alibi", "flashfuse-alibi-graph",
+                        "sdpa-alibi-graph")
 
 
 def decode_gb(batch, heads_kv, length, head_dim, elem=2):
@@ -339,6 +344,15 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         q, k, v, lengths, block_table=table), ()),
         "flashfuse-unsplit": (lambda: attention_with_kvcache(
             q, k, v, lengths, block_table=table, num_splits=1), ())}
+    if any("alibi" in m for m in methods):
+        from .alibi import alibi_slopes
+        slopes = alibi_slopes(heads_q, device=dev)
+        runners["flashfuse-alibi"] = (lambda: attention_with_kvcache(
+            q, k, v, lengths, block_table=table, alibi_slopes=slopes), ())
+        # flash-attn's bias of the one new row (i = Sq - 1 = 0, L_b = L).
+        keys = torch.arange(length, device=dev)
+        bias = (-slopes[:, None] * (length - 1 - keys)).to(dtype)
+        bias = bias[None, :, None, :].expand(batch, heads_q, 1, length)
     qs = q.transpose(1, 2)
     ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
                      dtype=dtype)
@@ -356,6 +370,9 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
     runners["sdpa"] = (sdpa(None), ())
     runners["sdpa-flash"] = (sdpa(SDPBackend.FLASH_ATTENTION), ())
     runners["sdpa-cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION), ())
+    if "flashfuse-alibi" in runners:
+        runners["sdpa-alibi"] = (lambda: scaled_dot_product_attention(
+            qs, ks, vs, attn_mask=bias, enable_gqa=True), ())
     for method in methods:
         if method.endswith("-graph"):
             step = runners[method[:-len("-graph")]][0]
@@ -473,7 +490,7 @@ def parse_args(argv):
     p.add_argument("--decode-methods", nargs="+",
                    default=list(DECODE_METHODS),
                    choices=(DECODE_METHODS + DECODE_GRAPH_METHODS
-                            + DECODE_TUNING_METHODS))
+                            + DECODE_TUNING_METHODS + DECODE_ALIBI_METHODS))
     p.add_argument("--decode-shapes", nargs="+", type=_decode_shape,
                    default=list(DECODE_SHAPES), metavar="B/HKV/L",
                    help="batch / kv heads / cache length of each shape "

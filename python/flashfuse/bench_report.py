@@ -68,16 +68,20 @@ def decode_table(rows, methods):
     """One line per decode shape and cache layout: GB/s of K and V per
     method and flashfuse's ratio to the best SDPA method. SDPA reads a
     contiguous [B, Hkv, L, D] cache in every line (it has no paged form):
-    a paged line compares against SDPA timed in the same round."""
+    a paged line compares against SDPA timed in the same round. With the
+    ALiBi methods, a column more: flashfuse-alibi against the best SDPA
+    method with the bias (and the plain ratio leaves those out)."""
     by_shape = {}
     for r in rows:
         key = (r["batch"], r["heads_q"], r["heads_kv"], r["seqlen"],
                r["page_size"])
         by_shape.setdefault(key, {})[r["method"]] = r
     graphs = any(m.endswith("-graph") for m in methods)
+    alibi = any("-alibi" in m for m in methods)
     head = (f"{'B':>3} {'Hq/Hkv':>6} {'L':>7} {'layout':>9} "
             + " ".join(f"{m:>11}" for m in methods) + f" {'ours/best':>9}"
-            + (f" {'graphs':>7}" if graphs else ""))
+            + (f" {'graphs':>7}" if graphs else "")
+            + (f" {'alibi':>7}" if alibi else ""))
     lines = ["decode GB/s of K and V read (median)", head, "-" * len(head)]
     for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
         got = by_shape[key]
@@ -85,13 +89,15 @@ def decode_table(rows, methods):
         for m in methods:
             g = got.get(m, {}).get("gbps")
             cells.append(f"{g:11.0f}" if g else f"{'n/a':>11}")
-        def ratio(ours_method, graphed, width):
+        def ratio(ours_method, graphed, width, with_bias=False):
             # flashfuse against the best SDPA method timed the same way
-            # (launched per call, or replayed from a CUDA graph).
+            # (launched per call, or replayed from a CUDA graph) on the
+            # same problem (with or without ALiBi's bias).
             ours = got.get(ours_method, {}).get("gbps")
             best = max((got[m]["gbps"] or 0 for m in got
                         if m.startswith("sdpa")
-                        and m.endswith("-graph") == graphed), default=0)
+                        and m.endswith("-graph") == graphed
+                        and ("-alibi" in m) == with_bias), default=0)
             return (f"{ours / best:{width}.2f}" if ours and best
                     else f"{'n/a':>{width}}")
         b, hq, hkv, length, page = key
@@ -99,7 +105,9 @@ def decode_table(rows, methods):
         lines.append(f"{b:>3} {f'{hq}/{hkv}':>6} {length:>7} {layout:>9} "
                      + " ".join(cells) + " " + ratio("flashfuse", False, 9)
                      + (" " + ratio("flashfuse-graph", True, 7)
-                        if graphs else ""))
+                        if graphs else "")
+                     + (" " + ratio("flashfuse-alibi", False, 7, True)
+                        if alibi else ""))
     reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
                       if r.get("error")})
     if reasons:

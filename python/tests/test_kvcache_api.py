@@ -207,6 +207,17 @@ def test_bench_decode_arguments_and_table():
     line = [x for x in text.splitlines() if "page 64" in x][0]
     assert line.split()[-1] == "0.75" and "n/a" in line
     assert "sdpa-cudnn: no kernel" in text
+    # ALiBi's methods: their own ratio, and out of the plain one.
+    args = bench.parse_args(["--decode", "--decode-methods", "flashfuse",
+                             "sdpa", "flashfuse-alibi", "sdpa-alibi"])
+    assert args.decode_methods[2:] == ["flashfuse-alibi", "sdpa-alibi"]
+    rows = [dict(row, page_size=0, method=m, gbps=g)
+            for m, g in (("flashfuse", 4000.0), ("sdpa", 4000.0),
+                         ("flashfuse-alibi", 3900.0), ("sdpa-alibi", 5200.0))]
+    text = bench_report.decode_table(rows, args.decode_methods)
+    head, line = text.splitlines()[1], text.splitlines()[3]
+    assert head.split()[-2:] == ["ours/best", "alibi"]
+    assert line.split()[-2:] == ["1.00", "0.75"]
 
 
 def test_bench_decode_graph_ratio_compares_graphs_with_graphs():
