@@ -808,10 +808,12 @@ Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
     v = inlineRegion(s.scoreMod, {v, batchIdx, head, q, k});
   }
   if (s.alibi) {
-    // -slope * |row + L - Sq - col| (diagOffset: the decode's L_b - Sq,
-    // whatever the mask), the distance exact in i32, converted once.
-    Value d = arith::SubIOp::create(
-        b, arith::AddIOp::create(b, row, i32(diagOffset)), col);
+    // -slope * |row + Sk - Sq - col|, flash-attn's distance from the
+    // bottom-right diagonal whatever the causal alignment (seqK: a decode's
+    // L_b), exact in i32 and converted once.
+    Value offset = arith::SubIOp::create(b, i32(seqK), i32(seqQ));
+    Value d = arith::SubIOp::create(b, arith::AddIOp::create(b, row, offset),
+                                    col);
     Value dist = arith::MaxSIOp::create(
         b, d,
         arith::SubIOp::create(

@@ -23,8 +23,8 @@
 //     rows in its own shared memory and the cluster's blocks merge them
 //     over distributed shared memory (mergeInCluster).
 // The band (causal / window) is the op's: bottom-right by each sequence's
-// own length, so diagOffset = L_b - Sq, which ALiBi's distance takes too
-// (KernelSpec::alibi: a slope per packed row, read before the key loop).
+// own length, so diagOffset = L_b - Sq, ALiBi's offset too (seqK = L_b;
+// KernelSpec::alibi: a slope per packed row, read before the key loop).
 //
 // An FP8 (e4m3) cache (KernelSpec::fp8Cache, docs/KVCACHE.md "FP8 cache"):
 // the copies read the cache as a 16-bit view, two codes a unit, so the K/V
