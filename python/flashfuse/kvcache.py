@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from . import alibi
+from . import alibi, rotary
 from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
@@ -280,7 +280,9 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            window_size=(-1, -1), softcap=0.0,
                            return_lse=False, check_inputs=False,
                            num_splits=0, k_descale=None, v_descale=None,
-                           cache_leftpad=None, alibi_slopes=None):
+                           cache_leftpad=None, alibi_slopes=None,
+                           rotary_cos=None, rotary_sin=None,
+                           rotary_interleaved=False):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -354,6 +356,14 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     j's score (flash-attn's bias: the distance from each sequence's own
     bottom-right diagonal, causal or not). Not with an FP8 cache
     (UnsupportedError). The ALiBi decode kernels are compiled on demand.
+
+    `rotary_cos`, `rotary_sin` (flash-attn's arguments, together, with
+    k_new): [R, rotary_dim / 2] in q's dtype, R at least the cache's
+    capacity; k_new's row t is rotated at position cache_seqlens[b] + t
+    before it is appended, q's row i at cache_seqlens[b] + i when causal
+    or windowed, else at cache_seqlens[b]; `rotary_interleaved` pairs
+    elements (2e, 2e + 1) (GPT-J) instead of (e, e + rotary_dim / 2)
+    (GPT-NeoX). flashfuse.rotary has the details.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
@@ -366,6 +376,25 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     if softmax_scale is not None and not math.isfinite(float(softmax_scale)):
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
+    if rotary_cos is not None or rotary_sin is not None:
+        if not isinstance(rotary_interleaved, bool):
+            raise ValueError(f"{_NAME}: rotary_interleaved must be a bool, "
+                             f"got {rotary_interleaved!r}")
+        rotary.check_pair(rotary_cos, rotary_sin, k_new, _NAME)
+        # q, the caches and k_new are checked before the tables are read
+        # against them (and again, rotated, below: a rotary step is not
+        # the hot path of the step cache).
+        capacity, _, _ = _check(q, k_cache, v_cache, cache_seqlens, k_new,
+                                v_new, block_table, window_size, softcap,
+                                k_descale, v_descale, cache_leftpad)
+        rotary.check_tables(rotary_cos, rotary_sin, q, capacity, _NAME)
+        q, k_new = rotary.rotate_step(
+            q, k_new, rotary_cos, rotary_sin, cache_seqlens,
+            rotary_interleaved,
+            is_causal or tuple(window_size) != (-1, -1))
+    elif rotary_interleaved:
+        raise ValueError(f"{_NAME}: rotary_interleaved needs rotary_cos and "
+                         "rotary_sin")
     # Eager steps call the launches directly: the dispatcher's checks of a
     # custom op (alias analysis, autograd wrapping) took more host time than
     # a small step's kernels (run 87). torch.compile still goes through the

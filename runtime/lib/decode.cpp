@@ -748,6 +748,14 @@ flashfuse_status manifestKernel(const flashfuse_manifest *manifest,
 flashfuse_status prepareAppend(const KernelSpec &append,
                                const flashfuse_decode_args &args,
                                std::vector<flashfuse_arg> &named) {
+  if (append.rotaryDim)
+    return fail(FLASHFUSE_ERROR_UNSUPPORTED,
+                concat("kernel '", append.name,
+                       "' rotates the query and the new keys (rotary_dim ",
+                       append.rotaryDim,
+                       "): flashfuse_kvcache_append has no rotary operands; "
+                       "the host code flash-lower-to-gpu compiles with it "
+                       "launches it (docs/KVCACHE.md \"Rotary\")"));
   DecodeChecker checker(append, nullptr, args, "kv append");
   if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
     return s;

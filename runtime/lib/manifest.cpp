@@ -390,6 +390,13 @@ private:
     } else if (key == "alibi") {
       // A decode with ALiBi: slopes [Hq] (1) or [B, Hq] (2). Absent: 0.
       return number(0, 2, v.alibi);
+    } else if (key == "rotary_dim") {
+      // kv_append's rotary stage (KVCacheKernels.h: multiples of 16).
+      return number(16, 1 << 10, k.rotaryDim);
+    } else if (key == "rotary_interleaved") {
+      return number(0, 1, k.rotaryInterleaved);
+    } else if (key == "rotary_per_row") {
+      return number(0, 1, k.rotaryPerRow);
     } else if (key == "vt_key_group") {
       // e4m3 forwards: Vt's key order (fp8_vt_layout.h); finishKernel
       // requires this runtime's group of them and refuses it elsewhere.
@@ -542,6 +549,18 @@ private:
       return bad(v.alibi ? "alibi needs the param 'alibi_slopes'"
                          : "the param 'alibi_slopes' needs 'alibi 1' or "
                            "'alibi 2'");
+    if (k.rotaryDim && (v.kind != FLASHFUSE_KIND_KV_APPEND ||
+                        k.rotaryDim % 16 != 0 || k.rotaryDim > v.head_dim))
+      return bad("'rotary_dim' is for kind kv_append only, a multiple of 16 "
+                 "up to head_dim");
+    if ((k.rotaryInterleaved || k.rotaryPerRow) && !k.rotaryDim)
+      return bad("'rotary_interleaved' and 'rotary_per_row' need "
+                 "'rotary_dim'");
+    for (const char *p : {"q_rot", "rotary_cos", "rotary_sin"})
+      if (hasParam(p) != (k.rotaryDim != 0))
+        return bad(k.rotaryDim ? concat("rotary_dim needs the param '", p, "'")
+                               : concat("the param '", p,
+                                        "' needs 'rotary_dim'"));
     if (v.out_f32 && v.kind != FLASHFUSE_KIND_FORWARD)
       return bad("'out_f32' is for kind forward only (the backward and "
                  "decode kernels write their outputs in 'dtype')");
@@ -651,8 +670,8 @@ flashfuse_status readManifest(const std::string &dir, Manifest &out) {
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
     const flashfuse_variant &k = manifest.kernels[i].variant;
-    if (manifest.kernels[i].mods)
-      continue; // its regions are not part of any variant
+    if (manifest.kernels[i].mods || manifest.kernels[i].rotaryDim)
+      continue; // its regions, or its rotary tables, are in no variant
     if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&

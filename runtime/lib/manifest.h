@@ -65,6 +65,14 @@ struct KernelSpec {
   // `mods 1`: the kernel inlines its op's score_mod / mask_mod, which no
   // variant says: launched by name only, never found for a variant.
   bool mods = false;
+  // A kv_append's `rotary_dim N` (and `rotary_interleaved`,
+  // `rotary_per_row`): it rotates the new keys and the query into q_rot
+  // (docs/KVCACHE.md "Rotary"). Launched by the compiled host code of
+  // flash-lower-to-gpu, by name; never found for a variant, and refused by
+  // flashfuse_kvcache_append, which has no rotary operands. 0: none.
+  int rotaryDim = 0;
+  int rotaryInterleaved = 0;
+  int rotaryPerRow = 0;
   std::vector<ParamSpec> params;
   std::vector<CaptureSpec> captures;
   std::vector<BoundParam> bound;

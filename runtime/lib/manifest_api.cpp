@@ -60,7 +60,8 @@ flashfuse_status findOrExplain(const Manifest &m, const flashfuse_variant &v,
   for (const KernelSpec &k : m.kernels)
     available += concat("\n  ", k.name, ": ", describeVariant(k.variant),
                         k.mods ? " (score_mod/mask_mod: launched by name)"
-                               : "");
+                        : k.rotaryDim ? " (rotary: launched by name)"
+                                      : "");
   return fail(FLASHFUSE_ERROR_NOT_FOUND,
               concat("no kernel for variant '", describeVariant(v), "' in ",
                      m.dir.empty() ? "the manifest" : m.dir,

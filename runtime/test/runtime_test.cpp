@@ -948,6 +948,48 @@ void testDecodeManifestStrictness() {
                       "params memref:q memref:alibi_slopes");
   EXPECT_ERROR(Manifest::fromText(straySlopes), FLASHFUSE_ERROR_MANIFEST,
                "the param 'alibi_slopes' needs 'alibi 1' or 'alibi 2'");
+  // A kv_append that rotates (rotary_dim, docs/KVCACHE.md "Rotary"): its
+  // keys and params are checked, no variant finds it, and
+  // flashfuse_kvcache_append, which has no rotary operands, refuses it.
+  auto rotaryAppend = [&](const std::string &keys, const char *params) {
+    std::string text = withoutKeyBlocks("kv_append");
+    text.replace(text.find("  params memref:q\n"), 18,
+                 std::string("  params memref:q") + params + "\n");
+    return text.replace(text.rfind("end\n"), 4, keys + "end\n");
+  };
+  const char *rotaryParams = " memref:q_rot memref:rotary_cos memref:rotary_sin";
+  Manifest rotating = Manifest::fromText(rotaryAppend(
+      "  rotary_dim 32\n  rotary_interleaved 1\n  rotary_per_row 1\n",
+      rotaryParams));
+  flashfuse_variant plainAppend = rotating.kernels().at(0).variant;
+  EXPECT(plainAppend.kind == FLASHFUSE_KIND_KV_APPEND);
+  EXPECT_ERROR(rotating.find(plainAppend), FLASHFUSE_ERROR_NOT_FOUND,
+               "(rotary: launched by name)");
+  flashfuse_decode_args appendArgs;
+  flashfuse_decode_args_init(&appendArgs);
+  EXPECT_ERROR(flashfuse::check(flashfuse_kvcache_append_check(
+                   rotating.get(), 0, &appendArgs)),
+               FLASHFUSE_ERROR_UNSUPPORTED,
+               "flashfuse_kvcache_append has no rotary operands");
+  Case rotaryCases[] = {
+      {rotaryAppend("  rotary_dim 32\n", ""),
+       "rotary_dim needs the param 'q_rot'"},
+      {rotaryAppend("", rotaryParams), "the param 'q_rot' needs 'rotary_dim'"},
+      {rotaryAppend("  rotary_dim 24\n", rotaryParams),
+       "'rotary_dim' is for kind kv_append only, a multiple of 16 up to "
+       "head_dim"},
+      {rotaryAppend("  rotary_dim 128\n", rotaryParams),
+       "a multiple of 16 up to head_dim"},
+      {rotaryAppend("  rotary_dim 8\n", rotaryParams),
+       "bad value '8' for 'rotary_dim' (expected an integer in [16, 1024])"},
+      {rotaryAppend("  rotary_per_row 1\n", ""),
+       "'rotary_interleaved' and 'rotary_per_row' need 'rotary_dim'"},
+      {decodeKernel("  rotary_dim 32\n"),
+       "'rotary_dim' is for kind kv_append only"},
+  };
+  for (const Case &c : rotaryCases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
   // cluster_merge (KERNEL_ABI.md "Decode"): a decode kernel's, on sm_90 and
   // later, that merges its splits itself where it launches no clusters.
   auto clusterKernel = [&](const std::string &extra,

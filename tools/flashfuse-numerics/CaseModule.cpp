@@ -56,6 +56,8 @@ std::string attributes(const CaseSpec &c) {
     attrs.push_back("softcap = " + f32Attr(*c.softcap));
   if (c.dropout > 0)
     attrs.push_back("dropout_p = " + f32Attr(c.dropout));
+  if (c.rotary == "interleaved")
+    attrs.push_back("rotary_interleaved");
   if (c.isFp8() && c.descale == "block")
     attrs.push_back("descale_block_size = array<i64: " +
                     std::to_string(c.descaleBlockQ) + ", " +
@@ -125,7 +127,8 @@ std::string regions(const CaseSpec &c) {
 
 /// flash.attention_kvcache; arguments Q, key_cache, value_cache,
 /// cache_seqlens, [block_table], [cache_leftpad], [key_new, value_new], [k_descale,
-/// v_descale] (cache=e4m3), [alibi_slopes] (alibi=1|2), then the results O, LSE, [key_cache_out,
+/// v_descale] (cache=e4m3), [alibi_slopes] (alibi=1|2), [rotary_cos,
+/// rotary_sin] (rotary=..), then the results O, LSE, [key_cache_out,
 /// value_cache_out].
 static std::string buildKVCacheModule(const CaseSpec &c) {
   const std::string &elt = c.dtype, &cacheElt = c.cacheType();
@@ -168,6 +171,12 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
                    : shapeType({c.headsQ}, "f32", "tensor");
   if (c.alibi)
     ins.push_back({"slopes", slopesT});
+  std::string rotaryT = shapeType(
+      {c.effectiveRotaryRows(), c.effectiveRotaryDim() / 2}, elt, "tensor");
+  if (!c.rotary.empty()) {
+    ins.push_back({"rcos", rotaryT});
+    ins.push_back({"rsin", rotaryT});
+  }
   std::vector<Operand> outs = {{"o", oT}, {"lse", lseT}};
   if (c.newRows) {
     outs.push_back({"kc", kT});
@@ -201,6 +210,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     os << " descale(%kd, %vd : " << descaleT << ", " << descaleT << ")";
   if (c.alibi)
     os << " alibi(%slopes : " << slopesT << ")";
+  if (!c.rotary.empty())
+    os << " rotary(%rcos, %rsin : " << rotaryT << ", " << rotaryT << ")";
   os << " " << attributes(c) << " : " << qT << ", " << kT << ", " << vT << ", "
      << lensT << " -> ";
   for (size_t i = 0; i < outs.size(); ++i)

@@ -184,6 +184,12 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.softcap = f64();
     else if (key == "alibi" && (val == "1" || val == "2"))
       c.alibi = val == "1" ? 1 : 2;
+    else if (key == "rotary" && (val == "half" || val == "interleaved"))
+      c.rotary = val;
+    else if (key == "rotary_dim")
+      c.rotaryDim = i64();
+    else if (key == "rotary_rows")
+      c.rotaryRows = i64();
     else if (key == "dropout")
       c.dropout = f64();
     else if (key == "dropout_seed")
@@ -293,6 +299,14 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
               "them)";
       return std::nullopt;
     }
+    if (!c.rotary.empty() &&
+        (c.newRows == 0 || c.effectiveRotaryDim() % 2 != 0 ||
+         c.effectiveRotaryDim() <= 0 || c.effectiveRotaryDim() > c.d ||
+         c.effectiveRotaryRows() < c.seqK)) {
+      error = "rotary needs Snew > 0, an even rotary_dim in (0, D] and "
+              "rotary_rows >= Sk (the op's rules)";
+      return std::nullopt;
+    }
     if (c.pageSize < 0 || (c.pageSize && c.seqK % c.pageSize != 0) ||
         c.sparePages < 0) {
       error = "page must divide Sk (the capacity); spare_pages >= 0";
@@ -320,8 +334,9 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       return std::nullopt;
     }
   } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
-             c.hasFp8Cache() || !c.leftpad.empty() || c.alibi) {
-    error = "lens, leftpad, alibi, Snew, page and cache=e4m3 need "
+             c.hasFp8Cache() || !c.leftpad.empty() || c.alibi ||
+             !c.rotary.empty()) {
+    error = "lens, leftpad, alibi, rotary, Snew, page and cache=e4m3 need "
             "op=kvcache";
     return std::nullopt;
   }
@@ -379,6 +394,7 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
          "    leftpad=P0:P1:.. (B)   alibi=1|2 (slopes [Hq] | [B, Hq])\n"
+         "    rotary=half|interleaved rotary_dim= (0: D) rotary_rows= (0: Sk)\n"
          "    cache=e4m3 (f8E4M3FN caches, descale=head|tensor; dtype=f16|bf16)\n"
          "    ref_descale=first ref_quantize=0|1 (cache=e4m3 counter-cases)\n"
          "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"

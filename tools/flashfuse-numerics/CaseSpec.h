@@ -89,6 +89,14 @@ struct CaseSpec {
   /// op=kvcache: ALiBi's slopes operand, f32 [Hq] (alibi=1) or [B, Hq]
   /// (alibi=2), random positive values; 0: none.
   int alibi = 0;
+  /// op=kvcache: rotary embedding of key_new and Q (rotary=half |
+  /// interleaved; needs Snew > 0) over rotary_dim elements (0: D) with
+  /// rotary_cos / rotary_sin of rotary_rows positions (0: Sk, the
+  /// capacity); empty: none.
+  std::string rotary;
+  int64_t rotaryDim = 0, rotaryRows = 0;
+  int64_t effectiveRotaryDim() const { return rotaryDim ? rotaryDim : d; }
+  int64_t effectiveRotaryRows() const { return rotaryRows ? rotaryRows : seqK; }
   /// op=varlen: each sequence's query and key lengths (lens_q=a:b:..,
   /// lens_k=..; the same count, the number of sequences), and `pad` rows
   /// packed after the last sequence in Q, K and V that no sequence owns.

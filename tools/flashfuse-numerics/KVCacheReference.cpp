@@ -49,6 +49,37 @@ struct KVCacheProblem {
     scaled = std::clamp(scaled, -448.0f, 448.0f);
     return roundTo(c.cacheType(), double(scaled));
   }
+
+  /// `x` (Q or key_new, in the case's layout) rotated as docs/KVCACHE.md
+  /// says: row s of sequence b at position cache_seqlens[b] + s (or
+  /// cache_seqlens[b] for every query row when they do not sit apart),
+  /// clamped into [0, R); each pair's products and their sum in f32,
+  /// rounded to the dtype.
+  HostTensor rotated(HostTensor &x, int64_t heads, int64_t rows,
+                     bool ownRow) const {
+    HostTensor out = x;
+    const int64_t pairs = c.effectiveRotaryDim() / 2;
+    const int64_t last = in.rotaryCos.shape[0] - 1;
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t s = 0; s < rows; ++s) {
+          int64_t p = std::clamp<int64_t>(seqlen(b) + (ownRow ? s : 0), 0,
+                                          last);
+          for (int64_t e = 0; e < pairs; ++e) {
+            int64_t e0 = c.rotary == "interleaved" ? 2 * e : e;
+            int64_t e1 = c.rotary == "interleaved" ? 2 * e + 1 : e + pairs;
+            float x0 = float(x.atLogical(perm, {b, h, s, e0}));
+            float x1 = float(x.atLogical(perm, {b, h, s, e1}));
+            float cs = float(in.rotaryCos.data[p * pairs + e]);
+            float sn = float(in.rotarySin.data[p * pairs + e]);
+            float y0 = x0 * cs - x1 * sn;
+            float y1 = x1 * cs + x0 * sn;
+            out.atLogical(perm, {b, h, s, e0}) = roundTo(c.dtype, y0);
+            out.atLogical(perm, {b, h, s, e1}) = roundTo(c.dtype, y1);
+          }
+        }
+    return out;
+  }
 };
 } // namespace
 
@@ -60,6 +91,12 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
   KVCacheOutputs out;
   out.keyCacheOut = in.keyCache;
   out.valueCacheOut = in.valueCache;
+  HostTensor q = in.q, keyNew = in.keyNew;
+  if (!c.rotary.empty()) {
+    bool queryRowsApart = c.causal == "br" || c.windowLeft || c.windowRight;
+    q = pb.rotated(in.q, c.headsQ, c.seqQ, queryRowsApart);
+    keyNew = pb.rotated(in.keyNew, c.headsKV, c.newRows, /*ownRow=*/true);
+  }
 
   // Cache rows [cache_seqlens[b], cache_seqlens[b] + Snew) := the new rows.
   for (int64_t b = 0; b < c.batch; ++b)
@@ -68,7 +105,7 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
         int64_t row = pb.seqlen(b) + t;
         for (int64_t e = 0; e < c.d; ++e)
           pb.at(out.keyCacheOut, b, h, row, e) = pb.stored(
-              in.keyNew.atLogical(pb.perm, {b, h, t, e}), in.kDescale, b, h);
+              keyNew.atLogical(pb.perm, {b, h, t, e}), in.kDescale, b, h);
         for (int64_t e = 0; e < dv; ++e)
           pb.at(out.valueCacheOut, b, h, row, e) = pb.stored(
               in.valueNew.atLogical(pb.perm, {b, h, t, e}), in.vDescale, b, h);
@@ -99,7 +136,7 @@ KVCacheOutputs flashfuse::numerics::referenceKVCache(const CaseSpec &c,
             continue;
           double dot = 0;
           for (int64_t e = 0; e < c.d; ++e)
-            dot += in.q.atLogical(pb.perm, {b, h, i, e}) *
+            dot += q.atLogical(pb.perm, {b, h, i, e}) *
                    pb.at(out.keyCacheOut, b, h / group, j, e);
           s[j] = scale * (kd * dot);
           if (c.softcap)

@@ -24,6 +24,7 @@ struct KVCacheInputs {
   HostTensor seqlens, blockTable;
   HostTensor leftpad; // [B], empty without cache_leftpad
   HostTensor slopes;  // [Hq] or [B, Hq], empty without ALiBi
+  HostTensor rotaryCos, rotarySin; // [R, rotary_dim / 2], empty without
   HostTensor kDescale, vDescale;
 };
 

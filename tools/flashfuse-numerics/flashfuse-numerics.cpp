@@ -305,6 +305,27 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
     for (double &v : in.slopes.data)
       v = double(float(rng.uniform(0.02, 0.5)));
   }
+  if (!c.rotary.empty()) {
+    // RoPE's own tables, cos / sin(p * 10000^(-2e / rotary_dim)), rounded
+    // to the dtype as a model stores them, with a random phase per pair so
+    // that a kernel reading the wrong position or pair fails.
+    const int64_t rows = c.effectiveRotaryRows(),
+                  pairs = c.effectiveRotaryDim() / 2;
+    in.rotaryCos = HostTensor({rows, pairs});
+    in.rotarySin = HostTensor({rows, pairs});
+    std::vector<double> phase(pairs);
+    for (double &ph : phase)
+      ph = rng.uniform(0.0, 6.283185307179586);
+    for (int64_t p = 0; p < rows; ++p)
+      for (int64_t e = 0; e < pairs; ++e) {
+        double angle =
+            double(p) * std::pow(10000.0, -2.0 * double(e) /
+                                              double(c.effectiveRotaryDim())) +
+            phase[e];
+        in.rotaryCos.data[p * pairs + e] = roundTo(c.dtype, std::cos(angle));
+        in.rotarySin.data[p * pairs + e] = roundTo(c.dtype, std::sin(angle));
+      }
+  }
   return in;
 }
 
@@ -345,6 +366,10 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
   }
   if (c.alibi)
     args.push_back(toBuffer(in.slopes, "f32"));
+  if (!c.rotary.empty()) {
+    args.push_back(toBuffer(in.rotaryCos, c.dtype));
+    args.push_back(toBuffer(in.rotarySin, c.dtype));
+  }
   std::vector<NamedOutput> outputs = {{"O", c.dtype, &ref.output},
                                       {"LSE", "f32", &ref.lse}};
   // The whole updated caches, so that a row written to the wrong place (or

@@ -1,6 +1,8 @@
 //===- DecomposeKVCache.cpp - flash.attention_kvcache in other ops --------===//
 //
 // Three steps, each written straight from docs/KVCACHE.md:
+//  0. with rotary_cos / rotary_sin, key_new and the query are rotated at
+//     their positions (elementwise: each element reads its pair's partner);
 //  1. with new_kv, row t of key_new[b] / value_new[b] is written to cache row
 //     cache_seqlens[b] + t of sequence b (through the block table when
 //     paged), element by element so that every layout is the same loop;
@@ -49,15 +51,19 @@ public:
   /// The values replacing the op's results, in order.
   SmallVector<Value> build() {
     Value keys = op.getKeyCache(), values = op.getValueCache();
+    Value query = op.getQuery(), keyNew = op.getKeyNew();
+    if (op.hasRotary()) {
+      query = rotate(query, /*isQuery=*/true);
+      keyNew = rotate(keyNew, /*isQuery=*/false);
+    }
     if (op.hasNewKV())
-      std::tie(keys, values) = appendNewRows(keys, values);
+      std::tie(keys, values) = appendNewRows(keyNew, keys, values);
     SmallVector<Value> results;
     Value denseKeys = keys, denseValues = values;
     if (op.isPaged()) {
       denseKeys = gatherPages(keys, op.getHeadDim());
       denseValues = gatherPages(values, op.getHeadDimV());
     }
-    Value query = op.getQuery();
     Type outType = op.getOutput().getType();
     if (op.hasFp8Cache()) {
       // Gathered pages are [B, Hkv, C, D]; a contiguous cache keeps its
@@ -152,10 +158,96 @@ private:
         .front();
   }
 
+  /// Step 0: `x` (the query, or key_new: both in the layout of Q) with the
+  /// first 2r elements of every row rotated at the row's position p,
+  /// computed in f32 and rounded back to x's type:
+  ///   first of a pair (x0):  x0 * cos[p, e] - x1 * sin[p, e]
+  ///   second (x1):           x1 * cos[p, e] + x0 * sin[p, e]
+  /// with pairs (e, e + r) (halves) or (2e, 2e + 1) (interleaved). p is
+  /// cache_seqlens[b] + s (key_new; the query when its rows sit apart),
+  /// else cache_seqlens[b], clamped into [0, R) where it is read.
+  Value rotate(Value x, bool isQuery) {
+    auto type = cast<RankedTensorType>(x.getType());
+    Type elt = type.getElementType();
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t n : type.getShape())
+      sizes.push_back(b.getIndexAttr(n));
+    Value init = buildEmpty(b, loc, sizes, elt);
+    AffineMap identity = b.getMultiDimIdentityMap(4);
+    auto qPerm = op.getQueryPerm();
+    int64_t pairs = op.getRotaryPairs();
+    int64_t positions = cast<RankedTensorType>(op.getRotaryCos().getType())
+                            .getDimSize(0);
+    bool ownRow = !isQuery || op.rotatesQueryRowsApart();
+    bool interleaved = op.getRotaryInterleaved();
+    return buildGeneric(
+        b, loc, x, init, {identity, identity}, parallelThenReduction(4, 0),
+        [&](OpBuilder &nb, Location, ValueRange args) -> Value {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          auto ids = loopIndices(b, loc, 4);
+          Value bIdx = ids[qPerm[0]], h = ids[qPerm[1]], row = ids[qPerm[2]],
+                d = ids[qPerm[3]];
+          auto cmp = [&](arith::CmpIPredicate p, Value l, Value r) -> Value {
+            return arith::CmpIOp::create(b, loc, p, l, r);
+          };
+          auto select = [&](Value c, Value t, Value f) -> Value {
+            return arith::SelectOp::create(b, loc, c, t, f);
+          };
+          Value r = index(pairs), one = index(1), zero = index(0);
+          Value rotated = cmp(arith::CmpIPredicate::ult, d, index(2 * pairs));
+          // Which of its pair d is, the pair's e and the partner's index;
+          // an element past 2r computes a pair too (partner and e kept in
+          // range) and is then not taken.
+          Value first, e, partner;
+          if (interleaved) {
+            Value odd = arith::AndIOp::create(b, loc, d, one);
+            first = cmp(arith::CmpIPredicate::eq, odd, zero);
+            e = arith::DivUIOp::create(b, loc, d, index(2));
+            partner = arith::XOrIOp::create(b, loc, d, one);
+          } else {
+            first = cmp(arith::CmpIPredicate::ult, d, r);
+            Value dPlus = arith::AddIOp::create(b, loc, d, r);
+            Value dMinus = arith::SubIOp::create(b, loc, d, r);
+            e = select(first, d, dMinus);
+            partner = select(first, dPlus, dMinus);
+          }
+          e = select(rotated, e, zero);
+          partner = select(rotated, partner, d);
+          Value pos = extractIndex(op.getCacheSeqlens(), bIdx);
+          if (ownRow)
+            pos = arith::AddIOp::create(b, loc, pos, row);
+          pos = arith::MaxSIOp::create(b, loc, pos, zero);
+          pos = arith::MinSIOp::create(b, loc, pos, index(positions - 1));
+          Value self = castToF32(b, loc, args[0]);
+          Value other = castToF32(
+              b, loc,
+              tensor::ExtractOp::create(
+                  b, loc, x,
+                  toOperandOrder<Value>({bIdx, h, row, partner}, qPerm)));
+          Value cosv = castToF32(
+              b, loc,
+              tensor::ExtractOp::create(b, loc, op.getRotaryCos(),
+                                        ValueRange{pos, e}));
+          Value sinv = castToF32(
+              b, loc,
+              tensor::ExtractOp::create(b, loc, op.getRotarySin(),
+                                        ValueRange{pos, e}));
+          Value selfCos = arith::MulFOp::create(b, loc, self, cosv);
+          Value otherSin = arith::MulFOp::create(b, loc, other, sinv);
+          Value asFirst = arith::SubFOp::create(b, loc, selfCos, otherSin);
+          Value asSecond = arith::AddFOp::create(b, loc, selfCos, otherSin);
+          Value out = select(first, asFirst, asSecond);
+          out = castFromF32(b, loc, out, elt);
+          return select(rotated, out, args[0]);
+        });
+  }
+
   /// Step 1: rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each
-  /// sequence := key_new[b] / value_new[b]; rows outside [0, C) or on a
-  /// page outside [0, num_pages) are dropped.
-  std::pair<Value, Value> appendNewRows(Value keys, Value values) {
+  /// sequence := keyNew[b] (key_new, rotated with rotary) / value_new[b];
+  /// rows outside [0, C) or on a page outside [0, num_pages) are dropped.
+  std::pair<Value, Value> appendNewRows(Value keyNew, Value keys,
+                                        Value values) {
     auto kPerm = op.getKeyPerm(), vPerm = op.getValuePerm();
     int64_t d = op.getHeadDim(), dv = op.getHeadDimV();
     auto updated = forLoop(batch, {keys, values}, [&](Value bIdx,
@@ -204,8 +296,8 @@ private:
                   vInv = reciprocal(readDescale(b, loc, op.getVDescale(),
                                                 bIdx, h));
                 }
-                Value k = copyRow(op.getKeyNew(), cs[0], d, kPerm, bIdx, h, t,
-                                  row, kInv);
+                Value k = copyRow(keyNew, cs[0], d, kPerm, bIdx, h, t, row,
+                                  kInv);
                 Value v = copyRow(op.getValueNew(), cs[1], dv, vPerm, bIdx, h,
                                   t, row, vInv);
                 return SmallVector<Value>{k, v};

@@ -852,6 +852,23 @@ void mlir::flash::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     named["seq_new"] = arith::ConstantIntOp::create(b, i32, 0);
   }
   addLogicalStrides(b, named, "q", q, qPerm);
+  // Rotary: kv_append rotates the query into q_rot (Q's shape and layout,
+  // so Q's strides), which the decode then reads as its q.
+  KernelSpec append = getKVAppendSpec(spec, op);
+  if (append.rotaryDim) {
+    auto qTy = cast<RankedTensorType>(q.getType());
+    SmallVector<Value> qDyn;
+    for (int64_t d = 0; d < 4; ++d)
+      if (qTy.isDynamicDim(d))
+        qDyn.push_back(dimOf(b, q, d));
+    named["q_rot"] = flatten(
+        b, memref::AllocOp::create(b, MemRefType::get(qTy.getShape(), elt),
+                                   qDyn));
+    addLogicalStrides(b, named, "q_rot", q, qPerm);
+    named["rotary_cos"] = flatBuffer(b, op.getRotaryCos(), elt);
+    named["rotary_sin"] = flatBuffer(b, op.getRotarySin(), elt);
+    named["seq_rotary"] = toI32(dimOf(b, op.getRotaryCos(), 0));
+  }
   addLogicalStrides(b, named, "k", kc, kPerm);
   addLogicalStrides(b, named, "v", vc, vPerm);
   // O has the layout and sizes of Q (D == Dv).
@@ -900,13 +917,17 @@ void mlir::flash::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     gpu::LaunchFuncOp::create(b, b.getLoc(), kernel, grid, block, smem, args);
   };
   // The new rows first, on the same stream: one warp per row of
-  // [B, Hkv, Snew] (docs/KERNEL_ABI.md "Decode").
-  KernelSpec append = getKVAppendSpec(spec);
+  // [B, Hkv, Snew] (docs/KERNEL_ABI.md "Decode"), then, with rotary, one
+  // per query row of [B, Hq, Sq]; the decode reads the rotated query.
   if (appends) {
     Value newRows = arith::MulIOp::create(
         b, arith::MulIOp::create(b, batch, headsKV), seqNew);
+    if (append.rotaryDim)
+      newRows = arith::AddIOp::create(b, newRows, rows);
     launch(append,
            {arith::CeilDivUIOp::create(b, newRows, c(append.blockM)), one, one});
+    if (append.rotaryDim)
+      named["q"] = named.lookup("q_rot");
   }
   // Grid of docs/KERNEL_ABI.md "Decode": (splits x m-blocks of the packed
   // G * Sq rows, Hkv, B); then one warp per output row merges the splits.

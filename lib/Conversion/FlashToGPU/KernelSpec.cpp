@@ -174,6 +174,10 @@ std::string KernelSpec::kernelName() const {
     name += "_leftpad";
   if (alibi)
     name += alibi == 2 ? "_alibib" : "_alibi";
+  if (rotaryDim)
+    name += "_rotary" + std::to_string(rotaryDim) +
+            (rotaryInterleaved ? "i" : "") +
+            (rotaryQueryRowsApart ? "" : "_qsamepos");
   if (varlen)
     name += "_varlen";
   if (blockSparse)
@@ -404,6 +408,14 @@ SmallVector<std::string> KernelSpec::params() const {
     if (pageSize)
       p.append({"i32:num_pages", "i64:block_table_stride"});
     cacheDescales();
+    // docs/KERNEL_ABI.md "Decode": the rotary tables [seq_rotary,
+    // rotaryDim / 2] (contiguous rows) and the query it rotates into
+    // q_rot, each with its [B, H, S] strides. Last, as the descales.
+    if (rotaryDim) {
+      memrefs({"q", "q_rot", "rotary_cos", "rotary_sin"});
+      p.append({"i32:heads_q", "i32:seq_q", "i32:seq_rotary"});
+      strides({"q", "q_rot"});
+    }
     break;
   case Kind::DecodeCheck:
     memrefs({"cache_seqlens"});
@@ -428,6 +440,8 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          gradBias == o.gradBias && uniqueId == o.uniqueId &&
          pageSize == o.pageSize && fp8Cache == o.fp8Cache &&
          leftPad == o.leftPad && alibi == o.alibi &&
+         rotaryDim == o.rotaryDim && rotaryInterleaved == o.rotaryInterleaved &&
+         rotaryQueryRowsApart == o.rotaryQueryRowsApart &&
          outputType() == o.outputType() &&
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
@@ -504,10 +518,16 @@ KernelSpec mlir::flash::getDecodeCombineSpec(const KernelSpec &decode) {
   return s;
 }
 
-KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode) {
+KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode,
+                                        AttentionKVCacheOp op) {
   KernelSpec s = besideDecode(decode, KernelSpec::Kind::KVAppend, 4);
   s.fp8Cache = decode.fp8Cache;
   s.blockM = s.warps; // new rows per block, a warp each
+  if (op && op.hasRotary()) {
+    s.rotaryDim = 2 * op.getRotaryPairs();
+    s.rotaryInterleaved = op.getRotaryInterleaved();
+    s.rotaryQueryRowsApart = op.rotatesQueryRowsApart();
+  }
   return s;
 }
 
@@ -927,6 +947,10 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
            << "the decode recipe supports D = Dv, a multiple of 16 from 32 to "
               "256, got D = "
            << s.headDim << ", Dv = " << s.headDimV;
+  if (op.hasRotary())
+    if (std::string why = rotaryKernelGap(2 * op.getRotaryPairs());
+        !why.empty())
+      return op.emitOpError() << why;
   if (op.getQueryPerm()[3] != 3 || op.getKeyPerm()[3] != 3 ||
       op.getValuePerm()[3] != 3)
     return op.emitOpError() << "the GPU recipe needs the head dim innermost "

@@ -72,6 +72,15 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // And one with ALiBi (its param alibi_slopes: 1 [Hq], 2 [B, Hq]).
   if (s.alibi)
     f.push_back(b.getNamedAttr("alibi", b.getI64IntegerAttr(s.alibi)));
+  // And a kv_append that rotates (its params q, q_rot, rotary_cos,
+  // rotary_sin): launched by name, never for a variant.
+  if (s.rotaryDim) {
+    f.push_back(b.getNamedAttr("rotary_dim", b.getI64IntegerAttr(s.rotaryDim)));
+    f.push_back(b.getNamedAttr("rotary_interleaved",
+                               b.getI64IntegerAttr(s.rotaryInterleaved)));
+    f.push_back(b.getNamedAttr("rotary_per_row",
+                               b.getI64IntegerAttr(s.rotaryQueryRowsApart)));
+  }
   // Likewise only a forward that writes O in f32 says so: the runtime looks
   // it up by this flag (flashfuse_variant::out_f32, 0 where absent).
   if (s.writesF32Output())
@@ -144,7 +153,7 @@ private:
   gpu::GPUFuncOp getOrCreateKernel(gpu::GPUModuleOp module,
                                    const KernelSpec &spec);
 
-  SmallVector<std::pair<KernelSpec, gpu::GPUFuncOp>> kernels;
+  SmallVector<std::pair<KernelSpec, gpu::GPUFuncOp>, 4> kernels;
   int64_t nextUniqueId = 0;
 };
 
@@ -274,9 +283,9 @@ void FlashLowerToGPU::runOnOperation() {
   if (ops.empty() && gradOps.empty() && kvOps.empty())
     return;
   // Check every op first so that a failure leaves the module untouched.
-  SmallVector<KernelSpec> specs, gradSpecs, kvSpecs;
+  SmallVector<KernelSpec, 4> specs, gradSpecs, kvSpecs;
   bool refused = false;
-  auto collect = [&](FailureOr<KernelSpec> spec, SmallVector<KernelSpec> &out) {
+  auto collect = [&](FailureOr<KernelSpec> spec, SmallVector<KernelSpec, 4> &out) {
     if (failed(spec)) {
       refused = true;
       return;
@@ -301,7 +310,7 @@ void FlashLowerToGPU::runOnOperation() {
     refused = true;
   };
   // wgmma exists only in the architecture-specific sm_90a.
-  auto checkChip = [&](Operation *op, const SmallVector<KernelSpec> &out) {
+  auto checkChip = [&](Operation *op, const SmallVector<KernelSpec, 4> &out) {
     if (refused)
       return;
     if (out.back().usesWgmma() && chip != "sm_90a") {

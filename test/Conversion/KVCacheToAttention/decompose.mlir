@@ -277,3 +277,42 @@ func.func @alibi(%q: tensor<2x4x2x32xf32>, %k: tensor<2x2x64x32xf32>,
         tensor<2x2x64x32xf32>
   return %o : tensor<2x4x2x32xf32>
 }
+
+// -----
+
+// rotary(cos, sin): two elementwise generics first, the query's and
+// key_new's, each element reading its partner and its position's table
+// entries (f32 products, rounded back); the append then writes the rotated
+// key_new, and the attention reads the rotated query. Not causal and no
+// window: every query row sits at cache_seqlens[b] (no row index added).
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<2x4x2x32xbf16>, %{{[^:]*}}: tensor<2x2x64x32xbf16>, %{{[^:]*}}: tensor<2x2x64x32xbf16>, %[[L:[^:]*]]: tensor<2xi32>, %[[KN:[^:]*]]: tensor<2x2x2x32xbf16>, %{{[^:]*}}: tensor<2x2x2x32xbf16>, %[[C:[^:]*]]: tensor<64x8xbf16>, %[[S:[^:]*]]: tensor<64x8xbf16>)
+// CHECK: %[[QR:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<2x4x2x32xbf16>)
+// CHECK: %[[POS:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK-NOT: arith.addi %[[POS]]
+// CHECK: arith.maxsi %[[POS]], %c0{{.*}}
+// CHECK: tensor.extract %[[Q]]
+// CHECK: tensor.extract %[[C]]
+// CHECK: tensor.extract %[[S]]
+// CHECK: arith.mulf {{.*}} : f32
+// CHECK: arith.subf {{.*}} : f32
+// CHECK: arith.addf {{.*}} : f32
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: %[[KR:.*]] = linalg.generic {{.*}} ins(%[[KN]] : tensor<2x2x2x32xbf16>)
+// CHECK: %[[KPOS:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: arith.addi %[[KPOS]], %{{.*}} : index
+// CHECK: scf.for
+// CHECK: tensor.extract %[[KR]]
+// CHECK: flash.attention %[[QR]]
+func.func @rotary(%q: tensor<2x4x2x32xbf16>, %k: tensor<2x2x64x32xbf16>,
+                  %v: tensor<2x2x64x32xbf16>, %lens: tensor<2xi32>,
+                  %kn: tensor<2x2x2x32xbf16>, %vn: tensor<2x2x2x32xbf16>,
+                  %c: tensor<64x8xbf16>, %s: tensor<64x8xbf16>) -> tensor<2x4x2x32xbf16> {
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %lens
+      new_kv(%kn, %vn : tensor<2x2x2x32xbf16>, tensor<2x2x2x32xbf16>)
+      rotary(%c, %s : tensor<64x8xbf16>, tensor<64x8xbf16>)
+      : tensor<2x4x2x32xbf16>, tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>,
+        tensor<2xi32> -> tensor<2x4x2x32xbf16>, tensor<2x2x64x32xbf16>,
+        tensor<2x2x64x32xbf16>
+  return %o : tensor<2x4x2x32xbf16>
+}

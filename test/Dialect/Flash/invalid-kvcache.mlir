@@ -3,7 +3,7 @@
 
 // A misspelt variant attribute is an error; dialect-prefixed ones pass.
 func.func @unknown_attribute(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
-  // expected-error @below {{'flash.attention_kvcache' op has no attribute 'window' (its attributes: causal, config, k_perm, q_perm, scale, softcap, v_perm, window_left, window_right; dialect-prefixed names pass through)}}
+  // expected-error @below {{'flash.attention_kvcache' op has no attribute 'window' (its attributes: causal, config, k_perm, q_perm, rotary_interleaved, scale, softcap, v_perm, window_left, window_right; dialect-prefixed names pass through)}}
   %o = flash.attention_kvcache %q, %k, %v, %lens {window = 4 : i64, mytool.ok = 1 : i64}
       : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
       -> tensor<2x8x1x64xf16>
@@ -148,7 +148,7 @@ func.func @block_table_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<16x32x2x64xf16>
 // new_kv's operands come together (only the generic form can split them).
 func.func @key_new_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{'key_new' and 'value_new' must be given together}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -432,7 +432,7 @@ func.func @lse_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: t
 // With new_kv the updated caches are results (only the generic form can drop them).
 func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{with 'new_kv' the updated caches must be results ('key_cache_out' and 'value_cache_out')}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -441,7 +441,7 @@ func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2
 
 func.func @cache_results_without_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
   // expected-error @below {{'key_cache_out' and 'value_cache_out' are results only with 'new_kv'}}
-  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
   return
 }
@@ -555,5 +555,95 @@ func.func @alibi_fp8_cache(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x128x64xf8E4
   %o = flash.attention_kvcache %q, %k, %v, %lens descale(%d, %d : tensor<f32>, tensor<f32>) alibi(%s : tensor<8xf32>)
       : tensor<2x8x1x64xbf16>, tensor<2x2x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>, tensor<2xi32>
       -> tensor<2x8x1x64xbf16>
+  return
+}
+
+// -----
+
+// Rotary embedding: cos and sin together (only the generic form can split them).
+func.func @rotary_cos_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x32xf16>) {
+  // expected-error @below {{'rotary_cos' and 'rotary_sin' must be given together}}
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+      : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>, tensor<128x32xf16>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
+  return
+}
+
+// -----
+
+func.func @rotary_interleaved_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
+  // expected-error @below {{'rotary_interleaved' needs 'rotary_cos' and 'rotary_sin'}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens {rotary_interleaved}
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_without_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %c: tensor<128x32xf16>) {
+  // expected-error @below {{rotary embedding needs 'new_kv': it rotates the new keys as they are appended}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens rotary(%c, %c : tensor<128x32xf16>, tensor<128x32xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<1x128x32xf16>) {
+  // expected-error @below {{'rotary_cos' must have rank 2 ([R, rotary_dim / 2]), got 'tensor<1x128x32xf16>'}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<1x128x32xf16>, tensor<1x128x32xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x32xf32>) {
+  // expected-error @below {{'rotary_cos' element type 'f32' must match 'query' element type 'f16'}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<128x32xf32>, tensor<128x32xf32>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_sin_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x32xf16>, %s: tensor<128x16xf16>) {
+  // expected-error @below {{'rotary_sin' must have shape [128, 32] ([R, rotary_dim / 2] of 'rotary_cos'), got [128, 16]}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %s : tensor<128x32xf16>, tensor<128x16xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_dim_too_wide(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x40xf16>) {
+  // expected-error @below {{rotary_dim = 80 (twice dim 1 of 'rotary_cos') must not exceed the head dim D = 64}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<128x40xf16>, tensor<128x40xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_dim_dynamic(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x?xf16>) {
+  // expected-error @below {{rotary_dim / 2 (dim 1 of 'rotary_cos') must be static and positive, got [128, ?]}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<128x?xf16>, tensor<128x?xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+func.func @rotary_too_few_positions(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<127x32xf16>) {
+  // expected-error @below {{'rotary_cos' has R = 127 positions but the cache holds C = 128 rows: every row a new key can take needs one}}
+  %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<127x32xf16>, tensor<127x32xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
   return
 }

@@ -128,6 +128,14 @@ struct KernelSpec {
   /// score (KernelBuilderBase::transformScore), its slopes f32
   /// `alibi_slopes` of [Hq] (1) or [B, Hq] (2); 0: none.
   int alibi = 0;
+  /// KVAppend: rotary embedding (docs/KVCACHE.md "Rotary") of the new keys
+  /// as they are written and of the query into `q_rot`, over the first
+  /// `rotaryDim` elements of each row; `rotaryInterleaved` pairs (2e,
+  /// 2e + 1), else (e, e + rotaryDim / 2); the query's rows at their own
+  /// positions (causal or a window) or all at cache_seqlens[b]. 0: none.
+  int64_t rotaryDim = 0;
+  bool rotaryInterleaved = false;
+  bool rotaryQueryRowsApart = false;
   /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
   /// them for an FP8 cache, all of them otherwise.
   int64_t cacheColumns(int64_t cols) const {
@@ -538,8 +546,10 @@ KernelSpec getDecodeCombineSpec(const KernelSpec &decode);
 /// The kv_append kernel that writes new_kv's rows into the cache of
 /// `decode` (same dtype, head dims, page size and cache dtype: it
 /// quantises into an FP8 cache; one warp per new row, block_m rows a
-/// block).
-KernelSpec getKVAppendSpec(const KernelSpec &decode);
+/// block); with `op`'s rotary operands it also rotates (the new keys, and
+/// the query into q_rot, one warp per query row after the new rows).
+KernelSpec getKVAppendSpec(const KernelSpec &decode,
+                           AttentionKVCacheOp op = {});
 /// The decode_check kernel that validates the lengths and page table of
 /// `decode`'s cache on the device (one block of block_m threads). Its code
 /// depends on the page size only; it keeps the decode's dtype and head

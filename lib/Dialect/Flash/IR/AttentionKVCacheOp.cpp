@@ -56,6 +56,10 @@ int64_t AttentionKVCacheOp::getMaxPages() {
   return isPaged() ? shapeOf(getBlockTable())[1] : 0;
 }
 
+int64_t AttentionKVCacheOp::getRotaryPairs() {
+  return hasRotary() ? shapeOf(getRotaryCos())[1] : 0;
+}
+
 int64_t AttentionKVCacheOp::getBatch() {
   int64_t fromCache = kDyn;
   if (!isPaged())
@@ -263,6 +267,8 @@ struct KVCacheVerifier {
     }
     if (static_cast<bool>(op.getKeyNew()) != static_cast<bool>(op.getValueNew()))
       return error() << "'key_new' and 'value_new' must be given together";
+    if (failed(verifyRotaryTypes()))
+      return failure();
     if (op.hasNewKV() &&
         (failed(expectRank("key_new", op.getKeyNew(), 4,
                            "logical [B, Hkv, Snew, D]")) ||
@@ -285,6 +291,58 @@ struct KVCacheVerifier {
       if (v && !(op.hasFp8Cache() && name.ends_with("_cache")) &&
           failed(expectElementType(name, v, elt)))
         return failure();
+    return success();
+  }
+
+  /// rotary(cos, sin): together, [R, rotary_dim / 2] in the query's type,
+  /// only with new_kv; rotary_interleaved only with them.
+  LogicalResult verifyRotaryTypes() {
+    if (static_cast<bool>(op.getRotaryCos()) !=
+        static_cast<bool>(op.getRotarySin()))
+      return error() << "'rotary_cos' and 'rotary_sin' must be given together";
+    if (!op.hasRotary()) {
+      if (op.getRotaryInterleaved())
+        return error() << "'rotary_interleaved' needs 'rotary_cos' and "
+                          "'rotary_sin'";
+      return success();
+    }
+    if (!op.hasNewKV())
+      return error() << "rotary embedding needs 'new_kv': it rotates the new "
+                        "keys as they are appended (the cached ones were "
+                        "rotated when they were), and the query with them";
+    Type elt = getElementTypeOrSelf(op.getQuery());
+    for (auto [name, v] :
+         {std::pair<StringRef, Value>{"rotary_cos", op.getRotaryCos()},
+          {"rotary_sin", op.getRotarySin()}})
+      if (failed(expectRank(name, v, 2, "[R, rotary_dim / 2]")) ||
+          failed(expectElementType(name, v, elt)))
+        return failure();
+    return success();
+  }
+
+  /// R covers every cache row, rotary_dim = 2 * dim 1 is static, positive
+  /// and at most D, and sin has the shape of cos.
+  LogicalResult verifyRotaryShapes() {
+    if (!op.hasRotary())
+      return success();
+    ArrayRef<int64_t> cos = shapeOf(op.getRotaryCos());
+    if (failed(expectShape("rotary_sin", op.getRotarySin(), cos,
+                           "[R, rotary_dim / 2] of 'rotary_cos'")))
+      return failure();
+    int64_t pairs = cos[1], d = op.getHeadDim(), c = op.getCapacity();
+    if (pairs == kDyn || pairs == 0)
+      return error() << "rotary_dim / 2 (dim 1 of 'rotary_cos') must be "
+                        "static and positive, got "
+                     << shapeStr(cos);
+    if (d != kDyn && 2 * pairs > d)
+      return error() << "rotary_dim = " << 2 * pairs
+                     << " (twice dim 1 of 'rotary_cos') must not exceed the "
+                        "head dim D = "
+                     << d;
+    if (cos[0] != kDyn && c != kDyn && cos[0] < c)
+      return error() << "'rotary_cos' has R = " << cos[0]
+                     << " positions but the cache holds C = " << c
+                     << " rows: every row a new key can take needs one";
     return success();
   }
 
@@ -344,6 +402,9 @@ struct KVCacheVerifier {
                                    {b, hq}, "[Hq] or [B, Hq]")))
         return failure();
     }
+
+    if (failed(verifyRotaryShapes()))
+      return failure();
 
     // The default scale is 1/sqrt(D) and a kernel cannot tile a zero-width
     // head; zero-sized B, H or S are legal (an empty batch is still a batch).

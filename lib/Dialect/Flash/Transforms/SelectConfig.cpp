@@ -853,6 +853,10 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
            << "no kernel config: the decode recipe serves D = Dv, a multiple "
               "of 16 from 32 to 256, got D = "
            << d << ", Dv = " << dv;
+  if (op.hasRotary())
+    if (std::string why = rotaryKernelGap(2 * op.getRotaryPairs());
+        !why.empty())
+      return op.emitError() << why;
   int64_t batch = op.getBatch(), headsQ = op.getHeadsQ(),
           headsKV = op.getHeadsKV(), seqQ = op.getSeqQ(),
           capacity = op.getCapacity();

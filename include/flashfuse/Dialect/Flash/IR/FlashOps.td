@@ -494,7 +494,12 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     - `key_new` / `value_new` (together) [B, Hkv, Snew, D] / Dv in the layout
       of `query`;
     - `alibi_slopes` f32 [Hq] or [B, Hq] (flash-attn's `alibi_slopes`):
-      with it every visible key's score gets the ALiBi bias below.
+      with it every visible key's score gets the ALiBi bias below;
+    - `rotary_cos` / `rotary_sin` (together, flash-attn's `rotary_cos` /
+      `rotary_sin`) [R, rotary_dim / 2] in the type of `query`: rotary
+      position embedding applied to `key_new` as it is appended and to
+      `query`, with the unit attribute `rotary_interleaved` choosing the
+      pairs (below). Needs `new_kv`.
 
     Results: O [B, Hq, Sq, Dv] in the layout of `query`; optionally the LSE
     f32 [B, Hq, Sq]; with `new_kv`, the updated caches (the types of the
@@ -526,6 +531,23 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     causal or not, and padding does not move it. Under a causal mask every
     visible key has j <= diag(i), so the bias is -slope * (diag(i) - j).
     Refused by the verifier with an FP8 cache.
+    Rotary (with `rotary_cos` = c, `rotary_sin` = n, r = rotary_dim / 2):
+    before anything else the new keys and the query are rotated, in f32 and
+    rounded back to their type, at positions that are cache rows:
+    ```
+    key_new[b, h, t] at p = cache_seqlens[b] + t
+    query[b, h, i]   at p = cache_seqlens[b] + i   (causal or a window)
+                     at p = cache_seqlens[b]       (otherwise: every row)
+    pairs (x0, x1) = (x[e], x[e + r]), e < r          (GPT-NeoX halves)
+                   = (x[2e], x[2e + 1]), e < r        (rotary_interleaved,
+                                                       GPT-J pairs)
+    (x0, x1) := (x0 c[p, e] - x1 n[p, e], x0 n[p, e] + x1 c[p, e])
+    ```
+    elements from 2r on and `value_new` are not rotated. These are
+    flash-attn's positions: a left-padded cache counts its padding rows.
+    R must cover every cache row (R >= C); a query position past R - 1
+    (only when Sq > Snew) reads row R - 1. With an FP8 cache the rotated
+    key is what is quantised.
     Every value of `cache_leftpad` is in the contract (a negative one
     hides nothing, one of L_b or more every key). Lengths outside [0, C]
     and page indices outside [0, num_pages) are outside the contract; lowerings clamp them where they read, so that nothing is
@@ -584,11 +606,14 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        Optional<Flash_DescaleTensor>:$k_descale,
                        Optional<Flash_DescaleTensor>:$v_descale,
                        Optional<Flash_SlopesTensor>:$alibi_slopes,
+                       Optional<Flash_FloatTensor>:$rotary_cos,
+                       Optional<Flash_FloatTensor>:$rotary_sin,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Flash_CausalAttr>:$causal,
                        OptionalAttr<I64Attr>:$window_left,
                        OptionalAttr<I64Attr>:$window_right,
                        OptionalAttr<F32Attr>:$softcap,
+                       UnitAttr:$rotary_interleaved,
                        OptionalAttr<DenseI64ArrayAttr>:$q_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$k_perm,
                        OptionalAttr<DenseI64ArrayAttr>:$v_perm,
@@ -609,6 +634,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     (`descale` `(` $k_descale^ `,` $v_descale `:` type($k_descale) `,`
        type($v_descale) `)`)?
     (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    (`rotary` `(` $rotary_cos^ `,` $rotary_sin `:` type($rotary_cos) `,`
+       type($rotary_sin) `)`)?
     attr-dict `:` type($query) `,` type($key_cache) `,` type($value_cache) `,`
     type($cache_seqlens) `->`
     custom<KVCacheResultTypes>(ref(type($key_new)), type($output), type($lse),
@@ -623,6 +650,17 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     bool hasLeftPad() { return static_cast<bool>(getCacheLeftpad()); }
     /// True when an ALiBi bias is added (`alibi(...)`).
     bool hasAlibi() { return static_cast<bool>(getAlibiSlopes()); }
+    /// True when the new keys and the query are rotated (`rotary(...)`).
+    bool hasRotary() { return static_cast<bool>(getRotaryCos()); }
+    /// rotary_dim / 2: the rotated pairs per row (dim 1 of `rotary_cos`);
+    /// 0 without rotary.
+    int64_t getRotaryPairs();
+    /// True when the query's rows are rotated at their own positions
+    /// (cache_seqlens[b] + i: causal or a window), false when all at
+    /// cache_seqlens[b].
+    bool rotatesQueryRowsApart() {
+      return isCausal() || getWindowLeft() || getWindowRight();
+    }
     /// True when new rows are appended (`new_kv`).
     bool hasNewKV() { return static_cast<bool>(getKeyNew()); }
     /// True when the caches are f8E4M3FN (dequantised by `descale`).

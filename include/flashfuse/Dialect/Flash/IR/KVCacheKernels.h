@@ -41,6 +41,19 @@ inline std::string fp8CacheKernelGap(int64_t d, int64_t dv) {
   return "";
 }
 
+/// What kv_append's rotary stage does not serve, "" where it does:
+/// rotary_dim a multiple of 16 (flash-attn's rule too), because a lane
+/// rotates whole 8-element (16-byte) pieces and in GPT-NeoX halves a piece
+/// of the first half pairs with one of the second, rotary_dim / 2 apart.
+inline std::string rotaryKernelGap(int64_t rotaryDim) {
+  if (rotaryDim % 16 != 0)
+    return "no GPU kernel for rotary_dim = " + std::to_string(rotaryDim) +
+           ": kv_append rotates 16-byte pieces and serves rotary_dim "
+           "multiples of 16 (the CPU lowerings serve the others; "
+           "docs/KVCACHE.md)";
+  return "";
+}
+
 } // namespace mlir::flash
 
 #endif // FLASHFUSE_DIALECT_FLASH_IR_KVCACHEKERNELS_H

@@ -123,9 +123,10 @@ Operation *mlir::flash::raise::raiseFp8KVCache(AttentionKVCacheOp op,
       op.getCacheSeqlens(), /*block_table=*/Value(), op.getCacheLeftpad(),
       /*key_new=*/Value(),
       /*value_new=*/Value(), descales[0], descales[1],
-      /*alibi_slopes=*/Value(), op.getScaleAttr(),
-      op.getCausalAttr(), op.getWindowLeftAttr(), op.getWindowRightAttr(),
-      op.getSoftcapAttr(), op.getQPermAttr(), op.getKPermAttr(),
+      /*alibi_slopes=*/Value(), /*rotary_cos=*/Value(), /*rotary_sin=*/Value(),
+      op.getScaleAttr(), op.getCausalAttr(), op.getWindowLeftAttr(),
+      op.getWindowRightAttr(), op.getSoftcapAttr(),
+      /*rotary_interleaved=*/UnitAttr(), op.getQPermAttr(), op.getKPermAttr(),
       op.getVPermAttr(), op.getConfigAttr());
   for (NamedAttribute a : op->getDiscardableAttrs())
     fp8->setAttr(a.getName(), a.getValue());

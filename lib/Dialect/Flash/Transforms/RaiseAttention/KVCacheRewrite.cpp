@@ -111,9 +111,11 @@ FailureOr<Operation *> mlir::flash::raise::rewriteAttentionKVCache(
       seqlens, /*block_table=*/Value(), /*cache_leftpad=*/Value(),
       /*key_new=*/Value(),
       /*value_new=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
-      /*alibi_slopes=*/Value(), b.getF32FloatAttr(m.parts.scale), causal,
+      /*alibi_slopes=*/Value(), /*rotary_cos=*/Value(), /*rotary_sin=*/Value(),
+      b.getF32FloatAttr(m.parts.scale), causal,
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
+      /*rotary_interleaved=*/UnitAttr(),
       permAttr(operands->qPerm), permAttr(operands->kPerm),
       permAttr(operands->vPerm), KernelConfigAttr());
   replaceAttentionOutput(b, m, op.getOutput(), erased);
