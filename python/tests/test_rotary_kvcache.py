@@ -126,3 +126,30 @@ def test_attention_with_kvcache_refusals():
         call(q, k, k, 5, rotary_interleaved=True)
     with pytest.raises(ValueError, match="rotary_interleaved must be a bool"):
         call(q, k, k, 5, rotary_cos=cos, rotary_sin=sin, rotary_interleaved=1)
+
+
+def test_check_script_arguments_match_the_kernels(compile_tool, tmp_path):
+    """scripts/kernels/check_rotary_append.py (the GPU check of the fused
+    kernel) builds every param of each kernel it launches, and no other:
+    two of its cases (halves, and an FP8 paged cache) compiled for h100
+    here, its arguments and reference built on the CPU (--dry-run)."""
+    import importlib.util
+    import pathlib
+    import subprocess
+    path = (pathlib.Path(__file__).resolve().parents[2] / "scripts" /
+            "kernels" / "check_rotary_append.py")
+    if not path.is_file():
+        pytest.skip("needs the source tree's scripts")
+    spec = importlib.util.spec_from_file_location("check_rotary_append", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    gen = torch.Generator().manual_seed(0)
+    for case in (script.CASES[0], script.CASES[6]):
+        out = tmp_path / script.case_name(case)
+        out.mkdir()
+        (out / "step.mlir").write_text(script.module(case))
+        subprocess.run([str(compile_tool), str(out / "step.mlir"),
+                        "--target=h100", "-o", str(out)], check=True,
+                       stdout=subprocess.DEVNULL)
+        result = script.check_case(case, str(out), gen, dry_run=True)
+        assert result["ok"], result

@@ -63,7 +63,19 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
           {"heads_kv", &headsKv}, {"seq_new", &seqNew}})
       if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
         return s;
-    dims[0] = (batch * headsKv * seqNew + spec.block_m - 1) / spec.block_m;
+    int64_t rows = batch * headsKv * seqNew;
+    // A rotating append's warps for the query rows (b, h, i) of
+    // [B, Hq, Sq] follow (KERNEL_ABI.md "Decode").
+    if (spec.rotaryDim) {
+      int64_t headsQ = 0, seqQ = 0;
+      for (auto [name, value] :
+           {std::pair<const char *, int64_t *>{"heads_q", &headsQ},
+            {"seq_q", &seqQ}})
+        if (auto s = get(name, *value); s != FLASHFUSE_SUCCESS)
+          return s;
+      rows += batch * headsQ * seqQ;
+    }
+    dims[0] = (rows + spec.block_m - 1) / spec.block_m;
     dims[1] = dims[2] = 1;
     what[0] = "new-row blocks";
     return checkGrid(spec, c, dims, what, grid);
