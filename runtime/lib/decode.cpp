@@ -668,6 +668,20 @@ flashfuse_status checkStatusVerdict(const int32_t *status,
                      ", which no version of the ABI defines"));
 }
 
+// A kernel over a pool of sequences (batch_idx 1) reads cache_batch_idx,
+// which flashfuse_decode_args does not carry: the host code
+// flash-lower-to-gpu compiles launches it.
+flashfuse_status refusePool(const KernelSpec &kernel) {
+  if (!kernel.batchIdx)
+    return FLASHFUSE_SUCCESS;
+  return fail(FLASHFUSE_ERROR_UNSUPPORTED,
+              concat("kernel '", kernel.name,
+                     "' reads a pool of sequences through cache_batch_idx "
+                     "(batch_idx 1), which flashfuse_decode_args has no "
+                     "field for; the host code flash-lower-to-gpu compiles "
+                     "with it launches it (docs/KVCACHE.md)"));
+}
+
 // Everything that can be checked without a GPU, leaving the plan and the
 // named arguments ready for launchNamed. With `workspaceChecked` false the
 // workspace is not looked at (flashfuse_decode_workspace_bytes).
@@ -680,6 +694,8 @@ flashfuse_status prepareDecode(const KernelSpec &decode,
                                size_t workspaceBytes,
                                bool workspaceChecked, Plan &plan,
                                std::vector<flashfuse_arg> &named) {
+  if (auto s = refusePool(decode); s != FLASHFUSE_SUCCESS)
+    return s;
   DecodeChecker checker(decode, combine, args);
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
@@ -756,6 +772,8 @@ flashfuse_status prepareAppend(const KernelSpec &append,
                        "): flashfuse_kvcache_append has no rotary operands; "
                        "the host code flash-lower-to-gpu compiles with it "
                        "launches it (docs/KVCACHE.md \"Rotary\")"));
+  if (auto s = refusePool(append); s != FLASHFUSE_SUCCESS)
+    return s;
   DecodeChecker checker(append, nullptr, args, "kv append");
   if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
     return s;

@@ -390,6 +390,8 @@ private:
     } else if (key == "alibi") {
       // A decode with ALiBi: slopes [Hq] (1) or [B, Hq] (2). Absent: 0.
       return number(0, 2, v.alibi);
+    } else if (key == "batch_idx") {
+      return number(0, 1, k.batchIdx);
     } else if (key == "rotary_dim") {
       // kv_append's rotary stage (KVCacheKernels.h: multiples of 16).
       return number(16, 1 << 10, k.rotaryDim);
@@ -553,6 +555,15 @@ private:
                         k.rotaryDim % 16 != 0 || k.rotaryDim > v.head_dim))
       return bad("'rotary_dim' is for kind kv_append only, a multiple of 16 "
                  "up to head_dim");
+    if (k.batchIdx && v.kind != FLASHFUSE_KIND_DECODE &&
+        v.kind != FLASHFUSE_KIND_KV_APPEND)
+      return bad("'batch_idx' is for kinds decode and kv_append only");
+    if (k.batchIdx && v.page_size)
+      return bad("'batch_idx' is for a contiguous cache (page_size 0)");
+    if (hasParam("cache_batch_idx") != (k.batchIdx != 0))
+      return bad(k.batchIdx ? "batch_idx 1 needs the param 'cache_batch_idx'"
+                            : "the param 'cache_batch_idx' needs 'batch_idx "
+                              "1'");
     if ((k.rotaryInterleaved || k.rotaryPerRow) && !k.rotaryDim)
       return bad("'rotary_interleaved' and 'rotary_per_row' need "
                  "'rotary_dim'");
@@ -670,8 +681,9 @@ flashfuse_status readManifest(const std::string &dir, Manifest &out) {
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
     const flashfuse_variant &k = manifest.kernels[i].variant;
-    if (manifest.kernels[i].mods || manifest.kernels[i].rotaryDim)
-      continue; // its regions, or its rotary tables, are in no variant
+    if (manifest.kernels[i].mods || manifest.kernels[i].rotaryDim ||
+        manifest.kernels[i].batchIdx)
+      continue; // its regions, rotary tables or pool are in no variant
     if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&

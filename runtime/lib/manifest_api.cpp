@@ -61,6 +61,7 @@ flashfuse_status findOrExplain(const Manifest &m, const flashfuse_variant &v,
     available += concat("\n  ", k.name, ": ", describeVariant(k.variant),
                         k.mods ? " (score_mod/mask_mod: launched by name)"
                         : k.rotaryDim ? " (rotary: launched by name)"
+                        : k.batchIdx  ? " (cache_batch_idx: launched by name)"
                                       : "");
   return fail(FLASHFUSE_ERROR_NOT_FOUND,
               concat("no kernel for variant '", describeVariant(v), "' in ",

@@ -990,6 +990,45 @@ void testDecodeManifestStrictness() {
   for (const Case &c : rotaryCases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
                  c.fragment);
+  // A pool of sequences (batch_idx 1, docs/KVCACHE.md): decode and
+  // kv_append kernels with the param cache_batch_idx, contiguous caches;
+  // launched by name, found for no variant, refused by the decode and
+  // append calls (flashfuse_decode_args has no indices).
+  auto poolKernel = [&](const std::string &keys, const char *kind,
+                        const char *params) {
+    std::string text = decodeKernel(keys, kind);
+    text.replace(text.find("  params memref:q\n"), 18,
+                 std::string("  params memref:q") + params + "\n");
+    return text;
+  };
+  const char *poolParams = " memref:cache_batch_idx i32:cache_batch";
+  Manifest pool =
+      Manifest::fromText(poolKernel("  batch_idx 1\n", "decode", poolParams));
+  EXPECT_ERROR(pool.find(pool.kernels().at(0).variant),
+               FLASHFUSE_ERROR_NOT_FOUND,
+               "(cache_batch_idx: launched by name)");
+  flashfuse_decode_args poolArgs;
+  flashfuse_decode_args_init(&poolArgs);
+  EXPECT_ERROR(flashfuse::check(flashfuse_attention_decode_check(
+                   pool.get(), 0, -1, &poolArgs, 1, 1, nullptr, 0, nullptr,
+                   nullptr)),
+               FLASHFUSE_ERROR_UNSUPPORTED,
+               "reads a pool of sequences through cache_batch_idx");
+  Case poolCases[] = {
+      {poolKernel("  batch_idx 1\n", "decode", ""),
+       "batch_idx 1 needs the param 'cache_batch_idx'"},
+      {poolKernel("", "decode", poolParams),
+       "the param 'cache_batch_idx' needs 'batch_idx 1'"},
+      {poolKernel("  batch_idx 1\n", "forward", poolParams),
+       "'batch_idx' is for kinds decode and kv_append only"},
+      {poolKernel("  batch_idx 1\n  page_size 16\n", "decode", poolParams),
+       "'batch_idx' is for a contiguous cache (page_size 0)"},
+      {poolKernel("  batch_idx 2\n", "decode", poolParams),
+       "bad value '2' for 'batch_idx' (expected an integer in [0, 1])"},
+  };
+  for (const Case &c : poolCases)
+    EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
+                 c.fragment);
   // cluster_merge (KERNEL_ABI.md "Decode"): a decode kernel's, on sm_90 and
   // later, that merges its splits itself where it launches no clusters.
   auto clusterKernel = [&](const std::string &extra,

@@ -134,7 +134,7 @@ bool flashfuse::writeManifest(llvm::StringRef path, int arch, bool haveCubin,
       os << "  vt_key_group " << group.getInt() << "\n";
     for (const char *key : {"block_sparse", "sparse_block_q", "sparse_block_k",
                             "descale_block_q", "descale_block_k", "leftpad",
-                            "alibi", "rotary_dim", "rotary_interleaved",
+                            "alibi", "batch_idx", "rotary_dim", "rotary_interleaved",
                             "rotary_per_row"})
       if (auto v = dyn_cast_or_null<IntegerAttr>(k.manifest.get(key)))
         os << "  " << key << " " << v.getInt() << "\n";

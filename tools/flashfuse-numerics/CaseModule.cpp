@@ -126,7 +126,8 @@ std::string regions(const CaseSpec &c) {
 } // namespace
 
 /// flash.attention_kvcache; arguments Q, key_cache, value_cache,
-/// cache_seqlens, [block_table], [cache_leftpad], [key_new, value_new], [k_descale,
+/// cache_seqlens, [block_table], [cache_leftpad], [cache_batch_idx],
+/// [key_new, value_new], [k_descale,
 /// v_descale] (cache=e4m3), [alibi_slopes] (alibi=1|2), [rotary_cos,
 /// rotary_sin] (rotary=..), then the results O, LSE, [key_cache_out,
 /// value_cache_out].
@@ -140,8 +141,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     kT = shapeType({c.numPages(), c.pageSize, c.headsKV, c.d}, cacheElt, "tensor");
     vT = shapeType({c.numPages(), c.pageSize, c.headsKV, dv}, cacheElt, "tensor");
   } else {
-    kT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), cacheElt, "tensor");
-    vT = shapeType(permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), cacheElt, "tensor");
+    kT = shapeType(permutedShape({c.cacheRows(), c.headsKV, c.seqK, c.d}, perm), cacheElt, "tensor");
+    vT = shapeType(permutedShape({c.cacheRows(), c.headsKV, c.seqK, dv}, perm), cacheElt, "tensor");
   }
   std::string descaleT = c.descale == "tensor"
                              ? "tensor<f32>"
@@ -158,6 +159,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     ins.push_back({"table", tableT});
   if (!c.leftpad.empty())
     ins.push_back({"leftpad", lensT});
+  if (!c.batchIdx.empty())
+    ins.push_back({"bidx", lensT});
   if (c.newRows) {
     ins.push_back({"kn", knT});
     ins.push_back({"vn", vnT});
@@ -204,6 +207,8 @@ static std::string buildKVCacheModule(const CaseSpec &c) {
     os << " block_table(%table : " << tableT << ")";
   if (!c.leftpad.empty())
     os << " cache_leftpad(%leftpad : " << lensT << ")";
+  if (!c.batchIdx.empty())
+    os << " cache_batch_idx(%bidx : " << lensT << ")";
   if (c.newRows)
     os << " new_kv(%kn, %vn : " << knT << ", " << vnT << ")";
   if (c.hasFp8Cache())

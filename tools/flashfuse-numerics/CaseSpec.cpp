@@ -1,6 +1,7 @@
 //===- CaseSpec.cpp - parsing numerics cases ------------------------------===//
 #include "CaseSpec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -106,19 +107,22 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
              (val == "attention" || val == "kvcache" || val == "varlen"))
       c.op = val;
     else if (key == "lens" || key == "lens_q" || key == "lens_k" ||
-             key == "leftpad") {
+             key == "leftpad" || key == "batch_idx") {
       // Colon-separated: commas already separate the pairs.
       std::istringstream lens(val);
       std::string len;
       std::vector<int64_t> &list = key == "lens"      ? c.seqlens
                                    : key == "lens_q"  ? c.lensQ
                                    : key == "leftpad" ? c.leftpad
+                                   : key == "batch_idx" ? c.batchIdx
                                                       : c.lensK;
       list.clear();
       while (std::getline(lens, len, ':'))
         list.push_back(std::strtoll(len.c_str(), nullptr, 0));
     } else if (key == "pad")
       c.pad = i64();
+    else if (key == "cache_batch")
+      c.cacheBatch = i64();
     else if (key == "Snew")
       c.newRows = i64();
     else if (key == "page")
@@ -294,6 +298,26 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       error = "leftpad=P0:P1:... needs one entry per length";
       return std::nullopt;
     }
+    if (!c.batchIdx.empty()) {
+      // In range, and distinct where rows are appended (the op's contract).
+      std::vector<int64_t> seen;
+      bool ok = c.batchIdx.size() == c.seqlens.size() && !c.pageSize;
+      for (int64_t i : c.batchIdx) {
+        ok = ok && i >= 0 && i < c.cacheRows();
+        ok = ok && !(c.newRows &&
+                     std::find(seen.begin(), seen.end(), i) != seen.end());
+        seen.push_back(i);
+      }
+      if (!ok) {
+        error = "batch_idx=I0:I1:.. needs one index per length, each in "
+                "[0, cache_batch), distinct with Snew > 0, and a contiguous "
+                "cache";
+        return std::nullopt;
+      }
+    } else if (c.cacheBatch) {
+      error = "cache_batch needs batch_idx";
+      return std::nullopt;
+    }
     if (c.alibi && c.hasFp8Cache()) {
       error = "alibi and cache=e4m3 do not go together (the op refuses "
               "them)";
@@ -335,9 +359,9 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
     }
   } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
              c.hasFp8Cache() || !c.leftpad.empty() || c.alibi ||
-             !c.rotary.empty()) {
-    error = "lens, leftpad, alibi, rotary, Snew, page and cache=e4m3 need "
-            "op=kvcache";
+             !c.rotary.empty() || !c.batchIdx.empty()) {
+    error = "lens, leftpad, alibi, rotary, batch_idx, Snew, page and "
+            "cache=e4m3 need op=kvcache";
     return std::nullopt;
   }
   if (c.isVarlen()) {
@@ -395,6 +419,7 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
          "    leftpad=P0:P1:.. (B)   alibi=1|2 (slopes [Hq] | [B, Hq])\n"
          "    rotary=half|interleaved rotary_dim= (0: D) rotary_rows= (0: Sk)\n"
+         "    batch_idx=I0:I1:.. (B) cache_batch= (sequences the caches hold)\n"
          "    cache=e4m3 (f8E4M3FN caches, descale=head|tensor; dtype=f16|bf16)\n"
          "    ref_descale=first ref_quantize=0|1 (cache=e4m3 counter-cases)\n"
          "  op=varlen (dir=fwd|bwd): lens_q=L0:L1:.. lens_k=L0:L1:.. (one each\n"

@@ -86,6 +86,16 @@ struct CaseSpec {
   /// op=kvcache: cache_leftpad (leftpad=a:b:c, one per sequence; any
   /// values, negative and past the length included); empty: no operand.
   std::vector<int64_t> leftpad;
+  /// op=kvcache: cache_batch_idx (batch_idx=a:b:c, one per sequence, each
+  /// in [0, cache_batch)) over contiguous caches of cache_batch sequences
+  /// (0: B); empty: no operand.
+  std::vector<int64_t> batchIdx;
+  int64_t cacheBatch = 0;
+  /// Sequences the contiguous caches hold: cache_batch with batch_idx,
+  /// else B.
+  int64_t cacheRows() const {
+    return batchIdx.empty() || cacheBatch == 0 ? batch : cacheBatch;
+  }
   /// op=kvcache: ALiBi's slopes operand, f32 [Hq] (alibi=1) or [B, Hq]
   /// (alibi=2), random positive values; 0: none.
   int alibi = 0;

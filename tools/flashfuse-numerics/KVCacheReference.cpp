@@ -16,11 +16,13 @@ struct KVCacheProblem {
   std::array<int64_t, 4> perm = c.perm();
 
   /// Row `row` of sequence b's cache, element (h, e): through the block
-  /// table when paged.
+  /// table when paged, in row batch_idx[b] of a pool.
   double &at(HostTensor &cache, int64_t b, int64_t h, int64_t row,
              int64_t e) const {
     if (!c.pageSize)
-      return cache.atLogical(perm, {b, h, row, e});
+      return cache.atLogical(
+          perm, {in.batchIdx.data.empty() ? b : int64_t(in.batchIdx.data[b]),
+                 h, row, e});
     int64_t slot[2] = {b, row / c.pageSize};
     int64_t page = int64_t(in.blockTable.data[in.blockTable.offset(slot)]);
     int64_t idx[4] = {page, row % c.pageSize, h, e};

@@ -23,6 +23,7 @@ struct KVCacheInputs {
   HostTensor q, keyCache, valueCache, keyNew, valueNew;
   HostTensor seqlens, blockTable;
   HostTensor leftpad; // [B], empty without cache_leftpad
+  HostTensor batchIdx; // [B], empty without cache_batch_idx
   HostTensor slopes;  // [Hq] or [B, Hq], empty without ALiBi
   HostTensor rotaryCos, rotarySin; // [R, rotary_dim / 2], empty without
   HostTensor kDescale, vDescale;

@@ -275,11 +275,11 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
       in.blockTable.data[n] = double(pages[n]);
   } else {
     in.keyCache = randomTensor(
-        rng, permutedShape({c.batch, c.headsKV, c.seqK, c.d}, perm), cacheT,
-        kMag);
+        rng, permutedShape({c.cacheRows(), c.headsKV, c.seqK, c.d}, perm),
+        cacheT, kMag);
     in.valueCache = randomTensor(
-        rng, permutedShape({c.batch, c.headsKV, c.seqK, dv}, perm), cacheT,
-        vMag);
+        rng, permutedShape({c.cacheRows(), c.headsKV, c.seqK, dv}, perm),
+        cacheT, vMag);
   }
   if (c.newRows) {
     in.keyNew = randomTensor(
@@ -296,6 +296,11 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
     in.leftpad = HostTensor({c.batch});
     for (int64_t b = 0; b < c.batch; ++b)
       in.leftpad.data[b] = double(c.leftpad[b]);
+  }
+  if (!c.batchIdx.empty()) {
+    in.batchIdx = HostTensor({c.batch});
+    for (int64_t b = 0; b < c.batch; ++b)
+      in.batchIdx.data[b] = double(c.batchIdx[b]);
   }
   if (c.alibi) {
     // Positive, f32-exact, and different per (b, h) so that a kernel
@@ -356,6 +361,8 @@ bool runKVCacheCase(CaseJit &jit, const CaseSpec &c) {
     args.push_back(toBuffer(in.blockTable, "i32"));
   if (!c.leftpad.empty())
     args.push_back(toBuffer(in.leftpad, "i32"));
+  if (!c.batchIdx.empty())
+    args.push_back(toBuffer(in.batchIdx, "i32"));
   if (c.newRows) {
     args.push_back(toBuffer(in.keyNew, c.dtype));
     args.push_back(toBuffer(in.valueNew, c.dtype));

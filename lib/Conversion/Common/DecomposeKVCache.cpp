@@ -7,7 +7,8 @@
 //     cache_seqlens[b] + t of sequence b (through the block table when
 //     paged), element by element so that every layout is the same loop;
 //  2. a paged cache is gathered into a dense [B, Hkv, C, D] tensor through
-//     the block table;
+//     the block table, a pool of sequences (cache_batch_idx) through the
+//     indices;
 //  3. a flash.attention over the (dense) caches, Sk = C, whose mask_mod keeps
 //     key j for query i of sequence b iff cache_leftpad[b] <= j < L_b =
 //     cache_seqlens[b] + Snew (no lower bound without cache_leftpad) and j
@@ -60,20 +61,21 @@ public:
       std::tie(keys, values) = appendNewRows(keyNew, keys, values);
     SmallVector<Value> results;
     Value denseKeys = keys, denseValues = values;
-    if (op.isPaged()) {
-      denseKeys = gatherPages(keys, op.getHeadDim());
-      denseValues = gatherPages(values, op.getHeadDimV());
+    if (gathers()) {
+      denseKeys = gatherSequences(keys, op.getHeadDim(), op.getKeyPerm());
+      denseValues =
+          gatherSequences(values, op.getHeadDimV(), op.getValuePerm());
     }
     Type outType = op.getOutput().getType();
     if (op.hasFp8Cache()) {
-      // Gathered pages are [B, Hkv, C, D]; a contiguous cache keeps its
+      // Gathered caches are [B, Hkv, C, D]; a contiguous one keeps its
       // perm.
       SmallVector<int64_t, 4> identity = {0, 1, 2, 3};
       denseKeys = dequantize(denseKeys,
-                             op.isPaged() ? identity : op.getKeyPerm(),
+                             gathers() ? identity : op.getKeyPerm(),
                              op.getKDescale());
       denseValues = dequantize(denseValues,
-                               op.isPaged() ? identity : op.getValuePerm(),
+                               gathers() ? identity : op.getValuePerm(),
                                op.getVDescale());
       query = convertElements(query, b.getF32Type());
       outType = cast<RankedTensorType>(outType).clone(b.getF32Type());
@@ -108,11 +110,26 @@ private:
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
 
+  /// True when the attention reads the caches gathered into
+  /// [B, Hkv, C, D] (step 2): paged, or a pool named by cache_batch_idx.
+  bool gathers() { return op.isPaged() || op.hasCacheBatchIdx(); }
+
+  /// cache_batch_idx[bIdx] as an index, unclamped.
+  Value poolRow(Value bIdx) {
+    return extractIndex(op.getCacheBatchIdx(), bIdx);
+  }
+
   /// The position of element (bIdx, h, row, d) of sequence bIdx's cache in
   /// the cache operand: through the block table when paged (page index
-  /// clamped into [0, num_pages)), else through k_perm / v_perm.
+  /// clamped into [0, num_pages)), else through k_perm / v_perm, at row
+  /// cache_batch_idx[bIdx] (clamped into [0, Bc)) of a pool.
   SmallVector<Value, 4> cacheIndices(Value bIdx, Value h, Value row, Value d,
                                      ArrayRef<int64_t> perm) {
+    if (op.hasCacheBatchIdx()) {
+      Value r = arith::MaxSIOp::create(b, loc, poolRow(bIdx), index(0));
+      r = arith::MinSIOp::create(b, loc, r, index(op.getCacheBatch() - 1));
+      return toOperandOrder<Value>({r, h, row, d}, perm);
+    }
     if (!op.isPaged())
       return toOperandOrder<Value>({bIdx, h, row, d}, perm);
     Value ps = index(pageSize);
@@ -245,7 +262,8 @@ private:
 
   /// Step 1: rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each
   /// sequence := keyNew[b] (key_new, rotated with rotary) / value_new[b];
-  /// rows outside [0, C) or on a page outside [0, num_pages) are dropped.
+  /// rows outside [0, C), on a page outside [0, num_pages) or of a pool
+  /// index outside [0, Bc) are dropped.
   std::pair<Value, Value> appendNewRows(Value keyNew, Value keys,
                                         Value values) {
     auto kPerm = op.getKeyPerm(), vPerm = op.getValuePerm();
@@ -282,6 +300,17 @@ private:
               arith::AndIOp::create(b, loc, pageNotBelow, pageBelow);
           inRange = arith::AndIOp::create(b, loc, inRange, pageOk);
         }
+        if (op.hasCacheBatchIdx()) {
+          // Never clamped onto another sequence's row of the pool.
+          Value at = poolRow(bIdx);
+          Value atNotBelow = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, at, zero);
+          Value atBelow = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, at,
+              index(op.getCacheBatch()));
+          Value atOk = arith::AndIOp::create(b, loc, atNotBelow, atBelow);
+          inRange = arith::AndIOp::create(b, loc, inRange, atOk);
+        }
         auto ifOp = scf::IfOp::create(b, loc, caches.getTypes(), inRange,
                                       /*withElseRegion=*/true);
         {
@@ -313,9 +342,10 @@ private:
   }
 
   /// Step 2: dense[b, h, j, :] = pages[table[b, j / page_size],
-  /// j % page_size, h, :], as [B, Hkv, C, width].
-  Value gatherPages(Value pages, int64_t width) {
-    Type elt = cast<ShapedType>(pages.getType()).getElementType();
+  /// j % page_size, h, :] (paged) or cache[cache_batch_idx[b], h, j, :]
+  /// (a pool, through `perm`), as [B, Hkv, C, width].
+  Value gatherSequences(Value cache, int64_t width, ArrayRef<int64_t> perm) {
+    Type elt = cast<ShapedType>(cache.getType()).getElementType();
     Value init = buildEmpty(
         b, loc,
         {b.getIndexAttr(batch), b.getIndexAttr(headsKV),
@@ -329,7 +359,8 @@ private:
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
           auto ids = loopIndices(b, loc, 4);
           return tensor::ExtractOp::create(
-              b, loc, pages, cacheIndices(ids[0], ids[1], ids[2], ids[3], {}));
+              b, loc, cache,
+              cacheIndices(ids[0], ids[1], ids[2], ids[3], perm));
         });
   }
 
@@ -420,7 +451,7 @@ private:
   /// contract makes visible. `outType` is O's (f32 over an FP8 cache).
   AttentionOp buildAttention(Value query, Value keys, Value values,
                              Type outType) {
-    bool paged = op.isPaged();
+    bool gathered = gathers();
     Type lseType = op.getLse() ? op.getLse().getType() : Type();
     auto attention = AttentionOp::create(
         b, loc, outType, lseType, query, keys,
@@ -433,8 +464,8 @@ private:
         op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
-        paged ? DenseI64ArrayAttr() : op.getKPermAttr(),
-        paged ? DenseI64ArrayAttr() : op.getVPermAttr(),
+        gathered ? DenseI64ArrayAttr() : op.getKPermAttr(),
+        gathered ? DenseI64ArrayAttr() : op.getVPermAttr(),
         /*config=*/KernelConfigAttr(),
         /*sparse_block_size=*/DenseI64ArrayAttr(),
         /*descale_block_size=*/DenseI64ArrayAttr());

@@ -808,6 +808,11 @@ void mlir::flash::replaceKVCacheWithLaunches(AttentionKVCacheOp op,
     named["block_table"] = flatBuffer(b, op.getBlockTable(), i32);
   if (spec.leftPad)
     named["cache_leftpad"] = flatBuffer(b, op.getCacheLeftpad(), i32);
+  if (spec.cacheBatchIdx) {
+    // A pool of sequences: dim B of the (contiguous) cache is Bc.
+    named["cache_batch_idx"] = flatBuffer(b, op.getCacheBatchIdx(), i32);
+    named["cache_batch"] = toI32(dimOf(b, kc, kPerm[0]));
+  }
   if (spec.alibi)
     named["alibi_slopes"] = flatBuffer(b, op.getAlibiSlopes(), f32);
   // O in the layout of Q; LSE [B, Hq, Sq] (always written).

@@ -34,6 +34,9 @@
 // clamped into [0, seq_rotary): the runtime and the verifier keep every
 // cache row inside it, a query row past Snew may not be.
 //
+// A pool of sequences (KernelSpec::cacheBatchIdx) puts row t of sequence
+// b in row cache_batch_idx[b] of the caches.
+//
 // A destination outside the cache (a negative length, p beyond the
 // capacity, a page index outside [0, num_pages)) is skipped. The decode
 // kernel clamps such values, which only changes what it reads; clamped
@@ -313,6 +316,15 @@ void KVAppendBuilder::build() {
                               idx("seq_k")));
     enterIf(inCache);
     Value kDst, vDst;
+    // Element (row, 0) of kv head h in `cache`'s sequence (or page) `seq`.
+    auto rowAt = [&](StringRef cache, Value seq, Value row) -> Value {
+      return arith::AddIOp::create(
+          b,
+          arith::AddIOp::create(
+              b, arith::MulIOp::create(b, seq, idx((cache + "_stride_b").str())),
+              arith::MulIOp::create(b, h, idx((cache + "_stride_h").str()))),
+          arith::MulIOp::create(b, row, idx((cache + "_stride_s").str())));
+    };
     if (s.pageSize) {
       // position < capacity = max_pages * page_size, so the entry lies in
       // row b of the table.
@@ -328,16 +340,19 @@ void KVAppendBuilder::build() {
           arith::CmpIOp::create(b, arith::CmpIPredicate::slt, page,
                                 idx("num_pages"))));
       Value inPage = arith::RemUIOp::create(b, position, pageSize);
-      auto pagedRow = [&](StringRef cache) {
-        return arith::AddIOp::create(
-            b,
-            arith::AddIOp::create(
-                b, arith::MulIOp::create(b, page, idx((cache + "_stride_b").str())),
-                arith::MulIOp::create(b, h, idx((cache + "_stride_h").str()))),
-            arith::MulIOp::create(b, inPage, idx((cache + "_stride_s").str())));
-      };
-      kDst = pagedRow("k");
-      vDst = pagedRow("v");
+      kDst = rowAt("k", page, inPage);
+      vDst = rowAt("v", page, inPage);
+    } else if (s.cacheBatchIdx) {
+      // Row cache_batch_idx[b] of the pool; an index outside it is
+      // skipped, never clamped onto another sequence's row.
+      Value at = asIndex(memref::LoadOp::create(
+          b, arg.lookup("cache_batch_idx"), ValueRange{batchIdx}));
+      enterIf(arith::AndIOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, at, cIdx(b, 0)),
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, at,
+                                idx("cache_batch"))));
+      kDst = rowAt("k", at, position);
+      vDst = rowAt("v", at, position);
     } else {
       kDst = arith::AddIOp::create(
           b, operandBase("k", h),

@@ -1075,6 +1075,7 @@ SmallVector<Type> mlir::flash::getKernelArgumentTypes(MLIRContext *ctx,
       else if (name == "mask")
         elt = b.getI8Type();
       else if (name == "cache_seqlens" || name == "cache_leftpad" ||
+               name == "cache_batch_idx" ||
                name == "block_table" ||
                name == "check_status" || name == "split_arrivals" ||
                name == "cu_seqlens_q" ||

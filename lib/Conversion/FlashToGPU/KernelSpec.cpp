@@ -174,6 +174,8 @@ std::string KernelSpec::kernelName() const {
     name += "_leftpad";
   if (alibi)
     name += alibi == 2 ? "_alibib" : "_alibi";
+  if (cacheBatchIdx)
+    name += "_bidx";
   if (rotaryDim)
     name += "_rotary" + std::to_string(rotaryDim) +
             (rotaryInterleaved ? "i" : "") +
@@ -252,6 +254,12 @@ SmallVector<std::string> KernelSpec::params() const {
     for (const char *t : {"k", "v"})
       for (const char *d : {"b", "h"})
         p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
+  };
+  // docs/KERNEL_ABI.md "Decode": a pool's indices (i32 [B]) and its size
+  // Bc, read by the decode and kv_append kernels. Last of all.
+  auto poolIndices = [&] {
+    if (cacheBatchIdx)
+      p.append({"memref:cache_batch_idx", "i32:cache_batch"});
   };
   switch (kind) {
   case Kind::Forward:
@@ -393,6 +401,7 @@ SmallVector<std::string> KernelSpec::params() const {
     p.append({"i32:num_splits", "i32:merge_splits", "f32:scale",
               "i32:window_left", "i32:window_right", "f32:softcap"});
     cacheDescales();
+    poolIndices();
     break;
   case Kind::DecodeCombine:
     memrefs({"o", "lse", "o_partial", "lse_partial"});
@@ -416,6 +425,7 @@ SmallVector<std::string> KernelSpec::params() const {
       p.append({"i32:heads_q", "i32:seq_q", "i32:seq_rotary"});
       strides({"q", "q_rot"});
     }
+    poolIndices();
     break;
   case Kind::DecodeCheck:
     memrefs({"cache_seqlens"});
@@ -442,6 +452,7 @@ bool KernelSpec::operator==(const KernelSpec &o) const {
          leftPad == o.leftPad && alibi == o.alibi &&
          rotaryDim == o.rotaryDim && rotaryInterleaved == o.rotaryInterleaved &&
          rotaryQueryRowsApart == o.rotaryQueryRowsApart &&
+         cacheBatchIdx == o.cacheBatchIdx &&
          outputType() == o.outputType() &&
          varlen == o.varlen && dqTiles == o.dqTiles &&
          blockSparse == o.blockSparse &&
@@ -522,6 +533,7 @@ KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode,
                                         AttentionKVCacheOp op) {
   KernelSpec s = besideDecode(decode, KernelSpec::Kind::KVAppend, 4);
   s.fp8Cache = decode.fp8Cache;
+  s.cacheBatchIdx = decode.cacheBatchIdx;
   s.blockM = s.warps; // new rows per block, a warp each
   if (op && op.hasRotary()) {
     s.rotaryDim = 2 * op.getRotaryPairs();
@@ -993,6 +1005,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionKVCacheOp op) {
   s.softcap = op.getSoftcap().has_value();
   s.pageSize = op.getPageSize();
   s.leftPad = op.hasLeftPad();
+  s.cacheBatchIdx = op.hasCacheBatchIdx();
   if (op.hasAlibi())
     s.alibi = cast<RankedTensorType>(op.getAlibiSlopes().getType()).getRank();
   return s;

@@ -72,6 +72,10 @@ static DictionaryAttr buildManifestAttr(Builder &b, const KernelSpec &s) {
   // And one with ALiBi (its param alibi_slopes: 1 [Hq], 2 [B, Hq]).
   if (s.alibi)
     f.push_back(b.getNamedAttr("alibi", b.getI64IntegerAttr(s.alibi)));
+  // Likewise decode and kv_append kernels over a pool of sequences (their
+  // params cache_batch_idx and cache_batch).
+  if (s.cacheBatchIdx)
+    f.push_back(b.getNamedAttr("batch_idx", b.getI64IntegerAttr(1)));
   // And a kv_append that rotates (its params q, q_rot, rotary_cos,
   // rotary_sin): launched by name, never for a variant.
   if (s.rotaryDim) {

@@ -121,17 +121,29 @@ void Sm80DecodeBuilder::readForwardArguments() {
   qStrideH = idx("q_stride_h");
   kStrideS = cacheIdx("k_stride_s");
   vStrideS = cacheIdx("v_stride_s");
+  // Element 0 of kv head headKV of sequence `seq` in cache `t`.
+  auto sequenceBase = [&](StringRef t, Value seq) -> Value {
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, seq, cacheIdx((t + "_stride_b").str())),
+        arith::MulIOp::create(b, headKV, cacheIdx((t + "_stride_h").str())));
+  };
   if (s.pageSize) { // rows located through the page table
     kBase = arith::MulIOp::create(b, headKV, cacheIdx("k_stride_h"));
     vBase = arith::MulIOp::create(b, headKV, cacheIdx("v_stride_h"));
+  } else if (s.cacheBatchIdx) {
+    // Sequence b's rows are row cache_batch_idx[b] of the pool, clamped
+    // into [0, cache_batch): an index outside the contract reads another
+    // sequence's rows, never outside the cache.
+    Value row = asIndex(memref::LoadOp::create(
+        b, arg.lookup("cache_batch_idx"), ValueRange{batchIdx}));
+    row = arith::MaxSIOp::create(b, row, cIdx(b, 0));
+    row = arith::MinSIOp::create(
+        b, row, arith::SubIOp::create(b, idx("cache_batch"), cIdx(b, 1)));
+    kBase = sequenceBase("k", row);
+    vBase = sequenceBase("v", row);
   } else if (s.fp8Cache) {
-    auto base = [&](StringRef t) {
-      return arith::AddIOp::create(
-          b, arith::MulIOp::create(b, batchIdx, cacheIdx((t + "_stride_b").str())),
-          arith::MulIOp::create(b, headKV, cacheIdx((t + "_stride_h").str())));
-    };
-    kBase = base("k");
-    vBase = base("v");
+    kBase = sequenceBase("k", batchIdx);
+    vBase = sequenceBase("v", batchIdx);
   } else {
     kBase = operandBase("k", headKV);
     vBase = operandBase("v", headKV);

@@ -316,3 +316,37 @@ func.func @rotary(%q: tensor<2x4x2x32xbf16>, %k: tensor<2x2x64x32xbf16>,
         tensor<2x2x64x32xbf16>
   return %o : tensor<2x4x2x32xbf16>
 }
+
+// -----
+
+// cache_batch_idx over a pool of 3 sequences' rows for a batch of 2: a new
+// row is written only where its sequence's index lies in [0, 3) (never
+// clamped onto another row); the attention reads the pool gathered into
+// [B, Hkv, C, D] through the indices clamped into [0, 3).
+// CHECK-LABEL: func.func @pool
+// CHECK-SAME: %[[IDX:[^:]*]]: tensor<2xi32>, %{{[^:]*}}: tensor<2x2x1x32xf32>, %{{[^:]*}}: tensor<2x2x1x32xf32>)
+// CHECK: scf.for
+// CHECK: %[[AT0:.*]] = tensor.extract %[[IDX]][%{{.*}}] : tensor<2xi32>
+// CHECK: %[[AT:.*]] = arith.index_cast %[[AT0]] : i32 to index
+// CHECK: arith.cmpi sge, %[[AT]], %c0
+// CHECK: arith.cmpi slt, %[[AT]], %c3
+// CHECK: scf.if
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK: %[[R0:.*]] = tensor.extract %[[IDX]][%{{.*}}] : tensor<2xi32>
+// CHECK: %[[R:.*]] = arith.index_cast %[[R0]] : i32 to index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[R]], %c0
+// CHECK: %[[HI:.*]] = arith.minsi %[[LO]], %c2
+// CHECK: tensor.extract %{{.*}}[%[[HI]], %{{.*}}, %{{.*}}, %{{.*}}] : tensor<3x2x64x32xf32>
+// CHECK: flash.attention %{{.*}}, %[[G]], %{{.*}} : tensor<2x4x1x32xf32>, tensor<2x2x64x32xf32>, tensor<2x2x64x32xf32>
+func.func @pool(%q: tensor<2x4x1x32xf32>, %k: tensor<3x2x64x32xf32>,
+                %v: tensor<3x2x64x32xf32>, %lens: tensor<2xi32>,
+                %idx: tensor<2xi32>,
+                %kn: tensor<2x2x1x32xf32>, %vn: tensor<2x2x1x32xf32>) -> tensor<2x4x1x32xf32> {
+  %o, %kc, %vc = flash.attention_kvcache %q, %k, %v, %lens
+      cache_batch_idx(%idx : tensor<2xi32>)
+      new_kv(%kn, %vn : tensor<2x2x1x32xf32>, tensor<2x2x1x32xf32>)
+      : tensor<2x4x1x32xf32>, tensor<3x2x64x32xf32>, tensor<3x2x64x32xf32>,
+        tensor<2xi32> -> tensor<2x4x1x32xf32>, tensor<3x2x64x32xf32>,
+        tensor<3x2x64x32xf32>
+  return %o : tensor<2x4x1x32xf32>
+}

@@ -67,7 +67,7 @@ func.func @one_descale(%q: tensor<2x4x1x64xbf16>, %kc: tensor<2x2x256x64xf8E4M3F
                        %vc: tensor<2x2x256x64xf8E4M3FN>, %lens: tensor<2xi32>,
                        %d: tensor<f32>) {
   // expected-error @below {{an f8E4M3FN cache needs both 'k_descale' and 'v_descale' (the f32 factors that dequantise it), got only one}}
-  %o = "flash.attention_kvcache"(%q, %kc, %vc, %lens, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %kc, %vc, %lens, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x4x1x64xbf16>, tensor<2x2x256x64xf8E4M3FN>, tensor<2x2x256x64xf8E4M3FN>, tensor<2xi32>, tensor<f32>)
       -> tensor<2x4x1x64xbf16>
   return

@@ -148,7 +148,7 @@ func.func @block_table_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<16x32x2x64xf16>
 // new_kv's operands come together (only the generic form can split them).
 func.func @key_new_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{'key_new' and 'value_new' must be given together}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -432,7 +432,7 @@ func.func @lse_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: t
 // With new_kv the updated caches are results (only the generic form can drop them).
 func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>) {
   // expected-error @below {{with 'new_kv' the updated caches must be results ('key_cache_out' and 'value_cache_out')}}
-  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
+  %o = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) -> tensor<2x8x1x64xf16>
   return
 }
@@ -441,7 +441,7 @@ func.func @new_kv_without_cache_results(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2
 
 func.func @cache_results_without_new_kv(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>) {
   // expected-error @below {{'key_cache_out' and 'value_cache_out' are results only with 'new_kv'}}
-  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
   return
 }
@@ -563,7 +563,7 @@ func.func @alibi_fp8_cache(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x128x64xf8E4
 // Rotary embedding: cos and sin together (only the generic form can split them).
 func.func @rotary_cos_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x32xf16>) {
   // expected-error @below {{'rotary_cos' and 'rotary_sin' must be given together}}
-  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
+  %o:3 = "flash.attention_kvcache"(%q, %k, %v, %lens, %kn, %vn, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>}>
       : (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>, tensor<128x32xf16>) -> (tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>)
   return
 }
@@ -645,5 +645,68 @@ func.func @rotary_too_few_positions(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128
   %o:3 = flash.attention_kvcache %q, %k, %v, %lens new_kv(%kn, %vn : tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>) rotary(%c, %c : tensor<127x32xf16>, tensor<127x32xf16>)
       : tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2xi32>
       -> tensor<2x8x1x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
+  return
+}
+
+// -----
+
+// cache_batch_idx: [B], a contiguous pool of at least one sequence whose
+// caches agree.
+func.func @pool_index_shape(%q: tensor<2x8x1x64xf16>, %k: tensor<5x2x128x64xf16>, %lens: tensor<2xi32>, %idx: tensor<3xi32>) {
+  // expected-error @below {{'cache_batch_idx' must have shape [2] ([B]), got [3]}}
+  %o = flash.attention_kvcache %q, %k, %k, %lens cache_batch_idx(%idx : tensor<3xi32>)
+      : tensor<2x8x1x64xf16>, tensor<5x2x128x64xf16>, tensor<5x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_index_rank(%q: tensor<2x8x1x64xf16>, %k: tensor<5x2x128x64xf16>, %lens: tensor<2xi32>, %idx: tensor<2x1xi32>) {
+  // expected-error @below {{'cache_batch_idx' must have rank 1 ([B]), got 'tensor<2x1xi32>'}}
+  %o = flash.attention_kvcache %q, %k, %k, %lens cache_batch_idx(%idx : tensor<2x1xi32>)
+      : tensor<2x8x1x64xf16>, tensor<5x2x128x64xf16>, tensor<5x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_paged(%q: tensor<2x8x1x64xf16>, %k: tensor<10x16x2x64xf16>, %lens: tensor<2xi32>, %bt: tensor<2x4xi32>, %idx: tensor<2xi32>) {
+  // expected-error @below {{'cache_batch_idx' is for a contiguous cache: a paged one reaches each sequence's rows through 'block_table'}}
+  %o = flash.attention_kvcache %q, %k, %k, %lens block_table(%bt : tensor<2x4xi32>) cache_batch_idx(%idx : tensor<2xi32>)
+      : tensor<2x8x1x64xf16>, tensor<10x16x2x64xf16>, tensor<10x16x2x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_values_differ(%q: tensor<2x8x1x64xf16>, %k: tensor<5x2x128x64xf16>, %v: tensor<4x2x128x64xf16>, %lens: tensor<2xi32>, %idx: tensor<2xi32>) {
+  // expected-error @below {{'value_cache' must have shape [5, 2, 128, 64] (logical [Bc, Hkv, C, Dv] with Bc, Hkv, C of 'key_cache'), got [4, 2, 128, 64]}}
+  %o = flash.attention_kvcache %q, %k, %v, %lens cache_batch_idx(%idx : tensor<2xi32>)
+      : tensor<2x8x1x64xf16>, tensor<5x2x128x64xf16>, tensor<4x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+func.func @pool_empty(%q: tensor<2x8x1x64xf16>, %k: tensor<0x2x128x64xf16>, %lens: tensor<2xi32>, %idx: tensor<2xi32>) {
+  // expected-error @below {{with 'cache_batch_idx' the caches must hold at least one sequence (dim Bc of 'key_cache'), got 0}}
+  %o = flash.attention_kvcache %q, %k, %k, %lens cache_batch_idx(%idx : tensor<2xi32>)
+      : tensor<2x8x1x64xf16>, tensor<0x2x128x64xf16>, tensor<0x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
+  return
+}
+
+// -----
+
+// Without cache_batch_idx the caches' B is the query's.
+func.func @pool_without_indices(%q: tensor<2x8x1x64xf16>, %k: tensor<5x2x128x64xf16>, %lens: tensor<2xi32>) {
+  // expected-error @below {{'key_cache' must have shape [2, 2, 128, 64] (logical [B, Hkv, C, D] with B and D of 'query'), got [5, 2, 128, 64]}}
+  %o = flash.attention_kvcache %q, %k, %k, %lens
+      : tensor<2x8x1x64xf16>, tensor<5x2x128x64xf16>, tensor<5x2x128x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>
   return
 }

@@ -10,7 +10,7 @@
 // CHECK-LABEL: func.func @contiguous_per_tensor
 // CHECK: flash.attention_kvcache %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} descale(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>) {causal = #flash.causal<bottom_right>} : tensor<4x32x1x128xbf16>, tensor<4x8x4096x128xf8E4M3FN>, tensor<4x8x4096x128xf8E4M3FN>, tensor<4xi32> -> tensor<4x32x1x128xbf16>, tensor<4x32x1xf32>
 // GENERIC-LABEL: sym_name = "contiguous_per_tensor"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 1, 0, 0>
 func.func @contiguous_per_tensor(%q: tensor<4x32x1x128xbf16>,
                                  %k: tensor<4x8x4096x128xf8E4M3FN>,
                                  %v: tensor<4x8x4096x128xf8E4M3FN>,
@@ -31,7 +31,7 @@ func.func @contiguous_per_tensor(%q: tensor<4x32x1x128xbf16>,
 // CHECK-LABEL: func.func @paged_append_per_head
 // CHECK: flash.attention_kvcache %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} block_table(%{{.*}} : tensor<4x64xi32>) new_kv(%{{.*}}, %{{.*}} : tensor<4x8x1x128xf16>, tensor<4x8x1x128xf16>) descale(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) : tensor<4x32x1x128xf16>, tensor<1024x16x8x128xf8E4M3FN>, tensor<1024x16x8x128xf8E4M3FN>, tensor<4xi32> -> tensor<4x32x1x128xf16>, tensor<1024x16x8x128xf8E4M3FN>, tensor<1024x16x8x128xf8E4M3FN>
 // GENERIC-LABEL: sym_name = "paged_append_per_head"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 1, 1>
 func.func @paged_append_per_head(%q: tensor<4x32x1x128xf16>,
                                  %kp: tensor<1024x16x8x128xf8E4M3FN>,
                                  %vp: tensor<1024x16x8x128xf8E4M3FN>,

@@ -22,6 +22,6 @@
 
 // ALiBi belongs to op=kvcache, and not with an FP8 cache.
 // RUN: not flashfuse-numerics 'op=attention Sk=64 D=32 alibi=1' 2>&1 | FileCheck %s --check-prefix=OP
-// OP: lens, leftpad, alibi, rotary, Snew, page and cache=e4m3 need op=kvcache
+// OP: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need op=kvcache
 // RUN: not flashfuse-numerics 'op=kvcache Sk=64 D=32 lens=3:4 dtype=bf16 cache=e4m3 alibi=2' 2>&1 | FileCheck %s --check-prefix=FP8
 // FP8: alibi and cache=e4m3 do not go together

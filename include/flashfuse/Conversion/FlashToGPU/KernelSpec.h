@@ -136,6 +136,10 @@ struct KernelSpec {
   int64_t rotaryDim = 0;
   bool rotaryInterleaved = false;
   bool rotaryQueryRowsApart = false;
+  /// Decode, KVAppend: a contiguous cache holding a pool of `cache_batch`
+  /// sequences, sequence b's rows at row cache_batch_idx[b] (clamped into
+  /// the pool where read; an append outside it is skipped).
+  bool cacheBatchIdx = false;
   /// 16-bit units of a K/V tile row holding `cols` cache elements: half of
   /// them for an FP8 cache, all of them otherwise.
   int64_t cacheColumns(int64_t cols) const {

@@ -60,9 +60,17 @@ int64_t AttentionKVCacheOp::getRotaryPairs() {
   return hasRotary() ? shapeOf(getRotaryCos())[1] : 0;
 }
 
+int64_t AttentionKVCacheOp::getCacheBatch() {
+  if (isPaged())
+    return 0;
+  return firstStatic({logical(getKeyCache(), getKeyPerm())[0],
+                      logical(getValueCache(), getValuePerm())[0]});
+}
+
 int64_t AttentionKVCacheOp::getBatch() {
   int64_t fromCache = kDyn;
-  if (!isPaged())
+  // With cache_batch_idx the caches hold a pool of Bc sequences.
+  if (!isPaged() && !hasCacheBatchIdx())
     fromCache = firstStatic({logical(getKeyCache(), getKeyPerm())[0],
                              logical(getValueCache(), getValuePerm())[0]});
   return firstStatic({logical(getQuery(), getQueryPerm())[0],
@@ -254,6 +262,15 @@ struct KVCacheVerifier {
     if (op.hasLeftPad() &&
         failed(expectRank("cache_leftpad", op.getCacheLeftpad(), 1, "[B]")))
       return failure();
+    if (op.hasCacheBatchIdx()) {
+      if (failed(expectRank("cache_batch_idx", op.getCacheBatchIdx(), 1,
+                            "[B]")))
+        return failure();
+      if (paged)
+        return error() << "'cache_batch_idx' is for a contiguous cache: a "
+                          "paged one reaches each sequence's rows through "
+                          "'block_table'";
+    }
     if (op.hasAlibi()) {
       int64_t rank =
           cast<RankedTensorType>(op.getAlibiSlopes().getType()).getRank();
@@ -378,14 +395,29 @@ struct KVCacheVerifier {
                              "[B, max_pages]")))
         return failure();
     } else {
+      // With cache_batch_idx the caches hold a pool of Bc sequences' rows;
+      // B is the query's.
+      bool pool = op.hasCacheBatchIdx();
+      int64_t rows = pool ? op.getCacheBatch() : b;
       if (failed(expectShape("key_cache", op.getKeyCache(),
-                             applyPerm({b, hkv, c, d}, op.getKeyPerm()),
-                             "logical [B, Hkv, C, D] with B and D of "
-                             "'query'")) ||
+                             applyPerm({rows, hkv, c, d}, op.getKeyPerm()),
+                             pool ? "logical [Bc, Hkv, C, D] with D of 'query'"
+                                  : "logical [B, Hkv, C, D] with B and D of "
+                                    "'query'")) ||
           failed(expectShape("value_cache", op.getValueCache(),
-                             applyPerm({b, hkv, c, dv}, op.getValuePerm()),
-                             "logical [B, Hkv, C, Dv] with B, Hkv, C of "
-                             "'key_cache'")))
+                             applyPerm({rows, hkv, c, dv}, op.getValuePerm()),
+                             pool ? "logical [Bc, Hkv, C, Dv] with Bc, Hkv, C "
+                                    "of 'key_cache'"
+                                  : "logical [B, Hkv, C, Dv] with B, Hkv, C of "
+                                    "'key_cache'")))
+        return failure();
+      // Indices are clamped into [0, Bc) where they are read: an empty
+      // pool leaves nothing to clamp to.
+      if (pool && rows == 0)
+        return error() << "with 'cache_batch_idx' the caches must hold at "
+                          "least one sequence (dim Bc of 'key_cache'), got 0";
+      if (pool && failed(expectShape("cache_batch_idx", op.getCacheBatchIdx(),
+                                     {b}, "[B]")))
         return failure();
     }
     if (failed(expectShape("cache_seqlens", op.getCacheSeqlens(), {b}, "[B]")))

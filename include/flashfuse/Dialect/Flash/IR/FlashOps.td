@@ -491,6 +491,11 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
       row of each sequence's cache; the rows before it are padding that no
       query sees (a left-padded batch: Hugging Face's `padding_side="left"`
       writes every sequence's prompt to end at the same row). Absent: 0.
+    - `cache_batch_idx` i32 [B] (flash-attn's `cache_batch_idx`; contiguous
+      caches only): sequence b's cache is row cache_batch_idx[b] of caches
+      of Bc rows [Bc, Hkv, C, D] (a pool of sequences, any Bc >= 1); its
+      new rows are written there. Everything else of sequence b (length,
+      first row, slopes, descales) is still indexed by b. Absent: b.
     - `key_new` / `value_new` (together) [B, Hkv, Snew, D] / Dv in the layout
       of `query`;
     - `alibi_slopes` f32 [Hq] or [B, Hq] (flash-attn's `alibi_slopes`):
@@ -548,6 +553,10 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     R must cover every cache row (R >= C); a query position past R - 1
     (only when Sq > Snew) reads row R - 1. With an FP8 cache the rotated
     key is what is quantised.
+    Indices of `cache_batch_idx` outside [0, Bc), and two sequences naming
+    one row when `new_kv` is given, are outside the contract: lowerings
+    clamp an index where they read and skip the new rows of an index
+    outside [0, Bc).
     Every value of `cache_leftpad` is in the contract (a negative one
     hides nothing, one of L_b or more every key). Lengths outside [0, C]
     and page indices outside [0, num_pages) are outside the contract; lowerings clamp them where they read, so that nothing is
@@ -608,6 +617,7 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
                        Optional<Flash_SlopesTensor>:$alibi_slopes,
                        Optional<Flash_FloatTensor>:$rotary_cos,
                        Optional<Flash_FloatTensor>:$rotary_sin,
+                       Optional<Flash_I32Tensor>:$cache_batch_idx,
                        OptionalAttr<F32Attr>:$scale,
                        OptionalAttr<Flash_CausalAttr>:$causal,
                        OptionalAttr<I64Attr>:$window_left,
@@ -629,6 +639,8 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     $query `,` $key_cache `,` $value_cache `,` $cache_seqlens
     (`block_table` `(` $block_table^ `:` type($block_table) `)`)?
     (`cache_leftpad` `(` $cache_leftpad^ `:` type($cache_leftpad) `)`)?
+    (`cache_batch_idx` `(` $cache_batch_idx^ `:` type($cache_batch_idx)
+       `)`)?
     (`new_kv` `(` $key_new^ `,` $value_new `:` type($key_new) `,`
        type($value_new) `)`)?
     (`descale` `(` $k_descale^ `,` $v_descale `:` type($k_descale) `,`
@@ -648,6 +660,11 @@ def Flash_AttentionKVCacheOp : Flash_Op<"attention_kvcache", [
     bool isPaged() { return static_cast<bool>(getBlockTable()); }
     /// True when each sequence's first cache row is given (`cache_leftpad`).
     bool hasLeftPad() { return static_cast<bool>(getCacheLeftpad()); }
+    /// True when sequences name their cache rows (`cache_batch_idx`).
+    bool hasCacheBatchIdx() { return static_cast<bool>(getCacheBatchIdx()); }
+    /// Bc: sequences the (contiguous) caches hold, dim B of `key_cache`;
+    /// the batch B without `cache_batch_idx`, 0 when paged.
+    int64_t getCacheBatch();
     /// True when an ALiBi bias is added (`alibi(...)`).
     bool hasAlibi() { return static_cast<bool>(getAlibiSlopes()); }
     /// True when the new keys and the query are rotated (`rotary(...)`).

@@ -112,6 +112,7 @@ FailureOr<Operation *> mlir::flash::raise::rewriteAttentionKVCache(
       /*key_new=*/Value(),
       /*value_new=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       /*alibi_slopes=*/Value(), /*rotary_cos=*/Value(), /*rotary_sin=*/Value(),
+      /*cache_batch_idx=*/Value(),
       b.getF32FloatAttr(m.parts.scale), causal,
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),
