@@ -388,10 +388,19 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                                 v_new, block_table, window_size, softcap,
                                 k_descale, v_descale, cache_leftpad)
         rotary.check_tables(rotary_cos, rotary_sin, q, capacity, _NAME)
+        windowed = tuple(window_size) != (-1, -1)
+        if not torch.compiler.is_compiling():
+            return _fused_rotary_step(
+                q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                block_table, softmax_scale, is_causal, window_size, softcap,
+                return_lse, check_inputs, num_splits, k_descale, v_descale,
+                cache_leftpad, alibi_slopes, rotary_cos, rotary_sin,
+                rotary_interleaved)
+        # Under torch.compile: two elementwise passes the compiler can fuse,
+        # then the append and decode ops.
         q, k_new = rotary.rotate_step(
             q, k_new, rotary_cos, rotary_sin, cache_seqlens,
-            rotary_interleaved,
-            is_causal or tuple(window_size) != (-1, -1))
+            rotary_interleaved, is_causal or windowed)
     elif rotary_interleaved:
         raise ValueError(f"{_NAME}: rotary_interleaved needs rotary_cos and "
                          "rotary_sin")
@@ -455,6 +464,66 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, causal, scale,
         window_left, window_right, float(softcap), num_splits, k_ds, v_ds,
+        cache_leftpad, alibi_slopes)
+    return (out, lse) if return_lse else out
+
+
+def _aligned_table(t):
+    """A rotary table with contiguous rows on a 16-byte boundary, as the
+    kernel's 16-byte loads need: t itself, or a copy."""
+    if t.is_contiguous() and t.data_ptr() % 16 == 0:
+        return t
+    copy = torch.empty(t.numel() + 8, dtype=t.dtype, device=t.device)
+    offset = (-copy.data_ptr() // t.element_size()) % 8
+    out = copy[offset:offset + t.numel()].view(t.shape)
+    out.copy_(t)
+    return out
+
+
+def _aligned_rows(t):
+    """A [B, S, H, D] tensor the kv_append reads in 16-byte pieces: t
+    itself where its rows are 16-byte aligned with a contiguous last dim,
+    else a copy."""
+    strides = kvops._row_strides(t)
+    if strides != t.stride() or t.data_ptr() % 16:
+        return kvops._restrided(t, strides)
+    return t
+
+
+def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                       block_table, softmax_scale, is_causal, window_size,
+                       softcap, return_lse, check_inputs, num_splits,
+                       k_descale, v_descale, cache_leftpad, alibi_slopes,
+                       cos, sin, interleaved):
+    """A checked step with rotary tables: the rotating kv_append (the new
+    keys rotated into the cache, q into q_rot; flashfuse.rotary), then the
+    decode over q_rot."""
+    _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
+                               v_new, block_table, window_size, softcap,
+                               k_descale, v_descale, cache_leftpad)
+    _check_alibi(alibi_slopes, q, descales)
+    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
+             else float(softmax_scale))
+    if isinstance(cache_seqlens, int):
+        lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
+                             device=q.device)
+    else:
+        lengths = cache_seqlens
+    if check_requested(check_inputs):
+        kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
+                            q.dtype)
+    k_ds, v_ds = ((None, None) if descales is None
+                  else (descales[0][0], descales[1][0]))
+    windowed = tuple(window_size) != (-1, -1)
+    q_rot = rotary.fused_append(
+        _aligned_rows(q), k_cache, v_cache, _aligned_rows(k_new),
+        _aligned_rows(v_new), kvops._aligned_index(lengths),
+        kvops._aligned_index(block_table), k_ds, v_ds, _aligned_table(cos),
+        _aligned_table(sin), interleaved, is_causal, windowed)
+    out, lse = torch.ops.flashfuse.attention_kvcache(
+        q_rot, k_cache, v_cache, lengths, block_table, snew,
+        2 if is_causal else 0, scale, int(window_size[0]),
+        int(window_size[1]), float(softcap), num_splits, k_ds, v_ds,
         cache_leftpad, alibi_slopes)
     return (out, lse) if return_lse else out
 

@@ -14,11 +14,16 @@ new keys' row t sits at position p = cache_seqlens[b] + t (the cache row
 it is written to); the query's row i at cache_seqlens[b] + i when causal or
 windowed, else every row at cache_seqlens[b] (flash-attn's positions; the
 padding rows of a left-padded cache count). Positions are clamped into
-[0, R). The compiler's kernels fuse the rotation into kv_append
-(flash-lower-to-gpu); here it is two small elementwise passes over q and
-k_new ahead of the same append and decode launches, since the runtime's
-flashfuse_kvcache_append takes no rotary operands.
+[0, R). An eager step runs the rotating kv_append flash-lower-to-gpu
+builds for the op (compiled on first use, launched by name with
+append_args: the new keys rotated into the cache, q into q_rot), then the
+usual decode over q_rot; under torch.compile the rotation is rotate_step's
+two elementwise passes (which the compiler may fuse) ahead of the usual
+append and decode ops. The runtime's flashfuse_kvcache_append takes no
+rotary operands.
 """
+
+import threading
 
 import torch
 
@@ -106,3 +111,136 @@ def rotate_step(q, k_new, cos, sin, cache_seqlens, interleaved,
              if query_rows_apart else start.expand(b, sq))
     return (rotate(q, cos, sin, q_pos, interleaved),
             rotate(k_new, cos, sin, k_pos, interleaved))
+
+
+# (KVCacheVariant, device index) -> (artifact directory, kernel name): the
+# compile cache's lookup hashes the IR, more host time than a step spares.
+_appends = {}
+_lock = threading.Lock()
+_DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+def append_variant(q, k_cache, v_cache, block_table, fp8, pairs,
+                   interleaved, causal, windowed):
+    """The KVCacheVariant whose compile holds the rotating kv_append of a
+    step (its decode kernel is not used: the step's comes from the library
+    or its own compile)."""
+    from . import variants
+    d, dv = q.shape[-1], v_cache.shape[-1]
+    page = k_cache.shape[1] if block_table is not None else 0
+    name = (f"rotary_{_DTYPE_NAMES[q.dtype]}_d{d}_dv{dv}_r{2 * pairs}"
+            f"{'i' if interleaved else ''}{'_causal' if causal else ''}"
+            f"{'_window' if windowed else ''}_p{page}{'_fp8' if fp8 else ''}")
+    return variants.KVCacheVariant(
+        name, _DTYPE_NAMES[q.dtype], d, dv,
+        causal="bottom_right" if causal else None,
+        window=(0, 0) if windowed else None, page_size=page,
+        kv_dtype="e4m3" if fp8 else "", rotary_dim=2 * pairs,
+        rotary_interleaved=interleaved)
+
+
+def append_kernel(variant, device):
+    """(artifact directory, kernel name) of `variant`'s rotating kv_append
+    for the GPU of `device`, compiled on first use; KernelNotFoundError
+    where nothing can compile it."""
+    from . import _compile
+    from . import _runtime as rt
+    from .errors import KernelNotFoundError
+    key = (variant, device.index)
+    with _lock:
+        found = _appends.get(key)
+    if found is not None:
+        return found
+    try:
+        directory = _compile.compile_variant(
+            variant, torch.cuda.get_device_capability(device))
+    except _compile.Unavailable as e:
+        raise KernelNotFoundError(
+            f"flashfuse.attention_with_kvcache: the rotary kv_append is "
+            f"compiled on first use, and cannot be here: {e}",
+            "FLASHFUSE_ERROR_KERNEL_NOT_FOUND") from None
+    m = rt.Manifest.open(directory)
+    names = [i.name.decode() for i in m.kernels()]
+    rotating = [n for i, n in enumerate(names)
+                if any(p == "q_rot" for _, p in m.params(i))]
+    if len(rotating) != 1:
+        raise KernelNotFoundError(
+            f"flashfuse.attention_with_kvcache: {directory} has "
+            f"{len(rotating)} rotating kv_append kernels",
+            "FLASHFUSE_ERROR_KERNEL_NOT_FOUND")
+    found = (directory, rotating[0])
+    with _lock:
+        _appends[key] = found
+    return found
+
+
+def append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
+                block_table, k_descale, v_descale, cos, sin):
+    """The named arguments of a rotating kv_append (docs/KERNEL_ABI.md
+    "Decode"): q, q_rot, k_new, v_new [B, S, H, D], caches [B, C, Hkv, D]
+    or pages [num_pages, page_size, Hkv, D], lengths i32 [B], FP8 caches
+    (passed as bytes) with their descales ([] / [1] or [B, Hkv])."""
+    from . import _runtime as rt
+    from .ops import _span
+    named = {}
+
+    def memref(name, t):
+        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
+
+    fp8 = k_descale is not None
+    k = k_cache.view(torch.uint8) if fp8 else k_cache
+    v = v_cache.view(torch.uint8) if fp8 else v_cache
+    for name, t in (("k", k), ("v", v), ("k_new", k_new), ("v_new", v_new),
+                    ("cache_seqlens", lengths), ("q", q), ("q_rot", q_rot),
+                    ("rotary_cos", cos), ("rotary_sin", sin)):
+        memref(name, t)
+        if t.dim() == 4:  # [b, s, h, d]: logical b, h, s
+            for suffix, axis in zip(("b", "h", "s"), (0, 2, 1)):
+                named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64,
+                                                    t.stride(axis))
+    b, sq, hq, _ = q.shape
+    capacity = (block_table.shape[1] * k_cache.shape[1]
+                if block_table is not None else k_cache.shape[1])
+    for name, size in (("batch", b), ("heads_kv", k_cache.shape[2]),
+                       ("seq_k", capacity), ("seq_new", k_new.shape[1]),
+                       ("heads_q", hq), ("seq_q", sq),
+                       ("seq_rotary", cos.shape[0])):
+        named[name] = (rt.PARAM_I32, size)
+    if block_table is not None:
+        memref("block_table", block_table)
+        named["num_pages"] = (rt.PARAM_I32, k_cache.shape[0])
+        named["block_table_stride"] = (rt.PARAM_I64, block_table.stride(0))
+    if fp8:
+        for t, d in (("k", k_descale), ("v", v_descale)):
+            memref(f"{t}_descale", d)
+            per_tensor = d.dim() == 0 or (d.dim() == 1 and d.numel() == 1)
+            named[f"{t}_descale_stride_b"] = (
+                rt.PARAM_I64, 0 if per_tensor else d.stride(0))
+            named[f"{t}_descale_stride_h"] = (
+                rt.PARAM_I64, 0 if per_tensor else d.stride(1))
+    return named
+
+
+def fused_append(q, k_cache, v_cache, k_new, v_new, lengths, block_table,
+                 k_descale, v_descale, cos, sin, interleaved, causal,
+                 windowed):
+    """Runs the rotating kv_append: the new keys rotated into the caches
+    (quantised into an FP8 one), the new values copied, and q rotated into
+    the returned q_rot, on q's current stream; the query's rows at their
+    own positions when `causal` or `windowed`. Tables, indices and rows
+    16-byte aligned with contiguous last dims (the caller's copies)."""
+    from . import _kernels
+    from . import _runtime as rt
+    variant = append_variant(q, k_cache, v_cache, block_table,
+                             k_descale is not None, cos.shape[1],
+                             interleaved, causal, windowed)
+    directory, name = append_kernel(variant, q.device)
+    q_rot = torch.empty_like(q)
+    named = append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
+                        block_table, k_descale, v_descale, cos, sin)
+    handle = _kernels.context(q.device.index).kernel_named(directory, name)
+    with torch.cuda.device(q.device):
+        rt.kernel_launch(handle, named,
+                         torch.cuda.current_stream(q.device).cuda_stream,
+                         allow_unused=False)
+    return q_rot

@@ -390,7 +390,11 @@ class KVCacheVariant:
     through strides), "" keeps them in `dtype`. `leftpad` gives the op
     its cache_leftpad operand (each sequence's first row: a left-padded
     batch, flash-attn's cache_leftpad); `alibi` 1 or 2 its alibi_slopes
-    operand, f32 [Hq] or [B, Hq] (flash-attn's alibi_slopes), 0 none."""
+    operand, f32 [Hq] or [B, Hq] (flash-attn's alibi_slopes), 0 none;
+    `rotary_dim` > 0 gives it new_kv and rotary operands (flash-attn's
+    rotary_cos / rotary_sin over rotary_dim elements, GPT-J pairs with
+    `rotary_interleaved`): its kv_append rotates the new keys and the query
+    (docs/KVCACHE.md "Rotary embedding")."""
 
     name: str
     dtype: str
@@ -403,6 +407,8 @@ class KVCacheVariant:
     kv_dtype: str = ""
     leftpad: bool = False
     alibi: int = 0
+    rotary_dim: int = 0
+    rotary_interleaved: bool = False
     # (block_m, block_n, warps, stages) of the decode kernel, or None for
     # flash-select-config's choice.
     tiles: Optional[Tuple[int, int, int, int]] = None
@@ -420,6 +426,15 @@ class KVCacheVariant:
             raise ValueError("a kvcache variant cannot have both ALiBi and "
                              "an FP8 cache (flash.attention_kvcache refuses "
                              "them together)")
+        if (not isinstance(self.rotary_dim, int) or self.rotary_dim < 0
+                or self.rotary_dim % 16
+                or self.rotary_dim > self.head_dim):
+            raise ValueError("a kvcache variant's rotary_dim must be 0 or a "
+                             "multiple of 16 up to head_dim (kv_append rotates "
+                             f"16-byte pieces), got {self.rotary_dim!r}")
+        if self.rotary_interleaved and not self.rotary_dim:
+            raise ValueError("a kvcache variant's rotary_interleaved needs "
+                             "rotary_dim")
         if self.kv_dtype not in ("", "e4m3"):
             raise ValueError("a kvcache variant's kv_dtype must be '' (the "
                              f"query's dtype) or 'e4m3', got {self.kv_dtype!r}")
@@ -473,6 +488,17 @@ def emit_kvcache(v, symbol=None):
         slopes = "tensor<16xf32>" if v.alibi == 1 else "tensor<1x16xf32>"
         args.append(f"%slopes: {slopes}")
         uses.append(f"alibi(%slopes : {slopes})")
+    if v.rotary_dim:
+        # One new row; the rotary tables cover the capacity. new_kv goes
+        # before descale and alibi in the op's syntax.
+        kn = f"tensor<1x1x1x{v.head_dim}x{t}>"
+        vn = f"tensor<1x1x1x{v.head_dim_v}x{t}>"
+        table = f"tensor<{_KV_CAPACITY}x{v.rotary_dim // 2}x{t}>"
+        args += [f"%kn: {kn}", f"%vn: {vn}", f"%rc: {table}",
+                 f"%rs: {table}"]
+        uses.insert(len(uses) - bool(v.kv_dtype) - bool(v.alibi),
+                    f"new_kv(%kn, %vn : {kn}, {vn})")
+        uses.append(f"rotary(%rc, %rs : {table}, {table})")
     params = ", ".join([f"%q: {q}", f"%k: {k}", f"%v: {vc}",
                         f"%lens: {lengths}"] + args)
     results = f"{o}, {lse}"
@@ -485,8 +511,16 @@ def emit_kvcache(v, symbol=None):
         config = (f"config = #flash.config<decode, block_m = {bm}, "
                   f"block_n = {bn}, warps = {w}, stages = {st}>")
         attrs = "{" + ", ".join(([attrs[1:-1]] if attrs else []) + [config]) + "}"
-    op = _op("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens", uses,
-             attrs, f"{q}, {k}, {vc}, {lengths} -> {results}")
+    if v.rotary_interleaved:
+        attrs = "{" + ", ".join(([attrs[1:-1]] if attrs else [])
+                                + ["rotary_interleaved"]) + "}"
+    if v.rotary_dim:  # with new_kv the updated caches are results too
+        op = _op("%o, %lse, %kc, %vc = flash.attention_kvcache %q, %k, %v, "
+                 "%lens", uses, attrs,
+                 f"{q}, {k}, {vc}, {lengths} -> {results}, {k}, {vc}")
+    else:
+        op = _op("%o, %lse = flash.attention_kvcache %q, %k, %v, %lens", uses,
+                 attrs, f"{q}, {k}, {vc}, {lengths} -> {results}")
     return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
             f"  {op}\n"
             f"  return %o, %lse : {results}\n}}\n")

@@ -153,3 +153,40 @@ def test_check_script_arguments_match_the_kernels(compile_tool, tmp_path):
                        stdout=subprocess.DEVNULL)
         result = script.check_case(case, str(out), gen, dry_run=True)
         assert result["ok"], result
+
+
+@pytest.mark.parametrize("paged, fp8", [(False, False), (True, True)])
+def test_on_demand_append_and_its_arguments(compile_tool, tmp_path,
+                                            monkeypatch, paged, fp8):
+    """The rotating kv_append attention_with_kvcache compiles on first use
+    (flashfuse.rotary.append_variant, for h100 here): one kernel takes q_rot
+    and the tables, and append_args builds exactly its params."""
+    from flashfuse import _compile
+    from flashfuse import _runtime as rt
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    b, hq, hkv, d, cap, page = 2, 8, 2, 128, 4096, 16
+    dt = torch.bfloat16
+    q = torch.zeros(b, 1, hq, d, dtype=dt)
+    if paged:
+        k = torch.zeros(b * cap // page, page, hkv, d)
+        table = torch.zeros(b, cap // page, dtype=torch.int32)
+    else:
+        k = torch.zeros(b, cap, hkv, d)
+        table = None
+    k = k.to(torch.float8_e4m3fn if fp8 else dt)
+    descale = torch.ones(b, hkv) if fp8 else None
+    cos, sin = tables(cap, 32, dt)
+    variant = rotary.append_variant(q, k, k, table, fp8, 32, True, True,
+                                    False)
+    directory = _compile.compile_variant(variant, (9, 0))
+    m = rt.Manifest.open(directory)
+    rotating = [i for i in range(len(m.kernels()))
+                if any(p == "q_rot" for _, p in m.params(i))]
+    assert len(rotating) == 1
+    params = {p for _, p in m.params(rotating[0])}
+    k_new = torch.zeros(b, 1, hkv, d, dtype=dt)
+    named = rotary.append_args(q, torch.empty_like(q), k, k, k_new, k_new,
+                               torch.zeros(b, dtype=torch.int32), table,
+                               descale, descale, cos, sin)
+    assert set(named) == params

@@ -121,7 +121,6 @@ def check_case(case, directory, gen, dry_run=False):
     import torch
     from flashfuse import _kernels, rotary
     from flashfuse import _runtime as rt
-    from flashfuse.ops import _span
     dtype, d, rd, inter, causal, page, snew, sq, fp8 = case
     b, hq, hkv, cap = SHAPE
     dt = torch.bfloat16 if dtype == "bf16" else torch.float16
@@ -169,41 +168,9 @@ def check_case(case, directory, gen, dry_run=False):
                 v_ref[at] = stored(v_new[bi, t, hi], bi, hi)
 
     q_rot = torch.full_like(q, float("nan"))
-    named = {}
-
-    def memref(name, t):
-        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
-
-    def strides(name, t, axes):
-        for suffix, axis in zip(("b", "h", "s"), axes):
-            named[f"{name}_stride_{suffix}"] = (rt.PARAM_I64, t.stride(axis))
-
-    kview = k.view(torch.uint8) if fp8 else k
-    vview = v.view(torch.uint8) if fp8 else v
-    for name, t in (("k", kview), ("v", vview), ("k_new", k_new),
-                    ("v_new", v_new), ("cache_seqlens", lens), ("q", q),
-                    ("q_rot", q_rot), ("rotary_cos", cos),
-                    ("rotary_sin", sin)):
-        memref(name, t)
-    cache_axes = (0, 2, 1)  # [B or page, row, Hkv, D]: logical b, h, s
-    strides("k", kview, cache_axes)
-    strides("v", vview, cache_axes)
-    for name, t in (("k_new", k_new), ("v_new", v_new), ("q", q),
-                    ("q_rot", q_rot)):
-        strides(name, t, (0, 2, 1))
-    for name, size in (("batch", b), ("heads_kv", hkv), ("seq_k", cap),
-                       ("seq_new", snew), ("heads_q", hq), ("seq_q", sq),
-                       ("seq_rotary", cos.shape[0])):
-        named[name] = (rt.PARAM_I32, size)
-    if page:
-        memref("block_table", table)
-        named["num_pages"] = (rt.PARAM_I32, k.shape[0])
-        named["block_table_stride"] = (rt.PARAM_I64, table.stride(0))
-    if fp8:
-        for t in ("k", "v"):
-            memref(f"{t}_descale", descale)
-            named[f"{t}_descale_stride_b"] = (rt.PARAM_I64, hkv)
-            named[f"{t}_descale_stride_h"] = (rt.PARAM_I64, 1)
+    # The arguments attention_with_kvcache builds (flashfuse.rotary).
+    named = rotary.append_args(q, q_rot, k, v, k_new, v_new, lens, table,
+                               descale, descale, cos, sin)
     name, params = append_kernel(directory)
     if dry_run:
         ok = set(named) == params
