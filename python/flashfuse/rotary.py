@@ -64,6 +64,9 @@ def check_tables(cos, sin, q, capacity, name):
         raise ValueError(f"{name}: rotary_dim = {2 * pairs} (twice "
                          f"rotary_cos.shape[1]) must be in [2, D = "
                          f"{q.shape[-1]}]")
+    if cos.shape[0] == 0:
+        raise ValueError(f"{name}: rotary_cos must hold at least one "
+                         "position (positions are clamped into [0, R))")
     if cos.shape[0] < capacity:
         raise ValueError(f"{name}: rotary_cos has {cos.shape[0]} positions "
                          f"but the cache holds {capacity} rows: every row a "

@@ -190,3 +190,10 @@ def test_on_demand_append_and_its_arguments(compile_tool, tmp_path,
                                torch.zeros(b, dtype=torch.int32), table,
                                descale, descale, cos, sin)
     assert set(named) == params
+
+
+def test_empty_table_refused():
+    q = torch.zeros(1, 1, 2, 32, dtype=torch.float16)
+    cos, sin = tables(0, 8)
+    with pytest.raises(ValueError, match="at least one position"):
+        rotary.check_tables(cos, sin, q, 0, NAME)

@@ -710,3 +710,14 @@ func.func @pool_without_indices(%q: tensor<2x8x1x64xf16>, %k: tensor<5x2x128x64x
       -> tensor<2x8x1x64xf16>
   return
 }
+
+// -----
+
+// Positions are clamped into [0, R): R = 0 leaves nothing to read.
+func.func @rotary_no_positions(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x0x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x0x64xf16>, %c: tensor<0x32xf16>) {
+  // expected-error @below {{'rotary_cos' must hold at least one position, got [0, 32]}}
+  %o:3 = flash.attention_kvcache %q, %k, %k, %lens new_kv(%kn, %kn : tensor<2x2x0x64xf16>, tensor<2x2x0x64xf16>) rotary(%c, %c : tensor<0x32xf16>, tensor<0x32xf16>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x0x64xf16>, tensor<2x2x0x64xf16>, tensor<2xi32>
+      -> tensor<2x8x1x64xf16>, tensor<2x2x0x64xf16>, tensor<2x2x0x64xf16>
+  return
+}

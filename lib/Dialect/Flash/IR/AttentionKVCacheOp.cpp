@@ -356,6 +356,11 @@ struct KVCacheVerifier {
                      << " (twice dim 1 of 'rotary_cos') must not exceed the "
                         "head dim D = "
                      << d;
+    // Positions are clamped into [0, R): an empty table leaves nothing to
+    // clamp to.
+    if (cos[0] == 0)
+      return error() << "'rotary_cos' must hold at least one position, got "
+                     << shapeStr(cos);
     if (cos[0] != kDyn && c != kDyn && cos[0] < c)
       return error() << "'rotary_cos' has R = " << cos[0]
                      << " positions but the cache holds C = " << c
