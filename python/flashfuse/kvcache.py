@@ -381,14 +381,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
             raise ValueError(f"{_NAME}: rotary_interleaved must be a bool, "
                              f"got {rotary_interleaved!r}")
         rotary.check_pair(rotary_cos, rotary_sin, k_new, _NAME)
-        # q, the caches and k_new are checked before the tables are read
-        # against them (and again, rotated, below: a rotary step is not
-        # the hot path of the step cache).
-        capacity, _, _ = _check(q, k_cache, v_cache, cache_seqlens, k_new,
-                                v_new, block_table, window_size, softcap,
-                                k_descale, v_descale, cache_leftpad)
-        rotary.check_tables(rotary_cos, rotary_sin, q, capacity, _NAME)
-        windowed = tuple(window_size) != (-1, -1)
         if not torch.compiler.is_compiling():
             return _fused_rotary_step(
                 q, k_cache, v_cache, cache_seqlens, k_new, v_new,
@@ -397,7 +389,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                 cache_leftpad, alibi_slopes, rotary_cos, rotary_sin,
                 rotary_interleaved)
         # Under torch.compile: two elementwise passes the compiler can fuse,
-        # then the append and decode ops.
+        # then the append and decode ops (q, the caches and k_new checked
+        # before the tables are read against them, and again, rotated, below).
+        capacity, _, _ = _check(q, k_cache, v_cache, cache_seqlens, k_new,
+                                v_new, block_table, window_size, softcap,
+                                k_descale, v_descale, cache_leftpad)
+        rotary.check_tables(rotary_cos, rotary_sin, q, capacity, _NAME)
+        windowed = tuple(window_size) != (-1, -1)
         q, k_new = rotary.rotate_step(
             q, k_new, rotary_cos, rotary_sin, cache_seqlens,
             rotary_interleaved, is_causal or windowed)
@@ -424,22 +422,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
                     k_descale, v_descale, return_lse, cache_leftpad,
                     alibi_slopes)
-    _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
-                               v_new, block_table, window_size, softcap,
-                               k_descale, v_descale, cache_leftpad)
-    slopes_layout = _check_alibi(alibi_slopes, q, descales)
-    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
-             else float(softmax_scale))
-    if isinstance(cache_seqlens, int):
-        lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
-                             device=q.device)
-    else:
-        lengths = cache_seqlens
-    if check_requested(check_inputs):
-        kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
-                          q.dtype)
-    k_ds, v_ds = ((None, None) if descales is None
-                  else (descales[0][0], descales[1][0]))
+    _, snew, descales, slopes_layout, scale, lengths, k_ds, v_ds = \
+        _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
+                 block_table, softmax_scale, window_size, softcap,
+                 check_inputs, k_descale, v_descale, cache_leftpad,
+                 alibi_slopes)
     causal = 2 if is_causal else 0
     window_left, window_right = int(window_size[0]), int(window_size[1])
     if eager:
@@ -466,6 +453,33 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         window_left, window_right, float(softcap), num_splits, k_ds, v_ds,
         cache_leftpad, alibi_slopes)
     return (out, lse) if return_lse else out
+
+
+def _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
+             softmax_scale, window_size, softcap, check_inputs, k_descale,
+             v_descale, cache_leftpad, alibi_slopes):
+    """What a fully checked step needs: (capacity, Snew, descales, the
+    slopes' layout, the scale, the lengths tensor, and the descale tensors
+    the kernels read), after _check, the slopes' check and, when asked,
+    the device-side check of lengths and pages."""
+    capacity, snew, descales = _check(q, k_cache, v_cache, cache_seqlens,
+                                      k_new, v_new, block_table, window_size,
+                                      softcap, k_descale, v_descale,
+                                      cache_leftpad)
+    slopes_layout = _check_alibi(alibi_slopes, q, descales)
+    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
+             else float(softmax_scale))
+    if isinstance(cache_seqlens, int):
+        lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
+                             device=q.device)
+    else:
+        lengths = cache_seqlens
+    if check_requested(check_inputs):
+        kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
+                            q.dtype)
+    k_ds, v_ds = ((None, None) if descales is None
+                  else (descales[0][0], descales[1][0]))
+    return capacity, snew, descales, slopes_layout, scale, lengths, k_ds, v_ds
 
 
 def _aligned_table(t):
@@ -498,22 +512,11 @@ def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
     """A checked step with rotary tables: the rotating kv_append (the new
     keys rotated into the cache, q into q_rot; flashfuse.rotary), then the
     decode over q_rot."""
-    _, snew, descales = _check(q, k_cache, v_cache, cache_seqlens, k_new,
-                               v_new, block_table, window_size, softcap,
-                               k_descale, v_descale, cache_leftpad)
-    _check_alibi(alibi_slopes, q, descales)
-    scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
-             else float(softmax_scale))
-    if isinstance(cache_seqlens, int):
-        lengths = torch.full((q.shape[0],), cache_seqlens, dtype=torch.int32,
-                             device=q.device)
-    else:
-        lengths = cache_seqlens
-    if check_requested(check_inputs):
-        kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
-                            q.dtype)
-    k_ds, v_ds = ((None, None) if descales is None
-                  else (descales[0][0], descales[1][0]))
+    capacity, snew, _, _, scale, lengths, k_ds, v_ds = _prepare(
+        q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
+        softmax_scale, window_size, softcap, check_inputs, k_descale,
+        v_descale, cache_leftpad, alibi_slopes)
+    rotary.check_tables(cos, sin, q, capacity, _NAME)
     windowed = tuple(window_size) != (-1, -1)
     q_rot = rotary.fused_append(
         _aligned_rows(q), k_cache, v_cache, _aligned_rows(k_new),
