@@ -298,7 +298,11 @@ public:
   std::vector<Operand> tensors() const {
     // A paged cache is [page, h, row of the page, d] in the ABI's stride
     // order; a contiguous one [b, h, s, d].
-    int64_t outer = a_.page_size ? a_.num_pages : a_.batch;
+    // A pool's caches hold cache_batch sequences, indexed through
+    // cache_batch_idx.
+    int64_t outer = a_.page_size           ? a_.num_pages
+                    : decode_.variant.batch_idx ? a_.cache_batch
+                                                : a_.batch;
     int64_t rows = a_.page_size ? a_.page_size : a_.cache_len;
     // An FP8 cache holds one byte an element: its strides must be
     // multiples of 16 of them (KERNEL_ABI.md "Decode").
@@ -568,10 +572,15 @@ private:
              {a_.batch, a_.heads_kv, a_.seq_new, a_.head_dim_v}}};
   }
 
-  // The lengths and, paged, the page table with its sizes: what every
-  // kernel of a KV cache reads to find a sequence's rows.
+  // The lengths and, paged, the page table with its sizes (over a pool,
+  // its indices and size): what every kernel of a KV cache reads to find a
+  // sequence's rows.
   void addLengthArgs(std::vector<flashfuse_arg> &out) const {
     out.push_back(buffer("cache_seqlens", a_.cache_seqlens, a_.batch));
+    if (decode_.variant.batch_idx) {
+      out.push_back(buffer("cache_batch_idx", a_.cache_batch_idx, a_.batch));
+      out.push_back(integer("cache_batch", FLASHFUSE_PARAM_I32, a_.cache_batch));
+    }
     if (a_.page_size) {
       out.push_back(buffer("block_table", a_.block_table,
                            (a_.batch - 1) * a_.block_table_stride +
@@ -592,9 +601,30 @@ private:
     return out;
   }
 
+  // A pool of sequences is the kernel's (variant batch_idx 1, contiguous)
+  // or not given at all: its indices, and its size, which stands for the
+  // batch as the caches' dim 0.
+  flashfuse_status checkPool() const {
+    if (!decode_.variant.batch_idx) {
+      if (a_.cache_batch_idx || a_.cache_batch)
+        return bad("'cache_batch_idx' or cache_batch was given, but the "
+                   "kernel was compiled without a pool of sequences (a "
+                   "kernel of variant batch_idx 1 reads them)");
+      return FLASHFUSE_SUCCESS;
+    }
+    if (!a_.cache_batch_idx)
+      return bad("the kernel reads a pool of sequences, and "
+                 "'cache_batch_idx' is a null pointer");
+    if (a_.cache_batch <= 0 || a_.cache_batch > kMaxI32)
+      return bad(concat("cache_batch = ", a_.cache_batch,
+                        " (the sequences the pool holds, must be in "
+                        "[1, 2^31))"));
+    return FLASHFUSE_SUCCESS;
+  }
+
   // The cache's form must be the kernel's: a paged kernel reads rows
-  // through the table, a contiguous one by sequence, and the page size is
-  // compiled in.
+  // through the table, a contiguous one by sequence (or through a pool's
+  // indices), and the page size is compiled in.
   flashfuse_status checkCache() const {
     int32_t kernelPage = decode_.variant.page_size;
     if (a_.page_size != kernelPage) {
@@ -606,6 +636,8 @@ private:
                         " but the kernel was compiled for ",
                         form(kernelPage)));
     }
+    if (auto s = checkPool(); s != FLASHFUSE_SUCCESS)
+      return s;
     if (!a_.page_size) {
       if (a_.block_table)
         return bad("a block_table was given for a contiguous cache (set "
@@ -662,24 +694,13 @@ flashfuse_status checkStatusVerdict(const int32_t *status,
                       " holds rows [", int64_t(page) * a.page_size, ", ",
                       int64_t(page + 1) * a.page_size, ") of sequence ", b,
                       ")"));
+  case 4:
+    return bad(concat("cache_batch_idx[", b, "] = ", value,
+                      " is outside the pool [0, ", a.cache_batch, ")"));
   }
   return fail(FLASHFUSE_ERROR_INTERNAL,
               concat("the decode_check kernel wrote status code ", status[0],
                      ", which no version of the ABI defines"));
-}
-
-// A kernel over a pool of sequences (batch_idx 1) reads cache_batch_idx,
-// which flashfuse_decode_args does not carry: the host code
-// flash-lower-to-gpu compiles launches it.
-flashfuse_status refusePool(const KernelSpec &kernel) {
-  if (!kernel.batchIdx)
-    return FLASHFUSE_SUCCESS;
-  return fail(FLASHFUSE_ERROR_UNSUPPORTED,
-              concat("kernel '", kernel.name,
-                     "' reads a pool of sequences through cache_batch_idx "
-                     "(batch_idx 1), which flashfuse_decode_args has no "
-                     "field for; the host code flash-lower-to-gpu compiles "
-                     "with it launches it (docs/KVCACHE.md)"));
 }
 
 // Everything that can be checked without a GPU, leaving the plan and the
@@ -694,8 +715,6 @@ flashfuse_status prepareDecode(const KernelSpec &decode,
                                size_t workspaceBytes,
                                bool workspaceChecked, Plan &plan,
                                std::vector<flashfuse_arg> &named) {
-  if (auto s = refusePool(decode); s != FLASHFUSE_SUCCESS)
-    return s;
   DecodeChecker checker(decode, combine, args);
   if (auto s = checker.check(); s != FLASHFUSE_SUCCESS)
     return s;
@@ -772,8 +791,6 @@ flashfuse_status prepareAppend(const KernelSpec &append,
                        "): flashfuse_kvcache_append has no rotary operands; "
                        "the host code flash-lower-to-gpu compiles with it "
                        "launches it (docs/KVCACHE.md \"Rotary\")"));
-  if (auto s = refusePool(append); s != FLASHFUSE_SUCCESS)
-    return s;
   DecodeChecker checker(append, nullptr, args, "kv append");
   if (auto s = checker.append(); s != FLASHFUSE_SUCCESS)
     return s;
@@ -814,6 +831,7 @@ enum DecodeBuffer : int {
   kBufferVDescale,
   kBufferLeftpad,
   kBufferAlibi,
+  kBufferBatchIdx,
   kBufferWorkspace,
   // Not the caller's: the runtime's split counters (split_arrivals.h), or
   // the workspace's where it has none to give.
@@ -824,8 +842,8 @@ static_assert(kDecodeBuffers <= kMaxPreparedBuffers, "too many buffers");
 const char *const kDecodeBufferNames[kDecodeBuffers] = {
     "q",     "k_cache", "v_cache",   "o",         "lse",
     "cache_seqlens", "block_table", "k_new", "v_new", "k_descale",
-    "v_descale", "cache_leftpad", "alibi_slopes", "workspace",
-    "split_arrivals"};
+    "v_descale", "cache_leftpad", "alibi_slopes", "cache_batch_idx",
+    "workspace", "split_arrivals"};
 
 } // namespace
 } // namespace flashfuse
@@ -866,6 +884,7 @@ void forEachBufferField(Struct &s, Fn &&fn) {
   fn(kBufferVDescale, s.v_descale);
   fn(kBufferLeftpad, s.cache_leftpad);
   fn(kBufferAlibi, s.alibi_slopes);
+  fn(kBufferBatchIdx, s.cache_batch_idx);
 }
 
 // Stores `address` in a buffer field of any pointer type.
@@ -882,9 +901,13 @@ void placeholderAddresses(flashfuse_decode_args &a,
   });
 }
 
-// What a plan over `a`'s cache does not read of the cache's buffers.
-void cacheUnread(const flashfuse_decode_args &a,
+// What a plan of `kernel` over `a`'s cache does not read of the cache's
+// buffers.
+void cacheUnread(const KernelSpec &kernel, const flashfuse_decode_args &a,
                  const char *unread[kDecodeBuffers]) {
+  if (!kernel.variant.batch_idx)
+    unread[kBufferBatchIdx] = "the kernel was compiled without a pool of "
+                              "sequences (variant batch_idx 0)";
   if (a.page_size == 0)
     unread[kBufferTable] = "the cache is contiguous";
   if (a.kv_dtype != FLASHFUSE_DTYPE_E4M3)
@@ -904,7 +927,7 @@ flashfuse_status createDecodePlan(flashfuse_kernel &decode,
   out.context = decode.artifact->context;
   out.task = "attention decode";
   const char **unread = out.unread;
-  cacheUnread(args, unread);
+  cacheUnread(*out.kernel, args, unread);
   unread[kBufferKNew] = unread[kBufferVNew] =
       "a decode does not append (a kv_append plan writes the new rows)";
   if (!decode.spec->variant.leftpad)
@@ -954,7 +977,7 @@ flashfuse_status createAppendPlan(flashfuse_kernel &append,
   out.context = append.artifact->context;
   out.task = "kv append";
   const char **unread = out.unread;
-  cacheUnread(args, unread);
+  cacheUnread(*out.kernel, args, unread);
   unread[kBufferQ] = unread[kBufferO] = unread[kBufferLse] =
       unread[kBufferWorkspace] = unread[kBufferLeftpad] =
           unread[kBufferAlibi] =

@@ -391,7 +391,9 @@ private:
       // A decode with ALiBi: slopes [Hq] (1) or [B, Hq] (2). Absent: 0.
       return number(0, 2, v.alibi);
     } else if (key == "batch_idx") {
-      return number(0, 1, k.batchIdx);
+      // A decode, kv_append or decode_check over a pool of sequences
+      // (cache_batch_idx). Absent: 0.
+      return number(0, 1, v.batch_idx);
     } else if (key == "rotary_dim") {
       // kv_append's rotary stage (KVCacheKernels.h: multiples of 16).
       return number(16, 1 << 10, k.rotaryDim);
@@ -555,15 +557,18 @@ private:
                         k.rotaryDim % 16 != 0 || k.rotaryDim > v.head_dim))
       return bad("'rotary_dim' is for kind kv_append only, a multiple of 16 "
                  "up to head_dim");
-    if (k.batchIdx && v.kind != FLASHFUSE_KIND_DECODE &&
-        v.kind != FLASHFUSE_KIND_KV_APPEND)
-      return bad("'batch_idx' is for kinds decode and kv_append only");
-    if (k.batchIdx && v.page_size)
+    if (v.batch_idx && v.kind != FLASHFUSE_KIND_DECODE &&
+        v.kind != FLASHFUSE_KIND_KV_APPEND &&
+        v.kind != FLASHFUSE_KIND_DECODE_CHECK)
+      return bad("'batch_idx' is for kinds decode, kv_append and "
+                 "decode_check only");
+    if (v.batch_idx && v.page_size)
       return bad("'batch_idx' is for a contiguous cache (page_size 0)");
-    if (hasParam("cache_batch_idx") != (k.batchIdx != 0))
-      return bad(k.batchIdx ? "batch_idx 1 needs the param 'cache_batch_idx'"
-                            : "the param 'cache_batch_idx' needs 'batch_idx "
-                              "1'");
+    for (const char *p : {"cache_batch_idx", "cache_batch"})
+      if (hasParam(p) != (v.batch_idx != 0))
+        return bad(v.batch_idx
+                       ? concat("batch_idx 1 needs the param '", p, "'")
+                       : concat("the param '", p, "' needs 'batch_idx 1'"));
     if ((k.rotaryInterleaved || k.rotaryPerRow) && !k.rotaryDim)
       return bad("'rotary_interleaved' and 'rotary_per_row' need "
                  "'rotary_dim'");
@@ -681,9 +686,8 @@ flashfuse_status readManifest(const std::string &dir, Manifest &out) {
 int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
   for (size_t i = 0; i < manifest.kernels.size(); ++i) {
     const flashfuse_variant &k = manifest.kernels[i].variant;
-    if (manifest.kernels[i].mods || manifest.kernels[i].rotaryDim ||
-        manifest.kernels[i].batchIdx)
-      continue; // its regions, rotary tables or pool are in no variant
+    if (manifest.kernels[i].mods || manifest.kernels[i].rotaryDim)
+      continue; // its regions or rotary tables are in no variant
     if (k.kind == v.kind && k.dtype == v.dtype && k.head_dim == v.head_dim &&
         k.head_dim_v == v.head_dim_v && k.causal == v.causal &&
         k.window == v.window && k.softcap == v.softcap && k.bias == v.bias &&
@@ -695,7 +699,7 @@ int findKernel(const Manifest &manifest, const flashfuse_variant &v) {
         k.sparse_block_k == v.sparse_block_k && k.kv_dtype == v.kv_dtype &&
         k.descale_block_q == v.descale_block_q &&
         k.descale_block_k == v.descale_block_k && k.leftpad == v.leftpad &&
-        k.alibi == v.alibi)
+        k.alibi == v.alibi && k.batch_idx == v.batch_idx)
       return static_cast<int>(i);
   }
   return -1;
@@ -758,6 +762,8 @@ std::string describeVariant(const flashfuse_variant &v) {
     s += " leftpad";
   if (v.alibi)
     s += v.alibi == 2 ? " alibi=[B,Hq]" : " alibi=[Hq]";
+  if (v.batch_idx)
+    s += " pool";
   if (v.out_f32)
     s += " out=f32";
   if (v.varlen)

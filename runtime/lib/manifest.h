@@ -73,12 +73,6 @@ struct KernelSpec {
   int rotaryDim = 0;
   int rotaryInterleaved = 0;
   int rotaryPerRow = 0;
-  // A decode's or kv_append's `batch_idx 1`: its cache is a pool of
-  // sequences named by cache_batch_idx (docs/KVCACHE.md). Launched by the
-  // compiled host code, by name, like a rotating append; never found for a
-  // variant, refused by flashfuse_attention_decode and
-  // flashfuse_kvcache_append, whose arguments have no such indices.
-  int batchIdx = 0;
   std::vector<ParamSpec> params;
   std::vector<CaptureSpec> captures;
   std::vector<BoundParam> bound;

@@ -42,10 +42,11 @@ flashfuse_status validateVariant(const flashfuse_variant &v) {
       !flag(v.softcap) || !flag(v.bias) || !flag(v.mask) || !flag(v.dropout) ||
       v.page_size < 0 || !flag(v.out_f32) || !flag(v.varlen) ||
       (v.kv_dtype != 0 && v.kv_dtype != FLASHFUSE_DTYPE_E4M3) ||
-      !flag(v.leftpad) || v.alibi < 0 || v.alibi > 2)
+      !flag(v.leftpad) || v.alibi < 0 || v.alibi > 2 || !flag(v.batch_idx))
     return fail(FLASHFUSE_ERROR_INVALID_ARGUMENT,
                 "variant has an out-of-range kind, dtype, causal, flag, "
-                "page_size, out_f32, out_dtype, kv_dtype, leftpad or alibi");
+                "page_size, out_f32, out_dtype, kv_dtype, leftpad, alibi or "
+                "batch_idx");
   return FLASHFUSE_SUCCESS;
 }
 
@@ -61,7 +62,6 @@ flashfuse_status findOrExplain(const Manifest &m, const flashfuse_variant &v,
     available += concat("\n  ", k.name, ": ", describeVariant(k.variant),
                         k.mods ? " (score_mod/mask_mod: launched by name)"
                         : k.rotaryDim ? " (rotary: launched by name)"
-                        : k.batchIdx  ? " (cache_batch_idx: launched by name)"
                                       : "");
   return fail(FLASHFUSE_ERROR_NOT_FOUND,
               concat("no kernel for variant '", describeVariant(v), "' in ",

@@ -236,10 +236,12 @@ struct FakeArtifact {
 // counters back to 0: split_arrivals); 10 (kernel 9 that also merges up to
 // 8 splits in a thread-block cluster: cluster_merge 8); 11 (kernel 0 over a
 // left-padded cache: cache_leftpad); 12 (kernel 0 with ALiBi, slopes
-// [B, Hq]: alibi_slopes).
+// [B, Hq]: alibi_slopes); 13 and 14 (kernels 0 and 4 over a pool of
+// sequences: cache_batch_idx).
 constexpr int kDecode = 0, kPaged = 1, kCombine = 2, kPagedCombine = 3,
               kAppend = 4, kPagedAppend = 5, kMerging = 8, kArrivals = 9,
-              kCluster = 10, kLeftPad = 11, kAlibi = 12;
+              kCluster = 10, kLeftPad = 11, kAlibi = 12, kPool = 13,
+              kPoolAppend = 14;
 
 // The addresses of step `step`: every buffer moves between steps, as
 // freshly allocated outputs and a workspace from a caching allocator do.
@@ -247,7 +249,8 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
                                          size_t workspaceBytes,
                                          bool newRows = false,
                                          bool leftpad = false,
-                                         bool alibi = false) {
+                                         bool alibi = false,
+                                         bool pool = false) {
   auto at = [&](uintptr_t base) {
     return const_cast<void *>(fakePointer(base + uintptr_t(step) * 0x10000));
   };
@@ -268,6 +271,8 @@ flashfuse_decode_addresses stepAddresses(int step, bool paged,
     s.cache_leftpad = static_cast<const int32_t *>(at(0xc0000000));
   if (alibi)
     s.alibi_slopes = static_cast<const float *>(at(0xd0000000));
+  if (pool)
+    s.cache_batch_idx = static_cast<const int32_t *>(at(0xe0000000));
   if (workspaceBytes) {
     s.workspace = at(0x80000000);
     s.workspace_bytes = workspaceBytes;
@@ -292,6 +297,7 @@ flashfuse_decode_args withStep(flashfuse_decode_args a,
   a.v_descale = s.v_descale;
   a.cache_leftpad = s.cache_leftpad;
   a.alibi_slopes = s.alibi_slopes;
+  a.cache_batch_idx = s.cache_batch_idx;
   return a;
 }
 
@@ -322,6 +328,7 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"cache_seqlens", address(s.cache_seqlens)},
       {"cache_leftpad", address(s.cache_leftpad)},
       {"alibi_slopes", address(s.alibi_slopes)},
+      {"cache_batch_idx", address(s.cache_batch_idx)},
       {"block_table", address(s.block_table)},
       {"k_new", address(s.k_new)},
       {"v_new", address(s.v_new)},
@@ -341,7 +348,8 @@ void expectParams(const Launch &l, const flashfuse::KernelSpec &spec,
       {"q_stride_b", a.q_stride[0]},
       {"k_stride_s", a.k_stride[2]}, {"num_pages", a.num_pages},
       {"seq_new", a.seq_new},     {"k_new_stride_h", a.k_new_stride[1]},
-      {"block_table_stride", a.block_table_stride}};
+      {"block_table_stride", a.block_table_stride},
+      {"cache_batch", a.cache_batch}};
   if (l.spec != &spec) {
     std::fprintf(stderr, "  line %d: launched '%s', expected '%s'\n", line,
                  l.spec->name.c_str(), spec.name.c_str());
@@ -400,9 +408,10 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
   int32_t splitsUnprepared = 0;
   size_t bytesUnprepared = 0;
   const flashfuse::KernelSpec &spec = *f.kernel(decode)->spec;
-  bool leftpad = spec.variant.leftpad != 0, alibi = spec.variant.alibi != 0;
+  bool leftpad = spec.variant.leftpad != 0, alibi = spec.variant.alibi != 0,
+       pool = spec.variant.batch_idx != 0;
   flashfuse_decode_args withAddresses = withStep(
-      a, stepAddresses(0, a.page_size != 0, 0, false, leftpad, alibi));
+      a, stepAddresses(0, a.page_size != 0, 0, false, leftpad, alibi, pool));
   EXPECT_STATUS(flashfuse_decode_workspace_bytes(
                     f.kernel(decode), f.kernel(combine), &withAddresses,
                     &splitsUnprepared, &bytesUnprepared),
@@ -434,7 +443,8 @@ int checkSteps(FakeArtifact &f, int decode, int combine,
     launches.clear();
     memsets.clear();
     flashfuse_decode_addresses s =
-        stepAddresses(step, a.page_size != 0, bytes, false, leftpad, alibi);
+        stepAddresses(step, a.page_size != 0, bytes, false, leftpad, alibi,
+                      pool);
     void *stream = const_cast<void *>(fakePointer(0xabc0 + step));
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, stream),
                   FLASHFUSE_SUCCESS, "");
@@ -511,6 +521,11 @@ void testStepsFollowTheirAddresses() {
   EXPECT(checkSteps(f, kLeftPad, kCombine, a, __LINE__) == plain);
   // ALiBi: its slopes move too (the same splits).
   EXPECT(checkSteps(f, kAlibi, kCombine, a, __LINE__) == plain);
+  // A pool of sequences: its indices move too, and its size (dim 0 of the
+  // caches) is the plan's.
+  flashfuse_decode_args pooled = a;
+  pooled.cache_batch = 6;
+  EXPECT(checkSteps(f, kPool, kCombine, pooled, __LINE__) == plain);
   // Paged: the table moves too.
   flashfuse_decode_args p = flashfuse_test::pagedStepArgs();
   EXPECT(checkSteps(f, kPaged, kPagedCombine, p, __LINE__) > 1);
@@ -912,6 +927,36 @@ void testAppendPlans() {
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                   FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "'v_new' is a null pointer");
+    flashfuse_decode_plan_destroy(plan);
+  }
+  {
+    // Over a pool of 5 sequences: the indices move with each step too.
+    flashfuse_decode_args a =
+        withNewRows(flashfuse_test::decodeStepArgs(), 3);
+    a.cache_batch = 5;
+    const flashfuse::KernelSpec &spec = *f.kernel(kPoolAppend)->spec;
+    flashfuse_decode_plan *plan = nullptr;
+    EXPECT_STATUS(
+        flashfuse_kvcache_append_plan_create(f.kernel(kPoolAppend), &a, &plan),
+        FLASHFUSE_SUCCESS, "");
+    for (int step = 0; step < 2; ++step) {
+      flashfuse_decode_addresses s =
+          stepAddresses(step, false, 0, true, false, false, /*pool=*/true);
+      s.q = s.o = nullptr;
+      s.lse = nullptr;
+      launches.clear();
+      EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                    FLASHFUSE_SUCCESS, "");
+      if (launches.size() != 1)
+        return (void)++failures;
+      expectParams(launches[0], spec, a, s, 1, false, __LINE__);
+    }
+    flashfuse_decode_addresses s = stepAddresses(0, false, 0, true);
+    s.q = s.o = nullptr;
+    s.lse = nullptr;
+    EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
+                  FLASHFUSE_ERROR_INVALID_ARGUMENT,
+                  "'cache_batch_idx' is a null pointer");
     flashfuse_decode_plan_destroy(plan);
   }
   // No new rows: nothing to launch, and k_new/v_new must not be given.

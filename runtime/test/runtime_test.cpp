@@ -774,17 +774,17 @@ flashfuse_variant decodeVariant(flashfuse_kernel_kind kind,
 void testDecodeManifest() {
   // python/flashfuse/_runtime.py mirrors these structs field by field; its
   // test checks the same sizes.
-  static_assert(sizeof(flashfuse_variant) == 88, "flashfuse_variant layout");
+  static_assert(sizeof(flashfuse_variant) == 92, "flashfuse_variant layout");
   static_assert(sizeof(flashfuse_varlen_args) == 40,
                 "flashfuse_varlen_args layout");
-  static_assert(sizeof(flashfuse_decode_args) == 464,
+  static_assert(sizeof(flashfuse_decode_args) == 480,
                 "flashfuse_decode_args layout");
   // Mirrored by python/flashfuse/_runtime.py's DecodeAddresses.
-  static_assert(sizeof(flashfuse_decode_addresses) == 120,
+  static_assert(sizeof(flashfuse_decode_addresses) == 128,
                 "flashfuse_decode_addresses layout");
   flashfuse::Manifest m = decodeSample();
   std::vector<flashfuse_kernel_info> k = m.kernels();
-  EXPECT(k.size() == 13);
+  EXPECT(k.size() == 16);
   EXPECT(k[0].variant.kind == FLASHFUSE_KIND_DECODE);
   EXPECT(k[4].variant.kind == FLASHFUSE_KIND_KV_APPEND);
   EXPECT(k[5].variant.page_size == 16 && k[5].block_n == 0);
@@ -990,10 +990,9 @@ void testDecodeManifestStrictness() {
   for (const Case &c : rotaryCases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
                  c.fragment);
-  // A pool of sequences (batch_idx 1, docs/KVCACHE.md): decode and
-  // kv_append kernels with the param cache_batch_idx, contiguous caches;
-  // launched by name, found for no variant, refused by the decode and
-  // append calls (flashfuse_decode_args has no indices).
+  // A pool of sequences (batch_idx 1, docs/KVCACHE.md): decode, kv_append
+  // and decode_check kernels with the params cache_batch_idx and
+  // cache_batch, contiguous caches; found for their variant only.
   auto poolKernel = [&](const std::string &keys, const char *kind,
                         const char *params) {
     std::string text = decodeKernel(keys, kind);
@@ -1004,23 +1003,23 @@ void testDecodeManifestStrictness() {
   const char *poolParams = " memref:cache_batch_idx i32:cache_batch";
   Manifest pool =
       Manifest::fromText(poolKernel("  batch_idx 1\n", "decode", poolParams));
-  EXPECT_ERROR(pool.find(pool.kernels().at(0).variant),
-               FLASHFUSE_ERROR_NOT_FOUND,
-               "(cache_batch_idx: launched by name)");
-  flashfuse_decode_args poolArgs;
-  flashfuse_decode_args_init(&poolArgs);
-  EXPECT_ERROR(flashfuse::check(flashfuse_attention_decode_check(
-                   pool.get(), 0, -1, &poolArgs, 1, 1, nullptr, 0, nullptr,
-                   nullptr)),
-               FLASHFUSE_ERROR_UNSUPPORTED,
-               "reads a pool of sequences through cache_batch_idx");
+  flashfuse_variant pooled = pool.kernels().at(0).variant;
+  EXPECT(pooled.batch_idx == 1);
+  EXPECT(pool.find(pooled) == 0);
+  pooled.batch_idx = 0;
+  EXPECT_ERROR(pool.find(pooled), FLASHFUSE_ERROR_NOT_FOUND, "pool");
+  pooled.batch_idx = 2;
+  EXPECT_ERROR(pool.find(pooled), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "batch_idx");
   Case poolCases[] = {
       {poolKernel("  batch_idx 1\n", "decode", ""),
        "batch_idx 1 needs the param 'cache_batch_idx'"},
+      {poolKernel("  batch_idx 1\n", "decode", " memref:cache_batch_idx"),
+       "batch_idx 1 needs the param 'cache_batch'"},
       {poolKernel("", "decode", poolParams),
        "the param 'cache_batch_idx' needs 'batch_idx 1'"},
       {poolKernel("  batch_idx 1\n", "forward", poolParams),
-       "'batch_idx' is for kinds decode and kv_append only"},
+       "'batch_idx' is for kinds decode, kv_append and decode_check only"},
       {poolKernel("  batch_idx 1\n  page_size 16\n", "decode", poolParams),
        "'batch_idx' is for a contiguous cache (page_size 0)"},
       {poolKernel("  batch_idx 2\n", "decode", poolParams),
@@ -1273,6 +1272,32 @@ void testDecodeChecks() {
       [](flashfuse_decode_args &a, uintptr_t at) {
         a.alibi_slopes = static_cast<const float *>(fakePointer(at));
       });
+  // 13: kernel 0 over a pool of 5 sequences (cache_batch_idx, cache_batch).
+  expectOptionalBuffer(
+      13, "cache_batch_idx",
+      "the kernel reads a pool of sequences, and 'cache_batch_idx' is a "
+      "null pointer",
+      [](flashfuse_decode_args &a, uintptr_t at) {
+        a.cache_batch_idx = static_cast<const int32_t *>(fakePointer(at));
+        a.cache_batch = 5;
+      });
+  expectBad(
+      13, 2,
+      [](flashfuse_decode_args &a) {
+        a.cache_batch_idx =
+            static_cast<const int32_t *>(fakePointer(0x90000000));
+      },
+      "cache_batch = 0 (the sequences the pool holds, must be in [1, 2^31))",
+      __LINE__);
+  EXPECT_BAD_DECODE(
+      a.cache_batch_idx = static_cast<const int32_t *>(fakePointer(0x90000000)),
+      "'cache_batch_idx' or cache_batch was given, but the kernel was "
+      "compiled without a pool of sequences");
+  EXPECT_BAD_DECODE(a.cache_batch = 5,
+                    "'cache_batch_idx' or cache_batch was given");
+  EXPECT_BAD_PAGED(
+      a.cache_batch_idx = static_cast<const int32_t *>(fakePointer(0x90000000)),
+      "'cache_batch_idx' or cache_batch was given");
   EXPECT_BAD_DECODE(
       a.cache_seqlens = static_cast<const int32_t *>(fakePointer(0x60000004)),
       "buffer 'cache_seqlens' at 0x60000004 is not 16-byte aligned");
@@ -1319,9 +1344,9 @@ void testDecodeChecks() {
                "not a decode_combine kernel");
   EXPECT_ERROR(m.checkDecode(0, 3, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "is for bf16 Dv=64 but the decode kernel is f16 Dv=128");
-  EXPECT_ERROR(m.checkDecode(0, 13, a, 132, 2),
+  EXPECT_ERROR(m.checkDecode(0, 16, a, 132, 2),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "combine kernel index 13 out of range");
+               "combine kernel index 16 out of range");
   EXPECT_ERROR(m.checkDecode(0, 4, a, 132, 2), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'flash_kv_append_f16_d128_m4n0w4s0' is not a decode_combine "
                "kernel");
@@ -1414,10 +1439,27 @@ void testKVAppendChecks() {
   EXPECT_BAD_APPEND(0, (void)a, "kv append with kernel "
                                 "'flash_decode_f16_d128_m64n64w4s3_causal': not "
                                 "a kv_append kernel");
+  // Kernel 14 (4 over a pool of sequences) takes the pool's indices and
+  // size; no other append does.
+  EXPECT_BAD_APPEND(14, (void)a,
+                    "the kernel reads a pool of sequences, and "
+                    "'cache_batch_idx' is a null pointer");
+  EXPECT_BAD_APPEND(4, a.cache_batch = 2,
+                    "'cache_batch_idx' or cache_batch was given");
+  flashfuse_decode_args pooled = withNewRows(goodDecodeArgs(), 2);
+  pooled.cache_batch_idx =
+      static_cast<const int32_t *>(fakePointer(0xe0000000));
+  pooled.cache_batch = 7;
+  m.checkAppend(14, pooled);
+  pooled.cache_batch_idx =
+      static_cast<const int32_t *>(fakePointer(0xe0000004));
+  EXPECT_ERROR(m.checkAppend(14, pooled), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "buffer 'cache_batch_idx' at 0xe0000004 is not 16-byte "
+               "aligned");
 #undef EXPECT_BAD_APPEND
-  EXPECT_ERROR(m.checkAppend(13, goodDecodeArgs()),
+  EXPECT_ERROR(m.checkAppend(16, goodDecodeArgs()),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
-               "kernel index 13 out of range [0, 13)");
+               "kernel index 16 out of range [0, 16)");
 }
 
 void testDeviceCheckChecks() {
@@ -1450,6 +1492,18 @@ void testDeviceCheckChecks() {
   EXPECT_ERROR(m.checkDeviceCheck(6, noLengths, status),
                FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "'cache_seqlens' is a null pointer");
+  // Kernel 15 checks a pool's indices as well.
+  flashfuse_decode_args pooled = goodDecodeArgs();
+  EXPECT_ERROR(m.checkDeviceCheck(15, pooled, status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'cache_batch_idx' is a null pointer");
+  pooled.cache_batch_idx =
+      static_cast<const int32_t *>(fakePointer(0xe0000000));
+  pooled.cache_batch = 2;
+  m.checkDeviceCheck(15, pooled, status);
+  EXPECT_ERROR(m.checkDeviceCheck(6, pooled, status),
+               FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "'cache_batch_idx' or cache_batch was given");
 }
 
 void testDeviceCheckVerdicts() {
@@ -1477,6 +1531,11 @@ void testDeviceCheckVerdicts() {
                "rows [112, 128) of sequence 1)");
   EXPECT_ERROR(verdict({3, 2, -1, 0}, p), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "block_table[2][0] = -1 is outside [0, 700)");
+  flashfuse_decode_args pooled = a;
+  pooled.cache_batch = 8;
+  EXPECT_ERROR(verdict({4, 2, 9, 0}, pooled), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "KV cache check on the device: cache_batch_idx[2] = 9 is "
+               "outside the pool [0, 8)");
   EXPECT_ERROR(verdict({9, 0, 0, 0}, a), FLASHFUSE_ERROR_INTERNAL,
                "status code 9");
   EXPECT(flashfuse_decode_check_status(nullptr, &a) ==

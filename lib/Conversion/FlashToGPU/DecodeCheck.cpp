@@ -9,7 +9,9 @@
 // [b * (1 + max_pages), (b + 1) * (1 + max_pages)): entry 0 is its length
 // (cache_seqlens[b] >= 0 and cache_seqlens[b] + seq_new <= capacity), entry
 // 1 + p its page p (block_table[b][p] in [0, num_pages) where p is one of
-// the ceil(L_b / page_size) pages the sequence uses). The threads stride
+// the ceil(L_b / page_size) pages the sequence uses). Over a pool of
+// sequences (cache_batch_idx) entry 1 is instead its pool row
+// (cache_batch_idx[b] in [0, cache_batch)). The threads stride
 // over the entries; the lowest faulty key is the first offending sequence,
 // its length before its pages, its pages in order. A shared-memory
 // atomic min reduces the threads' lowest keys, and thread 0 decodes the
@@ -40,7 +42,8 @@ enum CheckCode : int32_t {
   kValid = 0,
   kNegativeLength = 1,
   kBeyondCapacity = 2,
-  kPageOutOfRange = 3
+  kPageOutOfRange = 3,
+  kPoolRowOutOfRange = 4
 };
 
 class DecodeCheckBuilder : protected KernelBuilderBase {
@@ -53,7 +56,8 @@ private:
   Value c32(int32_t v) {
     return arith::ConstantIntOp::create(b, b.getI32Type(), v);
   }
-  Value slots;    // entries per sequence: 1 + max_pages (1 when contiguous)
+  // Entries per sequence: 1 + max_pages when paged, else 1 (2 over a pool).
+  Value slots;
   Value capacity; // seq_k
   Value seqNew;
   /// Sequence `seq`'s length entry: (cache_seqlens[seq] as index, whether
@@ -61,6 +65,11 @@ private:
   std::pair<Value, Value> lengthFault(Value seq);
   /// block_table[seq][page], as i32.
   Value tableEntry(Value seq, Value page);
+  /// cache_batch_idx[seq], as i32.
+  Value poolRow(Value seq) {
+    return memref::LoadOp::create(b, arg.lookup("cache_batch_idx"),
+                                  ValueRange{seq});
+  }
   /// Whether entry `key` (index) is faulty.
   Value isFaulty(Value key);
 };
@@ -91,6 +100,14 @@ Value DecodeCheckBuilder::isFaulty(Value key) {
   auto [cached, badLength] = lengthFault(seq);
   Value isLength =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, slot, cIdx(b, 0));
+  if (s.cacheBatchIdx) {
+    Value row = asIndex(poolRow(seq));
+    Value outside = arith::OrIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, cIdx(b, 0)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, row,
+                              idx("cache_batch")));
+    return arith::SelectOp::create(b, isLength, badLength, outside);
+  }
   if (!s.pageSize)
     return badLength;
   // Page p = slot - 1 < max_pages: its entry is inside row `seq` of the
@@ -125,7 +142,7 @@ void DecodeCheckBuilder::build() {
                            arith::DivUIOp::create(b, capacity,
                                                   cIdx(b, s.pageSize)),
                            cIdx(b, 1)))
-                     : cIdx(b, 1);
+                     : cIdx(b, s.cacheBatchIdx ? 2 : 1);
   Value keys = arith::MulIOp::create(b, idx("batch"), slots);
   Type i64 = b.getI64Type();
   Value none = arith::ConstantIntOp::create(
@@ -188,6 +205,13 @@ void DecodeCheckBuilder::build() {
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, cached, zero),
         c32(kNegativeLength), c32(kBeyondCapacity));
     Value code = lengthCode, value = cached, page = zero;
+    if (s.cacheBatchIdx) {
+      Value isLength =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, slot, cIdx(b, 0));
+      code = arith::SelectOp::create(b, isLength, lengthCode,
+                                     c32(kPoolRowOutOfRange));
+      value = arith::SelectOp::create(b, isLength, cached, poolRow(seq));
+    }
     if (s.pageSize) {
       Value isLength =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, slot, cIdx(b, 0));

@@ -256,7 +256,8 @@ SmallVector<std::string> KernelSpec::params() const {
         p.push_back(std::string("i64:") + t + "_descale_stride_" + d);
   };
   // docs/KERNEL_ABI.md "Decode": a pool's indices (i32 [B]) and its size
-  // Bc, read by the decode and kv_append kernels. Last of all.
+  // Bc, read by the decode, kv_append and decode_check kernels. Last of
+  // all.
   auto poolIndices = [&] {
     if (cacheBatchIdx)
       p.append({"memref:cache_batch_idx", "i32:cache_batch"});
@@ -435,6 +436,7 @@ SmallVector<std::string> KernelSpec::params() const {
     p.append({"i32:batch", "i32:seq_k", "i32:seq_new"});
     if (pageSize)
       p.append({"i32:num_pages", "i64:block_table_stride"});
+    poolIndices();
     break;
   }
   return p;
@@ -545,6 +547,7 @@ KernelSpec mlir::flash::getKVAppendSpec(const KernelSpec &decode,
 
 KernelSpec mlir::flash::getDecodeCheckSpec(const KernelSpec &decode) {
   KernelSpec s = besideDecode(decode, KernelSpec::Kind::DecodeCheck, 8);
+  s.cacheBatchIdx = decode.cacheBatchIdx; // checks the pool's rows too
   s.blockM = s.threads(); // table entries checked per pass
   return s;
 }

@@ -143,6 +143,12 @@ typedef struct flashfuse_variant {
    * every other kernel. Appended after leftpad for the same reason as
    * page_size. */
   int32_t alibi;
+  /* decode, kv_append and decode_check: 1 where the contiguous cache is a
+   * pool of sequences (flash-attn's cache_batch_idx; docs/KVCACHE.md "A
+   * pool of sequences"): the kernel's params take cache_batch_idx and
+   * cache_batch (flashfuse_decode_args); 0 for every other kernel.
+   * Appended after alibi for the same reason as page_size. */
+  int32_t batch_idx;
 } flashfuse_variant;
 
 /* One `kernel` entry of manifest.txt. `name` lives as long as the manifest. */
@@ -554,6 +560,17 @@ typedef struct flashfuse_decode_args {
    * -slope * |i + L_b - Sq - j| on key j's score. NULL (the init's value)
    * for every other kernel. Last, after cache_leftpad. */
   const float *alibi_slopes;
+  /* A pool of sequences (kernels of variant batch_idx 1; flash-attn's
+   * cache_batch_idx): the contiguous caches are [cache_batch, Hkv, C, D]
+   * (k_cache/v_cache's dim 0 is cache_batch, not batch) and sequence b
+   * reads and appends row cache_batch_idx[b], an i32 [B] device buffer;
+   * everything else of sequence b (its length, first row, slopes,
+   * descales) is still indexed by b. Indices outside [0, cache_batch) are
+   * outside the contract: the decode clamps them, the append skips them
+   * (flashfuse_decode_check_on_device reports them). NULL and 0 (the
+   * init's values) for every other kernel. Last, after alibi_slopes. */
+  const int32_t *cache_batch_idx;
+  int64_t cache_batch;
 } flashfuse_decode_args;
 
 FLASHFUSE_API void flashfuse_decode_args_init(flashfuse_decode_args *args);
@@ -632,6 +649,9 @@ typedef struct flashfuse_decode_addresses {
   const int32_t *cache_leftpad;
   /* ALiBi's slopes (a decode of variant alibi 1 or 2); NULL otherwise. */
   const float *alibi_slopes;
+  /* A pool's row indices (a decode or kv_append of variant batch_idx 1);
+   * NULL otherwise. */
+  const int32_t *cache_batch_idx;
 } flashfuse_decode_addresses;
 
 /* Validates `args` against the kernels as flashfuse_attention_decode does
@@ -717,7 +737,10 @@ FLASHFUSE_API flashfuse_status flashfuse_kvcache_append_check(
  * or "block_table[1][7] = 9000 is outside [0, 1024)". Checks: 0 <=
  * cache_seqlens[b], cache_seqlens[b] + seq_new <= capacity and, when paged,
  * every page the sequence uses (pages [0, ceil(L_b / page_size))) in
- * [0, num_pages). Uses the lengths, the table and the cache sizes of args. */
+ * [0, num_pages); over a pool (a kernel of variant batch_idx 1), every
+ * cache_batch_idx[b] in [0, cache_batch) ("cache_batch_idx[2] = 9 is
+ * outside the pool [0, 8)"). Uses the lengths, the table, the pool's
+ * indices and the cache sizes of args. */
 FLASHFUSE_API flashfuse_status flashfuse_decode_check_on_device(
     flashfuse_kernel *check, const flashfuse_decode_args *args,
     int32_t *status, void *stream);

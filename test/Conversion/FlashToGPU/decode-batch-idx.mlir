@@ -2,8 +2,10 @@
 // (cache_batch_idx): the decode reads sequence b's pool row once, clamps it
 // into [0, cache_batch) and places the K and V tiles there; kv_append
 // writes a new row only where the index lies in the pool (never clamped
-// onto another sequence's row). The host code passes the indices and Bc
-// (dim 0 of the cache, 6 here, not the batch's 2).
+// onto another sequence's row); decode_check gives each sequence a second
+// entry, its pool row, reported with code 4 outside [0, cache_batch). The
+// host code passes the indices and Bc (dim 0 of the cache, 6 here, not the
+// batch's 2).
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 --flash-lower-to-gpu=chip=sm_80 | FileCheck %s
 
@@ -34,6 +36,21 @@
 // CHECK: %[[OK:.*]] = arith.andi %[[GE]], %[[LT]] : i1
 // CHECK-NEXT: scf.if %[[OK]]
 // CHECK: arith.muli %[[AT]], %{{.*}} : index
+// CHECK: gpu.return
+
+// CHECK-LABEL: gpu.func @flash_decode_check_bf16_d128_{{[^(]*}}_bidx(
+// CHECK-SAME: %[[CIDX:arg[0-9]+]]: memref<?xi32>, %[[CBC:arg[0-9]+]]: i32)
+// Two entries a sequence: the length, then the pool row.
+// CHECK: arith.muli %{{.*}}, %c2{{.*}} : index
+// CHECK: scf.for
+// CHECK: %[[CROW0:.*]] = memref.load %[[CIDX]]
+// CHECK: %[[CROW:.*]] = arith.index_cast %[[CROW0]] : i32 to index
+// CHECK-DAG: arith.cmpi slt, %[[CROW]], %c0{{.*}} : index
+// CHECK-DAG: arith.cmpi sge, %[[CROW]], %{{.*}} : index
+// CHECK: scf.if
+// CHECK: %[[C4:.*]] = arith.constant 4 : i32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %[[C4]] : i32
+// CHECK: memref.load %[[CIDX]]
 // CHECK: gpu.return
 
 func.func @pool(%q: tensor<2x32x1x128xbf16>, %k: tensor<6x8x256x128xbf16>, %len: tensor<2xi32>,
