@@ -881,15 +881,20 @@ flashfuse_decode_args withNewRows(flashfuse_decode_args a, int64_t seqNew) {
   return a;
 }
 
-// kv_append plans: each step's cache, lengths, table and new rows.
+// kv_append plans: each step's cache, lengths, table (or a pool's
+// indices) and new rows.
 void testAppendPlans() {
   FakeArtifact f;
-  for (bool paged : {false, true}) {
+  enum Form { kContiguous, kPagedCache, kPoolCache };
+  for (Form form : {kContiguous, kPagedCache, kPoolCache}) {
+    bool paged = form == kPagedCache, pool = form == kPoolCache;
     flashfuse_decode_args a = withNewRows(
         paged ? flashfuse_test::pagedStepArgs()
               : flashfuse_test::decodeStepArgs(),
         3);
-    int kernel = paged ? kPagedAppend : kAppend;
+    if (pool)
+      a.cache_batch = 5; // a pool of 5 sequences' caches
+    int kernel = paged ? kPagedAppend : pool ? kPoolAppend : kAppend;
     const flashfuse::KernelSpec &spec = *f.kernel(kernel)->spec;
     flashfuse_decode_plan *plan = nullptr;
     EXPECT_STATUS(
@@ -900,11 +905,15 @@ void testAppendPlans() {
     EXPECT_STATUS(flashfuse_decode_plan_info(plan, &splits, &bytes),
                   FLASHFUSE_SUCCESS, "");
     EXPECT(splits == 1 && bytes == 0);
-    for (int step = 0; step < 2; ++step) {
-      flashfuse_decode_addresses s = stepAddresses(step, paged, 0, true);
-      s.q = nullptr;
-      s.o = nullptr;
+    auto appendStep = [&](int step) {
+      flashfuse_decode_addresses s =
+          stepAddresses(step, paged, 0, true, false, false, pool);
+      s.q = s.o = nullptr;
       s.lse = nullptr;
+      return s;
+    };
+    for (int step = 0; step < 2; ++step) {
+      flashfuse_decode_addresses s = appendStep(step);
       launches.clear();
       EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                     FLASHFUSE_SUCCESS, "");
@@ -921,42 +930,18 @@ void testAppendPlans() {
                   "kv append with kernel '" + spec.name +
                       "': 'q' was given, but a kv_append reads the lengths "
                       "and the new rows");
-    s.q = s.o = nullptr;
-    s.lse = nullptr;
+    s = appendStep(0);
     s.v_new = nullptr;
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                   FLASHFUSE_ERROR_INVALID_ARGUMENT,
                   "'v_new' is a null pointer");
-    flashfuse_decode_plan_destroy(plan);
-  }
-  {
-    // Over a pool of 5 sequences: the indices move with each step too.
-    flashfuse_decode_args a =
-        withNewRows(flashfuse_test::decodeStepArgs(), 3);
-    a.cache_batch = 5;
-    const flashfuse::KernelSpec &spec = *f.kernel(kPoolAppend)->spec;
-    flashfuse_decode_plan *plan = nullptr;
-    EXPECT_STATUS(
-        flashfuse_kvcache_append_plan_create(f.kernel(kPoolAppend), &a, &plan),
-        FLASHFUSE_SUCCESS, "");
-    for (int step = 0; step < 2; ++step) {
-      flashfuse_decode_addresses s =
-          stepAddresses(step, false, 0, true, false, false, /*pool=*/true);
-      s.q = s.o = nullptr;
-      s.lse = nullptr;
-      launches.clear();
-      EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
-                    FLASHFUSE_SUCCESS, "");
-      if (launches.size() != 1)
-        return (void)++failures;
-      expectParams(launches[0], spec, a, s, 1, false, __LINE__);
-    }
-    flashfuse_decode_addresses s = stepAddresses(0, false, 0, true);
-    s.q = s.o = nullptr;
-    s.lse = nullptr;
+    s = appendStep(0);
+    s.cache_batch_idx = pool ? nullptr : s.cache_seqlens;
     EXPECT_STATUS(flashfuse_decode_plan_launch(plan, &s, nullptr),
                   FLASHFUSE_ERROR_INVALID_ARGUMENT,
-                  "'cache_batch_idx' is a null pointer");
+                  pool ? "'cache_batch_idx' is a null pointer"
+                       : "'cache_batch_idx' was given, but the kernel was "
+                         "compiled without a pool of sequences");
     flashfuse_decode_plan_destroy(plan);
   }
   // No new rows: nothing to launch, and k_new/v_new must not be given.
