@@ -62,7 +62,7 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
                  window=False, softcap=False, bias=False, mask=False,
                  dropout=False, page_size=0, out_f32=False, varlen=False,
                  out_dtype=0, kv_dtype=0, descale_blocks=(0, 0),
-                 leftpad=False, alibi=0):
+                 leftpad=False, alibi=0, batch_idx=False):
     """A runtime Variant; `out_f32` (forward kernels only) asks for the
     kernel that writes O in f32 rather than in the inputs' dtype, `varlen`
     (forward only) for the kernel of a packed batch of variable-length
@@ -73,7 +73,9 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
     the (BQ, BK) of per-block descales, (0, 0) for per-tensor or per-head
     ones, `leftpad` (decode only) for the kernel over a left-padded cache
     (it takes cache_leftpad), `alibi` (decode only) 1 or 2 for the kernel
-    with ALiBi whose slopes are [Hq] or [B, Hq] (it takes alibi_slopes)."""
+    with ALiBi whose slopes are [Hq] or [B, Hq] (it takes alibi_slopes),
+    `batch_idx` (decode, kv_append and decode_check) for the kernel over a
+    pool of sequences' caches (it takes cache_batch_idx and cache_batch)."""
     v = rt.Variant(kind, dtype_code, head_dim, head_dim_v, causal,
                    int(window), int(softcap), int(bias), int(mask),
                    int(dropout), int(page_size), int(out_f32), int(varlen),
@@ -82,6 +84,7 @@ def make_variant(kind, dtype_code, head_dim, head_dim_v, causal=0,
     v.descale_block_q, v.descale_block_k = (int(b) for b in descale_blocks)
     v.leftpad = int(leftpad)
     v.alibi = int(alibi)
+    v.batch_idx = int(batch_idx)
     return v
 
 

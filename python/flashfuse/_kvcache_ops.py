@@ -149,10 +149,11 @@ def _descale_strides(t):
         else (t.stride(0), t.stride(1))
 
 
-def _cache_layout(a, k_cache, v_cache, batch, block_table):
+def _cache_layout(a, k_cache, v_cache, batch, block_table, pool=False):
     """Fills the address-free cache fields of DecodeArgs `a` (dtype of an
-    FP8 cache, sizes, page geometry, strides), which the decode, the
-    append and the check share."""
+    FP8 cache, sizes, page geometry, a pool's size, strides), which the
+    decode, the append and the check share. `pool`: the contiguous caches
+    hold a pool of k_cache.shape[0] sequences, named by cache_batch_idx."""
     if k_cache.dtype in _DTYPES:  # an FP8 cache: the decode sets q's
         a.dtype = _DTYPES[k_cache.dtype]
     a.batch, a.heads_kv = batch, k_cache.shape[2]
@@ -163,28 +164,37 @@ def _cache_layout(a, k_cache, v_cache, batch, block_table):
         a.block_table_stride = block_table.stride(0)
     else:
         a.cache_len = k_cache.shape[1]
+    if pool:
+        a.cache_batch = k_cache.shape[0]
     a.k_stride[:] = _bhsd_strides(k_cache)
     a.v_stride[:] = _bhsd_strides(v_cache)
 
 
-def _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table):
+def _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table,
+                     cache_batch_idx=None):
     """Fills the cache's addresses in DecodeArgs `a`; returns the index
     tensors passed (possibly aligned copies), to be kept alive until the
     launch is queued. A copied page table has its own row stride."""
     cache_seqlens = _aligned_index(cache_seqlens)
     block_table = _aligned_index(block_table)
+    cache_batch_idx = _aligned_index(cache_batch_idx)
     a.k_cache, a.v_cache = k_cache.data_ptr(), v_cache.data_ptr()
     a.cache_seqlens = cache_seqlens.data_ptr()
     if block_table is not None:
         a.block_table = block_table.data_ptr()
         a.block_table_stride = block_table.stride(0)
-    return cache_seqlens, block_table
+    if cache_batch_idx is not None:
+        a.cache_batch_idx = cache_batch_idx.data_ptr()
+    return cache_seqlens, block_table, cache_batch_idx
 
 
-def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table):
+def _cache_args(a, k_cache, v_cache, cache_seqlens, block_table,
+                cache_batch_idx=None):
     """_cache_layout and _cache_addresses together."""
-    _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0], block_table)
-    return _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table)
+    _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0], block_table,
+                  cache_batch_idx is not None)
+    return _cache_addresses(a, k_cache, v_cache, cache_seqlens, block_table,
+                            cache_batch_idx)
 
 
 def _fp8_cache_layout(a, q_dtype, k_descale, v_descale):
@@ -201,16 +211,17 @@ _aux_kernels = {}  # (device, variant key) -> kernel
 
 
 def _kvcache_kernel(device_index, kind, k_cache, v_cache, paged, dtype=None,
-                    kv_dtype=0):
+                    kv_dtype=0, pool=False):
     """The kv_append or decode_check kernel of a cache: it depends on the
-    dtype (`dtype`, default the cache's), the head dims, the page size and,
-    for kv_append, the cache's kv_dtype only (flash-lower-to-gpu builds both
-    next to every decode kernel), so any artifact's will do; compiled on
-    demand where none has it."""
+    dtype (`dtype`, default the cache's), the head dims, the page size,
+    whether the cache is a pool of sequences (`pool`) and, for kv_append,
+    the cache's kv_dtype only (flash-lower-to-gpu builds both next to every
+    decode kernel), so any artifact's will do; compiled on demand where
+    none has it."""
     variant = _kernels.make_variant(
         kind, _DTYPES[dtype or k_cache.dtype], k_cache.shape[-1],
         v_cache.shape[-1], page_size=k_cache.shape[1] if paged else 0,
-        kv_dtype=kv_dtype)
+        kv_dtype=kv_dtype, batch_idx=pool)
     key = (device_index, variant.key())
     k = _aux_kernels.get(key)
     if k is None:
@@ -274,16 +285,17 @@ class AppendLaunch:
     caches at each sequence's length."""
 
     def __init__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
-                 block_table, k_descale, v_descale):
+                 block_table, k_descale, v_descale, pool=False):
         self.fp8 = k_descale is not None
+        self.pool = pool
         self.device_index = k_cache.device.index
         append = _kvcache_kernel(
             k_cache.device.index, rt.KIND_KV_APPEND, k_cache, v_cache,
             block_table is not None, k_new.dtype,
-            rt.DTYPE_E4M3 if self.fp8 else 0)
+            rt.DTYPE_E4M3 if self.fp8 else 0, pool)
         a = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
-                      block_table)
+                      block_table, pool)
         # The table's and the new rows' strides, as DecodeLaunch does q's:
         # their own where the kernel reads them in place, else a copy's.
         self.table_strides, self.table_copy = _index_strides(block_table)
@@ -301,7 +313,8 @@ class AppendLaunch:
         self.plan = rt.DecodePlan.append(append, a)
 
     def __call__(self, k_cache, v_cache, k_new, v_new, cache_seqlens,
-                 block_table, k_descale=None, v_descale=None):
+                 block_table, k_descale=None, v_descale=None,
+                 cache_batch_idx=None):
         rows = []
         for t, (strides, copy) in zip((k_new, v_new), self.new_strides):
             if copy or t.data_ptr() % 16:
@@ -309,6 +322,8 @@ class AppendLaunch:
             rows.append(t)
         cache_seqlens, block_table = _readable_indices(
             cache_seqlens, block_table, self.table_strides, self.table_copy)
+        if self.pool:
+            cache_batch_idx = _aligned_index(cache_batch_idx)
         fp8 = self.fp8
         self.plan.launch(
             rt.pack_decode_addresses(
@@ -317,7 +332,8 @@ class AppendLaunch:
                 block_table.data_ptr() if block_table is not None else 0,
                 rows[0].data_ptr(), rows[1].data_ptr(),
                 k_descale.data_ptr() if fp8 else 0,
-                v_descale.data_ptr() if fp8 else 0, 0, 0, 0, 0),
+                v_descale.data_ptr() if fp8 else 0, 0, 0, 0, 0,
+                cache_batch_idx.data_ptr() if self.pool else 0),
             _current_stream(self.device_index))
 
 
@@ -325,14 +341,15 @@ _append_templates = _Templates()
 
 
 def append_launch(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                  block_table, k_descale=None, v_descale=None):
-    """The AppendLaunch of these arguments' signature."""
+                  block_table, k_descale=None, v_descale=None, pool=False):
+    """The AppendLaunch of these arguments' signature (`pool`: the launch
+    takes cache_batch_idx)."""
     key = (k_cache.device, _meta(k_cache), _meta(v_cache), _meta(k_new),
            _meta(v_new), cache_seqlens.shape, _meta(block_table),
-           _meta(k_descale), _meta(v_descale))
+           _meta(k_descale), _meta(v_descale), pool)
     return _append_templates.get(key, lambda: AppendLaunch(
         k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
-        k_descale, v_descale))
+        k_descale, v_descale, pool))
 
 
 @torch.library.custom_op("flashfuse::kvcache_append",
@@ -343,50 +360,57 @@ def kvcache_append(k_cache: torch.Tensor, v_cache: torch.Tensor,
                    cache_seqlens: torch.Tensor,
                    block_table: Optional[torch.Tensor],
                    k_descale: Optional[torch.Tensor] = None,
-                   v_descale: Optional[torch.Tensor] = None) -> None:
+                   v_descale: Optional[torch.Tensor] = None,
+                   cache_batch_idx: Optional[torch.Tensor] = None) -> None:
     """Writes k_new / v_new [B, Snew, Hkv, D/Dv] into the caches in place at
     rows [cache_seqlens[b], cache_seqlens[b] + Snew) of each sequence b,
-    through block_table when paged, with the kv_append kernel (a row whose
-    destination is outside the cache is skipped). An FP8 cache
-    (float8_e4m3fn) comes with its f32 k_descale and v_descale, and the rows
-    are stored as e4m3(clamp(x * (1 / descale), -448, 448)). The caller
-    (flashfuse.attention_with_kvcache) has checked the shapes."""
+    through block_table when paged, into pool row cache_batch_idx[b] where
+    given, with the kv_append kernel (a row whose destination is outside
+    the cache is skipped). An FP8 cache (float8_e4m3fn) comes with its f32
+    k_descale and v_descale, and the rows are stored as e4m3(clamp(x * (1 /
+    descale), -448, 448)). The caller (flashfuse.attention_with_kvcache)
+    has checked the shapes."""
     kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table, k_descale, v_descale)
+                         block_table, k_descale, v_descale, cache_batch_idx)
 
 
 def kvcache_append_eager(k_cache, v_cache, k_new, v_new, cache_seqlens,
-                         block_table, k_descale=None, v_descale=None):
+                         block_table, k_descale=None, v_descale=None,
+                         cache_batch_idx=None):
     """The body of flashfuse::kvcache_append, called directly by eager
     decoding steps (the dispatcher's checks of a custom op cost more than
     a small step's kernels; torch.compile still sees the op)."""
     append_launch(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
-                  k_descale, v_descale)(k_cache, v_cache, k_new, v_new,
-                                        cache_seqlens, block_table,
-                                        k_descale, v_descale)
+                  k_descale, v_descale, cache_batch_idx is not None)(
+        k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
+        k_descale, v_descale, cache_batch_idx)
 
 
 @kvcache_append.register_fake
 def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
-      k_descale=None, v_descale=None):
+      k_descale=None, v_descale=None, cache_batch_idx=None):
     return None
 
 
 def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
-                  dtype=None):
+                  dtype=None, cache_batch_idx=None):
     """The debug check of the lengths and the page table on the GPU (the
     decode_check kernel, KERNEL_ABI.md "Decode"): raises
     InvalidArgumentError (a ValueError) naming the first sequence whose
     cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
     one of whose pages [0, ceil(L_b / page_size)) is outside [0,
-    num_pages). One 16-byte read-back: it synchronises the current
-    stream. `dtype`: the queries' (for an FP8 cache, whose check kernel
-    reads lengths and pages only and is any 16-bit decode's)."""
+    num_pages), or whose pool row cache_batch_idx[b] (where given) is
+    outside [0, k_cache.shape[0]). One 16-byte read-back: it synchronises
+    the current stream. `dtype`: the queries' (for an FP8 cache, whose
+    check kernel reads lengths and pages only and is any 16-bit
+    decode's)."""
     paged = block_table is not None
     check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
-                            k_cache, v_cache, paged, dtype)
+                            k_cache, v_cache, paged, dtype,
+                            pool=cache_batch_idx is not None)
     a = rt.decode_args()
-    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table)
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table,
+                       cache_batch_idx)
     if dtype is not None:
         a.dtype = _DTYPES[dtype]
     a.seq_new = seq_new
@@ -414,19 +438,20 @@ class DecodeLaunch:
     def __init__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  seq_new, causal, scale, window_left, window_right, softcap,
                  num_splits, k_descale=None, v_descale=None, leftpad=False,
-                 alibi=0):
+                 alibi=0, pool=False):
         paged = block_table is not None
         dv = v_cache.shape[-1]
         self.fp8 = k_descale is not None
         self.leftpad = leftpad
         self.alibi = alibi
+        self.pool = pool
         variant = _kernels.make_variant(
             rt.KIND_DECODE, _DTYPES[q.dtype], q.shape[-1], dv, causal,
             window=(window_left, window_right) != (-1, -1),
             softcap=softcap > 0,
             page_size=k_cache.shape[1] if paged else 0,
             kv_dtype=rt.DTYPE_E4M3 if self.fp8 else 0, leftpad=leftpad,
-            alibi=alibi)
+            alibi=alibi, batch_idx=pool)
         b, sq, hq, _ = q.shape
         hkv = k_cache.shape[2]
         # The split rule's unsplit grid: (batch, kv head, block of the
@@ -446,7 +471,7 @@ class DecodeLaunch:
         self.table_strides, self.table_copy = _index_strides(block_table)
         a = rt.decode_args()
         _cache_layout(a, k_cache, v_cache, cache_seqlens.shape[0],
-                      block_table)
+                      block_table, pool)
         if paged:
             a.block_table_stride = self.table_strides[0]
         if self.fp8:
@@ -471,11 +496,13 @@ class DecodeLaunch:
 
     def __call__(self, q, k_cache, v_cache, cache_seqlens, block_table,
                  k_descale=None, v_descale=None, want_lse=True,
-                 cache_leftpad=None, alibi_slopes=None):
+                 cache_leftpad=None, alibi_slopes=None, cache_batch_idx=None):
         """(O, LSE) of this step; LSE None unless `want_lse`."""
         o = q.new_empty(self.o_shape)
         if self.leftpad:
             cache_leftpad = _aligned_index(cache_leftpad)
+        if self.pool:
+            cache_batch_idx = _aligned_index(cache_batch_idx)
         if self.alibi and (not alibi_slopes.is_contiguous()
                            or alibi_slopes.data_ptr() % 16):
             # The kernels read the slopes as one contiguous, aligned array.
@@ -514,7 +541,8 @@ class DecodeLaunch:
                 v_descale.data_ptr() if fp8 else 0,
                 workspace.data_ptr() if nbytes else 0, nbytes,
                 cache_leftpad.data_ptr() if self.leftpad else 0,
-                alibi_slopes.data_ptr() if self.alibi else 0),
+                alibi_slopes.data_ptr() if self.alibi else 0,
+                cache_batch_idx.data_ptr() if self.pool else 0),
             _current_stream(self.device_index))
         # The inputs and the workspace stay referenced until the launch is
         # queued; the caching allocator orders their reuse on the stream.
@@ -528,18 +556,18 @@ _decode_templates = _Templates()
 def decode_launch(q, k_cache, v_cache, cache_seqlens, block_table, seq_new,
                   causal, scale, window_left, window_right, softcap,
                   num_splits, k_descale=None, v_descale=None,
-                  leftpad=False, alibi=0):
+                  leftpad=False, alibi=0, pool=False):
     """The DecodeLaunch of these arguments' signature (`leftpad`: the
     launch takes cache_leftpad; `alibi` 1 or 2: alibi_slopes of [Hq] or
-    [B, Hq])."""
+    [B, Hq]; `pool`: cache_batch_idx)."""
     key = (q.device, _meta(q), _meta(k_cache), _meta(v_cache),
            cache_seqlens.shape, _meta(block_table), seq_new, causal, scale,
            window_left, window_right, softcap, num_splits, _meta(k_descale),
-           _meta(v_descale), leftpad, alibi)
+           _meta(v_descale), leftpad, alibi, pool)
     return _decode_templates.get(key, lambda: DecodeLaunch(
         q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
         scale, window_left, window_right, softcap, num_splits, k_descale,
-        v_descale, leftpad, alibi))
+        v_descale, leftpad, alibi, pool))
 
 
 @torch.library.custom_op("flashfuse::attention_kvcache", mutates_args=(),
@@ -552,7 +580,8 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
                       k_descale: Optional[torch.Tensor] = None,
                       v_descale: Optional[torch.Tensor] = None,
                       cache_leftpad: Optional[torch.Tensor] = None,
-                      alibi_slopes: Optional[torch.Tensor] = None
+                      alibi_slopes: Optional[torch.Tensor] = None,
+                      cache_batch_idx: Optional[torch.Tensor] = None
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Sq, Hq, Dv], LSE f32 [B, Hq, Sq]) of q [B, Sq, Hq, D] over
     the caches (contiguous [B, C, Hkv, D], or paged [num_pages, page_size,
@@ -563,19 +592,23 @@ def attention_kvcache(q: torch.Tensor, k_cache: torch.Tensor,
     place; the caller (flashfuse.attention_with_kvcache) has checked the
     shapes and appended the new rows (kvcache_append). An FP8 cache
     (float8_e4m3fn) comes with its f32 k_descale and v_descale; ALiBi
-    with its f32 slopes [Hq] or [B, Hq]."""
+    with its f32 slopes [Hq] or [B, Hq]; contiguous caches that hold a
+    pool of sequences (dim 0 the pool's size) with cache_batch_idx i32
+    [B], sequence b's row of the pool."""
     return attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens,
                                    block_table, seq_new, causal, scale,
                                    window_left, window_right, softcap,
                                    num_splits, k_descale, v_descale,
-                                   cache_leftpad, alibi_slopes)
+                                   cache_leftpad, alibi_slopes,
+                                   cache_batch_idx)
 
 
 def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
                             seq_new, causal, scale, window_left,
                             window_right, softcap, num_splits,
                             k_descale=None, v_descale=None,
-                            cache_leftpad=None, alibi_slopes=None):
+                            cache_leftpad=None, alibi_slopes=None,
+                            cache_batch_idx=None):
     """The body of flashfuse::attention_kvcache, called directly by eager
     decoding steps (see kvcache_append_eager). With an FP8 (e4m3) cache,
     k_descale and v_descale (f32, [] / [1] or [B, Hkv], on q's device) are
@@ -584,13 +617,16 @@ def attention_kvcache_eager(q, k_cache, v_cache, cache_seqlens, block_table,
         q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal,
         scale, window_left, window_right, softcap, num_splits, k_descale,
         v_descale, cache_leftpad is not None,
-        0 if alibi_slopes is None else alibi_slopes.dim())(
+        0 if alibi_slopes is None else alibi_slopes.dim(),
+        cache_batch_idx is not None)(
             q, k_cache, v_cache, cache_seqlens, block_table, k_descale,
-            v_descale, cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes)
+            v_descale, cache_leftpad=cache_leftpad, alibi_slopes=alibi_slopes,
+            cache_batch_idx=cache_batch_idx)
 
 
 @attention_kvcache.register_fake
 def _(q, k_cache, v_cache, cache_seqlens, block_table, seq_new, causal, scale,
       window_left, window_right, softcap, num_splits, k_descale=None,
-      v_descale=None, cache_leftpad=None, alibi_slopes=None):
+      v_descale=None, cache_leftpad=None, alibi_slopes=None,
+      cache_batch_idx=None):
     return _kvcache_outputs(q, v_cache.shape[-1])

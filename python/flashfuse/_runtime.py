@@ -77,7 +77,11 @@ class Variant(ctypes.Structure):
                 ("leftpad", ctypes.c_int32),
                 # decode: ALiBi, its slopes [Hq] (1) or [B, Hq] (2) (its
                 # params take alibi_slopes); 0 for every other kernel.
-                ("alibi", ctypes.c_int32)]
+                ("alibi", ctypes.c_int32),
+                # decode, kv_append, decode_check: 1 for a kernel over a
+                # pool of sequences' caches (its params take
+                # cache_batch_idx and cache_batch); 0 for every other one.
+                ("batch_idx", ctypes.c_int32)]
 
     def describe(self):
         flags = [f for f in ("window", "softcap", "bias", "mask", "dropout")
@@ -89,6 +93,8 @@ class Variant(ctypes.Structure):
             page.append("leftpad")
         if self.alibi:
             page.append("alibi=[B,Hq]" if self.alibi == 2 else "alibi=[Hq]")
+        if self.batch_idx:
+            page.append("pool")
         out = (["out=f32"] if self.out_f32 else
                [f"out={_DTYPE_NAMES.get(self.out_dtype, '?')}"]
                if self.dtype == DTYPE_E4M3 else [])
@@ -231,21 +237,27 @@ class DecodeArgs(ctypes.Structure):
                 ("cache_leftpad", ctypes.c_void_p),
                 # f32 [Hq] or [B, Hq], contiguous: ALiBi's slopes (a
                 # decode kernel of variant alibi 1 or 2); null otherwise.
-                ("alibi_slopes", ctypes.c_void_p)]
+                ("alibi_slopes", ctypes.c_void_p),
+                # A pool of sequences (kernels of variant batch_idx 1): i32
+                # [B], sequence b's row of the caches, and the caches' dim
+                # 0 (the pool's size); null / 0 for every other kernel.
+                ("cache_batch_idx", ctypes.c_void_p),
+                ("cache_batch", ctypes.c_int64)]
 
 
 # flashfuse_decode_addresses (runtime.h): one step of a DecodePlan, twelve
-# pointers, a size and two pointers in this order, packed natively into bytes
+# pointers, a size and three pointers in this order, packed natively into bytes
 # with one pack call (a ctypes Structure built from keywords cost a
 # decoding step ~1.4 us more). An absent address is 0 (NULL).
 DECODE_ADDRESS_FIELDS = ("q", "k_cache", "v_cache", "o", "lse",
                          "cache_seqlens", "block_table", "k_new", "v_new",
                          "k_descale", "v_descale", "workspace",
-                         "workspace_bytes", "cache_leftpad", "alibi_slopes")
-_DECODE_ADDRESSES = struct.Struct("@12PN2P")
+                         "workspace_bytes", "cache_leftpad", "alibi_slopes",
+                         "cache_batch_idx")
+_DECODE_ADDRESSES = struct.Struct("@12PN3P")
 # (q, k_cache, v_cache, o, lse, cache_seqlens, block_table, k_new, v_new,
 #  k_descale, v_descale, workspace, workspace_bytes, cache_leftpad,
-#  alibi_slopes) ->
+#  alibi_slopes, cache_batch_idx) ->
 # bytes, all ints.
 pack_decode_addresses = _DECODE_ADDRESSES.pack
 

@@ -279,6 +279,10 @@ DECODE_TUNING_METHODS = ("flashfuse-unsplit", "flashfuse-unsplit-graph",
 # backend with the bias as a float mask [B, Hq, 1, L].
 DECODE_ALIBI_METHODS = ("flashfuse-alibi", "sdpa-alibi", "flashfuse-alibi-graph",
                         "sdpa-alibi-graph")
+# A pool of sequences (cache_batch_idx, contiguous layouts only): the same
+# step over a pool of 2B caches, each sequence at a shuffled row of it
+# (its kernels compiled on first use); the same K and V bytes read.
+DECODE_POOL_METHODS = ("flashfuse-pool", "flashfuse-pool-graph")
 
 
 def decode_gb(batch, heads_kv, length, head_dim, elem=2):
@@ -353,6 +357,11 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         keys = torch.arange(length, device=dev)
         bias = (-slopes[:, None] * (length - 1 - keys)).to(dtype)
         bias = bias[None, :, None, :].expand(batch, heads_q, 1, length)
+    if any("pool" in m for m in methods) and not page_size:
+        pool = torch.randn(2 * batch, *k.shape[1:], device=dev, dtype=dtype)
+        rows = torch.randperm(2 * batch, device=dev)[:batch].to(torch.int32)
+        runners["flashfuse-pool"] = (lambda: attention_with_kvcache(
+            q, pool, pool, lengths, cache_batch_idx=rows), ())
     qs = q.transpose(1, 2)
     ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
                      dtype=dtype)
@@ -374,7 +383,7 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         runners["sdpa-alibi"] = (lambda: scaled_dot_product_attention(
             qs, ks, vs, attn_mask=bias, enable_gqa=True), ())
     for method in methods:
-        if method.endswith("-graph"):
+        if method.endswith("-graph") and method[:-len("-graph")] in runners:
             step = runners[method[:-len("-graph")]][0]
             runners[method] = (graphed(step).replay, ())
     return runners
@@ -395,6 +404,9 @@ def bench_decode_shape(shape, page_size, args):
     for _ in range(args.decode_rounds):
         for method in args.decode_methods:
             if method in errors:
+                continue
+            if method not in runners:  # a pool of a paged cache
+                errors[method] = "contiguous caches only"
                 continue
             fn, fn_args = runners[method]
             try:
@@ -490,7 +502,8 @@ def parse_args(argv):
     p.add_argument("--decode-methods", nargs="+",
                    default=list(DECODE_METHODS),
                    choices=(DECODE_METHODS + DECODE_GRAPH_METHODS
-                            + DECODE_TUNING_METHODS + DECODE_ALIBI_METHODS))
+                            + DECODE_TUNING_METHODS + DECODE_ALIBI_METHODS
+                            + DECODE_POOL_METHODS))
     p.add_argument("--decode-shapes", nargs="+", type=_decode_shape,
                    default=list(DECODE_SHAPES), metavar="B/HKV/L",
                    help="batch / kv heads / cache length of each shape "

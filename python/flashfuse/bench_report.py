@@ -64,13 +64,22 @@ def table(rows, methods, pass_name="forward"):
     return "\n".join(lines)
 
 
+def pool_ratio(got):
+    """flashfuse-pool's GB/s over flashfuse's on one shape's row, 7 wide."""
+    ours = got.get("flashfuse-pool", {}).get("gbps")
+    plain = got.get("flashfuse", {}).get("gbps")
+    return f"{ours / plain:7.2f}" if ours and plain else f"{'n/a':>7}"
+
+
 def decode_table(rows, methods):
     """One line per decode shape and cache layout: GB/s of K and V per
     method and flashfuse's ratio to the best SDPA method. SDPA reads a
     contiguous [B, Hkv, L, D] cache in every line (it has no paged form):
     a paged line compares against SDPA timed in the same round. With the
     ALiBi methods, a column more: flashfuse-alibi against the best SDPA
-    method with the bias (and the plain ratio leaves those out)."""
+    method with the bias (and the plain ratio leaves those out); with
+    flashfuse-pool, one more: it against flashfuse over the batch's own
+    caches (the same bytes read)."""
     by_shape = {}
     for r in rows:
         key = (r["batch"], r["heads_q"], r["heads_kv"], r["seqlen"],
@@ -78,10 +87,12 @@ def decode_table(rows, methods):
         by_shape.setdefault(key, {})[r["method"]] = r
     graphs = any(m.endswith("-graph") for m in methods)
     alibi = any("-alibi" in m for m in methods)
+    pool = "flashfuse-pool" in methods
     head = (f"{'B':>3} {'Hq/Hkv':>6} {'L':>7} {'layout':>9} "
             + " ".join(f"{m:>11}" for m in methods) + f" {'ours/best':>9}"
             + (f" {'graphs':>7}" if graphs else "")
-            + (f" {'alibi':>7}" if alibi else ""))
+            + (f" {'alibi':>7}" if alibi else "")
+            + (f" {'pool':>7}" if pool else ""))
     lines = ["decode GB/s of K and V read (median)", head, "-" * len(head)]
     for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
         got = by_shape[key]
@@ -107,7 +118,8 @@ def decode_table(rows, methods):
                      + (" " + ratio("flashfuse-graph", True, 7)
                         if graphs else "")
                      + (" " + ratio("flashfuse-alibi", False, 7, True)
-                        if alibi else ""))
+                        if alibi else "")
+                     + (" " + pool_ratio(got) if pool else ""))
     reasons = sorted({f"{r['method']}: {r['error']}" for r in rows
                       if r.get("error")})
     if reasons:

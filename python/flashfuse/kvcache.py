@@ -138,13 +138,15 @@ def _readable_in_place(name, t):
 
 def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
            window_size, softcap, k_descale=None, v_descale=None,
-           cache_leftpad=None):
+           cache_leftpad=None, cache_batch_idx=None):
     """Every check that needs no GPU and no host synchronisation (but the
     values of CPU descales); returns (capacity, Snew, the descales as
     _check_cache_descales gives them, None for a 16-bit cache)."""
     _tensor("q", q, ("B", "Sq", "Hq", "D"))
     paged = block_table is not None
+    pool = cache_batch_idx is not None
     cache_dims = (("num_pages", "page_size", "Hkv", "D") if paged
+                  else ("Bc", "Smax", "Hkv", "D") if pool
                   else ("B", "Smax", "Hkv", "D"))
     _tensor("k_cache", k_cache, cache_dims)
     _tensor("v_cache", v_cache, cache_dims[:3] + ("Dv",))
@@ -168,6 +170,17 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         raise ValueError(f"{_NAME}: q's heads ({hq}) must be a multiple of "
                          f"the caches' heads ({hkv})")
     descales = _check_cache_descales(k_descale, v_descale, fp8, b, hkv)
+    if pool:
+        if not isinstance(cache_batch_idx, torch.Tensor):
+            raise TypeError(f"{_NAME}: cache_batch_idx must be an int32 "
+                            "tensor [B] or None, got "
+                            f"{type(cache_batch_idx).__name__}")
+        _check_per_sequence("cache_batch_idx", cache_batch_idx, b)
+        if paged:
+            raise ValueError(
+                f"{_NAME}: cache_batch_idx is for a contiguous cache "
+                "[Bc, Smax, Hkv, D] (a pool of sequences' rows); a paged "
+                "cache names each sequence's pages through its block_table")
     if paged:
         if not isinstance(block_table, torch.Tensor):
             raise TypeError(f"{_NAME}: block_table must be a torch.Tensor "
@@ -189,10 +202,13 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
             raise ValueError(f"{_NAME}: the paged cache has no pages")
         capacity = block_table.shape[1] * page
     else:
-        if k_cache.shape[0] != b:
+        if pool and k_cache.shape[0] == 0:
+            raise ValueError(f"{_NAME}: the pool of caches is empty (Bc = 0)")
+        if not pool and k_cache.shape[0] != b:
             raise ValueError(f"{_NAME}: k_cache has batch {k_cache.shape[0]}"
                              f" but q has {b} (a paged cache needs its "
-                             "block_table)")
+                             "block_table, a pool of sequences its "
+                             "cache_batch_idx)")
         capacity = k_cache.shape[1]
         if capacity == 0:
             raise ValueError(f"{_NAME}: the cache has no rows (Smax = 0)")
@@ -252,7 +268,8 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                ("cache_seqlens", cache_seqlens
                 if isinstance(cache_seqlens, torch.Tensor) else None),
                ("k_descale", k_descale), ("v_descale", v_descale),
-               ("cache_leftpad", cache_leftpad)]
+               ("cache_leftpad", cache_leftpad),
+               ("cache_batch_idx", cache_batch_idx)]
     for name, t in tensors:
         if t is not None and t.device.type != "cuda":
             raise ValueError(
@@ -282,7 +299,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                            num_splits=0, k_descale=None, v_descale=None,
                            cache_leftpad=None, alibi_slopes=None,
                            rotary_cos=None, rotary_sin=None,
-                           rotary_interleaved=False):
+                           rotary_interleaved=False, cache_batch_idx=None):
     """Attention of q over a KV cache, like flash-attn's
     flash_attn_with_kvcache, on FlashFuse's decode kernels.
 
@@ -364,6 +381,19 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     or windowed, else at cache_seqlens[b]; `rotary_interleaved` pairs
     elements (2e, 2e + 1) (GPT-J) instead of (e, e + rotary_dim / 2)
     (GPT-NeoX). flashfuse.rotary has the details.
+
+    `cache_batch_idx` (flash-attn's argument): i32 [B] on q's device; the
+    contiguous caches are then a pool k_cache [Bc, Smax, Hkv, D] (v_cache
+    likewise) of Bc sequences' rows, Bc any size, and sequence b attends
+    to, and appends k_new into, pool row cache_batch_idx[b]; its length,
+    padding, slopes and descales are still the batch's row b. Not with a
+    block_table (a paged cache names its pages), nor yet with rotary
+    tables (UnsupportedError). An index outside [0, Bc), or one row named
+    twice while appending, is outside the contract: the decode clamps the
+    index into the pool and the append skips its rows (never a write
+    outside the pool); check_inputs=True reports such an index
+    ("cache_batch_idx[1] = 9 is outside the pool [0, 8)"). Its kernels are
+    compiled on demand.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \
@@ -377,6 +407,11 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
     if rotary_cos is not None or rotary_sin is not None:
+        if cache_batch_idx is not None:
+            raise UnsupportedError(
+                f"{_NAME}: rotary_cos/rotary_sin with cache_batch_idx is not "
+                "supported yet (the rotating kv_append is built for one "
+                "cache row per sequence here)", "FLASHFUSE_ERROR_UNSUPPORTED")
         if not isinstance(rotary_interleaved, bool):
             raise ValueError(f"{_NAME}: rotary_interleaved must be a bool, "
                              f"got {rotary_interleaved!r}")
@@ -413,7 +448,7 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     key = (_step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                      block_table, softmax_scale, is_causal, window_size,
                      softcap, num_splits, k_descale, v_descale,
-                     cache_leftpad, alibi_slopes)
+                     cache_leftpad, alibi_slopes, cache_batch_idx)
            if eager and not check_requested(check_inputs) else None)
     step = _steps.entries.get(key) if key is not None else None
     if step is not None:
@@ -421,43 +456,46 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                    else cache_seqlens)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
                     k_descale, v_descale, return_lse, cache_leftpad,
-                    alibi_slopes)
+                    alibi_slopes, cache_batch_idx)
     _, snew, descales, slopes_layout, scale, lengths, k_ds, v_ds = \
         _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                  block_table, softmax_scale, window_size, softcap,
                  check_inputs, k_descale, v_descale, cache_leftpad,
-                 alibi_slopes)
+                 alibi_slopes, cache_batch_idx)
     causal = 2 if is_causal else 0
     window_left, window_right = int(window_size[0]), int(window_size[1])
+    pool = cache_batch_idx is not None
     if eager:
         step = _Step(
             kvops.append_launch(k_cache, v_cache, k_new, v_new, lengths,
-                                block_table, k_ds, v_ds)
+                                block_table, k_ds, v_ds, pool)
             if k_new is not None else None,
             kvops.decode_launch(q, k_cache, v_cache, lengths, block_table,
                                 snew, causal, scale, window_left,
                                 window_right, float(softcap), num_splits,
                                 k_ds, v_ds, cache_leftpad is not None,
-                                slopes_layout),
+                                slopes_layout, pool),
             lengths if isinstance(cache_seqlens, int) else None)
         if key is not None:
             _steps.get(key, lambda: step)
         return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
-                    k_ds, v_ds, return_lse, cache_leftpad, alibi_slopes)
+                    k_ds, v_ds, return_lse, cache_leftpad, alibi_slopes,
+                    cache_batch_idx)
     if k_new is not None:
         # An FP8 cache's append quantises the rows with the descales.
         torch.ops.flashfuse.kvcache_append(
-            k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds, v_ds)
+            k_cache, v_cache, k_new, v_new, lengths, block_table, k_ds, v_ds,
+            cache_batch_idx)
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q, k_cache, v_cache, lengths, block_table, snew, causal, scale,
         window_left, window_right, float(softcap), num_splits, k_ds, v_ds,
-        cache_leftpad, alibi_slopes)
+        cache_leftpad, alibi_slopes, cache_batch_idx)
     return (out, lse) if return_lse else out
 
 
 def _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
              softmax_scale, window_size, softcap, check_inputs, k_descale,
-             v_descale, cache_leftpad, alibi_slopes):
+             v_descale, cache_leftpad, alibi_slopes, cache_batch_idx=None):
     """What a fully checked step needs: (capacity, Snew, descales, the
     slopes' layout, the scale, the lengths tensor, and the descale tensors
     the kernels read), after _check, the slopes' check and, when asked,
@@ -465,7 +503,7 @@ def _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
     capacity, snew, descales = _check(q, k_cache, v_cache, cache_seqlens,
                                       k_new, v_new, block_table, window_size,
                                       softcap, k_descale, v_descale,
-                                      cache_leftpad)
+                                      cache_leftpad, cache_batch_idx)
     slopes_layout = _check_alibi(alibi_slopes, q, descales)
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
@@ -476,7 +514,7 @@ def _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         lengths = cache_seqlens
     if check_requested(check_inputs):
         kvops.kvcache_check(k_cache, v_cache, lengths, block_table, snew,
-                            q.dtype)
+                            q.dtype, cache_batch_idx)
     k_ds, v_ds = ((None, None) if descales is None
                   else (descales[0][0], descales[1][0]))
     return capacity, snew, descales, slopes_layout, scale, lengths, k_ds, v_ds
@@ -558,15 +596,16 @@ class _Step:
 
     def __call__(self, q, k_cache, v_cache, lengths, k_new, v_new,
                  block_table, k_descale, v_descale, return_lse,
-                 cache_leftpad=None, alibi_slopes=None):
+                 cache_leftpad=None, alibi_slopes=None, cache_batch_idx=None):
         if self.append is not None:
             # An FP8 cache's append quantises the rows with the descales.
             self.append(k_cache, v_cache, k_new, v_new, lengths, block_table,
-                        k_descale, v_descale)
+                        k_descale, v_descale, cache_batch_idx)
         out, lse = self.decode(q, k_cache, v_cache, lengths, block_table,
                                k_descale, v_descale, want_lse=return_lse,
                                cache_leftpad=cache_leftpad,
-                               alibi_slopes=alibi_slopes)
+                               alibi_slopes=alibi_slopes,
+                               cache_batch_idx=cache_batch_idx)
         return (out, lse) if return_lse else out
 
 
@@ -578,7 +617,8 @@ _steps = kvops._Templates()
 
 def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
               softmax_scale, is_causal, window_size, softcap, num_splits,
-              k_descale, v_descale, cache_leftpad=None, alibi_slopes=None):
+              k_descale, v_descale, cache_leftpad=None, alibi_slopes=None,
+              cache_batch_idx=None):
     """Everything _check and the launches depend on, hashable, or None where
     the step is checked in full every call: values the check reads (CPU
     descales) or arguments it would reject by type. Each tensor gives its
@@ -607,12 +647,13 @@ def _step_key(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         return None
     if k_new is None and v_new is None and block_table is None \
             and k_descale is None and v_descale is None \
-            and cache_leftpad is None and alibi_slopes is None:
+            and cache_leftpad is None and alibi_slopes is None \
+            and cache_batch_idx is None:
         optional = None  # the usual decoding step
     else:
         optional = []
         for t in (k_new, v_new, block_table, k_descale, v_descale,
-                  cache_leftpad, alibi_slopes):
+                  cache_leftpad, alibi_slopes, cache_batch_idx):
             if t is None:
                 optional.append(None)
             elif type(t) is tensor:

@@ -394,7 +394,9 @@ class KVCacheVariant:
     `rotary_dim` > 0 gives it new_kv and rotary operands (flash-attn's
     rotary_cos / rotary_sin over rotary_dim elements, GPT-J pairs with
     `rotary_interleaved`): its kv_append rotates the new keys and the query
-    (docs/KVCACHE.md "Rotary embedding")."""
+    (docs/KVCACHE.md "Rotary embedding"); `batch_idx` its cache_batch_idx
+    operand over contiguous caches that hold a pool of sequences (flash-
+    attn's cache_batch_idx; docs/KVCACHE.md "A pool of sequences")."""
 
     name: str
     dtype: str
@@ -409,6 +411,7 @@ class KVCacheVariant:
     alibi: int = 0
     rotary_dim: int = 0
     rotary_interleaved: bool = False
+    batch_idx: bool = False
     # (block_m, block_n, warps, stages) of the decode kernel, or None for
     # flash-select-config's choice.
     tiles: Optional[Tuple[int, int, int, int]] = None
@@ -435,6 +438,10 @@ class KVCacheVariant:
         if self.rotary_interleaved and not self.rotary_dim:
             raise ValueError("a kvcache variant's rotary_interleaved needs "
                              "rotary_dim")
+        if self.batch_idx and self.page_size:
+            raise ValueError("a kvcache variant's batch_idx is for a "
+                             "contiguous cache (a paged one names its rows "
+                             "through the block table)")
         if self.kv_dtype not in ("", "e4m3"):
             raise ValueError("a kvcache variant's kv_dtype must be '' (the "
                              f"query's dtype) or 'e4m3', got {self.kv_dtype!r}")
@@ -474,12 +481,17 @@ def emit_kvcache(v, symbol=None):
         args = [f"%bt: {table}"]
         uses = [f"block_table(%bt : {table})"]
     else:
-        k = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim}x{c}>"
-        vc = f"tensor<1x1x{_KV_CAPACITY}x{v.head_dim_v}x{c}>"
+        # A pool holds two sequences' caches for the one of the batch.
+        pool = 2 if v.batch_idx else 1
+        k = f"tensor<{pool}x1x{_KV_CAPACITY}x{v.head_dim}x{c}>"
+        vc = f"tensor<{pool}x1x{_KV_CAPACITY}x{v.head_dim_v}x{c}>"
         args, uses = [], []
     if v.leftpad:
         args.append(f"%lp: {lengths}")
         uses.append(f"cache_leftpad(%lp : {lengths})")
+    if v.batch_idx:
+        args.append(f"%bidx: {lengths}")
+        uses.append(f"cache_batch_idx(%bidx : {lengths})")
     if v.kv_dtype:
         ds = "tensor<1x1xf32>"  # [B, Hkv]
         args += [f"%kd: {ds}", f"%vd: {ds}"]
@@ -607,6 +619,8 @@ def _kvcache_from_runtime(variant, dtype, causal):
                               dtype, variant.head_dim_v)
     # An FP8 cache (kv_dtype e4m3): its op reads f8E4M3FN caches.
     fp8_cache = getattr(variant, "kv_dtype", 0) == rt.DTYPE_E4M3
+    # A pool of sequences' caches (cache_batch_idx): all three kinds.
+    pool = bool(getattr(variant, "batch_idx", 0))
     if variant.kind in (rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK):
         # flash-lower-to-gpu builds both next to every decode kernel of the
         # same dtype, head dim, page size and (the append) cache dtype.
@@ -614,9 +628,10 @@ def _kvcache_from_runtime(variant, dtype, causal):
         page = f"_page{variant.page_size}" if variant.page_size else ""
         prefix = "kvf8" if fp8_cache else "kv"
         return KVCacheVariant(
-            f"{prefix}_{dtype}_d{variant.head_dim}_{kind}{page}", dtype,
+            f"{prefix}_{dtype}_d{variant.head_dim}_{kind}{page}"
+            f"{'_pool' if pool else ''}", dtype,
             variant.head_dim, page_size=variant.page_size,
-            kv_dtype="e4m3" if fp8_cache else "")
+            kv_dtype="e4m3" if fp8_cache else "", batch_idx=pool)
     if causal == "top_left" or variant.bias or variant.mask or variant.dropout:
         raise ValueError(f"no flash.attention_kvcache computes "
                          f"'{variant.describe()}' (decode kernels are causal "
@@ -633,11 +648,12 @@ def _kvcache_from_runtime(variant, dtype, causal):
         name="_".join(["kvf8" if fp8_cache else "kv", dtype] + dims
                       + [causal if causal != "none" else "full"] + flags
                       + page + (["leftpad"] if leftpad else [])
-                      + ([f"alibi{alibi}"] if alibi else [])),
+                      + ([f"alibi{alibi}"] if alibi else [])
+                      + (["pool"] if pool else [])),
         dtype=dtype, head_dim=variant.head_dim,
         head_dim_v=variant.head_dim_v,
         causal=None if causal == "none" else causal,
         window=(0, 0) if variant.window else None,
         softcap=1.0 if variant.softcap else None,
         page_size=variant.page_size, kv_dtype="e4m3" if fp8_cache else "",
-        leftpad=leftpad, alibi=alibi)
+        leftpad=leftpad, alibi=alibi, batch_idx=pool)

@@ -99,7 +99,8 @@ def test_compiled_on_demand(compile_tool, monkeypatch, tmp_path, target):
 
 def test_custom_op_takes_the_slopes():
     """flashfuse::attention_kvcache's schema and fake (what torch.compile
-    traces) take the slopes last, as an optional tensor."""
+    traces) take the slopes as an optional tensor (before a pool's
+    indices)."""
     from flashfuse import ops  # noqa: F401  (registers the ops)
     q = torch.empty(3, 1, 32, 128, dtype=torch.bfloat16, device="meta")
     kc = torch.empty(3, 1024, 8, 128, dtype=torch.bfloat16, device="meta")
@@ -112,7 +113,8 @@ def test_custom_op_takes_the_slopes():
         assert o.shape == (3, 1, 32, 128) and lse.shape == (3, 32, 1)
     schema = str(torch.ops.flashfuse.attention_kvcache.default._schema)
     assert schema.endswith(
-        "Tensor? alibi_slopes=None) -> (Tensor, Tensor)")
+        "Tensor? alibi_slopes=None, Tensor? cache_batch_idx=None) -> "
+        "(Tensor, Tensor)")
 
 
 def test_step_signatures_tell_slopes_apart():

@@ -23,8 +23,10 @@ GEN_SUITE = ROOT / "scripts" / "kernels" / "gen_suite.py"
 def test_variant_struct_matches_the_c_layout():
     # flashfuse_variant: ten 4-byte fields, then page_size, out_f32,
     # varlen, out_dtype, block_sparse, sparse_block_q, sparse_block_k,
-    # kv_dtype, descale_block_q, descale_block_k, leftpad and alibi.
-    assert ctypes.sizeof(rt_module.Variant) == 22 * 4
+    # kv_dtype, descale_block_q, descale_block_k, leftpad, alibi and
+    # batch_idx.
+    assert ctypes.sizeof(rt_module.Variant) == 23 * 4
+    assert rt_module.Variant.batch_idx.offset == 22 * 4
     assert rt_module.Variant.leftpad.offset == 20 * 4
     assert rt_module.Variant.alibi.offset == 21 * 4
     assert rt_module.Variant.kv_dtype.offset == 17 * 4
@@ -49,9 +51,11 @@ def test_variant_struct_matches_the_c_layout():
         rt_module.DecodeArgs.softcap.offset + 4)
     # The sizes runtime_test.cpp asserts of the C structs: the new rows'
     # pointers and strides last, after num_splits and its padding.
-    assert ctypes.sizeof(rt_module.DecodeArgs) == 464
+    assert ctypes.sizeof(rt_module.DecodeArgs) == 480
     assert rt_module.DecodeArgs.cache_leftpad.offset == 448
     assert rt_module.DecodeArgs.alibi_slopes.offset == 456
+    assert rt_module.DecodeArgs.cache_batch_idx.offset == 464
+    assert rt_module.DecodeArgs.cache_batch.offset == 472
     # An FP8 cache's fields after them.
     assert rt_module.DecodeArgs.kv_dtype.offset == 392
     assert rt_module.DecodeArgs.k_descale.offset == 400
@@ -71,7 +75,8 @@ def test_decode_kinds_and_page_size(rt):
         rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE_COMBINE,
         rt.KIND_DECODE_COMBINE, rt.KIND_KV_APPEND, rt.KIND_KV_APPEND,
         rt.KIND_DECODE_CHECK, rt.KIND_DECODE_CHECK, rt.KIND_DECODE,
-        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE]
+        rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE, rt.KIND_DECODE,
+        rt.KIND_DECODE, rt.KIND_KV_APPEND, rt.KIND_DECODE_CHECK]
     # The last three decode kernels merge their own splits: split_counters
     # (cleared before each launch), split_arrivals (left at 0 by the
     # kernel), and the last in a thread-block cluster too (cluster_merge).
@@ -109,6 +114,19 @@ def test_decode_kinds_and_page_size(rt):
     padded = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_F16, 128, 128, 2,
                                    leftpad=True)
     assert m.find(padded) == 11
+    # Kernels 13-15 are 0, 4 and 6 over a pool of sequences: found by the
+    # variant's batch_idx, with the pool's params.
+    for index, kind in ((13, rt.KIND_DECODE), (14, rt.KIND_KV_APPEND),
+                        (15, rt.KIND_DECODE_CHECK)):
+        assert kernels[index].variant.batch_idx == 1
+        assert kernels[index].variant.describe().endswith(" pool")
+        assert ("memref", "cache_batch_idx") in m.params(index)
+        assert ("i32", "cache_batch") in m.params(index)
+        pooled = _kernels.make_variant(
+            kind, rt.DTYPE_F16, 128, 128, 2 if kind == rt.KIND_DECODE else 0,
+            batch_idx=True)
+        assert m.find(pooled) == index
+    assert kernels[0].variant.batch_idx == 0
     v.page_size = 64
     from flashfuse.errors import KernelNotFoundError
     with pytest.raises(KernelNotFoundError, match="page_size=64"):
@@ -422,12 +440,13 @@ def test_plan_functions_are_bound(rt):
                      header, re.S).group(1)
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)  # the comments
     assert tuple(re.findall(r"(\w+);", body)) == rt.DECODE_ADDRESS_FIELDS
-    assert body.count("*") == 14 and "size_t workspace_bytes" in body
+    assert body.count("*") == 15 and "size_t workspace_bytes" in body
     packed = rt.decode_addresses(q=1, o=4, workspace=12, workspace_bytes=13,
-                                 cache_leftpad=14, alibi_slopes=15)
-    assert len(packed) == 15 * 8
+                                 cache_leftpad=14, alibi_slopes=15,
+                                 cache_batch_idx=16)
+    assert len(packed) == 16 * 8
     assert packed == b"".join(n.to_bytes(8, sys.byteorder) for n in (
-        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15))
+        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15, 16))
     with pytest.raises(TypeError, match="no field"):
         rt.decode_addresses(queries=1)
     args = _decode_args(rt)

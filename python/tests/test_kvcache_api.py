@@ -218,6 +218,21 @@ def test_bench_decode_arguments_and_table():
     head, line = text.splitlines()[1], text.splitlines()[3]
     assert head.split()[-2:] == ["ours/best", "alibi"]
     assert line.split()[-2:] == ["1.00", "0.75"]
+    # A pool's method: against ours over the batch's own caches, and out
+    # of the ratio to SDPA; a paged line has none.
+    args = bench.parse_args(["--decode", "--decode-methods", "flashfuse",
+                             "sdpa", "flashfuse-pool"])
+    rows = [dict(row, page_size=0, method=m, gbps=g)
+            for m, g in (("flashfuse", 4000.0), ("sdpa", 5000.0),
+                         ("flashfuse-pool", 3960.0))]
+    rows += [dict(row, page_size=16, method=m, gbps=g)
+             for m, g in (("flashfuse", 3900.0), ("sdpa", 5000.0))]
+    rows.append(dict(row, page_size=16, method="flashfuse-pool", gbps=None,
+                     error="contiguous caches only"))
+    lines = bench_report.decode_table(rows, args.decode_methods).splitlines()
+    assert lines[1].split()[-2:] == ["ours/best", "pool"]
+    assert lines[3].split()[-2:] == ["0.80", "0.99"]
+    assert lines[4].split()[-2:] == ["0.78", "n/a"]
 
 
 def test_bench_decode_graph_ratio_compares_graphs_with_graphs():
