@@ -386,9 +386,9 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     contiguous caches are then a pool k_cache [Bc, Smax, Hkv, D] (v_cache
     likewise) of Bc sequences' rows, Bc any size, and sequence b attends
     to, and appends k_new into, pool row cache_batch_idx[b]; its length,
-    padding, slopes and descales are still the batch's row b. Not with a
-    block_table (a paged cache names its pages), nor yet with rotary
-    tables (UnsupportedError). An index outside [0, Bc), or one row named
+    padding, slopes and descales are still the batch's row b (rotary
+    positions too: cache_seqlens[b] + t). Not with a block_table (a paged
+    cache names its pages). An index outside [0, Bc), or one row named
     twice while appending, is outside the contract: the decode clamps the
     index into the pool and the append skips its rows (never a write
     outside the pool); check_inputs=True reports such an index
@@ -407,11 +407,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
         raise ValueError(f"{_NAME}: softmax_scale must be finite, got "
                          f"{softmax_scale!r}")
     if rotary_cos is not None or rotary_sin is not None:
-        if cache_batch_idx is not None:
-            raise UnsupportedError(
-                f"{_NAME}: rotary_cos/rotary_sin with cache_batch_idx is not "
-                "supported yet (the rotating kv_append is built for one "
-                "cache row per sequence here)", "FLASHFUSE_ERROR_UNSUPPORTED")
         if not isinstance(rotary_interleaved, bool):
             raise ValueError(f"{_NAME}: rotary_interleaved must be a bool, "
                              f"got {rotary_interleaved!r}")
@@ -422,13 +417,14 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                 block_table, softmax_scale, is_causal, window_size, softcap,
                 return_lse, check_inputs, num_splits, k_descale, v_descale,
                 cache_leftpad, alibi_slopes, rotary_cos, rotary_sin,
-                rotary_interleaved)
+                rotary_interleaved, cache_batch_idx)
         # Under torch.compile: two elementwise passes the compiler can fuse,
         # then the append and decode ops (q, the caches and k_new checked
         # before the tables are read against them, and again, rotated, below).
         capacity, _, _ = _check(q, k_cache, v_cache, cache_seqlens, k_new,
                                 v_new, block_table, window_size, softcap,
-                                k_descale, v_descale, cache_leftpad)
+                                k_descale, v_descale, cache_leftpad,
+                                cache_batch_idx)
         rotary.check_tables(rotary_cos, rotary_sin, q, capacity, _NAME)
         windowed = tuple(window_size) != (-1, -1)
         q, k_new = rotary.rotate_step(
@@ -546,26 +542,27 @@ def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                        block_table, softmax_scale, is_causal, window_size,
                        softcap, return_lse, check_inputs, num_splits,
                        k_descale, v_descale, cache_leftpad, alibi_slopes,
-                       cos, sin, interleaved):
+                       cos, sin, interleaved, cache_batch_idx=None):
     """A checked step with rotary tables: the rotating kv_append (the new
     keys rotated into the cache, q into q_rot; flashfuse.rotary), then the
     decode over q_rot."""
     capacity, snew, _, _, scale, lengths, k_ds, v_ds = _prepare(
         q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         softmax_scale, window_size, softcap, check_inputs, k_descale,
-        v_descale, cache_leftpad, alibi_slopes)
+        v_descale, cache_leftpad, alibi_slopes, cache_batch_idx)
     rotary.check_tables(cos, sin, q, capacity, _NAME)
     windowed = tuple(window_size) != (-1, -1)
     q_rot = rotary.fused_append(
         _aligned_rows(q), k_cache, v_cache, _aligned_rows(k_new),
         _aligned_rows(v_new), kvops._aligned_index(lengths),
         kvops._aligned_index(block_table), k_ds, v_ds, _aligned_table(cos),
-        _aligned_table(sin), interleaved, is_causal, windowed)
+        _aligned_table(sin), interleaved, is_causal, windowed,
+        kvops._aligned_index(cache_batch_idx))
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q_rot, k_cache, v_cache, lengths, block_table, snew,
         2 if is_causal else 0, scale, int(window_size[0]),
         int(window_size[1]), float(softcap), num_splits, k_ds, v_ds,
-        cache_leftpad, alibi_slopes)
+        cache_leftpad, alibi_slopes, cache_batch_idx)
     return (out, lse) if return_lse else out
 
 

@@ -124,22 +124,24 @@ _DTYPE_NAMES = {torch.float16: "f16", torch.bfloat16: "bf16"}
 
 
 def append_variant(q, k_cache, v_cache, block_table, fp8, pairs,
-                   interleaved, causal, windowed):
+                   interleaved, causal, windowed, pool=False):
     """The KVCacheVariant whose compile holds the rotating kv_append of a
     step (its decode kernel is not used: the step's comes from the library
-    or its own compile)."""
+    or its own compile); `pool`: the caches are a pool of sequences'
+    (cache_batch_idx)."""
     from . import variants
     d, dv = q.shape[-1], v_cache.shape[-1]
     page = k_cache.shape[1] if block_table is not None else 0
     name = (f"rotary_{_DTYPE_NAMES[q.dtype]}_d{d}_dv{dv}_r{2 * pairs}"
             f"{'i' if interleaved else ''}{'_causal' if causal else ''}"
-            f"{'_window' if windowed else ''}_p{page}{'_fp8' if fp8 else ''}")
+            f"{'_window' if windowed else ''}_p{page}{'_fp8' if fp8 else ''}"
+            f"{'_pool' if pool else ''}")
     return variants.KVCacheVariant(
         name, _DTYPE_NAMES[q.dtype], d, dv,
         causal="bottom_right" if causal else None,
         window=(0, 0) if windowed else None, page_size=page,
         kv_dtype="e4m3" if fp8 else "", rotary_dim=2 * pairs,
-        rotary_interleaved=interleaved)
+        rotary_interleaved=interleaved, batch_idx=pool)
 
 
 def append_kernel(variant, device):
@@ -178,11 +180,13 @@ def append_kernel(variant, device):
 
 
 def append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
-                block_table, k_descale, v_descale, cos, sin):
+                block_table, k_descale, v_descale, cos, sin,
+                cache_batch_idx=None):
     """The named arguments of a rotating kv_append (docs/KERNEL_ABI.md
     "Decode"): q, q_rot, k_new, v_new [B, S, H, D], caches [B, C, Hkv, D]
-    or pages [num_pages, page_size, Hkv, D], lengths i32 [B], FP8 caches
-    (passed as bytes) with their descales ([] / [1] or [B, Hkv])."""
+    (a pool [Bc, C, Hkv, D] with cache_batch_idx i32 [B]) or pages
+    [num_pages, page_size, Hkv, D], lengths i32 [B], FP8 caches (passed as
+    bytes) with their descales ([] / [1] or [B, Hkv])."""
     from . import _runtime as rt
     from .ops import _span
     named = {}
@@ -213,6 +217,9 @@ def append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
         memref("block_table", block_table)
         named["num_pages"] = (rt.PARAM_I32, k_cache.shape[0])
         named["block_table_stride"] = (rt.PARAM_I64, block_table.stride(0))
+    if cache_batch_idx is not None:
+        memref("cache_batch_idx", cache_batch_idx)
+        named["cache_batch"] = (rt.PARAM_I32, k_cache.shape[0])
     if fp8:
         for t, d in (("k", k_descale), ("v", v_descale)):
             memref(f"{t}_descale", d)
@@ -226,7 +233,7 @@ def append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
 
 def fused_append(q, k_cache, v_cache, k_new, v_new, lengths, block_table,
                  k_descale, v_descale, cos, sin, interleaved, causal,
-                 windowed):
+                 windowed, cache_batch_idx=None):
     """Runs the rotating kv_append: the new keys rotated into the caches
     (quantised into an FP8 one), the new values copied, and q rotated into
     the returned q_rot, on q's current stream; the query's rows at their
@@ -236,11 +243,13 @@ def fused_append(q, k_cache, v_cache, k_new, v_new, lengths, block_table,
     from . import _runtime as rt
     variant = append_variant(q, k_cache, v_cache, block_table,
                              k_descale is not None, cos.shape[1],
-                             interleaved, causal, windowed)
+                             interleaved, causal, windowed,
+                             cache_batch_idx is not None)
     directory, name = append_kernel(variant, q.device)
     q_rot = torch.empty_like(q)
     named = append_args(q, q_rot, k_cache, v_cache, k_new, v_new, lengths,
-                        block_table, k_descale, v_descale, cos, sin)
+                        block_table, k_descale, v_descale, cos, sin,
+                        cache_batch_idx)
     handle = _kernels.context(q.device.index).kernel_named(directory, name)
     with torch.cuda.device(q.device):
         rt.kernel_launch(handle, named,

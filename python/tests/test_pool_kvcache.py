@@ -16,7 +16,6 @@ torch = pytest.importorskip("torch")  # the wheel's test venv has none
 import flashfuse  # noqa: E402
 from flashfuse import _compile, _kernels, variants  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
-from flashfuse.errors import UnsupportedError  # noqa: E402
 
 F16 = torch.float16
 NAME = "flashfuse.attention_with_kvcache"
@@ -77,12 +76,15 @@ def test_refused_combinations():
     with pytest.raises(ValueError, match="cache_batch_idx is for a "
                        "contiguous cache"):
         call(q, pages, pages, 3, block_table=table, cache_batch_idx=idx)
+    # With rotary tables, the pool is checked before the tables.
     kn = torch.zeros(2, 1, 2, 64, dtype=F16)
     table = torch.zeros(128, 16, dtype=F16)
-    with pytest.raises(UnsupportedError, match="rotary_cos/rotary_sin with "
-                       "cache_batch_idx is not supported yet"):
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
         call(q, k, v, 3, kn, kn, rotary_cos=table, rotary_sin=table,
              cache_batch_idx=idx)
+    with pytest.raises(TypeError, match="cache_batch_idx must be int32"):
+        call(q, k, v, 3, kn, kn, rotary_cos=table, rotary_sin=table,
+             cache_batch_idx=idx.long())
 
 
 def test_runtime_variants_round_trip():

@@ -130,3 +130,41 @@ def test_indices_outside_the_pool_stay_inside_it():
     assert torch.equal(kc, before_k) and torch.equal(vc, before_v)
     torch.testing.assert_close(out[0], good[0], rtol=0, atol=0)
     assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_rotary_step_over_a_pool(interleaved):
+    """Rotary tables with a pool: the new keys land rotated in the named
+    rows (bit for bit those of the same step over the gathered caches),
+    and O meets the rule against the reference over the rotated query."""
+    from flashfuse import rotary
+    dt, d, b, bc, capacity = torch.bfloat16, 128, 3, 5, 256
+    q = torch.randn(b, 1, 8, d, device="cuda", dtype=dt)
+    k_pool = torch.randn(bc, capacity, 2, d, device="cuda", dtype=dt)
+    v_pool = torch.randn_like(k_pool)
+    k_new = torch.randn(b, 1, 2, d, device="cuda", dtype=dt)
+    v_new = torch.randn_like(k_new)
+    angle = torch.rand(capacity, 32, device="cuda") * 6.3
+    cos, sin = angle.cos().to(dt), angle.sin().to(dt)
+    idx, seqlens = lens(4, 0, 2), lens(0, 77, 200)
+    k_gathered = k_pool[idx.long()].clone()
+    v_gathered = v_pool[idx.long()].clone()
+    out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_pool, v_pool, seqlens, k_new, v_new, rotary_cos=cos,
+        rotary_sin=sin, rotary_interleaved=interleaved, return_lse=True,
+        cache_batch_idx=idx))
+    flashfuse.attention_with_kvcache(
+        q, k_gathered, v_gathered, seqlens, k_new, v_new, rotary_cos=cos,
+        rotary_sin=sin, rotary_interleaved=interleaved)
+    assert torch.equal(k_pool[idx.long()], k_gathered)
+    assert torch.equal(v_pool[idx.long()], v_gathered)
+    q_rot, _ = rotary.rotate_step(q, k_new, cos, sin, seqlens, interleaved,
+                                  True)
+    kd, vd = k_gathered.transpose(1, 2), v_gathered.transpose(1, 2)
+    lengths = [1, 78, 201]
+    scale = 1 / math.sqrt(d)
+    ref, ref_lse = reference(q_rot, kd, vd, lengths, scale, True,
+                             (-1, -1), 0.0, upcast=True)
+    low, _ = reference(q_rot, kd, vd, lengths, scale, True, (-1, -1), 0.0,
+                       upcast=False)
+    check_result(out, lse, ref, ref_lse, low, 2, (b, 1, 8, d), dt)

@@ -155,12 +155,15 @@ def test_check_script_arguments_match_the_kernels(compile_tool, tmp_path):
         assert result["ok"], result
 
 
-@pytest.mark.parametrize("paged, fp8", [(False, False), (True, True)])
+@pytest.mark.parametrize("paged, fp8, pool", [(False, False, False),
+                                              (True, True, False),
+                                              (False, True, True)])
 def test_on_demand_append_and_its_arguments(compile_tool, tmp_path,
-                                            monkeypatch, paged, fp8):
+                                            monkeypatch, paged, fp8, pool):
     """The rotating kv_append attention_with_kvcache compiles on first use
     (flashfuse.rotary.append_variant, for h100 here): one kernel takes q_rot
-    and the tables, and append_args builds exactly its params."""
+    and the tables (and, over a pool of sequences, the pool's indices),
+    and append_args builds exactly its params."""
     from flashfuse import _compile
     from flashfuse import _runtime as rt
     monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path))
@@ -172,13 +175,14 @@ def test_on_demand_append_and_its_arguments(compile_tool, tmp_path,
         k = torch.zeros(b * cap // page, page, hkv, d)
         table = torch.zeros(b, cap // page, dtype=torch.int32)
     else:
-        k = torch.zeros(b, cap, hkv, d)
+        k = torch.zeros(b + 3 * pool, cap, hkv, d)
         table = None
+    rows = torch.tensor([4, 1], dtype=torch.int32) if pool else None
     k = k.to(torch.float8_e4m3fn if fp8 else dt)
     descale = torch.ones(b, hkv) if fp8 else None
     cos, sin = tables(cap, 32, dt)
     variant = rotary.append_variant(q, k, k, table, fp8, 32, True, True,
-                                    False)
+                                    False, pool)
     directory = _compile.compile_variant(variant, (9, 0))
     m = rt.Manifest.open(directory)
     rotating = [i for i in range(len(m.kernels()))
@@ -188,8 +192,11 @@ def test_on_demand_append_and_its_arguments(compile_tool, tmp_path,
     k_new = torch.zeros(b, 1, hkv, d, dtype=dt)
     named = rotary.append_args(q, torch.empty_like(q), k, k, k_new, k_new,
                                torch.zeros(b, dtype=torch.int32), table,
-                               descale, descale, cos, sin)
+                               descale, descale, cos, sin, rows)
     assert set(named) == params
+    assert ("cache_batch_idx" in params) == pool
+    if pool:
+        assert named["cache_batch"][1] == 5
 
 
 def test_empty_table_refused():
