@@ -10,7 +10,6 @@ from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
 from . import ops  # registers torch.ops.flashfuse.*
 from ._env import EnvFlag
-from .errors import UnsupportedError
 
 # Set to 1 to run the device-side check of the lengths and the page table
 # (check_inputs=True) on every call: a debug switch for a whole program.
@@ -371,8 +370,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     device (flashfuse.alibi_slopes(Hq) gives the ALiBi paper's); query row
     i of head h in sequence b then adds -slope * |i + L_b - Sq - j| to key
     j's score (flash-attn's bias: the distance from each sequence's own
-    bottom-right diagonal, causal or not). Not with an FP8 cache
-    (UnsupportedError). The ALiBi decode kernels are compiled on demand.
+    bottom-right diagonal, causal or not), over 16-bit and FP8 caches
+    alike. The ALiBi decode kernels are compiled on demand.
 
     `rotary_cos`, `rotary_sin` (flash-attn's arguments, together, with
     k_new): [R, rotary_dim / 2] in q's dtype, R at least the cache's
@@ -500,7 +499,7 @@ def _prepare(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
                                       k_new, v_new, block_table, window_size,
                                       softcap, k_descale, v_descale,
                                       cache_leftpad, cache_batch_idx)
-    slopes_layout = _check_alibi(alibi_slopes, q, descales)
+    slopes_layout = _check_alibi(alibi_slopes, q)
     scale = (1.0 / math.sqrt(q.shape[-1]) if softmax_scale is None
              else float(softmax_scale))
     if isinstance(cache_seqlens, int):
@@ -566,19 +565,13 @@ def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
     return (out, lse) if return_lse else out
 
 
-def _check_alibi(slopes, q, descales):
+def _check_alibi(slopes, q):
     """The slopes' layout (0: none, 1: [Hq], 2: [B, Hq]) after checking
-    them against q [B, Sq, Hq, D]; an FP8 cache (`descales` given) has no
-    ALiBi kernels."""
+    them against q [B, Sq, Hq, D]."""
     if slopes is None:
         return 0
     layout = alibi.check_slopes(slopes, q.shape[0], q.shape[2], _NAME)
     alibi.check_device(slopes, q, _NAME)
-    if descales is not None:
-        raise UnsupportedError(
-            f"{_NAME}: alibi_slopes is not supported with an FP8 cache (the "
-            "FP8-cache decode kernels have no ALiBi stage)",
-            "FLASHFUSE_ERROR_UNSUPPORTED")
     return layout
 
 

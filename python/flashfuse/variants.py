@@ -425,10 +425,6 @@ class KVCacheVariant:
         if self.alibi not in (0, 1, 2):
             raise ValueError("a kvcache variant's alibi must be 0, 1 ([Hq] "
                              f"slopes) or 2 ([B, Hq]), got {self.alibi!r}")
-        if self.alibi and self.kv_dtype:
-            raise ValueError("a kvcache variant cannot have both ALiBi and "
-                             "an FP8 cache (flash.attention_kvcache refuses "
-                             "them together)")
         if (not isinstance(self.rotary_dim, int) or self.rotary_dim < 0
                 or self.rotary_dim % 16
                 or self.rotary_dim > self.head_dim):

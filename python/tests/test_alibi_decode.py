@@ -14,7 +14,6 @@ torch = pytest.importorskip("torch")  # the wheel's test venv has none
 
 from flashfuse import _compile, _kernels, kvcache, variants  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
-from flashfuse.errors import UnsupportedError  # noqa: E402
 
 
 def _q(b=2, hq=8):
@@ -23,25 +22,22 @@ def _q(b=2, hq=8):
 
 def test_slope_layouts_and_refusals():
     q = _q()
-    assert kvcache._check_alibi(None, q, None) == 0
-    assert kvcache._check_alibi(torch.rand(8), q, None) == 1
-    assert kvcache._check_alibi(torch.rand(2, 8), q, None) == 2
+    assert kvcache._check_alibi(None, q) == 0
+    assert kvcache._check_alibi(torch.rand(8), q) == 1
+    assert kvcache._check_alibi(torch.rand(2, 8), q) == 2
     # A strided [B, Hq] view is a layout like any other (the launch copies).
-    assert kvcache._check_alibi(torch.rand(2, 16)[:, ::2], q, None) == 2
+    assert kvcache._check_alibi(torch.rand(2, 16)[:, ::2], q) == 2
     name = "flashfuse.attention_with_kvcache"
     with pytest.raises(ValueError, match=rf"{name}: alibi_slopes must be "
                        r"\[Hq\] = \[8\] or \[B, Hq\] = \[2, 8\], got \[2\]"):
-        kvcache._check_alibi(torch.rand(2), q, None)  # one a kv head: wrong
+        kvcache._check_alibi(torch.rand(2), q)  # one a kv head: wrong
     with pytest.raises(ValueError, match=r"got \[8, 2\]"):
-        kvcache._check_alibi(torch.rand(8, 2), q, None)
+        kvcache._check_alibi(torch.rand(8, 2), q)
     with pytest.raises(TypeError, match=f"{name}: alibi_slopes must be "
                        "float32"):
-        kvcache._check_alibi(torch.rand(8, dtype=torch.float64), q, None)
+        kvcache._check_alibi(torch.rand(8, dtype=torch.float64), q)
     with pytest.raises(TypeError, match="must be a torch.Tensor"):
-        kvcache._check_alibi([0.5] * 8, q, None)
-    with pytest.raises(UnsupportedError, match="not supported with an FP8 "
-                       "cache"):
-        kvcache._check_alibi(torch.rand(8), q, ((None,), (None,)))
+        kvcache._check_alibi([0.5] * 8, q)
 
 
 def test_runtime_variant_round_trip():
@@ -63,8 +59,14 @@ def test_runtime_variant_round_trip():
         assert f"alibi(%slopes : {shape})" in ir
     with pytest.raises(ValueError, match="alibi must be 0, 1"):
         variants.KVCacheVariant("x", "f16", 64, alibi=3)
-    with pytest.raises(ValueError, match="both ALiBi and an FP8 cache"):
-        variants.KVCacheVariant("x", "f16", 64, alibi=1, kv_dtype="e4m3")
+    # Over an FP8 cache: the slopes after the descales in the op.
+    v = _kernels.make_variant(rt.KIND_DECODE, rt.DTYPE_BF16, 128, 128, 2,
+                              kv_dtype=rt.DTYPE_E4M3, alibi=1)
+    kv = variants.from_runtime(v)[0]
+    assert (kv.kv_dtype, kv.alibi) == ("e4m3", 1)
+    assert kv.name.startswith("kvf8_") and kv.name.endswith("_alibi1")
+    ir = variants.emit_kvcache(kv)
+    assert ir.index("descale(%kd, %vd") < ir.index("alibi(%slopes")
 
 
 @pytest.mark.parametrize("target", ["h100", "a100"])

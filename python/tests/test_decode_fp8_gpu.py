@@ -55,7 +55,7 @@ def dequantize(c8, descale, paged):
 
 
 def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
-          num_splits=0, leftpad=None):
+          num_splits=0, leftpad=None, slopes=None):
     (hq, hkv), (b, capacity, lengths) = heads, batch
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
     k16, v16, table = make_cache(b, hkv, capacity, d, dtype, page_size)
@@ -71,7 +71,7 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
         q, k8, v8, seqlens, block_table=table, is_causal=causal,
         return_lse=True, check_inputs=True, num_splits=num_splits,
-        k_descale=kd, v_descale=vd, cache_leftpad=pads))
+        k_descale=kd, v_descale=vd, cache_leftpad=pads, alibi_slopes=slopes))
     # The caches are read, never written.
     assert torch.equal(k8.view(torch.uint8), before_k)
     assert torch.equal(v8.view(torch.uint8), before_v)
@@ -79,9 +79,10 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     vf = dense(dequantize(v8, vd, paged), table, b)
     scale = 1 / math.sqrt(d)
     ref, ref_lse = reference(q, kf, vf, lengths, scale, causal, (-1, -1),
-                             0.0, upcast=True, leftpad=leftpad)
+                             0.0, upcast=True, leftpad=leftpad, slopes=slopes)
     low, _ = reference(q, kf.to(dtype), vf.to(dtype), lengths, scale, causal,
-                       (-1, -1), 0.0, upcast=False, leftpad=leftpad)
+                       (-1, -1), 0.0, upcast=False, leftpad=leftpad,
+                       slopes=slopes)
     check_result(out, lse, ref, ref_lse, low, 3, (b, sq, hq, d), dtype)
 
 
@@ -130,6 +131,21 @@ def test_fp8_decode_left_padded(dtype, page_size):
     # skipped where no compiler is found).
     check(dtype, 128, (32, 8), 4, True, (4, 512, [300, 512, 129, 40]),
           page_size, leftpad=[0, -5, 128, 40])
+
+
+@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
+def test_fp8_decode_with_alibi(dtype, causal, page_size, layout):
+    # ALiBi's slopes over an FP8 cache (kernels compiled on demand), the
+    # paper's for [Hq], scaled per sequence for [B, Hq].
+    slopes = flashfuse.alibi_slopes(32).cuda()
+    if layout == 2:
+        slopes = slopes[None] * torch.tensor([[1.0], [0.5], [2.0]],
+                                             device="cuda")
+    check(dtype, 128, (32, 8), 2, causal, (3, 512, [2, 65, 512]), page_size,
+          slopes=slopes)
 
 
 def descales(b, hkv, per):

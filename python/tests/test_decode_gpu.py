@@ -65,12 +65,13 @@ def dense(cache, table, b):
 
 
 def reference(q, k, v, lengths, scale, causal, window, softcap, upcast,
-              leftpad=None):
+              leftpad=None, slopes=None):
     """O [B, Sq, Hq, Dv] and LSE [B, Hq, Sq] of docs/KVCACHE.md's semantics:
     sequence b sees its first L_b keys, the diagonal at i + L_b - Sq;
     f32 from up-cast inputs (upcast) or in the inputs' dtype. A row with no
     visible key has O = 0 and LSE = +inf. `leftpad`: each sequence's first
-    key (cache_leftpad)."""
+    key (cache_leftpad); `slopes`: ALiBi's [Hq] or [B, Hq], -slope *
+    |diag(i) - j| on each score after the scale and the softcap."""
     if upcast:
         q, k, v = q.float(), k.float(), v.float()
     b, sq, hq, _ = q.shape
@@ -84,6 +85,10 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, upcast,
     i = torch.arange(sq, device=q.device)[None, :, None]
     j = torch.arange(k.shape[2], device=q.device)[None, None, :]
     diag = i + L - sq
+    if slopes is not None:
+        per_head = slopes.float().expand(b, hq)[:, :, None, None]
+        scores = scores - (per_head * (diag - j).abs()[:, None]).to(
+            scores.dtype)
     keep = (j < L) & (i >= 0)  # [B, Sq, C]
     if leftpad is not None:
         keep &= j >= torch.tensor(leftpad, device=q.device)[:, None, None]

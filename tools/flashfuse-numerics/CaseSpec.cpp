@@ -318,11 +318,6 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       error = "cache_batch needs batch_idx";
       return std::nullopt;
     }
-    if (c.alibi && c.hasFp8Cache()) {
-      error = "alibi and cache=e4m3 do not go together (the op refuses "
-              "them)";
-      return std::nullopt;
-    }
     if (!c.rotary.empty() &&
         (c.newRows == 0 || c.effectiveRotaryDim() % 2 != 0 ||
          c.effectiveRotaryDim() <= 0 || c.effectiveRotaryDim() > c.d ||

@@ -550,16 +550,6 @@ func.func @alibi_type(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: 
 
 // -----
 
-func.func @alibi_fp8_cache(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x128x64xf8E4M3FN>, %v: tensor<2x2x128x64xf8E4M3FN>, %lens: tensor<2xi32>, %d: tensor<f32>, %s: tensor<8xf32>) {
-  // expected-error @below {{'alibi_slopes' is not supported with an FP8 cache (the FP8 decode kernels have no ALiBi stage)}}
-  %o = flash.attention_kvcache %q, %k, %v, %lens descale(%d, %d : tensor<f32>, tensor<f32>) alibi(%s : tensor<8xf32>)
-      : tensor<2x8x1x64xbf16>, tensor<2x2x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>, tensor<2xi32>
-      -> tensor<2x8x1x64xbf16>
-  return
-}
-
-// -----
-
 // Rotary embedding: cos and sin together (only the generic form can split them).
 func.func @rotary_cos_alone(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>, %lens: tensor<2xi32>, %kn: tensor<2x2x1x64xf16>, %vn: tensor<2x2x1x64xf16>, %c: tensor<128x32xf16>) {
   // expected-error @below {{'rotary_cos' and 'rotary_sin' must be given together}}

@@ -65,3 +65,13 @@ func.func @mixed_dynamic(%q: tensor<?x4x1x64xbf16>,
         tensor<?x2x256x64xf8E4M3FN>, tensor<?xi32> -> tensor<?x4x1x64xbf16>
   return
 }
+
+// ALiBi over an FP8 cache: the slopes after the descales.
+// CHECK-LABEL: func.func @alibi_fp8_cache
+// CHECK: descale(%{{.*}}, %{{.*}} : tensor<f32>, tensor<f32>) alibi(%{{.*}} : tensor<8xf32>)
+func.func @alibi_fp8_cache(%q: tensor<2x8x1x64xbf16>, %k: tensor<2x2x128x64xf8E4M3FN>, %v: tensor<2x2x128x64xf8E4M3FN>, %lens: tensor<2xi32>, %d: tensor<f32>, %s: tensor<8xf32>) -> tensor<2x8x1x64xbf16> {
+  %o = flash.attention_kvcache %q, %k, %v, %lens descale(%d, %d : tensor<f32>, tensor<f32>) alibi(%s : tensor<8xf32>)
+      : tensor<2x8x1x64xbf16>, tensor<2x2x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>, tensor<2xi32>
+      -> tensor<2x8x1x64xbf16>
+  return %o : tensor<2x8x1x64xbf16>
+}

@@ -23,5 +23,7 @@
 // ALiBi belongs to op=kvcache, and not with an FP8 cache.
 // RUN: not flashfuse-numerics 'op=attention Sk=64 D=32 alibi=1' 2>&1 | FileCheck %s --check-prefix=OP
 // OP: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need op=kvcache
-// RUN: not flashfuse-numerics 'op=kvcache Sk=64 D=32 lens=3:4 dtype=bf16 cache=e4m3 alibi=2' 2>&1 | FileCheck %s --check-prefix=FP8
-// FP8: alibi and cache=e4m3 do not go together
+// Over an FP8 cache (the slopes on the dequantised scores; new rows
+// quantised on their way in, the whole cache compared code for code).
+// RUN: flashfuse-numerics 'lowering=naive op=kvcache cache=e4m3 dtype=bf16 Hq=4 Hkv=2 Sq=2 Sk=64 D=32 Snew=1 lens=0:10:63 causal=br alibi=2 seed=11' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops op=kvcache cache=e4m3 dtype=f16 descale=tensor Hq=8 Hkv=2 Sq=1 Sk=96 D=64 lens=96:1:40 page=16 alibi=1 seed=12' | FileCheck %s

@@ -278,9 +278,6 @@ struct KVCacheVerifier {
         return error() << "'alibi_slopes' must be [Hq] or [B, Hq] (rank 1 or "
                           "2), got rank "
                        << rank;
-      if (op.hasFp8Cache())
-        return error() << "'alibi_slopes' is not supported with an FP8 cache "
-                          "(the FP8 decode kernels have no ALiBi stage)";
     }
     if (static_cast<bool>(op.getKeyNew()) != static_cast<bool>(op.getValueNew()))
       return error() << "'key_new' and 'value_new' must be given together";
