@@ -400,7 +400,8 @@ def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
     cache_seqlens[b] < 0, cache_seqlens[b] + seq_new > capacity, or (paged)
     one of whose pages [0, ceil(L_b / page_size)) is outside [0,
     num_pages), or whose pool row cache_batch_idx[b] (where given) is
-    outside [0, k_cache.shape[0]). One 16-byte read-back: it synchronises
+    outside [0, k_cache.shape[0]) or, with seq_new > 0, an earlier
+    sequence's too. One 16-byte read-back: it synchronises
     the current stream. `dtype`: the queries' (for an FP8 cache, whose
     check kernel reads lengths and pages only and is any 16-bit
     decode's)."""

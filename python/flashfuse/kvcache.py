@@ -390,9 +390,9 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     cache names its pages). An index outside [0, Bc), or one row named
     twice while appending, is outside the contract: the decode clamps the
     index into the pool and the append skips its rows (never a write
-    outside the pool); check_inputs=True reports such an index
-    ("cache_batch_idx[1] = 9 is outside the pool [0, 8)"). Its kernels are
-    compiled on demand.
+    outside the pool); check_inputs=True reports both ("cache_batch_idx[1]
+    = 9 is outside the pool [0, 8)", "cache_batch_idx[2] = 4 is also
+    cache_batch_idx[0]: ..."). Its kernels are compiled on demand.
     """
     # Scalars first, then the tensors (whose device is checked last).
     if isinstance(num_splits, bool) or not isinstance(num_splits, int) \

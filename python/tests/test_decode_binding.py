@@ -269,8 +269,18 @@ def test_device_check_arguments_and_verdicts(rt):
                        match=r"block_table\[1\]\[7\] = 9000 is outside "
                              r"\[0, 1024\)"):
         rt.decode_check_status((3, 1, 9000, 7), a)
-    with pytest.raises(FlashFuseError, match="status code 5"):
-        rt.decode_check_status((5, 0, 0, 0), a)
+    # A pool's rows (a kernel of variant batch_idx 1).
+    a.cache_batch = 8
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_batch_idx\[2\] = 9 is outside the pool "
+                             r"\[0, 8\)"):
+        rt.decode_check_status((4, 2, 9, 0), a)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_batch_idx\[3\] = 6 is also "
+                             r"cache_batch_idx\[1\]"):
+        rt.decode_check_status((5, 3, 6, 1), a)
+    with pytest.raises(FlashFuseError, match="status code 6"):
+        rt.decode_check_status((6, 0, 0, 0), a)
 
 
 def test_append_and_check_functions_are_bound(rt):

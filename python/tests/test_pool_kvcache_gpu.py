@@ -102,6 +102,18 @@ def test_device_check_names_an_index_outside_the_pool():
         run_or_skip(lambda: flashfuse.attention_with_kvcache(
             q, kc, kc, seqlens, cache_batch_idx=lens(-1, 7, 1),
             check_inputs=True))
+    # Two sequences appending to one row; reading one row twice is valid.
+    kn = torch.randn(3, 1, 2, 64, device="cuda", dtype=torch.float16)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"cache_batch_idx\[2\] = 0 is also "
+                             r"cache_batch_idx\[0\]: sequences 0 and 2 "
+                             r"would both append their 1 new rows"):
+        run_or_skip(lambda: flashfuse.attention_with_kvcache(
+            q, kc, kc, seqlens, kn, kn, cache_batch_idx=lens(0, 3, 0),
+            check_inputs=True))
+    run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, kc, kc, seqlens, cache_batch_idx=lens(0, 3, 0),
+        check_inputs=True))
     # A length is checked before the sequence's index.
     with pytest.raises(InvalidArgumentError,
                        match=r"cache_seqlens\[1\] = 65 plus 0 new rows"):

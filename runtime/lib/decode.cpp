@@ -697,6 +697,11 @@ flashfuse_status checkStatusVerdict(const int32_t *status,
   case 4:
     return bad(concat("cache_batch_idx[", b, "] = ", value,
                       " is outside the pool [0, ", a.cache_batch, ")"));
+  case 5:
+    return bad(concat("cache_batch_idx[", b, "] = ", value,
+                      " is also cache_batch_idx[", page, "]: sequences ",
+                      page, " and ", b, " would both append their ",
+                      a.seq_new, " new rows to pool row ", value));
   }
   return fail(FLASHFUSE_ERROR_INTERNAL,
               concat("the decode_check kernel wrote status code ", status[0],

@@ -1536,6 +1536,9 @@ void testDeviceCheckVerdicts() {
   EXPECT_ERROR(verdict({4, 2, 9, 0}, pooled), FLASHFUSE_ERROR_INVALID_ARGUMENT,
                "KV cache check on the device: cache_batch_idx[2] = 9 is "
                "outside the pool [0, 8)");
+  EXPECT_ERROR(verdict({5, 3, 6, 1}, pooled), FLASHFUSE_ERROR_INVALID_ARGUMENT,
+               "cache_batch_idx[3] = 6 is also cache_batch_idx[1]: sequences "
+               "1 and 3 would both append their 1 new rows to pool row 6");
   EXPECT_ERROR(verdict({9, 0, 0, 0}, a), FLASHFUSE_ERROR_INTERNAL,
                "status code 9");
   EXPECT(flashfuse_decode_check_status(nullptr, &a) ==

@@ -11,7 +11,9 @@
 // 1 + p its page p (block_table[b][p] in [0, num_pages) where p is one of
 // the ceil(L_b / page_size) pages the sequence uses). Over a pool of
 // sequences (cache_batch_idx) entry 1 is instead its pool row
-// (cache_batch_idx[b] in [0, cache_batch)). The threads stride
+// (cache_batch_idx[b] in [0, cache_batch), and, when the step appends new
+// rows, no earlier sequence's: two sequences appending into one row would
+// overwrite each other's; a debug check's O(B^2) reads). The threads stride
 // over the entries; the lowest faulty key is the first offending sequence,
 // its length before its pages, its pages in order. A shared-memory
 // atomic min reduces the threads' lowest keys, and thread 0 decodes the
@@ -43,7 +45,8 @@ enum CheckCode : int32_t {
   kNegativeLength = 1,
   kBeyondCapacity = 2,
   kPageOutOfRange = 3,
-  kPoolRowOutOfRange = 4
+  kPoolRowOutOfRange = 4,
+  kPoolRowShared = 5
 };
 
 class DecodeCheckBuilder : protected KernelBuilderBase {
@@ -70,6 +73,17 @@ private:
     return memref::LoadOp::create(b, arg.lookup("cache_batch_idx"),
                                   ValueRange{seq});
   }
+  /// Whether pool row `row` (i32) is outside [0, cache_batch).
+  Value outsidePool(Value row) {
+    Value at = asIndex(row);
+    return arith::OrIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, at, cIdx(b, 0)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, at,
+                              idx("cache_batch")));
+  }
+  /// The lowest sequence before `seq` whose pool row is `row` (i32) where
+  /// the step appends rows, else `seq` itself (index).
+  Value firstSharer(Value seq, Value row);
   /// Whether entry `key` (index) is faulty.
   Value isFaulty(Value key);
 };
@@ -94,6 +108,26 @@ Value DecodeCheckBuilder::tableEntry(Value seq, Value page) {
                                 ValueRange{entry});
 }
 
+Value DecodeCheckBuilder::firstSharer(Value seq, Value row) {
+  // No new rows: sharing a row is reading it twice, which is valid.
+  Value upTo = arith::SelectOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sgt, seqNew, cIdx(b, 0)),
+      seq, cIdx(b, 0));
+  auto loop = scf::ForOp::create(b, cIdx(b, 0), upTo, cIdx(b, 1),
+                                 ValueRange{seq});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value other = loop.getInductionVar(), first = loop.getRegionIterArgs()[0];
+  Value same = arith::AndIOp::create(
+      b,
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, poolRow(other), row),
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, first, seq));
+  scf::YieldOp::create(
+      b, ValueRange{arith::SelectOp::create(b, same, other, first)});
+  return loop.getResult(0);
+}
+
 Value DecodeCheckBuilder::isFaulty(Value key) {
   Value seq = arith::DivUIOp::create(b, key, slots);
   Value slot = arith::RemUIOp::create(b, key, slots);
@@ -101,12 +135,12 @@ Value DecodeCheckBuilder::isFaulty(Value key) {
   Value isLength =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, slot, cIdx(b, 0));
   if (s.cacheBatchIdx) {
-    Value row = asIndex(poolRow(seq));
-    Value outside = arith::OrIOp::create(
-        b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, cIdx(b, 0)),
-        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, row,
-                              idx("cache_batch")));
-    return arith::SelectOp::create(b, isLength, badLength, outside);
+    Value row = poolRow(seq);
+    Value shared = arith::CmpIOp::create(b, arith::CmpIPredicate::ne,
+                                         firstSharer(seq, row), seq);
+    return arith::SelectOp::create(
+        b, isLength, badLength,
+        arith::OrIOp::create(b, outsidePool(row), shared));
   }
   if (!s.pageSize)
     return badLength;
@@ -206,11 +240,19 @@ void DecodeCheckBuilder::build() {
         c32(kNegativeLength), c32(kBeyondCapacity));
     Value code = lengthCode, value = cached, page = zero;
     if (s.cacheBatchIdx) {
+      // Outside the pool (4), else shared with an earlier sequence (5),
+      // whose index goes where a page's would.
       Value isLength =
           arith::CmpIOp::create(b, arith::CmpIPredicate::eq, slot, cIdx(b, 0));
-      code = arith::SelectOp::create(b, isLength, lengthCode,
-                                     c32(kPoolRowOutOfRange));
-      value = arith::SelectOp::create(b, isLength, cached, poolRow(seq));
+      Value row = poolRow(seq);
+      Value outside = outsidePool(row);
+      Value poolCode = arith::SelectOp::create(
+          b, outside, c32(kPoolRowOutOfRange), c32(kPoolRowShared));
+      code = arith::SelectOp::create(b, isLength, lengthCode, poolCode);
+      value = arith::SelectOp::create(b, isLength, cached, row);
+      page = arith::SelectOp::create(
+          b, arith::OrIOp::create(b, isLength, outside), zero,
+          i32(firstSharer(seq, row)));
     }
     if (s.pageSize) {
       Value isLength =

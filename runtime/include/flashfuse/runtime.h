@@ -565,9 +565,10 @@ typedef struct flashfuse_decode_args {
    * (k_cache/v_cache's dim 0 is cache_batch, not batch) and sequence b
    * reads and appends row cache_batch_idx[b], an i32 [B] device buffer;
    * everything else of sequence b (its length, first row, slopes,
-   * descales) is still indexed by b. Indices outside [0, cache_batch) are
-   * outside the contract: the decode clamps them, the append skips them
-   * (flashfuse_decode_check_on_device reports them). NULL and 0 (the
+   * descales) is still indexed by b. Indices outside [0, cache_batch), and
+   * one row named twice where new rows are appended, are outside the
+   * contract: the decode clamps an index, the append skips it
+   * (flashfuse_decode_check_on_device reports both). NULL and 0 (the
    * init's values) for every other kernel. Last, after alibi_slopes. */
   const int32_t *cache_batch_idx;
   int64_t cache_batch;
@@ -739,7 +740,8 @@ FLASHFUSE_API flashfuse_status flashfuse_kvcache_append_check(
  * every page the sequence uses (pages [0, ceil(L_b / page_size))) in
  * [0, num_pages); over a pool (a kernel of variant batch_idx 1), every
  * cache_batch_idx[b] in [0, cache_batch) ("cache_batch_idx[2] = 9 is
- * outside the pool [0, 8)"). Uses the lengths, the table, the pool's
+ * outside the pool [0, 8)") and, when seq_new > 0, named by no other
+ * sequence. Uses the lengths, the table, the pool's
  * indices and the cache sizes of args. */
 FLASHFUSE_API flashfuse_status flashfuse_decode_check_on_device(
     flashfuse_kernel *check, const flashfuse_decode_args *args,

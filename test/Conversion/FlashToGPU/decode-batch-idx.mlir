@@ -3,7 +3,8 @@
 // into [0, cache_batch) and places the K and V tiles there; kv_append
 // writes a new row only where the index lies in the pool (never clamped
 // onto another sequence's row); decode_check gives each sequence a second
-// entry, its pool row, reported with code 4 outside [0, cache_batch). The
+// entry, its pool row, reported with code 4 outside [0, cache_batch) and
+// with code 5 where an earlier sequence appends to it too. The
 // host code passes the indices and Bc (dim 0 of the cache, 6 here, not the
 // batch's 2).
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s
@@ -44,13 +45,20 @@
 // CHECK: arith.muli %{{.*}}, %c2{{.*}} : index
 // CHECK: scf.for
 // CHECK: %[[CROW0:.*]] = memref.load %[[CIDX]]
+// The earlier sequences' rows, read only where the step appends (seq_new > 0).
+// CHECK: %[[APPENDS:.*]] = arith.cmpi sgt, %{{.*}}, %c0{{.*}} : index
+// CHECK: %[[UPTO:.*]] = arith.select %[[APPENDS]]
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[UPTO]]
+// CHECK: %[[OTHER:.*]] = memref.load %[[CIDX]]
+// CHECK: arith.cmpi eq, %[[OTHER]], %[[CROW0]] : i32
 // CHECK: %[[CROW:.*]] = arith.index_cast %[[CROW0]] : i32 to index
 // CHECK-DAG: arith.cmpi slt, %[[CROW]], %c0{{.*}} : index
 // CHECK-DAG: arith.cmpi sge, %[[CROW]], %{{.*}} : index
 // CHECK: scf.if
-// CHECK: %[[C4:.*]] = arith.constant 4 : i32
-// CHECK: arith.select %{{.*}}, %{{.*}}, %[[C4]] : i32
-// CHECK: memref.load %[[CIDX]]
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : i32
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : i32
+// CHECK: arith.select %{{.*}}, %[[C4]], %[[C5]] : i32
+// CHECK: scf.for
 // CHECK: gpu.return
 
 func.func @pool(%q: tensor<2x32x1x128xbf16>, %k: tensor<6x8x256x128xbf16>, %len: tensor<2xi32>,
