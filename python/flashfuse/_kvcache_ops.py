@@ -392,6 +392,25 @@ def _(k_cache, v_cache, k_new, v_new, cache_seqlens, block_table,
     return None
 
 
+def device_check_args(k_cache, v_cache, cache_seqlens, block_table,
+                      seq_new, dtype=None, cache_batch_idx=None):
+    """(decode_check kernel, its DecodeArgs, the index tensors they point
+    at, kept until the launch is queued) of kvcache_check: all of it but
+    the status buffer and the launch, which need a GPU, so that a dry run
+    (scripts/kernels/check_pool_decode.py) can check these arguments
+    against the kernel's manifest entry."""
+    check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
+                            k_cache, v_cache, block_table is not None, dtype,
+                            pool=cache_batch_idx is not None)
+    a = rt.decode_args()
+    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table,
+                       cache_batch_idx)
+    if dtype is not None:
+        a.dtype = _DTYPES[dtype]
+    a.seq_new = seq_new
+    return check, a, keep
+
+
 def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
                   dtype=None, cache_batch_idx=None):
     """The debug check of the lengths and the page table on the GPU (the
@@ -405,16 +424,9 @@ def kvcache_check(k_cache, v_cache, cache_seqlens, block_table, seq_new,
     the current stream. `dtype`: the queries' (for an FP8 cache, whose
     check kernel reads lengths and pages only and is any 16-bit
     decode's)."""
-    paged = block_table is not None
-    check = _kvcache_kernel(k_cache.device.index, rt.KIND_DECODE_CHECK,
-                            k_cache, v_cache, paged, dtype,
-                            pool=cache_batch_idx is not None)
-    a = rt.decode_args()
-    keep = _cache_args(a, k_cache, v_cache, cache_seqlens, block_table,
-                       cache_batch_idx)
-    if dtype is not None:
-        a.dtype = _DTYPES[dtype]
-    a.seq_new = seq_new
+    check, a, keep = device_check_args(k_cache, v_cache, cache_seqlens,
+                                       block_table, seq_new, dtype,
+                                       cache_batch_idx)
     status = torch.empty(4, dtype=torch.int32, device=k_cache.device)
     stream = torch.cuda.current_stream(k_cache.device).cuda_stream
     with torch.cuda.device(k_cache.device):

@@ -260,6 +260,9 @@ _DECODE_ADDRESSES = struct.Struct("@12PN3P")
 #  alibi_slopes, cache_batch_idx) ->
 # bytes, all ints.
 pack_decode_addresses = _DECODE_ADDRESSES.pack
+# The bytes back to the ints, in DECODE_ADDRESS_FIELDS' order (what a dry
+# run checks in place of a launch).
+unpack_decode_addresses = _DECODE_ADDRESSES.unpack
 
 
 def decode_addresses(**fields):

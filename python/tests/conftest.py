@@ -183,13 +183,19 @@ def gpu_script(name):
     """scripts/kernels/<name>.py as a module, for the GPU tests that run a
     check script's cases; skips without a CUDA GPU or without the source
     tree's scripts (an installed wheel)."""
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    return kernel_script(name)
+
+
+def kernel_script(name):
+    """scripts/kernels/<name>.py as a module (for a check script's dry run
+    too); skips without the source tree's scripts (an installed wheel)."""
     import importlib.util
     path = ROOT / "scripts" / "kernels" / f"{name}.py"
     if not path.is_file():
         pytest.skip("needs the source tree's scripts")
-    import torch
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

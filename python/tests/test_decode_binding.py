@@ -439,9 +439,9 @@ def test_launch_functions_are_bound(rt):
 
 def test_plan_functions_are_bound(rt):
     """The decode plan's entry points reach the library with the C layout
-    of flashfuse_decode_addresses (12 pointers, a size and two pointers), and the
-    runtime's own NULL checks answer (runtime/test/decode_plan_test.cpp
-    checks the launches of plans)."""
+    of flashfuse_decode_addresses (12 pointers, a size and three
+    pointers), and the runtime's own NULL checks answer
+    (runtime/test/decode_plan_test.cpp checks the launches of plans)."""
     import re
     from flashfuse.errors import InvalidArgumentError
     lib = rt.library()
@@ -457,6 +457,8 @@ def test_plan_functions_are_bound(rt):
     assert len(packed) == 16 * 8
     assert packed == b"".join(n.to_bytes(8, sys.byteorder) for n in (
         1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15, 16))
+    assert rt.unpack_decode_addresses(packed) == (
+        1, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 12, 13, 14, 15, 16)
     with pytest.raises(TypeError, match="no field"):
         rt.decode_addresses(queries=1)
     args = _decode_args(rt)

@@ -3,9 +3,10 @@ cache_batch_idx operand: contiguous caches holding a pool of sequences)
 without a GPU: the argument checks, the runtime variant of each kind and
 its op, the on-demand kernels (compiled by the built flashfuse-compile:
 found by the runtime's lookup, taking the pool's params), the custom ops'
-schemas and the step key. The CPU numerics are the lit suite's
-(test/Integration/CPU/kvcache-batch-idx.mlir); the GPU's are
-test_pool_kvcache_gpu.py's and scripts/kernels/check_pool_decode.py's."""
+schemas and the step key, and the dry run of the GPU check script. The
+CPU numerics are the lit suite's (test/Integration/CPU/
+kvcache-batch-idx.mlir); the GPU's are test_pool_kvcache_gpu.py's and
+scripts/kernels/check_pool_decode.py's."""
 
 import pathlib
 
@@ -14,8 +15,10 @@ import pytest
 torch = pytest.importorskip("torch")  # the wheel's test venv has none
 
 import flashfuse  # noqa: E402
+from conftest import kernel_script  # noqa: E402
 from flashfuse import _compile, _kernels, variants  # noqa: E402
 from flashfuse import _runtime as rt  # noqa: E402
+from flashfuse.errors import KernelNotFoundError  # noqa: E402
 
 F16 = torch.float16
 NAME = "flashfuse.attention_with_kvcache"
@@ -132,6 +135,34 @@ def test_compiled_on_demand(compile_tool, monkeypatch, tmp_path):
         assert ("memref", "cache_batch_idx") in m.params(index)
         v.batch_idx = 0
         assert not _kernels.has_kernel(v, directory)
+
+
+def test_check_script_dry_run(compile_tool, monkeypatch, tmp_path):
+    """scripts/kernels/check_pool_decode.py (the GPU check of the pool's
+    steps, which has no compiler there) finds every kernel it launches
+    among those its --compile builds, and the runtime takes the arguments
+    the package gives them: two of its cases compiled for h100 here, each
+    of their steps dry-run on the CPU (the check's, the append's and the
+    decode's arguments over the pool, then the plain step's over the
+    gathered caches, against the kernels' manifest entries). A case not
+    compiled is a kernel not found, not compiled on the way."""
+    script = kernel_script("check_pool_decode")
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLASHFUSE_KERNEL_DIR", str(tmp_path / "h100"))
+    cases = [script.CASES[8], script.CASES[14]]  # new rows; a window
+    script.compile_all(str(tmp_path), cases)
+    gen = torch.Generator().manual_seed(0)
+    runs = script.runs(cases, script.HEADS)
+    # B - Bc: pools larger than the batch, of its size, smaller.
+    assert {len(idx) - bc for _, (bc, idx, _), _ in runs} == {-2, 0, 1}
+    for case, slots, heads in runs:
+        result = script.dry_run_case(case, slots, heads, gen)
+        assert result["ok"], result
+    with pytest.raises(KernelNotFoundError, match="no compiled kernel for "
+                       "'decode_check bf16 D=64 Dv=64 causal=none pool'"):
+        script.dry_run_case(script.CASES[0], script.POOLS[0],
+                            script.HEADS[0], gen)
 
 
 def test_custom_ops_take_the_indices_last():

@@ -4,9 +4,11 @@ cache_batch_idx[b]. O and LSE by FlashAttention's rule against the
 reference over the gathered rows (test_decode_gpu.reference); with new
 rows, the whole pool compared bit for bit with torch indexing (only rows
 idx[b] at [L_b, L_b + Snew) change); pools larger and smaller than the
-batch, a row read by two sequences; the device-side check of the indices;
-an index outside the pool never read or written outside it. The kernels
-are compiled on first use (skipped without flashfuse-compile)."""
+batch, a row read by two sequences; the rest of sequence b (length,
+cache_leftpad, ALiBi slopes, an FP8 pool's descales) still the batch's
+row b; the device-side check of the indices; an index outside the pool
+never read or written outside it. The kernels are compiled on first use
+(skipped without flashfuse-compile)."""
 
 import math
 
@@ -180,3 +182,44 @@ def test_rotary_step_over_a_pool(interleaved):
     low, _ = reference(q_rot, kd, vd, lengths, scale, True, (-1, -1), 0.0,
                        upcast=False)
     check_result(out, lse, ref, ref_lse, low, 2, (b, 1, 8, d), dt)
+
+
+@pytest.mark.parametrize("fp8_cache", [False, True], ids=["bf16", "fp8"])
+def test_the_rest_of_a_sequence_is_the_batchs_row(fp8_cache):
+    """Over a pool, sequence b reads pool row idx[b] and everything else of
+    it from the batch's row b: its length, its first row (cache_leftpad),
+    its ALiBi slopes [B, Hq] and, over an FP8 pool, its descales [B, Hkv]
+    (each named row quantised with its sequence's). O by the rule against
+    the reference over the gathered rows with those of row b."""
+    dt, d, hq, hkv, bc, capacity = torch.bfloat16, 128, 32, 8, 5, 256
+    idx, lengths, pads = [4, 0, 2], [40, 65, 200], [3, 0, 17]
+    rows = lens(*idx).long()
+    q = torch.randn(3, 1, hq, d, device="cuda", dtype=dt)
+    k_pool = torch.randn(bc, capacity, hkv, d, device="cuda", dtype=dt)
+    v_pool = torch.randn_like(k_pool)
+    slopes = torch.rand(3, hq, device="cuda") * 0.3 + 0.01
+    kd, vd = k_pool[rows], v_pool[rows]  # [B, C, Hkv, D]
+    descales, factor = {}, 2
+    if fp8_cache:
+        from flashfuse import fp8
+        from test_decode_fp8_gpu import dequantize  # skips without e4m3
+        k8, k_ds = fp8.quantize_kv_cache(kd, "head")
+        v8, v_ds = fp8.quantize_kv_cache(vd, "head")
+        k_pool, v_pool = k_pool.to(fp8.E4M3), v_pool.to(fp8.E4M3)
+        # Through bytes: index_put has no float8 kernel in every torch.
+        k_pool.view(torch.uint8)[rows] = k8.view(torch.uint8)
+        v_pool.view(torch.uint8)[rows] = v8.view(torch.uint8)
+        kd, vd = dequantize(k8, k_ds, False), dequantize(v8, v_ds, False)
+        descales, factor = dict(k_descale=k_ds, v_descale=v_ds), 3
+    out, lse = run_or_skip(lambda: flashfuse.attention_with_kvcache(
+        q, k_pool, v_pool, lens(*lengths), return_lse=True,
+        check_inputs=True, cache_leftpad=lens(*pads), alibi_slopes=slopes,
+        cache_batch_idx=lens(*idx), **descales))
+    kd, vd = kd.transpose(1, 2), vd.transpose(1, 2)
+    scale = 1 / math.sqrt(d)
+    ref, ref_lse = reference(q, kd, vd, lengths, scale, True, (-1, -1), 0.0,
+                             upcast=True, leftpad=pads, slopes=slopes)
+    low, _ = reference(q, kd.to(dt), vd.to(dt), lengths, scale, True,
+                       (-1, -1), 0.0, upcast=False, leftpad=pads,
+                       slopes=slopes)
+    check_result(out, lse, ref, ref_lse, low, factor, (3, 1, hq, d), dt)
