@@ -92,36 +92,32 @@ def test_window_and_eager_steps_reuse_their_launches():
 def test_device_check_names_an_index_outside_the_pool():
     kc = torch.randn(4, 64, 2, 64, device="cuda", dtype=torch.float16)
     q = torch.randn(3, 1, 8, 64, device="cuda", dtype=torch.float16)
+
+    def checked(seqlens, idx, new_rows=None):
+        return run_or_skip(lambda: flashfuse.attention_with_kvcache(
+            q, kc, kc, seqlens, new_rows, new_rows,
+            cache_batch_idx=lens(*idx), check_inputs=True))
+
     seqlens = lens(3, 4, 5)
     with pytest.raises(InvalidArgumentError,
                        match=r"cache_batch_idx\[1\] = 7 is outside the pool "
                              r"\[0, 4\)"):
-        run_or_skip(lambda: flashfuse.attention_with_kvcache(
-            q, kc, kc, seqlens, cache_batch_idx=lens(0, 7, 1),
-            check_inputs=True))
+        checked(seqlens, (0, 7, 1))
     with pytest.raises(InvalidArgumentError,
                        match=r"cache_batch_idx\[0\] = -1 is outside"):
-        run_or_skip(lambda: flashfuse.attention_with_kvcache(
-            q, kc, kc, seqlens, cache_batch_idx=lens(-1, 7, 1),
-            check_inputs=True))
+        checked(seqlens, (-1, 7, 1))
     # Two sequences appending to one row; reading one row twice is valid.
     kn = torch.randn(3, 1, 2, 64, device="cuda", dtype=torch.float16)
     with pytest.raises(InvalidArgumentError,
                        match=r"cache_batch_idx\[2\] = 0 is also "
                              r"cache_batch_idx\[0\]: sequences 0 and 2 "
                              r"would both append their 1 new rows"):
-        run_or_skip(lambda: flashfuse.attention_with_kvcache(
-            q, kc, kc, seqlens, kn, kn, cache_batch_idx=lens(0, 3, 0),
-            check_inputs=True))
-    run_or_skip(lambda: flashfuse.attention_with_kvcache(
-        q, kc, kc, seqlens, cache_batch_idx=lens(0, 3, 0),
-        check_inputs=True))
+        checked(seqlens, (0, 3, 0), kn)
+    checked(seqlens, (0, 3, 0))
     # A length is checked before the sequence's index.
     with pytest.raises(InvalidArgumentError,
                        match=r"cache_seqlens\[1\] = 65 plus 0 new rows"):
-        run_or_skip(lambda: flashfuse.attention_with_kvcache(
-            q, kc, kc, lens(3, 65, 5), cache_batch_idx=lens(0, 7, 1),
-            check_inputs=True))
+        checked(lens(3, 65, 5), (0, 7, 1))
 
 
 def test_indices_outside_the_pool_stay_inside_it():
