@@ -14,16 +14,19 @@
 
 using namespace mlir;
 
-/// nvgpu → nvvm first (ldmatrix, cp.async), then the structured ops, then
-/// gpu → nvvm, which maps the workgroup address space, and only then the
+/// Inlined regions' exact math ops as LLVM intrinsics first (no libdevice
+/// needed for them), nvgpu → nvvm (ldmatrix, cp.async), then the
+/// structured ops, then gpu → nvvm, which maps the workgroup address
+/// space, and only then the
 /// remaining vector ops (vector → llvm alone cannot type shared-memory
 /// memrefs and reports it); TMA kernels' tensor maps become by-value
 /// parameters, and the dynamic shared memory PTX's extern array, aligned
 /// for swizzled tiles; the NVPTX backend serialises to PTX ("isa").
 static constexpr llvm::StringLiteral kKernelsToPtx =
-    "gpu.module(convert-nvgpu-to-nvvm,convert-scf-to-cf,convert-nvvm-to-llvm,"
-    "expand-strided-metadata,lower-affine,convert-gpu-to-nvvm,"
-    "convert-vector-to-llvm,canonicalize,cse,flash-grid-constant-params,"
+    "gpu.module(flash-exact-math-to-llvm,convert-nvgpu-to-nvvm,"
+    "convert-scf-to-cf,convert-nvvm-to-llvm,expand-strided-metadata,"
+    "lower-affine,convert-gpu-to-nvvm,convert-vector-to-llvm,canonicalize,"
+    "cse,flash-grid-constant-params,"
     "flash-align-dynamic-shared-memory),"
     "reconcile-unrealized-casts,gpu-module-to-binary{format=isa}";
 

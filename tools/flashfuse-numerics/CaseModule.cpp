@@ -104,6 +104,25 @@ std::string regions(const CaseSpec &c) {
     %mod_r = arith.addf %mod_s, %mod_bias : f32
     flash.yield %mod_r : f32
   })";
+  if (c.scoreMod == "batch_slope")
+    // score + 0.5 / (b + h + 1) * (j - i): a bias that also depends on b
+    // (over a packed batch, the sequence).
+    s += R"( score_mod {
+  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
+    %mod_c1 = arith.constant 1 : index
+    %mod_bh = arith.addi %mod_b, %mod_h : index
+    %mod_bh1 = arith.addi %mod_bh, %mod_c1 : index
+    %mod_hi = arith.index_cast %mod_bh1 : index to i64
+    %mod_hf = arith.sitofp %mod_hi : i64 to f32
+    %mod_half = arith.constant 0.5 : f32
+    %mod_slope = arith.divf %mod_half, %mod_hf : f32
+    %mod_dist = arith.subi %mod_j, %mod_i : index
+    %mod_di = arith.index_cast %mod_dist : index to i64
+    %mod_df = arith.sitofp %mod_di : i64 to f32
+    %mod_bias = arith.mulf %mod_slope, %mod_df : f32
+    %mod_r = arith.addf %mod_s, %mod_bias : f32
+    flash.yield %mod_r : f32
+  })";
   if (c.maskMod == "document")
     // Documents of 8 tokens: query i sees key j iff i / 8 == j / 8.
     s += R"( mask_mod {

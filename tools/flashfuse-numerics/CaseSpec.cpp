@@ -206,7 +206,7 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       c.mask = val;
     else if (key == "masked_row")
       c.maskedRow = i64();
-    else if (key == "score_mod" && val == "alibi")
+    else if (key == "score_mod" && (val == "alibi" || val == "batch_slope"))
       c.scoreMod = val;
     else if (key == "mask_mod" && (val == "document" || val == "drop_row3"))
       c.maskMod = val;
@@ -375,9 +375,8 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       return std::nullopt;
     }
     // The verifier refuses these with varlen; lit tests those refusals.
-    if (!c.bias.empty() || !c.mask.empty() || c.dropout > 0 ||
-        !c.scoreMod.empty() || !c.maskMod.empty()) {
-      error = "op=varlen takes no bias, mask, dropout or regions";
+    if (!c.bias.empty() || !c.mask.empty() || c.dropout > 0) {
+      error = "op=varlen takes no bias, mask or dropout";
       return std::nullopt;
     }
     c.batch = 1;
@@ -408,7 +407,7 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  causal=tl|br   wl= wr= (window)   softcap=   dropout= dropout_seed=\n"
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"
          "  dbias=0|1   masked_row=I (mask hides row I)\n"
-         "  score_mod=alibi   mask_mod=document|drop_row3\n"
+         "  score_mod=alibi|batch_slope   mask_mod=document|drop_row3\n"
          "  seed= input_scale= block_m= block_n= tol=\n"
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"

@@ -128,6 +128,8 @@ struct Problem {
         s += in.bias.atBroadcast({b, h, i, j});
       if (c.scoreMod == "alibi")
         s += 0.5 / double(h + 1) * double(j - i);
+      if (c.scoreMod == "batch_slope")
+        s += 0.5 / double(b + c.regionBatch + h + 1) * double(j - i);
       r.score.push_back(visible(b, h, i, j) ? s : kNegInf);
     }
     return r;

@@ -38,6 +38,7 @@ CaseSpec sequenceCase(const CaseSpec &c, size_t b) {
   seq.batch = 1;
   seq.seqQ = c.lensQ[b];
   seq.seqK = c.lensK[b];
+  seq.regionBatch = static_cast<int64_t>(b);
   return seq;
 }
 } // namespace

@@ -271,6 +271,28 @@ def FlashLowerToGPU : Pass<"flash-lower-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FlashExactMathToLLVM : Pass<"flash-exact-math-to-llvm",
+                                "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower the math ops that are exact without libdevice";
+  let description = [{
+    A score_mod / mask_mod region is inlined into the kernels as written,
+    so its `math` ops reach convert-gpu-to-nvvm, which maps them to
+    libdevice calls (`__nv_fabsf`, `__nv_fmaf`, ...). Those resolve only
+    where the PTX serialiser finds a CUDA toolkit to link libdevice from:
+    flashfuse-compile on a machine with PyTorch but no toolkit (the
+    wheel's on-demand variants) wrote PTX that neither ptxas nor the
+    driver could link. The ops below are exact without a library:
+    `math.fma` becomes `llvm.intr.fma` (fma.rn, which convert-gpu-to-nvvm
+    keeps), `math.absf` and `math.copysign` the sign bit's integer masks
+    (convert-gpu-to-nvvm refuses `llvm.intr.fabs` and `copysign` in favour
+    of libdevice). Runs before convert-gpu-to-nvvm on float scalars and
+    vectors; every other math op (exp, log, tanh, sqrt, floor, ...) is left
+    to libdevice.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def FlashGridConstantParams : Pass<"flash-grid-constant-params",
                                    "::mlir::gpu::GPUModuleOp"> {
   let summary = "Pass a kernel's TMA tensor maps by value (__grid_constant__)";

@@ -27,6 +27,7 @@
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
+#include "flashfuse/Conversion/Common/ScorePipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -54,8 +55,14 @@ public:
   /// Step 1, at the builder's insertion point; null when B = 0.
   Value segmentIds() { return batch > 0 ? buildSegmentIds() : Value(); }
 
-  /// Step 2: fills the empty mask_mod region of the dense op.
-  void buildMaskMod(Region &region, Value seg);
+  /// Step 2: fills the empty mask_mod region of the dense op: the
+  /// sequence's keys, its band, and the op's own mask_mod (if any) on
+  /// local indices.
+  void buildMaskMod(Region &region, Value seg, Region &userMaskMod);
+
+  /// Fills the empty score_mod region of the dense op with the op's own
+  /// `userScoreMod` on the sequence index and local indices.
+  void buildScoreMod(Region &region, Value seg, Region &userScoreMod);
 
 private:
   OpBuilder &b;
@@ -63,6 +70,14 @@ private:
   AttentionVariantInterface variant;
   Value cuQ, cuK;
   int64_t totalQ, totalK, batch;
+
+  /// Query row i's sequence (`index`, 0 where `owned` is false) and its
+  /// offsets, each clamped into [0, total].
+  struct Sequence {
+    Value owned, index, qLo, qHi, kLo, kHi;
+  };
+  Sequence locate(Value seg, Value i);
+  Value clampedLocal(Value x, Value lo, Value hi);
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
@@ -109,7 +124,43 @@ private:
 };
 } // namespace
 
-void VarlenMask::buildMaskMod(Region &region, Value seg) {
+/// Where query row i lies: its sequence (0 for a row no sequence owns,
+/// with `owned` false) and that sequence's offsets.
+VarlenMask::Sequence VarlenMask::locate(Value seg, Value i) {
+  Sequence q;
+  // One statement per op, so that the IR does not depend on the
+  // compiler's order of evaluating arguments.
+  Value s = tensor::ExtractOp::create(b, loc, seg, i);
+  Value nb = index(batch);
+  q.owned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, nb);
+  // An unowned row reads sequence 0's offsets (in bounds) and is masked
+  // by `owned` anyway.
+  Value zero = index(0);
+  q.index = arith::SelectOp::create(b, loc, q.owned, s, zero);
+  Value one = index(1);
+  Value next = arith::AddIOp::create(b, loc, q.index, one);
+  q.qLo = offset(cuQ, q.index, totalQ);
+  q.qHi = offset(cuQ, next, totalQ);
+  q.kLo = offset(cuK, q.index, totalK);
+  q.kHi = offset(cuK, next, totalK);
+  return q;
+}
+
+/// x - lo clamped into [0, max(hi - lo - 1, 0)]: a local index the
+/// regions may use to read their captured tensors, whatever pair of the
+/// dense op they are evaluated for (the pairs across sequences are masked
+/// away after).
+Value VarlenMask::clampedLocal(Value x, Value lo, Value hi) {
+  Value zero = index(0), one = index(1);
+  Value local = arith::SubIOp::create(b, loc, x, lo);
+  Value len = arith::SubIOp::create(b, loc, hi, lo);
+  Value last = arith::SubIOp::create(b, loc, len, one);
+  last = arith::MaxSIOp::create(b, loc, last, zero);
+  local = arith::MaxSIOp::create(b, loc, local, zero);
+  return arith::MinSIOp::create(b, loc, local, last);
+}
+
+void VarlenMask::buildMaskMod(Region &region, Value seg, Region &userMaskMod) {
   OpBuilder::InsertionGuard guard(b);
   Type idx = b.getIndexType();
   Block *body = b.createBlock(&region, {}, {idx, idx, idx, idx},
@@ -120,27 +171,16 @@ void VarlenMask::buildMaskMod(Region &region, Value seg) {
     YieldOp::create(b, loc, none);
     return;
   }
-  Value i = body->getArgument(2), j = body->getArgument(3);
+  Value h = body->getArgument(1), i = body->getArgument(2),
+        j = body->getArgument(3);
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, p, x, y);
   };
-  // One statement per op, so that the IR does not depend on the
-  // compiler's order of evaluating arguments.
-  Value s = tensor::ExtractOp::create(b, loc, seg, i);
-  Value nb = index(batch);
-  Value owned = cmp(arith::CmpIPredicate::ult, s, nb);
-  // An unowned row reads sequence 0's offsets (in bounds) and is masked
-  // by `owned` anyway.
-  Value zero = index(0);
-  Value sc = arith::SelectOp::create(b, loc, owned, s, zero);
-  Value one = index(1);
-  Value next = arith::AddIOp::create(b, loc, sc, one);
-  Value kLo = offset(cuK, sc, totalK);
-  Value kHi = offset(cuK, next, totalK);
-  Value keep = owned;
+  Sequence q = locate(seg, i);
+  Value keep = q.owned;
   auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
-  conj(cmp(arith::CmpIPredicate::sge, j, kLo));
-  conj(cmp(arith::CmpIPredicate::slt, j, kHi));
+  conj(cmp(arith::CmpIPredicate::sge, j, q.kLo));
+  conj(cmp(arith::CmpIPredicate::slt, j, q.kHi));
 
   std::optional<int64_t> left = variant.getWindowLeftSize(),
                          right = variant.getWindowRightSize();
@@ -148,14 +188,12 @@ void VarlenMask::buildMaskMod(Region &region, Value seg) {
     // Local indices; diag = i' + off with off = Lk_b - Lq_b when causal
     // is bottom-right, else 0 (top-left, also a window alone). Signed:
     // diag is negative for the first rows when Lq_b > Lk_b.
-    Value qLo = offset(cuQ, sc, totalQ);
-    Value li = arith::SubIOp::create(b, loc, i, qLo);
-    Value lj = arith::SubIOp::create(b, loc, j, kLo);
+    Value li = arith::SubIOp::create(b, loc, i, q.qLo);
+    Value lj = arith::SubIOp::create(b, loc, j, q.kLo);
     Value diag = li;
     if (variant.isBottomRightAligned()) {
-      Value qHi = offset(cuQ, next, totalQ);
-      Value lenK = arith::SubIOp::create(b, loc, kHi, kLo);
-      Value lenQ = arith::SubIOp::create(b, loc, qHi, qLo);
+      Value lenK = arith::SubIOp::create(b, loc, q.kHi, q.kLo);
+      Value lenQ = arith::SubIOp::create(b, loc, q.qHi, q.qLo);
       Value off = arith::SubIOp::create(b, loc, lenK, lenQ);
       diag = arith::AddIOp::create(b, loc, li, off);
     }
@@ -172,7 +210,35 @@ void VarlenMask::buildMaskMod(Region &region, Value seg) {
       conj(cmp(arith::CmpIPredicate::sle, lj, hi));
     }
   }
+  if (!userMaskMod.empty()) {
+    // The op's own mask_mod, on the sequence's local indices.
+    Value li = clampedLocal(i, q.qLo, q.qHi);
+    Value lj = clampedLocal(j, q.kLo, q.kHi);
+    conj(inlineModRegion(b, userMaskMod, {q.index, h, li, lj}));
+  }
   YieldOp::create(b, loc, keep);
+}
+
+void VarlenMask::buildScoreMod(Region &region, Value seg,
+                               Region &userScoreMod) {
+  OpBuilder::InsertionGuard guard(b);
+  Type idx = b.getIndexType();
+  Block *body = b.createBlock(&region, {},
+                              {b.getF32Type(), idx, idx, idx, idx},
+                              SmallVector<Location>(5, loc));
+  Value score = body->getArgument(0);
+  if (!seg) {
+    // B = 0: every score is masked; the region is never looked at.
+    YieldOp::create(b, loc, score);
+    return;
+  }
+  Value h = body->getArgument(2), i = body->getArgument(3),
+        j = body->getArgument(4);
+  Sequence q = locate(seg, i);
+  Value li = clampedLocal(i, q.qLo, q.qHi);
+  Value lj = clampedLocal(j, q.kLo, q.kHi);
+  YieldOp::create(b, loc,
+                  inlineModRegion(b, userScoreMod, {score, q.index, h, li, lj}));
 }
 
 void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
@@ -201,7 +267,9 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       /*sparse_block_size=*/DenseI64ArrayAttr(),
       /*descale_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
-  mask.buildMaskMod(dense.getMaskMod(), seg);
+  mask.buildMaskMod(dense.getMaskMod(), seg, op.getMaskMod());
+  if (!op.getScoreMod().empty())
+    mask.buildScoreMod(dense.getScoreMod(), seg, op.getScoreMod());
   rewriter.replaceOp(op, dense->getResults());
 }
 
@@ -228,7 +296,9 @@ void mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
       op.getVPermAttr(), /*config=*/KernelConfigAttr(),
       /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
-  mask.buildMaskMod(dense.getMaskMod(), seg);
+  mask.buildMaskMod(dense.getMaskMod(), seg, op.getMaskMod());
+  if (!op.getScoreMod().empty())
+    mask.buildScoreMod(dense.getScoreMod(), seg, op.getScoreMod());
   rewriter.replaceOp(op, dense->getResults());
 }
 

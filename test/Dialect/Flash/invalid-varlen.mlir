@@ -107,35 +107,6 @@ func.func @with_dropout(%q: tensor<1x2x16x32xf16>, %seed: i64, %cu: tensor<3xi32
 
 // -----
 
-func.func @with_score_mod(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
-  // expected-error @below {{varlen with a 'score_mod' region is not supported yet (its b, q_idx and kv_idx would be packed, not per sequence)}}
-  %o = flash.attention %q, %q, %q varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)
-      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
-      -> tensor<1x2x16x32xf16>
-      score_mod {
-      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-        flash.yield %s : f32
-      }
-  return
-}
-
-// -----
-
-func.func @with_mask_mod(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
-  // expected-error @below {{varlen with a 'mask_mod' region is not supported yet (its b, q_idx and kv_idx would be packed, not per sequence)}}
-  %o = flash.attention %q, %q, %q varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)
-      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
-      -> tensor<1x2x16x32xf16>
-      mask_mod {
-      ^bb0(%b: index, %h: index, %i: index, %j: index):
-        %t = arith.constant true
-        flash.yield %t : i1
-      }
-  return
-}
-
-// -----
-
 // The LSE is in the packed layout [1, Hq, total_q].
 func.func @lse_not_packed(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
   // expected-error @below {{'lse' must have shape [1, 2, 16] ([B, Hq, Sq]), got [2, 2, 8]}}

@@ -68,3 +68,30 @@ func.func @grad_packed(%do: tensor<1x4x40x32xf32>, %q: tensor<1x4x40x32xf32>,
       -> tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
   return %dq, %dk, %dv : tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
 }
+
+// The regions over a packed batch: b is the sequence, q_idx / kv_idx are
+// local to it (FlashOps.td); a per-sequence ALiBi offset read from above.
+// CHECK-LABEL: func.func @packed_regions
+// CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} varlen(%{{.*}}, %{{.*}} : tensor<3xi32>, tensor<3xi32>) : tensor<1x2x40x32xf16>, tensor<1x2x40x32xf16>, tensor<1x2x40x32xf16> -> tensor<1x2x40x32xf16> score_mod {
+// CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<2xf32>
+// CHECK: } mask_mod {
+// GENERIC-LABEL: sym_name = "packed_regions"
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>
+func.func @packed_regions(%q: tensor<1x2x40x32xf16>, %cu: tensor<3xi32>,
+                          %offsets: tensor<2xf32>) -> tensor<1x2x40x32xf16> {
+  %o = flash.attention %q, %q, %q varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)
+      : tensor<1x2x40x32xf16>, tensor<1x2x40x32xf16>, tensor<1x2x40x32xf16>
+      -> tensor<1x2x40x32xf16>
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %off = tensor.extract %offsets[%b] : tensor<2xf32>
+        %r = arith.addf %s, %off : f32
+        flash.yield %r : f32
+      } mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c3 = arith.constant 3 : index
+        %keep = arith.cmpi ne, %i, %c3 : index
+        flash.yield %keep : i1
+      }
+  return %o : tensor<1x2x40x32xf16>
+}

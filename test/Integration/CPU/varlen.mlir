@@ -44,6 +44,14 @@
 // A single sequence is the dense op.
 // RUN: flashfuse-numerics 'lowering=naive op=varlen Hq=2 Hkv=1 D=32 lens_q=37 lens_k=53 causal=br seed=22' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops op=varlen Hq=2 Hkv=1 D=32 lens_q=37 lens_k=53 causal=br seed=23' | FileCheck %s
+// score_mod and mask_mod over a packed batch: b is the sequence, q_idx /
+// kv_idx are its local indices (the reference runs each sequence as a
+// dense batch of one whose regions see b = the sequence's index);
+// batch_slope's bias depends on b, h and j - i, drop_row3 masks each
+// sequence's fourth row, document each sequence's 8-token documents.
+// RUN: flashfuse-numerics 'lowering=naive op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:32:1:15 lens_k=9:15:33:1:40 causal=br score_mod=batch_slope mask_mod=drop_row3 pad=2 seed=32' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:32:1:15 lens_k=9:15:33:1:40 causal=br score_mod=batch_slope mask_mod=drop_row3 pad=2 seed=33' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops op=varlen dtype=bf16 Hq=4 Hkv=2 D=32 lens_q=20:0:17:33 lens_k=20:5:16:40 score_mod=alibi mask_mod=document softcap=5 input_scale=4 seed=34' | FileCheck %s
 // The gradient (flash.attention_grad with the same operands): dQ, dK, dV
 // of each sequence against the dense reference's on its slices; pad rows
 // and the rows of a sequence without keys get zero gradients.
@@ -55,6 +63,8 @@
 // RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen Hq=6 Hkv=1 D=64 Dv=32 layout=bshd lens_q=20:7:1 lens_k=20:12:2 causal=tl wl=4 softcap=5 input_scale=4 seed=29' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen dtype=bf16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 causal=br seed=30' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen dtype=f16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 wl=3 wr=1 seed=31' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=9:17:33:3 lens_k=5:31:16:0 causal=br score_mod=batch_slope mask_mod=drop_row3 pad=1 seed=35' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen dtype=bf16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 score_mod=batch_slope mask_mod=document seed=36' | FileCheck %s
 
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1

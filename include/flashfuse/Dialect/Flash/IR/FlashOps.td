@@ -167,9 +167,18 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     totals are outside the contract (a wrong answer, never an out-of-bounds
     read in the CPU lowerings, which clamp them).
 
+    The `score_mod` and `mask_mod` regions see each sequence as a batch of
+    its own: they are given (b, h, i', j'), b the sequence's index in
+    [0, B) and i', j' the local indices above (what flash-attn's varlen
+    ALiBi and FlexAttention's per-document mods over padded batches see),
+    and they are evaluated only for keys of the query's own sequence. A
+    region that needs Lq_b or Lk_b reads them from above the op, indexed
+    by b (a captured tensor, docs/KERNEL_ABI.md "Values captured by
+    score_mod and mask_mod").
+
     Not supported with `varlen` yet, and rejected by the verifier: `bias`,
-    `mask`, dropout (`dropout_p` / `seed`), the `score_mod` and `mask_mod`
-    regions (their indices would be packed, not per sequence). On the GPU,
+    `mask` (their [B, Hq, Sq, Sk] would be per sequence) and dropout
+    (`dropout_p` / `seed`). On the GPU,
     flash-lower-to-gpu builds the recipe's forward under the varlen tile
     scheduler (one block per query block, head and sequence;
     docs/KERNEL_ABI.md "Varlen"), with the dense op's config.
