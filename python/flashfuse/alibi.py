@@ -95,12 +95,14 @@ def check_device(slopes, query, name=_NAME):
 
 
 def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
-                   layout):
+                   layout, varlen=False):
     """The variants.KernelVariant of an ALiBi call: its flags only (window
-    sizes and the softcap are the kernels' run-time parameters)."""
+    sizes and the softcap are the kernels' run-time parameters); `varlen`
+    for a packed batch's."""
     mask = _CAUSAL_NAMES[causal]
     name = "_".join(
-        [f"alibi{'' if layout == 1 else '_bh'}", _DTYPE_NAMES[dtype],
+        [f"alibi{'' if layout == 1 else '_bh'}"]
+        + (["varlen"] if varlen else []) + [_DTYPE_NAMES[dtype],
          f"d{head_dim}"] + ([f"dv{head_dim_v}"] if head_dim_v != head_dim
                             else [])
         + [mask or "full"] + (["window"] if windowed else [])
@@ -108,7 +110,7 @@ def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
     return variants.KernelVariant(
         name, _DTYPE_NAMES[dtype], head_dim, head_dim_v, causal=mask,
         window=(0, 0) if windowed else None,
-        softcap=1.0 if softcap else None, alibi=layout)
+        softcap=1.0 if softcap else None, alibi=layout, varlen=varlen)
 
 
 def artifact_dir(variant, backward, device):
@@ -237,3 +239,151 @@ def attention(q, k, v, slopes, causal, scale, window, softcap,
             "runs through flashfuse.artifact, which has no deterministic dQ "
             "kernel); the forward alone runs under no_grad")
     return _AlibiAttention.apply(q, k, v, slopes, options)
+
+
+# ---- packed (varlen) batches: flashfuse.varlen_attention(alibi_slopes=) ---
+
+def _sequence_offsets(cu_seqlens_q, cu_seqlens_k):
+    """Lk_b - Lq_b of every sequence, f32 [B] on the GPU (no
+    synchronisation): the bottom-right diagonal's offset the varlen
+    region reads at its sequence b (variants._alibi)."""
+    lengths_k = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
+    lengths_q = cu_seqlens_q[1:] - cu_seqlens_q[:-1]
+    return (lengths_k - lengths_q).to(torch.float32)
+
+
+def _varlen_variant(q, v, slopes, causal, window_left, window_right,
+                    softcap):
+    return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
+                          (window_left, window_right) != (-1, -1),
+                          softcap > 0, slopes.dim(), varlen=True)
+
+
+def _varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                   max_seqlen_k, slopes, scale, window_left, window_right,
+                   softcap):
+    """artifact.forward's / backward's keyword arguments of a packed call."""
+    windowed = (window_left, window_right) != (-1, -1)
+    return dict(scale=scale,
+                window=(window_left, window_right) if windowed else None,
+                softcap=softcap if softcap > 0 else None,
+                captures=[slopes, _sequence_offsets(cu_seqlens_q,
+                                                    cu_seqlens_k)],
+                varlen=(cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                        max_seqlen_k))
+
+
+def _alibi_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+                      max_seqlen_q: int, max_seqlen_k: int,
+                      slopes: torch.Tensor, causal: int, scale: float,
+                      window_left: int, window_right: int, softcap: float
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [total_q, Hq, Dv], LSE f32 [Hq, total_q]) of the checked packed
+    call (flashfuse.varlen_attention's layouts)."""
+    total_q, hq, _ = q.shape
+    if total_q == 0 or k.shape[0] == 0:
+        # No (query, key) pair: every row is fully masked.
+        return (q.new_zeros(total_q, hq, v.shape[-1]),
+                q.new_full((hq, total_q), float("inf"), dtype=torch.float32))
+    variant = _varlen_variant(q, v, slopes, causal, window_left,
+                              window_right, softcap)
+    o, lse = artifact.forward(
+        artifact_dir(variant, False, q.device),
+        *(ops._packed_view(t) for t in (q, k, v)),
+        **_varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                         max_seqlen_k, slopes, scale, window_left,
+                         window_right, softcap))
+    return o[0].transpose(0, 1), lse[0]
+
+
+alibi_varlen_fwd = torch.library.custom_op(
+    "flashfuse::alibi_varlen_fwd", mutates_args=(),
+    device_types="cuda")(_alibi_varlen_fwd)
+
+
+@alibi_varlen_fwd.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+      slopes, causal, scale, window_left, window_right, softcap):
+    total_q, hq, _ = q.shape
+    return (q.new_empty(total_q, hq, v.shape[-1]),
+            q.new_empty(hq, total_q, dtype=torch.float32))
+
+
+def _alibi_varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                      v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                      cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+                      max_seqlen_q: int, max_seqlen_k: int,
+                      slopes: torch.Tensor, causal: int, scale: float,
+                      window_left: int, window_right: int, softcap: float
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) of _alibi_varlen_fwd's (O, LSE), in q's, k's and v's
+    layouts."""
+    if q.shape[0] == 0 or k.shape[0] == 0:
+        return tuple(torch.zeros_like(t) for t in (q, k, v))
+    variant = _varlen_variant(q, v, slopes, causal, window_left,
+                              window_right, softcap)
+    dq, dk, dv = artifact.backward(
+        artifact_dir(variant, True, q.device),
+        *(ops._packed_view(t) for t in (dout.contiguous(), q, k, v, out)),
+        lse.unsqueeze(0),
+        **_varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                         max_seqlen_k, slopes, scale, window_left,
+                         window_right, softcap))
+    return tuple(g[0].transpose(0, 1) for g in (dq, dk, dv))
+
+
+alibi_varlen_bwd = torch.library.custom_op(
+    "flashfuse::alibi_varlen_bwd", mutates_args=(),
+    device_types="cuda")(_alibi_varlen_bwd)
+
+
+@alibi_varlen_bwd.register_fake
+def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+      max_seqlen_k, slopes, causal, scale, window_left, window_right,
+      softcap):
+    return tuple(torch.empty_like(t) for t in (q, k, v))
+
+
+class _AlibiVarlenAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, slopes, sizes,
+                options):
+        o, lse = alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                  *sizes, slopes, *options)
+        ctx.mark_non_differentiable(lse)
+        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                              slopes)
+        ctx.sizes, ctx.options = sizes, options
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, dout, _dlse):
+        q, k, v, o, lse, cu_q, cu_k, slopes = ctx.saved_tensors
+        dq, dk, dv = alibi_varlen_bwd(dout, q, k, v, o, lse, cu_q, cu_k,
+                                      *ctx.sizes, slopes, *ctx.options)
+        return dq, dk, dv, None, None, None, None, None
+
+
+def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                     max_seqlen_k, slopes, causal, scale, window, softcap,
+                     deterministic=False):
+    """(O [total_q, Hq, Dv], LSE [Hq, total_q]) of a checked packed call
+    (flashfuse.varlen_attention's checks and folding done, check_slopes'
+    too, B the number of sequences): flash-attn's varlen ALiBi, the
+    distance |i' + Lk_b - Lq_b - j'| in each sequence's own indices, on a
+    varlen kernel compiled on first use. Differentiable in q, k, v."""
+    sizes = (int(max_seqlen_q), int(max_seqlen_k))
+    options = (int(causal), float(scale), int(window[0]), int(window[1]),
+               float(softcap))
+    if not (torch.is_grad_enabled()
+            and any(t.requires_grad for t in (q, k, v))):
+        return alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, *sizes,
+                                slopes, *options)
+    if deterministic:
+        raise NotImplementedError(
+            "flashfuse.varlen_attention: ALiBi has no deterministic backward "
+            "(its backward runs through flashfuse.artifact, which has no "
+            "deterministic dQ kernel); the forward alone runs under no_grad")
+    return _AlibiVarlenAttention.apply(q, k, v, cu_seqlens_q, cu_seqlens_k,
+                                       slopes, sizes, options)

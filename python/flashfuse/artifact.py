@@ -16,6 +16,11 @@ takes them as `block_mask=`.
 
     o, lse = flashfuse.artifact.forward("out/", q, k, v)
 
+A varlen kernel (a packed batch, docs/KERNEL_ABI.md "Varlen") takes the
+packed tensors as their [1, H, total, D] views and the offsets in
+`varlen=(cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)`; its
+regions see each sequence as its own batch (FlashOps.td).
+
 A kernel whose score_mod / mask_mod reads values from above its op (per-head
 ALiBi slopes, document ids; docs/KERNEL_ABI.md "Values captured by score_mod
 and mask_mod") takes them in `captures`, in the order the manifest lists them
@@ -100,8 +105,7 @@ def _read_kernel_info(directory, kernel, kind):
                 + "; name one with kernel=")
         index = candidates[0]
     v = infos[index].variant
-    what = [flag for flag in ("bias", "mask", "dropout", "varlen")
-            if getattr(v, flag)]
+    what = [flag for flag in ("bias", "mask", "dropout") if getattr(v, flag)]
     if v.kind != kind:
         what.insert(0, f"kind {v.describe().split()[0]}")
     if v.dtype == rt.DTYPE_E4M3:
@@ -195,6 +199,57 @@ def _capture_args(info, captures, device):
         named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), _span(t)))
         for k in range(rank - 1):
             named[f"{name}_stride_{k}"] = (rt.PARAM_I64, t.stride(k))
+    return named, keep
+
+
+def _varlen_args(info, varlen, q, k):
+    """(named arguments, tensors to keep alive) of `varlen` = (cu_seqlens_q,
+    cu_seqlens_k, max_seqlen_q, max_seqlen_k) for kernel `info` on the
+    packed [1, H, total, D] views q and k: the offsets int32 [B + 1] on q's
+    device (copied where not contiguous and 16-byte aligned), B >= 1, and
+    each max_seqlen in [1, total] (a larger bound is the total). A varlen
+    kernel without them, or them without a varlen kernel, is a
+    ValueError. The offsets' values are the caller's (the kernels clamp
+    them into [0, total]: never an out-of-bounds access)."""
+    import torch
+
+    from .ops import _offsets
+
+    if bool(info.variant.varlen) != (varlen is not None):
+        raise ValueError(
+            f"{_NAME}: kernel '{info.name}' "
+            + ("takes a packed batch; pass varlen=(cu_seqlens_q, "
+               "cu_seqlens_k, max_seqlen_q, max_seqlen_k)"
+               if info.variant.varlen else "takes no varlen="))
+    if varlen is None:
+        return {}, []
+    if len(varlen) != 4:
+        raise ValueError(f"{_NAME}: varlen must be (cu_seqlens_q, "
+                         "cu_seqlens_k, max_seqlen_q, max_seqlen_k)")
+    cu_q, cu_k, max_q, max_k = varlen
+    for name, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
+        if (not isinstance(t, torch.Tensor) or t.dtype != torch.int32
+                or t.dim() != 1 or t.shape[0] < 2 or t.device != q.device):
+            raise ValueError(f"{_NAME}: {name} must be an int32 tensor "
+                             f"[B + 1] (B >= 1) on {q.device}")
+    if cu_q.shape != cu_k.shape:
+        raise ValueError(f"{_NAME}: cu_seqlens_q {tuple(cu_q.shape)} and "
+                         f"cu_seqlens_k {tuple(cu_k.shape)} differ")
+    if q.shape[0] != 1:
+        raise ValueError(f"{_NAME}: a packed batch's tensors are [1, H, "
+                         f"total, D], got batch {q.shape[0]}")
+    named, keep = {}, []
+    for name, t in (("cu_seqlens_q", cu_q), ("cu_seqlens_k", cu_k)):
+        t = _offsets(t)
+        keep.append(t)
+        named[name] = (rt.PARAM_MEMREF, (t.data_ptr(), t.shape[0]))
+    named["num_seqs"] = (rt.PARAM_I32, cu_q.shape[0] - 1)
+    for name, bound, total in (("max_seqlen_q", max_q, q.shape[2]),
+                               ("max_seqlen_k", max_k, k.shape[2])):
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
+            raise ValueError(f"{_NAME}: {name} must be an int >= 1, got "
+                             f"{bound!r}")
+        named[name] = (rt.PARAM_I32, min(bound, total))
     return named, keep
 
 
@@ -342,7 +397,7 @@ def _launch_inputs(info, tensors, window, softcap, captures, block_mask,
 
 def forward(directory, query, key, value, *, kernel=None, scale=None,
             window=None, softcap=None, captures=None, block_mask=None,
-            check=None):
+            check=None, varlen=None):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
     kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
@@ -354,7 +409,10 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     kernel whose lists the artifact does not carry (lists host code
     computes at run time, such as a document mask's over its ids), whose
     values `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) checks before
-    the launch, as flashfuse.block_sparse_attention does."""
+    the launch, as flashfuse.block_sparse_attention does; `varlen`, a
+    varlen kernel's offsets and bounds (the module's docstring), with
+    which O is allocated in the packed layout ([1, Hq, total, Dv] over a
+    [total, Hq, Dv] tensor) and the LSE is [1, Hq, total]."""
     info = kernel_info(directory, kernel)
     if block_mask is None:
         _lists_of(info, None)  # refuses a kernel that needs lists
@@ -370,8 +428,13 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
         listed, ordered = _forward_list_args(info, lists, q)
         named.update(listed)
         keep += ordered
+    packed, offsets = _varlen_args(info, varlen, q, k)
+    packed.pop("max_seqlen_k", None)  # the forward's grid is over queries
+    named.update(packed)
+    keep += offsets
     b, hq, sq, d = q.shape
-    o = q.new_empty(b, hq, sq, val.shape[-1])
+    o = (q.new_empty(sq, hq, val.shape[-1]).unsqueeze(0).transpose(1, 2)
+         if varlen is not None else q.new_empty(b, hq, sq, val.shape[-1]))
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o), ("lse", lse)):
@@ -433,6 +496,9 @@ def _plan_backward(info, device_index):
             continue
         v = rt.Variant.from_buffer_copy(info.variant)
         v.kind = kind
+        # A packed batch's preprocess and postprocess are the dense ones,
+        # row by row over the packed tensors.
+        v.varlen = 0
         if kind != rt.KIND_BACKWARD_SPARSE_TRANSPOSE:
             v.block_sparse = v.sparse_block_q = v.sparse_block_k = 0
         try:
@@ -449,7 +515,7 @@ def _plan_backward(info, device_index):
 
 def backward(directory, grad_out, query, key, value, out, lse, *,
              kernel=None, scale=None, window=None, softcap=None,
-             captures=None, block_mask=None, check=None):
+             captures=None, block_mask=None, check=None, varlen=None):
     """(dQ, dK, dV) of the artifact's backward (kernel_info with kind
     rt.KIND_BACKWARD names its main kernel: the only one, or `kernel`) for
     the forward's `out` and `lse` (forward()'s results), on CUDA tensors
@@ -459,7 +525,10 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
     `captures` and `block_mask` as for forward(); the lists are transposed
     once while the same list tensors come back unmodified, as
     flashfuse.block_sparse_attention's backward keeps them. Artifacts of
-    the deterministic backward (a dQ kernel) are refused."""
+    the deterministic backward (a dQ kernel) are refused. `varlen` as for
+    forward(): a packed batch's main kernel runs per sequence, between the
+    dense preprocess and postprocess over the packed rows
+    (docs/KERNEL_ABI.md "Varlen backward")."""
     info = kernel_info(directory, kernel, kind=rt.KIND_BACKWARD)
     if block_mask is None:
         _lists_of(info, None)  # refuses a kernel that needs lists
@@ -476,6 +545,8 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
             or tuple(lse.shape) != tuple(q.shape[:3]) or lse.device != q.device):
         raise ValueError(f"{_NAME}: lse must be a float32 tensor "
                          f"{tuple(q.shape[:3])} on {q.device}")
+    packed, offsets = _varlen_args(info, varlen, q, k)
+    extra.update(packed)
     steps = dict(_backward_plan(info, q.device.index))
     seq_q, seq_k = q.shape[2], k.shape[2]
     integers = ()
@@ -501,6 +572,7 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
                          None, grad_q, grad_k, grad_v, scale, window[0],
                          window[1], softcap or 0.0, extra=extra,
                          integers=integers)
+    del offsets  # alive until the launches are queued
     if lists is not None and transposed is None:
         bs._transposed.put(lists, seq_q, seq_k, size, stream, workspace)
     return grad_q, grad_k, grad_v

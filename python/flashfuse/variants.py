@@ -71,7 +71,9 @@ class KernelVariant:
     the slopes an f32 [Hq] (or [B, Hq]) tensor and Sk - Sq an i32, both
     arguments of the function that the region reads (the kernels take them
     as `capture0` and `capture1`, docs/KERNEL_ABI.md "Values captured by
-    score_mod and mask_mod")."""
+    score_mod and mask_mod"). With `varlen` the region's b is the sequence
+    and i, j its local indices (FlashOps.td), and Sk - Sq is per sequence:
+    an f32 [B] tensor of Lk_b - Lq_b, read at b."""
 
     name: str
     dtype: str
@@ -149,11 +151,10 @@ class KernelVariant:
         if self.alibi not in (0, 1, 2):
             raise ValueError("variant alibi must be 0, 1 (slopes [Hq]) or 2 "
                              f"(slopes [B, Hq]), got {self.alibi!r}")
-        if self.alibi and (self.varlen or self.fp8 or self.block_sparse):
-            # The op's verifier refuses regions with varlen; the FP8 and
-            # block-sparse kernels have no ALiBi form here.
-            raise ValueError("an ALiBi variant is a dense 16-bit one (no "
-                             "varlen, e4m3 or block-sparse lists)")
+        if self.alibi and (self.fp8 or self.block_sparse):
+            # The FP8 and block-sparse kernels have no ALiBi form here.
+            raise ValueError("an ALiBi variant is a 16-bit one (no e4m3 or "
+                             "block-sparse lists)")
         if len(self.sparse_blocks) != 2 or any(
                 not isinstance(s, int) or s <= 0 for s in self.sparse_blocks):
             raise ValueError("variant sparse_blocks must be two positive "
@@ -298,6 +299,19 @@ def _alibi(v, ty):
     # The region is not isolated from above: its names share the
     # function's (%b is a bias argument, %s a seed), hence the prefix.
     index = "%mod_h" if v.alibi == 1 else "%mod_b, %mod_h"
+    if v.varlen:
+        # Lk_b - Lq_b of the region's sequence b, already in f32.
+        offset = ("    %mod_off = tensor.extract %alibi_offsets[%mod_b] : "
+                  "tensor<?xf32>\n"
+                  "    %mod_if = arith.sitofp %mod_i32 : i32 to f32\n"
+                  "    %mod_diagf = arith.addf %mod_if, %mod_off : f32\n"
+                  "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n")
+        arg = "%alibi_offsets: tensor<?xf32>"
+    else:
+        offset = ("    %mod_diag = arith.addi %mod_i32, %alibi_offset : i32\n"
+                  "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n"
+                  "    %mod_diagf = arith.sitofp %mod_diag : i32 to f32\n")
+        arg = "%alibi_offset: i32"
     region = (
         " score_mod {\n"
         "  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index,"
@@ -306,16 +320,14 @@ def _alibi(v, ty):
         f"{ty.slopes}\n"
         "    %mod_j32 = arith.index_cast %mod_j : index to i32\n"
         "    %mod_i32 = arith.index_cast %mod_i : index to i32\n"
-        "    %mod_diag = arith.addi %mod_i32, %alibi_offset : i32\n"
-        "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n"
-        "    %mod_diagf = arith.sitofp %mod_diag : i32 to f32\n"
+        + offset +
         "    %mod_d = arith.subf %mod_jf, %mod_diagf : f32\n"
         "    %mod_dist = math.absf %mod_d : f32\n"
         "    %mod_neg = arith.negf %mod_slope : f32\n"
         "    %mod_r = math.fma %mod_neg, %mod_dist, %mod_s : f32\n"
         "    flash.yield %mod_r : f32\n"
         "  }")
-    return [f"%alibi_slopes: {ty.slopes}", "%alibi_offset: i32"], region
+    return [f"%alibi_slopes: {ty.slopes}", arg], region
 
 
 def emit_forward(v, symbol=None):

@@ -20,7 +20,7 @@ _NAME = "flashfuse.varlen_attention"
 
 
 def _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-           enable_gqa):
+           enable_gqa, alibi_slopes=None):
     """Every check that needs no GPU and no host synchronisation. Structure
     first, devices last: every mistake but the device is then reported the
     same way on machines with and without a GPU."""
@@ -82,8 +82,13 @@ def _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     if total_q and not max_seqlen_q:
         raise ValueError(f"{_NAME}: max_seqlen_q = 0 but q has {total_q} "
                          "rows: it must bound the longest query sequence")
+    if alibi_slopes is not None:
+        alibi.check_slopes(alibi_slopes, cu_seqlens_q.shape[0] - 1, hq,
+                           _NAME)
     tensors = (("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
-               ("cu_seqlens_k", cu_seqlens_k))
+               ("cu_seqlens_k", cu_seqlens_k)) + (
+                   (("alibi_slopes", alibi_slopes),)
+                   if alibi_slopes is not None else ())
     for name, t in tensors:
         if t.device.type != "cuda":
             raise ValueError(
@@ -215,12 +220,16 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     with a deterministic dQ kernel (no float atomics; flashfuse-compile
     --deterministic) and raises NotImplementedError if there is none.
 
-    `alibi_slopes` (flash-attn's argument) must be None: the varlen op
-    takes no score_mod (UnsupportedError otherwise).
+    `alibi_slopes` (flash-attn's argument): float32 [Hq] or [B, Hq]
+    slopes (B the number of sequences) of the bias
+    -slope * |i' + Lk_i - Lq_i - j'| added to every score, in each
+    sequence's own indices and lengths, as flash-attn's varlen ALiBi
+    (and flashfuse.attention's). These kernels are not in the library:
+    a packed flash.attention whose score_mod reads the slopes and each
+    sequence's Lk - Lq is compiled on first use by flashfuse-compile and
+    cached (flashfuse.alibi); differentiable too, with no deterministic
+    backward.
     """
-    alibi.refuse(_NAME, alibi_slopes, "the varlen kernels take no score_mod "
-                 "(FlashOps.td: its indices would be packed, not per "
-                 "sequence)")
     if is_causal not in _CAUSAL:
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")
@@ -237,7 +246,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     if scale is not None and not math.isfinite(float(scale)):
         raise ValueError(f"{_NAME}: scale must be finite, got {scale!r}")
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-           enable_gqa)
+           enable_gqa, alibi_slopes)
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
     if check_requested(check_inputs):
@@ -254,6 +263,12 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     causal, window = fold_causal_into_window(
         _CAUSAL[is_causal], (int(window[0]), int(window[1])),
         cu_seqlens_q is cu_seqlens_k)
+    if alibi_slopes is not None:
+        o, lse = alibi.varlen_attention(
+            q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+            alibi_slopes, causal, float(scale), window, softcap,
+            deterministic)
+        return (o, lse) if return_lse else o
     o, lse = _VarlenAttention.apply(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
         causal, float(scale), window[0], window[1], softcap, deterministic)

@@ -229,8 +229,11 @@ def test_variant_names_and_refusals():
     assert v.name == "alibi_bh_bf16_d128_dv64_top_left"
     with pytest.raises(ValueError, match="alibi must be 0, 1"):
         variants.KernelVariant("x", "f16", 64, alibi=3)
-    with pytest.raises(ValueError, match="dense 16-bit one"):
-        variants.KernelVariant("x", "f16", 64, alibi=1, varlen=True)
+    with pytest.raises(ValueError, match="is a 16-bit one"):
+        variants.KernelVariant("x", "f16", 64, alibi=1, block_sparse=1)
+    v = alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False, 1,
+                             varlen=True)
+    assert v.name == "alibi_varlen_bf16_d128_bottom_right" and v.varlen
 
 
 def _qkv(b=2, hq=4, hkv=2, s=8, d=64, dtype=torch.float16):
@@ -262,22 +265,179 @@ def test_argument_errors():
         flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good)
 
 
-def test_varlen_refuses_slopes_and_takes_none():
-    """flash_attn_varlen_func takes alibi_slopes too: None passes (code
-    written for flash-attn spells it out), slopes are refused before
-    anything else is looked at (attention_with_kvcache takes them:
-    test_alibi_decode.py)."""
+def test_varlen_slope_checks():
+    """flash_attn_varlen_func's alibi_slopes: [Hq] or [B, Hq] with B the
+    number of sequences, float32, checked before the inputs' device; None
+    passes (code written for flash-attn spells it out)."""
     import flashfuse
-    from flashfuse.errors import UnsupportedError
-    slopes = torch.rand(4)
     q = torch.randn(10, 4, 64, dtype=torch.float16)
-    cu = torch.tensor([0, 10], dtype=torch.int32)
-    with pytest.raises(UnsupportedError, match="varlen kernels take no "
-                       "score_mod"):
+    cu = torch.tensor([0, 3, 10], dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"flashfuse.varlen_attention: "
+                       r"alibi_slopes must be \[Hq\] = \[4\] or \[B, Hq\] = "
+                       r"\[2, 4\], got \[10, 4\]"):
         flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10,
-                                   alibi_slopes=slopes)
-    with pytest.raises(ValueError, match="CUDA"):  # past the slopes' check
-        flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10, alibi_slopes=None)
+                                   alibi_slopes=torch.rand(10, 4))
+    with pytest.raises(TypeError, match="must be float32"):
+        flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10,
+                                   alibi_slopes=torch.rand(4).double())
+    for slopes in (None, torch.rand(4), torch.rand(2, 4)):
+        with pytest.raises(ValueError, match="CUDA"):  # past the slopes
+            flashfuse.varlen_attention(q, q, q, cu, cu, 10, 10,
+                                       alibi_slopes=slopes)
+
+
+# Packed sequences of the varlen CPU test (16 query and 16 key rows, as the
+# emitted IR's static totals): Lq < Lk, Lq > Lk, equal, a single row.
+VARLEN_Q = (5, 7, 3, 1)
+VARLEN_K = (9, 2, 3, 2)
+
+
+@pytest.mark.skipif(not RUNNER.is_file(), reason="needs LLVM 22's mlir-runner")
+@pytest.mark.parametrize("lowering", ["naive", "loops"])
+@pytest.mark.parametrize("causal,layout", [(None, 2), ("bottom_right", 1),
+                                           ("top_left", 2)])
+def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
+    """A packed batch's ALiBi variant (flashfuse.varlen_attention's IR:
+    the region reads the slopes at the sequence b and Lk_b - Lq_b from a
+    captured [B] tensor) against each sequence's own float64 reference:
+    flash-attn's bias in the sequence's local indices, its causal mask
+    aligned by its own lengths, per-sequence slopes with layout 2."""
+    s, d = sum(VARLEN_Q), 16
+    assert sum(VARLEN_K) == s
+    nseq = len(VARLEN_Q)
+    v_ = variants.KernelVariant("alibi_varlen_cpu", "f16", d, causal=causal,
+                                alibi=layout, varlen=True, seq_len=s)
+    rng = np.random.default_rng(11)
+    q, k, v, do = (rng.standard_normal((1, 1, s, d)).astype(np.float16)
+                   for _ in range(4))
+    slopes = (np.array([0.375], np.float32) if layout == 1
+              else np.array([[0.25], [0.5], [0.125], [1.0]], np.float32))
+    cu_q = np.concatenate([[0], np.cumsum(VARLEN_Q)]).astype(np.int32)
+    cu_k = np.concatenate([[0], np.cumsum(VARLEN_K)]).astype(np.int32)
+    offsets = (np.array(VARLEN_K) - np.array(VARLEN_Q)).astype(np.float32)
+    scale = d ** -0.5
+    want = [np.zeros((1, s, d)), np.full((1, s), np.inf),
+            np.zeros((1, s, d)), np.zeros((1, s, d)), np.zeros((1, s, d))]
+    for b in range(nseq):
+        rq = slice(cu_q[b], cu_q[b + 1])
+        rk = slice(cu_k[b], cu_k[b + 1])
+        lq, lk = VARLEN_Q[b], VARLEN_K[b]
+        i = np.arange(lq)[:, None]
+        j = np.arange(lk)[None, :]
+        slope = slopes.reshape(-1)[b if layout == 2 else 0]
+        bias = -float(slope) * np.abs(i + (lk - lq) - j)[None]
+        keep = np.ones((lq, lk), bool)
+        if causal == "bottom_right":
+            keep &= j <= i + lk - lq
+        elif causal == "top_left":
+            keep &= j <= i
+        f = [x.astype(np.float64)[0] for x in (q, k, v, do)]
+        # Rows with no visible key (bottom-right, Lq > Lk) keep O = 0,
+        # LSE = +inf and dQ = 0, and add nothing to dK, dV: the reference
+        # runs over the others.
+        seen = keep.any(-1)
+        rows = np.arange(cu_q[b], cu_q[b + 1])[seen]
+        got = _reference(f[0][:, rows], f[1][:, rk], f[2][:, rk],
+                         f[3][:, rows], scale, bias[:, seen], keep[seen])
+        want[0][:, rows], want[1][:, rows], want[2][:, rows] = got[:3]
+        want[3][:, rk], want[4][:, rk] = got[3:]
+    t = f"tensor<1x1x{s}x{d}xf16>"
+    lse_t = f"tensor<1x1x{s}xf32>"
+    sl_t = "tensor<?xf32>" if layout == 1 else "tensor<?x?xf32>"
+    sl_shape = "1" if layout == 1 else f"{nseq}x1"
+    # The CPU lowerings need the offsets' static size (the kernels' is a
+    # launch argument): the emitted module's [B + 1] made static.
+    cu_t, off_t = f"tensor<{nseq + 1}xi32>", "tensor<?xf32>"
+
+    def emit(backward=False):
+        return variants.emit_module([v_], backward=backward).replace(
+            "tensor<?xi32>", cu_t)
+
+    head = (f"  %sl0 = arith.constant {_literal(slopes)} : "
+            f"tensor<{sl_shape}xf32>\n"
+            f"  %sl = tensor.cast %sl0 : tensor<{sl_shape}xf32> to {sl_t}\n"
+            f"  %off0 = arith.constant {_literal(offsets)} : "
+            f"tensor<{nseq}xf32>\n"
+            f"  %off = tensor.cast %off0 : tensor<{nseq}xf32> to {off_t}\n")
+    for n, c in (("cu_q", cu_q), ("cu_k", cu_k)):
+        lit = "dense<[" + ", ".join(map(str, c)) + "]>"
+        head += f"  %{n} = arith.constant {lit} : {cu_t}\n"
+    inputs = "".join(f"  %{n} = arith.constant {_literal(x)} : {t}\n"
+                     for n, x in (("q", q), ("k", k), ("v", v), ("do", do)))
+    extra = f"%cu_q, %cu_k, %sl, %off) : ({t}, {t}, {t}"
+    types = f"{cu_t}, {cu_t}, {sl_t}, {off_t}"
+    forward = (
+        emit() + "func.func private @printMemrefF32("
+        "memref<*xf32>)\nfunc.func @main() {\n" + inputs + head +
+        f"  %o, %lse = call @alibi_varlen_cpu(%q, %k, %v, {extra}, {types})"
+        f" -> ({t}, {lse_t})\n"
+        + _to_f32("o", t, (1, 1, s, d)) + _to_f32("lse", lse_t, (1, 1, s))
+        + "  return\n}\n")
+    got_o, got_lse = _run_on_cpu(forward, lowering, opt_tool)
+    np.testing.assert_allclose(got_o.reshape(want[0].shape), want[0],
+                               atol=2e-3)
+    np.testing.assert_allclose(got_lse.reshape(want[1].shape), want[1],
+                               atol=1e-4)
+    o16 = want[0].astype(np.float16)[None]
+    lse_in = np.where(np.isinf(want[1]), 0.0, want[1])[None]
+    backward = (
+        emit(backward=True)
+        + "func.func private @printMemrefF32(memref<*xf32>)\n"
+        "func.func @main() {\n" + inputs + head
+        + f"  %o = arith.constant {_literal(o16)} : {t}\n"
+        + f"  %lse = arith.constant {_literal(lse_in)} : {lse_t}\n"
+        + f"  %dq, %dk, %dv = call @grad_alibi_varlen_cpu(%do, %q, %k, %v, "
+        f"%o, %lse, %cu_q, %cu_k, %sl, %off) : ({t}, {t}, {t}, {t}, {t}, "
+        f"{lse_t}, {types}) -> ({t}, {t}, {t})\n"
+        + "".join(_to_f32(n, t, (1, 1, s, d)) for n in ("dq", "dk", "dv"))
+        + "  return\n}\n")
+    grads = _run_on_cpu(backward, lowering, opt_tool)
+    for name, got, w in zip(("dQ", "dK", "dV"), grads, want[2:]):
+        np.testing.assert_allclose(got.reshape(w.shape), w, atol=1e-2,
+                                   rtol=1e-2, err_msg=name)
+
+
+@pytest.mark.parametrize("target", ["h100", "a100"])
+def test_varlen_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
+                                         target):
+    """A packed batch's forward and backward artifacts: varlen kernels that
+    inline the region and take the slopes and the per-sequence offsets
+    (`captures f32/1 f32/1`); the launch arguments' checks against them."""
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    capability = {"h100": (9, 0), "a100": (8, 0)}[target]
+    v = alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False, 1,
+                             varlen=True)
+    for backward in (False, True):
+        directory = _compile.compile_variant(v, capability, backward=backward)
+        info = artifact.kernel_info(
+            directory, kind=artifact.rt.KIND_BACKWARD if backward else None)
+        assert info.captures == (("f32", 1), ("f32", 1))
+        assert "_causalbr_varlen_mod" in info.name and info.variant.varlen
+    q = torch.zeros(1, 4, 20, 128)
+    cu = torch.tensor([0, 5, 20], dtype=torch.int32)
+    named, keep = artifact._varlen_args(info, (cu, cu, 64, 7), q, q)
+    assert named["num_seqs"] == (artifact.rt.PARAM_I32, 2)
+    assert named["max_seqlen_q"] == (artifact.rt.PARAM_I32, 20)  # the total
+    assert named["max_seqlen_k"] == (artifact.rt.PARAM_I32, 7)
+    assert named["cu_seqlens_q"][1][1] == 3
+    with pytest.raises(ValueError, match="takes a packed batch; pass varlen"):
+        artifact._varlen_args(info, None, q, q)
+    for bad, match in (((cu.long(), cu, 5, 5), "int32 tensor"),
+                       ((cu[:1], cu[:1], 5, 5), "B >= 1"),
+                       ((cu, cu[:2], 5, 5), "differ"),
+                       ((cu, cu, 0, 5), "max_seqlen_q must be an int >= 1")):
+        with pytest.raises(ValueError, match=match):
+            artifact._varlen_args(info, bad, q, q)
+    with pytest.raises(ValueError, match="are \\[1, H, total, D\\]"):
+        artifact._varlen_args(info, (cu, cu, 5, 5), q.expand(2, 4, 20, 128),
+                              q)
+    dense = _compile.compile_variant(
+        alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False, 1),
+        capability)
+    with pytest.raises(ValueError, match="takes no varlen="):
+        artifact._varlen_args(artifact.kernel_info(dense), (cu, cu, 5, 5), q,
+                              q)
 
 
 def test_standard_slopes():

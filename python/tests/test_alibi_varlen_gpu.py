@@ -1,0 +1,119 @@
+"""flashfuse.varlen_attention(..., alibi_slopes=...) on the GPU: a packed
+batch's O and gradients against each sequence's own reference with
+flash-attn's bias materialised (check_alibi.reference, in f32 and in the
+inputs' dtype: FlashAttention's rule over the packed tensors), ragged
+lengths with Lq != Lk both ways, a sequence of one row and one without
+keys, both slope layouts, GQA, the causal alignments and a window. The
+kernels are compiled on first use (FLASHFUSE_COMPILE on a machine without
+LLVM)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import flashfuse  # noqa: E402
+from conftest import gpu_script  # noqa: E402
+from flashfuse import _compile  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def check():
+    if _compile.find_compiler() is None:
+        pytest.skip("no flashfuse-compile to compile the ALiBi kernels")
+    return gpu_script("check_alibi")
+
+
+# (lens_q, lens_k): Lq < Lk, Lq > Lk (its first rows see no key when
+# causal bottom-right), a single row, a sequence without keys, block
+# multiples +-1.
+LENGTHS = [((17, 1, 130, 64, 5), (33, 1, 127, 64, 0)),
+           ((200, 3, 129), (100, 40, 129))]
+
+
+def _cu(lengths):
+    return torch.tensor([0] + list(torch.tensor(lengths).cumsum(0)),
+                        dtype=torch.int32, device="cuda")
+
+
+@pytest.mark.parametrize("lengths", LENGTHS)
+@pytest.mark.parametrize("causal,window", [
+    ("none", None), ("bottom_right", None), ("top_left", None),
+    ("none", (32, 8))])
+@pytest.mark.parametrize("layout", [1, 2])
+@pytest.mark.parametrize("dtype,d", [(torch.bfloat16, 128),
+                                     (torch.float16, 64)])
+def test_numerics(check, lengths, causal, window, layout, dtype, d):
+    lens_q, lens_k = lengths
+    nseq, hq, hkv = len(lens_q), 8, 2
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(sum(lens_q), hq, d, device="cuda", dtype=dtype)
+    k = torch.randn(sum(lens_k), hkv, d, device="cuda", dtype=dtype)
+    v = torch.randn(sum(lens_k), hkv, d, device="cuda", dtype=dtype)
+    do = torch.randn_like(q)
+    slopes = check.slopes_for(nseq, hq, layout, gen)
+    cu_q, cu_k = _cu(lens_q), _cu(lens_k)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    o, lse = flashfuse.varlen_attention(
+        *leaves, cu_q, cu_k, max(lens_q), max(lens_k),
+        is_causal=check.CAUSAL[causal], window=window, alibi_slopes=slopes,
+        return_lse=True, check_inputs=True)
+    grads = torch.autograd.grad(o, leaves, do)
+    assert o.shape == q.shape and lse.shape == (hq, q.shape[0])
+
+    # Each sequence as a batch of one in [1, H, L, D], its slopes row.
+    ref = [torch.zeros(t.shape, device="cuda") for t in (q, q, k, v)]
+    low = [torch.zeros(t.shape, device="cuda") for t in (q, q, k, v)]
+    sq = sk = 0
+    for b in range(nseq):
+        lq, lk = lens_q[b], lens_k[b]
+        rows, keys = slice(sq, sq + lq), slice(sk, sk + lk)
+        sq, sk = sq + lq, sk + lk
+        if lq == 0 or lk == 0:
+            continue  # O = 0 and no gradient: the zeros above
+        seq = [t[r].transpose(0, 1)[None]
+               for t, r in ((q, rows), (k, keys), (v, keys), (do, rows))]
+        sl = slopes if layout == 1 else slopes[b:b + 1]
+        for out, dt in ((ref, torch.float32), (low, dtype)):
+            got = check.reference(*seq, sl, causal, window, 0.0, dt)
+            for buf, g, r in zip(out, got, (rows, rows, keys, keys)):
+                buf[r] = g[0].transpose(0, 1)
+    for name, ours, want, pt, slack, factor in zip(
+            ("o", "dq", "dk", "dv"), (o,) + grads, ref, low,
+            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
+        err = (ours.float() - want).abs().max().item()
+        err_pt = (pt - want).abs().max().item()
+        assert err <= factor * err_pt + slack, (name, err, err_pt)
+    # The sequence without keys (first case): O = 0, LSE = +inf.
+    if 0 in lens_k:
+        b = lens_k.index(0)
+        start = sum(lens_q[:b])
+        assert (o[start:start + lens_q[b]] == 0).all()
+        assert torch.isinf(lse[:, start:start + lens_q[b]]).all()
+
+
+def test_matches_dense_alibi_on_one_sequence(check):
+    """A batch of one sequence is flashfuse.attention with the same slopes
+    (the dense and the packed kernels, to the rule's tolerance)."""
+    q, k, v = (torch.randn(1, 4, 300, 64, device="cuda", dtype=torch.bfloat16)
+               for _ in range(3))
+    slopes = flashfuse.alibi_slopes(4, device="cuda")
+    dense = flashfuse.attention(q, k, v, is_causal=True, alibi_slopes=slopes)
+    cu = torch.tensor([0, 300], dtype=torch.int32, device="cuda")
+    packed = flashfuse.varlen_attention(
+        *(t[0].transpose(0, 1) for t in (q, k, v)), cu, cu, 300, 300,
+        is_causal=True, alibi_slopes=slopes)
+    torch.testing.assert_close(packed, dense[0].transpose(0, 1), atol=2e-2,
+                               rtol=2e-2)
+
+
+def test_refusals(check):
+    q = torch.randn(20, 2, 64, device="cuda", dtype=torch.float16,
+                    requires_grad=True)
+    cu = torch.tensor([0, 20], dtype=torch.int32, device="cuda")
+    slopes = torch.rand(2, device="cuda")
+    with pytest.raises(NotImplementedError, match="no deterministic backward"):
+        flashfuse.varlen_attention(q, q, q, cu, cu, 20, 20,
+                                   alibi_slopes=slopes, deterministic=True)
+    with pytest.raises(ValueError, match="alibi_slopes is on cpu"):
+        flashfuse.varlen_attention(q, q, q, cu, cu, 20, 20,
+                                   alibi_slopes=slopes.cpu())
