@@ -358,10 +358,13 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         bias = (-slopes[:, None] * (length - 1 - keys)).to(dtype)
         bias = bias[None, :, None, :].expand(batch, heads_q, 1, length)
     if any("pool" in m for m in methods) and not page_size:
-        pool = torch.randn(2 * batch, *k.shape[1:], device=dev, dtype=dtype)
+        # K and V pools apart: one tensor for both would read V's rows
+        # from L2 after K's and time half the bytes.
+        pool_k, pool_v = (torch.randn(2 * batch, *k.shape[1:], device=dev,
+                                      dtype=dtype) for _ in range(2))
         rows = torch.randperm(2 * batch, device=dev)[:batch].to(torch.int32)
         runners["flashfuse-pool"] = (lambda: attention_with_kvcache(
-            q, pool, pool, lengths, cache_batch_idx=rows), ())
+            q, pool_k, pool_v, lengths, cache_batch_idx=rows), ())
     qs = q.transpose(1, 2)
     ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
                      dtype=dtype)

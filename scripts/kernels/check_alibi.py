@@ -45,13 +45,26 @@ CASES = ([(dt, d, c, None, 0.0) for dt in DTYPES for d in (64, 128)
             for c in ("none", "bottom_right")])
 
 
-def variant_of(dtype, d, causal, window, softcap, layout):
+# flashfuse.varlen_attention's ALiBi (python/tests/test_alibi_varlen_gpu.py):
+# (dtype, D, causal, window, layout), one kernel pair each.
+VARLEN_CASES = [("bf16", 128, "none", None, 1),
+                ("bf16", 128, "bottom_right", None, 2),
+                ("bf16", 128, "top_left", None, 1),
+                ("bf16", 128, "none", (32, 8), 2),
+                ("f16", 64, "bottom_right", None, 1)]
+
+
+def variant_of(dtype, d, causal, window, softcap, layout, varlen=False):
     return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
-                                window is not None, softcap > 0, layout)
+                                window is not None, softcap > 0, layout,
+                                varlen=varlen)
 
 
 def every_variant():
-    return {variant_of(*case, layout) for case in CASES for layout in (1, 2)}
+    return ({variant_of(*case, layout) for case in CASES
+             for layout in (1, 2)}
+            | {variant_of(dt, d, c, w, 0.0, layout, varlen=True)
+               for dt, d, c, w, layout in VARLEN_CASES})
 
 
 def compile_all(root):
