@@ -189,6 +189,26 @@ def gpu_script(name):
     return kernel_script(name)
 
 
+@pytest.fixture(scope="module")
+def alibi_check():
+    """scripts/kernels/check_alibi.py for the ALiBi GPU tests, its kernels
+    compiled on first use, or (a machine without flashfuse-compile) taken
+    from the artifacts `check_alibi.py --compile DIR` wrote, named by
+    FLASHFUSE_TEST_ALIBI_ARTIFACTS=DIR; skips without either."""
+    module = gpu_script("check_alibi")
+    carried = os.environ.get("FLASHFUSE_TEST_ALIBI_ARTIFACTS")
+    if carried:
+        saved = module.alibi.artifact_dir
+        module.use_artifacts(carried)
+        yield module
+        module.alibi.artifact_dir = saved
+        return
+    from flashfuse import _compile
+    if _compile.find_compiler() is None:
+        pytest.skip("no flashfuse-compile to compile the ALiBi kernels")
+    yield module
+
+
 def kernel_script(name):
     """scripts/kernels/<name>.py as a module (for a check script's dry run
     too); skips without the source tree's scripts (an installed wheel)."""

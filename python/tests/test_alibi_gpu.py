@@ -12,23 +12,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
-from conftest import gpu_script  # noqa: E402
-from flashfuse import _compile  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def check():
-    module = gpu_script("check_alibi")
-    carried = os.environ.get("FLASHFUSE_TEST_ALIBI_ARTIFACTS")
-    if carried:
-        saved = module.alibi.artifact_dir
-        module.use_artifacts(carried)
-        yield module
-        module.alibi.artifact_dir = saved
-        return
-    if _compile.find_compiler() is None:
-        pytest.skip("no flashfuse-compile to compile the ALiBi kernels")
-    yield module
+def check(alibi_check):
+    return alibi_check
 
 
 @pytest.mark.parametrize("case", [

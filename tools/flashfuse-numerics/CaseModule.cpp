@@ -83,16 +83,18 @@ std::string attributes(const CaseSpec &c) {
   return s + "}";
 }
 
-/// Region bodies; their SSA names carry a `mod_` prefix because the regions
-/// are not isolated from above and share the function's names.
-std::string regions(const CaseSpec &c) {
-  std::string s;
-  if (c.scoreMod == "alibi")
-    // score + 0.5 / (h + 1) * (j - i): a per-head linear distance bias.
-    s += R"( score_mod {
+/// A score_mod adding 0.5 / (n + 1) * (j - i), n = h, or with `withBatch`
+/// n = b + h (a bias that also depends on b: over a packed batch, the
+/// sequence). SSA names carry a `mod_` prefix because the regions are not
+/// isolated from above and share the function's names.
+std::string linearBiasScoreMod(bool withBatch) {
+  std::string n = withBatch ? "    %mod_n = arith.addi %mod_b, %mod_h : index\n"
+                            : "    %mod_n = arith.addi %mod_h, %mod_c0 : index\n";
+  return R"( score_mod {
   ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
+    %mod_c0 = arith.constant 0 : index
     %mod_c1 = arith.constant 1 : index
-    %mod_h1 = arith.addi %mod_h, %mod_c1 : index
+)" + n + R"(    %mod_h1 = arith.addi %mod_n, %mod_c1 : index
     %mod_hi = arith.index_cast %mod_h1 : index to i64
     %mod_hf = arith.sitofp %mod_hi : i64 to f32
     %mod_half = arith.constant 0.5 : f32
@@ -104,25 +106,13 @@ std::string regions(const CaseSpec &c) {
     %mod_r = arith.addf %mod_s, %mod_bias : f32
     flash.yield %mod_r : f32
   })";
-  if (c.scoreMod == "batch_slope")
-    // score + 0.5 / (b + h + 1) * (j - i): a bias that also depends on b
-    // (over a packed batch, the sequence).
-    s += R"( score_mod {
-  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index, %mod_j: index):
-    %mod_c1 = arith.constant 1 : index
-    %mod_bh = arith.addi %mod_b, %mod_h : index
-    %mod_bh1 = arith.addi %mod_bh, %mod_c1 : index
-    %mod_hi = arith.index_cast %mod_bh1 : index to i64
-    %mod_hf = arith.sitofp %mod_hi : i64 to f32
-    %mod_half = arith.constant 0.5 : f32
-    %mod_slope = arith.divf %mod_half, %mod_hf : f32
-    %mod_dist = arith.subi %mod_j, %mod_i : index
-    %mod_di = arith.index_cast %mod_dist : index to i64
-    %mod_df = arith.sitofp %mod_di : i64 to f32
-    %mod_bias = arith.mulf %mod_slope, %mod_df : f32
-    %mod_r = arith.addf %mod_s, %mod_bias : f32
-    flash.yield %mod_r : f32
-  })";
+}
+
+/// Region bodies (see linearBiasScoreMod for their names).
+std::string regions(const CaseSpec &c) {
+  std::string s;
+  if (c.scoreMod == "alibi" || c.scoreMod == "batch_slope")
+    s += linearBiasScoreMod(c.scoreMod == "batch_slope");
   if (c.maskMod == "document")
     // Documents of 8 tokens: query i sees key j iff i / 8 == j / 8.
     s += R"( mask_mod {

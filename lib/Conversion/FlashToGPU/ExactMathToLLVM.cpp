@@ -40,42 +40,59 @@ struct FmaToIntrinsic : OpRewritePattern<math::FmaOp> {
   }
 };
 
-/// The integer type of x's bits (an integer vector for a float vector).
-Type bitsType(Type t) {
-  auto elt = cast<FloatType>(getElementTypeOrSelf(t));
-  Type bits = IntegerType::get(t.getContext(), elt.getWidth());
-  if (auto vec = dyn_cast<VectorType>(t))
-    return vec.clone(bits);
-  return bits;
-}
+/// The integer view of a float type's values (an integer vector for a
+/// float vector) and its sign-bit masks.
+struct SignBits {
+  PatternRewriter &rewriter;
+  Location loc;
+  IntegerType elt;
+  Type bits;
 
-/// A constant of x's bit type with every element `value`.
-Value bitsConstant(PatternRewriter &rewriter, Location loc, Type bits,
-                   const APInt &value) {
-  auto elt = cast<IntegerType>(getElementTypeOrSelf(bits));
-  TypedAttr attr = rewriter.getIntegerAttr(elt, value);
-  if (auto vec = dyn_cast<VectorType>(bits))
-    attr = DenseElementsAttr::get(vec, attr);
-  return arith::ConstantOp::create(rewriter, loc, bits, attr);
-}
+  SignBits(PatternRewriter &rewriter, Location loc, Type floatType)
+      : rewriter(rewriter), loc(loc),
+        elt(IntegerType::get(floatType.getContext(),
+                             getElementTypeOrSelf(floatType)
+                                 .getIntOrFloatBitWidth())),
+        bits(elt) {
+    if (auto vec = dyn_cast<VectorType>(floatType))
+      bits = vec.clone(elt);
+  }
+
+  Value asBits(Value x) {
+    return arith::BitcastOp::create(rewriter, loc, bits, x);
+  }
+
+  /// Every bit but the sign (`sign` false), or the sign bit alone.
+  Value mask(bool sign) {
+    unsigned width = elt.getWidth();
+    TypedAttr attr = rewriter.getIntegerAttr(
+        elt, sign ? APInt::getSignMask(width) : APInt::getSignedMaxValue(width));
+    if (auto vec = dyn_cast<VectorType>(bits))
+      attr = DenseElementsAttr::get(vec, attr);
+    return arith::ConstantOp::create(rewriter, loc, bits, attr);
+  }
+
+  /// x's bits and'ed with mask(sign); one statement per op, so that the
+  /// IR does not depend on the order arguments are evaluated in.
+  Value keep(Value x, bool sign) {
+    Value xBits = asBits(x);
+    Value m = mask(sign);
+    return arith::AndIOp::create(rewriter, loc, xBits, m);
+  }
+};
 
 /// math.absf and math.copysign as the sign bit's masks: exact for every
 /// value (NaNs keep their payload), and plain integer ops on every target;
 /// convert-gpu-to-nvvm refuses llvm.intr.fabs / copysign and would call
-/// libdevice instead.
+/// libdevice instead. (ptxas still sees abs.f32: LLVM folds the mask.)
 struct AbsFToBits : OpRewritePattern<math::AbsFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::AbsFOp op,
                                 PatternRewriter &rewriter) const override {
     if (!isFloatLike(op.getType()))
       return failure();
-    Location loc = op.getLoc();
-    Type bits = bitsType(op.getType());
-    unsigned width = getElementTypeOrSelf(bits).getIntOrFloatBitWidth();
-    Value x = arith::BitcastOp::create(rewriter, loc, bits, op.getOperand());
-    Value magnitude = bitsConstant(rewriter, loc, bits,
-                                   APInt::getSignedMaxValue(width));
-    Value abs = arith::AndIOp::create(rewriter, loc, x, magnitude);
+    SignBits bits(rewriter, op.getLoc(), op.getType());
+    Value abs = bits.keep(op.getOperand(), /*sign=*/false);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), abs);
     return success();
   }
@@ -87,18 +104,10 @@ struct CopySignToBits : OpRewritePattern<math::CopySignOp> {
                                 PatternRewriter &rewriter) const override {
     if (!isFloatLike(op.getType()))
       return failure();
-    Location loc = op.getLoc();
-    Type bits = bitsType(op.getType());
-    unsigned width = getElementTypeOrSelf(bits).getIntOrFloatBitWidth();
-    Value mag = arith::BitcastOp::create(rewriter, loc, bits, op.getLhs());
-    Value sgn = arith::BitcastOp::create(rewriter, loc, bits, op.getRhs());
-    Value magnitude = bitsConstant(rewriter, loc, bits,
-                                   APInt::getSignedMaxValue(width));
-    Value sign = bitsConstant(rewriter, loc, bits,
-                              APInt::getSignMask(width));
-    Value r = arith::OrIOp::create(
-        rewriter, loc, arith::AndIOp::create(rewriter, loc, mag, magnitude),
-        arith::AndIOp::create(rewriter, loc, sgn, sign));
+    SignBits bits(rewriter, op.getLoc(), op.getType());
+    Value mag = bits.keep(op.getLhs(), /*sign=*/false);
+    Value sgn = bits.keep(op.getRhs(), /*sign=*/true);
+    Value r = arith::OrIOp::create(rewriter, op.getLoc(), mag, sgn);
     rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), r);
     return success();
   }
