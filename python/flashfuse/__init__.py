@@ -6,7 +6,7 @@ and flash-attn 3's FP8 forward, with `flashfuse.quantize_fp8` to make its
 inputs, `flashfuse.hadamard` the rotation of Q and K it can apply first),
 `flashfuse.attention_with_kvcache` flash-attn's flash_attn_with_kvcache,
 `flashfuse.varlen_attention` flash-attn's flash_attn_varlen_func (packed
-batches of variable-length sequences, with autograd),
+batches of variable-length sequences, with autograd and alibi_slopes),
 `flashfuse.distributed.ring_attention` attention over a sequence sharded
 across GPUs (docs/RING.md);
 kernels come from the kernel library or, where flashfuse-compile is found,
