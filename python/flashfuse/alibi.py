@@ -88,6 +88,17 @@ def refuse(name, slopes, why):
             "flashfuse.attention takes it", "FLASHFUSE_ERROR_UNSUPPORTED")
 
 
+def check_lengths(seq_q, seq_k, name=_NAME):
+    """ValueError for sequences the ALiBi region does not compute exactly:
+    variants.ALIBI_MAX_SEQ (2^23) keys or queries and more (its distance
+    takes the key index to f32 through the exponent of 2^23)."""
+    longest = max(seq_q, seq_k)
+    if longest >= variants.ALIBI_MAX_SEQ:
+        raise ValueError(f"{name}: ALiBi takes sequences shorter than "
+                         f"{variants.ALIBI_MAX_SEQ} (2^23) keys and queries, "
+                         f"got {longest}")
+
+
 def check_device(slopes, query, name=_NAME):
     if slopes.device != query.device:
         raise ValueError(f"{name}: alibi_slopes is on {slopes.device}, "

@@ -251,6 +251,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         and not torch.is_deterministic_algorithms_warn_only_enabled())
     if alibi_slopes is not None:
         alibi.check_slopes(alibi_slopes, query.shape[0], query.shape[1])
+        alibi.check_lengths(query.shape[2], key.shape[2])
         _check_device(query, key, value)
         alibi.check_device(alibi_slopes, query)
         return alibi.attention(query, key, value, alibi_slopes, causal,

@@ -285,15 +285,26 @@ def _op(head, uses, attrs, signature):
                     + [":", signature])
 
 
+# The longest sequence (keys or queries) the ALiBi region computes exactly
+# (_alibi): 2^23.
+ALIBI_MAX_SEQ = 1 << 23
+
+
 def _alibi(v, ty):
     """(function arguments, score_mod region) of v's ALiBi: flash-attn's
     bias -slopes[h] * |i + Sk - Sq - j|, the distance from the bottom-right
     diagonal whatever the causal mask's alignment (flash-attn's own
     alibi). The region is the same for causal ops: masked keys get their
-    bias too, and -inf after it. The distance is taken in f32 (exact below
-    2^24 rows) so that the score's update is one fma of |d| (whose absolute
-    value is an operand modifier on the GPU) after one subtraction: 1.06-1.08x
-    the integer form's forward (docs/PERF.md "ALiBi")."""
+    bias too, and -inf after it. The distance is taken in f32 so that the
+    score's update is one fma of |d| (whose absolute value is an operand
+    modifier on the GPU) after one subtraction: 1.06-1.08x the integer
+    form's forward (docs/PERF.md "ALiBi"). The key index reaches f32
+    without an int-to-float conversion a score (I2F, on the GPU the
+    exponentials' quarter-rate pipe): j's bits under the exponent of 2^23
+    are the float 2^23 + j, and the row's 2^23 + diag is taken once a row,
+    so d = (2^23 + j) - (2^23 + diag) is one subtraction, exact while
+    0 <= j < 2^23 and |diag| < 2^23: sequences below ALIBI_MAX_SEQ keys
+    and queries (alibi.check_lengths refuses longer ones)."""
     if not v.alibi:
         return [], ""
     # The region is not isolated from above: its names share the
@@ -304,12 +315,10 @@ def _alibi(v, ty):
         offset = ("    %mod_off = tensor.extract %alibi_offsets[%mod_b] : "
                   "tensor<?xf32>\n"
                   "    %mod_if = arith.sitofp %mod_i32 : i32 to f32\n"
-                  "    %mod_diagf = arith.addf %mod_if, %mod_off : f32\n"
-                  "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n")
+                  "    %mod_diagf = arith.addf %mod_if, %mod_off : f32\n")
         arg = "%alibi_offsets: tensor<?xf32>"
     else:
         offset = ("    %mod_diag = arith.addi %mod_i32, %alibi_offset : i32\n"
-                  "    %mod_jf = arith.sitofp %mod_j32 : i32 to f32\n"
                   "    %mod_diagf = arith.sitofp %mod_diag : i32 to f32\n")
         arg = "%alibi_offset: i32"
     region = (
@@ -321,7 +330,13 @@ def _alibi(v, ty):
         "    %mod_j32 = arith.index_cast %mod_j : index to i32\n"
         "    %mod_i32 = arith.index_cast %mod_i : index to i32\n"
         + offset +
-        "    %mod_d = arith.subf %mod_jf, %mod_diagf : f32\n"
+        # 0x4B000000: the exponent of 2^23.
+        "    %mod_exp23 = arith.constant 1258291200 : i32\n"
+        "    %mod_jbits = arith.ori %mod_j32, %mod_exp23 : i32\n"
+        "    %mod_jb = arith.bitcast %mod_jbits : i32 to f32\n"
+        "    %mod_two23 = arith.constant 8388608.0 : f32\n"
+        "    %mod_diagb = arith.addf %mod_diagf, %mod_two23 : f32\n"
+        "    %mod_d = arith.subf %mod_jb, %mod_diagb : f32\n"
         "    %mod_dist = math.absf %mod_d : f32\n"
         "    %mod_neg = arith.negf %mod_slope : f32\n"
         "    %mod_r = math.fma %mod_neg, %mod_dist, %mod_s : f32\n"

@@ -85,6 +85,9 @@ def _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     if alibi_slopes is not None:
         alibi.check_slopes(alibi_slopes, cu_seqlens_q.shape[0] - 1, hq,
                            _NAME)
+        # No sequence is longer than its bound or the packed total.
+        alibi.check_lengths(min(max_seqlen_q, total_q),
+                            min(max_seqlen_k, total_k), _NAME)
     tensors = (("q", q), ("k", k), ("v", v), ("cu_seqlens_q", cu_seqlens_q),
                ("cu_seqlens_k", cu_seqlens_k)) + (
                    (("alibi_slopes", alibi_slopes),)

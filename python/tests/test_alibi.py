@@ -265,6 +265,29 @@ def test_argument_errors():
         flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good)
 
 
+def test_lengths_past_the_regions_exact_range():
+    """The region takes the key index to f32 through the exponent of 2^23
+    (variants._alibi): exact below 2^23, refused from there, for the dense
+    and the packed call, before the inputs' device is looked at (meta
+    tensors: no memory)."""
+    import flashfuse
+    alibi.check_lengths(2**23 - 1, 5)
+    for sq, sk in ((2**23, 1), (1, 2**23)):
+        with pytest.raises(ValueError, match="shorter than 8388608"):
+            alibi.check_lengths(sq, sk)
+    q = torch.empty(1, 2, 1, 64, dtype=torch.float16, device="meta")
+    k = torch.empty(1, 2, 2**23, 64, dtype=torch.float16, device="meta")
+    with pytest.raises(ValueError, match="flashfuse.attention: ALiBi takes "
+                       "sequences shorter than 8388608"):
+        flashfuse.attention(q, k, k, alibi_slopes=torch.rand(2))
+    q = torch.empty(2**23, 2, 64, dtype=torch.float16, device="meta")
+    cu = torch.tensor([0, 2**23], dtype=torch.int32)
+    with pytest.raises(ValueError, match="flashfuse.varlen_attention: ALiBi "
+                       "takes sequences shorter"):
+        flashfuse.varlen_attention(q, q, q, cu, cu, 2**23, 2**23,
+                                   alibi_slopes=torch.rand(2))
+
+
 def test_varlen_slope_checks():
     """flash_attn_varlen_func's alibi_slopes: [Hq] or [B, Hq] with B the
     number of sequences, float32, checked before the inputs' device; None
