@@ -161,10 +161,11 @@ def _alibi_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                                 softcap))
 
 
-def _variant_of(q, v, slopes, causal, window_left, window_right, softcap):
+def _variant_of(q, v, slopes, causal, window_left, window_right, softcap,
+                varlen=False):
     return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
                           (window_left, window_right) != (-1, -1),
-                          softcap > 0, slopes.dim())
+                          softcap > 0, slopes.dim(), varlen=varlen)
 
 
 def _launch_arguments(q, k, slopes, scale, window_left, window_right,
@@ -263,25 +264,18 @@ def _sequence_offsets(cu_seqlens_q, cu_seqlens_k):
     return (lengths_k - lengths_q).to(torch.float32)
 
 
-def _varlen_variant(q, v, slopes, causal, window_left, window_right,
-                    softcap):
-    return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
-                          (window_left, window_right) != (-1, -1),
-                          softcap > 0, slopes.dim(), varlen=True)
-
-
 def _varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                    max_seqlen_k, slopes, scale, window_left, window_right,
                    softcap):
-    """artifact.forward's / backward's keyword arguments of a packed call."""
-    windowed = (window_left, window_right) != (-1, -1)
-    return dict(scale=scale,
-                window=(window_left, window_right) if windowed else None,
-                softcap=softcap if softcap > 0 else None,
-                captures=[slopes, _sequence_offsets(cu_seqlens_q,
+    """artifact.forward's / backward's keyword arguments of a packed call:
+    the dense call's, with the per-sequence offsets in place of Sk - Sq."""
+    args = _launch_arguments(q, k, slopes, scale, window_left, window_right,
+                             softcap)
+    args.update(captures=[slopes, _sequence_offsets(cu_seqlens_q,
                                                     cu_seqlens_k)],
                 varlen=(cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                         max_seqlen_k))
+    return args
 
 
 def _alibi_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -297,8 +291,8 @@ def _alibi_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         # No (query, key) pair: every row is fully masked.
         return (q.new_zeros(total_q, hq, v.shape[-1]),
                 q.new_full((hq, total_q), float("inf"), dtype=torch.float32))
-    variant = _varlen_variant(q, v, slopes, causal, window_left,
-                              window_right, softcap)
+    variant = _variant_of(q, v, slopes, causal, window_left, window_right,
+                          softcap, varlen=True)
     o, lse = artifact.forward(
         artifact_dir(variant, False, q.device),
         *(ops._packed_view(t) for t in (q, k, v)),
@@ -332,8 +326,8 @@ def _alibi_varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     layouts."""
     if q.shape[0] == 0 or k.shape[0] == 0:
         return tuple(torch.zeros_like(t) for t in (q, k, v))
-    variant = _varlen_variant(q, v, slopes, causal, window_left,
-                              window_right, softcap)
+    variant = _variant_of(q, v, slopes, causal, window_left, window_right,
+                          softcap, varlen=True)
     dq, dk, dv = artifact.backward(
         artifact_dir(variant, True, q.device),
         *(ops._packed_view(t) for t in (dout.contiguous(), q, k, v, out)),
