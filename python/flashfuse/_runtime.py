@@ -182,7 +182,9 @@ class BackwardArgs(ctypes.Structure):
                 ("scale", ctypes.c_float),
                 ("window_left", ctypes.c_int32),
                 ("window_right", ctypes.c_int32),
-                ("softcap", ctypes.c_float)]
+                ("softcap", ctypes.c_float),
+                # Appended last in flashfuse_backward_args too.
+                ("dropout_p", ctypes.c_float), ("seed", ctypes.c_uint64)]
 
 
 class BackwardKernels(ctypes.Structure):

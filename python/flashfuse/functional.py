@@ -10,6 +10,13 @@ from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
 
 
+def dropout_seed(dropout_p):
+    """The seed of one call's dropout (0 without): drawn from torch's CPU
+    generator, so that torch.manual_seed makes dropout reproducible, and
+    given to the backward, which draws the same mask again."""
+    return int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0 else 0
+
+
 def fold_causal_into_window(causal, window, equal_lengths):
     """(causal, window) of the same mask, as one window where the two share
     their diagonal: causal keeps keys j <= i (top-left), a window (left,
@@ -258,10 +265,7 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
                                float(scale), window, softcap, deterministic)
     _check_device(query, key, value)
     bias, mask = _score_operand(attn_mask, query, key)
-    # One seed per call, drawn from torch's generator so torch.manual_seed
-    # makes dropout reproducible; the backward pass reuses it.
-    seed = (int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0
-            else 0)
+    seed = dropout_seed(dropout_p)
     args = (query, key, value, bias, mask, causal, float(scale),
             int(window[0]), int(window[1]), softcap, float(dropout_p), seed)
     if not (torch.is_grad_enabled() and any(

@@ -120,14 +120,14 @@ def decode_step(query, key, value, cu_k, block_table, k_cache, v_cache,
 
 
 def varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
-                sliding_window, softcap, is_causal):
+                sliding_window, softcap, is_causal, dropout=0.0):
     """Packed sequences: query [1, Hq, total_q, D], key / value
     [total_k, Hkv, D] (continuous batching's gathered cache) or
     [1, Hkv, total_k, D]; sequence i owns query rows [cu_q[i], cu_q[i + 1])
     and keys [cu_k[i], cu_k[i + 1]), causal aligned bottom-right as
     flash-attn's varlen function does (a prompt's queries are its keys; a
-    chunk's are its last keys). Differentiable (padding-free training).
-    Returns [1, total_q, Hq, Dv]."""
+    chunk's are its last keys). Differentiable (padding-free training,
+    with the module's attention dropout). Returns [1, total_q, Hq, Dv]."""
     from .varlen import varlen_attention
 
     if query.shape[0] != 1:
@@ -141,7 +141,7 @@ def varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
         _bound(max_q, cu_q), _bound(max_k, cu_k),
         is_causal="bottom_right" if is_causal else False, scale=scaling,
         window=_window(sliding_window) if is_causal else None,
-        softcap=softcap or None)
+        softcap=softcap or None, dropout_p=dropout)
     return out.unsqueeze(0)
 
 
@@ -185,12 +185,13 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
     if args is None:
         return None
     cu_q, cu_k, max_q, max_k = args
-    if dropout:
-        raise NotImplementedError(
-            "flashfuse.hf: packed sequences with attention dropout: the "
-            "varlen kernels have no dropout")
     cache = kwargs.get("cache")
     block_table = kwargs.get("block_table")
+    if dropout and (cache is not None or block_table is not None):
+        # Continuous batching decodes (the module in eval mode has none).
+        raise NotImplementedError(
+            "flashfuse.hf: attention dropout over a paged cache: the decode "
+            "kernels have no dropout")
     if block_table is not None:
         k_cache, v_cache = kwargs.get("k_cache"), kwargs.get("v_cache")
         if k_cache is None:
@@ -225,7 +226,7 @@ def packed_forward(module, query, key, value, scaling, sliding_window,
             read_index=kwargs["read_index"],
             write_index=kwargs["write_index"])
     return varlen_step(query, key, value, cu_q, cu_k, max_q, max_k, scaling,
-                       sliding_window, softcap, is_causal)
+                       sliding_window, softcap, is_causal, dropout)
 
 
 # Rows of a mask compared at a time in packed_documents: a few tens of MB

@@ -656,14 +656,18 @@ def varlen_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                          cu_seqlens_q: torch.Tensor,
                          cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
                          max_seqlen_k: int, causal: int, scale: float,
-                         window_left: int, window_right: int, softcap: float
+                         window_left: int, window_right: int, softcap: float,
+                         dropout_p: float = 0.0, seed: int = 0
                          ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [total_q, Hq, Dv], LSE f32 [Hq, total_q]) of the packed batch
     q [total_q, Hq, D], k [total_k, Hkv, D], v [total_k, Hkv, Dv] whose
     sequence i owns rows [cu_seqlens_q[i], cu_seqlens_q[i + 1]) of q and
     [cu_seqlens_k[i], cu_seqlens_k[i + 1]) of k and v, with the varlen
-    forward kernel (grid over max_seqlen_q). The caller
-    (flashfuse.varlen_attention) has checked the shapes."""
+    forward kernel (grid over max_seqlen_q). dropout_p > 0 drops P's
+    entries by the keep test at (seed, sequence, head, local row, local
+    key) (FlashOps.td), on a kernel compiled on first use where the
+    library has none. The caller (flashfuse.varlen_attention) has checked
+    the shapes."""
     o, lse = _varlen_outputs(q, v.shape[-1])
     total_q, hq, d = q.shape
     total_k, hkv, dv = v.shape
@@ -678,13 +682,14 @@ def varlen_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     variant = _kernels.make_variant(
         rt.KIND_FORWARD, _DTYPES[q.dtype], d, dv, causal,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
-        varlen=True)
+        dropout=dropout_p > 0, varlen=True)
     kernel = _kernels.kernel(q.device.index, variant,
                              capability=_capability(q.device.index))
     _poison(o, lse)
     a, p, keep = varlen_launch_args(q, k, v, o, lse, cu_seqlens_q,
                                     cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                    scale, window_left, window_right, softcap)
+                                    scale, window_left, window_right, softcap,
+                                    dropout_p, seed)
     context, stream = _launch_context(q.device)
     with context:
         rt.attention_forward_varlen(kernel, a, p, stream)
@@ -694,7 +699,7 @@ def varlen_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
                        max_seqlen_q, max_seqlen_k, scale, window_left,
-                       window_right, softcap):
+                       window_right, softcap, dropout_p=0.0, seed=0):
     """(ForwardArgs, VarlenArgs, tensors to keep alive until the launch is
     queued) of a packed batch: q, k, v, o [total, H, D] as the kernels'
     [1, H, total, D] views (copies only where the kernels cannot read them
@@ -715,6 +720,7 @@ def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
     a.v_stride[:], a.o_stride[:] = _strides4(vv), _strides4(ov)
     a.scale = scale
     a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    a.dropout_p, a.seed = dropout_p, seed
     p = rt.varlen_args()
     p.cu_seqlens_q, p.cu_seqlens_k = cu_q.data_ptr(), cu_k.data_ptr()
     p.num_seqs = cu_q.shape[0] - 1
@@ -724,7 +730,7 @@ def varlen_launch_args(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
 
 @varlen_attention_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      scale, window_left, window_right, softcap):
+      scale, window_left, window_right, softcap, dropout_p=0.0, seed=0):
     return _varlen_outputs(q, v.shape[-1])
 
 
@@ -740,7 +746,8 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                          cu_seqlens_k: torch.Tensor, max_seqlen_q: int,
                          max_seqlen_k: int, causal: int, scale: float,
                          window_left: int, window_right: int, softcap: float,
-                         deterministic: bool
+                         deterministic: bool, dropout_p: float = 0.0,
+                         seed: int = 0
                          ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dQ, dK, dV) of varlen_attention_fwd, in the layouts of q, k, v
     ([total, H, D]), by flashfuse_attention_backward_varlen (KERNEL_ABI.md
@@ -749,7 +756,9 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     varlen dQ kernel, between the dense preprocess and postprocess over
     the packed rows. The scratch (Dsum, dq_accum, the per-query-head dK/dV
     slices) is sized by the totals: a sequence's rows sit in it where they
-    sit in q (k), with no padding. `lse` is the forward's [Hq, total_q]."""
+    sit in q (k), with no padding. `lse` is the forward's [Hq, total_q];
+    dropout_p and seed are the forward's, whose mask the kernels draw
+    again."""
     grad_q, grad_k, grad_v = _varlen_grads(q, k, v)
     total_q, hq, d = q.shape
     total_k, hkv, dv = v.shape
@@ -760,7 +769,7 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
         return grad_q, grad_k, grad_v
     plan = _backward_plan(
         q.device.index, (q, k, v, None, None, causal, window_left,
-                         window_right, softcap, 0.0), deterministic,
+                         window_right, softcap, dropout_p), deterministic,
         varlen=True)
     # (preprocess, backward, backward_dq or None, postprocess), as the
     # entry point takes them; the plan has backward_dq only when the
@@ -773,7 +782,7 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     a, p, keep = varlen_backward_args(
         dout, q, k, v, out, lse, grad_q, grad_k, grad_v, cu_seqlens_q,
         cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, window_left,
-        window_right, softcap, atomic, writes_key_grads)
+        window_right, softcap, atomic, writes_key_grads, dropout_p, seed)
     _poison(grad_q, grad_k, grad_v, *keep[-4:])
     context, stream = _launch_context(q.device)
     with context:
@@ -785,7 +794,8 @@ def varlen_attention_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
 def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
                          cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k, scale, window_left, window_right,
-                         softcap, atomic, writes_key_grads=False):
+                         softcap, atomic, writes_key_grads=False,
+                         dropout_p=0.0, seed=0):
     """(BackwardArgs, VarlenArgs, tensors to keep alive until the launches
     are queued, the f32 and dtype scratch last) of a packed batch's
     backward: every [total, H, D] tensor as the kernels' [1, H, total, D]
@@ -828,6 +838,7 @@ def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
         getattr(a, field)[:] = _strides4(t)
     a.scale = scale
     a.window_left, a.window_right, a.softcap = window_left, window_right, softcap
+    a.dropout_p, a.seed = dropout_p, seed
     cu_q, cu_k = _offsets(cu_seqlens_q), _offsets(cu_seqlens_k)
     p = rt.varlen_args()
     p.cu_seqlens_q, p.cu_seqlens_k = cu_q.data_ptr(), cu_k.data_ptr()
@@ -841,7 +852,7 @@ def varlen_backward_args(dout, q, k, v, out, lse, grad_q, grad_k, grad_v,
 @varlen_attention_bwd.register_fake
 def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
       max_seqlen_k, causal, scale, window_left, window_right, softcap,
-      deterministic):
+      deterministic, dropout_p=0.0, seed=0):
     return _varlen_grads(q, k, v)
 
 

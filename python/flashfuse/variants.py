@@ -138,10 +138,10 @@ class KernelVariant:
             raise ValueError(f"variant out_dtype must be one of {OUT_DTYPES} "
                              f"(None: the dtype), got {self.out_dtype!r}")
         _check_tiles(self.tiles, "variant")
-        if self.varlen and (self.bias or self.mask or self.dropout):
-            # The op's verifier refuses them (their indices would be packed).
-            raise ValueError("a varlen variant takes no bias, mask or "
-                             "dropout")
+        if self.varlen and (self.bias or self.mask):
+            # The op's verifier refuses them (their [B, Hq, Sq, Sk] would be
+            # per sequence).
+            raise ValueError("a varlen variant takes no bias or mask")
         if self.block_sparse not in (0, 1, 2):
             raise ValueError("variant block_sparse must be 0, 1 or 2, got "
                              f"{self.block_sparse!r}")

@@ -8,7 +8,7 @@ import torch
 
 from . import alibi
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
-from .functional import _CAUSAL, fold_causal_into_window
+from .functional import _CAUSAL, dropout_seed, fold_causal_into_window
 from ._env import EnvFlag
 
 # Set to 1 to run the host check of the offsets (check_inputs=True) on every
@@ -146,14 +146,15 @@ class _VarlenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                 max_seqlen_k, causal, scale, window_left, window_right,
-                softcap, deterministic):
+                softcap, deterministic, dropout_p, seed):
         o, lse = torch.ops.flashfuse.varlen_attention_fwd(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-            causal, scale, window_left, window_right, softcap)
+            causal, scale, window_left, window_right, softcap, dropout_p,
+            seed)
         ctx.mark_non_differentiable(lse)
         ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
         ctx.args = (max_seqlen_q, max_seqlen_k, causal, scale, window_left,
-                    window_right, softcap, deterministic)
+                    window_right, softcap, deterministic, dropout_p, seed)
         return o, lse
 
     @staticmethod
@@ -163,14 +164,14 @@ class _VarlenAttention(torch.autograd.Function):
         q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k = ctx.saved_tensors
         dq, dk, dv = torch.ops.flashfuse.varlen_attention_bwd(
             dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, *ctx.args)
-        return (dq, dk, dv) + (None,) * 10
+        return (dq, dk, dv) + (None,) * 12
 
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, is_causal=False, scale=None, window=None,
                      softcap=None, enable_gqa=True, return_lse=False,
                      check_inputs=False, deterministic=False,
-                     alibi_slopes=None):
+                     alibi_slopes=None, dropout_p=0.0):
     """Attention over a packed batch of B variable-length sequences, in the
     layout of flash-attn's flash_attn_varlen_func, on FlashFuse's varlen
     forward kernel (docs/KERNEL_ABI.md "Varlen").
@@ -223,6 +224,15 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     with a deterministic dQ kernel (no float atomics; flashfuse-compile
     --deterministic) and raises NotImplementedError if there is none.
 
+    `dropout_p` (flash-attn's argument) drops each probability with that
+    chance and scales the kept ones by 1 / (1 - dropout_p), as
+    flashfuse.attention does, the keep test drawn at each sequence's own
+    index and local indices (FlashOps.td: a sequence draws the same mask
+    wherever it is packed); one seed a call from torch's generator
+    (torch.manual_seed reproduces it), which the backward reuses. The
+    library has no varlen dropout kernels: they are compiled on first use
+    by flashfuse-compile and cached (flashfuse._compile).
+
     `alibi_slopes` (flash-attn's argument): float32 [Hq] or [B, Hq]
     slopes (B the number of sequences) of the bias
     -slope * |i' + Lk_i - Lq_i - j'| added to every score, in each
@@ -248,6 +258,15 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         raise ValueError(f"{_NAME}: softcap must be positive, got {softcap}")
     if scale is not None and not math.isfinite(float(scale)):
         raise ValueError(f"{_NAME}: scale must be finite, got {scale!r}")
+    dropout_p = float(dropout_p)
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"{_NAME}: dropout_p must be in [0, 1), got "
+                         f"{dropout_p}")
+    if dropout_p and alibi_slopes is not None:
+        # The ALiBi kernels are compiled from a score_mod variant without
+        # dropout (flashfuse.alibi), as flashfuse.attention's are.
+        raise ValueError(f"{_NAME}: alibi_slopes goes without dropout_p, "
+                         "as in flashfuse.attention")
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
            enable_gqa, alibi_slopes)
     if scale is None:
@@ -274,5 +293,6 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         return (o, lse) if return_lse else o
     o, lse = _VarlenAttention.apply(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-        causal, float(scale), window[0], window[1], softcap, deterministic)
+        causal, float(scale), window[0], window[1], softcap, deterministic,
+        dropout_p, dropout_seed(dropout_p))
     return (o, lse) if return_lse else o

@@ -136,12 +136,32 @@ def test_packed_bounds_from_offsets(calls):
         hf_packed.packed_forward(
             module, q.expand(2, -1, -1, -1), k, k, None, None, None, True,
             0.0, {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu})
-    with pytest.raises(NotImplementedError, match="dropout"):
-        hf_packed.packed_forward(
-            module, q, k, k, None, None, None, True, 0.1,
-            {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu})
     assert hf_packed.packed_forward(module, q, k, k, None, None, None, True,
                                     0.0, {}) is None
+
+
+def test_packed_training_step_passes_its_dropout(calls, monkeypatch):
+    """Padding-free training with attention dropout reaches the varlen
+    kernels with the module's p; a paged cache's decode has no dropout."""
+    q = torch.randn(1, 4, 7, 16)
+    k = torch.randn(1, 2, 7, 16)
+    cu = torch.tensor([0, 3, 7], dtype=torch.int32)
+    seen = []
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("dropout_p"))
+        return calls.run_varlen(*args, **kwargs)
+
+    monkeypatch.setattr(varlen, "varlen_attention", spy)
+    hf_packed.packed_forward(torch.nn.Module(), q, k, k, None, None, None,
+                             True, 0.1,
+                             {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu})
+    assert seen == [0.1]
+    with pytest.raises(NotImplementedError, match="dropout"):
+        hf_packed.packed_forward(
+            torch.nn.Module(), q, k, k, None, None, None, True, 0.1,
+            {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu,
+             "block_table": torch.zeros(2, 1, dtype=torch.int32)})
 
 
 @pytest.mark.parametrize("page,expected", [(16, 16), (32, 16), (48, 16),

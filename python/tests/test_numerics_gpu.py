@@ -456,11 +456,12 @@ def philox_keep(seed, p, b, h, sq, sk):
     """The keep test of include/flashfuse/Conversion/Common/Philox.h on the
     host (torch int64 arithmetic on the CPU, u32 words): one Philox4x32-10
     draw per octet {q, q + 8} x {kv, kv + 1, kv + 8, kv + 9}, the element's
-    16 bits against p * 2^16."""
+    16 bits against p * 2^16. `b`: the batch size, or a list of the batch
+    indices to draw at (a packed sequence's index, say)."""
     mask32 = 0xFFFFFFFF
-    shape = (b, h, sq, sk)
-    bi, hi, qi, ki = torch.meshgrid(*(torch.arange(n) for n in shape),
-                                    indexing="ij")
+    batches = torch.arange(b) if isinstance(b, int) else torch.tensor(b)
+    bi, hi, qi, ki = torch.meshgrid(
+        batches, *(torch.arange(n) for n in (h, sq, sk)), indexing="ij")
     c = [ki & ~9, qi & ~8, hi, bi]
     k0, k1 = seed & mask32, (seed >> 32) & mask32
 

@@ -306,8 +306,27 @@ def test_varlen_runtime_variant_mapping():
 
 
 def test_varlen_variants_refuse_what_the_op_refuses():
-    with pytest.raises(ValueError, match="no bias, mask or dropout"):
-        KernelVariant("v", "f16", 64, varlen=True, bias=True)
+    for flag in ("bias", "mask"):
+        with pytest.raises(ValueError, match="no bias or mask"):
+            KernelVariant("v", "f16", 64, varlen=True, **{flag: True})
+
+
+def test_varlen_dropout_variants_lower(opt_tool):
+    """Dropout over a packed batch: the runtime's variant maps to a varlen
+    op with a seed, whose forward and backward lower to varlen dropout
+    kernels (the dense preprocess and postprocess around the backward's)."""
+    fwd, backward = from_runtime(rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16,
+                                            128, 128, rt.CAUSAL_BOTTOM_RIGHT,
+                                            dropout=1, varlen=1))
+    assert not backward and fwd.varlen and fwd.dropout
+    grad, backward = from_runtime(rt.Variant(rt.KIND_BACKWARD, rt.DTYPE_F16,
+                                             64, 64, dropout=1, varlen=1))
+    assert backward and grad.varlen and grad.dropout
+    for text in (emit_module([fwd]), emit_module([grad], backward=True)):
+        assert "seed(%s) varlen(%cu_q, %cu_k" in text
+        kernels = lowered_kernels(opt_tool, text)
+        assert any("_dropout_varlen(" in l for l in kernels), kernels
+        assert all("dropout = 1" in l for l in kernels)
 
 
 def test_varlen_backward_variants_parse_and_lower(opt_tool):

@@ -119,6 +119,15 @@ def test_options_are_checked():
         _call(softcap=-1.0)
     with pytest.raises(ValueError, match="scale must be finite"):
         _call(scale=float("nan"))
+    for p in (-0.1, 1.0):
+        with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
+            _call(dropout_p=p)
+    with pytest.raises(ValueError, match="alibi_slopes goes without "
+                                         "dropout_p"):
+        _call(dropout_p=0.1, alibi_slopes=torch.ones(4))
+    # A valid p passes every host check (the device is refused last).
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
+        _call(dropout_p=0.1)
 
 
 def test_check_offsets_finds_the_first_bad_entry():
@@ -175,7 +184,7 @@ def test_backward_op_fake_and_autograd_shapes():
                     requires_grad=True)
     cu = torch.empty(3, dtype=torch.int32, device="meta")
     o, lse = varlen._VarlenAttention.apply(q, k, v, cu, cu, 20, 30, 0, 0.125,
-                                           -1, -1, 0.0, False)
+                                           -1, -1, 0.0, False, 0.1, 7)
     assert o.requires_grad and not lse.requires_grad
     assert o.shape == (30, 4, 32) and lse.shape == (4, 30)
     dq, dk, dv = torch.autograd.grad(o.sum(), (q, k, v))
@@ -183,6 +192,10 @@ def test_backward_op_fake_and_autograd_shapes():
     assert dq.dtype == dk.dtype == dv.dtype == torch.float16
     grads = torch.ops.flashfuse.varlen_attention_bwd(
         o, q, k, v, o, lse, cu, cu, 20, 30, 0, 0.125, -1, -1, 0.0, True)
+    assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
+    grads = torch.ops.flashfuse.varlen_attention_bwd(
+        o, q, k, v, o, lse, cu, cu, 20, 30, 0, 0.125, -1, -1, 0.0, False,
+        0.1, 2**62 - 1)
     assert [g.shape for g in grads] == [q.shape, k.shape, v.shape]
 
 
@@ -246,6 +259,13 @@ def test_launch_arguments_pass_the_runtime_checks(rt):
                                         200, 260, 0.088, -1, -1, 0.0)
     assert a.q == qkv.data_ptr() and tuple(a.q_stride)[1:] == (128, 3 * 8 * 128, 1)
     m.check_forward_varlen(0, a, p)
+    # Dropout reaches the kernel's arguments; this kernel has none.
+    a, p, keep = ops.varlen_launch_args(q, k, v, o, lse, cu_q, cu_k, 200, 260,
+                                        0.088, -1, -1, 0.0, 0.25, 2**62 - 1)
+    assert a.dropout_p == 0.25 and a.seed == 2**62 - 1
+    with pytest.raises(InvalidArgumentError,
+                       match="dropout was requested but the kernel has none"):
+        m.check_forward_varlen(0, a, p)
     del keep
 
 
@@ -282,6 +302,16 @@ def test_backward_arguments_pass_the_runtime_checks(rt):
                        match=r"window \(8, -1\) was requested but the "
                              "kernel has none"):
         m.check_backward_varlen((3, 4, 5, 6), a, p)
+    # The forward's dropout reaches the backward's arguments (the binding's
+    # struct ends where runtime.h's does); these kernels have none.
+    a, p, keep = ops.varlen_backward_args(
+        do, q, k, v, o, lse, *grads, cu_q, cu_k, 200, 260, 0.088, -1, -1,
+        0.0, True, dropout_p=0.25, seed=2**62 - 1)
+    assert a.dropout_p == 0.25 and a.seed == 2**62 - 1
+    with pytest.raises(InvalidArgumentError,
+                       match="dropout was requested but the kernels have "
+                             "none"):
+        m.check_backward_varlen((0, 1, -1, 2), a, p)
     # Where the main kernel writes grad_k / grad_v itself (the sm90
     # engine's, where Hq = Hkv, which the caller says), they stand in for
     # the dK / dV slices it leaves unused: nothing is allocated for them.

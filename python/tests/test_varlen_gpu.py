@@ -17,8 +17,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
-from test_numerics_gpu import (assert_close, reference,  # noqa: E402
-                               run_or_skip)
+from test_numerics_gpu import (assert_close, philox_keep,  # noqa: E402
+                               reference, run_or_skip)
 
 pytestmark = pytest.mark.gpu
 
@@ -73,10 +73,25 @@ def reference_lse(q, k, causal, scale, window=None, softcap=0.0):
                        lse)
 
 
+def dropout_masks(pairs, heads, dropout_p, seed):
+    """Each sequence's dropout keep mask scaled by 1 / (1 - p) ([1, Hq, Lq,
+    Lk], None without dropout), for the call made right after
+    torch.manual_seed(seed): the keep test at the sequence's index and its
+    local indices (FlashOps.td), from the seed the call draws."""
+    if not dropout_p:
+        return [None] * len(pairs)
+    torch.manual_seed(seed)
+    kernel_seed = int(torch.randint(0, 2**62, (1,)).item())
+    return [philox_keep(kernel_seed, dropout_p, [i], heads, lq, lk).cuda()
+            .float() / (1 - dropout_p) for i, (lq, lk) in enumerate(pairs)]
+
+
 def check_packed(pairs, dtype, head_dim, causal, heads, window=None,
-                 softcap=0.0, layout="separate"):
+                 softcap=0.0, layout="separate", dropout_p=0.0, seed=0):
     """Runs flashfuse.varlen_attention on a packed batch of `pairs` and
-    checks every sequence's O (FlashAttention's rule) and LSE."""
+    checks every sequence's O (FlashAttention's rule) and LSE; with
+    dropout_p, against the reference under each sequence's keep mask
+    (dropout_masks)."""
     hq, hkv = heads
     q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype)
     if layout == "qkv":
@@ -89,10 +104,12 @@ def check_packed(pairs, dtype, head_dim, causal, heads, window=None,
     cu_k = offsets([p[1] for p in pairs])
     max_q = max(p[0] for p in pairs)
     max_k = max(p[1] for p in pairs)
+    drops = dropout_masks(pairs, hq, dropout_p, seed)
+    torch.manual_seed(seed)
     out, lse = run_or_skip(lambda: flashfuse.varlen_attention(
         q, k, v, cu_q, cu_k, max_q, max_k, is_causal=causal,
         window=window, softcap=softcap or None, return_lse=True,
-        check_inputs=True))
+        check_inputs=True, dropout_p=dropout_p))
     assert out.shape == (q.shape[0], hq, v.shape[-1]) and out.dtype == dtype
     assert lse.shape == (hq, q.shape[0]) and lse.dtype == torch.float32
     scale = 1 / math.sqrt(head_dim)
@@ -109,8 +126,10 @@ def check_packed(pairs, dtype, head_dim, causal, heads, window=None,
             assert (got == 0).all(), f"{what}: O of a sequence without keys"
             assert torch.isposinf(got_lse).all(), f"{what}: LSE"
             continue
-        ref = reference(qi, ki, vi, causal, scale, True, window, softcap)
-        low = reference(qi, ki, vi, causal, scale, False, window, softcap)
+        ref = reference(qi, ki, vi, causal, scale, True, window, softcap,
+                        drop=drops[i])
+        low = reference(qi, ki, vi, causal, scale, False, window, softcap,
+                        drop=drops[i])
         assert_close(got, ref, low, 2, f"O of {what}")
         ref_lse = reference_lse(qi, ki, causal, scale, window, softcap)
         masked = torch.isposinf(ref_lse)
@@ -209,7 +228,8 @@ def test_check_inputs_reads_the_offsets():
 
 
 def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
-                           window=None, softcap=0.0, deterministic=False):
+                           window=None, softcap=0.0, deterministic=False,
+                           dropout_p=0.0, seed=0):
     """flashfuse.varlen_attention's autograd on a packed batch of `pairs`
     against torch autograd of each sequence's dense reference alone (f32
     and the inputs' dtype), FlashAttention's rule with 3x per sequence and
@@ -223,10 +243,12 @@ def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
     max_q = max(p[0] for p in pairs)
     max_k = max(p[1] for p in pairs)
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    drops = dropout_masks(pairs, hq, dropout_p, seed)
+    torch.manual_seed(seed)
     out = run_or_skip(lambda: flashfuse.varlen_attention(
         *leaves, cu_q, cu_k, max_q, max_k, is_causal=causal, window=window,
         softcap=softcap or None, check_inputs=True,
-        deterministic=deterministic))
+        deterministic=deterministic, dropout_p=dropout_p))
     grads = run_or_skip(lambda: torch.autograd.grad(out, leaves, dout))
     for g, leaf in zip(grads, leaves):
         assert g.shape == leaf.shape and g.dtype == leaf.dtype
@@ -247,7 +269,8 @@ def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
             rl = [sequence(q, sq, lq).clone().requires_grad_(),
                   sequence(k, sk, lk).clone().requires_grad_(),
                   sequence(v, sk, lk).clone().requires_grad_()]
-            ref = reference(*rl, causal, scale, upcast, window, softcap)
+            ref = reference(*rl, causal, scale, upcast, window, softcap,
+                            drop=drops[i])
             refs.append(torch.autograd.grad(
                 ref, rl, d_i.float() if upcast else d_i))
         for name, g, r, lo in zip(("dq", "dk", "dv"), mine, *refs):
@@ -322,6 +345,72 @@ def test_varlen_gradients_window_and_softcap(dtype):
                            window=(64, 0))
     check_packed_gradients(LENGTHS["self"], dtype, 128, "top_left", (8, 2),
                            softcap=30.0)
+
+
+# Dropout over packed batches (flash-attn's dropout_p): the library has no
+# such kernels, so each variant is compiled on first use (or found in an
+# artifact on FLASHFUSE_KERNEL_DIR; scripts/kernels/check_varlen_dropout.sh
+# compiles them elsewhere).
+DROPOUT_CASES = [(64, False, (4, 4)), (64, "bottom_right", (8, 2)),
+                 (128, "top_left", (8, 2)), (128, "bottom_right", (4, 4))]
+
+
+@pytest.mark.parametrize("head_dim,causal,heads", DROPOUT_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_dropout_matches_each_sequence(dtype, head_dim, causal, heads):
+    # O and the gradients of every sequence under its own keep mask, ragged
+    # lengths, empty sequences and sequences without keys included.
+    for n, lengths in enumerate(sorted(LENGTHS)):
+        check_packed(LENGTHS[lengths], dtype, head_dim, causal, heads,
+                     dropout_p=0.17, seed=11 + n)
+        check_packed_gradients(LENGTHS[lengths], dtype, head_dim, causal,
+                               heads, dropout_p=0.17, seed=21 + n)
+
+
+def test_varlen_dropout_mask_is_the_philox_keep_test():
+    # The kept mask read back exactly: Q = 0 makes every probability 1 / 64
+    # over a sequence's 64 keys and V = I (D = 64) makes O[i, j] = keep /
+    # ((1 - p) 64), so O > 0.5 / ((1 - p) 64) is the keep test, which must
+    # be Philox.h's at the sequence's index and local indices, bit for bit.
+    p, seed, heads = 0.3, 5, 3
+    lengths = [1, 63, 129, 200, 8]
+    q = torch.zeros(sum(lengths), heads, 64, device="cuda",
+                    dtype=torch.float16)
+    k = torch.randn(64 * len(lengths), heads, 64, device="cuda",
+                    dtype=torch.float16)
+    v = torch.eye(64, device="cuda", dtype=torch.float16).repeat(
+        len(lengths), 1).unsqueeze(1).expand(-1, heads, -1).contiguous()
+    pairs = [(n, 64) for n in lengths]
+    torch.manual_seed(seed)
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        q, k, v, offsets(lengths), offsets([64] * len(lengths)),
+        max(lengths), 64, dropout_p=p))
+    masks = dropout_masks(pairs, heads, p, seed)
+    start = 0
+    for i, n in enumerate(lengths):
+        kept = out[start:start + n].transpose(0, 1).float() > 0.5 / (
+            (1 - p) * 64)
+        assert torch.equal(kept, masks[i][0] > 0), f"sequence {i}"
+        start += n
+    dropped = 1 - sum(m.count_nonzero().item() for m in masks) / (
+        heads * 64 * sum(lengths))
+    assert abs(dropped - p) < 0.03, f"dropped fraction {dropped} for p={p}"
+
+
+def test_varlen_dropout_follows_torch_seed():
+    # One seed a call from torch's generator: the same manual_seed gives the
+    # same output bit for bit, another seed another mask.
+    q, k, v = packed_inputs([(100, 100), (37, 90)], 4, 4, 64, torch.float16)
+    cu_q, cu_k = offsets([100, 37]), offsets([100, 90])
+
+    def run(seed):
+        torch.manual_seed(seed)
+        return run_or_skip(lambda: flashfuse.varlen_attention(
+            q, k, v, cu_q, cu_k, 100, 100, dropout_p=0.2))
+    first = run(3)
+    assert torch.equal(first, run(3))
+    assert not torch.equal(first, run(4))
 
 
 def test_varlen_gradients_of_one_sequence_match_the_dense_backward():

@@ -67,6 +67,10 @@ public:
                                                a_.window_right, a_.softcap);
         !why.empty())
       return bad(why);
+    if (!(a_.dropout_p >= 0.0f && a_.dropout_p < 1.0f))
+      return bad(concat("dropout_p = ", a_.dropout_p, " (must be in [0, 1))"));
+    if (!v.dropout && a_.dropout_p != 0.0f)
+      return bad("dropout was requested but the kernels have none");
     for (const Operand &op : tensors())
       if (std::string why = operandProblem(op); !why.empty())
         return bad(why);
@@ -183,10 +187,10 @@ std::vector<flashfuse_arg> namedArgs(const BackwardChecker &checker,
   out.push_back(integer("window_left", FLASHFUSE_PARAM_I32, a.window_left));
   out.push_back(integer("window_right", FLASHFUSE_PARAM_I32, a.window_right));
   out.push_back(real("softcap", a.softcap));
-  // Varlen kernels take no dropout; the names are bound all the same where
-  // a params list has them.
-  out.push_back(real("dropout_p", 0.0));
-  out.push_back(integer("seed", FLASHFUSE_PARAM_I64, 0));
+  out.push_back(real("dropout_p", a.dropout_p));
+  // The seed is an opaque 64-bit pattern; i64 carries its bits unchanged.
+  out.push_back(integer("seed", FLASHFUSE_PARAM_I64,
+                        static_cast<int64_t>(a.seed)));
   out.push_back(buffer("cu_seqlens_q", p.cu_seqlens_q, p.num_seqs + 1));
   out.push_back(buffer("cu_seqlens_k", p.cu_seqlens_k, p.num_seqs + 1));
   out.push_back(integer("num_seqs", FLASHFUSE_PARAM_I32, p.num_seqs));

@@ -588,8 +588,8 @@ private:
         v.kind != FLASHFUSE_KIND_BACKWARD_DQ)
       return bad("'varlen' is for kinds forward, backward and backward_dq "
                  "only (no other kind has a packed-batch kernel)");
-    if (v.varlen && (v.bias || v.mask || v.dropout))
-      return bad("varlen kernels take no bias, mask or dropout");
+    if (v.varlen && (v.bias || v.mask))
+      return bad("varlen kernels take no bias or mask");
     // Block-sparse: the kernels that read the lists (the forward, and the
     // backward's main, dQ and transpose kernels), never packed, and their
     // block sizes stated with them (they decide which lists a kernel can

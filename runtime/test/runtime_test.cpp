@@ -443,6 +443,9 @@ void testVarlenManifest() {
              .variant.varlen == 1);
   EXPECT(Manifest::fromText(kernel("  varlen 0\n")).kernels().at(0)
              .variant.varlen == 0);
+  // Dropout draws at the sequence's index and local rows (FlashOps.td).
+  EXPECT(Manifest::fromText(kernel("  varlen 1\n  dropout 1\n"))
+             .kernels().at(0).variant.dropout == 1);
   // The backward's per-sequence kernels are varlen too; its preprocess and
   // postprocess are the dense ones.
   for (const char *kind : {"backward", "backward_dq"})
@@ -459,9 +462,9 @@ void testVarlenManifest() {
       {kernel("  varlen 1\n", "decode"),
        "'varlen' is for kinds forward, backward and backward_dq only"},
       {kernel("  varlen 1\n  bias 1\n"),
-       "varlen kernels take no bias, mask or dropout"},
-      {kernel("  varlen 1\n  dropout 1\n"),
-       "varlen kernels take no bias, mask or dropout"},
+       "varlen kernels take no bias or mask"},
+      {kernel("  varlen 1\n  mask 1\n"),
+       "varlen kernels take no bias or mask"},
       {kernel("  varlen 2\n"),
        "bad value '2' for 'varlen' (expected an integer in [0, 1])"},
       {kernel("  varlen 1\n  varlen 1\n"), "key 'varlen' given twice"},
@@ -722,6 +725,9 @@ void testVarlenBackwardChecks() {
                  "'dq_accum' is a null pointer, but the backward kernel "
                  "accumulates dQ there");
   EXPECT_BAD_BWD(atomic, a.window_left = 16, "the kernel has none");
+  EXPECT_BAD_BWD(atomic, a.dropout_p = 0.1f,
+                 "dropout was requested but the kernels have none");
+  EXPECT_BAD_BWD(atomic, a.dropout_p = 1.0f, "dropout_p = 1 (must be in");
   EXPECT_BAD_BWD(atomic, a.scale = 1.0f / 0.0f, "scale is not finite");
   // The kernels: kinds, varlen or dense, one artifact's mode.
   const int32_t swapped[4] = {2, 1, -1, 0};

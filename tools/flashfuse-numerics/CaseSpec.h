@@ -73,9 +73,9 @@ struct CaseSpec {
   bool gradBias = true;   // request dBias when there is a bias (backward)
   int64_t maskedRow = -1; // >= 0: the mask operand hides this whole row
   std::string scoreMod;   // "" | alibi | batch_slope
-  /// The b the score_mod and mask_mod see for batch 0: the varlen
-  /// reference gives sequence b's dense case regionBatch = b, as the op
-  /// gives its regions the sequence's index.
+  /// The b the score_mod, mask_mod and dropout's keep test see for batch
+  /// 0: the varlen reference gives sequence b's dense case regionBatch =
+  /// b, as the op gives them the sequence's index.
   int64_t regionBatch = 0;
   std::string maskMod;    // "" | document | drop_row3
   uint64_t seed = 1;      // inputs' random generator

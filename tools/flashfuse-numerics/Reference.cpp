@@ -157,7 +157,9 @@ struct Problem {
   double dropoutFactor(int64_t b, int64_t h, int64_t i, int64_t j) {
     if (c.dropout <= 0)
       return 1.0;
-    if (!referenceDropoutKeep(c.dropoutSeed, b, h, i, j, c.dropout))
+    // A packed sequence draws at its own index (FlashOps.td, varlen).
+    if (!referenceDropoutKeep(c.dropoutSeed, b + c.regionBatch, h, i, j,
+                              c.dropout))
       return 0.0;
     return 1.0 / (1.0 - double(float(c.dropout)));
   }

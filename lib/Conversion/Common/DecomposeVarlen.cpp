@@ -12,8 +12,10 @@
 //     j in [cu_k[s], cu_k[s+1]), and the causal / window band holds between
 //     the local indices i - cu_q[s] and j - cu_k[s], with bottom-right
 //     alignment by the sequence's own lengths.
-// Scale, softcap, GQA and the layouts carry over unchanged, so everything
-// else about the variant is the dense op's. A row without a visible key is
+// Scale, softcap, dropout, GQA and the layouts carry over unchanged, so
+// everything else about the variant is the dense op's; dropout's keep test
+// alone draws at indices the dense op does not have (the sequence and the
+// local ones), which VarlenIndices::local gives the lowering. A row without a visible key is
 // a fully masked row of the dense op: O = 0, LSE = +inf, as the contract
 // says. The dense lowerings do not know the mask is block-diagonal, so
 // they compute (and mask away) every cross-sequence score: O(total_q *
@@ -44,67 +46,56 @@ namespace {
 class VarlenMask {
 public:
   VarlenMask(OpBuilder &b, Operation *op, Value cuQ, Value cuK)
-      : b(b), loc(op->getLoc()), variant(cast<AttentionVariantInterface>(op)),
-        cuQ(cuQ), cuK(cuK) {
+      : b(b), loc(op->getLoc()), variant(cast<AttentionVariantInterface>(op)) {
     AttentionSizes sz = variant.getSizes();
-    totalQ = sz.seqQ;
-    totalK = sz.seqK;
-    batch = cast<RankedTensorType>(cuQ.getType()).getDimSize(0) - 1;
+    at.cuQ = cuQ;
+    at.cuK = cuK;
+    at.totalQ = sz.seqQ;
+    at.totalK = sz.seqK;
+    at.batch = cast<RankedTensorType>(cuQ.getType()).getDimSize(0) - 1;
   }
 
-  /// Step 1, at the builder's insertion point; null when B = 0.
-  Value segmentIds() { return batch > 0 ? buildSegmentIds() : Value(); }
+  /// Step 1, at the builder's insertion point (null when B = 0); returns
+  /// the indices that the rewritten op's regions and dropout read.
+  const VarlenIndices &buildSegmentIds() {
+    at.seg = at.batch > 0 ? segmentIds() : Value();
+    return at;
+  }
 
   /// Step 2: fills the empty mask_mod region of the dense op: the
   /// sequence's keys, its band, and the op's own mask_mod (if any) on
   /// local indices.
-  void buildMaskMod(Region &region, Value seg, Region &userMaskMod);
+  void buildMaskMod(Region &region, Region &userMaskMod);
 
   /// Fills the empty score_mod region of the dense op with the op's own
   /// `userScoreMod` on the sequence index and local indices.
-  void buildScoreMod(Region &region, Value seg, Region &userScoreMod);
+  void buildScoreMod(Region &region, Region &userScoreMod);
 
 private:
   OpBuilder &b;
   Location loc;
   AttentionVariantInterface variant;
-  Value cuQ, cuK;
-  int64_t totalQ, totalK, batch;
+  VarlenIndices at;
 
-  /// Query row i's sequence (`index`, 0 where `owned` is false) and its
-  /// offsets, each clamped into [0, total].
-  struct Sequence {
-    Value owned, index, qLo, qHi, kLo, kHi;
-  };
-  Sequence locate(Value seg, Value i);
   Value clampedLocal(Value x, Value lo, Value hi);
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
-  /// cu[at] as an index clamped into [0, limit].
-  Value offset(Value cu, Value at, int64_t limit) {
-    Value v = tensor::ExtractOp::create(b, loc, cu, at);
-    v = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-    Value zero = index(0), hi = index(limit);
-    v = arith::MaxSIOp::create(b, loc, v, zero);
-    return arith::MinSIOp::create(b, loc, v, hi);
-  }
-
   /// seg [total_q] of index, B where no sequence owns the row.
-  Value buildSegmentIds() {
+  Value segmentIds() {
     Value empty =
-        buildEmpty(b, loc, {b.getIndexAttr(totalQ)}, b.getIndexType());
+        buildEmpty(b, loc, {b.getIndexAttr(at.totalQ)}, b.getIndexType());
     Value init =
-        linalg::FillOp::create(b, loc, index(batch), empty).getResult(0);
+        linalg::FillOp::create(b, loc, index(at.batch), empty).getResult(0);
     Value one = index(1);
     auto outer = scf::ForOp::create(
-        b, loc, index(0), index(batch), one, ValueRange{init},
+        b, loc, index(0), index(at.batch), one, ValueRange{init},
         [&](OpBuilder &nb, Location, Value seq, ValueRange args) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value lo = offset(cuQ, seq, totalQ);
+          Value lo = VarlenIndices::offset(b, loc, at.cuQ, seq, at.totalQ);
           Value next = arith::AddIOp::create(b, loc, seq, one);
-          Value hi = offset(cuQ, next, totalQ);
+          Value hi = VarlenIndices::offset(b, loc, at.cuQ, next, at.totalQ);
           // An empty (or, outside the contract, reversed) range runs no
           // iteration.
           auto inner = scf::ForOp::create(
@@ -124,26 +115,50 @@ private:
 };
 } // namespace
 
+Value VarlenIndices::offset(OpBuilder &b, Location loc, Value cu, Value at,
+                            int64_t limit) {
+  Value v = tensor::ExtractOp::create(b, loc, cu, at);
+  v = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value hi = arith::ConstantIndexOp::create(b, loc, limit);
+  v = arith::MaxSIOp::create(b, loc, v, zero);
+  return arith::MinSIOp::create(b, loc, v, hi);
+}
+
 /// Where query row i lies: its sequence (0 for a row no sequence owns,
 /// with `owned` false) and that sequence's offsets.
-VarlenMask::Sequence VarlenMask::locate(Value seg, Value i) {
+VarlenIndices::Sequence VarlenIndices::locate(OpBuilder &b, Location loc,
+                                              Value i) const {
   Sequence q;
   // One statement per op, so that the IR does not depend on the
   // compiler's order of evaluating arguments.
   Value s = tensor::ExtractOp::create(b, loc, seg, i);
-  Value nb = index(batch);
+  Value nb = arith::ConstantIndexOp::create(b, loc, batch);
   q.owned = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, nb);
   // An unowned row reads sequence 0's offsets (in bounds) and is masked
   // by `owned` anyway.
-  Value zero = index(0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   q.index = arith::SelectOp::create(b, loc, q.owned, s, zero);
-  Value one = index(1);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value next = arith::AddIOp::create(b, loc, q.index, one);
-  q.qLo = offset(cuQ, q.index, totalQ);
-  q.qHi = offset(cuQ, next, totalQ);
-  q.kLo = offset(cuK, q.index, totalK);
-  q.kHi = offset(cuK, next, totalK);
+  q.qLo = offset(b, loc, cuQ, q.index, totalQ);
+  q.qHi = offset(b, loc, cuQ, next, totalQ);
+  q.kLo = offset(b, loc, cuK, q.index, totalK);
+  q.kHi = offset(b, loc, cuK, next, totalK);
   return q;
+}
+
+std::array<Value, 4> VarlenIndices::local(OpBuilder &b, Location loc, Value h,
+                                          Value i, Value j) const {
+  if (!seg) {
+    // B = 0: no pair is kept; any index will do.
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    return {zero, h, i, j};
+  }
+  Sequence q = locate(b, loc, i);
+  Value li = arith::SubIOp::create(b, loc, i, q.qLo);
+  Value lj = arith::SubIOp::create(b, loc, j, q.kLo);
+  return {q.index, h, li, lj};
 }
 
 /// x - lo clamped into [0, max(hi - lo - 1, 0)]: a local index the
@@ -160,12 +175,12 @@ Value VarlenMask::clampedLocal(Value x, Value lo, Value hi) {
   return arith::MinSIOp::create(b, loc, local, last);
 }
 
-void VarlenMask::buildMaskMod(Region &region, Value seg, Region &userMaskMod) {
+void VarlenMask::buildMaskMod(Region &region, Region &userMaskMod) {
   OpBuilder::InsertionGuard guard(b);
   Type idx = b.getIndexType();
   Block *body = b.createBlock(&region, {}, {idx, idx, idx, idx},
                               SmallVector<Location>(4, loc));
-  if (!seg) {
+  if (!at.seg) {
     // B = 0: no sequence owns any row.
     Value none = arith::ConstantIntOp::create(b, loc, 0, 1);
     YieldOp::create(b, loc, none);
@@ -176,7 +191,7 @@ void VarlenMask::buildMaskMod(Region &region, Value seg, Region &userMaskMod) {
   auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
     return arith::CmpIOp::create(b, loc, p, x, y);
   };
-  Sequence q = locate(seg, i);
+  VarlenIndices::Sequence q = at.locate(b, loc, i);
   Value keep = q.owned;
   auto conj = [&](Value c) { keep = arith::AndIOp::create(b, loc, keep, c); };
   conj(cmp(arith::CmpIPredicate::sge, j, q.kLo));
@@ -219,42 +234,42 @@ void VarlenMask::buildMaskMod(Region &region, Value seg, Region &userMaskMod) {
   YieldOp::create(b, loc, keep);
 }
 
-void VarlenMask::buildScoreMod(Region &region, Value seg,
-                               Region &userScoreMod) {
+void VarlenMask::buildScoreMod(Region &region, Region &userScoreMod) {
   OpBuilder::InsertionGuard guard(b);
   Type idx = b.getIndexType();
   Block *body = b.createBlock(&region, {},
                               {b.getF32Type(), idx, idx, idx, idx},
                               SmallVector<Location>(5, loc));
   Value score = body->getArgument(0);
-  if (!seg) {
+  if (!at.seg) {
     // B = 0: every score is masked; the region is never looked at.
     YieldOp::create(b, loc, score);
     return;
   }
   Value h = body->getArgument(2), i = body->getArgument(3),
         j = body->getArgument(4);
-  Sequence q = locate(seg, i);
+  VarlenIndices::Sequence q = at.locate(b, loc, i);
   Value li = clampedLocal(i, q.qLo, q.qHi);
   Value lj = clampedLocal(j, q.kLo, q.kHi);
   YieldOp::create(b, loc,
                   inlineModRegion(b, userScoreMod, {score, q.index, h, li, lj}));
 }
 
-void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
-                                           AttentionOp op) {
+std::pair<AttentionOp, VarlenIndices>
+mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter, AttentionOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   VarlenMask mask(rewriter, op, op.getCuSeqlensQ(), op.getCuSeqlensK());
-  Value seg = mask.segmentIds();
+  VarlenIndices at = mask.buildSegmentIds();
   // The same op without cu_seqlens and without the band attributes, which
-  // the mask_mod applies per sequence instead; everything else carries over.
+  // the mask_mod applies per sequence instead; everything else carries over
+  // (dropout too, its keep test's indices mapped by `at` in the lowering).
   Type lseType = op.getLse() ? op.getLse().getType() : Type();
   auto dense = AttentionOp::create(
       rewriter, loc, op.getOutput().getType(), lseType, op.getQuery(),
       op.getKey(), op.getValue(), /*bias=*/Value(), /*mask=*/Value(),
-      /*seed=*/Value(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
+      op.getSeed(), /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       // The verifier refuses FP8 with varlen: no descales to carry.
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       // The verifier refuses block-sparse lists with varlen.
@@ -262,48 +277,52 @@ void mlir::flash::decomposeVarlenAttention(RewriterBase &rewriter,
       /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
-      op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
+      op.getSoftcapAttr(), op.getDropoutPAttr(), op.getQPermAttr(),
       op.getKPermAttr(), op.getVPermAttr(), /*config=*/KernelConfigAttr(),
       /*sparse_block_size=*/DenseI64ArrayAttr(),
       /*descale_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
-  mask.buildMaskMod(dense.getMaskMod(), seg, op.getMaskMod());
+  mask.buildMaskMod(dense.getMaskMod(), op.getMaskMod());
   if (!op.getScoreMod().empty())
-    mask.buildScoreMod(dense.getScoreMod(), seg, op.getScoreMod());
+    mask.buildScoreMod(dense.getScoreMod(), op.getScoreMod());
   rewriter.replaceOp(op, dense->getResults());
+  return {dense, at};
 }
 
-void mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
-                                               AttentionGradOp op) {
+std::pair<AttentionGradOp, VarlenIndices>
+mlir::flash::decomposeVarlenAttentionGrad(RewriterBase &rewriter,
+                                          AttentionGradOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   VarlenMask mask(rewriter, op, op.getCuSeqlensQ(), op.getCuSeqlensK());
-  Value seg = mask.segmentIds();
+  VarlenIndices at = mask.buildSegmentIds();
   // No dBias: the verifier refuses a bias with varlen.
   auto dense = AttentionGradOp::create(
       rewriter, loc, op.getGradQuery().getType(), op.getGradKey().getType(),
       op.getGradValue().getType(), /*grad_bias=*/Type(), op.getGradOutput(),
       op.getQuery(), op.getKey(), op.getValue(), op.getOutput(), op.getLse(),
-      /*bias=*/Value(), /*mask=*/Value(), /*seed=*/Value(),
+      /*bias=*/Value(), /*mask=*/Value(), op.getSeed(),
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
       /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
       op.getScaleAttr(),
       /*causal=*/CausalAlignmentAttr(), /*window_left=*/IntegerAttr(),
       /*window_right=*/IntegerAttr(), op.getSoftcapAttr(),
-      /*dropout_p=*/FloatAttr(), op.getQPermAttr(), op.getKPermAttr(),
+      op.getDropoutPAttr(), op.getQPermAttr(), op.getKPermAttr(),
       op.getVPermAttr(), /*config=*/KernelConfigAttr(),
       /*sparse_block_size=*/DenseI64ArrayAttr());
   copyDiscardableAttrs(op, dense);
-  mask.buildMaskMod(dense.getMaskMod(), seg, op.getMaskMod());
+  mask.buildMaskMod(dense.getMaskMod(), op.getMaskMod());
   if (!op.getScoreMod().empty())
-    mask.buildScoreMod(dense.getScoreMod(), seg, op.getScoreMod());
+    mask.buildScoreMod(dense.getScoreMod(), op.getScoreMod());
   rewriter.replaceOp(op, dense->getResults());
+  return {dense, at};
 }
 
-LogicalResult mlir::flash::decomposeVarlenOps(Operation *root,
-                                              StringRef lowering) {
+LogicalResult
+mlir::flash::decomposeVarlenOps(Operation *root, StringRef lowering,
+                                VarlenDropoutIndices &dropoutIndices) {
   // Collected first: the rewrite replaces the ops being walked.
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
@@ -321,10 +340,14 @@ LogicalResult mlir::flash::decomposeVarlenOps(Operation *root,
       refused = true;
       continue;
     }
+    std::pair<Operation *, VarlenIndices> done;
     if (auto forward = dyn_cast<AttentionOp>(op))
-      decomposeVarlenAttention(rewriter, forward);
+      done = decomposeVarlenAttention(rewriter, forward);
     else
-      decomposeVarlenAttentionGrad(rewriter, cast<AttentionGradOp>(op));
+      done = decomposeVarlenAttentionGrad(rewriter, cast<AttentionGradOp>(op));
+    auto [dense, at] = done;
+    if (cast<AttentionVariantInterface>(dense).hasDropout())
+      dropoutIndices[dense] = at;
   }
   return failure(refused);
 }

@@ -14,14 +14,17 @@ void mlir::flash::copyDiscardableAttrs(Operation *from, Operation *to) {
 
 LogicalResult mlir::flash::lowerEachFlashOp(
     Operation *root, StringRef lowering,
-    function_ref<LogicalResult(AttentionOp)> lowerForward,
-    function_ref<LogicalResult(AttentionGradOp)> lowerBackward) {
+    function_ref<LogicalResult(AttentionOp, const VarlenIndices *)>
+        lowerForward,
+    function_ref<LogicalResult(AttentionGradOp, const VarlenIndices *)>
+        lowerBackward) {
   // flash.attention_kvcache is served by the flash.attention it decomposes
   // into, so both CPU lowerings accept it without code of their own.
   bool refused = failed(decomposeKVCacheOps(root, lowering));
   // Likewise the varlen form of flash.attention, into the dense op over the
   // packed tensors with a per-sequence mask_mod.
-  refused |= failed(decomposeVarlenOps(root, lowering));
+  VarlenDropoutIndices dropoutIndices;
+  refused |= failed(decomposeVarlenOps(root, lowering, dropoutIndices));
   // Collected first: lowering replaces the ops being walked.
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
@@ -33,10 +36,13 @@ LogicalResult mlir::flash::lowerEachFlashOp(
       refused = true;
       continue;
     }
+    auto found = dropoutIndices.find(op);
+    const VarlenIndices *at =
+        found == dropoutIndices.end() ? nullptr : &found->second;
     if (auto forward = dyn_cast<AttentionOp>(op))
-      refused |= failed(lowerForward(forward));
+      refused |= failed(lowerForward(forward, at));
     else
-      refused |= failed(lowerBackward(cast<AttentionGradOp>(op)));
+      refused |= failed(lowerBackward(cast<AttentionGradOp>(op), at));
   }
   return failure(refused);
 }

@@ -190,14 +190,14 @@ static KeyBlockState visitQueryBlock(BackwardContext &bc, KeyBlockState s,
   return s;
 }
 
-LogicalResult mlir::flash::loops::lowerAttentionGrad(AttentionGradOp op,
-                                                     int64_t blockM,
-                                                     int64_t blockN) {
+LogicalResult mlir::flash::loops::lowerAttentionGrad(
+    AttentionGradOp op, int64_t blockM, int64_t blockN,
+    const VarlenIndices *dropoutAt) {
   auto iface = cast<AttentionVariantInterface>(*op);
   if (failed(checkScoreModHasUnitDerivative(iface)))
     return failure();
   OpBuilder b(op);
-  LoopContext c = makeLoopContext(b, iface, blockM, blockN);
+  LoopContext c = makeLoopContext(b, iface, blockM, blockN, dropoutAt);
   Location loc = c.loc;
   AttentionSizes sz = c.sz;
   float scale = float(iface.getEffectiveScale());

@@ -200,9 +200,9 @@ static OnlineSoftmaxState updateWithKeyBlock(LoopContext &c,
 
 LogicalResult mlir::flash::loops::lowerAttention(
     AttentionOp op, int64_t blockM, int64_t blockN,
-    const BlockSparseOperands &lists) {
+    const BlockSparseOperands &lists, const VarlenIndices *dropoutAt) {
   OpBuilder b(op);
-  LoopContext c = makeLoopContext(b, op, blockM, blockN);
+  LoopContext c = makeLoopContext(b, op, blockM, blockN, dropoutAt);
   Location loc = c.loc;
   auto qPerm = c.op.getQueryPerm();
   auto outType = op.getOutput().getType();

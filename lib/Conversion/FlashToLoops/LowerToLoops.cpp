@@ -24,10 +24,11 @@ using namespace mlir::flash;
 
 loops::LoopContext loops::makeLoopContext(OpBuilder &b,
                                           AttentionVariantInterface op,
-                                          int64_t blockM, int64_t blockN) {
+                                          int64_t blockM, int64_t blockN,
+                                          const VarlenIndices *dropoutAt) {
   AttentionSizes sz = op.getSizes();
-  return {b,  op->getLoc(),          op,     sz, getAttentionBand(op),
-          sz.headsQ / sz.headsKV, blockM, blockN};
+  return {b,      op->getLoc(), op,       sz, getAttentionBand(op),
+          sz.headsQ / sz.headsKV, blockM, blockN, dropoutAt};
 }
 
 namespace {
@@ -43,24 +44,26 @@ struct FlashLowerToLoops
     }
     if (failed(lowerEachFlashOp(
             getOperation(), "flash-lower-to-loops",
-            [&](AttentionOp op) {
+            [&](AttentionOp op, const VarlenIndices *dropoutAt) {
               auto iface = cast<AttentionVariantInterface>(op.getOperation());
               BlockSparseOperands lists = iface.getBlockSparse();
               if (!lists)
-                return loops::lowerAttention(op, blockM, blockN);
+                return loops::lowerAttention(op, blockM, blockN, {},
+                                             dropoutAt);
               IRRewriter rewriter(op);
               AttentionOp dense = decomposeBlockSparseAttention(rewriter, op);
               // One query tile per sparse query block, so that a tile's
               // key blocks are one row of the lists.
               return loops::lowerAttention(dense, lists.blockQ, blockN, lists);
             },
-            [&](AttentionGradOp op) {
+            [&](AttentionGradOp op, const VarlenIndices *dropoutAt) {
               if (cast<AttentionVariantInterface>(op.getOperation())
                       .getBlockSparse()) {
                 IRRewriter rewriter(op);
                 op = decomposeBlockSparseAttentionGrad(rewriter, op);
               }
-              return loops::lowerAttentionGrad(op, blockM, blockN);
+              return loops::lowerAttentionGrad(op, blockM, blockN,
+                                               dropoutAt);
             })))
       signalPassFailure();
   }

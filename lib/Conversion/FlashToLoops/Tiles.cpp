@@ -1,6 +1,7 @@
 //===- Tiles.cpp - tiles, band bounds and score tiles ----------------------===//
 #include "Tiles.h"
 
+#include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/Philox.h"
@@ -189,8 +190,12 @@ Value mlir::flash::loops::buildDropoutTile(LoopContext &c, Value like,
     return Value();
   return mapTiles(c, like, [&](OpBuilder &b, Location loc, ValueRange) -> Value {
     ScoreIndex idx = tileScoreIndex(c, b, loc, at, 0, 1);
-    return buildDropoutFactor(b, loc, c.op.getSeedOperand(), idx.batch, idx.head,
-                              idx.query, idx.key, c.op.getDropoutProbability());
+    std::array<Value, 4> drawn = {idx.batch, idx.head, idx.query, idx.key};
+    if (c.dropoutAt)
+      drawn = c.dropoutAt->local(b, loc, idx.head, idx.query, idx.key);
+    return buildDropoutFactor(b, loc, c.op.getSeedOperand(), drawn[0],
+                              drawn[1], drawn[2], drawn[3],
+                              c.op.getDropoutProbability());
   });
 }
 

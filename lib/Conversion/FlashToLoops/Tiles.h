@@ -13,6 +13,10 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+namespace mlir::flash {
+struct VarlenIndices;
+} // namespace mlir::flash
+
 namespace mlir::flash::loops {
 
 struct LoopContext {
@@ -23,6 +27,9 @@ struct LoopContext {
   AttentionBand band;
   int64_t group; // G = Hq / Hkv
   int64_t blockM, blockN;
+  /// Where a packed op's dropout draws (DecomposeVarlen.h); null: at the
+  /// op's own (b, h, i, j).
+  const VarlenIndices *dropoutAt = nullptr;
 
   Value index(int64_t v);
   AffineExpr dim(unsigned d) { return getAffineDimExpr(d, b.getContext()); }

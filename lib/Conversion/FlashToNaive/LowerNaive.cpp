@@ -27,21 +27,21 @@ struct FlashLowerNaive : flash::impl::FlashLowerNaiveBase<FlashLowerNaive> {
     // (DecomposeBlockSparse.h): the reference materialises every score.
     if (failed(lowerEachFlashOp(
             getOperation(), "flash-lower-naive",
-            [](AttentionOp op) {
+            [](AttentionOp op, const VarlenIndices *dropoutAt) {
               if (cast<AttentionVariantInterface>(op.getOperation())
                       .getBlockSparse()) {
                 IRRewriter rewriter(op);
                 op = decomposeBlockSparseAttention(rewriter, op);
               }
-              return naive::lowerAttention(op);
+              return naive::lowerAttention(op, dropoutAt);
             },
-            [](AttentionGradOp op) {
+            [](AttentionGradOp op, const VarlenIndices *dropoutAt) {
               if (cast<AttentionVariantInterface>(op.getOperation())
                       .getBlockSparse()) {
                 IRRewriter rewriter(op);
                 op = decomposeBlockSparseAttentionGrad(rewriter, op);
               }
-              return naive::lowerAttentionGrad(op);
+              return naive::lowerAttentionGrad(op, dropoutAt);
             })))
       signalPassFailure();
   }

@@ -111,12 +111,14 @@ static Value reduceBiasGrad(NaiveContext &c, Value dS, Value bias) {
                                        c.sizes(biasType.getShape()), ones);
 }
 
-LogicalResult mlir::flash::naive::lowerAttentionGrad(AttentionGradOp op) {
+LogicalResult
+mlir::flash::naive::lowerAttentionGrad(AttentionGradOp op,
+                                       const VarlenIndices *dropoutAt) {
   auto iface = cast<AttentionVariantInterface>(*op);
   if (failed(checkScoreModHasUnitDerivative(iface)))
     return failure();
   OpBuilder b(op);
-  NaiveContext c = makeContext(b, iface);
+  NaiveContext c = makeContext(b, iface, dropoutAt);
   auto d = [&](unsigned n) { return c.dim(n); };
   auto qPerm = iface.getQueryPerm(), kPerm = iface.getKeyPerm(),
        vPerm = iface.getValuePerm();

@@ -122,9 +122,12 @@ static Value finishFp8Output(NaiveContext &c, AttentionOp op, Value acc,
       });
 }
 
-LogicalResult mlir::flash::naive::lowerAttention(AttentionOp op) {
+LogicalResult
+mlir::flash::naive::lowerAttention(AttentionOp op,
+                                   const VarlenIndices *dropoutAt) {
   OpBuilder b(op);
-  NaiveContext c = makeContext(b, cast<AttentionVariantInterface>(*op));
+  NaiveContext c =
+      makeContext(b, cast<AttentionVariantInterface>(*op), dropoutAt);
   bool fp8 = op.isFp8();
   Value dots = buildRawDots(c);
   if (fp8)

@@ -1,6 +1,7 @@
 //===- NaiveSteps.cpp - whole-tensor steps shared by forward and backward -===//
 #include "NaiveSteps.h"
 
+#include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/Philox.h"
@@ -13,10 +14,11 @@ using namespace mlir::flash;
 using namespace mlir::flash::naive;
 
 NaiveContext mlir::flash::naive::makeContext(OpBuilder &b,
-                                             AttentionVariantInterface op) {
+                                             AttentionVariantInterface op,
+                                             const VarlenIndices *dropoutAt) {
   AttentionSizes sz = op.getSizes();
   return NaiveContext{b,  op->getLoc(), op, sz, getAttentionBand(op),
-                      sz.headsQ / sz.headsKV};
+                      sz.headsQ / sz.headsKV, dropoutAt};
 }
 
 Value mlir::flash::naive::buildRawDots(NaiveContext &c) {
@@ -69,8 +71,11 @@ Value mlir::flash::naive::buildDropoutFactorHere(NaiveContext &c, OpBuilder &b,
   if (!c.op.hasDropout())
     return Value();
   auto idx = loopIndices(b, loc, 4);
-  return buildDropoutFactor(b, loc, c.op.getSeedOperand(), idx[0], idx[1],
-                            idx[2], idx[3], c.op.getDropoutProbability());
+  std::array<Value, 4> at = {idx[0], idx[1], idx[2], idx[3]};
+  if (c.dropoutAt)
+    at = c.dropoutAt->local(b, loc, idx[1], idx[2], idx[3]);
+  return buildDropoutFactor(b, loc, c.op.getSeedOperand(), at[0], at[1], at[2],
+                            at[3], c.op.getDropoutProbability());
 }
 
 Value mlir::flash::naive::buildScoreElementwise(

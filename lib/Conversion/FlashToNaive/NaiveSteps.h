@@ -11,6 +11,10 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+namespace mlir::flash {
+struct VarlenIndices;
+} // namespace mlir::flash
+
 namespace mlir::flash::naive {
 
 /// Sizes, maps and helpers common to one op's lowering.
@@ -21,6 +25,9 @@ struct NaiveContext {
   AttentionSizes sz;
   AttentionBand band;
   int64_t groupSize; // G = Hq / Hkv
+  /// Where a packed op's dropout draws (DecomposeVarlen.h); null: at the
+  /// op's own (b, h, i, j).
+  const VarlenIndices *dropoutAt = nullptr;
   MLIRContext *ctx() { return b.getContext(); }
   AffineExpr dim(unsigned d) { return getAffineDimExpr(d, ctx()); }
   AffineMap map(unsigned numDims, ArrayRef<AffineExpr> exprs) {
@@ -35,7 +42,8 @@ struct NaiveContext {
   }
 };
 
-NaiveContext makeContext(OpBuilder &b, AttentionVariantInterface op);
+NaiveContext makeContext(OpBuilder &b, AttentionVariantInterface op,
+                         const VarlenIndices *dropoutAt = nullptr);
 
 /// X[b, h, i, j] = sum_d Q[b,h,i,d] K[b,h/G,j,d] in f32 (unscaled).
 Value buildRawDots(NaiveContext &c);
@@ -59,8 +67,10 @@ Value buildScoreElementwise(
 Value buildCastTensor(NaiveContext &c, Value f32Tensor, Type elt,
                       float factor = 1.0f);
 
-LogicalResult lowerAttention(AttentionOp op);
-LogicalResult lowerAttentionGrad(AttentionGradOp op);
+LogicalResult lowerAttention(AttentionOp op,
+                             const VarlenIndices *dropoutAt = nullptr);
+LogicalResult lowerAttentionGrad(AttentionGradOp op,
+                                 const VarlenIndices *dropoutAt = nullptr);
 
 } // namespace mlir::flash::naive
 

@@ -424,6 +424,12 @@ typedef struct flashfuse_backward_args {
   float scale;
   int32_t window_left, window_right; /* -1 = unbounded */
   float softcap;                     /* 0 = off */
+  /* The forward's dropout (a dropout artifact's kernels only): the same p
+   * and seed, from which the backward draws the forward's mask again.
+   * Appended last, so that callers that zero or init the struct keep it
+   * off. */
+  float dropout_p; /* 0 = off */
+  uint64_t seed;
 } flashfuse_backward_args;
 
 FLASHFUSE_API void flashfuse_backward_args_init(flashfuse_backward_args *args);

@@ -96,17 +96,6 @@ func.func @with_mask(%q: tensor<1x2x16x32xf16>, %m: tensor<1x1x16x16xi1>, %cu: t
 
 // -----
 
-func.func @with_dropout(%q: tensor<1x2x16x32xf16>, %seed: i64, %cu: tensor<3xi32>) {
-  // expected-error @below {{varlen with dropout ('dropout_p' / 'seed') is not supported yet}}
-  %o = flash.attention %q, %q, %q seed(%seed)
-      varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>) {dropout_p = 0.1 : f32}
-      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
-      -> tensor<1x2x16x32xf16>
-  return
-}
-
-// -----
-
 // The LSE is in the packed layout [1, Hq, total_q].
 func.func @lse_not_packed(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
   // expected-error @below {{'lse' must have shape [1, 2, 16] ([B, Hq, Sq]), got [2, 2, 8]}}
@@ -150,18 +139,6 @@ func.func @grad_with_bias(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %
       : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>,
         tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
       -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x16xf16>
-  return
-}
-
-// -----
-
-func.func @grad_with_dropout(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %seed: i64, %cu: tensor<3xi32>) {
-  // expected-error @below {{varlen with dropout ('dropout_p' / 'seed') is}}
-  %dq, %dk, %dv = flash.attention_grad %t, %t, %t, %t, %t, %lse
-      seed(%seed) varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>) {dropout_p = 0.1 : f32}
-      : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>,
-        tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>
-      -> tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
   return
 }
 

@@ -66,6 +66,17 @@
 // RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=9:17:33:3 lens_k=5:31:16:0 causal=br score_mod=batch_slope mask_mod=drop_row3 pad=1 seed=35' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen dtype=bf16 Hq=4 Hkv=2 D=32 lens_q=15:33:1 lens_k=17:31:5 score_mod=batch_slope mask_mod=document seed=36' | FileCheck %s
 
+// Dropout: each sequence draws keep(seed, b, h, i', j') at its index b and
+// local indices (FlashOps.td), which the reference gives each sequence's
+// dense case; the sequences start at rows that are not multiples of 8 or
+// 16, so the packed indices would draw other octets (and fail).
+// RUN: flashfuse-numerics 'lowering=naive op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:33:1:0:9 lens_k=9:15:33:1:4:0 causal=br pad=2 dropout=0.2 dropout_seed=0x5eed1234abcd seed=37' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:33:1:0:9 lens_k=9:15:33:1:4:0 causal=br pad=2 dropout=0.2 dropout_seed=0x5eed1234abcd seed=38' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops op=varlen dtype=bf16 Hq=2 Hkv=1 D=64 layout=bshd lens_q=20:7:33 lens_k=20:12:31 wl=4 softcap=5 dropout=0.5 dropout_seed=7 seed=39' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=naive dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:33:1:0 lens_k=9:15:33:1:4 causal=br pad=1 dropout=0.2 dropout_seed=0x5eed1234abcd seed=40' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen Hq=4 Hkv=2 D=32 lens_q=5:17:33:1:0 lens_k=9:15:33:1:4 causal=br pad=1 dropout=0.2 dropout_seed=0x5eed1234abcd seed=41' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd op=varlen dtype=f16 Hq=4 Hkv=4 D=32 lens_q=15:33:1 lens_k=17:31:5 score_mod=batch_slope dropout=0.3 dropout_seed=99 seed=42' | FileCheck %s
+
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1
 // CHECK: 1 of 1 cases passed

@@ -176,9 +176,15 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     by b (a captured tensor, docs/KERNEL_ABI.md "Values captured by
     score_mod and mask_mod").
 
-    Not supported with `varlen` yet, and rejected by the verifier: `bias`,
-    `mask` (their [B, Hq, Sq, Sk] would be per sequence) and dropout
-    (`dropout_p` / `seed`). On the GPU,
+    Dropout sees the same indices: P[i, j] of sequence b is kept by
+    keep(seed, b, h, i', j') (so a sequence packed alone or at another
+    place draws the same mask when it keeps its index b; what flash-attn's
+    varlen dropout does, and what lets the GPU kernels, whose tiles start
+    at a sequence's first row, draw one Philox call for an octet of
+    scores as in the dense kernels).
+
+    Not supported with `varlen` yet, and rejected by the verifier: `bias`
+    and `mask` (their [B, Hq, Sq, Sk] would be per sequence). On the GPU,
     flash-lower-to-gpu builds the recipe's forward under the varlen tile
     scheduler (one block per query block, head and sequence;
     docs/KERNEL_ABI.md "Varlen"), with the dense op's config.
