@@ -124,11 +124,13 @@ def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
         softcap=1.0 if softcap else None, alibi=layout, varlen=varlen)
 
 
-def artifact_dir(variant, backward, device):
+def artifact_dir(variant, backward, device, deterministic=False):
     """The artifact holding `variant`'s forward (or with `backward` its
-    backward sequence) for the GPU of `device`: cached on disk, compiled
-    now where it is not. KernelNotFoundError where nothing can compile it."""
-    key = (variant, backward, device.index)
+    backward sequence, with `deterministic` the one whose dQ kernel adds
+    without float atomics) for the GPU of `device`: cached on disk,
+    compiled now where it is not. KernelNotFoundError where nothing can
+    compile it."""
+    key = (variant, backward, deterministic, device.index)
     with _lock:
         directory = _artifacts.get(key)
     if directory is not None:
@@ -136,7 +138,8 @@ def artifact_dir(variant, backward, device):
     capability = torch.cuda.get_device_capability(device)
     try:
         directory = _compile.compile_variant(variant, capability,
-                                             backward=backward)
+                                             backward=backward,
+                                             deterministic=deterministic)
     except _compile.Unavailable as e:
         raise KernelNotFoundError(
             f"{_NAME}: ALiBi kernels are compiled on first use, and cannot "
@@ -196,12 +199,14 @@ def _(q, k, v, slopes, causal, scale, window_left, window_right, softcap):
 def _alibi_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
                slopes: torch.Tensor, causal: int, scale: float,
-               window_left: int, window_right: int, softcap: float
+               window_left: int, window_right: int, softcap: float,
+               deterministic: bool = False
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dQ, dK, dV) of the checked call's forward (O, LSE)."""
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
                           softcap)
-    return artifact.backward(artifact_dir(variant, True, q.device),
+    return artifact.backward(artifact_dir(variant, True, q.device,
+                                          deterministic),
                              dout.contiguous(), q, k, v, out, lse,
                              **_launch_arguments(q, k, slopes, scale,
                                                  window_left, window_right,
@@ -214,43 +219,41 @@ alibi_bwd = torch.library.custom_op(
 
 @alibi_bwd.register_fake
 def _(dout, q, k, v, out, lse, slopes, causal, scale, window_left,
-      window_right, softcap):
+      window_right, softcap, deterministic=False):
     return tuple(ops._grad_like(t) for t in (q, k, v))
 
 
 class _AlibiAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, slopes, options):
+    def forward(ctx, q, k, v, slopes, options, deterministic):
         o, lse = ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes, *options)
         ctx.save_for_backward(q, k, v, o, lse, slopes)
-        ctx.options = options
+        ctx.options, ctx.deterministic = options, deterministic
         return o
 
     @staticmethod
     def backward(ctx, dout):
         q, k, v, o, lse, slopes = ctx.saved_tensors
         dq, dk, dv = ops.run_op(alibi_bwd, _alibi_bwd, dout, q, k, v, o, lse,
-                                slopes, *ctx.options)
-        return dq, dk, dv, None, None
+                                slopes, *ctx.options, ctx.deterministic)
+        return dq, dk, dv, None, None, None
 
 
 def attention(q, k, v, slopes, causal, scale, window, softcap,
               deterministic=False):
     """O of the checked call (functional.attention's checks and folding
     done, check_slopes' too): the forward alone where nothing needs a
-    gradient, else through autograd (slopes get none, as in flash-attn)."""
+    gradient, else through autograd (slopes get none, as in flash-attn);
+    `deterministic`: the backward of an artifact compiled --deterministic
+    (a dQ kernel without float atomics)."""
     options = (int(causal), float(scale), int(window[0]), int(window[1]),
                float(softcap))
     if not (torch.is_grad_enabled()
             and any(t.requires_grad for t in (q, k, v))):
         return ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes,
                           *options)[0]
-    if deterministic:
-        raise NotImplementedError(
-            f"{_NAME}: ALiBi has no deterministic backward (its backward "
-            "runs through flashfuse.artifact, which has no deterministic dQ "
-            "kernel); the forward alone runs under no_grad")
-    return _AlibiAttention.apply(q, k, v, slopes, options)
+    return _AlibiAttention.apply(q, k, v, slopes, options,
+                                 bool(deterministic))
 
 
 # ---- packed (varlen) batches: flashfuse.varlen_attention(alibi_slopes=) ---
@@ -320,7 +323,8 @@ def _alibi_varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                       cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
                       max_seqlen_q: int, max_seqlen_k: int,
                       slopes: torch.Tensor, causal: int, scale: float,
-                      window_left: int, window_right: int, softcap: float
+                      window_left: int, window_right: int, softcap: float,
+                      deterministic: bool = False
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dQ, dK, dV) of _alibi_varlen_fwd's (O, LSE), in q's, k's and v's
     layouts."""
@@ -329,7 +333,7 @@ def _alibi_varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
                           softcap, varlen=True)
     dq, dk, dv = artifact.backward(
-        artifact_dir(variant, True, q.device),
+        artifact_dir(variant, True, q.device, deterministic),
         *(ops._packed_view(t) for t in (dout.contiguous(), q, k, v, out)),
         lse.unsqueeze(0),
         **_varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
@@ -346,28 +350,30 @@ alibi_varlen_bwd = torch.library.custom_op(
 @alibi_varlen_bwd.register_fake
 def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
       max_seqlen_k, slopes, causal, scale, window_left, window_right,
-      softcap):
+      softcap, deterministic=False):
     return tuple(torch.empty_like(t) for t in (q, k, v))
 
 
 class _AlibiVarlenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, slopes, sizes,
-                options):
+                options, deterministic):
         o, lse = alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                   *sizes, slopes, *options)
         ctx.mark_non_differentiable(lse)
         ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
                               slopes)
         ctx.sizes, ctx.options = sizes, options
+        ctx.deterministic = deterministic
         return o, lse
 
     @staticmethod
     def backward(ctx, dout, _dlse):
         q, k, v, o, lse, cu_q, cu_k, slopes = ctx.saved_tensors
         dq, dk, dv = alibi_varlen_bwd(dout, q, k, v, o, lse, cu_q, cu_k,
-                                      *ctx.sizes, slopes, *ctx.options)
-        return dq, dk, dv, None, None, None, None, None
+                                      *ctx.sizes, slopes, *ctx.options,
+                                      ctx.deterministic)
+        return dq, dk, dv, None, None, None, None, None, None
 
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
@@ -385,10 +391,6 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
             and any(t.requires_grad for t in (q, k, v))):
         return alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, *sizes,
                                 slopes, *options)
-    if deterministic:
-        raise NotImplementedError(
-            "flashfuse.varlen_attention: ALiBi has no deterministic backward "
-            "(its backward runs through flashfuse.artifact, which has no "
-            "deterministic dQ kernel); the forward alone runs under no_grad")
     return _AlibiVarlenAttention.apply(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                       slopes, sizes, options)
+                                       slopes, sizes, options,
+                                       bool(deterministic))

@@ -110,9 +110,6 @@ def _read_kernel_info(directory, kernel, kind):
         what.insert(0, f"kind {v.describe().split()[0]}")
     if v.dtype == rt.DTYPE_E4M3:
         what.append("FP8 operands")
-    if v.kind == rt.KIND_BACKWARD and not any(
-            name == "dq_accum" for _, name in m.params(index)):
-        what.append("a deterministic dQ kernel")
     if what:
         raise ValueError(f"{_NAME}: kernel '{names[index]}' takes "
                          f"{', '.join(what)}, which {function}() does not "
@@ -474,22 +471,60 @@ def _backward_plan(info, device_index):
     return plan
 
 
+def _deterministic_dq_kernel(info):
+    """The name of the backward_dq kernel that goes with the deterministic
+    main kernel `info` (one without dq_accum: docs/KERNEL_ABI.md
+    "Backward"): the artifact's backward_dq kernel of the same variant and
+    the same captured values, found by those rather than by the variant
+    alone, since a score_mod / mask_mod kernel inlines regions that no
+    variant names. ValueError unless there is exactly one."""
+    m = rt.Manifest.open(info.directory)
+    main = rt.Variant.from_buffer_copy(info.variant)
+    found = []
+    for index, kernel in enumerate(m.kernels()):
+        v = rt.Variant.from_buffer_copy(kernel.variant)
+        if v.kind != rt.KIND_BACKWARD_DQ:
+            continue
+        v.kind = rt.KIND_BACKWARD
+        if v.key() == main.key() and tuple(m.captures(index)) == \
+                info.captures:
+            found.append(kernel.name.decode())
+    if len(found) != 1:
+        listed = f": {', '.join(found)}" if found else ""
+        raise ValueError(
+            f"{_NAME}: the backward kernel '{info.name}' is deterministic (it "
+            f"leaves dQ to a backward_dq kernel), and {info.directory} has "
+            f"{len(found)} backward_dq kernels of its variant{listed}")
+    return found[0]
+
+
 def _plan_backward(info, device_index):
     """[(kind, (kernel handle, its param names))] of the backward sequence whose
     main kernel `info` is (docs/KERNEL_ABI.md "Backward", "Block-sparse
     backward"): the preprocess, the lists' transposition where the kernel
     is block-sparse, the main kernel (by name: a score_mod / mask_mod's is
-    no variant's) and the postprocess, all of its artifact; the steps that
-    do not inline the regions are found by their variants, the main
-    kernel's with the kind (and, row by row, no lists) of theirs."""
+    no variant's), the dQ kernel where the main kernel is a deterministic
+    one's (_deterministic_dq_kernel), and the postprocess, all of its
+    artifact; the steps that do not inline the regions are found by their
+    variants, the main kernel's with the kind (and, row by row, no lists)
+    of theirs."""
     plan = []
+    context = _kernels.context(device_index)
     for kind in (rt.KIND_BACKWARD_PREPROCESS,
                  rt.KIND_BACKWARD_SPARSE_TRANSPOSE, rt.KIND_BACKWARD,
-                 rt.KIND_BACKWARD_POSTPROCESS):
+                 rt.KIND_BACKWARD_DQ, rt.KIND_BACKWARD_POSTPROCESS):
         if kind == rt.KIND_BACKWARD:
-            handle = _kernels.context(device_index).kernel_named(
-                info.directory, info.name)
+            handle = context.kernel_named(info.directory, info.name)
             plan.append((kind, (handle, frozenset(n for _, n in info.params))))
+            continue
+        if kind == rt.KIND_BACKWARD_DQ:
+            if any(n == "dq_accum" for _, n in info.params):
+                continue  # the main kernel adds dQ atomically
+            name = _deterministic_dq_kernel(info)
+            m = rt.Manifest.open(info.directory)
+            index = [k.name.decode() for k in m.kernels()].index(name)
+            plan.append((kind, (context.kernel_named(info.directory, name),
+                                frozenset(n for _, n in m.params(index)))))
             continue
         if kind == rt.KIND_BACKWARD_SPARSE_TRANSPOSE and \
                 not info.variant.block_sparse:
@@ -524,11 +559,13 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
     flash-lower-to-gpu launches them. `scale`, `window`, `softcap`,
     `captures` and `block_mask` as for forward(); the lists are transposed
     once while the same list tensors come back unmodified, as
-    flashfuse.block_sparse_attention's backward keeps them. Artifacts of
-    the deterministic backward (a dQ kernel) are refused. `varlen` as for
-    forward(): a packed batch's main kernel runs per sequence, between the
-    dense preprocess and postprocess over the packed rows
-    (docs/KERNEL_ABI.md "Varlen backward")."""
+    flashfuse.block_sparse_attention's backward keeps them. An artifact
+    compiled --deterministic also launches its dQ kernel after the main
+    one (no float atomics: the same inputs give bit-identical gradients).
+    `varlen` as for forward(): a packed batch's main kernel (and dQ
+    kernel) runs per sequence, between the dense preprocess and
+    postprocess over the packed rows (docs/KERNEL_ABI.md "Varlen
+    backward")."""
     info = kernel_info(directory, kernel, kind=rt.KIND_BACKWARD)
     if block_mask is None:
         _lists_of(info, None)  # refuses a kernel that needs lists

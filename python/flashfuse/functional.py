@@ -198,8 +198,10 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     query i and key j (after scale and softcap; the distance from the
     bottom-right diagonal, as flash-attn has it), with is_causal, window and
     softcap (no attn_mask, block_mask, dropout or FP8). Differentiable in
-    query, key and value (not deterministically: NotImplementedError). Its kernels are
-    compiled by flashfuse-compile on first use and cached (flashfuse.alibi).
+    query, key and value, deterministically too (an artifact compiled
+    --deterministic, whose dQ kernel adds without float atomics). Its
+    kernels are compiled by flashfuse-compile on first use and cached
+    (flashfuse.alibi).
     """
     if alibi_slopes is not None and (
             attn_mask is not None or block_mask is not None or dropout_p

@@ -240,8 +240,8 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     (and flashfuse.attention's). These kernels are not in the library:
     a packed flash.attention whose score_mod reads the slopes and each
     sequence's Lk - Lq is compiled on first use by flashfuse-compile and
-    cached (flashfuse.alibi); differentiable too, with no deterministic
-    backward.
+    cached (flashfuse.alibi); differentiable too, deterministically with
+    deterministic=True (that op compiled --deterministic).
     """
     if is_causal not in _CAUSAL:
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "

@@ -221,6 +221,34 @@ def test_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
         assert (pathlib.Path(again) / "manifest.txt").stat().st_mtime_ns == stamp
 
 
+@pytest.mark.parametrize("target", ["h100", "a100"])
+def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
+                                                  tmp_path, target):
+    """deterministic=True's artifact (compiled --deterministic): a main
+    kernel without dq_accum and exactly one backward_dq kernel of its
+    variant and captures, inlining the region too, which
+    artifact.backward launches after it; an atomic artifact has none."""
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    capability = {"h100": (9, 0), "a100": (8, 0)}[target]
+    backward = artifact.rt.KIND_BACKWARD
+    for varlen in (False, True):
+        v = alibi.kernel_variant(torch.float16, 64, 64, 2, True, False,
+                                 1 if varlen else 2, varlen=varlen)
+        det = _compile.compile_variant(v, capability, backward=True,
+                                       deterministic=True)
+        info = artifact.kernel_info(det, kind=backward)
+        assert all(name != "dq_accum" for _, name in info.params)
+        dq = artifact._deterministic_dq_kernel(info)
+        assert dq.startswith("flash_bwd_dq_") and "_det" in dq
+        assert ("_varlen" in dq) == varlen and "_mod" in dq
+        atomic = _compile.compile_variant(v, capability, backward=True)
+        assert atomic != det
+        with pytest.raises(ValueError, match="has 0 backward_dq kernels"):
+            artifact._deterministic_dq_kernel(
+                artifact.kernel_info(atomic, kind=backward))
+
+
 def test_variant_names_and_refusals():
     v = alibi.kernel_variant(torch.float16, 64, 64, 0, True, True, 1)
     assert v.name == "alibi_f16_d64_full_window_softcap"

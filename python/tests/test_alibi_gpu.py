@@ -31,12 +31,39 @@ def test_numerics(check, case, layout):
         assert r["ok"], r
 
 
+@pytest.mark.parametrize("case", range(2))
+def test_deterministic_backward(check, case):
+    """deterministic=True: the backward of the op compiled --deterministic
+    (its dQ kernel after the main one), within the rule on the quick
+    shapes and bit-identical between two calls."""
+    dense = [c for c in check.DETERMINISTIC_CASES if not c[6]][case]
+    gen = torch.Generator().manual_seed(2)
+    for shape in check.QUICK:
+        r = check.check_case(*dense[:6], shape, gen, deterministic=True)
+        assert r["ok"], r
+    torch.manual_seed(0)
+    dtype, d, causal, window, _, layout, _ = dense
+    b, hq, hkv, sq, sk = check.QUICK[-1]
+    dt = check.DTYPES[dtype]
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt, requires_grad=True)
+    k, v = (torch.randn(b, hkv, sk, d, device="cuda", dtype=dt,
+                        requires_grad=True) for _ in range(2))
+    slopes = check.slopes_for(b, hq, layout, gen)
+    do = torch.randn_like(q)
+    grads = []
+    for _ in range(2):
+        o = flashfuse.attention(q, k, v, is_causal=check.CAUSAL[causal],
+                                window=window, enable_gqa=hq != hkv,
+                                alibi_slopes=slopes, deterministic=True)
+        grads.append(torch.autograd.grad(o, (q, k, v), do))
+    for name, x, y in zip(("dq", "dk", "dv"), *grads):
+        assert torch.equal(x, y), f"{name} differs between two calls"
+
+
 def test_refusals(check):
     q, k, v = (torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16,
                            requires_grad=True) for _ in range(3))
     slopes = torch.rand(2, device="cuda")
-    with pytest.raises(NotImplementedError, match="no deterministic backward"):
-        flashfuse.attention(q, k, v, alibi_slopes=slopes, deterministic=True)
     with pytest.raises(ValueError, match="alibi_slopes is on cpu"):
         flashfuse.attention(q, k, v, alibi_slopes=slopes.cpu())
     # Without a gradient the deterministic mode does not matter.

@@ -39,7 +39,14 @@ def _cu(lengths):
 def test_numerics(check, lengths, case):
     """check_alibi.VARLEN_CASES[case] (one kernel pair each) on both
     LENGTHS."""
-    dtype, d, causal, window, layout = check.VARLEN_CASES[case]
+    check_packed(check, check.VARLEN_CASES[case], lengths)
+
+
+def check_packed(check, case, lengths, deterministic=False):
+    """O, LSE and the gradients of a packed call of `case` (check_alibi's
+    VARLEN_CASES form) against each sequence's reference; returns the
+    gradients."""
+    dtype, d, causal, window, layout = case
     dtype = check.DTYPES[dtype]
     lens_q, lens_k = lengths
     nseq, hq, hkv = len(lens_q), 8, 2
@@ -54,7 +61,7 @@ def test_numerics(check, lengths, case):
     o, lse = flashfuse.varlen_attention(
         *leaves, cu_q, cu_k, max(lens_q), max(lens_k),
         is_causal=check.CAUSAL[causal], window=window, alibi_slopes=slopes,
-        return_lse=True, check_inputs=True)
+        return_lse=True, check_inputs=True, deterministic=deterministic)
     grads = torch.autograd.grad(o, leaves, do)
     assert o.shape == q.shape and lse.shape == (hq, q.shape[0])
 
@@ -87,6 +94,35 @@ def test_numerics(check, lengths, case):
         start = sum(lens_q[:b])
         assert (o[start:start + lens_q[b]] == 0).all()
         assert torch.isinf(lse[:, start:start + lens_q[b]]).all()
+    return grads
+
+
+def test_deterministic_backward(check):
+    """deterministic=True: the backward of the op compiled --deterministic
+    (its dQ kernel launched after the main one, artifact.backward), within
+    the rule and bit-identical between two calls."""
+    case = next(c for c in check.DETERMINISTIC_CASES if c[6])
+    dtype, d, causal, window, _, layout, _ = case
+    check_packed(check, (dtype, d, causal, window, layout), LENGTHS[0],
+                 deterministic=True)
+    torch.manual_seed(0)
+    lens = LENGTHS[0]
+    q = torch.randn(sum(lens[0]), 8, d, device="cuda",
+                    dtype=check.DTYPES[dtype], requires_grad=True)
+    k, v = (torch.randn(sum(lens[1]), 2, d, device="cuda",
+                        dtype=check.DTYPES[dtype], requires_grad=True)
+            for _ in range(2))
+    slopes = flashfuse.alibi_slopes(8, device="cuda")
+    do = torch.randn_like(q)
+    grads = []
+    for _ in range(2):
+        o = flashfuse.varlen_attention(
+            q, k, v, _cu(lens[0]), _cu(lens[1]), max(lens[0]), max(lens[1]),
+            is_causal=check.CAUSAL[causal], window=window,
+            alibi_slopes=slopes, deterministic=True)
+        grads.append(torch.autograd.grad(o, (q, k, v), do))
+    for name, a, b in zip(("dq", "dk", "dv"), *grads):
+        assert torch.equal(a, b), f"{name} differs between two calls"
 
 
 def test_matches_dense_alibi_on_one_sequence(check):
@@ -109,9 +145,6 @@ def test_refusals(check):
                     requires_grad=True)
     cu = torch.tensor([0, 20], dtype=torch.int32, device="cuda")
     slopes = torch.rand(2, device="cuda")
-    with pytest.raises(NotImplementedError, match="no deterministic backward"):
-        flashfuse.varlen_attention(q, q, q, cu, cu, 20, 20,
-                                   alibi_slopes=slopes, deterministic=True)
     with pytest.raises(ValueError, match="alibi_slopes is on cpu"):
         flashfuse.varlen_attention(q, q, q, cu, cu, 20, 20,
                                    alibi_slopes=slopes.cpu())

@@ -461,6 +461,35 @@ def test_varlen_deterministic_gradients_are_bit_identical():
         assert torch.equal(first, second), f"{name} differs between two runs"
 
 
+def test_varlen_dropout_deterministic_gradients():
+    # The deterministic dQ kernel draws the forward's mask as the main
+    # kernel does: the rule per sequence, and two runs of one seed
+    # bit-identical.
+    pairs = LENGTHS["cross"]
+    try:
+        check_packed_gradients(pairs, torch.float16, 64, "bottom_right",
+                               (8, 2), deterministic=True, dropout_p=0.17,
+                               seed=31)
+    except NotImplementedError as e:
+        assert "deterministic" in str(e)
+        pytest.skip("no deterministic varlen dropout artifact: "
+                    + str(e).splitlines()[0])
+    q, k, v = (t.requires_grad_() for t in packed_inputs(pairs, 8, 2, 64,
+                                                          torch.float16))
+    dout = torch.randn_like(q)
+    cu_q = offsets([p[0] for p in pairs])
+    cu_k = offsets([p[1] for p in pairs])
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(7)
+        out = flashfuse.varlen_attention(
+            q, k, v, cu_q, cu_k, 300, 511, is_causal="bottom_right",
+            deterministic=True, dropout_p=0.17)
+        runs.append(torch.autograd.grad(out, (q, k, v), dout))
+    for name, first, second in zip(("dq", "dk", "dv"), *runs):
+        assert torch.equal(first, second), f"{name} differs between two runs"
+
+
 def test_gradients_of_empty_packs_are_zero():
     # No key anywhere: no kernel runs, and every gradient is 0.
     q, k, v = (t.requires_grad_() for t in packed_inputs(

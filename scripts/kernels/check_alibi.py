@@ -54,6 +54,13 @@ VARLEN_CASES = [("bf16", 128, "none", None, 1),
                 ("f16", 64, "bottom_right", None, 1)]
 
 
+# The deterministic backward (an artifact compiled --deterministic):
+# (dtype, D, causal, window, softcap, layout, varlen), one backward each.
+DETERMINISTIC_CASES = [("bf16", 128, "bottom_right", None, 0.0, 1, False),
+                       ("f16", 64, "none", (32, 8), 0.0, 2, False),
+                       ("f16", 64, "bottom_right", None, 0.0, 1, True)]
+
+
 def variant_of(dtype, d, causal, window, softcap, layout, varlen=False):
     return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
                                 window is not None, softcap > 0, layout,
@@ -68,8 +75,9 @@ def every_variant():
 
 
 def compile_all(root):
-    """Compiles every variant's forward and backward for h100 into
-    root/cache and writes root/index.json ({name|backward: directory})."""
+    """Compiles every variant's forward and backward for h100 (and the
+    deterministic backward of DETERMINISTIC_CASES) into root/cache and
+    writes root/index.json ({name|backward[|det]: directory})."""
     os.environ["FLASHFUSE_CACHE_DIR"] = os.path.join(root, "cache")
     index = {}
     for v in sorted(every_variant(), key=lambda v: v.name):
@@ -78,6 +86,12 @@ def compile_all(root):
             index[f"{v.name}|{int(backward)}"] = os.path.relpath(d, root)
             print(v.name, "backward" if backward else "forward", d,
                   flush=True)
+    for case in DETERMINISTIC_CASES:
+        v = variant_of(*case)
+        d = _compile.compile_variant(v, (9, 0), backward=True,
+                                     deterministic=True)
+        index[f"{v.name}|1|det"] = os.path.relpath(d, root)
+        print(v.name, "deterministic backward", d, flush=True)
     with open(os.path.join(root, "index.json"), "w") as f:
         json.dump(index, f, indent=1)
 
@@ -87,8 +101,10 @@ def use_artifacts(root):
     with open(os.path.join(root, "index.json")) as f:
         index = json.load(f)
 
-    def artifact_dir(variant, backward, device):
-        return os.path.join(root, index[f"{variant.name}|{int(backward)}"])
+    def artifact_dir(variant, backward, device, deterministic=False):
+        key = f"{variant.name}|{int(backward)}" + ("|det" if deterministic
+                                                    else "")
+        return os.path.join(root, index[key])
 
     alibi.artifact_dir = artifact_dir
 
@@ -132,7 +148,8 @@ def reference(q, k, v, do, slopes, causal, window, softcap, dtype):
     return (o.float(),) + tuple(t.float() for t in grads)
 
 
-def check_case(dtype, d, causal, window, softcap, layout, shape, gen):
+def check_case(dtype, d, causal, window, softcap, layout, shape, gen,
+               deterministic=False):
     b, hq, hkv, sq, sk = shape
     dt = DTYPES[dtype]
     q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
@@ -143,7 +160,8 @@ def check_case(dtype, d, causal, window, softcap, layout, shape, gen):
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     o = flashfuse.attention(*leaves, is_causal=CAUSAL[causal],
                             enable_gqa=hq != hkv, window=window,
-                            softcap=softcap or None, alibi_slopes=slopes)
+                            softcap=softcap or None, alibi_slopes=slopes,
+                            deterministic=deterministic)
     grads = torch.autograd.grad(o, leaves, do)
     ref = reference(q, k, v, do, slopes, causal, window, softcap,
                     torch.float32)
