@@ -106,10 +106,10 @@ def check_device(slopes, query, name=_NAME):
 
 
 def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
-                   layout, varlen=False):
+                   layout, varlen=False, dropout=False):
     """The variants.KernelVariant of an ALiBi call: its flags only (window
-    sizes and the softcap are the kernels' run-time parameters); `varlen`
-    for a packed batch's."""
+    sizes, the softcap and dropout's p are the kernels' run-time
+    parameters); `varlen` for a packed batch's."""
     mask = _CAUSAL_NAMES[causal]
     name = "_".join(
         [f"alibi{'' if layout == 1 else '_bh'}"]
@@ -117,11 +117,12 @@ def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
          f"d{head_dim}"] + ([f"dv{head_dim_v}"] if head_dim_v != head_dim
                             else [])
         + [mask or "full"] + (["window"] if windowed else [])
-        + (["softcap"] if softcap else []))
+        + (["softcap"] if softcap else []) + (["dropout"] if dropout else []))
     return variants.KernelVariant(
         name, _DTYPE_NAMES[dtype], head_dim, head_dim_v, causal=mask,
         window=(0, 0) if windowed else None,
-        softcap=1.0 if softcap else None, alibi=layout, varlen=varlen)
+        softcap=1.0 if softcap else None, alibi=layout, varlen=varlen,
+        dropout=0.1 if dropout else None)
 
 
 def artifact_dir(variant, backward, device, deterministic=False):
@@ -153,22 +154,25 @@ def artifact_dir(variant, backward, device, deterministic=False):
 
 def _alibi_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                slopes: torch.Tensor, causal: int, scale: float,
-               window_left: int, window_right: int, softcap: float
+               window_left: int, window_right: int, softcap: float,
+               dropout_p: float = 0.0, seed: int = 0
                ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the checked call."""
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
-                          softcap)
+                          softcap, dropout=dropout_p > 0)
     return artifact.forward(artifact_dir(variant, False, q.device), q, k, v,
                             **_launch_arguments(q, k, slopes, scale,
                                                 window_left, window_right,
-                                                softcap))
+                                                softcap),
+                            dropout_p=dropout_p, seed=seed)
 
 
 def _variant_of(q, v, slopes, causal, window_left, window_right, softcap,
-                varlen=False):
+                varlen=False, dropout=False):
     return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal,
                           (window_left, window_right) != (-1, -1),
-                          softcap > 0, slopes.dim(), varlen=varlen)
+                          softcap > 0, slopes.dim(), varlen=varlen,
+                          dropout=dropout)
 
 
 def _launch_arguments(q, k, slopes, scale, window_left, window_right,
@@ -190,7 +194,8 @@ alibi_fwd = torch.library.custom_op(
 
 
 @alibi_fwd.register_fake
-def _(q, k, v, slopes, causal, scale, window_left, window_right, softcap):
+def _(q, k, v, slopes, causal, scale, window_left, window_right, softcap,
+      dropout_p=0.0, seed=0):
     b, hq, sq, _ = q.shape
     return (q.new_empty(b, hq, sq, v.shape[-1]),
             q.new_empty(b, hq, sq, dtype=torch.float32))
@@ -200,17 +205,20 @@ def _alibi_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
                slopes: torch.Tensor, causal: int, scale: float,
                window_left: int, window_right: int, softcap: float,
-               deterministic: bool = False
+               deterministic: bool = False, dropout_p: float = 0.0,
+               seed: int = 0
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(dQ, dK, dV) of the checked call's forward (O, LSE)."""
+    """(dQ, dK, dV) of the checked call's forward (O, LSE); dropout_p and
+    seed the forward's."""
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
-                          softcap)
+                          softcap, dropout=dropout_p > 0)
     return artifact.backward(artifact_dir(variant, True, q.device,
                                           deterministic),
                              dout.contiguous(), q, k, v, out, lse,
                              **_launch_arguments(q, k, slopes, scale,
                                                  window_left, window_right,
-                                                 softcap))
+                                                 softcap),
+                             dropout_p=dropout_p, seed=seed)
 
 
 alibi_bwd = torch.library.custom_op(
@@ -219,41 +227,46 @@ alibi_bwd = torch.library.custom_op(
 
 @alibi_bwd.register_fake
 def _(dout, q, k, v, out, lse, slopes, causal, scale, window_left,
-      window_right, softcap, deterministic=False):
+      window_right, softcap, deterministic=False, dropout_p=0.0, seed=0):
     return tuple(ops._grad_like(t) for t in (q, k, v))
 
 
 class _AlibiAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, slopes, options, deterministic):
-        o, lse = ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes, *options)
+    def forward(ctx, q, k, v, slopes, options, deterministic, dropout):
+        o, lse = ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes, *options,
+                            *dropout)
         ctx.save_for_backward(q, k, v, o, lse, slopes)
         ctx.options, ctx.deterministic = options, deterministic
+        ctx.dropout = dropout
         return o
 
     @staticmethod
     def backward(ctx, dout):
         q, k, v, o, lse, slopes = ctx.saved_tensors
         dq, dk, dv = ops.run_op(alibi_bwd, _alibi_bwd, dout, q, k, v, o, lse,
-                                slopes, *ctx.options, ctx.deterministic)
-        return dq, dk, dv, None, None, None
+                                slopes, *ctx.options, ctx.deterministic,
+                                *ctx.dropout)
+        return dq, dk, dv, None, None, None, None
 
 
 def attention(q, k, v, slopes, causal, scale, window, softcap,
-              deterministic=False):
+              deterministic=False, dropout_p=0.0):
     """O of the checked call (functional.attention's checks and folding
     done, check_slopes' too): the forward alone where nothing needs a
     gradient, else through autograd (slopes get none, as in flash-attn);
     `deterministic`: the backward of an artifact compiled --deterministic
-    (a dQ kernel without float atomics)."""
+    (a dQ kernel without float atomics); `dropout_p`: dropout as
+    flashfuse.attention's, on kernels compiled with it."""
     options = (int(causal), float(scale), int(window[0]), int(window[1]),
                float(softcap))
+    dropout = (float(dropout_p), ops.dropout_seed(dropout_p))
     if not (torch.is_grad_enabled()
             and any(t.requires_grad for t in (q, k, v))):
         return ops.run_op(alibi_fwd, _alibi_fwd, q, k, v, slopes,
-                          *options)[0]
+                          *options, *dropout)[0]
     return _AlibiAttention.apply(q, k, v, slopes, options,
-                                 bool(deterministic))
+                                 bool(deterministic), dropout)
 
 
 # ---- packed (varlen) batches: flashfuse.varlen_attention(alibi_slopes=) ---
@@ -285,7 +298,8 @@ def _alibi_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
                       max_seqlen_q: int, max_seqlen_k: int,
                       slopes: torch.Tensor, causal: int, scale: float,
-                      window_left: int, window_right: int, softcap: float
+                      window_left: int, window_right: int, softcap: float,
+                      dropout_p: float = 0.0, seed: int = 0
                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """(O [total_q, Hq, Dv], LSE f32 [Hq, total_q]) of the checked packed
     call (flashfuse.varlen_attention's layouts)."""
@@ -295,13 +309,14 @@ def _alibi_varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         return (q.new_zeros(total_q, hq, v.shape[-1]),
                 q.new_full((hq, total_q), float("inf"), dtype=torch.float32))
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
-                          softcap, varlen=True)
+                          softcap, varlen=True, dropout=dropout_p > 0)
     o, lse = artifact.forward(
         artifact_dir(variant, False, q.device),
         *(ops._packed_view(t) for t in (q, k, v)),
         **_varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k, slopes, scale, window_left,
-                         window_right, softcap))
+                         window_right, softcap),
+        dropout_p=dropout_p, seed=seed)
     return o[0].transpose(0, 1), lse[0]
 
 
@@ -312,7 +327,8 @@ alibi_varlen_fwd = torch.library.custom_op(
 
 @alibi_varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-      slopes, causal, scale, window_left, window_right, softcap):
+      slopes, causal, scale, window_left, window_right, softcap,
+      dropout_p=0.0, seed=0):
     total_q, hq, _ = q.shape
     return (q.new_empty(total_q, hq, v.shape[-1]),
             q.new_empty(hq, total_q, dtype=torch.float32))
@@ -324,21 +340,23 @@ def _alibi_varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
                       max_seqlen_q: int, max_seqlen_k: int,
                       slopes: torch.Tensor, causal: int, scale: float,
                       window_left: int, window_right: int, softcap: float,
-                      deterministic: bool = False
+                      deterministic: bool = False, dropout_p: float = 0.0,
+                      seed: int = 0
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(dQ, dK, dV) of _alibi_varlen_fwd's (O, LSE), in q's, k's and v's
-    layouts."""
+    layouts; dropout_p and seed the forward's."""
     if q.shape[0] == 0 or k.shape[0] == 0:
         return tuple(torch.zeros_like(t) for t in (q, k, v))
     variant = _variant_of(q, v, slopes, causal, window_left, window_right,
-                          softcap, varlen=True)
+                          softcap, varlen=True, dropout=dropout_p > 0)
     dq, dk, dv = artifact.backward(
         artifact_dir(variant, True, q.device, deterministic),
         *(ops._packed_view(t) for t in (dout.contiguous(), q, k, v, out)),
         lse.unsqueeze(0),
         **_varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                          max_seqlen_k, slopes, scale, window_left,
-                         window_right, softcap))
+                         window_right, softcap),
+        dropout_p=dropout_p, seed=seed)
     return tuple(g[0].transpose(0, 1) for g in (dq, dk, dv))
 
 
@@ -350,21 +368,21 @@ alibi_varlen_bwd = torch.library.custom_op(
 @alibi_varlen_bwd.register_fake
 def _(dout, q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
       max_seqlen_k, slopes, causal, scale, window_left, window_right,
-      softcap, deterministic=False):
+      softcap, deterministic=False, dropout_p=0.0, seed=0):
     return tuple(torch.empty_like(t) for t in (q, k, v))
 
 
 class _AlibiVarlenAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, slopes, sizes,
-                options, deterministic):
+                options, deterministic, dropout):
         o, lse = alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
-                                  *sizes, slopes, *options)
+                                  *sizes, slopes, *options, *dropout)
         ctx.mark_non_differentiable(lse)
         ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
                               slopes)
         ctx.sizes, ctx.options = sizes, options
-        ctx.deterministic = deterministic
+        ctx.deterministic, ctx.dropout = deterministic, dropout
         return o, lse
 
     @staticmethod
@@ -372,25 +390,28 @@ class _AlibiVarlenAttention(torch.autograd.Function):
         q, k, v, o, lse, cu_q, cu_k, slopes = ctx.saved_tensors
         dq, dk, dv = alibi_varlen_bwd(dout, q, k, v, o, lse, cu_q, cu_k,
                                       *ctx.sizes, slopes, *ctx.options,
-                                      ctx.deterministic)
-        return dq, dk, dv, None, None, None, None, None, None
+                                      ctx.deterministic, *ctx.dropout)
+        return dq, dk, dv, None, None, None, None, None, None, None
 
 
 def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                      max_seqlen_k, slopes, causal, scale, window, softcap,
-                     deterministic=False):
+                     deterministic=False, dropout_p=0.0):
     """(O [total_q, Hq, Dv], LSE [Hq, total_q]) of a checked packed call
     (flashfuse.varlen_attention's checks and folding done, check_slopes'
     too, B the number of sequences): flash-attn's varlen ALiBi, the
     distance |i' + Lk_b - Lq_b - j'| in each sequence's own indices, on a
-    varlen kernel compiled on first use. Differentiable in q, k, v."""
+    varlen kernel compiled on first use. Differentiable in q, k, v.
+    `dropout_p`: varlen_attention's dropout (each sequence's own index and
+    local indices)."""
     sizes = (int(max_seqlen_q), int(max_seqlen_k))
     options = (int(causal), float(scale), int(window[0]), int(window[1]),
                float(softcap))
+    dropout = (float(dropout_p), ops.dropout_seed(dropout_p))
     if not (torch.is_grad_enabled()
             and any(t.requires_grad for t in (q, k, v))):
         return alibi_varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, *sizes,
-                                slopes, *options)
+                                slopes, *options, *dropout)
     return _AlibiVarlenAttention.apply(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                        slopes, sizes, options,
-                                       bool(deterministic))
+                                       bool(deterministic), dropout)

@@ -105,7 +105,7 @@ def _read_kernel_info(directory, kernel, kind):
                 + "; name one with kernel=")
         index = candidates[0]
     v = infos[index].variant
-    what = [flag for flag in ("bias", "mask", "dropout") if getattr(v, flag)]
+    what = [flag for flag in ("bias", "mask") if getattr(v, flag)]
     if v.kind != kind:
         what.insert(0, f"kind {v.describe().split()[0]}")
     if v.dtype == rt.DTYPE_E4M3:
@@ -392,9 +392,22 @@ def _launch_inputs(info, tensors, window, softcap, captures, block_mask,
     return readable, window, named, keep, lists
 
 
+def _dropout_args(info, dropout_p, seed):
+    """The dropout_p and seed arguments: p in [0, 1), and above 0 only for
+    a kernel with dropout (`dropout 1`), whose keep test draws at seed;
+    the backward must be given the forward's p and seed."""
+    p = float(dropout_p)
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{_NAME}: dropout_p must be in [0, 1), got {p}")
+    if p and not info.variant.dropout:
+        raise ValueError(f"{_NAME}: dropout_p = {p}, but '{info.name}' has "
+                         "no dropout")
+    return p, int(seed)
+
+
 def forward(directory, query, key, value, *, kernel=None, scale=None,
             window=None, softcap=None, captures=None, block_mask=None,
-            check=None, varlen=None):
+            check=None, varlen=None, dropout_p=0.0, seed=0):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
     kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
@@ -409,8 +422,10 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     the launch, as flashfuse.block_sparse_attention does; `varlen`, a
     varlen kernel's offsets and bounds (the module's docstring), with
     which O is allocated in the packed layout ([1, Hq, total, Dv] over a
-    [total, Hq, Dv] tensor) and the LSE is [1, Hq, total]."""
+    [total, Hq, Dv] tensor) and the LSE is [1, Hq, total]; `dropout_p` and
+    `seed`, a `dropout 1` kernel's (0: none dropped)."""
     info = kernel_info(directory, kernel)
+    dropout_p, seed = _dropout_args(info, dropout_p, seed)
     if block_mask is None:
         _lists_of(info, None)  # refuses a kernel that needs lists
 
@@ -446,8 +461,8 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
         named[name] = (rt.PARAM_I32, size)
     named["scale"] = (rt.PARAM_F32, d ** -0.5 if scale is None else scale)
     named["softcap"] = (rt.PARAM_F32, softcap or 0.0)
-    named["dropout_p"] = (rt.PARAM_F32, 0.0)
-    named["seed"] = (rt.PARAM_I64, 0)
+    named["dropout_p"] = (rt.PARAM_F32, dropout_p)
+    named["seed"] = (rt.PARAM_I64, seed)
     # Without block_mask the lists are not passed: the runtime fills the
     # bound params in.
     handle = _kernels.context(q.device.index).kernel_named(info.directory,
@@ -550,7 +565,8 @@ def _plan_backward(info, device_index):
 
 def backward(directory, grad_out, query, key, value, out, lse, *,
              kernel=None, scale=None, window=None, softcap=None,
-             captures=None, block_mask=None, check=None, varlen=None):
+             captures=None, block_mask=None, check=None, varlen=None,
+             dropout_p=0.0, seed=0):
     """(dQ, dK, dV) of the artifact's backward (kernel_info with kind
     rt.KIND_BACKWARD names its main kernel: the only one, or `kernel`) for
     the forward's `out` and `lse` (forward()'s results), on CUDA tensors
@@ -565,8 +581,10 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
     `varlen` as for forward(): a packed batch's main kernel (and dQ
     kernel) runs per sequence, between the dense preprocess and
     postprocess over the packed rows (docs/KERNEL_ABI.md "Varlen
-    backward")."""
+    backward"). `dropout_p` and `seed`: the forward's, whose mask the
+    kernels draw again."""
     info = kernel_info(directory, kernel, kind=rt.KIND_BACKWARD)
+    dropout_p, seed = _dropout_args(info, dropout_p, seed)
     if block_mask is None:
         _lists_of(info, None)  # refuses a kernel that needs lists
 
@@ -607,8 +625,8 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
     scale = q.shape[-1] ** -0.5 if scale is None else scale
     ops._launch_backward(plan, dout, q, k, val, o, lse.contiguous(), None,
                          None, grad_q, grad_k, grad_v, scale, window[0],
-                         window[1], softcap or 0.0, extra=extra,
-                         integers=integers)
+                         window[1], softcap or 0.0, dropout_p, seed,
+                         extra=extra, integers=integers)
     del offsets  # alive until the launches are queued
     if lists is not None and transposed is None:
         bs._transposed.put(lists, seq_q, seq_k, size, stream, workspace)

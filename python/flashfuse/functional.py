@@ -5,16 +5,9 @@ import math
 import torch
 
 from . import alibi, fp8
-from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
+from . import ops  # registers torch.ops.flashfuse.*
 
 _CAUSAL = {False: 0, True: 1, "none": 0, "top_left": 1, "bottom_right": 2}
-
-
-def dropout_seed(dropout_p):
-    """The seed of one call's dropout (0 without): drawn from torch's CPU
-    generator, so that torch.manual_seed makes dropout reproducible, and
-    given to the backward, which draws the same mask again."""
-    return int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0 else 0
 
 
 def fold_causal_into_window(causal, window, equal_lengths):
@@ -196,20 +189,20 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     `alibi_slopes` (flash-attn's name): float32 [Hq] or [B, Hq] slopes of
     ALiBi, which subtracts slopes[h] * |i + Sk - Sq - j| from the score of
     query i and key j (after scale and softcap; the distance from the
-    bottom-right diagonal, as flash-attn has it), with is_causal, window and
-    softcap (no attn_mask, block_mask, dropout or FP8). Differentiable in
+    bottom-right diagonal, as flash-attn has it), with is_causal, window,
+    softcap and dropout_p (no attn_mask, block_mask or FP8). Differentiable in
     query, key and value, deterministically too (an artifact compiled
     --deterministic, whose dQ kernel adds without float atomics). Its
     kernels are compiled by flashfuse-compile on first use and cached
     (flashfuse.alibi).
     """
     if alibi_slopes is not None and (
-            attn_mask is not None or block_mask is not None or dropout_p
+            attn_mask is not None or block_mask is not None
             or any(t is not None for t in (q_descale, k_descale, v_descale))
             or any(fp8.is_fp8(t) for t in (query, key, value))):
         raise ValueError("flashfuse.attention: alibi_slopes goes with "
-                         "is_causal, scale, window and softcap only (no "
-                         "attn_mask, block_mask, dropout_p or FP8 inputs)")
+                         "is_causal, scale, window, softcap and dropout_p "
+                         "only (no attn_mask, block_mask or FP8 inputs)")
     if block_mask is not None:
         if (attn_mask is not None or window is not None or softcap
                 or dropout_p):
@@ -264,10 +257,11 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         _check_device(query, key, value)
         alibi.check_device(alibi_slopes, query)
         return alibi.attention(query, key, value, alibi_slopes, causal,
-                               float(scale), window, softcap, deterministic)
+                               float(scale), window, softcap, deterministic,
+                               dropout_p)
     _check_device(query, key, value)
     bias, mask = _score_operand(attn_mask, query, key)
-    seed = dropout_seed(dropout_p)
+    seed = ops.dropout_seed(dropout_p)
     args = (query, key, value, bias, mask, causal, float(scale),
             int(window[0]), int(window[1]), softcap, float(dropout_p), seed)
     if not (torch.is_grad_enabled() and any(

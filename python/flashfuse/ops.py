@@ -412,6 +412,13 @@ def _backward_plan(device_index, variant_args, deterministic, varlen=False,
     return plan
 
 
+def dropout_seed(dropout_p):
+    """The seed of one call's dropout (0 without): drawn from torch's CPU
+    generator, so that torch.manual_seed makes dropout reproducible, and
+    given to the backward, which draws the same mask again."""
+    return int(torch.randint(0, 2**62, (1,)).item()) if dropout_p > 0 else 0
+
+
 def _grad_like(t):
     """A gradient buffer with t's layout when the kernels can write that
     layout (so BSHD-in-memory inputs get BSHD-in-memory gradients), else

@@ -8,7 +8,8 @@ import torch
 
 from . import alibi
 from . import ops  # noqa: F401  (registers torch.ops.flashfuse.*)
-from .functional import _CAUSAL, dropout_seed, fold_causal_into_window
+from .functional import _CAUSAL, fold_causal_into_window
+from .ops import dropout_seed
 from ._env import EnvFlag
 
 # Set to 1 to run the host check of the offsets (check_inputs=True) on every
@@ -262,11 +263,6 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"{_NAME}: dropout_p must be in [0, 1), got "
                          f"{dropout_p}")
-    if dropout_p and alibi_slopes is not None:
-        # The ALiBi kernels are compiled from a score_mod variant without
-        # dropout (flashfuse.alibi), as flashfuse.attention's are.
-        raise ValueError(f"{_NAME}: alibi_slopes goes without dropout_p, "
-                         "as in flashfuse.attention")
     _check(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
            enable_gqa, alibi_slopes)
     if scale is None:
@@ -289,7 +285,7 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
         o, lse = alibi.varlen_attention(
             q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
             alibi_slopes, causal, float(scale), window, softcap,
-            deterministic)
+            deterministic, dropout_p)
         return (o, lse) if return_lse else o
     o, lse = _VarlenAttention.apply(
         q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,

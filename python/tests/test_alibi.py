@@ -249,6 +249,37 @@ def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
                 artifact.kernel_info(atomic, kind=backward))
 
 
+def test_dropout_variants_compile(compile_tool, monkeypatch, tmp_path):
+    """ALiBi with dropout (flash-attn takes both): the region's kernels with
+    dropout, forward and backward, whose dropout_p and seed
+    artifact.forward / backward pass; a kernel without dropout refuses a
+    p > 0."""
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    for varlen in (False, True):
+        v = alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False,
+                                 1, varlen=varlen, dropout=True)
+        assert v.name.endswith("_bottom_right_dropout") and v.dropout
+        for backward in (False, True):
+            directory = _compile.compile_variant(v, (9, 0),
+                                                 backward=backward)
+            info = artifact.kernel_info(
+                directory,
+                kind=artifact.rt.KIND_BACKWARD if backward else None)
+            assert info.variant.dropout and "_dropout" in info.name
+            assert {"dropout_p", "seed"} <= {n for _, n in info.params}
+            assert artifact._dropout_args(info, 0.1, 7) == (0.1, 7)
+    plain = _compile.compile_variant(
+        alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False, 1),
+        (9, 0))
+    info = artifact.kernel_info(plain)
+    assert artifact._dropout_args(info, 0.0, 0) == (0.0, 0)
+    with pytest.raises(ValueError, match="has no dropout"):
+        artifact._dropout_args(info, 0.1, 7)
+    with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
+        artifact._dropout_args(info, 1.0, 7)
+
+
 def test_variant_names_and_refusals():
     v = alibi.kernel_variant(torch.float16, 64, 64, 0, True, True, 1)
     assert v.name == "alibi_f16_d64_full_window_softcap"
@@ -283,14 +314,15 @@ def test_argument_errors():
                             alibi_slopes=good.half())
     with pytest.raises(TypeError, match="must be a torch.Tensor"):
         flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=[0.5] * 4)
-    for extra in (dict(attn_mask=torch.ones(8, 8, dtype=torch.bool)),
-                  dict(dropout_p=0.1)):
-        with pytest.raises(ValueError, match="alibi_slopes goes with"):
+    with pytest.raises(ValueError, match="alibi_slopes goes with"):
+        flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good,
+                            attn_mask=torch.ones(8, 8, dtype=torch.bool))
+    # The inputs' device is checked after the slopes, as for every call;
+    # dropout goes with ALiBi (flash-attn's dropout_p and alibi_slopes).
+    for extra in ({}, dict(dropout_p=0.1)):
+        with pytest.raises(ValueError, match="runs on CUDA tensors"):
             flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good,
                                 **extra)
-    # The inputs' device is checked after the slopes, as for every call.
-    with pytest.raises(ValueError, match="runs on CUDA tensors"):
-        flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good)
 
 
 def test_lengths_past_the_regions_exact_range():

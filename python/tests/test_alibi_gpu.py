@@ -60,6 +60,56 @@ def test_deterministic_backward(check, case):
         assert torch.equal(x, y), f"{name} differs between two calls"
 
 
+def alibi_bias(slopes, b, hq, sq, sk):
+    """flash-attn's ALiBi bias [B, Hq, Sq, Sk] in f32: -slope * |i + Sk -
+    Sq - j|, slopes [Hq] or [B, Hq]."""
+    i = torch.arange(sq, device="cuda")[:, None]
+    j = torch.arange(sk, device="cuda")[None, :]
+    dist = (i + sk - sq - j).abs().float()
+    s = slopes.float().reshape(-1 if slopes.dim() == 2 else 1, hq)
+    return -s[:, :, None, None].expand(b, hq, 1, 1) * dist
+
+
+@pytest.mark.parametrize("case", [0, 1])
+def test_dropout(check, case):
+    """ALiBi with dropout (flash-attn takes both): O and the gradients
+    within FlashAttention's rule against the reference with the bias and
+    Philox.h's keep mask (drawn from the seed the call draws after
+    torch.manual_seed) materialised."""
+    from test_numerics_gpu import assert_close, philox_keep, reference
+    dtype, d, causal, _, _, layout, _ = check.DROPOUT_CASES[case]
+    b, hq, hkv, sq, sk = 2, 4, 2, 113, 203
+    p, seed = 0.17, 5
+    dt = check.DTYPES[dtype]
+    gen = torch.Generator().manual_seed(4)
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    k, v = (torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
+            for _ in range(2))
+    do = torch.randn_like(q)
+    slopes = check.slopes_for(b, hq, layout, gen)
+    torch.manual_seed(seed)
+    kernel_seed = int(torch.randint(0, 2**62, (1,)).item())
+    drop = philox_keep(kernel_seed, p, b, hq, sq, sk).cuda().float() / (1 - p)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    torch.manual_seed(seed)
+    o = flashfuse.attention(*leaves, is_causal=check.CAUSAL[causal],
+                            enable_gqa=True, alibi_slopes=slopes,
+                            dropout_p=p)
+    grads = torch.autograd.grad(o, leaves, do)
+    bias = alibi_bias(slopes, b, hq, sq, sk)
+    refs = []
+    for upcast in (True, False):
+        rl = [t.clone().requires_grad_() for t in (q, k, v)]
+        ref = reference(*rl, causal, d ** -0.5, upcast, bias=bias,
+                        drop=drop)
+        refs.append((ref,) + torch.autograd.grad(
+            ref, rl, do.float() if upcast else do))
+    for name, ours, want, low, factor in zip(("o", "dq", "dk", "dv"),
+                                             (o,) + grads, *refs,
+                                             (2, 3, 3, 3)):
+        assert_close(ours, want, low, factor, name)
+
+
 def test_refusals(check):
     q, k, v = (torch.randn(1, 2, 64, 64, device="cuda", dtype=torch.float16,
                            requires_grad=True) for _ in range(3))

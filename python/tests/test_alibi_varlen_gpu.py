@@ -140,6 +140,56 @@ def test_matches_dense_alibi_on_one_sequence(check):
                                rtol=2e-2)
 
 
+def test_dropout(check):
+    """Packed ALiBi with dropout: each sequence's O and gradients within
+    the rule against its reference with the bias and the keep mask drawn at
+    the sequence's index and local indices materialised."""
+    from test_alibi_gpu import alibi_bias
+    from test_numerics_gpu import assert_close, philox_keep, reference
+    dtype, d, causal, _, _, layout, _ = check.DROPOUT_CASES[2]
+    dt = check.DTYPES[dtype]
+    lens_q, lens_k = LENGTHS[0]
+    hq, hkv, p, seed = 8, 2, 0.17, 9
+    q = torch.randn(sum(lens_q), hq, d, device="cuda", dtype=dt)
+    k, v = (torch.randn(sum(lens_k), hkv, d, device="cuda", dtype=dt)
+            for _ in range(2))
+    do = torch.randn_like(q)
+    slopes = flashfuse.alibi_slopes(hq, device="cuda")
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    torch.manual_seed(seed)
+    kernel_seed = int(torch.randint(0, 2**62, (1,)).item())
+    torch.manual_seed(seed)
+    o = flashfuse.varlen_attention(
+        *leaves, _cu(lens_q), _cu(lens_k), max(lens_q), max(lens_k),
+        is_causal=check.CAUSAL[causal], alibi_slopes=slopes, dropout_p=p)
+    grads = torch.autograd.grad(o, leaves, do)
+    sq = sk = 0
+    for i, (lq, lk) in enumerate(zip(lens_q, lens_k)):
+        rows, keys = slice(sq, sq + lq), slice(sk, sk + lk)
+        sq, sk = sq + lq, sk + lk
+        if lq == 0 or lk == 0:
+            continue
+        seq = [t[r].transpose(0, 1)[None]
+               for t, r in ((q, rows), (k, keys), (v, keys))]
+        mine = [t[r].transpose(0, 1)[None] for t, r in
+                ((o, rows), (grads[0], rows), (grads[1], keys),
+                 (grads[2], keys))]
+        d_i = do[rows].transpose(0, 1)[None]
+        drop = philox_keep(kernel_seed, p, [i], hq, lq, lk).cuda().float() \
+            / (1 - p)
+        bias = alibi_bias(slopes, 1, hq, lq, lk)
+        refs = []
+        for upcast in (True, False):
+            rl = [t.clone().requires_grad_() for t in seq]
+            ref = reference(*rl, causal, d ** -0.5, upcast, bias=bias,
+                            drop=drop)
+            refs.append((ref,) + torch.autograd.grad(
+                ref, rl, d_i.float() if upcast else d_i))
+        for name, ours, want, low, factor in zip(("o", "dq", "dk", "dv"),
+                                                 mine, *refs, (2, 3, 3, 3)):
+            assert_close(ours, want, low, factor, f"{name} of sequence {i}")
+
+
 def test_refusals(check):
     q = torch.randn(20, 2, 64, device="cuda", dtype=torch.float16,
                     requires_grad=True)

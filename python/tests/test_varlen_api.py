@@ -122,12 +122,11 @@ def test_options_are_checked():
     for p in (-0.1, 1.0):
         with pytest.raises(ValueError, match=r"dropout_p must be in \[0, 1\)"):
             _call(dropout_p=p)
-    with pytest.raises(ValueError, match="alibi_slopes goes without "
-                                         "dropout_p"):
-        _call(dropout_p=0.1, alibi_slopes=torch.ones(4))
-    # A valid p passes every host check (the device is refused last).
-    with pytest.raises(ValueError, match="runs on CUDA tensors"):
-        _call(dropout_p=0.1)
+    # A valid p passes every host check, with ALiBi too (the device is
+    # refused last).
+    for extra in ({}, dict(alibi_slopes=torch.ones(4))):
+        with pytest.raises(ValueError, match="runs on CUDA tensors"):
+            _call(dropout_p=0.1, **extra)
 
 
 def test_check_offsets_finds_the_first_bad_entry():

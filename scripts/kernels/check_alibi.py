@@ -61,17 +61,26 @@ DETERMINISTIC_CASES = [("bf16", 128, "bottom_right", None, 0.0, 1, False),
                        ("f16", 64, "bottom_right", None, 0.0, 1, True)]
 
 
-def variant_of(dtype, d, causal, window, softcap, layout, varlen=False):
+# ALiBi with dropout (python/tests/test_alibi_gpu.py, _varlen_gpu.py):
+# (dtype, D, causal, window, softcap, layout, varlen), one kernel pair each.
+DROPOUT_CASES = [("bf16", 128, "bottom_right", None, 0.0, 1, False),
+                 ("bf16", 128, "bottom_right", None, 0.0, 2, False),
+                 ("f16", 64, "bottom_right", None, 0.0, 1, True)]
+
+
+def variant_of(dtype, d, causal, window, softcap, layout, varlen=False,
+               dropout=False):
     return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
                                 window is not None, softcap > 0, layout,
-                                varlen=varlen)
+                                varlen=varlen, dropout=dropout)
 
 
 def every_variant():
     return ({variant_of(*case, layout) for case in CASES
              for layout in (1, 2)}
             | {variant_of(dt, d, c, w, 0.0, layout, varlen=True)
-               for dt, d, c, w, layout in VARLEN_CASES})
+               for dt, d, c, w, layout in VARLEN_CASES}
+            | {variant_of(*case, dropout=True) for case in DROPOUT_CASES})
 
 
 def compile_all(root):

@@ -16,6 +16,11 @@
 // RUN: flashfuse-numerics 'lowering=naive dir=bwd B=2 Sq=20 Sk=20 D=32 dropout=0.3 dropout_seed=7 bias=1x1x seed=12' | FileCheck %s
 // RUN: flashfuse-numerics 'lowering=loops dir=bwd B=2 Sq=20 Sk=20 D=32 dropout=0.3 dropout_seed=7 bias=1x1x seed=13' | FileCheck %s
 
+// With a score_mod (flash-attn's dropout_p with alibi_slopes): the region's
+// bias before the softmax, the keep test after it.
+// RUN: flashfuse-numerics 'lowering=naive dir=fwd Hq=4 Hkv=2 Sq=33 Sk=47 D=32 causal=br score_mod=alibi dropout=0.2 dropout_seed=77 seed=60' | FileCheck %s
+// RUN: flashfuse-numerics 'lowering=loops dir=bwd Hq=4 Hkv=2 Sq=33 Sk=47 D=32 causal=br score_mod=alibi dropout=0.2 dropout_seed=77 seed=61' | FileCheck %s
+
 // CHECK-NOT: FAIL
 // CHECK: PASS: case 1
 // CHECK: 1 of 1 cases passed
