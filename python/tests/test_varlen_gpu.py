@@ -227,6 +227,36 @@ def test_check_inputs_reads_the_offsets():
                                    check_inputs=True)
 
 
+def rounded_o_delta_terms(grads, q, k, v, dout, causal, scale, drop, dtype):
+    """The f32 reference's (dQ, dK, dV) plus what the kernels' D =
+    rowsum(dO * O) adds where it reads O rounded to `dtype` (as
+    FlashAttention's kernels do): dS = P (dP' - D) becomes P (dP' - D) +
+    P (D - D_rounded), so dQ gains scale P (D - D_rounded) K and dK scale
+    (P (D - D_rounded))^T Q. With dropout O carries the 1 / (1 - p)
+    scaling, so even a row whose softmax is one key (P = 1, whose exact dS
+    is 0) gets a dS of that rounding, summed over every such row of a key
+    (a sequence of Lk = 1): the reference must model it, or the rule
+    compares the kernels with an algorithm they do not run. One sequence
+    [1, H, L, D], no softcap or window (the dropout cases)."""
+    from test_numerics_gpu import keep_mask
+    group = q.shape[1] // k.shape[1]
+    qf = q.float()
+    kf, vf = (t.float().repeat_interleave(group, dim=1) for t in (k, v))
+    s = torch.matmul(qf * scale, kf.transpose(-2, -1))
+    mask = {False: "none", True: "top_left"}.get(causal, causal)
+    keep = keep_mask(q.shape[2], k.shape[2], mask, None, q.device)
+    p = torch.nan_to_num(torch.softmax(s.masked_fill(~keep, float("-inf")),
+                                       dim=-1), nan=0.0)
+    o = torch.matmul(p * drop, vf)
+    d = dout.float()
+    delta = (d * o).sum(-1) - (d * o.to(dtype).float()).sum(-1)
+    ds = p * delta.unsqueeze(-1)
+    dq = grads[0] + scale * torch.matmul(ds, kf)
+    dk = torch.matmul(ds.transpose(-2, -1), qf) * scale
+    dk = grads[1] + dk.unflatten(1, (k.shape[1], group)).sum(2)
+    return dq, dk, grads[2]
+
+
 def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
                            window=None, softcap=0.0, deterministic=False,
                            dropout_p=0.0, seed=0):
@@ -244,6 +274,10 @@ def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
     max_k = max(p[1] for p in pairs)
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     drops = dropout_masks(pairs, hq, dropout_p, seed)
+    # (f32 reference, low-precision reference) of dQ, dK, dV, packed.
+    packed_refs = [(torch.zeros(t.shape, device="cuda"),
+                    torch.zeros(t.shape, device="cuda", dtype=dtype))
+                   for t in (q, k, v)]
     torch.manual_seed(seed)
     out = run_or_skip(lambda: flashfuse.varlen_attention(
         *leaves, cu_q, cu_k, max_q, max_k, is_causal=causal, window=window,
@@ -273,8 +307,30 @@ def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
                             drop=drops[i])
             refs.append(torch.autograd.grad(
                 ref, rl, d_i.float() if upcast else d_i))
+        if dropout_p:
+            refs[0] = rounded_o_delta_terms(
+                refs[0], *(sequence(t, *span) for t, span in (
+                    (q, (sq, lq)), (k, (sk, lk)), (v, (sk, lk)))),
+                d_i, causal, scale, drops[i], dtype)
+            # Gathered and checked over the whole batch below.
+            spans = ((sq, lq), (sk, lk), (sk, lk))
+            for (whole, whole_low), span, r, lo in zip(packed_refs, spans,
+                                                       *refs):
+                sequence(whole, *span).copy_(r)
+                sequence(whole_low, *span).copy_(lo)
+            continue
         for name, g, r, lo in zip(("dq", "dk", "dv"), mine, *refs):
             assert_close(g, r, lo, 3, f"{name} of {what}")
+    if dropout_p:
+        # With dropout, D = rowsum(dO * O) reads O rounded to the dtype
+        # after its 1 / (1 - p) scaling, as FlashAttention's kernels do, so
+        # a row whose softmax is one key gets dS of the order of that
+        # rounding where the reference's is exactly 0; a sequence of only
+        # such rows (Lk = 1) would have a bound of 0. FlashAttention's rule
+        # is over the whole output, as its own varlen tests apply it.
+        for name, g, (r, lo) in zip(("dq", "dk", "dv"), grads,
+                                    packed_refs):
+            assert_close(g, r, lo, 3, f"{name} of the packed batch")
     return grads
 
 
