@@ -132,8 +132,8 @@ class Job:
         # block-sparse forward (1.1-1.4x, run 148); auto's recipe elsewhere
         # (auto-tma in flash-select-config). The backward has no
         # deterministic mode.
-        # So does an ALiBi forward (its score_mod on the sm90ws forward:
-        # 1.31x the sm90 one, run 441).
+        # So does an ALiBi forward (as a score_mod on the sm90ws forward
+        # it ran 1.31x the sm90 one, run 441; the native stage keeps it).
         # (KV-cache variants have none of these fields: the decode recipe.)
         block_sparse = getattr(kernel_variant, "block_sparse", 0)
         alibi = getattr(kernel_variant, "alibi", 0)

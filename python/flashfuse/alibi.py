@@ -10,16 +10,15 @@ diagonal whatever the causal mask's alignment. flash-attn's causal kernels
 add slopes[h] * j instead, which differs by a constant a row: the same O,
 but its LSE is not this one's.
 
-No runtime variant key names ALiBi, so these kernels are not in the
-library: the op is a flash.attention with a score_mod region that reads the
-slopes and Sk - Sq from above it (variants.KernelVariant.alibi), compiled on
-first use by flashfuse-compile (the wheel's, or the source build's) for the
-GPU and cached like any variant compiled on demand (flashfuse._compile);
-the kernels take the two values as `capture0` and `capture1`
-(docs/KERNEL_ABI.md "Values captured by score_mod and mask_mod") and run
-through flashfuse.artifact. One artifact per (dtype, D, Dv, mask, window,
-softcap, slope layout) and pass: the forward's and the backward's are
-compiled apart, so inference never waits for a backward.
+These kernels are not in the library: the op is a flash.attention with
+its `alibi(...)` operand (variants.KernelVariant.alibi; the kernels add the
+bias natively, in fused multiply-adds), compiled on first use by
+flashfuse-compile (the wheel's, or the source build's) for the GPU and
+cached like any variant compiled on demand (flashfuse._compile); the
+kernels take the slopes as `alibi_slopes` and run through
+flashfuse.artifact. One artifact per (dtype, D, Dv, mask, window, softcap,
+slope layout) and pass: the forward's and the backward's are compiled
+apart, so inference never waits for a backward.
 """
 
 import threading
@@ -89,13 +88,13 @@ def refuse(name, slopes, why):
 
 
 def check_lengths(seq_q, seq_k, name=_NAME):
-    """ValueError for sequences the ALiBi region does not compute exactly:
-    variants.ALIBI_MAX_SEQ (2^23) keys or queries and more (its distance
-    takes the key index to f32 through the exponent of 2^23)."""
+    """ValueError for sequences whose ALiBi distances the kernels do not
+    compute exactly: variants.ALIBI_MAX_SEQ (2^24) keys or queries and more
+    (they take the distance in f32)."""
     longest = max(seq_q, seq_k)
     if longest >= variants.ALIBI_MAX_SEQ:
         raise ValueError(f"{name}: ALiBi takes sequences shorter than "
-                         f"{variants.ALIBI_MAX_SEQ} (2^23) keys and queries, "
+                         f"{variants.ALIBI_MAX_SEQ} (2^24) keys and queries, "
                          f"got {longest}")
 
 
@@ -177,14 +176,12 @@ def _variant_of(q, v, slopes, causal, window_left, window_right, softcap,
 
 def _launch_arguments(q, k, slopes, scale, window_left, window_right,
                       softcap):
-    """artifact.forward's / backward's keyword arguments; the captures in
-    the region's order (variants._alibi): the slopes, then Sk - Sq, the
-    bottom-right diagonal's offset."""
+    """artifact.forward's / backward's keyword arguments."""
     windowed = (window_left, window_right) != (-1, -1)
     return dict(scale=scale,
                 window=(window_left, window_right) if windowed else None,
                 softcap=softcap if softcap > 0 else None,
-                captures=[slopes, k.shape[2] - q.shape[2]])
+                alibi_slopes=slopes.contiguous())
 
 
 # torch.compile traces the launches as single ops (flashfuse.ops' pattern):
@@ -271,25 +268,15 @@ def attention(q, k, v, slopes, causal, scale, window, softcap,
 
 # ---- packed (varlen) batches: flashfuse.varlen_attention(alibi_slopes=) ---
 
-def _sequence_offsets(cu_seqlens_q, cu_seqlens_k):
-    """Lk_b - Lq_b of every sequence, f32 [B] on the GPU (no
-    synchronisation): the bottom-right diagonal's offset the varlen
-    region reads at its sequence b (variants._alibi)."""
-    lengths_k = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
-    lengths_q = cu_seqlens_q[1:] - cu_seqlens_q[:-1]
-    return (lengths_k - lengths_q).to(torch.float32)
-
-
 def _varlen_launch(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                    max_seqlen_k, slopes, scale, window_left, window_right,
                    softcap):
     """artifact.forward's / backward's keyword arguments of a packed call:
-    the dense call's, with the per-sequence offsets in place of Sk - Sq."""
+    the dense call's and the offsets (the kernels take each sequence's Lk_b
+    - Lq_b from them)."""
     args = _launch_arguments(q, k, slopes, scale, window_left, window_right,
                              softcap)
-    args.update(captures=[slopes, _sequence_offsets(cu_seqlens_q,
-                                                    cu_seqlens_k)],
-                varlen=(cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+    args.update(varlen=(cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                         max_seqlen_k))
     return args
 

@@ -31,6 +31,10 @@ element type and rank, Python numbers for scalars.
     dq, dk, dv = flashfuse.artifact.backward("out/", do, q, k, v, o, lse,
                                              captures=[slopes])
 
+A kernel of an op with ALiBi (`alibi(...)`, variant alibi 1 or 2) takes
+its slopes as `alibi_slopes=`, f32 [Hq] or [B, Hq] (flash-attn's; with
+varlen B is the number of sequences).
+
 `kernel_info` and `check_sizes` need neither torch nor a GPU.
 """
 
@@ -341,8 +345,35 @@ def _forward_list_args(info, lists, q):
     return named, keep
 
 
+def _alibi_args(info, slopes, batch, heads_q, device):
+    """The named `alibi_slopes` argument of an ALiBi kernel (variant alibi
+    1: [Hq], 2: [B, Hq]; `batch` the sequences of a packed call), checked;
+    {} for a kernel without ALiBi, which must not be given slopes."""
+    import torch
+
+    from .ops import _span
+
+    layout = info.variant.alibi
+    if slopes is None:
+        if layout:
+            raise ValueError(f"{_NAME}: '{info.name}' has ALiBi; pass "
+                             "alibi_slopes=")
+        return {}
+    if not layout:
+        raise ValueError(f"{_NAME}: alibi_slopes given, but '{info.name}' "
+                         "has no ALiBi")
+    want = (heads_q,) if layout == 1 else (batch, heads_q)
+    if (not isinstance(slopes, torch.Tensor) or slopes.dtype != torch.float32
+            or tuple(slopes.shape) != want or slopes.device != device
+            or not slopes.is_contiguous()):
+        raise ValueError(f"{_NAME}: '{info.name}' takes alibi_slopes as a "
+                         f"contiguous float32 tensor {list(want)} on {device}")
+    return {"alibi_slopes": (rt.PARAM_MEMREF, (slopes.data_ptr(),
+                                               _span(slopes)))}
+
+
 def _launch_inputs(info, tensors, window, softcap, captures, block_mask,
-                   check):
+                   check, alibi_slopes=None, sequences=None):
     """What forward() and backward() check and pass alike: (the [B, H, S,
     D] tensors of `tensors`, query, key, value first, as the kernels can
     read them; (window_left, window_right); the named arguments of the
@@ -384,12 +415,24 @@ def _launch_inputs(info, tensors, window, softcap, captures, block_mask,
     if v.softcap and softcap is None:
         raise ValueError(f"{_NAME}: '{info.name}' has a softcap; pass softcap=")
     named, keep = _capture_args(info, captures, q.device)
+    named.update(_alibi_args(info, alibi_slopes,
+                             b if sequences is None else sequences, hq,
+                             q.device))
     lists = None
     if block_mask is not None:
         from .block_sparse import _check_env
         lists = _lists_of(info, block_mask, q, k, val,
                           check=_check_env() if check is None else check)
     return readable, window, named, keep, lists
+
+
+def _sequences(varlen):
+    """The number of packed sequences of `varlen` (forward()'s), or None
+    (also for a malformed one, which _varlen_args then refuses)."""
+    try:
+        return int(varlen[0].shape[0]) - 1
+    except (TypeError, AttributeError, IndexError):
+        return None
 
 
 def _dropout_args(info, dropout_p, seed):
@@ -407,7 +450,8 @@ def _dropout_args(info, dropout_p, seed):
 
 def forward(directory, query, key, value, *, kernel=None, scale=None,
             window=None, softcap=None, captures=None, block_mask=None,
-            check=None, varlen=None, dropout_p=0.0, seed=0):
+            check=None, varlen=None, dropout_p=0.0, seed=0,
+            alibi_slopes=None):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
     kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
@@ -423,7 +467,8 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     varlen kernel's offsets and bounds (the module's docstring), with
     which O is allocated in the packed layout ([1, Hq, total, Dv] over a
     [total, Hq, Dv] tensor) and the LSE is [1, Hq, total]; `dropout_p` and
-    `seed`, a `dropout 1` kernel's (0: none dropped)."""
+    `seed`, a `dropout 1` kernel's (0: none dropped); `alibi_slopes`, an
+    ALiBi kernel's (the module's docstring)."""
     info = kernel_info(directory, kernel)
     dropout_p, seed = _dropout_args(info, dropout_p, seed)
     if block_mask is None:
@@ -435,7 +480,7 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
 
     (q, k, val), window, named, keep, lists = _launch_inputs(
         info, (query, key, value), window, softcap, captures, block_mask,
-        check)
+        check, alibi_slopes, _sequences(varlen))
     if lists is not None:
         listed, ordered = _forward_list_args(info, lists, q)
         named.update(listed)
@@ -547,8 +592,10 @@ def _plan_backward(info, device_index):
         v = rt.Variant.from_buffer_copy(info.variant)
         v.kind = kind
         # A packed batch's preprocess and postprocess are the dense ones,
-        # row by row over the packed tensors.
+        # row by row over the packed tensors; they read no scores, so an
+        # ALiBi backward's are the plain ones.
         v.varlen = 0
+        v.alibi = 0
         if kind != rt.KIND_BACKWARD_SPARSE_TRANSPOSE:
             v.block_sparse = v.sparse_block_q = v.sparse_block_k = 0
         try:
@@ -566,14 +613,14 @@ def _plan_backward(info, device_index):
 def backward(directory, grad_out, query, key, value, out, lse, *,
              kernel=None, scale=None, window=None, softcap=None,
              captures=None, block_mask=None, check=None, varlen=None,
-             dropout_p=0.0, seed=0):
+             dropout_p=0.0, seed=0, alibi_slopes=None):
     """(dQ, dK, dV) of the artifact's backward (kernel_info with kind
     rt.KIND_BACKWARD names its main kernel: the only one, or `kernel`) for
     the forward's `out` and `lse` (forward()'s results), on CUDA tensors
     [B, H, S, D] of its dtype: the preprocess, the transposition of the
     lists (block-sparse kernels), the main kernel and the postprocess, as
     flash-lower-to-gpu launches them. `scale`, `window`, `softcap`,
-    `captures` and `block_mask` as for forward(); the lists are transposed
+    `captures`, `block_mask` and `alibi_slopes` as for forward(); the lists are transposed
     once while the same list tensors come back unmodified, as
     flashfuse.block_sparse_attention's backward keeps them. An artifact
     compiled --deterministic also launches its dQ kernel after the main
@@ -595,7 +642,7 @@ def backward(directory, grad_out, query, key, value, out, lse, *,
 
     (q, k, val, o, dout), window, extra, _keep_alive, lists = _launch_inputs(
         info, (query, key, value, out, grad_out), window, softcap, captures,
-        block_mask, check)
+        block_mask, check, alibi_slopes, _sequences(varlen))
     if (not isinstance(lse, torch.Tensor) or lse.dtype != torch.float32
             or tuple(lse.shape) != tuple(q.shape[:3]) or lse.device != q.device):
         raise ValueError(f"{_NAME}: lse must be a float32 tensor "

@@ -45,12 +45,13 @@ _SEGMENTS = {
                         "cu_seqlens_q", "cu_seqlens_k", "q_descale",
                         "k_descale", "v_descale", "kv_num_blocks",
                         "kv_indices", "full_kv_num_blocks",
-                        "full_kv_indices"),
+                        "full_kv_indices", "alibi_slopes"),
     "flash.attention_grad": ("grad_output", "query", "key", "value",
                              "output", "lse", "bias", "mask", "seed",
                              "cu_seqlens_q", "cu_seqlens_k",
                              "kv_num_blocks", "kv_indices",
-                             "full_kv_num_blocks", "full_kv_indices"),
+                             "full_kv_num_blocks", "full_kv_indices",
+                             "alibi_slopes"),
 }
 
 

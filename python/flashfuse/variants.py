@@ -66,14 +66,12 @@ class KernelVariant:
     (BQ, BK), e4m3 only, makes the descales per block of the sequence
     ([B, H, N], flash.attention's `descale_block_size`; FlashAttention-3's
     block quantisation), which the kernel reads per tensor and per head too
-    (block stride 0). `alibi` 1 or 2 gives the op flash-attn's ALiBi as a
-    score_mod: score - slopes[h] * |i + Sk - Sq - j| (2: slopes[b, h]),
-    the slopes an f32 [Hq] (or [B, Hq]) tensor and Sk - Sq an i32, both
-    arguments of the function that the region reads (the kernels take them
-    as `capture0` and `capture1`, docs/KERNEL_ABI.md "Values captured by
-    score_mod and mask_mod"). With `varlen` the region's b is the sequence
-    and i, j its local indices (FlashOps.td), and Sk - Sq is per sequence:
-    an f32 [B] tensor of Lk_b - Lq_b, read at b."""
+    (block stride 0). `alibi` 1 or 2 gives the op flash-attn's ALiBi, its
+    `alibi(...)` operand: score - slopes[h] * |i + Sk - Sq - j| (2:
+    slopes[b, h]), the slopes an f32 [Hq] (or [B, Hq]) argument of the
+    function, the kernels' `alibi_slopes` param. With `varlen` b is the
+    sequence, i, j its local indices and Sk - Sq its Lk_b - Lq_b
+    (FlashOps.td)."""
 
     name: str
     dtype: str
@@ -285,76 +283,33 @@ def _op(head, uses, attrs, signature):
                     + [":", signature])
 
 
-# The longest sequence (keys or queries) the ALiBi region computes exactly
-# (_alibi): 2^23.
-ALIBI_MAX_SEQ = 1 << 23
+# The longest sequence (keys or queries) whose ALiBi distances the kernels
+# compute exactly: they take them in f32 from integers below 2^24.
+ALIBI_MAX_SEQ = 1 << 24
 
 
 def _alibi(v, ty):
-    """(function arguments, score_mod region) of v's ALiBi: flash-attn's
-    bias -slopes[h] * |i + Sk - Sq - j|, the distance from the bottom-right
-    diagonal whatever the causal mask's alignment (flash-attn's own
-    alibi). The region is the same for causal ops: masked keys get their
-    bias too, and -inf after it. The distance is taken in f32 so that the
-    score's update is one fma of |d| (whose absolute value is an operand
-    modifier on the GPU) after one subtraction: 1.06-1.08x the integer
-    form's forward (docs/PERF.md "ALiBi"). The key index reaches f32
-    without an int-to-float conversion a score (I2F, on the GPU the
-    exponentials' quarter-rate pipe): j's bits under the exponent of 2^23
-    are the float 2^23 + j, and the row's 2^23 + diag is taken once a row,
-    so d = (2^23 + j) - (2^23 + diag) is one subtraction, exact while
-    0 <= j < 2^23 and |diag| < 2^23: sequences below ALIBI_MAX_SEQ keys
-    and queries (alibi.check_lengths refuses longer ones)."""
+    """(function arguments, operand clause) of v's ALiBi: the op's
+    `alibi(...)` operand (FlashOps.td), flash-attn's bias -slopes[h] *
+    |i + Sk - Sq - j|, the distance from the bottom-right diagonal whatever
+    the causal mask's alignment (per packed sequence with varlen). The GPU
+    kernels add it natively; the CPU lowerings fold it into score_mod."""
     if not v.alibi:
-        return [], ""
-    # The region is not isolated from above: its names share the
-    # function's (%b is a bias argument, %s a seed), hence the prefix.
-    index = "%mod_h" if v.alibi == 1 else "%mod_b, %mod_h"
-    if v.varlen:
-        # Lk_b - Lq_b of the region's sequence b, already in f32.
-        offset = ("    %mod_off = tensor.extract %alibi_offsets[%mod_b] : "
-                  "tensor<?xf32>\n"
-                  "    %mod_if = arith.sitofp %mod_i32 : i32 to f32\n"
-                  "    %mod_diagf = arith.addf %mod_if, %mod_off : f32\n")
-        arg = "%alibi_offsets: tensor<?xf32>"
-    else:
-        offset = ("    %mod_diag = arith.addi %mod_i32, %alibi_offset : i32\n"
-                  "    %mod_diagf = arith.sitofp %mod_diag : i32 to f32\n")
-        arg = "%alibi_offset: i32"
-    region = (
-        " score_mod {\n"
-        "  ^bb0(%mod_s: f32, %mod_b: index, %mod_h: index, %mod_i: index,"
-        " %mod_j: index):\n"
-        f"    %mod_slope = tensor.extract %alibi_slopes[{index}] : "
-        f"{ty.slopes}\n"
-        "    %mod_j32 = arith.index_cast %mod_j : index to i32\n"
-        "    %mod_i32 = arith.index_cast %mod_i : index to i32\n"
-        + offset +
-        # 0x4B000000: the exponent of 2^23.
-        "    %mod_exp23 = arith.constant 1258291200 : i32\n"
-        "    %mod_jbits = arith.ori %mod_j32, %mod_exp23 : i32\n"
-        "    %mod_jb = arith.bitcast %mod_jbits : i32 to f32\n"
-        "    %mod_two23 = arith.constant 8388608.0 : f32\n"
-        "    %mod_diagb = arith.addf %mod_diagf, %mod_two23 : f32\n"
-        "    %mod_d = arith.subf %mod_jb, %mod_diagb : f32\n"
-        "    %mod_dist = math.absf %mod_d : f32\n"
-        "    %mod_neg = arith.negf %mod_slope : f32\n"
-        "    %mod_r = math.fma %mod_neg, %mod_dist, %mod_s : f32\n"
-        "    flash.yield %mod_r : f32\n"
-        "  }")
-    return [f"%alibi_slopes: {ty.slopes}", arg], region
+        return [], []
+    return ([f"%alibi_slopes: {ty.slopes}"],
+            [f"alibi(%alibi_slopes : {ty.slopes})"])
 
 
 def emit_forward(v, symbol=None):
     """func @symbol (default v.name) computing v's flash.attention."""
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
-    alibi_args, region = _alibi(v, ty)
+    alibi_args, alibi_uses = _alibi(v, ty)
     params = ", ".join([f"%q: {ty.q}", f"%k: {ty.q}", f"%v: {ty.v}"] + args
                        + alibi_args)
     results = f"{ty.o}, {ty.lse}"
-    op = _op("%o, %lse = flash.attention %q, %k, %v", uses, attributes(v),
-             f"{ty.q}, {ty.q}, {ty.v} -> {results}") + region
+    op = _op("%o, %lse = flash.attention %q, %k, %v", uses + alibi_uses,
+             attributes(v), f"{ty.q}, {ty.q}, {ty.v} -> {results}")
     return (f"func.func @{symbol or v.name}({params}) -> ({results}) {{\n"
             f"  {op}\n"
             f"  return %o, %lse : {results}\n}}\n")
@@ -369,16 +324,16 @@ def emit_backward(v):
                          "(flash.attention_grad refuses e4m3)")
     ty = _Types(v)
     args, uses = _optional_operands(v, ty)
-    alibi_args, region = _alibi(v, ty)
+    alibi_args, alibi_uses = _alibi(v, ty)
     params = ", ".join([f"%do: {ty.v}", f"%q: {ty.q}", f"%k: {ty.q}",
                         f"%v: {ty.v}", f"%o: {ty.v}", f"%lse: {ty.lse}"]
                        + args + alibi_args)
     res = [ty.q, ty.q, ty.v] + ([ty.bias] if v.bias else [])
     names = ["%dq", "%dk", "%dv"] + (["%db"] if v.bias else [])
     op = _op(f"{', '.join(names)} = flash.attention_grad "
-             "%do, %q, %k, %v, %o, %lse", uses, attributes(v),
+             "%do, %q, %k, %v, %o, %lse", uses + alibi_uses, attributes(v),
              f"{ty.v}, {ty.q}, {ty.q}, {ty.v}, {ty.v}, {ty.lse} -> "
-             + ", ".join(res)) + region
+             + ", ".join(res))
     out = (f"func.func @grad_{v.name}({params}) -> ({', '.join(res)}) {{\n"
            f"  {op}\n"
            f"  return {', '.join(names)} : {', '.join(res)}\n}}\n")

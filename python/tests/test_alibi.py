@@ -108,23 +108,23 @@ def _reference(q, k, v, do, scale, bias, keep):
     return o, lse, dq, dk, dv
 
 
-CASES = [  # (causal, window, layout, offset)
-    (None, None, 1, 0),
-    ("top_left", None, 1, 3),
-    ("bottom_right", None, 2, -5),
-    (None, (4, 2), 1, 2),
+CASES = [  # (causal, window, layout)
+    (None, None, 1),
+    ("top_left", None, 1),
+    ("bottom_right", None, 2),
+    (None, (4, 2), 1),
 ]
 
 
 @pytest.mark.skipif(not RUNNER.is_file(), reason="needs LLVM 22's mlir-runner")
 @pytest.mark.parametrize("lowering", ["naive", "loops"])
-@pytest.mark.parametrize("causal,window,layout,offset", CASES)
-def test_ir_on_cpu_lowerings(opt_tool, lowering, causal, window, layout,
-                             offset):
+@pytest.mark.parametrize("causal,window,layout", CASES)
+def test_ir_on_cpu_lowerings(opt_tool, lowering, causal, window, layout):
     """The variant's flash.attention and flash.attention_grad, as
-    flashfuse.alibi emits them (one head, Sq = Sk = 16, D = 16, f16; the
-    offset Sk - Sq, a value the region reads, forced to other values so that
-    the distance's sign is exercised), against flash-attn's bias."""
+    flashfuse.alibi emits them (their `alibi(...)` operand; one head, Sq =
+    Sk = 16, D = 16, f16), against flash-attn's bias. Sq != Sk (the
+    distance's other offsets) are test/Integration/CPU/alibi.mlir's."""
+    offset = 0
     s, d, heads = 16, 16, 1
     v_ = variants.KernelVariant("alibi_cpu", "f16", d, causal=causal,
                                 window=window, alibi=layout, seq_len=s)
@@ -143,15 +143,14 @@ def test_ir_on_cpu_lowerings(opt_tool, lowering, causal, window, layout,
         *(x.astype(np.float64)[0] for x in (q, k, v, do)), scale, bias,
         _keep(s, causal, window))
     head = (f"  %sl0 = arith.constant {sl_lit} : tensor<{sl_shape}xf32>\n"
-            f"  %sl = tensor.cast %sl0 : tensor<{sl_shape}xf32> to {sl_t}\n"
-            f"  %off = arith.constant {offset} : i32\n")
+            f"  %sl = tensor.cast %sl0 : tensor<{sl_shape}xf32> to {sl_t}\n")
     inputs = "".join(f"  %{n} = arith.constant {_literal(x)} : {t}\n"
                      for n, x in (("q", q), ("k", k), ("v", v), ("do", do)))
     forward = (
         variants.emit_module([v_]) + "func.func private @printMemrefF32("
         "memref<*xf32>)\nfunc.func @main() {\n" + inputs + head +
-        f"  %o, %lse = call @alibi_cpu(%q, %k, %v, %sl, %off) : ({t}, {t}, "
-        f"{t}, {sl_t}, i32) -> ({t}, {lse_t})\n"
+        f"  %o, %lse = call @alibi_cpu(%q, %k, %v, %sl) : ({t}, {t}, "
+        f"{t}, {sl_t}) -> ({t}, {lse_t})\n"
         + _to_f32("o", t, (1, 1, s, d)) + _to_f32("lse", lse_t, (1, 1, s))
         + "  return\n}\n")
     got_o, got_lse = _run_on_cpu(forward, lowering, opt_tool)
@@ -168,7 +167,7 @@ def test_ir_on_cpu_lowerings(opt_tool, lowering, causal, window, layout,
         + f"  %o = arith.constant {_literal(o16)} : {t}\n"
         + f"  %lse = arith.constant {_literal(lse[None])} : {lse_t}\n"
         + f"  %dq, %dk, %dv = call @grad_alibi_cpu(%do, %q, %k, %v, %o, %lse,"
-        f" %sl, %off) : ({t}, {t}, {t}, {t}, {t}, {lse_t}, {sl_t}, i32) -> "
+        f" %sl) : ({t}, {t}, {t}, {t}, {t}, {lse_t}, {sl_t}) -> "
         f"({t}, {t}, {t})\n"
         + "".join(_to_f32(n, t, (1, 1, s, d)) for n in ("dq", "dk", "dv"))
         + "  return\n}\n")
@@ -202,7 +201,8 @@ def test_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
     """Forward and backward artifacts of a causal [B, Hq]-slope variant, as
     alibi.artifact_dir has them compiled: kernels that inline the region
     (`mods 1`, launched by name) and take the slopes and the offset
-    (`captures f32/2 i32`), cached (the second lookup compiles nothing)."""
+    (variant alibi 2, the param alibi_slopes, no captures), cached (the
+    second lookup compiles nothing)."""
     monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
     capability = {"h100": (9, 0), "a100": (8, 0)}[target]
@@ -211,8 +211,9 @@ def test_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
         directory = _compile.compile_variant(v, capability, backward=backward)
         info = artifact.kernel_info(
             directory, kind=artifact.rt.KIND_BACKWARD if backward else None)
-        assert info.captures == (("f32", 2), ("i32", -1))
-        assert "_causalbr_mod" in info.name
+        assert info.captures == () and info.variant.alibi == 2
+        assert any(n == "alibi_slopes" for _, n in info.params)
+        assert "_causalbr_alibib" in info.name
         if target == "h100":
             assert "sm90ws" in info.name  # --recipe=auto-tma
         stamp = (pathlib.Path(directory) / "manifest.txt").stat().st_mtime_ns
@@ -226,7 +227,7 @@ def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
                                                   tmp_path, target):
     """deterministic=True's artifact (compiled --deterministic): a main
     kernel without dq_accum and exactly one backward_dq kernel of its
-    variant and captures, inlining the region too, which
+    variant (ALiBi's too), which
     artifact.backward launches after it; an atomic artifact has none."""
     monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
@@ -241,7 +242,7 @@ def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
         assert all(name != "dq_accum" for _, name in info.params)
         dq = artifact._deterministic_dq_kernel(info)
         assert dq.startswith("flash_bwd_dq_") and "_det" in dq
-        assert ("_varlen" in dq) == varlen and "_mod" in dq
+        assert ("_varlen" in dq) == varlen and "_alibi" in dq
         atomic = _compile.compile_variant(v, capability, backward=True)
         assert atomic != det
         with pytest.raises(ValueError, match="has 0 backward_dq kernels"):
@@ -325,26 +326,25 @@ def test_argument_errors():
                                 **extra)
 
 
-def test_lengths_past_the_regions_exact_range():
-    """The region takes the key index to f32 through the exponent of 2^23
-    (variants._alibi): exact below 2^23, refused from there, for the dense
-    and the packed call, before the inputs' device is looked at (meta
-    tensors: no memory)."""
+def test_lengths_past_the_exact_range():
+    """The kernels take ALiBi's distance in f32 from integers (exact below
+    2^24): longer sequences are refused, for the dense and the packed call,
+    before the inputs' device is looked at (meta tensors: no memory)."""
     import flashfuse
-    alibi.check_lengths(2**23 - 1, 5)
-    for sq, sk in ((2**23, 1), (1, 2**23)):
-        with pytest.raises(ValueError, match="shorter than 8388608"):
+    alibi.check_lengths(2**24 - 1, 5)
+    for sq, sk in ((2**24, 1), (1, 2**24)):
+        with pytest.raises(ValueError, match="shorter than 16777216"):
             alibi.check_lengths(sq, sk)
     q = torch.empty(1, 2, 1, 64, dtype=torch.float16, device="meta")
-    k = torch.empty(1, 2, 2**23, 64, dtype=torch.float16, device="meta")
+    k = torch.empty(1, 2, 2**24, 64, dtype=torch.float16, device="meta")
     with pytest.raises(ValueError, match="flashfuse.attention: ALiBi takes "
-                       "sequences shorter than 8388608"):
+                       "sequences shorter than 16777216"):
         flashfuse.attention(q, k, k, alibi_slopes=torch.rand(2))
-    q = torch.empty(2**23, 2, 64, dtype=torch.float16, device="meta")
-    cu = torch.tensor([0, 2**23], dtype=torch.int32)
+    q = torch.empty(2**24, 2, 64, dtype=torch.float16, device="meta")
+    cu = torch.tensor([0, 2**24], dtype=torch.int32)
     with pytest.raises(ValueError, match="flashfuse.varlen_attention: ALiBi "
                        "takes sequences shorter"):
-        flashfuse.varlen_attention(q, q, q, cu, cu, 2**23, 2**23,
+        flashfuse.varlen_attention(q, q, q, cu, cu, 2**24, 2**24,
                                    alibi_slopes=torch.rand(2))
 
 
@@ -382,7 +382,8 @@ VARLEN_K = (9, 2, 3, 2)
 def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
     """A packed batch's ALiBi variant (flashfuse.varlen_attention's IR:
     the region reads the slopes at the sequence b and Lk_b - Lq_b from a
-    captured [B] tensor) against each sequence's own float64 reference:
+    the op's `alibi(...)` over the packed batch, each sequence's Lk_b - Lq_b
+    from the offsets) against each sequence's own float64 reference:
     flash-attn's bias in the sequence's local indices, its causal mask
     aligned by its own lengths, per-sequence slopes with layout 2."""
     s, d = sum(VARLEN_Q), 16
@@ -397,7 +398,6 @@ def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
               else np.array([[0.25], [0.5], [0.125], [1.0]], np.float32))
     cu_q = np.concatenate([[0], np.cumsum(VARLEN_Q)]).astype(np.int32)
     cu_k = np.concatenate([[0], np.cumsum(VARLEN_K)]).astype(np.int32)
-    offsets = (np.array(VARLEN_K) - np.array(VARLEN_Q)).astype(np.float32)
     scale = d ** -0.5
     want = [np.zeros((1, s, d)), np.full((1, s), np.inf),
             np.zeros((1, s, d)), np.zeros((1, s, d)), np.zeros((1, s, d))]
@@ -430,7 +430,7 @@ def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
     sl_shape = "1" if layout == 1 else f"{nseq}x1"
     # The CPU lowerings need the offsets' static size (the kernels' is a
     # launch argument): the emitted module's [B + 1] made static.
-    cu_t, off_t = f"tensor<{nseq + 1}xi32>", "tensor<?xf32>"
+    cu_t = f"tensor<{nseq + 1}xi32>"
 
     def emit(backward=False):
         return variants.emit_module([v_], backward=backward).replace(
@@ -438,17 +438,14 @@ def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
 
     head = (f"  %sl0 = arith.constant {_literal(slopes)} : "
             f"tensor<{sl_shape}xf32>\n"
-            f"  %sl = tensor.cast %sl0 : tensor<{sl_shape}xf32> to {sl_t}\n"
-            f"  %off0 = arith.constant {_literal(offsets)} : "
-            f"tensor<{nseq}xf32>\n"
-            f"  %off = tensor.cast %off0 : tensor<{nseq}xf32> to {off_t}\n")
+            f"  %sl = tensor.cast %sl0 : tensor<{sl_shape}xf32> to {sl_t}\n")
     for n, c in (("cu_q", cu_q), ("cu_k", cu_k)):
         lit = "dense<[" + ", ".join(map(str, c)) + "]>"
         head += f"  %{n} = arith.constant {lit} : {cu_t}\n"
     inputs = "".join(f"  %{n} = arith.constant {_literal(x)} : {t}\n"
                      for n, x in (("q", q), ("k", k), ("v", v), ("do", do)))
-    extra = f"%cu_q, %cu_k, %sl, %off) : ({t}, {t}, {t}"
-    types = f"{cu_t}, {cu_t}, {sl_t}, {off_t}"
+    extra = f"%cu_q, %cu_k, %sl) : ({t}, {t}, {t}"
+    types = f"{cu_t}, {cu_t}, {sl_t}"
     forward = (
         emit() + "func.func private @printMemrefF32("
         "memref<*xf32>)\nfunc.func @main() {\n" + inputs + head +
@@ -470,7 +467,7 @@ def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
         + f"  %o = arith.constant {_literal(o16)} : {t}\n"
         + f"  %lse = arith.constant {_literal(lse_in)} : {lse_t}\n"
         + f"  %dq, %dk, %dv = call @grad_alibi_varlen_cpu(%do, %q, %k, %v, "
-        f"%o, %lse, %cu_q, %cu_k, %sl, %off) : ({t}, {t}, {t}, {t}, {t}, "
+        f"%o, %lse, %cu_q, %cu_k, %sl) : ({t}, {t}, {t}, {t}, {t}, "
         f"{lse_t}, {types}) -> ({t}, {t}, {t})\n"
         + "".join(_to_f32(n, t, (1, 1, s, d)) for n in ("dq", "dk", "dv"))
         + "  return\n}\n")
@@ -484,8 +481,8 @@ def test_varlen_ir_on_cpu_lowerings(opt_tool, lowering, causal, layout):
 def test_varlen_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
                                          target):
     """A packed batch's forward and backward artifacts: varlen kernels that
-    inline the region and take the slopes and the per-sequence offsets
-    (`captures f32/1 f32/1`); the launch arguments' checks against them."""
+    take the slopes (alibi 1, the param alibi_slopes) and each sequence's
+    lengths from the offsets; the launch arguments' checks against them."""
     monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
     capability = {"h100": (9, 0), "a100": (8, 0)}[target]
@@ -495,8 +492,8 @@ def test_varlen_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
         directory = _compile.compile_variant(v, capability, backward=backward)
         info = artifact.kernel_info(
             directory, kind=artifact.rt.KIND_BACKWARD if backward else None)
-        assert info.captures == (("f32", 1), ("f32", 1))
-        assert "_causalbr_varlen_mod" in info.name and info.variant.varlen
+        assert info.captures == () and info.variant.alibi == 1
+        assert "_causalbr_alibi_varlen" in info.name and info.variant.varlen
     q = torch.zeros(1, 4, 20, 128)
     cu = torch.tensor([0, 5, 20], dtype=torch.int32)
     named, keep = artifact._varlen_args(info, (cu, cu, 64, 7), q, q)
@@ -521,6 +518,14 @@ def test_varlen_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
     with pytest.raises(ValueError, match="takes no varlen="):
         artifact._varlen_args(artifact.kernel_info(dense), (cu, cu, 5, 5), q,
                               q)
+    # The slopes: [Hq] for this kernel (alibi 1), given exactly when the
+    # kernel has ALiBi.
+    assert set(artifact._alibi_args(info, torch.rand(4), 2, 4,
+                                    q.device)) == {"alibi_slopes"}
+    with pytest.raises(ValueError, match="has ALiBi; pass alibi_slopes="):
+        artifact._alibi_args(info, None, 2, 4, q.device)
+    with pytest.raises(ValueError, match=r"float32 tensor \[4\]"):
+        artifact._alibi_args(info, torch.rand(2, 4), 2, 4, q.device)
 
 
 def test_standard_slopes():

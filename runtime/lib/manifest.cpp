@@ -388,7 +388,8 @@ private:
       // A decode over a left-padded cache. Absent: 0.
       return number(0, 1, v.leftpad);
     } else if (key == "alibi") {
-      // A decode with ALiBi: slopes [Hq] (1) or [B, Hq] (2). Absent: 0.
+      // ALiBi (flash.attention's or a decode's `alibi`): slopes [Hq] (1)
+      // or [B, Hq] (2). Absent: 0.
       return number(0, 2, v.alibi);
     } else if (key == "batch_idx") {
       // A decode, kv_append or decode_check over a pool of sequences
@@ -546,9 +547,11 @@ private:
     if (hasParam("cache_leftpad") != (v.leftpad != 0))
       return bad(v.leftpad ? "leftpad 1 needs the param 'cache_leftpad'"
                            : "the param 'cache_leftpad' needs 'leftpad 1'");
-    if (v.alibi && v.kind != FLASHFUSE_KIND_DECODE)
-      return bad("'alibi' is for kind decode only (the other kernels take "
-                 "ALiBi as a score_mod)");
+    if (v.alibi && v.kind != FLASHFUSE_KIND_DECODE &&
+        v.kind != FLASHFUSE_KIND_FORWARD && v.kind != FLASHFUSE_KIND_BACKWARD &&
+        v.kind != FLASHFUSE_KIND_BACKWARD_DQ)
+      return bad("'alibi' is for kinds forward, backward, backward_dq and "
+                 "decode only (the kernels that score)");
     if (hasParam("alibi_slopes") != (v.alibi != 0))
       return bad(v.alibi ? "alibi needs the param 'alibi_slopes'"
                          : "the param 'alibi_slopes' needs 'alibi 1' or "

@@ -932,7 +932,7 @@ void testDecodeManifestStrictness() {
       {decodeKernel("  alibi 3\n"),
        "bad value '3' for 'alibi' (expected an integer in [0, 2])"},
       {decodeKernel("  alibi 2\n", "kv_append"),
-       "'alibi' is for kind decode only"},
+       "'alibi' is for kinds forward, backward, backward_dq and decode only"},
       {decodeKernel("", "decoder"), "bad kind 'decoder'"},
       {withoutKeyBlocks("decode"),
        "block_n 0 is for kinds decode_combine, kv_append and decode_check "

@@ -296,6 +296,14 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     ins.push_back({"kd", kdT});
     ins.push_back({"vd", kdT});
   }
+  // ALiBi's slopes: [Hq] or [B, Hq] (B the sequences of a varlen case).
+  std::string slopesT;
+  if (c.alibi) {
+    int64_t batch = c.isVarlen() ? int64_t(c.lensQ.size()) : c.batch;
+    slopesT = c.alibi == 2 ? shapeType({batch, c.headsQ}, "f32", "tensor")
+                           : shapeType({c.headsQ}, "f32", "tensor");
+    ins.insert(c.isFp8() ? ins.end() - 3 : ins.end(), {"slopes", slopesT});
+  }
   std::vector<Operand> outs;
   if (c.backward) {
     outs = {{"dq", qT}, {"dk", kT}, {"dv", vT}};
@@ -343,6 +351,8 @@ std::string flashfuse::numerics::buildCaseModule(const CaseSpec &c) {
     os << " block_sparse(%kvn, %kvi : " << numT << ", " << idxT << ")";
   if (fullLists)
     os << " full_blocks(%fkvn, %fkvi : " << numT << ", " << idxT << ")";
+  if (c.alibi)
+    os << " alibi(%slopes : " << slopesT << ")";
   if (c.isFp8())
     os << " descale(%qd, %kd, %vd : " << qdT << ", " << kdT << ", " << kdT
        << ")";

@@ -353,9 +353,9 @@ std::optional<CaseSpec> flashfuse::numerics::parseCase(const std::string &text,
       return std::nullopt;
     }
   } else if (!c.seqlens.empty() || c.newRows || c.pageSize ||
-             c.hasFp8Cache() || !c.leftpad.empty() || c.alibi ||
+             c.hasFp8Cache() || !c.leftpad.empty() ||
              !c.rotary.empty() || !c.batchIdx.empty()) {
-    error = "lens, leftpad, alibi, rotary, batch_idx, Snew, page and "
+    error = "lens, leftpad, rotary, batch_idx, Snew, page and "
             "cache=e4m3 need op=kvcache";
     return std::nullopt;
   }
@@ -408,10 +408,11 @@ const char *flashfuse::numerics::caseKeysHelp() {
          "  bias=PPPP mask=PPPP (P: x full, 1 broadcast; over [B,Hq,Sq,Sk])\n"
          "  dbias=0|1   masked_row=I (mask hides row I)\n"
          "  score_mod=alibi|batch_slope   mask_mod=document|drop_row3\n"
+         "  alibi=1|2 (the op's ALiBi slopes [Hq] | [B, Hq]; every op)\n"
          "  seed= input_scale= block_m= block_n= tol=\n"
          "  op=attention|kvcache; kvcache: lens=L0:L1:.. (B) Snew= page=\n"
          "    spare_pages= (Sk is the capacity; page=0 contiguous)\n"
-         "    leftpad=P0:P1:.. (B)   alibi=1|2 (slopes [Hq] | [B, Hq])\n"
+         "    leftpad=P0:P1:.. (B)\n"
          "    rotary=half|interleaved rotary_dim= (0: D) rotary_rows= (0: Sk)\n"
          "    batch_idx=I0:I1:.. (B) cache_batch= (sequences the caches hold)\n"
          "    cache=e4m3 (f8E4M3FN caches, descale=head|tensor; dtype=f16|bf16)\n"

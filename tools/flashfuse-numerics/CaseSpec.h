@@ -100,8 +100,8 @@ struct CaseSpec {
   int64_t cacheRows() const {
     return batchIdx.empty() || cacheBatch == 0 ? batch : cacheBatch;
   }
-  /// op=kvcache: ALiBi's slopes operand, f32 [Hq] (alibi=1) or [B, Hq]
-  /// (alibi=2), random positive values; 0: none.
+  /// ALiBi's slopes operand, f32 [Hq] (alibi=1) or [B, Hq] (alibi=2; B
+  /// the sequences of op=varlen), random positive values; 0: none.
   int alibi = 0;
   /// op=kvcache: rotary embedding of key_new and Q (rotary=half |
   /// interleaved; needs Snew > 0) over rotary_dim elements (0: D) with

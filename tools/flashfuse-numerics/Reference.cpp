@@ -130,6 +130,14 @@ struct Problem {
         s += 0.5 / double(h + 1) * double(j - i);
       if (c.scoreMod == "batch_slope")
         s += 0.5 / double(b + c.regionBatch + h + 1) * double(j - i);
+      // ALiBi (FlashOps.td): after score_mod, from the bottom-right
+      // diagonal whatever the causal alignment; a varlen sequence's own
+      // lengths and index.
+      if (c.alibi)
+        s -= in.slopes.data[(c.alibi == 2 ? (b + c.regionBatch) * c.headsQ
+                                          : 0) +
+                            h] *
+             std::fabs(double(i + c.seqK - c.seqQ - j));
       r.score.push_back(visible(b, h, i, j) ? s : kNegInf);
     }
     return r;

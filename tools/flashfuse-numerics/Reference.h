@@ -25,6 +25,9 @@ struct AttentionInputs {
   /// Block-sparse cases: the lists as the op takes them ([B', H', QB] and
   /// [B', H', QB, N]); the full pair empty when there is none.
   HostTensor kvNumBlocks, kvIndices, fullKvNumBlocks, fullKvIndices;
+  /// alibi=1|2: ALiBi's slopes, [Hq] or [B, Hq] (B: the sequences of a
+  /// varlen case).
+  HostTensor slopes;
 };
 
 struct ForwardOutputs {

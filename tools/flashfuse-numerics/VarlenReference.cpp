@@ -62,6 +62,7 @@ ForwardOutputs flashfuse::numerics::referenceVarlen(const CaseSpec &c,
     part.q = sliceRows(in.q, perm, c.headsQ, startQ, lenQ, c.d);
     part.k = sliceRows(in.k, perm, c.headsKV, startK, lenK, c.d);
     part.v = sliceRows(in.v, perm, c.headsKV, startK, lenK, dv);
+    part.slopes = in.slopes; // indexed by regionBatch
     ForwardOutputs ref = referenceForward(seq, part);
     for (int64_t h = 0; h < c.headsQ; ++h)
       for (int64_t r = 0; r < lenQ; ++r) {
@@ -97,6 +98,7 @@ flashfuse::numerics::referenceVarlenBackward(const CaseSpec &c,
     part.output = sliceRows(in.output, perm, c.headsQ, startQ, lenQ, dv);
     part.gradOutput =
         sliceRows(in.gradOutput, perm, c.headsQ, startQ, lenQ, dv);
+    part.slopes = in.slopes;
     // The reference recomputes P from the scores; the LSE is not read.
     BackwardOutputs ref = referenceBackward(seq, part);
     placeRows(out.gradQuery, ref.gradQuery, perm, c.headsQ, startQ, lenQ, c.d);

@@ -62,6 +62,18 @@ HostTensor randomDescale(Random &rng, const CaseSpec &c, int64_t heads,
   return t;
 }
 
+/// ALiBi's slopes, [Hq] (alibi=1) or [B, Hq] (alibi=2; B the sequences of
+/// a varlen case): positive, f32-exact, and different per (b, h) so that a
+/// kernel reading the wrong entry fails.
+HostTensor randomSlopes(Random &rng, const CaseSpec &c) {
+  int64_t batch = c.isVarlen() ? int64_t(c.lensQ.size()) : c.batch;
+  HostTensor slopes(c.alibi == 2 ? std::vector<int64_t>{batch, c.headsQ}
+                                 : std::vector<int64_t>{c.headsQ});
+  for (double &v : slopes.data)
+    v = double(float(rng.uniform(0.02, 0.5)));
+  return slopes;
+}
+
 /// e4m3 inputs as quantisers leave them: codes spread over e4m3's range
 /// (|x| up to 448) with descales that bring the dequantised Q and K to
 /// about `inputScale` and V to about 1.
@@ -93,6 +105,8 @@ AttentionInputs makeFp8Inputs(const CaseSpec &c) {
       in.mask.data[n] = row == c.maskedRow ? 0.0 : rng.uniform(0, 1) < 0.75;
     }
   }
+  if (c.alibi)
+    in.slopes = randomSlopes(rng, c);
   return in;
 }
 
@@ -119,6 +133,8 @@ AttentionInputs makeInputs(const CaseSpec &c) {
       in.mask.data[n] = row == c.maskedRow ? 0.0 : rng.uniform(0, 1) < 0.75;
     }
   }
+  if (c.alibi)
+    in.slopes = randomSlopes(rng, c);
   return in;
 }
 
@@ -302,14 +318,8 @@ KVCacheInputs makeKVCacheInputs(const CaseSpec &c) {
     for (int64_t b = 0; b < c.batch; ++b)
       in.batchIdx.data[b] = double(c.batchIdx[b]);
   }
-  if (c.alibi) {
-    // Positive, f32-exact, and different per (b, h) so that a kernel
-    // reading the wrong entry fails.
-    in.slopes = HostTensor(c.alibi == 2 ? std::vector<int64_t>{c.batch, c.headsQ}
-                                        : std::vector<int64_t>{c.headsQ});
-    for (double &v : in.slopes.data)
-      v = double(float(rng.uniform(0.02, 0.5)));
-  }
+  if (c.alibi)
+    in.slopes = randomSlopes(rng, c);
   if (!c.rotary.empty()) {
     // RoPE's own tables, cos / sin(p * 10000^(-2e / rotary_dim)), rounded
     // to the dtype as a model stores them, with a random phase per pair so
@@ -423,6 +433,8 @@ bool runVarlenCase(CaseJit &jit, const CaseSpec &c) {
   }
   args.push_back(toBuffer(offsets(c.lensQ), "i32"));
   args.push_back(toBuffer(offsets(c.lensK), "i32"));
+  if (c.alibi)
+    args.push_back(toBuffer(in.slopes, "f32"));
   std::vector<NamedOutput> outputs = {{"O", c.outputType(), &ref.output},
                                       {"LSE", "f32", &ref.lse}};
   if (c.backward)
@@ -462,6 +474,8 @@ bool runCase(CaseJit &jit, const CaseSpec &c) {
   if (!in.mask.empty())
     args.push_back(toBuffer(in.mask, "i1"));
   appendBlockLists(in, args);
+  if (c.alibi)
+    args.push_back(toBuffer(in.slopes, "f32"));
   if (c.isFp8()) {
     args.push_back(toBuffer(in.qDescale, "f32"));
     args.push_back(toBuffer(in.kDescale, "f32"));

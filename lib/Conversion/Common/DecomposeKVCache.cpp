@@ -27,6 +27,8 @@
 //===----------------------------------------------------------------------===//
 #include "flashfuse/Conversion/Common/DecomposeKVCache.h"
 
+#include "flashfuse/Conversion/Common/AlibiScoreMod.h"
+
 #include "flashfuse/Conversion/Common/Fp8Math.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
@@ -419,32 +421,14 @@ private:
   }
 
   /// ALiBi as the attention's score_mod: s - slope * |diag(i) - j| with
-  /// diag(i) = i + L_b - Sq, the distance taken in index arithmetic
-  /// (exact) and converted once.
+  /// diag(i) = i + L_b - Sq (buildAlibiScoreMod).
   void buildAlibiScoreMod(AttentionOp attention) {
-    OpBuilder::InsertionGuard guard(b);
-    Type idx = b.getIndexType(), f32 = b.getF32Type();
-    Block *body = b.createBlock(&attention.getScoreMod(), {},
-                                {f32, idx, idx, idx, idx},
-                                SmallVector<Location>(5, loc));
-    Value score = body->getArgument(0), bIdx = body->getArgument(1),
-          h = body->getArgument(2), i = body->getArgument(3),
-          j = body->getArgument(4);
-    Value slopes = op.getAlibiSlopes();
-    SmallVector<Value, 2> at = {h};
-    if (cast<RankedTensorType>(slopes.getType()).getRank() == 2)
-      at = {bIdx, h};
-    Value slope = tensor::ExtractOp::create(b, loc, slopes, at);
-    Value iPlusLen = arith::AddIOp::create(b, loc, i, sequenceLength(bIdx));
-    Value diag = arith::SubIOp::create(b, loc, iPlusLen, index(seqQ));
-    Value d = arith::SubIOp::create(b, loc, diag, j);
-    Value negD = arith::SubIOp::create(b, loc, index(0), d);
-    Value dist = arith::MaxSIOp::create(b, loc, d, negD);
-    Value dist64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), dist);
-    Value distF = arith::SIToFPOp::create(b, loc, f32, dist64);
-    Value bias = arith::MulFOp::create(b, loc, slope, distF);
-    YieldOp::create(b, loc,
-                    ValueRange{arith::SubFOp::create(b, loc, score, bias)});
+    flash::buildAlibiScoreMod(
+        b, loc, attention.getScoreMod(), op.getAlibiSlopes(),
+        [&](OpBuilder &, Location, Value bIdx) -> Value {
+          return arith::SubIOp::create(b, loc, sequenceLength(bIdx),
+                                       index(seqQ));
+        });
   }
 
   /// Step 3: attention over all C rows; the mask_mod keeps what the
@@ -461,7 +445,9 @@ private:
         /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
         /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
         /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
-        op.getScaleAttr(), /*causal=*/CausalAlignmentAttr(),
+        // ALiBi's diagonal is per sequence: folded into score_mod below.
+        /*alibi_slopes=*/Value(), op.getScaleAttr(),
+        /*causal=*/CausalAlignmentAttr(),
         /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
         op.getSoftcapAttr(), /*dropout_p=*/FloatAttr(), op.getQPermAttr(),
         gathered ? DenseI64ArrayAttr() : op.getKPermAttr(),

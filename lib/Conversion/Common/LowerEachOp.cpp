@@ -1,6 +1,7 @@
 //===- LowerEachOp.cpp - the driver loop every flash lowering shares ------===//
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
 
+#include "flashfuse/Conversion/Common/AlibiScoreMod.h"
 #include "flashfuse/Conversion/Common/DecomposeKVCache.h"
 #include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
@@ -21,6 +22,9 @@ LogicalResult mlir::flash::lowerEachFlashOp(
   // flash.attention_kvcache is served by the flash.attention it decomposes
   // into, so both CPU lowerings accept it without code of their own.
   bool refused = failed(decomposeKVCacheOps(root, lowering));
+  // ALiBi's bias, into each op's score_mod (before the varlen decomposition,
+  // which re-bases the region's indices per sequence).
+  foldAlibiIntoScoreMods(root);
   // Likewise the varlen form of flash.attention, into the dense op over the
   // packed tensors with a per-sequence mask_mod.
   VarlenDropoutIndices dropoutIndices;

@@ -122,36 +122,38 @@ static bool dependsOnScore(Value v, Region &region) {
                       [&](Value operand) { return dependsOnScore(operand, region); });
 }
 
+/// Whether d v / d score = 1 inside `region`: v is the score, or score +
+/// f, f + score, score - f or fma(f, g, score) with f, g independent of the
+/// score, where "score" may itself be such a value (a user's score_mod
+/// followed by ALiBi's bias, AlibiScoreMod.h).
+static bool hasUnitDerivative(Value v, Region &region) {
+  if (v == region.front().getArgument(0))
+    return true;
+  Operation *def = v.getDefiningOp();
+  auto independent = [&](Value x) { return !dependsOnScore(x, region); };
+  auto unit = [&](Value x) { return hasUnitDerivative(x, region); };
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(def))
+    return (unit(add.getLhs()) && independent(add.getRhs())) ||
+           (unit(add.getRhs()) && independent(add.getLhs()));
+  if (auto sub = dyn_cast_or_null<arith::SubFOp>(def))
+    return unit(sub.getLhs()) && independent(sub.getRhs());
+  // fma(f, g, score): the additive form in one instruction (-slope *
+  // |distance| + score).
+  if (auto fma = dyn_cast_or_null<math::FmaOp>(def))
+    return unit(fma.getC()) && independent(fma.getA()) &&
+           independent(fma.getB());
+  return false;
+}
+
 LogicalResult
 mlir::flash::checkScoreModHasUnitDerivative(AttentionVariantInterface op) {
   Region &region = op.getScoreModRegion();
-  if (region.empty())
+  if (region.empty() ||
+      hasUnitDerivative(region.front().getTerminator()->getOperand(0), region))
     return success();
-  Value score = region.front().getArgument(0);
-  Value result = region.front().getTerminator()->getOperand(0);
-  if (result == score)
-    return success();
-  Operation *def = result.getDefiningOp();
-  auto independentOfScore = [&](Value v) { return !dependsOnScore(v, region); };
-  if (auto add = dyn_cast_or_null<arith::AddFOp>(def)) {
-    if ((add.getLhs() == score && independentOfScore(add.getRhs())) ||
-        (add.getRhs() == score && independentOfScore(add.getLhs())))
-      return success();
-  }
-  if (auto sub = dyn_cast_or_null<arith::SubFOp>(def)) {
-    if (sub.getLhs() == score && independentOfScore(sub.getRhs()))
-      return success();
-  }
-  // fma(f, g, score): the additive form in one instruction (ALiBi's
-  // -slope * |distance| + score, flashfuse.alibi).
-  if (auto fma = dyn_cast_or_null<math::FmaOp>(def)) {
-    if (fma.getC() == score && independentOfScore(fma.getA()) &&
-        independentOfScore(fma.getB()))
-      return success();
-  }
   return op->emitOpError()
          << "score_mod of this form has no gradient lowering: only a "
             "score_mod yielding score, score + f(b, h, q_idx, kv_idx), "
-            "score - f(b, h, q_idx, kv_idx) or fma(f, g, score) is "
-            "differentiated (derivative 1)";
+            "score - f(b, h, q_idx, kv_idx), fma(f, g, score) or a chain of "
+            "these is differentiated (derivative 1)";
 }

@@ -363,6 +363,7 @@ void BackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
 SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                                                     Value scoreFactor) {
   const float log2e = float(M_LOG2E);
+  readTileAlibiSlope();
   SmallVector<Value> init = zeroGradient(nTilesD);
   int64_t nDK = dkCount = init.size();
   SmallVector<Value> zeroV = zeroGradient(nTilesDv);

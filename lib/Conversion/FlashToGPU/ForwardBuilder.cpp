@@ -156,10 +156,19 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
   if (masked && maskModApplies)
     skipsElementMasks = arith::XOrIOp::create(
         b, maskModApplies, arith::ConstantIntOp::create(b, b.getI1Type(), 1));
+  bool alibiOnly = isAlibiOnlyScore();
   for (int64_t m = 0; m < mt; ++m)
     for (int64_t i = 0; i < 2; ++i) {
       Value row = rowOf(m, i);
-      Value slope = s.alibi ? rowAlibiSlope(m, i) : Value();
+      Value slope = s.alibi && !alibiOnly ? rowAlibiSlope(m, i) : Value();
+      // ALiBi alone: the row's end of the distance at this thread's first
+      // column of the block (colBase), so that a score's is that plus a
+      // constant (alibiLog2Bias's FADD folds it in as an immediate).
+      Value alibiRowF;
+      if (alibiOnly)
+        alibiRowF = arith::SIToFPOp::create(
+            b, b.getF32Type(),
+            arith::SubIOp::create(b, alibiDiagonal(row), colBase));
       RowBand band;
       if (masked)
         band = rowBand(row, colBase);
@@ -168,9 +177,14 @@ void ForwardBuilder::applyScorePipeline(SmallVector<Frags> &sc,
           Value v = accGet(b, sc[m][n], i, j);
           Value c = arith::ConstantIntOp::create(b, b.getI32Type(), 8 * n + j);
           Value col;
-          if (!plain || s.mask || s.maskMod)
+          if ((!plain && !alibiOnly) || s.mask || s.maskMod)
             col = arith::AddIOp::create(b, colBase, c);
-          if (!plain)
+          if (alibiOnly)
+            v = LLVM::FMAOp::create(
+                b, v, scoreFactor,
+                alibiLog2Bias(alibiRowF, cF32(b, float(8 * n + j)),
+                              /*addend=*/Value()));
+          else if (!plain)
             v = arith::MulFOp::create(
                 b, transformScore(v, row, col, /*tanhOut=*/nullptr, slope),
                 cF32(b, float(M_LOG2E)));
@@ -260,6 +274,7 @@ ForwardBuilder::unflatten(ValueRange values) const {
 ForwardBuilder::SoftmaxState
 ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart, Value nEnd,
                              const SoftmaxState &init, Value anyGroup) {
+  readTileAlibiSlope();
   auto loop = scf::ForOp::create(b, nStart, nEnd, cIdx(b, 1), init.flat());
   OpBuilder::InsertionGuard guard(b);
   // Per-block score factors (enterKeyBlock) live inside the loop only.

@@ -158,11 +158,11 @@ protected:
   /// The query position (i32) of fragment row (m, i), which the masks and
   /// the score pipeline see.
   virtual Value rowOf(int64_t m, int64_t i);
-  /// ALiBi's slope of fragment row (m, i) (KernelSpec::alibi): the
-  /// block's head's, loaded where asked; the decode, whose rows are several
-  /// heads', answers with the slopes it read before the key loop.
+  /// ALiBi's slope of fragment row (m, i) (KernelSpec::alibi): the tile's
+  /// (readTileAlibiSlope, before the key loop); the decode, whose rows are
+  /// several heads', answers with the slopes it read before the key loop.
   virtual Value rowAlibiSlope(int64_t m, int64_t i) {
-    return alibiSlopeOf(head);
+    return alibiSlope ? alibiSlope : alibiSlopeOf(head);
   }
   /// log2 of the factor P is scaled by before the P·V product (0: none):
   /// the FP8 forward's 8, so that P ≤ 256 uses e4m3's normal range.

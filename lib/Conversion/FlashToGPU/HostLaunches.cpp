@@ -430,6 +430,8 @@ void mlir::flash::replaceWithLaunch(AttentionOp op, gpu::GPUFuncOp kernel,
     args.push_back(flatBuffer(b, op.getBias(), f32));
   if (spec.mask)
     args.push_back(flatBuffer(b, op.getMask(), b.getI8Type()));
+  if (spec.alibi)
+    args.push_back(flatBuffer(b, op.getAlibiSlopes(), f32));
   // A packed batch (KERNEL_ABI.md "Varlen"): the offsets, B = size - 1
   // sequences, and the total as the bound of every query length.
   Value numSeqs;
@@ -551,6 +553,8 @@ void mlir::flash::replaceGradWithLaunches(AttentionGradOp op,
     named["bias"] = flatBuffer(b, op.getBias(), f32);
   if (spec.mask)
     named["mask"] = flatBuffer(b, op.getMask(), b.getI8Type());
+  if (spec.alibi)
+    named["alibi_slopes"] = flatBuffer(b, op.getAlibiSlopes(), f32);
   addCaptureArgs(b, spec, named);
   // Scratch: Dsum, the f32 dQ accumulator, dK/dV per query head.
   Value qRows[] = {batch, headsQ, seqQ}, kRowsD[] = {batch, headsQ, seqK, nullptr};

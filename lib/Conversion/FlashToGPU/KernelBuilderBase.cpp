@@ -787,8 +787,29 @@ Value KernelBuilderBase::alibiSlopeOf(Value qHead) {
   return memref::LoadOp::create(b, arg.lookup("alibi_slopes"), ValueRange{at});
 }
 
+void KernelBuilderBase::readTileAlibiSlope() {
+  if (!s.alibi)
+    return;
+  alibiSlope = alibiSlopeOf(head);
+  alibiSlopeLog2 = arith::MulFOp::create(b, alibiSlope, cF32(b, float(M_LOG2E)));
+}
+
+Value KernelBuilderBase::alibiDiagonal(Value row) {
+  return arith::AddIOp::create(
+      b, row, arith::SubIOp::create(b, i32(seqK), i32(seqQ)));
+}
+
+Value KernelBuilderBase::alibiLog2Bias(Value rowF, Value colF, Value addend) {
+  Value dist = math::AbsFOp::create(b, arith::SubFOp::create(b, rowF, colF));
+  Value negSlope = arith::NegFOp::create(b, alibiSlopeLog2);
+  if (!addend)
+    return arith::MulFOp::create(b, dist, negSlope);
+  return LLVM::FMAOp::create(b, dist, negSlope, addend);
+}
+
 Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
-                                        Value *tanhOut, Value alibiSlope) {
+                                        Value *tanhOut, Value rowSlope) {
+  Value alibiSlope = rowSlope ? rowSlope : this->alibiSlope;
   Value v;
   if (s.softcap) {
     Value th = softcapTanh(raw);
@@ -952,6 +973,12 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
   Value e;
   if (isPlainScore()) {
     e = LLVM::FMAOp::create(b, raw, scoreFactor, negLseLog2);
+  } else if (isAlibiOnlyScore()) {
+    Type f32 = b.getF32Type();
+    e = LLVM::FMAOp::create(
+        b, raw, scoreFactor,
+        alibiLog2Bias(arith::SIToFPOp::create(b, f32, alibiDiagonal(query)),
+                      arith::SIToFPOp::create(b, f32, key), negLseLog2));
   } else if (s.softcap && !s.bias && !s.scoreMod) {
     // Softcap alone: cap · log2(e) is one hoisted factor of the tanh, one
     // multiply a score fewer and one constant fewer held across the step

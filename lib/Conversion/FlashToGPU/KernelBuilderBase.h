@@ -328,6 +328,27 @@ protected:
   bool isPlainScore() const {
     return !s.softcap && !s.bias && !s.scoreMod && !s.alibi;
   }
+  /// ALiBi over the scaled product alone (no softcap, bias or score_mod),
+  /// with the tile's slope read (readTileAlibiSlope): the score goes to the
+  /// log2 domain in fused multiply-adds with its bias (alibiLog2Bias),
+  /// where transformScore would scale, convert and multiply apart.
+  bool isAlibiOnlyScore() const {
+    return alibiSlopeLog2 && !s.softcap && !s.bias && !s.scoreMod;
+  }
+  /// ALiBi's slope (alibiSlopeOf(head)) of the tile being computed, and it
+  /// times log2(e): read once a tile, before its key or query loop
+  /// (readTileAlibiSlope); null without ALiBi or where rows of one tile
+  /// have slopes of their own (decode's packed GQA rows).
+  Value alibiSlope, alibiSlopeLog2;
+  virtual void readTileAlibiSlope();
+  /// `addend` (null: none) + log2(e) * ALiBi's bias of (row, col), -slope *
+  /// |row + Sk - Sq - col|, from the distance's two ends in f32 (rowF =
+  /// row + Sk - Sq, colF = col: integers below 2^24, so exact; a row's or
+  /// a column's conversion is shared by its scores): one FADD and one FFMA
+  /// (FMUL without an addend) a score, |.| an operand modifier.
+  Value alibiLog2Bias(Value rowF, Value colF, Value addend);
+  /// row + Sk - Sq (i32 row): the diagonal's column on row `row`.
+  Value alibiDiagonal(Value row);
   /// The factor of the raw dot products: the `scale` argument, or what a
   /// recipe set in `scaleOverride` (the FP8 forward's scale · q_descale ·
   /// k_descale).
@@ -344,9 +365,10 @@ protected:
   /// scale, softcap, bias, score_mod, ALiBi. `row`, `col` are i32. With
   /// softcap, `*tanhOut` (when given) receives tanh(scale * raw / softcap),
   /// which the backward's chain rule needs. With KernelSpec::alibi,
-  /// `alibiSlope` is the row's slope (alibiSlopeOf).
+  /// `rowSlope` is the row's slope (alibiSlopeOf), or null for the tile's
+  /// (alibiSlope).
   Value transformScore(Value raw, Value row, Value col, Value *tanhOut = nullptr,
-                       Value alibiSlope = Value());
+                       Value rowSlope = Value());
   /// ALiBi's slope (f32) of query head `qHead` (index) of batch entry
   /// batchIdx: `alibi_slopes`[qHead] or [batchIdx, qHead] (KernelSpec::alibi
   /// 1 or 2). A load: kernels read it once per row, before the key loop.

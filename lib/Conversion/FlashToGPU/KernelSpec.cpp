@@ -223,6 +223,11 @@ SmallVector<std::string> KernelSpec::params() const {
     if (mask)
       memrefs({"mask"});
   };
+  // ALiBi's slopes, f32 [Hq] or [B, Hq] (KernelSpec::alibi).
+  auto alibiSlopes = [&] {
+    if (alibi)
+      memrefs({"alibi_slopes"});
+  };
   auto scalars = [&] {
     p.append({"f32:scale", "i32:window_left", "i32:window_right",
               "f32:softcap", "f32:dropout_p", "i64:seed"});
@@ -291,6 +296,7 @@ SmallVector<std::string> KernelSpec::params() const {
     }
     memrefs({"q", "k", "v", "o", "lse"});
     biasMask();
+    alibiSlopes();
     // A packed batch: the sequences' offsets, how many there are and the
     // longest query sequence (the runtime's grid bound).
     if (varlen)
@@ -328,6 +334,7 @@ SmallVector<std::string> KernelSpec::params() const {
     if (mainWritesKeyGradients())
       memrefs({"grad_k", "grad_v"});
     biasMask();
+    alibiSlopes();
     if (gradBias)
       memrefs({"dbias"});
     // A packed batch, as for the forward; the grid walks key blocks, so its
@@ -356,6 +363,7 @@ SmallVector<std::string> KernelSpec::params() const {
   case Kind::BackwardDQ:
     memrefs({"q", "k", "v", "do", "lse", "delta", "grad_q"});
     biasMask();
+    alibiSlopes();
     if (varlen)
       memrefs({"cu_seqlens_q", "cu_seqlens_k"});
     sizes();
@@ -392,8 +400,7 @@ SmallVector<std::string> KernelSpec::params() const {
       memrefs({"block_table"});
     if (leftPad)
       memrefs({"cache_leftpad"});
-    if (alibi)
-      memrefs({"alibi_slopes"});
+    alibiSlopes();
     sizes();
     p.push_back("i32:seq_new");
     strides({"q", "k", "v", "o"});
@@ -485,6 +492,8 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
   if (kind == Kind::BackwardPreprocess || kind == Kind::BackwardPostprocess) {
     s.blockSparse = s.fullBlocks = false;
     s.sparseBlockQ = s.sparseBlockK = 0;
+    // Nor do they read scores: an ALiBi op shares them too.
+    s.alibi = 0;
     // The sm90ws backward reads and writes the sm90 one's buffers (dQ in
     // the same tiles): it shares that recipe's kernels.
     if (s.recipe == Recipe::Sm90Ws)
@@ -498,6 +507,7 @@ KernelSpec mlir::flash::getBackwardStepSpec(const KernelSpec &main,
     s.warps = 4;
     s.deterministic = false;
     s.gradBias = false;
+    s.alibi = 0;
     s.scoreMod = s.maskMod = nullptr;
     s.captures.clear();
     s.uniqueId = -1;
@@ -612,6 +622,8 @@ static FailureOr<KernelSpec> getVariantSpec(Operation *op, Value query,
   s.bias = static_cast<bool>(bias);
   s.mask = static_cast<bool>(mask);
   s.dropout = iface.hasDropout();
+  if (Value slopes = iface.getAlibiOperand())
+    s.alibi = cast<RankedTensorType>(slopes.getType()).getRank();
   // What the regions read from above the op becomes kernel parameters.
   SmallVector<Region *, 2> regions;
   for (Region *r : {&scoreMod, &maskMod})

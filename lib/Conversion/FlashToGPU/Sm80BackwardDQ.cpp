@@ -117,6 +117,7 @@ void Sm80BackwardDQBuilder::build() {
   auto [nStart, nEnd] = blockKeyRange();
   const float log2e = float(M_LOG2E);
   Value scoreFactor = arith::MulFOp::create(b, arg.lookup("scale"), cF32(b, log2e));
+  readTileAlibiSlope();
 
   copyTileAsync(arg.lookup("q"), operandBase("q", head), idx("q_stride_s"),
                 mStart, seqQ, sQ, ValueRange{}, s.blockM, s.headDim);

@@ -33,6 +33,8 @@ private:
   void readForwardArguments() override;
   std::pair<Value, Value> blockKeyRange() override;
   Value rowOf(int64_t m, int64_t i) override;
+  /// No slope a tile: the packed rows are several heads' (alibiRowSlopes).
+  void readTileAlibiSlope() override {}
   Value rowAlibiSlope(int64_t m, int64_t i) override {
     return alibiRowSlopes[m * 2 + i];
   }

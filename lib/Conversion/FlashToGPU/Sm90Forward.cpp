@@ -187,6 +187,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
                                  Value anyGroup) {
   if (!overlapped())
     return ForwardBuilder::buildKeyLoop(qOps, nStart, nEnd, init, anyGroup);
+  readTileAlibiSlope();
   auto kvStartOf = [&](Value block) { return scoredKeyStart(block); };
 
   // A block with no visible key block skips everything (the epilogue then

@@ -3,7 +3,7 @@
 // Only additive score_mods (derivative 1) have a backward: scaling the
 // score is refused.
 func.func @score_mod(%do: tensor<1x1x64x64xf16>, %q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{score_mod of this form has no gradient lowering: only a score_mod yielding score, score + f(b, h, q_idx, kv_idx), score - f(b, h, q_idx, kv_idx) or fma(f, g, score) is differentiated (derivative 1)}}
+  // expected-error @+1 {{score_mod of this form has no gradient lowering: only a score_mod yielding score, score + f(b, h, q_idx, kv_idx), score - f(b, h, q_idx, kv_idx), fma(f, g, score) or a chain of these is differentiated (derivative 1)}}
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %q, %o, %lse {config = #flash.config<sm80, block_m = 64, block_n = 64, warps = 4, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16> score_mod {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     %two = arith.constant 2.0 : f32

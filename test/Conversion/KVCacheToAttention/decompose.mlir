@@ -253,8 +253,8 @@ func.func @leftpad(%q: tensor<2x4x1x32xf32>, %k: tensor<2x2x64x32xf32>,
 // CHECK: %[[L32:.*]] = tensor.extract %[[L]][%[[B]]] : tensor<2xi32>
 // CHECK: %[[LEN0:.*]] = arith.index_cast %[[L32]] : i32 to index
 // CHECK: %[[LEN:.*]] = arith.addi %[[LEN0]], %c1
-// CHECK: %[[IL:.*]] = arith.addi %[[I]], %[[LEN]] : index
-// CHECK: %[[DIAG:.*]] = arith.subi %[[IL]], %c2
+// CHECK: %[[OFF:.*]] = arith.subi %[[LEN]], %c2
+// CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[OFF]] : index
 // CHECK: %[[D:.*]] = arith.subi %[[DIAG]], %[[J]] : index
 // CHECK: %[[ND:.*]] = arith.subi %c0{{.*}}, %[[D]] : index
 // CHECK: %[[DIST:.*]] = arith.maxsi %[[D]], %[[ND]] : index

@@ -76,7 +76,7 @@ func.func @perm_negative_long(%x: tensor<1x2x16x32xf16>) {
 func.func @perm_wrong_kind(%x: tensor<1x2x16x32xf16>) {
   // expected-error @below {{invalid properties}}
   %o = "flash.attention"(%x, %x, %x)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, q_perm = 3 : i64}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, q_perm = 3 : i64}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16>
   return
 }

@@ -17,7 +17,7 @@ func.func @size_without_lists(%q: tensor<1x2x256x32xf16>) {
 func.func @only_num(%q: tensor<1x2x256x32xf16>, %n: tensor<1x2x2xi32>) {
   // expected-error @below {{'kv_num_blocks' and 'kv_indices' must be given together (block_sparse), got only 'kv_num_blocks'}}
   %o = "flash.attention"(%q, %q, %q, %n)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x256x32xf16>, tensor<1x2x256x32xf16>, tensor<1x2x256x32xf16>, tensor<1x2x2xi32>) -> tensor<1x2x256x32xf16>
   return
 }
@@ -27,7 +27,7 @@ func.func @only_num(%q: tensor<1x2x256x32xf16>, %n: tensor<1x2x2xi32>) {
 func.func @only_full_indices(%q: tensor<1x2x256x32xf16>, %n: tensor<1x2x2xi32>, %i: tensor<1x2x2x2xi32>) {
   // expected-error @below {{'full_kv_num_blocks' and 'full_kv_indices' must be given together (full_blocks), got only 'full_kv_indices'}}
   %o = "flash.attention"(%q, %q, %q, %n, %i, %i)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 0>}> ({}, {})
       : (tensor<1x2x256x32xf16>, tensor<1x2x256x32xf16>, tensor<1x2x256x32xf16>, tensor<1x2x2xi32>, tensor<1x2x2x2xi32>, tensor<1x2x2x2xi32>) -> tensor<1x2x256x32xf16>
   return
 }

@@ -32,7 +32,7 @@ func.func @no_descale(%q: tensor<1x2x16x32xf8E4M3FN>, %k: tensor<1x2x16x32xf8E4M
 func.func @one_descale(%q: tensor<1x2x16x32xf8E4M3FN>, %k: tensor<1x2x16x32xf8E4M3FN>,
                        %v: tensor<1x2x16x32xf8E4M3FN>, %d: tensor<f32>) {
   // expected-error @below {{got only some}}
-  %o = "flash.attention"(%q, %k, %v, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0>}> ({}, {})
+  %o = "flash.attention"(%q, %k, %v, %d) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf8E4M3FN>, tensor<1x2x16x32xf8E4M3FN>, tensor<1x2x16x32xf8E4M3FN>, tensor<f32>)
       -> tensor<1x2x16x32xbf16>
   return

@@ -137,7 +137,7 @@ func.func @grad_bias_shape(%x: tensor<2x4x64x32xf16>, %lse: tensor<2x4x64xf32>,
 func.func @too_few_results(%x: tensor<2x4x64x32xf16>, %lse: tensor<2x4x64xf32>) {
   // expected-error @below {{'flash.attention_grad' op expected 3 or more results}}
   %0:2 = "flash.attention_grad"(%x, %x, %x, %x, %x, %lse)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<2x4x64x32xf16>, tensor<2x4x64x32xf16>, tensor<2x4x64x32xf16>,
          tensor<2x4x64x32xf16>, tensor<2x4x64x32xf16>, tensor<2x4x64xf32>)
       -> (tensor<2x4x64x32xf16>, tensor<2x4x64x32xf16>)

@@ -18,7 +18,7 @@ func.func @f64_query(%q: tensor<1x2x16x32xf64>, %k: tensor<1x2x16x32xf64>,
 func.func @unranked_key(%q: tensor<1x2x16x32xf16>, %k: tensor<*xf16>,
                         %v: tensor<1x2x16x32xf16>) {
   // expected-error @below {{operand #1 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or f8E4M3FN type or f8E5M2 type values, but got 'tensor<*xf16>'}}
-  %o = "flash.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+  %o = "flash.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<*xf16>, tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16>
   return
 }
@@ -28,7 +28,7 @@ func.func @unranked_key(%q: tensor<1x2x16x32xf16>, %k: tensor<*xf16>,
 func.func @memref_value(%q: tensor<1x2x16x32xf16>, %k: tensor<1x2x16x32xf16>,
                         %v: memref<1x2x16x32xf16>) {
   // expected-error @below {{operand #2 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<1x2x16x32xf16>'}}
-  %o = "flash.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+  %o = "flash.attention"(%q, %k, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, memref<1x2x16x32xf16>) -> tensor<1x2x16x32xf16>
   return
 }
@@ -64,7 +64,7 @@ func.func @i32_seed(%q: tensor<1x2x16x32xf16>, %k: tensor<1x2x16x32xf16>,
                     %v: tensor<1x2x16x32xf16>, %s: i32) {
   // expected-error @below {{operand #3 must be 64-bit signless integer, but got 'i32'}}
   %o = "flash.attention"(%q, %k, %v, %s)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>, dropout_p = 0.1 : f32}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, dropout_p = 0.1 : f32}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, i32) -> tensor<1x2x16x32xf16>
   return
 }
@@ -144,7 +144,7 @@ func.func @bias_element_type(%q: tensor<1x2x16x32xf16>, %k: tensor<1x2x16x32xf16
 // The operand segments of the generic form must add up.
 func.func @segments(%q: tensor<1x2x16x32xf16>) {
   // expected-error @below {{'flash.attention' op operand count (3) does not match with the total size (4) specified in attribute 'operandSegmentSizes'}}
-  %o = "flash.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+  %o = "flash.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16>
   return
 }
@@ -163,7 +163,7 @@ func.func @too_many_results(%q: tensor<1x2x16x32xf16>) {
 
 func.func @no_regions(%q: tensor<1x2x16x32xf16>) {
   // expected-error @below {{'flash.attention' op expected 2 regions}}
-  %o = "flash.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
+  %o = "flash.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16>
   return
 }

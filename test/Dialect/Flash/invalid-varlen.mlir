@@ -6,7 +6,7 @@
 func.func @only_cu_q(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
   // expected-error @below {{'cu_seqlens_q' and 'cu_seqlens_k' must be given together (varlen), got only 'cu_seqlens_q'}}
   %o = "flash.attention"(%q, %q, %q, %cu)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<3xi32>) -> tensor<1x2x16x32xf16>
   return
 }
@@ -16,7 +16,7 @@ func.func @only_cu_q(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
 func.func @only_cu_k(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
   // expected-error @below {{'cu_seqlens_q' and 'cu_seqlens_k' must be given together (varlen), got only 'cu_seqlens_k'}}
   %o = "flash.attention"(%q, %q, %q, %cu)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<3xi32>) -> tensor<1x2x16x32xf16>
   return
 }
@@ -112,7 +112,7 @@ func.func @lse_not_packed(%q: tensor<1x2x16x32xf16>, %cu: tensor<3xi32>) {
 func.func @grad_only_cu_k(%t: tensor<1x2x16x32xf16>, %lse: tensor<1x2x16xf32>, %cu: tensor<3xi32>) {
   // expected-error @below {{'cu_seqlens_q' and 'cu_seqlens_k' must be given together (varlen), got only 'cu_seqlens_k'}}
   %dq, %dk, %dv = "flash.attention_grad"(%t, %t, %t, %t, %t, %lse, %cu)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0>}> ({}, {})
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0>}> ({}, {})
       : (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16xf32>, tensor<3xi32>)
       -> (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>)
   return

@@ -11,7 +11,7 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x8x1000x128xbf16>, %[[N:.*]]: tensor<2x8x8xi32>, %[[I:.*]]: tensor<2x8x8x8xi32>, %[[FN:.*]]: tensor<2x8x8xi32>, %[[FI:.*]]: tensor<2x8x8x8xi32>)
 // CHECK: flash.attention %[[Q]], %[[Q]], %[[Q]] block_sparse(%[[N]], %[[I]] : tensor<2x8x8xi32>, tensor<2x8x8x8xi32>) full_blocks(%[[FN]], %[[FI]] : tensor<2x8x8xi32>, tensor<2x8x8x8xi32>) : tensor<2x8x1000x128xbf16>, tensor<2x8x1000x128xbf16>, tensor<2x8x1000x128xbf16> -> tensor<2x8x1000x128xbf16>, tensor<2x8x1000xf32>
 // GENERIC-LABEL: sym_name = "partial_and_full"
-// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1>}>
+// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0>}>
 func.func @partial_and_full(%q: tensor<2x8x1000x128xbf16>,
                             %n: tensor<2x8x8xi32>, %i: tensor<2x8x8x8xi32>,
                             %fn: tensor<2x8x8xi32>, %fi: tensor<2x8x8x8xi32>)
@@ -30,7 +30,7 @@ func.func @partial_and_full(%q: tensor<2x8x1000x128xbf16>,
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} block_sparse(%{{.*}}, %{{.*}} : tensor<1x1x3xi32>, tensor<1x1x3x5xi32>) {causal = #flash.causal<top_left>, sparse_block_size = array<i64: 64, 32>} : tensor<2x8x130x64xf16>, tensor<2x2x130x64xf16>, tensor<2x2x130x64xf16> -> tensor<2x8x130x64xf16> score_mod {
 // CHECK: mask_mod {
 // GENERIC-LABEL: sym_name = "broadcast_blocks_mods"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0>, sparse_block_size = array<i64: 64, 32>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0>, sparse_block_size = array<i64: 64, 32>
 func.func @broadcast_blocks_mods(%q: tensor<2x8x130x64xf16>, %kv: tensor<2x2x130x64xf16>,
                                  %n: tensor<1x1x3xi32>, %i: tensor<1x1x3x5xi32>)
     -> tensor<2x8x130x64xf16> {
@@ -57,7 +57,7 @@ func.func @broadcast_blocks_mods(%q: tensor<2x8x130x64xf16>, %kv: tensor<2x2x130
 // CHECK-LABEL: func.func @grad_dynamic
 // CHECK: flash.attention_grad %{{.*}} block_sparse(%{{.*}}, %{{.*}} : tensor<?x4x?xi32>, tensor<?x4x?x?xi32>) full_blocks(%{{.*}}, %{{.*}} : tensor<1x1x?xi32>, tensor<1x1x?x7xi32>) {scale = 1.250000e-01 : f32, sparse_block_size = array<i64: 128, 64>}
 // GENERIC-LABEL: sym_name = "grad_dynamic"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0>
 func.func @grad_dynamic(%t: tensor<?x4x?x64xf16>, %lse: tensor<?x4x?xf32>,
                         %n: tensor<?x4x?xi32>, %i: tensor<?x4x?x?xi32>,
                         %fn: tensor<1x1x?xi32>, %fi: tensor<1x1x?x7xi32>)

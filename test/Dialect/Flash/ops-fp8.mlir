@@ -10,7 +10,7 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x8x128x64xf8E4M3FN>, %[[K:.*]]: tensor<2x2x128x64xf8E4M3FN>, %[[V:.*]]: tensor<2x2x128x64xf8E4M3FN>, %[[QD:.*]]: tensor<f32>, %[[KD:.*]]: tensor<f32>, %[[VD:.*]]: tensor<f32>)
 // CHECK: flash.attention %[[Q]], %[[K]], %[[V]] descale(%[[QD]], %[[KD]], %[[VD]] : tensor<f32>, tensor<f32>, tensor<f32>) {causal = #flash.causal<top_left>} : tensor<2x8x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN>, tensor<2x2x128x64xf8E4M3FN> -> tensor<2x8x128x64xbf16>, tensor<2x8x128xf32>
 // GENERIC-LABEL: sym_name = "per_tensor"
-// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0>}>
+// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0>}>
 func.func @per_tensor(%q: tensor<2x8x128x64xf8E4M3FN>, %k: tensor<2x2x128x64xf8E4M3FN>,
                       %v: tensor<2x2x128x64xf8E4M3FN>, %qd: tensor<f32>,
                       %kd: tensor<f32>, %vd: tensor<f32>)
@@ -30,7 +30,7 @@ func.func @per_tensor(%q: tensor<2x8x128x64xf8E4M3FN>, %k: tensor<2x2x128x64xf8E
 // CHECK-LABEL: func.func @per_head_bshd
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<1x1x1x77xf32>) mask(%{{.*}} : tensor<?x1x33x77xi1>) descale(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<?x2xf32>, tensor<?x2xf32>) {k_perm = array<i64: 0, 2, 1, 3>, q_perm = array<i64: 0, 2, 1, 3>, scale = 1.250000e-01 : f32, v_perm = array<i64: 0, 2, 1, 3>} : tensor<?x33x4x64xf8E4M3FN>, tensor<?x77x2x64xf8E4M3FN>, tensor<?x77x2x64xf8E4M3FN> -> tensor<?x33x4x64xf16>
 // GENERIC-LABEL: sym_name = "per_head_bshd"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0>
 func.func @per_head_bshd(%q: tensor<?x33x4x64xf8E4M3FN>, %k: tensor<?x77x2x64xf8E4M3FN>,
                          %v: tensor<?x77x2x64xf8E4M3FN>, %bias: tensor<1x1x1x77xf32>,
                          %mask: tensor<?x1x33x77xi1>, %qd: tensor<?x4xf32>,

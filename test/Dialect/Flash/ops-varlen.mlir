@@ -9,7 +9,7 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x8x300x64xf16>, %[[K:.*]]: tensor<1x2x500x64xf16>, %[[V:.*]]: tensor<1x2x500x64xf16>, %[[CUQ:.*]]: tensor<4xi32>, %[[CUK:.*]]: tensor<4xi32>)
 // CHECK: flash.attention %[[Q]], %[[K]], %[[V]] varlen(%[[CUQ]], %[[CUK]] : tensor<4xi32>, tensor<4xi32>) {causal = #flash.causal<bottom_right>} : tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16> -> tensor<1x8x300x64xf16>, tensor<1x8x300xf32>
 // GENERIC-LABEL: sym_name = "packed_gqa_lse"
-// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal = #flash.causal<bottom_right>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal = #flash.causal<bottom_right>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @packed_gqa_lse(%q: tensor<1x8x300x64xf16>, %k: tensor<1x2x500x64xf16>,
                           %v: tensor<1x2x500x64xf16>, %cu_q: tensor<4xi32>,
                           %cu_k: tensor<4xi32>)
@@ -27,7 +27,7 @@ func.func @packed_gqa_lse(%q: tensor<1x8x300x64xf16>, %k: tensor<1x2x500x64xf16>
 // CHECK-LABEL: func.func @bshd_dynamic_window
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} varlen(%{{.*}}, %{{.*}} : tensor<?xi32>, tensor<?xi32>) {k_perm = array<i64: 0, 2, 1, 3>, q_perm = array<i64: 0, 2, 1, 3>, scale = 1.250000e-01 : f32, softcap = 3.000000e+01 : f32, v_perm = array<i64: 0, 2, 1, 3>, window_left = 128 : i64, window_right = 0 : i64} : tensor<1x?x4x64xbf16>, tensor<1x?x4x64xbf16>, tensor<1x?x4x64xbf16> -> tensor<1x?x4x64xbf16>
 // GENERIC-LABEL: sym_name = "bshd_dynamic_window"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>
 func.func @bshd_dynamic_window(%q: tensor<1x?x4x64xbf16>, %k: tensor<1x?x4x64xbf16>,
                                %v: tensor<1x?x4x64xbf16>, %cu_q: tensor<?xi32>,
                                %cu_k: tensor<?xi32>) -> tensor<1x?x4x64xbf16> {
@@ -56,7 +56,7 @@ func.func @empty_batch(%q: tensor<1x2x0x32xf32>, %k: tensor<1x2x0x32xf32>,
 // CHECK-LABEL: func.func @grad_packed
 // CHECK: flash.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} varlen(%{{.*}}, %{{.*}} : tensor<3xi32>, tensor<3xi32>) {causal = #flash.causal<top_left>} : tensor<1x4x40x32xf32>, tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>, tensor<1x4x40x32xf32>, tensor<1x4x40xf32> -> tensor<1x4x40x32xf32>, tensor<1x2x50x32xf32>, tensor<1x2x50x32xf32>
 // GENERIC-LABEL: sym_name = "grad_packed"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0>
 func.func @grad_packed(%do: tensor<1x4x40x32xf32>, %q: tensor<1x4x40x32xf32>,
                        %k: tensor<1x2x50x32xf32>, %o: tensor<1x4x40x32xf32>,
                        %lse: tensor<1x4x40xf32>, %cu_q: tensor<3xi32>, %cu_k: tensor<3xi32>)
@@ -76,7 +76,7 @@ func.func @grad_packed(%do: tensor<1x4x40x32xf32>, %q: tensor<1x4x40x32xf32>,
 // CHECK: tensor.extract %{{.*}}[%{{.*}}] : tensor<2xf32>
 // CHECK: } mask_mod {
 // GENERIC-LABEL: sym_name = "packed_regions"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0>
 func.func @packed_regions(%q: tensor<1x2x40x32xf16>, %cu: tensor<3xi32>,
                           %offsets: tensor<2xf32>) -> tensor<1x2x40x32xf16> {
   %o = flash.attention %q, %q, %q varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>)

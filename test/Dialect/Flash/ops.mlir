@@ -11,7 +11,7 @@
 // CHECK-NOT: score_mod
 // CHECK: return %[[O]]
 // GENERIC-LABEL: sym_name = "minimal"
-// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({
+// GENERIC: "flash.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}> ({
 // GENERIC-NEXT: }, {
 // GENERIC-NEXT: }) : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>) -> tensor<2x8x128x64xf16>
 func.func @minimal(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>,
@@ -130,10 +130,10 @@ func.func @gqa_mqa(%q: tensor<2x8x128x64xf16>, %k: tensor<2x2x128x64xf16>,
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} seed(%{{.*}}) {dropout_p = 1.000000e-01 : f32} : tensor<2x8x64x32xf16>
 // CHECK: flash.attention %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<1x8x1x64xf32>) mask(%{{.*}} : tensor<2x1x1x64xi1>) seed(%{{.*}}) {dropout_p = 5.000000e-01 : f32} : tensor<2x8x64x32xf16>
 // GENERIC-LABEL: sym_name = "optional_operands"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>
 func.func @optional_operands(%q: tensor<2x8x64x32xf16>, %k: tensor<2x8x64x32xf16>,
                              %v: tensor<2x8x64x32xf16>, %bias: tensor<2x8x64x64xf16>,
                              %bias32: tensor<1x8x1x64xf32>,
@@ -302,7 +302,7 @@ func.func @target_attr() attributes {
 // CHECK-LABEL: func.func @grad
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = flash.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {causal = #flash.causal<top_left>} : tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128xf32> -> tensor<2x8x128x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16>
 // GENERIC-LABEL: sym_name = "grad"
-// GENERIC: "flash.attention_grad"({{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
+// GENERIC: "flash.attention_grad"({{.*}}) <{causal = #flash.causal<top_left>, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>}>
 func.func @grad(%do: tensor<2x8x128x64xf16>, %q: tensor<2x8x128x64xf16>,
                 %k: tensor<2x2x128x64xf16>, %v: tensor<2x2x128x64xf16>,
                 %o: tensor<2x8x128x64xf16>, %lse: tensor<2x8x128xf32>) {
@@ -322,7 +322,7 @@ func.func @grad(%do: tensor<2x8x128x64xf16>, %q: tensor<2x8x128x64xf16>,
 // CHECK-NEXT: } mask_mod {
 // CHECK: flash.yield %{{.*}} : i1
 // GENERIC-LABEL: sym_name = "grad_full"
-// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>
+// GENERIC: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>
 func.func @grad_full(%do: tensor<2x32x4x16xbf16>, %q: tensor<2x32x4x16xbf16>,
                      %k: tensor<2x32x4x16xbf16>, %v: tensor<2x32x4x16xbf16>,
                      %o: tensor<2x32x4x16xbf16>, %lse: tensor<2x4x32xf32>,

@@ -20,9 +20,6 @@
 // CHECK: PASS: case 1
 // CHECK: 1 of 1 cases passed
 
-// ALiBi belongs to op=kvcache, and not with an FP8 cache.
-// RUN: not flashfuse-numerics 'op=attention Sk=64 D=32 alibi=1' 2>&1 | FileCheck %s --check-prefix=OP
-// OP: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need op=kvcache
 // Over an FP8 cache (the slopes on the dequantised scores; new rows
 // quantised on their way in, the whole cache compared code for code).
 // RUN: flashfuse-numerics 'lowering=naive op=kvcache cache=e4m3 dtype=bf16 Hq=4 Hkv=2 Sq=2 Sk=64 D=32 Snew=1 lens=0:10:63 causal=br alibi=2 seed=11' | FileCheck %s

@@ -59,4 +59,4 @@
 // RUN: not flashfuse-numerics 'op=kvcache cache=e4m3 dtype=f32 lens=3' | FileCheck %s --check-prefix=F32
 // RUN: not flashfuse-numerics 'cache=e4m3 dtype=bf16' | FileCheck %s --check-prefix=NOTKV
 // F32: error: cache=e4m3 takes dtype=f16 or bf16
-// NOTKV: error: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need
+// NOTKV: error: lens, leftpad, rotary, batch_idx, Snew, page and cache=e4m3 need

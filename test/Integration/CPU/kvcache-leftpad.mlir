@@ -25,4 +25,4 @@
 // RUN: not flashfuse-numerics 'op=kvcache Sk=64 D=32 lens=3:4 leftpad=1' 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: leftpad=P0:P1:... needs one entry per length
 // RUN: not flashfuse-numerics 'op=attention Sk=64 D=32 leftpad=1' 2>&1 | FileCheck %s --check-prefix=OP
-// OP: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need
+// OP: lens, leftpad, rotary, batch_idx, Snew, page and cache=e4m3 need

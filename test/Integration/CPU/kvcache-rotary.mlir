@@ -32,4 +32,4 @@
 // RUN: not flashfuse-numerics 'op=kvcache Sk=64 D=32 Snew=1 lens=3:4 rotary=half rotary_rows=63' 2>&1 | FileCheck %s --check-prefix=RULES
 // RULES: rotary needs Snew > 0, an even rotary_dim in (0, D] and rotary_rows >= Sk
 // RUN: not flashfuse-numerics 'op=attention Sk=64 D=32 rotary=half' 2>&1 | FileCheck %s --check-prefix=OP
-// OP: lens, leftpad, alibi, rotary, batch_idx, Snew, page and cache=e4m3 need op=kvcache
+// OP: lens, leftpad, rotary, batch_idx, Snew, page and cache=e4m3 need op=kvcache

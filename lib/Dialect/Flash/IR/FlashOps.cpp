@@ -453,11 +453,41 @@ static LogicalResult verifyBlockSparse(OpT op, const AttentionSizes &sz) {
   return success();
 }
 
+/// ALiBi's slopes (FlashOps.td): f32 [Hq] or [B, Hq], B the batch or, with
+/// varlen, the number of packed sequences; not with FP8 operands.
+template <typename OpT>
+static LogicalResult verifyAlibi(OpT op, const AttentionSizes &sz) {
+  Value slopes = op.getAlibiSlopes();
+  if (!slopes)
+    return success();
+  auto variant = cast<AttentionVariantInterface>(op.getOperation());
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(
+          getElementTypeOrSelf(variant.getQKV()[0])))
+    return op.emitOpError() << "'alibi_slopes' with FP8 operands is not "
+                               "supported yet";
+  auto shape = cast<RankedTensorType>(slopes.getType()).getShape();
+  int64_t batch = sz.batch;
+  if (Value cuQ = op.getCuSeqlensQ()) {
+    int64_t n = cast<RankedTensorType>(cuQ.getType()).getDimSize(0);
+    batch = n == kDyn ? kDyn : n - 1;
+  }
+  bool ok = shape.size() == 1 ? compatibleShape(shape, {sz.headsQ})
+            : shape.size() == 2 ? compatibleShape(shape, {batch, sz.headsQ})
+                                : false;
+  if (!ok)
+    return op.emitOpError()
+           << "'alibi_slopes' must be [Hq] = " << shapeStr({sz.headsQ})
+           << " or [B, Hq] = " << shapeStr({batch, sz.headsQ})
+           << (op.getCuSeqlensQ() ? " (B: the packed sequences)" : "")
+           << ", got " << shapeStr(shape);
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyAttentionFp8(*this, v.sz)) ||
       failed(verifyVarlen(*this, v.sz)) ||
-      failed(verifyBlockSparse(*this, v.sz)) ||
+      failed(verifyBlockSparse(*this, v.sz)) || failed(verifyAlibi(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput(), /*allowF32=*/true)))
     return failure();
   if (getLse())
@@ -476,7 +506,7 @@ LogicalResult AttentionGradOp::verify() {
     return failure();
   VariantVerifier v{*this, cast<AttentionVariantInterface>(getOperation())};
   if (failed(v.verify()) || failed(verifyVarlen(*this, v.sz)) ||
-      failed(verifyBlockSparse(*this, v.sz)) ||
+      failed(verifyBlockSparse(*this, v.sz)) || failed(verifyAlibi(*this, v.sz)) ||
       failed(v.verifyOutputLike("output", getOutput())) ||
       failed(v.verifySameType("grad_output", getGradOutput(), "output",
                               getOutput())) ||

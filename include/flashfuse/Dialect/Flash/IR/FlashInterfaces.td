@@ -27,6 +27,9 @@ def Flash_AttentionVariantInterface : OpInterface<"AttentionVariantInterface"> {
       "getScoreModRegion", (ins), [{ return $_op.getScoreMod(); }]>,
     InterfaceMethod<"the mask_mod region (may be empty)", "::mlir::Region &",
       "getMaskModRegion", (ins), [{ return $_op.getMaskMod(); }]>,
+    InterfaceMethod<"optional ALiBi slopes (f32 [Hq] or [B, Hq])",
+      "::mlir::Value", "getAlibiOperand", (ins),
+      [{ return $_op.getAlibiSlopes(); }]>,
     InterfaceMethod<[{the block-sparse lists and block sizes (null operands
       where the op is dense)}], "::mlir::flash::BlockSparseOperands",
       "getBlockSparse", (ins), [{

@@ -47,6 +47,7 @@ defvar Flash_VariantDoc = [{
     s = softcap * tanh(s / softcap)                  if softcap
     s = s + bias[b,h,i,j]                            if bias (size-1 dims broadcast)
     s = score_mod(s, b, h, i, j)                     if the score_mod region is present
+    s = s - slope * |i + Sk - Sq - j|                if alibi (slope below)
     s = -inf  unless  mask[b,h,i,j]  and  mask_mod(b, h, i, j)
               and (causal => j <= i + off)
               and (window_left => j >= i + off - window_left)
@@ -59,6 +60,20 @@ defvar Flash_VariantDoc = [{
 
     `off` is `Sk - Sq` when `causal = #flash.causal<bottom_right>` and 0
     otherwise (top-left alignment, also used by a window without causal).
+
+    ALiBi: `alibi(%slopes : tensor<Hqxf32>)` (or `tensor<BxHqxf32>`), flash-attn's
+    `alibi_slopes`, gives every score the bias -slope * |i + Sk - Sq - j|,
+    slope = slopes[h] (slopes[b, h] for [B, Hq]): the distance from the
+    bottom-right diagonal whatever the causal alignment, as flash-attn
+    takes it, after `score_mod` and before the masks. The LSE includes the
+    bias (flash-attn's causal kernels add slope * j alone, which gives the
+    same O and another LSE). flash-lower-to-gpu's kernels add it natively
+    (the distance's two ends converted once a row and a column, then one
+    subtraction and one fused multiply-add a score, in the log2 domain of
+    the exponent); the CPU lowerings fold it into `score_mod`.
+    With `varlen`, Sk - Sq is each sequence's Lk_b - Lq_b, b indexes a
+    [B, Hq] slope tensor by sequence, and i, j are the local indices. Refused
+    by the verifier with FP8 operands.
 
     Layouts: Q, K, V are logically [B, H, S, D]. `q_perm`, `k_perm` and
     `v_perm` name, for each logical dimension in that order, the operand
@@ -86,6 +101,7 @@ defvar Flash_OptionalOperandsFormat = [{
        type($kv_num_blocks) `,` type($kv_indices) `)`)?
     (`full_blocks` `(` $full_kv_num_blocks^ `,` $full_kv_indices `:`
        type($full_kv_num_blocks) `,` type($full_kv_indices) `)`)?
+    (`alibi` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
 }];
 defvar Flash_RegionsFormat = [{
     (`score_mod` $score_mod^)?
@@ -355,7 +371,8 @@ def Flash_AttentionOp : Flash_Op<"attention", [
                             Optional<Flash_I32Tensor>:$kv_num_blocks,
                             Optional<Flash_I32Tensor>:$kv_indices,
                             Optional<Flash_I32Tensor>:$full_kv_num_blocks,
-                            Optional<Flash_I32Tensor>:$full_kv_indices),
+                            Optional<Flash_I32Tensor>:$full_kv_indices,
+                            Optional<Flash_SlopesTensor>:$alibi_slopes),
                        Flash_VariantAttrs,
                        (ins OptionalAttr<DenseI64ArrayAttr>:$descale_block_size));
   let results = (outs Flash_FloatTensor:$output, Optional<Flash_LseTensor>:$lse);
@@ -433,7 +450,8 @@ def Flash_AttentionGradOp : Flash_Op<"attention_grad", [
                             Optional<Flash_I32Tensor>:$kv_num_blocks,
                             Optional<Flash_I32Tensor>:$kv_indices,
                             Optional<Flash_I32Tensor>:$full_kv_num_blocks,
-                            Optional<Flash_I32Tensor>:$full_kv_indices),
+                            Optional<Flash_I32Tensor>:$full_kv_indices,
+                            Optional<Flash_SlopesTensor>:$alibi_slopes),
                        Flash_VariantAttrs);
   let results = (outs Flash_QKVTensor:$grad_query, Flash_QKVTensor:$grad_key,
                       Flash_QKVTensor:$grad_value,

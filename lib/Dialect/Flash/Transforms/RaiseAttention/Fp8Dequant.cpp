@@ -332,8 +332,10 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
     return op;
   }
   auto iface = cast<AttentionVariantInterface>(op.getOperation());
-  if (iface.hasDropout() || op.isVarlen() || iface.getBlockSparse()) {
-    whyNot = "FP8 attention takes no dropout, varlen or block-sparse lists";
+  if (iface.hasDropout() || op.isVarlen() || iface.getBlockSparse() ||
+      op.getAlibiSlopes()) {
+    whyNot = "FP8 attention takes no dropout, varlen, block-sparse lists or "
+             "ALiBi";
     return op;
   }
 
@@ -375,6 +377,7 @@ Operation *mlir::flash::raise::raiseFp8Dequant(AttentionOp op,
       /*cu_seqlens_k=*/Value(), descales[0], descales[1], descales[2],
       /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
       /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
+      /*alibi_slopes=*/Value(),
       op.getScaleAttr(), op.getCausalAttr(), op.getWindowLeftAttr(),
       op.getWindowRightAttr(), op.getSoftcapAttr(), op.getDropoutPAttr(),
       op.getQPermAttr(), op.getKPermAttr(), op.getVPermAttr(),
