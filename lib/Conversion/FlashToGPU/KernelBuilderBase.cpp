@@ -979,7 +979,7 @@ Value KernelBuilderBase::recomputeProbability(Value raw, Value query,
         b, raw, scoreFactor,
         alibiLog2Bias(arith::SIToFPOp::create(b, f32, alibiDiagonal(query)),
                       arith::SIToFPOp::create(b, f32, key), negLseLog2));
-  } else if (s.softcap && !s.bias && !s.scoreMod) {
+  } else if (s.softcap && !s.bias && !s.scoreMod && !s.alibi) {
     // Softcap alone: cap · log2(e) is one hoisted factor of the tanh, one
     // multiply a score fewer and one constant fewer held across the step
     // (the sm90 D = 128 backwards are at the 255-register cap). Not in the

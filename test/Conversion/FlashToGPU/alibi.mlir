@@ -64,3 +64,30 @@ func.func @backward(%do: tensor<1x4x256x64xf16>, %q: tensor<1x4x256x64xf16>,
       -> tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>
   return %dq, %dk, %dv : tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>
 }
+
+// With a softcap the backward recomputes P through the general score
+// pipeline (tanh, then the bias): the softcap-only shortcut, which adds no
+// bias, must not take it.
+// WS-LABEL: gpu.func @flash_bwd_sm90ws_bf16_d128_{{.*}}_causal_softcap_alibi(
+// SM80-LABEL: gpu.func @flash_bwd_sm80_bf16_d128_{{.*}}_causal_softcap_alibi(
+// CHECK-SAME: %[[SLC:arg[0-9]+]]: memref<?xf32>, %arg{{[0-9]+}}: i32
+// CHECK: %[[SLOPE:.*]] = memref.load %[[SLC]][%{{.*}}] : memref<?xf32>
+// CHECK: scf.for
+// CHECK: tanh.approx.f32
+// CHECK-NEXT: %[[CAPPED:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[DIST:.*]] = arith.maxsi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %[[DF:.*]] = arith.sitofp %[[DIST]] : i32 to f32
+// CHECK-NEXT: %[[BIAS:.*]] = arith.mulf %[[SLOPE]], %[[DF]] : f32
+// CHECK-NEXT: %[[SC:.*]] = arith.subf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: llvm.intr.fma(%[[SC]], %{{.*}}, %{{.*}}) : (f32, f32, f32) -> f32
+// CHECK-NEXT: ex2.approx
+func.func @softcap_backward(%do: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>,
+                            %s: tensor<4xf32>)
+    -> (tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %do, %do, %do, %do, %lse
+      alibi(%s : tensor<4xf32>) {causal = #flash.causal<top_left>, softcap = 30.0 : f32}
+      : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>,
+        tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32>
+      -> tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>
+}
