@@ -68,6 +68,12 @@ DROPOUT_CASES = [("bf16", 128, "bottom_right", None, 0.0, 1, False),
                  ("f16", 64, "bottom_right", None, 0.0, 1, True)]
 
 
+# Variants the GPU tests run beyond the sweep's: the packed one of
+# test_alibi_varlen_gpu.py's one-sequence comparison, with the same tuple
+# layout as DETERMINISTIC_CASES (whose forwards those tests run too).
+EXTRA_CASES = [("bf16", 64, "top_left", None, 0.0, 1, True)]
+
+
 def variant_of(dtype, d, causal, window, softcap, layout, varlen=False,
                dropout=False):
     return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
@@ -80,7 +86,8 @@ def every_variant():
              for layout in (1, 2)}
             | {variant_of(dt, d, c, w, 0.0, layout, varlen=True)
                for dt, d, c, w, layout in VARLEN_CASES}
-            | {variant_of(*case, dropout=True) for case in DROPOUT_CASES})
+            | {variant_of(*case, dropout=True) for case in DROPOUT_CASES}
+            | {variant_of(*case) for case in DETERMINISTIC_CASES + EXTRA_CASES})
 
 
 def compile_all(root):
