@@ -29,6 +29,7 @@
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
 #include "flashfuse/Conversion/Common/LowerEachOp.h"
+#include "flashfuse/Conversion/Common/Philox.h"
 #include "flashfuse/Conversion/Common/ScorePipeline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -253,6 +254,18 @@ void VarlenMask::buildScoreMod(Region &region, Region &userScoreMod) {
   Value lj = clampedLocal(j, q.kLo, q.kHi);
   YieldOp::create(b, loc,
                   inlineModRegion(b, userScoreMod, {score, q.index, h, li, lj}));
+}
+
+Value mlir::flash::buildDropoutFactorAt(OpBuilder &b, Location loc,
+                                        AttentionVariantInterface op,
+                                        const VarlenIndices *packed,
+                                        Value batch, Value h, Value i,
+                                        Value j) {
+  std::array<Value, 4> at = {batch, h, i, j};
+  if (packed)
+    at = packed->local(b, loc, h, i, j);
+  return buildDropoutFactor(b, loc, op.getSeedOperand(), at[0], at[1], at[2],
+                            at[3], op.getDropoutProbability());
 }
 
 std::pair<AttentionOp, VarlenIndices>

@@ -4,7 +4,6 @@
 #include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
-#include "flashfuse/Conversion/Common/Philox.h"
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -190,12 +189,8 @@ Value mlir::flash::loops::buildDropoutTile(LoopContext &c, Value like,
     return Value();
   return mapTiles(c, like, [&](OpBuilder &b, Location loc, ValueRange) -> Value {
     ScoreIndex idx = tileScoreIndex(c, b, loc, at, 0, 1);
-    std::array<Value, 4> drawn = {idx.batch, idx.head, idx.query, idx.key};
-    if (c.dropoutAt)
-      drawn = c.dropoutAt->local(b, loc, idx.head, idx.query, idx.key);
-    return buildDropoutFactor(b, loc, c.op.getSeedOperand(), drawn[0],
-                              drawn[1], drawn[2], drawn[3],
-                              c.op.getDropoutProbability());
+    return buildDropoutFactorAt(b, loc, c.op, c.dropoutAt, idx.batch,
+                                idx.head, idx.query, idx.key);
   });
 }
 

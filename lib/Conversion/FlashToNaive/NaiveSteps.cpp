@@ -4,7 +4,6 @@
 #include "flashfuse/Conversion/Common/DecomposeVarlen.h"
 #include "flashfuse/Conversion/Common/Layout.h"
 #include "flashfuse/Conversion/Common/LinalgBuilders.h"
-#include "flashfuse/Conversion/Common/Philox.h"
 #include "flashfuse/Conversion/Common/SoftmaxMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -71,11 +70,8 @@ Value mlir::flash::naive::buildDropoutFactorHere(NaiveContext &c, OpBuilder &b,
   if (!c.op.hasDropout())
     return Value();
   auto idx = loopIndices(b, loc, 4);
-  std::array<Value, 4> at = {idx[0], idx[1], idx[2], idx[3]};
-  if (c.dropoutAt)
-    at = c.dropoutAt->local(b, loc, idx[1], idx[2], idx[3]);
-  return buildDropoutFactor(b, loc, c.op.getSeedOperand(), at[0], at[1], at[2],
-                            at[3], c.op.getDropoutProbability());
+  return buildDropoutFactorAt(b, loc, c.op, c.dropoutAt, idx[0], idx[1],
+                              idx[2], idx[3]);
 }
 
 Value mlir::flash::naive::buildScoreElementwise(

@@ -52,6 +52,14 @@ struct VarlenIndices {
                       int64_t limit);
 };
 
+/// The dropout factor (Philox.h's buildDropoutFactor) of `op`'s score at
+/// (batch, h, i, j): drawn there, or, where `packed` is given (the dense op
+/// a packed one became), at the sequence's indices (VarlenIndices::local).
+Value buildDropoutFactorAt(OpBuilder &b, Location loc,
+                           AttentionVariantInterface op,
+                           const VarlenIndices *packed, Value batch, Value h,
+                           Value i, Value j);
+
 /// The dense ops that decomposed packed ops with dropout became, and the
 /// indices their keep tests draw at.
 using VarlenDropoutIndices = llvm::DenseMap<Operation *, VarlenIndices>;
