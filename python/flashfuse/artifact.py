@@ -532,12 +532,13 @@ def _backward_plan(info, device_index):
 
 
 def _deterministic_dq_kernel(info):
-    """The name of the backward_dq kernel that goes with the deterministic
-    main kernel `info` (one without dq_accum: docs/KERNEL_ABI.md
-    "Backward"): the artifact's backward_dq kernel of the same variant and
-    the same captured values, found by those rather than by the variant
-    alone, since a score_mod / mask_mod kernel inlines regions that no
-    variant names. ValueError unless there is exactly one."""
+    """(name, param names) of the backward_dq kernel that goes with the
+    deterministic main kernel `info` (one without dq_accum:
+    docs/KERNEL_ABI.md "Backward"): the artifact's backward_dq kernel of the
+    same variant and the same captured values, found by those rather than
+    by the variant alone, since a score_mod / mask_mod kernel inlines
+    regions that no variant names. ValueError unless there is exactly
+    one."""
     m = rt.Manifest.open(info.directory)
     main = rt.Variant.from_buffer_copy(info.variant)
     found = []
@@ -548,9 +549,10 @@ def _deterministic_dq_kernel(info):
         v.kind = rt.KIND_BACKWARD
         if v.key() == main.key() and tuple(m.captures(index)) == \
                 info.captures:
-            found.append(kernel.name.decode())
+            found.append((kernel.name.decode(),
+                          frozenset(n for _, n in m.params(index))))
     if len(found) != 1:
-        listed = f": {', '.join(found)}" if found else ""
+        listed = f": {', '.join(n for n, _ in found)}" if found else ""
         raise ValueError(
             f"{_NAME}: the backward kernel '{info.name}' is deterministic (it "
             f"leaves dQ to a backward_dq kernel), and {info.directory} has "
@@ -580,11 +582,9 @@ def _plan_backward(info, device_index):
         if kind == rt.KIND_BACKWARD_DQ:
             if any(n == "dq_accum" for _, n in info.params):
                 continue  # the main kernel adds dQ atomically
-            name = _deterministic_dq_kernel(info)
-            m = rt.Manifest.open(info.directory)
-            index = [k.name.decode() for k in m.kernels()].index(name)
+            name, params = _deterministic_dq_kernel(info)
             plan.append((kind, (context.kernel_named(info.directory, name),
-                                frozenset(n for _, n in m.params(index)))))
+                                params)))
             continue
         if kind == rt.KIND_BACKWARD_SPARSE_TRANSPOSE and \
                 not info.variant.block_sparse:

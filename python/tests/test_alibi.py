@@ -240,7 +240,8 @@ def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
                                        deterministic=True)
         info = artifact.kernel_info(det, kind=backward)
         assert all(name != "dq_accum" for _, name in info.params)
-        dq = artifact._deterministic_dq_kernel(info)
+        dq, params = artifact._deterministic_dq_kernel(info)
+        assert "grad_q" in params and "dq_accum" not in params
         assert dq.startswith("flash_bwd_dq_") and "_det" in dq
         assert ("_varlen" in dq) == varlen and "_alibi" in dq
         atomic = _compile.compile_variant(v, capability, backward=True)
