@@ -222,8 +222,8 @@ def artifact_for(variant, capability, deterministic=False):
 def compile_variant(variant, capability, deterministic=False,
                     backward=False):
     """artifact_for of any variant Job takes: also a variants.KernelVariant
-    that no runtime variant key names (an ALiBi score_mod, flashfuse.alibi),
-    its gradient op with `backward`."""
+    that the library does not hold (an ALiBi op, flashfuse.alibi), its
+    gradient op with `backward`."""
     compiler = find_compiler()
     if compiler is None:
         raise Unavailable(
