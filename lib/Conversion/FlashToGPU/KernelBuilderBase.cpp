@@ -832,9 +832,7 @@ Value KernelBuilderBase::transformScore(Value raw, Value row, Value col,
     // -slope * |row + Sk - Sq - col|, flash-attn's distance from the
     // bottom-right diagonal whatever the causal alignment (seqK: a decode's
     // L_b), exact in i32 and converted once.
-    Value offset = arith::SubIOp::create(b, i32(seqK), i32(seqQ));
-    Value d = arith::SubIOp::create(b, arith::AddIOp::create(b, row, offset),
-                                    col);
+    Value d = arith::SubIOp::create(b, alibiDiagonal(row), col);
     Value dist = arith::MaxSIOp::create(
         b, d,
         arith::SubIOp::create(
