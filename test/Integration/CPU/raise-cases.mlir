@@ -2,7 +2,9 @@
 // variant the op takes: attributes (causal both alignments, window,
 // softcap, scale), operands (bias, mask, GQA, layouts, 3-D) and regions
 // (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
-// masks as mask_mod), linalg and TOSA. Before and after raising, on the CPU,
+// masks as mask_mod), ALiBi as the alibi operand (causal slope * (j - i),
+// BLOOM's slope * j, symmetric and bottom-right |distance|, a decode step
+// over a cache), linalg and TOSA. Before and after raising, on the CPU,
 // on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
@@ -13,6 +15,11 @@
 // RUN:   %flashfuse_src_root/test/models/cases/eager_bshd.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/eager_3d.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_causal.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_symmetric.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bloom.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bottom_right.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/eager_scale_after_bias.linalg.mlir \
@@ -22,5 +29,5 @@
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-14: OK
+// CHECK-COUNT-19: OK
 // CHECK-NOT: {{BAD|ERROR}}

@@ -82,6 +82,11 @@ struct FlashRaiseAttention
                  "j < L_b of a KV cache; cache_seqlens = L_b counts the rows "
                  "the model wrote into the cache before attending, so the "
                  "op attends over the updated cache without new_kv";
+        if (explain && !(*m)->alibiNote.empty())
+          (*raised)->emitRemark()
+              << "flash-raise-attention: an ALiBi-shaped bias (slope x "
+                 "position) kept in score_mod, not the alibi operand: "
+              << (*m)->alibiNote;
         if (explain && whyNotKVCache.why)
           (*raised)->emitRemark()
               << "flash-raise-attention: dense flash.attention, not "

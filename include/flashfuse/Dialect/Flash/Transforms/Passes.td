@@ -26,7 +26,17 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     conjunct of such a mask still becomes the attribute. The double
     negation of masked_fill(~keep, -inf) is folded, so the region holds
     the keep condition itself (flash-derive-block-sparsity recognises the
-    document compare there). Nothing
+    document compare there). An ALiBi bias, slope[h] (or [b, h], or
+    b * H + h of BLOOM's repeated slopes) times a position, becomes the
+    `alibi(...)` operand (f32 [Hq] or [B, Hq], gathered and scaled in a
+    tensor.generate where the model's tensor is not already that) when the
+    op's -slope * |i + Sk - Sq - j| gives the same O: -slope * |P| for P a
+    distance measured from that diagonal, or slope * P linear in the key
+    position where no visible key lies past the diagonal (causal masks:
+    BLOOM's slope * j, MPT's slope * (j - i)), which differs from the op's
+    bias by a function of the row that the softmax cancels. Other terms
+    (a linear bias without a causal mask, a distance from another diagonal)
+    stay in score_mod, with a remark under `explain=true`. Nothing
     else in the module changes. With `explain=true`, each candidate that
     almost matched gets a remark naming the step that failed and why.
 
@@ -37,8 +47,10 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     the cache position. `cache_seqlens` (i32 [B]) is built in the IR from
     that length; since the model writes the step's new rows into the cache
     before attending and its mask counts them, the op attends over the
-    updated cache with that length and no `new_kv`. A decode-shaped
-    attention whose mask is not such a length (or that has a bias,
+    updated cache with that length and no `new_kv`. An ALiBi bias rides
+    along as the op's `alibi(...)` slopes where each row's keys end at its
+    diagonal (one query row, or a causal length mask). A decode-shaped
+    attention whose mask is not such a length (or that has a bias other than that ALiBi,
     score_mod, dropout or window besides it) stays a dense flash.attention,
     with a remark under `explain=true` saying why.
 

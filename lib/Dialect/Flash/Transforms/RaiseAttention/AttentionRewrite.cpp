@@ -3,8 +3,9 @@
 // Operands become rank-4 views with tensor.expand_shape only (splitting the
 // merged batch*heads dim, adding unit dims), never copies; the output is
 // collapsed back to the shape of the P·V result it replaces. Bias and mask
-// tensors that are projections of [B, H, Sq, Sk] become operands; every
-// other modification becomes a score_mod / mask_mod region.
+// tensors that are projections of [B, H, Sq, Sk] become operands, an ALiBi
+// bias the alibi operand (AlibiBias.cpp); every other modification becomes
+// a score_mod / mask_mod region.
 //
 //===----------------------------------------------------------------------===//
 #include "Match.h"
@@ -257,10 +258,22 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
   Value q = operands->q, k = operands->k, v = operands->v;
   ArrayRef<int64_t> qPerm = operands->qPerm, kPerm = operands->kPerm,
                     vPerm = operands->vPerm;
-  // Bias: one projectable tensor becomes the operand; the rest score_mod.
-  Value bias;
+  // Bias: an ALiBi term becomes the alibi operand (applied after score_mod,
+  // so any term may go), one projectable tensor the bias operand (applied
+  // before it, so not with a residual); the rest score_mod.
+  Value bias, alibi;
   SmallVector<Expr *> modTerms;
+  AlibiDiagonal diag = denseAlibiDiagonal(m);
   for (Expr *t : m.parts.biasTerms) {
+    if (!alibi) {
+      std::string whyNot;
+      if (auto a = matchAlibiBias(t, m, diag, whyNot); succeeded(a)) {
+        alibi = buildAlibiSlopes(b, loc, *a, m);
+        continue;
+      }
+      if (m.alibiNote.empty())
+        m.alibiNote = whyNot;
+    }
     Value asOperand = (!bias && !m.parts.residual) ? projectTo4(b, loc, t, m)
                                                    : Value();
     if (asOperand)
@@ -305,8 +318,7 @@ mlir::flash::raise::rewriteAttention(AttentionMatch &m,
       /*cu_seqlens_q=*/Value(), /*cu_seqlens_k=*/Value(),
       /*q_descale=*/Value(), /*k_descale=*/Value(), /*v_descale=*/Value(),
       /*kv_num_blocks=*/Value(), /*kv_indices=*/Value(),
-      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(),
-      /*alibi_slopes=*/Value(),
+      /*full_kv_num_blocks=*/Value(), /*full_kv_indices=*/Value(), alibi,
       b.getF32FloatAttr(m.parts.scale), causal, i64(m.masks.windowLeft),
       i64(m.masks.windowRight),
       m.parts.softcap ? b.getF32FloatAttr(*m.parts.softcap) : FloatAttr(),

@@ -211,8 +211,23 @@ LogicalResult mlir::flash::raise::matchKVCacheLength(const AttentionMatch &m,
                                " query rows is a prefill, not a decode step "
                                "(at most " +
                                Twine(kMaxDecodeQueries) + ")");
-  if (!m.parts.biasTerms.empty() || m.parts.residual)
+  // ALiBi is the one bias the KV-cache op computes: one slope * position
+  // term, over keys that end at each row's diagonal i + L_b - Sq.
+  if (m.parts.residual || m.parts.biasTerms.size() > 1)
     return why.fail(kStep, "flash.attention_kvcache has no bias or score_mod");
+  if (!m.parts.biasTerms.empty()) {
+    AlibiDiagonal diag;
+    diag.keysUpToDiagonal = m.seqQ == 1 || found->causal;
+    std::string whyNot;
+    auto alibi = matchAlibiBias(m.parts.biasTerms.front(), m, diag, whyNot);
+    if (failed(alibi)) {
+      std::string reason = "flash.attention_kvcache has no bias or score_mod";
+      if (!whyNot.empty())
+        reason += "; the bias is not the op's ALiBi: " + whyNot;
+      return why.fail(kStep, reason);
+    }
+    found->alibi = *alibi;
+  }
   if (m.dropoutP)
     return why.fail(kStep, "flash.attention_kvcache has no dropout");
   if (m.masks.causalBottomRight || m.masks.windowLeft || m.masks.windowRight)

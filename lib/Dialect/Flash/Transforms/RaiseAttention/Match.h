@@ -364,6 +364,9 @@ struct AttentionMatch {
   Value output;
   /// Roles of the dims of the P·V result, which the output must take.
   llvm::SmallVector<Role> outRoles;
+  /// Why a bias term shaped like ALiBi (slope * position) stayed in
+  /// score_mod instead of becoming the op's alibi operand; empty otherwise.
+  std::string alibiNote;
   std::unique_ptr<ExprBuilder> builder; // owns the trees in parts/masks
 };
 
@@ -392,6 +395,36 @@ FailureOr<RaisedOperands> buildRaisedOperands(OpBuilder &b,
 void replaceAttentionOutput(OpBuilder &b, AttentionMatch &m, Value out,
                             llvm::DenseSet<Operation *> &erased);
 
+/// A bias term that the op's `alibi(...)` operand computes
+/// (AlibiBias.cpp): the op adds -slope * |diagonal(i) - j| with
+/// slope = factor * slopes[...], read where the model reads it.
+struct AlibiBias {
+  const Expr *slopes = nullptr; // the Read of the per-head slope tensor
+  double factor = 1.0;
+};
+/// Where the op the match becomes puts ALiBi's diagonal, and which keys its
+/// rows see relative to it.
+struct AlibiDiagonal {
+  /// Sk - Sq of the dense op; unknown for the KV-cache op (per sequence).
+  std::optional<int64_t> offset;
+  /// No visible key lies past the diagonal (causal masks, a decode row):
+  /// a bias linear in j then differs from the op's by a function of the
+  /// row, which the softmax cancels (O equal, the LSE not).
+  bool keysUpToDiagonal = false;
+};
+AlibiDiagonal denseAlibiDiagonal(const AttentionMatch &m);
+/// Matches a bias term as ALiBi: factor * slope[b, h] * P with P linear in
+/// (i, j), or |P|. Fails with `why` empty when the term is no slope times a
+/// key position, with `why` saying what differs when it is one the op's
+/// ALiBi cannot compute here.
+FailureOr<AlibiBias> matchAlibiBias(const Expr *term, const AttentionMatch &m,
+                                    const AlibiDiagonal &diag,
+                                    std::string &why);
+/// The op's slopes operand, f32 [Hq] or [B, Hq]: the model's tensor itself
+/// when it is one with factor 1, else gathered from it.
+Value buildAlibiSlopes(OpBuilder &b, Location loc, const AlibiBias &a,
+                       const AttentionMatch &m);
+
 /// The key length of a decode step's mask: key j of sequence b is kept iff
 /// j < L_b (and, when `causal`, j <= i + L_b - Sq), where
 /// L_b = lin(b) + sum(factor * term) and each term is a scalar tree that
@@ -400,6 +433,8 @@ struct KVCacheLength {
   LinExpr lin;
   llvm::SmallVector<std::pair<const Expr *, int64_t>> terms;
   bool causal = false;
+  /// The step's bias, when it is ALiBi (its only bias term).
+  std::optional<AlibiBias> alibi;
 };
 /// Whether a matched attention is a decode step over a KV cache: a few
 /// queries over more keys whose only mask is a length mask (KVCacheMatch.cpp).

@@ -1,0 +1,286 @@
+//===- AlibiBias.cpp - a model's ALiBi bias as the op's alibi operand -----===//
+//
+// Models add ALiBi as slope[h] times a position: BLOOM slope * j under a
+// causal mask, MPT and FlexAttention's example slope * (j - i), symmetric
+// encoders -slope * |i - j|. flash.attention's `alibi(...)` computes
+// -slope * |i + Sk - Sq - j| natively, which the GPU kernels do in two
+// instructions a score where a score_mod region costs a general transform.
+//
+// The model's term is read as factor * slope * P with P linear in (i, j),
+// or its absolute value:
+//  - |P|: equal to the op's bias when P weighs i and j alike and is
+//    measured from the op's diagonal i + Sk - Sq = j;
+//  - P: where no visible key lies past the diagonal (causal masks), the
+//    op's bias is slope * (j - diagonal), so a term linear in j differs from
+//    it only by a function of the row, which the softmax cancels. O is the
+//    same; the LSE would differ, and the raised ops return none.
+//
+//===----------------------------------------------------------------------===//
+#include "Match.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::flash::raise;
+
+namespace {
+/// q * i + k * j + c, positions as the model computes them.
+struct Position {
+  double q = 0, k = 0, c = 0;
+};
+/// factor * slope * pos (or * |pos|); slope and pos may be absent.
+struct Product {
+  double factor = 1.0;
+  const Expr *slope = nullptr;
+  std::optional<Position> pos;
+  bool abs = false;
+};
+} // namespace
+
+/// The position a slope-free product stands for (a constant when it has
+/// none).
+static Position asPosition(const Product &p) {
+  Position r = p.pos.value_or(Position{0, 0, 1});
+  return {r.q * p.factor, r.k * p.factor, r.c * p.factor};
+}
+
+/// How each dimension of a slope tensor is read: at 0 (size 1), b, h or
+/// b * Hq + h. Empty when the read is no per-head slope.
+enum class SlopeDim { Unit, B, H, BH };
+static std::optional<SmallVector<SlopeDim>>
+slopeDims(const Expr *read, const AttentionMatch &m) {
+  auto ty = cast<RankedTensorType>(read->tensor.getType());
+  LinExpr bh = LinExpr::dim(kB) * m.headsQ + LinExpr::dim(kH);
+  SmallVector<SlopeDim> dims;
+  bool b = false, h = false;
+  for (auto [d, at] : llvm::enumerate(read->at)) {
+    int64_t size = ty.getDimSize(d);
+    std::optional<unsigned> one = at.asDim();
+    if (at == LinExpr::constant(0) && size == 1) {
+      dims.push_back(SlopeDim::Unit);
+    } else if (one == kB && size == m.batch && !b && !h) {
+      dims.push_back(SlopeDim::B);
+      b = true;
+    } else if (one == kH && size == m.headsQ && !h) {
+      dims.push_back(SlopeDim::H);
+      h = true;
+    } else if (at == bh && size == m.batch * m.headsQ && !b && !h) {
+      dims.push_back(SlopeDim::BH);
+      b = h = true;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!h)
+    return std::nullopt;
+  return dims;
+}
+
+/// The term as factor * slope * position, when it is one.
+static std::optional<Product> productOf(const Expr *e) {
+  switch (e->kind) {
+  case Expr::Score:
+    return std::nullopt;
+  case Expr::Const:
+    return Product{e->fval};
+  case Expr::Index: {
+    if (e->index.uses(kB) || e->index.uses(kH))
+      return std::nullopt;
+    Product p;
+    p.pos = Position{double(e->index.c[kQ]), double(e->index.c[kK]),
+                     double(e->index.cst)};
+    return p;
+  }
+  case Expr::Read: {
+    if (!isa<FloatType>(e->type) ||
+        llvm::any_of(e->at, [](const LinExpr &l) {
+          return l.uses(kQ) || l.uses(kK);
+        }))
+      return std::nullopt;
+    Product p;
+    p.slope = e;
+    return p;
+  }
+  case Expr::Op:
+    break;
+  }
+  auto operand = [&](unsigned i) { return productOf(e->operands[i]); };
+  switch (e->op) {
+  case ScalarKind::Cast:
+    // A float truncated to an integer may round; an unsigned cast of a
+    // negative distance wraps: neither is the position any more.
+    if (e->castUnsigned || (isa<FloatType>(e->operands[0]->type) &&
+                            !isa<FloatType>(e->type)))
+      return std::nullopt;
+    return operand(0);
+  case ScalarKind::Copy:
+    return operand(0);
+  case ScalarKind::Neg: {
+    auto p = operand(0);
+    if (p)
+      p->factor = -p->factor;
+    return p;
+  }
+  case ScalarKind::Mul: {
+    auto a = operand(0), b = operand(1);
+    if (!a || !b || (a->slope && b->slope) || (a->pos && b->pos))
+      return std::nullopt;
+    Product p;
+    p.factor = a->factor * b->factor;
+    p.slope = a->slope ? a->slope : b->slope;
+    const Product &withPos = a->pos ? *a : *b;
+    p.pos = withPos.pos;
+    p.abs = withPos.abs;
+    return p;
+  }
+  case ScalarKind::Div: {
+    auto a = operand(0);
+    const Expr *d = stripFloatCasts(e->operands[1]);
+    if (!a || d->kind != Expr::Const || d->fval == 0)
+      return std::nullopt;
+    a->factor /= d->fval;
+    return a;
+  }
+  case ScalarKind::Add:
+  case ScalarKind::Sub: {
+    // Only positions add up: slope * P1 + slope * P2 is two terms.
+    auto a = operand(0), b = operand(1);
+    if (!a || !b || a->slope || b->slope || a->abs || b->abs)
+      return std::nullopt;
+    double sign = e->op == ScalarKind::Sub ? -1.0 : 1.0;
+    Position x = asPosition(*a), y = asPosition(*b);
+    Product p;
+    p.pos = Position{x.q + sign * y.q, x.k + sign * y.k, x.c + sign * y.c};
+    return p;
+  }
+  case ScalarKind::Abs: {
+    auto a = operand(0);
+    if (!a || a->slope || a->abs)
+      return std::nullopt;
+    Product p;
+    p.pos = asPosition(*a);
+    p.abs = true;
+    return p;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+AlibiDiagonal mlir::flash::raise::denseAlibiDiagonal(const AttentionMatch &m) {
+  AlibiDiagonal d;
+  d.offset = m.seqK - m.seqQ;
+  // Keys a row sees end at i + off (causal bottom-right), at i (top-left),
+  // or at i + window_right (a window without causal, top-left aligned).
+  if (m.masks.causalBottomRight)
+    d.keysUpToDiagonal = *m.masks.causalBottomRight || *d.offset >= 0;
+  else if (m.masks.windowRight)
+    d.keysUpToDiagonal = *m.masks.windowRight <= *d.offset;
+  return d;
+}
+
+FailureOr<AlibiBias>
+mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
+                                   const AlibiDiagonal &diag,
+                                   std::string &why) {
+  why.clear();
+  auto p = productOf(term);
+  if (!p || !p->slope || !p->pos || p->pos->k == 0 || p->factor == 0)
+    return failure();
+  if (!slopeDims(p->slope, m)) {
+    why = "the slopes are not read per query head (at h, [b, h] or "
+          "b * Hq + h)";
+    return failure();
+  }
+  const Position &x = *p->pos;
+  AlibiBias a;
+  a.slopes = p->slope;
+  if (p->abs) {
+    // |x.q * i + x.k * j + x.c| = |x.q| * |i + x.c / x.q - j| when x.k = -x.q.
+    if (x.q != -x.k) {
+      why = "the distance |a*i + b*j + c| does not weigh i and j alike";
+      return failure();
+    }
+    if (!diag.offset || x.c != x.q * double(*diag.offset)) {
+      why = "the distance is not measured from the diagonal j = i + Sk - "
+            "Sq, where flash.attention's ALiBi measures it";
+      return failure();
+    }
+    a.factor = -p->factor * std::abs(x.q);
+    return a;
+  }
+  if (!diag.keysUpToDiagonal) {
+    why = "a bias linear in the key position without a causal mask: "
+          "ALiBi's -slope * |distance| differs from it past the diagonal";
+    return failure();
+  }
+  a.factor = p->factor * x.k;
+  return a;
+}
+
+Value mlir::flash::raise::buildAlibiSlopes(OpBuilder &b, Location loc,
+                                           const AlibiBias &a,
+                                           const AttentionMatch &m) {
+  Value t = a.slopes->tensor;
+  auto ty = cast<RankedTensorType>(t.getType());
+  SmallVector<SlopeDim> dims = *slopeDims(a.slopes, m);
+  bool perBatch = m.batch > 1 && llvm::any_of(dims, [](SlopeDim d) {
+                    return d == SlopeDim::B || d == SlopeDim::BH;
+                  });
+  SmallVector<int64_t, 2> shape;
+  if (perBatch)
+    shape.push_back(m.batch);
+  shape.push_back(m.headsQ);
+  Type f32 = b.getF32Type();
+  auto resTy = RankedTensorType::get(shape, f32);
+  if (ty == resTy && a.factor == 1.0)
+    return t;
+  // Gathered in f32 and scaled: [Hq] or [B, Hq] values, nothing to fuse.
+  auto gen = tensor::GenerateOp::create(
+      b, loc, resTy, ValueRange(),
+      [&](OpBuilder &nb, Location l, ValueRange ivs) {
+        Value zero;
+        auto zeroIndex = [&] {
+          if (!zero)
+            zero = arith::ConstantIndexOp::create(nb, l, 0);
+          return zero;
+        };
+        Value hi = ivs.back();
+        auto bi = [&] { return perBatch ? ivs[0] : zeroIndex(); };
+        SmallVector<Value> at;
+        for (SlopeDim d : dims) {
+          switch (d) {
+          case SlopeDim::Unit:
+            at.push_back(zeroIndex());
+            break;
+          case SlopeDim::B:
+            at.push_back(bi());
+            break;
+          case SlopeDim::H:
+            at.push_back(hi);
+            break;
+          case SlopeDim::BH: {
+            Value hq = arith::ConstantIndexOp::create(nb, l, m.headsQ);
+            Value row = arith::MulIOp::create(nb, l, bi(), hq);
+            at.push_back(arith::AddIOp::create(nb, l, row, hi));
+            break;
+          }
+          }
+        }
+        Value v = tensor::ExtractOp::create(nb, l, t, at);
+        if (v.getType().getIntOrFloatBitWidth() < 32)
+          v = arith::ExtFOp::create(nb, l, f32, v);
+        else if (v.getType() != f32)
+          v = arith::TruncFOp::create(nb, l, f32, v);
+        if (a.factor != 1.0) {
+          Value f = arith::ConstantOp::create(
+              nb, l, nb.getF32FloatAttr(float(a.factor)));
+          v = arith::MulFOp::create(nb, l, v, f);
+        }
+        tensor::YieldOp::create(nb, l, v);
+      });
+  return gen.getResult();
+}
