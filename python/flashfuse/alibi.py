@@ -22,6 +22,7 @@ apart, so inference never waits for a backward.
 """
 
 import threading
+from typing import Optional
 
 import torch
 
@@ -105,10 +106,11 @@ def check_device(slopes, query, name=_NAME):
 
 
 def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
-                   layout, varlen=False, dropout=False):
+                   layout, varlen=False, dropout=False, sparse=None):
     """The variants.KernelVariant of an ALiBi call: its flags only (window
     sizes, the softcap and dropout's p are the kernels' run-time
-    parameters); `varlen` for a packed batch's."""
+    parameters); `varlen` for a packed batch's; `sparse` (1 or 2, BQ, BK)
+    for block-sparse lists (block_sparse_attention's)."""
     mask = _CAUSAL_NAMES[causal]
     name = "_".join(
         [f"alibi{'' if layout == 1 else '_bh'}"]
@@ -116,12 +118,15 @@ def kernel_variant(dtype, head_dim, head_dim_v, causal, windowed, softcap,
          f"d{head_dim}"] + ([f"dv{head_dim_v}"] if head_dim_v != head_dim
                             else [])
         + [mask or "full"] + (["window"] if windowed else [])
-        + (["softcap"] if softcap else []) + (["dropout"] if dropout else []))
+        + (["softcap"] if softcap else []) + (["dropout"] if dropout else [])
+        + ([f"bs{sparse[0]}_{sparse[1]}x{sparse[2]}"] if sparse else []))
     return variants.KernelVariant(
         name, _DTYPE_NAMES[dtype], head_dim, head_dim_v, causal=mask,
         window=(0, 0) if windowed else None,
         softcap=1.0 if softcap else None, alibi=layout, varlen=varlen,
-        dropout=0.1 if dropout else None)
+        dropout=0.1 if dropout else None,
+        block_sparse=sparse[0] if sparse else 0,
+        sparse_blocks=tuple(sparse[1:]) if sparse else (128, 128))
 
 
 def artifact_dir(variant, backward, device, deterministic=False):
@@ -402,3 +407,108 @@ def varlen_attention(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
     return _AlibiVarlenAttention.apply(q, k, v, cu_seqlens_q, cu_seqlens_k,
                                        slopes, sizes, options,
                                        bool(deterministic), dropout)
+
+
+# ---- block-sparse lists: flashfuse.block_sparse_attention(alibi_slopes=) --
+
+def _block_mask(num, idx, fnum, fidx):
+    return (num, idx) if fnum is None else (num, idx, fnum, fidx)
+
+
+def _alibi_bs_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                  num: torch.Tensor, idx: torch.Tensor,
+                  fnum: Optional[torch.Tensor], fidx: Optional[torch.Tensor],
+                  slopes: torch.Tensor, causal: int, scale: float,
+                  block_q: int, block_k: int
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) over the listed key blocks
+    (block_sparse_attention's checked call)."""
+    variant = _block_sparse_variant(q, v, slopes, causal, fnum, block_q,
+                                    block_k)
+    return artifact.forward(
+        artifact_dir(variant, False, q.device), q, k, v, scale=scale,
+        block_mask=_block_mask(num, idx, fnum, fidx),
+        alibi_slopes=slopes.contiguous())
+
+
+def _block_sparse_variant(q, v, slopes, causal, fnum, block_q, block_k):
+    sparse = (1 if fnum is None else 2, int(block_q), int(block_k))
+    return kernel_variant(q.dtype, q.shape[-1], v.shape[-1], causal, False,
+                          False, slopes.dim(), sparse=sparse)
+
+
+alibi_bs_fwd = torch.library.custom_op(
+    "flashfuse::alibi_block_sparse_fwd", mutates_args=(),
+    device_types="cuda")(_alibi_bs_fwd)
+
+
+@alibi_bs_fwd.register_fake
+def _(q, k, v, num, idx, fnum, fidx, slopes, causal, scale, block_q,
+      block_k):
+    b, hq, sq, _ = q.shape
+    return (q.new_empty(b, hq, sq, v.shape[-1]),
+            q.new_empty(b, hq, sq, dtype=torch.float32))
+
+
+def _alibi_bs_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor,
+                  v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                  num: torch.Tensor, idx: torch.Tensor,
+                  fnum: Optional[torch.Tensor], fidx: Optional[torch.Tensor],
+                  slopes: torch.Tensor, causal: int, scale: float,
+                  block_q: int, block_k: int, deterministic: bool = False
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dQ, dK, dV) over the same lists (transposed by the backward)."""
+    variant = _block_sparse_variant(q, v, slopes, causal, fnum, block_q,
+                                    block_k)
+    return artifact.backward(
+        artifact_dir(variant, True, q.device, deterministic),
+        dout.contiguous(), q, k, v, out, lse, scale=scale,
+        block_mask=_block_mask(num, idx, fnum, fidx),
+        alibi_slopes=slopes.contiguous())
+
+
+alibi_bs_bwd = torch.library.custom_op(
+    "flashfuse::alibi_block_sparse_bwd", mutates_args=(),
+    device_types="cuda")(_alibi_bs_bwd)
+
+
+@alibi_bs_bwd.register_fake
+def _(dout, q, k, v, out, lse, num, idx, fnum, fidx, slopes, causal, scale,
+      block_q, block_k, deterministic=False):
+    return tuple(ops._grad_like(t) for t in (q, k, v))
+
+
+class _AlibiBlockSparseAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, lists, slopes, options, deterministic):
+        o, lse = ops.run_op(alibi_bs_fwd, _alibi_bs_fwd, q, k, v, *lists,
+                            slopes, *options)
+        ctx.save_for_backward(q, k, v, o, lse, slopes,
+                              *(t for t in lists if t is not None))
+        ctx.options, ctx.deterministic = options, deterministic
+        return o
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, o, lse, slopes, *saved = ctx.saved_tensors
+        lists = tuple(saved) + (None,) * (4 - len(saved))
+        dq, dk, dv = ops.run_op(alibi_bs_bwd, _alibi_bs_bwd, dout, q, k, v,
+                                o, lse, *lists, slopes, *ctx.options,
+                                ctx.deterministic)
+        return dq, dk, dv, None, None, None, None
+
+
+def block_sparse_attention(q, k, v, lists, size, slopes, causal, scale,
+                           deterministic=False):
+    """O of a checked block_sparse_attention call with flash-attn's ALiBi
+    (its lists contiguous, `size` their (BQ, BK), check_slopes' checks
+    done): the block-sparse kernels with the `alibi(...)` operand, compiled
+    on first use like the dense ALiBi ones. Differentiable in q, k, v (the
+    slopes and lists get no gradient)."""
+    options = (int(causal), float(scale), int(size[0]), int(size[1]))
+    if not (torch.is_grad_enabled()
+            and any(t.requires_grad for t in (q, k, v))):
+        return ops.run_op(alibi_bs_fwd, _alibi_bs_fwd, q, k, v, *lists,
+                          slopes, *options)[0]
+    return _AlibiBlockSparseAttention.apply(q, k, v, lists, slopes, options,
+                                            bool(deterministic))

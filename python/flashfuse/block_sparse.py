@@ -377,13 +377,18 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
                            kv_num_blocks=None, kv_indices=None,
                            full_kv_num_blocks=None, full_kv_indices=None,
                            block_size=128, is_causal=False, scale=None,
-                           enable_gqa=False, check=None, deterministic=False):
+                           enable_gqa=False, check=None, deterministic=False,
+                           alibi_slopes=None):
     """O [B, Hq, Sq, Dv] of attention over the listed key blocks (module
     docstring). `check` (default: FLASHFUSE_CHECK_BLOCK_SPARSE=1) runs
     check_lists before the launch; the kernel itself never reads out of
     bounds, whatever the lists hold. `deterministic=True` (or torch's
     deterministic mode) makes the backward use a deterministic artifact
-    (flashfuse-compile --deterministic: dQ without atomics)."""
+    (flashfuse-compile --deterministic: dQ without atomics).
+    `alibi_slopes` (flash-attn's name, float32 [Hq] or [B, Hq]) adds
+    flash-attn's ALiBi bias -slope * |i + Sk - Sq - j| to every visible
+    score (flashfuse.alibi): FlexAttention's BlockMask with its ALiBi
+    score_mod, on kernels compiled on first use."""
     num, idx, fnum, fidx, size = _lists_of(
         block_mask, kv_num_blocks, kv_indices, full_kv_num_blocks,
         full_kv_indices, block_size)
@@ -404,6 +409,14 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
     if is_causal not in (False, True, "top_left", "bottom_right"):
         raise ValueError(f"{_NAME}: is_causal must be a bool, 'top_left' or "
                          f"'bottom_right', got {is_causal!r}")
+    if alibi_slopes is not None:
+        from . import alibi
+        alibi.check_slopes(alibi_slopes, query.shape[0], query.shape[1],
+                           name=_NAME)
+        alibi.check_lengths(query.shape[2], key.shape[2], name=_NAME)
+    if query.device.type != "cuda":
+        raise ValueError(f"{_NAME} runs on CUDA tensors; query is on "
+                         f"{query.device}")
     if check is None:
         check = _check_env()
     if check:
@@ -413,11 +426,16 @@ def block_sparse_attention(query, key, value, block_mask=None, *,
     lists = tuple(t.contiguous() if t is not None else None for t in lists)
     mode = 2 if lists[2] is not None else 1
     sparse = (mode,) + tuple(size)
+    deterministic = bool(deterministic) or (
+        torch.are_deterministic_algorithms_enabled()
+        and not torch.is_deterministic_algorithms_warn_only_enabled())
+    if alibi_slopes is not None:
+        alibi.check_device(alibi_slopes, query, name=_NAME)
+        return alibi.block_sparse_attention(query, key, value, lists, size,
+                                            alibi_slopes, causal, scale,
+                                            deterministic)
     if torch.is_grad_enabled() and any(
             t.requires_grad for t in (query, key, value)):
-        deterministic = bool(deterministic) or (
-            torch.are_deterministic_algorithms_enabled()
-            and not torch.is_deterministic_algorithms_warn_only_enabled())
         return _BlockSparseAttention.apply(query, key, value, lists, sparse,
                                            causal, scale, deterministic)
     return _forward(query, key, value, lists, sparse, causal, scale)[0]

@@ -190,19 +190,19 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
     ALiBi, which subtracts slopes[h] * |i + Sk - Sq - j| from the score of
     query i and key j (after scale and softcap; the distance from the
     bottom-right diagonal, as flash-attn has it), with is_causal, window,
-    softcap and dropout_p (no attn_mask, block_mask or FP8). Differentiable in
+    softcap, dropout_p and block_mask (no attn_mask or FP8). Differentiable in
     query, key and value, deterministically too (an artifact compiled
     --deterministic, whose dQ kernel adds without float atomics). Its
     kernels are compiled by flashfuse-compile on first use and cached
     (flashfuse.alibi).
     """
     if alibi_slopes is not None and (
-            attn_mask is not None or block_mask is not None
+            attn_mask is not None
             or any(t is not None for t in (q_descale, k_descale, v_descale))
             or any(fp8.is_fp8(t) for t in (query, key, value))):
         raise ValueError("flashfuse.attention: alibi_slopes goes with "
-                         "is_causal, scale, window, softcap and dropout_p "
-                         "only (no attn_mask, block_mask or FP8 inputs)")
+                         "is_causal, scale, window, softcap, dropout_p and "
+                         "block_mask only (no attn_mask or FP8 inputs)")
     if block_mask is not None:
         if (attn_mask is not None or window is not None or softcap
                 or dropout_p):
@@ -213,7 +213,8 @@ def attention(query, key, value, attn_mask=None, is_causal=False, scale=None,
         return block_sparse_attention(query, key, value, block_mask,
                                       block_size=block_size,
                                       is_causal=is_causal, scale=scale,
-                                      enable_gqa=enable_gqa)
+                                      enable_gqa=enable_gqa,
+                                      alibi_slopes=alibi_slopes)
     fp8_inputs = any(fp8.is_fp8(t) for t in (query, key, value))
     _check_inputs(query, key, value, enable_gqa, fp8_inputs)
     if is_causal not in _CAUSAL:

@@ -222,6 +222,29 @@ def test_compiles_for_gpu_targets(compile_tool, monkeypatch, tmp_path,
         assert (pathlib.Path(again) / "manifest.txt").stat().st_mtime_ns == stamp
 
 
+def test_block_sparse_variant_compiles(compile_tool, monkeypatch, tmp_path):
+    """A block-sparse ALiBi variant (block_sparse_attention(alibi_slopes=)'s)
+    compiles for Hopper on the sm90ws recipe: the forward and the backward
+    main kernel take the lists (the backward's transposed) and the
+    slopes."""
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    v = alibi.kernel_variant(torch.bfloat16, 64, 64, 1, False, False, 2,
+                             sparse=(2, 128, 128))
+    for backward in (False, True):
+        directory = _compile.compile_variant(v, (9, 0), backward=backward)
+        info = artifact.kernel_info(
+            directory, kind=artifact.rt.KIND_BACKWARD if backward else None)
+        assert (info.variant.alibi, info.variant.block_sparse) == (2, 2)
+        names = {n for _, n in info.params}
+        # The backward walks the transposed lists (query blocks per key
+        # block, docs/KERNEL_ABI.md "Block-sparse backward").
+        family = "q" if backward else "kv"
+        assert {"alibi_slopes", f"{family}_num_blocks",
+                f"full_{family}_num_blocks"} <= names, names
+        assert "sm90ws" in info.name
+
+
 @pytest.mark.parametrize("target", ["h100", "a100"])
 def test_deterministic_backward_has_its_dq_kernel(compile_tool, monkeypatch,
                                                   tmp_path, target):
@@ -291,7 +314,11 @@ def test_variant_names_and_refusals():
     with pytest.raises(ValueError, match="alibi must be 0, 1"):
         variants.KernelVariant("x", "f16", 64, alibi=3)
     with pytest.raises(ValueError, match="is a 16-bit one"):
-        variants.KernelVariant("x", "f16", 64, alibi=1, block_sparse=1)
+        variants.KernelVariant("x", "e4m3", 64, alibi=1, out_dtype="bf16")
+    v = alibi.kernel_variant(torch.float16, 64, 64, 2, False, False, 1,
+                             sparse=(2, 128, 64))
+    assert v.name == "alibi_f16_d64_bottom_right_bs2_128x64"
+    assert (v.alibi, v.block_sparse, v.sparse_blocks) == (1, 2, (128, 64))
     v = alibi.kernel_variant(torch.bfloat16, 128, 128, 2, False, False, 1,
                              varlen=True)
     assert v.name == "alibi_varlen_bf16_d128_bottom_right" and v.varlen
@@ -325,6 +352,25 @@ def test_argument_errors():
         with pytest.raises(ValueError, match="runs on CUDA tensors"):
             flashfuse.attention(q, k, v, enable_gqa=True, alibi_slopes=good,
                                 **extra)
+
+
+def test_block_sparse_argument_errors():
+    """block_sparse_attention(alibi_slopes=) checks the slopes as
+    flashfuse.attention does, naming itself, then the device."""
+    import flashfuse
+    q, k, v = _qkv(hkv=4, s=256)
+    n = torch.ones(2, 4, 2, dtype=torch.int32)
+    i = torch.zeros(2, 4, 2, 2, dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"block_sparse_attention: "
+                       r"alibi_slopes must be \[Hq\] = \[4\]"):
+        flashfuse.block_sparse_attention(q, k, v, (n, i),
+                                         alibi_slopes=torch.rand(3))
+    with pytest.raises(TypeError, match="must be float32"):
+        flashfuse.attention(q, k, v, block_mask=(n, i),
+                            alibi_slopes=torch.rand(4).half())
+    with pytest.raises(ValueError, match="runs on CUDA tensors"):
+        flashfuse.attention(q, k, v, block_mask=(n, i),
+                            alibi_slopes=torch.rand(2, 4))
 
 
 def test_lengths_past_the_exact_range():

@@ -74,6 +74,24 @@ DROPOUT_CASES = [("bf16", 128, "bottom_right", None, 0.0, 1, False),
 EXTRA_CASES = [("bf16", 64, "top_left", None, 0.0, 1, True)]
 
 
+# flashfuse.block_sparse_attention(alibi_slopes=)
+# (python/tests/test_alibi_block_sparse_gpu.py): (dtype, D, causal, layout,
+# lists: 1 partial only, 2 partial and full), one kernel pair each, over
+# BLOCK_SPARSE_SHAPES (b, hq, hkv, sq, sk) with random lists of 128 x 128
+# blocks (check_block_sparse.random_lists: empty rows, junk past counts).
+BLOCK_SPARSE_CASES = [("bf16", 128, "none", 1, 2),
+                      ("bf16", 64, "top_left", 2, 2),
+                      ("f16", 128, "bottom_right", 1, 1)]
+BLOCK_SPARSE_SHAPES = [(2, 4, 2, 300, 520), (1, 4, 4, 256, 256),
+                       (1, 2, 1, 129, 700)]
+
+
+def block_sparse_variant(dtype, d, causal, layout, mode):
+    return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
+                                False, False, layout,
+                                sparse=(mode, 128, 128))
+
+
 def variant_of(dtype, d, causal, window, softcap, layout, varlen=False,
                dropout=False):
     return alibi.kernel_variant(DTYPES[dtype], d, d, CAUSAL_CODE[causal],
@@ -87,22 +105,26 @@ def every_variant():
             | {variant_of(dt, d, c, w, 0.0, layout, varlen=True)
                for dt, d, c, w, layout in VARLEN_CASES}
             | {variant_of(*case, dropout=True) for case in DROPOUT_CASES}
-            | {variant_of(*case) for case in DETERMINISTIC_CASES + EXTRA_CASES})
+            | {variant_of(*case) for case in DETERMINISTIC_CASES + EXTRA_CASES}
+            | {block_sparse_variant(*case) for case in BLOCK_SPARSE_CASES})
 
 
-def compile_all(root):
+def compile_all(root, block_sparse_only=False):
     """Compiles every variant's forward and backward for h100 (and the
     deterministic backward of DETERMINISTIC_CASES) into root/cache and
-    writes root/index.json ({name|backward[|det]: directory})."""
+    writes root/index.json ({name|backward[|det]: directory});
+    `block_sparse_only`: BLOCK_SPARSE_CASES' alone."""
     os.environ["FLASHFUSE_CACHE_DIR"] = os.path.join(root, "cache")
     index = {}
-    for v in sorted(every_variant(), key=lambda v: v.name):
+    chosen = ({block_sparse_variant(*c) for c in BLOCK_SPARSE_CASES}
+              if block_sparse_only else every_variant())
+    for v in sorted(chosen, key=lambda v: v.name):
         for backward in (False, True):
             d = _compile.compile_variant(v, (9, 0), backward=backward)
             index[f"{v.name}|{int(backward)}"] = os.path.relpath(d, root)
             print(v.name, "backward" if backward else "forward", d,
                   flush=True)
-    for case in DETERMINISTIC_CASES:
+    for case in DETERMINISTIC_CASES if not block_sparse_only else ():
         v = variant_of(*case)
         d = _compile.compile_variant(v, (9, 0), backward=True,
                                      deterministic=True)
@@ -135,9 +157,11 @@ def slopes_for(b, hq, layout, gen):
     return wide.cuda()[:, ::2]
 
 
-def reference(q, k, v, do, slopes, causal, window, softcap, dtype):
+def reference(q, k, v, do, slopes, causal, window, softcap, dtype,
+              keep_lists=None):
     """(O, dQ, dK, dV) of attention with flash-attn's ALiBi, computed in
-    `dtype` (O's matmuls) with the softmax in f32, by autograd."""
+    `dtype` (O's matmuls) with the softmax in f32, by autograd;
+    `keep_lists`, the keys block-sparse lists keep ([B', H', Sq, Sk])."""
     q, k, v = (t.detach().to(dtype).requires_grad_() for t in (q, k, v))
     b, hq, sq, d = q.shape
     sk = k.shape[2]
@@ -157,6 +181,8 @@ def reference(q, k, v, do, slopes, causal, window, softcap, dtype):
         keep &= j <= i + sk - sq
     if window is not None:
         keep &= (j >= i - window[0]) & (j <= i + window[1])
+    if keep_lists is not None:
+        keep = keep & keep_lists
     s = s.masked_fill(~keep, float("-inf"))
     p = torch.softmax(s, -1).nan_to_num(0.0)
     o = p.to(dtype) @ vv
@@ -184,6 +210,42 @@ def check_case(dtype, d, causal, window, softcap, layout, shape, gen,
     pt = reference(q, k, v, do, slopes, causal, window, softcap, dt)
     r = dict(dtype=dtype, d=d, causal=causal, window=window, softcap=softcap,
              layout=layout, shape=shape, ok=True)
+    for name, ours, want, low, slack, factor in zip(
+            ("o", "dq", "dk", "dv"), (o,) + grads, ref, pt,
+            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
+        err = (ours.float() - want).abs().max().item()
+        err_pt = (low - want).abs().max().item()
+        r[name] = [err, err_pt]
+        r["ok"] &= err == err and err <= factor * err_pt + slack
+    return r
+
+
+def check_block_sparse_case(dtype, d, causal, layout, mode, shape, gen):
+    """block_sparse_attention(alibi_slopes=)'s O and gradients against the
+    reference with the lists' keys materialised."""
+    import check_block_sparse as cbs
+    b, hq, hkv, sq, sk = shape
+    dt = DTYPES[dtype]
+    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
+    v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
+    do = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    slopes = slopes_for(b, hq, layout, gen)
+    n, i, fn, fi = cbs.random_lists(b, hq, sq, sk, 0.6, 0.5, gen)
+    lists = (n, i, fn, fi) if mode == 2 else (n, i, None, None)
+    keep = cbs.visible_mask(lists, sq, sk, False)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    o = flashfuse.block_sparse_attention(
+        *leaves, kv_num_blocks=n, kv_indices=i,
+        full_kv_num_blocks=fn if mode == 2 else None,
+        full_kv_indices=fi if mode == 2 else None, is_causal=CAUSAL[causal],
+        enable_gqa=hq != hkv, alibi_slopes=slopes, check=True)
+    grads = torch.autograd.grad(o, leaves, do)
+    ref = reference(q, k, v, do, slopes, causal, None, 0.0, torch.float32,
+                    keep)
+    pt = reference(q, k, v, do, slopes, causal, None, 0.0, dt, keep)
+    r = dict(dtype=dtype, d=d, causal=causal, layout=layout, lists=mode,
+             shape=shape, ok=True)
     for name, ours, want, low, slack, factor in zip(
             ("o", "dq", "dk", "dv"), (o,) + grads, ref, pt,
             (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
@@ -277,13 +339,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--compile", metavar="DIR")
+    ap.add_argument("--block-sparse-only", action="store_true",
+                    help="with --compile: BLOCK_SPARSE_CASES' kernels only")
     ap.add_argument("--artifacts", metavar="DIR")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args()
     if args.compile:
-        compile_all(args.compile)
+        compile_all(args.compile, args.block_sparse_only)
         return 0
     if args.artifacts:
         use_artifacts(args.artifacts)
