@@ -3,7 +3,8 @@
 // softcap, scale), operands (bias, mask, GQA, layouts, 3-D) and regions
 // (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
 // masks as mask_mod), ALiBi as the alibi operand (causal slope * (j - i),
-// BLOOM's slope * j, symmetric and bottom-right |distance|, a decode step
+// BLOOM's slope * j, MPT's |j + 1 - Sk|, symmetric and bottom-right
+// |distance|, a decode step
 // over a cache), linalg and TOSA. Before and after raising, on the CPU,
 // on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
@@ -19,6 +20,7 @@
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_symmetric.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bloom.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bottom_right.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
@@ -29,5 +31,5 @@
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-19: OK
+// CHECK-COUNT-20: OK
 // CHECK-NOT: {{BAD|ERROR}}

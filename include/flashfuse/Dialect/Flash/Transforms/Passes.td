@@ -33,7 +33,9 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     op's -slope * |i + Sk - Sq - j| gives the same O: -slope * |P| for P a
     distance measured from that diagonal, or slope * P linear in the key
     position where no visible key lies past the diagonal (causal masks:
-    BLOOM's slope * j, MPT's slope * (j - i)), which differs from the op's
+    BLOOM's slope * j, slope * (j - i), and MPT's -slope * |j + 1 - Sk|,
+    an absolute value that keeps its sign over the visible keys), which
+    differs from the op's
     bias by a function of the row that the softmax cancels. Other terms
     (a linear bias without a causal mask, a distance from another diagonal)
     stay in score_mod, with a remark under `explain=true`. Nothing

@@ -1,19 +1,22 @@
 //===- AlibiBias.cpp - a model's ALiBi bias as the op's alibi operand -----===//
 //
 // Models add ALiBi as slope[h] times a position: BLOOM slope * j under a
-// causal mask, MPT and FlexAttention's example slope * (j - i), symmetric
-// encoders -slope * |i - j|. flash.attention's `alibi(...)` computes
-// -slope * |i + Sk - Sq - j| natively, which the GPU kernels do in two
-// instructions a score where a score_mod region costs a general transform.
+// causal mask, MPT -slope * |j + 1 - Sk|, FlexAttention's example
+// slope * (j - i), symmetric encoders -slope * |i - j|. flash.attention's
+// `alibi(...)` computes -slope * |i + Sk - Sq - j| natively, which the GPU
+// kernels do in two instructions a score where a score_mod region costs a
+// general transform.
 //
 // The model's term is read as factor * slope * P with P linear in (i, j),
 // or its absolute value:
 //  - |P|: equal to the op's bias when P weighs i and j alike and is
 //    measured from the op's diagonal i + Sk - Sq = j;
-//  - P: where no visible key lies past the diagonal (causal masks), the
-//    op's bias is slope * (j - diagonal), so a term linear in j differs from
-//    it only by a function of the row, which the softmax cancels. O is the
-//    same; the LSE would differ, and the raised ops return none.
+//  - P, or a |P| whose P keeps its sign over the keys a row may see (MPT's
+//    |j + 1 - Sk| under a causal mask): where no visible key lies past the
+//    diagonal (causal masks), the op's bias is slope * (j - diagonal), so a
+//    term linear in j differs from it only by a function of the row, which
+//    the softmax cancels. O is the same; the LSE would differ, and the
+//    raised ops return none.
 //
 //===----------------------------------------------------------------------===//
 #include "Match.h"
@@ -21,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -176,10 +180,42 @@ AlibiDiagonal mlir::flash::raise::denseAlibiDiagonal(const AttentionMatch &m) {
   // Keys a row sees end at i + off (causal bottom-right), at i (top-left),
   // or at i + window_right (a window without causal, top-left aligned).
   if (m.masks.causalBottomRight)
-    d.keysUpToDiagonal = *m.masks.causalBottomRight || *d.offset >= 0;
+    d.keysEnd = *m.masks.causalBottomRight ? *d.offset : 0;
   else if (m.masks.windowRight)
-    d.keysUpToDiagonal = *m.masks.windowRight <= *d.offset;
+    d.keysEnd = *m.masks.windowRight;
+  d.keysUpToDiagonal = d.keysEnd && *d.keysEnd <= *d.offset;
   return d;
+}
+
+/// +1 or -1 when q * i + k * j + c keeps that sign (or is 0) wherever a
+/// row may see a key: 0 <= i < Sq, 0 <= j < Sk and j <= i + keysEnd, a
+/// convex polygon, so its vertices decide. Nullopt where it changes sign.
+static std::optional<double> signOverVisibleKeys(const Position &x,
+                                                 const AttentionMatch &m,
+                                                 const AlibiDiagonal &d) {
+  int64_t sq = m.seqQ, sk = m.seqK;
+  if (sq <= 0 || sk <= 0)
+    return std::nullopt;
+  // Rows of the vertices: the first and last, where the band j <= i + e
+  // meets j = Sk - 1, and where it meets j = 0.
+  SmallVector<int64_t, 4> rows = {0, sq - 1};
+  if (d.keysEnd)
+    for (int64_t r : {sk - 1 - *d.keysEnd, -*d.keysEnd})
+      rows.push_back(std::clamp<int64_t>(r, 0, sq - 1));
+  bool positive = false, negative = false;
+  for (int64_t i : rows) {
+    int64_t last = d.keysEnd ? std::min(sk - 1, i + *d.keysEnd) : sk - 1;
+    for (int64_t j : {int64_t(0), last}) {
+      if (j < 0 || j > last)
+        continue;
+      double u = x.q * double(i) + x.k * double(j) + x.c;
+      positive |= u > 0;
+      negative |= u < 0;
+    }
+  }
+  if (positive && negative)
+    return std::nullopt;
+  return negative ? -1.0 : 1.0;
 }
 
 FailureOr<AlibiBias>
@@ -195,9 +231,19 @@ mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
           "b * Hq + h)";
     return failure();
   }
-  const Position &x = *p->pos;
+  Position x = *p->pos;
   AlibiBias a;
   a.slopes = p->slope;
+  bool distance = p->abs && x.q == -x.k && diag.offset &&
+                  x.c == x.q * double(*diag.offset);
+  // |P| of a P that keeps its sign over the visible keys is +-P, linear:
+  // MPT's -slope * |j + 1 - Sk| under a causal mask.
+  if (p->abs && !distance && diag.keysUpToDiagonal) {
+    if (std::optional<double> sign = signOverVisibleKeys(x, m, diag)) {
+      x = Position{*sign * x.q, *sign * x.k, *sign * x.c};
+      p->abs = false;
+    }
+  }
   if (p->abs) {
     // |x.q * i + x.k * j + x.c| = |x.q| * |i + x.c / x.q - j| when x.k = -x.q.
     if (x.q != -x.k) {

@@ -407,6 +407,9 @@ struct AlibiBias {
 struct AlibiDiagonal {
   /// Sk - Sq of the dense op; unknown for the KV-cache op (per sequence).
   std::optional<int64_t> offset;
+  /// Row i sees no key past j = i + keysEnd (the masks' bound); unknown
+  /// where only j < Sk is known.
+  std::optional<int64_t> keysEnd;
   /// No visible key lies past the diagonal (causal masks, a decode row):
   /// a bias linear in j then differs from the op's by a function of the
   /// row, which the softmax cancels (O equal, the LSE not).
