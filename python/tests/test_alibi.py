@@ -373,6 +373,57 @@ def test_block_sparse_argument_errors():
                             alibi_slopes=torch.rand(2, 4))
 
 
+def test_block_sparse_launches_its_artifacts(monkeypatch):
+    """alibi.block_sparse_attention (block_sparse_attention's checks done):
+    the forward of the block-sparse ALiBi variant with the lists as
+    block_mask and the slopes, then through autograd the backward of the
+    same variant (deterministic as asked) with the same lists; the slopes
+    and lists get no gradient."""
+    calls = []
+
+    def artifact_dir(variant, backward, device, deterministic=False):
+        calls.append(("dir", variant.name, backward, deterministic))
+        return f"dir{int(backward)}"
+
+    def forward(directory, q, k, v, **kw):
+        calls.append(("forward", directory, kw))
+        b, h, s, _ = q.shape
+        return (q.new_ones(b, h, s, v.shape[-1]),
+                q.new_zeros(b, h, s, dtype=torch.float32))
+
+    def backward(directory, dout, q, k, v, o, lse, **kw):
+        calls.append(("backward", directory, kw))
+        return tuple(torch.full_like(t, f) for t, f in ((q, 2), (k, 3), (v, 4)))
+
+    monkeypatch.setattr(alibi, "artifact_dir", artifact_dir)
+    monkeypatch.setattr(alibi.artifact, "forward", forward)
+    monkeypatch.setattr(alibi.artifact, "backward", backward)
+    q, k, v = (t.requires_grad_() for t in _qkv(hkv=4, s=256))
+    n = torch.ones(2, 4, 2, dtype=torch.int32)
+    i = torch.zeros(2, 4, 2, 2, dtype=torch.int32)
+    slopes = torch.rand(2, 4)
+    o = alibi.block_sparse_attention(q, k, v, (n, i, None, None), (128, 128),
+                                     slopes, 2, 0.125, deterministic=True)
+    o.sum().backward()
+    name = "alibi_bh_f16_d64_bottom_right_bs1_128x128"
+    assert [c[:2] for c in calls] == [("dir", name), ("forward", "dir0"),
+                                      ("dir", name), ("backward", "dir1")]
+    assert calls[2][2:] == (True, True)  # the backward, deterministic
+    for _, _, kw in (calls[1], calls[3]):
+        assert kw["scale"] == 0.125
+        assert len(kw["block_mask"]) == 2
+        assert kw["block_mask"][0] is n and kw["block_mask"][1] is i
+        assert torch.equal(kw["alibi_slopes"], slopes)
+    assert (q.grad == 2).all() and (k.grad == 3).all() and (v.grad == 4).all()
+    # Full lists too: the variant takes both (bs2).
+    calls.clear()
+    with torch.no_grad():
+        alibi.block_sparse_attention(q, k, v, (n, i, n, i), (128, 64),
+                                     slopes[0], 0, 0.125)
+    assert calls[0][1] == "alibi_f16_d64_full_bs2_128x64"
+    assert len(calls[1][2]["block_mask"]) == 4
+
+
 def test_lengths_past_the_exact_range():
     """The kernels take ALiBi's distance in f32 from integers (exact below
     2^24): longer sequences are refused, for the dense and the packed call,
