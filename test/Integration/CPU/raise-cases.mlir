@@ -4,8 +4,8 @@
 // (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
 // masks as mask_mod), ALiBi as the alibi operand (causal slope * (j - i),
 // BLOOM's slope * j, MPT's |j + 1 - Sk|, symmetric and bottom-right
-// |distance|, a decode step
-// over a cache), linalg and TOSA. Before and after raising, on the CPU,
+// |distance|, a decode step over a cache, TOSA's constant arange), linalg
+// and TOSA. Before and after raising, on the CPU,
 // on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
@@ -22,6 +22,7 @@
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bottom_right.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_causal.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/eager_scale_after_bias.linalg.mlir \
@@ -31,5 +32,5 @@
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-20: OK
+// CHECK-COUNT-21: OK
 // CHECK-NOT: {{BAD|ERROR}}

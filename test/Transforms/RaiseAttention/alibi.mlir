@@ -10,6 +10,7 @@
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_bottom_right.linalg.mlir | FileCheck %s --check-prefix=BR
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir | FileCheck %s --check-prefix=MPT
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir | FileCheck %s --check-prefix=DECODE
+// RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_causal.tosa.mlir | FileCheck %s --check-prefix=TOSA
 // The cases below:
 // RUN: flashfuse-opt --flash-raise-attention="explain=true" --split-input-file --verify-diagnostics %s | FileCheck %s
 
@@ -42,6 +43,14 @@
 // in j, the slopes as they are.
 // MPT: flash.attention %arg0, %arg1, %arg2 alibi(%arg3 : tensor<4xf32>) {causal = #flash.causal<top_left>, scale = 2.500000e-01 : f32}
 // MPT-NOT: score_mod
+
+// The TOSA fixture: the positions a constant arange, the slopes a constant
+// [1, H, 1, 1] gathered to [H].
+// TOSA: %[[G:.*]] = tensor.generate
+// TOSA: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : tensor<1x4x1x1xf32>
+// TOSA: } : tensor<4xf32>
+// TOSA: flash.attention %arg0, %arg1, %arg2 alibi(%[[G]] : tensor<4xf32>) {causal = #flash.causal<top_left>, scale = 2.500000e-01 : f32}
+// TOSA-NOT: score_mod
 
 // A decode step: the KV-cache op with the slopes.
 // DECODE: flash.attention_kvcache %arg0, %arg1, %arg2, %{{.*}} alibi(%arg3 : tensor<4xf32>) {scale = 2.500000e-01 : f32}

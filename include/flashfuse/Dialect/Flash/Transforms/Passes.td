@@ -34,7 +34,8 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     distance measured from that diagonal, or slope * P linear in the key
     position where no visible key lies past the diagonal (causal masks:
     BLOOM's slope * j, slope * (j - i), and MPT's -slope * |j + 1 - Sk|,
-    an absolute value that keeps its sign over the visible keys), which
+    an absolute value that keeps its sign over the visible keys; positions
+    from iota or from a constant arange, as TOSA exports them), which
     differs from the op's
     bias by a function of the row that the softmax cancels. Other terms
     (a linear bias without a causal mask, a distance from another diagonal)

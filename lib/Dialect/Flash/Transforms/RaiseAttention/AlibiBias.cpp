@@ -83,6 +83,44 @@ slopeDims(const Expr *read, const AttentionMatch &m) {
   return dims;
 }
 
+/// A constant arange read at a position: v[n] = v[0] + n * step along its
+/// one dimension of more than one element, as TOSA exports materialise
+/// iota (and torch-mlir folds arange). The position read, or nullopt.
+static std::optional<Position> arangePosition(const Expr *read) {
+  auto values = llvm::dyn_cast_if_present<DenseElementsAttr>(
+      denseConstant(read->tensor).value_or(Attribute()));
+  if (!values || values.isSplat())
+    return std::nullopt;
+  ArrayRef<int64_t> shape = values.getType().getShape();
+  std::optional<unsigned> along;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (size == 1 && read->at[d] == LinExpr::constant(0))
+      continue;
+    if (along)
+      return std::nullopt;
+    along = d;
+  }
+  if (!along || read->at[*along].uses(kB) || read->at[*along].uses(kH))
+    return std::nullopt;
+  const LinExpr &at = read->at[*along];
+  SmallVector<double> v;
+  if (isa<IntegerType>(values.getElementType())) {
+    for (const APInt &x : values.getValues<APInt>())
+      v.push_back(double(x.getSExtValue()));
+  } else if (isa<FloatType>(values.getElementType())) {
+    for (const APFloat &x : values.getValues<APFloat>())
+      v.push_back(x.convertToDouble());
+  } else {
+    return std::nullopt;
+  }
+  double step = v[1] - v[0];
+  for (auto [n, x] : llvm::enumerate(v))
+    if (x != v[0] + double(n) * step)
+      return std::nullopt;
+  return Position{step * double(at.c[kQ]), step * double(at.c[kK]),
+                  step * double(at.cst) + v[0]};
+}
+
 /// The term as factor * slope * position, when it is one.
 static std::optional<Product> productOf(const Expr *e) {
   switch (e->kind) {
@@ -99,6 +137,11 @@ static std::optional<Product> productOf(const Expr *e) {
     return p;
   }
   case Expr::Read: {
+    if (std::optional<Position> pos = arangePosition(e)) {
+      Product p;
+      p.pos = pos;
+      return p;
+    }
     if (!isa<FloatType>(e->type) ||
         llvm::any_of(e->at, [](const LinExpr &l) {
           return l.uses(kQ) || l.uses(kK);
