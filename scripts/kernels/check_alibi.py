@@ -190,14 +190,33 @@ def reference(q, k, v, do, slopes, causal, window, softcap, dtype,
     return (o.float(),) + tuple(t.float() for t in grads)
 
 
+def judged(r, ours, ref, pt):
+    """`r` with each of O, dQ, dK, dV's max error and the dtype reference's
+    in it, and `ok`: FlashAttention's rule (O within 2x the reference's
+    error + 1e-5, the gradients 3x + 1e-4)."""
+    r["ok"] = True
+    for name, x, want, low, slack, factor in zip(
+            ("o", "dq", "dk", "dv"), ours, ref, pt,
+            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
+        err = (x.float() - want).abs().max().item()
+        err_pt = (low - want).abs().max().item()
+        r[name] = [err, err_pt]
+        r["ok"] &= err == err and err <= factor * err_pt + slack
+    return r
+
+
+def random_inputs(shape, d, dt):
+    """q, k, v, dO of `shape` (b, hq, hkv, sq, sk) on the GPU."""
+    b, hq, hkv, sq, sk = shape
+    return [torch.randn(b, h, s, d, device="cuda", dtype=dt)
+            for h, s in ((hq, sq), (hkv, sk), (hkv, sk), (hq, sq))]
+
+
 def check_case(dtype, d, causal, window, softcap, layout, shape, gen,
                deterministic=False):
     b, hq, hkv, sq, sk = shape
     dt = DTYPES[dtype]
-    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
-    k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
-    v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
-    do = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    q, k, v, do = random_inputs(shape, d, dt)
     slopes = slopes_for(b, hq, layout, gen)
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     o = flashfuse.attention(*leaves, is_causal=CAUSAL[causal],
@@ -209,15 +228,8 @@ def check_case(dtype, d, causal, window, softcap, layout, shape, gen,
                     torch.float32)
     pt = reference(q, k, v, do, slopes, causal, window, softcap, dt)
     r = dict(dtype=dtype, d=d, causal=causal, window=window, softcap=softcap,
-             layout=layout, shape=shape, ok=True)
-    for name, ours, want, low, slack, factor in zip(
-            ("o", "dq", "dk", "dv"), (o,) + grads, ref, pt,
-            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
-        err = (ours.float() - want).abs().max().item()
-        err_pt = (low - want).abs().max().item()
-        r[name] = [err, err_pt]
-        r["ok"] &= err == err and err <= factor * err_pt + slack
-    return r
+             layout=layout, shape=shape)
+    return judged(r, (o,) + grads, ref, pt)
 
 
 def check_block_sparse_case(dtype, d, causal, layout, mode, shape, gen):
@@ -226,10 +238,7 @@ def check_block_sparse_case(dtype, d, causal, layout, mode, shape, gen):
     import check_block_sparse as cbs
     b, hq, hkv, sq, sk = shape
     dt = DTYPES[dtype]
-    q = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
-    k = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
-    v = torch.randn(b, hkv, sk, d, device="cuda", dtype=dt)
-    do = torch.randn(b, hq, sq, d, device="cuda", dtype=dt)
+    q, k, v, do = random_inputs(shape, d, dt)
     slopes = slopes_for(b, hq, layout, gen)
     n, i, fn, fi = cbs.random_lists(b, hq, sq, sk, 0.6, 0.5, gen)
     lists = (n, i, fn, fi) if mode == 2 else (n, i, None, None)
@@ -245,15 +254,8 @@ def check_block_sparse_case(dtype, d, causal, layout, mode, shape, gen):
                     keep)
     pt = reference(q, k, v, do, slopes, causal, None, 0.0, dt, keep)
     r = dict(dtype=dtype, d=d, causal=causal, layout=layout, lists=mode,
-             shape=shape, ok=True)
-    for name, ours, want, low, slack, factor in zip(
-            ("o", "dq", "dk", "dv"), (o,) + grads, ref, pt,
-            (1e-5, 1e-4, 1e-4, 1e-4), (2, 3, 3, 3)):
-        err = (ours.float() - want).abs().max().item()
-        err_pt = (low - want).abs().max().item()
-        r[name] = [err, err_pt]
-        r["ok"] &= err == err and err <= factor * err_pt + slack
-    return r
+             shape=shape)
+    return judged(r, (o,) + grads, ref, pt)
 
 
 def check(shapes, gen):

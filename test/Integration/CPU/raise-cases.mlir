@@ -4,8 +4,8 @@
 // (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
 // masks as mask_mod), ALiBi as the alibi operand (causal slope * (j - i),
 // BLOOM's slope * j, MPT's |j + 1 - Sk|, symmetric and bottom-right
-// |distance|, a decode step over a cache, TOSA's constant arange), linalg
-// and TOSA. Before and after raising, on the CPU,
+// |distance|, a decode step over a cache, TOSA's constant arange, slopes
+// computed from h), linalg and TOSA. Before and after raising, on the CPU,
 // on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
@@ -21,6 +21,7 @@
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bloom.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_bottom_right.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_slope_formula.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_causal.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
@@ -32,5 +33,5 @@
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-21: OK
+// CHECK-COUNT-22: OK
 // CHECK-NOT: {{BAD|ERROR}}

@@ -26,9 +26,10 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     conjunct of such a mask still becomes the attribute. The double
     negation of masked_fill(~keep, -inf) is folded, so the region holds
     the keep condition itself (flash-derive-block-sparsity recognises the
-    document compare there). An ALiBi bias, slope[h] (or [b, h], or
-    b * H + h of BLOOM's repeated slopes) times a position, becomes the
-    `alibi(...)` operand (f32 [Hq] or [B, Hq], gathered and scaled in a
+    document compare there). An ALiBi bias, a slope (any float function
+    of b and h alone: slopes[h], BLOOM's repeated slopes[b * H + h], a
+    formula of h) times a position, becomes the `alibi(...)` operand (f32
+    [Hq], or [B, Hq] where the slope reads b; computed and scaled in a
     tensor.generate where the model's tensor is not already that) when the
     op's -slope * |i + Sk - Sq - j| gives the same O: -slope * |P| for P a
     distance measured from that diagonal, or slope * P linear in the key

@@ -51,36 +51,17 @@ static Position asPosition(const Product &p) {
   return {r.q * p.factor, r.k * p.factor, r.c * p.factor};
 }
 
-/// How each dimension of a slope tensor is read: at 0 (size 1), b, h or
-/// b * Hq + h. Empty when the read is no per-head slope.
-enum class SlopeDim { Unit, B, H, BH };
-static std::optional<SmallVector<SlopeDim>>
-slopeDims(const Expr *read, const AttentionMatch &m) {
-  auto ty = cast<RankedTensorType>(read->tensor.getType());
-  LinExpr bh = LinExpr::dim(kB) * m.headsQ + LinExpr::dim(kH);
-  SmallVector<SlopeDim> dims;
-  bool b = false, h = false;
-  for (auto [d, at] : llvm::enumerate(read->at)) {
-    int64_t size = ty.getDimSize(d);
-    std::optional<unsigned> one = at.asDim();
-    if (at == LinExpr::constant(0) && size == 1) {
-      dims.push_back(SlopeDim::Unit);
-    } else if (one == kB && size == m.batch && !b && !h) {
-      dims.push_back(SlopeDim::B);
-      b = true;
-    } else if (one == kH && size == m.headsQ && !h) {
-      dims.push_back(SlopeDim::H);
-      h = true;
-    } else if (at == bh && size == m.batch * m.headsQ && !b && !h) {
-      dims.push_back(SlopeDim::BH);
-      b = h = true;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!h)
-    return std::nullopt;
-  return dims;
+/// Whether the tree reads a tensor or an index (is no constant formula).
+static bool readsAnything(const Expr *e) {
+  return e->kind == Expr::Read || e->kind == Expr::Index ||
+         llvm::any_of(e->operands, readsAnything);
+}
+
+/// A float function of (b, h) alone: a slope (a tensor of slopes read at h,
+/// BLOOM's repeated ones at b * H + h, a formula of h).
+static bool isSlope(const Expr *e) {
+  return isa<FloatType>(e->type) && !e->hasScore && readsAnything(e) &&
+         !exprUsesDim(e, kQ) && !exprUsesDim(e, kK);
 }
 
 /// A constant arange read at a position: v[n] = v[0] + n * step along its
@@ -123,6 +104,11 @@ static std::optional<Position> arangePosition(const Expr *read) {
 
 /// The term as factor * slope * position, when it is one.
 static std::optional<Product> productOf(const Expr *e) {
+  if (isSlope(e)) {
+    Product p;
+    p.slope = e;
+    return p;
+  }
   switch (e->kind) {
   case Expr::Score:
     return std::nullopt;
@@ -137,18 +123,11 @@ static std::optional<Product> productOf(const Expr *e) {
     return p;
   }
   case Expr::Read: {
-    if (std::optional<Position> pos = arangePosition(e)) {
-      Product p;
-      p.pos = pos;
-      return p;
-    }
-    if (!isa<FloatType>(e->type) ||
-        llvm::any_of(e->at, [](const LinExpr &l) {
-          return l.uses(kQ) || l.uses(kK);
-        }))
+    std::optional<Position> pos = arangePosition(e);
+    if (!pos)
       return std::nullopt;
     Product p;
-    p.slope = e;
+    p.pos = pos;
     return p;
   }
   case Expr::Op:
@@ -269,11 +248,6 @@ mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
   auto p = productOf(term);
   if (!p || !p->slope || !p->pos || p->pos->k == 0 || p->factor == 0)
     return failure();
-  if (!slopeDims(p->slope, m)) {
-    why = "the slopes are not read per query head (at h, [b, h] or "
-          "b * Hq + h)";
-    return failure();
-  }
   Position x = *p->pos;
   AlibiBias a;
   a.slopes = p->slope;
@@ -313,57 +287,31 @@ mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
 Value mlir::flash::raise::buildAlibiSlopes(OpBuilder &b, Location loc,
                                            const AlibiBias &a,
                                            const AttentionMatch &m) {
-  Value t = a.slopes->tensor;
-  auto ty = cast<RankedTensorType>(t.getType());
-  SmallVector<SlopeDim> dims = *slopeDims(a.slopes, m);
-  bool perBatch = m.batch > 1 && llvm::any_of(dims, [](SlopeDim d) {
-                    return d == SlopeDim::B || d == SlopeDim::BH;
-                  });
+  bool perBatch = m.batch > 1 && exprUsesDim(a.slopes, kB);
   SmallVector<int64_t, 2> shape;
   if (perBatch)
     shape.push_back(m.batch);
   shape.push_back(m.headsQ);
   Type f32 = b.getF32Type();
   auto resTy = RankedTensorType::get(shape, f32);
-  if (ty == resTy && a.factor == 1.0)
-    return t;
-  // Gathered in f32 and scaled: [Hq] or [B, Hq] values, nothing to fuse.
+  // The model's f32 [Hq] (or [B, Hq]) slope tensor itself where the term
+  // reads it as the op does.
+  const Expr *s = a.slopes;
+  LinIndex asOp = perBatch ? LinIndex{LinExpr::dim(kB), LinExpr::dim(kH)}
+                           : LinIndex{LinExpr::dim(kH)};
+  if (a.factor == 1.0 && s->kind == Expr::Read &&
+      s->tensor.getType() == resTy && s->at == asOp)
+    return s->tensor;
+  // Otherwise gathered (and computed) in f32 and scaled: [Hq] or [B, Hq]
+  // values, nothing to fuse.
   auto gen = tensor::GenerateOp::create(
       b, loc, resTy, ValueRange(),
       [&](OpBuilder &nb, Location l, ValueRange ivs) {
-        Value zero;
-        auto zeroIndex = [&] {
-          if (!zero)
-            zero = arith::ConstantIndexOp::create(nb, l, 0);
-          return zero;
-        };
-        Value hi = ivs.back();
-        auto bi = [&] { return perBatch ? ivs[0] : zeroIndex(); };
-        SmallVector<Value> at;
-        for (SlopeDim d : dims) {
-          switch (d) {
-          case SlopeDim::Unit:
-            at.push_back(zeroIndex());
-            break;
-          case SlopeDim::B:
-            at.push_back(bi());
-            break;
-          case SlopeDim::H:
-            at.push_back(hi);
-            break;
-          case SlopeDim::BH: {
-            Value hq = arith::ConstantIndexOp::create(nb, l, m.headsQ);
-            Value row = arith::MulIOp::create(nb, l, bi(), hq);
-            at.push_back(arith::AddIOp::create(nb, l, row, hi));
-            break;
-          }
-          }
-        }
-        Value v = tensor::ExtractOp::create(nb, l, t, at);
-        if (v.getType().getIntOrFloatBitWidth() < 32)
-          v = arith::ExtFOp::create(nb, l, f32, v);
-        else if (v.getType() != f32)
-          v = arith::TruncFOp::create(nb, l, f32, v);
+        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+        SmallVector<Value, 4> ids = {perBatch ? ivs[0] : zero, ivs.back(),
+                                     zero, zero};
+        DenseMap<const Expr *, Value> memo;
+        Value v = emitExpr(nb, l, s, Value(), ids, memo);
         if (a.factor != 1.0) {
           Value f = arith::ConstantOp::create(
               nb, l, nb.getF32FloatAttr(float(a.factor)));

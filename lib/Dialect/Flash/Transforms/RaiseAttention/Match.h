@@ -399,7 +399,7 @@ void replaceAttentionOutput(OpBuilder &b, AttentionMatch &m, Value out,
 /// (AlibiBias.cpp): the op adds -slope * |diagonal(i) - j| with
 /// slope = factor * slopes[...], read where the model reads it.
 struct AlibiBias {
-  const Expr *slopes = nullptr; // the Read of the per-head slope tensor
+  const Expr *slopes = nullptr; // the slope: a float tree of (b, h) alone
   double factor = 1.0;
 };
 /// Where the op the match becomes puts ALiBi's diagonal, and which keys its
@@ -423,8 +423,9 @@ AlibiDiagonal denseAlibiDiagonal(const AttentionMatch &m);
 FailureOr<AlibiBias> matchAlibiBias(const Expr *term, const AttentionMatch &m,
                                     const AlibiDiagonal &diag,
                                     std::string &why);
-/// The op's slopes operand, f32 [Hq] or [B, Hq]: the model's tensor itself
-/// when it is one with factor 1, else gathered from it.
+/// The op's slopes operand, f32 [Hq] or [B, Hq] (where the slope reads b):
+/// the model's tensor itself where the term reads it as the op does, else
+/// computed by a tensor.generate of the slope's tree.
 Value buildAlibiSlopes(OpBuilder &b, Location loc, const AlibiBias &a,
                        const AttentionMatch &m);
 
