@@ -111,6 +111,8 @@ class Attention:
     mask_mod: bool
     config: Optional[KernelConfig]
     config_error: Optional[str] = None
+    # The slopes of flash-attn's ALiBi (the op's alibi(...) operand).
+    alibi: Optional[TensorType] = None
 
 
 @dataclasses.dataclass
@@ -165,8 +167,10 @@ class Report:
                               (("bias", a.bias), ("mask", a.mask)) if t)
                     or "-",
                     "-" if a.gqa_groups is None else str(a.gqa_groups),
-                    ", ".join(k for k in ("score_mod", "mask_mod")
-                              if getattr(a, k)) or "-",
+                    ", ".join([k for k in ("score_mod", "mask_mod")
+                               if getattr(a, k)]
+                              + ([f"alibi {a.alibi.shape_text()}"]
+                                 if a.alibi else [])) or "-",
                     _num(a.dropout), config])
             out += ["", "Attentions:"]
             out += _table(["#", "where", "op", "Q, K, V", "dtype", "causal",
@@ -371,7 +375,8 @@ def _parse_op(ir, match, functions):
         gqa_groups=(hq // hkv if hq and hkv else None),
         score_mod=bool(regions and regions[0]),
         mask_mod=bool(len(regions) > 1 and regions[1]),
-        config=config if isinstance(config, KernelConfig) else None)
+        config=config if isinstance(config, KernelConfig) else None,
+        alibi=operands.get("alibi_slopes"))
 
 
 def _function_at(functions, match):

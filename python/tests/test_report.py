@@ -52,7 +52,11 @@ def test_gpt2_two_causal_attentions(opt_tool):
      and a.mask.element == "i1" and a.bias is None),
     ("sdpa_mask_add", lambda a: a.bias.shape == (1, 1, 16, 16)),
     ("mod_softcap", lambda a: a.softcap == 30.0),
-    ("mod_alibi", lambda a: a.score_mod and not a.mask_mod),
+    ("mod_alibi", lambda a: a.score_mod and not a.mask_mod
+     and a.alibi is None),
+    # Causal ALiBi becomes the op's operand (no region).
+    ("mod_alibi_causal", lambda a: a.alibi.shape == (4,)
+     and a.alibi.element == "f32" and not a.score_mod),
     ("dropout", lambda a: a.dropout == pytest.approx(0.1)),
     ("eager_causal_bottom_right", lambda a: a.causal == "bottom_right"),
     ("sdpa_gqa", lambda a: a.gqa_groups == 2),
