@@ -4,9 +4,9 @@
 // (ALiBi score_mod; document, prefix-LM and window-with-global-tokens
 // masks as mask_mod), ALiBi as the alibi operand (causal slope * (j - i),
 // BLOOM's slope * j, MPT's |j + 1 - Sk|, symmetric and bottom-right
-// |distance|, a decode step over a cache, TOSA's constant arange, slopes
-// computed from h), linalg and TOSA. Before and after raising, on the CPU,
-// on the same random inputs.
+// |distance|, slopes computed from h, TOSA's constant arange, decode steps
+// over a cache, one relative to its position), linalg and TOSA. Before and
+// after raising, on the CPU, on the same random inputs.
 // RUN: python3 %flashfuse_src_root/scripts/check_raise_numerics.py --opt flashfuse-opt \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_gqa.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/sdpa_mask_bool.tosa.mlir \
@@ -23,6 +23,7 @@
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_slope_formula.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir \
+// RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_decode_relative.linalg.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_alibi_causal.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_softcap.tosa.mlir \
 // RUN:   %flashfuse_src_root/test/models/cases/mod_relbias.linalg.mlir \
@@ -33,5 +34,5 @@
 // RUN:   | FileCheck %s
 
 // CHECK-NOT: {{BAD|ERROR}}
-// CHECK-COUNT-22: OK
+// CHECK-COUNT-23: OK
 // CHECK-NOT: {{BAD|ERROR}}

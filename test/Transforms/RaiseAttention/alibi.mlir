@@ -11,6 +11,7 @@
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_mpt.linalg.mlir | FileCheck %s --check-prefix=MPT
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_decode.linalg.mlir | FileCheck %s --check-prefix=DECODE
 // RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_causal.tosa.mlir | FileCheck %s --check-prefix=TOSA
+// RUN: flashfuse-opt --flash-raise-attention %flashfuse_src_root/test/models/cases/mod_alibi_decode_relative.linalg.mlir | FileCheck %s --check-prefix=RELATIVE
 // The cases below:
 // RUN: flashfuse-opt --flash-raise-attention="explain=true" --split-input-file --verify-diagnostics %s | FileCheck %s
 
@@ -51,6 +52,11 @@
 // TOSA: } : tensor<4xf32>
 // TOSA: flash.attention %arg0, %arg1, %arg2 alibi(%[[G]] : tensor<4xf32>) {causal = #flash.causal<top_left>, scale = 2.500000e-01 : f32}
 // TOSA-NOT: score_mod
+
+// A decode step relative to its cache position: the KV-cache op with the
+// slopes too.
+// RELATIVE: flash.attention_kvcache %arg0, %arg1, %arg2, %{{.*}} alibi(%arg3 : tensor<4xf32>) {scale = 2.500000e-01 : f32}
+// RELATIVE-NOT: score_mod
 
 // A decode step: the KV-cache op with the slopes.
 // DECODE: flash.attention_kvcache %arg0, %arg1, %arg2, %{{.*}} alibi(%arg3 : tensor<4xf32>) {scale = 2.500000e-01 : f32}
@@ -421,6 +427,103 @@ func.func @distance_changes_sign(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16
   %eo = tensor.empty() : tensor<2x4x16x16xf32>
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
   // expected-remark @+1 {{flash-raise-attention: an ALiBi-shaped bias (slope x position) kept in score_mod, not the alibi operand: the distance |a*i + b*j + c| does not weigh i and j alike}}
+  %out = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%fo : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  return %out : tensor<2x4x16x16xf32>
+}
+
+// -----
+
+#qk_q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#qk_k = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#qk_s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#pv_p = affine_map<(b, h, i, d, j) -> (b, h, i, j)>
+#pv_v = affine_map<(b, h, i, d, j) -> (b, h, j, d)>
+#pv_o = affine_map<(b, h, i, d, j) -> (b, h, i, d)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#slope = affine_map<(b, h, i, j) -> (h)>
+#pos = affine_map<(b, h, i, j) -> (0)>
+
+// A distance from a position read at run time, |j - pos| (causal): its
+// sign over the visible keys is unknown at compile time; kept.
+// CHECK-LABEL: func @distance_from_a_read_position
+// CHECK: score_mod
+// CHECK-NOT: alibi(
+
+func.func @distance_from_a_read_position(%q: tensor<2x4x16x16xf32>, %k: tensor<2x4x16x16xf32>, %v: tensor<2x4x16x16xf32>, %slopes: tensor<4xf32>, %pos: tensor<1xi64>) -> tensor<2x4x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.25 : f32
+  %es = tensor.empty() : tensor<2x4x16x16xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  %s = linalg.generic {indexing_maps = [#qk_q, #qk_k, #qk_s],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%fs : tensor<2x4x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %biased = linalg.generic {indexing_maps = [#id4, #slope, #pos, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %slopes, %pos : tensor<2x4x16x16xf32>, tensor<4xf32>, tensor<1xi64>) outs(%es : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %sl: f32, %p0: i64, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %i64 = arith.index_cast %i : index to i64
+    %j64 = arith.index_cast %j : index to i64
+    %rel = arith.subi %j64, %p0 : i64
+    %rf = arith.sitofp %rel : i64 to f32
+    %ad = math.absf %rf : f32
+    %bias = arith.mulf %sl, %ad : f32
+    %sc = arith.mulf %x, %c : f32
+    %y0 = arith.subf %sc, %bias : f32
+    %keep = arith.cmpi sle, %j64, %i64 : i64
+    %y = arith.select %keep, %y0, %ninf : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x16x16xf32>
+  %er = tensor.empty() : tensor<2x4x16xf32>
+  %fmax = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %mx = linalg.generic {indexing_maps = [#id4, #row],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%biased : tensor<2x4x16x16xf32>) outs(%fmax : tensor<2x4x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #row, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%biased, %mx : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) outs(%es : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<2x4x16x16xf32>
+  %fsum = linalg.fill ins(%zero : f32) outs(%er : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #row],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x4x16x16xf32>) outs(%fsum : tensor<2x4x16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sum : tensor<2x4x16x16xf32>, tensor<2x4x16xf32>) outs(%es : tensor<2x4x16x16xf32>) {
+  ^bb0(%x: f32, %t: f32, %o: f32):
+    %r = arith.divf %x, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<2x4x16x16xf32>
+  %eo = tensor.empty() : tensor<2x4x16x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32>
+  // expected-remark @+1 {{flash-raise-attention: an ALiBi-shaped bias (slope x position) kept in score_mod, not the alibi operand: the distance reads a value of the row known only at run time}}
   %out = linalg.generic {indexing_maps = [#pv_p, #pv_v, #pv_o],
       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
       ins(%p, %v : tensor<2x4x16x16xf32>, tensor<2x4x16x16xf32>) outs(%fo : tensor<2x4x16x16xf32>) {

@@ -36,7 +36,9 @@ def FlashRaiseAttention : Pass<"flash-raise-attention"> {
     position where no visible key lies past the diagonal (causal masks:
     BLOOM's slope * j, slope * (j - i), and MPT's -slope * |j + 1 - Sk|,
     an absolute value that keeps its sign over the visible keys; positions
-    from iota or from a constant arange, as TOSA exports them), which
+    from iota or from a constant arange, as TOSA exports them, plus in the
+    linear forms any value of the row, such as a cache position read from
+    a tensor), which
     differs from the op's
     bias by a function of the row that the softmax cancels. Other terms
     (a linear bias without a causal mask, a distance from another diagonal)

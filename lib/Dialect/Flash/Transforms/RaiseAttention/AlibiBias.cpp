@@ -15,7 +15,8 @@
 //    |j + 1 - Sk| under a causal mask): where no visible key lies past the
 //    diagonal (causal masks), the op's bias is slope * (j - diagonal), so a
 //    term linear in j differs from it only by a function of the row, which
-//    the softmax cancels. O is the same; the LSE would differ, and the
+//    the softmax cancels (P may add any value of the row, a cache position
+//    read at run time too). O is the same; the LSE would differ, and the
 //    raised ops return none.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +35,9 @@ namespace {
 /// q * i + k * j + c, positions as the model computes them.
 struct Position {
   double q = 0, k = 0, c = 0;
+  /// Plus a value of the row known only at run time (a cache position
+  /// read from a tensor): fine where the softmax cancels it (linear forms).
+  bool row = false;
 };
 /// factor * slope * pos (or * |pos|); slope and pos may be absent.
 struct Product {
@@ -48,7 +52,7 @@ struct Product {
 /// none).
 static Position asPosition(const Product &p) {
   Position r = p.pos.value_or(Position{0, 0, 1});
-  return {r.q * p.factor, r.k * p.factor, r.c * p.factor};
+  return {r.q * p.factor, r.k * p.factor, r.c * p.factor, r.row};
 }
 
 /// Whether the tree reads a tensor or an index (is no constant formula).
@@ -172,14 +176,26 @@ static std::optional<Product> productOf(const Expr *e) {
   }
   case ScalarKind::Add:
   case ScalarKind::Sub: {
-    // Only positions add up: slope * P1 + slope * P2 is two terms.
-    auto a = operand(0), b = operand(1);
-    if (!a || !b || a->slope || b->slope || a->abs || b->abs)
-      return std::nullopt;
+    // Only positions add up: slope * P1 + slope * P2 is two terms. A
+    // summand that reads neither the key nor the score but is no position
+    // (a cache position read from a tensor) is a value of the row.
+    Position sum[2];
+    for (unsigned n = 0; n < 2; ++n) {
+      const Expr *o = e->operands[n];
+      auto x = productOf(o);
+      if (x && !x->slope && !x->abs) {
+        sum[n] = asPosition(*x);
+      } else if (!o->hasScore && !exprUsesDim(o, kK)) {
+        sum[n].row = true;
+      } else {
+        return std::nullopt;
+      }
+    }
     double sign = e->op == ScalarKind::Sub ? -1.0 : 1.0;
-    Position x = asPosition(*a), y = asPosition(*b);
+    const Position &x = sum[0], &y = sum[1];
     Product p;
-    p.pos = Position{x.q + sign * y.q, x.k + sign * y.k, x.c + sign * y.c};
+    p.pos = Position{x.q + sign * y.q, x.k + sign * y.k, x.c + sign * y.c,
+                     x.row || y.row};
     return p;
   }
   case ScalarKind::Abs: {
@@ -251,13 +267,17 @@ mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
   Position x = *p->pos;
   AlibiBias a;
   a.slopes = p->slope;
+  if (p->abs && x.row) {
+    why = "the distance reads a value of the row known only at run time";
+    return failure();
+  }
   bool distance = p->abs && x.q == -x.k && diag.offset &&
                   x.c == x.q * double(*diag.offset);
   // |P| of a P that keeps its sign over the visible keys is +-P, linear:
   // MPT's -slope * |j + 1 - Sk| under a causal mask.
   if (p->abs && !distance && diag.keysUpToDiagonal) {
     if (std::optional<double> sign = signOverVisibleKeys(x, m, diag)) {
-      x = Position{*sign * x.q, *sign * x.k, *sign * x.c};
+      x = Position{*sign * x.q, *sign * x.k, *sign * x.c, false};
       p->abs = false;
     }
   }
