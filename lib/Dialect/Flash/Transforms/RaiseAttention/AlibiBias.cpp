@@ -271,31 +271,27 @@ mlir::flash::raise::matchAlibiBias(const Expr *term, const AttentionMatch &m,
     why = "the distance reads a value of the row known only at run time";
     return failure();
   }
-  bool distance = p->abs && x.q == -x.k && diag.offset &&
-                  x.c == x.q * double(*diag.offset);
-  // |P| of a P that keeps its sign over the visible keys is +-P, linear:
-  // MPT's -slope * |j + 1 - Sk| under a causal mask.
-  if (p->abs && !distance && diag.keysUpToDiagonal) {
-    if (std::optional<double> sign = signOverVisibleKeys(x, m, diag)) {
-      x = Position{*sign * x.q, *sign * x.k, *sign * x.c, false};
-      p->abs = false;
-    }
-  }
   if (p->abs) {
-    // |x.q * i + x.k * j + x.c| = |x.q| * |i + x.c / x.q - j| when x.k = -x.q.
-    if (x.q != -x.k) {
-      why = "the distance |a*i + b*j + c| does not weigh i and j alike";
+    // |x.q * i + x.k * j + x.c| = |x.q| * |i + x.c / x.q - j|: the op's
+    // distance when x.k = -x.q and x.c / x.q = Sk - Sq.
+    if (x.q == -x.k && diag.offset && x.c == x.q * double(*diag.offset)) {
+      a.factor = -p->factor * std::abs(x.q);
+      return a;
+    }
+    // |P| of a P that keeps its sign over the visible keys is +-P, linear:
+    // MPT's -slope * |j + 1 - Sk| under a causal mask.
+    std::optional<double> sign;
+    if (diag.keysUpToDiagonal)
+      sign = signOverVisibleKeys(x, m, diag);
+    if (!sign) {
+      why = x.q != -x.k
+                ? "the distance |a*i + b*j + c| does not weigh i and j alike"
+                : "the distance is not measured from the diagonal j = i + "
+                  "Sk - Sq, where flash.attention's ALiBi measures it";
       return failure();
     }
-    if (!diag.offset || x.c != x.q * double(*diag.offset)) {
-      why = "the distance is not measured from the diagonal j = i + Sk - "
-            "Sq, where flash.attention's ALiBi measures it";
-      return failure();
-    }
-    a.factor = -p->factor * std::abs(x.q);
-    return a;
-  }
-  if (!diag.keysUpToDiagonal) {
+    x = Position{*sign * x.q, *sign * x.k, *sign * x.c, false};
+  } else if (!diag.keysUpToDiagonal) {
     why = "a bias linear in the key position without a causal mask: "
           "ALiBi's -slope * |distance| differs from it past the diagonal";
     return failure();
