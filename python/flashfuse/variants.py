@@ -170,6 +170,10 @@ class KernelVariant:
         if self.dropout or self.varlen or self.with_forward:
             raise ValueError("an e4m3 variant is a forward without dropout "
                              "or varlen (no FP8 backward exists)")
+        if self.block_sparse:
+            # The op's verifier refuses the lists with FP8 operands.
+            raise ValueError("an e4m3 variant takes no block-sparse lists "
+                             "(no FP8 block-sparse kernel exists)")
         if self.tiles:
             raise ValueError("an e4m3 variant takes no forced tiles (they "
                              "name the sm80 recipe, which has no FP8)")
@@ -264,16 +268,18 @@ def _optional_operands(v, ty):
     if v.varlen:
         args += [f"%cu_q: {ty.cu}", f"%cu_k: {ty.cu}"]
         uses.append(f"varlen(%cu_q, %cu_k : {ty.cu}, {ty.cu})")
-    if v.fp8:
-        d, kd = ty.descale, ty.k_descale
-        args += [f"%qd: {d}", f"%kd: {kd}", f"%vd: {kd}"]
-        uses.append(f"descale(%qd, %kd, %vd : {d}, {kd}, {kd})")
     if v.block_sparse:
         args += [f"%kvn: {ty.num}", f"%kvi: {ty.idx}"]
         uses.append(f"block_sparse(%kvn, %kvi : {ty.num}, {ty.idx})")
     if v.block_sparse == 2:
         args += [f"%fkvn: {ty.num}", f"%fkvi: {ty.idx}"]
         uses.append(f"full_blocks(%fkvn, %fkvi : {ty.num}, {ty.idx})")
+    if v.fp8:
+        # After every optional operand clause: FlashOps.td's assembly format
+        # reads `descale(...)` last.
+        d, kd = ty.descale, ty.k_descale
+        args += [f"%qd: {d}", f"%kd: {kd}", f"%vd: {kd}"]
+        uses.append(f"descale(%qd, %kd, %vd : {d}, {kd}, {kd})")
     return args, uses
 
 

@@ -44,10 +44,14 @@ def test_fp8_variants_parse(opt_tool):
           for i, (d, c, o, w) in enumerate([
               (128, None, "bf16", None), (256, "bottom_right", "f16", None),
               (128, "top_left", "bf16", (64, 0))])]
+    # With an optional operand beside it, descale(...) comes after that
+    # operand's clause, as the op's assembly format reads them.
+    vs += [KernelVariant("vb", "e4m3", 128, out_dtype="bf16", bias=True),
+           KernelVariant("vm", "e4m3", 64, out_dtype="f16", mask=True)]
     proc = subprocess.run([str(opt_tool), "-"], input=emit_module(vs),
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("descale(") == 3
+    assert proc.stdout.count("descale(") == 5
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -57,6 +61,7 @@ def test_fp8_variants_parse(opt_tool):
     (dict(out_dtype="bf16", varlen=True), "without dropout or varlen"),
     (dict(out_dtype="bf16", with_forward=True), "no FP8 backward"),
     (dict(out_dtype="bf16", tiles=(64, 64, 4, 2)), "no forced tiles"),
+    (dict(out_dtype="bf16", block_sparse=1), "no block-sparse lists"),
 ])
 def test_invalid_fp8_variants(kwargs, message):
     with pytest.raises(ValueError, match=message):
