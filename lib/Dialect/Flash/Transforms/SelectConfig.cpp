@@ -205,6 +205,21 @@ TargetDesc fromAttr(TargetAttr attr) {
           attr.getSmemPerBlock(), attr.getRegsPerSm()};
 }
 
+/// Why tiles of block_m x block_n cannot walk `iface`'s block-sparse lists,
+/// or "" (no lists, or both tile sizes divide the lists' [BQ, BK]: a
+/// thread block's rows lie in one sparse query block and its keys tile the
+/// sparse key blocks; KernelSpec.cpp's setBlockSparse).
+std::string sparseBlocksRefusal(AttentionVariantInterface iface,
+                                int64_t blockM, int64_t blockN) {
+  BlockSparseOperands lists = iface.getBlockSparse();
+  if (!lists || (lists.blockQ % blockM == 0 && lists.blockK % blockN == 0))
+    return "";
+  return "its " + std::to_string(blockM) + " x " + std::to_string(blockN) +
+         " tiles do not divide the lists' sparse blocks [BQ, BK] = [" +
+         std::to_string(lists.blockQ) + ", " + std::to_string(lists.blockK) +
+         "]";
+}
+
 /// Chooses the sm80 config of one op for `target`, or reports why none
 /// exists. `isGrad` selects the backward columns of the table.
 FailureOr<KernelConfigAttr> selectSm80(Operation *op,
@@ -324,6 +339,40 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
     blockN = t->blockN;
     warps = t->warps;
     minBlockN = blockN;
+  }
+  // Block-sparse lists: a block's rows lie in one sparse query block and
+  // its keys tile the sparse key blocks (sparseBlocksRefusal), so both
+  // tiles shrink until they divide [BQ, BK] (FlexAttention's BlockMask of
+  // 64, or 128 x 64). Halving keeps a divisor one, so the shared-memory
+  // fitting below keeps them dividing. The forward's rows stay whole
+  // 16-row slabs of its four warps; the backward's keys stay whole 16-key
+  // tiles of its warps, which drop to four where its key tile must shrink
+  // below 16 * 8.
+  if (BlockSparseOperands lists = iface.getBlockSparse()) {
+    if (isGrad && columnGroups == 1 && lists.blockK % blockN != 0 &&
+        warps > kSm80Warps && lists.blockK % (16 * kSm80Warps) == 0 &&
+        dqSplits(blockM, kSm80Warps, sz.d)) {
+      warps = kSm80Warps;
+      minBlockN = 16 * warps;
+      // D = 128's 64 x 64 on four warps spilled 12-16 bytes on sm_90a
+      // (ptxas 13.0; none on sm_80), 32 x 64 none on either.
+      if (row->headDim == 128 && dqSplits(32, warps, sz.d))
+        blockM = std::min<int64_t>(blockM, 32);
+    }
+    while (lists.blockK % blockN != 0 && blockN % 2 == 0 &&
+           blockN / 2 >= minBlockN)
+      blockN /= 2;
+    while (lists.blockQ % blockM != 0 && blockM % 2 == 0 &&
+           (isGrad ? blockM > 16 && dqSplits(blockM / 2, warps, sz.d)
+                   : blockM / 2 >= 16 * warps))
+      blockM /= 2;
+    if (std::string why = sparseBlocksRefusal(iface, blockM, blockN);
+        !why.empty()) {
+      fail() << "the sm80 recipe cannot walk these lists: " << why
+             << " (its smallest tiles are " << (isGrad ? 16 : 16 * warps)
+             << " query rows and " << minBlockN << " keys)";
+      return failure();
+    }
   }
   // D = 136-160 forwards (the row of 256, on 192-column tiles) take a
   // third K/V stage: at two, ptxas 13.0 spilled 24-28 bytes in D = 160's
@@ -447,9 +496,14 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
     // Variants whose per-element work holds more registers (see above).
     bool heavy = iface.getSoftcapValue().has_value() ||
                  iface.getBiasOperand() || iface.hasDropout();
-    return KernelConfigAttr::get(ctx, Recipe::Sm90,
-                                 heavy ? t->bwdBlockMHeavy : t->bwdBlockM,
-                                 kSm90BwdBlockN, kSm90Warps, kSm90BwdStages);
+    int64_t blockM = heavy ? t->bwdBlockMHeavy : t->bwdBlockM;
+    // Sparse query blocks of 64 rows take the heavy variants' 64-row steps
+    // (each step's rows must lie in one query block).
+    BlockSparseOperands lists = iface.getBlockSparse();
+    if (lists && lists.blockQ % blockM != 0)
+      blockM = std::min(blockM, t->bwdBlockMHeavy);
+    return KernelConfigAttr::get(ctx, Recipe::Sm90, blockM, kSm90BwdBlockN,
+                                 kSm90Warps, kSm90BwdStages);
   }
   bool dropout = iface.hasDropout();
   // A mask with the softcap (Gemma-2's padded batches) spilled 36 bytes at
@@ -653,12 +707,13 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!t)
     return "it serves D = Dv in {64, 128, 256}, got D = " +
            std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
-  int64_t smem = sm90SharedMemory(sm90Config(iface, isGrad), sz.d, isGrad);
+  KernelConfigAttr config = sm90Config(iface, isGrad);
+  int64_t smem = sm90SharedMemory(config, sz.d, isGrad);
   if (smem > target.smemPerBlock)
     return "it needs " + std::to_string(smem) +
            " bytes of shared memory, the target has " +
            std::to_string(target.smemPerBlock);
-  return "";
+  return sparseBlocksRefusal(iface, config.getBlockM(), config.getBlockN());
 }
 
 //===----------------------------------------------------------------------===//
@@ -689,6 +744,8 @@ const Sm90WsTile *sm90WsTile(int64_t d) {
   return nullptr;
 }
 
+KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface);
+
 /// Why the sm90ws forward cannot serve `iface` on `target`, or "".
 std::string sm90WsRefusal(AttentionVariantInterface iface,
                           const TargetDesc &target) {
@@ -707,7 +764,8 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
     return "it has no varlen (cu_seqlens) tile scheduler yet";
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
-  return "";
+  KernelConfigAttr config = sm90WsConfig(iface);
+  return sparseBlocksRefusal(iface, config.getBlockM(), config.getBlockN());
 }
 
 /// Why the sm90ws backward cannot serve `iface` (a gradient op the sm90

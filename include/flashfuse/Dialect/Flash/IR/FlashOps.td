@@ -279,8 +279,9 @@ def Flash_AttentionOp : Flash_Op<"attention", [
     the listed blocks. On the GPU, flash-lower-to-gpu builds the sm80 or
     sm90 recipe's forward with the block-sparse key-block iterator, which
     fetches and scores only the listed blocks and skips mask_mod in full
-    ones (BQ and BK must be multiples of the config's block_m and block_n;
-    docs/KERNEL_ABI.md "Block-sparse"). A block-sparse flash.attention_grad
+    ones (BQ and BK must be multiples of the config's block_m and block_n,
+    which flash-select-config chooses so; docs/KERNEL_ABI.md
+    "Block-sparse"). A block-sparse flash.attention_grad
     takes the same lists; flash-lower-to-gpu transposes them on the GPU
     (query blocks per key block, sorted, each once, into a workspace of
     its own) before the sm80 recipe's main backward kernel walks them, so

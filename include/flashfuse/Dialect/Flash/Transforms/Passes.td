@@ -220,7 +220,14 @@ def FlashSelectConfig : Pass<"flash-select-config"> {
     register file; ops the recipes cannot serve get an error naming why.
     A varlen (packed) flash.attention or flash.attention_grad gets the
     config of the same dense op (its kernels are the recipe's under the
-    varlen tile scheduler).
+    varlen tile scheduler). A block-sparse op's tiles divide its lists'
+    sparse blocks [BQ, BK] (a thread block's rows lie in one query block,
+    its keys tile the key blocks): the key tiles shrink to a divisor of BK,
+    the backward's query steps to one of BQ, and query blocks the wgmma
+    recipes' 128-row forwards (or 128-key backwards) do not divide go to the
+    sm80 recipe, whose tiles shrink to divide both; sizes no tile divides
+    (a forward's BQ below 64, a BK that is no multiple of 16) get an error
+    naming them.
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
