@@ -516,3 +516,28 @@ def test_backward_launch_passes_the_key_tile_order(monkeypatch):
     main_names.discard("kv_tile_order")
     extra, integers = call()
     assert "kv_tile_order" not in extra and not integers
+
+
+@pytest.mark.parametrize("capability", [(9, 0), (8, 0)])
+def test_block_masks_of_64_compile(compile_tool, monkeypatch, tmp_path,
+                                   capability):
+    """block_sparse_attention's kernels for a BlockMask of 64 x 64 (compiled
+    on first use): flash-select-config fits the tiles to the sparse blocks
+    (the sm80 recipe's, on Hopper too, where the wgmma kernels' 128 rows do
+    not divide them), so the forward and the backward compile, for the
+    lists' block sizes."""
+    from flashfuse import _compile, artifact
+    monkeypatch.setenv("FLASHFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLASHFUSE_COMPILE", str(compile_tool))
+    for kind in (rt.KIND_FORWARD, rt.KIND_BACKWARD):
+        v = rt.Variant(kind, rt.DTYPE_BF16, 128, 128, rt.CAUSAL_TOP_LEFT)
+        v.block_sparse, v.sparse_block_q, v.sparse_block_k = 2, 64, 64
+        directory = _compile.compile_variant(v, capability)
+        info = artifact.kernel_info(
+            directory, kind=None if kind == rt.KIND_FORWARD else kind)
+        assert (info.variant.sparse_block_q, info.variant.sparse_block_k) \
+            == (64, 64)
+        assert info.name.startswith(
+            f"flash_{'fwd' if kind == rt.KIND_FORWARD else 'bwd'}_sm80_"),\
+            info.name
+        assert info.name.endswith("_bs64x64f"), info.name
