@@ -189,6 +189,43 @@ def test_tma_launch_from_a_thread_without_a_context(monkeypatch):
     assert torch.equal(result["out"], flashfuse.attention(q, k, v))
 
 
+@pytest.mark.parametrize("causal", ["none", "top_left", "bottom_right"])
+def test_mla_forward_on_the_wgmma_kernels(causal):
+    # DeepSeek's MLA prefill, D = 192 with Dv = 128: the library's forwards
+    # meet the rule (GQA, lengths that end inside a tile, more keys than
+    # queries). On Hopper they are the wgmma recipes' (SelectConfig.cpp):
+    # from SM90WS_MIN_KEYS keys the sm90ws kernel of <target>-ws, below it
+    # the sm90 one of <target>.
+    from flashfuse import _kernels
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD, rt.DTYPE_BF16, 192, 128,
+        {"none": 0, "top_left": 1, "bottom_right": 2}[causal])
+    device = torch.cuda.current_device()
+    hopper = torch.cuda.get_device_capability(device)[0] == 9
+    ws_dir = _kernels.sm90ws_dir(variant)
+    if hopper and ws_dir is None:
+        pytest.skip("no sm90ws MLA kernel in the library (not an h100 build)")
+    ws = _kernels.kernel(device, variant, ws_dir) if hopper else None
+    b, hq, hkv = 2, 4, 2
+    long = _kernels.SM90WS_MIN_KEYS
+    for sq, sk in ((113, 203), (1023, 1024), (long + 77, long + 77 + 333)):
+        if causal == "top_left":
+            sk = max(sq, sk - 333) if sk > long else sk
+        q = torch.randn(b, hq, sq, 192, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(b, hkv, sk, 192, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(b, hkv, sk, 128, device="cuda", dtype=torch.bfloat16)
+        if hopper:
+            assert (_kernels.forward_kernel(device, variant, None, sk, sq)
+                    is ws) == (sk >= long)
+        out = run_or_skip(lambda: flashfuse.attention(
+            q, k, v, is_causal=causal != "none" and causal, enable_gqa=True))
+        assert out.shape == (b, hq, sq, 128)
+        scale = 1 / math.sqrt(192)
+        ref = reference(q, k, v, causal, scale, upcast=True)
+        low = reference(q, k, v, causal, scale, upcast=False)
+        assert_close(out, ref, low, 2, f"O ({sq} x {sk})")
+
+
 @pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
 def test_long_causal_takes_the_192_row_forward(causal):
     # (The library has the 192-row kernel of the top-left mask only: for

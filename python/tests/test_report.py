@@ -87,8 +87,9 @@ def test_near_misses_say_which_step_failed(opt_tool, case):
 def test_configs_chosen_per_attention(opt_tool):
     """Half-precision attentions get their #flash.config; one that the
     target cannot run (D = 44, not a multiple of 8) gets its reason, the
-    others still theirs; D = 80 and D = 192 with Dv = 128 get the sm80
-    recipe (the sm90 one serves D = Dv in {64, 128, 256})."""
+    others still theirs; D = 80 gets the sm80 recipe, D = 192 with Dv =
+    128 the sm90 one (which serves (D, Dv) in {(64, 64), (128, 128),
+    (192, 128), (256, 256)})."""
     module = emit_module([
         KernelVariant("causal", "f16", 64, causal="top_left"),
         KernelVariant("odd_head_dim", "f16", 44),
@@ -102,7 +103,7 @@ def test_configs_chosen_per_attention(opt_tool):
     assert set(by_fn) == {"causal", "odd_head_dim", "phi2", "mla", "rich",
                           "grad_grad"}
     assert by_fn["phi2"].config.recipe == "sm80"
-    assert by_fn["mla"].config.recipe == "sm80"
+    assert by_fn["mla"].config.recipe == "sm90"
     causal, odd, rich = by_fn["causal"], by_fn["odd_head_dim"], by_fn["rich"]
     assert causal.config.recipe == "sm90" and causal.config.block_m > 0  # h100: wgmma
     assert odd.config is None and "serves head dims" in odd.config_error

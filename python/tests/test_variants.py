@@ -178,7 +178,7 @@ def test_library_has_the_f32_output_forwards():
     first = suite.index(f32[0])
     assert len(f32) == 8 and suite[first:first + 8] == f32
     assert suite[first + 8:] == (_gemma2(suite) + _gemma3(suite)
-                                 + _masked(suite))
+                                 + _masked(suite) + _mla(suite))
     assert {(v.dtype, v.head_dim, v.causal) for v in f32} == set(
         itertools.product(("f16", "bf16"), (64, 128), (None, "top_left")))
 
@@ -197,6 +197,10 @@ def _masked(suite):
     return [v for v in suite if v.mask]
 
 
+def _mla(suite):
+    return [v for v in suite if v.head_dim_v != v.head_dim]
+
+
 def test_library_has_gemma2_forwards():
     """Gemma-2's attention (the logit softcap with causality, and with the
     sliding window that flashfuse.attention runs as the window alone), f16
@@ -204,7 +208,7 @@ def test_library_has_gemma2_forwards():
     kernels' PTX stays as it was)."""
     suite = _gen_suite().default_suite()
     gemma = _gemma2(suite)
-    assert len(gemma) == 8 and suite[-20:-12] == gemma
+    assert len(gemma) == 8 and suite[-26:-18] == gemma
     assert {(v.dtype, v.head_dim, v.causal, v.window) for v in gemma} == {
         (dtype, d, causal, window) for dtype in ("f16", "bf16")
         for d in (128, 256)
@@ -213,23 +217,23 @@ def test_library_has_gemma2_forwards():
 
 def test_library_has_gemma3_windows():
     """Gemma-3's sliding layers at D = 256 (the window without a softcap),
-    f16 and bf16: after the others but the masked forwards."""
+    f16 and bf16: after the others but the masked and MLA forwards."""
     suite = _gen_suite().default_suite()
-    assert suite[-12:-10] == _gemma3(suite)
-    assert [(v.dtype, v.window, v.causal) for v in suite[-12:-10]] == [
+    assert suite[-18:-16] == _gemma3(suite)
+    assert [(v.dtype, v.window, v.causal) for v in suite[-18:-16]] == [
         ("f16", (64, 0), None), ("bf16", (64, 0), None)]
 
 
 def test_library_has_masked_forwards():
     """A boolean mask (transformers' padded batches) at D = 64, 128 and 256,
-    then with Gemma-2's softcap at D = 128 and 256, f16 and bf16, last in
-    the suite; the sm90ws suite, whose forward takes no mask, leaves them
-    out."""
+    then with Gemma-2's softcap at D = 128 and 256, f16 and bf16, before
+    the MLA forwards; the sm90ws suite, whose forward takes no mask, leaves
+    them out."""
     gen = _gen_suite()
     suite = gen.default_suite()
-    assert suite[-10:] == _masked(suite)
+    assert suite[-16:-6] == _masked(suite)
     assert [(v.dtype, v.head_dim, v.causal, v.window, v.softcap)
-            for v in suite[-10:]] == [
+            for v in suite[-16:-6]] == [
         (dtype, d, None, None, None) for dtype in ("f16", "bf16")
         for d in (64, 128, 256)] + [
         (dtype, d, None, None, 30.0) for dtype in ("f16", "bf16")
@@ -237,12 +241,27 @@ def test_library_has_masked_forwards():
     assert not _masked(gen.sm90ws_suite())
 
 
+def test_library_has_mla_forwards():
+    """DeepSeek's MLA prefill, D = 192 with Dv = 128, f16 and bf16, full,
+    causal and bottom-right causal: last in the suite (the other kernels'
+    PTX stays as it was), and in the sm90ws suite too."""
+    gen = _gen_suite()
+    suite = gen.default_suite()
+    mla = _mla(suite)
+    assert suite[-6:] == mla
+    assert [(v.dtype, v.head_dim, v.head_dim_v, v.causal) for v in mla] == [
+        (dtype, 192, 128, causal) for dtype in ("f16", "bf16")
+        for causal in (None, "top_left", "bottom_right")]
+    assert _mla(gen.sm90ws_suite()) == mla
+
+
 @pytest.mark.parametrize("target", ["a100", "h100"])
 def test_headdims_suite_gets_configs(opt_tool, tmp_path, target):
     """gen_suite.py --headdims: gradient ops with their forwards for the head
     dims served on padded tiles (D = 8-256, D = 192 with Dv = 128), forward
     ops alone for D = 256 (no backward); flash-select-config gives every op
-    a config, the sm80 recipe's except D = 256's forwards on H100."""
+    a config, the sm80 recipe's except the forwards of D = 256 and of D =
+    192 with Dv = 128 on H100 (the sm90 recipe's)."""
     gen = _gen_suite()
     out = tmp_path / "suite.mlir"
     subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
@@ -262,8 +281,8 @@ def test_headdims_suite_gets_configs(opt_tool, tmp_path, target):
     assert len(grads) == len(suite) and len(fwds) == len(suite)
     assert all("config = #flash.config<sm80" in l for l in grads)
     sm90 = [l for l in fwds if "#flash.config<sm90" in l]
-    assert all("x256x" in l for l in sm90)
-    assert len(sm90) == (6 if target == "h100" else 0)
+    assert all("x256x" in l or "x192x" in l for l in sm90)
+    assert len(sm90) == (12 if target == "h100" else 0)
     assert all("config = #flash.config<" in l for l in fwds)
 
 

@@ -71,16 +71,26 @@ def default_suite():
         for d in (128, 256):
             vs.append(KernelVariant(f"{dtype}_d{d}_mask_softcap", dtype, d,
                                     mask=True, softcap=30.0))
+    # DeepSeek-V2/V3's multi-head latent attention in its prefill form: D =
+    # 192 (128 columns without the rotary embedding, 64 with it) and Dv =
+    # 128, full and causal, on the wgmma recipes on sm_90 (SelectConfig.cpp)
+    # and the sm80 one elsewhere. Last, for the same reason.
+    for dtype in ("f16", "bf16"):
+        for causal in (None, "top_left", "bottom_right"):
+            vs.append(KernelVariant(f"{dtype}_d192_dv128_{causal or 'full'}",
+                                    dtype, 192, 128, causal=causal))
     return vs
 
 
 def sm90ws_suite():
     """The forwards the sm90ws recipe (TMA producer warpgroup, two wgmma
     consumers) serves, for flashfuse-compile --recipe=sm90ws: the default
-    library's variants of D = 64, 128 and 256 without a bias or mask
-    operand."""
+    library's variants of (D, Dv) = (64, 64), (128, 128), (192, 128) and
+    (256, 256) without a bias or mask operand."""
+    served = {(64, 64), (128, 128), (192, 128), (256, 256)}
     return [v for v in default_suite()
-            if v.head_dim in (64, 128, 256) and not v.bias and not v.mask]
+            if (v.head_dim, v.head_dim_v) in served and not v.bias
+            and not v.mask]
 
 
 def sm90ws_long_suite():

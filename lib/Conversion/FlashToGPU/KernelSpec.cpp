@@ -712,21 +712,23 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
     // a D = 64 forward, whose O and 128-key S fit the 160 registers a
     // thread of three gets (at D = 128 they spill); K and V tiles of
     // block_n rows, at most 256 (a TMA box's and a wgmma N's limit); whole
-    // 64-column swizzle rows of D = Dv. Variants whose operands or
+    // 64-column swizzle rows of D and of Dv <= D (S = Q Kᵀ walks D's, P·V
+    // and O Dv's; O is staged through Q's tile). Variants whose operands or
     // per-element work the producer/consumer split does not carry yet are
     // refused by name.
     const KernelSpec &s = *spec;
-    bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
+    bool knownHeadDim = s.headDim % 64 == 0 && s.headDim <= 256 &&
+                        s.headDimV % 64 == 0 && s.headDimV <= s.headDim;
     bool threeConsumers = s.warps == 12 && s.kind == KernelSpec::Kind::Forward &&
                           s.headDim == 64;
     if ((s.warps != 8 && !threeConsumers) || s.blockM != 16 * s.warps ||
         s.blockN % 16 != 0 || s.blockN > 256 || s.stages < 2 ||
-        !knownHeadDim || s.headDimV != s.headDim)
+        !knownHeadDim)
       return op->emitOpError()
              << "the sm90ws recipe needs warps = 8 (two consumer warpgroups; "
                 "12, three, for a D = 64 forward), block_m = 16 * "
                 "warps, block_n a multiple of 16 up to 256, stages >= 2 and "
-                "D = Dv in {64, 128, 256}; got block_m = "
+                "D and Dv <= D multiples of 64 up to 256; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", stages = " << s.stages << ", D = " << s.headDim
              << ", Dv = " << s.headDimV;
@@ -756,22 +758,24 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   }
   if (spec->recipe == Recipe::Sm90) {
     // Warpgroups of 4 warps own 64 rows each (one wgmma m64 per warpgroup);
-    // the swizzled tiles hold whole 64-element rows; every thread copies the
-    // same number of 16-byte chunks; S is one wgmma of N = block_n <= 256,
-    // and so is O += P V, of N = Dv (D = Dv, checked with the variant).
+    // the swizzled tiles hold whole 64-element rows of D and of Dv <= D;
+    // every thread copies the same number of 16-byte chunks; S is one wgmma
+    // of N = block_n <= 256, and so is O += P V, of N = Dv.
     const KernelSpec &s = *spec;
     int64_t threads = s.threads();
-    bool knownHeadDim = s.headDim == 64 || s.headDim == 128 || s.headDim == 256;
+    bool knownHeadDim = s.headDim % 64 == 0 && s.headDim <= 256 &&
+                        s.headDimV % 64 == 0 && s.headDimV <= s.headDim;
     if (s.warps % 4 != 0 || s.blockM != 16 * s.warps || s.blockN % 16 != 0 ||
         s.blockN > 256 || !knownHeadDim ||
         (s.blockM * s.headDim / 8) % threads != 0 ||
         (s.blockN * s.headDim / 8) % threads != 0)
       return op->emitOpError()
              << "the sm90 recipe needs warps a multiple of 4, block_m = 16 * "
-                "warps, block_n a multiple of 16 up to 256, D in {64, 128, 256} and "
-                "tiles whose 16-byte chunks the threads divide; got block_m = "
+                "warps, block_n a multiple of 16 up to 256, D and Dv <= D "
+                "multiples of 64 up to 256 and tiles whose 16-byte chunks the "
+                "threads divide; got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
-             << s.warps << ", D = " << s.headDim;
+             << s.warps << ", D = " << s.headDim << ", Dv = " << s.headDimV;
     return spec;
   }
   // The sm80 FP8 forward (Sm80Fp8Forward.cpp): Q and K rows of D bytes,
@@ -897,7 +901,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                          : 0;
     bool ok = s.warps % 4 == 0 && s.blockN == 16 * s.warps &&
               s.blockM % 64 == 0 && s.headDim % 64 == 0 &&
-              s.headDim <= 128 && groups % rowBlocks == 0 &&
+              s.headDim <= 128 && s.headDimV == s.headDim && groups % rowBlocks == 0 &&
               (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
               (s.blockN * s.headDim / 8) % threads == 0 &&
@@ -909,11 +913,12 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                 "* warps, block_m a multiple of 64 and at most threads / 2 (one "
                 "LSE or Dsum copy per thread) whose 64-row blocks split the "
                 "warpgroups into dQ slices of 32 or a multiple of 64 columns, "
-                "D in {64, 128} and tiles whose 16-byte chunks the threads "
-                "divide (sm90ws: block_m a multiple of 32 and stages >= 2); "
-                "got block_m = "
+                "D = Dv in {64, 128} and tiles whose 16-byte chunks the "
+                "threads divide (sm90ws: block_m a multiple of 32 and stages "
+                ">= 2); got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
-             << s.warps << ", stages = " << s.stages << ", D = " << s.headDim;
+             << s.warps << ", stages = " << s.stages << ", D = " << s.headDim
+             << ", Dv = " << s.headDimV;
   }
   if (op.getGradBias()) {
     // dBias = dS element by element, written full-size by the kernel; the

@@ -1,7 +1,8 @@
 // REQUIRES: ptxas
 // The head dims served on tiles wider than the head dim
 // (docs/config-selection.md) assemble with ptxas for sm_80 (A100) and
-// sm_90a (H100, where the sm90 recipe takes none of them) with the tiles
+// sm_90a (H100, where the sm90 recipe takes only the D = 192, Dv = 128
+// forward: its wgmma tile, mla-forward-ptxas.mlir) with the tiles
 // flash-select-config gives them, forward and backward: D = 8 and 40 (odd
 // multiples of 8: one zero-filled 8-column step), D = 80 (128-column
 // swizzled forward tiles), D = 112 (32 keys forward: 64 spilled), D = 160
@@ -18,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 //
 // The manifest carries the true head dims of the MLA kernels.
-// MANIFEST-LABEL: kernel flash_fwd_sm80_bf16_d192_dv128_m64n32w4s2
+// MANIFEST-LABEL: kernel flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2
 // MANIFEST: head_dim 192
 // MANIFEST-NEXT: head_dim_v 128
 //
@@ -79,8 +80,8 @@
 // H100-DAG: ptxas sm_90a flash_bwd_post_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_pre_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d192_dv128_m64n32w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d192_dv128_m64n32w4s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d160_m64n32w4s3: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d112_m128n32w4s2_causalbr: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d80_m128n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads

@@ -5,7 +5,7 @@
 // RUN: flashfuse-opt %s --flash-lower-to-gpu="chip=sm_90a kernels-only=true" --split-input-file --verify-diagnostics
 
 func.func @four_warps(%q: tensor<1x1x128x128xf16>) -> tensor<1x1x128x128xf16> {
-  // expected-error @+1 {{the sm90ws recipe needs warps = 8 (two consumer warpgroups; 12, three, for a D = 64 forward), block_m = 16 * warps, block_n a multiple of 16 up to 256, stages >= 2 and D = Dv in {64, 128, 256}; got block_m = 64, block_n = 128, warps = 4, stages = 2, D = 128, Dv = 128}}
+  // expected-error @+1 {{the sm90ws recipe needs warps = 8 (two consumer warpgroups; 12, three, for a D = 64 forward), block_m = 16 * warps, block_n a multiple of 16 up to 256, stages >= 2 and D and Dv <= D multiples of 64 up to 256; got block_m = 64, block_n = 128, warps = 4, stages = 2, D = 128, Dv = 128}}
   %o = flash.attention %q, %q, %q {config = #flash.config<sm90ws, block_m = 64, block_n = 128, warps = 4, stages = 2>} : tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16>, tensor<1x1x128x128xf16> -> tensor<1x1x128x128xf16>
   return %o : tensor<1x1x128x128xf16>
 }

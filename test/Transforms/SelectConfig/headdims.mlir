@@ -1,7 +1,8 @@
 // flash-select-config for head dims served on tiles wider than the head dim
 // (docs/config-selection.md, "The sm80 tiles"): D = 8, 40, 80, 112, 160,
 // D = 192 with Dv = 128 and D = 256, forward and backward, on A100 and H100
-// (recipe auto: the sm90 recipe takes only D = Dv in {64, 128, 256}).
+// (recipe auto: the sm90 recipe's forward takes (D, Dv) in {(64, 64),
+// (128, 128), (192, 128), (256, 256)}, its backward D = Dv in {64, 128}).
 // RUN: flashfuse-opt %s --flash-select-config=target=a100 | FileCheck %s --check-prefixes=CHECK,A100
 // RUN: flashfuse-opt %s --flash-select-config=target=h100 | FileCheck %s --check-prefixes=CHECK,H100
 
@@ -37,7 +38,7 @@ func.func @bwd_d40(%do: tensor<2x4x200x40xf16>, %q: tensor<2x4x200x40xf16>, %v: 
 
 // D = 80 (Phi-2): the row of 96, 128-column swizzled tiles, 97 KiB at 64 keys
 // (two blocks on an H100, one on an A100, which takes 32 keys). The sm90 recipe serves
-// D = Dv in {64, 128, 256}: H100 falls back to sm80.
+// no D = 80: H100 falls back to sm80.
 // CHECK-LABEL: func.func @fwd_d80
 // A100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 32, warps = 4, stages = 2>
 // H100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 128, block_n = 64, warps = 4, stages = 2>
@@ -86,8 +87,11 @@ func.func @bwd_d160(%do: tensor<2x4x200x160xf16>, %q: tensor<2x4x200x160xf16>, %
 }
 
 // D = 192, Dv = 128 (DeepSeek MLA prefill): S over 192 columns, O over 128.
+// The H100 forward takes the sm90 recipe's wgmma tile for the pair (three
+// stages of 64 keys); the backward stays on sm80.
 // CHECK-LABEL: func.func @fwd_d192_dv128
-// CHECK: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+// A100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
+// H100: flash.attention {{.*}}config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @fwd_d192_dv128(%q: tensor<2x4x200x192xbf16>, %v: tensor<2x4x200x128xbf16>) -> tensor<2x4x200x128xbf16> {
   %o = flash.attention %q, %q, %v : tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16> -> tensor<2x4x200x128xbf16>
   return %o : tensor<2x4x200x128xbf16>

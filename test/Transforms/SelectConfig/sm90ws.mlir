@@ -194,7 +194,7 @@ func.func @bias(%x: tensor<1x4x256x128xbf16>, %bias: tensor<1x4x256x256xf32>) ->
 // -----
 
 func.func @d96(%x: tensor<1x4x256x96xbf16>) -> tensor<1x4x256x96xbf16> {
-  // expected-error @+1 {{the sm90ws recipe cannot serve this op: it serves D = Dv in {64, 128, 256}, got D = 96, Dv = 96}}
+  // expected-error @+1 {{the sm90ws recipe cannot serve this op: it serves (D, Dv) in {(64, 64), (128, 128), (192, 128), (256, 256)}, got D = 96, Dv = 96}}
   %o = flash.attention %x, %x, %x
       : tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>, tensor<1x4x256x96xbf16>
       -> tensor<1x4x256x96xbf16>

@@ -452,22 +452,45 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 
 // At D = 256 the dropout forward (Philox registers on top of 128 for O)
 // spills 52 bytes at 128 x 80 and none at 128 x 48 with three stages.
+//
+// D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
+// prefill form: 128 columns without and 64 with the rotary embedding in Q
+// and K, 128 in V): S = Q Kᵀ takes three swizzle rows of D, P·V and O two of
+// Dv. O and S hold what they hold at D = 128, Q and K are 1.5x as wide, so
+// 128 keys fit two stages (209 KiB, 252-255 registers): 1.04-1.11x three
+// stages of 64 (H100, docs/PERF.md run 516, bf16, S = 2k and 8k). Dropout
+// spills 4 bytes there and takes the three stages of 64 (225 registers).
 struct Sm90Tile {
-  int64_t headDim, fwdBlockN, fwdStages;
+  int64_t headDim, headDimV, fwdBlockN, fwdStages;
   int64_t fwdDropoutBlockN, fwdDropoutStages;
   int64_t bwdBlockM, bwdBlockMHeavy; // 0: no sm90 backward for this D
 };
-constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 3, 64, 3, 128, 64},
-                                   {128, 128, 3, 128, 3, 64, 64},
-                                   {256, 80, 2, 48, 3, 0, 0}};
+constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 64, 3, 64, 3, 128, 64},
+                                   {128, 128, 128, 3, 128, 3, 64, 64},
+                                   {192, 128, 128, 2, 64, 3, 0, 0},
+                                   {256, 256, 80, 2, 48, 3, 0, 0}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
-const Sm90Tile *sm90Tile(int64_t d) {
+const Sm90Tile *sm90Tile(AttentionSizes sz) {
   for (const Sm90Tile &t : kSm90Tiles)
-    if (t.headDim == d)
+    if (t.headDim == sz.d && t.headDimV == sz.dv)
       return &t;
   return nullptr;
+}
+
+/// The (D, Dv) pairs of `tiles`, for refusals: "(64, 64), (128, 128), ...".
+template <typename Tile, size_t N>
+std::string headDimPairs(const Tile (&tiles)[N],
+                         bool (*served)(const Tile &) = nullptr) {
+  std::string out;
+  for (const Tile &t : tiles) {
+    if (served && !served(t))
+      continue;
+    out += (out.empty() ? "(" : ", (") + std::to_string(t.headDim) + ", " +
+           std::to_string(t.headDimV) + ")";
+  }
+  return out;
 }
 
 /// A block-sparse forward's key tile: its sparse key blocks must be whole
@@ -491,7 +514,7 @@ int64_t keysTilingSparseBlocks(AttentionVariantInterface iface,
 KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
   MLIRContext *ctx = iface->getContext();
   int64_t d = iface.getSizes().d;
-  const Sm90Tile *t = sm90Tile(d);
+  const Sm90Tile *t = sm90Tile(iface.getSizes());
   if (isGrad) {
     // Variants whose per-element work holds more registers (see above).
     bool heavy = iface.getSoftcapValue().has_value() ||
@@ -519,13 +542,13 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
       dropout ? t->fwdDropoutStages : maskedSoftcap ? 2 : t->fwdStages);
 }
 
-/// Shared memory of an sm90 config (KernelSpec::smemBytes, D = Dv, with
-/// the backward's dS tile).
-int64_t sm90SharedMemory(KernelConfigAttr c, int64_t d, bool isGrad) {
+/// Shared memory of an sm90 config (KernelSpec::smemBytes; the backward's
+/// with its dS tile, D = Dv).
+int64_t sm90SharedMemory(KernelConfigAttr c, AttentionSizes sz, bool isGrad) {
   int64_t m = c.getBlockM(), n = c.getBlockN(), st = c.getStages();
   if (isGrad)
-    return 1024 + 2 * ((n + st * m) * 2 * d + 2 * n * m) + 8 * st * m;
-  return 1024 + 2 * (m * d + st * n * 2 * d);
+    return 1024 + 2 * ((n + st * m) * 2 * sz.d + 2 * n * m) + 8 * st * m;
+  return 1024 + 2 * (m * sz.d + st * n * (sz.d + sz.dv));
 }
 
 /// Shared memory of the mma.sync FP8 forward (KernelSpec::smemBytes): Q and
@@ -697,18 +720,24 @@ std::string sm90Refusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
-  // Other head dims (80, 192 with Dv = 128, ...) fall back to the sm80
-  // recipe: the wgmma schedule's tiles, warpgroup splits and dQ slices are
-  // written for whole 64-column swizzle rows with D = Dv.
-  const Sm90Tile *t = sz.d == sz.dv ? sm90Tile(sz.d) : nullptr;
+  // Other head dims (80, 96, 160, ...) fall back to the sm80 recipe: the
+  // wgmma schedule's tiles are whole 64-column swizzle rows, and the
+  // backward's warpgroup splits and dQ slices are written for D = Dv.
+  const Sm90Tile *t = sm90Tile(sz);
   if (isGrad && (!t || t->bwdBlockM == 0))
-    return "its backward serves D = Dv in {64, 128}, got D = " +
-           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+    return "its backward serves (D, Dv) in {" +
+           headDimPairs<Sm90Tile>(kSm90Tiles,
+                                  [](const Sm90Tile &t) {
+                                    return t.bwdBlockM != 0;
+                                  }) +
+           "}, got D = " + std::to_string(sz.d) +
+           ", Dv = " + std::to_string(sz.dv);
   if (!t)
-    return "it serves D = Dv in {64, 128, 256}, got D = " +
-           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+    return "it serves (D, Dv) in {" + headDimPairs(kSm90Tiles) +
+           "}, got D = " + std::to_string(sz.d) +
+           ", Dv = " + std::to_string(sz.dv);
   KernelConfigAttr config = sm90Config(iface, isGrad);
-  int64_t smem = sm90SharedMemory(config, sz.d, isGrad);
+  int64_t smem = sm90SharedMemory(config, sz, isGrad);
   if (smem > target.smemPerBlock)
     return "it needs " + std::to_string(smem) +
            " bytes of shared memory, the target has " +
@@ -731,15 +760,19 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // keysApart); with that, D = 256's two stages of 80 keys (FlashAttention-3's
 // tile) are 1.12-1.21x the three of 48 it had before (H100, run 163;
 // 13-16% slower without it, run 95); 64 keys were within 6% of 80 either
-// way, 5-6% behind at 16k.
+// way, 5-6% behind at 16k. D = 192 with Dv = 128 (DeepSeek's MLA prefill,
+// as in the sm90 recipe above): two stages of 128 keys, K and V apart (209
+// KiB), 1.03-1.11x cuDNN; FlashAttention-3's 112 keys were 4-8% slower, 96
+// and three stages of 80 2-5% (H100, docs/PERF.md run 516, bf16, 2k-8k).
 struct Sm90WsTile {
-  int64_t headDim, blockN, stages;
+  int64_t headDim, headDimV, blockN, stages;
 };
-constexpr Sm90WsTile kSm90WsTiles[] = {{64, 128, 3}, {128, 128, 3}, {256, 80, 2}};
+constexpr Sm90WsTile kSm90WsTiles[] = {
+    {64, 64, 128, 3}, {128, 128, 128, 3}, {192, 128, 128, 2}, {256, 256, 80, 2}};
 
-const Sm90WsTile *sm90WsTile(int64_t d) {
+const Sm90WsTile *sm90WsTile(AttentionSizes sz) {
   for (const Sm90WsTile &t : kSm90WsTiles)
-    if (t.headDim == d)
+    if (t.headDim == sz.d && t.headDimV == sz.dv)
       return &t;
   return nullptr;
 }
@@ -756,9 +789,10 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
   if (!elt.isF16() && !elt.isBF16())
     return "it needs f16 or bf16 inputs";
   AttentionSizes sz = iface.getSizes();
-  if (sz.d != sz.dv || !sm90WsTile(sz.d))
-    return "it serves D = Dv in {64, 128, 256}, got D = " +
-           std::to_string(sz.d) + ", Dv = " + std::to_string(sz.dv);
+  if (!sm90WsTile(sz))
+    return "it serves (D, Dv) in {" + headDimPairs(kSm90WsTiles) +
+           "}, got D = " + std::to_string(sz.d) +
+           ", Dv = " + std::to_string(sz.dv);
   auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
   if (fwd && fwd.isVarlen())
     return "it has no varlen (cu_seqlens) tile scheduler yet";
@@ -824,7 +858,8 @@ bool longCausalForward(AttentionVariantInterface iface) {
 
 KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   MLIRContext *ctx = iface->getContext();
-  int64_t d = iface.getSizes().d;
+  AttentionSizes sz = iface.getSizes();
+  int64_t d = sz.d;
   // A score_mod or mask_mod, inlined into the consumers, takes the plain
   // tile: on the wider ones below their consumers spilled 60-176 bytes
   // (ALiBi over captured slopes, a document mask over captured ids; on
@@ -835,7 +870,7 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   bool regions = !iface.getScoreModRegion().empty() ||
                  !iface.getMaskModRegion().empty();
   if (regions) {
-    const Sm90WsTile *t = sm90WsTile(d);
+    const Sm90WsTile *t = sm90WsTile(sz);
     return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
                                  keysTilingSparseBlocks(iface, t->blockN),
                                  /*warps=*/8, t->stages);
@@ -849,17 +884,19 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
   // two were 0-6% slower). Causal, the 192-row diagonal tiles mask more
   // work: 15% slower at 2k, at most 5% faster from 8k, so masked forwards
   // keep 128 rows, except causal ones of long sequences (longCausalForward).
-  if (d == 64 && (unmaskedForward(iface) || longCausalForward(iface)))
+  if (d == 64 && sz.dv == 64 &&
+      (unmaskedForward(iface) || longCausalForward(iface)))
     return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/192,
                                  /*blockN=*/128, /*warps=*/12, /*stages=*/4);
   // D = 128 unmasked, without a softcap: two stages of 176 keys, K and V
   // apart (FlashAttention-3's non-causal tile): 1.00-1.09x three stages of
   // 128 at 2k and 1.03-1.08x from 4k (H100, runs 162 and 165, bf16). Causal
   // it lost 11% at 2k; with a softcap its consumers spill 40 bytes.
-  if (d == 128 && unmaskedForward(iface) && !iface.getSoftcapValue())
+  if (d == 128 && sz.dv == 128 && unmaskedForward(iface) &&
+      !iface.getSoftcapValue())
     return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
                                  /*blockN=*/176, /*warps=*/8, /*stages=*/2);
-  const Sm90WsTile *t = sm90WsTile(d);
+  const Sm90WsTile *t = sm90WsTile(sz);
   return KernelConfigAttr::get(ctx, Recipe::Sm90Ws, /*blockM=*/128,
                                keysTilingSparseBlocks(iface, t->blockN),
                                /*warps=*/8, t->stages);

@@ -1,0 +1,77 @@
+// D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
+// prefill form) on the wgmma recipes: two stages of 128 keys on both (the
+// sm90 recipe's dropout forward three of 64), also under 128 x 128
+// block-sparse lists; the backward keeps
+// the sm80 recipe (the wgmma backwards serve D = Dv). Other pairs of unequal
+// head dims are refused by name under a forced wgmma recipe.
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s --check-prefix=AUTO
+// RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s --check-prefix=TMA
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=WS
+// RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=SM90
+
+// AUTO-LABEL: func.func @fwd
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// TMA-LABEL: func.func @fwd
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @fwd(%q: tensor<2x16x4096x192xbf16>, %v: tensor<2x16x4096x128xbf16>) -> tensor<2x16x4096x128xbf16> {
+  %o = flash.attention %q, %q, %v {causal = #flash.causal<top_left>} : tensor<2x16x4096x192xbf16>, tensor<2x16x4096x192xbf16>, tensor<2x16x4096x128xbf16> -> tensor<2x16x4096x128xbf16>
+  return %o : tensor<2x16x4096x128xbf16>
+}
+
+// -----
+
+// Unmasked: not D = 128's 176 keys (that tile is for D = Dv = 128).
+// AUTO-LABEL: func.func @fwd_unmasked
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
+// TMA-LABEL: func.func @fwd_unmasked
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @fwd_unmasked(%q: tensor<2x16x4096x192xf16>, %v: tensor<2x16x4096x128xf16>) -> tensor<2x16x4096x128xf16> {
+  %o = flash.attention %q, %q, %v : tensor<2x16x4096x192xf16>, tensor<2x16x4096x192xf16>, tensor<2x16x4096x128xf16> -> tensor<2x16x4096x128xf16>
+  return %o : tensor<2x16x4096x128xf16>
+}
+
+// -----
+
+// Block-sparse lists of 128 x 128: the key tile divides their blocks.
+// TMA-LABEL: func.func @fwd_block_sparse
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
+func.func @fwd_block_sparse(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %n: tensor<1x4x8xi32>, %i: tensor<1x4x8x8xi32>) -> tensor<1x4x1024x128xbf16> {
+  %o = flash.attention %q, %q, %v block_sparse(%n, %i : tensor<1x4x8xi32>, tensor<1x4x8x8xi32>) : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
+  return %o : tensor<1x4x1024x128xbf16>
+}
+
+// -----
+
+// Dropout on the sm90 recipe: 128 keys spill 4 bytes, 64 on three stages
+// assemble without.
+// AUTO-LABEL: func.func @fwd_dropout
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+func.func @fwd_dropout(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %seed: i64) -> tensor<1x4x1024x128xbf16> {
+  %o = flash.attention %q, %q, %v seed(%seed) {dropout_p = 0.1 : f32} : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
+  return %o : tensor<1x4x1024x128xbf16>
+}
+
+// -----
+
+// AUTO-LABEL: func.func @grad
+// AUTO: config = #flash.config<sm80,
+// TMA-LABEL: func.func @grad
+// TMA: config = #flash.config<sm80,
+// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128)}, got D = 192, Dv = 128
+func.func @grad(%do: tensor<1x4x256x128xbf16>, %q: tensor<1x4x256x192xbf16>, %v: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse : tensor<1x4x256x128xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32> -> tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>
+  return %dq, %dk, %dv : tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>
+}
+
+// -----
+
+// A pair no wgmma tile is chosen for (a forced #flash.config still lowers
+// it: KernelSpec takes any D and Dv <= D of whole swizzle rows).
+// AUTO-LABEL: func.func @fwd_256_128
+// AUTO: config = #flash.config<sm80,
+// WS: error: no kernel config for target 'h100': the sm90ws recipe cannot serve this op: it serves (D, Dv) in {(64, 64), (128, 128), (192, 128), (256, 256)}, got D = 256, Dv = 128
+// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: it serves (D, Dv) in {(64, 64), (128, 128), (192, 128), (256, 256)}, got D = 256, Dv = 128
+func.func @fwd_256_128(%q: tensor<1x4x256x256xbf16>, %v: tensor<1x4x256x128xbf16>) -> tensor<1x4x256x128xbf16> {
+  %o = flash.attention %q, %q, %v : tensor<1x4x256x256xbf16>, tensor<1x4x256x256xbf16>, tensor<1x4x256x128xbf16> -> tensor<1x4x256x128xbf16>
+  return %o : tensor<1x4x256x128xbf16>
+}
