@@ -456,10 +456,11 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
 // prefill form: 128 columns without and 64 with the rotary embedding in Q
 // and K, 128 in V): S = Q Kᵀ takes three swizzle rows of D, P·V and O two of
-// Dv. O and S hold what they hold at D = 128, Q and K are 1.5x as wide, so
-// 128 keys fit two stages (209 KiB, 252-255 registers): 1.04-1.11x three
-// stages of 64 (H100, docs/PERF.md run 516, bf16, S = 2k and 8k). Dropout
-// spills 4 bytes there and takes the three stages of 64 (225 registers).
+// Dv. O and S hold what they hold at D = 128, Q and K are 1.5x as wide:
+// three stages of 64 keys (169 KiB, 198-254 registers over the variants),
+// checked on the GPU (H100, docs/PERF.md run 516). Two of 128 keys timed
+// 1.04-1.11x faster there, but no GPU has checked their outputs yet, and
+// their dropout variant spills 4 bytes.
 struct Sm90Tile {
   int64_t headDim, headDimV, fwdBlockN, fwdStages;
   int64_t fwdDropoutBlockN, fwdDropoutStages;
@@ -467,7 +468,7 @@ struct Sm90Tile {
 };
 constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 64, 3, 64, 3, 128, 64},
                                    {128, 128, 128, 3, 128, 3, 64, 64},
-                                   {192, 128, 128, 2, 64, 3, 0, 0},
+                                   {192, 128, 64, 3, 64, 3, 0, 0},
                                    {256, 256, 80, 2, 48, 3, 0, 0}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
@@ -761,14 +762,16 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // tile) are 1.12-1.21x the three of 48 it had before (H100, run 163;
 // 13-16% slower without it, run 95); 64 keys were within 6% of 80 either
 // way, 5-6% behind at 16k. D = 192 with Dv = 128 (DeepSeek's MLA prefill,
-// as in the sm90 recipe above): two stages of 128 keys, K and V apart (209
-// KiB), 1.03-1.11x cuDNN; FlashAttention-3's 112 keys were 4-8% slower, 96
-// and three stages of 80 2-5% (H100, docs/PERF.md run 516, bf16, 2k-8k).
+// as in the sm90 recipe above): FlashAttention-3's tile for the pair, two
+// stages of 112 keys, K and V apart (189 KiB), 0.94-1.06x cuDNN and checked
+// on the GPU (H100, docs/PERF.md run 516, bf16, 2k-8k). Two stages of 128
+// keys timed 4-8% faster, 96 keys 2-5%, but no GPU has checked their
+// outputs yet.
 struct Sm90WsTile {
   int64_t headDim, headDimV, blockN, stages;
 };
 constexpr Sm90WsTile kSm90WsTiles[] = {
-    {64, 64, 128, 3}, {128, 128, 128, 3}, {192, 128, 128, 2}, {256, 256, 80, 2}};
+    {64, 64, 128, 3}, {128, 128, 128, 3}, {192, 128, 112, 2}, {256, 256, 80, 2}};
 
 const Sm90WsTile *sm90WsTile(AttentionSizes sz) {
   for (const Sm90WsTile &t : kSm90WsTiles)
