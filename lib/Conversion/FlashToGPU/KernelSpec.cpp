@@ -685,6 +685,14 @@ static LogicalResult checkDescaleBlocks(AttentionOp op, const KernelSpec &s) {
          << s.descaleBlockK << "]";
 }
 
+/// The head dims the wgmma forwards (sm90, sm90ws) lower: whole 64-column
+/// swizzle rows of D and of Dv <= D up to 256 (S = Q Kᵀ walks D's rows,
+/// P·V and O Dv's; O is staged through Q's tile).
+static bool wgmmaForwardHeadDims(const KernelSpec &s) {
+  return s.headDim % 64 == 0 && s.headDim <= 256 && s.headDimV % 64 == 0 &&
+         s.headDimV <= s.headDim;
+}
+
 FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
   FailureOr<KernelSpec> spec =
       getVariantSpec(op, op.getQuery(), op.getBias(), op.getMask(),
@@ -712,13 +720,11 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
     // a D = 64 forward, whose O and 128-key S fit the 160 registers a
     // thread of three gets (at D = 128 they spill); K and V tiles of
     // block_n rows, at most 256 (a TMA box's and a wgmma N's limit); whole
-    // 64-column swizzle rows of D and of Dv <= D (S = Q Kᵀ walks D's, P·V
-    // and O Dv's; O is staged through Q's tile). Variants whose operands or
-    // per-element work the producer/consumer split does not carry yet are
-    // refused by name.
+    // 64-column swizzle rows of D and of Dv <= D (wgmmaForwardHeadDims).
+    // Variants whose operands or per-element work the producer/consumer
+    // split does not carry yet are refused by name.
     const KernelSpec &s = *spec;
-    bool knownHeadDim = s.headDim % 64 == 0 && s.headDim <= 256 &&
-                        s.headDimV % 64 == 0 && s.headDimV <= s.headDim;
+    bool knownHeadDim = wgmmaForwardHeadDims(s);
     bool threeConsumers = s.warps == 12 && s.kind == KernelSpec::Kind::Forward &&
                           s.headDim == 64;
     if ((s.warps != 8 && !threeConsumers) || s.blockM != 16 * s.warps ||
@@ -763,8 +769,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
     // of N = block_n <= 256, and so is O += P V, of N = Dv.
     const KernelSpec &s = *spec;
     int64_t threads = s.threads();
-    bool knownHeadDim = s.headDim % 64 == 0 && s.headDim <= 256 &&
-                        s.headDimV % 64 == 0 && s.headDimV <= s.headDim;
+    bool knownHeadDim = wgmmaForwardHeadDims(s);
     if (s.warps % 4 != 0 || s.blockM != 16 * s.warps || s.blockN % 16 != 0 ||
         s.blockN > 256 || !knownHeadDim ||
         (s.blockM * s.headDim / 8) % threads != 0 ||
@@ -901,7 +906,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
                          : 0;
     bool ok = s.warps % 4 == 0 && s.blockN == 16 * s.warps &&
               s.blockM % 64 == 0 && s.headDim % 64 == 0 &&
-              s.headDim <= 128 && s.headDimV == s.headDim && groups % rowBlocks == 0 &&
+              s.headDim <= 128 && s.headDimV == s.headDim &&
+              groups % rowBlocks == 0 &&
               (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
               (s.blockN * s.headDim / 8) % threads == 0 &&
