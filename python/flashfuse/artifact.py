@@ -453,7 +453,8 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
             check=None, varlen=None, dropout_p=0.0, seed=0,
             alibi_slopes=None):
     """(O [B, Hq, Sq, Dv], LSE f32 [B, Hq, Sq]) of the artifact's forward
-    kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype. `scale`
+    kernel (kernel_info) on CUDA tensors [B, H, S, D] of its dtype; O is
+    float32 for an `out_f32 1` kernel, else of that dtype. `scale`
     defaults to 1/sqrt(D); `window` (left, right) is needed by a `window 1`
     kernel unless its bound lists record it, `softcap` by a `softcap 1`
     kernel; `captures`, the values its score_mod / mask_mod read from above
@@ -490,8 +491,11 @@ def forward(directory, query, key, value, *, kernel=None, scale=None,
     named.update(packed)
     keep += offsets
     b, hq, sq, d = q.shape
-    o = (q.new_empty(sq, hq, val.shape[-1]).unsqueeze(0).transpose(1, 2)
-         if varlen is not None else q.new_empty(b, hq, sq, val.shape[-1]))
+    # An `out_f32 1` kernel writes O unrounded, 4 bytes an element.
+    o_dtype = torch.float32 if info.variant.out_f32 else q.dtype
+    o = (q.new_empty(sq, hq, val.shape[-1], dtype=o_dtype).unsqueeze(0)
+         .transpose(1, 2) if varlen is not None
+         else q.new_empty(b, hq, sq, val.shape[-1], dtype=o_dtype))
     lse = q.new_empty(b, hq, sq, dtype=torch.float32)
     _poison(o, lse)
     for name, t in (("q", q), ("k", k), ("v", val), ("o", o), ("lse", lse)):

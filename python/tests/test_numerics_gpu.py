@@ -226,6 +226,31 @@ def test_mla_forward_on_the_wgmma_kernels(causal):
         assert_close(out, ref, low, 2, f"O ({sq} x {sk})")
 
 
+def test_artifact_forward_of_an_f32_output_kernel():
+    # flashfuse.artifact.forward on a kernel that writes O in f32 (out_f32
+    # 1: the unrounded partial results split-sequence attention merges)
+    # returns an f32 O within the rule. It used to allocate O in the
+    # inputs' dtype, which the kernel overran at 4 bytes an element (NaNs;
+    # memcheck's out-of-bounds writes, run 517).
+    from flashfuse import _kernels, artifact
+    variant = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 128, 128,
+                                    0, out_f32=True)
+    capability = torch.cuda.get_device_capability()
+    directory, index = run_or_skip(
+        lambda: _kernels.locate(variant, capability=capability))
+    name = _kernels.info(directory, index).name.decode()
+    b, hq, hkv, sq, sk = 2, 4, 2, 300, 433
+    q = torch.randn(b, hq, sq, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = (torch.randn(b, hkv, sk, 128, device="cuda", dtype=torch.bfloat16)
+            for _ in range(2))
+    out, lse = artifact.forward(directory, q, k, v, kernel=name)
+    assert out.dtype == torch.float32 and out.shape == (b, hq, sq, 128)
+    scale = 1 / math.sqrt(128)
+    ref = reference(q, k, v, "none", scale, upcast=True)
+    low = reference(q, k, v, "none", scale, upcast=False)
+    assert_close(out, ref, low, 2, f"f32 O of {name}")
+
+
 @pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
 def test_long_causal_takes_the_192_row_forward(causal):
     # (The library has the 192-row kernel of the top-left mask only: for

@@ -19,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
 //
 // The manifest carries the true head dims of the MLA kernels.
-// MANIFEST-LABEL: kernel flash_fwd_sm90_bf16_d192_dv128_m128n64w8s3
+// MANIFEST-LABEL: kernel flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2
 // MANIFEST: head_dim 192
 // MANIFEST-NEXT: head_dim_v 128
 //
@@ -80,8 +80,8 @@
 // H100-DAG: ptxas sm_90a flash_bwd_post_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_pre_sm80_bf16_d8_m64n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n64w8s3_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n64w8s3: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d160_m64n32w4s3: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d112_m128n32w4s2_causalbr: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm80_bf16_d80_m128n64w4s2_causal: {{[0-9]+}} registers, {{[0-9]+}} bytes stack, 0/0 bytes spill stores/loads

@@ -1,12 +1,12 @@
 // REQUIRES: ptxas
 // D = 192 with Dv = 128 (DeepSeek's MLA prefill) on the wgmma recipes: the
-// sm90 forward (auto: 128 x 64, three stages) and the sm90ws forward
-// (auto-tma: 128 x 112, two stages, K and V apart) assemble for sm_90a
+// sm90 forward (auto: 128 x 128, two stages) and the sm90ws forward
+// (auto-tma: 128 x 128, two stages, K and V apart) assemble for sm_90a
 // without spilling (flashfuse-compile fails on a spill) and with the
 // register reallocation in effect (no C7508 warning). S = Q Kᵀ is twelve
-// k16 steps over D's three swizzle rows at N = block_n, P·V steps over the
-// keys at N = Dv = 128 (no N of 192 anywhere); the manifest carries both
-// head dims.
+// k16 steps over D's three swizzle rows at N = block_n = 128, P·V steps
+// over the keys at N = Dv = 128 (no N of 192 anywhere); the manifest
+// carries both head dims.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 -o %t/sm90 | FileCheck %s --check-prefix=SM90
 // RUN: FileCheck %s --check-prefix=SM90-PTX < %t/sm90/kernels.ptx
@@ -15,20 +15,18 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/ws/manifest.txt
 //
 // SM90-NOT: ptxas warning
-// SM90-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n64w8s3_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
-// SM90-DAG: ptxas sm_90a flash_fwd_sm90_f16_d192_dv128_m128n64w8s3: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
-// SM90-PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// SM90-DAG: ptxas sm_90a flash_fwd_sm90_bf16_d192_dv128_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
+// SM90-DAG: ptxas sm_90a flash_fwd_sm90_f16_d192_dv128_m128n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // SM90-PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // SM90-PTX-NOT: m64n192k16
 //
 // WS-NOT: ptxas warning
-// WS-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d192_dv128_m128n112w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
-// WS-DAG: ptxas sm_90a flash_fwd_sm90ws_f16_d192_dv128_m128n112w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
-// WS-PTX-DAG: wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16
+// WS-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d192_dv128_m128n128w8s2_causal: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
+// WS-DAG: ptxas sm_90a flash_fwd_sm90ws_f16_d192_dv128_m128n128w8s2: {{[0-9]+}} registers, 0 bytes stack, 0/0 bytes spill stores/loads
 // WS-PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // WS-PTX-DAG: cp.async.bulk.tensor
 //
-// MANIFEST-LABEL: kernel flash_fwd_sm90ws_bf16_d192_dv128_m128n112w8s2_causal
+// MANIFEST-LABEL: kernel flash_fwd_sm90ws_bf16_d192_dv128_m128n128w8s2_causal
 // MANIFEST: head_dim 192
 // MANIFEST-NEXT: head_dim_v 128
 // MANIFEST: tensormap:q_map tensormap:k_map tensormap:v_map

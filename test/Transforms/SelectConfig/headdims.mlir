@@ -87,11 +87,11 @@ func.func @bwd_d160(%do: tensor<2x4x200x160xf16>, %q: tensor<2x4x200x160xf16>, %
 }
 
 // D = 192, Dv = 128 (DeepSeek MLA prefill): S over 192 columns, O over 128.
-// The H100 forward takes the sm90 recipe's wgmma tile for the pair (three
-// stages of 64 keys); the backward stays on sm80.
+// The H100 forward takes the sm90 recipe's wgmma tile for the pair (two
+// stages of 128 keys); the backward stays on sm80.
 // CHECK-LABEL: func.func @fwd_d192_dv128
 // A100: flash.attention {{.*}}config = #flash.config<sm80, block_m = 64, block_n = 32, warps = 4, stages = 2>
-// H100: flash.attention {{.*}}config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+// H100: flash.attention {{.*}}config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @fwd_d192_dv128(%q: tensor<2x4x200x192xbf16>, %v: tensor<2x4x200x128xbf16>) -> tensor<2x4x200x128xbf16> {
   %o = flash.attention %q, %q, %v : tensor<2x4x200x192xbf16>, tensor<2x4x200x192xbf16>, tensor<2x4x200x128xbf16> -> tensor<2x4x200x128xbf16>
   return %o : tensor<2x4x200x128xbf16>

@@ -1,8 +1,8 @@
 // D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
-// prefill form) on the wgmma recipes: the sm90 forward's three stages of 64
-// keys (dropout too), the sm90ws forward's two stages of 112
-// (FlashAttention-3's tile for the pair; 64 keys under 128 x 128
-// block-sparse lists); the backward keeps
+// prefill form) on the wgmma recipes: the sm90 forward's two stages of 128
+// keys (three of 64 with a mask or bias tensor or dropout), the sm90ws
+// forward's two stages of 128 (64 keys under 128 x 64 block-sparse lists);
+// the backward keeps
 // the sm80 recipe (the wgmma backwards serve D = Dv). Other pairs of unequal
 // head dims are refused by name under a forced wgmma recipe.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s --check-prefix=AUTO
@@ -11,9 +11,9 @@
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=SM90
 
 // AUTO-LABEL: func.func @fwd
-// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // TMA-LABEL: func.func @fwd
-// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 112, warps = 8, stages = 2>
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @fwd(%q: tensor<2x16x4096x192xbf16>, %v: tensor<2x16x4096x128xbf16>) -> tensor<2x16x4096x128xbf16> {
   %o = flash.attention %q, %q, %v {causal = #flash.causal<top_left>} : tensor<2x16x4096x192xbf16>, tensor<2x16x4096x192xbf16>, tensor<2x16x4096x128xbf16> -> tensor<2x16x4096x128xbf16>
   return %o : tensor<2x16x4096x128xbf16>
@@ -23,9 +23,9 @@ func.func @fwd(%q: tensor<2x16x4096x192xbf16>, %v: tensor<2x16x4096x128xbf16>) -
 
 // Unmasked: not D = 128's 176 keys (that tile is for D = Dv = 128).
 // AUTO-LABEL: func.func @fwd_unmasked
-// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // TMA-LABEL: func.func @fwd_unmasked
-// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 112, warps = 8, stages = 2>
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @fwd_unmasked(%q: tensor<2x16x4096x192xf16>, %v: tensor<2x16x4096x128xf16>) -> tensor<2x16x4096x128xf16> {
   %o = flash.attention %q, %q, %v : tensor<2x16x4096x192xf16>, tensor<2x16x4096x192xf16>, tensor<2x16x4096x128xf16> -> tensor<2x16x4096x128xf16>
   return %o : tensor<2x16x4096x128xf16>
@@ -33,9 +33,12 @@ func.func @fwd_unmasked(%q: tensor<2x16x4096x192xf16>, %v: tensor<2x16x4096x128x
 
 // -----
 
-// Block-sparse lists of 128 x 128: the widest key tile of 16 dividing 128.
+// Block-sparse lists of 128 x 128 keep the 128-key tiles; lists of 128 x 64
+// take the widest key tile of 16 dividing 64.
+// AUTO-LABEL: func.func @fwd_block_sparse
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 128, warps = 8, stages = 2>
 // TMA-LABEL: func.func @fwd_block_sparse
-// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 64, warps = 8, stages = 2>
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 2>
 func.func @fwd_block_sparse(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %n: tensor<1x4x8xi32>, %i: tensor<1x4x8x8xi32>) -> tensor<1x4x1024x128xbf16> {
   %o = flash.attention %q, %q, %v block_sparse(%n, %i : tensor<1x4x8xi32>, tensor<1x4x8x8xi32>) : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
   return %o : tensor<1x4x1024x128xbf16>
@@ -43,8 +46,42 @@ func.func @fwd_block_sparse(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x1
 
 // -----
 
-// Dropout on the sm90 recipe: the same three stages of 64 keys (at 128 keys
-// on two it spills 4 bytes).
+// AUTO-LABEL: func.func @fwd_block_sparse_64
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 2>
+// TMA-LABEL: func.func @fwd_block_sparse_64
+// TMA: config = #flash.config<sm90ws, block_m = 128, block_n = 64, warps = 8, stages = 2>
+func.func @fwd_block_sparse_64(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %n: tensor<1x4x8xi32>, %i: tensor<1x4x8x16xi32>) -> tensor<1x4x1024x128xbf16> {
+  %o = flash.attention %q, %q, %v block_sparse(%n, %i : tensor<1x4x8xi32>, tensor<1x4x8x16xi32>) {sparse_block_size = array<i64: 128, 64>} : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
+  return %o : tensor<1x4x1024x128xbf16>
+}
+
+// -----
+
+// A mask or bias tensor on the sm90 recipe (the sm90ws one serves neither):
+// three stages of 64 keys (at 128 keys on two the mask variants spill 176
+// bytes).
+// AUTO-LABEL: func.func @fwd_mask
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+// TMA-LABEL: func.func @fwd_mask
+// TMA: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+func.func @fwd_mask(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %m: tensor<1x1x1024x1024xi1>) -> tensor<1x4x1024x128xbf16> {
+  %o = flash.attention %q, %q, %v mask(%m : tensor<1x1x1024x1024xi1>) : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
+  return %o : tensor<1x4x1024x128xbf16>
+}
+
+// -----
+
+// AUTO-LABEL: func.func @fwd_bias
+// AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
+func.func @fwd_bias(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %bias: tensor<1x4x1024x1024xf32>) -> tensor<1x4x1024x128xbf16> {
+  %o = flash.attention %q, %q, %v bias(%bias : tensor<1x4x1024x1024xf32>) : tensor<1x4x1024x192xbf16>, tensor<1x4x1024x192xbf16>, tensor<1x4x1024x128xbf16> -> tensor<1x4x1024x128xbf16>
+  return %o : tensor<1x4x1024x128xbf16>
+}
+
+// -----
+
+// Dropout on the sm90 recipe: three stages of 64 keys (at 128 keys on two
+// it spills 4 bytes).
 // AUTO-LABEL: func.func @fwd_dropout
 // AUTO: config = #flash.config<sm90, block_m = 128, block_n = 64, warps = 8, stages = 3>
 func.func @fwd_dropout(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf16>, %seed: i64) -> tensor<1x4x1024x128xbf16> {

@@ -457,19 +457,23 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // prefill form: 128 columns without and 64 with the rotary embedding in Q
 // and K, 128 in V): S = Q Kᵀ takes three swizzle rows of D, P·V and O two of
 // Dv. O and S hold what they hold at D = 128, Q and K are 1.5x as wide:
-// three stages of 64 keys (169 KiB, 198-254 registers over the variants),
-// checked on the GPU (H100, docs/PERF.md run 516). Two of 128 keys timed
-// 1.04-1.11x faster there, but no GPU has checked their outputs yet, and
-// their dropout variant spills 4 bytes.
+// two stages of 128 keys (209 KiB, 252-255 registers over the variants),
+// 1.03-1.11x three stages of 64 (H100, docs/PERF.md runs 516-517). With a
+// mask or bias tensor or dropout they spill there (176 bytes with a mask,
+// 4 with dropout), so those variants keep three stages of 64 keys (169
+// KiB, 225-254 registers).
 struct Sm90Tile {
   int64_t headDim, headDimV, fwdBlockN, fwdStages;
+  // Forwards reading a mask or bias tensor, and dropout forwards.
+  int64_t fwdOperandBlockN, fwdOperandStages;
   int64_t fwdDropoutBlockN, fwdDropoutStages;
   int64_t bwdBlockM, bwdBlockMHeavy; // 0: no sm90 backward for this D
 };
-constexpr Sm90Tile kSm90Tiles[] = {{64, 64, 64, 3, 64, 3, 128, 64},
-                                   {128, 128, 128, 3, 128, 3, 64, 64},
-                                   {192, 128, 64, 3, 64, 3, 0, 0},
-                                   {256, 256, 80, 2, 48, 3, 0, 0}};
+constexpr Sm90Tile kSm90Tiles[] = {
+    {64, 64, 64, 3, 64, 3, 64, 3, 128, 64},
+    {128, 128, 128, 3, 128, 3, 128, 3, 64, 64},
+    {192, 128, 128, 2, 64, 3, 64, 3, 0, 0},
+    {256, 256, 80, 2, 80, 2, 48, 3, 0, 0}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
@@ -529,18 +533,23 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
     return KernelConfigAttr::get(ctx, Recipe::Sm90, blockM, kSm90BwdBlockN,
                                  kSm90Warps, kSm90BwdStages);
   }
-  bool dropout = iface.hasDropout();
+  int64_t blockN = t->fwdBlockN, stages = t->fwdStages;
+  if (iface.hasDropout()) {
+    blockN = t->fwdDropoutBlockN;
+    stages = t->fwdDropoutStages;
+  } else if (iface.getMaskOperand() || iface.getBiasOperand()) {
+    blockN = t->fwdOperandBlockN;
+    stages = t->fwdOperandStages;
+  }
   // A mask with the softcap (Gemma-2's padded batches) spilled 36 bytes at
   // D = 128 on three stages (255 registers); two keep its 128 keys and
   // spill none.
-  bool maskedSoftcap = iface.getMaskOperand() &&
-                       iface.getSoftcapValue().has_value() && d == 128;
-  return KernelConfigAttr::get(
-      ctx, Recipe::Sm90, kSm90BlockM,
-      keysTilingSparseBlocks(iface,
-                             dropout ? t->fwdDropoutBlockN : t->fwdBlockN),
-      kSm90Warps,
-      dropout ? t->fwdDropoutStages : maskedSoftcap ? 2 : t->fwdStages);
+  if (iface.getMaskOperand() && iface.getSoftcapValue().has_value() &&
+      d == 128 && !iface.hasDropout())
+    stages = 2;
+  return KernelConfigAttr::get(ctx, Recipe::Sm90, kSm90BlockM,
+                               keysTilingSparseBlocks(iface, blockN),
+                               kSm90Warps, stages);
 }
 
 /// Shared memory of an sm90 config (KernelSpec::smemBytes; the backward's
@@ -762,16 +771,16 @@ std::string sm90Refusal(AttentionVariantInterface iface,
 // tile) are 1.12-1.21x the three of 48 it had before (H100, run 163;
 // 13-16% slower without it, run 95); 64 keys were within 6% of 80 either
 // way, 5-6% behind at 16k. D = 192 with Dv = 128 (DeepSeek's MLA prefill,
-// as in the sm90 recipe above): FlashAttention-3's tile for the pair, two
-// stages of 112 keys, K and V apart (189 KiB), 0.94-1.06x cuDNN and checked
-// on the GPU (H100, docs/PERF.md run 516, bf16, 2k-8k). Two stages of 128
-// keys timed 4-8% faster, 96 keys 2-5%, but no GPU has checked their
-// outputs yet.
+// as in the sm90 recipe above): two stages of 128 keys, K and V apart (209
+// KiB), 0.97-1.14x cuDNN (H100, docs/PERF.md run 517, bf16, 2k-16k) and
+// whole 128-key blocks under block-sparse lists. FlashAttention-3's tile
+// for the pair, 112 keys, timed 4-8% slower in run 516 and 0.96-1.05x as
+// fast in run 517; 96 keys 2-5% slower (run 516).
 struct Sm90WsTile {
   int64_t headDim, headDimV, blockN, stages;
 };
 constexpr Sm90WsTile kSm90WsTiles[] = {
-    {64, 64, 128, 3}, {128, 128, 128, 3}, {192, 128, 112, 2}, {256, 256, 80, 2}};
+    {64, 64, 128, 3}, {128, 128, 128, 3}, {192, 128, 128, 2}, {256, 256, 80, 2}};
 
 const Sm90WsTile *sm90WsTile(AttentionSizes sz) {
   for (const Sm90WsTile &t : kSm90WsTiles)
