@@ -134,12 +134,18 @@ class Job:
         # deterministic mode.
         # So does an ALiBi forward (as a score_mod on the sm90ws forward
         # it ran 1.31x the sm90 one, run 441; the native stage keeps it).
+        # So does a forward of MLA's head dims (D = 192, Dv = 128), whose
+        # sm90 tile holds one CTA an SM too: the sm90ws kernel is 1.17-1.30x
+        # it from 512 keys (run 520; _kernels.SM90WS_MIN_KEYS_BY_HEAD_DIMS).
         # (KV-cache variants have none of these fields: the decode recipe.)
         block_sparse = getattr(kernel_variant, "block_sparse", 0)
         alibi = getattr(kernel_variant, "alibi", 0)
         with_forward = getattr(kernel_variant, "with_forward", False)
+        mla = (not isinstance(kernel_variant, variants.KVCacheVariant)
+               and (kernel_variant.head_dim, kernel_variant.head_dim_v)
+               == (192, 128))
         ws = (not deterministic and not with_forward
-              and (backward or block_sparse or alibi))
+              and (backward or block_sparse or alibi or mla))
         self.flags = [f"--target={target}", "--allow-spills"] + (
             ["--deterministic"] if deterministic else []) + (
             ["--recipe=auto-tma"] if ws else []) + (

@@ -300,6 +300,20 @@ def kernel(device_index, variant, directory=None, capability=None):
 # keys, 0.58-0.87x at 256-512, mixed at 1k.
 SM90WS_MIN_KEYS = 2048
 
+# Head dims (D, Dv) whose sm90 forward holds one CTA an SM too, so the
+# sm90ws one wins from fewer keys. DeepSeek's MLA prefill (192, 128): its
+# sm90 tile (128 x 128, two stages) takes 209 KiB; the sm90ws kernel is
+# 1.17-1.30x it at 512-2048 keys, 1.10x / 0.97x at 256 without / with the
+# causal mask (H200, bf16, 16k tokens, docs/PERF.md run 520).
+SM90WS_MIN_KEYS_BY_HEAD_DIMS = {(192, 128): 512}
+
+
+def sm90ws_min_keys(variant):
+    """The key length from which the forward of `variant` takes the
+    sm90ws kernel where an artifact has one."""
+    return SM90WS_MIN_KEYS_BY_HEAD_DIMS.get(
+        (variant.head_dim, variant.head_dim_v), SM90WS_MIN_KEYS)
+
 # The key length from which the sm90ws backward is taken over the sm90
 # backward of the same variant (ops._backward_plan), by head dim. D = 128
 # from 1024 keys: H200, docs/PERF.md run 311 (bf16, the library's kernels
@@ -363,11 +377,11 @@ def sm90ws_dir(variant, long=False, capability=None):
 
 def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
     """The forward kernel of `variant` for `seq_q` queries and `seq_k` keys:
-    an artifact's sm90ws kernel of the variant from SM90WS_MIN_KEYS keys on
+    an artifact's sm90ws kernel of the variant from sm90ws_min_keys keys on
     (from SM90WS_LONG_MIN_LENGTH queries and keys the one of the most rows),
     otherwise the first one found (kernel(): the library's <target>
     directory sorts before <target>-ws)."""
-    if seq_k >= SM90WS_MIN_KEYS:
+    if seq_k >= sm90ws_min_keys(variant):
         long = min(seq_q, seq_k) >= SM90WS_LONG_MIN_LENGTH
         directory = sm90ws_dir(variant, long, capability)
         if directory is not None:

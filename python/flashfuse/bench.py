@@ -4,10 +4,11 @@ FlashFuse kernels against PyTorch SDPA's flash, cuDNN and memory-efficient
 backends and naive attention, on FlashAttention's benchmark shapes (hidden
 2048, batch 16384 / S; ANCHORS.md). Each number is the median of many CUDA
 event timings after a warm-up, cycling through several input sets so that
-no run finds its inputs in L2. FLOPs: 4 * B * H * Sq * Sk * D, halved if
-causal; with --backward the backward pass alone is timed
-(torch.autograd.grad of each method's own forward) and counts 2.5 times
-that. With --ring, ring attention across this machine's GPUs
+no run finds its inputs in L2. FLOPs: 2 * B * H * Sq * Sk * (D + Dv)
+(4 * B * H * Sq * Sk * D where Dv = D), halved if causal; with --backward
+the backward pass alone is timed (torch.autograd.grad of each method's own
+forward) and counts 2 * B * H * Sq * Sk * (3 D + 2 Dv), 2.5 times the
+forward's where Dv = D. With --ring, ring attention across this machine's GPUs
 (bench_ring.py). With --decode, one decoding step over a KV cache
 (flashfuse.attention_with_kvcache, contiguous and paged) against SDPA's
 default, flash and cuDNN choices over the cache, in GB/s of K and V read.
@@ -156,6 +157,7 @@ def configs(args):
             for s in args.seqlens:
                 for causal in args.causal:
                     yield {"dtype": dtype, "head_dim": d,
+                           "head_dim_v": args.head_dim_v or d,
                            "heads": args.hidden // d,
                            "batch": max(1, args.tokens // s),
                            "seqlen": s, "causal": causal,
@@ -172,9 +174,13 @@ def visible_pairs(seqlen, causal, window=0):
 
 
 def flops(c, backward=False):
-    f = (4.0 * c["batch"] * c["heads"] * c["head_dim"]
-         * visible_pairs(c["seqlen"], c["causal"], c.get("window", 0)))
-    return 2.5 * f if backward else f
+    """2 FLOPs a multiply-add over the visible pairs: Q Kᵀ (D) and P V
+    (Dv) forward; backward S again, dP = dO Vᵀ, dV, dQ and dK, 3 D + 2 Dv
+    (2.5x the forward where Dv = D)."""
+    d, dv = c["head_dim"], c.get("head_dim_v", c["head_dim"])
+    pairs = visible_pairs(c["seqlen"], c["causal"], c.get("window", 0))
+    return 2.0 * c["batch"] * c["heads"] * pairs * (
+        3 * d + 2 * dv if backward else d + dv)
 
 
 def _grads(out, q, k, v, dout):
@@ -207,8 +213,9 @@ def bench_config(c, args, runners):
     of its rounds and the rounds themselves (`round_ms`)."""
     dtype = _DTYPES[c["dtype"]]
     shape = (c["batch"], c["heads"], c["seqlen"], c["head_dim"])
-    inputs = [tuple(torch.randn(shape, device="cuda", dtype=dtype)
-                    for _ in range(3)) + (c["causal"],)
+    shape_v = shape[:3] + (c.get("head_dim_v", c["head_dim"]),)
+    inputs = [tuple(torch.randn(sh, device="cuda", dtype=dtype)
+                    for sh in (shape, shape, shape_v)) + (c["causal"],)
               for _ in range(args.rotate)]
     rows = {}
     ready = {}  # method -> (fn, its input sets)
@@ -463,6 +470,10 @@ def parse_args(argv):
     p.add_argument("--dtypes", nargs="+", default=["bf16", "fp16"],
                    choices=sorted(_DTYPES))
     p.add_argument("--head-dims", nargs="+", type=int, default=[64, 128])
+    p.add_argument("--head-dim-v", type=int, default=None,
+                   help="V's and O's head dim for every D (default: D; at "
+                        "most D): DeepSeek's MLA prefill is --head-dims 192 "
+                        "--head-dim-v 128")
     p.add_argument("--seqlens", nargs="+", type=int,
                    default=[512, 1024, 2048, 4096, 8192, 16384])
     p.add_argument("--causal", nargs="+", default=["no", "yes"],
@@ -557,6 +568,10 @@ def parse_args(argv):
         p.error("--window must be >= 0")
     if args.rounds < 1:
         p.error("--rounds must be >= 1")
+    if args.head_dim_v is not None and not (
+            0 < args.head_dim_v <= min(args.head_dims)):
+        p.error(f"--head-dim-v must be positive and at most every D, got "
+                f"{args.head_dim_v} with --head-dims {args.head_dims}")
     if args.window:  # a sliding window is causal
         args.causal = [True]
     return args
@@ -621,9 +636,10 @@ def main(argv=None):
             "reps": args.reps, "rotate": args.rotate,
             "rounds": args.rounds,
             "window": args.window,
-            "flops": "4*B*H*D*(visible query-key pairs: S*S, halved if "
-                     "causal, exact with a window)"
-                     + (", x2.5 (backward)" if args.backward else "")}
+            "flops": "2*B*H*(D+Dv)*(visible query-key pairs: S*S, halved "
+                     "if causal, exact with a window)"
+                     + (", backward 2*B*H*(3D+2Dv)*pairs" if args.backward
+                        else "")}
     pass_name = "backward" if args.backward else "forward"
     print(bench_report.table(rows, args.methods, pass_name))
     if args.json:

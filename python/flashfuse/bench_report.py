@@ -3,8 +3,15 @@
 import json
 
 
+def _head_dims(r):
+    """D, or "D/Dv" where V's head dim differs (MLA's 192/128)."""
+    dv = r.get("head_dim_v", r["head_dim"])
+    return str(r["head_dim"]) if dv == r["head_dim"] else f"{r['head_dim']}/{dv}"
+
+
 def _key(r):
-    return (r["dtype"], r["head_dim"], r["seqlen"], r["causal"])
+    return (r["dtype"], r["head_dim"], r.get("head_dim_v", r["head_dim"]),
+            r["seqlen"], r["causal"])
 
 
 # The SDPA backends flashfuse's ratio columns compare against.
@@ -38,7 +45,7 @@ def table(rows, methods, pass_name="forward"):
               if m in methods and "flashfuse" in methods]
     if not ratios:  # the column the table always had
         ratios = [("sdpa-flash", "ours/flash")]
-    head = (f"{'dtype':5} {'D':>4} {'S':>6} {'causal':6} "
+    head = (f"{'dtype':5} {'D':>7} {'S':>6} {'causal':6} "
             + " ".join(f"{m:>14}" for m in methods)
             + "".join(f" {name:>{width}}" for _, name in ratios))
     title = f"{pass_name} TFLOP/s (median"
@@ -50,8 +57,9 @@ def table(rows, methods, pass_name="forward"):
         for m in methods:
             t = got.get(m, {}).get("tflops")
             cells.append(f"{t:14.1f}" if t else f"{'n/a':>14}")
-        dtype, d, s, causal = key
-        lines.append(f"{dtype:5} {d:>4} {s:>6} {('yes' if causal else 'no'):6} "
+        dtype, s, causal = key[0], key[3], key[4]
+        d = _head_dims(next(iter(got.values())))
+        lines.append(f"{dtype:5} {d:>7} {s:>6} {('yes' if causal else 'no'):6} "
                      + " ".join(cells)
                      + "".join(" " + _ratio_cell(got.get("flashfuse"),
                                                  got.get(m), width)

@@ -130,8 +130,8 @@ def test_bench_table_and_arguments():
     args = bench.parse_args(["--dtypes", "bf16", "--head-dims", "128",
                              "--seqlens", "512", "--causal", "yes"])
     cfgs = list(bench.configs(args))
-    assert cfgs == [{"dtype": "bf16", "head_dim": 128, "heads": 16,
-                     "batch": 32, "seqlen": 512, "causal": True,
+    assert cfgs == [{"dtype": "bf16", "head_dim": 128, "head_dim_v": 128,
+                     "heads": 16, "batch": 32, "seqlen": 512, "causal": True,
                      "window": 0}]
     assert bench.flops(cfgs[0]) == 4 * 32 * 16 * 512 * 512 * 128 / 2
     rows = [dict(cfgs[0], method="flashfuse", tflops=150.0, error=None),
@@ -145,6 +145,38 @@ def test_bench_table_and_arguments():
     assert bench.flops(cfgs[0], backward=True) == 2.5 * bench.flops(cfgs[0])
     assert bench_report.table(rows, ["flashfuse"], "backward").startswith(
         "backward TFLOP/s")
+
+
+def test_bench_mla_head_dims(monkeypatch):
+    # --head-dim-v: V's and O's head dim (DeepSeek's MLA prefill, 192 /
+    # 128). FLOPs count D for Q Kᵀ and Dv for P V (backward 3 D + 2 Dv);
+    # V is made [B, H, S, Dv]; the table names the pair.
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--dtypes", "bf16", "--head-dims", "192",
+                             "--head-dim-v", "128", "--seqlens", "256",
+                             "--causal", "no", "--hidden", "3072",
+                             "--methods", "flashfuse", "--rotate", "1"])
+    (c,) = bench.configs(args)
+    assert (c["head_dim"], c["head_dim_v"], c["heads"]) == (192, 128, 16)
+    pairs = c["batch"] * c["heads"] * 256 * 256
+    assert bench.flops(c) == 2 * pairs * (192 + 128)
+    assert bench.flops(c, backward=True) == 2 * pairs * (3 * 192 + 2 * 128)
+    real_randn = torch.randn
+    monkeypatch.setattr(bench.torch, "randn",
+                        lambda *a, device=None, **k: real_randn(*a, **k))
+    monkeypatch.setattr(bench, "time_ms", lambda *a, **k: 1.0)
+    shapes = []
+
+    def run(q, k, v, causal):
+        shapes.append((q.shape[-1], k.shape[-1], v.shape[-1]))
+        return q[..., :v.shape[-1]]
+    rows = bench.bench_config(c, args, {"flashfuse": run})
+    assert shapes == [(192, 192, 128)] and rows[0]["ms"] == 1.0
+    assert " 192/128 " in bench_report.table(rows, ["flashfuse"])
+    for bad in (["--head-dim-v", "0"], ["--head-dims", "64", "128",
+                                        "--head-dim-v", "128"]):
+        with pytest.raises(SystemExit):
+            bench.parse_args(bad)
 
 
 def test_bench_rounds_interleave_and_report_their_range(monkeypatch):

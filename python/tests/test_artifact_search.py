@@ -95,3 +95,21 @@ def test_a_cubin_without_ptx_loads_on_its_own_gpu_only(rt, tmp_path,
                        match=r"has it, but built for sm_80 \(PTX None\): "
                              r"cannot load on this GPU \(sm_86\)"):
         _kernels.locate(VARIANT, capability=(8, 6))
+
+
+def test_the_sm90ws_forward_is_taken_from_its_head_dims_length(monkeypatch):
+    # forward_kernel's length rule (sm90ws_dir and kernel stubbed: no
+    # GPU): the sm90ws kernel from SM90WS_MIN_KEYS keys, and from 512 for
+    # MLA's (192, 128), whose sm90 forward holds one CTA an SM too.
+    monkeypatch.setattr(_kernels, "sm90ws_dir",
+                        lambda variant, long=False, capability=None: "ws")
+    monkeypatch.setattr(_kernels, "kernel",
+                        lambda device, variant, directory=None,
+                        capability=None: directory or "first found")
+    for d, dv, keys in ((64, 64, _kernels.SM90WS_MIN_KEYS),
+                        (128, 128, _kernels.SM90WS_MIN_KEYS),
+                        (192, 128, 512)):
+        variant = _kernels.make_variant(rt.KIND_FORWARD, rt.DTYPE_BF16, d, dv)
+        assert _kernels.forward_kernel(0, variant, None, keys - 1) == \
+            "first found", (d, dv)
+        assert _kernels.forward_kernel(0, variant, None, keys) == "ws", (d, dv)

@@ -194,8 +194,8 @@ def test_mla_forward_on_the_wgmma_kernels(causal):
     # DeepSeek's MLA prefill, D = 192 with Dv = 128: the library's forwards
     # meet the rule (GQA, lengths that end inside a tile, more keys than
     # queries). On Hopper they are the wgmma recipes' (SelectConfig.cpp):
-    # from SM90WS_MIN_KEYS keys the sm90ws kernel of <target>-ws, below it
-    # the sm90 one of <target>.
+    # from sm90ws_min_keys (512) keys the sm90ws kernel of <target>-ws,
+    # below it the sm90 one of <target>.
     from flashfuse import _kernels
     variant = _kernels.make_variant(
         rt.KIND_FORWARD, rt.DTYPE_BF16, 192, 128,
@@ -207,8 +207,10 @@ def test_mla_forward_on_the_wgmma_kernels(causal):
         pytest.skip("no sm90ws MLA kernel in the library (not an h100 build)")
     ws = _kernels.kernel(device, variant, ws_dir) if hopper else None
     b, hq, hkv = 2, 4, 2
-    long = _kernels.SM90WS_MIN_KEYS
-    for sq, sk in ((113, 203), (1023, 1024), (long + 77, long + 77 + 333)):
+    long = _kernels.sm90ws_min_keys(variant)
+    assert long < 1024
+    for sq, sk in ((113, 203), (1023, 1024), (long + 77, long + 77 + 333),
+                   (2100, 2100)):
         if causal == "top_left":
             sk = max(sq, sk - 333) if sk > long else sk
         q = torch.randn(b, hq, sq, 192, device="cuda", dtype=torch.bfloat16)

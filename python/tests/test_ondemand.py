@@ -120,6 +120,22 @@ def test_gradients_compile_with_the_sm90ws_backward(cache, compiler):
     assert any(n.startswith("flash_bwd_sm90_bf16_d64_") for n in masked)
 
 
+def test_mla_forwards_compile_with_the_sm90ws_recipe(cache, compiler):
+    # D = 192 with Dv = 128 (MLA's prefill): a forward compiled on demand
+    # asks for auto-tma, the sm90ws kernel where it serves the variant (a
+    # window here), the sm90 one where it does not (a mask).
+    window = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 192, 128,
+                        rt.CAUSAL_NONE, 1, 0, 0, 0, 0)
+    masked = rt.Variant(rt.KIND_FORWARD, rt.DTYPE_BF16, 192, 128,
+                        rt.CAUSAL_NONE, 0, 0, 0, 1, 0)
+    for v in (window, masked):
+        assert "--recipe=auto-tma" in _compile.Job(v, "h100", compiler).flags
+    kernels = manifest_kernels(_compile.artifact_for(window, H100))
+    assert any(n.startswith("flash_fwd_sm90ws_bf16_d192_dv128_") for n in kernels)
+    kernels = manifest_kernels(_compile.artifact_for(masked, H100))
+    assert any(n.startswith("flash_fwd_sm90_bf16_d192_dv128_") for n in kernels)
+
+
 def test_fp8_forward_compiles_for_sm89(cache, compiler):
     # An sm_89 GPU (target l4) gets the mma.sync FP8 forward (the sm80
     # recipe, no tensor maps, PTX 8.4); an sm_90 one the wgmma kernel.
