@@ -264,13 +264,19 @@ struct KernelSpec {
   /// Elsewhere it lost or swung both ways (FP8 D = 128 causal 0.92-0.98x,
   /// D = 256 0.95-1.07x, 16-bit D = 64 unmasked on three 0.92-1.02x), so it
   /// is off there, and on the variants that were not timed (bias, mask,
-  /// dropout, score or mask functions, f32 O, block-sparse, per-block
-  /// descales).
+  /// dropout, score or mask functions, f32 O, causal or D = 64 and 256
+  /// block-sparse lists, per-block descales).
   bool issuesInTurns() const {
-    if (!warpSpecialized() || kind != Kind::Forward || blockSparse || varlen ||
+    if (!warpSpecialized() || kind != Kind::Forward || varlen ||
         window || softcap || bias || mask || dropout || scoreMod || maskMod ||
         blockDescales() || writesF32Output())
       return false;
+    // Over block-sparse lists, unmasked, at D = 128 and MLA's (192, 128):
+    // 1.00-1.01x at 50-25% density, 1.02x at 10% (16k, H100, docs/PERF.md
+    // run 522); the outputs are bit-identical.
+    if (blockSparse)
+      return !isFp8() && warps == 8 && causal == Causal::None &&
+             headDimV == 128 && (headDim == 128 || headDim == 192);
     if (isFp8())
       return headDim == 64 &&
              (warps == 12 ? causal == Causal::None : causal == Causal::TopLeft);
