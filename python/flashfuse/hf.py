@@ -21,15 +21,17 @@ NAME = "flashfuse"
 KVCACHE_MAX_QUERY_ROWS = 16
 
 
-def decode_serves_head_dim(d):
-    """Whether the decode kernels serve head dim d (flash-select-config's
-    decode recipe: a multiple of 16 from 32 to 256); other head dims decode
+def decode_serves_head_dims(query, value):
+    """Whether the decode kernels serve the head dims of `query` and `value`
+    (flash-select-config's decode recipe: D = Dv, a multiple of 16 from 32
+    to 256); others, DeepSeek's MLA (D = 192, Dv = 128) among them, decode
     through the forward kernels."""
-    return d % 16 == 0 and 32 <= d <= 256
+    d = query.shape[-1]
+    return d == value.shape[-1] and d % 16 == 0 and 32 <= d <= 256
 
 
-def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
-                     dropout, is_causal, kwargs):
+def _kvcache_lengths(module, query, key, value, attention_mask,
+                     sliding_window, dropout, is_causal, kwargs):
     """The i32 [B] lengths of the caches `key` holds, for the KV-cache path
     of a decoding step, computed on the GPU (no host synchronisation); None
     where the step takes the general path.
@@ -46,7 +48,7 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
     position_ids = kwargs.get("position_ids")
     sq = query.shape[2]
     one_row_step = (sliding_window and sq == 1 and is_causal and not dropout
-                    and decode_serves_head_dim(query.shape[-1]))
+                    and decode_serves_head_dims(query, value))
     if (one_row_step and attention_mask is None
             and 1 < key.shape[2] <= sliding_window):
         # A step over a sliding-window cache layer that needs no mask
@@ -58,7 +60,7 @@ def _kvcache_lengths(module, query, key, attention_mask, sliding_window,
         # _mask handed over as their count (_sliding_prefix_rows).
         return attention_mask.view(-1)
     if (not is_causal or sliding_window or dropout
-            or not decode_serves_head_dim(query.shape[-1])
+            or not decode_serves_head_dims(query, value)
             or not isinstance(position_ids, torch.Tensor)
             or position_ids.dim() != 2 or position_ids.shape[-1] != sq
             or sq > KVCACHE_MAX_QUERY_ROWS or key.shape[2] <= sq):
@@ -186,7 +188,7 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
         # the mask.)
         if (is_causal and not dropout and not trains
                 and unserved not in _leftpad_unserved
-                and (decode_serves_head_dim(query.shape[-1]) or not step)):
+                and (decode_serves_head_dims(query, value) or not step)):
             try:
                 if step:
                     out = kvcache.attention_with_kvcache(
@@ -207,7 +209,7 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None,
                 _leftpad_unserved.add(unserved)
         attention_mask = _mask_of_leftpad(lengths, leftpad, query.shape[2],
                                           key.shape[2])
-    lengths = _kvcache_lengths(module, query, key, attention_mask,
+    lengths = _kvcache_lengths(module, query, key, value, attention_mask,
                                sliding_window, dropout, is_causal, kwargs)
     if lengths is not None:
         # [B, H, S, D] tensors seen as flash-attn's [B, S, H, D]: views, so

@@ -131,6 +131,35 @@ def test_static_cache_decoding_uses_the_kvcache_path(spy, arch, hf_model_pair):
             assert lengths.tolist() == [21 + step] * 3
 
 
+def test_mla_decoding_takes_the_forward_kernels(spy, hf_model_pair,
+                                                monkeypatch):
+    # DeepSeek-V3's multi-head latent attention hands the attention Q and K
+    # of 192 and V of 128: the decode kernels serve D = Dv only, so its
+    # steps go to flashfuse.attention (before, they went to
+    # attention_with_kvcache, which has no kernel for the pair).
+    cfg = transformers.DeepseekV3Config(
+        hidden_size=128, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, vocab_size=97,
+        max_position_embeddings=128, q_lora_rank=None, kv_lora_rank=32,
+        qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128,
+        first_k_dense_replace=2, n_routed_experts=4, num_experts_per_tok=2,
+        n_group=1, topk_group=1, moe_intermediate_size=64)
+    ref, ours = hf_model_pair(cfg)
+    shapes = []
+
+    def forward_spy(query, key, value, *args, **kwargs):
+        shapes.append((query.shape[-1], value.shape[-1], query.shape[2]))
+        return reference_attention(query, key, value, *args, **kwargs)
+    monkeypatch.setattr(functional, "attention", forward_spy)
+    ids = torch.randint(1, 97, (2, 20))
+    mask = torch.ones_like(ids)
+    assert torch.equal(_generate(ours, ids, mask, 4),
+                       _generate(ref, ids, mask, 4))
+    assert spy.calls == []
+    assert shapes and all(s[:2] == (192, 128) for s in shapes)
+    assert [s[2] for s in shapes].count(1) == 2 * 3  # three steps, two layers
+
+
 def test_short_prompts_into_a_static_cache_use_the_kvcache_path(spy,
                                                                 hf_model_pair):
     # A prompt of a few rows into a static cache is a step of several query
@@ -230,26 +259,37 @@ def test_lengths_need_positions_and_a_short_step():
     k = torch.zeros(2, 2, 32, 32)
     pos = torch.tensor([[7]])
     mask = torch.ones(2, 1, 1, 32, dtype=torch.bool)
-    lengths = _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
+    lengths = _kvcache_lengths(Module(), q, k, k, mask, None, 0.0, True,
                                {"position_ids": pos})
     assert lengths.tolist() == [8, 8] and lengths.dtype == torch.int32
     for args in [(mask, 4096, 0.0, True, {"position_ids": pos}),  # window
                  (mask, None, 0.1, True, {"position_ids": pos}),  # dropout
                  (mask, None, 0.0, False, {"position_ids": pos}),  # encoder
                  (mask, None, 0.0, True, {})]:  # no positions
-        assert _kvcache_lengths(Module(), q, k, *args) is None
+        assert _kvcache_lengths(Module(), q, k, k, *args) is None
     # A step as long as the keys is a prompt, not a decoding step.
-    assert _kvcache_lengths(Module(), torch.zeros(2, 4, 32, 32), k, None,
+    assert _kvcache_lengths(Module(), torch.zeros(2, 4, 32, 32), k, k, None,
                             None, 0.0, True,
                             {"position_ids": torch.arange(32)[None]}) is None
     # Head dims the decode kernels do not serve (16, odd multiples of 8)
     # take the forward kernels.
     for d in (16, 40):
-        assert _kvcache_lengths(Module(), torch.zeros(2, 4, 1, d),
-                                torch.zeros(2, 2, 32, d), mask, None, 0.0,
-                                True, {"position_ids": pos}) is None
+        kd = torch.zeros(2, 2, 32, d)
+        assert _kvcache_lengths(Module(), torch.zeros(2, 4, 1, d), kd, kd,
+                                mask, None, 0.0, True,
+                                {"position_ids": pos}) is None
+    # So do D != Dv (DeepSeek's MLA: 192 / 128; the decode kernels serve D
+    # = Dv), also for a window layer's one-row step without a mask.
+    q192, k192 = torch.zeros(2, 4, 1, 192), torch.zeros(2, 2, 32, 192)
+    v128 = torch.zeros(2, 2, 32, 128)
+    assert _kvcache_lengths(Module(), q192, k192, k192, mask, None, 0.0, True,
+                            {"position_ids": pos}) is not None
+    assert _kvcache_lengths(Module(), q192, k192, v128, mask, None, 0.0, True,
+                            {"position_ids": pos}) is None
+    assert _kvcache_lengths(Module(), q192, k192, v128, None, 64, 0.0, True,
+                            {"position_ids": pos}) is None
     Module.config._flashfuse_unpadded = False
-    assert _kvcache_lengths(Module(), q, k, mask, None, 0.0, True,
+    assert _kvcache_lengths(Module(), q, k, k, mask, None, 0.0, True,
                             {"position_ids": pos}) is None
 
 

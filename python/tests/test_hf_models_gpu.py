@@ -1,8 +1,9 @@
 """The model families a user brings, each a small random-weight Hugging Face
 model with attn_implementation="flashfuse": Llama (GQA, D = 64), Mistral
 (causal sliding window, D = 128), Gemma-2 (logit softcap, sliding window on
-every other layer, D = 256), Phi-2-style (D = 80, partial rotary) and Qwen2
-(GQA, D = 32). Greedy generate() gives SDPA's tokens (a greedy tie broken the
+every other layer, D = 256), Phi-2-style (D = 80, partial rotary), Qwen2
+(GQA, D = 32) and DeepSeek-V3 (multi-head latent attention: D = 192, Dv =
+128, decoding through the forward kernels). Greedy generate() gives SDPA's tokens (a greedy tie broken the
 other way by rounding excepted), and a training step (forward + backward)
 gives SDPA's loss and gradients within FlashAttention's rule against an f32
 eager run. Variants outside the kernel library are compiled on first use:
@@ -63,11 +64,21 @@ def _config(arch):
         return transformers.PhiConfig(
             hidden_size=320, num_attention_heads=4, num_key_value_heads=4,
             partial_rotary_factor=0.4, **COMMON)
+    if arch == "deepseek_v3":
+        # Multi-head latent attention: Q and K of 192 (128 + 64 rotary), V
+        # of 128, handed to the attention as they are (D != Dv); dense MLPs
+        # (first_k_dense_replace covers both layers).
+        return transformers.DeepseekV3Config(
+            hidden_size=256, num_attention_heads=4, num_key_value_heads=4,
+            q_lora_rank=None, kv_lora_rank=64, qk_rope_head_dim=64,
+            qk_nope_head_dim=128, v_head_dim=128, first_k_dense_replace=2,
+            n_routed_experts=4, num_experts_per_tok=2, n_group=1,
+            topk_group=1, moe_intermediate_size=128, **COMMON)
     return transformers.Qwen2Config(hidden_size=256, num_attention_heads=8,
                                     num_key_value_heads=2, **COMMON)
 
 
-ARCHS = ["llama", "mistral", "gemma2", "phi", "qwen2"]
+ARCHS = ["llama", "mistral", "gemma2", "phi", "qwen2", "deepseek_v3"]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
