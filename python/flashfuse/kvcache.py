@@ -164,6 +164,13 @@ def _check(q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
             f"{_NAME}: mismatched shapes: q {tuple(q.shape)}, k_cache "
             f"{tuple(k_cache.shape)}, v_cache {tuple(v_cache.shape)} (the "
             "caches need equal leading dims, and k_cache q's head dim)")
+    if v_cache.shape[3] != d:
+        # flash-select-config's decode recipe: D = Dv only.
+        raise ValueError(
+            f"{_NAME}: the decode kernels need v_cache's head dim equal to "
+            f"q's, got D = {d}, Dv = {v_cache.shape[3]} (D != Dv, such as "
+            "MLA's 192 / 128, runs on flashfuse.attention over the cache's "
+            "rows)")
     hkv = k_cache.shape[2]
     if hkv == 0 or hq % hkv:
         raise ValueError(f"{_NAME}: q's heads ({hq}) must be a multiple of "
@@ -307,7 +314,8 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     k_cache [B, Smax, Hkv, D] and v_cache [B, Smax, Hkv, Dv], or paged
     [num_pages, page_size, Hkv, D] with block_table i32 [B, max_pages]
     (page p of sequence b holds its rows [p * page_size, (p + 1) *
-    page_size)); Hq a multiple of Hkv (GQA/MQA). cache_seqlens (int, or i32
+    page_size)); Hq a multiple of Hkv (GQA/MQA); Dv = D (the decode
+    kernels' only pair: ValueError otherwise). cache_seqlens (int, or i32
     tensor [B]): the valid rows of each sequence's cache before this step.
     k_new, v_new [B, Snew, Hkv, D/Dv] (optional, together): written into
     the caches in place at rows [cache_seqlens[b], cache_seqlens[b] + Snew)

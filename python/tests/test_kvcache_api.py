@@ -46,6 +46,8 @@ def test_public_name_and_cpu_rejected():
     (lambda q, k, v: (q[0], k, v), ValueError,
      r"q must be \[B, Sq, Hq, D\], got shape \(1, 8, 64\)"),
     (lambda q, k, v: (q, k[..., :32], v), ValueError, "mismatched shapes"),
+    (lambda q, k, v: (q, k, v[..., :32]), ValueError,
+     r"need v_cache's head dim equal to q's, got D = 64, Dv = 32"),
     (lambda q, k, v: (q, k[:, :, :1].expand(2, 128, 3, 64),
                       v[:, :, :1].expand(2, 128, 3, 64)), ValueError,
      r"q's heads \(8\) must be a multiple of the caches' heads \(3\)"),
