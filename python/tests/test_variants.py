@@ -377,13 +377,19 @@ def test_gen_suite_varlen(opt_tool, tmp_path):
     subprocess.run([sys.executable, str(GEN_SUITE), "-o", str(out),
                     "--varlen"], check=True)
     suite = gen.varlen_suite()
-    assert len(suite) == 32 and sum(v.varlen for v in suite) == 20
-    # D = 256 causal, with and without the softcap, last (the kernels
-    # before them keep their place).
-    assert [(v.dtype, v.head_dim, v.causal, v.softcap) for v in suite[-4:]] \
+    assert len(suite) == 38 and sum(v.varlen for v in suite) == 26
+    # D = 256 causal, with and without the softcap, then MLA's (192, 128)
+    # in the three causal modes, last (the kernels before them keep their
+    # place).
+    assert [(v.dtype, v.head_dim, v.causal, v.softcap)
+            for v in suite[-10:-6]] \
         == [(t, 256, "top_left", cap) for t in ("f16", "bf16")
             for cap in (None, 30.0)]
-    plain = {(v.dtype, v.head_dim, v.causal) for v in suite[:-4]
+    assert [(v.dtype, v.head_dim, v.head_dim_v, v.causal, v.varlen)
+            for v in suite[-6:]] \
+        == [(t, 192, 128, c, True) for t in ("f16", "bf16")
+            for c in (None, "top_left", "bottom_right")]
+    plain = {(v.dtype, v.head_dim, v.causal) for v in suite[:-10]
              if v.varlen and not v.window and not v.softcap}
     assert plain == {(t, d, c) for t in ("f16", "bf16") for d in (64, 128)
                      for c in (None, "top_left", "bottom_right")}

@@ -87,13 +87,14 @@ def dropout_masks(pairs, heads, dropout_p, seed):
 
 
 def check_packed(pairs, dtype, head_dim, causal, heads, window=None,
-                 softcap=0.0, layout="separate", dropout_p=0.0, seed=0):
+                 softcap=0.0, layout="separate", dropout_p=0.0, seed=0,
+                 head_dim_v=None):
     """Runs flashfuse.varlen_attention on a packed batch of `pairs` and
     checks every sequence's O (FlashAttention's rule) and LSE; with
     dropout_p, against the reference under each sequence's keep mask
-    (dropout_masks)."""
+    (dropout_masks); V of head_dim_v (default head_dim)."""
     hq, hkv = heads
-    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype)
+    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype, head_dim_v)
     if layout == "qkv":
         # One [total, 3, H, D] buffer (self-attention, Hq = Hkv): q, k and
         # v are strided views, read in place.
@@ -176,6 +177,18 @@ def test_window_and_softcap(dtype):
     check_packed(LENGTHS["cross"], dtype, 128, False, (8, 2), window=(64, 0))
     check_packed(LENGTHS["self"], dtype, 128, "top_left", (8, 2),
                  softcap=30.0)
+
+
+@pytest.mark.parametrize("lengths", sorted(LENGTHS))
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_mla_head_dims(dtype, causal, lengths):
+    # gen_suite.py --varlen: DeepSeek's MLA prefill, D = 192 with Dv = 128,
+    # packed (GQA too), in the three causal modes.
+    check_packed(LENGTHS[lengths], dtype, 192, causal, (8, 2),
+                 head_dim_v=128)
 
 
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))

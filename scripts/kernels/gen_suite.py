@@ -386,9 +386,12 @@ def varlen_suite():
     causal (top_left) and causal bottom_right, a window and softcap at
     D = 128 (python/tests/test_varlen_gpu.py), and the dense forward of
     each of the first 12 (prefix dense_), so that one artifact holds both
-    sides of `python -m flashfuse.bench --varlen`, compiled alike; last,
+    sides of `python -m flashfuse.bench --varlen`, compiled alike; then
     D = 256 causal (top_left) with and without the softcap (Gemma-2 and
-    Gemma-3's left-padded prompts, flashfuse.hf). 32 variants."""
+    Gemma-3's left-padded prompts, flashfuse.hf); last, DeepSeek's MLA
+    prefill (D = 192, Dv = 128) full, top-left and bottom-right causal, the
+    packed prompts of its serving (the sm90 recipe's 128 x 128 tiles on
+    Hopper). 38 variants."""
     vs = []
     for varlen in (True, False):
         for dtype in ("f16", "bf16"):
@@ -410,6 +413,11 @@ def varlen_suite():
                 f"varlen_{dtype}_d256_causal" + ("_softcap" if softcap
                                                  else ""),
                 dtype, 256, causal="top_left", softcap=softcap, varlen=True))
+    for dtype in ("f16", "bf16"):
+        for causal in (None, "top_left", "bottom_right"):
+            vs.append(KernelVariant(
+                f"varlen_{dtype}_d192_dv128_{causal or 'full'}", dtype, 192,
+                128, causal=causal, varlen=True))
     return vs
 
 
