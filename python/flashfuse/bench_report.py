@@ -3,12 +3,6 @@
 import json
 
 
-def _head_dims(r):
-    """D, or "D/Dv" where V's head dim differs (MLA's 192/128)."""
-    dv = r.get("head_dim_v", r["head_dim"])
-    return str(r["head_dim"]) if dv == r["head_dim"] else f"{r['head_dim']}/{dv}"
-
-
 def _key(r):
     return (r["dtype"], r["head_dim"], r.get("head_dim_v", r["head_dim"]),
             r["seqlen"], r["causal"])
@@ -57,8 +51,9 @@ def table(rows, methods, pass_name="forward"):
         for m in methods:
             t = got.get(m, {}).get("tflops")
             cells.append(f"{t:14.1f}" if t else f"{'n/a':>14}")
-        dtype, s, causal = key[0], key[3], key[4]
-        d = _head_dims(next(iter(got.values())))
+        dtype, d, dv, s, causal = key
+        # "D/Dv" where V's head dim differs (MLA's 192/128).
+        d = str(d) if dv == d else f"{d}/{dv}"
         lines.append(f"{dtype:5} {d:>7} {s:>6} {('yes' if causal else 'no'):6} "
                      + " ".join(cells)
                      + "".join(" " + _ratio_cell(got.get("flashfuse"),

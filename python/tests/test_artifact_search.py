@@ -98,8 +98,8 @@ def test_a_cubin_without_ptx_loads_on_its_own_gpu_only(rt, tmp_path,
 
 
 def test_the_sm90ws_forward_is_taken_from_its_head_dims_length(monkeypatch):
-    # forward_kernel's length rule (sm90ws_dir and kernel stubbed: no
-    # GPU): the sm90ws kernel from SM90WS_MIN_KEYS keys, and from 512 for
+    # forward_kernel's length rule (sm90ws_dir and kernel replaced by
+    # recorders of the directory chosen, as there is no GPU here): the sm90ws kernel from SM90WS_MIN_KEYS keys, and from 512 for
     # MLA's (192, 128), whose sm90 forward holds one CTA an SM too.
     monkeypatch.setattr(_kernels, "sm90ws_dir",
                         lambda variant, long=False, capability=None: "ws")
