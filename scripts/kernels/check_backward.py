@@ -276,6 +276,7 @@ def main():
                     help="do not time SDPA-flash (already timed in the same run)")
     ap.add_argument("--bench-dtypes", default="bf16,f16")
     ap.add_argument("--bench-seqs", default="2048,8192")
+    ap.add_argument("--bench-dims", default="64,128")
     ap.add_argument("--alibi", type=float,
                     help="the artifact's kernels add score_mod "
                          "ALIBI * (kv_idx - q_idx) (checked as a bias)")
@@ -313,7 +314,9 @@ def main():
                     if r: results.append(r)
         for shp in shapes[2:]:
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),
-                          (64, dict(with_bias=True))):
+                          (64, dict(with_bias=True)),
+                          (256, dict(window=(64, 0))),
+                          (256, dict(softcap=30.0))):
                 r = check_case(art, dtype, d, "none", *shp, twice=args.deterministic, **kw)
                 if r: results.append(r)
         if find(art, "forward", dtype, 64, dropout=1):
@@ -330,7 +333,7 @@ def main():
     if args.bench:
         rows = []
         for dtype in args.bench_dtypes.split(","):
-            for d in (64, 128):
+            for d in (int(x) for x in args.bench_dims.split(",")):
                 for causal in (False, True):
                     for S in (int(x) for x in args.bench_seqs.split(",")):
                         r = bench(art, dtype, d, causal, S, with_sdpa=not args.no_sdpa)

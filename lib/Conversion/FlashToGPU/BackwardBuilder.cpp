@@ -37,7 +37,18 @@ void BackwardBuilder::setUp() {
   }
   kStart = arith::MulIOp::create(b, keyBlock, cIdx(b, s.blockN));
   exitPastEnd(kStart, /*keys=*/true);
+  placeWarp();
+  qBase = operandBase("q", head);
+  doBase = operandBase("do", head);
+  kBase = operandBase("k", headKV);
+  vBase = operandBase("v", headKV);
+  rowBaseLse = sliceRowStart(/*keys=*/false);
+  carveSharedMemory();
+}
+
+void BackwardBuilder::placeWarp() {
   Value keyWarp = warp;
+  columnGroup = Value();
   if (int64_t groups = s.kvColumnGroups(); groups > 1) {
     // Warps w and w + warps / groups own the same keys.
     Value keyWarps = cIdx(b, s.warps / groups);
@@ -45,12 +56,6 @@ void BackwardBuilder::setUp() {
     columnGroup = arith::DivUIOp::create(b, warp, keyWarps);
   }
   warpKey0 = arith::MulIOp::create(b, keyWarp, cIdx(b, 16 * mk));
-  qBase = operandBase("q", head);
-  doBase = operandBase("do", head);
-  kBase = operandBase("k", headKV);
-  vBase = operandBase("v", headKV);
-  rowBaseLse = sliceRowStart(/*keys=*/false);
-  carveSharedMemory();
 }
 
 Value BackwardBuilder::inFirstColumnGroup() {
@@ -379,7 +384,8 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                      : loop.getInductionVar();
     auto iter = loop.getRegionIterArgs();
     SmallVector<Value> dK(iter.take_front(nDK)), dV(iter.drop_front(nDK));
-    auto coords = std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0);
+    auto coords =
+        std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0, columnGroup);
     enterQueryLoop();
     Value rel = arith::SubIOp::create(b, i, mFirst);
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
@@ -644,7 +650,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
-    std::tie(tid, lane, warp, g, t, kStart, warpKey0) = coords;
+    std::tie(tid, lane, warp, g, t, kStart, warpKey0, columnGroup) = coords;
     leaveQueryLoop();
   }
 

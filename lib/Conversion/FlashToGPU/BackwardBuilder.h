@@ -63,6 +63,8 @@ protected:
   /// null where there is one.
   Value columnGroup;
   Value qBase, doBase, kBase, vBase;
+  /// warpKey0 and columnGroup of the current `warp`.
+  void placeWarp();
   Value rowBaseLse; // (batch * Hq + head) * Sq
   int64_t mk = 0, nTilesM = 0, nTilesD = 0, nTilesDv = 0;
 

@@ -847,7 +847,10 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
-  s.dqTiles = s.usesWgmma() && !deterministic && !s.varlen;
+  // Not with column groups: D = 256's tiles leave no room for the staged
+  // tile; their dQ goes out by red.global from registers.
+  s.dqTiles = s.usesWgmma() && !deterministic && !s.varlen &&
+              s.kvColumnGroups() == 1;
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused
@@ -900,13 +903,30 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     // most 256 rows).
     int64_t groups = s.warps / 4, rowBlocks = s.blockM / 64;
     bool ws = s.recipe == Recipe::Sm90Ws;
+    // Two warpgroups on the same keys (HeadDims.h's
+    // wgmmaBackwardColumnGroups): each keeps 64-column blocks of dK and dV
+    // and takes Pᵀ and dSᵀ from registers, so the sm90ws consumers only;
+    // dense, atomic-dQ walks (the packed, block-sparse and deterministic
+    // kernels are not written for them).
+    int64_t colGroups = s.kvColumnGroups();
+    if (colGroups > 1 &&
+        (!ws || s.varlen || s.blockSparse || deterministic ||
+         s.dkGroupColumns() % 64 != 0 || s.dvGroupColumns() % 64 != 0))
+      return op.emitOpError()
+             << "the " << stringifyRecipe(s.recipe)
+             << " backward at D = " << s.headDim << ", Dv = " << s.headDimV
+             << " (D + Dv past " << kMaxWgmmaBackwardDims
+             << ") splits dK and dV between two warpgroups: it needs the "
+                "sm90ws recipe, a dense walk without the deterministic "
+                "mode, and column halves of whole 64-column blocks";
     int64_t threads = ws ? 1 : s.threads();
     int64_t dqCols = rowBlocks > 0 && groups % rowBlocks == 0
                          ? s.headDim * rowBlocks / groups
                          : 0;
-    bool ok = s.warps % 4 == 0 && s.blockN == 16 * s.warps &&
+    bool ok = s.warps % 4 == 0 && s.blockN * colGroups == 16 * s.warps &&
               s.blockM % 64 == 0 && s.headDim % 64 == 0 &&
-              s.headDim <= 128 && s.headDimV == s.headDim &&
+              (colGroups > 1 ||
+               (s.headDim <= 128 && s.headDimV == s.headDim)) &&
               groups % rowBlocks == 0 &&
               (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
@@ -916,10 +936,12 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     if (!ok)
       return op.emitOpError()
              << "the " << stringifyRecipe(s.recipe) << " backward needs warps a multiple of 4, block_n = 16 "
-                "* warps, block_m a multiple of 64 and at most threads / 2 (one "
+                "* warps (8 * warps where two warpgroups share keys), "
+                "block_m a multiple of 64 and at most threads / 2 (one "
                 "LSE or Dsum copy per thread) whose 64-row blocks split the "
                 "warpgroups into dQ slices of 32 or a multiple of 64 columns, "
-                "D = Dv in {64, 128} and tiles whose 16-byte chunks the "
+                "D = Dv in {64, 128} (or D + Dv past 256, column halves) "
+                "and tiles whose 16-byte chunks the "
                 "threads divide (sm90ws: block_m a multiple of 32 and stages "
                 ">= 2); got block_m = "
              << s.blockM << ", block_n = " << s.blockN << ", warps = "

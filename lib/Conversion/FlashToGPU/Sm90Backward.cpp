@@ -9,7 +9,11 @@
 //                              [key][query] tile (K-major), B N-major;
 //   dQ  = dS K                 the dSᵀ tile read M-major, B = K N-major.
 // Warpgroup w takes rows 64 (w mod block_m/64) and a slice of 32 or 64
-// columns of dQ. Dense batches (KernelSpec::dqTiles) stage the block's dQ
+// columns of dQ. Past D + Dv = 256 (KernelSpec::kvColumnGroups) the two
+// warpgroups own the same 64 keys instead: each computes their Sᵀ and dPᵀ,
+// keeps one column half of dK and dV (B: its half of the Q and dO tiles),
+// and only the first stores dSᵀ; dQ then goes to dq_accum by red.global
+// (no room for its staged tile). Dense batches (KernelSpec::dqTiles) stage the block's dQ
 // in shared memory in the accumulator's fragment order and add it to its
 // tile of dq_accum with one bulk reduction (cp.reduce.async.bulk), which
 // the postprocess reads back in that order: FlashAttention-3's layout.
@@ -102,11 +106,15 @@ void Sm90BackwardBuilder::enterQueryLoop() {
   lane = arith::RemUIOp::create(b, tid, cIdx(b, 32));
   g = arith::DivUIOp::create(b, lane, cIdx(b, 4));
   t = arith::RemUIOp::create(b, lane, cIdx(b, 4));
-  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  placeWarp();
   // Warpgroup w's keys start 64 rows (8 swizzle atoms) into each column
-  // block of K and V.
+  // block of K and V; with column groups, w's modulo the key groups.
   wgIdx = arith::DivUIOp::create(b, warp, cIdx(b, 4));
-  Value wgRows = arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * 64));
+  Value keyGroup = wgIdx;
+  if (columnGroup)
+    keyGroup = arith::RemUIOp::create(
+        b, wgIdx, cIdx(b, s.warps / 4 / s.kvColumnGroups()));
+  Value wgRows = arith::MulIOp::create(b, keyGroup, cIdx(b, 64 * 64));
   kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
   vDesc = wgmma::kMajorDescriptor(
       b, swizzledAddress(arith::AddIOp::create(b, wgRows, cIdx(b, vOffset()))));
@@ -233,7 +241,9 @@ void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
                                                int64_t n) {
   // A: this warpgroup's 64 keys of the [key][query] tile, K-major (the
   // queries are the reduction); B: [query][n], N-major, its 64-column
-  // blocks a tile of block_m rows apart.
+  // blocks a tile of block_m rows apart. Column groups take the register
+  // form only (KernelSpec.cpp): their warpgroups would share these rows.
+  assert(!columnGroup && "column groups take dV and dK from registers");
   Value aDesc = wgmma::kMajorDescriptor(
       b, swizzledAddress(arith::AddIOp::create(
              b, cIdx(b, aOffset),
@@ -280,11 +290,22 @@ void Sm90BackwardBuilder::retireRegisterOperands() {
   registerOperandsInFlight.clear();
 }
 
+Value Sm90BackwardBuilder::fromGroupColumns(Value offset, int64_t groupCols) {
+  if (!columnGroup)
+    return offset;
+  // The group's first 64-column block, whole blocks of block_m rows in.
+  return arith::AddIOp::create(
+      b, offset,
+      arith::MulIOp::create(b, columnGroup,
+                            cIdx(b, groupCols / 64 * s.blockM * 64)));
+}
+
 void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
                                        ArrayRef<Frags> pdT, Value stage) {
   if (gradientsFromRegisters()) {
-    issueKeyQueryProductFromRegisters(dV, packKeyQueryA(pdT), doOffset(stage),
-                                      s.headDimV);
+    int64_t cols = s.dvGroupColumns();
+    issueKeyQueryProductFromRegisters(
+        dV, packKeyQueryA(pdT), fromGroupColumns(doOffset(stage), cols), cols);
     return;
   }
   // Each warpgroup reads only its own keys' rows of Pᵀ.
@@ -302,11 +323,22 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   // then stored from the (pinned) registers it reads, so that the packed
   // dSᵀ is not held twice.
   if (gradientsFromRegisters()) {
-    issueKeyQueryProductFromRegisters(dK, packKeyQueryA(dsT), qOffset(stage),
-                                      s.headDim);
-    storeKeyQueryTile(ArrayRef<Value>(registerOperandsInFlight)
-                          .take_back(2 * nTilesM),
-                      dsOffset());
+    int64_t cols = s.dkGroupColumns();
+    issueKeyQueryProductFromRegisters(
+        dK, packKeyQueryA(dsT), fromGroupColumns(qOffset(stage), cols), cols);
+    auto packed =
+        ArrayRef<Value>(registerOperandsInFlight).take_back(2 * nTilesM);
+    // The column groups of the same keys hold the same dSᵀ: the first
+    // stores it.
+    if (columnGroup) {
+      auto ifFirst = scf::IfOp::create(b, TypeRange{}, inFirstColumnGroup(),
+                                       /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+      storeKeyQueryTile(packed, dsOffset());
+    } else {
+      storeKeyQueryTile(packed, dsOffset());
+    }
   } else {
     storeKeyQueryTile(dsT, dsOffset());
   }
@@ -317,7 +349,7 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
     issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
 }
 
-void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value) {
+void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
   // Warpgroup w: query rows 64 (w mod rowBlocks), the column slice
   // w / rowBlocks of dQ: 64 columns or more, or 32 (half a swizzled column
   // block, read from a 64-byte offset into its rows, as the K-major k-steps
@@ -334,26 +366,49 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value) {
           arith::MulIOp::create(b, rowBlock, cIdx(b, s.blockN * 64)))),
       blockBytes);
   Value firstCol = arith::MulIOp::create(b, colBlock, cIdx(b, cols));
-  Value bDesc = wgmma::mnMajorDescriptor(
-      b,
-      swizzledAddress(arith::AddIOp::create(
-          b,
-          arith::MulIOp::create(
-              b, arith::DivUIOp::create(b, firstCol, cIdx(b, 64)),
-              cIdx(b, s.blockN * 64)),
-          arith::RemUIOp::create(b, firstCol, cIdx(b, 64)))),
-      blockBytes);
-  wgmma::fence(b);
-  SmallVector<Value> dq;
-  for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
-    dq = wgmma::mmaShared(b, dq,
-                          wgmma::advance(b, aDesc, wgmma::mnStepBytes(kk)),
-                          wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
-                          cols, s.elementType, /*accumulate=*/kk > 0,
-                          /*transposeA=*/true, /*transposeB=*/true);
-  wgmma::commitGroup(b);
-  wgmma::waitGroup(b, 0);
-  retireRegisterOperands();
+  // dQ's columns [col, col + n) of the slice from `col` on, one group.
+  auto issue = [&](Value col, int64_t n) {
+    Value bDesc = wgmma::mnMajorDescriptor(
+        b,
+        swizzledAddress(arith::AddIOp::create(
+            b,
+            arith::MulIOp::create(b,
+                                  arith::DivUIOp::create(b, col, cIdx(b, 64)),
+                                  cIdx(b, s.blockN * 64)),
+            arith::RemUIOp::create(b, col, cIdx(b, 64)))),
+        blockBytes);
+    wgmma::fence(b);
+    SmallVector<Value> dq;
+    for (int64_t kk = 0; kk < s.blockN / 16; ++kk)
+      dq = wgmma::mmaShared(b, dq,
+                            wgmma::advance(b, aDesc, wgmma::mnStepBytes(kk)),
+                            wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
+                            n, s.elementType, /*accumulate=*/kk > 0,
+                            /*transposeA=*/true, /*transposeB=*/true);
+    wgmma::commitGroup(b);
+    wgmma::waitGroup(b, 0);
+    retireRegisterOperands();
+    return dq;
+  };
+  if (!s.stagesDQ()) {
+    // No room to stage it (column groups at D = 256): each warp adds its
+    // 16 rows to dq_accum's rows with red.global.add.v2.f32 from
+    // registers, 64 columns at a time: the whole slice (64 registers more
+    // next to dK and dV) spilled 24-64 bytes.
+    Value warpRow = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
+        arith::MulIOp::create(b, arith::RemUIOp::create(b, warp, cIdx(b, 4)),
+                              cIdx(b, 16)));
+    Value firstRow = arith::AddIOp::create(b, qStart, warpRow);
+    for (int64_t c = 0; c < cols; c += 64) {
+      Value col = arith::AddIOp::create(b, firstCol, cIdx(b, c));
+      SmallVector<Value> dq = issue(col, std::min<int64_t>(64, cols - c));
+      addToDQAccum(wgmma::toFragments(b, wgmma::pinRegisters(b, dq)),
+                   firstRow, arith::DivUIOp::create(b, col, cIdx(b, 8)));
+    }
+    return;
+  }
+  SmallVector<Value> dq = issue(firstCol, cols);
   if (s.dqTiles) {
     SmallVector<Value> frags =
         wgmma::toFragments(b, wgmma::pinRegisters(b, dq));

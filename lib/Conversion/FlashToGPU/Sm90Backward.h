@@ -118,6 +118,10 @@ protected:
   /// one group.
   void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
                             Value bOffset, int64_t n);
+  /// `offset` (a Q or dO tile: 64-column blocks of block_m rows) moved to
+  /// the first of this warp's column group's `groupCols` columns (64-column
+  /// multiples); `offset` itself without column groups.
+  Value fromGroupColumns(Value offset, int64_t groupCols);
   /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
   void warpgroupBarrier();
 

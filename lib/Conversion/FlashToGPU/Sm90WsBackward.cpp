@@ -288,7 +288,7 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
         entrySeqK = seqK;
   if (rederives())
     rederiveNonNegatives();
-  warpKey0 = arith::MulIOp::create(b, warp, cIdx(b, 16 * mk));
+  placeWarp();
   auto [mFirst, mEnd] = blockQueryRange();
   Value scoreFactor = scoreFactorLog2();
   waitBarrier(cIdx(b, 0), cIdx(b, 0)); // K and V

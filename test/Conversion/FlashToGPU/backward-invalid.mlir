@@ -47,7 +47,7 @@ func.func @dynamic_dbias(%do: tensor<?x2x64x64xf16>, %lse: tensor<?x2x64xf32>, %
 // The sm90 backward's warpgroups own 64 keys and 64-row query blocks: a
 // 32-row block_m has no wgmma shape.
 func.func @sm90_rows(%do: tensor<1x1x64x64xf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{the sm90 backward needs warps a multiple of 4, block_n = 16 * warps, block_m a multiple of 64 and at most threads / 2 (one LSE or Dsum copy per thread) whose 64-row blocks split the warpgroups into dQ slices of 32 or a multiple of 64 columns, D = Dv in {64, 128} and tiles whose 16-byte chunks the threads divide (sm90ws: block_m a multiple of 32 and stages >= 2); got block_m = 32, block_n = 128, warps = 8, stages = 2, D = 64, Dv = 64}}
+  // expected-error @+1 {{the sm90 backward needs warps a multiple of 4, block_n = 16 * warps (8 * warps where two warpgroups share keys), block_m a multiple of 64 and at most threads / 2 (one LSE or Dsum copy per thread) whose 64-row blocks split the warpgroups into dQ slices of 32 or a multiple of 64 columns, D = Dv in {64, 128} (or D + Dv past 256, column halves) and tiles whose 16-byte chunks the threads divide (sm90ws: block_m a multiple of 32 and stages >= 2); got block_m = 32, block_n = 128, warps = 8, stages = 2, D = 64, Dv = 64}}
   %dq, %dk, %dv = flash.attention_grad %do, %do, %do, %do, %do, %lse {config = #flash.config<sm90, block_m = 32, block_n = 128, warps = 8, stages = 2>} : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64xf32> -> tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>
   return %dq : tensor<1x1x64x64xf16>
 }

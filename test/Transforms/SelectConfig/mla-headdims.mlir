@@ -95,7 +95,7 @@ func.func @fwd_dropout(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf
 // AUTO: config = #flash.config<sm80,
 // TMA-LABEL: func.func @grad
 // TMA: config = #flash.config<sm80,
-// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128)}, got D = 192, Dv = 128
+// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128), (256, 256)}, got D = 192, Dv = 128
 func.func @grad(%do: tensor<1x4x256x128xbf16>, %q: tensor<1x4x256x192xbf16>, %v: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse : tensor<1x4x256x128xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32> -> tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>
   return %dq, %dk, %dv : tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>

@@ -447,12 +447,14 @@ struct KernelSpec {
   int64_t vStageBytes() const { return paddedTileBytes(blockN, headDimV); }
   /// The backward's dO tile of block_m rows (Q's is qTileBytes()).
   int64_t doTileBytes() const { return paddedTileBytes(blockM, headDimV); }
-  /// Backward (sm80): warps that share each 16-key tile and split the
-  /// columns of its dK and dV (HeadDims.h's backwardColumnGroups); 1 for
-  /// D + Dv <= kMaxBackwardDims and in the sm90 recipe.
+  /// Backward: warps that share each 16-key tile and split the columns of
+  /// its dK and dV: HeadDims.h's backwardColumnGroups on the sm80 recipe
+  /// (1 for D + Dv <= kMaxBackwardDims), wgmmaBackwardColumnGroups on the
+  /// wgmma ones (warpgroups w and w + warpgroups / 2 then share keys).
   int64_t kvColumnGroups() const {
-    return recipe == Recipe::Sm80 ? backwardColumnGroups(headDim, headDimV)
-                                  : 1;
+    if (recipe == Recipe::Sm80)
+      return backwardColumnGroups(headDim, headDimV);
+    return usesWgmma() ? wgmmaBackwardColumnGroups(headDim, headDimV) : 1;
   }
   /// Columns of dK (dV) a warp holds: the whole mma width, or a group's.
   int64_t dkGroupColumns() const {

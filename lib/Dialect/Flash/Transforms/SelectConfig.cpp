@@ -451,7 +451,12 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // and none (dropout 60) at 64 rows, which they take.
 
 // At D = 256 the dropout forward (Philox registers on top of 128 for O)
-// spills 52 bytes at 128 x 80 and none at 128 x 48 with three stages.
+// spills 52 bytes at 128 x 80 and none at 128 x 48 with three stages. Its
+// backward (D + Dv past 256, HeadDims.h's wgmmaBackwardColumnGroups) puts
+// both consumer warpgroups on the same 64 keys, each keeping one column
+// half of dK and dV (the registers of D = 128) and recomputing Sᵀ and dPᵀ:
+// 64 x 64 tiles, two Q/dO stages, 214 KiB; the sm90ws recipe only, whose
+// consumers take Pᵀ and dSᵀ from registers.
 //
 // D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
 // prefill form: 128 columns without and 64 with the rotary embedding in Q
@@ -473,7 +478,7 @@ constexpr Sm90Tile kSm90Tiles[] = {
     {64, 64, 64, 3, 64, 3, 64, 3, 128, 64},
     {128, 128, 128, 3, 128, 3, 128, 3, 64, 64},
     {192, 128, 128, 2, 64, 3, 64, 3, 0, 0},
-    {256, 256, 80, 2, 80, 2, 48, 3, 0, 0}};
+    {256, 256, 80, 2, 80, 2, 48, 3, 64, 64}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
 
@@ -518,7 +523,8 @@ int64_t keysTilingSparseBlocks(AttentionVariantInterface iface,
 /// dim kSm90Tiles must hold.
 KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
   MLIRContext *ctx = iface->getContext();
-  int64_t d = iface.getSizes().d;
+  AttentionSizes sz = iface.getSizes();
+  int64_t d = sz.d;
   const Sm90Tile *t = sm90Tile(iface.getSizes());
   if (isGrad) {
     // Variants whose per-element work holds more registers (see above).
@@ -530,8 +536,10 @@ KernelConfigAttr sm90Config(AttentionVariantInterface iface, bool isGrad) {
     BlockSparseOperands lists = iface.getBlockSparse();
     if (lists && lists.blockQ % blockM != 0)
       blockM = std::min(blockM, t->bwdBlockMHeavy);
-    return KernelConfigAttr::get(ctx, Recipe::Sm90, blockM, kSm90BwdBlockN,
-                                 kSm90Warps, kSm90BwdStages);
+    return KernelConfigAttr::get(
+        ctx, Recipe::Sm90, blockM,
+        kSm90BwdBlockN / wgmmaBackwardColumnGroups(sz.d, sz.dv), kSm90Warps,
+        kSm90BwdStages);
   }
   int64_t blockN = t->fwdBlockN, stages = t->fwdStages;
   if (iface.hasDropout()) {
@@ -720,9 +728,11 @@ KernelConfigAttr fp8Config(AttentionVariantInterface iface,
                                /*stages=*/d == 64 ? 4 : d == 128 ? 3 : 2);
 }
 
-/// Why the sm90 forward cannot serve an op on `target`, or "" if it can.
+/// Why the sm90 recipe (`warpSpecialized`: the sm90ws backward, its
+/// engine) cannot serve an op on `target`, or "" if it can.
 std::string sm90Refusal(AttentionVariantInterface iface,
-                        const TargetDesc &target, bool isGrad) {
+                        const TargetDesc &target, bool isGrad,
+                        bool warpSpecialized = false) {
   // wgmma is an sm_90a instruction: later architectures do not run it.
   if (target.arch != 90)
     return "wgmma needs sm_90, target is sm_" + std::to_string(target.arch);
@@ -746,6 +756,12 @@ std::string sm90Refusal(AttentionVariantInterface iface,
     return "it serves (D, Dv) in {" + headDimPairs(kSm90Tiles) +
            "}, got D = " + std::to_string(sz.d) +
            ", Dv = " + std::to_string(sz.dv);
+  if (isGrad && wgmmaBackwardColumnGroups(sz.d, sz.dv) > 1 &&
+      !warpSpecialized)
+    return "its backward at D = " + std::to_string(sz.d) + ", Dv = " +
+           std::to_string(sz.dv) +
+           " shares each key between two warpgroups, which takes the "
+           "sm90ws recipe's registers (--recipe=sm90ws or auto-tma)";
   KernelConfigAttr config = sm90Config(iface, isGrad);
   int64_t smem = sm90SharedMemory(config, sz, isGrad);
   if (smem > target.smemPerBlock)
@@ -833,6 +849,11 @@ std::string sm90WsBackwardRefusal(AttentionGradOp grad,
   auto iface = cast<AttentionVariantInterface>(grad.getOperation());
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
+  AttentionSizes sz = iface.getSizes();
+  if (wgmmaBackwardColumnGroups(sz.d, sz.dv) > 1 &&
+      (grad.isVarlen() || iface.getBlockSparse()))
+    return "its warpgroups that share keys (D + Dv past 256) walk dense "
+           "batches only";
   return "";
 }
 
@@ -1137,7 +1158,8 @@ struct FlashSelectConfig
       // (the sm90 backward's variants less those sm90WsBackwardRefusal
       // names) takes it; the others take what auto gives them.
       if ((recipe == "sm90ws" || recipe == "auto-tma") && isGrad &&
-          sm90Refusal(iface, *desc, /*isGrad=*/true).empty() &&
+          sm90Refusal(iface, *desc, /*isGrad=*/true, /*warpSpecialized=*/true)
+              .empty() &&
           sm90WsBackwardRefusal(cast<AttentionGradOp>(op), *desc,
                                 deterministic)
               .empty()) {

@@ -51,6 +51,18 @@ constexpr int64_t backwardColumnGroups(int64_t d, int64_t dv) {
   return mmaWidth(d) + mmaWidth(dv) <= kMaxBackwardDims ? 1 : 2;
 }
 
+/// The wgmma backwards (Sm90Backward.cpp) keep a consumer warpgroup's dK
+/// and dV of 64 keys in registers, (D + Dv) / 2 f32 a thread: 128 at D =
+/// Dv = 128, next to Sᵀ and dPᵀ (64 more at 64 query rows) within the
+/// sm90ws consumers' 240. Past D + Dv = 256 two warpgroups own the same 64
+/// keys, each recomputing Sᵀ and dPᵀ and keeping one column half of dK and
+/// dV (as the sm80 backward's column groups do): D = Dv = 256 holds the
+/// registers of D = 128.
+constexpr int64_t kMaxWgmmaBackwardDims = 256;
+constexpr int64_t wgmmaBackwardColumnGroups(int64_t d, int64_t dv) {
+  return d + dv <= kMaxWgmmaBackwardDims ? 1 : 2;
+}
+
 /// Columns of `cols` (D or Dv) one of `groups` column groups of the
 /// backward holds: whole 16-column steps, the last group taking what is left
 /// (D = 176: 96 and 80).

@@ -1,0 +1,40 @@
+// The sm90ws backward at D = 256 (KernelSpec::kvColumnGroups, HeadDims.h's
+// wgmmaBackwardColumnGroups): both consumer warpgroups own the block's 64
+// keys. Each recomputes Sᵀ and dPᵀ of them (sixteen m64n64k16 k-steps each
+// over D = 256), keeps one 128-column half of dK and dV and accumulates it
+// from the packed Pᵀ and dSᵀ in registers (four m64n128k16 k-steps each
+// over the 64 query rows); the first group stores dSᵀ, from which each
+// warpgroup takes a 128-column half of dQ in two 64-column products, added
+// to dq_accum's rows by red.global.add.v2.f32 (no room for the staged dQ
+// tile: no cp.reduce.async.bulk). Without ptxas (--no-cubin): the spill
+// counts are docs/PERF.md's.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90ws --allow-spills --no-cubin -o %t 2>&1 | FileCheck %s
+// RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
+// RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
+
+// CHECK: kernel flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal (smem 206848 bytes)
+// CHECK: kernel flash_bwd_post_sm90_bf16_d256_m64n64w8s2_causal_dqrows
+
+// MANIFEST-LABEL: kernel flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal
+// MANIFEST: kind backward
+// MANIFEST: block_m 64
+// MANIFEST-NEXT: block_n 64
+
+// PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal(
+// PTX: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
+// PTX: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
+// PTX-COUNT-32: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-COUNT-16: red.global.add.v2.f32
+// PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-COUNT-16: red.global.add.v2.f32
+// PTX-NOT: cp.reduce.async.bulk
+// PTX: .entry flash_bwd_post_sm90_bf16_d256_m64n64w8s2_causal_dqrows(
+
+func.func @d256(%x: tensor<2x4x300x256xbf16>, %lse: tensor<2x4x300xf32>) -> (tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse {causal = #flash.causal<top_left>}
+      : tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300xf32>
+      -> tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>
+  return %dq, %dk, %dv : tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>, tensor<2x4x300x256xbf16>
+}
