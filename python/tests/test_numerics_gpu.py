@@ -228,6 +228,28 @@ def test_mla_forward_on_the_wgmma_kernels(causal):
         assert_close(out, ref, low, 2, f"O ({sq} x {sk})")
 
 
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+def test_mla_backward_on_the_wgmma_kernels(causal):
+    # DeepSeek's MLA training step, D = 192 with Dv = 128: on Hopper the
+    # library's sm90ws backward (<target>-bwd-ws), whose two consumer
+    # warpgroups share each 64-key block and keep a column half of dK and
+    # dV each (KernelSpec::kvColumnGroups, dK in 32-column pieces), meets
+    # the gradient rule with GQA and lengths that end inside a block.
+    from flashfuse import _kernels
+    variant = _kernels.make_variant(
+        rt.KIND_BACKWARD, rt.DTYPE_BF16, 192, 128,
+        {False: 0, "top_left": 1, "bottom_right": 2}[causal])
+    capability = torch.cuda.get_device_capability()
+    if capability[0] == 9 and _kernels.sm90ws_dir(
+            variant, capability=capability) is None:
+        pytest.skip("no sm90ws MLA backward in the library (not an h100 "
+                    "build)")
+    for seqlens in ((113, 203), (1023, 1024), (2100, 2100)):
+        check_gradients(torch.bfloat16, 192, causal, (4, 2), seqlens,
+                        head_dim_v=128)
+
+
 def test_artifact_forward_of_an_f32_output_kernel():
     # flashfuse.artifact.forward on a kernel that writes O in f32 (out_f32
     # 1: the unrounded partial results split-sequence attention merges)
@@ -394,14 +416,16 @@ def test_f32_output_partials_merge_by_lse(dtype, head_dim, causal):
 
 def check_gradients(dtype, head_dim, causal, heads, seqlens, batch=2,
                     window=None, softcap=0.0, bias_shape=None, dropout_p=0.0,
-                    drop=None, seed=None, deterministic=False):
+                    drop=None, seed=None, deterministic=False,
+                    head_dim_v=None):
     """flashfuse.attention's autograd against torch autograd of the f32
     reference, FlashAttention's rule with 3x; returns the gradients."""
     (hq, hkv), (sq, sk) = heads, seqlens
+    dv = head_dim_v or head_dim
     q = torch.randn(batch, hq, sq, head_dim, device="cuda", dtype=dtype)
     k = torch.randn(batch, hkv, sk, head_dim, device="cuda", dtype=dtype)
-    v = torch.randn(batch, hkv, sk, head_dim, device="cuda", dtype=dtype)
-    dout = torch.randn(batch, hq, sq, head_dim, device="cuda", dtype=dtype)
+    v = torch.randn(batch, hkv, sk, dv, device="cuda", dtype=dtype)
+    dout = torch.randn(batch, hq, sq, dv, device="cuda", dtype=dtype)
     bias = (torch.randn(bias_shape, device="cuda") if bias_shape else None)
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
     if bias is not None:

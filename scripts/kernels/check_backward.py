@@ -316,7 +316,9 @@ def main():
             for d, kw in ((128, dict(window=(64, 0))), (64, dict(softcap=30.0)),
                           (64, dict(with_bias=True)),
                           (256, dict(window=(64, 0))),
-                          (256, dict(softcap=30.0))):
+                          (256, dict(softcap=30.0)),
+                          (192, dict(window=(64, 0), dv=128)),
+                          (192, dict(softcap=30.0, dv=128))):
                 r = check_case(art, dtype, d, "none", *shp, twice=args.deterministic, **kw)
                 if r: results.append(r)
         if find(art, "forward", dtype, 64, dropout=1):

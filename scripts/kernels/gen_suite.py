@@ -109,10 +109,17 @@ def sm90ws_long_suite():
 def sm90ws_backward_suite():
     """The backward suite's variants the sm90ws backward (the sm90 backward
     fed by a TMA producer warpgroup) serves, for flashfuse-compile
-    --recipe=sm90ws: D = 64 and 128 without bias or dropout."""
+    --recipe=sm90ws: D = 64 and 128 without bias or dropout; and DeepSeek
+    MLA's (D = 192, Dv = 128; the library has its forwards), whose two
+    consumer warpgroups share each 64-key block (KernelSpec::kvColumnGroups;
+    0 spill bytes, 1.5x the sm80 kernel, docs/PERF.md run 529)."""
     return [dataclasses.replace(v, with_forward=False)
             for v in backward_suite()
-            if v.head_dim in (64, 128) and not v.bias and not v.dropout]
+            if v.head_dim in (64, 128) and not v.bias and not v.dropout] + [
+        KernelVariant(f"{dtype}_mla_{causal or 'full'}", dtype, 192,
+                      head_dim_v=128, causal=causal)
+        for dtype in ("f16", "bf16")
+        for causal in (None, "top_left", "bottom_right")]
 
 
 def sm90ws_varlen_backward_suite():

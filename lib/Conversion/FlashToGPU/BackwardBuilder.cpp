@@ -63,6 +63,10 @@ Value BackwardBuilder::inFirstColumnGroup() {
                                cIdx(b, 0));
 }
 
+Value BackwardBuilder::groupTile(Value tile0, int64_t n, int64_t, int64_t) {
+  return arith::AddIOp::create(b, tile0, cIdx(b, n));
+}
+
 Value BackwardBuilder::groupColumn(int64_t groupCols, int64_t col) {
   if (!columnGroup)
     return cIdx(b, col);
@@ -307,7 +311,7 @@ void BackwardBuilder::storeGradients(ArrayRef<Value> dK, ArrayRef<Value> dV,
     Value tile0 = arith::MulIOp::create(b, columnGroup, cIdx(b, tiles));
     for (int64_t m = 0; m < mk; ++m)
       for (int64_t n = 0; n < tiles; ++n) {
-        Value tile = arith::AddIOp::create(b, tile0, cIdx(b, n));
+        Value tile = groupTile(tile0, n, tiles, width);
         auto ifIn = scf::IfOp::create(
             b, TypeRange{},
             arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tile,

@@ -202,6 +202,12 @@ protected:
   Value loadRowStatistic(StringRef name, Value stage, int64_t n, int64_t j);
   /// Whether the warp is in the first column group (i1; columnGroup set).
   Value inFirstColumnGroup();
+  /// The 8-column tile of D (Dv, `width` columns) that tile n of a column
+  /// group's `tiles` accumulator tiles holds, `tile0` = columnGroup * tiles
+  /// being the group's first: tile0 + n where groups hold contiguous
+  /// columns (every recipe but the wgmma one of D = 192).
+  virtual Value groupTile(Value tile0, int64_t n, int64_t tiles,
+                          int64_t width);
   /// Column `col` of the warp's column group of `groupCols` columns
   /// (index), or `col` where there is one group.
   Value groupColumn(int64_t groupCols, int64_t col);

@@ -100,12 +100,8 @@ int64_t KernelSpec::smemBytes() const {
                     (swizzleWidth(headDim) + swizzleWidth(headDimV))) +
            (publishesKeyBlocks() ? 4 * stages : 0);
   case Kind::Backward:
-    if (usesWgmma()) // unpadded, swizzled tiles; Pᵀ (unless from
-                     // registers), dSᵀ; LSE, Dsum; the staged f32 dQ
-      return kSwizzleAlignSlack +
-             2 * ((blockN + stages * blockM) * (headDim + headDimV) +
-                  (gradientsFromRegisters() ? 1 : 2) * blockN * blockM) +
-             statTileBytes() + dqStageBytes();
+    if (usesWgmma()) // the tiles, and the staged f32 dQ
+      return wgmmaBackwardTileBytes() + dqStageBytes();
     return sm80BackwardBytes(blockM, blockN, stages, headDim, headDimV,
                              /*dsTile=*/!deterministic, blockSparse);
   case Kind::BackwardDQ:
@@ -911,14 +907,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     int64_t colGroups = s.kvColumnGroups();
     if (colGroups > 1 &&
         (!ws || s.varlen || s.blockSparse || deterministic ||
-         s.dkGroupColumns() % 64 != 0 || s.dvGroupColumns() % 64 != 0))
+         s.dkGroupColumns() % 32 != 0 || s.dvGroupColumns() % 32 != 0 ||
+         s.headDim % 64 != 0 || s.headDimV % 64 != 0 || s.blockM != 64))
       return op.emitOpError()
              << "the " << stringifyRecipe(s.recipe)
              << " backward at D = " << s.headDim << ", Dv = " << s.headDimV
              << " (D + Dv past " << kMaxWgmmaBackwardDims
              << ") splits dK and dV between two warpgroups: it needs the "
                 "sm90ws recipe, a dense walk without the deterministic "
-                "mode, and column halves of whole 64-column blocks";
+                "mode, block_m = 64, and D and Dv multiples of 64";
     int64_t threads = ws ? 1 : s.threads();
     int64_t dqCols = rowBlocks > 0 && groups % rowBlocks == 0
                          ? s.headDim * rowBlocks / groups
@@ -928,7 +925,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
               (colGroups > 1 ||
                (s.headDim <= 128 && s.headDimV == s.headDim)) &&
               groups % rowBlocks == 0 &&
-              (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0)) &&
+              (dqCols == 32 || (dqCols > 0 && dqCols % 64 == 0) ||
+               (colGroups > 1 && dqCols % 32 == 0)) &&
               (s.blockM * s.headDim / 8) % threads == 0 &&
               (s.blockN * s.headDim / 8) % threads == 0 &&
               (ws ? s.blockM % 32 == 0 && s.stages >= 2 && s.blockN <= 256

@@ -262,8 +262,8 @@ void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
 }
 
 void Sm90BackwardBuilder::issueKeyQueryProductFromRegisters(
-    SmallVector<Value> &acc, ArrayRef<Value> packed, Value bOffset,
-    int64_t n) {
+    SmallVector<Value> &acc, ArrayRef<Value> packed,
+    ArrayRef<ColumnPiece> pieces) {
   SmallVector<Value> regs(packed);
   // Written by ordinary instructions: in their registers before the fence.
   SmallVector<Value> both(acc);
@@ -271,14 +271,24 @@ void Sm90BackwardBuilder::issueKeyQueryProductFromRegisters(
   both = wgmma::pinRegisters(b, both);
   acc.assign(both.begin(), both.begin() + acc.size());
   regs.assign(both.begin() + acc.size(), both.end());
-  Value bDesc = wgmma::mnMajorDescriptor(b, swizzledAddress(bOffset),
-                                         s.blockM * swizzle::kRowBytes);
+  SmallVector<Value> bDescs;
+  for (const ColumnPiece &piece : pieces)
+    bDescs.push_back(wgmma::mnMajorDescriptor(
+        b, swizzledAddress(piece.offset), s.blockM * swizzle::kRowBytes));
   wgmma::fence(b);
-  for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
-    acc = wgmma::mmaRegisterA(b, acc, ArrayRef<Value>(regs).slice(4 * kk, 4),
-                              wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
-                              n, s.elementType, /*accumulate=*/true,
-                              /*transposeB=*/true);
+  // Each piece's accumulators follow the previous piece's in `acc`.
+  int64_t first = 0;
+  for (auto [piece, bDesc] : llvm::zip(pieces, bDescs)) {
+    SmallVector<Value> part(acc.begin() + first,
+                            acc.begin() + first + piece.n / 2);
+    for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
+      part = wgmma::mmaRegisterA(
+          b, part, ArrayRef<Value>(regs).slice(4 * kk, 4),
+          wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)), piece.n,
+          s.elementType, /*accumulate=*/true, /*transposeB=*/true);
+    llvm::copy(part, acc.begin() + first);
+    first += piece.n / 2;
+  }
   wgmma::commitGroup(b);
   registerOperandsInFlight.append(regs.begin(), regs.end());
 }
@@ -290,22 +300,55 @@ void Sm90BackwardBuilder::retireRegisterOperands() {
   registerOperandsInFlight.clear();
 }
 
-Value Sm90BackwardBuilder::fromGroupColumns(Value offset, int64_t groupCols) {
+bool Sm90BackwardBuilder::interleavesGroupColumns(int64_t width) const {
+  return s.kvColumnGroups() > 1 && (width / 2) % 64 != 0;
+}
+
+SmallVector<Sm90BackwardBuilder::ColumnPiece>
+Sm90BackwardBuilder::groupColumnPieces(Value offset, int64_t width,
+                                       int64_t rows) {
   if (!columnGroup)
-    return offset;
-  // The group's first 64-column block, whole blocks of block_m rows in.
+    return {{offset, width}};
+  int64_t blockElems = rows * 64;
+  if (!interleavesGroupColumns(width)) {
+    // The group's half: whole 64-column blocks, one product.
+    int64_t half = width / 2;
+    return {{arith::AddIOp::create(
+                 b, offset,
+                 arith::MulIOp::create(b, columnGroup,
+                                       cIdx(b, half / 64 * blockElems))),
+             half}};
+  }
+  // Group g: columns [64 i + 32 g, 64 i + 32 g + 32) of every 64-column
+  // block i, each read from a 64-byte offset into its swizzled rows as the
+  // K-major k-steps are (a product cannot start mid-block and cross into
+  // the next one: the swizzle rows are 128 bytes).
+  Value base = arith::AddIOp::create(
+      b, offset, arith::MulIOp::create(b, columnGroup, cIdx(b, 32)));
+  SmallVector<ColumnPiece> pieces;
+  for (int64_t i = 0; i < width / 64; ++i)
+    pieces.push_back(
+        {arith::AddIOp::create(b, base, cIdx(b, i * blockElems)), 32});
+  return pieces;
+}
+
+Value Sm90BackwardBuilder::groupTile(Value tile0, int64_t n, int64_t tiles,
+                                     int64_t width) {
+  if (!interleavesGroupColumns(width))
+    return BackwardBuilder::groupTile(tile0, n, tiles, width);
+  // Piece n / 4 of the group (groupColumnPieces): block n / 4, the
+  // group's 32 columns of it.
   return arith::AddIOp::create(
-      b, offset,
-      arith::MulIOp::create(b, columnGroup,
-                            cIdx(b, groupCols / 64 * s.blockM * 64)));
+      b, arith::MulIOp::create(b, columnGroup, cIdx(b, 4)),
+      cIdx(b, n / 4 * 8 + n % 4));
 }
 
 void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
                                        ArrayRef<Frags> pdT, Value stage) {
   if (gradientsFromRegisters()) {
-    int64_t cols = s.dvGroupColumns();
     issueKeyQueryProductFromRegisters(
-        dV, packKeyQueryA(pdT), fromGroupColumns(doOffset(stage), cols), cols);
+        dV, packKeyQueryA(pdT),
+        groupColumnPieces(doOffset(stage), s.headDimV, s.blockM));
     return;
   }
   // Each warpgroup reads only its own keys' rows of Pᵀ.
@@ -323,9 +366,9 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   // then stored from the (pinned) registers it reads, so that the packed
   // dSᵀ is not held twice.
   if (gradientsFromRegisters()) {
-    int64_t cols = s.dkGroupColumns();
     issueKeyQueryProductFromRegisters(
-        dK, packKeyQueryA(dsT), fromGroupColumns(qOffset(stage), cols), cols);
+        dK, packKeyQueryA(dsT),
+        groupColumnPieces(qOffset(stage), s.headDim, s.blockM));
     auto packed =
         ArrayRef<Value>(registerOperandsInFlight).take_back(2 * nTilesM);
     // The column groups of the same keys hold the same dSᵀ: the first
@@ -366,8 +409,9 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
           arith::MulIOp::create(b, rowBlock, cIdx(b, s.blockN * 64)))),
       blockBytes);
   Value firstCol = arith::MulIOp::create(b, colBlock, cIdx(b, cols));
-  // dQ's columns [col, col + n) of the slice from `col` on, one group.
-  auto issue = [&](Value col, int64_t n) {
+  // dQ's columns [col, col + n) of the slice (after a fence), the chain
+  // not committed.
+  auto chain = [&](Value col, int64_t n) {
     Value bDesc = wgmma::mnMajorDescriptor(
         b,
         swizzledAddress(arith::AddIOp::create(
@@ -385,30 +429,66 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
                             wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)),
                             n, s.elementType, /*accumulate=*/kk > 0,
                             /*transposeA=*/true, /*transposeB=*/true);
+    return dq;
+  };
+  auto complete = [&]() {
     wgmma::commitGroup(b);
     wgmma::waitGroup(b, 0);
     retireRegisterOperands();
-    return dq;
   };
-  if (!s.stagesDQ()) {
-    // No room to stage it (column groups at D = 256): each warp adds its
-    // 16 rows to dq_accum's rows with red.global.add.v2.f32 from
-    // registers, 64 columns at a time: the whole slice (64 registers more
-    // next to dK and dV) spilled 24-64 bytes.
+  if (s.kvColumnGroups() > 1) {
+    // Warpgroups that share keys: slices of whole 64-column blocks, or
+    // (D = 192: 96 columns, two warpgroups) 32 columns of every block, as
+    // groupColumnPieces splits; each warp's 16 rows staged as rows
+    // (stagesDQRows, whose per-column layout any piece can write) or, where
+    // they do not fit (D = 256), added to dq_accum's rows by
+    // red.global.add.v2.f32 from registers.
     Value warpRow = arith::AddIOp::create(
         b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
         arith::MulIOp::create(b, arith::RemUIOp::create(b, warp, cIdx(b, 4)),
                               cIdx(b, 16)));
-    Value firstRow = arith::AddIOp::create(b, qStart, warpRow);
-    for (int64_t c = 0; c < cols; c += 64) {
-      Value col = arith::AddIOp::create(b, firstCol, cIdx(b, c));
-      SmallVector<Value> dq = issue(col, std::min<int64_t>(64, cols - c));
-      addToDQAccum(wgmma::toFragments(b, wgmma::pinRegisters(b, dq)),
-                   firstRow, arith::DivUIOp::create(b, col, cIdx(b, 8)));
+    bool halves = cols % 64 != 0;
+    assert((!halves || s.warps / 4 == 2 * rowBlocks) &&
+           "32-column dQ pieces split the columns between two warpgroups");
+    SmallVector<std::pair<Value, int64_t>> pieces;
+    for (int64_t c = 0; c < cols; c += halves ? 32 : 64)
+      pieces.push_back(
+          {halves ? arith::AddIOp::create(
+                        b, arith::MulIOp::create(b, colBlock, cIdx(b, 32)),
+                        cIdx(b, 2 * c))
+                  : arith::AddIOp::create(b, firstCol, cIdx(b, c)),
+           halves ? 32 : std::min<int64_t>(64, cols - c)});
+    auto emit = [&](ArrayRef<Value> dq, Value col) {
+      SmallVector<Value> frags =
+          wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
+      if (!s.stagesDQRows())
+        return addToDQAccum(frags, arith::AddIOp::create(b, qStart, warpRow),
+                            arith::DivUIOp::create(b, col, cIdx(b, 8)));
+      storeDQRows(frags, warpRow, col);
+    };
+    // Where dK, dV and the whole slice fit in 128 registers a thread
+    // (D = 192: 48 + 32 + 48), one group; else (D = 256: 64 + 64 + 64,
+    // which spilled 24-64 bytes) a piece at a time.
+    if ((s.dkGroupColumns() + s.dvGroupColumns() + cols) / 2 <= 128) {
+      SmallVector<SmallVector<Value>> dqs;
+      for (auto [col, n] : pieces)
+        dqs.push_back(chain(col, n));
+      complete();
+      for (auto [dq, piece] : llvm::zip(dqs, pieces))
+        emit(dq, piece.first);
+    } else {
+      for (auto [col, n] : pieces) {
+        SmallVector<Value> dq = chain(col, n);
+        complete();
+        emit(dq, col);
+      }
     }
+    if (s.stagesDQRows())
+      fenceGenericToAsyncProxy();
     return;
   }
-  SmallVector<Value> dq = issue(firstCol, cols);
+  SmallVector<Value> dq = chain(firstCol, cols);
+  complete();
   if (s.dqTiles) {
     SmallVector<Value> frags =
         wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
@@ -437,23 +517,29 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
     fenceGenericToAsyncProxy();
     return;
   }
-  // A packed batch (stagesDQRows): rows of D + kDqRowPad floats, the pair
-  // of rows g, g + 8 and columns 8n + 2t, 2t + 1 of each 8-column fragment
-  // n of the warpgroup's slice.
+  // A packed batch (stagesDQRows): rows of D + kDqRowPad floats.
   assert(s.stagesDQRows() && "the sm90 engine stages dQ in tiles or rows");
   SmallVector<Value> frags = wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
-  Value scale = arg.lookup("scale");
-  int64_t pitch = s.headDim + KernelSpec::kDqRowPad;
   Value warpRow = arith::AddIOp::create(
       b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
       arith::MulIOp::create(b, arith::RemUIOp::create(b, warp, cIdx(b, 4)),
                             cIdx(b, 16)));
+  storeDQRows(frags, warpRow,
+              arith::MulIOp::create(b, colBlock, cIdx(b, cols)));
+  fenceGenericToAsyncProxy();
+}
+
+void Sm90BackwardBuilder::storeDQRows(ArrayRef<Value> frags, Value warpRow,
+                                      Value col) {
+  // The pair of rows g, g + 8 and columns 8n + 2t, 2t + 1 of each 8-column
+  // fragment n, from column `col` on, times the scale.
+  Value scale = arg.lookup("scale");
+  int64_t pitch = s.headDim + KernelSpec::kDqRowPad;
   Value first = arith::AddIOp::create(
       b,
       arith::MulIOp::create(b, arith::AddIOp::create(b, warpRow, g),
                             cIdx(b, pitch)),
-      arith::AddIOp::create(b, arith::MulIOp::create(b, colBlock, cIdx(b, cols)),
-                            arith::MulIOp::create(b, t, cIdx(b, 2))));
+      arith::AddIOp::create(b, col, arith::MulIOp::create(b, t, cIdx(b, 2))));
   auto f32x2 = VectorType::get({2}, b.getF32Type());
   for (int64_t n = 0; n < int64_t(frags.size()); ++n)
     for (int64_t i = 0; i < 2; ++i) {
@@ -464,7 +550,6 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
       vector::StoreOp::create(b, vector::FromElementsOp::create(b, f32x2, xs),
                               dqTile, ValueRange{at});
     }
-  fenceGenericToAsyncProxy();
 }
 
 /// dst += the `bytes` at src (shared::cta), f32 adds as one bulk

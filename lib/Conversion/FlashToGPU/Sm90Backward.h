@@ -118,10 +118,24 @@ protected:
   /// one group.
   void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
                             Value bOffset, int64_t n);
-  /// `offset` (a Q or dO tile: 64-column blocks of block_m rows) moved to
-  /// the first of this warp's column group's `groupCols` columns (64-column
-  /// multiples); `offset` itself without column groups.
-  Value fromGroupColumns(Value offset, int64_t groupCols);
+  /// A product's B columns: the tile element `offset` they start at, and
+  /// how many (n).
+  struct ColumnPiece {
+    Value offset;
+    int64_t n;
+  };
+  /// Whether a column group's half of `width` columns (D or Dv) is not
+  /// whole 64-column blocks (D = 192: 96), so that each group takes 32
+  /// columns of every block instead (groupColumnPieces).
+  bool interleavesGroupColumns(int64_t width) const;
+  /// The columns of `width` this warp's column group keeps, of the tile at
+  /// element `offset` whose 64-column blocks hold `rows` rows: the whole
+  /// tile without column groups; else its half, whole blocks where they
+  /// divide it, 32 columns of each block where not.
+  SmallVector<ColumnPiece> groupColumnPieces(Value offset, int64_t width,
+                                             int64_t rows);
+  Value groupTile(Value tile0, int64_t n, int64_t tiles,
+                  int64_t width) override;
   /// bar.sync of this warpgroup's 128 threads (named barrier 1 + w).
   void warpgroupBarrier();
 
@@ -140,11 +154,12 @@ protected:
   /// there, and forgotten.
   void retireRegisterOperands();
   /// acc += (this warpgroup's 64 keys of Xᵀ, `packed` by packKeyQueryA) ·
-  /// (the block_m x n N-major tile at `bOffset`), issued as one group; the
-  /// pinned operands join registerOperandsInFlight.
+  /// (each piece's block_m x n N-major columns, its accumulators after the
+  /// previous piece's in `acc`), issued as one group; the pinned operands
+  /// join registerOperandsInFlight.
   void issueKeyQueryProductFromRegisters(SmallVector<Value> &acc,
-                                         ArrayRef<Value> packed, Value bOffset,
-                                         int64_t n);
+                                         ArrayRef<Value> packed,
+                                         ArrayRef<ColumnPiece> pieces);
   /// With gradientsFromRegisters: dK · scale and dV staged in the K and V
   /// tiles (free once the walk ends), each warpgroup's rows then copied out
   /// in 16-byte chunks, whole rows per group of lanes, instead of 4-byte
@@ -156,6 +171,10 @@ protected:
   void copyStagedGradient(const GradientRows &dst, int64_t offset,
                           int64_t width);
   void publishDQ(Value qStart) override;
+  /// Stores a warp's dQ `frags` (16 rows from `warpRow` of the block, from
+  /// column `col` on), times the scale, into the staged rows
+  /// (KernelSpec::stagesDQRows).
+  void storeDQRows(ArrayRef<Value> frags, Value warpRow, Value col);
   /// publishDQ of a packed batch's staged rows (KernelSpec::stagesDQRows).
   void publishDQRows(Value qStart);
   void drainDQ() override;

@@ -2,9 +2,11 @@
 // prefill form) on the wgmma recipes: the sm90 forward's two stages of 128
 // keys (three of 64 with a mask or bias tensor or dropout), the sm90ws
 // forward's two stages of 128 (64 keys under 128 x 64 block-sparse lists);
-// the backward keeps
-// the sm80 recipe (the wgmma backwards serve D = Dv). Other pairs of unequal
-// head dims are refused by name under a forced wgmma recipe.
+// the backward takes the sm90ws recipe's 64 x 64 tiles under auto-tma
+// (two consumer warpgroups share each key, HeadDims.h's
+// wgmmaBackwardColumnGroups), which the sm90 recipe refuses by name, and
+// keeps the sm80 recipe under auto. Other pairs of unequal head dims are
+// refused by name under a forced wgmma recipe.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config=target=h100 | FileCheck %s --check-prefix=AUTO
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s --check-prefix=TMA
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90ws" 2>&1 | FileCheck %s --check-prefix=WS
@@ -94,8 +96,8 @@ func.func @fwd_dropout(%q: tensor<1x4x1024x192xbf16>, %v: tensor<1x4x1024x128xbf
 // AUTO-LABEL: func.func @grad
 // AUTO: config = #flash.config<sm80,
 // TMA-LABEL: func.func @grad
-// TMA: config = #flash.config<sm80,
-// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128), (256, 256)}, got D = 192, Dv = 128
+// TMA: config = #flash.config<sm90ws, block_m = 64, block_n = 64, warps = 8, stages = 2>
+// SM90: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward at D = 192, Dv = 128 shares each key between two warpgroups, which takes the sm90ws recipe's registers (--recipe=sm90ws or auto-tma)
 func.func @grad(%do: tensor<1x4x256x128xbf16>, %q: tensor<1x4x256x192xbf16>, %v: tensor<1x4x256x128xbf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse : tensor<1x4x256x128xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256x128xbf16>, tensor<1x4x256xf32> -> tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>
   return %dq, %dk, %dv : tensor<1x4x256x192xbf16>, tensor<1x4x256x192xbf16>, tensor<1x4x256x128xbf16>

@@ -126,7 +126,7 @@ func.func @grad_d64_softcap(%x: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf3
 // D = 160 backward: the sm90 recipe has none; the sm80 table's row of 256
 // (D + Dv <= 320: dK and dV of 16 keys per warp fit in registers; wider
 // ones split them between two warps, targets.mlir).
-// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128), (256, 256)}, got D = 160, Dv = 160
+// FORCED90-DAG: error: no kernel config for target 'h100': the sm90 recipe cannot serve this op: its backward serves (D, Dv) in {(64, 64), (128, 128), (192, 128), (256, 256)}, got D = 160, Dv = 160
 // CHECK-LABEL: func.func @grad_d160
 // CHECK: flash.attention_grad {{.*}}config = #flash.config<sm80, block_m = 16, block_n = 32, warps = 2, stages = 2>
 func.func @grad_d160(%x: tensor<1x4x256x160xf16>, %lse: tensor<1x4x256xf32>) -> (tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>, tensor<1x4x256x160xf16>) {

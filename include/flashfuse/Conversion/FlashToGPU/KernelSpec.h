@@ -206,9 +206,27 @@ struct KernelSpec {
   /// tiles, dqTiles), but the block still stages its dQ in shared memory,
   /// as rows of D + kDqRowPad floats, and adds each of its rows with one
   /// bulk reduction instead of per-thread red.global from registers,
-  /// which filled the LSU queue (docs/PERF.md, run 309).
+  /// which filled the LSU queue (docs/PERF.md, run 309). So does a dense
+  /// kernel whose warpgroups share keys (kvColumnGroups; their dQ pieces
+  /// are not the tile's fragment order) where the rows fit beside its tiles
+  /// (D = 192, Dv = 128; at D = 256 they do not, and dQ goes out by
+  /// red.global from registers).
   bool stagesDQRows() const {
-    return kind == Kind::Backward && usesWgmma() && varlen && !deterministic;
+    if (kind != Kind::Backward || !usesWgmma() || deterministic)
+      return false;
+    if (varlen)
+      return true;
+    return kvColumnGroups() > 1 &&
+           wgmmaBackwardTileBytes() + 4 * blockM * (headDim + kDqRowPad) <=
+               maxSharedMemoryPerBlock(arch);
+  }
+  /// The wgmma backward's shared memory less its staged dQ: unpadded,
+  /// swizzled tiles; Pᵀ (unless from registers), dSᵀ; LSE, Dsum.
+  int64_t wgmmaBackwardTileBytes() const {
+    return kSwizzleAlignSlack +
+           2 * ((blockN + stages * blockM) * (headDim + headDimV) +
+                (gradientsFromRegisters() ? 1 : 2) * blockN * blockM) +
+           statTileBytes();
   }
   /// Whether the backward main kernel writes grad_k / grad_v itself where
   /// Hq = Hkv (the block's query head is then its kv head's only one),

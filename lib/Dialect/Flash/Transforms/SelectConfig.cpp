@@ -477,7 +477,7 @@ struct Sm90Tile {
 constexpr Sm90Tile kSm90Tiles[] = {
     {64, 64, 64, 3, 64, 3, 64, 3, 128, 64},
     {128, 128, 128, 3, 128, 3, 128, 3, 64, 64},
-    {192, 128, 128, 2, 64, 3, 64, 3, 0, 0},
+    {192, 128, 128, 2, 64, 3, 64, 3, 64, 64},
     {256, 256, 80, 2, 80, 2, 48, 3, 64, 64}};
 constexpr int64_t kSm90Warps = 8, kSm90BlockM = 128;
 constexpr int64_t kSm90BwdBlockN = 128, kSm90BwdStages = 2;
