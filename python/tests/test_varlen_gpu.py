@@ -191,6 +191,19 @@ def test_mla_head_dims(dtype, causal, lengths):
                  head_dim_v=128)
 
 
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+def test_mla_backward(causal):
+    # DeepSeek's MLA training step over a packed batch (D = 192, Dv = 128,
+    # GQA, empty and ragged sequences): on Hopper the sm90ws backward whose
+    # two warpgroups share each 64-key block, its dQ staged as rows
+    # (compiled on demand; one of them spills 16 bytes, so the library
+    # does not ship them).
+    check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
+                            (1000, 1000), (5, 0)], torch.bfloat16, 192,
+                           causal, (8, 2), head_dim_v=128)
+
+
 @pytest.mark.parametrize("lengths", sorted(LENGTHS))
 @pytest.mark.parametrize("softcap", [None, 30.0], ids=["plain", "softcap"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
@@ -272,15 +285,16 @@ def rounded_o_delta_terms(grads, q, k, v, dout, causal, scale, drop, dtype):
 
 def check_packed_gradients(pairs, dtype, head_dim, causal, heads,
                            window=None, softcap=0.0, deterministic=False,
-                           dropout_p=0.0, seed=0):
+                           dropout_p=0.0, seed=0, head_dim_v=None):
     """flashfuse.varlen_attention's autograd on a packed batch of `pairs`
     against torch autograd of each sequence's dense reference alone (f32
     and the inputs' dtype), FlashAttention's rule with 3x per sequence and
     gradient; dK and dV of a sequence without queries (and dQ of one
     without keys) must be exactly 0. Returns the packed gradients."""
     hq, hkv = heads
-    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype)
-    dout = torch.randn(q.shape[0], hq, head_dim, device="cuda", dtype=dtype)
+    q, k, v = packed_inputs(pairs, hq, hkv, head_dim, dtype, head_dim_v)
+    dout = torch.randn(q.shape[0], hq, head_dim_v or head_dim, device="cuda",
+                       dtype=dtype)
     cu_q = offsets([p[0] for p in pairs])
     cu_k = offsets([p[1] for p in pairs])
     max_q = max(p[0] for p in pairs)

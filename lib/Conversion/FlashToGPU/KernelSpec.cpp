@@ -905,8 +905,13 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     // dense, atomic-dQ walks (the packed, block-sparse and deterministic
     // kernels are not written for them).
     int64_t colGroups = s.kvColumnGroups();
+    // (Against sm_90's shared memory: the wgmma recipes run there only,
+    // and the spec's arch is set after this.)
+    bool rowsFit = s.wgmmaBackwardTileBytes() +
+                       4 * s.blockM * (s.headDim + KernelSpec::kDqRowPad) <=
+                   maxSharedMemoryPerBlock(90);
     if (colGroups > 1 &&
-        (!ws || s.varlen || s.blockSparse || deterministic ||
+        (!ws || (s.varlen && !rowsFit) || s.blockSparse || deterministic ||
          s.dkGroupColumns() % 32 != 0 || s.dvGroupColumns() % 32 != 0 ||
          s.headDim % 64 != 0 || s.headDimV % 64 != 0 || s.blockM != 64))
       return op.emitOpError()
@@ -914,8 +919,10 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
              << " backward at D = " << s.headDim << ", Dv = " << s.headDimV
              << " (D + Dv past " << kMaxWgmmaBackwardDims
              << ") splits dK and dV between two warpgroups: it needs the "
-                "sm90ws recipe, a dense walk without the deterministic "
-                "mode, block_m = 64, and D and Dv multiples of 64";
+                "sm90ws recipe, a walk without block-sparse lists or the "
+                "deterministic mode (a packed one where its dQ rows fit "
+                "beside the tiles), block_m = 64, and D and Dv multiples of "
+                "64";
     int64_t threads = ws ? 1 : s.threads();
     int64_t dqCols = rowBlocks > 0 && groups % rowBlocks == 0
                          ? s.headDim * rowBlocks / groups

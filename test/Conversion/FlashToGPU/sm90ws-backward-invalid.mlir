@@ -41,7 +41,7 @@ func.func @one_stage(%x: tensor<1x4x256x128xf16>, %lse: tensor<1x4x256xf32>) -> 
 // D = 256: two warpgroups share each key (KernelSpec::kvColumnGroups), which
 // takes the sm90ws consumers' register operands.
 func.func @d256_sm90(%x: tensor<1x2x256x256xbf16>, %lse: tensor<1x2x256xf32>) -> (tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>) {
-  // expected-error @+1 {{the sm90 backward at D = 256, Dv = 256 (D + Dv past 256) splits dK and dV between two warpgroups: it needs the sm90ws recipe, a dense walk without the deterministic mode, block_m = 64, and D and Dv multiples of 64}}
+  // expected-error @+1 {{the sm90 backward at D = 256, Dv = 256 (D + Dv past 256) splits dK and dV between two warpgroups: it needs the sm90ws recipe, a walk without block-sparse lists or the deterministic mode (a packed one where its dQ rows fit beside the tiles), block_m = 64, and D and Dv multiples of 64}}
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse {config = #flash.config<sm90, block_m = 64, block_n = 64, warps = 8, stages = 2>}
       : tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256xf32>
       -> tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>, tensor<1x2x256x256xbf16>
@@ -51,7 +51,7 @@ func.func @d256_sm90(%x: tensor<1x2x256x256xbf16>, %lse: tensor<1x2x256xf32>) ->
 // -----
 
 func.func @d256_packed(%x: tensor<1x2x600x256xbf16>, %lse: tensor<1x2x600xf32>, %cu: tensor<3xi32>) -> (tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>) {
-  // expected-error @+1 {{the sm90ws backward at D = 256, Dv = 256 (D + Dv past 256) splits dK and dV between two warpgroups: it needs the sm90ws recipe, a dense walk}}
+  // expected-error @+1 {{the sm90ws backward at D = 256, Dv = 256 (D + Dv past 256) splits dK and dV between two warpgroups: it needs the sm90ws recipe, a walk without block-sparse lists or the deterministic mode (a packed one where its dQ rows fit beside the tiles)}}
   %dq, %dk, %dv = flash.attention_grad %x, %x, %x, %x, %x, %lse varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>) {config = #flash.config<sm90ws, block_m = 64, block_n = 64, warps = 8, stages = 2>}
       : tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600xf32>
       -> tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>, tensor<1x2x600x256xbf16>

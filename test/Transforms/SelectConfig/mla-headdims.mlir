@@ -105,6 +105,19 @@ func.func @grad(%do: tensor<1x4x256x128xbf16>, %q: tensor<1x4x256x192xbf16>, %v:
 
 // -----
 
+// Packed batches too: their dQ rows (KernelSpec::stagesDQRows) fit beside
+// MLA's tiles.
+// AUTO-LABEL: func.func @grad_packed
+// AUTO: config = #flash.config<sm80,
+// TMA-LABEL: func.func @grad_packed
+// TMA: config = #flash.config<sm90ws, block_m = 64, block_n = 64, warps = 8, stages = 2>
+func.func @grad_packed(%do: tensor<1x4x600x128xbf16>, %q: tensor<1x4x600x192xbf16>, %v: tensor<1x4x600x128xbf16>, %lse: tensor<1x4x600xf32>, %cu: tensor<3xi32>) -> (tensor<1x4x600x192xbf16>, tensor<1x4x600x192xbf16>, tensor<1x4x600x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %q, %v, %do, %lse varlen(%cu, %cu : tensor<3xi32>, tensor<3xi32>) {causal = #flash.causal<top_left>} : tensor<1x4x600x128xbf16>, tensor<1x4x600x192xbf16>, tensor<1x4x600x192xbf16>, tensor<1x4x600x128xbf16>, tensor<1x4x600x128xbf16>, tensor<1x4x600xf32> -> tensor<1x4x600x192xbf16>, tensor<1x4x600x192xbf16>, tensor<1x4x600x128xbf16>
+  return %dq, %dk, %dv : tensor<1x4x600x192xbf16>, tensor<1x4x600x192xbf16>, tensor<1x4x600x128xbf16>
+}
+
+// -----
+
 // A pair no wgmma tile is chosen for (a forced #flash.config still lowers
 // it: KernelSpec takes any D and Dv <= D of whole swizzle rows).
 // AUTO-LABEL: func.func @fwd_256_128

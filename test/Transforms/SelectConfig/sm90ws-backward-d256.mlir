@@ -3,7 +3,8 @@
 // keeping one column half of dK and dV, so auto-tma and sm90ws give 64 x 64
 // tiles; the sm90 recipe, whose warpgroups store Pᵀ and dSᵀ and have not
 // the registers, refuses it by name, and auto keeps the sm80 recipe.
-// Packed and block-sparse walks, and (256, 128), keep the sm80 recipe.
+// Packed walks (whose dQ rows do not fit beside D = 256's tiles), and
+// (256, 128), keep the sm80 recipe.
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=auto-tma" | FileCheck %s --check-prefix=TMA
 // RUN: flashfuse-opt %s --split-input-file --flash-select-config="target=h100" | FileCheck %s --check-prefix=AUTO
 // RUN: not flashfuse-opt %s --split-input-file --flash-select-config="target=h100 recipe=sm90" 2>&1 | FileCheck %s --check-prefix=SM90

@@ -850,10 +850,13 @@ std::string sm90WsBackwardRefusal(AttentionGradOp grad,
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
   AttentionSizes sz = iface.getSizes();
+  // Packed batches stage their dQ as rows (KernelSpec::stagesDQRows),
+  // which fit beside MLA's tiles but not D = 256's.
   if (wgmmaBackwardColumnGroups(sz.d, sz.dv) > 1 &&
-      (grad.isVarlen() || iface.getBlockSparse()))
+      (iface.getBlockSparse() ||
+       (grad.isVarlen() && sz.d + sz.dv > kMaxBackwardDims)))
     return "its warpgroups that share keys (D + Dv past 256) walk dense "
-           "batches only";
+           "batches, and packed ones up to D + Dv = 320";
   return "";
 }
 
