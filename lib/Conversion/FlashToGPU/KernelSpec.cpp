@@ -843,8 +843,9 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
-  // Not with column groups: D = 256's tiles leave no room for the staged
-  // tile; their dQ goes out by red.global from registers.
+  // Not with column groups: their dQ pieces are not the tile's fragment
+  // order (they stage rows where those fit, KernelSpec::stagesDQRows, or
+  // add by red.global).
   s.dqTiles = s.usesWgmma() && !deterministic && !s.varlen &&
               s.kvColumnGroups() == 1;
   // The kernels recompute P through the score_mod region and take dS as
@@ -900,18 +901,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     int64_t groups = s.warps / 4, rowBlocks = s.blockM / 64;
     bool ws = s.recipe == Recipe::Sm90Ws;
     // Two warpgroups on the same keys (HeadDims.h's
-    // wgmmaBackwardColumnGroups): each keeps 64-column blocks of dK and dV
-    // and takes Pᵀ and dSᵀ from registers, so the sm90ws consumers only;
-    // dense, atomic-dQ walks (the packed, block-sparse and deterministic
-    // kernels are not written for them).
+    // wgmmaBackwardColumnGroups): each keeps a column half of dK and dV and
+    // takes Pᵀ and dSᵀ from registers, so the sm90ws consumers only. Dense
+    // walks, and packed ones whose staged dQ rows fit (a packed batch's
+    // dq_accum takes no red.global from these kernels); the block-sparse
+    // and deterministic kernels are not written for them.
     int64_t colGroups = s.kvColumnGroups();
-    // (Against sm_90's shared memory: the wgmma recipes run there only,
-    // and the spec's arch is set after this.)
-    bool rowsFit = s.wgmmaBackwardTileBytes() +
-                       4 * s.blockM * (s.headDim + KernelSpec::kDqRowPad) <=
-                   maxSharedMemoryPerBlock(90);
     if (colGroups > 1 &&
-        (!ws || (s.varlen && !rowsFit) || s.blockSparse || deterministic ||
+        (!ws || (s.varlen && !s.dqRowsFit()) || s.blockSparse ||
+         deterministic ||
          s.dkGroupColumns() % 32 != 0 || s.dvGroupColumns() % 32 != 0 ||
          s.headDim % 64 != 0 || s.headDimV % 64 != 0 || s.blockM != 64))
       return op.emitOpError()

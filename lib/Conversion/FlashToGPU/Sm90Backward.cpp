@@ -12,8 +12,8 @@
 // columns of dQ. Past D + Dv = 256 (KernelSpec::kvColumnGroups) the two
 // warpgroups own the same 64 keys instead: each computes their Sᵀ and dPᵀ,
 // keeps one column half of dK and dV (B: its half of the Q and dO tiles),
-// and only the first stores dSᵀ; dQ then goes to dq_accum by red.global
-// (no room for its staged tile). Dense batches (KernelSpec::dqTiles) stage the block's dQ
+// and only the first stores dSᵀ; dQ goes out as staged rows where they fit
+// (D = 192, Dv = 128), else by red.global (D = 256). Dense batches (KernelSpec::dqTiles) stage the block's dQ
 // in shared memory in the accumulator's fragment order and add it to its
 // tile of dq_accum with one bulk reduction (cp.reduce.async.bulk), which
 // the postprocess reads back in that order: FlashAttention-3's layout.

@@ -209,16 +209,21 @@ struct KernelSpec {
   /// which filled the LSU queue (docs/PERF.md, run 309). So does a dense
   /// kernel whose warpgroups share keys (kvColumnGroups; their dQ pieces
   /// are not the tile's fragment order) where the rows fit beside its tiles
-  /// (D = 192, Dv = 128; at D = 256 they do not, and dQ goes out by
-  /// red.global from registers).
+  /// (dqRowsFit: D = 192, Dv = 128; at D = 256 they do not, and dQ goes out
+  /// by red.global from registers).
   bool stagesDQRows() const {
     if (kind != Kind::Backward || !usesWgmma() || deterministic)
       return false;
-    if (varlen)
-      return true;
-    return kvColumnGroups() > 1 &&
-           wgmmaBackwardTileBytes() + 4 * blockM * (headDim + kDqRowPad) <=
-               maxSharedMemoryPerBlock(arch);
+    return varlen || (kvColumnGroups() > 1 && dqRowsFit());
+  }
+  /// Bytes of dQ staged as rows of D + kDqRowPad floats.
+  int64_t dqRowsBytes() const { return 4 * blockM * (headDim + kDqRowPad); }
+  /// Whether the staged dQ rows fit beside the wgmma backward's tiles (in
+  /// sm_90's shared memory: the wgmma recipes run there only, and
+  /// getKernelSpec asks before it sets `arch`).
+  bool dqRowsFit() const {
+    return wgmmaBackwardTileBytes() + dqRowsBytes() <=
+           maxSharedMemoryPerBlock(90);
   }
   /// The wgmma backward's shared memory less its staged dQ: unpadded,
   /// swizzled tiles; Pᵀ (unless from registers), dSᵀ; LSE, Dsum.
@@ -245,7 +250,7 @@ struct KernelSpec {
   /// Bytes of the staged dQ (stagesDQ), 0 without.
   int64_t dqStageBytes() const {
     return dqTiles        ? 4 * blockM * headDim
-           : stagesDQRows() ? 4 * blockM * (headDim + kDqRowPad)
+           : stagesDQRows() ? dqRowsBytes()
                             : 0;
   }
   /// sm90ws loads Q, K and V (and the backward dO) through TMA tensor

@@ -455,7 +455,7 @@ FailureOr<KernelConfigAttr> selectSm80(Operation *op,
 // backward (D + Dv past 256, HeadDims.h's wgmmaBackwardColumnGroups) puts
 // both consumer warpgroups on the same 64 keys, each keeping one column
 // half of dK and dV (the registers of D = 128) and recomputing Sᵀ and dPᵀ:
-// 64 x 64 tiles, two Q/dO stages, 214 KiB; the sm90ws recipe only, whose
+// 64 x 64 tiles, two Q/dO stages, 202 KiB; the sm90ws recipe only, whose
 // consumers take Pᵀ and dSᵀ from registers.
 //
 // D = 192 with Dv = 128 (DeepSeek-V2/V3's multi-head latent attention in its
