@@ -19,7 +19,7 @@ using namespace mlir::flash::frag;
 void BackwardBuilder::setUp() {
   readBlockArguments();
   mk = s.keyTilesPerWarp();
-  nTilesM = s.blockM / 8;
+  nTilesM = s.blockM / 8 / (s.scoresByQueryHalves() ? 2 : 1);
   // Whole mma steps (HeadDims.h's mmaWidth); the n8 tiles past D (Dv) of an
   // odd multiple of 8 are computed from zero-filled columns, never stored.
   // With column groups, a warp's dK (dV) tiles are its group's columns.
@@ -48,14 +48,21 @@ void BackwardBuilder::setUp() {
 
 void BackwardBuilder::placeWarp() {
   Value keyWarp = warp;
-  columnGroup = Value();
+  columnGroup = scoreQuery0 = Value();
   if (int64_t groups = s.kvColumnGroups(); groups > 1) {
     // Warps w and w + warps / groups own the same keys.
     Value keyWarps = cIdx(b, s.warps / groups);
     keyWarp = arith::RemUIOp::create(b, warp, keyWarps);
     columnGroup = arith::DivUIOp::create(b, warp, keyWarps);
+    if (s.scoresByQueryHalves())
+      scoreQuery0 = arith::MulIOp::create(b, columnGroup, cIdx(b, 8 * nTilesM));
   }
   warpKey0 = arith::MulIOp::create(b, keyWarp, cIdx(b, 16 * mk));
+}
+
+Value BackwardBuilder::scoreColumn(int64_t col) {
+  return scoreQuery0 ? arith::AddIOp::create(b, scoreQuery0, cIdx(b, col))
+                     : cIdx(b, col);
 }
 
 Value BackwardBuilder::inFirstColumnGroup() {
@@ -83,11 +90,11 @@ Value BackwardBuilder::keyOf(int64_t m, int64_t i) {
 }
 
 Value BackwardBuilder::queryOf(Value qStart32, int64_t n, int64_t j) {
-  // qStart + 8 n + 2 t + j
+  // qStart + scoreQuery0 + 8 n + 2 t + j
   return arith::AddIOp::create(
       b, qStart32,
       i32(arith::AddIOp::create(b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-                                cIdx(b, 8 * n + j))));
+                                scoreColumn(8 * n + j))));
 }
 
 bool BackwardBuilder::evaluatesMaskModFirst() const {
@@ -190,10 +197,10 @@ void BackwardBuilder::copyRowStatistics(Value rowStart, Value stage) {
 
 Value BackwardBuilder::loadRowStatistic(StringRef name, Value stage, int64_t n,
                                         int64_t j) {
-  // Query column (n, j) is row 8n + 2t + j of the block.
+  // Query column (n, j) is row scoreQuery0 + 8n + 2t + j of the block.
   Value col = arith::AddIOp::create(
       b, arith::MulIOp::create(b, t, cIdx(b, 2)),
-      cIdx(b, 8 * n + j + (name == "delta" ? s.blockM : 0)));
+      scoreColumn(8 * n + j + (name == "delta" ? s.blockM : 0)));
   Value at = arith::AddIOp::create(
       b, arith::MulIOp::create(b, stage, cIdx(b, 2 * s.blockM)), col);
   return memref::LoadOp::create(b, statTile, ValueRange{at});
@@ -388,8 +395,8 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
                      : loop.getInductionVar();
     auto iter = loop.getRegionIterArgs();
     SmallVector<Value> dK(iter.take_front(nDK)), dV(iter.drop_front(nDK));
-    auto coords =
-        std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0, columnGroup);
+    auto coords = std::make_tuple(tid, lane, warp, g, t, kStart, warpKey0,
+                                  columnGroup, scoreQuery0);
     enterQueryLoop();
     Value rel = arith::SubIOp::create(b, i, mFirst);
     Value stage = arith::RemUIOp::create(b, rel, cIdx(b, s.stages));
@@ -622,7 +629,8 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
               Value ok = arith::AndIOp::create(
                   b, arith::CmpIOp::create(b, arith::CmpIPredicate::slt, q, i32(seqQ)),
                   arith::CmpIOp::create(b, arith::CmpIPredicate::slt, k, i32(seqK)));
-              if (columnGroup) // the other groups hold the same dS
+              // Column groups that share the scores hold the same dS.
+              if (columnGroup && !s.scoresByQueryHalves())
                 ok = arith::AndIOp::create(b, ok, inFirstColumnGroup());
               auto ifIn = scf::IfOp::create(b, TypeRange{}, ok, false);
               OpBuilder::InsertionGuard g3(b);
@@ -654,7 +662,8 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
     SmallVector<Value> yields(dK);
     yields.append(dV.begin(), dV.end());
     scf::YieldOp::create(b, yields);
-    std::tie(tid, lane, warp, g, t, kStart, warpKey0, columnGroup) = coords;
+    std::tie(tid, lane, warp, g, t, kStart, warpKey0, columnGroup,
+             scoreQuery0) = coords;
     leaveQueryLoop();
   }
 

@@ -63,9 +63,16 @@ protected:
   /// null where there is one.
   Value columnGroup;
   Value qBase, doBase, kBase, vBase;
-  /// warpKey0 and columnGroup of the current `warp`.
+  /// The first query of the block whose scores (Sᵀ, dPᵀ, P, dS) this
+  /// warp computes: null (0) where every warp computes every query's,
+  /// columnGroup * block_m / 2 where the column groups split them
+  /// (KernelSpec::scoresByQueryHalves). nTilesM counts the warp's.
+  Value scoreQuery0;
+  /// warpKey0, columnGroup and scoreQuery0 of the current `warp`.
   void placeWarp();
   Value rowBaseLse; // (batch * Hq + head) * Sq
+  /// The warp's 16-key tiles, its 8-query tiles of the scores, its 8-column
+  /// tiles of dK and dV.
   int64_t mk = 0, nTilesM = 0, nTilesD = 0, nTilesDv = 0;
 
   //===--- The recipe's hooks --------------------------------------------===//
@@ -99,7 +106,8 @@ protected:
   /// mode).
   virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) = 0;
   /// Called at the top of the query loop's body; the thread coordinates
-  /// (tid, lane, warp, g, t, kStart, warpKey0) are restored after the loop.
+  /// (tid, lane, warp, g, t, kStart, warpKey0, columnGroup, scoreQuery0)
+  /// are restored after the loop.
   /// An engine may replace them by loop-local copies here.
   virtual void enterQueryLoop() {}
   /// Whether the query loop counts in 32 bits (its blocks zero-extended
@@ -200,6 +208,9 @@ protected:
   /// The statistic `name` ("lse" or "delta") of query column (n, j) of the
   /// block in ring buffer `stage`.
   Value loadRowStatistic(StringRef name, Value stage, int64_t n, int64_t j);
+  /// Column `col` of the warp's scores as a column of the block's queries
+  /// (col + scoreQuery0).
+  Value scoreColumn(int64_t col);
   /// Whether the warp is in the first column group (i1; columnGroup set).
   Value inFirstColumnGroup();
   /// The 8-column tile of D (Dv, `width` columns) that tile n of a column

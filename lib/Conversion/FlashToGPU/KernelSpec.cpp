@@ -902,7 +902,8 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
     bool ws = s.recipe == Recipe::Sm90Ws;
     // Two warpgroups on the same keys (HeadDims.h's
     // wgmmaBackwardColumnGroups): each keeps a column half of dK and dV and
-    // takes Pᵀ and dSᵀ from registers, so the sm90ws consumers only. Dense
+    // computes the scores of half the queries (scoresByQueryHalves), built
+    // for the sm90ws consumers' registers and barriers only. Dense
     // walks, and packed ones whose staged dQ rows fit (a packed batch's
     // dq_accum takes no red.global from these kernels); the block-sparse
     // and deterministic kernels are not written for them.

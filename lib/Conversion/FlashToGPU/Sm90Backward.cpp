@@ -10,10 +10,14 @@
 //   dQ  = dS K                 the dSᵀ tile read M-major, B = K N-major.
 // Warpgroup w takes rows 64 (w mod block_m/64) and a slice of 32 or 64
 // columns of dQ. Past D + Dv = 256 (KernelSpec::kvColumnGroups) the two
-// warpgroups own the same 64 keys instead: each computes their Sᵀ and dPᵀ,
-// keeps one column half of dK and dV (B: its half of the Q and dO tiles),
-// and only the first stores dSᵀ; dQ goes out as staged rows where they fit
-// (D = 192, Dv = 128), else by red.global (D = 256). Dense batches (KernelSpec::dqTiles) stage the block's dQ
+// warpgroups own the same 64 keys instead and split the block's queries
+// (KernelSpec::scoresByQueryHalves): each computes Sᵀ and dPᵀ of its 32
+// queries (m64n32), stores its columns of the Pᵀ and dSᵀ tiles, and after
+// the consumers' barrier keeps one column half of dK and dV from the whole
+// tiles (B: its half of the Q and dO tiles); dQ goes out as staged rows
+// where they fit (D = 192, Dv = 128), else by red.global (D = 256). Both
+// groups computing every score, from registers, took 1.03-1.08x the time
+// (docs/PERF.md run 534). Dense batches (KernelSpec::dqTiles) stage the block's dQ
 // in shared memory in the accumulator's fragment order and add it to its
 // tile of dq_accum with one bulk reduction (cp.reduce.async.bulk), which
 // the postprocess reads back in that order: FlashAttention-3's layout.
@@ -39,7 +43,8 @@
 // read the packed Pᵀ and dSᵀ as wgmma's register A operand, as
 // FlashAttention-3's backward does; dSᵀ is still stored for dQ, Pᵀ is not,
 // and dV is issued without the warpgroup barrier its tile needed (+3-8%
-// on the main kernel, docs/PERF.md run 149).
+// on the main kernel, docs/PERF.md run 149). Not with query halves, whose
+// warpgroups each hold half of the products' reduction.
 // Overlap: Sᵀ and dPᵀ are in flight together and P is recomputed while dPᵀ
 // finishes; dV runs while dS is computed; dK and dQ together.
 //
@@ -110,14 +115,17 @@ void Sm90BackwardBuilder::enterQueryLoop() {
   // Warpgroup w's keys start 64 rows (8 swizzle atoms) into each column
   // block of K and V; with column groups, w's modulo the key groups.
   wgIdx = arith::DivUIOp::create(b, warp, cIdx(b, 4));
-  Value keyGroup = wgIdx;
-  if (columnGroup)
-    keyGroup = arith::RemUIOp::create(
-        b, wgIdx, cIdx(b, s.warps / 4 / s.kvColumnGroups()));
-  Value wgRows = arith::MulIOp::create(b, keyGroup, cIdx(b, 64 * 64));
+  Value wgRows = arith::MulIOp::create(b, keyGroup(), cIdx(b, 64 * 64));
   kDesc = wgmma::kMajorDescriptor(b, swizzledAddress(wgRows));
   vDesc = wgmma::kMajorDescriptor(
       b, swizzledAddress(arith::AddIOp::create(b, wgRows, cIdx(b, vOffset()))));
+}
+
+Value Sm90BackwardBuilder::keyGroup() {
+  if (!columnGroup)
+    return wgIdx;
+  return arith::RemUIOp::create(b, wgIdx,
+                                cIdx(b, s.warps / 4 / s.kvColumnGroups()));
 }
 
 void Sm90BackwardBuilder::loadKeyValueTiles() {
@@ -146,9 +154,16 @@ Value Sm90BackwardBuilder::loadQdOBlock(Value block, Value stage) {
 SmallVector<Value> Sm90BackwardBuilder::issueProductNT(Value aDesc,
                                                        Value bOffset,
                                                        int64_t depth) {
+  // The warp's queries: rows scoreQuery0 on of the block_m-row tile.
+  if (scoreQuery0)
+    bOffset = arith::AddIOp::create(
+        b, bOffset,
+        arith::MulIOp::create(
+            b, scoreQuery0,
+            cIdx(b, swizzle::kRowBytes / s.elementBytes())));
   Value bDesc = wgmma::kMajorDescriptor(b, swizzledAddress(bOffset));
-  return wgmma::productKMajor(b, aDesc, s.blockN, bDesc, s.blockM, depth,
-                              s.elementType);
+  return wgmma::productKMajor(b, aDesc, s.blockN, bDesc, 8 * nTilesM, depth,
+                              s.elementType, swizzle::kRowBytes, s.blockM);
 }
 
 SmallVector<BackwardBuilder::Frags>
@@ -170,6 +185,7 @@ SmallVector<BackwardBuilder::Frags> Sm90BackwardBuilder::computeDPT(Value) {
 SmallVector<Value> Sm90BackwardBuilder::packKeyQueryA(ArrayRef<Frags> x) {
   // Query tiles 2kk and 2kk + 1 of the warp's 16 keys form the A operand
   // of k-step kk, as P does in the forward's P·V.
+  assert(!scoreQuery0 && "a register A operand takes every query's scores");
   SmallVector<Value> regs;
   for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
     llvm::append_range(regs, accPairToA(b, x[0][2 * kk], x[0][2 * kk + 1],
@@ -177,22 +193,24 @@ SmallVector<Value> Sm90BackwardBuilder::packKeyQueryA(ArrayRef<Frags> x) {
   return regs;
 }
 
-Value Sm90BackwardBuilder::keyRowPairIndex(Value twoT, int64_t n,
+Value Sm90BackwardBuilder::keyRowPairIndex(Value twoT, Value col,
                                              int64_t ii, int64_t offset) {
   Value row = arith::AddIOp::create(
       b, warpKey0, arith::AddIOp::create(b, g, cIdx(b, 8 * ii)));
   return arith::AddIOp::create(
       b, cIdx(b, offset),
-      arith::AddIOp::create(
-          b, swizzle::offset(b, row, cIdx(b, 8 * n), s.blockN), twoT));
+      arith::AddIOp::create(b, swizzle::offset(b, row, col, s.blockN), twoT));
 }
 
 void Sm90BackwardBuilder::storeKeyRowPairs(ArrayRef<Value> tiles,
-                                           int64_t offset, Value factor) {
+                                           int64_t offset, Value factor,
+                                           bool queryColumns) {
   Value twoT = arith::MulIOp::create(b, t, cIdx(b, 2));
   for (int64_t n = 0; n < int64_t(tiles.size()); ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyRowPairIndex(twoT, n, ii, offset);
+      Value at = keyRowPairIndex(
+          twoT, queryColumns ? scoreColumn(8 * n) : cIdx(b, 8 * n), ii,
+          offset);
       Value lo = accGet(b, tiles[n], ii, 0);
       Value hi = accGet(b, tiles[n], ii, 1);
       if (factor) {
@@ -205,7 +223,7 @@ void Sm90BackwardBuilder::storeKeyRowPairs(ArrayRef<Value> tiles,
 
 void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Frags> x,
                                             int64_t offset) {
-  storeKeyRowPairs(x[0], offset, Value());
+  storeKeyRowPairs(x[0], offset, Value(), /*queryColumns=*/true);
   fenceGenericToAsyncProxy();
 }
 
@@ -218,7 +236,7 @@ void Sm90BackwardBuilder::storeKeyQueryTile(ArrayRef<Value> packed,
   auto oneI32 = VectorType::get({1}, b.getI32Type());
   for (int64_t n = 0; n < nTilesM; ++n)
     for (int64_t ii = 0; ii < 2; ++ii) {
-      Value at = keyRowPairIndex(twoT, n, ii, offset);
+      Value at = keyRowPairIndex(twoT, cIdx(b, 8 * n), ii, offset);
       Value pair = vector::BitCastOp::create(
           b, pairTy,
           vector::FromElementsOp::create(
@@ -236,28 +254,36 @@ void Sm90BackwardBuilder::warpgroupBarrier() {
                           NVVM::BarrierReductionAttr(), Value());
 }
 
-void Sm90BackwardBuilder::issueKeyQueryProduct(SmallVector<Value> &acc,
-                                               int64_t aOffset, Value bOffset,
-                                               int64_t n) {
+void Sm90BackwardBuilder::issueKeyQueryProduct(
+    SmallVector<Value> &acc, int64_t aOffset, ArrayRef<ColumnPiece> pieces) {
   // A: this warpgroup's 64 keys of the [key][query] tile, K-major (the
-  // queries are the reduction); B: [query][n], N-major, its 64-column
-  // blocks a tile of block_m rows apart. Column groups take the register
-  // form only (KernelSpec.cpp): their warpgroups would share these rows.
-  assert(!columnGroup && "column groups take dV and dK from registers");
+  // block's queries are the reduction); B: each piece's columns of
+  // [query][n], N-major, its 64-column blocks a tile of block_m rows apart.
   Value aDesc = wgmma::kMajorDescriptor(
       b, swizzledAddress(arith::AddIOp::create(
              b, cIdx(b, aOffset),
-             arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * 64)))));
-  Value bDesc = wgmma::mnMajorDescriptor(b, swizzledAddress(bOffset),
-                                         s.blockM * swizzle::kRowBytes);
+             arith::MulIOp::create(b, keyGroup(), cIdx(b, 64 * 64)))));
+  SmallVector<Value> bDescs;
+  for (const ColumnPiece &piece : pieces)
+    bDescs.push_back(wgmma::mnMajorDescriptor(
+        b, swizzledAddress(piece.offset), s.blockM * swizzle::kRowBytes));
   // The loop-carried accumulators are in their registers before the fence.
   acc = wgmma::pinRegisters(b, acc);
   wgmma::fence(b);
-  for (int64_t kk = 0; kk < nTilesM / 2; ++kk)
-    acc = wgmma::mmaShared(
-        b, acc, wgmma::advance(b, aDesc, wgmma::kStepBytes(kk, s.blockN)),
-        wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)), n, s.elementType,
-        /*accumulate=*/true, /*transposeA=*/false, /*transposeB=*/true);
+  // Each piece's accumulators follow the previous piece's in `acc`.
+  int64_t first = 0;
+  for (auto [piece, bDesc] : llvm::zip(pieces, bDescs)) {
+    SmallVector<Value> part(acc.begin() + first,
+                            acc.begin() + first + piece.n / 2);
+    for (int64_t kk = 0; kk < s.blockM / 16; ++kk)
+      part = wgmma::mmaShared(
+          b, part, wgmma::advance(b, aDesc, wgmma::kStepBytes(kk, s.blockN)),
+          wgmma::advance(b, bDesc, wgmma::mnStepBytes(kk)), piece.n,
+          s.elementType, /*accumulate=*/true, /*transposeA=*/false,
+          /*transposeB=*/true);
+    llvm::copy(part, acc.begin() + first);
+    first += piece.n / 2;
+  }
   wgmma::commitGroup(b);
 }
 
@@ -351,10 +377,15 @@ void Sm90BackwardBuilder::accumulateDV(SmallVector<Value> &dV,
         groupColumnPieces(doOffset(stage), s.headDimV, s.blockM));
     return;
   }
-  // Each warpgroup reads only its own keys' rows of Pᵀ.
+  // Each warpgroup reads only its own keys' rows of Pᵀ; column groups
+  // that split the queries read each other's columns of them.
   storeKeyQueryTile(pdT, pOffset());
-  warpgroupBarrier();
-  issueKeyQueryProduct(dV, pOffset(), doOffset(stage), s.headDimV);
+  if (scoreQuery0)
+    syncComputeWarps();
+  else
+    warpgroupBarrier();
+  issueKeyQueryProduct(
+      dV, pOffset(), groupColumnPieces(doOffset(stage), s.headDimV, s.blockM));
 }
 
 void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
@@ -389,7 +420,8 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   syncComputeWarps();
   if (!gradientsFromRegisters())
-    issueKeyQueryProduct(dK, dsOffset(), qOffset(stage), s.headDim);
+    issueKeyQueryProduct(
+        dK, dsOffset(), groupColumnPieces(qOffset(stage), s.headDim, s.blockM));
 }
 
 void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
@@ -467,8 +499,10 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
       storeDQRows(frags, warpRow, col);
     };
     // Where dK, dV and the whole slice fit in 128 registers a thread
-    // (D = 192: 48 + 32 + 48), one group; else (D = 256: 64 + 64 + 64,
-    // which spilled 24-64 bytes) a piece at a time.
+    // (D = 192: 48 + 32 + 48), one group; else (D = 256: 64 + 64 + 64) a
+    // piece at a time. (With both groups computing every score, D = 256's
+    // whole slice spilled 24-64 bytes; with query halves neither form
+    // spills, and they run within 1% of each other, run 534.)
     if ((s.dkGroupColumns() + s.dvGroupColumns() + cols) / 2 <= 128) {
       SmallVector<SmallVector<Value>> dqs;
       for (auto [col, n] : pieces)

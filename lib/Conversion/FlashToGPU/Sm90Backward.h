@@ -108,22 +108,31 @@ protected:
   /// The warp's rows of m16n8 accumulator `tiles` (8 columns each, times
   /// `factor` where given) into the swizzled tile at element `offset`, as
   /// 16-bit pairs: Xᵀ for the products, dK and dV for the staged epilogue.
-  void storeKeyRowPairs(ArrayRef<Value> tiles, int64_t offset, Value factor);
+  /// Tile n's columns are the warp's queries 8n on (`queryColumns`: the
+  /// block's scoreColumn(8n)), else 8n.
+  void storeKeyRowPairs(ArrayRef<Value> tiles, int64_t offset, Value factor,
+                        bool queryColumns = false);
   /// In a swizzled tile of block_n key rows at element `offset` ([key][query]
-  /// or [key][d]): the element of columns 8n + 2t, 8n + 2t + 1 (`twoT` =
-  /// 2t) of the warp's key row g + 8ii, where its accumulator pair lives.
-  Value keyRowPairIndex(Value twoT, int64_t n, int64_t ii, int64_t offset);
-  /// acc += (this warpgroup's 64 rows of the [key][query] tile at
-  /// `aOffset`) · (the block_m x n N-major tile at `bOffset`), issued as
-  /// one group.
-  void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
-                            Value bOffset, int64_t n);
+  /// or [key][d]): the element of columns col + 2t, col + 2t + 1 (`twoT` =
+  /// 2t; `col` an 8-column fragment's first) of the warp's key row g + 8ii,
+  /// where its accumulator pair lives.
+  Value keyRowPairIndex(Value twoT, Value col, int64_t ii, int64_t offset);
   /// A product's B columns: the tile element `offset` they start at, and
   /// how many (n).
   struct ColumnPiece {
     Value offset;
     int64_t n;
   };
+  /// acc += (this warpgroup's 64 rows of the [key][query] tile at
+  /// `aOffset`) · (each piece's block_m x n N-major columns, its
+  /// accumulators after the previous piece's in `acc`), issued as one
+  /// group.
+  void issueKeyQueryProduct(SmallVector<Value> &acc, int64_t aOffset,
+                            ArrayRef<ColumnPiece> pieces);
+  /// Which 64 of the block's keys this warpgroup's products take (their
+  /// rows of K, V, Pᵀ and dSᵀ): its own, or with column groups those it
+  /// shares.
+  Value keyGroup();
   /// Whether a column group's half of `width` columns (D or Dv) is not
   /// whole 64-column blocks (D = 192: 96), so that each group takes 32
   /// columns of every block instead (groupColumnPieces).

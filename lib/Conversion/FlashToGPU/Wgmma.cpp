@@ -155,11 +155,13 @@ SmallVector<Value> wgmma::mmaRegisterA(ImplicitLocOpBuilder &b,
 SmallVector<Value> wgmma::productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                         int64_t aRows, Value descB, int64_t n,
                                         int64_t depth, Type elementType,
-                                        int64_t rowBytes) {
+                                        int64_t rowBytes, int64_t bRows) {
   SmallVector<Value> acc;
   for (int64_t kk = 0; kk < depth / kStepElements(elementType); ++kk)
     acc = mmaShared(b, acc, advance(b, descA, kStepBytes(kk, aRows, rowBytes)),
-                    advance(b, descB, kStepBytes(kk, n, rowBytes)), n,
+                    advance(b, descB, kStepBytes(kk, bRows ? bRows : n,
+                                                 rowBytes)),
+                    n,
                     elementType,
                     /*accumulate=*/kk > 0, /*transposeA=*/false,
                     /*transposeB=*/false);

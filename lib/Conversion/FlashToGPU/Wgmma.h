@@ -80,14 +80,15 @@ SmallVector<Value> toFragments(ImplicitLocOpBuilder &b, ArrayRef<Value> regs);
 SmallVector<Value> fromFragments(ImplicitLocOpBuilder &b,
                                  ArrayRef<Value> frags);
 
-/// A = (a tile of `aRows` rows) · Bᵀ (a tile of `n` rows) over `depth`
-/// columns, both K-major and swizzled in rows of `rowBytes` (descriptors
-/// at k-step 0): depth / kStepElements chained steps, committed as one
-/// group.
+/// A = (a tile of `aRows` rows) · Bᵀ (`n` rows of a tile of `bRows` rows,
+/// `n` where 0) over `depth` columns, both K-major and swizzled in rows of
+/// `rowBytes` (descriptors at k-step 0): depth / kStepElements chained
+/// steps, committed as one group.
 SmallVector<Value> productKMajor(ImplicitLocOpBuilder &b, Value descA,
                                  int64_t aRows, Value descB, int64_t n,
                                  int64_t depth, Type elementType,
-                                 int64_t rowBytes = swizzle::kRowBytes);
+                                 int64_t rowBytes = swizzle::kRowBytes,
+                                 int64_t bRows = 0);
 
 /// wgmma.fence: orders this thread's earlier register writes before the
 /// asynchronous matrix reads of the next mma.

@@ -1,18 +1,19 @@
 // The sm90ws backward at D = 256 (KernelSpec::kvColumnGroups, HeadDims.h's
 // wgmmaBackwardColumnGroups): both consumer warpgroups own the block's 64
-// keys. Each recomputes Sᵀ and dPᵀ of them (sixteen m64n64k16 k-steps each
-// over D = 256), keeps one 128-column half of dK and dV and accumulates it
-// from the packed Pᵀ and dSᵀ in registers (four m64n128k16 k-steps each
-// over the 64 query rows); the first group stores dSᵀ, from which each
-// warpgroup takes a 128-column half of dQ in two 64-column products, added
-// to dq_accum's rows by red.global.add.v2.f32 (no room for the staged dQ
-// tile: no cp.reduce.async.bulk). Without ptxas (--no-cubin): the spill
-// counts are docs/PERF.md's.
-// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90ws --allow-spills --no-cubin -o %t 2>&1 | FileCheck %s
+// keys and split its 64 queries for the scores (scoresByQueryHalves): each
+// computes Sᵀ and dPᵀ of its 32 queries (sixteen m64n32k16 k-steps each
+// over D = 256), stores its half of Pᵀ, and after the consumers' barrier
+// accumulates one 128-column half of dV from the whole Pᵀ tile (four
+// m64n128k16 k-steps over the 64 queries); the same for dSᵀ and dK. From
+// dSᵀ each warpgroup takes a 128-column half of dQ in two 64-column
+// products, added to dq_accum's rows by red.global.add.v2.f32 (no room for
+// the staged dQ tile: no cp.reduce.async.bulk). ptxas (not run here,
+// --no-cubin) gives these kernels 0 spill bytes.
+// RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90ws --no-cubin -o %t 2>&1 | FileCheck %s
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
 
-// CHECK: kernel flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal (smem 206848 bytes)
+// CHECK: kernel flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal (smem 215040 bytes)
 // CHECK: kernel flash_bwd_post_sm90_bf16_d256_m64n64w8s2_causal_dqrows
 
 // MANIFEST-LABEL: kernel flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal
@@ -23,8 +24,13 @@
 // PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d256_m64n64w8s2_causal(
 // PTX: setmaxnreg.dec.sync.aligned.u32 {{[[:space:]]*}}24;
 // PTX: setmaxnreg.inc.sync.aligned.u32 {{[[:space:]]*}}240;
-// PTX-COUNT-32: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
-// PTX-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-COUNT-32: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PTX-NOT: wgmma.mma_async
+// PTX: bar.sync 3, 256;
+// PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX-NOT: wgmma.mma_async
+// PTX: bar.sync 3, 256;
+// PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-COUNT-16: red.global.add.v2.f32
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16

@@ -188,9 +188,21 @@ struct KernelSpec {
   }
   /// Whether the backward main kernel's dV and dK read Pᵀ and dSᵀ as
   /// register A operands (the sm90ws backward, Sm90Backward.cpp): no Pᵀ
-  /// tile in shared memory.
+  /// tile in shared memory. Not where the warpgroups split the scores by
+  /// queries: each then holds half of the reduction's rows.
   bool gradientsFromRegisters() const {
-    return warpSpecialized() && kind == Kind::Backward;
+    return warpSpecialized() && kind == Kind::Backward &&
+           !scoresByQueryHalves();
+  }
+  /// Whether the wgmma backward's warpgroups, which share their keys
+  /// (kvColumnGroups), split the block's queries for Sᵀ, dPᵀ, P and dS:
+  /// group g computes them for queries [g block_m / 2, (g + 1) block_m /
+  /// 2) and stores its half of the Pᵀ and dSᵀ tiles, from which dV, dK and
+  /// dQ read every query (FlashAttention-3's split for D = 256). Each score
+  /// is computed once: both groups computing every score took 1.4x the
+  /// useful products and twice the exponentials (docs/PERF.md, run 526).
+  bool scoresByQueryHalves() const {
+    return kind == Kind::Backward && usesWgmma() && kvColumnGroups() > 1;
   }
   /// The sm90ws recipe's producer warpgroup, which issues the TMA copies,
   /// comes on top of `warps` (the consumer warps that compute): 4 warps
