@@ -652,7 +652,7 @@ SmallVector<Value> BackwardBuilder::walkQueryBlocks(Value mFirst, Value mEnd,
 
     accumulateDK(dK, dsT, stage);
     if (!s.deterministic)
-      accumulateDQ(dsT, stepStart(/*again=*/true));
+      accumulateDQ(dsT, stepStart(/*again=*/true), stage);
     finishQueryBlock(dK, dV);
     // The next iteration's prefetch overwrites the stage read here (and
     // the dS tile), an iterator's record of the step included: the dQ

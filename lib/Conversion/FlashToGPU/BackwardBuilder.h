@@ -102,9 +102,10 @@ protected:
   /// dK += dSᵀ Q_i.
   virtual void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
                             Value stage) = 0;
-  /// dq_accum[query block at qStart] += scale · dS K (not in deterministic
-  /// mode).
-  virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) = 0;
+  /// dq_accum[query block at qStart, its tiles in `stage`] += scale · dS K
+  /// (not in deterministic mode).
+  virtual void accumulateDQ(ArrayRef<Frags> dsT, Value qStart,
+                            Value stage) = 0;
   /// Called at the top of the query loop's body; the thread coordinates
   /// (tid, lane, warp, g, t, kStart, warpKey0, columnGroup, scoreQuery0)
   /// are restored after the loop.

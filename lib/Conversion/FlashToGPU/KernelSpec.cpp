@@ -843,11 +843,15 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionGradOp op,
   // scheduler (the verifier has refused bias, mask, dropout and the
   // regions).
   s.varlen = op.isVarlen();
-  // Not with column groups: their dQ pieces are not the tile's fragment
-  // order (they stage rows where those fit, KernelSpec::stagesDQRows, or
-  // add by red.global).
+  // Not where dQ is staged as rows (packed batches, and column groups
+  // whose rows fit beside their tiles, KernelSpec::stagesDQRows). The
+  // pieces of the column groups at D = Dv = 256 are whole 64-column blocks
+  // of the tile's fragment order, staged in the step's Q and dO tiles
+  // (stagesDQInQueryTiles), which hold a warpgroup's half of dQ where Dv >=
+  // D; with a narrower dO they add by red.global, to rows.
   s.dqTiles = s.usesWgmma() && !deterministic && !s.varlen &&
-              s.kvColumnGroups() == 1;
+              !s.stagesDQRows() &&
+              (s.kvColumnGroups() == 1 || s.headDimV >= s.headDim);
   // The kernels recompute P through the score_mod region and take dS as
   // the gradient of its result: right for the additive forms (derivative
   // 1, e.g. ALiBi or relative-position biases); anything else is refused

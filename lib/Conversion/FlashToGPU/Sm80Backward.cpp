@@ -55,7 +55,7 @@ private:
                     Value stage) override {
     accumulateTN(dK, dsT, sQ, stage, nTilesD, s.mmaDim());
   }
-  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) override;
+  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart, Value) override;
 
   /// [mk][block_m / 8] accumulators of A[warp's keys] · B[block_m rows]ᵀ
   /// over `depth` columns, A read from `aTile`, B from `bTile[stage]`.
@@ -165,7 +165,8 @@ void Sm80BackwardBuilder::accumulateTN(SmallVector<Value> &acc,
   }
 }
 
-void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart) {
+void Sm80BackwardBuilder::accumulateDQ(ArrayRef<Frags> dsT, Value qStart,
+                                       Value) {
   // dSᵀ to shared memory as the A operand of dQ (read transposed), by the
   // first column group (the others hold the same values).
   std::optional<OpBuilder::InsertionGuard> groupGuard;

@@ -76,7 +76,12 @@ void Sm90BackwardBuilder::carveSharedMemory() {
   carveSwizzledTiles(elements);
   Value statOffset = arith::AddIOp::create(b, swizzledPad, cIdx(b, 2 * elements));
   carveStatisticTile(statOffset);
-  if (s.stagesDQ())
+  if (s.stagesDQInQueryTiles())
+    // The staged dQ lives in the step's Q and dO tiles: the swizzled tiles
+    // seen as f32 (element e of them is float e / 2).
+    dqTile = sharedTile(sharedMemoryBytes(), {elements / 2}, swizzledPad,
+                        b.getF32Type());
+  else if (s.stagesDQ())
     dqTile = sharedTile(
         sharedMemoryBytes(), {s.dqStageBytes() / 4},
         arith::AddIOp::create(b, statOffset, cIdx(b, s.statTileBytes())),
@@ -171,6 +176,7 @@ Sm90BackwardBuilder::computeScoresT(Value stage) {
   wgmma::fence(b);
   SmallVector<Value> sT = issueProductNT(kDesc, qOffset(stage), s.headDim);
   pendingDPT = issueProductNT(vDesc, doOffset(stage), s.headDimV);
+  handStagedDQBack();
   // Sᵀ is ready once at most dPᵀ's group is pending.
   wgmma::waitGroup(b, 1);
   return {wgmma::toFragments(b, wgmma::pinRegisters(b, sT))};
@@ -416,7 +422,9 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
   } else {
     storeKeyQueryTile(dsT, dsOffset());
   }
-  if (s.stagesDQ())
+  // (Query tiles that stage dQ are not read again before the reductions
+  // that read them are waited for: handStagedDQBack.)
+  if (s.stagesDQ() && !s.stagesDQInQueryTiles())
     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
   syncComputeWarps();
   if (!gradientsFromRegisters())
@@ -424,7 +432,8 @@ void Sm90BackwardBuilder::accumulateDK(SmallVector<Value> &dK,
         dK, dsOffset(), groupColumnPieces(qOffset(stage), s.headDim, s.blockM));
 }
 
-void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
+void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart,
+                                       Value stage) {
   // Warpgroup w: query rows 64 (w mod rowBlocks), the column slice
   // w / rowBlocks of dQ: 64 columns or more, or 32 (half a swizzled column
   // block, read from a 64-byte offset into its rows, as the K-major k-steps
@@ -472,9 +481,10 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
     // Warpgroups that share keys: slices of whole 64-column blocks, or
     // (D = 192: 96 columns, two warpgroups) 32 columns of every block, as
     // groupColumnPieces splits; each warp's 16 rows staged as rows
-    // (stagesDQRows, whose per-column layout any piece can write) or, where
-    // they do not fit (D = 256), added to dq_accum's rows by
-    // red.global.add.v2.f32 from registers.
+    // (stagesDQRows, whose per-column layout any piece can write); where
+    // they do not fit (D = 256), in the tile's fragment order in the step's
+    // own query tiles (stagesDQInQueryTiles), or with a narrower dO added
+    // to dq_accum's rows by red.global.add.v2.f32 from registers.
     Value warpRow = arith::AddIOp::create(
         b, arith::MulIOp::create(b, rowBlock, cIdx(b, 64)),
         arith::MulIOp::create(b, arith::RemUIOp::create(b, warp, cIdx(b, 4)),
@@ -490,9 +500,11 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
                         cIdx(b, 2 * c))
                   : arith::AddIOp::create(b, firstCol, cIdx(b, c)),
            halves ? 32 : std::min<int64_t>(64, cols - c)});
-    auto emit = [&](ArrayRef<Value> dq, Value col) {
+    auto emit = [&](ArrayRef<Value> dq, Value col, int64_t piece) {
       SmallVector<Value> frags =
           wgmma::toFragments(b, wgmma::pinRegisters(b, dq));
+      if (s.stagesDQInQueryTiles())
+        return stageDQInQueryTiles(frags, piece, stage);
       if (!s.stagesDQRows())
         return addToDQAccum(frags, arith::AddIOp::create(b, qStart, warpRow),
                             arith::DivUIOp::create(b, col, cIdx(b, 8)));
@@ -508,16 +520,18 @@ void Sm90BackwardBuilder::accumulateDQ(ArrayRef<Frags>, Value qStart) {
       for (auto [col, n] : pieces)
         dqs.push_back(chain(col, n));
       complete();
-      for (auto [dq, piece] : llvm::zip(dqs, pieces))
-        emit(dq, piece.first);
+      for (auto [p, dq] : llvm::enumerate(dqs))
+        emit(dq, pieces[p].first, p);
     } else {
-      for (auto [col, n] : pieces) {
-        SmallVector<Value> dq = chain(col, n);
+      for (auto [p, piece] : llvm::enumerate(pieces)) {
+        SmallVector<Value> dq = chain(piece.first, piece.second);
         complete();
-        emit(dq, col);
+        emit(dq, piece.first, p);
       }
     }
-    if (s.stagesDQRows())
+    if (s.stagesDQInQueryTiles())
+      reduceDQFromQueryTiles(qStart, stage, pieces.size());
+    else if (s.stagesDQRows())
       fenceGenericToAsyncProxy();
     return;
   }
@@ -630,10 +644,86 @@ void Sm90BackwardBuilder::publishDQRows(Value qStart) {
   }
 }
 
+Value Sm90BackwardBuilder::dqAccumTile(Value qStart) {
+  Value tiles = arith::CeilDivUIOp::create(b, seqQ, cIdx(b, s.blockM));
+  Value slice = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, batchIdx, headsQ), head);
+  Value tile = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, slice, tiles),
+      arith::DivUIOp::create(b, qStart, cIdx(b, s.blockM)));
+  return arith::MulIOp::create(b, tile, cIdx(b, s.blockM * s.headDim));
+}
+
+Value Sm90BackwardBuilder::reducesStagedDQ() {
+  return arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, tid, cIdx(b, 128)), cIdx(b, 0));
+}
+
+void Sm90BackwardBuilder::stageDQInQueryTiles(ArrayRef<Value> frags,
+                                              int64_t piece, Value stage) {
+  // 64 rows x 64 columns of f32 a piece, as much as the warpgroup's Q (or
+  // dO) column blocks hold in 16 bits at D = Dv = 256: the tile's
+  // fragment order (accumulateDQ's dqTiles path; Sm80BackwardPostprocess
+  // reads it) puts fragment 8 piece + n of warpgroup w at float w 64 cols
+  // + (8 piece + n) 512 + 4 thread, so each piece is a contiguous 16 KiB.
+  assert(s.headDim == 256 && s.headDimV >= s.headDim && piece < 2 &&
+         "dQ staged in the query tiles: one 64-column piece in each of a "
+         "warpgroup's Q and dO halves (D = 256)");
+  Value tileHalf =
+      piece == 0 ? groupColumnPieces(qOffset(stage), s.headDim, s.blockM)[0].offset
+                 : groupColumnPieces(doOffset(stage), s.headDimV, s.blockM)[0].offset;
+  Value region = arith::AddIOp::create(
+      b, arith::DivUIOp::create(b, tileHalf, cIdx(b, 2)),
+      arith::MulIOp::create(b, arith::RemUIOp::create(b, tid, cIdx(b, 128)),
+                            cIdx(b, 4)));
+  Value scale = arg.lookup("scale");
+  auto f32x4 = VectorType::get({4}, b.getF32Type());
+  for (int64_t n = 0; n < int64_t(frags.size()); ++n) {
+    SmallVector<Value> xs;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t c = 0; c < 2; ++c)
+        xs.push_back(arith::MulFOp::create(b, accGet(b, frags[n], i, c), scale));
+    Value at = arith::AddIOp::create(b, region, cIdx(b, n * 128 * 4));
+    vector::StoreOp::create(b, vector::FromElementsOp::create(b, f32x4, xs),
+                            dqTile, ValueRange{at});
+  }
+}
+
+void Sm90BackwardBuilder::reduceDQFromQueryTiles(Value qStart, Value stage,
+                                                 int64_t pieces) {
+  // The warpgroup's stores, through the async proxy, before its thread
+  // issues the reductions that read them.
+  fenceGenericToAsyncProxy();
+  warpgroupBarrier();
+  auto ifFirst = scf::IfOp::create(b, TypeRange{}, reducesStagedDQ(), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  int64_t cols = s.headDim / (s.warps / 4), pieceFloats = 64 * 64;
+  Value slice = arith::AddIOp::create(
+      b, dqAccumTile(qStart), arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * cols)));
+  Value bytes = arith::ConstantIntOp::create(b, b.getI32Type(), 4 * pieceFloats);
+  for (int64_t p = 0; p < pieces; ++p) {
+    Value half = p == 0 ? groupColumnPieces(qOffset(stage), s.headDim,
+                                            s.blockM)[0].offset
+                        : groupColumnPieces(doOffset(stage), s.headDimV,
+                                            s.blockM)[0].offset;
+    Value dst = byteAddress(
+        arg.lookup("dq_accum"),
+        {arith::AddIOp::create(b, slice, cIdx(b, p * pieceFloats))});
+    Value src = arith::TruncIOp::create(
+        b, b.getI32Type(),
+        byteAddress(dqTile, {arith::DivUIOp::create(b, half, cIdx(b, 2))}));
+    bulkReduceAddF32(b, dst, src, bytes);
+  }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+}
+
 void Sm90BackwardBuilder::publishDQ(Value qStart) {
   if (s.stagesDQRows())
     return publishDQRows(qStart);
-  if (!s.dqTiles)
+  // Staged in the query tiles, dQ went out in accumulateDQ.
+  if (!s.dqTiles || s.stagesDQInQueryTiles())
     return;
   // Thread 0 adds the block's tile to tile qStart / block_m of its
   // (batch, head) in dq_accum: ceil(Sq / block_m) tiles of block_m x D per
@@ -649,15 +739,7 @@ void Sm90BackwardBuilder::publishDQ(Value qStart) {
   auto ifFirst = scf::IfOp::create(b, TypeRange{}, first, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-  Value tiles = arith::CeilDivUIOp::create(b, seqQ, cIdx(b, s.blockM));
-  Value slice = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, batchIdx, headsQ), head);
-  Value tile = arith::AddIOp::create(
-      b, arith::MulIOp::create(b, slice, tiles),
-      arith::DivUIOp::create(b, qStart, cIdx(b, s.blockM)));
-  Value dst = byteAddress(
-      arg.lookup("dq_accum"),
-      {arith::MulIOp::create(b, tile, cIdx(b, s.blockM * s.headDim))});
+  Value dst = byteAddress(arg.lookup("dq_accum"), {dqAccumTile(qStart)});
   Value src = arith::TruncIOp::create(b, b.getI32Type(),
                                       byteAddress(dqTile, {cIdx(b, 0)}));
   Value bytes =

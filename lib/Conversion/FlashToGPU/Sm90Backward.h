@@ -43,7 +43,7 @@ protected:
   SmallVector<Frags> computeDPT(Value stage) override;
   void accumulateDK(SmallVector<Value> &dK, ArrayRef<Frags> dsT,
                     Value stage) override;
-  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart) override;
+  void accumulateDQ(ArrayRef<Frags> dsT, Value qStart, Value stage) override;
   void finishQueryBlock(SmallVector<Value> &dK,
                         SmallVector<Value> &dV) override;
   /// Everything derived from the thread coordinates alone (descriptors and
@@ -180,6 +180,26 @@ protected:
   void copyStagedGradient(const GradientRows &dst, int64_t offset,
                           int64_t width);
   void publishDQ(Value qStart) override;
+  /// Element of dq_accum where the tile of the query block at `qStart`
+  /// starts (KernelSpec::dqTiles): ceil(Sq / block_m) tiles of block_m x D
+  /// per (batch, head) slice.
+  Value dqAccumTile(Value qStart);
+  /// With KernelSpec::stagesDQInQueryTiles: piece `piece` (64 columns) of
+  /// the warpgroup's dQ `frags`, times the scale, in the tile's fragment
+  /// order into its Q column blocks of `stage` (piece 0) or its dO ones.
+  void stageDQInQueryTiles(ArrayRef<Value> frags, int64_t piece, Value stage);
+  /// Then, once every piece is staged: one thread of the warpgroup adds
+  /// them to its slice of the query block's dq_accum tile, a bulk reduction
+  /// a piece, as one bulk group (handStagedDQBack hands their buffer on).
+  void reduceDQFromQueryTiles(Value qStart, Value stage, int64_t pieces);
+  /// Whether this thread issues its warpgroup's reductions of dQ staged in
+  /// the query tiles (its first).
+  Value reducesStagedDQ();
+  /// With KernelSpec::stagesDQInQueryTiles, after the step's first
+  /// products are issued: the previous step's Q/dO buffer, whose staged dQ
+  /// the reduction threads still had to see read, goes back to the
+  /// producer (the sm90ws backward; see its releaseQueryBlock).
+  virtual void handStagedDQBack() {}
   /// Stores a warp's dQ `frags` (16 rows from `warpRow` of the block, from
   /// column `col` on), times the scale, into the staged rows
   /// (KernelSpec::stagesDQRows).

@@ -132,6 +132,10 @@ protected:
     return rederives() || s.takesTileOrder();
   }
   void awaitQueryBlock(Value i, Value rel, Value stage) override;
+  /// The step's position in the walk (awaitQueryBlock's `rel`), for
+  /// handStagedDQBack.
+  Value stepRel;
+  void handStagedDQBack() override;
   void releaseQueryBlock(Value stage, Value dqStart) override;
   void syncComputeWarps() override;
 };
@@ -254,18 +258,57 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
 }
 
 void Sm90WsBackwardBuilder::awaitQueryBlock(Value, Value rel, Value stage) {
+  stepRel = rel;
   waitBarrier(fullBarrier(stage),
               arith::DivUIOp::create(b, rel, cIdx(b, s.stages)));
+}
+
+void Sm90WsBackwardBuilder::handStagedDQBack() {
+  if (!s.stagesDQInQueryTiles())
+    return;
+  // The reduction threads' arrivals for the previous step's buffer, held
+  // back from its release: once their reductions have read the dQ staged
+  // there. Waited for here, with this step's first products in flight,
+  // the reads have had the step's start to finish; waited for at the
+  // release, they would hold the warpgroup at its end. The producer needs
+  // the buffer only for the step after this one.
+  Value previous = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt, stepRel,
+                                         cIdx(b, 0));
+  auto ifBack = scf::IfOp::create(
+      b, TypeRange{}, arith::AndIOp::create(b, previous, reducesStagedDQ()),
+      false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifBack.getThenRegion().front());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+  Value stage = arith::RemUIOp::create(
+      b, arith::SubIOp::create(b, stepRel, cIdx(b, 1)), cIdx(b, s.stages));
+  nvgpu::MBarrierArriveOp::create(
+      b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+      emptyBarrier(stage));
 }
 
 void Sm90WsBackwardBuilder::releaseQueryBlock(Value stage, Value dqStart) {
   // The step's products are done with the buffer (finishQueryBlock waited
   // for dV and dK): hand it to the producer before the closing barrier,
   // which orders the next step's dS stores after every warpgroup's dQ
-  // product and the dQ tile's stores before its reduction.
-  nvgpu::MBarrierArriveOp::create(
-      b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
-      emptyBarrier(stage));
+  // product and the dQ tile's stores before its reduction. Where the
+  // buffer stages dQ, its reduction threads arrive in the next step
+  // (handStagedDQBack).
+  auto arrive = [&] {
+    nvgpu::MBarrierArriveOp::create(
+        b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers,
+        emptyBarrier(stage));
+  };
+  if (s.stagesDQInQueryTiles()) {
+    Value others = arith::XOrIOp::create(b, reducesStagedDQ(),
+                                         arith::ConstantIntOp::create(b, 1, 1));
+    auto ifOthers = scf::IfOp::create(b, TypeRange{}, others, false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOthers.getThenRegion().front());
+    arrive();
+  } else {
+    arrive();
+  }
   syncComputeWarps();
   if (s.stagesDQ())
     publishDQ(dqStart);

@@ -255,13 +255,23 @@ struct KernelSpec {
   /// Whether the backward main kernel stages dQ in shared memory and adds
   /// it with bulk reductions (tiles or rows).
   bool stagesDQ() const { return dqTiles || stagesDQRows(); }
+  /// Whether the dQ tile (dqTiles) is staged in the step's own Q and dO
+  /// tiles rather than in a buffer of its own: the column groups at D =
+  /// 256, whose 64 KiB f32 tile does not fit beside their 210 KiB of tiles.
+  /// By the dQ product warpgroup g's products read only the Q and dO
+  /// column blocks of its half (dK's and dV's B): it writes its 128 columns
+  /// of dQ there (64 D bytes of f32 in each of its Q and its dO blocks,
+  /// Dv >= D: getKernelSpec's dqTiles), and hands the buffer to the
+  /// producer once their reductions have read them.
+  bool stagesDQInQueryTiles() const { return dqTiles && kvColumnGroups() > 1; }
   /// The staged dQ rows' padding in floats: rows D + 8 floats apart (D a
   /// multiple of 16) start 8 or 24 banks apart, so a warp's pair stores of
   /// accumulator rows g and columns 2t hit 32 distinct banks a half-warp.
   static constexpr int64_t kDqRowPad = 8;
   /// Bytes of the staged dQ (stagesDQ), 0 without.
   int64_t dqStageBytes() const {
-    return dqTiles        ? 4 * blockM * headDim
+    return stagesDQInQueryTiles() ? 0
+           : dqTiles              ? 4 * blockM * headDim
            : stagesDQRows() ? dqRowsBytes()
                             : 0;
   }
