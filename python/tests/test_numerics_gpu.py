@@ -250,6 +250,32 @@ def test_mla_backward_on_the_wgmma_kernels(causal):
                         head_dim_v=128)
 
 
+@pytest.mark.parametrize("case", ["full", "causal", "causal_softcap",
+                                  "window_softcap"])
+def test_d256_backward_on_the_wgmma_kernels(case):
+    # Gemma's training step, D = 256: on Hopper the library's sm90ws
+    # backward (<target>-bwd-ws), whose two consumer warpgroups share each
+    # 64-key block, split its queries for the scores and stage dQ in the
+    # step's own Q and dO tiles (KernelSpec::scoresByQueryHalves,
+    # stagesDQInQueryTiles), meets the gradient rule with GQA, lengths that
+    # end inside a block and Sq != Sk.
+    from flashfuse import _kernels
+    causal = case.startswith("causal")
+    window = (64, 0) if case.startswith("window") else None
+    softcap = 30.0 if case.endswith("softcap") else 0.0
+    variant = _kernels.make_variant(
+        rt.KIND_BACKWARD, rt.DTYPE_BF16, 256, 256, int(causal),
+        window=window is not None, softcap=bool(softcap))
+    capability = torch.cuda.get_device_capability()
+    if capability[0] == 9 and _kernels.sm90ws_dir(
+            variant, capability=capability) is None:
+        pytest.skip("no sm90ws D = 256 backward in the library (not an "
+                    "h100 build)")
+    for seqlens in ((113, 203), (1023, 1024), (2100, 2100)):
+        check_gradients(torch.bfloat16, 256, causal, (4, 2), seqlens,
+                        window=window, softcap=softcap)
+
+
 def test_artifact_forward_of_an_f32_output_kernel():
     # flashfuse.artifact.forward on a kernel that writes O in f32 (out_f32
     # 1: the unrounded partial results split-sequence attention merges)
@@ -646,16 +672,19 @@ def test_deterministic_backward_is_bit_identical(dtype):
 
 
 def test_missing_backward_variant_is_a_clear_error(monkeypatch):
-    # D = 256 has forward kernels but no backward ones in the library; with
-    # no flashfuse-compile to make them on demand, that is the error.
+    # D = 256 with a boolean mask has forward kernels but no backward ones
+    # in the library (its backwards there have no mask); with no
+    # flashfuse-compile to make them on demand, that is the error.
     from flashfuse import _compile
     monkeypatch.setattr(_compile, "find_compiler", lambda: None)
     q, k, v = (torch.randn(1, 2, 64, 256, device="cuda", dtype=torch.float16,
                            requires_grad=True) for _ in range(3))
-    out = run_or_skip(lambda: flashfuse.attention(q, k, v))
+    mask = torch.rand(64, 64, device="cuda") < 0.8
+    mask[:, 0] = True
+    out = run_or_skip(lambda: flashfuse.attention(q, k, v, attn_mask=mask))
     with pytest.raises(NotImplementedError,
-                       match=r"(?s)no backward kernel .*D=256.*not compiled "
-                             r"on demand: no flashfuse-compile"):
+                       match=r"(?s)no backward kernel .*D=256.*mask.*not "
+                             r"compiled on demand: no flashfuse-compile"):
         out.sum().backward()
 
 

@@ -112,14 +112,26 @@ def sm90ws_backward_suite():
     --recipe=sm90ws: D = 64 and 128 without bias or dropout; and DeepSeek
     MLA's (D = 192, Dv = 128; the library has its forwards), whose two
     consumer warpgroups share each 64-key block (KernelSpec::kvColumnGroups;
-    0 spill bytes, 1.5x the sm80 kernel, docs/PERF.md run 529)."""
+    0 spill bytes, 1.5x the sm80 kernel, docs/PERF.md run 529); and D = 256
+    on the same column groups, the variants of the library's dense D = 256
+    forwards without a mask (Gemma-2's causal and sliding-window layers with
+    softcap, Gemma-3's without; 0 spill bytes, 0.88-0.98x cuDNN's backward,
+    docs/PERF.md run 535). D = 256 has no other backward in the library."""
     return [dataclasses.replace(v, with_forward=False)
             for v in backward_suite()
             if v.head_dim in (64, 128) and not v.bias and not v.dropout] + [
         KernelVariant(f"{dtype}_mla_{causal or 'full'}", dtype, 192,
                       head_dim_v=128, causal=causal)
         for dtype in ("f16", "bf16")
-        for causal in (None, "top_left", "bottom_right")]
+        for causal in (None, "top_left", "bottom_right")] + [
+        KernelVariant(f"{dtype}_d256_{name}", dtype, 256, **kw)
+        for dtype in ("f16", "bf16")
+        for name, kw in (("full", {}), ("causal", dict(causal="top_left")),
+                         ("causal_softcap",
+                          dict(causal="top_left", softcap=30.0)),
+                         ("window", dict(window=(64, 0))),
+                         ("window_softcap",
+                          dict(window=(64, 0), softcap=30.0)))]
 
 
 def sm90ws_varlen_backward_suite():
