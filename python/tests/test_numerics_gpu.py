@@ -228,6 +228,20 @@ def test_mla_forward_on_the_wgmma_kernels(causal):
         assert_close(out, ref, low, 2, f"O ({sq} x {sk})")
 
 
+def skip_without_sm90ws_backward(head_dim, head_dim_v, causal, **flags):
+    """Skips on Hopper where the library has no sm90ws backward of the
+    bf16 variant (not an h100 build); elsewhere the test runs whatever
+    kernel the package finds."""
+    from flashfuse import _kernels
+    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16,
+                                    head_dim, head_dim_v, causal, **flags)
+    capability = torch.cuda.get_device_capability()
+    if capability[0] == 9 and _kernels.sm90ws_dir(
+            variant, capability=capability) is None:
+        pytest.skip(f"no sm90ws D = {head_dim}, Dv = {head_dim_v} backward "
+                    "in the library (not an h100 build)")
+
+
 @pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
                          ids=["full", "causal_tl", "causal_br"])
 def test_mla_backward_on_the_wgmma_kernels(causal):
@@ -236,15 +250,8 @@ def test_mla_backward_on_the_wgmma_kernels(causal):
     # warpgroups share each 64-key block and keep a column half of dK and
     # dV each (KernelSpec::kvColumnGroups, dK in 32-column pieces), meets
     # the gradient rule with GQA and lengths that end inside a block.
-    from flashfuse import _kernels
-    variant = _kernels.make_variant(
-        rt.KIND_BACKWARD, rt.DTYPE_BF16, 192, 128,
-        {False: 0, "top_left": 1, "bottom_right": 2}[causal])
-    capability = torch.cuda.get_device_capability()
-    if capability[0] == 9 and _kernels.sm90ws_dir(
-            variant, capability=capability) is None:
-        pytest.skip("no sm90ws MLA backward in the library (not an h100 "
-                    "build)")
+    skip_without_sm90ws_backward(
+        192, 128, {False: 0, "top_left": 1, "bottom_right": 2}[causal])
     for seqlens in ((113, 203), (1023, 1024), (2100, 2100)):
         check_gradients(torch.bfloat16, 192, causal, (4, 2), seqlens,
                         head_dim_v=128)
@@ -259,18 +266,12 @@ def test_d256_backward_on_the_wgmma_kernels(case):
     # step's own Q and dO tiles (KernelSpec::scoresByQueryHalves,
     # stagesDQInQueryTiles), meets the gradient rule with GQA, lengths that
     # end inside a block and Sq != Sk.
-    from flashfuse import _kernels
     causal = case.startswith("causal")
     window = (64, 0) if case.startswith("window") else None
     softcap = 30.0 if case.endswith("softcap") else 0.0
-    variant = _kernels.make_variant(
-        rt.KIND_BACKWARD, rt.DTYPE_BF16, 256, 256, int(causal),
-        window=window is not None, softcap=bool(softcap))
-    capability = torch.cuda.get_device_capability()
-    if capability[0] == 9 and _kernels.sm90ws_dir(
-            variant, capability=capability) is None:
-        pytest.skip("no sm90ws D = 256 backward in the library (not an "
-                    "h100 build)")
+    skip_without_sm90ws_backward(256, 256, int(causal),
+                                 window=window is not None,
+                                 softcap=bool(softcap))
     for seqlens in ((113, 203), (1023, 1024), (2100, 2100)):
         check_gradients(torch.bfloat16, 256, causal, (4, 2), seqlens,
                         window=window, softcap=softcap)
