@@ -660,6 +660,17 @@ Value Sm90BackwardBuilder::reducesStagedDQ() {
       arith::RemUIOp::create(b, tid, cIdx(b, 128)), cIdx(b, 0));
 }
 
+Value Sm90BackwardBuilder::stagedDQPiece(int64_t piece, Value stage) {
+  // The warpgroup's column half of the stage's Q tile (piece 0) or dO tile
+  // (piece 1), as the dK and dV products' B read it; element e of the
+  // 16-bit tiles is float e / 2 of dqTile.
+  Value half =
+      piece == 0
+          ? groupColumnPieces(qOffset(stage), s.headDim, s.blockM)[0].offset
+          : groupColumnPieces(doOffset(stage), s.headDimV, s.blockM)[0].offset;
+  return arith::DivUIOp::create(b, half, cIdx(b, 2));
+}
+
 void Sm90BackwardBuilder::stageDQInQueryTiles(ArrayRef<Value> frags,
                                               int64_t piece, Value stage) {
   // 64 rows x 64 columns of f32 a piece, as much as the warpgroup's Q (or
@@ -670,11 +681,8 @@ void Sm90BackwardBuilder::stageDQInQueryTiles(ArrayRef<Value> frags,
   assert(s.headDim == 256 && s.headDimV >= s.headDim && piece < 2 &&
          "dQ staged in the query tiles: one 64-column piece in each of a "
          "warpgroup's Q and dO halves (D = 256)");
-  Value tileHalf =
-      piece == 0 ? groupColumnPieces(qOffset(stage), s.headDim, s.blockM)[0].offset
-                 : groupColumnPieces(doOffset(stage), s.headDimV, s.blockM)[0].offset;
   Value region = arith::AddIOp::create(
-      b, arith::DivUIOp::create(b, tileHalf, cIdx(b, 2)),
+      b, stagedDQPiece(piece, stage),
       arith::MulIOp::create(b, arith::RemUIOp::create(b, tid, cIdx(b, 128)),
                             cIdx(b, 4)));
   Value scale = arg.lookup("scale");
@@ -704,16 +712,11 @@ void Sm90BackwardBuilder::reduceDQFromQueryTiles(Value qStart, Value stage,
       b, dqAccumTile(qStart), arith::MulIOp::create(b, wgIdx, cIdx(b, 64 * cols)));
   Value bytes = arith::ConstantIntOp::create(b, b.getI32Type(), 4 * pieceFloats);
   for (int64_t p = 0; p < pieces; ++p) {
-    Value half = p == 0 ? groupColumnPieces(qOffset(stage), s.headDim,
-                                            s.blockM)[0].offset
-                        : groupColumnPieces(doOffset(stage), s.headDimV,
-                                            s.blockM)[0].offset;
     Value dst = byteAddress(
         arg.lookup("dq_accum"),
         {arith::AddIOp::create(b, slice, cIdx(b, p * pieceFloats))});
     Value src = arith::TruncIOp::create(
-        b, b.getI32Type(),
-        byteAddress(dqTile, {arith::DivUIOp::create(b, half, cIdx(b, 2))}));
+        b, b.getI32Type(), byteAddress(dqTile, {stagedDQPiece(p, stage)}));
     bulkReduceAddF32(b, dst, src, bytes);
   }
   NVVM::CpAsyncBulkCommitGroupOp::create(b);

@@ -188,6 +188,9 @@ protected:
   /// the warpgroup's dQ `frags`, times the scale, in the tile's fragment
   /// order into its Q column blocks of `stage` (piece 0) or its dO ones.
   void stageDQInQueryTiles(ArrayRef<Value> frags, int64_t piece, Value stage);
+  /// The float of dqTile where the warpgroup's staged dQ piece `piece` of
+  /// `stage` starts (stageDQInQueryTiles' and reduceDQFromQueryTiles').
+  Value stagedDQPiece(int64_t piece, Value stage);
   /// Then, once every piece is staged: one thread of the warpgroup adds
   /// them to its slice of the query block's dq_accum tile, a bulk reduction
   /// a piece, as one bulk group (handStagedDQBack hands their buffer on).
