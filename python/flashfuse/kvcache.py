@@ -8,6 +8,7 @@ import torch
 from . import alibi, rotary
 from . import fp8 as fp8_mod
 from . import _kvcache_ops as kvops
+from . import _kvcache_prefill as prefill
 from . import ops  # registers torch.ops.flashfuse.*
 from ._env import EnvFlag
 
@@ -339,7 +340,13 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     diagonal (-1 = unbounded); softcap > 0 applies softcap * tanh(s /
     softcap). num_splits, as in flash-attn: 0 lets the runtime choose how
     many blocks share each sequence's keys (runtime/include/flashfuse/
-    decode_splits.h), n >= 1 forces n. Returns out [B, Sq, Hq, Dv] and,
+    decode_splits.h), n >= 1 forces n (and keeps the step on the decode
+    kernels). A step of many query rows (G * Sq >= 256, G = Hq / Hkv:
+    chunked prefill, a prompt over a cached prefix) over a contiguous
+    16-bit cache runs on the varlen forward kernels instead, which read
+    the cache in place (flashfuse._kvcache_prefill; docs/KVCACHE.md "Many
+    query rows"): same semantics, a page table, pool, left padding or ALiBi
+    keep it on the decode kernels. Returns out [B, Sq, Hq, Dv] and,
     with return_lse, also the
     f32 log-sum-exp [B, Hq, Sq] (+inf for a row that sees no key, whose out
     is 0). Nothing is copied: q, the caches and the output are passed to
@@ -440,6 +447,18 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     elif rotary_interleaved:
         raise ValueError(f"{_NAME}: rotary_interleaved needs rotary_cos and "
                          "rotary_sin")
+    if prefill.applies(q, k_cache, v_cache, block_table, cache_leftpad,
+                       cache_batch_idx, k_descale, alibi_slopes, num_splits,
+                       is_causal, window_size, softcap):
+        # Hundreds of query rows: the varlen forward kernel over the cache
+        # read in place (flashfuse._kvcache_prefill).
+        _, snew, _, _, scale, lengths, _, _ = _prepare(
+            q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
+            softmax_scale, window_size, softcap, check_inputs, k_descale,
+            v_descale, cache_leftpad, alibi_slopes, cache_batch_idx)
+        return prefill.attend(q, k_cache, v_cache, lengths, k_new, v_new,
+                              block_table, snew, scale, is_causal,
+                              window_size, softcap, return_lse)
     # Eager steps call the launches directly: the dispatcher's checks of a
     # custom op (alias analysis, autograd wrapping) took more host time than
     # a small step's kernels (run 87). torch.compile still goes through the
