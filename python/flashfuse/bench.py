@@ -313,13 +313,13 @@ def graphed(fn):
 
 
 def decode_step_tensors(batch, heads_q, heads_kv, length, head_dim, dtype,
-                        page_size):
-    """(q [B, 1, Hq, D], k_cache, v_cache, lengths, block_table or None) of
+                        page_size, sq=1):
+    """(q [B, sq, Hq, D], k_cache, v_cache, lengths, block_table or None) of
     one decoding step on the GPU with every sequence at `length` keys: a
     flash-attn-layout cache [B, L, Hkv, D], or paged [B * pages, page_size,
     Hkv, D] with its pages shuffled when page_size > 0."""
     dev = "cuda"
-    q = torch.randn(batch, 1, heads_q, head_dim, device=dev, dtype=dtype)
+    q = torch.randn(batch, sq, heads_q, head_dim, device=dev, dtype=dtype)
     lengths = torch.full((batch,), length, device=dev, dtype=torch.int32)
     if page_size:
         max_pages = -(-length // page_size)
@@ -335,14 +335,15 @@ def decode_step_tensors(batch, heads_q, heads_kv, length, head_dim, dtype,
 
 
 def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
-                    page_size, methods=()):
+                    page_size, methods=(), sq=1):
     """{method: (fn, args)} for one decoding step with every sequence at
     `length` keys: flashfuse over a flash-attn-layout cache (paged with its
     pages shuffled when page_size > 0), SDPA over a [B, Hkv, L, D] cache
     with enable_gqa (what models hand it), default backend choice or one
     forced. Each cache is larger than L2, so one input set is enough.
     A method "<m>-graph" among `methods` is <m> replayed from a CUDA
-    graph."""
+    graph. `sq` > 1 query rows a sequence (chunked prefill) attend with
+    the bottom-right causal mask, SDPA's through causal_lower_right."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
@@ -350,12 +351,12 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
 
     dev = "cuda"
     q, k, v, lengths, table = decode_step_tensors(
-        batch, heads_q, heads_kv, length, head_dim, dtype, page_size)
+        batch, heads_q, heads_kv, length, head_dim, dtype, page_size, sq)
     runners = {"flashfuse": (lambda: attention_with_kvcache(
         q, k, v, lengths, block_table=table), ()),
         "flashfuse-unsplit": (lambda: attention_with_kvcache(
             q, k, v, lengths, block_table=table, num_splits=1), ())}
-    if any("alibi" in m for m in methods):
+    if any("alibi" in m for m in methods) and sq == 1:
         from .alibi import alibi_slopes
         slopes = alibi_slopes(heads_q, device=dev)
         runners["flashfuse-alibi"] = (lambda: attention_with_kvcache(
@@ -377,14 +378,19 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
                      dtype=dtype)
     vs = torch.randn_like(ks)
 
+    mask = None
+    if sq > 1:
+        from torch.nn.attention.bias import causal_lower_right
+        mask = causal_lower_right(sq, length)
+
     def sdpa(backend):
         def run():
             if backend is None:
-                return scaled_dot_product_attention(qs, ks, vs,
-                                                    enable_gqa=True)
+                return scaled_dot_product_attention(
+                    qs, ks, vs, attn_mask=mask, enable_gqa=True)
             with sdpa_kernel(backend):
-                return scaled_dot_product_attention(qs, ks, vs,
-                                                    enable_gqa=True)
+                return scaled_dot_product_attention(
+                    qs, ks, vs, attn_mask=mask, enable_gqa=True)
         return run
     runners["sdpa"] = (sdpa(None), ())
     runners["sdpa-flash"] = (sdpa(SDPBackend.FLASH_ATTENTION), ())
@@ -408,15 +414,17 @@ def bench_decode_shape(shape, page_size, args):
     dtype = _DTYPES[args.dtypes[0]]
     runners = _decode_runners(batch, args.decode_heads_q, heads_kv, length,
                               args.decode_head_dim, dtype, page_size,
-                              args.decode_methods)
+                              args.decode_methods, args.decode_sq)
     times = {m: [] for m in args.decode_methods}
     errors = {}
     for _ in range(args.decode_rounds):
         for method in args.decode_methods:
             if method in errors:
                 continue
-            if method not in runners:  # a pool of a paged cache
-                errors[method] = "contiguous caches only"
+            if method not in runners:
+                # A pool of a paged cache; ALiBi's bias of many rows.
+                errors[method] = ("contiguous caches only" if page_size
+                                  else "one query row only")
                 continue
             fn, fn_args = runners[method]
             try:
@@ -426,15 +434,20 @@ def bench_decode_shape(shape, page_size, args):
                 errors[method] = error_text(e)
                 torch.cuda.empty_cache()
     gb = decode_gb(batch, heads_kv, length, args.decode_head_dim)
+    sq = args.decode_sq
+    # Bottom-right causal: row i of sq sees length - sq + 1 + i keys.
+    flop = (4 * batch * args.decode_heads_q * args.decode_head_dim
+            * (sq * length - sq * (sq - 1) // 2))
     rows = []
     for method in args.decode_methods:
         ms = statistics.median(times[method]) if times[method] else None
         rows.append({"batch": batch, "heads_q": args.decode_heads_q,
                      "heads_kv": heads_kv, "seqlen": length,
-                     "head_dim": args.decode_head_dim,
+                     "head_dim": args.decode_head_dim, "sq": sq,
                      "dtype": args.dtypes[0], "page_size": page_size,
                      "method": method, "ms": ms,
                      "gbps": gb / (ms * 1e-3) if ms else None,
+                     "tflops": flop / (ms * 1e9) if ms else None,
                      "error": errors.get(method)})
     del runners
     torch.cuda.empty_cache()
@@ -524,6 +537,10 @@ def parse_args(argv):
                         "(default: ANCHORS.md's and B = 1 at 512 keys)")
     p.add_argument("--decode-heads-q", type=int, default=32)
     p.add_argument("--decode-head-dim", type=int, default=128)
+    p.add_argument("--decode-sq", type=int, default=1,
+                   help="query rows a sequence: 1 decodes; hundreds time "
+                        "chunked prefill (bottom-right causal), reported "
+                        "in TFLOP/s")
     p.add_argument("--decode-rounds", type=int, default=3,
                    help="interleaved repetitions of every method (median)")
     p.add_argument("--varlen", action="store_true",

@@ -82,7 +82,8 @@ def decode_table(rows, methods):
     ALiBi methods, a column more: flashfuse-alibi against the best SDPA
     method with the bias (and the plain ratio leaves those out); with
     flashfuse-pool, one more: it against flashfuse over the batch's own
-    caches (the same bytes read)."""
+    caches (the same bytes read). Rows of many query rows (--decode-sq)
+    give TFLOP/s instead of GB/s."""
     by_shape = {}
     for r in rows:
         key = (r["batch"], r["heads_q"], r["heads_kv"], r["seqlen"],
@@ -96,19 +97,23 @@ def decode_table(rows, methods):
             + (f" {'graphs':>7}" if graphs else "")
             + (f" {'alibi':>7}" if alibi else "")
             + (f" {'pool':>7}" if pool else ""))
-    lines = ["decode GB/s of K and V read (median)", head, "-" * len(head)]
+    sq = max((r.get("sq", 1) for r in rows), default=1)
+    unit = "tflops" if sq > 1 else "gbps"
+    title = (f"chunked prefill of {sq} query rows a sequence, TFLOP/s "
+             "(median)" if sq > 1 else "decode GB/s of K and V read (median)")
+    lines = [title, head, "-" * len(head)]
     for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
         got = by_shape[key]
         cells = []
         for m in methods:
-            g = got.get(m, {}).get("gbps")
+            g = got.get(m, {}).get(unit)
             cells.append(f"{g:11.0f}" if g else f"{'n/a':>11}")
         def ratio(ours_method, graphed, width, with_bias=False):
             # flashfuse against the best SDPA method timed the same way
             # (launched per call, or replayed from a CUDA graph) on the
             # same problem (with or without ALiBi's bias).
-            ours = got.get(ours_method, {}).get("gbps")
-            best = max((got[m]["gbps"] or 0 for m in got
+            ours = got.get(ours_method, {}).get(unit)
+            best = max((got[m][unit] or 0 for m in got
                         if m.startswith("sdpa")
                         and m.endswith("-graph") == graphed
                         and ("-alibi" in m) == with_bias), default=0)

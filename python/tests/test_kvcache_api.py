@@ -237,6 +237,24 @@ def test_bench_decode_arguments_and_table():
     assert lines[4].split()[-2:] == ["0.78", "n/a"]
 
 
+def test_bench_chunked_prefill_rows_in_tflops():
+    from flashfuse import bench, bench_report
+    args = bench.parse_args(["--decode", "--decode-sq", "512"])
+    assert args.decode_sq == 512
+    assert bench.parse_args(["--decode"]).decode_sq == 1
+    row = dict(batch=4, heads_q=32, heads_kv=8, seqlen=8192, head_dim=128,
+               dtype="bf16", ms=1.0, error=None, page_size=0, sq=512)
+    rows = [dict(row, method=m, gbps=g, tflops=t)
+            for m, g, t in (("flashfuse", 100.0, 300.0),
+                            ("flashfuse-unsplit", 50.0, 60.0),
+                            ("sdpa", 90.0, 200.0))]
+    text = bench_report.decode_table(rows, ["flashfuse", "flashfuse-unsplit",
+                                            "sdpa"])
+    assert text.startswith("chunked prefill of 512 query rows")
+    # TFLOP/s, not GB/s: 300 / 200.
+    assert text.splitlines()[3].split()[-1] == "1.50"
+
+
 def test_bench_decode_graph_ratio_compares_graphs_with_graphs():
     from flashfuse import bench, bench_report
     methods = bench.DECODE_METHODS + bench.DECODE_GRAPH_METHODS
