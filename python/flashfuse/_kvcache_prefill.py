@@ -31,6 +31,7 @@ kernels."""
 import torch
 
 from . import _kernels
+from . import _kvcache_ops as kvops
 from . import _runtime as rt
 from . import ops
 
@@ -122,20 +123,34 @@ def applies(q, k_cache, v_cache, block_table, cache_leftpad,
     return found
 
 
-def offsets(keys, batch, sq, smax):
-    """(cu_seqlens_q, cu_seqlens_k) i32 [2B + 1] of the 2B packed sequences
-    (module docstring), `keys` i32 [B] each sequence's key count after the
-    step, clamped into [0, Smax] (a length past the capacity is outside
-    the contract: a wrong answer, never a read past the cache)."""
-    device = keys.device
+def _empty_offsets(batch, sq, smax, device):
+    """(cu_seqlens_q, cu_seqlens_k with every key count 0): both i32
+    [2B + 1], the second offsets' odd entries waiting for the counts."""
     step = torch.arange(batch + 1, device=device, dtype=torch.int32)
     cu_q = torch.empty(2 * batch + 1, device=device, dtype=torch.int32)
     cu_q[0::2] = step * sq
     cu_q[1::2] = step[1:] * sq
     cu_k = torch.empty_like(cu_q)
     cu_k[0::2] = step * smax
-    cu_k[1::2] = step[:-1] * smax + keys.to(torch.int32).clamp(0, smax)
+    cu_k[1::2] = step[:-1] * smax
     return cu_q, cu_k
+
+
+def _with_keys(cu_k, keys, smax):
+    """cu_k with sequence b's key count (clamped into [0, Smax]) added to
+    its odd entry 2b + 1: a new tensor, the argument unchanged."""
+    cu_k = cu_k.clone()
+    cu_k[1::2] += keys.to(torch.int32).clamp(0, smax)
+    return cu_k
+
+
+def offsets(keys, batch, sq, smax):
+    """(cu_seqlens_q, cu_seqlens_k) i32 [2B + 1] of the 2B packed sequences
+    (module docstring), `keys` i32 [B] each sequence's key count after the
+    step, clamped into [0, Smax] (a length past the capacity is outside
+    the contract: a wrong answer, never a read past the cache)."""
+    cu_q, cu_k = _empty_offsets(batch, sq, smax, keys.device)
+    return cu_q, _with_keys(cu_k, keys, smax)
 
 
 def gather_pages(pages, block_table):
@@ -174,3 +189,64 @@ def attend(q, k_cache, v_cache, lengths, k_new, v_new, block_table, snew,
         return out
     # [Hq, B * Sq] -> the decode path's [B, Hq, Sq].
     return out, lse.view(hq, b, sq).transpose(0, 1).contiguous()
+
+
+class PrefillStep:
+    """The launches of an eager many-row step whose signature has been
+    checked (kvcache._steps keeps it, as it keeps the decode path's _Step):
+    the kv_append launch, the varlen kernel and the offsets of zero-length
+    sequences looked up once, so that a call adds the lengths and launches
+    (torch.compile and steps that need a gradient go through `attend`'s
+    ops instead). Called as kvcache._Step is."""
+
+    __slots__ = ("append", "kernel", "cu_q", "cu_k", "snew", "scale",
+                 "window", "softcap", "lengths")
+
+    def __init__(self, q, k_cache, v_cache, lengths, k_new, v_new,
+                 block_table, snew, scale, is_causal, window_size, softcap,
+                 int_lengths):
+        self.append = (kvops.append_launch(k_cache, v_cache, k_new, v_new,
+                                           lengths, block_table)
+                       if k_new is not None else None)
+        variant = _varlen_variant(q, v_cache, 2 if is_causal else 0,
+                                  tuple(window_size), float(softcap))
+        index = q.device.index
+        self.kernel = _kernels.kernel(index, variant,
+                                      capability=ops._capability(index))
+        smax = (block_table.shape[1] * k_cache.shape[1]
+                if block_table is not None else k_cache.shape[1])
+        self.cu_q, self.cu_k = _empty_offsets(q.shape[0], q.shape[1], smax,
+                                              q.device)
+        self.snew, self.scale = snew, float(scale)
+        self.window = (int(window_size[0]), int(window_size[1]))
+        self.softcap = float(softcap)
+        self.lengths = int_lengths
+
+    def __call__(self, q, k_cache, v_cache, lengths, k_new, v_new,
+                 block_table, k_descale, v_descale, return_lse,
+                 cache_leftpad=None, alibi_slopes=None, cache_batch_idx=None):
+        if self.append is not None:
+            self.append(k_cache, v_cache, k_new, v_new, lengths, block_table)
+        if block_table is not None:
+            k_cache = gather_pages(k_cache, block_table)
+            v_cache = gather_pages(v_cache, block_table)
+        b, sq, hq, d = q.shape
+        smax, dv = k_cache.shape[1], v_cache.shape[-1]
+        keys = lengths + self.snew if self.snew else lengths
+        cu_k = _with_keys(self.cu_k, keys, smax)
+        qp = q.reshape(b * sq, hq, d)
+        o = q.new_empty(b * sq, hq, dv)
+        lse = q.new_empty(hq, b * sq, dtype=torch.float32)
+        ops._poison(o, lse)
+        a, p, keep = ops.varlen_launch_args(
+            qp, k_cache.flatten(0, 1), v_cache.flatten(0, 1), o, lse,
+            self.cu_q, cu_k, sq, smax, self.scale, self.window[0],
+            self.window[1], self.softcap)
+        context, stream = ops._launch_context(q.device)
+        with context:
+            rt.attention_forward_varlen(self.kernel, a, p, stream)
+        del keep
+        out = o.view(b, sq, hq, dv)
+        if not return_lse:
+            return out
+        return out, lse.view(hq, b, sq).transpose(0, 1).contiguous()

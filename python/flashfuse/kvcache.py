@@ -447,18 +447,6 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     elif rotary_interleaved:
         raise ValueError(f"{_NAME}: rotary_interleaved needs rotary_cos and "
                          "rotary_sin")
-    if prefill.applies(q, k_cache, v_cache, block_table, cache_leftpad,
-                       cache_batch_idx, k_descale, alibi_slopes, num_splits,
-                       is_causal, window_size, softcap):
-        # Hundreds of query rows: the varlen forward kernel over the cache
-        # read in place (flashfuse._kvcache_prefill).
-        _, snew, _, _, scale, lengths, _, _ = _prepare(
-            q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
-            softmax_scale, window_size, softcap, check_inputs, k_descale,
-            v_descale, cache_leftpad, alibi_slopes, cache_batch_idx)
-        return prefill.attend(q, k_cache, v_cache, lengths, k_new, v_new,
-                              block_table, snew, scale, is_causal,
-                              window_size, softcap, return_lse)
     # Eager steps call the launches directly: the dispatcher's checks of a
     # custom op (alias analysis, autograd wrapping) took more host time than
     # a small step's kernels (run 87). torch.compile still goes through the
@@ -484,6 +472,23 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
                  block_table, softmax_scale, window_size, softcap,
                  check_inputs, k_descale, v_descale, cache_leftpad,
                  alibi_slopes, cache_batch_idx)
+    if prefill.applies(q, k_cache, v_cache, block_table, cache_leftpad,
+                       cache_batch_idx, k_descale, alibi_slopes, num_splits,
+                       is_causal, window_size, softcap):
+        # Hundreds of query rows: the varlen forward kernel over the cache
+        # (flashfuse._kvcache_prefill).
+        if not eager:
+            return prefill.attend(q, k_cache, v_cache, lengths, k_new, v_new,
+                                  block_table, snew, scale, is_causal,
+                                  window_size, softcap, return_lse)
+        step = prefill.PrefillStep(
+            q, k_cache, v_cache, lengths, k_new, v_new, block_table, snew,
+            scale, is_causal, window_size, softcap,
+            lengths if isinstance(cache_seqlens, int) else None)
+        if key is not None:
+            _steps.get(key, lambda: step)
+        return step(q, k_cache, v_cache, lengths, k_new, v_new, block_table,
+                    k_ds, v_ds, return_lse)
     causal = 2 if is_causal else 0
     window_left, window_right = int(window_size[0]), int(window_size[1])
     pool = cache_batch_idx is not None

@@ -15,7 +15,9 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 from flashfuse import _kvcache_prefill as prefill  # noqa: E402
-from test_decode_gpu import DTYPES, check, poison  # noqa: E402,F401
+from flashfuse import _runtime as rt  # noqa: E402
+from test_decode_gpu import (DTYPES, check, check_result,  # noqa: E402
+                             poison, reference)  # noqa: F401
 
 pytestmark = pytest.mark.gpu
 
@@ -28,14 +30,15 @@ SHAPES = [((32, 8), 64), ((8, 8), 300)]
 
 @pytest.fixture
 def routed(monkeypatch):
-    """The shapes of q of every step that took the varlen path."""
-    calls, real = [], prefill.attend
+    """(packed sequences, packed query rows, Hq, D) of every varlen launch:
+    a step that took the path launches 2B sequences of B * Sq rows."""
+    calls, real = [], rt.attention_forward_varlen
 
-    def spy(q, *args, **kwargs):
-        calls.append(tuple(q.shape))
-        return real(q, *args, **kwargs)
+    def spy(kernel, a, p, stream):
+        calls.append((p.num_seqs, a.seq_q, a.heads_q, a.head_dim))
+        return real(kernel, a, p, stream)
 
-    monkeypatch.setattr(prefill, "attend", spy)
+    monkeypatch.setattr(rt, "attention_forward_varlen", spy)
     return calls
 
 
@@ -50,7 +53,8 @@ def test_many_rows_run_on_the_varlen_kernel(routed, dtype, d, shape, causal,
                                             batch, append):
     heads, sq = shape
     check(dtype, d, heads, sq, causal, batch, append=append)
-    assert routed == [(batch[0], sq, heads[0], d)]
+    b = batch[0]
+    assert routed == [(2 * b, b * sq, heads[0], d)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp16", "bf16"])
@@ -78,10 +82,34 @@ def test_paged_caches_gathered_from_many_rows(routed, causal, page_size,
     # 4 x 256 packed rows: PREFILL_MIN_ROWS_PAGED.
     check(torch.bfloat16, 128, (32, 8), 256, causal, BATCHES[0],
           page_size=page_size, append=append)
-    assert routed == [(4, 256, 32, 128)]
+    assert routed == [(8, 4 * 256, 32, 128)]
 
 
 def test_few_rows_stay_on_the_decode_kernels(routed):
     check(torch.bfloat16, 128, (32, 8), 64, True, BATCHES[0], page_size=16)
     check(torch.bfloat16, 128, (32, 8), 16, True, BATCHES[0])
     assert routed == []
+
+
+def test_steps_of_one_signature_reuse_their_launches(routed):
+    """Eager steps of one signature, unchecked, so that kvcache keeps the
+    first one's launches for the next (other lengths, other tensors); then
+    a step whose q needs a gradient (through the ops, as under
+    torch.compile). Each within the rule."""
+    k = torch.randn(2, 1024, 8, 128, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    kd, vd = k.transpose(1, 2), v.transpose(1, 2)
+    for n, grad in (([700, 1024], False), ([64, 0], False),
+                    ([500, 129], True)):
+        q = torch.randn(2, 128, 32, 128, device="cuda",
+                        dtype=torch.bfloat16)
+        seqlens = torch.tensor(n, device="cuda", dtype=torch.int32)
+        out, lse = flashfuse.attention_with_kvcache(
+            q.requires_grad_(grad), k, v, seqlens, return_lse=True)
+        ref, ref_lse = reference(q.detach(), kd, vd, n, 128 ** -0.5, True,
+                                 (-1, -1), 0.0, upcast=True)
+        low, _ = reference(q.detach(), kd, vd, n, 128 ** -0.5, True,
+                           (-1, -1), 0.0, upcast=False)
+        check_result(out.detach(), lse, ref, ref_lse, low, 2, q.shape,
+                     torch.bfloat16)
+    assert routed == [(4, 256, 32, 128)] * 3
