@@ -37,7 +37,7 @@ def test_many_rows_over_a_contiguous_cache_are_eligible():
     assert eligible(*tensors(sq=256, hq=8))          # MHA, 256 rows
     assert eligible(*tensors(dtype=torch.float16))
     # A paged cache (gathered first) from PREFILL_MIN_ROWS_PAGED rows.
-    q, k, v = tensors(sq=256)
+    q, k, v = tensors(sq=128)
     pages = torch.empty(40, 16, HKV, D, dtype=torch.bfloat16)
     assert eligible(q, pages, pages,
                     block_table=torch.zeros(B, 4, dtype=torch.int32))

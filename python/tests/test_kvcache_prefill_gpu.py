@@ -79,10 +79,10 @@ def test_causal_window(routed):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_paged_caches_gathered_from_many_rows(routed, causal, page_size,
                                               append):
-    # 4 x 256 packed rows: PREFILL_MIN_ROWS_PAGED.
-    check(torch.bfloat16, 128, (32, 8), 256, causal, BATCHES[0],
+    # 4 x 128 packed rows: PREFILL_MIN_ROWS_PAGED.
+    check(torch.bfloat16, 128, (32, 8), 128, causal, BATCHES[0],
           page_size=page_size, append=append)
-    assert routed == [(8, 4 * 256, 32, 128)]
+    assert routed == [(8, 4 * 128, 32, 128)]
 
 
 def test_few_rows_stay_on_the_decode_kernels(routed):
