@@ -576,7 +576,8 @@ def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
                        cos, sin, interleaved, cache_batch_idx=None):
     """A checked step with rotary tables: the rotating kv_append (the new
     keys rotated into the cache, q into q_rot; flashfuse.rotary), then the
-    decode over q_rot."""
+    decode over q_rot (the varlen kernel for many rows, as without
+    rotary)."""
     capacity, snew, _, _, scale, lengths, k_ds, v_ds = _prepare(
         q, k_cache, v_cache, cache_seqlens, k_new, v_new, block_table,
         softmax_scale, window_size, softcap, check_inputs, k_descale,
@@ -589,6 +590,14 @@ def _fused_rotary_step(q, k_cache, v_cache, cache_seqlens, k_new, v_new,
         kvops._aligned_index(block_table), k_ds, v_ds, _aligned_table(cos),
         _aligned_table(sin), interleaved, is_causal, windowed,
         kvops._aligned_index(cache_batch_idx))
+    if prefill.applies(q_rot, k_cache, v_cache, block_table, cache_leftpad,
+                       cache_batch_idx, k_descale, alibi_slopes, num_splits,
+                       is_causal, window_size, softcap):
+        # Many rows: the varlen kernel over the cache, whose new rows the
+        # rotating append has written.
+        return prefill.attend(q_rot, k_cache, v_cache, lengths, None, None,
+                              block_table, snew, scale, is_causal,
+                              window_size, softcap, return_lse)
     out, lse = torch.ops.flashfuse.attention_kvcache(
         q_rot, k_cache, v_cache, lengths, block_table, snew,
         2 if is_causal else 0, scale, int(window_size[0]),

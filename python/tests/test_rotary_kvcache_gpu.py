@@ -2,8 +2,9 @@
 with rotary gives the output and the caches of the same step run on the
 query and new keys rotated beforehand (flashfuse.rotary, checked against
 the formula on the CPU by test_rotary_kvcache.py) for contiguous and paged
-caches, both pair layouts, causal or not, and a rotary_dim below D; and
-the output meets FlashAttention's rule against a float64 reference."""
+caches, both pair layouts, causal or not, and a rotary_dim below D, for a
+decoding step and a chunk of many rows (the varlen kernels); and the
+output meets FlashAttention's rule against a float64 reference."""
 
 import pytest
 
@@ -16,13 +17,17 @@ from test_decode_gpu import make_cache, run_or_skip  # noqa: E402
 pytestmark = pytest.mark.gpu
 
 
+# Sq = 128 is 512 packed rows: both steps on the varlen kernels
+# (flashfuse._kvcache_prefill), contiguous and paged.
+@pytest.mark.parametrize("sq", [2, 128])
 @pytest.mark.parametrize("page_size", [0, 16])
 @pytest.mark.parametrize("interleaved", [False, True])
 @pytest.mark.parametrize("causal", [True, False])
 @pytest.mark.parametrize("rotary_dim", [128, 64])
-def test_step_equals_prerotated(page_size, interleaved, causal, rotary_dim):
+def test_step_equals_prerotated(page_size, interleaved, causal, rotary_dim,
+                                sq):
     torch.manual_seed(rotary_dim + page_size)
-    b, hq, hkv, d, capacity, sq = 3, 8, 2, 128, 256, 2
+    b, hq, hkv, d, capacity = 3, 8, 2, 128, 256
     dtype = torch.bfloat16
     k, v, table = make_cache(b, hkv, capacity, d, dtype, page_size)
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
