@@ -344,9 +344,10 @@ def attention_with_kvcache(q, k_cache, v_cache, cache_seqlens, k_new=None,
     kernels). A step of many query rows (G * Sq >= 256, G = Hq / Hkv:
     chunked prefill, a prompt over a cached prefix) over a contiguous
     16-bit cache runs on the varlen forward kernels instead, which read
-    the cache in place (flashfuse._kvcache_prefill; docs/KVCACHE.md "Many
-    query rows"): same semantics, a page table, pool, left padding or ALiBi
-    keep it on the decode kernels. Returns out [B, Sq, Hq, Dv] and,
+    the cache in place (a paged one is gathered first, from 512 rows;
+    flashfuse._kvcache_prefill, docs/KVCACHE.md "Many query rows"): same
+    semantics; a pool, left padding, ALiBi or an FP8 cache keep a step on
+    the decode kernels. Returns out [B, Sq, Hq, Dv] and,
     with return_lse, also the
     f32 log-sum-exp [B, Hq, Sq] (+inf for a row that sees no key, whose out
     is 0). Nothing is copied: q, the caches and the output are passed to
