@@ -166,6 +166,25 @@ def gather_pages(pages, block_table):
     return gathered.view(b, max_pages * pages.shape[1], *pages.shape[2:])
 
 
+def _cache_rows(k_cache, v_cache, block_table):
+    """The caches as contiguous [B, Smax, Hkv, D] ones: themselves, or
+    gathered from their pages."""
+    if block_table is None:
+        return k_cache, v_cache
+    return (gather_pages(k_cache, block_table),
+            gather_pages(v_cache, block_table))
+
+
+def _unpacked(o, lse, b, sq, return_lse):
+    """The varlen kernel's O [B * Sq, Hq, Dv] and LSE [Hq, B * Sq] as the
+    decode path returns them: O [B, Sq, Hq, Dv], LSE [B, Hq, Sq]."""
+    hq, dv = o.shape[1], o.shape[2]
+    out = o.view(b, sq, hq, dv)
+    if not return_lse:
+        return out
+    return out, lse.view(hq, b, sq).transpose(0, 1).contiguous()
+
+
 def attend(q, k_cache, v_cache, lengths, k_new, v_new, block_table, snew,
            scale, is_causal, window_size, softcap, return_lse):
     """The checked step (kvcache._prepare has run): this step's new rows
@@ -175,22 +194,16 @@ def attend(q, k_cache, v_cache, lengths, k_new, v_new, block_table, snew,
         torch.ops.flashfuse.kvcache_append(
             k_cache, v_cache, k_new, v_new, lengths, block_table, None, None,
             None)
-    if block_table is not None:
-        k_cache = gather_pages(k_cache, block_table)
-        v_cache = gather_pages(v_cache, block_table)
+    k_cache, v_cache = _cache_rows(k_cache, v_cache, block_table)
     b, sq, hq, d = q.shape
-    smax, hkv, dv = k_cache.shape[1], k_cache.shape[2], v_cache.shape[-1]
+    smax = k_cache.shape[1]
     cu_q, cu_k = offsets(lengths + snew, b, sq, smax)
     o, lse = torch.ops.flashfuse.varlen_attention_fwd(
         q.reshape(b * sq, hq, d), k_cache.flatten(0, 1),
         v_cache.flatten(0, 1), cu_q, cu_k, sq, smax, 2 if is_causal else 0,
         float(scale), int(window_size[0]), int(window_size[1]),
         float(softcap))
-    out = o.view(b, sq, hq, dv)
-    if not return_lse:
-        return out
-    # [Hq, B * Sq] -> the decode path's [B, Hq, Sq].
-    return out, lse.view(hq, b, sq).transpose(0, 1).contiguous()
+    return _unpacked(o, lse, b, sq, return_lse)
 
 
 class PrefillStep:
@@ -229,9 +242,7 @@ class PrefillStep:
                  cache_leftpad=None, alibi_slopes=None, cache_batch_idx=None):
         if self.append is not None:
             self.append(k_cache, v_cache, k_new, v_new, lengths, block_table)
-        if block_table is not None:
-            k_cache = gather_pages(k_cache, block_table)
-            v_cache = gather_pages(v_cache, block_table)
+        k_cache, v_cache = _cache_rows(k_cache, v_cache, block_table)
         b, sq, hq, d = q.shape
         smax, dv = k_cache.shape[1], v_cache.shape[-1]
         keys = lengths + self.snew if self.snew else lengths
@@ -248,7 +259,4 @@ class PrefillStep:
         with context:
             rt.attention_forward_varlen(self.kernel, a, p, stream)
         del keep
-        out = o.view(b, sq, hq, dv)
-        if not return_lse:
-            return out
-        return out, lse.view(hq, b, sq).transpose(0, 1).contiguous()
+        return _unpacked(o, lse, b, sq, return_lse)
