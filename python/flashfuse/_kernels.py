@@ -389,5 +389,23 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
     return kernel(device_index, variant, capability=capability)
 
 
+# The mean key length of a packed batch's sequences (its keys over its
+# sequences) from which its forward takes the sm90ws varlen kernel
+# (<target>-varlen-ws: one CTA a query block, no persistent walk) over the
+# sm90 one of <target>-varlen. PROVISIONAL until measured.
+SM90WS_VARLEN_MIN_MEAN_KEYS = 1024
+
+
+def varlen_forward_kernel(device_index, variant, capability, mean_keys):
+    """The forward kernel of the packed-batch `variant` for sequences of
+    `mean_keys` keys on average: an artifact's sm90ws kernel of the variant
+    from SM90WS_VARLEN_MIN_MEAN_KEYS on, otherwise the first one found."""
+    if mean_keys >= SM90WS_VARLEN_MIN_MEAN_KEYS:
+        directory = sm90ws_dir(variant, capability=capability)
+        if directory is not None:
+            return kernel(device_index, variant, directory)
+    return kernel(device_index, variant, capability=capability)
+
+
 def has_kernel(variant, directory=None):
     return bool(_search(variant, directory)[0])

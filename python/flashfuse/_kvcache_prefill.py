@@ -226,10 +226,12 @@ class PrefillStep:
         variant = _varlen_variant(q, v_cache, 2 if is_causal else 0,
                                   tuple(window_size), float(softcap))
         index = q.device.index
-        self.kernel = _kernels.kernel(index, variant,
-                                      capability=ops._capability(index))
         smax = (block_table.shape[1] * k_cache.shape[1]
                 if block_table is not None else k_cache.shape[1])
+        # The lengths are on the GPU: the capacity stands for the keys of
+        # the sequences with queries.
+        self.kernel = _kernels.varlen_forward_kernel(
+            index, variant, ops._capability(index), smax)
         self.cu_q, self.cu_k = _empty_offsets(q.shape[0], q.shape[1], smax,
                                               q.device)
         self.snew, self.scale = snew, float(scale)

@@ -162,6 +162,71 @@ def test_varlen_matches_each_sequence(dtype, head_dim, causal, heads,
     check_packed(LENGTHS[lengths], dtype, head_dim, causal, heads)
 
 
+def forced_sm90ws_forward(monkeypatch, dtype, head_dim, causal, window=False,
+                          softcap=False, head_dim_v=None):
+    """Makes varlen_attention's forward take the sm90ws kernel of the
+    variant (build/kernels/<target>-varlen-ws) at any length, skipping
+    where no artifact has it; returns a list that collects the directory
+    of every forward kernel looked up."""
+    from flashfuse import _kernels
+    from flashfuse import _runtime as rt
+    code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD,
+        rt.DTYPE_BF16 if dtype == torch.bfloat16 else rt.DTYPE_F16, head_dim,
+        head_dim_v or head_dim, code, window=window, softcap=softcap,
+        varlen=True)
+    ws = _kernels.sm90ws_dir(variant)
+    if ws is None:
+        pytest.skip("no sm90ws varlen forward of the variant in the library")
+    monkeypatch.setattr(_kernels, "SM90WS_VARLEN_MIN_MEAN_KEYS", 0)
+    taken = []
+    lookup = _kernels.kernel
+
+    def spy(device_index, v, directory=None, capability=None):
+        if v.key() == variant.key():
+            taken.append(directory)
+        return lookup(device_index, v, directory, capability)
+    monkeypatch.setattr(_kernels, "kernel", spy)
+    return ws, taken
+
+
+@pytest.mark.parametrize("lengths", sorted(LENGTHS))
+@pytest.mark.parametrize("heads", [(4, 4), (8, 2)], ids=["mha", "gqa"])
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128, 192])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_sm90ws_forward_matches_each_sequence(monkeypatch, dtype,
+                                                     head_dim, causal, heads,
+                                                     lengths):
+    # The sm90ws forward under the varlen scheduler: its TMA tiles cross
+    # sequence ends (the tensor maps span the packed rows), so the tails'
+    # masks and the epilogue's row bounds must keep every sequence's own
+    # (ragged lengths, 1, block multiples +-1, empty, without keys).
+    dv = 128 if head_dim == 192 else None
+    ws, taken = forced_sm90ws_forward(monkeypatch, dtype, head_dim, causal,
+                                      head_dim_v=dv)
+    check_packed(LENGTHS[lengths], dtype, head_dim, causal, heads,
+                 head_dim_v=dv)
+    assert taken == [ws]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
+                         ids=["fp16", "bf16"])
+def test_varlen_sm90ws_window_and_softcap(monkeypatch, dtype):
+    ws, taken = forced_sm90ws_forward(monkeypatch, dtype, 128, False,
+                                      window=True)
+    check_packed(LENGTHS["cross"], dtype, 128, False, (8, 2), window=(64, 0))
+    assert taken == [ws]
+    ws, taken = forced_sm90ws_forward(monkeypatch, dtype, 128, "top_left",
+                                      softcap=True)
+    check_packed(LENGTHS["self"], dtype, 128, "top_left", (8, 2),
+                 softcap=30.0)
+    assert taken == [ws]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
                          ids=["fp16", "bf16"])
 def test_packed_qkv_views_are_read_in_place(dtype):

@@ -134,9 +134,20 @@ def sm90ws_backward_suite():
                           dict(window=(64, 0), softcap=30.0)))]
 
 
+def sm90ws_varlen_suite():
+    """The packed-batch forwards of varlen_suite (not its dense_
+    counterparts), for flashfuse-compile --recipe=sm90ws: the sm90ws
+    forward under the varlen tile scheduler (a block per query block of the
+    longest sequence), an artifact apart from <target>-varlen's sm90
+    kernels, which the package takes from sm90ws_min_keys keys
+    (python/flashfuse/varlen.py). Not D = 256: its consumers, at the
+    register ceiling already, spill 16 bytes under the scheduler causal."""
+    return [v for v in varlen_suite() if v.varlen and v.head_dim != 256]
+
+
 def sm90ws_varlen_backward_suite():
     """The packed-batch gradients of varlen_backward_suite, without their
-    forwards (the sm90ws forward has no varlen scheduler), for
+    forwards (sm90ws_varlen_suite has them), for
     flashfuse-compile --recipe=sm90ws: an artifact apart from the dense
     ones, whose dQ layout differs. The softcap ones too: with softcap's
     slope held in f16 they spill 24 bytes at the consumers' 240 registers
@@ -579,6 +590,7 @@ def main():
     sparse_backward = args.block_sparse and args.backward
     ws_backward = args.sm90ws and args.backward
     ws_varlen_backward = ws_backward and args.varlen
+    ws_varlen = args.sm90ws and args.varlen and not args.backward
     if (args.backward + args.decode + args.decode_fp8
             + args.decode_fp8_library + args.decode_waves
             + args.decode_rows8 + args.decode_rows8_waves + args.headdims
@@ -586,7 +598,8 @@ def main():
             + args.sm90ws + args.sm90ws_long + args.fp8 + args.fp8_mma_sync
             + args.block_sparse + args.varlen_dropout
             - varlen_backward
-            - sparse_backward - ws_backward - ws_varlen_backward > 1):
+            - sparse_backward - ws_backward - ws_varlen_backward
+            - ws_varlen > 1):
         ap.error("--backward, --decode, --decode-fp8, --decode-fp8-library, "
                  "--decode-waves, --decode-rows8, --decode-rows8-waves, "
                  "--headdims, --varlen, --sm90ws, --sm90ws-long, --fp8, "
@@ -594,7 +607,8 @@ def main():
                  "--backward is the varlen backward one, --block-sparse "
                  "--backward the block-sparse backward one, --sm90ws "
                  "--backward the sm90ws backward one, --sm90ws --varlen "
-                 "--backward its packed-batch one)")
+                 "its packed-batch forward one and --sm90ws --varlen "
+                 "--backward its packed-batch backward one)")
     if args.tiles and (args.fp8 or args.fp8_mma_sync):
         ap.error("--tiles forces 16-bit sm80 tiles; the FP8 kernels choose "
                  "their own")
@@ -602,6 +616,7 @@ def main():
              else block_sparse_backward_suite() if sparse_backward
              else block_sparse_suite() if args.block_sparse
              else sm90ws_varlen_backward_suite() if ws_varlen_backward
+             else sm90ws_varlen_suite() if ws_varlen
              else varlen_backward_suite() if varlen_backward
              else varlen_suite() if args.varlen
              else sm90ws_backward_suite() if ws_backward

@@ -659,6 +659,12 @@ void KernelBuilderBase::copyTile(StringRef op, Value col0, Value row, Value h,
   }
 }
 
+Value KernelBuilderBase::tensorMapRow(Value row, bool keys) {
+  if (Value first = tensorMapRowStart(keys))
+    return arith::AddIOp::create(b, row, first);
+  return row;
+}
+
 Value KernelBuilderBase::commitGroup(ArrayRef<Value> tokens) {
   auto tokTy = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   return nvgpu::DeviceAsyncCreateGroupOp::create(b, tokTy, tokens);

@@ -297,6 +297,9 @@ protected:
   /// its scheduler gives the sequence's first packed row and batch 0.
   virtual Value tensorMapRowStart(bool keys) { return Value(); }
   virtual Value tensorMapBatch() { return batchIdx; }
+  /// Row `row` of the block's query (key, with `keys`) sequence as a row
+  /// of the tensor map: offset by tensorMapRowStart where it has one.
+  Value tensorMapRow(Value row, bool keys);
   /// The block's placement read afresh where a branch should not carry it
   /// (the sm90ws producer's few registers): the coordinates, and a packed
   /// batch's sequence.

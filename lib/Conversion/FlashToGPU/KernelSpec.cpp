@@ -734,8 +734,7 @@ FailureOr<KernelSpec> mlir::flash::getKernelSpec(AttentionOp op) {
              << s.blockM << ", block_n = " << s.blockN << ", warps = "
              << s.warps << ", stages = " << s.stages << ", D = " << s.headDim
              << ", Dv = " << s.headDimV;
-    StringRef unsupported = s.varlen    ? "varlen (cu_seqlens) batches"
-                            : s.bias    ? "a bias operand"
+    StringRef unsupported = s.bias      ? "a bias operand"
                             : s.mask    ? "a mask operand"
                             : s.dropout ? "dropout"
                                         : "";

@@ -299,6 +299,7 @@ Sm90ForwardBuilder::buildKeyLoop(ArrayRef<Frags> qOps, Value nStart,
   SoftmaxState last = unflatten(results.take_front(nState));
   Value lastBlock = arith::SubIOp::create(b, nEnd, cIdx(b, 1));
   acquireValues(lastBlock, nStart);
+  clearValuesPastKeys(lastBlock, nStart);
   awaitIssueTurn();
   outputAndWait(last.acc, SmallVector<Value>(results.drop_front(nState)),
                 stageOf(lastBlock, nStart), [&] { passIssueTurn(); });

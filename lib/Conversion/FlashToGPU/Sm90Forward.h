@@ -56,6 +56,12 @@ protected:
   /// issued, where K and V land apart (the sm90ws ring); acquireBlock
   /// covered both for cp.async.
   virtual void acquireValues(Value block, Value nStart) {}
+  /// Called once the last block's V tile is readable, before its P·V (the
+  /// only block that may hold rows past the keys): where those rows are
+  /// not zeros (the sm90ws forward of a packed batch reads the next
+  /// sequence's), the recipe zeroes them, since P = 0 there does not
+  /// cancel a NaN or Inf.
+  virtual void clearValuesPastKeys(Value lastBlock, Value nStart) {}
   /// Called once S of block `block` has completed: its K tile may be
   /// refilled while its V tile still serves the P·V product.
   virtual void releaseKeys(Value block, Value nStart) {}

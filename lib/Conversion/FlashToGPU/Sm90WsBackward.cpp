@@ -199,9 +199,7 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, barriers, cIdx(b, s.blockN * (swizzledD() + swizzledDv()) * elt),
         kv, Value());
-    Value keyRow = kStart;
-    if (Value first = tensorMapRowStart(/*keys=*/true))
-      keyRow = arith::AddIOp::create(b, keyRow, first);
+    Value keyRow = tensorMapRow(kStart, /*keys=*/true);
     copyTile("k", Value(), keyRow, headKV, cIdx(b, 0), s.blockN, swizzledD(),
              kv);
     copyTile("v", Value(), keyRow, headKV, cIdx(b, vOffset()), s.blockN,
@@ -244,9 +242,7 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, barriers, cIdx(b, s.blockM * (swizzledD() + swizzledDv()) * elt),
         full, Value());
-    Value row = asIndex(rowStart);
-    if (Value first = tensorMapRowStart(/*keys=*/false))
-      row = arith::AddIOp::create(b, row, first);
+    Value row = tensorMapRow(asIndex(rowStart), /*keys=*/false);
     copyTile("q", Value(), row, head, qOffset(stage), s.blockM, swizzledD(),
              full);
     copyTile("do", Value(), row, head, doOffset(stage), s.blockM,

@@ -44,6 +44,7 @@
 #include "Recipes.h"
 #include "Sm90WsForward.h"
 #include "Swizzle.h"
+#include "VarlenScheduler.h"
 #include "Wgmma.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,6 +53,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,6 +92,9 @@ constexpr int32_t kConsumerBarrier = 1;
 /// which counts the warpgroup's own 128 threads and the 128 of the one
 /// that hands it the turn.
 constexpr int32_t kFirstTurnBarrier = 2, kTurnThreads = 256;
+/// Consumer warpgroup w's own barrier once it has zeroed a packed batch's
+/// V rows past the keys (clearValuesPastKeys): 5 + w, after the turns'.
+constexpr int32_t kFirstValuesClearedBarrier = kFirstTurnBarrier + 3;
 
 } // namespace
 
@@ -152,13 +157,13 @@ void Sm90WsForwardBuilder::createBarriers() {
 
 void Sm90WsForwardBuilder::copyKeys(Value j, Value stage, Value full) {
   // Step j's keys: the block the iterator names (a dense walk's is j).
-  copyTile("k", Value(), producedKeyStart(j, stage), headKV, kOffset(stage),
-           s.blockN, KernelSpec::swizzleWidth(s.headDim), full);
+  copyTile("k", Value(), tensorMapRow(producedKeyStart(j, stage), /*keys=*/true),
+           headKV, kOffset(stage), s.blockN, KernelSpec::swizzleWidth(s.headDim), full);
 }
 
 void Sm90WsForwardBuilder::copyValues(Value j, Value stage, Value full) {
-  copyTile("v", Value(), producedKeyStart(j, stage), headKV, vOffset(stage),
-           s.blockN, KernelSpec::swizzleWidth(s.headDimV), full);
+  copyTile("v", Value(), tensorMapRow(producedKeyStart(j, stage), /*keys=*/true),
+           headKV, vOffset(stage), s.blockN, KernelSpec::swizzleWidth(s.headDimV), full);
 }
 
 Value Sm90WsForwardBuilder::producedKeyStart(Value j, Value stage) {
@@ -230,7 +235,8 @@ Value Sm90WsForwardBuilder::produceTile(Value count) {
     Value qBar = cIdx(b, 0);
     nvgpu::MBarrierArriveExpectTxOp::create(
         b, barriers, cIdx(b, s.blockM * d * s.elementBytes()), qBar, Value());
-    copyTile("q", Value(), mStart, head, cIdx(b, 0), s.blockM, d, qBar);
+    copyTile("q", Value(), tensorMapRow(mStart, /*keys=*/false), head,
+             cIdx(b, 0), s.blockM, d, qBar);
   };
   if (s.blockSparse && !s.persistentGrid()) {
     // One tile a block, whose key blocks each wait for the lists' reads
@@ -410,6 +416,65 @@ void Sm90WsForwardBuilder::acquireValues(Value block, Value nStart) {
                 roundOf(block, nStart));
 }
 
+void Sm90WsForwardBuilder::clearValuesPastKeys(Value lastBlock,
+                                               Value nStart) {
+  if (!s.varlen)
+    return;
+  // Rows [valid, block_n) of the block's V tile, valid = Sk - its first key
+  // (at least 1: the block is in the band).
+  Value valid = arith::SubIOp::create(b, seqK, keyStartAt(lastBlock));
+  Value rows = cIdx(b, s.blockN);
+  Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, valid, rows);
+  auto ifTail = scf::IfOp::create(b, TypeRange{}, tail, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifTail.getThenRegion().front());
+  // The tile is Dv / 64 boxes of block_n rows of 64 elements (copyTile);
+  // a row's 128 bytes stay in place under the swizzle, so zeroing whole
+  // rows needs no swizzled address. 16 bytes a store, the warpgroup's 128
+  // threads striding over the tail's chunks.
+  int64_t box = swizzle::kRowBytes / s.elementBytes(), chunk = 8;
+  int64_t chunksPerRow = s.headDimV / chunk;
+  Value first = valid;
+  Value chunks = arith::MulIOp::create(b, arith::SubIOp::create(b, rows, first),
+                                       cIdx(b, chunksPerRow));
+  Value lane = arith::RemUIOp::create(b, tid, cIdx(b, 128));
+  Value base = vOffset(stageOf(lastBlock, nStart));
+  auto zeros = arith::ConstantOp::create(
+      b, DenseElementsAttr::get(VectorType::get({chunk}, s.elementType),
+                                b.getZeroAttr(s.elementType)));
+  auto loop = scf::ForOp::create(b, lane, chunks, cIdx(b, 128));
+  {
+    OpBuilder::InsertionGuard gl(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value c = loop.getInductionVar();
+    Value row = arith::AddIOp::create(
+        b, first, arith::DivUIOp::create(b, c, cIdx(b, chunksPerRow)));
+    Value col = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, c, cIdx(b, chunksPerRow)), cIdx(b, chunk));
+    // Element (row, col) of box col / 64.
+    Value elem = arith::AddIOp::create(
+        b, base,
+        arith::AddIOp::create(
+            b,
+            arith::MulIOp::create(
+                b, arith::DivUIOp::create(b, col, cIdx(b, box)),
+                cIdx(b, s.blockN * box)),
+            arith::AddIOp::create(
+                b, arith::MulIOp::create(b, row, cIdx(b, box)),
+                arith::RemUIOp::create(b, col, cIdx(b, box)))));
+    vector::StoreOp::create(b, zeros, swizzledTiles, ValueRange{elem},
+                            /*nontemporal=*/false, llvm::Align(16));
+  }
+  // The stores before the warpgroup's wgmma, which reads through the async
+  // proxy.
+  fenceGenericToAsyncProxy();
+  Value id = arith::AddIOp::create(b, consumerWarpgroup(),
+                                   cI32(kFirstValuesClearedBarrier));
+  NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(128),
+                          /*reductionOp=*/nullptr,
+                          /*reductionPredicate=*/Value());
+}
+
 void Sm90WsForwardBuilder::releaseKeys(Value block, Value nStart) {
   if (!keysApart())
     return;
@@ -479,6 +544,8 @@ void mlir::flash::buildSm90WsForwardKernel(gpu::GPUFuncOp func,
   if (spec.blockSparse)
     BlockSparseIterator<Sm90WsForwardBuilder>(func, spec)
         .buildWarpSpecialized();
+  else if (spec.varlen)
+    VarlenScheduler<Sm90WsForwardBuilder>(func, spec).buildWarpSpecialized();
   else
     Sm90WsForwardBuilder(func, spec).buildWarpSpecialized();
 }

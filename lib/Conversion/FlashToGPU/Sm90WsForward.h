@@ -138,6 +138,13 @@ protected:
   void acquireValues(Value block, Value nStart) override;
   void releaseKeys(Value block, Value nStart) override;
   void releaseBlock(Value block, Value nStart) override;
+  /// A packed batch's (s.varlen): its tensor maps span every sequence's
+  /// rows, so the last block's V rows past the sequence's keys are the next
+  /// sequence's (or unowned rows, or a cache's unwritten ones), not the
+  /// zeros a dense map gives past its end. Each consumer warpgroup zeroes
+  /// them all itself (both write the same zeros, so neither waits for the
+  /// other) and passes its own named barrier.
+  void clearValuesPastKeys(Value lastBlock, Value nStart) override;
   /// The round (how many times the ring has wrapped) of key block `block`.
   Value roundOf(Value block, Value nStart) {
     return arith::DivUIOp::create(b, ringPosition(block, nStart),

@@ -2,9 +2,10 @@
 //
 // The tile scheduler of a packed (varlen) batch (docs/KERNEL_ABI.md,
 // "Varlen"), as a part any forward engine takes on: VarlenScheduler<E> is
-// engine E (Sm80ForwardBuilder, Sm90ForwardBuilder) with the block placed
-// in its sequence instead of in a batch of equal lengths. Everything else
-// (operand producer, mainloop, score pipeline, epilogue) is E's, unchanged.
+// engine E (Sm80ForwardBuilder, Sm90ForwardBuilder, and with one tile a
+// block Sm90WsForwardBuilder) with the block placed in its sequence
+// instead of in a batch of equal lengths. Everything else (operand
+// producer, mainloop, score pipeline, epilogue) is E's, unchanged.
 //
 // The grid is (ceil(max_seqlen_q / block_m), Hq, num_seqs): block z reads
 // cu_seqlens_q[z], [z + 1] and cu_seqlens_k[z], [z + 1], and its sequence
@@ -161,6 +162,19 @@ protected:
   void rereadCoordinates() override {
     Engine::rereadCoordinates();
     placeSequence();
+  }
+
+  /// The TMA producer's tensor maps (the sm90ws engine's) are
+  /// [1][H][total][D]: the sequence's rows from its first packed row, in
+  /// batch 0. Its last tiles read rows of the next sequence (or the maps'
+  /// zeros past the total): keys past the sequence's length are masked as
+  /// a dense batch's tail is (P = 0), and query rows past it are never
+  /// stored.
+  Value tensorMapRowStart(bool keys) override {
+    return keys ? seq.startK : seq.startQ;
+  }
+  Value tensorMapBatch() override {
+    return arith::ConstantIndexOp::create(this->b, 0);
   }
 
   /// LSE is [1, Hq, total_q]: head h's rows of the sequence.

@@ -3,8 +3,8 @@
 // forwards keep the plain variants' tiles (128 x 176 x 2 at D = 128
 // unmasked, 128 x 128 x 3 causal), where ALiBi as a score_mod had to take
 // 128 x 128 and still spilled 4-48 bytes (docs/PERF.md "ALiBi"); the varlen
-// forward (sm90), the sm90ws backward and the sm80 kernels too, all without
-// spilling. Compiled without --allow-spills: a spill fails the RUN line.
+// forward (sm90ws too under auto-tma, one tile a block), the sm90ws
+// backward and the sm80 kernels too, all without spilling. Compiled without --allow-spills: a spill fails the RUN line.
 //
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=auto-tma -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
@@ -12,7 +12,7 @@
 //
 // H100-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n176w8s2_alibi: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_alibib: {{.*}}, 0/0 bytes spill stores/loads
-// H100-DAG: ptxas sm_90a flash_fwd_sm90_f16_d64_{{.*}}_causalbr_alibib_varlen: {{.*}}, 0/0 bytes spill stores/loads
+// H100-DAG: ptxas sm_90a flash_fwd_sm90ws_f16_d64_{{.*}}_causalbr_alibib_varlen: {{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_alibi: {{.*}}, 0/0 bytes spill stores/loads
 // A100-DAG: ptxas sm_80 flash_fwd_sm80_bf16_d128_{{.*}}_alibi: {{.*}}, 0/0 bytes spill stores/loads
 // A100-DAG: ptxas sm_80 flash_fwd_sm80_bf16_d128_{{.*}}_causal_alibib: {{.*}}, 0/0 bytes spill stores/loads

@@ -215,3 +215,19 @@ func.func @grad_varlen(%do: tensor<1x8x300x64xf16>, %q: tensor<1x8x300x64xf16>, 
       -> tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>
   return %dq, %dk, %dv : tensor<1x8x300x64xf16>, tensor<1x2x500x64xf16>, tensor<1x2x500x64xf16>
 }
+
+// -----
+
+// A packed batch's forward takes the sm90ws forward's tiles too, as the
+// dense op of its shapes would (the varlen tile scheduler places one tile
+// a block, VarlenScheduler.h).
+// CHECK-LABEL: func.func @varlen
+// CHECK: config = #flash.config<sm90ws, block_m = 128, block_n = 128, warps = 8, stages = 3>
+func.func @varlen(%q: tensor<1x16x1000x128xbf16>, %k: tensor<1x4x1000x128xbf16>,
+                  %cu: tensor<9xi32>) -> tensor<1x16x1000x128xbf16> {
+  %o = flash.attention %q, %k, %k varlen(%cu, %cu : tensor<9xi32>, tensor<9xi32>)
+      {causal = #flash.causal<top_left>}
+      : tensor<1x16x1000x128xbf16>, tensor<1x4x1000x128xbf16>, tensor<1x4x1000x128xbf16>
+      -> tensor<1x16x1000x128xbf16>
+  return %o : tensor<1x16x1000x128xbf16>
+}

@@ -821,9 +821,6 @@ std::string sm90WsRefusal(AttentionVariantInterface iface,
     return "it serves (D, Dv) in {" + headDimPairs(kSm90WsTiles) +
            "}, got D = " + std::to_string(sz.d) +
            ", Dv = " + std::to_string(sz.dv);
-  auto fwd = dyn_cast<AttentionOp>(iface.getOperation());
-  if (fwd && fwd.isVarlen())
-    return "it has no varlen (cu_seqlens) tile scheduler yet";
   if (iface.getBiasOperand() || iface.getMaskOperand() || iface.hasDropout())
     return "it does not serve bias, mask or dropout yet";
   KernelConfigAttr config = sm90WsConfig(iface);
