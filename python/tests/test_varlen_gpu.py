@@ -213,6 +213,30 @@ def test_varlen_sm90ws_forward_matches_each_sequence(monkeypatch, dtype,
     assert taken == [ws]
 
 
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("sm90ws", [False, True], ids=["first", "sm90ws"])
+def test_nan_in_the_next_sequence_stays_there(monkeypatch, sm90ws, head_dim):
+    # Sequence 0's last key block reads rows of sequence 1 on the sm90ws
+    # kernel (its tensor maps span the packed rows): a NaN in sequence 1's
+    # V must not reach sequence 0's O through P = 0 (0 * NaN), as it cannot
+    # on the kernels that zero-fill past a sequence's end.
+    dtype = torch.bfloat16
+    if sm90ws:
+        forced_sm90ws_forward(monkeypatch, dtype, head_dim, "top_left")
+    pairs = [(100, 100), (70, 70)]
+    q, k, v = packed_inputs(pairs, 4, 4, head_dim, dtype)
+    v[100:] = float("nan")
+    cu = offsets([100, 70])
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        q, k, v, cu, cu, 100, 100, is_causal=True))
+    first = out[:100].transpose(0, 1).unsqueeze(0)
+    qi, ki, vi = (sequence(t, 0, 100) for t in (q, k, v))
+    scale = 1 / math.sqrt(head_dim)
+    assert torch.isfinite(first).all()
+    assert_close(first, reference(qi, ki, vi, True, scale, True),
+                 reference(qi, ki, vi, True, scale, False), 2, "sequence 0")
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],
                          ids=["fp16", "bf16"])
 def test_varlen_sm90ws_window_and_softcap(monkeypatch, dtype):

@@ -7,35 +7,17 @@ FlashAttention's rule per sequence for both varlen kernels (f32 reference
 of each sequence alone).
     python3 scripts/kernels/bench_varlen_ws.py [ROUNDS]
 (docs/PERF.md, "The sm90ws forward over packed batches")."""
-import math, random, statistics, sys, time
+import math, random, statistics, sys
 import torch
 import torch.nn.functional as F
 sys.path.insert(0, "python")
 import flashfuse
 from flashfuse import _kernels, ops
+from flashfuse.bench import time_ms
 from flashfuse import _runtime as rt
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 TOKENS = 32768
-
-
-def timed(fn, budget=0.05):
-    fn(); torch.cuda.synchronize()
-    t0 = time.perf_counter(); n = 0
-    while time.perf_counter() - t0 < 0.01: fn(); n += 1
-    torch.cuda.synchronize()
-    reps = max(3, int(budget / ((time.perf_counter() - t0) / n)))
-    e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(2))
-    e0.record()
-    for _ in range(reps): fn()
-    e1.record(); torch.cuda.synchronize()
-    return e0.elapsed_time(e1) / reps
-
-
-def warm(fn):
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < 0.25: fn()
-    torch.cuda.synchronize()
 
 
 def lengths_of(name):
@@ -77,7 +59,6 @@ def rule(out, q, k, v, lens, causal):
 def main():
     torch.manual_seed(0)
     cap = ops._capability(0)
-    # a throwaway shape first
     cells = [(d, causal, name) for d in (128, 64) for causal in (False, True)
              for name in ("random", "512", "1024", "2048", "4096")]
     # DeepSeek's MLA prefill (D = 192, Dv = 128, 16 heads)
@@ -106,21 +87,21 @@ def main():
         dense_flop = 2 * b_eq * s_eq * s_eq * (d + dv) * hq / (2 if causal else 1)
         m = {"sm90": launcher(q, k, v, o, lse, cu, max(lens), causal, sm90, variant),
              "sm90ws": launcher(q, k, v, torch.empty_like(v), torch.empty_like(lse), cu, max(lens), causal, ws, variant),
-             "dense": lambda: flashfuse.attention(qd, kd, vd, is_causal=causal)}
+             "dense": lambda qd=qd, kd=kd, vd=vd, causal=causal:
+                 flashfuse.attention(qd, kd, vd, is_causal=causal)}
         errs = {}
         for key in ("sm90", "sm90ws"):
             out = m[key]()
             errs[key] = rule(out, q, k, v, lens, causal)
         setups[(d, causal, name)] = (m, flop, dense_flop, errs, (sm90, ws))
-    first = True
+    for fn in setups[cells[-1]][0].values():  # a throwaway shape
+        time_ms(fn, [()], 3, 5)
     times = {c: {k: [] for k in ("sm90", "sm90ws", "dense")} for c in cells}
     for r in range(ROUNDS):
         for c in cells:
             m = setups[c][0]
             for key in (("sm90", "sm90ws", "dense") if r % 2 == 0 else ("dense", "sm90ws", "sm90")):
-                if r == 0:
-                    warm(m[key])
-                times[c][key].append(timed(m[key]))
+                times[c][key].append(time_ms(m[key], [()], 3, 20))
     print(f"# {torch.cuda.get_device_name()}, bf16, {ROUNDS} rounds; TFLOP/s (useful), "
           "rule = max err / (2 err_bf16 + 1e-5) over the first 4 sequences")
     print("D causal lengths | sm90 | sm90ws | ws/sm90 (rounds) | dense | ws/dense | rule sm90 / ws")
