@@ -392,15 +392,29 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
 # The mean key length of a packed batch's sequences (its keys over its
 # sequences) from which its forward takes the sm90ws varlen kernel
 # (<target>-varlen-ws: one CTA a query block, no persistent walk) over the
-# sm90 one of <target>-varlen. PROVISIONAL until measured.
-SM90WS_VARLEN_MIN_MEAN_KEYS = 1024
+# sm90 one of <target>-varlen. H200, bf16, 32k tokens, docs/PERF.md run
+# 544 (scripts/kernels/bench_varlen_ws.py, each kernel forced): at D = 128
+# 1.07-1.27x from 512 keys, causal or not; DeepSeek's MLA (192, 128)
+# 1.18-1.36x from 512; at D = 64 without a mask 0.98x at 512, 1.06x at
+# 1024, 1.19-1.22x from 2048, causal 0.83x at 512, 0.93x at 1024, 1.03x at
+# 2048, 1.12x at 4096.
+SM90WS_VARLEN_MIN_MEAN_KEYS = 512
+SM90WS_VARLEN_MIN_MEAN_KEYS_D64 = {False: 1024, True: 2048}  # by causal
+
+
+def sm90ws_varlen_min_mean_keys(variant):
+    """The mean key length from which the packed-batch forward of
+    `variant` takes the sm90ws kernel where an artifact has one."""
+    if variant.head_dim == 64:
+        return SM90WS_VARLEN_MIN_MEAN_KEYS_D64[bool(variant.causal)]
+    return SM90WS_VARLEN_MIN_MEAN_KEYS
 
 
 def varlen_forward_kernel(device_index, variant, capability, mean_keys):
     """The forward kernel of the packed-batch `variant` for sequences of
     `mean_keys` keys on average: an artifact's sm90ws kernel of the variant
-    from SM90WS_VARLEN_MIN_MEAN_KEYS on, otherwise the first one found."""
-    if mean_keys >= SM90WS_VARLEN_MIN_MEAN_KEYS:
+    from sm90ws_varlen_min_mean_keys on, otherwise the first one found."""
+    if mean_keys >= sm90ws_varlen_min_mean_keys(variant):
         directory = sm90ws_dir(variant, capability=capability)
         if directory is not None:
             return kernel(device_index, variant, directory)

@@ -113,3 +113,31 @@ def test_steps_of_one_signature_reuse_their_launches(routed):
         check_result(out.detach(), lse, ref, ref_lse, low, 2, q.shape,
                      torch.bfloat16)
     assert routed == [(4, 256, 32, 128)] * 3
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_nan_in_unwritten_cache_rows_stays_there(routed, d):
+    """A cache's rows past each sequence's length (never written: NaN here,
+    as torch.empty may leave them) are read by the varlen kernel's last key
+    block of the sequence (on the sm90ws kernel, whose tensor maps span the
+    whole cache, not zero-filled): P = 0 there must not let them in (0 ·
+    NaN), on either kernel the capacity takes."""
+    k = torch.randn(2, 1024, 8, d, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    n = [100, 700]
+    for i, length in enumerate(n):
+        k[i, length:] = float("nan")
+        v[i, length:] = float("nan")
+    # The reference's own products would carry the NaNs (0 · NaN): it reads
+    # zeros there, which the semantics never look at.
+    kd, vd = (torch.nan_to_num(t, nan=0.0).transpose(1, 2) for t in (k, v))
+    q = torch.randn(2, 128, 32, d, device="cuda", dtype=torch.bfloat16)
+    seqlens = torch.tensor(n, device="cuda", dtype=torch.int32)
+    out, lse = flashfuse.attention_with_kvcache(q, k, v, seqlens,
+                                                return_lse=True)
+    ref, ref_lse = reference(q, kd, vd, n, d ** -0.5, True, (-1, -1), 0.0,
+                             upcast=True)
+    low, _ = reference(q, kd, vd, n, d ** -0.5, True, (-1, -1), 0.0,
+                       upcast=False)
+    check_result(out, lse, ref, ref_lse, low, 2, q.shape, torch.bfloat16)
+    assert routed == [(4, 256, 32, d)]

@@ -323,3 +323,31 @@ def test_backward_arguments_pass_the_runtime_checks(rt):
         0.0, True)
     assert a.dk not in (grads[1].data_ptr(), 0)
     del keep
+
+
+@pytest.mark.parametrize("head_dim, causal, mean_keys, ws", [
+    (128, 0, 511, False), (128, 0, 512, True), (128, 1, 512, True),
+    (192, 2, 512, True), (64, 0, 1023, False), (64, 0, 1024, True),
+    (64, 1, 1024, False), (64, 2, 2047, False), (64, 1, 2048, True)])
+def test_varlen_forward_kernel_takes_sm90ws_from_a_mean_length(
+        monkeypatch, head_dim, causal, mean_keys, ws):
+    # The sm90ws packed-batch forward from the lengths run 544 measured
+    # (docs/PERF.md): D = 128 and MLA from 512 keys a sequence, D = 64 from
+    # 1024 without a mask and 2048 causal; the sm90 kernel below, and where
+    # no artifact has an sm90ws one.
+    from flashfuse import _kernels
+    from flashfuse import _runtime as rt
+    variant = _kernels.make_variant(
+        rt.KIND_FORWARD, rt.DTYPE_BF16, head_dim,
+        128 if head_dim == 192 else head_dim, causal, varlen=True)
+    calls = []
+    monkeypatch.setattr(_kernels, "kernel",
+                        lambda index, v, directory=None, capability=None:
+                        calls.append(directory) or directory)
+    monkeypatch.setattr(_kernels, "sm90ws_dir",
+                        lambda v, long=False, capability=None: "ws-dir")
+    got = _kernels.varlen_forward_kernel(0, variant, (9, 0), mean_keys)
+    assert got == ("ws-dir" if ws else None) and calls == [got]
+    monkeypatch.setattr(_kernels, "sm90ws_dir",
+                        lambda v, long=False, capability=None: None)
+    assert _kernels.varlen_forward_kernel(0, variant, (9, 0), 1 << 20) is None

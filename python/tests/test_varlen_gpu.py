@@ -179,7 +179,8 @@ def forced_sm90ws_forward(monkeypatch, dtype, head_dim, causal, window=False,
     ws = _kernels.sm90ws_dir(variant)
     if ws is None:
         pytest.skip("no sm90ws varlen forward of the variant in the library")
-    monkeypatch.setattr(_kernels, "SM90WS_VARLEN_MIN_MEAN_KEYS", 0)
+    monkeypatch.setattr(_kernels, "sm90ws_varlen_min_mean_keys",
+                        lambda variant: 0)
     taken = []
     lookup = _kernels.kernel
 

@@ -1,16 +1,17 @@
 """attention_with_kvcache's many-row steps (chunked prefill) on the decode
 kernels against the varlen forward kernels (flashfuse._kvcache_prefill),
-contiguous and over pages of 16 (shuffled), each path forced by the
+contiguous and over pages of 16 (shuffled), the varlen path on its
+sm90ws kernel and (-sm90) on the sm90 one, each path forced by the
 thresholds and kept in kvcache's cache of checked steps by a scale of its
 own; SDPA with causal_lower_right beside them. bf16, D = 128, Hkv = 8,
 every sequence at L keys; max error against SDPA in f32.
     python3 scripts/kernels/bench_kvcache_prefill.py B HQ L SQ[,SQ...]
-(docs/PERF.md runs 539-541)."""
+(docs/PERF.md runs 539-541, 545)."""
 import statistics, sys, time
 import torch
 sys.path.insert(0, "python")
 import flashfuse
-from flashfuse import _kvcache_prefill as prefill
+from flashfuse import _kernels, _kvcache_prefill as prefill
 from torch.nn.attention.bias import causal_lower_right
 import torch.nn.functional as F
 
@@ -54,16 +55,26 @@ for sq in SQS:
         def f():
             old = prefill.PREFILL_MIN_ROWS, prefill.PREFILL_MIN_ROWS_PAGED
             prefill.PREFILL_MIN_ROWS = prefill.PREFILL_MIN_ROWS_PAGED = rows
+            # "-sm90": the varlen path on <target>-varlen's sm90 kernel,
+            # not the sm90ws one the capacity would take (the step keeps
+            # the kernel it looked up first).
+            old_ws = _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS
+            if kw.get("sm90"):
+                _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS = 1 << 30
             # Each method its own softmax_scale, so kvcache's cache of checked
             # steps keeps one step per method (the key includes the scale).
             try: return flashfuse.attention_with_kvcache(q, *kw["args"], lens, block_table=kw.get("bt"), is_causal=True, softmax_scale=kw["scale"])
-            finally: prefill.PREFILL_MIN_ROWS, prefill.PREFILL_MIN_ROWS_PAGED = old
+            finally:
+                prefill.PREFILL_MIN_ROWS, prefill.PREFILL_MIN_ROWS_PAGED = old
+                _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS = old_ws
         return f
     ms = {
         "decode": forced(1 << 30, args=(kc, vc), scale=D ** -0.5),
         "varlen": forced(1, args=(kc, vc), scale=D ** -0.5 * (1 + 2 ** -20)),
         "decode-p16": forced(1 << 30, args=(kp, vp), bt=bt, scale=D ** -0.5 * (1 + 2 ** -19)),
         "varlen-p16": forced(1, args=(kp, vp), bt=bt, scale=D ** -0.5 * (1 + 2 ** -18)),
+        "varlen-sm90": forced(1, args=(kc, vc), scale=D ** -0.5 * (1 + 2 ** -17), sm90=True),
+        "varlen-sm90-p16": forced(1, args=(kp, vp), bt=bt, scale=D ** -0.5 * (1 + 2 ** -16), sm90=True),
         "sdpa": lambda: F.scaled_dot_product_attention(qh, kh, vh, attn_mask=causal_lower_right(sq, L), enable_gqa=True),
     }
     ref = ms["sdpa"]().transpose(1, 2).float()
