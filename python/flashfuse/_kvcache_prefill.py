@@ -229,7 +229,8 @@ class PrefillStep:
         smax = (block_table.shape[1] * k_cache.shape[1]
                 if block_table is not None else k_cache.shape[1])
         # The lengths are on the GPU: the capacity stands for the keys of
-        # the sequences with queries.
+        # the sequences with queries (attend's custom op, like any packed
+        # batch, judges by its keys over its 2B sequences: half of it).
         self.kernel = _kernels.varlen_forward_kernel(
             index, variant, ops._capability(index), smax)
         self.cu_q, self.cu_k = _empty_offsets(q.shape[0], q.shape[1], smax,
