@@ -157,13 +157,15 @@ void Sm90WsForwardBuilder::createBarriers() {
 
 void Sm90WsForwardBuilder::copyKeys(Value j, Value stage, Value full) {
   // Step j's keys: the block the iterator names (a dense walk's is j).
-  copyTile("k", Value(), tensorMapRow(producedKeyStart(j, stage), /*keys=*/true),
-           headKV, kOffset(stage), s.blockN, KernelSpec::swizzleWidth(s.headDim), full);
+  Value row = tensorMapRow(producedKeyStart(j, stage), /*keys=*/true);
+  copyTile("k", Value(), row, headKV, kOffset(stage), s.blockN,
+           KernelSpec::swizzleWidth(s.headDim), full);
 }
 
 void Sm90WsForwardBuilder::copyValues(Value j, Value stage, Value full) {
-  copyTile("v", Value(), tensorMapRow(producedKeyStart(j, stage), /*keys=*/true),
-           headKV, vOffset(stage), s.blockN, KernelSpec::swizzleWidth(s.headDimV), full);
+  Value row = tensorMapRow(producedKeyStart(j, stage), /*keys=*/true);
+  copyTile("v", Value(), row, headKV, vOffset(stage), s.blockN,
+           KernelSpec::swizzleWidth(s.headDimV), full);
 }
 
 Value Sm90WsForwardBuilder::producedKeyStart(Value j, Value stage) {
@@ -434,8 +436,7 @@ void Sm90WsForwardBuilder::clearValuesPastKeys(Value lastBlock,
   // threads striding over the tail's chunks.
   int64_t box = swizzle::kRowBytes / s.elementBytes(), chunk = 8;
   int64_t chunksPerRow = s.headDimV / chunk;
-  Value first = valid;
-  Value chunks = arith::MulIOp::create(b, arith::SubIOp::create(b, rows, first),
+  Value chunks = arith::MulIOp::create(b, arith::SubIOp::create(b, rows, valid),
                                        cIdx(b, chunksPerRow));
   Value lane = arith::RemUIOp::create(b, tid, cIdx(b, 128));
   Value base = vOffset(stageOf(lastBlock, nStart));
@@ -448,7 +449,7 @@ void Sm90WsForwardBuilder::clearValuesPastKeys(Value lastBlock,
     b.setInsertionPointToStart(loop.getBody());
     Value c = loop.getInductionVar();
     Value row = arith::AddIOp::create(
-        b, first, arith::DivUIOp::create(b, c, cIdx(b, chunksPerRow)));
+        b, valid, arith::DivUIOp::create(b, c, cIdx(b, chunksPerRow)));
     Value col = arith::MulIOp::create(
         b, arith::RemUIOp::create(b, c, cIdx(b, chunksPerRow)), cIdx(b, chunk));
     // Element (row, col) of box col / 64.
