@@ -391,7 +391,7 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
 
 # The mean key length of a packed batch's sequences (its keys over its
 # sequences) from which its forward takes the sm90ws varlen kernel
-# (<target>-varlen-ws: one CTA a query block, no persistent walk) over the
+# (<target>-varlen-ws: a persistent walk at D <= 128 since run 546) over the
 # sm90 one of <target>-varlen. H200, bf16, 32k tokens, docs/PERF.md run
 # 544 (scripts/kernels/bench_varlen_ws.py, each kernel forced): at D = 128
 # 1.07-1.27x from 512 keys, causal or not; DeepSeek's MLA (192, 128)

@@ -214,6 +214,28 @@ def test_varlen_sm90ws_forward_matches_each_sequence(monkeypatch, dtype,
     assert taken == [ws]
 
 
+# Forty sequences of 0..900 rows (seeded): with 8 query heads, 2240 units
+# of the longest sequence's query blocks, most CTAs of the persistent walk
+# take a dozen or more and skip those past their sequence's blocks.
+MANY = [(n, n) for n in
+        [(37 * i * i + 11 * i) % 901 for i in range(40)]]
+
+
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_varlen_sm90ws_forward_walks_many_units(monkeypatch, head_dim,
+                                                causal):
+    # The sm90ws forward's persistent walk over a packed batch: units of the
+    # longest sequence's query blocks x heads x sequences, each sequence's
+    # own blocks (pairs n-1-i and i under a causal mask) and the rest
+    # skipped, every CTA walking many units.
+    dtype = torch.bfloat16
+    ws, taken = forced_sm90ws_forward(monkeypatch, dtype, head_dim, causal)
+    check_packed(MANY, dtype, head_dim, causal, (8, 2))
+    assert taken == [ws]
+
+
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("sm90ws", [False, True], ids=["first", "sm90ws"])
 def test_nan_in_the_next_sequence_stays_there(monkeypatch, sm90ws, head_dim):

@@ -298,6 +298,9 @@ std::vector<flashfuse_arg> namedArgs(const ForwardChecker &checker,
     out.push_back(integer("num_seqs", FLASHFUSE_PARAM_I32, p->num_seqs));
     out.push_back(integer("max_seqlen_q", FLASHFUSE_PARAM_I32,
                           p->max_seqlen_q));
+    // No kernel parameter: a `grid persistent` kernel's grid reads it.
+    out.push_back(integer("max_seqlen_k", FLASHFUSE_PARAM_I32,
+                          p->max_seqlen_k));
   }
   return out;
 }

@@ -37,6 +37,35 @@ flashfuse_status checkGrid(const KernelSpec &spec, const flashfuse_context &c,
 /// block per SM for.
 constexpr int64_t kPersistentMaxKeys = 8192;
 
+/// A packed batch's static walk needs tiles of about equal cost: its
+/// sequences must fill at least this share of the longest one's rows, on
+/// average, in queries and in keys.
+constexpr int64_t kPackedWalkMinFillPercent = 90;
+
+/// Whether `total` rows over `seqs` sequences of at most `longest` fill
+/// kPackedWalkMinFillPercent of seqs * longest.
+bool evenlyFilled(int64_t total, int64_t seqs, int64_t longest) {
+  return 100 * total >= kPackedWalkMinFillPercent * seqs * longest;
+}
+
+/// KERNEL_ABI.md "grid persistent": one block per SM (these kernels take a
+/// whole SM's registers), none idle where there are fewer tiles; each walks
+/// the tiles blockIdx.x, blockIdx.x + gridDim.x, ... Unless `walk`: past
+/// kPersistentMaxKeys keys a tile's prologue is a small share of it and
+/// the static walk's last round leaves SMs idle (docs/PERF.md, run 108),
+/// and over a packed batch of unequal lengths the static walk gives some
+/// SMs many times the work of others (run 546): one block per tile then,
+/// which the hardware schedules as SMs free up. `dims` (the tile grid)
+/// becomes the launch's.
+void persistentDims(const flashfuse_context &c, bool walk, int64_t dims[3],
+                    const char *what[3]) {
+  int64_t tiles = dims[0] * dims[1] * dims[2];
+  int64_t slots = c.smCount > 0 && walk ? c.smCount : tiles;
+  dims[0] = tiles < slots ? tiles : slots;
+  dims[1] = dims[2] = 1;
+  what[0] = "blocks";
+}
+
 } // namespace
 
 flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
@@ -152,6 +181,24 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
     dims[2] = numSeqs;
     what[0] = keys ? "key blocks" : "query blocks";
     what[2] = "num_seqs";
+    if (spec.persistent) {
+      // The longest key sequence: max_seqlen_k where the caller names it
+      // (the forward's own launch does; the kernel takes no such
+      // parameter), else the longest query sequence, whose fill alone then
+      // decides.
+      const flashfuse_arg *named = findArg(args, n, "max_seqlen_k");
+      bool keysNamed = named && named->type == FLASHFUSE_PARAM_I32;
+      int64_t maxKeys = keysNamed ? named->i : maxSeq;
+      // The totals (seq_q, seq_k: the packed rows; 0 where not given).
+      auto total = [&](const char *name) -> int64_t {
+        const flashfuse_arg *a = findArg(args, n, name);
+        return a && a->type == FLASHFUSE_PARAM_I32 ? a->i : 0;
+      };
+      int64_t totalQ = total("seq_q"), totalK = total("seq_k");
+      bool even = evenlyFilled(totalQ, numSeqs, maxSeq) &&
+                  (!keysNamed || evenlyFilled(totalK, numSeqs, maxKeys));
+      persistentDims(c, even && maxKeys <= kPersistentMaxKeys, dims, what);
+    }
     return checkGrid(spec, c, dims, what, grid);
   }
   // KERNEL_ABI.md: `backward` has one block per key block; the postprocess
@@ -175,21 +222,11 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
   dims[2] = batch;
   what[0] = overKeys ? "key blocks" : overBoth ? "row blocks" : "query blocks";
   if (spec.persistent) {
-    // KERNEL_ABI.md "grid persistent": one block per SM (these kernels take
-    // a whole SM's registers), none idle where there are fewer tiles; each
-    // walks the tiles blockIdx.x, blockIdx.x + gridDim.x, ... Past
-    // kPersistentMaxKeys keys a tile's prologue is a small share of it and
-    // the static walk's last round leaves SMs idle (docs/PERF.md, run 108):
-    // one block per tile then, which the hardware schedules as SMs free up.
-    int64_t tiles = dims[0] * dims[1] * dims[2];
     const flashfuse_arg *keys = findArg(args, n, "seq_k");
-    int64_t seqKeys = keys && keys->type == FLASHFUSE_PARAM_I32 ? keys->i : 0;
-    int64_t slots = c.smCount > 0 && seqKeys <= kPersistentMaxKeys
-                        ? c.smCount
-                        : tiles;
-    dims[0] = tiles < slots ? tiles : slots;
-    dims[1] = dims[2] = 1;
-    what[0] = "blocks";
+    persistentDims(c,
+                   !keys || keys->type != FLASHFUSE_PARAM_I32 ||
+                       keys->i <= kPersistentMaxKeys,
+                   dims, what);
   }
   return checkGrid(spec, c, dims, what, grid);
 }

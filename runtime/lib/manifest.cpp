@@ -634,10 +634,10 @@ private:
                    "'split_arrivals' or 'split_counters'), the merge the "
                    "runtime falls back to where it launches no clusters");
     }
-    if (k.persistent && (v.kind != FLASHFUSE_KIND_FORWARD || v.varlen ||
-                         v.block_sparse))
-      return bad("'grid persistent' is for dense forwards only (their tile "
-                 "walk is over query blocks x heads x batch)");
+    if (k.persistent && (v.kind != FLASHFUSE_KIND_FORWARD || v.block_sparse))
+      return bad("'grid persistent' is for forwards without block-sparse "
+                 "lists only (their tile walk is over query blocks x heads "
+                 "x batch or sequences)");
     if (std::string why = boundProblem(k); !why.empty())
       return bad(why);
     if (std::string why = captureProblem(k); !why.empty())

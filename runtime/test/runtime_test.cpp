@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -155,9 +156,11 @@ void testMalformedManifests() {
        "kernel 'a' (line 4) lacks 'dtype'"},
       {std::string(kHeader) + "kernel a\n  grid wide\n",
        "bad grid 'wide' (expected tiles|persistent)"},
-      {std::string(kHeader) + "kernel a\n  varlen 1\n  grid persistent\n" +
-           kKernelBody + "end\n",
-       "'grid persistent' is for dense forwards only"},
+      {std::string(kHeader) + "kernel a\n  grid persistent\n" +
+           std::regex_replace(kKernelBody, std::regex("forward"),
+                              "backward_dq") +
+           "end\n",
+       "'grid persistent' is for forwards without block-sparse lists only"},
   };
   for (const Case &c : cases)
     EXPECT_ERROR(Manifest::fromText(c.text), FLASHFUSE_ERROR_MANIFEST,
@@ -174,6 +177,12 @@ void testMalformedManifests() {
                               grid + "\n" + kKernelBody + "end\n")
                .kernels()
                .size() == 1);
+  // A packed batch's forward may walk its tiles too.
+  EXPECT(Manifest::fromText(std::string(kHeader) +
+                            "kernel a\n  varlen 1\n  grid persistent\n" +
+                            kKernelBody + "end\n")
+             .kernels()
+             .size() == 1);
 }
 
 // Arguments for kernel 0 of the sample (f16, D = 128) with plausible,

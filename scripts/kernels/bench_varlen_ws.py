@@ -5,8 +5,12 @@ our dense forward over the same tokens in equal lengths beside them
 method warmed up 250 ms on its own calls, medians of interleaved rounds;
 FlashAttention's rule per sequence for both varlen kernels (f32 reference
 of each sequence alone).
-    python3 scripts/kernels/bench_varlen_ws.py [ROUNDS]
-(docs/PERF.md, "The sm90ws forward over packed batches")."""
+    python3 scripts/kernels/bench_varlen_ws.py [ROUNDS] [--baseline DIR]
+        [--head-dims 128,64]
+With --baseline, DIR's sm90ws varlen kernels (another build's
+<target>-varlen-ws) are timed beside them ("base": ws / base).
+(docs/PERF.md, "The sm90ws forward over packed batches", "The packed
+sm90ws forward walks its tiles")."""
 import math, random, statistics, sys
 import torch
 import torch.nn.functional as F
@@ -16,7 +20,18 @@ from flashfuse import _kernels, ops
 from flashfuse.bench import time_ms
 from flashfuse import _runtime as rt
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+args = sys.argv[1:]
+BASELINE = None
+if "--baseline" in args:
+    at = args.index("--baseline")
+    BASELINE = args[at + 1]
+    del args[at:at + 2]
+HEAD_DIMS = (128, 64)
+if "--head-dims" in args:
+    at = args.index("--head-dims")
+    HEAD_DIMS = tuple(int(x) for x in args[at + 1].split(","))
+    del args[at:at + 2]
+ROUNDS = int(args[0]) if args else 3
 TOKENS = 32768
 
 
@@ -59,11 +74,13 @@ def rule(out, q, k, v, lens, causal):
 def main():
     torch.manual_seed(0)
     cap = ops._capability(0)
-    cells = [(d, causal, name) for d in (128, 64) for causal in (False, True)
+    cells = [(d, causal, name) for d in HEAD_DIMS for causal in (False, True)
              for name in ("random", "512", "1024", "2048", "4096")]
-    # DeepSeek's MLA prefill (D = 192, Dv = 128, 16 heads)
-    cells += [(192, causal, name) for causal in (False, True)
-              for name in ("random", "512", "2048")]
+    # DeepSeek's MLA prefill (D = 192, Dv = 128, 16 heads; one tile a block,
+    # so not beside a baseline)
+    if not BASELINE:
+        cells += [(192, causal, name) for causal in (False, True)
+                  for name in ("random", "512", "2048")]
     setups = {}
     for d, causal, name in cells:
         dv = 128 if d == 192 else d
@@ -89,22 +106,27 @@ def main():
              "sm90ws": launcher(q, k, v, torch.empty_like(v), torch.empty_like(lse), cu, max(lens), causal, ws, variant),
              "dense": lambda qd=qd, kd=kd, vd=vd, causal=causal:
                  flashfuse.attention(qd, kd, vd, is_causal=causal)}
+        if BASELINE:
+            m["base"] = launcher(q, k, v, torch.empty_like(v), torch.empty_like(lse), cu,
+                                 max(lens), causal, BASELINE, variant)
         errs = {}
-        for key in ("sm90", "sm90ws"):
+        for key in [k for k in ("sm90", "sm90ws", "base") if k in m]:
             out = m[key]()
             errs[key] = rule(out, q, k, v, lens, causal)
         setups[(d, causal, name)] = (m, flop, dense_flop, errs, (sm90, ws))
     for fn in setups[cells[-1]][0].values():  # a throwaway shape
         time_ms(fn, [()], 3, 5)
-    times = {c: {k: [] for k in ("sm90", "sm90ws", "dense")} for c in cells}
+    keys = ("sm90", "sm90ws", "dense") + (("base",) if BASELINE else ())
+    times = {c: {k: [] for k in keys} for c in cells}
     for r in range(ROUNDS):
         for c in cells:
             m = setups[c][0]
-            for key in (("sm90", "sm90ws", "dense") if r % 2 == 0 else ("dense", "sm90ws", "sm90")):
+            for key in (keys if r % 2 == 0 else keys[::-1]):
                 times[c][key].append(time_ms(m[key], [()], 3, 20))
     print(f"# {torch.cuda.get_device_name()}, bf16, {ROUNDS} rounds; TFLOP/s (useful), "
           "rule = max err / (2 err_bf16 + 1e-5) over the first 4 sequences")
-    print("D causal lengths | sm90 | sm90ws | ws/sm90 (rounds) | dense | ws/dense | rule sm90 / ws")
+    print("D causal lengths | sm90 | sm90ws | ws/sm90 (rounds) | dense | ws/dense | rule sm90 / ws"
+          + (" | base | ws/base (rounds) | rule base" if BASELINE else ""))
     for c in cells:
         m, flop, dflop, errs, dirs = setups[c]
         t = times[c]
@@ -114,7 +136,11 @@ def main():
         print(f"{c[0]} {'causal' if c[1] else 'full'} {c[2]} | {tf('sm90', flop):.1f} | {tf('sm90ws', flop):.1f} | "
               f"{med['sm90'] / med['sm90ws']:.3f} ({min(ratios):.3f}-{max(ratios):.3f}) | "
               f"{tf('dense', dflop):.1f} | {tf('sm90ws', flop) / tf('dense', dflop):.3f} | "
-              f"{errs['sm90']:.2f} / {errs['sm90ws']:.2f}")
+              f"{errs['sm90']:.2f} / {errs['sm90ws']:.2f}"
+              + (f" | {tf('base', flop):.1f} | {med['base'] / med['sm90ws']:.3f} "
+                 f"({min(a / b for a, b in zip(t['base'], t['sm90ws'])):.3f}-"
+                 f"{max(a / b for a, b in zip(t['base'], t['sm90ws'])):.3f}) | "
+                 f"{errs['base']:.2f}" if BASELINE else ""))
     print("dirs:", {str(c): [str(x).split('/')[-1] for x in setups[c][4]] for c in cells[:1]})
 
 

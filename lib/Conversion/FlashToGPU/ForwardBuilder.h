@@ -132,6 +132,13 @@ protected:
   /// band of its rows (split-KV decode takes its split's share of it).
   /// With a key-block iterator, the positions of its walk.
   virtual std::pair<Value, Value> blockKeyRange();
+  /// A persistent walk's hooks (Sm90WsForward.cpp): where a tile's batch
+  /// is a sequence of its own (a packed batch), the count of query blocks
+  /// of sequence `batch` (i32; null: every batch has the walk's count),
+  /// and the tile's sequence placed once batchIdx, head and mStart are the
+  /// tile's.
+  virtual Value queryBlocksOfBatch(Value batch) { return Value(); }
+  virtual void placeTileSequence() {}
 
   //===--- The key-block iterator's hooks --------------------------------===//
   /// The key block (of block_n keys) that step `position` of the key loop

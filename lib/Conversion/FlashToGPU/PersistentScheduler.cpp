@@ -12,19 +12,29 @@
 using namespace mlir;
 using namespace mlir::flash;
 
+namespace {
+// The walk computes in 32 bits: index is 64-bit on NVPTX, and a 64-bit
+// division by a runtime value is a long sequence that the producer
+// warpgroup, at few registers, cannot hold.
+Value c32(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
+}
+Value to32(ImplicitLocOpBuilder &b, Value v) {
+  return arith::IndexCastUIOp::create(b, b.getI32Type(), v);
+}
+Value toIndex(ImplicitLocOpBuilder &b, Value v) {
+  return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
+}
+} // namespace
+
 SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
                                                         Body body) {
-  // In 32 bits: index is 64-bit on NVPTX, and a 64-bit division by a
-  // runtime value is a long sequence that the producer warpgroup, at few
-  // registers, cannot hold.
+  if (packedBlocksOf)
+    return forEachPackedTile(init, body);
   Type i32 = b.getI32Type();
-  auto c32 = [&](int64_t v) {
-    return arith::ConstantOp::create(b, b.getI32IntegerAttr(v));
-  };
-  auto to32 = [&](Value v) { return arith::IndexCastUIOp::create(b, i32, v); };
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, b.getIndexType(), v);
-  };
+  auto c32 = [&](int64_t v) { return ::c32(b, v); };
+  auto to32 = [&](Value v) { return ::to32(b, v); };
+  auto toIndex = [&](Value v) { return ::toIndex(b, v); };
   Value one = c32(1);
   Value heads32 = to32(heads);
   Value queryBlocks = arith::CeilDivUIOp::create(b, to32(seqQ), c32(blockM));
@@ -182,6 +192,89 @@ SmallVector<Value> PersistentTileScheduler::forEachTile(ValueRange init,
     Value pairBlock = arith::SelectOp::create(b, first, mirror, inHead);
     tile.queryBlock =
         toIndex(arith::SelectOp::create(b, isPair, pairBlock, single));
+    scf::YieldOp::create(b, body(tile, inner.getRegionIterArgs()));
+  }
+  scf::YieldOp::create(b, inner.getResults());
+  return outer.getResults();
+}
+
+SmallVector<Value> PersistentTileScheduler::forEachPackedTile(ValueRange init,
+                                                              Body body) {
+  auto c32 = [&](int64_t v) { return ::c32(b, v); };
+  Value one = c32(1);
+  Value heads32 = to32(b, heads);
+  Value mostBlocks =
+      arith::CeilDivUIOp::create(b, to32(b, seqQ), c32(blockM));
+  Value grid = to32(b, gpu::GridDimOp::create(b, gpu::Dimension::x));
+  // Pairs where the grid is smaller than the tiles, as the dense walk's;
+  // with a block a tile, causal blocks go longest first.
+  Value pair;
+  Value unitsPerHead = mostBlocks;
+  if (pairMirrors) {
+    Value tiles = arith::MulIOp::create(
+        b, arith::MulIOp::create(b, mostBlocks, heads32), to32(b, batch));
+    pair = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, grid, tiles);
+    unitsPerHead = arith::SelectOp::create(
+        b, pair, arith::CeilDivUIOp::create(b, mostBlocks, c32(2)),
+        mostBlocks);
+  }
+  Value units = arith::MulIOp::create(
+      b, arith::MulIOp::create(b, unitsPerHead, heads32), to32(b, batch));
+  // The CTA's units cta, cta + grid, ... counted from 0, the unit
+  // recomputed in each from the CTA's coordinates read afresh: the
+  // producer, at 40 registers, spilled the grid size held as the step.
+  Value cta = to32(b, gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  Value items = arith::SelectOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, cta, units),
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, units, cta),
+                                 grid),
+      c32(0));
+  auto outer = scf::ForOp::create(b, c32(0), items, one, init);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(outer.getBody());
+  Value unit = arith::AddIOp::create(
+      b, to32(b, readRegister("ctaid.x")),
+      arith::MulIOp::create(b, outer.getInductionVar(),
+                            to32(b, readRegister("nctaid.x"))));
+  Value inHead = arith::RemUIOp::create(b, unit, unitsPerHead);
+  Value headBatch = arith::DivUIOp::create(b, unit, unitsPerHead);
+  Tile tile;
+  tile.head = toIndex(b, arith::RemUIOp::create(b, headBatch, heads32));
+  tile.batch = toIndex(b, arith::DivUIOp::create(b, headBatch, heads32));
+  // The sequence's own blocks: n - 1 - i first (the longer under a causal
+  // mask), then i unless it is the same block; a unit at or past them has
+  // none.
+  Value blocks = packedBlocksOf(tile.batch);
+  Value mirror =
+      arith::SubIOp::create(b, arith::SubIOp::create(b, blocks, one), inHead);
+  Value count;
+  if (pairMirrors) {
+    // Signed: n - 2i is negative for the units past a short sequence.
+    Value left = arith::SubIOp::create(
+        b, blocks, arith::MulIOp::create(b, inHead, c32(2)));
+    Value pairCount = arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, left, c32(0)), c32(2));
+    Value single = arith::ExtUIOp::create(
+        b, b.getI32Type(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, inHead, blocks));
+    count = arith::SelectOp::create(b, pair, pairCount, single);
+  } else {
+    count = arith::ExtUIOp::create(
+        b, b.getI32Type(),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, inHead, blocks));
+  }
+  auto inner =
+      scf::ForOp::create(b, c32(0), count, one, outer.getRegionIterArgs());
+  {
+    OpBuilder::InsertionGuard gi(b);
+    b.setInsertionPointToStart(inner.getBody());
+    Value block = inHead;
+    if (pairMirrors) {
+      Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                          inner.getInductionVar(), c32(0));
+      block = arith::SelectOp::create(b, first, mirror, inHead);
+    }
+    tile.queryBlock = toIndex(b, block);
     scf::YieldOp::create(b, body(tile, inner.getRegionIterArgs()));
   }
   scf::YieldOp::create(b, inner.getResults());

@@ -26,6 +26,13 @@
 // of the one-block-per-tile grid, so the CTAs that run at one time read
 // the K/V of a few heads, which stay in L2.
 //
+// A packed batch's walk (withPackedBlocks; VarlenScheduler.h) has the
+// units of a batch of the longest sequence's blocks, each unit's sequence
+// counting its own: a unit past them is skipped, and a causal pair is the
+// sequence's own blocks n-1-i and i (n its count), so that a pair is still
+// about n blocks of keys. No tail of single blocks: the rounds' work
+// differs by sequence anyway.
+//
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_PERSISTENTSCHEDULER_H
 #define FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_PERSISTENTSCHEDULER_H
@@ -56,6 +63,13 @@ public:
       : b(b), blockM(blockM), pairMirrors(pairMirrors), seqQ(seqQ),
         heads(heads), batch(batch), readRegister(std::move(readRegister)) {}
 
+  /// Makes the walk a packed batch's: `seqQ` is the longest sequence's
+  /// length, `batch` the count of sequences, and `queryBlocksOf(batch)`
+  /// (an i32 from an index) the given sequence's own count of query blocks.
+  void withPackedBlocks(std::function<Value(Value)> queryBlocksOf) {
+    packedBlocksOf = std::move(queryBlocksOf);
+  }
+
   /// Builds this CTA's walk: `body` runs once per tile, in the order every
   /// role of the CTA sees (producer and consumers must agree), with the
   /// values it returned for the previous tile (`init` for the first);
@@ -63,11 +77,14 @@ public:
   SmallVector<Value> forEachTile(ValueRange init, Body body);
 
 private:
+  SmallVector<Value> forEachPackedTile(ValueRange init, Body body);
+
   ImplicitLocOpBuilder &b;
   int64_t blockM;
   bool pairMirrors;
   Value seqQ, heads, batch;
   std::function<Value(StringRef)> readRegister;
+  std::function<Value(Value)> packedBlocksOf;
 };
 
 } // namespace mlir::flash

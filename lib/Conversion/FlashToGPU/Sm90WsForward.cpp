@@ -31,7 +31,9 @@
 // last blocks, its epilogue) the producer already copies the next tile's
 // first key blocks and, once the consumers' last S has read it, its Q: O
 // is staged in the last key block's V buffer, which the consumers give
-// back only after the epilogue, instead of in the Q tile.
+// back only after the epilogue, instead of in the Q tile. A packed batch
+// walks units of its longest sequence's query blocks over its sequences,
+// each sequence's own blocks and no others (VarlenScheduler.h).
 //
 // MLIR has ops for every instruction used here (nvgpu.tma.async.load,
 // nvgpu.mbarrier.*, nvvm.setmaxregister, nvvm.barrier with an id); the
@@ -218,6 +220,7 @@ void Sm90WsForwardBuilder::placeTile(
       arith::DivUIOp::create(
           b, arith::IndexCastUIOp::create(b, b.getI32Type(), head), group));
   mStart = arith::MulIOp::create(b, tile.queryBlock, cIdx(b, s.blockM));
+  placeTileSequence();
 }
 
 void Sm90WsForwardBuilder::produce() {
@@ -504,10 +507,16 @@ void Sm90WsForwardBuilder::buildWarpSpecialized() {
             b, swizzledPad,
             cIdx(b, 2 * (qElems + s.stages * (kElems + vElems)))),
         b.getI32Type());
+  // A packed batch's walk: units of its longest sequence's query blocks
+  // over its sequences, each sequence's own blocks walked (VarlenScheduler).
   scheduler = std::make_unique<PersistentTileScheduler>(
-      b, s.blockM, s.causal != KernelSpec::Causal::None, seqQ, headsQ,
-      idx("batch"),
+      b, s.blockM, s.causal != KernelSpec::Causal::None,
+      s.varlen ? idx("max_seqlen_q") : seqQ, headsQ,
+      idx(s.varlen ? "num_seqs" : "batch"),
       [this](StringRef name) { return readSpecialRegisterOpaquely(name); });
+  if (s.varlen)
+    scheduler->withPackedBlocks(
+        [this](Value batch) { return queryBlocksOfBatch(batch); });
   scoreFactor =
       arith::MulFOp::create(b, scoreScale(), cF32(b, float(M_LOG2E)));
   createBarriers();

@@ -103,7 +103,8 @@ protected:
                              this->arg.lookup("cu_seqlens_k"), this->batchIdx,
                              this->arg.lookup("num_seqs"),
                              this->arg.lookup("seq_q"),
-                             this->arg.lookup("seq_k"));
+                             this->arg.lookup("seq_k"), UnownedRows::Queries,
+                             /*zeroExtend=*/this->s.persistentGrid());
     this->seqQ = seq.lengthQ;
     this->seqK = seq.lengthK;
   }
@@ -111,6 +112,11 @@ protected:
   void readForwardArguments() override {
     auto &b = this->b;
     this->readArguments();
+    if (this->s.persistentGrid()) {
+      // The walk places each tile's sequence (placeTileSequence); the
+      // copies are the TMA producer's, from no base.
+      return;
+    }
     placeSequence();
     this->diagOffset =
         this->s.causal == KernelSpec::Causal::BottomRight
@@ -131,6 +137,27 @@ protected:
     this->vStrideS = this->idx("v_stride_s");
   }
 
+  /// A persistent walk's (the sm90ws forward's, over units of the
+  /// longest sequence's query blocks x Hq x sequences): sequence `z`'s own
+  /// query blocks, so the walk skips the units past them ...
+  Value queryBlocksOfBatch(Value z) override {
+    auto &b = this->b;
+    PackedSequence in = readPackedSequence(
+        b, this->arg.lookup("cu_seqlens_q"), this->arg.lookup("cu_seqlens_k"),
+        z, this->arg.lookup("num_seqs"), this->arg.lookup("seq_q"),
+        this->arg.lookup("seq_k"));
+    return arith::CeilDivUIOp::create(
+        b, arith::IndexCastUIOp::create(b, b.getI32Type(), in.lengthQ),
+        arith::ConstantIntOp::create(b, b.getI32Type(), this->s.blockM));
+  }
+  /// ... and each tile's sequence read again where the tile is placed,
+  /// rather than kept from the walk's test across the tile.
+  void placeTileSequence() override {
+    placeSequence();
+    if (this->s.causal == KernelSpec::Causal::BottomRight)
+      this->diagOffset = arith::SubIOp::create(this->b, this->seqK, this->seqQ);
+  }
+
   /// The sequence's rows of head `h`: [1, H, total, D] operands, their
   /// batch stride unused.
   Value operandBase(StringRef name, Value h) override {
@@ -147,7 +174,9 @@ protected:
   /// spilled 24 bytes in the sm80 f32-O kernel at D = 128). The staged
   /// epilogue re-reads every coordinate itself (rereadCoordinates).
   void writeEpilogue(const typename Engine::SoftmaxState &final) override {
-    if (!this->stagesOutput()) {
+    if (!this->stagesOutput() && this->s.persistentGrid()) {
+      placeSequence(); // the tile's, whose batchIdx the walk set
+    } else if (!this->stagesOutput()) {
       Value z = this->batchIdx;
       this->batchIdx = this->readSpecialRegisterOpaquely("ctaid.z");
       placeSequence();

@@ -476,7 +476,10 @@ typedef struct flashfuse_arg {
  * backward_dq, max_seqlen_k, heads_q and num_seqs for a varlen backward;
  * seq_k for `backward`, max(seq_q, seq_k) for `backward_postprocess`;
  * heads_kv and num_splits too for `decode`; batch, heads_kv and seq_new for
- * `kv_append`; one block for `decode_check`). Checks
+ * `kv_append`; one block for `decode_check`; a `grid persistent` kernel's
+ * walk by seq_k, or for a varlen forward by max_seqlen_k where given (with
+ * allow_unused: the kernel takes no such param) and else max_seqlen_q,
+ * KERNEL_ABI.md "Grids"). Checks
  * that every param is given with the right type, pointers are non-null and
  * 16-byte aligned, and values fit their types; the shape checks of
  * flashfuse_attention_forward are the caller's job here. An argument the

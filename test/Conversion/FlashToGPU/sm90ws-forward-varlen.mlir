@@ -1,11 +1,11 @@
 // REQUIRES: ptxas
 // A packed batch's forward on the sm90ws recipe (flashfuse-compile
-// --recipe=sm90ws): VarlenScheduler<Sm90WsForwardBuilder>, one tile a
-// block over (query blocks of the longest sequence, Hq, sequences + 1),
-// not the persistent walk (whose tiles the host cannot count here); the
-// producer copies the sequence's rows from its first packed row in batch 0
-// of the [1][H][total][D] tensor maps. 0 spill bytes (flashfuse-compile
-// fails on a spill).
+// --recipe=sm90ws): VarlenScheduler<Sm90WsForwardBuilder> on the
+// persistent walk (`grid persistent`: units of the longest sequence's
+// query blocks x Hq x sequences, each sequence's own blocks walked and the
+// rest skipped, PersistentScheduler.h); the producer copies the sequence's
+// rows from its first packed row in batch 0 of the [1][H][total][D]
+// tensor maps. 0 spill bytes (flashfuse-compile fails on a spill).
 // RUN: rm -rf %t && flashfuse-compile %s --target=h100 --recipe=sm90ws -o %t | FileCheck %s
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
@@ -14,22 +14,28 @@
 // CHECK: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_varlen (smem
 
 // MANIFEST-LABEL: kernel flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_varlen
-// MANIFEST-NOT: grid persistent
 // MANIFEST: varlen 1
-// MANIFEST-NOT: grid persistent
-// MANIFEST: params {{.*}}memref:cu_seqlens_q memref:cu_seqlens_k {{.*}}i32:num_seqs i32:max_seqlen_q {{.*}}tensormap:q_map tensormap:k_map tensormap:v_map
-// MANIFEST-NOT: grid persistent
+// MANIFEST-NEXT: grid persistent
+// MANIFEST-NEXT: params {{.*}}memref:cu_seqlens_q memref:cu_seqlens_k {{.*}}i32:num_seqs i32:max_seqlen_q {{.*}}tensormap:q_map tensormap:k_map tensormap:v_map
 // MANIFEST: end
 
-// The block reads its sequence's offsets before the roles split; the
-// producer (one tile: 24 registers) copies Q from column 0 of batch 0 (the
-// same zero register twice), after the first key blocks.
+// The producer (40 registers, as the dense walk's) walks its units from
+// the CTA's coordinates, reads each unit's sequence (its query blocks: two
+// offsets), then the tile's (four), and copies from column 0 of batch 0
+// (the same zero register twice); the consumers walk the same units.
 // PTX-LABEL: .entry flash_fwd_sm90ws_bf16_d128_m128n128w8s3_causal_varlen(
+// PTX: setmaxnreg.dec.sync.aligned.u32 40;
+// PTX: %nctaid.x
+// PTX: %ctaid.x
 // PTX: ld.global.b32
 // PTX: ld.global.b32
-// PTX: setmaxnreg.dec.sync.aligned.u32 24;
-// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {[[ZERO:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}}, [[ZERO]]}], [__mbarrier];
-// PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// PTX: ld.global.b32
+// PTX: ld.global.b32
+// PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {[[ZERO:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}}, [[ZERO]]}], [{{.*}}];
+// PTX: setmaxnreg.inc.sync.aligned.u32 232;
+// PTX: %nctaid.x
+// PTX: %ctaid.x
+// PTX: ld.global.b32
 // PTX: wgmma.mma_async
 func.func @varlen(%q: tensor<1x16x1000x128xbf16>, %k: tensor<1x4x1000x128xbf16>,
                   %cu: tensor<9xi32>) -> tensor<1x16x1000x128xbf16> {

@@ -290,12 +290,12 @@ struct KernelSpec {
   /// gives up (Sm90WsForward.cpp: the 16-bit causal, bottom-right and f32-O
   /// kernels of 80 keys spill 8-28 bytes at 232, the FP8 ones more; the walk
   /// was worth 0-4% there, runs 108 and 163), nor a block-sparse one, whose
-  /// iterator reads its query block from the block's coordinates, nor a
-  /// packed batch's, whose sequences' blocks are known on the device only
-  /// (VarlenScheduler: a block per query block of the longest sequence).
+  /// iterator reads its query block from the block's coordinates. A packed
+  /// batch's walks units of its longest sequence's query blocks, skipping
+  /// those past each sequence's own (PersistentScheduler.h).
   bool persistentGrid() const {
     return recipe == Recipe::Sm90Ws && kind == Kind::Forward && !blockSparse &&
-           !varlen && headDim <= 128;
+           headDim <= 128;
   }
   /// Whether the sm90ws forward's consumer warpgroups issue their products
   /// in turn (FlashAttention-3's scheduler barriers, Sm90WsForward.h: while
