@@ -39,13 +39,20 @@ constexpr int64_t kPersistentMaxKeys = 8192;
 
 /// A packed batch's static walk needs tiles of about equal cost: its
 /// sequences must fill at least this share of the longest one's rows, on
-/// average, in queries and in keys.
-constexpr int64_t kPackedWalkMinFillPercent = 90;
+/// average, in queries and in keys; under a causal mask, whose walk pairs
+/// each sequence's long and short query blocks, a little less. H200, bf16,
+/// D = 64 and 128, 32k tokens (docs/PERF.md run 547), the walk against a
+/// block a unit: equal lengths 1.03-1.09x (causal 1.10-1.24x); 89-90%
+/// filled 0.94-1.03x (causal 1.02-1.21x); 78% 0.91-0.94x (causal
+/// 0.95-1.00x); 62% 0.81-0.89x (causal 0.92-1.01x).
+constexpr int64_t kPackedWalkMinFillPercent = 95;
+constexpr int64_t kPackedCausalWalkMinFillPercent = 88;
 
 /// Whether `total` rows over `seqs` sequences of at most `longest` fill
-/// kPackedWalkMinFillPercent of seqs * longest.
-bool evenlyFilled(int64_t total, int64_t seqs, int64_t longest) {
-  return 100 * total >= kPackedWalkMinFillPercent * seqs * longest;
+/// `percent` of seqs * longest.
+bool evenlyFilled(int64_t total, int64_t seqs, int64_t longest,
+                  int64_t percent) {
+  return 100 * total >= percent * seqs * longest;
 }
 
 /// KERNEL_ABI.md "grid persistent": one block per SM (these kernels take a
@@ -195,8 +202,12 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
         return a && a->type == FLASHFUSE_PARAM_I32 ? a->i : 0;
       };
       int64_t totalQ = total("seq_q"), totalK = total("seq_k");
-      bool even = evenlyFilled(totalQ, numSeqs, maxSeq) &&
-                  (!keysNamed || evenlyFilled(totalK, numSeqs, maxKeys));
+      int64_t percent = spec.variant.causal == FLASHFUSE_CAUSAL_NONE
+                            ? kPackedWalkMinFillPercent
+                            : kPackedCausalWalkMinFillPercent;
+      bool even =
+          evenlyFilled(totalQ, numSeqs, maxSeq, percent) &&
+          (!keysNamed || evenlyFilled(totalK, numSeqs, maxKeys, percent));
       persistentDims(c, even && maxKeys <= kPersistentMaxKeys, dims, what);
     }
     return checkGrid(spec, c, dims, what, grid);

@@ -73,6 +73,20 @@ kernel walk_varlen
   grid persistent
   params memref:q
 end
+kernel walk_varlen_full
+  kind forward
+  dtype bf16
+  head_dim 128
+  head_dim_v 128
+  block_m 128
+  block_n 128
+  threads 384
+  smem 0
+  causal none
+  varlen 1
+  grid persistent
+  params memref:q
+end
 )";
 
 struct Grid {
@@ -109,7 +123,7 @@ void testDense() {
   flashfuse::Manifest m;
   EXPECT_STATUS(flashfuse::parseManifest(kManifest, "grids", m),
                 FLASHFUSE_SUCCESS, "");
-  if (m.kernels.size() != 4)
+  if (m.kernels.size() != 5)
     return (void)++flashfuse_test::failures;
   const flashfuse::KernelSpec &tiles = m.kernels[0], &walk = m.kernels[1];
   // 2k rows, 16 heads, batch 8: 16 x 16 x 8 tiles.
@@ -133,7 +147,7 @@ void testPacked() {
   flashfuse::Manifest m;
   EXPECT_STATUS(flashfuse::parseManifest(kManifest, "grids", m),
                 FLASHFUSE_SUCCESS, "");
-  if (m.kernels.size() != 4)
+  if (m.kernels.size() != 5)
     return (void)++flashfuse_test::failures;
   const flashfuse::KernelSpec &tiles = m.kernels[2], &walk = m.kernels[3];
   // A block per query block of the longest sequence, head and sequence.
@@ -141,9 +155,10 @@ void testPacked() {
                                  {"max_seqlen_q", 4000}}),
               32, 16, 16));
   // The walk over those units, where the sequences are about equally
-  // long (on average 90% of the longest, in queries and in keys) and the
-  // longest key sequence is at most 8192: max_seqlen_k where the launch
-  // names it (the forward's own launch does), else max_seqlen_q.
+  // long (on average 88% of the longest, in queries and in keys, under a
+  // causal mask as this kernel's; 95% without) and the longest key
+  // sequence is at most 8192: max_seqlen_k where the launch names it (the
+  // forward's own launch does), else max_seqlen_q.
   EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 16},
                                 {"seq_q", 64000}, {"seq_k", 64000},
                                 {"max_seqlen_q", 4000},
@@ -179,6 +194,17 @@ void testPacked() {
                                 {"max_seqlen_q", 1024},
                                 {"max_seqlen_k", 4096}}),
               2048, 1, 1));
+  // Without a causal mask the batch must fill 95%.
+  const flashfuse::KernelSpec &full = m.kernels[4];
+  EXPECT(same(launchGrid(full, {{"heads_q", 16}, {"num_seqs", 16},
+                                {"seq_q", 64000}, {"seq_k", 64000},
+                                {"max_seqlen_q", 4000},
+                                {"max_seqlen_k", 4000}}),
+              132, 1, 1));
+  EXPECT(same(launchGrid(full, {{"heads_q", 16}, {"num_seqs", 16},
+                                {"seq_q", 58000}, {"seq_k", 64000},
+                                {"max_seqlen_q", 4000}}),
+              8192, 1, 1));
   // The walk's grid needs the packed batch's sizes as the tile grid does.
   std::vector<flashfuse_arg> none;
   flashfuse_context c;
