@@ -8,6 +8,7 @@
 #include "manifest.h"
 #include "test_support.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -16,78 +17,27 @@ namespace {
 #define EXPECT_STATUS(call, status, fragment)                                  \
   flashfuse_test::expectStatus(call, status, fragment, __LINE__)
 
-// Two sm90ws-like forwards of 128-row tiles, one per grid key, and their
-// packed-batch twins.
-const char *kManifest = R"(flashfuse-manifest 1
-arch 90
-ptx k.ptx
-kernel tiles
-  kind forward
-  dtype bf16
-  head_dim 128
-  head_dim_v 128
-  block_m 128
-  block_n 128
-  threads 384
-  smem 0
-  causal none
-  params memref:q
-end
-kernel walk
-  kind forward
-  dtype bf16
-  head_dim 128
-  head_dim_v 128
-  block_m 128
-  block_n 128
-  threads 384
-  smem 0
-  causal top_left
-  grid persistent
-  params memref:q
-end
-kernel tiles_varlen
-  kind forward
-  dtype bf16
-  head_dim 128
-  head_dim_v 128
-  block_m 128
-  block_n 128
-  threads 384
-  smem 0
-  causal none
-  varlen 1
-  params memref:q
-end
-kernel walk_varlen
-  kind forward
-  dtype bf16
-  head_dim 128
-  head_dim_v 128
-  block_m 128
-  block_n 128
-  threads 384
-  smem 0
-  causal top_left
-  varlen 1
-  grid persistent
-  params memref:q
-end
-kernel walk_varlen_full
-  kind forward
-  dtype bf16
-  head_dim 128
-  head_dim_v 128
-  block_m 128
-  block_n 128
-  threads 384
-  smem 0
-  causal none
-  varlen 1
-  grid persistent
-  params memref:q
-end
-)";
+// An sm90ws-like forward of 128-row tiles: `extra` its causal mask and
+// grid lines.
+std::string forward(const char *name, const char *extra) {
+  return std::string("kernel ") + name +
+         "\n  kind forward\n  dtype bf16\n  head_dim 128\n"
+         "  head_dim_v 128\n  block_m 128\n  block_n 128\n  threads 384\n"
+         "  smem 0\n" +
+         extra + "  params memref:q\nend\n";
+}
+
+// A forward per grid key, their packed-batch twins, and a packed walk
+// without a causal mask.
+const std::string kManifest =
+    std::string("flashfuse-manifest 1\narch 90\nptx k.ptx\n") +
+    forward("tiles", "  causal none\n") +
+    forward("walk", "  causal top_left\n  grid persistent\n") +
+    forward("tiles_varlen", "  causal none\n  varlen 1\n") +
+    forward("walk_varlen",
+            "  causal top_left\n  varlen 1\n  grid persistent\n") +
+    forward("walk_varlen_full",
+            "  causal none\n  varlen 1\n  grid persistent\n");
 
 struct Grid {
   unsigned x, y, z;
@@ -156,55 +106,42 @@ void testPacked() {
               32, 16, 16));
   // The walk over those units, where the sequences are about equally
   // long (on average 88% of the longest, in queries and in keys, under a
-  // causal mask as this kernel's; 95% without) and the longest key
+  // causal mask as `walk`'s; 95% without, as `full`'s) and the longest key
   // sequence is at most 8192: max_seqlen_k where the launch names it (the
-  // forward's own launch does), else max_seqlen_q.
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 64000}, {"seq_k", 64000},
-                                {"max_seqlen_q", 4000},
-                                {"max_seqlen_k", 4000}}),
-              132, 1, 1));
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 58000}, {"seq_k", 64000},
-                                {"max_seqlen_q", 4000}}),
-              132, 1, 1));
-  EXPECT(same(launchGrid(walk, {{"heads_q", 2}, {"num_seqs", 3},
-                                {"seq_q", 900}, {"seq_k", 900},
-                                {"max_seqlen_q", 300}}),
-              18, 1, 1));
-  // A block a unit past 8192 keys ...
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 2},
-                                {"seq_q", 2048}, {"seq_k", 32768},
-                                {"max_seqlen_q", 1024},
-                                {"max_seqlen_k", 16384}}),
-              256, 1, 1));
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 4},
-                                {"seq_q", 40000}, {"seq_k", 40000},
-                                {"max_seqlen_q", 10000}}),
-              5056, 1, 1));
-  // ... and over unequal lengths: half the longest on average (queries
-  // and keys), or equal queries over unequal keys.
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 33000}, {"seq_k", 33000},
-                                {"max_seqlen_q", 4096},
-                                {"max_seqlen_k", 4096}}),
-              8192, 1, 1));
-  EXPECT(same(launchGrid(walk, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 16384}, {"seq_k", 40000},
-                                {"max_seqlen_q", 1024},
-                                {"max_seqlen_k", 4096}}),
-              2048, 1, 1));
-  // Without a causal mask the batch must fill 95%.
+  // forward's own launch does), else max_seqlen_q. Elsewhere a block a
+  // unit: (T, 1, 1).
   const flashfuse::KernelSpec &full = m.kernels[4];
-  EXPECT(same(launchGrid(full, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 64000}, {"seq_k", 64000},
-                                {"max_seqlen_q", 4000},
-                                {"max_seqlen_k", 4000}}),
-              132, 1, 1));
-  EXPECT(same(launchGrid(full, {{"heads_q", 16}, {"num_seqs", 16},
-                                {"seq_q", 58000}, {"seq_k", 64000},
-                                {"max_seqlen_q", 4000}}),
-              8192, 1, 1));
+  struct Case {
+    const flashfuse::KernelSpec *kernel;
+    int64_t heads, seqs, totalQ, totalK, maxQ, maxK; // maxK 0: not named
+    unsigned blocks;
+  } cases[] = {
+      {&walk, 16, 16, 64000, 64000, 4000, 4000, 132},
+      {&walk, 16, 16, 58000, 64000, 4000, 0, 132},
+      {&walk, 2, 3, 900, 900, 300, 0, 18},
+      // past 8192 keys
+      {&walk, 16, 2, 2048, 32768, 1024, 16384, 256},
+      {&walk, 16, 4, 40000, 40000, 10000, 0, 5056},
+      // half the longest on average; equal queries over unequal keys
+      {&walk, 16, 16, 33000, 33000, 4096, 4096, 8192},
+      {&walk, 16, 16, 16384, 40000, 1024, 4096, 2048},
+      // without a causal mask, 95%
+      {&full, 16, 16, 64000, 64000, 4000, 4000, 132},
+      {&full, 16, 16, 58000, 64000, 4000, 0, 8192},
+  };
+  for (const Case &k : cases) {
+    std::vector<std::pair<const char *, int64_t>> args = {
+        {"heads_q", k.heads}, {"num_seqs", k.seqs}, {"seq_q", k.totalQ},
+        {"seq_k", k.totalK},  {"max_seqlen_q", k.maxQ}};
+    if (k.maxK)
+      args.push_back({"max_seqlen_k", k.maxK});
+    Grid g = launchGrid(*k.kernel, args);
+    if (!same(g, k.blocks, 1, 1)) {
+      std::fprintf(stderr, "  %s: %u x %u x %u blocks, expected %u\n",
+                   k.kernel->name.c_str(), g.x, g.y, g.z, k.blocks);
+      ++flashfuse_test::failures;
+    }
+  }
   // The walk's grid needs the packed batch's sizes as the tile grid does.
   std::vector<flashfuse_arg> none;
   flashfuse_context c;
