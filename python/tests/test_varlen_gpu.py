@@ -514,6 +514,50 @@ def test_varlen_gradients_take_the_sm90ws_kernels(dtype, head_dim, causal):
     assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
 
 
+@pytest.mark.parametrize("where", ["q", "k", "v", "do"])
+@pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
+                         ids=["full", "causal_tl", "causal_br"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_nan_in_the_next_sequence_stays_out_of_the_gradients(head_dim, causal,
+                                                              where):
+    # The sm90ws backward's tensor maps span the packed rows: sequence 0's
+    # last key block holds sequence 1's K and V rows, its last query block
+    # Q and dO rows of sequence 1. dS and P are 0 there, but 0 * NaN is
+    # not: the kernel zeroes those rows (K/V once, Q/dO in the tail step).
+    # A NaN anywhere in sequence 1 must leave sequence 0's dQ, dK, dV
+    # finite and within the rule, whichever backward the library gives.
+    from flashfuse import _kernels, ops
+    from flashfuse import _runtime as rt
+    dtype = torch.bfloat16
+    q, k, v = packed_inputs([(100, 100), (70, 70)], 4, 4, head_dim, dtype)
+    do = torch.randn_like(q)
+    {"q": q, "k": k, "v": v, "do": do}[where][100:] = float("nan")
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    cu = offsets([100, 70])
+    out = run_or_skip(lambda: flashfuse.varlen_attention(
+        *leaves, cu, cu, 100, 100, is_causal=causal))
+    grads = run_or_skip(lambda: torch.autograd.grad(out, leaves, do))
+    scale = 1 / math.sqrt(head_dim)
+    refs = []
+    for upcast in (True, False):
+        xs = [sequence(t, 0, 100).clone().requires_grad_() for t in (q, k, v)]
+        ref = reference(*xs, causal, scale, upcast)
+        refs.append(torch.autograd.grad(ref, xs,
+                                        sequence(do, 0, 100).to(ref.dtype)))
+    for n, name in enumerate(("dq", "dk", "dv")):
+        mine = sequence(grads[n], 0, 100)
+        assert torch.isfinite(mine).all(), f"a NaN in {where} reached {name}"
+        assert_close(mine, refs[0][n], refs[1][n], 3, f"sequence 0's {name}")
+    code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
+    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, head_dim,
+                                    head_dim, code, varlen=True)
+    ws = _kernels.sm90ws_dir(variant)
+    if ws is not None:
+        kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
+        assert any(plan[1][0] is kernel
+                   for plan in ops._backward_plans.values())
+
+
 def test_varlen_softcap_gradients_take_the_sm90ws_kernel():
     # The packed causal softcap backward at D = 128 is in the sm90ws
     # library too (gen_suite.py: with softcap's slope in f16 it runs the

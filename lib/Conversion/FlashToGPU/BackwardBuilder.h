@@ -181,6 +181,10 @@ protected:
   virtual Value stepQueryBlock(Value position, Value stage, bool again) {
     return position;
   }
+  /// The sequence's query count where a step needs it apart from its
+  /// masks (a packed tail's zeroing): read again where the placement is
+  /// kept in shared memory, rather than held from the step's top.
+  virtual Value queryLengthAgain() { return seqQ; }
   /// i1, whether the element masks (mask_mod) apply at step `position` (in
   /// `stage`); null where they always do (a dense walk). The block-sparse
   /// iterator answers false for full blocks.

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <cmath>
@@ -572,6 +573,133 @@ void KernelBuilderBase::fenceGenericToAsyncProxy() {
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
+void KernelBuilderBase::zeroRowsPast(
+    Value valid, int64_t rows, ArrayRef<int64_t> widths, bool unrolled,
+    function_ref<RowZeroing()> place, function_ref<void()> publish) {
+  // The unrolled form works in 32 bits throughout.
+  Value tail = unrolled ? arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                i32(valid), cI32(rows))
+                        : arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                                valid, cIdx(b, rows));
+  auto ifTail = scf::IfOp::create(b, TypeRange{}, tail, false);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&ifTail.getThenRegion().front());
+  // A tile is width / 64 boxes of `rows` rows of 128 bytes (copyTile); a
+  // row's 128 bytes stay in place under the swizzle, so zeroing whole rows
+  // needs no swizzled address. 16 bytes a store.
+  int64_t box = swizzle::kRowBytes / s.elementBytes(), chunk = 8;
+  auto zerosOf = [&] {
+    return arith::ConstantOp::create(
+        b, DenseElementsAttr::get(VectorType::get({chunk}, s.elementType),
+                                  b.getZeroAttr(s.elementType)));
+  };
+  if (!unrolled) {
+    // A loop over each tile's tail chunks, `threads` threads from `thread`.
+    SmallVector<Value> chunks;
+    for (int64_t width : widths)
+      chunks.push_back(arith::MulIOp::create(
+          b, arith::SubIOp::create(b, cIdx(b, rows), valid),
+          cIdx(b, width / chunk)));
+    RowZeroing at = place();
+    Value zeros = zerosOf();
+    for (auto [k, width] : llvm::enumerate(widths)) {
+      int64_t chunksPerRow = width / chunk;
+      auto loop =
+          scf::ForOp::create(b, at.thread, chunks[k], cIdx(b, at.threads));
+      OpBuilder::InsertionGuard gl(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value c = loop.getInductionVar();
+      Value row = arith::AddIOp::create(
+          b, valid, arith::DivUIOp::create(b, c, cIdx(b, chunksPerRow)));
+      Value col = arith::MulIOp::create(
+          b, arith::RemUIOp::create(b, c, cIdx(b, chunksPerRow)),
+          cIdx(b, chunk));
+      // Element (row, col) of box col / 64.
+      Value elem = arith::AddIOp::create(
+          b, at.offsets[k],
+          arith::AddIOp::create(
+              b,
+              arith::MulIOp::create(
+                  b, arith::DivUIOp::create(b, col, cIdx(b, box)),
+                  cIdx(b, rows * box)),
+              arith::AddIOp::create(
+                  b, arith::MulIOp::create(b, row, cIdx(b, box)),
+                  arith::RemUIOp::create(b, col, cIdx(b, box)))));
+      vector::StoreOp::create(b, zeros, swizzledTiles, ValueRange{elem},
+                              /*nontemporal=*/false, llvm::Align(16));
+    }
+    fenceGenericToAsyncProxy();
+    publish();
+    return;
+  }
+  // Every chunk of each tile, unrolled, stored where its row is past
+  // `valid`, in 32 bits: no loop state to hold (a loop held an induction
+  // variable and a bound that the backward's consumers, at their register
+  // cap, spilled), and no 64-bit pairs.
+  RowZeroing at = place();
+  Value zeros = zerosOf();
+  Value thread32 = i32(at.thread), valid32 = i32(valid);
+  // Element (row, col) of box col / 64, from the tile's start.
+  auto elementAt = [&](Value row, Value col) -> Value {
+    return arith::AddIOp::create(
+        b,
+        arith::MulIOp::create(b, arith::DivUIOp::create(b, col, cI32(box)),
+                              cI32(rows * box)),
+        arith::AddIOp::create(b, arith::MulIOp::create(b, row, cI32(box)),
+                              arith::RemUIOp::create(b, col, cI32(box))));
+  };
+  for (auto [k, width] : llvm::enumerate(widths)) {
+    int64_t chunksPerRow = width / chunk, total = rows * chunksPerRow;
+    // Where a pass of the threads covers whole rows, a thread's column is
+    // the same in every pass and its row and element move by constants:
+    // one address, immediate offsets, and the row test against a uniform
+    // bound.
+    bool wholeRows = at.threads % chunksPerRow == 0;
+    int64_t rowsPerPass = at.threads / chunksPerRow;
+    Value row0 = arith::DivUIOp::create(b, thread32, cI32(chunksPerRow));
+    Value col0 = arith::MulIOp::create(
+        b, arith::RemUIOp::create(b, thread32, cI32(chunksPerRow)),
+        cI32(chunk));
+    Value elem0 = wholeRows ? elementAt(row0, col0) : Value();
+    for (int64_t first = 0; first < total; first += at.threads) {
+      int64_t passRows = first / at.threads * rowsPerPass;
+      Value c = arith::AddIOp::create(b, thread32, cI32(first));
+      Value row = wholeRows ? Value()
+                            : arith::DivUIOp::create(b, c, cI32(chunksPerRow));
+      Value past =
+          wholeRows
+              ? arith::CmpIOp::create(
+                    b, arith::CmpIPredicate::sge, row0,
+                    arith::SubIOp::create(b, valid32, cI32(passRows)))
+              : arith::CmpIOp::create(b, arith::CmpIPredicate::sge, row,
+                                      valid32);
+      if (first + at.threads > total)
+        past = arith::AndIOp::create(
+            b, past,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
+                                  cI32(total)));
+      auto ifPast = scf::IfOp::create(b, TypeRange{}, past, false);
+      OpBuilder::InsertionGuard gp(b);
+      b.setInsertionPointToStart(&ifPast.getThenRegion().front());
+      // The pass's constant added after the widening, so that it folds
+      // into the store's address.
+      Value elem =
+          wholeRows
+              ? Value(arith::AddIOp::create(b, asUnsignedIndex(elem0),
+                                            cIdx(b, passRows * box)))
+              : asUnsignedIndex(elementAt(
+                    row, arith::MulIOp::create(
+                             b, arith::RemUIOp::create(b, c, cI32(chunksPerRow)),
+                             cI32(chunk))));
+      elem = arith::AddIOp::create(b, at.offsets[k], elem);
+      vector::StoreOp::create(b, zeros, swizzledTiles, ValueRange{elem},
+                              /*nontemporal=*/false, llvm::Align(16));
+    }
+  }
+  fenceGenericToAsyncProxy();
+  publish();
 }
 
 /// The try_wait's suspend-time hint, in ns (the loop retries after it).

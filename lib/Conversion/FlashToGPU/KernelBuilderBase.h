@@ -262,6 +262,28 @@ protected:
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.
   void fenceGenericToAsyncProxy();
+  /// Where zeroRowsPast's stores go, made in its branch (the common path
+  /// pays nothing for them): `threads` threads from `thread`, and each
+  /// tile's first element in swizzledTiles.
+  struct RowZeroing {
+    Value thread;
+    int64_t threads;
+    SmallVector<Value, 2> offsets;
+  };
+  /// Where `valid` < `rows`: zeroes rows [valid, rows) of tiles of `rows`
+  /// rows as copyTile writes them (`widths[k]` columns in boxes of 128-byte
+  /// rows, from `place().offsets[k]`), 16 bytes a store, the threads taking
+  /// every threads-th chunk: `unrolled` over the whole tile, each store
+  /// predicated by its row (no loop state: for code at a register cap),
+  /// else in a loop over the tail's chunks. Each thread fences its stores
+  /// for wgmma's async proxy, then `publish` (the callers' barrier) runs in
+  /// the same branch. A packed batch's tensor maps span every sequence's
+  /// rows, so a tail tile holds the next sequence's rows where a dense map
+  /// gives zeros, and a NaN or Inf there would reach this sequence through
+  /// 0 · NaN.
+  void zeroRowsPast(Value valid, int64_t rows, ArrayRef<int64_t> widths,
+                    bool unrolled, function_ref<RowZeroing()> place,
+                    function_ref<void()> publish);
   /// A barrier among the warps that compute (the forward's epilogue,
   /// before O overwrites the Q tile; the backward's dS tile): the whole
   /// block's, except where a producer warpgroup takes no part

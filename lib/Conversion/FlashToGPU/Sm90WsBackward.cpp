@@ -109,6 +109,12 @@ protected:
         arith::SubIOp::create(b, tid32, cI32(producerThreads())));
   }
   bool zeroExtendsLoopCoordinates() const override { return true; }
+  /// The consumer thread's number read afresh (opaquely), for code off the
+  /// hot path: derived from the kernel's `tid`, its arithmetic merged with
+  /// the schedule's and kept values alive that then spilled.
+  Value freshConsumerThread() {
+    return consumerThreadId(readSpecialRegisterOpaquely("tid.x"));
+  }
   /// The packed D = 64 kernel whose consumers read their placement from
   /// the slot (KernelSpec::keepsPlacementShared) while its producer reads
   /// cu_seqlens: its consumers still held the query loop's end and spilled
@@ -253,10 +259,31 @@ void Sm90WsBackwardBuilder::produce(Value mFirst, Value mEnd) {
       b, nvgpu::MBarrierTokenType::get(b.getContext()), barriers, full);
 }
 
-void Sm90WsBackwardBuilder::awaitQueryBlock(Value, Value rel, Value stage) {
+void Sm90WsBackwardBuilder::awaitQueryBlock(Value i, Value rel, Value stage) {
   stepRel = rel;
   waitBarrier(fullBarrier(stage),
               arith::DivUIOp::create(b, rel, cIdx(b, s.stages)));
+  // A packed batch's last query block: Q and dO rows past the sequence are
+  // the next one's. dS and P are 0 there (the row tail's mask, LSE and Dsum
+  // 0), but 0 · NaN is not 0. The consumers zero them between them.
+  if (!s.varlen)
+    return;
+  Value valid = asIndex(arith::SubIOp::create(
+      b, i32(queryLengthAgain()),
+      arith::MulIOp::create(b, i32(i), cI32(s.blockM))));
+  // Made before the branch, as ptxas allocates this step best (in the
+  // branch, the kernels at the consumers' cap spilled 4-8 bytes). dO's
+  // tile a constant past Q's where the two are the same size, so that one
+  // address serves both tiles' stores.
+  Value q = qOffset(stage);
+  Value dO = qElems == doElems
+                 ? arith::AddIOp::create(b, q, cIdx(b, s.stages * qElems))
+                       .getResult()
+                 : doOffset(stage);
+  zeroRowsPast(
+      valid, s.blockM, {swizzledD(), swizzledDv()}, /*unrolled=*/true,
+      [&] { return RowZeroing{tid, consumerThreads(), {q, dO}}; },
+      [&] { syncComputeWarps(); });
 }
 
 void Sm90WsBackwardBuilder::handStagedDQBack() {
@@ -331,6 +358,21 @@ void Sm90WsBackwardBuilder::buildWarpSpecialized() {
   auto [mFirst, mEnd] = blockQueryRange();
   Value scoreFactor = scoreFactorLog2();
   waitBarrier(cIdx(b, 0), cIdx(b, 0)); // K and V
+  // A packed batch's last key block: K and V rows past the sequence's keys
+  // are the next sequence's; dS and P are 0 in their columns, and 0 · NaN
+  // is not. Zeroed once, by the consumers between them.
+  if (s.varlen) {
+    // The thread made before the branch (see awaitQueryBlock).
+    Value thread = freshConsumerThread();
+    zeroRowsPast(
+        arith::SubIOp::create(b, seqK, kStart), s.blockN,
+        {swizzledD(), swizzledDv()}, /*unrolled=*/true,
+        [&] {
+          return RowZeroing{
+              thread, consumerThreads(), {cIdx(b, 0), cIdx(b, vOffset())}};
+        },
+        [&] { syncComputeWarps(); });
+  }
   writeGradients(walkQueryBlocks(mFirst, mEnd, scoreFactor));
   gpu::ReturnOp::create(b);
   // The producer's branch sees the entry's values, not the consumers'.

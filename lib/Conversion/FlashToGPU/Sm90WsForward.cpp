@@ -426,57 +426,22 @@ void Sm90WsForwardBuilder::clearValuesPastKeys(Value lastBlock,
   if (!s.varlen)
     return;
   // Rows [valid, block_n) of the block's V tile, valid = Sk - its first key
-  // (at least 1: the block is in the band).
+  // (at least 1: the block is in the band). Each warpgroup's 128 threads
+  // zero them all, then pass its own barrier.
   Value valid = arith::SubIOp::create(b, seqK, keyStartAt(lastBlock));
-  Value rows = cIdx(b, s.blockN);
-  Value tail = arith::CmpIOp::create(b, arith::CmpIPredicate::slt, valid, rows);
-  auto ifTail = scf::IfOp::create(b, TypeRange{}, tail, false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&ifTail.getThenRegion().front());
-  // The tile is Dv / 64 boxes of block_n rows of 64 elements (copyTile);
-  // a row's 128 bytes stay in place under the swizzle, so zeroing whole
-  // rows needs no swizzled address. 16 bytes a store, the warpgroup's 128
-  // threads striding over the tail's chunks.
-  int64_t box = swizzle::kRowBytes / s.elementBytes(), chunk = 8;
-  int64_t chunksPerRow = s.headDimV / chunk;
-  Value chunks = arith::MulIOp::create(b, arith::SubIOp::create(b, rows, valid),
-                                       cIdx(b, chunksPerRow));
-  Value lane = arith::RemUIOp::create(b, tid, cIdx(b, 128));
-  Value base = vOffset(stageOf(lastBlock, nStart));
-  auto zeros = arith::ConstantOp::create(
-      b, DenseElementsAttr::get(VectorType::get({chunk}, s.elementType),
-                                b.getZeroAttr(s.elementType)));
-  auto loop = scf::ForOp::create(b, lane, chunks, cIdx(b, 128));
-  {
-    OpBuilder::InsertionGuard gl(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value c = loop.getInductionVar();
-    Value row = arith::AddIOp::create(
-        b, valid, arith::DivUIOp::create(b, c, cIdx(b, chunksPerRow)));
-    Value col = arith::MulIOp::create(
-        b, arith::RemUIOp::create(b, c, cIdx(b, chunksPerRow)), cIdx(b, chunk));
-    // Element (row, col) of box col / 64.
-    Value elem = arith::AddIOp::create(
-        b, base,
-        arith::AddIOp::create(
-            b,
-            arith::MulIOp::create(
-                b, arith::DivUIOp::create(b, col, cIdx(b, box)),
-                cIdx(b, s.blockN * box)),
-            arith::AddIOp::create(
-                b, arith::MulIOp::create(b, row, cIdx(b, box)),
-                arith::RemUIOp::create(b, col, cIdx(b, box)))));
-    vector::StoreOp::create(b, zeros, swizzledTiles, ValueRange{elem},
-                            /*nontemporal=*/false, llvm::Align(16));
-  }
-  // The stores before the warpgroup's wgmma, which reads through the async
-  // proxy.
-  fenceGenericToAsyncProxy();
-  Value id = arith::AddIOp::create(b, consumerWarpgroup(),
-                                   cI32(kFirstValuesClearedBarrier));
-  NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(128),
-                          /*reductionOp=*/nullptr,
-                          /*reductionPredicate=*/Value());
+  zeroRowsPast(
+      valid, s.blockN, {s.headDimV}, /*unrolled=*/false,
+      [&] {
+        Value lane = arith::RemUIOp::create(b, tid, cIdx(b, 128));
+        return RowZeroing{lane, 128, {vOffset(stageOf(lastBlock, nStart))}};
+      },
+      [&] {
+        Value id = arith::AddIOp::create(b, consumerWarpgroup(),
+                                         cI32(kFirstValuesClearedBarrier));
+        NVVM::BarrierOp::create(b, /*res=*/Type(), id, cI32(128),
+                                /*reductionOp=*/nullptr,
+                                /*reductionPredicate=*/Value());
+      });
 }
 
 void Sm90WsForwardBuilder::releaseKeys(Value block, Value nStart) {

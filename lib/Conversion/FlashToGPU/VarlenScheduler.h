@@ -424,6 +424,8 @@ protected:
     return {this->narrowBlockIndex(first), this->narrowBlockIndex(end)};
   }
 
+  Value queryLengthAgain() override { return slotWord(LengthQ); }
+
   void enterEpilogue() override {
     readSequence();
     this->kStart = slotWord(KeyStart);

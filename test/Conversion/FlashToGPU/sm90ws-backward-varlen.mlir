@@ -22,6 +22,17 @@
 // PTX: ld.global.b32
 // PTX: cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {[[ZERO:%r[0-9]+]], {{%r[0-9]+}}, {{%r[0-9]+}}, [[ZERO]]}], [__mbarrier];
 // PTX: setmaxnreg.inc.sync.aligned.u32 240;
+// The tail tiles hold the next sequence's rows, and 0 · NaN is not 0: the
+// consumers zero K and V rows past the sequence's keys once, every
+// chunk of both tiles unrolled (8 a thread, stored where the row is past
+// the tail), fenced for wgmma and published by both warpgroups' barrier;
+// then, in the query loop, Q and dO rows past its queries in the tail step.
+// PTX-COUNT-8: st.shared.v4.b32 [{{%rd[0-9]+}}{{(\+[0-9]+)?}}], {0, 0, 0, 0};
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 3, 256;
+// PTX-COUNT-8: st.shared.v4.b32 [{{%rd[0-9]+}}+{{[0-9]+}}], {0, 0, 0, 0};
+// PTX: fence.proxy.async.shared::cta;
+// PTX-NEXT: bar.sync 3, 256;
 // PTX-NOT: red.global
 // PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // PTX-NOT: red.global

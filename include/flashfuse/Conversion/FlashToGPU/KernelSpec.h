@@ -552,7 +552,10 @@ struct KernelSpec {
   /// length, the walk's end and a dQ row's high word through the step
   /// (28/20 bytes; 0 with the slot, run 386). Not for the other kernels,
   /// which spill nothing either way and whose step the slot's reads made
-  /// 1% slower without a mask at D = 128 (run 319). And the sm90 backward
+  /// 1% slower without a mask at D = 128 (run 319). The sm90ws D = 128
+  /// kernel with softcap keeps it too: its consumers spilled 4-16 bytes
+  /// once they zeroed the tail step's Q and dO rows (zeroRowsPast), with
+  /// the slot (the query length read again there) none. And the sm90 backward
   /// with softcap at D = 128 (the sm90ws library leaves softcap out),
   /// whose tanh terms live through the step: it spilled 68-140 bytes,
   /// with the slot (and the operands' rows read from it each step) 48-80
@@ -564,7 +567,7 @@ struct KernelSpec {
     if (kind != Kind::Backward || !varlen)
       return false;
     if (warpSpecialized())
-      return headDim > 64 ? causal == Causal::BottomRight || window
+      return headDim > 64 ? causal == Causal::BottomRight || window || softcap
                           : causal == Causal::None && !window;
     return recipe == Recipe::Sm90 && headDim > 64 && softcap;
   }
