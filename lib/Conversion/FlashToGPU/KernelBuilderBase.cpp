@@ -651,48 +651,40 @@ void KernelBuilderBase::zeroRowsPast(
                               arith::RemUIOp::create(b, col, cI32(box))));
   };
   for (auto [k, width] : llvm::enumerate(widths)) {
-    int64_t chunksPerRow = width / chunk, total = rows * chunksPerRow;
-    // Where a pass of the threads covers whole rows, a thread's column is
+    // Each pass of the threads covers whole rows, rowsPerPass of them (the
+    // threads past rowsPerPass whole rows idle), so a thread's column is
     // the same in every pass and its row and element move by constants:
     // one address, immediate offsets, and the row test against a uniform
     // bound.
-    bool wholeRows = at.threads % chunksPerRow == 0;
+    int64_t chunksPerRow = width / chunk;
     int64_t rowsPerPass = at.threads / chunksPerRow;
+    int64_t active = rowsPerPass * chunksPerRow;
     Value row0 = arith::DivUIOp::create(b, thread32, cI32(chunksPerRow));
     Value col0 = arith::MulIOp::create(
         b, arith::RemUIOp::create(b, thread32, cI32(chunksPerRow)),
         cI32(chunk));
-    Value elem0 = wholeRows ? elementAt(row0, col0) : Value();
-    for (int64_t first = 0; first < total; first += at.threads) {
-      int64_t passRows = first / at.threads * rowsPerPass;
-      Value c = arith::AddIOp::create(b, thread32, cI32(first));
-      Value row = wholeRows ? Value()
-                            : arith::DivUIOp::create(b, c, cI32(chunksPerRow));
-      Value past =
-          wholeRows
-              ? arith::CmpIOp::create(
-                    b, arith::CmpIPredicate::sge, row0,
-                    arith::SubIOp::create(b, valid32, cI32(passRows)))
-              : arith::CmpIOp::create(b, arith::CmpIPredicate::sge, row,
-                                      valid32);
-      if (first + at.threads > total)
+    Value elem0 = elementAt(row0, col0);
+    for (int64_t passRows = 0; passRows < rows; passRows += rowsPerPass) {
+      Value past = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::sge, row0,
+          arith::SubIOp::create(b, valid32, cI32(passRows)));
+      if (active < at.threads)
         past = arith::AndIOp::create(
             b, past,
-            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
-                                  cI32(total)));
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, thread32,
+                                  cI32(active)));
+      if (passRows + rowsPerPass > rows)
+        past = arith::AndIOp::create(
+            b, past,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row0,
+                                  cI32(rows - passRows)));
       auto ifPast = scf::IfOp::create(b, TypeRange{}, past, false);
       OpBuilder::InsertionGuard gp(b);
       b.setInsertionPointToStart(&ifPast.getThenRegion().front());
       // The pass's constant added after the widening, so that it folds
       // into the store's address.
-      Value elem =
-          wholeRows
-              ? Value(arith::AddIOp::create(b, asUnsignedIndex(elem0),
-                                            cIdx(b, passRows * box)))
-              : asUnsignedIndex(elementAt(
-                    row, arith::MulIOp::create(
-                             b, arith::RemUIOp::create(b, c, cI32(chunksPerRow)),
-                             cI32(chunk))));
+      Value elem = arith::AddIOp::create(b, asUnsignedIndex(elem0),
+                                         cIdx(b, passRows * box));
       elem = arith::AddIOp::create(b, at.offsets[k], elem);
       vector::StoreOp::create(b, zeros, swizzledTiles, ValueRange{elem},
                               /*nontemporal=*/false, llvm::Align(16));
