@@ -262,9 +262,11 @@ protected:
   /// proxy, wgmma reads through the async proxy; each writing thread orders
   /// its writes before the barrier that publishes them.
   void fenceGenericToAsyncProxy();
-  /// Where zeroRowsPast's stores go, made in its branch (the common path
-  /// pays nothing for them): `threads` threads from `thread`, and each
-  /// tile's first element in swizzledTiles.
+  /// Where zeroRowsPast's stores go: `threads` threads from `thread`, and
+  /// each tile's first element in swizzledTiles. Asked for in its branch,
+  /// so a caller may make them there (the forward: the common path pays
+  /// nothing) or before it and only pass them on (the backward, whose
+  /// consumers ptxas allocates without spills only so).
   struct RowZeroing {
     Value thread;
     int64_t threads;
