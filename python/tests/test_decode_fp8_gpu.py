@@ -25,8 +25,9 @@ torch = pytest.importorskip("torch")
 
 import flashfuse  # noqa: E402
 from flashfuse import fp8  # noqa: E402
-from test_decode_gpu import (appended, check_result, dense,  # noqa: E402
-                             make_cache, reference, run_or_skip)
+from test_decode_gpu import (UNREAD, appended, check_result,  # noqa: E402
+                             dense, make_cache, poison_unread, reference,
+                             run_or_skip)
 
 pytestmark = pytest.mark.gpu
 
@@ -55,7 +56,7 @@ def dequantize(c8, descale, paged):
 
 
 def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
-          num_splits=0, leftpad=None, slopes=None):
+          num_splits=0, leftpad=None, slopes=None, unread_nan=False):
     (hq, hkv), (b, capacity, lengths) = heads, batch
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
     k16, v16, table = make_cache(b, hkv, capacity, d, dtype, page_size)
@@ -64,6 +65,8 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     v8, vd = fp8.quantize_kv_cache(v16, per, batch=b if paged else None)
     assert k8.dtype == fp8.E4M3
     seqlens = torch.tensor(lengths, device="cuda", dtype=torch.int32)
+    if unread_nan:
+        table = poison_unread((k8, v8), table, lengths, leftpad)
     before_k, before_v = k8.view(torch.uint8).clone(), v8.view(
         torch.uint8).clone()
     pads = (None if leftpad is None else
@@ -77,6 +80,9 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, per="head",
     assert torch.equal(v8.view(torch.uint8), before_v)
     kf = dense(dequantize(k8, kd, paged), table, b)
     vf = dense(dequantize(v8, vd, paged), table, b)
+    # Zeros where the NaNs are: the semantics never look there, and the
+    # reference's products would carry them (0 · NaN).
+    kf, vf = kf.nan_to_num(0.0), vf.nan_to_num(0.0)
     scale = 1 / math.sqrt(d)
     ref, ref_lse = reference(q, kf, vf, lengths, scale, causal, (-1, -1),
                              0.0, upcast=True, leftpad=leftpad, slopes=slopes)
@@ -146,6 +152,18 @@ def test_fp8_decode_with_alibi(dtype, causal, page_size, layout):
                                              device="cuda")
     check(dtype, 128, (32, 8), 2, causal, (3, 512, [2, 65, 512]), page_size,
           slopes=slopes)
+
+
+@pytest.mark.parametrize("num_splits", [0, 3], ids=["auto", "s3"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("d", [64, 128])
+def test_fp8_decode_unread_rows_stay_unread(d, page_size, num_splits):
+    """e4m3's NaN (0x7f) in every cache row past a sequence's length and in
+    the pages no sequence names, garbage in the table past its pages
+    (test_decode_gpu.poison_unread)."""
+    check(torch.bfloat16, d, (32, 8), 4, True, UNREAD, page_size,
+          num_splits=num_splits, unread_nan=True)
 
 
 def descales(b, hkv, per):

@@ -5,7 +5,9 @@ dtype). Fresh random inputs every run; outputs, LSE and the split
 workspace poisoned first (FLASHFUSE_POISON_OUTPUTS). Ragged lengths with
 0, 1, 63, 64, 65 and the full capacity; GQA; Sq > 1; causal or not, window,
 softcap; contiguous and paged caches (pages shuffled, spare pages); new
-rows appended (the cache contents checked too); forced split counts. The
+rows appended (the cache contents checked too); forced split counts; NaN
+in every cache row a step must not read and garbage in the page table past
+each sequence's pages (poison_unread). The
 kv_append kernel against torch indexing (ragged lengths, shuffled pages,
 strided new rows, rows outside the cache skipped) and the device-side
 check's message for each kind of bad input."""
@@ -57,11 +59,62 @@ def make_cache(b, hkv, capacity, d, dtype, page_size):
 
 
 def dense(cache, table, b):
-    """[B, Hkv, C, D] view of a cache, through the table when paged."""
+    """[B, Hkv, C, D] view of a cache, through the table when paged (an
+    entry outside [0, num_pages) reads a page of the pool: such entries are
+    only ever past a sequence's pages, whose rows nothing reads)."""
     if table is None:
         return cache.transpose(1, 2)
-    pages = cache[table.long()]  # [B, max_pages, P, Hkv, D]
+    pages = cache[table.long().clamp(0, cache.shape[0] - 1)]
     return pages.reshape(b, -1, *cache.shape[2:]).transpose(1, 2)
+
+
+# Entries of a page table past a sequence's pages: serving stacks pad
+# their tables with whatever (vLLM with 0, others with -1 or stale pages).
+GARBAGE_PAGES = (-1, 1 << 30, -(1 << 31), 7)
+
+
+def poison_unread(caches, table, lengths, leftpad=None):
+    """Writes NaN (e4m3's 0x7f in an FP8 cache) into every cache row that
+    no query may see: rows at or past L_b, rows before cache_leftpad[b],
+    pages that no sequence names; and garbage (GARBAGE_PAGES, 7 past the
+    pool) into the table's entries past each sequence's ceil(L_b / P)
+    pages. Such rows are read by a block that also holds visible keys, and
+    P = 0 there must not let them in (0 · NaN). Returns the table."""
+    capacity = (caches[0].shape[1] if table is None
+                else table.shape[1] * caches[0].shape[1])
+    j = torch.arange(capacity, device="cuda")[None, :]
+    unread = j >= torch.tensor(lengths, device="cuda")[:, None]
+    if leftpad is not None:
+        unread |= j < torch.tensor(leftpad, device="cuda")[:, None]
+    for cache in caches:
+        raw, nan = ((cache.view(torch.uint8), 0x7F)
+                    if cache.element_size() == 1 else (cache, float("nan")))
+        if table is None:
+            raw[unread] = nan
+            continue
+        page = cache.shape[1]
+        named = torch.zeros(cache.shape[0], dtype=torch.bool, device="cuda")
+        for i, n in enumerate(lengths):
+            for p in range(-(-n // page)):
+                index = int(table[i, p])
+                named[index] = True
+                raw[index][unread[i, p * page:(p + 1) * page]] = nan
+        raw[~named] = nan
+    if table is None:
+        return None
+    table = table.clone()
+    page, pool = caches[0].shape[1], caches[0].shape[0]
+    for i, n in enumerate(lengths):
+        for p in range(-(-n // page), table.shape[1]):
+            bad = GARBAGE_PAGES[(i + p) % len(GARBAGE_PAGES)]
+            table[i, p] = pool + bad if bad == 7 else bad
+    return table
+
+
+def same_bits(a, b):
+    """Equal, NaN where the other is NaN."""
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(
+        a.nan_to_num(0.0), b.nan_to_num(0.0))
 
 
 def reference(q, k, v, lengths, scale, causal, window, softcap, upcast,
@@ -106,7 +159,8 @@ def reference(q, k, v, lengths, scale, causal, window, softcap, upcast,
 
 
 def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
-          softcap=0.0, append=False, num_splits=0, leftpad=None):
+          softcap=0.0, append=False, num_splits=0, leftpad=None,
+          unread_nan=False):
     (hq, hkv), (b, capacity, lengths) = heads, batch
     q = torch.randn(b, sq, hq, d, device="cuda", dtype=dtype)
     k_cache, v_cache, table = make_cache(b, hkv, capacity, d, dtype,
@@ -120,6 +174,8 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
         v_new = torch.randn_like(k_new)
     seqlens = torch.tensor([n - snew for n in lengths], device="cuda",
                            dtype=torch.int32)
+    if unread_nan:
+        table = poison_unread((k_cache, v_cache), table, lengths, leftpad)
     before_k, before_v = k_cache.clone(), v_cache.clone()
     pads = (None if leftpad is None else
             torch.tensor(leftpad, device="cuda", dtype=torch.int32))
@@ -127,24 +183,20 @@ def check(dtype, d, heads, sq, causal, batch, page_size=0, window=(-1, -1),
         q, k_cache, v_cache, seqlens, k_new, v_new, table, is_causal=causal,
         window_size=window, softcap=softcap, return_lse=True,
         check_inputs=True, num_splits=num_splits, cache_leftpad=pads))
-    kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
     if append:
         # The new rows went to [cache_seqlens[b], L_b) of each sequence,
-        # through the table when paged, and nothing else changed.
-        wk, wv = dense(before_k.clone(), table, b), dense(before_v.clone(),
-                                                          table, b)
-        for i, n in enumerate(lengths):
-            wk[i, :, n - snew:n] = k_new[i].transpose(0, 1)
-            wv[i, :, n - snew:n] = v_new[i].transpose(0, 1)
-        assert torch.equal(kd, wk) and torch.equal(vd, wv), "cache contents"
-        if page_size:
-            used = torch.zeros(k_cache.shape[0], dtype=torch.bool,
-                               device="cuda")
-            used[table.long().flatten()] = True
-            assert torch.equal(k_cache[~used], before_k[~used])
+        # through the table when paged, and nothing else changed (compared
+        # over the whole cache or pool: a page that a sequence names is
+        # reached from another's table entries past its pages too).
+        assert same_bits(k_cache, appended(before_k, table, k_new, seqlens))
+        assert same_bits(v_cache, appended(before_v, table, v_new, seqlens))
     else:
-        assert torch.equal(k_cache, before_k) and torch.equal(v_cache,
-                                                              before_v)
+        assert same_bits(k_cache, before_k) and same_bits(v_cache, before_v)
+    kd, vd = dense(k_cache, table, b), dense(v_cache, table, b)
+    if unread_nan:
+        # The reference's own products would carry the NaNs (0 · NaN): it
+        # reads zeros there, which the semantics never look at.
+        kd, vd = kd.nan_to_num(0.0), vd.nan_to_num(0.0)
     scale = 1 / math.sqrt(d)
     ref, ref_lse = reference(q, kd, vd, lengths, scale, causal, window,
                              softcap, upcast=True, leftpad=leftpad)
@@ -259,6 +311,48 @@ def test_forced_splits(dtype, num_splits):
     # the same answer as one.
     check(dtype, 128, (32, 8), 1, True, (3, 512, [1, 65, 512]), 16,
           num_splits=num_splits)
+
+
+# Lengths 0, 1, a 64- or 128-key block -1 / +1 and between: every block
+# that a sequence's last keys share with its unread rows.
+UNREAD = (5, 512, [0, 1, 63, 129, 300])
+
+
+@pytest.mark.parametrize("num_splits", [0, 1, 3], ids=["auto", "s1", "s3"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("sq", [1, 4], ids=["sq1", "sq4"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_unread_rows_and_table_entries_stay_unread(d, sq, causal, page_size,
+                                                   num_splits):
+    """NaN in every cache row past a sequence's length (torch.empty's
+    caches) and in the pages that no sequence names, garbage in the table
+    past each sequence's pages (docs/KVCACHE.md "What a step reads"): the
+    step's answer is the one over finite rows there."""
+    check(torch.bfloat16, d, (32, 8), sq, causal, UNREAD, page_size,
+          num_splits=num_splits, unread_nan=True)
+
+
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("sq", [1, 4], ids=["sq1", "sq4"])
+def test_unread_rows_stay_unread_with_new_rows(sq, page_size):
+    """The same with new rows appended first: they land on NaN rows and are
+    read, the rows past them still not."""
+    check(torch.float16, 128, (32, 8), sq, True, UNREAD, page_size,
+          append=True, unread_nan=True)
+
+
+@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("case", ["window", "softcap", "leftpad"])
+def test_unread_rows_stay_unread_in_the_variants(case, page_size):
+    """Window, softcap, and left padding (whose rows before cache_leftpad
+    are NaN too; a paged leftpad kernel is compiled on demand or skipped)."""
+    extra = {"window": {"window": (100, 0)}, "softcap": {"softcap": 30.0},
+             "leftpad": {"leftpad": [0, -3, 40, 128, 129]}}[case]
+    check(torch.bfloat16, 128, (32, 8), 4, True, UNREAD, page_size,
+          unread_nan=True, **extra)
 
 
 def test_integer_lengths_and_strided_q():

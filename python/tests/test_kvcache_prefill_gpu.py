@@ -85,6 +85,21 @@ def test_paged_caches_gathered_from_many_rows(routed, causal, page_size,
     assert routed == [(8, 4 * 128, 32, 128)]
 
 
+@pytest.mark.parametrize("append", [False, True], ids=["cached", "append"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_unread_rows_and_table_entries_stay_unread(routed, causal, page_size,
+                                                   append):
+    """NaN in every cache row past a sequence's length and in the pages no
+    sequence names, garbage in the table past each sequence's pages
+    (test_decode_gpu.poison_unread): neither the gather nor the varlen
+    kernel lets them in."""
+    check(torch.bfloat16, 128, (32, 8), 128, causal, BATCHES[0],
+          page_size=page_size, append=append, unread_nan=True)
+    assert routed == [(8, 4 * 128, 32, 128)]
+
+
 def test_few_rows_stay_on_the_decode_kernels(routed):
     check(torch.bfloat16, 128, (32, 8), 64, True, BATCHES[0], page_size=16)
     check(torch.bfloat16, 128, (32, 8), 16, True, BATCHES[0])

@@ -315,9 +315,14 @@ void KernelBuilderBase::issueCopies(
     srcCol = arith::SelectOp::create(b, colValid, tidCol, cIdx(b, 0));
   }
   Value rowsLeft; // rows of this thread's column left below rowLimit
-  if (check == RowCheck::Checked)
+  Value rowsSkipped; // and below copyRowFloor
+  if (check == RowCheck::Checked) {
     rowsLeft = arith::SubIOp::create(
         b, arith::SubIOp::create(b, rowLimit, rowStart), tidRow);
+    if (copyRowFloor)
+      rowsSkipped = arith::SubIOp::create(
+          b, arith::SubIOp::create(b, copyRowFloor, rowStart), tidRow);
+  }
   // Paged rows find their address page by page, below.
   Value src = paged ? Value()
                     : copySourceAddress(
@@ -372,6 +377,11 @@ void KernelBuilderBase::issueCopies(
     if (rowsLeft) {
       Value rowValid = arith::CmpIOp::create(b, arith::CmpIPredicate::sgt,
                                              rowsLeft, cIdx(b, rowDelta));
+      if (rowsSkipped)
+        rowValid = arith::AndIOp::create(
+            b, rowValid,
+            arith::CmpIOp::create(b, arith::CmpIPredicate::sle, rowsSkipped,
+                                  cIdx(b, rowDelta)));
       valid = valid ? arith::AndIOp::create(b, valid, rowValid) : rowValid;
       from = arith::SelectOp::create(b, rowValid, src, firstElement);
     }
@@ -434,6 +444,11 @@ void KernelBuilderBase::issueIndexedCopies(
     Value valid = arith::AndIOp::create(
         b, inRange,
         arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, rowLimit));
+    if (copyRowFloor)
+      valid = arith::AndIOp::create(
+          b, valid,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, row,
+                                copyRowFloor));
     if (validCols)
       valid = arith::AndIOp::create(
           b, valid,
@@ -483,6 +498,11 @@ void KernelBuilderBase::ifRowsBelow(Value rowStart, int64_t rows,
   Value below = arith::CmpIOp::create(
       b, arith::CmpIPredicate::sle,
       arith::AddIOp::create(b, rowStart, cIdx(b, rows)), rowLimit);
+  if (copyRowFloor)
+    below = arith::AndIOp::create(
+        b, below,
+        arith::CmpIOp::create(b, arith::CmpIPredicate::sge, rowStart,
+                              copyRowFloor));
   auto ifOp = scf::IfOp::create(b, TypeRange{}, below, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());

@@ -60,6 +60,22 @@ protected:
   /// at least 0); null where every kernel starts at key 0, so that their
   /// code has no trace of it.
   Value keyStart;
+  /// Where set, the copies issued meanwhile (ifRowsBelow's test included)
+  /// also zero-fill rows below it, reading nothing there: a left-padded
+  /// cache's padding, which the decode's K/V copies skip (RowFloorScope),
+  /// so that whatever it holds, NaN included, never meets P = 0 in P·V.
+  Value copyRowFloor;
+  /// Sets copyRowFloor for the copies issued in its lifetime (none where
+  /// `floor` is null).
+  struct RowFloorScope {
+    RowFloorScope(KernelBuilderBase &builder, Value floor)
+        : builder(builder), saved(builder.copyRowFloor) {
+      builder.copyRowFloor = floor;
+    }
+    ~RowFloorScope() { builder.copyRowFloor = saved; }
+    KernelBuilderBase &builder;
+    Value saved;
+  };
   Value windowLeft, windowRight; // i32, -1 = unbounded
   void readArguments();
   /// Fills `arg` from the kernel's parameters (readArguments does it first;
@@ -185,7 +201,8 @@ protected:
     function_ref<Value(int64_t j)> tilePageStart = nullptr;
   };
   /// Emits body(RowCheck::None) where rows [rowStart, rowStart + rows) all
-  /// lie below rowLimit, body(RowCheck::Checked) where not.
+  /// lie below rowLimit (and at or past copyRowFloor where set),
+  /// body(RowCheck::Checked) where not.
   void ifRowsBelow(Value rowStart, int64_t rows, Value rowLimit,
                    function_ref<void(RowCheck)> body);
 

@@ -495,6 +495,9 @@ Value Sm80DecodeBuilder::pageStart(StringRef operand, Value entry) {
 
 Value Sm80DecodeBuilder::loadKVBlock(Value block, Value stage) {
   Value rowStart = arith::MulIOp::create(b, block, cIdx(b, s.blockN));
+  // A left-padded sequence's rows below keyStart are never read: its first
+  // block gets zeros there (docs/KVCACHE.md "What a step reads").
+  RowFloorScope floor(*this, keyStart);
   if (!s.pageSize)
     return commitKVCopies(
         rowStart,
