@@ -344,7 +344,8 @@ def test_unread_rows_stay_unread_with_new_rows(sq, page_size):
           append=True, unread_nan=True)
 
 
-@pytest.mark.parametrize("page_size", [0, 16], ids=["contiguous", "page16"])
+@pytest.mark.parametrize("page_size", [0, 16, 64],
+                         ids=["contiguous", "page16", "page64"])
 @pytest.mark.parametrize("case", ["window", "softcap", "leftpad"])
 def test_unread_rows_stay_unread_in_the_variants(case, page_size):
     """Window, softcap, and left padding (whose rows before cache_leftpad
