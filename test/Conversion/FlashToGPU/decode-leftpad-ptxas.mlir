@@ -9,6 +9,7 @@
 // RUN: rm -rf %t && flashfuse-compile %s --target=a100 -o %t/a100 | FileCheck %s --check-prefix=A100
 // RUN: flashfuse-compile %s --target=h100 -o %t/h100 | FileCheck %s --check-prefix=H100
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/h100/manifest.txt
+// RUN: flashfuse-opt %s --flash-select-config=target=h100 --flash-lower-to-gpu=chip=sm_90a | FileCheck %s --check-prefix=FLOOR
 //
 // A100-COUNT-4: ptxas sm_80 flash_decode_{{.*}}, 0/0 bytes spill stores/loads
 // H100-DAG: ptxas sm_90a flash_decode_bf16_d128_m16n128w4s2_causalbr_leftpad: {{.*}}, 0/0 bytes spill stores/loads
@@ -28,6 +29,27 @@
 // MANIFEST-NOT: leftpad
 // MANIFEST: params {{.*}} memref:cache_seqlens i32:batch
 // MANIFEST-NOT: leftpad
+
+// The K/V copies never read a row below cache_leftpad[b] (clamped at 0):
+// a key block takes the unchecked copies only where it starts at or past
+// that row, and the checked ones zero-fill each pass's rows below it
+// (docs/KVCACHE.md "What a step reads"). A kernel without the operand
+// tests its blocks' ends only.
+// FLOOR-LABEL: gpu.func @flash_decode_bf16_d128_m16n128w4s2_causalbr_leftpad(
+// FLOOR: %[[PAD:.*]] = memref.load %arg9[
+// FLOOR-NEXT: %[[PADI:.*]] = arith.index_cast %[[PAD]] : i32 to index
+// FLOOR-NEXT: %[[FIRST:.*]] = arith.maxsi %[[PADI]], %{{.*}} : index
+// FLOOR: %[[END:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// FLOOR-NEXT: %[[START:.*]] = arith.cmpi sge, %[[ROW:.*]], %[[FIRST]] : index
+// FLOOR-NEXT: %[[ALL:.*]] = arith.andi %[[END]], %[[START]] : i1
+// FLOOR-NEXT: scf.if %[[ALL]] {
+// FLOOR: } else {
+// FLOOR: %[[BELOW:.*]] = arith.subi %[[FIRST]], %[[ROW]] : index
+// FLOOR-NEXT: %[[SKIP:.*]] = arith.subi %[[BELOW]], %{{.*}} : index
+// FLOOR-COUNT-16: arith.cmpi sle, %[[SKIP]], %c{{[0-9]+}}{{.*}} : index
+// FLOOR-LABEL: gpu.func @flash_decode_bf16_d128_m16n128w4s2_causalbr(
+// FLOOR: %[[PLAINEND:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// FLOOR-NEXT: scf.if %[[PLAINEND]] {
 
 func.func @contiguous(%q: tensor<2x128x1x128xbf16>, %k: tensor<2x8x256x128xbf16>, %len: tensor<2xi32>, %pad: tensor<2xi32>) -> tensor<2x128x1x128xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len cache_leftpad(%pad : tensor<2xi32>) {causal = #flash.causal<bottom_right>}
