@@ -391,30 +391,54 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
 
 # The mean key length of a packed batch's sequences (its keys over its
 # sequences) from which its forward takes the sm90ws varlen kernel
-# (<target>-varlen-ws: a persistent walk at D <= 128 since run 546) over the
-# sm90 one of <target>-varlen. H200, bf16, 32k tokens, docs/PERF.md run
-# 544 (scripts/kernels/bench_varlen_ws.py, each kernel forced): at D = 128
-# 1.07-1.27x from 512 keys, causal or not; DeepSeek's MLA (192, 128)
-# 1.18-1.36x from 512; at D = 64 without a mask 0.98x at 512, 1.06x at
-# 1024, 1.19-1.22x from 2048, causal 0.83x at 512, 0.93x at 1024, 1.03x at
-# 2048, 1.12x at 4096.
-SM90WS_VARLEN_MIN_MEAN_KEYS = 512
-SM90WS_VARLEN_MIN_MEAN_KEYS_D64 = {False: 1024, True: 2048}  # by causal
+# (<target>-varlen-ws) over the sm90 one of <target>-varlen, by head dim,
+# causal mask, and whether the runtime walks the batch (sequences of about
+# equal length, runtime.h flashfuse_packed_batch_walks: the persistent walk
+# of run 546) or runs the sm90ws kernel a block a tile. H100, bf16, 32k
+# tokens, docs/PERF.md runs 552-553 (scripts/kernels/bench_varlen_ws.py,
+# each kernel forced), sm90ws / sm90, equal lengths (walked) and lengths
+# drawn from a range (not walked, the mean given):
+# - D = 128: walked 1.04-1.09x at 128-256 keys (causal 1.16-1.19x), 384
+#   1.00x (causal 0.91x: three query blocks, a pair and a single unit);
+#   1.22-1.30x from 512. Not walked 0.96-0.98x at a mean of 260, 1.00-1.03x
+#   at 400, 1.03-1.08x at 500, 1.06-1.20x from 750.
+# - D = 64 (without a mask the sm90ws tiles are 192 rows high, so an equal
+#   length's fit into them decides): walked 0.74-0.83x at 128-256, 1.10x
+#   at 384, 1.01x at 512, 1.11x at 1024; not walked 0.79-0.93x at means
+#   260-500, 1.04x at 750, 1.08x at 1k. Causal walked 0.76-0.98x at
+#   128-384 (0.76x at 384, three query blocks as at D = 128), 1.04x at 512,
+#   1.12x at 1024; not walked 0.67-0.89x to a mean of 1k, 0.97x at 1.55k,
+#   1.02x at 2k.
+# - DeepSeek's MLA (D = 192, Dv = 128): 1.13-1.34x from 128 keys, walked
+#   or not, causal or not.
+# Other head dims: 512 (the library has no other sm90ws varlen forward).
+SM90WS_VARLEN_MIN_MEAN_KEYS = {
+    # (head_dim, causal, walks): keys
+    (128, False, True): 128, (128, True, True): 128,
+    (128, False, False): 384, (128, True, False): 384,
+    (64, False, True): 384, (64, False, False): 768,
+    (64, True, True): 512, (64, True, False): 2048,
+    (192, False, True): 128, (192, True, True): 128,
+    (192, False, False): 128, (192, True, False): 128,
+}
+SM90WS_VARLEN_MIN_MEAN_KEYS_OTHER = 512
 
 
-def sm90ws_varlen_min_mean_keys(variant):
+def sm90ws_varlen_min_mean_keys(variant, walks=False):
     """The mean key length from which the packed-batch forward of
-    `variant` takes the sm90ws kernel where an artifact has one."""
-    if variant.head_dim == 64:
-        return SM90WS_VARLEN_MIN_MEAN_KEYS_D64[bool(variant.causal)]
-    return SM90WS_VARLEN_MIN_MEAN_KEYS
+    `variant` takes the sm90ws kernel where an artifact has one; `walks`:
+    whether the runtime walks the batch (flashfuse_packed_batch_walks)."""
+    return SM90WS_VARLEN_MIN_MEAN_KEYS.get(
+        (variant.head_dim, bool(variant.causal), bool(walks)),
+        SM90WS_VARLEN_MIN_MEAN_KEYS_OTHER)
 
 
-def varlen_forward_kernel(device_index, variant, capability, mean_keys):
+def varlen_forward_kernel(device_index, variant, capability, mean_keys,
+                          walks=False):
     """The forward kernel of the packed-batch `variant` for sequences of
     `mean_keys` keys on average: an artifact's sm90ws kernel of the variant
     from sm90ws_varlen_min_mean_keys on, otherwise the first one found."""
-    if mean_keys >= sm90ws_varlen_min_mean_keys(variant):
+    if mean_keys >= sm90ws_varlen_min_mean_keys(variant, walks):
         directory = sm90ws_dir(variant, capability=capability)
         if directory is not None:
             return kernel(device_index, variant, directory)

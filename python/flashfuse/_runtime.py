@@ -349,6 +349,8 @@ def _declare(lib):
             st, [vp, P(ForwardArgs), P(VarlenArgs), vp]),
         "flashfuse_attention_forward_varlen_check": (
             st, [vp, ctypes.c_int32, P(ForwardArgs), P(VarlenArgs)]),
+        "flashfuse_packed_batch_walks": (
+            ctypes.c_int32, [ctypes.c_int64] * 5 + [ctypes.c_int32]),
         "flashfuse_backward_args_init": (None, [P(BackwardArgs)]),
         "flashfuse_attention_backward_varlen": (
             st, [P(BackwardKernels), P(BackwardArgs), P(VarlenArgs), vp]),
@@ -664,6 +666,15 @@ def attention_forward_varlen(kernel, args, varlen, stream):
     check(library().flashfuse_attention_forward_varlen(
         kernel, ctypes.byref(args), ctypes.byref(varlen),
         ctypes.c_void_p(stream)))
+
+
+def packed_batch_walks(total_q, total_k, num_seqs, max_seqlen_q,
+                       max_seqlen_k, causal):
+    """Whether a persistent varlen forward walks this packed batch's tiles
+    (one block per SM) rather than running a block per tile (the runtime's
+    rule, runtime.h)."""
+    return bool(library().flashfuse_packed_batch_walks(
+        total_q, total_k, num_seqs, max_seqlen_q, max_seqlen_k, causal))
 
 
 def decode_args():

@@ -691,9 +691,11 @@ def varlen_attention_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         window=(window_left, window_right) != (-1, -1), softcap=softcap > 0,
         dropout=dropout_p > 0, varlen=True)
     num_seqs = cu_seqlens_q.shape[0] - 1
+    walks = rt.packed_batch_walks(total_q, total_k, num_seqs, max_seqlen_q,
+                                  max_seqlen_k, causal)
     kernel = _kernels.varlen_forward_kernel(
         q.device.index, variant, _capability(q.device.index),
-        total_k / max(num_seqs, 1))
+        total_k / max(num_seqs, 1), walks)
     _poison(o, lse)
     a, p, keep = varlen_launch_args(q, k, v, o, lse, cu_seqlens_q,
                                     cu_seqlens_k, max_seqlen_q, max_seqlen_k,

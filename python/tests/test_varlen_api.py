@@ -325,16 +325,22 @@ def test_backward_arguments_pass_the_runtime_checks(rt):
     del keep
 
 
-@pytest.mark.parametrize("head_dim, causal, mean_keys, ws", [
-    (128, 0, 511, False), (128, 0, 512, True), (128, 1, 512, True),
-    (192, 2, 512, True), (64, 0, 1023, False), (64, 0, 1024, True),
-    (64, 1, 1024, False), (64, 2, 2047, False), (64, 1, 2048, True)])
+@pytest.mark.parametrize("head_dim, causal, walks, mean_keys, ws", [
+    (128, 0, True, 127, False), (128, 0, True, 128, True),
+    (128, 1, True, 128, True), (128, 0, False, 383, False),
+    (128, 2, False, 384, True), (192, 2, False, 127, False),
+    (192, 1, True, 128, True), (64, 0, True, 383, False),
+    (64, 0, True, 384, True), (64, 0, False, 767, False),
+    (64, 0, False, 768, True), (64, 1, True, 511, False),
+    (64, 1, True, 512, True), (64, 2, False, 2047, False),
+    (64, 1, False, 2048, True)])
 def test_varlen_forward_kernel_takes_sm90ws_from_a_mean_length(
-        monkeypatch, head_dim, causal, mean_keys, ws):
-    # The sm90ws packed-batch forward from the lengths run 544 measured
-    # (docs/PERF.md): D = 128 and MLA from 512 keys a sequence, D = 64 from
-    # 1024 without a mask and 2048 causal; the sm90 kernel below, and where
-    # no artifact has an sm90ws one.
+        monkeypatch, head_dim, causal, walks, mean_keys, ws):
+    # The sm90ws packed-batch forward from the lengths runs 552-553
+    # measured (docs/PERF.md): D = 128 from 128 keys a sequence where the
+    # runtime walks the batch, 384 where not; D = 64 without a mask from
+    # 384 walked and 768 not, causal from 512 walked and 2048 not; MLA from
+    # 128. The sm90 kernel below, and where no artifact has an sm90ws one.
     from flashfuse import _kernels
     from flashfuse import _runtime as rt
     variant = _kernels.make_variant(
@@ -346,7 +352,8 @@ def test_varlen_forward_kernel_takes_sm90ws_from_a_mean_length(
                         calls.append(directory) or directory)
     monkeypatch.setattr(_kernels, "sm90ws_dir",
                         lambda v, long=False, capability=None: "ws-dir")
-    got = _kernels.varlen_forward_kernel(0, variant, (9, 0), mean_keys)
+    got = _kernels.varlen_forward_kernel(0, variant, (9, 0), mean_keys,
+                                         walks)
     assert got == ("ws-dir" if ws else None) and calls == [got]
     monkeypatch.setattr(_kernels, "sm90ws_dir",
                         lambda v, long=False, capability=None: None)

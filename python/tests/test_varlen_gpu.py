@@ -180,7 +180,7 @@ def forced_sm90ws_forward(monkeypatch, dtype, head_dim, causal, window=False,
     if ws is None:
         pytest.skip("no sm90ws varlen forward of the variant in the library")
     monkeypatch.setattr(_kernels, "sm90ws_varlen_min_mean_keys",
-                        lambda variant: 0)
+                        lambda variant, walks=False: 0)
     taken = []
     lookup = _kernels.kernel
 
@@ -309,8 +309,8 @@ def test_mla_backward(causal):
     # DeepSeek's MLA training step over a packed batch (D = 192, Dv = 128,
     # GQA, empty and ragged sequences): on Hopper the sm90ws backward whose
     # two warpgroups share each 64-key block, its dQ staged as rows
-    # (compiled on demand; one of them spills 16 bytes, so the library
-    # does not ship them).
+    # (<target>-varlen-bwd-ws since the top-left causal one stopped
+    # spilling, docs/PERF.md run 553).
     check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
                             (1000, 1000), (5, 0)], torch.bfloat16, 192,
                            causal, (8, 2), head_dim_v=128)
@@ -487,6 +487,28 @@ def test_varlen_gradients_match_each_sequence(dtype, head_dim, causal, heads,
     check_packed_gradients(LENGTHS[lengths], dtype, head_dim, causal, heads)
 
 
+def sm90ws_backward(dtype, head_dim, causal, **options):
+    """The packed backward variant (make_variant's `options`: softcap, ...)
+    and the library's sm90ws directory for it (<target>-varlen-bwd-ws; None
+    where no artifact has one)."""
+    from flashfuse import _kernels
+    from flashfuse import _runtime as rt
+    code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
+    variant = _kernels.make_variant(
+        rt.KIND_BACKWARD,
+        rt.DTYPE_BF16 if dtype == torch.bfloat16 else rt.DTYPE_F16, head_dim,
+        head_dim, code, varlen=True, **options)
+    return variant, _kernels.sm90ws_dir(variant)
+
+
+def assert_backward_launched(variant, directory):
+    """That a backward plan of this process launched `directory`'s main
+    kernel of `variant`."""
+    from flashfuse import _kernels, ops
+    kernel = _kernels.kernel(torch.cuda.current_device(), variant, directory)
+    assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
+
+
 @pytest.mark.parametrize("causal", [False, "top_left", "bottom_right"],
                          ids=["full", "causal_tl", "causal_br"])
 @pytest.mark.parametrize("head_dim", [64, 128])
@@ -497,21 +519,13 @@ def test_varlen_gradients_take_the_sm90ws_kernels(dtype, head_dim, causal):
     # (build/kernels/<target>-varlen-bwd-ws), its kernel is the one the
     # backward launches: its tiles cross sequence ends (the tensor maps are
     # over the packed rows), and the rule must hold per sequence.
-    from flashfuse import _kernels, ops
-    from flashfuse import _runtime as rt
-    code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
-    variant = _kernels.make_variant(
-        rt.KIND_BACKWARD,
-        rt.DTYPE_BF16 if dtype == torch.bfloat16 else rt.DTYPE_F16, head_dim,
-        head_dim, code, varlen=True)
-    ws = _kernels.sm90ws_dir(variant)
+    variant, ws = sm90ws_backward(dtype, head_dim, causal)
     if ws is None:
         pytest.skip("no sm90ws varlen backward of the variant in the library")
     check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
                             (1, 64), (300, 77)], dtype, head_dim,
                            causal, (8, 2))
-    kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
-    assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
+    assert_backward_launched(variant, ws)
 
 
 @pytest.mark.parametrize("where", ["q", "k", "v", "do"])
@@ -526,8 +540,6 @@ def test_nan_in_the_next_sequence_stays_out_of_the_gradients(head_dim, causal,
     # not: the kernel zeroes those rows (K/V once, Q/dO in the tail step).
     # A NaN anywhere in sequence 1 must leave sequence 0's dQ, dK, dV
     # finite and within the rule, whichever backward the library gives.
-    from flashfuse import _kernels, ops
-    from flashfuse import _runtime as rt
     dtype = torch.bfloat16
     q, k, v = packed_inputs([(100, 100), (70, 70)], 4, 4, head_dim, dtype)
     do = torch.randn_like(q)
@@ -548,14 +560,9 @@ def test_nan_in_the_next_sequence_stays_out_of_the_gradients(head_dim, causal,
         mine = sequence(grads[n], 0, 100)
         assert torch.isfinite(mine).all(), f"a NaN in {where} reached {name}"
         assert_close(mine, refs[0][n], refs[1][n], 3, f"sequence 0's {name}")
-    code = {False: 0, "top_left": 1, "bottom_right": 2}[causal]
-    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, head_dim,
-                                    head_dim, code, varlen=True)
-    ws = _kernels.sm90ws_dir(variant)
+    variant, ws = sm90ws_backward(dtype, head_dim, causal)
     if ws is not None:
-        kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
-        assert any(plan[1][0] is kernel
-                   for plan in ops._backward_plans.values())
+        assert_backward_launched(variant, ws)
 
 
 def test_varlen_softcap_gradients_take_the_sm90ws_kernel():
@@ -563,18 +570,14 @@ def test_varlen_softcap_gradients_take_the_sm90ws_kernel():
     # library too (gen_suite.py: with softcap's slope in f16 it runs the
     # step 1.17x faster than the sm90 kernel, docs/PERF.md run 334): the
     # backward launches it, and the rule holds per sequence.
-    from flashfuse import _kernels, ops
-    from flashfuse import _runtime as rt
-    variant = _kernels.make_variant(rt.KIND_BACKWARD, rt.DTYPE_BF16, 128, 128,
-                                    1, softcap=True, varlen=True)
-    ws = _kernels.sm90ws_dir(variant)
+    variant, ws = sm90ws_backward(torch.bfloat16, 128, "top_left",
+                                  softcap=True)
     if ws is None:
         pytest.skip("no sm90ws varlen softcap backward in the library")
     check_packed_gradients([(77, 300), (0, 5), (513, 129), (129, 129),
                             (1, 64), (300, 77)], torch.bfloat16, 128,
                            "top_left", (8, 2), softcap=30.0)
-    kernel = _kernels.kernel(torch.cuda.current_device(), variant, ws)
-    assert any(plan[1][0] is kernel for plan in ops._backward_plans.values())
+    assert_backward_launched(variant, ws)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16],

@@ -55,6 +55,27 @@ bool evenlyFilled(int64_t total, int64_t seqs, int64_t longest,
   return 100 * total >= percent * seqs * longest;
 }
 
+} // namespace
+} // namespace flashfuse
+
+extern "C" int32_t flashfuse_packed_batch_walks(int64_t total_q,
+                                                int64_t total_k,
+                                                int64_t num_seqs,
+                                                int64_t max_seqlen_q,
+                                                int64_t max_seqlen_k,
+                                                int32_t causal) {
+  using namespace flashfuse;
+  int64_t percent = causal == FLASHFUSE_CAUSAL_NONE
+                        ? kPackedWalkMinFillPercent
+                        : kPackedCausalWalkMinFillPercent;
+  return evenlyFilled(total_q, num_seqs, max_seqlen_q, percent) &&
+         evenlyFilled(total_k, num_seqs, max_seqlen_k, percent) &&
+         max_seqlen_k <= kPersistentMaxKeys;
+}
+
+namespace flashfuse {
+namespace {
+
 /// KERNEL_ABI.md "grid persistent": one block per SM (these kernels take a
 /// whole SM's registers), none idle where there are fewer tiles; each walks
 /// the tiles blockIdx.x, blockIdx.x + gridDim.x, ... Unless `walk`: past
@@ -201,14 +222,13 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
         const flashfuse_arg *a = findArg(args, n, name);
         return a && a->type == FLASHFUSE_PARAM_I32 ? a->i : 0;
       };
-      int64_t totalQ = total("seq_q"), totalK = total("seq_k");
-      int64_t percent = spec.variant.causal == FLASHFUSE_CAUSAL_NONE
-                            ? kPackedWalkMinFillPercent
-                            : kPackedCausalWalkMinFillPercent;
-      bool even =
-          evenlyFilled(totalQ, numSeqs, maxSeq, percent) &&
-          (!keysNamed || evenlyFilled(totalK, numSeqs, maxKeys, percent));
-      persistentDims(c, even && maxKeys <= kPersistentMaxKeys, dims, what);
+      int64_t totalQ = total("seq_q");
+      int64_t totalK = keysNamed ? total("seq_k") : totalQ;
+      persistentDims(c,
+                     flashfuse_packed_batch_walks(totalQ, totalK, numSeqs,
+                                                  maxSeq, maxKeys,
+                                                  spec.variant.causal),
+                     dims, what);
     }
     return checkGrid(spec, c, dims, what, grid);
   }

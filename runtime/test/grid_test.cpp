@@ -115,19 +115,20 @@ void testPacked() {
     const flashfuse::KernelSpec *kernel;
     int64_t heads, seqs, totalQ, totalK, maxQ, maxK; // maxK 0: not named
     unsigned blocks;
+    bool walks;
   } cases[] = {
-      {&walk, 16, 16, 64000, 64000, 4000, 4000, 132},
-      {&walk, 16, 16, 58000, 64000, 4000, 0, 132},
-      {&walk, 2, 3, 900, 900, 300, 0, 18},
+      {&walk, 16, 16, 64000, 64000, 4000, 4000, 132, true},
+      {&walk, 16, 16, 58000, 64000, 4000, 0, 132, true},
+      {&walk, 2, 3, 900, 900, 300, 0, 18, true},
       // past 8192 keys
-      {&walk, 16, 2, 2048, 32768, 1024, 16384, 256},
-      {&walk, 16, 4, 40000, 40000, 10000, 0, 5056},
+      {&walk, 16, 2, 2048, 32768, 1024, 16384, 256, false},
+      {&walk, 16, 4, 40000, 40000, 10000, 0, 5056, false},
       // half the longest on average; equal queries over unequal keys
-      {&walk, 16, 16, 33000, 33000, 4096, 4096, 8192},
-      {&walk, 16, 16, 16384, 40000, 1024, 4096, 2048},
+      {&walk, 16, 16, 33000, 33000, 4096, 4096, 8192, false},
+      {&walk, 16, 16, 16384, 40000, 1024, 4096, 2048, false},
       // without a causal mask, 95%
-      {&full, 16, 16, 64000, 64000, 4000, 4000, 132},
-      {&full, 16, 16, 58000, 64000, 4000, 0, 8192},
+      {&full, 16, 16, 64000, 64000, 4000, 4000, 132, true},
+      {&full, 16, 16, 58000, 64000, 4000, 0, 8192, false},
   };
   for (const Case &k : cases) {
     std::vector<std::pair<const char *, int64_t>> args = {
@@ -139,6 +140,15 @@ void testPacked() {
     if (!same(g, k.blocks, 1, 1)) {
       std::fprintf(stderr, "  %s: %u x %u x %u blocks, expected %u\n",
                    k.kernel->name.c_str(), g.x, g.y, g.z, k.blocks);
+      ++flashfuse_test::failures;
+    }
+    // The rule the runtime exports for callers choosing a kernel.
+    bool walks = flashfuse_packed_batch_walks(
+        k.totalQ, k.maxK ? k.totalK : k.totalQ, k.seqs, k.maxQ,
+        k.maxK ? k.maxK : k.maxQ, k.kernel->variant.causal);
+    if (walks != k.walks) {
+      std::fprintf(stderr, "  %s: flashfuse_packed_batch_walks %d, expected %d\n",
+                   k.kernel->name.c_str(), walks, k.walks);
       ++flashfuse_test::failures;
     }
   }

@@ -58,15 +58,15 @@ for sq in SQS:
             # "-sm90": the varlen path on <target>-varlen's sm90 kernel,
             # not the sm90ws one the capacity would take (the step keeps
             # the kernel it looked up first).
-            old_ws = _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS
+            old_ws = _kernels.sm90ws_varlen_min_mean_keys
             if kw.get("sm90"):
-                _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS = 1 << 30
+                _kernels.sm90ws_varlen_min_mean_keys = lambda *a: 1 << 30
             # Each method its own softmax_scale, so kvcache's cache of checked
             # steps keeps one step per method (the key includes the scale).
             try: return flashfuse.attention_with_kvcache(q, *kw["args"], lens, block_table=kw.get("bt"), is_causal=True, softmax_scale=kw["scale"])
             finally:
                 prefill.PREFILL_MIN_ROWS, prefill.PREFILL_MIN_ROWS_PAGED = old
-                _kernels.SM90WS_VARLEN_MIN_MEAN_KEYS = old_ws
+                _kernels.sm90ws_varlen_min_mean_keys = old_ws
         return f
     ms = {
         "decode": forced(1 << 30, args=(kc, vc), scale=D ** -0.5),

@@ -6,7 +6,9 @@ method warmed up 250 ms on its own calls, medians of interleaved rounds;
 FlashAttention's rule per sequence for both varlen kernels (f32 reference
 of each sequence alone).
     python3 scripts/kernels/bench_varlen_ws.py [ROUNDS] [--baseline DIR]
-        [--head-dims 128,64]
+        [--head-dims 128,64,192] [--lengths random,512,a-b,...]
+--lengths names the batches: "random" (issue 18's), N (equal lengths of N
+tokens), a-b (lengths drawn uniformly from a..b, about 32k tokens).
 With --baseline, DIR's sm90ws varlen kernels (another build's
 <target>-varlen-ws) are timed beside them ("base": ws / base).
 (docs/PERF.md, "The sm90ws forward over packed batches", "The packed
@@ -26,10 +28,15 @@ if "--baseline" in args:
     at = args.index("--baseline")
     BASELINE = args[at + 1]
     del args[at:at + 2]
-HEAD_DIMS = (128, 64)
+HEAD_DIMS = (128, 64, 192)
 if "--head-dims" in args:
     at = args.index("--head-dims")
     HEAD_DIMS = tuple(int(x) for x in args[at + 1].split(","))
+    del args[at:at + 2]
+LENGTHS = ("random", "512", "1024", "2048", "4096")
+if "--lengths" in args:
+    at = args.index("--lengths")
+    LENGTHS = tuple(args[at + 1].split(","))
     del args[at:at + 2]
 ROUNDS = int(args[0]) if args else 3
 TOKENS = 32768
@@ -39,6 +46,12 @@ def lengths_of(name):
     if name == "random":  # issue 18's batch: 16 of 128..4k, about 32k tokens
         rng = random.Random(0)
         return [rng.randint(128, 4096) for _ in range(16)]
+    if "-" in name:  # uniform in a..b, about TOKENS tokens
+        a, b = (int(x) for x in name.split("-"))
+        rng, lens = random.Random(a * 7919 + b), []
+        while sum(lens) < TOKENS - (a + b) // 2:
+            lens.append(rng.randint(a, b))
+        return lens
     n = int(name)
     return [n] * (TOKENS // n)
 
@@ -74,13 +87,13 @@ def rule(out, q, k, v, lens, causal):
 def main():
     torch.manual_seed(0)
     cap = ops._capability(0)
-    cells = [(d, causal, name) for d in HEAD_DIMS for causal in (False, True)
-             for name in ("random", "512", "1024", "2048", "4096")]
+    cells = [(d, causal, name) for d in HEAD_DIMS if d != 192 for causal in (False, True)
+             for name in LENGTHS]
     # DeepSeek's MLA prefill (D = 192, Dv = 128, 16 heads; one tile a block,
     # so not beside a baseline)
-    if not BASELINE:
+    if not BASELINE and 192 in HEAD_DIMS:
         cells += [(192, causal, name) for causal in (False, True)
-                  for name in ("random", "512", "2048")]
+                  for name in LENGTHS]
     setups = {}
     for d, causal, name in cells:
         dv = 128 if d == 192 else d
@@ -97,7 +110,8 @@ def main():
         ws = _kernels.sm90ws_dir(variant, capability=cap)
         flop = sum(2 * n * n * (d + dv) * hq / (2 if causal else 1) for n in lens)
         # dense: equal lengths, same tokens
-        s_eq = 2048 if name == "random" else int(name)
+        s_eq = (2048 if name == "random" else
+                1 << round(math.log2(total / len(lens))) if "-" in name else int(name))
         b_eq = TOKENS // s_eq
         qd, kd = (torch.randn(b_eq, hq, s_eq, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
         vd = torch.randn(b_eq, hq, s_eq, dv, device="cuda", dtype=torch.bfloat16)

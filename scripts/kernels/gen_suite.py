@@ -152,9 +152,17 @@ def sm90ws_varlen_backward_suite():
     ones, whose dQ layout differs. The softcap ones too: with softcap's
     slope held in f16 they spill 24 bytes at the consumers' 240 registers
     (232 before), and the packed causal softcap step runs 1.17x faster than
-    on the sm90 backward (docs/PERF.md run 334)."""
+    on the sm90 backward (docs/PERF.md run 334). Last, DeepSeek's MLA (D =
+    192, Dv = 128) full, top-left and bottom-right causal, f16 and bf16,
+    whose forwards sm90ws_varlen_suite has (0 spill bytes since the top-left
+    causal kernel keeps its placement in shared memory, docs/PERF.md run
+    553): 22 variants."""
     return [dataclasses.replace(v, with_forward=False)
-            for v in varlen_backward_suite()]
+            for v in varlen_backward_suite()] + [
+        KernelVariant(f"varlen_{dtype}_mla_{causal or 'full'}", dtype, 192,
+                      128, causal=causal, varlen=True)
+        for dtype in ("f16", "bf16")
+        for causal in (None, "top_left", "bottom_right")]
 
 
 def fp8_suite():

@@ -384,6 +384,22 @@ FLASHFUSE_API flashfuse_status flashfuse_attention_forward_varlen_check(
     const flashfuse_manifest *manifest, int32_t kernel_index,
     const flashfuse_forward_args *args, const flashfuse_varlen_args *varlen);
 
+/* How a persistent (`grid persistent`) varlen forward kernel is launched
+ * over a packed batch: 1 where it walks the batch's tiles statically, one
+ * block per SM, 0 where it runs one block per tile. It walks where the
+ * sequences fill, on average, at least 95% of the longest one's rows in
+ * queries and in keys (88% under a causal mask) and the longest has at most
+ * 8192 keys (docs/KERNEL_ABI.md "grid persistent"). total_q and total_k are
+ * the packed rows, causal a flashfuse_causal value. The rule
+ * flashfuse_attention_forward_varlen launches by, for callers that choose
+ * between kernels by the form the persistent one will take. */
+FLASHFUSE_API int32_t flashfuse_packed_batch_walks(int64_t total_q,
+                                                   int64_t total_k,
+                                                   int64_t num_seqs,
+                                                   int64_t max_seqlen_q,
+                                                   int64_t max_seqlen_k,
+                                                   int32_t causal);
+
 /* ---- backward of a packed batch (KERNEL_ABI.md "Backward", "Varlen") -- */
 
 /* The kernels of one backward launch sequence, all from one artifact (they

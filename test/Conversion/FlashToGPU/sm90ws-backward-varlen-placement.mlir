@@ -22,6 +22,9 @@
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causalbr_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causal_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d64_m128n128w8s2_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
+// DeepSeek's MLA (D = 192, Dv = 128) keeps the slot under the top-left
+// causal mask too: without it its consumers spilled 16 bytes.
+// CHECK-DAG: ptxas sm_90a flash_bwd_sm90ws_bf16_d192_dv128_m64n64w8s2_causal_varlen: {{.*}}, 0 bytes stack, 0/0 bytes spill stores/loads
 // The slot's 32 bytes in the two kernels that keep it.
 // CHECK: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2_window_varlen (smem [[#SLOT:]] bytes)
 // CHECK: kernel flash_bwd_sm90ws_bf16_d128_m64n128w8s2_causalbr_varlen (smem [[#SLOT]] bytes)
@@ -54,6 +57,8 @@
 // PTX-NOT: ld.volatile.shared
 // PTX: setmaxnreg.inc.sync.aligned.u32 240;
 // PTX: ld.volatile.shared.u32
+// PTX-LABEL: .entry flash_bwd_sm90ws_bf16_d192_dv128_m64n64w8s2_causal_varlen(
+// PTX: ld.volatile.shared.u32
 
 func.func @grad_varlen_bf16_d128_window(%do: tensor<1x1x128x128xbf16>, %q: tensor<1x1x128x128xbf16>, %k: tensor<1x1x128x128xbf16>, %v: tensor<1x1x128x128xbf16>, %o: tensor<1x1x128x128xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) {window_left = 64 : i64, window_right = 0 : i64} : tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>
@@ -70,4 +75,8 @@ func.func @grad_varlen_bf16_d128_top_left(%do: tensor<1x1x128x128xbf16>, %q: ten
 func.func @grad_varlen_bf16_d64(%do: tensor<1x1x128x64xbf16>, %q: tensor<1x1x128x64xbf16>, %k: tensor<1x1x128x64xbf16>, %v: tensor<1x1x128x64xbf16>, %o: tensor<1x1x128x64xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>) {
   %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
   return %dq, %dk, %dv : tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>, tensor<1x1x128x64xbf16>
+}
+func.func @grad_varlen_bf16_mla_top_left(%do: tensor<1x1x128x128xbf16>, %q: tensor<1x1x128x192xbf16>, %k: tensor<1x1x128x192xbf16>, %v: tensor<1x1x128x128xbf16>, %o: tensor<1x1x128x128xbf16>, %lse: tensor<1x1x128xf32>, %cu_q: tensor<?xi32>, %cu_k: tensor<?xi32>) -> (tensor<1x1x128x192xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x128xbf16>) {
+  %dq, %dk, %dv = flash.attention_grad %do, %q, %k, %v, %o, %lse varlen(%cu_q, %cu_k : tensor<?xi32>, tensor<?xi32>) {causal = #flash.causal<top_left>} : tensor<1x1x128x128xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128x128xbf16>, tensor<1x1x128xf32> -> tensor<1x1x128x192xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x128xbf16>
+  return %dq, %dk, %dv : tensor<1x1x128x192xbf16>, tensor<1x1x128x192xbf16>, tensor<1x1x128x128xbf16>
 }

@@ -562,12 +562,16 @@ struct KernelSpec {
   /// (run 325), 60-92 since run 326's tanh, 8 in the causal kernel since;
   /// with its dynamic shared memory declared aligned
   /// (flash-align-dynamic-shared-memory, LowerToGPU.cpp), none. Its other
-  /// packed kernels spill nothing.
+  /// packed kernels spill nothing. DeepSeek's MLA (D = 192, Dv = 128) under a
+  /// top-left causal mask spilled 16 bytes in its consumers too (f16 and
+  /// bf16), with the slot none, as under the bottom-right one.
   bool keepsPlacementShared() const {
     if (kind != Kind::Backward || !varlen)
       return false;
     if (warpSpecialized())
-      return headDim > 64 ? causal == Causal::BottomRight || window || softcap
+      return headDim > 64 ? causal == Causal::BottomRight || window ||
+                                softcap ||
+                                (headDim > 128 && causal == Causal::TopLeft)
                           : causal == Causal::None && !window;
     return recipe == Recipe::Sm90 && headDim > 64 && softcap;
   }
