@@ -395,20 +395,21 @@ def forward_kernel(device_index, variant, capability, seq_k, seq_q=0):
 # causal mask, and whether the runtime walks the batch (sequences of about
 # equal length, runtime.h flashfuse_packed_batch_walks: the persistent walk
 # of run 546) or runs the sm90ws kernel a block a tile. H100, bf16, 32k
-# tokens, docs/PERF.md runs 552-553 (scripts/kernels/bench_varlen_ws.py,
+# tokens, docs/PERF.md runs 552-555 (scripts/kernels/bench_varlen_ws.py,
 # each kernel forced), sm90ws / sm90, equal lengths (walked) and lengths
 # drawn from a range (not walked, the mean given):
 # - D = 128: walked 1.04-1.09x at 128-256 keys (causal 1.16-1.19x), 384
-#   1.00x (causal 0.91x: three query blocks, a pair and a single unit);
-#   1.22-1.30x from 512. Not walked 0.96-0.98x at a mean of 260, 1.00-1.03x
-#   at 400, 1.03-1.08x at 500, 1.06-1.20x from 750.
+#   1.00-1.02x (causal 1.23-1.25x since the walk's grid is coprime with a
+#   sequence's units, run 555; 0.91x before), 1.17-1.32x from 512. Not
+#   walked 0.96-0.98x at a mean of 260, 1.00-1.03x at 400, 1.03-1.08x at
+#   500, 1.06-1.20x from 750.
 # - D = 64 (without a mask the sm90ws tiles are 192 rows high, so an equal
 #   length's fit into them decides): walked 0.74-0.83x at 128-256, 1.10x
 #   at 384, 1.01x at 512, 1.11x at 1024; not walked 0.79-0.93x at means
-#   260-500, 1.04x at 750, 1.08x at 1k. Causal walked 0.76-0.98x at
-#   128-384 (0.76x at 384, three query blocks as at D = 128), 1.04x at 512,
-#   1.12x at 1024; not walked 0.67-0.89x to a mean of 1k, 0.97x at 1.55k,
-#   1.02x at 2k.
+#   260-500, 1.04x at 750, 1.08x at 1k. Causal walked 0.91-0.98x at
+#   128-256, 1.01-1.04x at 384 (0.76x before run 555), 1.04-1.07x at 512,
+#   1.10x at 640, 1.11x at 1024; not walked 0.67-0.89x to a mean of 1k,
+#   0.97x at 1.55k, 1.02x at 2k.
 # - DeepSeek's MLA (D = 192, Dv = 128): 1.13-1.34x from 128 keys, walked
 #   or not, causal or not.
 # Other head dims: 512 (the library has no other sm90ws varlen forward).
@@ -417,7 +418,7 @@ SM90WS_VARLEN_MIN_MEAN_KEYS = {
     (128, False, True): 128, (128, True, True): 128,
     (128, False, False): 384, (128, True, False): 384,
     (64, False, True): 384, (64, False, False): 768,
-    (64, True, True): 512, (64, True, False): 2048,
+    (64, True, True): 384, (64, True, False): 2048,
     (192, False, True): 128, (192, True, True): 128,
     (192, False, False): 128, (192, True, False): 128,
 }

@@ -331,15 +331,15 @@ def test_backward_arguments_pass_the_runtime_checks(rt):
     (128, 2, False, 384, True), (192, 2, False, 127, False),
     (192, 1, True, 128, True), (64, 0, True, 383, False),
     (64, 0, True, 384, True), (64, 0, False, 767, False),
-    (64, 0, False, 768, True), (64, 1, True, 511, False),
-    (64, 1, True, 512, True), (64, 2, False, 2047, False),
+    (64, 0, False, 768, True), (64, 1, True, 383, False),
+    (64, 1, True, 384, True), (64, 2, False, 2047, False),
     (64, 1, False, 2048, True)])
 def test_varlen_forward_kernel_takes_sm90ws_from_a_mean_length(
         monkeypatch, head_dim, causal, walks, mean_keys, ws):
     # The sm90ws packed-batch forward from the lengths runs 552-553
     # measured (docs/PERF.md): D = 128 from 128 keys a sequence where the
     # runtime walks the batch, 384 where not; D = 64 without a mask from
-    # 384 walked and 768 not, causal from 512 walked and 2048 not; MLA from
+    # 384 walked and 768 not, causal from 384 walked and 2048 not; MLA from
     # 128. The sm90 kernel below, and where no artifact has an sm90ws one.
     from flashfuse import _kernels
     from flashfuse import _runtime as rt

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <vector>
 
 namespace flashfuse {
@@ -85,13 +86,39 @@ namespace {
 /// SMs many times the work of others (run 546): one block per tile then,
 /// which the hardware schedules as SMs free up. `dims` (the tile grid)
 /// becomes the launch's.
+///
+/// `period` (> 1): a walked grid's units repeat their costs with this
+/// period (the units of one head and sequence, where they are not all
+/// alike), so the grid takes the largest size at most the SMs that shares
+/// no factor with it; see walkPeriod.
 void persistentDims(const flashfuse_context &c, bool walk, int64_t dims[3],
-                    const char *what[3]) {
+                    const char *what[3], int64_t period = 1) {
   int64_t tiles = dims[0] * dims[1] * dims[2];
   int64_t slots = c.smCount > 0 && walk ? c.smCount : tiles;
   dims[0] = tiles < slots ? tiles : slots;
+  if (period > 1 && dims[0] < tiles)
+    while (dims[0] > 1 && std::gcd(dims[0], period) != 1)
+      --dims[0];
   dims[1] = dims[2] = 1;
   what[0] = "blocks";
+}
+
+/// A packed batch's walk gives CTA x the units x, x + G, ... (G the grid),
+/// numbered query-block-fastest within each (head, sequence): u units
+/// each, the query blocks (M of the longest sequence) or under a causal
+/// mask their pairs, ceil(M / 2). Where those u units differ in cost and G
+/// shares a factor with u, every CTA keeps meeting the same kind of unit:
+/// with 132 CTAs and 384 causal queries (M = 3, a pair of 4 key blocks and
+/// a single of 2) the even CTAs got every pair and the odd ones every
+/// single, the walk 0.76-0.91x the sm90 kernel (docs/PERF.md run 553);
+/// on 131 CTAs 1.31-1.37x that (run 555). They differ under a causal mask
+/// where M is odd (the single middle block): returns u there, else 1.
+/// (Without a mask a last block shorter than the others makes the units
+/// differ too, but a coprime grid measured level there, run 555.)
+int64_t walkPeriod(const KernelSpec &spec, int64_t blocks) {
+  if (spec.variant.causal != FLASHFUSE_CAUSAL_NONE && blocks % 2)
+    return (blocks + 1) / 2;
+  return 1;
 }
 
 } // namespace
@@ -228,7 +255,7 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
                      flashfuse_packed_batch_walks(totalQ, totalK, numSeqs,
                                                   maxSeq, maxKeys,
                                                   spec.variant.causal),
-                     dims, what);
+                     dims, what, walkPeriod(spec, dims[0]));
     }
     return checkGrid(spec, c, dims, what, grid);
   }

@@ -129,6 +129,13 @@ void testPacked() {
       // without a causal mask, 95%
       {&full, 16, 16, 64000, 64000, 4000, 4000, 132, true},
       {&full, 16, 16, 58000, 64000, 4000, 0, 8192, false},
+      {&full, 16, 16, 48000, 48000, 3000, 3000, 132, true},
+      // causal over an odd number of query blocks: a pair and a single a
+      // (head, sequence), 2 units, so 131 CTAs; 5 blocks, 3 units: 131
+      {&walk, 16, 85, 32640, 32640, 384, 384, 131, true},
+      {&walk, 16, 51, 32640, 32640, 640, 640, 131, true},
+      // 4 units of equal pairs: 132
+      {&walk, 16, 64, 32768, 32768, 512, 512, 132, true},
   };
   for (const Case &k : cases) {
     std::vector<std::pair<const char *, int64_t>> args = {
