@@ -91,6 +91,11 @@ void testDense() {
   EXPECT(same(launchGrid(walk, {{"batch", 1}, {"heads_q", 16},
                                 {"seq_q", 16384}, {"seq_k", 16384}}),
               2048, 1, 1));
+  // Causal over an odd number of query blocks (17: 8 pairs and a single a
+  // head and batch, 9 units): the largest grid coprime with 9.
+  EXPECT(same(launchGrid(walk, {{"batch", 8}, {"heads_q", 16},
+                                {"seq_q", 2176}, {"seq_k", 2176}}),
+              131, 1, 1));
 }
 
 void testPacked() {
