@@ -339,9 +339,11 @@ public:
                         : 0;
     if (splits == 0)
       splits = combine_ || inKernel
-                   ? flashfuse_decode_num_splits_clustered(
+                   ? flashfuse_decode_num_splits_in_clusters(
                          a_.batch, a_.heads_kv, mBlocks, keyBlocks, smCount,
-                         blocksPerSm, clusterMax, clusterCapacity, a_.page_size)
+                         blocksPerSm, clusterMax, clusterCapacity,
+                         flashfuse_decode_cluster_key_blocks_per_split(
+                             a_.page_size, fp8Cache() ? 1 : 2))
                    : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);

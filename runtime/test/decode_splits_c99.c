@@ -107,6 +107,36 @@ int main(void) {
                  cases[i].batch, 8, 1, cases[i].key_blocks, sms, 1,
                  cases[i].cluster_max, cases[i].capacity, cases[i].page_size),
              cases[i].want);
+    /* An FP8 cache (256-key blocks, B = 1 unless named): 8 in clusters up
+     * to 4 key blocks each (8k keys), the rule's 16 past that, contiguous
+     * or paged; B = 2's rule gives 8 itself, which clusters merge. */
+    {
+      static const struct {
+        const char *what;
+        int64_t batch, key_blocks, page_size;
+        int32_t want;
+      } fp8[] = {
+          {"fp8 1/2k", 1, 8, 0, 8},
+          {"fp8 1/8k", 1, 32, 0, 8},
+          {"fp8 1/16k", 1, 64, 0, 16},
+          {"fp8 1/128k", 1, 512, 0, 16},
+          {"fp8 1/32k, page 64", 1, 128, 64, 16},
+          {"fp8 1/8k, page 16", 1, 32, 16, 8},
+          {"fp8 2/128k", 2, 512, 0, 8},
+      };
+      for (i = 0; i < sizeof fp8 / sizeof fp8[0]; ++i)
+        expect(fp8[i].what,
+               flashfuse_decode_num_splits_in_clusters(
+                   fp8[i].batch, 8, 1, fp8[i].key_blocks, sms, 1, 8, fits,
+                   flashfuse_decode_cluster_key_blocks_per_split(
+                       fp8[i].page_size, 1)),
+               fp8[i].want);
+    }
+    expect("16-bit caps",
+           flashfuse_decode_cluster_key_blocks_per_split(0, 2) == 64 &&
+               flashfuse_decode_cluster_key_blocks_per_split(64, 2) == 32 &&
+               flashfuse_decode_cluster_key_blocks_per_split(16, 2) == 16,
+           1);
   }
   /* Two waves of one block an SM or more: tiles that fit two an SM. */
   expect("264 blocks, 132 SMs", flashfuse_decode_grid_of_waves(264, sms), 1);
