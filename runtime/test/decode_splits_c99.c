@@ -128,14 +128,39 @@ int main(void) {
         expect(fp8[i].what,
                flashfuse_decode_num_splits_in_clusters(
                    fp8[i].batch, 8, 1, fp8[i].key_blocks, sms, 1, 8, fits,
-                   flashfuse_decode_cluster_key_blocks_per_split(
-                       fp8[i].page_size, 1)),
+                   fp8[i].page_size, 1, 256),
                fp8[i].want);
     }
+    /* A 16-bit cache, 128-key blocks, B = 1: 16/2 heads put 16 blocks in
+     * clusters (under a fifth of 132 SMs): 8 in clusters up to 8 key
+     * blocks each (8k keys), the rule past that; 32/4 heads (32 blocks)
+     * keep the caps of 32/8. */
+    {
+      static const struct {
+        const char *what;
+        int64_t heads_kv, key_blocks, page_size;
+        int32_t want;
+      } narrow[] = {
+          {"16/2 8k", 2, 64, 0, 8},
+          {"16/2 32k", 2, 256, 0, 64},
+          {"16/2 32k, page 64", 2, 256, 64, 64},
+          {"32/4 32k", 4, 256, 0, 8},
+          {"32/8 32k", 8, 256, 0, 8},
+      };
+      for (i = 0; i < sizeof narrow / sizeof narrow[0]; ++i)
+        expect(narrow[i].what,
+               flashfuse_decode_num_splits_in_clusters(
+                   1, narrow[i].heads_kv, 1, narrow[i].key_blocks, sms, 1, 8,
+                   fits, narrow[i].page_size, 2, 128),
+               narrow[i].want);
+    }
     expect("16-bit caps",
-           flashfuse_decode_cluster_key_blocks_per_split(0, 2) == 64 &&
-               flashfuse_decode_cluster_key_blocks_per_split(64, 2) == 32 &&
-               flashfuse_decode_cluster_key_blocks_per_split(16, 2) == 16,
+           flashfuse_decode_cluster_key_blocks_per_split(0, 2, 128, 64, sms) ==
+                   64 &&
+               flashfuse_decode_cluster_key_blocks_per_split(64, 2, 128, 64,
+                                                             sms) == 32 &&
+               flashfuse_decode_cluster_key_blocks_per_split(16, 2, 128, 64,
+                                                             sms) == 16,
            1);
   }
   /* Two waves of one block an SM or more: tiles that fit two an SM. */

@@ -58,59 +58,74 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
   return splits < 1 ? 1 : (int32_t)splits;
 }
 
-/* The most key blocks each of cluster_max splits may walk for those splits
- * to merge in thread-block clusters where the one-wave rule gives more
- * splits (flashfuse_decode_num_splits_in_clusters), over a cache of
- * page_size rows a page (0: contiguous) and cache_element_bytes bytes an
- * element (2: f16 / bf16, 1: e4m3).
+/* The most key blocks of block_n keys each of cluster_max splits may walk
+ * for those splits to merge in thread-block clusters where the one-wave
+ * rule gives more splits (flashfuse_decode_num_splits_in_clusters): a
+ * launch of cluster_blocks blocks in clusters on sm_count SMs, over a
+ * cache of page_size rows a page (0: contiguous) and cache_element_bytes
+ * bytes an element (2: f16 / bf16, 1: e4m3).
  *
  * The merge in clusters saves a fixed ~2 us; taking cluster_max splits
  * instead of the rule's count leaves SMs without a block, and what that
  * costs grows with the cache, faster the smaller the pages (a block
  * streams a paged cache more slowly, so half the blocks lose more). B = 1,
- * 128-key blocks, 8 splits in clusters against the rule's 16 through the
- * counters (H200, runs 254, 257): contiguous 8k 12.6 us against 15.4, 16k
- * 22.1 / 26.3, 32k 37.5 / 41.2, 64k 68.3 / 70.8, 128k 128.9 / 128.5; page
- * 64 32k 40.7 / 42.4; page 16 16k 28.3 / 27.9, 32k 49.3 / 43.0. So 64 key
- * blocks a split contiguous, 32 with pages of 64 rows or more, 16 with
- * smaller ones.
+ * 32/8 heads (64 blocks in clusters), 128-key blocks, 8 splits in clusters
+ * against the rule's 16 through the counters (H200, runs 254, 257):
+ * contiguous 8k 12.6 us against 15.4, 16k 22.1 / 26.3, 32k 37.5 / 41.2, 64k
+ * 68.3 / 70.8, 128k 128.9 / 128.5; page 64 32k 40.7 / 42.4; page 16 16k
+ * 28.3 / 27.9, 32k 49.3 / 43.0. So 64 key blocks a split contiguous, 32
+ * with pages of 64 rows or more, 16 with smaller ones.
  *
- * An FP8 cache's block converts every code before its products, so it
- * streams fewer bytes a second than a 16-bit block, and half the SMs
- * cannot keep up with the memory: its 256-key blocks in 8 clusters lost to
- * the rule's 12-16 splits from 16k keys on (H100, bf16 queries, B = 1,
- * 32/8 heads, D = 128, docs/PERF.md run 557): contiguous 16k 24.8 us
- * against 22.6, 32k 41.7 / 37.5, 64k 71.7 / 58.8, 128k 132.0 / 101.6; page
- * 64 16k-64k 1.15-1.36x, page 16 1.12-1.19x; at 8k (32 blocks) the
- * clusters won, 17.3 us against 18.8. So 4 key blocks a split. */
+ * Those 64 blocks keep the memory busy because a 16-bit block streams its
+ * cache at about 75 GB/s (H100). Two cases stream too little for those
+ * caps, and take 1024 keys a split instead (docs/PERF.md runs 557-558, H100,
+ * B = 1, D = 128):
+ * - an FP8 cache, whose blocks convert every code before their products
+ *   (about 32 GB/s of codes a block): 32/8 heads, 256-key blocks, 8
+ *   splits in clusters against the rule's 12-16 lost from 16k keys on
+ *   (contiguous 16k 24.8 us against 22.6, 32k 41.7 / 37.5, 64k 71.7 /
+ *   58.8, 128k 132.0 / 101.6; pages of 64 rows 1.15-1.36x, of 16
+ *   1.12-1.19x) and won at 8k (17.3 against 18.8);
+ * - clusters on under a fifth of the SMs: 16/2 heads (16 blocks in
+ *   clusters) took 36.6 us at 32k in 8 splits against 21.5 in 32, 39.2
+ *   against 22.3 with pages of 64 rows, and tied at 8k (15.2 / 15.0).
+ *   At 32/4 heads (32 blocks, a quarter of an H100) 8 in clusters and
+ *   16-32 through the counters were within 3-10% either way, so the
+ *   caps above stand there. */
 static inline int64_t flashfuse_decode_cluster_key_blocks_per_split(
-    int64_t page_size, int64_t cache_element_bytes) {
-  if (cache_element_bytes == 1)
-    return 4;
+    int64_t page_size, int64_t cache_element_bytes, int64_t block_n,
+    int64_t cluster_blocks, int64_t sm_count) {
+  const int64_t kShortSplitKeys = 1024;
+  if (cache_element_bytes == 1 || 5 * cluster_blocks < sm_count)
+    return block_n >= kShortSplitKeys || block_n <= 0
+               ? 1
+               : kShortSplitKeys / block_n;
   return page_size == 0 ? 64 : page_size >= 64 ? 32 : 16;
 }
 
 /* The split count where the kernel merges up to cluster_max splits inside
  * a thread-block cluster (docs/KERNEL_ABI.md "Decode", merge_splits 2; 0:
  * it cannot), the GPU running cluster_capacity[n] clusters of n blocks at
- * once. Such a merge keeps the partial rows in shared memory and costs
- * two cluster barriers, where a merge through the counters writes them to
- * L2 and reads them back behind a fence and an atomic (about 2 us at
- * B = 1): so a split of even one key block pays, and small grids take the
- * most splits up to cluster_max (one key block each at least) whose
- * clusters all run at once, where flashfuse_decode_num_splits gives fewer.
- * On an H200 (docs/PERF.md runs 250-251, 32/8 heads, D = 128, one block an
- * SM) B = 1 took 6.3 us at 512 keys in 4 splits against 7.6 in one, and
- * 7.6 at 2k in 8 against 11.5 in 4 merged through the counters.
+ * once, over a cache of page_size rows a page (0: contiguous), of
+ * cache_element_bytes bytes an element, in blocks of block_n keys. Such a
+ * merge keeps the partial rows in shared memory and costs two cluster
+ * barriers, where a merge through the counters writes them to L2 and
+ * reads them back behind a fence and an atomic (about 2 us at B = 1): so
+ * a split of even one key block pays, and small grids take the most
+ * splits up to cluster_max (one key block each at least) whose clusters
+ * all run at once, where flashfuse_decode_num_splits gives fewer. On an
+ * H200 (docs/PERF.md runs 250-251, 32/8 heads, D = 128, one block an SM)
+ * B = 1 took 6.3 us at 512 keys in 4 splits against 7.6 in one, and 7.6
+ * at 2k in 8 against 11.5 in 4 merged through the counters.
  * Where the one-wave rule gives more than cluster_max splits, cluster_max
- * splits in clusters still win while each walks at most
- * max_key_blocks_per_split key blocks
+ * splits in clusters still win while each walks few enough key blocks
  * (flashfuse_decode_cluster_key_blocks_per_split); past that the rule's
  * count stands (the counters merge it). */
 static inline int32_t flashfuse_decode_num_splits_in_clusters(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
-    const int32_t *cluster_capacity, int64_t max_key_blocks_per_split) {
+    const int32_t *cluster_capacity, int64_t page_size,
+    int64_t cache_element_bytes, int64_t block_n) {
   int32_t splits = flashfuse_decode_num_splits(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm);
   int64_t base = batch * heads_kv * m_blocks;
@@ -118,7 +133,10 @@ static inline int32_t flashfuse_decode_num_splits_in_clusters(
   if (!cluster_capacity || cluster_max <= 1 || base <= 0)
     return splits;
   if (splits > cluster_max)
-    return key_blocks_max <= max_key_blocks_per_split * cluster_max &&
+    return key_blocks_max <= flashfuse_decode_cluster_key_blocks_per_split(
+                                 page_size, cache_element_bytes, block_n,
+                                 base * cluster_max, sm_count) *
+                                 cluster_max &&
                    base <= cluster_capacity[cluster_max]
                ? (int32_t)cluster_max
                : splits;
@@ -130,16 +148,15 @@ static inline int32_t flashfuse_decode_num_splits_in_clusters(
   return splits;
 }
 
-/* flashfuse_decode_num_splits_in_clusters over a 16-bit cache of
- * page_size rows a page (0: contiguous). */
+/* flashfuse_decode_num_splits_in_clusters over a 16-bit cache in blocks
+ * of 128 keys (the tile its caps were measured on). */
 static inline int32_t flashfuse_decode_num_splits_clustered(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
     const int32_t *cluster_capacity, int64_t page_size) {
   return flashfuse_decode_num_splits_in_clusters(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm,
-      cluster_max, cluster_capacity,
-      flashfuse_decode_cluster_key_blocks_per_split(page_size, 2));
+      cluster_max, cluster_capacity, page_size, 2, 128);
 }
 
 /* Grids of several waves (docs/KVCACHE.md "Tiles for grids of several
