@@ -342,7 +342,8 @@ public:
                    ? flashfuse_decode_num_splits_in_clusters(
                          a_.batch, a_.heads_kv, mBlocks, keyBlocks, smCount,
                          blocksPerSm, clusterMax, clusterCapacity,
-                         a_.page_size, fp8Cache() ? 1 : 2, decode_.block_n)
+                         a_.page_size, fp8Cache() ? 1 : 2, a_.head_dim,
+                         decode_.block_n)
                    : 1;
     out = Plan{};
     out.numSplits = static_cast<int32_t>(splits);

@@ -128,7 +128,7 @@ int main(void) {
         expect(fp8[i].what,
                flashfuse_decode_num_splits_in_clusters(
                    fp8[i].batch, 8, 1, fp8[i].key_blocks, sms, 1, 8, fits,
-                   fp8[i].page_size, 1, 256),
+                   fp8[i].page_size, 1, 128, 256),
                fp8[i].want);
     }
     /* A 16-bit cache, 128-key blocks, B = 1: 16/2 heads put 16 blocks in
@@ -151,16 +151,31 @@ int main(void) {
         expect(narrow[i].what,
                flashfuse_decode_num_splits_in_clusters(
                    1, narrow[i].heads_kv, 1, narrow[i].key_blocks, sms, 1, 8,
-                   fits, narrow[i].page_size, 2, 128),
+                   fits, narrow[i].page_size, 2, 128, 128),
                narrow[i].want);
     }
+    /* D = 256's tile (64 rows, 32-key blocks), B = 1: never 8 in clusters
+     * where the rule gives more: 16/8 heads at 4k (128 blocks) 16, 8/4 at
+     * 8k 33; at 1k (32 blocks) the rule's 8 still merge in clusters. */
+    expect("D 256 16/8 4k",
+           flashfuse_decode_num_splits_in_clusters(1, 8, 1, 128, sms, 1, 8,
+                                                   fits, 0, 2, 256, 32),
+           16);
+    expect("D 256 8/4 8k",
+           flashfuse_decode_num_splits_in_clusters(1, 4, 1, 256, sms, 1, 8,
+                                                   fits, 0, 2, 256, 32),
+           33);
+    expect("D 256 16/8 1k",
+           flashfuse_decode_num_splits_in_clusters(1, 8, 1, 32, sms, 1, 8,
+                                                   fits, 0, 2, 256, 32),
+           8);
     expect("16-bit caps",
-           flashfuse_decode_cluster_key_blocks_per_split(0, 2, 128, 64, sms) ==
+           flashfuse_decode_cluster_key_blocks_per_split(0, 2, 128, 128, 64, sms) ==
                    64 &&
-               flashfuse_decode_cluster_key_blocks_per_split(64, 2, 128, 64,
-                                                             sms) == 32 &&
-               flashfuse_decode_cluster_key_blocks_per_split(16, 2, 128, 64,
-                                                             sms) == 16,
+               flashfuse_decode_cluster_key_blocks_per_split(64, 2, 128, 128,
+                                                             64, sms) == 32 &&
+               flashfuse_decode_cluster_key_blocks_per_split(16, 2, 128, 128,
+                                                             64, sms) == 16,
            1);
   }
   /* Two waves of one block an SM or more: tiles that fit two an SM. */

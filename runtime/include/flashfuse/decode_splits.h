@@ -91,11 +91,19 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
  *   against 22.3 with pages of 64 rows, and tied at 8k (15.2 / 15.0).
  *   At 32/4 heads (32 blocks, a quarter of an H100) 16 splits beat 8 in
  *   clusters by 3-11% at 16k-32k but the rule's own 33 did not, so the
- *   caps above stand there. */
+ *   caps above stand there.
+ * Past head_dim 128 none: the decode tile there (64 rows by 32 keys at
+ * D = 256) computes its 64 rows for a group's few and streams slowest of
+ * all. D = 256, B = 1 (run 562, H100): 8 splits in clusters took 30.1 /
+ * 52.0 / 93.1 us at 4k / 8k / 16k keys (16/8 heads) where the rule's 16
+ * took 23.2 / 35.6 / 56.3, and 30.3 / 50.4 / 92.5 (8/4) where its 16-32
+ * took 23.0 / 25.4 / 37.4: 1.30-2.47x. */
 static inline int64_t flashfuse_decode_cluster_key_blocks_per_split(
-    int64_t page_size, int64_t cache_element_bytes, int64_t block_n,
-    int64_t cluster_blocks, int64_t sm_count) {
+    int64_t page_size, int64_t cache_element_bytes, int64_t head_dim,
+    int64_t block_n, int64_t cluster_blocks, int64_t sm_count) {
   const int64_t kShortSplitKeys = 1024;
+  if (head_dim > 128)
+    return 0;
   if (cache_element_bytes == 1 || 5 * cluster_blocks < sm_count)
     return block_n >= kShortSplitKeys || block_n <= 0
                ? 1
@@ -107,7 +115,8 @@ static inline int64_t flashfuse_decode_cluster_key_blocks_per_split(
  * a thread-block cluster (docs/KERNEL_ABI.md "Decode", merge_splits 2; 0:
  * it cannot), the GPU running cluster_capacity[n] clusters of n blocks at
  * once, over a cache of page_size rows a page (0: contiguous), of
- * cache_element_bytes bytes an element, in blocks of block_n keys. Such a
+ * cache_element_bytes bytes an element, in blocks of block_n keys of
+ * head_dim elements. Such a
  * merge keeps the partial rows in shared memory and costs two cluster
  * barriers, where a merge through the counters writes them to L2 and
  * reads them back behind a fence and an atomic (about 2 us at B = 1): so
@@ -125,7 +134,7 @@ static inline int32_t flashfuse_decode_num_splits_in_clusters(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
     const int32_t *cluster_capacity, int64_t page_size,
-    int64_t cache_element_bytes, int64_t block_n) {
+    int64_t cache_element_bytes, int64_t head_dim, int64_t block_n) {
   int32_t splits = flashfuse_decode_num_splits(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm);
   int64_t base = batch * heads_kv * m_blocks;
@@ -134,8 +143,8 @@ static inline int32_t flashfuse_decode_num_splits_in_clusters(
     return splits;
   if (splits > cluster_max)
     return key_blocks_max <= flashfuse_decode_cluster_key_blocks_per_split(
-                                 page_size, cache_element_bytes, block_n,
-                                 base * cluster_max, sm_count) *
+                                 page_size, cache_element_bytes, head_dim,
+                                 block_n, base * cluster_max, sm_count) *
                                  cluster_max &&
                    base <= cluster_capacity[cluster_max]
                ? (int32_t)cluster_max
@@ -148,15 +157,15 @@ static inline int32_t flashfuse_decode_num_splits_in_clusters(
   return splits;
 }
 
-/* flashfuse_decode_num_splits_in_clusters over a 16-bit cache in blocks
- * of 128 keys (the tile its caps were measured on). */
+/* flashfuse_decode_num_splits_in_clusters over a 16-bit cache, D = 128,
+ * in blocks of 128 keys (the tile its caps were measured on). */
 static inline int32_t flashfuse_decode_num_splits_clustered(
     int64_t batch, int64_t heads_kv, int64_t m_blocks, int64_t key_blocks_max,
     int64_t sm_count, int64_t blocks_per_sm, int64_t cluster_max,
     const int32_t *cluster_capacity, int64_t page_size) {
   return flashfuse_decode_num_splits_in_clusters(
       batch, heads_kv, m_blocks, key_blocks_max, sm_count, blocks_per_sm,
-      cluster_max, cluster_capacity, page_size, 2, 128);
+      cluster_max, cluster_capacity, page_size, 2, 128, 128);
 }
 
 /* Grids of several waves (docs/KVCACHE.md "Tiles for grids of several
