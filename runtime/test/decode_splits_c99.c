@@ -107,68 +107,49 @@ int main(void) {
                  cases[i].batch, 8, 1, cases[i].key_blocks, sms, 1,
                  cases[i].cluster_max, cases[i].capacity, cases[i].page_size),
              cases[i].want);
-    /* An FP8 cache (256-key blocks, B = 1 unless named): 8 in clusters up
-     * to 4 key blocks each (8k keys), the rule's 16 past that, contiguous
-     * or paged; B = 2's rule gives 8 itself, which clusters merge. */
+    /* Caches the caps of 32/8 heads do not fit (B = 1 unless named), 8
+     * splits in clusters at most, the fits above:
+     * - an FP8 cache (256-key blocks): 8 in clusters up to 4 key blocks
+     *   each (8k keys), the rule's 16 past that, contiguous or paged;
+     *   B = 2's rule gives 8 itself, which clusters merge;
+     * - 16-bit, 16/2 heads (16 blocks in clusters, under a fifth of 132
+     *   SMs): up to 8 key blocks each, the rule past that; 32/4 (32
+     *   blocks) keeps the caps of 32/8;
+     * - D = 256's tile (64 rows, 32-key blocks): never 8 in clusters
+     *   where the rule gives more; at 1k (32 blocks) the rule's 8 still
+     *   merge in clusters. */
     {
       static const struct {
         const char *what;
-        int64_t batch, key_blocks, page_size;
+        int64_t batch, heads_kv, key_blocks, page_size, element_bytes,
+            head_dim, block_n;
         int32_t want;
-      } fp8[] = {
-          {"fp8 1/2k", 1, 8, 0, 8},
-          {"fp8 1/8k", 1, 32, 0, 8},
-          {"fp8 1/16k", 1, 64, 0, 16},
-          {"fp8 1/128k", 1, 512, 0, 16},
-          {"fp8 1/32k, page 64", 1, 128, 64, 16},
-          {"fp8 1/8k, page 16", 1, 32, 16, 8},
-          {"fp8 2/128k", 2, 512, 0, 8},
+      } other[] = {
+          {"fp8 1/2k", 1, 8, 8, 0, 1, 128, 256, 8},
+          {"fp8 1/8k", 1, 8, 32, 0, 1, 128, 256, 8},
+          {"fp8 1/16k", 1, 8, 64, 0, 1, 128, 256, 16},
+          {"fp8 1/128k", 1, 8, 512, 0, 1, 128, 256, 16},
+          {"fp8 1/32k, page 64", 1, 8, 128, 64, 1, 128, 256, 16},
+          {"fp8 1/8k, page 16", 1, 8, 32, 16, 1, 128, 256, 8},
+          {"fp8 2/128k", 2, 8, 512, 0, 1, 128, 256, 8},
+          {"16/2 8k", 1, 2, 64, 0, 2, 128, 128, 8},
+          {"16/2 32k", 1, 2, 256, 0, 2, 128, 128, 64},
+          {"16/2 32k, page 64", 1, 2, 256, 64, 2, 128, 128, 64},
+          {"32/4 32k", 1, 4, 256, 0, 2, 128, 128, 8},
+          {"32/8 32k", 1, 8, 256, 0, 2, 128, 128, 8},
+          {"D 256 16/8 4k", 1, 8, 128, 0, 2, 256, 32, 16},
+          {"D 256 8/4 8k", 1, 4, 256, 0, 2, 256, 32, 33},
+          {"D 256 16/8 1k", 1, 8, 32, 0, 2, 256, 32, 8},
       };
-      for (i = 0; i < sizeof fp8 / sizeof fp8[0]; ++i)
-        expect(fp8[i].what,
+      for (i = 0; i < sizeof other / sizeof other[0]; ++i)
+        expect(other[i].what,
                flashfuse_decode_num_splits_in_clusters(
-                   fp8[i].batch, 8, 1, fp8[i].key_blocks, sms, 1, 8, fits,
-                   fp8[i].page_size, 1, 128, 256),
-               fp8[i].want);
+                   other[i].batch, other[i].heads_kv, 1, other[i].key_blocks,
+                   sms, 1, 8, fits, other[i].page_size,
+                   other[i].element_bytes, other[i].head_dim,
+                   other[i].block_n),
+               other[i].want);
     }
-    /* A 16-bit cache, 128-key blocks, B = 1: 16/2 heads put 16 blocks in
-     * clusters (under a fifth of 132 SMs): 8 in clusters up to 8 key
-     * blocks each (8k keys), the rule past that; 32/4 heads (32 blocks)
-     * keep the caps of 32/8. */
-    {
-      static const struct {
-        const char *what;
-        int64_t heads_kv, key_blocks, page_size;
-        int32_t want;
-      } narrow[] = {
-          {"16/2 8k", 2, 64, 0, 8},
-          {"16/2 32k", 2, 256, 0, 64},
-          {"16/2 32k, page 64", 2, 256, 64, 64},
-          {"32/4 32k", 4, 256, 0, 8},
-          {"32/8 32k", 8, 256, 0, 8},
-      };
-      for (i = 0; i < sizeof narrow / sizeof narrow[0]; ++i)
-        expect(narrow[i].what,
-               flashfuse_decode_num_splits_in_clusters(
-                   1, narrow[i].heads_kv, 1, narrow[i].key_blocks, sms, 1, 8,
-                   fits, narrow[i].page_size, 2, 128, 128),
-               narrow[i].want);
-    }
-    /* D = 256's tile (64 rows, 32-key blocks), B = 1: never 8 in clusters
-     * where the rule gives more: 16/8 heads at 4k (128 blocks) 16, 8/4 at
-     * 8k 33; at 1k (32 blocks) the rule's 8 still merge in clusters. */
-    expect("D 256 16/8 4k",
-           flashfuse_decode_num_splits_in_clusters(1, 8, 1, 128, sms, 1, 8,
-                                                   fits, 0, 2, 256, 32),
-           16);
-    expect("D 256 8/4 8k",
-           flashfuse_decode_num_splits_in_clusters(1, 4, 1, 256, sms, 1, 8,
-                                                   fits, 0, 2, 256, 32),
-           33);
-    expect("D 256 16/8 1k",
-           flashfuse_decode_num_splits_in_clusters(1, 8, 1, 32, sms, 1, 8,
-                                                   fits, 0, 2, 256, 32),
-           8);
     expect("16-bit caps",
            flashfuse_decode_cluster_key_blocks_per_split(0, 2, 128, 128, 64, sms) ==
                    64 &&
