@@ -56,26 +56,17 @@ bool evenlyFilled(int64_t total, int64_t seqs, int64_t longest,
   return 100 * total >= percent * seqs * longest;
 }
 
-} // namespace
-} // namespace flashfuse
-
-extern "C" int32_t flashfuse_packed_batch_walks(int64_t total_q,
-                                                int64_t total_k,
-                                                int64_t num_seqs,
-                                                int64_t max_seqlen_q,
-                                                int64_t max_seqlen_k,
-                                                int32_t causal) {
-  using namespace flashfuse;
+/// Whether the runtime walks a packed batch statically
+/// (flashfuse_packed_batch_walks, runtime.h).
+bool packedBatchWalks(int64_t totalQ, int64_t totalK, int64_t numSeqs,
+                      int64_t maxSeqQ, int64_t maxSeqK, int32_t causal) {
   int64_t percent = causal == FLASHFUSE_CAUSAL_NONE
                         ? kPackedWalkMinFillPercent
                         : kPackedCausalWalkMinFillPercent;
-  return evenlyFilled(total_q, num_seqs, max_seqlen_q, percent) &&
-         evenlyFilled(total_k, num_seqs, max_seqlen_k, percent) &&
-         max_seqlen_k <= kPersistentMaxKeys;
+  return evenlyFilled(totalQ, numSeqs, maxSeqQ, percent) &&
+         evenlyFilled(totalK, numSeqs, maxSeqK, percent) &&
+         maxSeqK <= kPersistentMaxKeys;
 }
-
-namespace flashfuse {
-namespace {
 
 /// KERNEL_ABI.md "grid persistent": one block per SM (these kernels take a
 /// whole SM's registers), none idle where there are fewer tiles; each walks
@@ -254,9 +245,8 @@ flashfuse_status gridSize(const KernelSpec &spec, const flashfuse_arg *args,
       int64_t totalQ = total("seq_q");
       int64_t totalK = keysNamed ? total("seq_k") : totalQ;
       persistentDims(c,
-                     flashfuse_packed_batch_walks(totalQ, totalK, numSeqs,
-                                                  maxSeq, maxKeys,
-                                                  spec.variant.causal),
+                     packedBatchWalks(totalQ, totalK, numSeqs, maxSeq,
+                                      maxKeys, spec.variant.causal),
                      dims, what, walkPeriod(spec, dims[0]));
     }
     return checkGrid(spec, c, dims, what, grid);
@@ -654,4 +644,14 @@ extern "C" flashfuse_status flashfuse_kernel_launch(flashfuse_kernel *kernel,
     return flashfuse::launchNamed(*kernel, args, num_args, stream,
                                   /*strict=*/allow_unused == 0);
   });
+}
+
+extern "C" int32_t flashfuse_packed_batch_walks(int64_t total_q,
+                                                int64_t total_k,
+                                                int64_t num_seqs,
+                                                int64_t max_seqlen_q,
+                                                int64_t max_seqlen_k,
+                                                int32_t causal) {
+  return flashfuse::packedBatchWalks(total_q, total_k, num_seqs, max_seqlen_q,
+                                     max_seqlen_k, causal);
 }
