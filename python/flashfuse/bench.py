@@ -454,10 +454,16 @@ def bench_decode_shape(shape, page_size, args):
     return rows
 
 
+def decode_throwaway_shape(args):
+    """The throwaway decode shape: B = 4 over 4096 keys with the first
+    shape's KV heads, which divide --decode-heads-q (parse_args checks)."""
+    return (4, args.decode_shapes[0][1], 4096)
+
+
 def run_decode(args):
     """--decode: a throwaway shape first (the first timed shape of a
     process reads low), then every shape and layout."""
-    bench_decode_shape((4, 8, 4096), 0, args)
+    bench_decode_shape(decode_throwaway_shape(args), 0, args)
     rows = []
     for page_size in args.decode_layouts:
         for shape in args.decode_shapes:
@@ -591,6 +597,13 @@ def parse_args(argv):
                 f"{args.head_dim_v} with --head-dims {args.head_dims}")
     if args.window:  # a sliding window is causal
         args.causal = [True]
+    if args.decode:
+        uneven = [f"{b}/{hkv}/{length}" for b, hkv, length in args.decode_shapes
+                  if args.decode_heads_q % hkv]
+        if args.decode_heads_q < 1 or uneven:
+            p.error(f"--decode-heads-q ({args.decode_heads_q}) must be a "
+                    f"positive multiple of every shape's kv heads; not of "
+                    f"{', '.join(uneven) or 'any'}")
     return args
 
 

@@ -195,6 +195,15 @@ def test_bench_decode_arguments_and_table():
     for bad in ("2/8", "2/0/1024", "a/8/1024"):
         with pytest.raises(SystemExit):
             bench.parse_args(["--decode", "--decode-shapes", bad])
+    # Qwen2-7B's 28/4 heads: the throwaway shape takes 4 kv heads too
+    # (it had 8, which 28 query heads do not fill evenly).
+    args = bench.parse_args(["--decode", "--decode-heads-q", "28",
+                             "--decode-shapes", "1/4/32768", "4/4/8192"])
+    assert bench.decode_throwaway_shape(args) == (4, 4, 4096)
+    for heads_q, shape in (("12", "1/8/4096"), ("0", "1/8/4096")):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--decode", "--decode-heads-q", heads_q,
+                              "--decode-shapes", shape])
     # K and V of B=16, Hkv=8, 8k keys, D=128 in bf16.
     assert bench.decode_gb(16, 8, 8192, 128) == 2 * 16 * 8 * 8192 * 128 * 2 / 1e9
     row = dict(batch=16, heads_q=32, heads_kv=8, seqlen=8192, head_dim=128,
