@@ -77,9 +77,9 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
  * with pages of 64 rows or more, 16 with smaller ones.
  *
  * Those 64 blocks keep the memory busy because a 16-bit block streams its
- * cache at about 75 GB/s (H100). Two cases stream too little for those
- * caps, and take 1024 keys a split instead (docs/PERF.md runs 557-558, H100,
- * B = 1, D = 128):
+ * cache at about 75 GB/s (H100). Three kinds of launch stream too little
+ * for those caps. Two take 1024 keys a split instead (docs/PERF.md runs
+ * 557-558, H100, B = 1, D = 128):
  * - an FP8 cache, whose blocks convert every code before their products
  *   (about 32 GB/s of codes a block): 32/8 heads, 256-key blocks, 8
  *   splits in clusters against the rule's 12-16 lost from 16k keys on
@@ -92,7 +92,7 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
  *   At 32/4 heads (32 blocks, a quarter of an H100) 16 splits beat 8 in
  *   clusters by 3-11% at 16k-32k but the rule's own 33 did not, so the
  *   caps above stand there.
- * Past head_dim 128 none: the decode tile there (64 rows by 32 keys at
+ * The third, past head_dim 128, takes none: the decode tile there (64 rows by 32 keys at
  * D = 256) computes its 64 rows for a group's few and streams slowest of
  * all. D = 256, B = 1 (run 562, H100): 8 splits in clusters took 30.1 /
  * 52.0 / 93.1 us at 4k / 8k / 16k keys (16/8 heads) where the rule's 16
