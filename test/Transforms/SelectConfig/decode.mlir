@@ -62,9 +62,13 @@ func.func @many_rows(%q: tensor<1x16x8x64xf16>, %k: tensor<1x2x4096x64xf16>,
   return %o : tensor<1x16x8x64xf16>
 }
 
-// D = 256: rows split, 32-key blocks. Dynamic sizes: no static split.
+// D = 256, contiguous, up to 16 packed rows (dynamic heads count as one): on
+// sm_90 the 16-row key-split tile, 64 keys three deep; on the L4 64 rows of
+// 32 keys, two deep in its shared memory. Dynamic sizes: no static split.
 // H100-LABEL: func.func @d256_dynamic
-// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3>
+// L4-LABEL: func.func @d256_dynamic
+// L4: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 2>
 func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
                         %len: tensor<?xi32>) -> tensor<?x8x1x256xbf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len
@@ -75,7 +79,7 @@ func.func @d256_dynamic(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x8x?x256xbf16>,
 
 // With a softcap (Gemma-2's step at D = 256) two stages: three spilled.
 // H100-LABEL: func.func @d256_softcap
-// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 2>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 2>
 // L4-LABEL: func.func @d256_softcap
 // L4: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 2>
 func.func @d256_softcap(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x4x?x256xbf16>,
@@ -86,9 +90,33 @@ func.func @d256_softcap(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x4x?x256xbf16>,
   return %o : tensor<?x8x1x256xbf16>
 }
 
+// Paged D = 256 keeps 64 rows of 32 keys (the 16-row tile's paged variants
+// spilled 8-32 bytes), as do more than 16 packed rows (G = 8 at Sq = 4).
+// H100-LABEL: func.func @d256_paged
+// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3>
+func.func @d256_paged(%q: tensor<?x8x1x256xbf16>, %k: tensor<?x16x4x256xbf16>,
+                      %len: tensor<?xi32>, %bt: tensor<?x?xi32>) -> tensor<?x8x1x256xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len block_table(%bt : tensor<?x?xi32>)
+      {causal = #flash.causal<bottom_right>}
+      : tensor<?x8x1x256xbf16>, tensor<?x16x4x256xbf16>, tensor<?x16x4x256xbf16>, tensor<?xi32>
+      -> tensor<?x8x1x256xbf16>
+  return %o : tensor<?x8x1x256xbf16>
+}
+
+// H100-LABEL: func.func @d256_rows32
+// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3, splits = 8>
+func.func @d256_rows32(%q: tensor<4x32x4x256xbf16>, %k: tensor<4x4x4096x256xbf16>,
+                       %len: tensor<4xi32>) -> tensor<4x32x4x256xbf16> {
+  %o = flash.attention_kvcache %q, %k, %k, %len {causal = #flash.causal<bottom_right>}
+      : tensor<4x32x4x256xbf16>, tensor<4x4x4096x256xbf16>, tensor<4x4x4096x256xbf16>, tensor<4xi32>
+      -> tensor<4x32x4x256xbf16>
+  return %o : tensor<4x32x4x256xbf16>
+}
+
 // Head dims that are multiples of 16 but not of the library's set run on
 // the forward's padded tiles: Phi-2's D = 80 (128 kv heads x 4 sequences
-// already fill the H100, one split), and past 128 columns D = 256's 64 x 32.
+// already fill the H100, one split), and past 128 columns (D = 160) the
+// 16-row key-split tile of D = 256.
 // H100-LABEL: func.func @phi_d80
 // H100: config = #flash.config<decode, block_m = 8, block_n = 128, warps = 4, stages = 2>
 func.func @phi_d80(%q: tensor<4x32x1x80xbf16>, %k: tensor<4x32x2048x80xbf16>, %len: tensor<4xi32>) -> tensor<4x32x1x80xbf16> {
@@ -98,7 +126,7 @@ func.func @phi_d80(%q: tensor<4x32x1x80xbf16>, %k: tensor<4x32x2048x80xbf16>, %l
 }
 
 // H100-LABEL: func.func @d160
-// H100: config = #flash.config<decode, block_m = 64, block_n = 32, warps = 4, stages = 3, splits = 64>
+// H100: config = #flash.config<decode, block_m = 16, block_n = 64, warps = 4, stages = 3, splits = 32>
 func.func @d160(%q: tensor<1x8x1x160xf16>, %k: tensor<1x2x8192x160xf16>, %len: tensor<1xi32>) -> tensor<1x8x1x160xf16> {
   %o = flash.attention_kvcache %q, %k, %k, %len
       : tensor<1x8x1x160xf16>, tensor<1x2x8192x160xf16>, tensor<1x2x8192x160xf16>, tensor<1xi32> -> tensor<1x8x1x160xf16>

@@ -950,8 +950,9 @@ KernelConfigAttr sm90WsConfig(AttentionVariantInterface iface) {
 // is consumed; on the
 // H100 they read 2.8-3.0 TB/s at B = 16 and 64 (0.97-1.0x SDPA), 128 x 3
 // and 64 x 3-4 within 3% (run 74, docs/PERF.md). Smaller targets fall back
-// to 64 keys, then two stages. D = 256 keeps 64 rows of 32 keys (its 16-row
-// key-split tile spilled on the paged variants). The keys are split between
+// to 64 keys, then two stages. Past D = 128 the 16-row key-split tile takes
+// 64 keys a block on sm_90 contiguous caches, 64 rows of 32 keys elsewhere
+// (the former spilled paged and with ALiBi). The keys are split between
 // blocks by the one rule of runtime/include/flashfuse/decode_splits.h, from
 // the static sizes (1 where any is dynamic: the runtime applies the same rule
 // to the sizes it launches with).
@@ -1024,12 +1025,25 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // stages spilled 4 bytes contiguous on sm_90 (255 registers); two do not
   // on sm_80, sm_89 or sm_90. So with ALiBi, whose three-stage kernels
   // spilled 48-72 bytes on sm_90 (decode-alibi-ptxas.mlir).
-  if (d > 128) {
+  // On sm_90, contiguous 16-bit caches of up to 16 packed rows (GQA groups
+  // of 1-8 at Sq <= 2: Gemma's steps) take the 16-row key-split tile
+  // instead, 64 keys three deep (two with a softcap; 255 registers, no
+  // spill, with windows and left padding too): the 64-row tile computes 64
+  // rows for a group's 2 and streams the slowest of all (docs/PERF.md run
+  // 565). It spilled paged (8-32 bytes at pages of 16 rows) and with ALiBi
+  // (4-32 bytes), which keep 64 x 32.
+  bool keySplitWide = d > 128 && !op.isPaged() && !fp8 && !op.hasAlibi() &&
+                      packed <= 16 && target.arch >= 90;
+  if (d > 128 && !keySplitWide) {
     blockM = 64;
     tiles = {{32, 3}, {32, 2}};
-    if (op.getSoftcap() || op.hasAlibi())
-      tiles.erase(tiles.begin());
   }
+  if (keySplitWide) {
+    blockM = 16;
+    tiles = {{64, 3}, {64, 2}};
+  }
+  if (d > 128 && (op.getSoftcap() || op.hasAlibi()))
+    tiles.erase(tiles.begin());
   // An FP8 cache: a block of 256 keys is the bytes of a 16-bit block of
   // 128 at D <= 128, and keeps as many in flight. At 128 keys its smaller
   // tiles let three blocks share an SM, which capped the kernel at 168
