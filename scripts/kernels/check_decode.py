@@ -240,7 +240,11 @@ def sweep(art, dtypes, dims, quick=False):
                     if dec.kernel is None:
                         continue
                     for case in cases:
-                        runs = [(None, None), (3, None), (3, "combine")]
+                        # 20 splits: the counters' merge takes 16 at a
+                        # time (Sm80Decode.cpp), so a full and a partial
+                        # chunk, and splits with no keys (-inf LSE).
+                        runs = [(None, None), (3, None), (3, "combine"),
+                                (20, "kernel")]
                         if int(dec.kernel.get("cluster_merge", 0)):
                             # The counters too, and a cluster of 8.
                             runs += [(3, "kernel"), (8, None)]

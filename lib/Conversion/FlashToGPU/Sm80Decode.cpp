@@ -76,6 +76,15 @@ using namespace mlir;
 using namespace mlir::flash;
 using namespace mlir::flash::frag;
 
+/// Splits a thread of the counters' merge reads at once (mergeSplitQuad):
+/// 16 LSEs and 16 x 16 bytes of O in flight, 80 registers, where the
+/// mainloop's are dead; 64 splits are 4 L2 round trips. Except where the
+/// kernel sits at the 255-register cap already: D > 128 with ALiBi (two
+/// stages of 64 x 32, sm_90a) spilled 4 bytes at 4 splits or more.
+static int64_t mergeUnroll(const KernelSpec &s) {
+  return s.alibi && s.headDimV > 128 ? 1 : 16;
+}
+
 void Sm80DecodeBuilder::readForwardArguments() {
   readArguments();
   // readArguments placed the block as the forward's grid does; the decode
@@ -798,52 +807,60 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   b.setInsertionPointToStart(&ifLast.getThenRegion().front());
   // Acquire: the other splits' rows are read after their counts.
   NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
-  // Warp w merges packed rows w, w + warps, ... of the block, several side
-  // by side (their loads in flight together: the merge is a chain of L2
-  // round trips, and the whole grid waits for the last group's).
+  // Every thread of the block merges (row, 4 columns) items, whatever the
+  // row count: the merge is a chain of L2 round trips that the whole grid
+  // waits for (the last group's), so its length is the loads in flight.
+  // A warp a row and four splits at a time took 18 round trips for 64
+  // splits, with half the warps idle at G = 2 (docs/PERF.md run 565).
   Value rows = arith::MulIOp::create(
       b, arith::MulIOp::create(b, idx("batch"), headsQ), seqQ);
-  Value end = arith::MinUIOp::create(
-      b, packedRows, arith::AddIOp::create(b, packedStart, cIdx(b, s.blockM)));
-  int64_t perLane = (s.headDimV + 31) / 32;
-  int64_t rowsPerWarp = (s.blockM + s.warps - 1) / s.warps;
-  int64_t atOnce = std::clamp<int64_t>(16 / perLane, 1, rowsPerWarp);
-  // This warp's rows: ceil((end - packedStart - warp) / warps), at most
-  // rowsPerWarp (a decode step's G * Sq rows often leave warps idle).
-  Value first = arith::AddIOp::create(b, packedStart, warp);
+  int64_t quads = s.headDimV / 4;
+  Value rowsHere = arith::MinUIOp::create(
+      b, cIdx(b, s.blockM), arith::SubIOp::create(b, packedRows, packedStart));
+  Value threads = cIdx(b, s.threads());
+  // Thread t takes items t, t + threads, ...: counted from 0, since a loop
+  // from t (a dynamic lower bound) raised every decode kernel's registers
+  // by 2-11 on sm_80 and spilled its ALiBi kernels at the 255 cap.
+  Value count = arith::MulIOp::create(b, rowsHere, cIdx(b, quads));
   Value own = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, first, end),
-      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, end, first),
-                                 cIdx(b, s.warps)),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, count),
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, count, tid),
+                                 threads),
       cIdx(b, 0));
-  auto chunks = scf::ForOp::create(b, cIdx(b, 0), own, cIdx(b, atOnce));
-  b.setInsertionPointToStart(chunks.getBody());
-  SmallVector<std::tuple<Value, Value, Value>> places;
-  SmallVector<Value> valid, rowIds;
-  for (int64_t j = 0; j < atOnce; ++j) {
-    Value r = arith::AddIOp::create(
-        b, first,
-        arith::MulIOp::create(
-            b, arith::AddIOp::create(b, chunks.getInductionVar(), cIdx(b, j)),
-            cIdx(b, s.warps)));
-    valid.push_back(
-        arith::CmpIOp::create(b, arith::CmpIPredicate::ult, r, end));
-    // A row past the block's reads the block's first (never stored).
-    places.push_back(placeOfPackedRow(
-        arith::SelectOp::create(b, valid.back(), r, packedStart)));
-    rowIds.push_back(std::get<2>(places.back()));
-  }
-  SmallVector<MergedRow> merged = mergeSplitRows(
-      b, lane, rowIds, rows, numSplits, arg.lookup("lse_partial"),
-      arg.lookup("o_partial"), s.headDimV, /*unroll=*/4);
-  for (int64_t j = 0; j < atOnce; ++j) {
-    auto ifValid = scf::IfOp::create(b, TypeRange{}, valid[j], false);
-    OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(&ifValid.getThenRegion().front());
-    auto [h, position, row] = places[j];
-    storeMergedRow(b, merged[j], lane, arg.lookup("o"), outputRow(h, position),
-                   arg.lookup("lse"), row, s.elementType, s.headDimV);
-  }
+  auto items = scf::ForOp::create(b, cIdx(b, 0), own, cIdx(b, 1));
+  b.setInsertionPointToStart(items.getBody());
+  Value item = arith::AddIOp::create(
+      b, tid, arith::MulIOp::create(b, items.getInductionVar(), threads));
+  Value local = arith::DivUIOp::create(b, item, cIdx(b, quads));
+  Value col = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, item, cIdx(b, quads)), cIdx(b, 4));
+  Value statRow = std::get<2>(
+      placeOfPackedRow(arith::AddIOp::create(b, packedStart, local)));
+  MergedQuad merged = mergeSplitQuad(
+      b, statRow, col, rows, numSplits, arg.lookup("lse_partial"),
+      arg.lookup("o_partial"), s.headDimV, mergeUnroll(s));
+  storeMergedQuad(local, col, merged.columns, merged.lse);
+}
+
+void Sm80DecodeBuilder::storeMergedQuad(Value local, Value col, Value columns,
+                                        Value lse) {
+  auto [h, position, statRow] =
+      placeOfPackedRow(arith::AddIOp::create(b, packedStart, local));
+  Value oAt = arith::AddIOp::create(b, outputRow(h, position), col);
+  for (int64_t j = 0; j < 2; ++j)
+    storePair(b,
+              vector::ExtractOp::create(b, columns, ArrayRef<int64_t>{2 * j}),
+              vector::ExtractOp::create(b, columns,
+                                        ArrayRef<int64_t>{2 * j + 1}),
+              s.elementType, arg.lookup("o"),
+              ValueRange{arith::AddIOp::create(b, oAt, cIdx(b, 2 * j))});
+  auto ifFirst = scf::IfOp::create(
+      b, TypeRange{},
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, cIdx(b, 0)),
+      false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  memref::StoreOp::create(b, lse, arg.lookup("lse"), ValueRange{statRow});
 }
 
 void Sm80DecodeBuilder::mergeInCluster() {
@@ -964,27 +981,8 @@ void Sm80DecodeBuilder::mergeInCluster() {
     b.setInsertionPointToStart(&ifMore.getElseRegion().front());
     scf::YieldOp::create(b, merged);
   }
-  merged = ifMore.getResult(0);
-  auto [h, position, statRow] =
-      placeOfPackedRow(arith::AddIOp::create(b, packedStart, local));
-  Value oAt = arith::AddIOp::create(b, outputRow(h, position), col);
-  for (int64_t j = 0; j < 2; ++j)
-    storePair(b,
-              vector::ExtractOp::create(b, merged, ArrayRef<int64_t>{2 * j}),
-              vector::ExtractOp::create(b, merged,
-                                        ArrayRef<int64_t>{2 * j + 1}),
-              s.elementType, arg.lookup("o"),
-              ValueRange{arith::AddIOp::create(b, oAt, cIdx(b, 2 * j))});
-  auto ifFirst = scf::IfOp::create(
-      b, TypeRange{},
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, cIdx(b, 0)),
-      false);
-  {
-    OpBuilder::InsertionGuard g2(b);
-    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    memref::StoreOp::create(b, rowMerge.lse(b, maxLse, sum), arg.lookup("lse"),
-                            ValueRange{statRow});
-  }
+  storeMergedQuad(local, col, ifMore.getResult(0),
+                  rowMerge.lse(b, maxLse, sum));
   b.setInsertionPointAfter(loop);
   NVVM::ClusterArriveOp::create(b, b.getUnitAttr());
   NVVM::ClusterWaitOp::create(b, b.getUnitAttr());

@@ -59,6 +59,9 @@ private:
   /// With merge_splits and several splits: counts this block's split in
   /// and, in the block that completes its row group, merges its rows.
   void mergeIfLastSplit();
+  /// Stores merged columns [col, col + 4) of the block's row `local` (a
+  /// vector<4xf32>) to O, and with col = 0 the row's LSE.
+  void storeMergedQuad(Value local, Value col, Value columns, Value lse);
   /// With merge_splits = 2 (a cluster launch) and several splits: the
   /// cluster's blocks merge the rows each left in its shared memory
   /// (KernelSpec::clusterMergeSplits), each block a share of the columns.

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
 
@@ -177,6 +178,77 @@ mlir::flash::mergeSplitRows(ImplicitLocOpBuilder &b, Value lane,
   for (int64_t r = 0; r < numRows; ++r)
     merged[r].columns.assign(loop.getResults().begin() + r * perLane,
                              loop.getResults().begin() + (r + 1) * perLane);
+  return merged;
+}
+
+MergedQuad mlir::flash::mergeSplitQuad(ImplicitLocOpBuilder &b, Value row,
+                                       Value col, Value rows, Value numSplits,
+                                       Value lsePartial, Value oPartial,
+                                       int64_t headDimV, int64_t unroll) {
+  auto f32x4 = VectorType::get({4}, b.getF32Type());
+  Value negInf = cF32(b, -INFINITY);
+  auto broadcast = [&](Value x) {
+    return vector::BroadcastOp::create(b, f32x4, x);
+  };
+  // State: the largest LSE so far m, and Σ w_s, Σ w_s O_s with the weights
+  // w_s = exp(lse_s - m) relative to it (LseMerge's shift: 0 while every
+  // split seen was empty, so no -inf - -inf).
+  auto loop = scf::ForOp::create(
+      b, cIdx(b, 0), numSplits, cIdx(b, unroll),
+      ValueRange{negInf, cF32(b, 0.0f),
+                 arith::ConstantOp::create(
+                     b, f32x4, DenseElementsAttr::get(f32x4, 0.0f))});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value m = loop.getRegionIterArgs()[0], sum = loop.getRegionIterArgs()[1],
+          acc = loop.getRegionIterArgs()[2];
+    // Splits past the last read split 0's rows (always written) and weigh
+    // 0: every load of the chunk is independent of the others.
+    SmallVector<Value> lses, parts;
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value split = arith::AddIOp::create(b, loop.getInductionVar(),
+                                          cIdx(b, u));
+      Value inRange =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, split, numSplits);
+      Value partialRow = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, arith::SelectOp::create(b, inRange, split, cIdx(b, 0)), rows),
+          row);
+      lses.push_back(arith::SelectOp::create(
+          b, inRange,
+          memref::LoadOp::create(b, lsePartial, ValueRange{partialRow}),
+          negInf));
+      parts.push_back(vector::LoadOp::create(
+          b, f32x4, oPartial,
+          ValueRange{arith::AddIOp::create(
+              b, arith::MulIOp::create(b, partialRow, cIdx(b, headDimV)),
+              col)},
+          /*nontemporal=*/false, llvm::Align(16)));
+    }
+    Value newMax = m;
+    for (Value l : lses)
+      newMax = arith::MaximumFOp::create(b, newMax, l);
+    LseMerge shifted(b, newMax);
+    // The sums so far, from m's shift to the new one.
+    Value rescale = shifted.weight(b, m);
+    sum = arith::MulFOp::create(b, sum, rescale);
+    acc = arith::MulFOp::create(b, acc, broadcast(rescale));
+    for (int64_t u = 0; u < unroll; ++u) {
+      Value w = shifted.weight(b, lses[u]);
+      sum = arith::AddFOp::create(b, sum, w);
+      acc = arith::AddFOp::create(
+          b, acc, arith::MulFOp::create(b, broadcast(w), parts[u]));
+    }
+    scf::YieldOp::create(b, ValueRange{newMax, sum, acc});
+  }
+  Value maxLse = loop.getResult(0), sum = loop.getResult(1);
+  LseMerge rowMerge(b, maxLse);
+  MergedQuad merged;
+  merged.lse = rowMerge.lse(b, maxLse, sum);
+  merged.columns = arith::MulFOp::create(
+      b, loop.getResult(2), broadcast(rowMerge.inverseSum(b, sum)));
   return merged;
 }
 

@@ -8,10 +8,12 @@
 // empty, O = 0 and lse = +inf as the op's contract says. One warp merges
 // one row: the lanes share the splits for the two reductions, then the
 // columns for the sum of the O_s, so each partial row is read once,
-// coalesced. Used by the decode_combine kernel and by the decode kernel's
-// last split of a row group, which merges in place of a combine launch;
-// LseMerge's arithmetic also by the decode's merge within a thread-block
-// cluster (Sm80Decode.cpp), whose splits' rows are in shared memory.
+// coalesced. Used by the decode_combine kernel. The decode kernel's last
+// split of a row group, which merges in place of a combine launch, deals
+// (row, 4 columns) items out to all its threads instead (mergeSplitQuad);
+// LseMerge's arithmetic also serves the decode's merge within a
+// thread-block cluster (Sm80Decode.cpp), whose splits' rows are in shared
+// memory.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FLASHFUSE_LIB_CONVERSION_FLASHTOGPU_SPLITMERGE_H
@@ -55,6 +57,22 @@ SmallVector<MergedRow> mergeSplitRows(ImplicitLocOpBuilder &b, Value lane,
                                       Value numSplits, Value lsePartial,
                                       Value oPartial, int64_t headDimV,
                                       int64_t unroll);
+
+/// Columns [col, col + 4) of one row merged over the splits, and the row's
+/// LSE, as one thread holds them.
+struct MergedQuad {
+  Value lse;     // f32, +inf for a row no split saw
+  Value columns; // vector<4xf32>
+};
+
+/// Reads row `row`'s LSE and columns [col, col + 4) (col a multiple of 4)
+/// of every split and merges them, `unroll` splits at a time (their loads
+/// independent, so in flight together) with a running max, so the partial
+/// results are read in one pass: the merge costs numSplits / unroll L2
+/// round trips. oPartial must be 16-byte aligned.
+MergedQuad mergeSplitQuad(ImplicitLocOpBuilder &b, Value row, Value col,
+                          Value rows, Value numSplits, Value lsePartial,
+                          Value oPartial, int64_t headDimV, int64_t unroll);
 
 /// Stores the merged row: columns at out[oRow + column] in `elementType`
 /// (those past Dv skipped), and lane 0 its LSE at lse[row].
