@@ -92,10 +92,13 @@ static inline int32_t flashfuse_decode_num_splits(int64_t batch,
  *   At 32/4 heads (32 blocks, a quarter of an H100) 16 splits beat 8 in
  *   clusters by 3-11% at 16k-32k but the rule's own 33 did not, so the
  *   caps above stand there.
- * The third, past head_dim 128, takes none: the decode tile there (64 rows by 32 keys at
- * D = 256) computes its 64 rows for a group's few and streams slowest of
- * all. D = 256, B = 1 (run 562, H100): 8 splits in clusters took 30.1 /
- * 52.0 / 93.1 us at 4k / 8k / 16k keys (16/8 heads) where the rule's 16
+ * The third, past head_dim 128, takes none: the decode tile measured there
+ * (64 rows by 32 keys at D = 256, which paged caches and ALiBi still take)
+ * computes its 64 rows for a group's few and streams slowest of all; the
+ * 16-row tile that contiguous caches take since docs/PERF.md run 565 was
+ * not timed against clusters. D = 256, B = 1 (run 562, H100): 8 splits in
+ * clusters took 30.1 / 52.0 / 93.1 us at 4k / 8k / 16k keys (16/8 heads)
+ * where the rule's 16
  * took 23.2 / 35.6 / 56.3, and 30.3 / 50.4 / 92.5 (8/4) where its 16-32
  * took 23.0 / 25.4 / 37.4: 1.30-2.47x. */
 static inline int64_t flashfuse_decode_cluster_key_blocks_per_split(

@@ -1034,13 +1034,12 @@ FailureOr<KernelConfigAttr> selectDecode(AttentionKVCacheOp op,
   // (4-32 bytes), which keep 64 x 32.
   bool keySplitWide = d > 128 && !op.isPaged() && !fp8 && !op.hasAlibi() &&
                       packed <= 16 && target.arch >= 90;
-  if (d > 128 && !keySplitWide) {
-    blockM = 64;
-    tiles = {{32, 3}, {32, 2}};
-  }
   if (keySplitWide) {
     blockM = 16;
     tiles = {{64, 3}, {64, 2}};
+  } else if (d > 128) {
+    blockM = 64;
+    tiles = {{32, 3}, {32, 2}};
   }
   if (d > 128 && (op.getSoftcap() || op.hasAlibi()))
     tiles.erase(tiles.begin());
