@@ -376,8 +376,10 @@ public:
     out.bytes = out.lseOffset +
                 static_cast<size_t>(out.lsePartialElements) * sizeof(float);
     if (out.mergeInKernel) {
-      // One int32 per row group (batch, kv head, m-block).
-      out.counterElements = a_.batch * a_.heads_kv * mBlocks;
+      // One int32 per row group (batch, kv head, m-block), and in a merge
+      // of two levels one per chunk of its splits.
+      out.counterElements = flashfuse_decode_split_counters(
+          a_.batch * a_.heads_kv * mBlocks, splits);
       out.countersOffset = alignPartial(out.bytes);
       out.bytes = out.countersOffset +
                   static_cast<size_t>(out.counterElements) * sizeof(int32_t);

@@ -172,6 +172,14 @@ int main(void) {
   expect("136 KiB, Dv 128", blocks_per_sm_90(139264, 128), 1);
   expect("more than an SM", blocks_per_sm_90(300000, 64), 1);
   expect("no smem", blocks_per_sm_90(0, 128), 1);
+  /* The counters' merge in two levels past 32 splits: chunks of 16. */
+  expect("32 splits: one level", (int)flashfuse_decode_merge_chunks(32), 0);
+  expect("33 splits: 3 chunks", (int)flashfuse_decode_merge_chunks(33), 3);
+  expect("128 splits: 8 chunks", (int)flashfuse_decode_merge_chunks(128), 8);
+  expect("counters, 8 groups, 16 splits",
+         (int)flashfuse_decode_split_counters(8, 16), 8);
+  expect("counters, 2 groups, 70 splits",
+         (int)flashfuse_decode_split_counters(2, 70), 2 * (1 + 5));
   printf("%s decode_splits_c99\n", failures ? "FAIL" : "PASS");
   return failures ? 1 : 0;
 }

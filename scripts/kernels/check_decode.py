@@ -91,7 +91,11 @@ class Decode:
         in_cluster = 1 < splits <= min(int(k.get("cluster_merge", 0)), 8)
         merge = merge or ("cluster" if in_cluster else
                           "kernel" if in_kernel else "combine")
-        counters = torch.zeros(B * Hkv * m_blocks, device=q.device, dtype=torch.int32)
+        # decode_splits.h's flashfuse_decode_split_counters: past 32 splits
+        # the merge counts chunks of 16 in on counters of their own.
+        chunks = -(-splits // 16) if splits > 32 else 0
+        counters = torch.zeros(B * Hkv * m_blocks * (1 + chunks), device=q.device,
+                               dtype=torch.int32)
         bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
                 "lse_partial": lse_part,
                 ("split_arrivals" if kept else "split_counters"): counters,
@@ -242,9 +246,12 @@ def sweep(art, dtypes, dims, quick=False):
                     for case in cases:
                         # 20 splits: the counters' merge takes 16 at a
                         # time (Sm80Decode.cpp), so a full and a partial
-                        # chunk, and splits with no keys (-inf LSE).
+                        # chunk, and splits with no keys (-inf LSE). 40
+                        # and 70: past 32 in two levels, chunks of 16
+                        # (two full and one of 8; four and one of 6),
+                        # whole chunks without keys at the short lengths.
                         runs = [(None, None), (3, None), (3, "combine"),
-                                (20, "kernel")]
+                                (20, "kernel"), (40, "kernel"), (70, "kernel")]
                         if int(dec.kernel.get("cluster_merge", 0)):
                             # The counters too, and a cluster of 8.
                             runs += [(3, "kernel"), (8, None)]

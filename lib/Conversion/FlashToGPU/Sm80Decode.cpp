@@ -60,6 +60,7 @@
 #include "Sm80Decode.h"
 #include "SplitMerge.h"
 #include "Swizzle.h"
+#include "flashfuse/decode_splits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -84,6 +85,13 @@ using namespace mlir::flash::frag;
 static int64_t mergeUnroll(const KernelSpec &s) {
   return s.alibi && s.headDimV > 128 ? 1 : 16;
 }
+
+/// Whether the counters' merge takes two levels past 2 * chunk splits
+/// (decode_splits.h): not at the 255-register cap either, where the
+/// second level spilled 4 bytes (D = 256 with ALiBi, sm_90a). Such a
+/// kernel counts every split in on split_arrivals[group] at any split
+/// count, as KERNEL_ABI.md "Decode" allows.
+static bool mergesInChunks(const KernelSpec &s) { return mergeUnroll(s) > 1; }
 
 void Sm80DecodeBuilder::readForwardArguments() {
   readArguments();
@@ -737,9 +745,10 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   // 180 us step on an H100, run 112), where the block that completes a
   // group merges its few rows while other blocks still stream.
   //
-  // split_arrivals[group] counts the group's blocks done. It is 0 at
+  // A counter of split_arrivals counts the blocks done of a row group (or
+  // in two levels, of a chunk of its splits, then the chunks). It is 0 at
   // launch, and the last block's count puts it back to 0 (atom.inc wraps
-  // at num_splits - 1), so the runtime keeps the counters from launch to
+  // at the count - 1), so the runtime keeps the counters from launch to
   // launch instead of clearing them before each: the clear was a memset
   // node and its dependency gap, 2.3-2.8 us of a split step (run 240). One
   // atomic, no retries: a compare-and-swap loop that tagged the word
@@ -769,7 +778,7 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   Value flag = sharedTile(sharedMemoryBytes(), {1}, 0, i32);
   Value mBlocks = arith::DivUIOp::create(
       b, gpu::GridDimOp::create(b, gpu::Dimension::x), numSplits);
-  Value counterIdx = arith::AddIOp::create(
+  Value rowGroup = arith::AddIOp::create(
       b,
       arith::MulIOp::create(
           b,
@@ -777,36 +786,103 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
               b, arith::MulIOp::create(b, batchIdx, idx("heads_kv")), headKV),
           mBlocks),
       arith::DivUIOp::create(b, packedStart, cIdx(b, s.blockM)));
+  // Past 2 * chunk splits, in two levels (decode_splits.h,
+  // flashfuse_decode_merge_chunks): the block that completes a chunk of
+  // consecutive splits merges them into the chunk's first split's partial
+  // rows, and the block that completes the last chunk merges the chunks.
+  // One block reading every split's rows took about 0.1 us a split.
+  if (!mergesInChunks(s)) {
+    Value last = countIn(flag, rowGroup, numSplits);
+    auto ifLast = scf::IfOp::create(b, TypeRange{}, last, false);
+    b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+    // Acquire: the other splits' rows are read after their counts.
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    mergeSplitRowsOfGroup(cIdx(b, 0), cIdx(b, 1), numSplits, Value());
+    return;
+  }
+  const int64_t chunk = FLASHFUSE_DECODE_MERGE_CHUNK;
+  Value twoLevels = arith::CmpIOp::create(b, arith::CmpIPredicate::ugt,
+                                          numSplits, cIdx(b, 2 * chunk));
+  Value chunks = arith::SelectOp::create(
+      b, twoLevels, arith::CeilDivUIOp::create(b, numSplits, cIdx(b, chunk)),
+      cIdx(b, 0));
+  // The counters of flashfuse_decode_split_counters: the group's, then its
+  // chunks'.
+  Value groupCounter = arith::MulIOp::create(
+      b, rowGroup, arith::AddIOp::create(b, chunks, cIdx(b, 1)));
+  Value chunkOf = arith::DivUIOp::create(b, split, cIdx(b, chunk));
+  Value chunkFirst = arith::MulIOp::create(b, chunkOf, cIdx(b, chunk));
+  Value chunkSplits = arith::MinUIOp::create(
+      b, cIdx(b, chunk), arith::SubIOp::create(b, numSplits, chunkFirst));
+  Value last = countIn(
+      flag,
+      arith::SelectOp::create(
+          b, twoLevels,
+          arith::AddIOp::create(
+              b, groupCounter, arith::AddIOp::create(b, chunkOf, cIdx(b, 1))),
+          groupCounter),
+      arith::SelectOp::create(b, twoLevels, chunkSplits, numSplits));
+  auto ifChunks = scf::IfOp::create(b, b.getI1Type(), twoLevels, true);
+  {
+    OpBuilder::InsertionGuard g2(b);
+    b.setInsertionPointToStart(&ifChunks.getThenRegion().front());
+    auto ifLastOfChunk = scf::IfOp::create(b, b.getI1Type(), last, true);
+    scf::YieldOp::create(b, ifLastOfChunk.getResult(0));
+    b.setInsertionPointToStart(&ifLastOfChunk.getThenRegion().front());
+    // Acquire the chunk's rows; release the merged ones before the count.
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    mergeSplitRowsOfGroup(chunkFirst, cIdx(b, 1), chunkSplits, chunkFirst);
+    NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+    gpu::BarrierOp::create(b);
+    scf::YieldOp::create(b, countIn(flag, groupCounter, chunks));
+    b.setInsertionPointToStart(&ifLastOfChunk.getElseRegion().front());
+    scf::YieldOp::create(b, last);
+    b.setInsertionPointToStart(&ifChunks.getElseRegion().front());
+    scf::YieldOp::create(b, last);
+  }
+  auto ifLast = scf::IfOp::create(b, TypeRange{}, ifChunks.getResult(0), false);
+  b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+  // Acquire: the other splits' (or chunks') rows are read after their
+  // counts.
+  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+  mergeSplitRowsOfGroup(
+      cIdx(b, 0),
+      arith::SelectOp::create(b, twoLevels, cIdx(b, chunk), cIdx(b, 1)),
+      arith::SelectOp::create(b, twoLevels, chunks, numSplits), Value());
+}
+
+Value Sm80DecodeBuilder::countIn(Value flag, Value counterIdx,
+                                 Value arrivals) {
+  Type i32 = b.getI32Type();
   Value isFirst =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cIdx(b, 0));
   {
     auto ifFirst = scf::IfOp::create(b, TypeRange{}, isFirst, false);
-    OpBuilder::InsertionGuard g2(b);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
     auto globalPtr = LLVM::LLVMPointerType::get(b.getContext(), 1);
     Value counter = LLVM::IntToPtrOp::create(
         b, globalPtr,
         byteAddress(arg.lookup("split_arrivals"), ValueRange{counterIdx}));
+    Value bound = arith::SubIOp::create(b, arrivals, cIdx(b, 1));
     Value before = LLVM::AtomicRMWOp::create(
         b, LLVM::AtomicBinOp::uinc_wrap, counter,
-        arith::IndexCastOp::create(
-            b, i32, arith::SubIOp::create(b, numSplits, cIdx(b, 1))),
+        arith::IndexCastOp::create(b, i32, bound),
         LLVM::AtomicOrdering::monotonic);
-    Value last = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, asIndex(before),
-        arith::SubIOp::create(b, numSplits, cIdx(b, 1)));
-    memref::StoreOp::create(b, arith::ExtUIOp::create(b, i32, last), flag,
+    Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                         asIndex(before), bound);
+    memref::StoreOp::create(b, arith::ExtUIOp::create(b, i32, isLast), flag,
                             ValueRange{cIdx(b, 0)});
   }
   gpu::BarrierOp::create(b);
-  Value isLast = arith::CmpIOp::create(
+  return arith::CmpIOp::create(
       b, arith::CmpIPredicate::ne,
       memref::LoadOp::create(b, flag, ValueRange{cIdx(b, 0)}),
       arith::ConstantIntOp::create(b, i32, 0));
-  auto ifLast = scf::IfOp::create(b, TypeRange{}, isLast, false);
-  b.setInsertionPointToStart(&ifLast.getThenRegion().front());
-  // Acquire: the other splits' rows are read after their counts.
-  NVVM::MembarOp::create(b, NVVM::MemScopeKind::GPU);
+}
+
+void Sm80DecodeBuilder::mergeSplitRowsOfGroup(Value first, Value stride,
+                                              Value count, Value intoSplit) {
   // Every thread of the block merges (row, 4 columns) items, whatever the
   // row count: the merge is a chain of L2 round trips that the whole grid
   // waits for (the last group's), so its length is the loads in flight.
@@ -821,13 +897,14 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
   // Thread t takes items t, t + threads, ...: counted from 0, since a loop
   // from t (a dynamic lower bound) raised every decode kernel's registers
   // by 2-11 on sm_80 and spilled its ALiBi kernels at the 255 cap.
-  Value count = arith::MulIOp::create(b, rowsHere, cIdx(b, quads));
+  Value itemCount = arith::MulIOp::create(b, rowsHere, cIdx(b, quads));
   Value own = arith::SelectOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, count),
-      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, count, tid),
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, tid, itemCount),
+      arith::CeilDivUIOp::create(b, arith::SubIOp::create(b, itemCount, tid),
                                  threads),
       cIdx(b, 0));
   auto items = scf::ForOp::create(b, cIdx(b, 0), own, cIdx(b, 1));
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(items.getBody());
   Value item = arith::AddIOp::create(
       b, tid, arith::MulIOp::create(b, items.getInductionVar(), threads));
@@ -836,10 +913,34 @@ void Sm80DecodeBuilder::mergeIfLastSplit() {
       b, arith::RemUIOp::create(b, item, cIdx(b, quads)), cIdx(b, 4));
   Value statRow = std::get<2>(
       placeOfPackedRow(arith::AddIOp::create(b, packedStart, local)));
-  MergedQuad merged = mergeSplitQuad(
-      b, statRow, col, rows, numSplits, arg.lookup("lse_partial"),
-      arg.lookup("o_partial"), s.headDimV, mergeUnroll(s));
-  storeMergedQuad(local, col, merged.columns, merged.lse);
+  Value lsePartial = arg.lookup("lse_partial"),
+        oPartial = arg.lookup("o_partial");
+  MergedQuad merged =
+      mergeSplitQuad(b, statRow, col, rows, first, stride, count, lsePartial,
+                     oPartial, s.headDimV, mergeUnroll(s));
+  if (!intoSplit) {
+    storeMergedQuad(local, col, merged.columns, merged.lse);
+    return;
+  }
+  // A chunk's rows as one split's: O normalised, f32, and LSE -inf where no
+  // split of the chunk saw the row (the merge's +inf means that).
+  Value partialRow = arith::AddIOp::create(
+      b, arith::MulIOp::create(b, intoSplit, rows), statRow);
+  vector::StoreOp::create(
+      b, merged.columns, oPartial,
+      ValueRange{arith::AddIOp::create(
+          b, arith::MulIOp::create(b, partialRow, cIdx(b, s.headDimV)), col)},
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+  auto ifFirst = scf::IfOp::create(
+      b, TypeRange{},
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, col, cIdx(b, 0)),
+      false);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  Value empty = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, merged.lse,
+                                      cF32(b, INFINITY));
+  memref::StoreOp::create(
+      b, arith::SelectOp::create(b, empty, cF32(b, -INFINITY), merged.lse),
+      lsePartial, ValueRange{partialRow});
 }
 
 void Sm80DecodeBuilder::storeMergedQuad(Value local, Value col, Value columns,

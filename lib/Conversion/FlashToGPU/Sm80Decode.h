@@ -59,6 +59,16 @@ private:
   /// With merge_splits and several splits: counts this block's split in
   /// and, in the block that completes its row group, merges its rows.
   void mergeIfLastSplit();
+  /// Counts the block in on split_arrivals[counterIdx], of `arrivals`
+  /// blocks (index values), through the i32 `flag` in shared memory: true
+  /// (i1, the same in every thread) in the block that completes the count,
+  /// which puts the counter back to 0.
+  Value countIn(Value flag, Value counterIdx, Value arrivals);
+  /// Merges the block's rows over `count` splits first, first + stride,
+  /// ... (index values): into O and LSE, or, where `intoSplit` is given,
+  /// into that split's partial rows.
+  void mergeSplitRowsOfGroup(Value first, Value stride, Value count,
+                             Value intoSplit);
   /// Stores merged columns [col, col + 4) of the block's row `local` (a
   /// vector<4xf32>) to O, and with col = 0 the row's LSE.
   void storeMergedQuad(Value local, Value col, Value columns, Value lse);

@@ -182,7 +182,8 @@ mlir::flash::mergeSplitRows(ImplicitLocOpBuilder &b, Value lane,
 }
 
 MergedQuad mlir::flash::mergeSplitQuad(ImplicitLocOpBuilder &b, Value row,
-                                       Value col, Value rows, Value numSplits,
+                                       Value col, Value rows, Value first,
+                                       Value stride, Value numSplits,
                                        Value lsePartial, Value oPartial,
                                        int64_t headDimV, int64_t unroll) {
   auto f32x4 = VectorType::get({4}, b.getF32Type());
@@ -203,19 +204,20 @@ MergedQuad mlir::flash::mergeSplitQuad(ImplicitLocOpBuilder &b, Value row,
     b.setInsertionPointToStart(loop.getBody());
     Value m = loop.getRegionIterArgs()[0], sum = loop.getRegionIterArgs()[1],
           acc = loop.getRegionIterArgs()[2];
-    // Splits past the last read split 0's rows (always written) and weigh
-    // 0: every load of the chunk is independent of the others.
+    // Splits past the last read the first's rows (always written) and
+    // weigh 0: every load of the chunk is independent of the others.
     SmallVector<Value> lses, parts;
     for (int64_t u = 0; u < unroll; ++u) {
-      Value split = arith::AddIOp::create(b, loop.getInductionVar(),
-                                          cIdx(b, u));
+      Value nth = arith::AddIOp::create(b, loop.getInductionVar(), cIdx(b, u));
       Value inRange =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, split, numSplits);
-      Value partialRow = arith::AddIOp::create(
-          b,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::ult, nth, numSplits);
+      Value split = arith::AddIOp::create(
+          b, first,
           arith::MulIOp::create(
-              b, arith::SelectOp::create(b, inRange, split, cIdx(b, 0)), rows),
-          row);
+              b, arith::SelectOp::create(b, inRange, nth, cIdx(b, 0)),
+              stride));
+      Value partialRow = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, split, rows), row);
       lses.push_back(arith::SelectOp::create(
           b, inRange,
           memref::LoadOp::create(b, lsePartial, ValueRange{partialRow}),

@@ -66,13 +66,15 @@ struct MergedQuad {
 };
 
 /// Reads row `row`'s LSE and columns [col, col + 4) (col a multiple of 4)
-/// of every split and merges them, `unroll` splits at a time (their loads
-/// independent, so in flight together) with a running max, so the partial
-/// results are read in one pass: the merge costs numSplits / unroll L2
-/// round trips. oPartial must be 16-byte aligned.
+/// of `numSplits` splits, first, first + stride, ..., and merges them,
+/// `unroll` splits at a time (their loads independent, so in flight
+/// together) with a running max, so the partial results are read in one
+/// pass: the merge costs numSplits / unroll L2 round trips. oPartial must
+/// be 16-byte aligned.
 MergedQuad mergeSplitQuad(ImplicitLocOpBuilder &b, Value row, Value col,
-                          Value rows, Value numSplits, Value lsePartial,
-                          Value oPartial, int64_t headDimV, int64_t unroll);
+                          Value rows, Value first, Value stride,
+                          Value numSplits, Value lsePartial, Value oPartial,
+                          int64_t headDimV, int64_t unroll);
 
 /// Stores the merged row: columns at out[oRow + column] in `elementType`
 /// (those past Dv skipped), and lane 0 its LSE at lse[row].

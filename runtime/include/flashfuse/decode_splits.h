@@ -212,4 +212,32 @@ static inline int64_t flashfuse_decode_blocks_per_sm(int64_t smem_per_sm,
   return blocks < 1 ? 1 : blocks;
 }
 
+/* The counters' merge (docs/KERNEL_ABI.md "Decode", merge_splits 1) in two
+ * levels past 2 * FLASHFUSE_DECODE_MERGE_CHUNK splits: the splits of each
+ * chunk of FLASHFUSE_DECODE_MERGE_CHUNK consecutive ones count in on a
+ * counter of their own, and the block that completes a chunk merges the
+ * chunk's rows into its first split's partial rows; the block that
+ * completes the last chunk merges the chunks' rows. Why: one block reads
+ * every split's rows from L2, about 0.1 us a split at B = 1 on an H100
+ * (docs/PERF.md run 568: 8/1 heads, 16k keys, 13.9 us in 32 splits, 22.4
+ * in 128 in one wave, SDPA's step 10.2); in two levels each block reads
+ * at most a chunk's rows or the chunks', and chunks merge as they
+ * complete, beside splits still streaming.
+ * Returns the chunks a launch of `splits` splits merges in (0: one level). */
+#define FLASHFUSE_DECODE_MERGE_CHUNK 16
+
+static inline int64_t flashfuse_decode_merge_chunks(int64_t splits) {
+  const int64_t chunk = FLASHFUSE_DECODE_MERGE_CHUNK;
+  return splits > 2 * chunk ? (splits + chunk - 1) / chunk : 0;
+}
+
+/* The i32 counters (split_arrivals) a launch of `groups` row groups
+ * (B * Hkv * m-blocks) in `splits` splits counts in on: one a group, and
+ * in two levels one a chunk too (the group's at group * (1 + chunks), its
+ * chunk c's right after it, at + 1 + c). */
+static inline int64_t flashfuse_decode_split_counters(int64_t groups,
+                                                      int64_t splits) {
+  return groups * (1 + flashfuse_decode_merge_chunks(splits));
+}
+
 #endif
