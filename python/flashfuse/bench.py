@@ -334,16 +334,15 @@ def decode_step_tensors(batch, heads_q, heads_kv, length, head_dim, dtype,
     return q, k, torch.randn_like(k), lengths, table
 
 
-def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
-                    page_size, methods=(), sq=1):
-    """{method: (fn, args)} for one decoding step with every sequence at
-    `length` keys: flashfuse over a flash-attn-layout cache (paged with its
-    pages shuffled when page_size > 0), SDPA over a [B, Hkv, L, D] cache
-    with enable_gqa (what models hand it), default backend choice or one
-    forced. Each cache is larger than L2, so one input set is enough.
-    A method "<m>-graph" among `methods` is <m> replayed from a CUDA
-    graph. `sq` > 1 query rows a sequence (chunked prefill) attend with
-    the bottom-right causal mask, SDPA's through causal_lower_right."""
+def _decode_step_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
+                         page_size, methods=(), sq=1):
+    """{method: fn} for one decoding step with every sequence at `length`
+    keys, over input tensors of its own: flashfuse over a flash-attn-layout
+    cache (paged with its pages shuffled when page_size > 0), SDPA over a
+    [B, Hkv, L, D] cache with enable_gqa (what models hand it), default
+    backend choice or one forced. `sq` > 1 query rows a sequence (chunked
+    prefill) attend with the bottom-right causal mask, SDPA's through
+    causal_lower_right."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention
 
@@ -352,15 +351,15 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
     dev = "cuda"
     q, k, v, lengths, table = decode_step_tensors(
         batch, heads_q, heads_kv, length, head_dim, dtype, page_size, sq)
-    runners = {"flashfuse": (lambda: attention_with_kvcache(
-        q, k, v, lengths, block_table=table), ()),
-        "flashfuse-unsplit": (lambda: attention_with_kvcache(
-            q, k, v, lengths, block_table=table, num_splits=1), ())}
+    runners = {"flashfuse": lambda: attention_with_kvcache(
+        q, k, v, lengths, block_table=table),
+        "flashfuse-unsplit": lambda: attention_with_kvcache(
+            q, k, v, lengths, block_table=table, num_splits=1)}
     if any("alibi" in m for m in methods) and sq == 1:
         from .alibi import alibi_slopes
         slopes = alibi_slopes(heads_q, device=dev)
-        runners["flashfuse-alibi"] = (lambda: attention_with_kvcache(
-            q, k, v, lengths, block_table=table, alibi_slopes=slopes), ())
+        runners["flashfuse-alibi"] = lambda: attention_with_kvcache(
+            q, k, v, lengths, block_table=table, alibi_slopes=slopes)
         # flash-attn's bias of the one new row (i = Sq - 1 = 0, L_b = L).
         keys = torch.arange(length, device=dev)
         bias = (-slopes[:, None] * (length - 1 - keys)).to(dtype)
@@ -371,8 +370,8 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
         pool_k, pool_v = (torch.randn(2 * batch, *k.shape[1:], device=dev,
                                       dtype=dtype) for _ in range(2))
         rows = torch.randperm(2 * batch, device=dev)[:batch].to(torch.int32)
-        runners["flashfuse-pool"] = (lambda: attention_with_kvcache(
-            q, pool_k, pool_v, lengths, cache_batch_idx=rows), ())
+        runners["flashfuse-pool"] = lambda: attention_with_kvcache(
+            q, pool_k, pool_v, lengths, cache_batch_idx=rows)
     qs = q.transpose(1, 2)
     ks = torch.randn(batch, heads_kv, length, head_dim, device=dev,
                      dtype=dtype)
@@ -392,16 +391,52 @@ def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
                 return scaled_dot_product_attention(
                     qs, ks, vs, attn_mask=mask, enable_gqa=True)
         return run
-    runners["sdpa"] = (sdpa(None), ())
-    runners["sdpa-flash"] = (sdpa(SDPBackend.FLASH_ATTENTION), ())
-    runners["sdpa-cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION), ())
+    runners["sdpa"] = sdpa(None)
+    runners["sdpa-flash"] = sdpa(SDPBackend.FLASH_ATTENTION)
+    runners["sdpa-cudnn"] = sdpa(SDPBackend.CUDNN_ATTENTION)
     if "flashfuse-alibi" in runners:
-        runners["sdpa-alibi"] = (lambda: scaled_dot_product_attention(
-            qs, ks, vs, attn_mask=bias, enable_gqa=True), ())
+        runners["sdpa-alibi"] = lambda: scaled_dot_product_attention(
+            qs, ks, vs, attn_mask=bias, enable_gqa=True)
+    return runners
+
+
+def decode_cold_copies(batch, heads_kv, length, head_dim, dtype):
+    """How many input sets a cold decode step cycles through: enough that
+    the K and V a method reads over them are 4x the GPU's L2, so that a
+    step finds none of its cache there, as in a model whose other layers'
+    caches and weights pass through L2 between two steps of one layer (at
+    most 1024). A cache larger than that needs one."""
+    l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
+                 "L2_cache_size", 0) or 50 * 2**20
+    size = 2 * batch * heads_kv * length * head_dim * dtype.itemsize
+    return max(1, min(1024, -(-4 * l2 // size)))
+
+
+def _decode_runners(batch, heads_q, heads_kv, length, head_dim, dtype,
+                    page_size, methods=(), sq=1, copies=1):
+    """{method: (fn, args)} where one call of fn runs `copies` decoding
+    steps, each over an input set of its own (_decode_step_runners), in
+    turn: 1 where each cache is larger than L2, decode_cold_copies to time
+    caches smaller than that as a model reads them, not from L2. A method
+    "<m>-graph" among `methods` is <m>'s steps replayed from one CUDA
+    graph."""
+    sets = [_decode_step_runners(batch, heads_q, heads_kv, length, head_dim,
+                                 dtype, page_size, methods, sq)
+            for _ in range(copies)]
+
+    def in_turn(steps):
+        if len(steps) == 1:
+            return steps[0]
+
+        def run():
+            for step in steps:
+                step()
+        return run
+    runners = {m: (in_turn([one[m] for one in sets]), ()) for m in sets[0]}
     for method in methods:
         if method.endswith("-graph") and method[:-len("-graph")] in runners:
-            step = runners[method[:-len("-graph")]][0]
-            runners[method] = (graphed(step).replay, ())
+            steps = runners[method[:-len("-graph")]][0]
+            runners[method] = (graphed(steps).replay, ())
     return runners
 
 
@@ -412,9 +447,11 @@ def bench_decode_shape(shape, page_size, args):
     ratio of flashfuse to the best SDPA method."""
     batch, heads_kv, length = shape
     dtype = _DTYPES[args.dtypes[0]]
+    copies = (decode_cold_copies(batch, heads_kv, length, args.decode_head_dim,
+                                 dtype) if args.decode_cold else 1)
     runners = _decode_runners(batch, args.decode_heads_q, heads_kv, length,
                               args.decode_head_dim, dtype, page_size,
-                              args.decode_methods, args.decode_sq)
+                              args.decode_methods, args.decode_sq, copies)
     times = {m: [] for m in args.decode_methods}
     errors = {}
     for _ in range(args.decode_rounds):
@@ -429,7 +466,8 @@ def bench_decode_shape(shape, page_size, args):
             fn, fn_args = runners[method]
             try:
                 times[method].append(time_ms(fn, [fn_args], args.warmup,
-                                             args.reps, args.warmup_ms))
+                                             args.reps, args.warmup_ms)
+                                     / copies)
             except MEASURE_ERRORS as e:
                 errors[method] = error_text(e)
                 torch.cuda.empty_cache()
@@ -445,7 +483,7 @@ def bench_decode_shape(shape, page_size, args):
                      "heads_kv": heads_kv, "seqlen": length,
                      "head_dim": args.decode_head_dim, "sq": sq,
                      "dtype": args.dtypes[0], "page_size": page_size,
-                     "method": method, "ms": ms,
+                     "method": method, "ms": ms, "copies": copies,
                      "gbps": gb / (ms * 1e-3) if ms else None,
                      "tflops": flop / (ms * 1e9) if ms else None,
                      "error": errors.get(method)})
@@ -547,6 +585,11 @@ def parse_args(argv):
                    help="query rows a sequence: 1 decodes; hundreds time "
                         "chunked prefill (bottom-right causal), reported "
                         "in TFLOP/s")
+    p.add_argument("--decode-cold", action="store_true",
+                   help="time each decode step over caches not in L2: "
+                        "steps cycle through enough input sets that their "
+                        "caches are 4x the L2 (small caches otherwise "
+                        "stay there from step to step)")
     p.add_argument("--decode-rounds", type=int, default=3,
                    help="interleaved repetitions of every method (median)")
     p.add_argument("--varlen", action="store_true",

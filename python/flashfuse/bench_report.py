@@ -99,8 +99,13 @@ def decode_table(rows, methods):
             + (f" {'pool':>7}" if pool else ""))
     sq = max((r.get("sq", 1) for r in rows), default=1)
     unit = "tflops" if sq > 1 else "gbps"
-    title = (f"chunked prefill of {sq} query rows a sequence, TFLOP/s "
-             "(median)" if sq > 1 else "decode GB/s of K and V read (median)")
+    # --decode-cold: each step's caches were not in L2 (bench.py,
+    # decode_cold_copies).
+    cold = (", caches not in L2"
+            if any(r.get("copies", 1) > 1 for r in rows) else "")
+    title = (f"chunked prefill of {sq} query rows a sequence{cold}, TFLOP/s "
+             "(median)" if sq > 1 else
+             f"decode GB/s of K and V read{cold} (median)")
     lines = [title, head, "-" * len(head)]
     for key in sorted(by_shape, key=lambda k: (k[4], k[3], k[0])):
         got = by_shape[key]

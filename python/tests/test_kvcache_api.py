@@ -188,6 +188,8 @@ def test_bench_decode_arguments_and_table():
     assert bench.DECODE_SHAPES == ((16, 8, 8192), (4, 8, 65536),
                                    (64, 8, 2048), (1, 8, 131072), (1, 8, 512))
     assert args.decode_shapes == list(bench.DECODE_SHAPES)
+    assert not args.decode_cold
+    assert bench.parse_args(["--decode", "--decode-cold"]).decode_cold
     args = bench.parse_args(["--decode", "--decode-shapes", "2/8/1024",
                              "--decode-methods", "flashfuse",
                              "flashfuse-unsplit-graph"])
@@ -214,7 +216,11 @@ def test_bench_decode_arguments_and_table():
     rows.append(dict(row, page_size=64, method="sdpa-cudnn", gbps=None,
                      error="no kernel"))
     text = bench_report.decode_table(rows, bench.DECODE_METHODS)
-    assert text.startswith("decode GB/s of K and V read")
+    assert text.startswith("decode GB/s of K and V read (median)")
+    # --decode-cold's rows (each step over caches not in L2) say so.
+    cold = bench_report.decode_table([dict(r, copies=12) for r in rows],
+                                     bench.DECODE_METHODS)
+    assert cold.startswith("decode GB/s of K and V read, caches not in L2")
     line = [x for x in text.splitlines() if "page 64" in x][0]
     assert line.split()[-1] == "0.75" and "n/a" in line
     assert "sdpa-cudnn: no kernel" in text
