@@ -10,14 +10,17 @@ flashfuse.attention_with_kvcache at each split count (0: the runtime's),
 each replayed from a CUDA graph, ROUNDS interleaved rounds, us a step.
 Each forced count is first checked against one split (2e-2). COLD=1 puts
 enough copies of the caches in each graph that a replay's working set is
-4x a 50 MB L2, so every step reads its cache from HBM; otherwise one
-cache is replayed, which stays in L2 below about 50 MB. The kernels are
+4x the GPU's L2 (bench.decode_cold_copies), so every step reads its
+cache from HBM; otherwise one cache is replayed, which stays in L2 below
+about 50 MB. The kernels are
 FLASHFUSE_KERNEL_DIR's (one library a process to compare tiles).
 docs/PERF.md runs 568-570.
 """
-import os, statistics, sys, time
+import os
+import statistics
+import time
 import torch
-from flashfuse.bench import decode_step_tensors, graphed
+from flashfuse.bench import decode_cold_copies, decode_step_tensors, graphed
 from flashfuse.kvcache import attention_with_kvcache
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
@@ -46,28 +49,21 @@ def time_us(fn, reps=100, rounds=5):
 
 COLD = int(os.environ.get("COLD", "0"))
 
-def graphed_n(fns):
-    """One graph of every fn in turn; its replay per call."""
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
+
+def graphed_in_turn(fns):
+    """(one CUDA graph of every fn in turn, how many)."""
+    def in_turn():
         for f in fns:
             f()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for f in fns:
-            f()
-    return g, len(fns)
+    return graphed(in_turn), len(fns)
+
 
 for hq, hkv, L, page in SHAPES:
     gb = 2 * B * hkv * L * D * 2 / 1e3
     # COLD: enough copies of the caches that a replay's working set is
-    # 4x the L2 (50 MB), so each step reads its cache from HBM.
-    n = max(1, -(-200_000 // int(gb))) if COLD else 1
+    # 4x the L2, so each step reads its cache from HBM (as bench.py's
+    # --decode-cold).
+    n = decode_cold_copies(B, hkv, L, D, torch.bfloat16) if COLD else 1
     sets = [decode_step_tensors(B, hq, hkv, L, D, torch.bfloat16, page) for _ in range(n)]
     q, k, v, lengths, table = sets[0]
     sks = [(st[0].transpose(1, 2), torch.randn(B, hkv, L, D, device="cuda", dtype=torch.bfloat16),
@@ -84,7 +80,7 @@ for hq, hkv, L, page in SHAPES:
     meths = {}
     for name, be in (("sdpa", None), ("cudnn", SDPBackend.CUDNN_ATTENTION), ("fa2", SDPBackend.FLASH_ATTENTION)):
         try:
-            meths[name] = graphed_n(sd(be))
+            meths[name] = graphed_in_turn(sd(be))
         except Exception as e:
             print("skip", name, e)
     ref = attention_with_kvcache(q, k, v, lengths, block_table=table, num_splits=1).float()
@@ -93,7 +89,7 @@ for hq, hkv, L, page in SHAPES:
                for st in sets]
         try:
             err = (fns[0]().float() - ref).abs().max().item()
-            meths[f"s{s}"] = graphed_n(fns)
+            meths[f"s{s}"] = graphed_in_turn(fns)
             if err > 2e-2:
                 print(f"  ERR s{s} {err}")
         except Exception as e:
