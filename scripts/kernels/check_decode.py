@@ -17,7 +17,7 @@ decode step against SDPA's backends on the shapes of ANCHORS.md, in GB/s of
 K and V read, each method warmed up 250 ms, medians over interleaved
 repetitions.
 """
-import argparse, json, math, os, statistics, sys, time
+import argparse, json, math, os, re, statistics, sys, time
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +26,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_and_bench import Artifact, attention, median_ms  # noqa: E402
 
 TDT = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+# The chunk of the counters' merge in two levels, read from the header the
+# runtime and the kernels take it from.
+_SPLITS_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                         "runtime", "include", "flashfuse", "decode_splits.h")
+with open(_SPLITS_H) as _f:
+    MERGE_CHUNK = int(re.search(r"#define FLASHFUSE_DECODE_MERGE_CHUNK (\d+)",
+                                _f.read()).group(1))
+
+
+def split_counters(groups, splits):
+    """decode_splits.h's flashfuse_decode_split_counters: one counter a row
+    group, and past 2 * MERGE_CHUNK splits one a chunk of its splits too."""
+    chunks = -(-splits // MERGE_CHUNK) if splits > 2 * MERGE_CHUNK else 0
+    return groups * (1 + chunks)
 
 
 def decode_num_splits(batch, heads_kv, m_blocks, key_blocks, sm_count, blocks_per_sm):
@@ -91,11 +106,8 @@ class Decode:
         in_cluster = 1 < splits <= min(int(k.get("cluster_merge", 0)), 8)
         merge = merge or ("cluster" if in_cluster else
                           "kernel" if in_kernel else "combine")
-        # decode_splits.h's flashfuse_decode_split_counters: past 32 splits
-        # the merge counts chunks of 16 in on counters of their own.
-        chunks = -(-splits // 16) if splits > 32 else 0
-        counters = torch.zeros(B * Hkv * m_blocks * (1 + chunks), device=q.device,
-                               dtype=torch.int32)
+        counters = torch.zeros(split_counters(B * Hkv * m_blocks, splits),
+                               device=q.device, dtype=torch.int32)
         bufs = {"q": q, "k": kc, "v": vc, "o": o, "lse": lse, "o_partial": o_part,
                 "lse_partial": lse_part,
                 ("split_arrivals" if kept else "split_counters"): counters,
